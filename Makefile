@@ -1,0 +1,62 @@
+# benchseal — build, test and demo targets. Every tool version is pinned.
+GO        ?= go
+BIN       := bin/benchseal
+FUZZTIME  ?= 30s
+STATICCHECK_VERSION := 2025.1.1
+COSIGN_VERSION      := v2.6.5
+export CGO_ENABLED ?= 0
+
+.PHONY: all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/benchseal
+
+## test: the fast suite CI runs (unit, golden, CLI end-to-end, fuzz seeds).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## lint: gofmt, go vet and staticcheck (pinned).
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	@command -v staticcheck >/dev/null 2>&1 && staticcheck -version | grep -q $(STATICCHECK_VERSION) || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" staticcheck ./...
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	bash scripts/fuzz.sh $(FUZZTIME)
+
+## bench: Go benchmarks and the large-run measurements.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bash scripts/bench.sh
+
+## demo: the main job on built-in defaults, no network.
+demo: build
+	bash scripts/demo.sh
+
+## golden: rewrite golden files after an intended output change.
+golden:
+	$(GO) test ./... -update
+
+docs: build
+	$(BIN) docs --out docs/cli
+
+check: lint test
+
+## interop: prove cosign interoperability offline (installs pinned cosign).
+interop: build
+	bash scripts/interop.sh $(COSIGN_VERSION)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of every benchseal command.
+const (
+	ExitOK       = 0
+	ExitError    = 1
+	ExitUsage    = 2
+	ExitRejected = 3 // checked and rejected: invalid run, failed verification, mismatched claims
+)
+
+// Version is the benchseal version, set at build time with
+// -ldflags "-X github.com/benchseal/benchseal/cmd/benchseal/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// IO is what a command reads from and writes to.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// Getenv reads the environment; tests replace it.
+	Getenv func(string) string
+}
+
+// commandFactory builds one top-level command.
+type commandFactory func(*IO) *cobra.Command
+
+var factories = map[string]commandFactory{}
+
+// register adds a top-level command. Each command file calls it from init.
+func register(name string, f commandFactory) {
+	if _, dup := factories[name]; dup {
+		panic("cli: command registered twice: " + name)
+	}
+	factories[name] = f
+}
+
+// usageError marks an error as a usage error (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// rejectedError marks an error as "checked and rejected" (exit 3).
+type rejectedError struct{ err error }
+
+func (e rejectedError) Error() string { return e.err.Error() }
+func (e rejectedError) Unwrap() error { return e.err }
+
+// rejected wraps err so that the command exits 3.
+func rejected(err error) error { return rejectedError{err} }
+
+// silentExit ends a command with a code and no further message (the
+// command already printed its report).
+type silentExit struct{ code int }
+
+func (e silentExit) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// NewRoot builds the benchseal command tree.
+func NewRoot(io *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "benchseal",
+		Short: "Seal, verify and recompute LLM-inference benchmark evidence",
+		Long: `benchseal turns an LLM-inference benchmark run into a signed, content-addressed,
+reproducible evidence bundle, verifies such bundles offline with nothing but the
+bundle and a public key, and recomputes every published metric from the raw
+per-request timestamps.`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	names := make([]string, 0, len(factories))
+	for n := range factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		root.AddCommand(factories[n](io))
+	}
+	return root
+}
+
+// Main runs benchseal with args and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, &IO{In: stdin, Out: stdout, ErrOut: stderr, Getenv: os.Getenv})
+}
+
+func run(ctx context.Context, args []string, io *IO) int {
+	root := NewRoot(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, io.ErrOut)
+}
+
+// exitCode maps an error to an exit code, printing it. This is the one
+// place where errors become exit codes.
+func exitCode(err error, errOut io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return se.code
+	}
+	var ue usageError
+	var re rejectedError
+	switch {
+	case errors.As(err, &ue) || isCobraUsage(err):
+		fmt.Fprintf(errOut, "benchseal: %v\n", err)
+		fmt.Fprintln(errOut, "Run 'benchseal --help' for usage.")
+		return ExitUsage
+	case errors.As(err, &re):
+		fmt.Fprintf(errOut, "benchseal: rejected: %v\n", err)
+		return ExitRejected
+	default:
+		fmt.Fprintf(errOut, "benchseal: %v\n", err)
+		return ExitError
+	}
+}
+
+// isCobraUsage recognises cobra's own argument errors, which it returns as
+// plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "none of the others can be"} {
+		if len(msg) >= len(p) && containsFold(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

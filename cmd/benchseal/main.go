@@ -1,0 +1,14 @@
+// Command benchseal packages LLM-inference benchmark runs into signed,
+// content-addressed evidence bundles, verifies them, and recomputes every
+// published metric from the raw timestamps.
+package main
+
+import (
+	"os"
+
+	"github.com/benchseal/benchseal/cmd/benchseal/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

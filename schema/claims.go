@@ -1,0 +1,41 @@
+package schema
+
+// Claims are the numbers a publisher claims for a run (claims.json,
+// schema "benchseal/claims/v1").
+type Claims struct {
+	Schema string `json:"schema"`
+	// Definitions names the metric definitions the values follow:
+	// "benchseal" or a peer tool ("aiperf", "vllm", "sglang", "guidellm",
+	// "llmperf", "mlperf", "genai-perf", "inference-perf").
+	Definitions string `json:"definitions"`
+	// Tolerance is the relative error allowed when a verifier recomputes
+	// a value (e.g. 1e-9).
+	Tolerance float64 `json:"tolerance"`
+	// SLO, when set, is the objective the claimed goodput values used.
+	SLO    *SLO         `json:"slo,omitempty"`
+	Points []PointClaim `json:"points"`
+}
+
+// PointClaim holds the claimed values of one load point, and of one repeat
+// when Repeat is set (otherwise the claim is about the point's repeat 0, or
+// its summary when the metric is a summary metric).
+type PointClaim struct {
+	Point   string  `json:"point"`
+	Repeat  *int    `json:"repeat,omitempty"`
+	Metrics []Claim `json:"metrics"`
+}
+
+// Claim is one claimed number. Metric is a path into the replay JSON result
+// of that point and repeat, e.g. "ttft_ns.p99", "request_throughput",
+// "counts.ok". Values are in the replay contract's units (ns, per second).
+type Claim struct {
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	// Source names the field of the original tool output the value came
+	// from, for imported claims.
+	Source string `json:"source,omitempty"`
+	// NotRecomputable, when set, says why this value cannot be recomputed
+	// from the stored records; a verifier reports it and never counts it as
+	// matched.
+	NotRecomputable string `json:"not_recomputable,omitempty"`
+}

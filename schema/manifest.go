@@ -1,0 +1,324 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Schema identifiers written in the "schema" field of each document.
+const (
+	ManifestSchemaV1 = "benchseal/manifest/v1"
+	ClaimsSchemaV1   = "benchseal/claims/v1"
+)
+
+// Evidence classes: who produced the measurements.
+const (
+	EvidenceSelfRun     = "self-run"
+	EvidenceVendorRun   = "vendor-run"
+	EvidenceIndependent = "independent"
+	EvidenceImported    = "imported"
+	EvidenceSynthetic   = "synthetic"
+)
+
+// Measurement boundaries: where the timestamps were taken.
+const (
+	BoundaryClientStreaming = "client-streaming"
+	BoundaryServerTimer     = "server-timer"
+	BoundaryNonStreaming    = "non-streaming"
+)
+
+// Load modes.
+const (
+	ModeConcurrency = "concurrency"
+	ModeRate        = "rate"
+)
+
+// Arrival processes of a rate-mode load point.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+	ArrivalGamma    = "gamma"
+)
+
+// Prefix-cache policies.
+const (
+	CacheWarm     = "warm"
+	CacheEmpty    = "empty"
+	CacheDisabled = "disabled"
+)
+
+// One-token policies of an SLO: whether a one-token answer, which has no
+// TPOT, passes or fails a TPOT limit.
+const (
+	OneTokenPass = "pass"
+	OneTokenFail = "fail"
+)
+
+// Duration is a time span in integer nanoseconds, written in JSON as a Go
+// duration string such as "200ms" or "1m30s".
+type Duration int64
+
+// MarshalJSON writes d as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a Go duration string. Negative durations are rejected.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"200ms\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q", s)
+	}
+	if v < 0 {
+		return fmt.Errorf("negative duration %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// String formats d as a Go duration.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Manifest is the frozen configuration of one benchmark run
+// (manifest.json, schema "benchseal/manifest/v1").
+type Manifest struct {
+	Schema      string `json:"schema"`
+	RunID       string `json:"run_id"`
+	Title       string `json:"title,omitempty"`
+	StartTime   string `json:"start_time"`  // RFC 3339
+	FinishTime  string `json:"finish_time"` // RFC 3339
+	EpochUnixNS int64  `json:"epoch_unix_ns"`
+	Evidence    string `json:"evidence"`
+	// Incomplete is set when the run was stopped before its plan finished
+	// (for example by Ctrl-C); IncompleteReason says why.
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+
+	Client      Client        `json:"client"`
+	Hardware    Hardware      `json:"hardware"`
+	Engine      Engine        `json:"engine"`
+	Model       Model         `json:"model"`
+	Decoding    Decoding      `json:"decoding"`
+	Workload    Workload      `json:"workload"`
+	Load        Load          `json:"load"`
+	SLO         SLO           `json:"slo"`
+	QualityGate *QualityGate  `json:"quality_gate,omitempty"`
+	Cost        *Cost         `json:"cost,omitempty"`
+	External    []ExternalRef `json:"external,omitempty"`
+	Source      *Source       `json:"source,omitempty"`
+	// Unknown lists, as dotted JSON paths (e.g. "hardware.interconnect"),
+	// the fields the publisher declares unknown. A field that is empty and
+	// not listed here is a validation error for the fields the schema marks
+	// as must-state.
+	Unknown []string `json:"unknown"`
+	// Notes holds free-form publisher remarks keyed by topic.
+	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// Client describes the benchmark client that produced the records.
+type Client struct {
+	Name     string `json:"name"`
+	Version  string `json:"version,omitempty"`
+	Location string `json:"location,omitempty"` // relative to the server, e.g. "same-host", "same-rack", "cross-region"
+	Boundary string `json:"boundary"`           // client-streaming | server-timer | non-streaming
+	// CommandLine is the exact command that ran the benchmark.
+	CommandLine []string `json:"command_line,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	// TokenCounts says where output token counts come from:
+	// "server-usage", "client-tokenizer", "chunk-count-estimate" or "tool-reported".
+	TokenCounts string `json:"token_counts,omitempty"`
+	// Host describes the machine the client ran on.
+	Host *Host `json:"host,omitempty"`
+}
+
+// Host describes a machine.
+type Host struct {
+	CPU         string `json:"cpu,omitempty"`
+	Cores       int    `json:"cores,omitempty"`
+	MemoryBytes int64  `json:"memory_bytes,omitempty"`
+	OS          string `json:"os,omitempty"`
+	Kernel      string `json:"kernel,omitempty"`
+	Hostname    string `json:"hostname,omitempty"`
+}
+
+// Hardware describes the serving hardware.
+type Hardware struct {
+	Accelerator       string `json:"accelerator,omitempty"`
+	AcceleratorCount  int    `json:"accelerator_count,omitempty"`
+	AcceleratorMemory string `json:"accelerator_memory,omitempty"`
+	Nodes             int    `json:"nodes,omitempty"`
+	Host              *Host  `json:"host,omitempty"`
+	Interconnect      string `json:"interconnect,omitempty"`
+	Driver            string `json:"driver,omitempty"`
+	Runtime           string `json:"runtime,omitempty"` // e.g. "CUDA 12.8"
+	// Details holds raw hardware queries (e.g. nvidia-smi output) by name.
+	Details map[string]string `json:"details,omitempty"`
+}
+
+// Engine describes the serving engine.
+type Engine struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	// Image is a container image pinned by digest: name@sha256:<64 hex>.
+	Image       string      `json:"image,omitempty"`
+	Parallelism Parallelism `json:"parallelism"`
+	// PrefixCache is warm, empty or disabled.
+	PrefixCache string   `json:"prefix_cache,omitempty"`
+	Args        []string `json:"args,omitempty"`
+	// Server holds what the server said about itself (e.g. /v1/models).
+	Server map[string]string `json:"server,omitempty"`
+}
+
+// Parallelism is the engine's parallel layout. Zero means not stated.
+type Parallelism struct {
+	Tensor   int `json:"tensor,omitempty"`
+	Pipeline int `json:"pipeline,omitempty"`
+	Data     int `json:"data,omitempty"`
+	Expert   int `json:"expert,omitempty"`
+}
+
+// Model identifies the served model.
+type Model struct {
+	Name              string `json:"name"`
+	Revision          string `json:"revision,omitempty"`
+	Tokenizer         string `json:"tokenizer,omitempty"`
+	TokenizerRevision string `json:"tokenizer_revision,omitempty"`
+	// Precision, e.g. bf16, fp16, fp8, int8, int4, nvfp4. Quantized
+	// precisions require a QualityGate.
+	Precision string `json:"precision,omitempty"`
+}
+
+// Decoding holds the sampling and length settings of the requests.
+type Decoding struct {
+	Streaming   bool     `json:"streaming"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	TopK        *int     `json:"top_k,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	MinTokens   int      `json:"min_tokens,omitempty"`
+	IgnoreEOS   bool     `json:"ignore_eos,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	Endpoint    string   `json:"endpoint,omitempty"` // e.g. /v1/chat/completions
+}
+
+// Workload describes the request inputs.
+type Workload struct {
+	// SHA256 is the hex SHA-256 of the uncompressed workload.jsonl bytes.
+	SHA256       string      `json:"sha256,omitempty"`
+	Items        int         `json:"items,omitempty"`
+	Description  string      `json:"description,omitempty"`
+	Dataset      string      `json:"dataset,omitempty"`
+	Private      bool        `json:"private,omitempty"`
+	InputTokens  *LengthDist `json:"input_tokens,omitempty"`
+	OutputTokens *LengthDist `json:"output_tokens,omitempty"`
+}
+
+// LengthDist summarises a token-length distribution.
+type LengthDist struct {
+	Kind string `json:"kind,omitempty"` // fixed, uniform, normal, dataset
+	Min  int    `json:"min,omitempty"`
+	Max  int    `json:"max,omitempty"`
+	Mean int    `json:"mean,omitempty"`
+}
+
+// Load describes the offered load.
+type Load struct {
+	Mode   string  `json:"mode"` // concurrency | rate
+	Points []Point `json:"points"`
+	Warmup Warmup  `json:"warmup"`
+	// Repeats is the number of repeats of every point (≥ 1).
+	Repeats        int      `json:"repeats"`
+	Duration       Duration `json:"duration,omitempty"`
+	RequestTimeout Duration `json:"request_timeout,omitempty"`
+	// MaxOutstanding caps in-flight requests; requests beyond it are
+	// recorded as rejected. Zero means no cap.
+	MaxOutstanding int `json:"max_outstanding,omitempty"`
+}
+
+// Point is one load point of a sweep.
+type Point struct {
+	Name        string `json:"name"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	// Rate is the offered arrival rate in requests per second.
+	Rate         float64  `json:"rate,omitempty"`
+	Arrival      string   `json:"arrival,omitempty"` // constant | poisson | gamma
+	Burstiness   float64  `json:"burstiness,omitempty"`
+	Requests     int      `json:"requests,omitempty"`
+	Duration     Duration `json:"duration,omitempty"`
+	InputTokens  int      `json:"input_tokens,omitempty"`
+	OutputTokens int      `json:"output_tokens,omitempty"`
+}
+
+// Warmup says how many requests or how long each point warmed up.
+type Warmup struct {
+	Requests int      `json:"requests,omitempty"`
+	Duration Duration `json:"duration,omitempty"`
+}
+
+// SLO is the service-level objective declared before the run. Zero limits
+// are not set.
+type SLO struct {
+	TTFT     Duration `json:"ttft,omitempty"`
+	E2E      Duration `json:"e2e,omitempty"`
+	TPOT     Duration `json:"tpot,omitempty"`
+	OneToken string   `json:"one_token,omitempty"` // pass | fail
+}
+
+// QualityGate records an accuracy check of a quantized variant.
+type QualityGate struct {
+	Check     string  `json:"check"`
+	Dataset   string  `json:"dataset"`
+	Metric    string  `json:"metric"`
+	Threshold float64 `json:"threshold"`
+	Result    float64 `json:"result"`
+	Passed    bool    `json:"passed"`
+}
+
+// Cost records what the run cost over its interval.
+type Cost struct {
+	Currency     string  `json:"currency,omitempty"`
+	PricePerHour string  `json:"price_per_hour,omitempty"` // decimal string
+	EnergyJoules float64 `json:"energy_joules,omitempty"`
+	Interval     string  `json:"interval,omitempty"` // what the cost covers
+}
+
+// ExternalRef links external evidence such as an MLPerf result. It is a
+// reference, never a measurement of this run.
+type ExternalRef struct {
+	Kind             string            `json:"kind"` // e.g. mlperf-inference
+	Version          string            `json:"version,omitempty"`
+	Division         string            `json:"division,omitempty"`
+	Category         string            `json:"category,omitempty"`
+	Scenario         string            `json:"scenario,omitempty"`
+	Status           string            `json:"status,omitempty"` // e.g. VALID, verified, unverified
+	Submitter        string            `json:"submitter,omitempty"`
+	System           string            `json:"system,omitempty"`
+	AcceleratorCount int               `json:"accelerator_count,omitempty"`
+	URL              string            `json:"url,omitempty"`
+	Results          map[string]string `json:"results,omitempty"`
+	Attachments      []string          `json:"attachments,omitempty"`
+}
+
+// Source describes where an imported run came from.
+type Source struct {
+	Tool    string `json:"tool"`
+	Version string `json:"version,omitempty"`
+	// Files lists the original files, kept under attachments/.
+	Files []SourceFile `json:"files,omitempty"`
+	// Derived lists record fields that were rebuilt rather than measured,
+	// with how (e.g. "chunks_ns: rebuilt from per-chunk gaps").
+	Derived []string `json:"derived,omitempty"`
+}
+
+// SourceFile is one original file of an import.
+type SourceFile struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}

@@ -1,0 +1,289 @@
+package schema
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// NewZstdWriter returns the zstd encoder benchseal writes with. Its options
+// are pinned so that the same input gives the same bytes on any machine and
+// with any GOMAXPROCS.
+func NewZstdWriter(w io.Writer) (*zstd.Encoder, error) {
+	return zstd.NewWriter(w,
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(4<<20),
+		zstd.WithEncoderCRC(true),
+		zstd.WithZeroFrames(true),
+		zstd.WithLowerEncoderMem(false),
+		zstd.WithSingleSegment(false))
+}
+
+// AppendRecord appends the canonical JSON encoding of rec, without a
+// newline, to buf.
+func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return buf, fmt.Errorf("encode record %q: %w", rec.ID, err)
+	}
+	return append(buf, b...), nil
+}
+
+// RecordWriter writes records as JSON Lines, optionally zstd-compressed.
+type RecordWriter struct {
+	bw  *bufio.Writer
+	zw  *zstd.Encoder
+	buf []byte
+	n   int64
+}
+
+// NewRecordWriter writes records to w; compress selects zstd.
+func NewRecordWriter(w io.Writer, compress bool) (*RecordWriter, error) {
+	rw := &RecordWriter{}
+	if compress {
+		zw, err := NewZstdWriter(w)
+		if err != nil {
+			return nil, err
+		}
+		rw.zw = zw
+		w = zw
+	}
+	rw.bw = bufio.NewWriterSize(w, 256<<10)
+	return rw, nil
+}
+
+// Write appends one record.
+func (rw *RecordWriter) Write(rec *Record) error {
+	var err error
+	rw.buf, err = AppendRecord(rw.buf[:0], rec)
+	if err != nil {
+		return err
+	}
+	rw.buf = append(rw.buf, '\n')
+	_, err = rw.bw.Write(rw.buf)
+	rw.n++
+	return err
+}
+
+// Count returns the number of records written.
+func (rw *RecordWriter) Count() int64 { return rw.n }
+
+// Flush pushes buffered records to the underlying writer (ending a zstd
+// block, so a reader sees them).
+func (rw *RecordWriter) Flush() error {
+	if err := rw.bw.Flush(); err != nil {
+		return err
+	}
+	if rw.zw != nil {
+		return rw.zw.Flush()
+	}
+	return nil
+}
+
+// Close flushes and ends the stream. It does not close the underlying
+// writer.
+func (rw *RecordWriter) Close() error {
+	if err := rw.bw.Flush(); err != nil {
+		return err
+	}
+	if rw.zw != nil {
+		return rw.zw.Close()
+	}
+	return nil
+}
+
+// MarshalDocument returns the canonical indented JSON of a manifest or
+// claims document, ending with a newline.
+func MarshalDocument(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// RunWriter builds a run directory in a temporary sibling folder and moves
+// it into place on Commit, so a failed or killed write never leaves a
+// partial run at the destination and never touches an existing one.
+type RunWriter struct {
+	dest, tmp string
+	records   *os.File
+	rw        *RecordWriter
+	done      bool
+}
+
+// CreateRun starts writing a run directory at dest. dest must not exist,
+// or be an empty directory.
+func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
+	if err := checkDest(dest); err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(filepath.Clean(dest))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("create run %s: %w", dest, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("create run %s: %w", dest, err)
+	}
+	name := RecordsFile
+	if compressRecords {
+		name = RecordsZstdFile
+	}
+	f, err := os.Create(filepath.Join(tmp, name))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create run %s: %w", dest, err)
+	}
+	rw, err := NewRecordWriter(f, compressRecords)
+	if err != nil {
+		f.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &RunWriter{dest: dest, tmp: tmp, records: f, rw: rw}, nil
+}
+
+func checkDest(dest string) error {
+	entries, err := os.ReadDir(dest)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create run %s: %w", dest, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("create run %s: directory exists and is not empty (refusing to overwrite)", dest)
+	}
+	return nil
+}
+
+// Dir returns the temporary directory being written.
+func (w *RunWriter) Dir() string { return w.tmp }
+
+// Records returns the record writer.
+func (w *RunWriter) Records() *RecordWriter { return w.rw }
+
+// WriteRecord appends one record.
+func (w *RunWriter) WriteRecord(rec *Record) error { return w.rw.Write(rec) }
+
+// SetManifest writes manifest.json.
+func (w *RunWriter) SetManifest(m *Manifest) error {
+	return w.writeDoc(ManifestFile, m)
+}
+
+// SetClaims writes claims.json.
+func (w *RunWriter) SetClaims(c *Claims) error {
+	return w.writeDoc(ClaimsFile, c)
+}
+
+func (w *RunWriter) writeDoc(name string, v any) error {
+	b, err := MarshalDocument(v)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return os.WriteFile(filepath.Join(w.tmp, name), b, 0o644)
+}
+
+// WriteWorkload writes workload.jsonl from r and returns its SHA-256 (hex)
+// and the number of lines.
+func (w *RunWriter) WriteWorkload(r io.Reader) (sum string, items int, err error) {
+	f, err := os.Create(filepath.Join(w.tmp, WorkloadFile))
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	lc := &lineCounter{}
+	if _, err := io.Copy(io.MultiWriter(f, h, lc), r); err != nil {
+		return "", 0, fmt.Errorf("write %s: %w", WorkloadFile, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), lc.n, f.Close()
+}
+
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if b == '\n' {
+			c.n++
+		}
+	}
+	return len(p), nil
+}
+
+// AddAttachment copies r byte-for-byte to attachments/name and returns its
+// SHA-256 (hex) and size. name is a slash-separated relative path.
+func (w *RunWriter) AddAttachment(name string, r io.Reader) (sum string, size int64, err error) {
+	clean := filepath.Clean(filepath.FromSlash(name))
+	if name == "" || filepath.IsAbs(clean) || clean == "." || strings.HasPrefix(clean, "..") {
+		return "", 0, fmt.Errorf("attachment %q: must be a relative path inside attachments/", name)
+	}
+	p := filepath.Join(w.tmp, AttachmentsDir, clean)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", 0, err
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err = io.Copy(io.MultiWriter(f, h), r)
+	if err != nil {
+		return "", 0, fmt.Errorf("write attachment %s: %w", name, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), size, f.Close()
+}
+
+// Commit finishes the records and moves the run into place.
+func (w *RunWriter) Commit() error {
+	if w.done {
+		return errors.New("run already committed or aborted")
+	}
+	w.done = true
+	if err := w.rw.Close(); err != nil {
+		w.records.Close()
+		os.RemoveAll(w.tmp)
+		return fmt.Errorf("write records: %w", err)
+	}
+	if err := w.records.Sync(); err != nil {
+		w.records.Close()
+		os.RemoveAll(w.tmp)
+		return fmt.Errorf("write records: %w", err)
+	}
+	if err := w.records.Close(); err != nil {
+		os.RemoveAll(w.tmp)
+		return fmt.Errorf("write records: %w", err)
+	}
+	if err := checkDest(w.dest); err != nil {
+		os.RemoveAll(w.tmp)
+		return err
+	}
+	os.Remove(w.dest) // an empty directory, if any
+	if err := os.Rename(w.tmp, w.dest); err != nil {
+		os.RemoveAll(w.tmp)
+		return fmt.Errorf("create run %s: %w", w.dest, err)
+	}
+	return nil
+}
+
+// Abort removes everything written so far.
+func (w *RunWriter) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.records.Close()
+	os.RemoveAll(w.tmp)
+}
