@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register("docs", newDocsCmd) }
+
+type docsOptions struct {
+	out string
+}
+
+func newDocsCmd(io *IO) *cobra.Command {
+	o := &docsOptions{}
+	cmd := &cobra.Command{
+		Use:   "docs --out DIR",
+		Short: "Write the command reference as Markdown, one file per command",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeDocs(cmd.Root(), o.out)
+		},
+	}
+	cmd.Flags().StringVar(&o.out, "out", "", "folder to write the Markdown files into (required)")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// writeDocs writes one Markdown file per command, each replaced atomically.
+func writeDocs(root *cobra.Command, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var walk func(c *cobra.Command) error
+	walk = func(c *cobra.Command) error {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			return nil
+		}
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "# %s\n\n%s\n\n", c.CommandPath(), c.Short)
+		if c.Long != "" {
+			fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(c.Long))
+		}
+		fmt.Fprintf(&b, "```\n%s```\n", c.UsageString())
+		name := strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
+		if err := writeFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+			return err
+		}
+		for _, sub := range c.Commands() {
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root)
+}
+
+// writeFileAtomic writes data to a temporary file beside path, then renames
+// it over path, so a reader never sees a partial file.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
