@@ -2,7 +2,7 @@
 GO        ?= go
 BIN       := bin/benchseal
 FUZZTIME  ?= 30s
-STATICCHECK_VERSION := 2025.1.1
+STATICCHECK_VERSION := 0.8.2
 COSIGN_VERSION      := v2.6.5
 export CGO_ENABLED ?= 0
 
@@ -28,8 +28,8 @@ vet:
 	$(GO) vet ./...
 
 staticcheck:
-	@command -v staticcheck >/dev/null 2>&1 && staticcheck -version | grep -q $(STATICCHECK_VERSION) || \
-		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@PATH="$$($(GO) env GOPATH)/bin:$$PATH"; staticcheck -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION))' || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" staticcheck ./...
 
 ## fuzz: run every fuzz target for FUZZTIME each.
