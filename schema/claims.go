@@ -1,5 +1,7 @@
 package schema
 
+import "encoding/json"
+
 // Claims are the numbers a publisher claims for a run (claims.json,
 // schema "benchseal/claims/v1").
 type Claims struct {
@@ -38,4 +40,19 @@ type Claim struct {
 	// from the stored records; a verifier reports it and never counts it as
 	// matched.
 	NotRecomputable string `json:"not_recomputable,omitempty"`
+}
+
+// MarshalJSON writes the claims with "points" and each point's "metrics" as
+// arrays even when empty, as the published JSON Schema requires.
+func (c Claims) MarshalJSON() ([]byte, error) {
+	type plain Claims
+	pts := make([]PointClaim, len(c.Points))
+	for i, p := range c.Points {
+		if p.Metrics == nil {
+			p.Metrics = []Claim{}
+		}
+		pts[i] = p
+	}
+	c.Points = pts
+	return json.Marshal(plain(c))
 }

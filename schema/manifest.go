@@ -221,7 +221,7 @@ type Workload struct {
 
 // LengthDist summarises a token-length distribution.
 type LengthDist struct {
-	Kind string `json:"kind,omitempty"` // fixed, uniform, normal, dataset
+	Kind string `json:"kind,omitempty"` // fixed, uniform, normal, lognormal, dataset
 	Min  int    `json:"min,omitempty"`
 	Max  int    `json:"max,omitempty"`
 	Mean int    `json:"mean,omitempty"`
@@ -321,4 +321,17 @@ type SourceFile struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
 	Size   int64  `json:"size"`
+}
+
+// MarshalJSON writes the manifest with "unknown" and "load.points" as
+// arrays even when empty, as the published JSON Schema requires.
+func (m Manifest) MarshalJSON() ([]byte, error) {
+	type plain Manifest
+	if m.Unknown == nil {
+		m.Unknown = []string{}
+	}
+	if m.Load.Points == nil {
+		m.Load.Points = []Point{}
+	}
+	return json.Marshal(plain(m))
 }

@@ -2,8 +2,6 @@ package schema
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -171,19 +169,20 @@ func NewZstdReader(r io.Reader) (*zstd.Decoder, error) {
 }
 
 // RecordReader streams records from a JSON Lines source. Decoding is strict:
-// unknown fields, duplicate keys and wrong types are errors naming the file
-// and line.
+// unknown fields, duplicate keys and wrong types are errors naming the file,
+// line and field (a *DecodeError).
 type RecordReader struct {
 	name    string
 	sc      *bufio.Scanner
 	line    int
+	dec     recordDecoder
 	closers []io.Closer
 }
 
 // NewRecordReader reads records from r; name is used in errors.
 func NewRecordReader(r io.Reader, name string) *RecordReader {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxRecordLineSize)
+	sc.Buffer(make([]byte, 0, 256<<10), MaxRecordLineSize)
 	return &RecordReader{name: name, sc: sc}
 }
 
@@ -193,21 +192,40 @@ func (rr *RecordReader) Name() string { return rr.name }
 // Line returns the line number of the record last returned.
 func (rr *RecordReader) Line() int { return rr.line }
 
-// Next returns the next record, or io.EOF after the last one. Blank lines
-// are errors.
+// Next returns the next record, or io.EOF after the last one. The record
+// is the caller's to keep. Blank lines are errors.
 func (rr *RecordReader) Next() (*Record, error) {
+	rec := new(Record)
+	if err := rr.NextInto(rec); err != nil {
+		return nil, err
+	}
+	rr.dec.detach(rec)
+	return rec, nil
+}
+
+// NextInto decodes the next record into rec, or returns io.EOF after the
+// last one. It does not allocate for chunk arrays: rec's slices and
+// pointers (ChunksNS, ChunkTokens, Orig, Item, ScheduledNS) alias buffers
+// the reader reuses, valid only until the next call. A decoding error is a
+// *DecodeError naming file, line and field; the reader can go on with the
+// next line after one. An error reading the source (for example a corrupt
+// zstd stream) is not a *DecodeError and ends the stream.
+func (rr *RecordReader) NextInto(rec *Record) error {
 	if !rr.sc.Scan() {
 		if err := rr.sc.Err(); err != nil {
-			return nil, fmt.Errorf("%s:%d: read records: %w", rr.name, rr.line+1, err)
+			return fmt.Errorf("%s:%d: read records: %w", rr.name, rr.line+1, err)
 		}
-		return nil, io.EOF
+		return io.EOF
 	}
 	rr.line++
-	rec, err := DecodeRecord(rr.sc.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", rr.name, rr.line, err)
+	if err := rr.dec.decode(rr.sc.Bytes(), rec); err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) {
+			de.File, de.Line = rr.name, rr.line
+		}
+		return err
 	}
-	return rec, nil
+	return nil
 }
 
 // Close releases the underlying file, if the reader owns one.
@@ -218,53 +236,4 @@ func (rr *RecordReader) Close() error {
 	}
 	rr.closers = nil
 	return errors.Join(errs...)
-}
-
-// DecodeRecord decodes one record line strictly.
-func DecodeRecord(line []byte) (*Record, error) {
-	var rec Record
-	if err := decodeStrict(line, &rec); err != nil {
-		return nil, err
-	}
-	return &rec, nil
-}
-
-// DecodeManifest decodes a manifest strictly; name is used in errors.
-func DecodeManifest(r io.Reader, name string) (*Manifest, error) {
-	var m Manifest
-	b, err := io.ReadAll(io.LimitReader(r, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if err := decodeStrict(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &m, nil
-}
-
-// DecodeClaims decodes claims strictly; name is used in errors.
-func DecodeClaims(r io.Reader, name string) (*Claims, error) {
-	var c Claims
-	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if err := decodeStrict(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &c, nil
-}
-
-// decodeStrict decodes one JSON value into v, rejecting unknown fields and
-// trailing data.
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decode: %w", err)
-	}
-	if dec.More() {
-		return fmt.Errorf("decode: trailing data after JSON value")
-	}
-	return nil
 }

@@ -1,7 +1,14 @@
 package schema
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -14,20 +21,10 @@ type Problem struct {
 	Message string `json:"message"`
 }
 
-// String formats the problem as "file:line: field: message".
+// String formats the problem as `file:line: field "x": message`, the shape
+// of a *DecodeError.
 func (p Problem) String() string {
-	var b strings.Builder
-	b.WriteString(p.File)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-	}
-	if p.Field != "" {
-		b.WriteString(": ")
-		b.WriteString(p.Field)
-	}
-	b.WriteString(": ")
-	b.WriteString(p.Message)
-	return b.String()
+	return (&DecodeError{File: p.File, Line: p.Line, Field: p.Field, Msg: p.Message}).Error()
 }
 
 // ValidationError reports the problems found in a run. It wraps ErrInvalid.
@@ -53,3 +50,238 @@ func (e *ValidationError) Error() string {
 
 // Unwrap returns ErrInvalid.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// DefaultMaxProblems is the reporting cap ValidateRunDir uses when asked
+// for none.
+const DefaultMaxProblems = 100
+
+// collector caps a problem list and counts the rest.
+type collector struct {
+	max     int
+	list    []Problem
+	omitted int
+}
+
+func (c *collector) add(ps ...Problem) {
+	for _, p := range ps {
+		if c.max > 0 && len(c.list) >= c.max {
+			c.omitted++
+			continue
+		}
+		c.list = append(c.list, p)
+	}
+}
+
+// addErr turns a decoding error into problems, or returns it when it is
+// not about the content (for example an I/O error).
+func (c *collector) addErr(err error) error {
+	var de *DecodeError
+	var ve *ValidationError
+	switch {
+	case errors.As(err, &de):
+		c.add(de.Problem())
+	case errors.As(err, &ve):
+		c.add(ve.Problems...)
+		c.omitted += ve.Omitted
+	default:
+		return err
+	}
+	return nil
+}
+
+// ValidateRunDir validates the run directory at dir: the manifest and
+// claims against their JSON Schemas and semantic rules, every record
+// (streamed, never loaded whole) and the checks across records, the
+// workload hash and the attachments. It returns nil for a valid run, a
+// *ValidationError listing at most maxProblems problems (≤ 0 means
+// DefaultMaxProblems) and counting the rest, or another error when the
+// directory cannot be read.
+func ValidateRunDir(dir string, maxProblems int) error {
+	_, err := CheckRunDir(dir, maxProblems)
+	return err
+}
+
+// CheckRunDir is ValidateRunDir that also returns what it counted in the
+// records, valid or not.
+func CheckRunDir(dir string, maxProblems int) (*RunSummary, error) {
+	if maxProblems <= 0 {
+		maxProblems = DefaultMaxProblems
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("validate run: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("validate run %s: not a directory", dir)
+	}
+	col := &collector{max: maxProblems}
+
+	// Manifest.
+	var m *Manifest
+	mf := filepath.Join(dir, ManifestFile)
+	if f, err := os.Open(mf); err == nil {
+		m, err = DecodeManifest(f, mf)
+		f.Close()
+		if err != nil {
+			if err := col.addErr(err); err != nil {
+				return nil, err
+			}
+		} else {
+			col.add(ValidateManifest(m, mf)...)
+		}
+	} else if errors.Is(err, os.ErrNotExist) {
+		col.add(Problem{File: mf, Message: "missing (a run directory must hold " + ManifestFile + ")"})
+	} else {
+		return nil, fmt.Errorf("validate run: %w", err)
+	}
+
+	// Claims.
+	cf := filepath.Join(dir, ClaimsFile)
+	if f, err := os.Open(cf); err == nil {
+		c, err := DecodeClaims(f, cf)
+		f.Close()
+		if err != nil {
+			if err := col.addErr(err); err != nil {
+				return nil, err
+			}
+		} else {
+			col.add(ValidateClaims(c, m, cf)...)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("validate run: %w", err)
+	}
+
+	// Records.
+	checker := NewRecordChecker(m)
+	if err := checkRecords(dir, checker, col); err != nil {
+		return nil, err
+	}
+	sum := checker.Summary()
+
+	// Workload.
+	if err := checkWorkload(dir, m, col); err != nil {
+		return nil, err
+	}
+
+	// Attachments.
+	ad := filepath.Join(dir, AttachmentsDir)
+	if st, err := os.Lstat(ad); err == nil {
+		if !st.IsDir() {
+			col.add(Problem{File: ad, Message: "must be a directory"})
+		} else {
+			filepath.WalkDir(ad, func(p string, d os.DirEntry, err error) error {
+				if err != nil {
+					col.add(Problem{File: p, Message: err.Error()})
+					return nil
+				}
+				if !d.IsDir() && !d.Type().IsRegular() {
+					col.add(Problem{File: p, Message: "attachment is not a regular file"})
+				}
+				return nil
+			})
+		}
+	}
+
+	if len(col.list) > 0 || col.omitted > 0 {
+		return &sum, &ValidationError{Problems: col.list, Omitted: col.omitted}
+	}
+	return &sum, nil
+}
+
+func checkRecords(dir string, checker *RecordChecker, col *collector) error {
+	plain, zst := filepath.Join(dir, RecordsFile), filepath.Join(dir, RecordsZstdFile)
+	_, errPlain := os.Stat(plain)
+	_, errZst := os.Stat(zst)
+	var path string
+	switch {
+	case errPlain == nil && errZst == nil:
+		col.add(Problem{File: zst, Message: "both " + RecordsFile + " and " + RecordsZstdFile + " exist; keep one"})
+		return nil
+	case errPlain == nil:
+		path = plain
+	case errZst == nil:
+		path = zst
+	default:
+		col.add(Problem{File: plain, Message: "missing (a run directory must hold " + RecordsFile + " or " + RecordsZstdFile + ")"})
+		return nil
+	}
+	rd := &RunDir{Path: dir, RecordsPath: path}
+	rr, err := rd.OpenRecordReader()
+	if err != nil {
+		col.add(Problem{File: path, Message: err.Error()})
+		return nil
+	}
+	defer rr.Close()
+	var rec Record
+	undecoded := 0
+	for {
+		err := rr.NextInto(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				col.add(de.Problem())
+				undecoded++
+				continue
+			}
+			// The stream itself is broken (truncated or corrupt zstd, a
+			// line too long): report and stop.
+			col.add(Problem{File: path, Line: rr.Line() + 1, Message: streamMessage(err)})
+			return nil
+		}
+		col.add(checker.Check(path, rr.Line(), &rec)...)
+	}
+	if undecoded > 0 {
+		col.add(Problem{File: path, Message: fmt.Sprintf("checks across records skipped: %d line(s) could not be decoded", undecoded)})
+		return nil
+	}
+	if checker.Summary().Records == 0 {
+		col.add(Problem{File: path, Message: "no records"})
+		return nil
+	}
+	col.add(checker.Finish()...)
+	return nil
+}
+
+// streamMessage shortens a stream error for a problem that already names
+// the file and line.
+func streamMessage(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": read records: "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Sprintf("line longer than %d bytes", MaxRecordLineSize)
+	}
+	return msg
+}
+
+func checkWorkload(dir string, m *Manifest, col *collector) error {
+	wf := filepath.Join(dir, WorkloadFile)
+	f, err := os.Open(wf)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("validate run: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	lc := &lineCounter{}
+	if _, err := io.Copy(io.MultiWriter(h, lc), f); err != nil {
+		return fmt.Errorf("validate run: read %s: %w", wf, err)
+	}
+	if m == nil {
+		return nil
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if m.Workload.SHA256 != "" && m.Workload.SHA256 != sum {
+		col.add(Problem{File: wf, Field: "workload.sha256", Message: fmt.Sprintf("the manifest says %s, the file hashes to %s", m.Workload.SHA256, sum)})
+	}
+	if m.Workload.Items > 0 && m.Workload.Items != lc.n {
+		col.add(Problem{File: wf, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the file has %d lines", m.Workload.Items, lc.n)})
+	}
+	return nil
+}

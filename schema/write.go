@@ -29,16 +29,6 @@ func NewZstdWriter(w io.Writer) (*zstd.Encoder, error) {
 		zstd.WithSingleSegment(false))
 }
 
-// AppendRecord appends the canonical JSON encoding of rec, without a
-// newline, to buf.
-func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return buf, fmt.Errorf("encode record %q: %w", rec.ID, err)
-	}
-	return append(buf, b...), nil
-}
-
 // RecordWriter writes records as JSON Lines, optionally zstd-compressed.
 type RecordWriter struct {
 	bw  *bufio.Writer
@@ -134,6 +124,10 @@ func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-")
 	if err != nil {
+		return nil, fmt.Errorf("create run %s: %w", dest, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create run %s: %w", dest, err)
 	}
 	name := RecordsFile

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+func init() { register("validate", newValidateCmd) }
+
+type validateOptions struct {
+	io          *IO
+	dir         string
+	maxProblems int
+	output      string
+}
+
+func newValidateCmd(io *IO) *cobra.Command {
+	o := &validateOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "validate RUNDIR",
+		Short: "Check a run directory against the run format v1 (exit 3 when invalid)",
+		Long: `validate checks a run directory: manifest.json and claims.json against their
+published JSON Schemas and semantic rules (must-state fields, quantized
+precisions need a quality gate, image digests, SLO), every record streamed from
+records.jsonl or records.jsonl.zst (types, time ordering, chunk tokens, status
+rules, unique ids, declared points and repeats), every declared point×repeat
+measured, and the workload hash. It reports every problem with file, line and
+field, up to --max-problems, and exits 3 when the run is invalid.`,
+		Example: `  benchseal validate demo-run
+  benchseal validate --output json --max-problems 10 run`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dir = args[0]
+			if o.output != "text" && o.output != "json" {
+				return usagef("--output must be text or json, got %q", o.output)
+			}
+			if o.maxProblems < 1 {
+				return usagef("--max-problems must be ≥ 1")
+			}
+			return runValidate(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().IntVar(&o.maxProblems, "max-problems", 50, "report at most this many problems, then count the rest")
+	cmd.Flags().StringVar(&o.output, "output", "text", "report format: text or json")
+	return cmd
+}
+
+// validateReport is the --output json report.
+type validateReport struct {
+	Run      string             `json:"run"`
+	Valid    bool               `json:"valid"`
+	Problems []schema.Problem   `json:"problems"`
+	Omitted  int                `json:"omitted"`
+	Summary  *schema.RunSummary `json:"summary,omitempty"`
+}
+
+func runValidate(_ context.Context, o *validateOptions) error {
+	sum, err := schema.CheckRunDir(o.dir, o.maxProblems)
+	var ve *schema.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return err
+	}
+	if o.output == "json" {
+		rep := validateReport{Run: o.dir, Valid: ve == nil, Problems: []schema.Problem{}, Summary: sum}
+		if ve != nil {
+			rep.Problems, rep.Omitted = ve.Problems, ve.Omitted
+		}
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.io.Out, "%s\n", b)
+		if ve != nil {
+			return silentExit{ExitRejected}
+		}
+		return nil
+	}
+	if ve != nil {
+		for _, p := range ve.Problems {
+			fmt.Fprintln(o.io.Out, p.String())
+		}
+		if ve.Omitted > 0 {
+			fmt.Fprintf(o.io.Out, "... and %d more (raise --max-problems to see them)\n", ve.Omitted)
+		}
+		return rejected(fmt.Errorf("%s: invalid run: %d problem(s)", o.dir, len(ve.Problems)+ve.Omitted))
+	}
+	fmt.Fprintf(o.io.Out, "%s: valid (%d records: %d measured, %d warmup; %d chunks)\n",
+		o.dir, sum.Records, sum.Measure, sum.Warmup, sum.Chunks)
+	return nil
+}

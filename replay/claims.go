@@ -1,0 +1,147 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// ClaimChecker recomputes a run's claims under the definitions they name
+// (it satisfies verify.ClaimChecker).
+//
+// Claim paths: a point-and-repeat path ("goodput", "counts.ok",
+// "ttft_ns.p99", "stalls.count", "mlperf.valid"), resolved in the claim's
+// repeat (repeat 0 when unset); or a summary path
+// "summary.METRIC.FIELD" with METRIC one of SummaryMetrics and FIELD one
+// of median, ci_low, ci_high, n (e.g. "summary.goodput.median").
+type ClaimChecker struct{}
+
+// CheckClaims replays run under its claims' definitions and SLO and
+// compares every claimed number. A run without claims gives no checks.
+func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error) {
+	cl := run.Claims()
+	if cl == nil {
+		return nil, nil
+	}
+	opts := Options{Definitions: cl.Definitions}
+	if cl.SLO != nil {
+		s := SLOFromManifest(*cl.SLO)
+		s.Source = "claims"
+		opts.SLO = &s
+	}
+	defName := cl.Definitions
+	if defName == "" {
+		defName = "benchseal"
+	}
+	var res *Result
+	var defErr error
+	if _, err := lookupDefinition(cl.Definitions); err != nil {
+		defErr = err
+	} else {
+		r, err := Replay(ctx, run, opts)
+		if err != nil {
+			return nil, err
+		}
+		res = r
+	}
+	var out []schema.ClaimCheck
+	for _, pc := range cl.Points {
+		for _, c := range pc.Metrics {
+			ck := schema.ClaimCheck{Point: pc.Point, Repeat: pc.Repeat, Metric: c.Metric, Definitions: defName, Claimed: c.Value, Tolerance: cl.Tolerance}
+			switch {
+			case c.NotRecomputable != "":
+				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, "claim marked not recomputable: "+c.NotRecomputable
+			case defErr != nil:
+				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, defErr.Error()
+			default:
+				v, reason := resolveClaim(res, pc, c.Metric)
+				if reason != "" {
+					ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, reason
+					break
+				}
+				f, _ := v.Float64()
+				rel := RelError(f, c.Value)
+				ck.Recomputed, ck.RelError = &f, &rel
+				if rel <= cl.Tolerance {
+					ck.Outcome = schema.ClaimMatched
+				} else {
+					ck.Outcome = schema.ClaimMismatched
+					ck.Reason = fmt.Sprintf("claimed %v, recomputed %v", c.Value, f)
+				}
+			}
+			out = append(out, ck)
+		}
+	}
+	return out, nil
+}
+
+// RelError is |recomputed − claimed| / |claimed|, or |recomputed| when the
+// claim is 0.
+func RelError(recomputed, claimed float64) float64 {
+	d := math.Abs(recomputed - claimed)
+	if claimed == 0 {
+		return d
+	}
+	return d / math.Abs(claimed)
+}
+
+// Resolve returns the value of a claim path for a point (and repeat) of a
+// result; reason says why there is none.
+func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason string) {
+	if rest, ok := strings.CutPrefix(path, "summary."); ok {
+		i := strings.LastIndex(rest, ".")
+		if i < 0 {
+			return Null, "summary path must be summary.METRIC.FIELD"
+		}
+		metric, field := rest[:i], rest[i+1:]
+		for _, ps := range r.Summary {
+			if ps.Point != point {
+				continue
+			}
+			s, ok := ps.Metrics[metric]
+			if !ok {
+				return Null, fmt.Sprintf("metric %q is not summarised across repeats", metric)
+			}
+			switch field {
+			case "median":
+				v = s.Median
+			case "ci_low":
+				v = s.CILow
+			case "ci_high":
+				v = s.CIHigh
+			case "n":
+				v = Int(int64(s.N))
+			default:
+				return Null, fmt.Sprintf("unknown summary field %q", field)
+			}
+			if v.IsNull() {
+				return Null, "undefined value (too few repeats or no samples)"
+			}
+			return v, ""
+		}
+		return Null, fmt.Sprintf("no records for point %q", point)
+	}
+	p := r.Point(point, repeat)
+	if p == nil {
+		return Null, fmt.Sprintf("no records for point %q repeat %d", point, repeat)
+	}
+	v, ok := p.Lookup(path)
+	if !ok {
+		return Null, fmt.Sprintf("metric %q is not computed under %s definitions", path, r.Definitions)
+	}
+	if v.IsNull() {
+		return Null, "undefined value (no samples, no window or no SLO)"
+	}
+	return v, ""
+}
+
+func resolveClaim(r *Result, pc schema.PointClaim, path string) (Value, string) {
+	rep := 0
+	if pc.Repeat != nil {
+		rep = *pc.Repeat
+	}
+	return r.Resolve(pc.Point, rep, path)
+}

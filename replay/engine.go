@@ -1,0 +1,579 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// ErrReplay is the root of every error of this package.
+var ErrReplay = errors.New("replay")
+
+// DefaultStallThresholdNS is the stall threshold when no TPOT limit is set.
+const DefaultStallThresholdNS = int64(1e9)
+
+// Options configure a replay. The zero value replays under benchseal's
+// canonical definitions with the manifest's SLO.
+type Options struct {
+	// Definitions names the metric definitions: "" or "benchseal" for the
+	// canonical ones, or a peer tool (see DefinitionNames).
+	Definitions string
+	// SLO, when set, replaces the manifest's SLO.
+	SLO *SLOSpec
+	// Smooth, when set, computes smooth goodput with these parameters;
+	// otherwise it is reported as not computed (null).
+	Smooth *SmoothParams
+	// StallThresholdNS overrides the stall threshold (default: the TPOT
+	// limit, else DefaultStallThresholdNS).
+	StallThresholdNS int64
+	// Sweep, when set, computes goodput as a function of one SLO limit.
+	Sweep *SweepSpec
+	// MLPerf, when set, runs the MLPerf server-scenario validity check.
+	MLPerf *MLPerfLimits
+	// AttainmentTarget is the SLO attainment a load point must reach for
+	// the capacity estimate (default 9/10).
+	AttainmentTarget *big.Rat
+}
+
+// SLOFromManifest converts a manifest SLO; zero limits are not set, an
+// empty one-token policy means "pass".
+func SLOFromManifest(s schema.SLO) SLOSpec {
+	out := SLOSpec{OneToken: schema.OneTokenPass, Source: "manifest"}
+	set := func(d schema.Duration) *int64 {
+		if d <= 0 {
+			return nil
+		}
+		v := int64(d)
+		return &v
+	}
+	out.TTFTNS, out.E2ENS, out.TPOTNS = set(s.TTFT), set(s.E2E), set(s.TPOT)
+	if s.OneToken != "" {
+		out.OneToken = s.OneToken
+	}
+	if !out.Any() {
+		out.Source = "none"
+	}
+	return out
+}
+
+type groupKey struct {
+	point  string
+	repeat int
+}
+
+// Replay recomputes every metric of run under opts. It streams the records
+// once (twice for nothing); it holds per point and repeat only the integer
+// samples needed for exact percentiles.
+func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) {
+	def, err := lookupDefinition(opts.Definitions)
+	if err != nil {
+		return nil, err
+	}
+	m := run.Manifest()
+	if m == nil {
+		return nil, fmt.Errorf("replay: run has no manifest: %w", ErrReplay)
+	}
+	slo := SLOFromManifest(m.SLO)
+	if opts.SLO != nil {
+		slo = *opts.SLO
+		if slo.OneToken == "" {
+			slo.OneToken = schema.OneTokenPass
+		}
+	}
+	if slo.OneToken != schema.OneTokenPass && slo.OneToken != schema.OneTokenFail {
+		return nil, fmt.Errorf("replay: one-token policy %q is neither pass nor fail: %w", slo.OneToken, ErrReplay)
+	}
+	if opts.Smooth != nil {
+		if err := opts.Smooth.check(); err != nil {
+			return nil, err
+		}
+	}
+	stall := opts.StallThresholdNS
+	if stall <= 0 {
+		stall = DefaultStallThresholdNS
+		if slo.TPOTNS != nil {
+			stall = *slo.TPOTNS
+		}
+	}
+	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf}
+	if cfg.sweep != nil {
+		if err := cfg.sweep.check(); err != nil {
+			return nil, err
+		}
+	}
+
+	it, err := run.OpenRecords()
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	defer it.Close()
+	groups := map[groupKey]*group{}
+	for n := 0; ; n++ {
+		if n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		rec, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		k := groupKey{rec.Point, rec.Repeat}
+		g := groups[k]
+		if g == nil {
+			g = newGroup(cfg)
+			groups[k] = g
+		}
+		if err := g.add(rec); err != nil {
+			return nil, fmt.Errorf("replay: record %q: %w", rec.ID, err)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+
+	res := &Result{Schema: SchemaV1, Definitions: def.Name, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases}
+	res.Notes = append(res.Notes, def.Notes...)
+	seen := map[string]bool{}
+	for _, k := range orderGroups(m, groups) {
+		g := groups[k]
+		pr := g.finish(k)
+		res.Results = append(res.Results, pr)
+		if g.peer != nil {
+			for _, n := range g.peer.notesList() {
+				if !seen[n] {
+					seen[n] = true
+					res.Notes = append(res.Notes, n)
+				}
+			}
+		}
+	}
+	if opts.Smooth == nil {
+		res.Notes = append(res.Notes, "smooth_goodput not computed: it needs explicit parameters alpha, v and f (no default penalty function exists)")
+	}
+	if !slo.Any() {
+		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
+	}
+	res.Summary = summarise(res.Results)
+	if cfg.sweep != nil {
+		res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))
+	}
+	target := opts.AttainmentTarget
+	if target == nil {
+		target = big.NewRat(9, 10)
+	}
+	res.Capacity = capacity(m, res, target)
+	return res, nil
+}
+
+// orderGroups orders groups by the manifest's point order, then repeat;
+// points absent from the manifest follow, by name.
+func orderGroups(m *schema.Manifest, groups map[groupKey]*group) []groupKey {
+	idx := map[string]int{}
+	for i, p := range m.Load.Points {
+		idx[p.Name] = i
+	}
+	keys := make([]groupKey, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b groupKey) int {
+		ia, oka := idx[a.point]
+		ib, okb := idx[b.point]
+		switch {
+		case oka && okb && ia != ib:
+			return ia - ib
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		case a.point != b.point:
+			if a.point < b.point {
+				return -1
+			}
+			return 1
+		}
+		return a.repeat - b.repeat
+	})
+	return keys
+}
+
+type config struct {
+	def    *Definition
+	slo    SLOSpec
+	smooth *SmoothParams
+	stall  int64
+	sweep  *SweepSpec
+	mlperf *MLPerfLimits
+}
+
+// group accumulates one point and repeat.
+type group struct {
+	cfg    *config
+	counts Counts
+
+	haveSent bool
+	minSent  int64
+	haveLast bool
+	maxLast  int64
+	haveSch  bool
+	minSch   int64
+	maxSch   int64
+
+	outTok, inTok, goodTok bigSum
+
+	ttft, e2e, itl, lag, ttftS, e2eS intSamples
+	tpot                             ratSamples
+
+	stallReqs, stallCount int64
+	stallMax              int64
+	haveStall             bool
+
+	smoothTok   bigSum
+	smoothLate  bigSum // Σ min(max(l,0), L)
+	haveSmooth  bool
+	sweepConst  int64
+	sweepVals   []frac
+	mlperfTPOT  intSamples // truncated TPOTs
+	mlperfOneTk int64
+
+	peer *peerGroup
+}
+
+// bigSum is an exact int64 sum that spills into a big integer.
+type bigSum struct {
+	s   int64
+	big big.Int
+}
+
+func (b *bigSum) add(x int64) {
+	r := b.s + x
+	if (x > 0 && r < b.s) || (x < 0 && r > b.s) {
+		b.big.Add(&b.big, big.NewInt(b.s))
+		r = x
+	}
+	b.s = r
+}
+
+func (b *bigSum) value() *big.Int { return new(big.Int).Add(&b.big, big.NewInt(b.s)) }
+
+func newGroup(cfg *config) *group {
+	g := &group{cfg: cfg}
+	if !cfg.def.canonical() {
+		g.peer = newPeerGroup(cfg.def)
+		g.peer.slo = cfg.slo
+	}
+	return g
+}
+
+func (g *group) add(rec *schema.Record) error {
+	if rec.Phase == schema.PhaseWarmup {
+		g.counts.Warmup++
+		return nil
+	}
+	if rec.Phase != schema.PhaseMeasure {
+		return fmt.Errorf("unknown phase %q", rec.Phase)
+	}
+	c := &g.counts
+	c.Sent++
+	switch rec.Status {
+	case schema.StatusOK:
+		c.OK++
+	case schema.StatusError:
+		c.Error++
+	case schema.StatusTimeout:
+		c.Timeout++
+	case schema.StatusCancelled:
+		c.Cancelled++
+	case schema.StatusRejected:
+		c.Rejected++
+	default:
+		return fmt.Errorf("unknown status %q", rec.Status)
+	}
+	if !g.haveSent || rec.SentNS < g.minSent {
+		g.minSent, g.haveSent = rec.SentNS, true
+	}
+	if rec.ScheduledNS != nil {
+		s := *rec.ScheduledNS
+		g.lag.add(rec.SentNS - s)
+		if !g.haveSch || s < g.minSch {
+			g.minSch = s
+		}
+		if !g.haveSch || s > g.maxSch {
+			g.maxSch = s
+		}
+		g.haveSch = true
+	}
+	if g.peer != nil {
+		if err := g.peer.add(rec); err != nil {
+			return err
+		}
+	}
+	k := len(rec.ChunksNS)
+	if g.cfg.smooth != nil {
+		g.addSmooth(rec)
+	}
+	if rec.Status != schema.StatusOK {
+		return nil
+	}
+	if k == 0 {
+		c.OKNoContent++
+		return nil
+	}
+	n := rec.OutputTokens
+	F, L := rec.ChunksNS[0], rec.ChunksNS[k-1]
+	last := rec.SentNS + L
+	if !g.haveLast || last > g.maxLast {
+		g.maxLast, g.haveLast = last, true
+	}
+	g.outTok.add(n)
+	g.inTok.add(rec.InputTokens + n)
+	g.ttft.add(F)
+	g.e2e.add(L)
+	if n >= 2 {
+		g.tpot.add(L-F, n-1)
+	} else {
+		c.OneToken++
+	}
+	if g.cfg.mlperf != nil {
+		if n >= 2 {
+			g.mlperfTPOT.add((L - F) / (n - 1))
+		} else {
+			g.mlperfOneTk++
+		}
+	}
+	stalls := int64(0)
+	for j := 1; j < k; j++ {
+		gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
+		g.itl.add(gap)
+		if gap > g.cfg.stall {
+			stalls++
+		}
+		if !g.haveStall || gap > g.stallMax {
+			g.stallMax, g.haveStall = gap, true
+		}
+	}
+	if stalls > 0 {
+		g.stallReqs++
+		g.stallCount += stalls
+	}
+	if rec.ScheduledNS != nil {
+		g.ttftS.add(rec.SentNS + F - *rec.ScheduledNS)
+		g.e2eS.add(last - *rec.ScheduledNS)
+	}
+	// SLO.
+	slo := g.cfg.slo
+	pass := func(skip string) bool {
+		if skip != "ttft" && slo.TTFTNS != nil && F > *slo.TTFTNS {
+			return false
+		}
+		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
+			return false
+		}
+		if skip != "tpot" && slo.TPOTNS != nil {
+			if n < 2 {
+				return slo.OneToken == schema.OneTokenPass
+			}
+			// (L−F)/(n−1) ≤ T ⇔ L−F ≤ T·(n−1), in 128 bits.
+			if cmpFrac(frac{L - F, n - 1}, frac{*slo.TPOTNS, 1}) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if slo.Any() && pass("") {
+		c.Good++
+		g.goodTok.add(n)
+	}
+	if sw := g.cfg.sweep; sw != nil && pass(sw.Metric) {
+		switch sw.Metric {
+		case "ttft":
+			g.sweepVals = append(g.sweepVals, frac{F, 1})
+		case "e2e":
+			g.sweepVals = append(g.sweepVals, frac{L, 1})
+		case "tpot":
+			if n >= 2 {
+				g.sweepVals = append(g.sweepVals, frac{L - F, n - 1})
+			} else if slo.OneToken == schema.OneTokenPass {
+				g.sweepConst++
+			}
+		}
+	}
+	return nil
+}
+
+// tokenIndex returns the 1-based index of the first token of chunk j of k
+// chunks: from chunk_tokens when given, else one token per chunk when the
+// counts agree, else tokens spread evenly (⌊j·n/k⌋+1).
+func tokenIndex(rec *schema.Record, j int, cum int64) int64 {
+	k := int64(len(rec.ChunksNS))
+	n := rec.OutputTokens
+	switch {
+	case len(rec.ChunkTokens) == len(rec.ChunksNS):
+		return cum + 1
+	case n == k || n <= 0:
+		return int64(j) + 1
+	default:
+		return int64(j)*n/k + 1
+	}
+}
+
+func (g *group) addSmooth(rec *schema.Record) {
+	p := g.cfg.smooth
+	n := rec.OutputTokens
+	if len(rec.ChunksNS) == 0 {
+		return // l_r undefined: benefit 0
+	}
+	C := rec.SentNS
+	if rec.ScheduledNS != nil {
+		C = *rec.ScheduledNS
+	}
+	var cum int64
+	var l int64
+	for j, t := range rec.ChunksNS {
+		i := tokenIndex(rec, j, cum)
+		late := rec.SentNS + t - C - p.VNS*i
+		if j == 0 || late > l {
+			l = late
+		}
+		if len(rec.ChunkTokens) == len(rec.ChunksNS) {
+			cum += rec.ChunkTokens[j]
+		}
+	}
+	g.smoothTok.add(n)
+	g.smoothLate.add(min(max(l, 0), p.LNS))
+	g.haveSmooth = true
+}
+
+func (p *SmoothParams) check() error {
+	if p.Alpha == nil || p.Alpha.Sign() < 0 {
+		return fmt.Errorf("replay: smooth goodput needs alpha ≥ 0: %w", ErrReplay)
+	}
+	if p.VNS <= 0 {
+		return fmt.Errorf("replay: smooth goodput needs v > 0 (ns per token): %w", ErrReplay)
+	}
+	if p.F != "linear" || p.LNS <= 0 {
+		return fmt.Errorf("replay: smooth goodput needs f=linear:L with L > 0: %w", ErrReplay)
+	}
+	return nil
+}
+
+func (g *group) window() int64 {
+	if !g.haveSent || !g.haveLast {
+		return 0
+	}
+	return g.maxLast - g.minSent
+}
+
+func (g *group) finish(k groupKey) *PointResult {
+	pr := &PointResult{Point: k.point, Repeat: k.repeat, Counts: g.counts, Scalars: map[string]Value{}, Dists: map[string]Dist{}}
+	okc := g.counts.OK - g.counts.OKNoContent
+	w := g.window()
+	hasWindow := g.haveSent && g.haveLast
+	if hasWindow {
+		pr.Scalars["window_ns"] = Int(w)
+	} else {
+		pr.Scalars["window_ns"] = Null
+	}
+	pr.Scalars["request_throughput"] = perSecond(big.NewInt(okc), w)
+	pr.Scalars["output_token_throughput"] = perSecond(g.outTok.value(), w)
+	pr.Scalars["total_token_throughput"] = perSecond(g.inTok.value(), w)
+	slo := g.cfg.slo
+	if slo.Any() {
+		pr.Scalars["goodput"] = perSecond(big.NewInt(g.counts.Good), w)
+		pr.Scalars["token_goodput"] = perSecond(g.goodTok.value(), w)
+		pr.Scalars["slo_attainment"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Sent))
+		pr.Scalars["slo_attainment_ok"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.OK))
+	} else {
+		for _, s := range []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok"} {
+			pr.Scalars[s] = Null
+		}
+	}
+	pr.Scalars["smooth_goodput"] = Null
+	if p := g.cfg.smooth; p != nil && w > 0 {
+		// Σ(n_r − α·min(max(l,0),L)/L)·10⁹/T.
+		b := new(big.Rat).SetInt(g.smoothTok.value())
+		pen := new(big.Rat).SetFrac(g.smoothLate.value(), big.NewInt(p.LNS))
+		pen.Mul(pen, p.Alpha)
+		b.Sub(b, pen)
+		b.Mul(b, big.NewRat(1e9, w))
+		pr.Scalars["smooth_goodput"] = Exact(b)
+	}
+	pr.Dists["ttft_ns"] = intDist(&g.ttft)
+	pr.Dists["e2e_ns"] = intDist(&g.e2e)
+	pr.Dists["tpot_ns"] = ratDist(&g.tpot)
+	pr.Dists["itl_ns"] = intDist(&g.itl)
+	pr.Dists["send_lag_ns"] = intDist(&g.lag)
+	pr.Dists["ttft_sched_ns"] = intDist(&g.ttftS)
+	pr.Dists["e2e_sched_ns"] = intDist(&g.e2eS)
+	pr.Stalls = Stalls{ThresholdNS: g.cfg.stall, Count: g.stallCount, Requests: g.stallReqs, MaxGapNS: Null}
+	if g.haveStall {
+		pr.Stalls.MaxGapNS = Int(g.stallMax)
+	}
+	if g.cfg.mlperf != nil {
+		pr.MLPerf = g.mlperfCheck(g.cfg.mlperf)
+	}
+	if g.peer != nil {
+		g.peer.finish(pr, g)
+	}
+	return pr
+}
+
+// nearestRank returns max(1, ⌈a·n/b⌉).
+func nearestRank(n, a, b int64) int64 {
+	num := new(big.Int).Mul(big.NewInt(a), big.NewInt(n))
+	num.Add(num, big.NewInt(b-1))
+	num.Quo(num, big.NewInt(b))
+	return max(1, num.Int64())
+}
+
+func intDist(s *intSamples) Dist {
+	d := emptyDist()
+	n := s.n()
+	d.N = n
+	if n == 0 {
+		return d
+	}
+	sum, sq := s.acc.sums()
+	d.Mean, d.Stddev = meanStd(n, sum, sq)
+	d.Min, d.Max = Int(s.min), Int(s.max)
+	rs := make([]int64, len(Percentiles))
+	for i, p := range Percentiles {
+		rs[i] = nearestRank(n, p.Num, p.Den)
+	}
+	for i, v := range s.ranks(rs) {
+		d.P[i] = Int(v)
+	}
+	return d
+}
+
+func ratDist(s *ratSamples) Dist {
+	d := emptyDist()
+	n := s.n()
+	d.N = n
+	if n == 0 {
+		return d
+	}
+	sum, sq := s.sums()
+	bn := new(big.Rat).SetInt64(n)
+	d.Mean = Exact(new(big.Rat).Quo(sum, bn))
+	// var = Σx²/n − (Σx/n)².
+	v := new(big.Rat).Quo(sq, bn)
+	m2 := new(big.Rat).Mul(d.Mean.r, d.Mean.r)
+	d.Stddev = sqrtOf(v.Sub(v, m2))
+	s.sort()
+	d.Min, d.Max = s.xs[0].value(), s.xs[n-1].value()
+	for i, p := range Percentiles {
+		d.P[i] = s.xs[nearestRank(n, p.Num, p.Den)-1].value()
+	}
+	return d
+}

@@ -1,0 +1,172 @@
+package replay
+
+import (
+	"math/big"
+)
+
+// MLPerfLimits are the MLPerf LoadGen server-scenario constraints.
+type MLPerfLimits struct {
+	TTFTNS, TPOTNS int64
+	// MinDurationNS defaults to 600 s, MinQueries to 100.
+	MinDurationNS int64
+	MinQueries    int64
+}
+
+// MLPerfCheck is the outcome of the MLPerf server validity check of one
+// point and repeat (LoadGen results.cc): p99 by index ⌊n·0.99⌋ of TTFT from
+// the scheduled time and of TPOT truncated to integer ns, each ≤ its limit;
+// early stopping on both; minimum duration and query count; no answer of
+// fewer than two tokens.
+type MLPerfCheck struct {
+	Valid                bool
+	TTFTP99NS, TPOTP99NS Value
+	// TTFTOver and TPOTOver count samples strictly over the limit.
+	TTFTOver, TPOTOver int64
+	// TTFTMinQueries and TPOTMinQueries are the early-stopping minimum
+	// query counts for those overlatency counts (Null when not computed).
+	TTFTMinQueries, TPOTMinQueries Value
+	Queries                        int64
+	DurationNS                     Value
+	Reasons                        []string
+}
+
+// Field returns a check field by key.
+func (c *MLPerfCheck) Field(key string) (Value, bool) {
+	switch key {
+	case "valid":
+		if c.Valid {
+			return Int(1), true
+		}
+		return Int(0), true
+	case "ttft_p99_ns":
+		return c.TTFTP99NS, true
+	case "tpot_p99_ns":
+		return c.TPOTP99NS, true
+	case "ttft_over":
+		return Int(c.TTFTOver), true
+	case "tpot_over":
+		return Int(c.TPOTOver), true
+	case "ttft_min_queries":
+		return c.TTFTMinQueries, true
+	case "tpot_min_queries":
+		return c.TPOTMinQueries, true
+	case "queries":
+		return Int(c.Queries), true
+	case "duration_ns":
+		return c.DurationNS, true
+	}
+	return Null, false
+}
+
+// earlyStopPasses reports whether n queries with t over the latency target
+// pass LoadGen's server early-stopping rule at p = 99/100, c = 99/100,
+// d = 0: P[Bin(n, 1/100) ≤ t] < 1/100, exactly. With q = 1/100:
+// Σ_{i≤t} C(n,i)·99^{n−i} < 100^{n−1}.
+func earlyStopPasses(n, t int64) bool {
+	if n <= t {
+		return false
+	}
+	// Σ_{i≤t} C(n,i)·99^{t−i}, then times 99^{n−t}.
+	sum := new(big.Int)
+	c := big.NewInt(1) // C(n,0)
+	p99 := big.NewInt(99)
+	for i := int64(0); i <= t; i++ {
+		if i > 0 {
+			c.Mul(c, big.NewInt(n-i+1))
+			c.Quo(c, big.NewInt(i))
+		}
+		term := new(big.Int).Exp(p99, big.NewInt(t-i), nil)
+		sum.Add(sum, term.Mul(term, c))
+	}
+	sum.Mul(sum, new(big.Int).Exp(p99, big.NewInt(n-t), nil))
+	return sum.Cmp(new(big.Int).Exp(big.NewInt(100), big.NewInt(n-1), nil)) < 0
+}
+
+// EarlyStopMinQueries returns the smallest total query count h+t that
+// passes the server early-stopping rule with t overlatency queries
+// (459, 662, 838, 1001 for t = 0..3).
+func EarlyStopMinQueries(t int64) int64 {
+	lo, hi := t+1, t+2
+	for !earlyStopPasses(hi, t) {
+		lo, hi = hi, hi*2
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if earlyStopPasses(mid, t) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// mlperfP99 returns sorted[⌊99·n/100⌋] (LoadGen's index, clamped).
+func mlperfIndex(n, num, den int64) int64 {
+	i := new(big.Int).Mul(big.NewInt(n), big.NewInt(num))
+	i.Quo(i, big.NewInt(den))
+	return min(i.Int64(), n-1)
+}
+
+func (g *group) mlperfCheck(lim *MLPerfLimits) *MLPerfCheck {
+	c := &MLPerfCheck{Valid: true, TTFTP99NS: Null, TPOTP99NS: Null, TTFTMinQueries: Null, TPOTMinQueries: Null, DurationNS: Null}
+	minDur := lim.MinDurationNS
+	if minDur == 0 {
+		minDur = 600e9
+	}
+	minQ := lim.MinQueries
+	if minQ == 0 {
+		minQ = 100
+	}
+	c.Queries = g.counts.Sent
+	fail := func(why string) { c.Valid = false; c.Reasons = append(c.Reasons, why) }
+	ttft := &g.ttftS
+	if ttft.n() == 0 {
+		ttft = &g.ttft
+		if g.ttft.n() > 0 {
+			c.Reasons = append(c.Reasons, "no scheduled times: TTFT measured from the actual send")
+		}
+	}
+	check := func(name string, s *intSamples, limit int64, p99 *Value, over *int64, minq *Value) {
+		n := s.n()
+		if n == 0 {
+			fail(name + ": no samples")
+			return
+		}
+		v := s.ranks([]int64{mlperfIndex(n, 99, 100) + 1})[0]
+		*p99 = Int(v)
+		if v > limit {
+			fail(name + " p99 over the limit")
+		}
+		s.each(func(x int64) {
+			if x > limit {
+				*over++
+			}
+		})
+		if *over <= 64 {
+			*minq = Int(EarlyStopMinQueries(*over))
+		}
+		if !earlyStopPasses(c.Queries, *over) {
+			fail(name + ": early stopping needs more queries")
+		}
+	}
+	check("ttft", ttft, lim.TTFTNS, &c.TTFTP99NS, &c.TTFTOver, &c.TTFTMinQueries)
+	check("tpot", &g.mlperfTPOT, lim.TPOTNS, &c.TPOTP99NS, &c.TPOTOver, &c.TPOTMinQueries)
+	if g.mlperfOneTk > 0 {
+		fail("answers of fewer than two tokens (LoadGen: Number of tokens need to be greater than 1)")
+	}
+	var dur int64
+	if g.haveSch {
+		dur = g.maxSch - g.minSch
+	} else if g.haveSent {
+		dur = g.window()
+	}
+	c.DurationNS = Int(dur)
+	if dur < minDur {
+		fail("duration below the minimum")
+	}
+	if c.Queries < minQ {
+		fail("fewer queries than the minimum")
+	}
+	return c
+}

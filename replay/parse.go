@@ -1,0 +1,176 @@
+package replay
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+func parseDur(s string) (int64, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("replay: %q is not a non-negative duration like 200ms: %w", s, ErrReplay)
+	}
+	return int64(d), nil
+}
+
+func pairs(s string, f func(k, v string) error) error {
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return fmt.Errorf("replay: %q is not key=value: %w", part, ErrReplay)
+		}
+		if err := f(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseSLO parses "ttft=200ms,e2e=5s,tpot=50ms,one_token=fail". Unset
+// limits stay nil; one_token defaults to pass.
+func ParseSLO(s string) (SLOSpec, error) {
+	out := SLOSpec{OneToken: schema.OneTokenPass, Source: "flag"}
+	err := pairs(s, func(k, v string) error {
+		if k == "one_token" {
+			if v != schema.OneTokenPass && v != schema.OneTokenFail {
+				return fmt.Errorf("replay: one_token must be pass or fail, not %q: %w", v, ErrReplay)
+			}
+			out.OneToken = v
+			return nil
+		}
+		d, err := parseDur(v)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case "ttft":
+			out.TTFTNS = &d
+		case "e2e":
+			out.E2ENS = &d
+		case "tpot":
+			out.TPOTNS = &d
+		default:
+			return fmt.Errorf("replay: unknown SLO key %q (want ttft, e2e, tpot, one_token): %w", k, ErrReplay)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ParseSweep parses "ttft=50ms..2s[:steps]" (default 20 steps).
+func ParseSweep(s string) (*SweepSpec, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return nil, fmt.Errorf("replay: sweep %q is not metric=FROM..TO[:STEPS]: %w", s, ErrReplay)
+	}
+	sp := &SweepSpec{Metric: strings.TrimSpace(k), Steps: 20}
+	if rng, steps, ok := strings.Cut(v, ":"); ok {
+		n, err := strconv.Atoi(steps)
+		if err != nil {
+			return nil, fmt.Errorf("replay: sweep steps %q: %w", steps, ErrReplay)
+		}
+		sp.Steps, v = n, rng
+	}
+	from, to, ok := strings.Cut(v, "..")
+	if !ok {
+		return nil, fmt.Errorf("replay: sweep range %q is not FROM..TO: %w", v, ErrReplay)
+	}
+	var err error
+	if sp.FromNS, err = parseDur(from); err != nil {
+		return nil, err
+	}
+	if sp.ToNS, err = parseDur(to); err != nil {
+		return nil, err
+	}
+	return sp, sp.check()
+}
+
+// ParseMLPerf parses "ttft=450ms,tpot=40ms[,min_duration=600s,min_queries=100]".
+func ParseMLPerf(s string) (*MLPerfLimits, error) {
+	l := &MLPerfLimits{}
+	err := pairs(s, func(k, v string) error {
+		if k == "min_queries" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("replay: min_queries %q: %w", v, ErrReplay)
+			}
+			l.MinQueries = n
+			return nil
+		}
+		d, err := parseDur(v)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case "ttft":
+			l.TTFTNS = d
+		case "tpot":
+			l.TPOTNS = d
+		case "min_duration":
+			l.MinDurationNS = d
+		default:
+			return fmt.Errorf("replay: unknown mlperf key %q: %w", k, ErrReplay)
+		}
+		return nil
+	})
+	if err == nil && (l.TTFTNS <= 0 || l.TPOTNS <= 0) {
+		err = fmt.Errorf("replay: mlperf check needs ttft and tpot limits: %w", ErrReplay)
+	}
+	return l, err
+}
+
+// ParseSmooth parses "alpha=2.5,v=200ms,f=linear:2s".
+func ParseSmooth(s string) (*SmoothParams, error) {
+	p := &SmoothParams{}
+	err := pairs(s, func(k, v string) error {
+		switch k {
+		case "alpha":
+			r, ok := new(big.Rat).SetString(v)
+			if !ok {
+				return fmt.Errorf("replay: alpha %q is not a decimal: %w", v, ErrReplay)
+			}
+			p.Alpha = r
+		case "v":
+			d, err := parseDur(v)
+			if err != nil {
+				return err
+			}
+			p.VNS = d
+		case "f":
+			name, arg, _ := strings.Cut(v, ":")
+			p.F = name
+			if arg != "" {
+				d, err := parseDur(arg)
+				if err != nil {
+					return err
+				}
+				p.LNS = d
+			}
+		default:
+			return fmt.Errorf("replay: unknown smooth goodput key %q: %w", k, ErrReplay)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, p.check()
+}
+
+// ParseFraction parses a decimal such as "0.9" exactly.
+func ParseFraction(s string) (*big.Rat, error) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || r.Sign() < 0 || r.Cmp(big.NewRat(1, 1)) > 0 {
+		return nil, fmt.Errorf("replay: %q is not a fraction in [0, 1]: %w", s, ErrReplay)
+	}
+	return r, nil
+}

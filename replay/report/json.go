@@ -1,0 +1,291 @@
+package report
+
+import (
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// Meanings say what tpot and itl mean, wherever they are printed.
+var Meanings = map[string]string{
+	"tpot_ns": "tpot = (last − first content token) ÷ (output tokens − 1), per request; NVIDIA/AIPerf call this ITL",
+	"itl_ns":  "itl = gaps between content chunks, pooled, as vLLM/SGLang mean it",
+}
+
+// jw writes indented JSON with keys in a fixed order.
+type jw struct {
+	b     strings.Builder
+	depth int
+	first []bool
+}
+
+func (w *jw) indent() {
+	w.b.WriteByte('\n')
+	w.b.WriteString(strings.Repeat("  ", w.depth))
+}
+
+func (w *jw) sep() {
+	if n := len(w.first); n > 0 {
+		if !w.first[n-1] {
+			w.b.WriteByte(',')
+		}
+		w.first[n-1] = false
+		w.indent()
+	}
+}
+
+func (w *jw) open(c byte) { w.b.WriteByte(c); w.depth++; w.first = append(w.first, true) }
+func (w *jw) close(c byte) {
+	empty := w.first[len(w.first)-1]
+	w.first = w.first[:len(w.first)-1]
+	w.depth--
+	if !empty {
+		w.indent()
+	}
+	w.b.WriteByte(c)
+}
+func (w *jw) key(k string)     { w.sep(); w.b.WriteString(strconv.Quote(k)); w.b.WriteString(": ") }
+func (w *jw) raw(s string)     { w.b.WriteString(s) }
+func (w *jw) str(s string)     { w.b.WriteString(quote(s)) }
+func (w *jw) kv(k, raw string) { w.key(k); w.raw(raw) }
+func (w *jw) ks(k, s string)   { w.key(k); w.str(s) }
+func (w *jw) elem()            { w.sep() }
+
+// quote is a JSON string literal (ASCII-safe, deterministic).
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteString(strconv.FormatInt(int64(r)>>4, 16))
+			b.WriteString(strconv.FormatInt(int64(r)&15, 16))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func intOrNull(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func (w *jw) dist(d replay.Dist) {
+	w.open('{')
+	for _, k := range replay.DistKeys {
+		v, _ := d.Field(k)
+		w.kv(k, Number(v))
+	}
+	w.close('}')
+}
+
+// JSON writes the replay JSON contract (schema "benchseal/replay/v1").
+func JSON(out io.Writer, r *replay.Result) error {
+	w := &jw{}
+	w.open('{')
+	w.ks("schema", r.Schema)
+	w.ks("definitions", r.Definitions)
+	w.key("slo")
+	w.open('{')
+	w.kv("ttft_ns", intOrNull(r.SLO.TTFTNS))
+	w.kv("e2e_ns", intOrNull(r.SLO.E2ENS))
+	w.kv("tpot_ns", intOrNull(r.SLO.TPOTNS))
+	w.ks("one_token", r.SLO.OneToken)
+	w.ks("source", r.SLO.Source)
+	w.close('}')
+	w.key("smooth")
+	if r.Smooth == nil {
+		w.raw("null")
+	} else {
+		w.open('{')
+		w.kv("alpha", Number(replay.Exact(r.Smooth.Alpha)))
+		w.kv("v_ns", strconv.FormatInt(r.Smooth.VNS, 10))
+		w.ks("f", r.Smooth.F)
+		w.kv("l_ns", strconv.FormatInt(r.Smooth.LNS, 10))
+		w.close('}')
+	}
+	w.key("meanings")
+	w.open('{')
+	w.ks("itl_ns", Meanings["itl_ns"])
+	w.ks("tpot_ns", Meanings["tpot_ns"])
+	w.close('}')
+	w.key("aliases")
+	w.open('{')
+	keys := make([]string, 0, len(r.Aliases))
+	for k := range r.Aliases {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.ks(k, r.Aliases[k])
+	}
+	w.close('}')
+	w.key("results")
+	w.open('[')
+	for _, p := range r.Results {
+		w.elem()
+		w.open('{')
+		w.ks("point", p.Point)
+		w.kv("repeat", strconv.Itoa(p.Repeat))
+		w.kv("window_ns", Number(p.Scalars["window_ns"]))
+		w.key("counts")
+		w.open('{')
+		for _, k := range replay.CountKeys {
+			c, _ := p.Counts.Field(k)
+			w.kv(k, strconv.FormatInt(c, 10))
+		}
+		w.close('}')
+		for _, k := range replay.ScalarKeys[1:] {
+			w.kv(k, Number(p.Scalars[k]))
+		}
+		for _, k := range distOrder(p) {
+			w.key(k)
+			w.dist(p.Dists[k])
+		}
+		w.key("stalls")
+		w.open('{')
+		w.kv("threshold_ns", strconv.FormatInt(p.Stalls.ThresholdNS, 10))
+		w.kv("count", strconv.FormatInt(p.Stalls.Count, 10))
+		w.kv("requests", strconv.FormatInt(p.Stalls.Requests, 10))
+		w.kv("max_gap_ns", Number(p.Stalls.MaxGapNS))
+		w.close('}')
+		if c := p.MLPerf; c != nil {
+			w.key("mlperf")
+			w.open('{')
+			w.kv("valid", strconv.FormatBool(c.Valid))
+			for _, k := range []string{"ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"} {
+				v, _ := c.Field(k)
+				w.kv(k, Number(v))
+			}
+			w.key("reasons")
+			strList(w, c.Reasons)
+			w.close('}')
+		}
+		w.close('}')
+	}
+	w.close(']')
+	w.key("summary")
+	w.open('[')
+	for _, ps := range r.Summary {
+		w.elem()
+		w.open('{')
+		w.ks("point", ps.Point)
+		w.key("metrics")
+		w.open('{')
+		for _, m := range replay.SummaryMetrics {
+			s := ps.Metrics[m]
+			w.key(m)
+			w.open('{')
+			w.kv("median", Number(s.Median))
+			w.kv("ci_low", Number(s.CILow))
+			w.kv("ci_high", Number(s.CIHigh))
+			w.kv("confidence", Number(s.Confidence))
+			w.kv("n", strconv.Itoa(s.N))
+			w.key("warnings")
+			strList(w, s.Warnings)
+			w.close('}')
+		}
+		w.close('}')
+		w.close('}')
+	}
+	w.close(']')
+	if sw := r.Sweep; sw != nil {
+		w.key("sweep")
+		w.open('{')
+		w.ks("metric", sw.Metric)
+		w.key("limits_ns")
+		w.open('[')
+		for _, l := range sw.LimitsNS {
+			w.elem()
+			w.raw(strconv.FormatInt(l, 10))
+		}
+		w.close(']')
+		w.key("rows")
+		w.open('[')
+		for _, row := range sw.Rows {
+			w.elem()
+			w.open('{')
+			w.ks("point", row.Point)
+			w.kv("repeat", strconv.Itoa(row.Repeat))
+			w.key("goodput")
+			valList(w, row.Goodput)
+			w.key("slo_attainment")
+			valList(w, row.Attainment)
+			w.close('}')
+		}
+		w.close(']')
+		w.close('}')
+	}
+	w.key("capacity")
+	if c := r.Capacity; c == nil {
+		w.raw("null")
+	} else {
+		w.open('{')
+		w.kv("attainment_target", Number(replay.Exact(c.Target)))
+		w.kv("rate", Number(c.Rate))
+		w.kv("max_passing_rate", Number(c.MaxPassingRate))
+		w.key("curve")
+		w.open('[')
+		for i := range c.Points {
+			w.elem()
+			w.open('{')
+			w.ks("point", c.Points[i])
+			w.kv("rate", Number(c.Rates[i]))
+			w.kv("slo_attainment", Number(c.Attainment[i]))
+			w.kv("goodput", Number(c.Goodput[i]))
+			w.close('}')
+		}
+		w.close(']')
+		w.close('}')
+	}
+	w.key("notes")
+	strList(w, r.Notes)
+	w.close('}')
+	w.b.WriteByte('\n')
+	_, err := io.WriteString(out, w.b.String())
+	return err
+}
+
+func strList(w *jw, ss []string) {
+	w.open('[')
+	for _, s := range ss {
+		w.elem()
+		w.str(s)
+	}
+	w.close(']')
+}
+
+func valList(w *jw, vs []replay.Value) {
+	w.open('[')
+	for _, v := range vs {
+		w.elem()
+		w.raw(Number(v))
+	}
+	w.close(']')
+}
+
+// distOrder lists a result's distributions: DistNames, then extras by name.
+func distOrder(p *replay.PointResult) []string {
+	out := slices.Clone(replay.DistNames)
+	var extra []string
+	for k := range p.Dists {
+		if !slices.Contains(out, k) {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	return append(out, extra...)
+}

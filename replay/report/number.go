@@ -1,0 +1,86 @@
+package report
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// JSONDecimals is the number of fractional digits of a non-integer exact
+// value in JSON (rounded half to even, trailing zeros removed).
+const JSONDecimals = 12
+
+// Number formats v as a JSON number ("null" when undefined): integers as
+// integers, other exact values with up to JSONDecimals fractional digits,
+// floats as the shortest round-tripping decimal.
+func Number(v replay.Value) string {
+	if v.IsNull() {
+		return "null"
+	}
+	if v.IsInt() {
+		return v.Rat().Num().String()
+	}
+	if !v.IsExact() && !replay.IsSqrt(v) {
+		f, _ := v.Float64()
+		return formatFloat(f)
+	}
+	n, _ := v.Rounded(JSONDecimals)
+	return trimZeros(fixed(n, JSONDecimals))
+}
+
+func formatFloat(f float64) string {
+	a := math.Abs(f)
+	if a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// fixed writes n·10^-places as a decimal with exactly places digits.
+func fixed(n *big.Int, places int) string {
+	neg := n.Sign() < 0
+	s := new(big.Int).Abs(n).String()
+	if places > 0 {
+		if len(s) <= places {
+			s = strings.Repeat("0", places-len(s)+1) + s
+		}
+		s = s[:len(s)-places] + "." + s[len(s)-places:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func trimZeros(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// Decimal formats v·scale with places fractional digits (rounded once,
+// half to even); "-" when undefined. scale is a rational like 1/1e6 for ns
+// to ms.
+func Decimal(v replay.Value, scale *big.Rat, places int) string {
+	if v.IsNull() {
+		return "-"
+	}
+	var w replay.Value
+	switch {
+	case v.IsExact():
+		w = replay.Exact(new(big.Rat).Mul(v.Rat(), scale))
+	case replay.IsSqrt(v):
+		w = replay.ScaleSqrt(v, scale)
+	default:
+		f, _ := v.Float64()
+		r := new(big.Rat).SetFloat64(f)
+		w = replay.Exact(r.Mul(r, scale))
+	}
+	n, _ := w.Rounded(places)
+	return fixed(n, places)
+}

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+type memRun struct {
+	m    *schema.Manifest
+	recs []*schema.Record
+}
+
+func (r *memRun) Manifest() *schema.Manifest { return r.m }
+func (r *memRun) Claims() *schema.Claims     { return nil }
+func (r *memRun) OpenRecords() (schema.RecordIterator, error) {
+	return &iter{recs: r.recs}, nil
+}
+
+type iter struct {
+	recs []*schema.Record
+	i    int
+}
+
+func (it *iter) Next() (*schema.Record, error) {
+	if it.i >= len(it.recs) {
+		return nil, io.EOF
+	}
+	it.i++
+	return it.recs[it.i-1], nil
+}
+func (it *iter) Close() error { return nil }
+
+// smallRun is a handcrafted two-point, two-repeat open-loop run.
+func smallRun() *memRun {
+	ms := int64(1e6)
+	m := &schema.Manifest{Schema: schema.ManifestSchemaV1, Load: schema.Load{Mode: schema.ModeRate, Repeats: 2,
+		Points: []schema.Point{{Name: "r1", Rate: 1}, {Name: "r2", Rate: 2}}},
+		SLO: schema.SLO{TTFT: schema.Duration(200 * ms), TPOT: schema.Duration(50 * ms)}}
+	var recs []*schema.Record
+	for pi, pt := range []string{"r1", "r2"} {
+		for rep := range 2 {
+			for i := range int64(6) {
+				sch := i * 1000 * ms / int64(pi+1)
+				sent := sch + 3*i
+				ttft := 100*ms + i*30*ms*int64(pi+1) + int64(rep)*7
+				chunks := []int64{ttft, ttft + 40*ms, ttft + 90*ms, ttft + 130*ms}
+				r := &schema.Record{ID: "x", Point: pt, Repeat: rep, Phase: schema.PhaseMeasure, ScheduledNS: &sch, SentNS: sent,
+					EndNS: sent + chunks[3] + ms, ChunksNS: chunks, OutputTokens: 4 + i%2, InputTokens: 100, Status: schema.StatusOK}
+				if i == 5 {
+					r.Status, r.ChunksNS, r.OutputTokens = schema.StatusTimeout, nil, 0
+				}
+				if i == 4 {
+					r.OutputTokens, r.ChunksNS = 1, chunks[:1]
+				}
+				recs = append(recs, r)
+			}
+			recs = append(recs, &schema.Record{ID: "w", Point: pt, Repeat: rep, Phase: schema.PhaseWarmup, SentNS: 0, EndNS: 1, ChunksNS: []int64{1}, OutputTokens: 1, Status: schema.StatusOK})
+		}
+	}
+	return &memRun{m: m, recs: recs}
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Format
+		o    replay.Options
+	}{
+		{"small.json", FormatJSON, replay.Options{}},
+		{"small.txt", FormatText, replay.Options{}},
+		{"small.csv", FormatCSV, replay.Options{}},
+		{"small.md", FormatMarkdown, replay.Options{}},
+		{"small_vllm.json", FormatJSON, replay.Options{Definitions: "vllm"}},
+		{"small_sweep.txt", FormatText, replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := replay.Replay(context.Background(), smallRun(), c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := Write(&b, c.f, res); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("..", "testdata", c.name)
+			if *update {
+				os.WriteFile(path, b.Bytes(), 0o644)
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(want, b.Bytes()) {
+				t.Errorf("%s differs from golden; rerun with -update and review the diff", c.name)
+			}
+		})
+	}
+}
+
+func TestNumberFormatting(t *testing.T) {
+	for _, c := range []struct {
+		v    replay.Value
+		want string
+	}{
+		{replay.Null, "null"},
+		{replay.Int(42), "42"},
+		{replay.Frac(1, 3), "0.333333333333"},
+		{replay.Frac(5, 2), "2.5"},
+		{replay.Float(350026954.5800982), "350026954.5800982"},
+	} {
+		if got := Number(c.v); got != c.want {
+			t.Errorf("Number = %s want %s", got, c.want)
+		}
+	}
+	// 867900003.6 ns → "867.900 ms"; half-even at presentation.
+	if got := Decimal(replay.Frac(8679000036, 10), nsToMS, 3); got != "867.900" {
+		t.Errorf("ms %s", got)
+	}
+	if got := Decimal(replay.Int(2500), nsToMS, 3); got != "0.002" {
+		t.Errorf("half-even %s", got)
+	}
+}

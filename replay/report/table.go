@@ -1,0 +1,222 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// Format names an output format.
+type Format string
+
+// Output formats.
+const (
+	FormatText     Format = "text"
+	FormatJSON     Format = "json"
+	FormatCSV      Format = "csv"
+	FormatMarkdown Format = "markdown"
+)
+
+// Write renders r in format f.
+func Write(out io.Writer, f Format, r *replay.Result) error {
+	switch f {
+	case FormatJSON:
+		return JSON(out, r)
+	case FormatCSV:
+		return CSV(out, r)
+	case FormatMarkdown:
+		return Markdown(out, r)
+	case FormatText, "":
+		return Text(out, r)
+	}
+	return fmt.Errorf("report: unknown format %q", f)
+}
+
+var (
+	nsToMS  = big.NewRat(1, 1_000_000)
+	one     = big.NewRat(1, 1)
+	hundred = big.NewRat(100, 1)
+)
+
+// row is one metric line of a point and repeat.
+type row struct{ metric, value, unit string }
+
+func rows(p *replay.PointResult) []row {
+	var out []row
+	c := p.Counts
+	out = append(out, row{"counts", fmt.Sprintf("sent %d = ok %d + error %d + timeout %d + cancelled %d + rejected %d; warmup %d set aside; ok without content %d; one-token %d; good %d",
+		c.Sent, c.OK, c.Error, c.Timeout, c.Cancelled, c.Rejected, c.Warmup, c.OKNoContent, c.OneToken, c.Good), ""})
+	out = append(out, row{"window", Decimal(p.Scalars["window_ns"], nsToMS, 3), "ms"})
+	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
+		out = append(out, row{k, Decimal(p.Scalars[k], one, 3), "req/s"})
+	}
+	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
+		out = append(out, row{k, Decimal(p.Scalars[k], one, 3), "tok/s"})
+	}
+	out = append(out, row{"slo_attainment", Decimal(p.Scalars["slo_attainment"], hundred, 2), "% of sent"})
+	out = append(out, row{"slo_attainment_ok", Decimal(p.Scalars["slo_attainment_ok"], hundred, 2), "% of ok"})
+	for _, k := range distOrder(p) {
+		d := p.Dists[k]
+		var parts []string
+		for _, f := range replay.DistKeys[1:] {
+			v, _ := d.Field(f)
+			parts = append(parts, f+" "+Decimal(v, nsToMS, 3))
+		}
+		out = append(out, row{strings.TrimSuffix(k, "_ns"), fmt.Sprintf("n %d  %s", d.N, strings.Join(parts, "  ")), "ms"})
+	}
+	out = append(out, row{"stalls", fmt.Sprintf("%d gaps > %s ms in %d requests; max gap %s", p.Stalls.Count, Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3), p.Stalls.Requests, Decimal(p.Stalls.MaxGapNS, nsToMS, 3)), "ms"})
+	if m := p.MLPerf; m != nil {
+		v := "INVALID"
+		if m.Valid {
+			v = "VALID"
+		}
+		out = append(out, row{"mlperf", fmt.Sprintf("%s: ttft p99 %s, tpot p99 %s, over %d/%d, queries %d; %s", v,
+			Decimal(m.TTFTP99NS, nsToMS, 3), Decimal(m.TPOTP99NS, nsToMS, 3), m.TTFTOver, m.TPOTOver, m.Queries, strings.Join(m.Reasons, "; ")), "ms"})
+	}
+	return out
+}
+
+func sloLine(r *replay.Result) string {
+	lim := func(name string, p *int64) string {
+		if p == nil {
+			return name + " -"
+		}
+		return name + " " + Decimal(replay.Int(*p), nsToMS, 3) + " ms"
+	}
+	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), r.SLO.OneToken, r.SLO.Source)
+}
+
+// Text writes a human-readable report.
+func Text(out io.Writer, r *replay.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "definitions: %s\nslo: %s\n", r.Definitions, sloLine(r))
+	fmt.Fprintf(&b, "%s\n%s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
+	for _, p := range r.Results {
+		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
+		for _, rw := range rows(p) {
+			fmt.Fprintf(&b, "  %-24s %s %s\n", rw.metric, rw.value, rw.unit)
+		}
+	}
+	writeSummaryText(&b, r)
+	writeSweepText(&b, r)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func writeSummaryText(b *strings.Builder, r *replay.Result) {
+	for _, ps := range r.Summary {
+		fmt.Fprintf(b, "\nsummary of point %s across repeats (median [95%% CI])\n", ps.Point)
+		for _, m := range replay.SummaryMetrics {
+			s := ps.Metrics[m]
+			scale, unit := one, ""
+			if strings.Contains(m, "_ns.") {
+				scale, unit = nsToMS, " ms"
+			}
+			fmt.Fprintf(b, "  %-24s %s [%s, %s]%s n=%d", m, Decimal(s.Median, scale, 3), Decimal(s.CILow, scale, 3), Decimal(s.CIHigh, scale, 3), unit, s.N)
+			if len(s.Warnings) > 0 {
+				fmt.Fprintf(b, " (%s)", strings.Join(s.Warnings, "; "))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if c := r.Capacity; c != nil {
+		fmt.Fprintf(b, "\ncapacity at attainment %s: %s req/s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), Decimal(c.Rate, one, 3), Decimal(c.MaxPassingRate, one, 3))
+		for i := range c.Points {
+			fmt.Fprintf(b, "  %-12s rate %s  attainment %s  goodput %s\n", c.Points[i], Decimal(c.Rates[i], one, 3), Decimal(c.Attainment[i], one, 4), Decimal(c.Goodput[i], one, 3))
+		}
+	}
+}
+
+func writeSweepText(b *strings.Builder, r *replay.Result) {
+	sw := r.Sweep
+	if sw == nil {
+		return
+	}
+	fmt.Fprintf(b, "\ngoodput (req/s) and attainment by %s limit\n", sw.Metric)
+	for i, l := range sw.LimitsNS {
+		fmt.Fprintf(b, "  %s %12s ms:", sw.Metric, Decimal(replay.Int(l), nsToMS, 3))
+		for _, row := range sw.Rows {
+			fmt.Fprintf(b, "  %s/%d %s (%s%%)", row.Point, row.Repeat, Decimal(row.Goodput[i], one, 3), Decimal(row.Attainment[i], hundred, 2))
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// CSV writes one line per point, repeat and metric path, with the value
+// as in the JSON contract (ns, per second).
+func CSV(out io.Writer, r *replay.Result) error {
+	w := csv.NewWriter(out)
+	w.Write([]string{"definitions", "point", "repeat", "metric", "value"})
+	for _, p := range r.Results {
+		rep := strconv.Itoa(p.Repeat)
+		emit := func(m string, v replay.Value) {
+			w.Write([]string{r.Definitions, p.Point, rep, m, csvNum(v)})
+		}
+		for _, k := range replay.CountKeys {
+			c, _ := p.Counts.Field(k)
+			emit("counts."+k, replay.Int(c))
+		}
+		for _, k := range replay.ScalarKeys {
+			emit(k, p.Scalars[k])
+		}
+		for _, k := range distOrder(p) {
+			for _, f := range replay.DistKeys {
+				v, _ := p.Dists[k].Field(f)
+				emit(k+"."+f, v)
+			}
+		}
+	}
+	for _, ps := range r.Summary {
+		for _, m := range replay.SummaryMetrics {
+			s := ps.Metrics[m]
+			for _, f := range []struct {
+				k string
+				v replay.Value
+			}{{"median", s.Median}, {"ci_low", s.CILow}, {"ci_high", s.CIHigh}, {"n", replay.Int(int64(s.N))}} {
+				w.Write([]string{r.Definitions, ps.Point, "", "summary." + m + "." + f.k, csvNum(f.v)})
+			}
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+func csvNum(v replay.Value) string {
+	if v.IsNull() {
+		return ""
+	}
+	return Number(v)
+}
+
+// Markdown writes one table per point and repeat.
+func Markdown(out io.Writer, r *replay.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**definitions:** %s  \n**slo:** %s\n\n", r.Definitions, sloLine(r))
+	fmt.Fprintf(&b, "- %s\n- %s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
+	for _, p := range r.Results {
+		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", p.Point, p.Repeat)
+		for _, rw := range rows(p) {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, strings.ReplaceAll(rw.value, "|", "\\|"), rw.unit)
+		}
+	}
+	for _, ps := range r.Summary {
+		fmt.Fprintf(&b, "\n### summary of point %s across repeats\n\n| metric | median | 95%% CI low | 95%% CI high | n | warnings |\n|---|---|---|---|---|---|\n", ps.Point)
+		for _, m := range replay.SummaryMetrics {
+			s := ps.Metrics[m]
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", m, Decimal(s.Median, one, 3), Decimal(s.CILow, one, 3), Decimal(s.CIHigh, one, 3), s.N, strings.Join(s.Warnings, "; "))
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\n> note: %s\n", n)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}

@@ -1,0 +1,261 @@
+package replay
+
+import (
+	"math/big"
+	"strings"
+)
+
+// SchemaV1 is the schema identifier of the replay JSON result.
+const SchemaV1 = "benchseal/replay/v1"
+
+// Percentile is one reported percentile: its JSON key and its exact
+// fraction Num/Den.
+type Percentile struct {
+	Key      string
+	Num, Den int64
+}
+
+// Percentiles are the percentiles every distribution reports.
+var Percentiles = []Percentile{
+	{"p50", 1, 2}, {"p90", 9, 10}, {"p95", 19, 20}, {"p99", 99, 100}, {"p999", 999, 1000},
+}
+
+// Dist summarises one distribution. N counts the defined samples; every
+// other field is Null when N is 0.
+type Dist struct {
+	N      int64
+	Mean   Value
+	Stddev Value
+	Min    Value
+	// P holds the values of Percentiles, in order.
+	P   []Value
+	Max Value
+}
+
+// Field returns the value of a distribution key ("n", "mean", "stddev",
+// "min", "p50", …, "max").
+func (d Dist) Field(key string) (Value, bool) {
+	switch key {
+	case "n":
+		return Int(d.N), true
+	case "mean":
+		return d.Mean, true
+	case "stddev":
+		return d.Stddev, true
+	case "min":
+		return d.Min, true
+	case "max":
+		return d.Max, true
+	}
+	for i, p := range Percentiles {
+		if p.Key == key {
+			if i < len(d.P) {
+				return d.P[i], true
+			}
+			return Null, true
+		}
+	}
+	return Null, false
+}
+
+// DistKeys lists a distribution's keys in output order.
+var DistKeys = []string{"n", "mean", "stddev", "min", "p50", "p90", "p95", "p99", "p999", "max"}
+
+func emptyDist() Dist {
+	return Dist{Mean: Null, Stddev: Null, Min: Null, Max: Null, P: make([]Value, len(Percentiles))}
+}
+
+// Counts accounts for every request of a point and repeat. Sent counts the
+// measured requests and equals OK+Error+Timeout+Cancelled+Rejected.
+type Counts struct {
+	Sent, OK, Error, Timeout, Cancelled, Rejected int64
+	// Warmup counts the warmup records set aside.
+	Warmup int64
+	// OKNoContent counts ok requests without any content chunk: they have
+	// no TTFT and never meet an SLO.
+	OKNoContent int64
+	// OneToken counts ok requests with output_tokens ≤ 1 (no TPOT).
+	OneToken int64
+	// Good counts requests meeting the SLO.
+	Good int64
+}
+
+// CountKeys lists the counts keys in output order.
+var CountKeys = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good"}
+
+// Field returns a count by key.
+func (c Counts) Field(key string) (int64, bool) {
+	switch key {
+	case "sent":
+		return c.Sent, true
+	case "ok":
+		return c.OK, true
+	case "error":
+		return c.Error, true
+	case "timeout":
+		return c.Timeout, true
+	case "cancelled":
+		return c.Cancelled, true
+	case "rejected":
+		return c.Rejected, true
+	case "warmup":
+		return c.Warmup, true
+	case "ok_no_content":
+		return c.OKNoContent, true
+	case "one_token":
+		return c.OneToken, true
+	case "good":
+		return c.Good, true
+	}
+	return 0, false
+}
+
+// Stalls describes streaming stalls: chunk gaps above ThresholdNS.
+type Stalls struct {
+	ThresholdNS int64
+	// Count is the number of gaps above the threshold; Requests the
+	// number of ok requests with at least one; MaxGap the largest gap.
+	Count, Requests int64
+	MaxGapNS        Value
+}
+
+// Point-and-repeat scalar metric keys, in output order.
+var ScalarKeys = []string{
+	"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
+	"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "smooth_goodput",
+}
+
+// DistNames lists the distribution keys of a result, in output order.
+var DistNames = []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns"}
+
+// PointResult holds the metrics of one load point and repeat.
+type PointResult struct {
+	Point  string
+	Repeat int
+	Counts Counts
+	// Scalars holds the values of ScalarKeys.
+	Scalars map[string]Value
+	// Dists holds the distributions of DistNames, plus any extra
+	// distributions a peer definition defines (see Definition.Extra).
+	Dists  map[string]Dist
+	Stalls Stalls
+	// MLPerf is set when the MLPerf server check was asked for.
+	MLPerf *MLPerfCheck
+}
+
+// Lookup resolves a claim path inside a point result: a scalar key
+// ("goodput"), "counts.KEY", "DIST.KEY" (e.g. "ttft_ns.p99"),
+// "stalls.count", or "mlperf.KEY".
+func (p *PointResult) Lookup(path string) (Value, bool) {
+	if v, ok := p.Scalars[path]; ok {
+		return v, true
+	}
+	head, tail, ok := strings.Cut(path, ".")
+	if !ok {
+		return Null, false
+	}
+	switch head {
+	case "counts":
+		c, ok := p.Counts.Field(tail)
+		return Int(c), ok
+	case "stalls":
+		switch tail {
+		case "threshold_ns":
+			return Int(p.Stalls.ThresholdNS), true
+		case "count":
+			return Int(p.Stalls.Count), true
+		case "requests":
+			return Int(p.Stalls.Requests), true
+		case "max_gap_ns":
+			return p.Stalls.MaxGapNS, true
+		}
+		return Null, false
+	case "mlperf":
+		if p.MLPerf == nil {
+			return Null, false
+		}
+		return p.MLPerf.Field(tail)
+	}
+	if d, ok := p.Dists[head]; ok {
+		return d.Field(tail)
+	}
+	return Null, false
+}
+
+// SLOSpec is the resolved objective of a replay. A nil limit is not set.
+type SLOSpec struct {
+	TTFTNS, E2ENS, TPOTNS *int64
+	// OneToken is "pass" or "fail".
+	OneToken string
+	// Source says where the SLO came from: "manifest", "flag" or "none".
+	Source string
+}
+
+// Any reports whether any limit is set.
+func (s SLOSpec) Any() bool { return s.TTFTNS != nil || s.E2ENS != nil || s.TPOTNS != nil }
+
+// SmoothParams are the required parameters of smooth goodput
+// (arXiv 2410.14257 Eqs. 9–11): benefit(r) = n_r − Alpha·f(l_r), with
+// deadlines d_i = C + V·i and f(l) = clamp(max(l,0)/L, 0, 1).
+type SmoothParams struct {
+	Alpha *big.Rat
+	// VNS is the reader's time per token in ns.
+	VNS int64
+	// F names the penalty function; only "linear" is defined.
+	F string
+	// LNS is the idle latency at which f reaches 1 (the whole benefit
+	// weight Alpha is lost).
+	LNS int64
+}
+
+// Summary is the across-repeat summary of one metric of one point.
+type Summary struct {
+	Median, CILow, CIHigh Value
+	// Confidence is the exact coverage of the interval.
+	Confidence Value
+	N          int
+	Warnings   []string
+}
+
+// PointSummary holds the summaries of one point, keyed by claim path.
+type PointSummary struct {
+	Point   string
+	Metrics map[string]Summary
+}
+
+// SummaryMetrics are the metric paths summarised across repeats.
+var SummaryMetrics = []string{
+	"request_throughput", "output_token_throughput", "goodput", "token_goodput", "slo_attainment",
+	"ttft_ns.p50", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p99",
+}
+
+// Result is a whole replay.
+type Result struct {
+	Schema      string
+	Definitions string
+	SLO         SLOSpec
+	// Smooth is nil when smooth goodput was not asked for (then it is
+	// reported as not computed: null).
+	Smooth  *SmoothParams
+	Results []*PointResult
+	Summary []PointSummary
+	// Sweep is set when an SLO sweep was asked for.
+	Sweep *Sweep
+	// Capacity is the DistServe-style capacity across the points of a
+	// rate sweep.
+	Capacity *Capacity
+	// Aliases maps the tool's own metric names to result paths.
+	Aliases map[string]string
+	// Notes say what the definitions could not compute, and why.
+	Notes []string
+}
+
+// Point returns the result of a point and repeat, or nil.
+func (r *Result) Point(point string, repeat int) *PointResult {
+	for _, p := range r.Results {
+		if p.Point == point && p.Repeat == repeat {
+			return p
+		}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package replay
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// SweepSpec asks for goodput as a function of one SLO limit: Steps limits
+// spread evenly from FromNS to ToNS (inclusive), the other limits fixed.
+type SweepSpec struct {
+	// Metric is "ttft", "e2e" or "tpot".
+	Metric       string
+	FromNS, ToNS int64
+	Steps        int
+}
+
+func (s *SweepSpec) check() error {
+	switch s.Metric {
+	case "ttft", "e2e", "tpot":
+	default:
+		return fmt.Errorf("replay: sweep metric %q is not ttft, e2e or tpot: %w", s.Metric, ErrReplay)
+	}
+	if s.FromNS < 0 || s.ToNS < s.FromNS || s.Steps < 1 || s.Steps > 10000 || (s.Steps == 1 && s.FromNS != s.ToNS) {
+		return fmt.Errorf("replay: sweep range %d..%d ns in %d steps is invalid: %w", s.FromNS, s.ToNS, s.Steps, ErrReplay)
+	}
+	return nil
+}
+
+// Limits returns the swept limits: From + ⌊(To−From)·i/(Steps−1)⌋.
+func (s *SweepSpec) Limits() []int64 {
+	if s.Steps == 1 {
+		return []int64{s.FromNS}
+	}
+	out := make([]int64, s.Steps)
+	span := big.NewInt(s.ToNS - s.FromNS)
+	for i := range out {
+		v := new(big.Int).Mul(span, big.NewInt(int64(i)))
+		v.Quo(v, big.NewInt(int64(s.Steps-1)))
+		out[i] = s.FromNS + v.Int64()
+	}
+	return out
+}
+
+// Sweep is goodput and attainment as a function of one SLO limit.
+type Sweep struct {
+	Metric   string
+	LimitsNS []int64
+	Rows     []SweepRow
+}
+
+// SweepRow is one point and repeat of a sweep: Goodput[i] and
+// Attainment[i] under LimitsNS[i].
+type SweepRow struct {
+	Point      string
+	Repeat     int
+	Goodput    []Value
+	Attainment []Value
+}
+
+func buildSweep(spec *SweepSpec, groups map[groupKey]*group, order []groupKey) *Sweep {
+	sw := &Sweep{Metric: spec.Metric, LimitsNS: spec.Limits()}
+	for _, k := range order {
+		g := groups[k]
+		slices.SortFunc(g.sweepVals, cmpFrac)
+		row := SweepRow{Point: k.point, Repeat: k.repeat}
+		w := g.window()
+		for _, lim := range sw.LimitsNS {
+			// count of values ≤ lim
+			c, _ := slices.BinarySearchFunc(g.sweepVals, frac{lim, 1}, func(a, b frac) int {
+				if cmpFrac(a, b) <= 0 {
+					return -1
+				}
+				return 1
+			})
+			good := g.sweepConst + int64(c)
+			row.Goodput = append(row.Goodput, perSecond(big.NewInt(good), w))
+			row.Attainment = append(row.Attainment, ratio(big.NewInt(good), big.NewInt(g.counts.Sent)))
+		}
+		sw.Rows = append(sw.Rows, row)
+	}
+	return sw
+}
+
+// Capacity is the DistServe-style capacity of a rate sweep: the offered
+// rate at which the median SLO attainment across repeats first falls to
+// the target, by linear interpolation between the bracketing points.
+type Capacity struct {
+	Target *big.Rat
+	// Rates and Attainment are the curve, by increasing rate.
+	Points     []string
+	Rates      []Value
+	Attainment []Value
+	Goodput    []Value
+	// Rate is the interpolated crossing, Null when the curve never
+	// crosses the target inside the sweep.
+	Rate Value
+	// MaxPassingRate is the highest rate whose attainment meets the
+	// target (no interpolation), Null when none does.
+	MaxPassingRate Value
+}
+
+func capacity(m *schema.Manifest, res *Result, target *big.Rat) *Capacity {
+	if !res.SLO.Any() {
+		return nil
+	}
+	type pt struct {
+		name string
+		rate *big.Rat
+		att  Value
+		gp   Value
+	}
+	var pts []pt
+	for _, p := range m.Load.Points {
+		if p.Rate <= 0 {
+			continue
+		}
+		var att, gp []Value
+		for _, r := range res.Results {
+			if r.Point == p.Name {
+				att = append(att, r.Scalars["slo_attainment"])
+				gp = append(gp, r.Scalars["goodput"])
+			}
+		}
+		if len(att) == 0 {
+			continue
+		}
+		pts = append(pts, pt{p.Name, new(big.Rat).SetFloat64(p.Rate), SummarizeValues(att, CIConfidence).Median, SummarizeValues(gp, CIConfidence).Median})
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(pts, func(a, b pt) int { return a.rate.Cmp(b.rate) })
+	c := &Capacity{Target: target, Rate: Null, MaxPassingRate: Null}
+	for _, p := range pts {
+		c.Points = append(c.Points, p.name)
+		c.Rates = append(c.Rates, Exact(p.rate))
+		c.Attainment = append(c.Attainment, p.att)
+		c.Goodput = append(c.Goodput, p.gp)
+		if a := p.att.Rat(); a != nil && a.Cmp(target) >= 0 {
+			c.MaxPassingRate = Exact(p.rate)
+		}
+	}
+	for j := 0; j+1 < len(pts); j++ {
+		y0, y1 := pts[j].att.Rat(), pts[j+1].att.Rat()
+		if y0 == nil || y1 == nil {
+			continue
+		}
+		if y0.Cmp(target) >= 0 && y1.Cmp(target) < 0 {
+			// λ = (X − y0)(λ1 − λ0)/(y1 − y0) + λ0
+			num := new(big.Rat).Sub(target, y0)
+			num.Mul(num, new(big.Rat).Sub(pts[j+1].rate, pts[j].rate))
+			num.Quo(num, new(big.Rat).Sub(y1, y0))
+			c.Rate = Exact(num.Add(num, pts[j].rate))
+			break
+		}
+	}
+	return c
+}

@@ -1,0 +1,432 @@
+package schema
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MustState lists the manifest fields, as dotted paths, that a publisher
+// must either set or name in Manifest.Unknown. Unknown must be said, never
+// silently empty.
+var MustState = []string{
+	"client.version",
+	"client.location",
+	"client.token_counts",
+	"hardware.accelerator",
+	"hardware.accelerator_count",
+	"hardware.driver",
+	"hardware.runtime",
+	"engine.name",
+	"engine.version",
+	"engine.parallelism.tensor",
+	"engine.prefix_cache",
+	"model.revision",
+	"model.precision",
+	"decoding.max_tokens",
+	"workload.sha256",
+	"slo.ttft",
+	"slo.e2e",
+}
+
+// quantizedMarkers are substrings of a precision that make it a quantized
+// variant, which needs a quality gate.
+var quantizedMarkers = []string{
+	"fp8", "fp6", "fp4", "int8", "int4", "int3", "int2", "nvfp4", "mxfp4", "awq", "gptq",
+	"w8a8", "w8a16", "w4a16", "w4a8", "q8", "q6", "q5", "q4", "q3", "q2", "gguf", "nf4", "bnb", "exl2", "marlin",
+}
+
+// IsQuantized reports whether a model precision names a quantized variant
+// (fp8, int8, int4, nvfp4, awq, gptq, ...), for which the manifest must
+// carry a quality gate.
+func IsQuantized(precision string) bool {
+	p := strings.ToLower(precision)
+	for _, m := range quantizedMarkers {
+		if strings.Contains(p, m) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	imageDigestRE = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
+	sha256RE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// manifestFields maps every manifest field path (structs walked through,
+// slices and maps as leaves) to its index path in the Go struct.
+var manifestFields = sync.OnceValue(func() map[string][]int {
+	out := map[string][]int{}
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			path := prefix + name
+			idx := append(slices.Clone(index), i)
+			out[path] = idx
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(ft, path+".", idx)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Manifest](), "", nil)
+	delete(out, "schema")
+	delete(out, "unknown")
+	return out
+})
+
+// KnownManifestFields returns every field path that Manifest.Unknown may
+// name, sorted.
+func KnownManifestFields() []string {
+	var out []string
+	for k := range manifestFields() {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// manifestFieldSet reports whether the field at path is set (non-zero).
+func manifestFieldSet(m *Manifest, path string) bool {
+	idx, ok := manifestFields()[path]
+	if !ok {
+		return false
+	}
+	v := reflect.ValueOf(m).Elem()
+	for _, i := range idx {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return !v.IsZero()
+}
+
+// MissingMustState returns the must-state fields of m that are neither set
+// nor declared unknown. Importers use it to fill Manifest.Unknown.
+func MissingMustState(m *Manifest) []string {
+	var out []string
+	for _, p := range MustState {
+		if !manifestFieldSet(m, p) && !slices.Contains(m.Unknown, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type problems struct {
+	file string
+	list []Problem
+}
+
+func (ps *problems) add(field, format string, args ...any) {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	ps.list = append(ps.list, Problem{File: ps.file, Field: field, Message: msg})
+}
+
+func oneOf(v string, allowed ...string) bool { return slices.Contains(allowed, v) }
+
+func quoteList(vs ...string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// ValidateManifest runs the checks of a manifest that its JSON Schema
+// cannot express (and repeats the enumerations, so that a manifest built in
+// memory by an importer gets the same checks). file names the manifest in
+// the problems.
+func ValidateManifest(m *Manifest, file string) []Problem {
+	ps := &problems{file: file}
+	if m.Schema != ManifestSchemaV1 {
+		ps.add("schema", "must be %q", ManifestSchemaV1)
+	}
+	if m.RunID == "" {
+		ps.add("run_id", "must not be empty")
+	}
+	start, errS := time.Parse(time.RFC3339Nano, m.StartTime)
+	if errS != nil {
+		ps.add("start_time", "must be an RFC 3339 time, got %q", m.StartTime)
+	}
+	finish, errF := time.Parse(time.RFC3339Nano, m.FinishTime)
+	if errF != nil {
+		ps.add("finish_time", "must be an RFC 3339 time, got %q", m.FinishTime)
+	}
+	if errS == nil && errF == nil && finish.Before(start) {
+		ps.add("finish_time", "is before start_time")
+	}
+	if m.EpochUnixNS <= 0 {
+		ps.add("epoch_unix_ns", "must be a positive Unix time in ns")
+	} else if errF == nil && m.EpochUnixNS > finish.UnixNano() {
+		ps.add("epoch_unix_ns", "is after finish_time")
+	}
+	if !oneOf(m.Evidence, EvidenceSelfRun, EvidenceVendorRun, EvidenceIndependent, EvidenceImported, EvidenceSynthetic) {
+		ps.add("evidence", "must be one of %s, got %q", quoteList(EvidenceSelfRun, EvidenceVendorRun, EvidenceIndependent, EvidenceImported, EvidenceSynthetic), m.Evidence)
+	}
+	if m.Evidence == EvidenceImported && m.Source == nil {
+		ps.add("source", "is required when evidence is %q", EvidenceImported)
+	}
+	if m.IncompleteReason != "" && !m.Incomplete {
+		ps.add("incomplete_reason", "is set but incomplete is false")
+	}
+
+	// client
+	if m.Client.Name == "" {
+		ps.add("client.name", "must not be empty")
+	}
+	if !oneOf(m.Client.Boundary, BoundaryClientStreaming, BoundaryServerTimer, BoundaryNonStreaming) {
+		ps.add("client.boundary", "must be one of %s, got %q", quoteList(BoundaryClientStreaming, BoundaryServerTimer, BoundaryNonStreaming), m.Client.Boundary)
+	}
+	if tc := m.Client.TokenCounts; tc != "" && !oneOf(tc, "server-usage", "client-tokenizer", "chunk-count-estimate", "tool-reported") {
+		ps.add("client.token_counts", "must be one of %s, got %q", quoteList("server-usage", "client-tokenizer", "chunk-count-estimate", "tool-reported"), tc)
+	}
+
+	// hardware, engine, model
+	if m.Hardware.AcceleratorCount < 0 {
+		ps.add("hardware.accelerator_count", "must not be negative")
+	}
+	if m.Engine.Image != "" && !imageDigestRE.MatchString(m.Engine.Image) {
+		ps.add("engine.image", "must be pinned by digest as name@sha256:<64 lowercase hex>, got %q", m.Engine.Image)
+	}
+	if pc := m.Engine.PrefixCache; pc != "" && !oneOf(pc, CacheWarm, CacheEmpty, CacheDisabled) {
+		ps.add("engine.prefix_cache", "must be one of %s, got %q", quoteList(CacheWarm, CacheEmpty, CacheDisabled), pc)
+	}
+	if m.Model.Name == "" {
+		ps.add("model.name", "must not be empty")
+	}
+	if IsQuantized(m.Model.Precision) && m.QualityGate == nil {
+		ps.add("quality_gate", "is required for the quantized precision %q", m.Model.Precision)
+	}
+	if g := m.QualityGate; g != nil {
+		if g.Check == "" || g.Dataset == "" || g.Metric == "" {
+			ps.add("quality_gate", "must name its check, dataset and metric")
+		}
+		if !finite(g.Threshold) || !finite(g.Result) {
+			ps.add("quality_gate", "threshold and result must be finite numbers")
+		}
+	}
+
+	// decoding
+	if t := m.Decoding.Temperature; t != nil && (!finite(*t) || *t < 0) {
+		ps.add("decoding.temperature", "must be a finite number ≥ 0")
+	}
+	if p := m.Decoding.TopP; p != nil && (!finite(*p) || *p <= 0 || *p > 1) {
+		ps.add("decoding.top_p", "must be in (0, 1]")
+	}
+	if m.Decoding.MaxTokens < 0 || m.Decoding.MinTokens < 0 {
+		ps.add("decoding.max_tokens", "token limits must not be negative")
+	} else if m.Decoding.MaxTokens > 0 && m.Decoding.MinTokens > m.Decoding.MaxTokens {
+		ps.add("decoding.min_tokens", "is greater than max_tokens")
+	}
+
+	// workload
+	if s := m.Workload.SHA256; s != "" && !sha256RE.MatchString(s) {
+		ps.add("workload.sha256", "must be 64 lowercase hex digits, got %q", s)
+	}
+	if m.Workload.Items < 0 {
+		ps.add("workload.items", "must not be negative")
+	}
+	for i, d := range []*LengthDist{m.Workload.InputTokens, m.Workload.OutputTokens} {
+		if d != nil && d.Max > 0 && d.Min > d.Max {
+			ps.add([]string{"workload.input_tokens", "workload.output_tokens"}[i], "min is greater than max")
+		}
+	}
+
+	validateLoad(ps, &m.Load)
+	validateSLO(ps, "slo", &m.SLO)
+
+	if c := m.Cost; c != nil {
+		if c.EnergyJoules < 0 || !finite(c.EnergyJoules) {
+			ps.add("cost.energy_joules", "must be a finite number ≥ 0")
+		}
+	}
+	for i, e := range m.External {
+		if e.Kind == "" {
+			ps.add(fmt.Sprintf("external[%d].kind", i), "must not be empty")
+		}
+	}
+	if s := m.Source; s != nil && s.Tool == "" {
+		ps.add("source.tool", "must not be empty")
+	}
+
+	// unknown must be said
+	known := manifestFields()
+	seen := map[string]bool{}
+	for i, u := range m.Unknown {
+		f := fmt.Sprintf("unknown[%d]", i)
+		switch {
+		case seen[u]:
+			ps.add(f, "%q is listed twice", u)
+		case known[u] == nil:
+			ps.add(f, "%q is not a manifest field", u)
+		case manifestFieldSet(m, u):
+			ps.add(f, "%q is declared unknown but is set", u)
+		}
+		seen[u] = true
+	}
+	for _, p := range MissingMustState(m) {
+		ps.add(p, "must be stated: set it or list %q in unknown", p)
+	}
+	return ps.list
+}
+
+func validateLoad(ps *problems, l *Load) {
+	if !oneOf(l.Mode, ModeConcurrency, ModeRate) {
+		ps.add("load.mode", "must be %q or %q, got %q", ModeConcurrency, ModeRate, l.Mode)
+	}
+	if len(l.Points) == 0 {
+		ps.add("load.points", "must declare at least one point")
+	}
+	names := map[string]bool{}
+	for i, p := range l.Points {
+		f := fmt.Sprintf("load.points[%d]", i)
+		if p.Name == "" {
+			ps.add(f+".name", "must not be empty")
+		} else if names[p.Name] {
+			ps.add(f+".name", "%q is declared twice", p.Name)
+		}
+		names[p.Name] = true
+		switch l.Mode {
+		case ModeConcurrency:
+			if p.Concurrency < 1 {
+				ps.add(f+".concurrency", "must be ≥ 1 in concurrency mode")
+			}
+			if p.Rate != 0 {
+				ps.add(f+".rate", "must not be set in concurrency mode")
+			}
+		case ModeRate:
+			if !finite(p.Rate) || p.Rate <= 0 {
+				ps.add(f+".rate", "must be a finite number > 0 in rate mode")
+			}
+			if !oneOf(p.Arrival, ArrivalConstant, ArrivalPoisson, ArrivalGamma) {
+				ps.add(f+".arrival", "must be one of %s in rate mode, got %q", quoteList(ArrivalConstant, ArrivalPoisson, ArrivalGamma), p.Arrival)
+			}
+			if p.Concurrency < 0 {
+				ps.add(f+".concurrency", "must not be negative")
+			}
+		}
+		if !finite(p.Burstiness) || p.Burstiness < 0 {
+			ps.add(f+".burstiness", "must be a finite number ≥ 0")
+		} else if p.Arrival == ArrivalGamma && p.Burstiness == 0 {
+			ps.add(f+".burstiness", "must be > 0 for gamma arrivals")
+		}
+		if p.Requests < 0 || p.InputTokens < 0 || p.OutputTokens < 0 {
+			ps.add(f, "requests and token counts must not be negative")
+		}
+	}
+	if l.Repeats < 1 {
+		ps.add("load.repeats", "must be ≥ 1")
+	}
+	if l.Warmup.Requests < 0 {
+		ps.add("load.warmup.requests", "must not be negative")
+	}
+	if l.MaxOutstanding < 0 {
+		ps.add("load.max_outstanding", "must not be negative")
+	}
+}
+
+func validateSLO(ps *problems, prefix string, s *SLO) {
+	for i, d := range []Duration{s.TTFT, s.E2E, s.TPOT} {
+		if d < 0 {
+			ps.add(prefix+"."+[]string{"ttft", "e2e", "tpot"}[i], "must not be negative")
+		}
+	}
+	if s.OneToken != "" && !oneOf(s.OneToken, OneTokenPass, OneTokenFail) {
+		ps.add(prefix+".one_token", "must be %q or %q, got %q", OneTokenPass, OneTokenFail, s.OneToken)
+	}
+	if s.TPOT > 0 && s.OneToken == "" {
+		ps.add(prefix+".one_token", "must say whether one-token answers pass or fail the tpot limit")
+	}
+}
+
+// Metric definitions a claims file may follow.
+var claimDefinitions = []string{"benchseal", "aiperf", "vllm", "sglang", "guidellm", "llmperf", "mlperf", "genai-perf", "inference-perf"}
+
+// ValidateClaims checks claims against the manifest of their run (m may be
+// nil when the manifest could not be read); file names the claims in the
+// problems.
+func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
+	ps := &problems{file: file}
+	if c.Schema != ClaimsSchemaV1 {
+		ps.add("schema", "must be %q", ClaimsSchemaV1)
+	}
+	if !oneOf(c.Definitions, claimDefinitions...) {
+		ps.add("definitions", "must be one of %s, got %q", quoteList(claimDefinitions...), c.Definitions)
+	}
+	if !finite(c.Tolerance) || c.Tolerance < 0 {
+		ps.add("tolerance", "must be a finite number ≥ 0")
+	}
+	if c.SLO != nil {
+		validateSLO(ps, "slo", c.SLO)
+	}
+	if len(c.Points) == 0 {
+		ps.add("points", "must hold at least one claim")
+	}
+	declared := map[string]bool{}
+	if m != nil {
+		for _, p := range m.Load.Points {
+			declared[p.Name] = true
+		}
+	}
+	type key struct {
+		point  string
+		repeat int
+		metric string
+	}
+	seen := map[key]bool{}
+	for i, p := range c.Points {
+		f := fmt.Sprintf("points[%d]", i)
+		if m != nil && !declared[p.Point] {
+			ps.add(f+".point", "%q is not declared in the manifest's load.points", p.Point)
+		}
+		r := -1
+		if p.Repeat != nil {
+			r = *p.Repeat
+			if r < 0 || (m != nil && r >= m.Load.Repeats) {
+				ps.add(f+".repeat", "%d is out of range [0, load.repeats)", r)
+			}
+		}
+		if len(p.Metrics) == 0 {
+			ps.add(f+".metrics", "must hold at least one claim")
+		}
+		for j, cl := range p.Metrics {
+			g := fmt.Sprintf("%s.metrics[%d]", f, j)
+			if cl.Metric == "" {
+				ps.add(g+".metric", "must not be empty")
+			}
+			if !finite(cl.Value) {
+				ps.add(g+".value", "must be a finite number")
+			}
+			k := key{p.Point, r, cl.Metric}
+			if seen[k] {
+				ps.add(g+".metric", "%q is claimed twice for this point and repeat", cl.Metric)
+			}
+			seen[k] = true
+		}
+	}
+	return ps.list
+}

@@ -1,0 +1,273 @@
+package schema
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strconv"
+)
+
+// RecordChecker runs the semantic checks of records against their
+// manifest, one record at a time, in bounded memory: per record the time
+// ordering (scheduled ≤ sent ≤ sent+chunk ≤ end, chunks non-decreasing),
+// token counts, status rules, point and repeat declared; across records
+// unique ids and, in Finish, that every declared point×repeat was measured.
+// It does not read files: verify feeds it records from bundle layers.
+//
+// Ids are remembered as 128-bit hashes (about 24 bytes per record), so a
+// false duplicate needs a 128-bit collision: for 10^9 records its
+// probability is below 10^-20.
+type RecordChecker struct {
+	m        *Manifest
+	points   map[string]int
+	repeats  int
+	rate     bool
+	warmup   bool
+	items    int64
+	s1, s2   maphash.Seed
+	ids      map[[2]uint64]uint32
+	measured []int64 // per point index × repeats + repeat
+	lastFile string
+	sum      RunSummary
+}
+
+// RunSummary counts the records a RecordChecker saw.
+type RunSummary struct {
+	Records int64 `json:"records"`
+	Measure int64 `json:"measure"`
+	Warmup  int64 `json:"warmup"`
+	// Status counts records by status (unknown statuses under their own
+	// name).
+	Status map[string]int64 `json:"status"`
+	// Chunks counts chunk timestamps.
+	Chunks int64 `json:"chunks"`
+}
+
+// NewRecordChecker returns a checker for the records of the run described
+// by m. m may be nil (the manifest could not be read); then only the
+// checks that need no manifest run.
+func NewRecordChecker(m *Manifest) *RecordChecker {
+	c := &RecordChecker{
+		m:   m,
+		s1:  maphash.MakeSeed(),
+		s2:  maphash.MakeSeed(),
+		ids: make(map[[2]uint64]uint32, 1024),
+		sum: RunSummary{Status: map[string]int64{}},
+	}
+	if m != nil {
+		c.points = make(map[string]int, len(m.Load.Points))
+		for i, p := range m.Load.Points {
+			if _, dup := c.points[p.Name]; !dup {
+				c.points[p.Name] = i
+			}
+		}
+		c.repeats = max(m.Load.Repeats, 1)
+		c.rate = m.Load.Mode == ModeRate
+		c.warmup = m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0
+		c.items = int64(m.Workload.Items)
+		c.measured = make([]int64, len(m.Load.Points)*c.repeats)
+	}
+	return c
+}
+
+// Summary returns the counts of the records checked so far.
+func (c *RecordChecker) Summary() RunSummary { return c.sum }
+
+// Check checks one record, read from line of file (used only to locate
+// the problems), and returns its problems.
+func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
+	var ps []Problem
+	add := func(field, format string, args ...any) {
+		ps = append(ps, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	c.lastFile = file
+	c.sum.Records++
+	c.sum.Chunks += int64(len(rec.ChunksNS))
+	c.sum.Status[rec.Status]++
+
+	if rec.ID == "" {
+		add("id", "must not be empty")
+	} else {
+		k := [2]uint64{maphash.String(c.s1, rec.ID), maphash.String(c.s2, rec.ID)}
+		if first, dup := c.ids[k]; dup {
+			add("id", "duplicate id %q (first on line %d)", rec.ID, first)
+		} else {
+			c.ids[k] = uint32(min(line, 1<<32-1))
+		}
+	}
+
+	switch rec.Phase {
+	case PhaseMeasure:
+		c.sum.Measure++
+	case PhaseWarmup:
+		c.sum.Warmup++
+		if c.m != nil && !c.warmup {
+			add("phase", "warmup record, but the manifest declares no warmup (load.warmup)")
+		}
+	default:
+		add("phase", "must be %q or %q, got %q", PhaseWarmup, PhaseMeasure, rec.Phase)
+	}
+	switch rec.Status {
+	case StatusOK, StatusError, StatusTimeout, StatusCancelled, StatusRejected:
+	default:
+		add("status", "must be one of %s, got %q", quoteList(StatusOK, StatusError, StatusTimeout, StatusCancelled, StatusRejected), rec.Status)
+	}
+
+	pi, declared := -1, true
+	if c.m != nil {
+		pi, declared = c.points[rec.Point]
+		if !declared {
+			add("point", "%q is not declared in the manifest's load.points", rec.Point)
+		}
+	} else if rec.Point == "" {
+		add("point", "must not be empty")
+	}
+	if rec.Repeat < 0 || (c.m != nil && rec.Repeat >= c.repeats) {
+		add("repeat", "%d is out of range [0, %d)", rec.Repeat, c.repeats)
+	} else if declared && pi >= 0 && rec.Phase == PhaseMeasure {
+		c.measured[pi*c.repeats+rec.Repeat]++
+	}
+	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
+		add("item", "%d is out of range [0, workload.items)", *rec.Item)
+	}
+
+	// Times.
+	if rec.SentNS < 0 {
+		add("sent_ns", "must not be negative, got %d", rec.SentNS)
+	}
+	if s := rec.ScheduledNS; s != nil {
+		switch {
+		case c.m != nil && !c.rate:
+			add("scheduled_ns", "is for open-loop (rate mode) runs only")
+		case *s < 0:
+			add("scheduled_ns", "must not be negative, got %d", *s)
+		case *s > rec.SentNS:
+			add("scheduled_ns", "%d is after sent_ns %d", *s, rec.SentNS)
+		}
+	}
+	if rec.EndNS < rec.SentNS {
+		add("end_ns", "%d is before sent_ns %d", rec.EndNS, rec.SentNS)
+	}
+	prev := int64(0)
+	for i, t := range rec.ChunksNS {
+		if t < 0 {
+			add("chunks_ns", "element %d: must not be negative, got %d", i, t)
+			break
+		}
+		if t < prev {
+			add("chunks_ns", "element %d: %d is before the previous chunk %d (must be non-decreasing)", i, t, prev)
+			break
+		}
+		prev = t
+	}
+	if n := len(rec.ChunksNS); n > 0 && rec.EndNS >= rec.SentNS && prev > rec.EndNS-rec.SentNS {
+		add("chunks_ns", "last chunk at sent_ns+%d is after end_ns (sent_ns+%d)", prev, rec.EndNS-rec.SentNS)
+	}
+
+	// Tokens.
+	if rec.InputTokens < 0 {
+		add("input_tokens", "must not be negative")
+	}
+	if rec.OutputTokens < 0 {
+		add("output_tokens", "must not be negative")
+	}
+	if rec.ChunkTokens != nil {
+		if len(rec.ChunkTokens) != len(rec.ChunksNS) {
+			add("chunk_tokens", "has %d elements, chunks_ns has %d", len(rec.ChunkTokens), len(rec.ChunksNS))
+		} else {
+			var sum int64
+			neg := false
+			for _, k := range rec.ChunkTokens {
+				if k < 0 {
+					neg = true
+				}
+				sum += k
+			}
+			if neg {
+				add("chunk_tokens", "must not hold negative counts")
+			} else if sum != rec.OutputTokens {
+				add("chunk_tokens", "sum to %d, output_tokens is %d", sum, rec.OutputTokens)
+			}
+		}
+	}
+
+	// Status rules.
+	switch rec.Status {
+	case StatusOK:
+		if len(rec.ChunksNS) == 0 {
+			add("chunks_ns", "an ok record must have at least one chunk")
+		}
+		if rec.OutputTokens < 1 {
+			add("output_tokens", "an ok record must have at least one output token")
+		}
+		if rec.Error != "" {
+			add("error", "is set on an ok record")
+		}
+	case StatusRejected:
+		if len(rec.ChunksNS) > 0 {
+			add("chunks_ns", "a rejected record must have no chunks")
+		}
+	}
+	return ps
+}
+
+// Finish runs the checks across all records: every declared point×repeat
+// has measured records (an incomplete run may lack the points after the
+// one it stopped in), and warmup records exist when warmup was declared.
+func (c *RecordChecker) Finish() []Problem {
+	file := c.lastFile
+	if file == "" {
+		file = RecordsFile
+	}
+	var ps []Problem
+	add := func(field, format string, args ...any) {
+		ps = append(ps, Problem{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if c.sum.Records == 0 {
+		add("", "no records")
+		return ps
+	}
+	if c.m == nil {
+		return ps
+	}
+	if c.m.Incomplete {
+		if !c.coveragePrefix(true) && !c.coveragePrefix(false) {
+			add("", "incomplete run: the measured point×repeat pairs are not a prefix of the plan (points in order, repeats in order)")
+		}
+	} else {
+		for i, p := range c.m.Load.Points {
+			for r := range c.repeats {
+				if c.measured[i*c.repeats+r] == 0 {
+					add("load.points["+strconv.Itoa(i)+"]", "point %q repeat %d has no measured records", p.Name, r)
+				}
+			}
+		}
+	}
+	if c.warmup && c.sum.Warmup == 0 {
+		add("load.warmup", "warmup was declared but no record has phase %q", PhaseWarmup)
+	}
+	return ps
+}
+
+// coveragePrefix reports whether the measured pairs form a prefix of the
+// plan, taken point-major (all repeats of a point, then the next point) or
+// repeat-major (all points of a repeat, then the next repeat).
+func (c *RecordChecker) coveragePrefix(pointMajor bool) bool {
+	np := len(c.m.Load.Points)
+	gap := false
+	for a := range np * c.repeats {
+		var p, r int
+		if pointMajor {
+			p, r = a/c.repeats, a%c.repeats
+		} else {
+			r, p = a/np, a%np
+		}
+		has := c.measured[p*c.repeats+r] > 0
+		if has && gap {
+			return false
+		}
+		if !has {
+			gap = true
+		}
+	}
+	return true
+}

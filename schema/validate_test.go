@@ -1,0 +1,284 @@
+package schema_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/synth"
+)
+
+// update rewrites the golden files: go test ./schema -update
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// baseRun writes a small valid run: points c1 and c2, 2 repeats, 1 warmup
+// request per point, 2 requests per point×repeat (10 lines: c1 warmup,
+// c1 r0 ×2, c1 r1 ×2, c2 warmup, c2 r0 ×2, c2 r1 ×2).
+func baseRun(t *testing.T, compress bool) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := schema.CreateRun(dir, compress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := synth.DefaultOptions()
+	o.Requests, o.Points, o.Repeats, o.Warmup, o.WorkloadItems = 8, []float64{1, 2}, 2, 1, 5
+	if _, err := synth.Generate(context.Background(), o, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func editJSON(t *testing.T, path string, edit func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	b, err = json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, string(b)+"\n")
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editLines applies regexp replacements to given 1-based record lines.
+func editLines(t *testing.T, dir string, edits map[int][2]string) {
+	t.Helper()
+	p := filepath.Join(dir, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for n, e := range edits {
+		re := regexp.MustCompile(e[0])
+		if !re.MatchString(lines[n-1]) {
+			t.Fatalf("line %d does not match %s: %s", n, e[0], lines[n-1])
+		}
+		lines[n-1] = re.ReplaceAllString(lines[n-1], e[1])
+	}
+	write(t, p, strings.Join(lines, "\n")+"\n")
+}
+
+func obj(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
+
+// TestValidateRunDirGolden breaks a valid run in one way per case and
+// compares the problems reported with testdata/validate/<case>.golden.
+func TestValidateRunDirGolden(t *testing.T) {
+	tests := []struct {
+		name     string
+		compress bool
+		max      int
+		breakRun func(t *testing.T, dir string)
+	}{
+		{name: "valid", breakRun: func(t *testing.T, dir string) {}},
+		{name: "manifest_missing", breakRun: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, schema.ManifestFile))
+		}},
+		{name: "manifest_duplicate_key", breakRun: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, schema.ManifestFile)
+			b, _ := os.ReadFile(p)
+			write(t, p, strings.Replace(string(b), `"name": "c2",`, `"name": "c2", "name": "c3",`, 1))
+		}},
+		{name: "manifest_malformed", breakRun: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, schema.ManifestFile)
+			b, _ := os.ReadFile(p)
+			write(t, p, strings.Replace(string(b), `"evidence": "synthetic",`, `"evidence": "synthetic"`, 1))
+		}},
+		{name: "manifest_schema", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["evidence"] = "trust-me"
+				m["colour"] = "red"
+				obj(m, "load")["repeats"] = 1.5
+				obj(m, "hardware")["accelerator_count"] = "one"
+			})
+		}},
+		{name: "manifest_semantic", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				obj(m, "model")["precision"] = "fp8"
+				delete(obj(m, "client"), "version")
+				m["unknown"] = []any{"hardware.driver", "hardware.colour", "engine.name"}
+				delete(obj(m, "slo"), "one_token")
+			})
+		}},
+		{name: "records_bad_lines", breakRun: func(t *testing.T, dir string) {
+			editLines(t, dir, map[int][2]string{
+				2:  {`"sent_ns":\d+`, `"sent_ns":NaN`},
+				3:  {`"end_ns":\d+`, `"end_ns":"12"`},
+				4:  {`"repeat":1`, `"repeat":1,"repeat":0`},
+				5:  {`"input_tokens":\d+`, `"input_tokens":99999999999999999999`},
+				7:  {`"status":"ok"`, `"status":"fine"`},
+				8:  {`"chunks_ns":\[\d+`, `"chunks_ns":[1.5`},
+				9:  {`"phase":"measure"`, `"phase":"measure","extra":true`},
+				10: {`\}$`, `} {}`},
+			})
+		}},
+		{name: "records_semantic", breakRun: func(t *testing.T, dir string) {
+			editLines(t, dir, map[int][2]string{
+				2:  {`"sent_ns":\d+`, `"sent_ns":-5`},
+				3:  {`"id":"[^"]+"`, `"id":"c1-r0-0000000"`},
+				4:  {`"point":"c1"`, `"point":"c7"`},
+				5:  {`"repeat":1`, `"repeat":2`},
+				7:  {`"chunks_ns":\[(\d+),(\d+)`, `"chunks_ns":[$2,$1`},
+				8:  {`"chunk_tokens":\[\d+`, `"chunk_tokens":[100`},
+				9:  {`"end_ns":\d+`, `"end_ns":1`},
+				10: {`"chunks_ns":\[[^\]]*\],"chunk_tokens":\[[^\]]*\]`, `"chunks_ns":[]`},
+			})
+		}},
+		{name: "coverage_missing", breakRun: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, schema.RecordsFile)
+			b, _ := os.ReadFile(p)
+			lines := strings.SplitAfter(string(b), "\n")
+			write(t, p, strings.Join(lines[:8], ""))
+		}},
+		{name: "workload_mismatch", breakRun: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, schema.WorkloadFile)
+			b, _ := os.ReadFile(p)
+			write(t, p, string(b)+`{"item":5}`+"\n")
+		}},
+		{name: "claims_bad", breakRun: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, schema.ClaimsFile), `{"schema":"benchseal/claims/v1","definitions":"vllm","tolerance":0.01,
+"points":[{"point":"c9","metrics":[{"metric":"ttft_ns.p99","value":1}]},{"point":"c1","repeat":5,"metrics":[]}]}`)
+		}},
+		{name: "records_missing", breakRun: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, schema.RecordsFile))
+		}},
+		{name: "records_both", breakRun: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, schema.RecordsZstdFile), "")
+		}},
+		{name: "zst_truncated", compress: true, breakRun: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, schema.RecordsZstdFile)
+			b, _ := os.ReadFile(p)
+			write(t, p, string(b[:len(b)/2]))
+		}},
+		{name: "zst_corrupt", compress: true, breakRun: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, schema.RecordsZstdFile)
+			b, _ := os.ReadFile(p)
+			for i := 20; i < len(b)-8; i += 7 {
+				b[i] ^= 0x5a
+			}
+			write(t, p, string(b))
+		}},
+		{name: "zst_not_zstd", compress: true, breakRun: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, schema.RecordsZstdFile), "this is not zstd\n")
+		}},
+		{name: "max_problems", max: 3, breakRun: func(t *testing.T, dir string) {
+			editLines(t, dir, map[int][2]string{
+				2: {`"status":"ok"`, `"status":"x"`}, 3: {`"status":"ok"`, `"status":"x"`},
+				4: {`"status":"ok"`, `"status":"x"`}, 5: {`"status":"ok"`, `"status":"x"`},
+				7: {`"status":"ok"`, `"status":"x"`},
+			})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := baseRun(t, tt.compress)
+			tt.breakRun(t, dir)
+			_, err := schema.CheckRunDir(dir, tt.max)
+			got := "valid\n"
+			if err != nil {
+				var ve *schema.ValidationError
+				if !errors.As(err, &ve) {
+					t.Fatalf("CheckRunDir: %v (not a *ValidationError)", err)
+				}
+				if !errors.Is(err, schema.ErrInvalid) {
+					t.Fatal("error does not wrap ErrInvalid")
+				}
+				got = strings.ReplaceAll(err.Error(), dir, "RUN") + "\n"
+			}
+			golden := filepath.Join("testdata", "validate", tt.name+".golden")
+			if *update {
+				write(t, golden, got)
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./schema -update)", err)
+			}
+			if !bytes.Equal(want, []byte(got)) {
+				t.Fatalf("problems differ from %s (rerun with -update if intended)\n--- got\n%s--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func TestValidateRunDirNotADirectory(t *testing.T) {
+	err := schema.ValidateRunDir(filepath.Join(t.TempDir(), "nope"), 0)
+	var ve *schema.ValidationError
+	if err == nil || errors.As(err, &ve) {
+		t.Fatalf("ValidateRunDir on a missing folder: %v, want a plain error", err)
+	}
+}
+
+// TestRecordCheckerStandalone shows the checker working on records from
+// any source, with problems located by the caller's file and line.
+func TestRecordCheckerStandalone(t *testing.T) {
+	m := &schema.Manifest{Load: schema.Load{Mode: schema.ModeConcurrency, Repeats: 1,
+		Points: []schema.Point{{Name: "p", Concurrency: 1}}}}
+	c := schema.NewRecordChecker(m)
+	ok := &schema.Record{ID: "a", Point: "p", Phase: schema.PhaseMeasure, SentNS: 10, EndNS: 30,
+		ChunksNS: []int64{5, 20}, OutputTokens: 2, Status: schema.StatusOK}
+	if ps := c.Check("layer:sha256:ab", 1, ok); len(ps) != 0 {
+		t.Fatalf("valid record: %v", ps)
+	}
+	if ps := c.Check("layer:sha256:ab", 2, ok); len(ps) != 1 || ps[0].Field != "id" || ps[0].Line != 2 {
+		t.Fatalf("duplicate id: %v", ps)
+	}
+	if ps := c.Finish(); len(ps) != 0 {
+		t.Fatalf("Finish: %v", ps)
+	}
+	if s := c.Summary(); s.Records != 2 || s.Measure != 2 || s.Chunks != 4 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestIncompleteRunMayLackLaterPoints(t *testing.T) {
+	m := &schema.Manifest{Incomplete: true, Load: schema.Load{Mode: schema.ModeConcurrency, Repeats: 2,
+		Points: []schema.Point{{Name: "a", Concurrency: 1}, {Name: "b", Concurrency: 2}}}}
+	rec := func(point string, repeat int) *schema.Record {
+		return &schema.Record{ID: point + string(rune('0'+repeat)), Point: point, Repeat: repeat, Phase: schema.PhaseMeasure,
+			SentNS: 1, EndNS: 2, ChunksNS: []int64{1}, OutputTokens: 1, Status: schema.StatusOK}
+	}
+	c := schema.NewRecordChecker(m)
+	c.Check("r", 1, rec("a", 0))
+	c.Check("r", 2, rec("a", 1))
+	if ps := c.Finish(); len(ps) != 0 {
+		t.Fatalf("prefix a0 a1: %v", ps)
+	}
+	c = schema.NewRecordChecker(m)
+	c.Check("r", 1, rec("a", 0))
+	c.Check("r", 2, rec("b", 1))
+	if ps := c.Finish(); len(ps) != 1 {
+		t.Fatalf("a0 b1 is no prefix: %v", ps)
+	}
+	m.Incomplete = false
+	c = schema.NewRecordChecker(m)
+	c.Check("r", 1, rec("a", 0))
+	if ps := c.Finish(); len(ps) != 3 {
+		t.Fatalf("complete run missing 3 pairs: %v", ps)
+	}
+}
