@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/importer"
+	"github.com/benchseal/benchseal/importer/ingest"
+)
+
+func init() { register("import", newImportCmd) }
+
+type importOptions struct {
+	out      string
+	manifest string
+	set      []string
+	compress bool
+}
+
+func newImportCmd(io *IO) *cobra.Command {
+	o := &importOptions{}
+	var tools strings.Builder
+	for _, t := range importer.Tools() {
+		im, _ := importer.Lookup(t)
+		fmt.Fprintf(&tools, "  %-15s %s\n", t, im.Files)
+	}
+	cmd := &cobra.Command{
+		Use:   "import TOOL FILE... --out RUNDIR [--manifest OVERLAY.json] [--set key=value ...]",
+		Short: "Turn another benchmark tool's output files into a benchseal run directory",
+		Long: `import reads the output files of another LLM-inference benchmark tool and
+writes a benchseal run directory: records rebuilt from what the tool stored
+(manifest.source.derived says how), a manifest with everything the files
+state and every must-state field they do not state listed in "unknown", the
+tool's own summary as claims.json under that tool's definitions, and the
+original files byte for byte under attachments/. Nothing is written at
+--out unless the whole import succeeds.
+
+Complete what the files do not say with --manifest (a partial manifest
+merged over the generated one, JSON merge patch) and --set (dotted path,
+e.g. --set hardware.accelerator=H100 --set hardware.accelerator_count=8);
+a field set this way is no longer listed as unknown.
+
+Tools and the files they take:
+` + tools.String(),
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd, io, o, args[0], args[1:])
+		},
+	}
+	cmd.Flags().StringVar(&o.out, "out", "", "run directory to create (required; must not exist or be empty)")
+	cmd.Flags().StringVar(&o.manifest, "manifest", "", "partial manifest (JSON) merged over the generated one")
+	cmd.Flags().StringArrayVar(&o.set, "set", nil, "set a manifest field: dotted.path=value (repeatable)")
+	cmd.Flags().BoolVar(&o.compress, "compress", false, "write records.jsonl.zst instead of records.jsonl")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths []string) error {
+	if _, ok := importer.Lookup(tool); !ok {
+		return usagef("import: unknown tool %q (known: %s)", tool, strings.Join(importer.Tools(), ", "))
+	}
+	opts := importer.Options{Set: o.set, Compress: o.compress}
+	if o.manifest != "" {
+		b, err := os.ReadFile(o.manifest)
+		if err != nil {
+			return fmt.Errorf("read --manifest: %w", err)
+		}
+		opts.Overlay = b
+	}
+	files, err := importer.ReadFiles(paths)
+	if err != nil {
+		return err
+	}
+	res, err := importer.Import(cmd.Context(), tool, files, o.out, opts)
+	if err != nil {
+		if errors.Is(err, ingest.ErrBadInput) {
+			return rejected(err)
+		}
+		return err
+	}
+	claims, notRecomputable := 0, 0
+	if res.Claims != nil {
+		for _, p := range res.Claims.Points {
+			for _, c := range p.Metrics {
+				claims++
+				if c.NotRecomputable != "" {
+					notRecomputable++
+				}
+			}
+		}
+	}
+	fmt.Fprintf(io.Out, "imported %s: %d records, %d load points, %d claims (%d not recomputable), %d unknown fields -> %s\n",
+		tool, len(res.Records), len(res.Manifest.Load.Points), claims, notRecomputable, len(res.Manifest.Unknown), o.out)
+	return nil
+}

@@ -1,0 +1,884 @@
+package aiperf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Tool is the importer's tool name, also the claims' definitions.
+const Tool = "aiperf"
+
+// Metadata is the metadata block of one profile_export.jsonl line. The
+// 2025 development schema has TimestampNS and CreditPhase; schema 1.x has
+// RequestStartNS, RequestAckNS, RequestEndNS, BenchmarkPhase and the
+// cancellation fields.
+type Metadata struct {
+	XRequestID         string      `json:"x_request_id"`
+	SessionNum         json.Number `json:"session_num"`
+	TimestampNS        json.Number `json:"timestamp_ns"`
+	RequestStartNS     json.Number `json:"request_start_ns"`
+	RequestAckNS       json.Number `json:"request_ack_ns"`
+	RequestEndNS       json.Number `json:"request_end_ns"`
+	CreditPhase        string      `json:"credit_phase"`
+	BenchmarkPhase     string      `json:"benchmark_phase"`
+	WasCancelled       bool        `json:"was_cancelled"`
+	CancellationTimeNS json.Number `json:"cancellation_time_ns"`
+}
+
+// MetricValue is one per-request metric: a number or a list of numbers in
+// Unit.
+type MetricValue struct {
+	Value json.RawMessage `json:"value"`
+	Unit  string          `json:"unit"`
+}
+
+// ErrorDetails is the error block of a failed request.
+type ErrorDetails struct {
+	Code    json.Number `json:"code"`
+	Type    string      `json:"type"`
+	Message string      `json:"message"`
+}
+
+// Line is one parsed profile_export.jsonl line; Raw keeps its bytes.
+type Line struct {
+	Metadata Metadata               `json:"metadata"`
+	Metrics  map[string]MetricValue `json:"metrics"`
+	Error    *ErrorDetails          `json:"error"`
+	// Raw is the line exactly as written.
+	Raw json.RawMessage `json:"-"`
+	// LineNo is the 1-based line number.
+	LineNo int `json:"-"`
+}
+
+// start returns the request's wall-clock start in Unix ns.
+func (l *Line) start() (int64, error) {
+	n := l.Metadata.RequestStartNS
+	if n == "" {
+		n = l.Metadata.TimestampNS
+	}
+	if n == "" {
+		return 0, fmt.Errorf("neither metadata.request_start_ns nor metadata.timestamp_ns is set")
+	}
+	return ingest.Int(n)
+}
+
+func (l *Line) phase() string {
+	p := l.Metadata.BenchmarkPhase
+	if p == "" {
+		p = l.Metadata.CreditPhase
+	}
+	if strings.EqualFold(p, "warmup") {
+		return schema.PhaseWarmup
+	}
+	return schema.PhaseMeasure
+}
+
+// ParseExport reads profile_export.jsonl (either schema). Every line must
+// be a record; errors name the file and line.
+func ParseExport(r io.Reader, name string) ([]Line, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseExport(data, name)
+}
+
+func parseExport(data []byte, name string) ([]Line, error) {
+	var out []Line
+	for i, raw := range ingest.SplitLines(data) {
+		lineNo := i + 1
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var l Line
+		if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
+			return nil, err
+		}
+		if l.Metrics == nil && l.Error == nil {
+			return nil, ingest.RecordErrorf(name, lineNo, lineNo-1, "metrics", "missing: not an AIPerf profile_export.jsonl record")
+		}
+		if _, err := l.start(); err != nil {
+			return nil, ingest.RecordErrorf(name, lineNo, lineNo-1, "metadata", "%v", err)
+		}
+		l.Raw = append(json.RawMessage(nil), raw...)
+		l.LineNo = lineNo
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, ingest.Errorf(name, "no records")
+	}
+	return out, nil
+}
+
+// Stats is one metric's block in profile_export_aiperf.json.
+type Stats struct {
+	Unit string `json:"unit"`
+	// Values maps avg, min, max, p1…p99, std, count, sum to their values.
+	Values map[string]json.Number `json:"-"`
+}
+
+// Summary is profile_export_aiperf.json in either schema: metric blocks
+// under "records" (2025 development schema) or at the top level (1.x).
+type Summary struct {
+	SchemaVersion string `json:"schema_version"`
+	AIPerfVersion string `json:"aiperf_version"`
+	BenchmarkID   string `json:"benchmark_id"`
+	StartTime     string `json:"start_time"`
+	EndTime       string `json:"end_time"`
+	WasCancelled  bool   `json:"was_cancelled"`
+	InputConfig   struct {
+		Endpoint struct {
+			ModelNames []string `json:"model_names"`
+			Type       string   `json:"type"`
+			Streaming  *bool    `json:"streaming"`
+			URL        string   `json:"url"`
+		} `json:"endpoint"`
+		Input struct {
+			Prompt struct {
+				InputTokens struct {
+					Mean json.Number `json:"mean"`
+				} `json:"input_tokens"`
+				OutputTokens struct {
+					Mean json.Number `json:"mean"`
+				} `json:"output_tokens"`
+			} `json:"prompt"`
+			RandomSeed json.Number `json:"random_seed"`
+		} `json:"input"`
+		Loadgen struct {
+			Concurrency     json.Number `json:"concurrency"`
+			RequestRate     json.Number `json:"request_rate"`
+			RequestRateMode string      `json:"request_rate_mode"`
+			ArrivalPattern  string      `json:"arrival_pattern"`
+			RequestCount    json.Number `json:"request_count"`
+			WarmupRequests  json.Number `json:"warmup_request_count"`
+		} `json:"loadgen"`
+		CLICommand string `json:"cli_command"`
+	} `json:"input_config"`
+	RunInfo *struct {
+		RandomSeed json.Number `json:"random_seed"`
+		CLICommand string      `json:"cli_command"`
+		RunLabel   string      `json:"run_label"`
+	} `json:"run_info"`
+	TelemetryData *struct {
+		Endpoints map[string]struct {
+			GPUs map[string]struct {
+				GPUName string `json:"gpu_name"`
+			} `json:"gpus"`
+		} `json:"endpoints"`
+	} `json:"telemetry_data"`
+	// Metrics maps metric tags to their statistics.
+	Metrics map[string]Stats `json:"-"`
+}
+
+// ParseSummary reads profile_export_aiperf.json.
+func ParseSummary(r io.Reader, name string) (*Summary, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseSummary(data, name)
+}
+
+func parseSummary(data []byte, name string) (*Summary, error) {
+	var s Summary
+	if err := ingest.DecodeJSON(name, data, &s); err != nil {
+		return nil, err
+	}
+	var top map[string]json.RawMessage
+	if err := ingest.DecodeJSON(name, data, &top); err != nil {
+		return nil, err
+	}
+	blocks := top
+	if rec, ok := top["records"]; ok {
+		blocks = nil
+		if err := ingest.DecodeJSON(name, rec, &blocks); err != nil {
+			return nil, err
+		}
+	}
+	s.Metrics = map[string]Stats{}
+	for tag, raw := range blocks {
+		if len(raw) == 0 || raw[0] != '{' {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := ingest.DecodeJSON(name, raw, &m); err != nil {
+			return nil, err
+		}
+		unitRaw, ok := m["unit"]
+		if !ok {
+			continue // not a metric block (input_config, run_info, ...)
+		}
+		if _, hasAvg := m["avg"]; !hasAvg {
+			continue
+		}
+		var st Stats
+		if err := json.Unmarshal(unitRaw, &st.Unit); err != nil {
+			return nil, ingest.RecordErrorf(name, 0, -1, tag+".unit", "not a string")
+		}
+		st.Values = map[string]json.Number{}
+		for k, v := range m {
+			if k == "unit" || k == "tag" || k == "header" {
+				continue
+			}
+			var n *json.Number
+			if err := ingest.DecodeJSON(name, v, &n); err != nil {
+				continue // non-numeric field
+			}
+			if n != nil {
+				st.Values[k] = *n
+			}
+		}
+		s.Metrics[tag] = st
+	}
+	if len(s.Metrics) == 0 {
+		return nil, ingest.Errorf(name, "no metric blocks: not an AIPerf profile_export_aiperf.json")
+	}
+	return &s, nil
+}
+
+// RawLine is one profile_export_raw.jsonl line (--export-level raw):
+// absolute per-chunk perf-counter times.
+type RawLine struct {
+	Metadata    Metadata          `json:"metadata"`
+	StartPerfNS json.Number       `json:"start_perf_ns"`
+	Responses   []json.RawMessage `json:"responses"`
+	Error       *ErrorDetails     `json:"error"`
+	LineNo      int               `json:"-"`
+}
+
+// ParseRaw reads profile_export_raw.jsonl.
+func ParseRaw(r io.Reader, name string) ([]RawLine, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseRaw(data, name)
+}
+
+func parseRaw(data []byte, name string) ([]RawLine, error) {
+	var out []RawLine
+	for i, raw := range ingest.SplitLines(data) {
+		lineNo := i + 1
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var l RawLine
+		if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
+			return nil, err
+		}
+		if l.StartPerfNS == "" {
+			return nil, ingest.RecordErrorf(name, lineNo, lineNo-1, "start_perf_ns", "missing: not an AIPerf raw export record")
+		}
+		l.LineNo = lineNo
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, ingest.Errorf(name, "no records")
+	}
+	return out, nil
+}
+
+// rawChunks returns the offsets (ns since start_perf_ns) of the responses
+// that carry content; [DONE] markers and responses without perf_ns are
+// skipped.
+func rawChunks(l *RawLine, name string) ([]int64, error) {
+	start, err := ingest.Int(l.StartPerfNS)
+	if err != nil {
+		return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "start_perf_ns", "%v", err)
+	}
+	var out []int64
+	for j, resp := range l.Responses {
+		var r struct {
+			PerfNS json.Number `json:"perf_ns"`
+			Text   string      `json:"text"`
+		}
+		if err := json.Unmarshal(resp, &r); err != nil || r.PerfNS == "" {
+			continue
+		}
+		if strings.Contains(r.Text, "[DONE]") {
+			continue
+		}
+		t, err := ingest.Int(r.PerfNS)
+		if err != nil {
+			return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, fmt.Sprintf("responses[%d].perf_ns", j), "%v", err)
+		}
+		if t < start {
+			return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, fmt.Sprintf("responses[%d].perf_ns", j), "before start_perf_ns (negative duration)")
+		}
+		if len(out) > 0 && t-start < out[len(out)-1] {
+			return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, fmt.Sprintf("responses[%d].perf_ns", j), "earlier than the previous response")
+		}
+		out = append(out, t-start)
+	}
+	return out, nil
+}
+
+// unitNS returns the nanoseconds of one display unit.
+func unitNS(u string) (int64, bool) {
+	switch u {
+	case "ns":
+		return ingest.Nanosecond, true
+	case "us":
+		return ingest.Microsecond, true
+	case "ms":
+		return ingest.Millisecond, true
+	case "s", "sec":
+		return ingest.Second, true
+	}
+	return 0, false
+}
+
+// duration reads a per-request time metric as integer ns.
+func (l *Line) duration(name, tag string) (int64, bool, error) {
+	mv, ok := l.Metrics[tag]
+	if !ok {
+		return 0, false, nil
+	}
+	u, ok := unitNS(mv.Unit)
+	if !ok {
+		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".unit", "unknown time unit %q", mv.Unit)
+	}
+	var n json.Number
+	if err := json.Unmarshal(mv.Value, &n); err != nil {
+		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".value", "not a number")
+	}
+	v, err := ingest.NonNegNS(n, u, tag)
+	if err != nil {
+		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".value", "%v", err)
+	}
+	return v, true, nil
+}
+
+func (l *Line) count(name, tag string) (int64, bool, error) {
+	mv, ok := l.Metrics[tag]
+	if !ok {
+		return 0, false, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(mv.Value, &n); err != nil {
+		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".value", "not a number")
+	}
+	v, err := ingest.Int(n)
+	if err != nil || v < 0 {
+		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".value", "not a token count: %s", n)
+	}
+	return v, true, nil
+}
+
+func (l *Line) gaps(name string) ([]int64, bool, error) {
+	mv, ok := l.Metrics["inter_chunk_latency"]
+	if !ok {
+		return nil, false, nil
+	}
+	u, ok := unitNS(mv.Unit)
+	if !ok {
+		return nil, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency.unit", "unknown time unit %q", mv.Unit)
+	}
+	var ns []json.Number
+	if err := json.Unmarshal(mv.Value, &ns); err != nil {
+		return nil, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency.value", "not a list of numbers")
+	}
+	out := make([]int64, len(ns))
+	for i, n := range ns {
+		v, err := ingest.NonNegNS(n, u, fmt.Sprintf("inter_chunk_latency[%d]", i))
+		if err != nil {
+			return nil, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency.value", "%v", err)
+		}
+		out[i] = v
+	}
+	return out, true, nil
+}
+
+func status(e *ErrorDetails, cancelled bool) string {
+	t := strings.ToLower(e.Type + " " + e.Message)
+	switch {
+	case cancelled || e.Code == "499" || strings.Contains(t, "cancel"):
+		return schema.StatusCancelled
+	case strings.Contains(t, "timeout") || strings.Contains(t, "timed out"):
+		return schema.StatusTimeout
+	}
+	return schema.StatusError
+}
+
+// PointName is the load point of an AIPerf import when the summary states
+// no load; otherwise the point is named after its concurrency or rate.
+const PointName = "profile"
+
+// Parse builds an import from AIPerf files: profile_export.jsonl
+// (required), profile_export_aiperf.json (the tool's summary, turned into
+// claims) and profile_export_raw.jsonl (absolute per-chunk times).
+// Each file is recognised by its content.
+func Parse(files []ingest.File) (*ingest.Result, error) {
+	var (
+		lines   []Line
+		linesOf string
+		sum     *Summary
+		sumOf   string
+		raws    []RawLine
+		rawOf   string
+	)
+	for _, f := range files {
+		head := ingest.Sniff(f.Data, 4096)
+		switch {
+		case len(head) == 0:
+			return nil, ingest.Errorf(f.Name, "empty file")
+		case bytes.HasPrefix(head, []byte("Metric,")):
+			// The CSV twin of the summary: kept as an attachment only.
+		case head[0] == '{' && firstLineHas(f.Data, "start_perf_ns"):
+			if raws != nil {
+				return nil, ingest.Errorf(f.Name, "a second raw export (first was %s)", rawOf)
+			}
+			r, err := parseRaw(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			raws, rawOf = r, f.Name
+		case head[0] == '{' && firstLineHas(f.Data, "metadata"):
+			if lines != nil {
+				return nil, ingest.Errorf(f.Name, "a second profile_export.jsonl (first was %s)", linesOf)
+			}
+			l, err := parseExport(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			lines, linesOf = l, f.Name
+		case head[0] == '{':
+			if sum != nil {
+				return nil, ingest.Errorf(f.Name, "a second summary (first was %s)", sumOf)
+			}
+			s, err := parseSummary(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			sum, sumOf = s, f.Name
+		default:
+			return nil, ingest.Errorf(f.Name, "not an AIPerf export (expected profile_export.jsonl, profile_export_aiperf.json or profile_export_raw.jsonl)")
+		}
+	}
+	if lines == nil && raws == nil {
+		return nil, fmt.Errorf("import aiperf: %w: need profile_export.jsonl (or profile_export_raw.jsonl)", ingest.ErrNoFiles)
+	}
+	return build(lines, linesOf, sum, sumOf, raws, rawOf)
+}
+
+// firstLineHas reports whether the first line of data is a JSON object
+// with the top-level key.
+func firstLineHas(data []byte, key string) bool {
+	line := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line = data[:i]
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(line, &obj) != nil {
+		return false
+	}
+	_, ok := obj[key]
+	return ok
+}
+
+func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawLine, rawOf string) (*ingest.Result, error) {
+	rawByID := map[string]*RawLine{}
+	for i := range raws {
+		if id := raws[i].Metadata.XRequestID; id != "" {
+			rawByID[id] = &raws[i]
+		}
+	}
+	// Epoch: the earliest request start.
+	epoch := int64(math.MaxInt64)
+	last := int64(math.MinInt64)
+	for i := range lines {
+		s, _ := lines[i].start()
+		epoch = min(epoch, s)
+	}
+	for i := range raws {
+		if len(lines) == 0 {
+			s, err := raws[i].start()
+			if err != nil {
+				return nil, ingest.RecordErrorf(rawOf, raws[i].LineNo, raws[i].LineNo-1, "metadata", "%v", err)
+			}
+			epoch = min(epoch, s)
+		}
+	}
+	point := PointName
+	version := ""
+	if sum != nil {
+		version = sum.AIPerfVersion
+		if lg := sum.InputConfig.Loadgen; lg.RequestRate != "" {
+			if v, err := ingest.ToFloat(lg.RequestRate, 1); err == nil && v > 0 {
+				point = ingest.PointName(schema.ModeRate, v)
+			}
+		} else if lg.Concurrency != "" {
+			if v, err := ingest.Int(lg.Concurrency); err == nil && v > 0 {
+				point = ingest.PointName(schema.ModeConcurrency, float64(v))
+			}
+		}
+	}
+	var recs []schema.Record
+	usedRaw := false
+	for i := range lines {
+		l := &lines[i]
+		start, _ := l.start()
+		rec := schema.Record{
+			ID:     fmt.Sprintf("%s:%d", path.Base(linesOf), l.LineNo),
+			Point:  point,
+			Phase:  l.phase(),
+			SentNS: start - epoch,
+			Orig:   l.Raw,
+		}
+		if l.Metadata.XRequestID != "" {
+			rec.ID = l.Metadata.XRequestID
+		}
+		if v, ok, err := l.count(linesOf, "input_sequence_length"); err != nil {
+			return nil, err
+		} else if ok {
+			rec.InputTokens = v
+		} else if v, ok, err := l.count(linesOf, "error_isl"); err == nil && ok {
+			rec.InputTokens = v
+		}
+		endAbs := int64(0)
+		if l.Metadata.RequestEndNS != "" {
+			v, err := ingest.Int(l.Metadata.RequestEndNS)
+			if err != nil {
+				return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata.request_end_ns", "%v", err)
+			}
+			endAbs = v
+		}
+		if l.Error != nil {
+			rec.Status = status(l.Error, l.Metadata.WasCancelled)
+			rec.Error = strings.TrimSpace(l.Error.Type + ": " + l.Error.Message)
+			rec.ChunksNS = []int64{}
+			if endAbs == 0 && l.Metadata.CancellationTimeNS != "" {
+				if v, err := ingest.Int(l.Metadata.CancellationTimeNS); err == nil {
+					endAbs = v
+				}
+			}
+			if endAbs == 0 {
+				endAbs = start
+			}
+			if endAbs < start {
+				return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata", "request ends before it starts (negative duration)")
+			}
+			rec.EndNS = endAbs - epoch
+			last = max(last, endAbs)
+			recs = append(recs, rec)
+			continue
+		}
+		rec.Status = schema.StatusOK
+		lat, okLat, err := l.duration(linesOf, "request_latency")
+		if err != nil {
+			return nil, err
+		}
+		if !okLat {
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.request_latency", "missing")
+		}
+		ttft, okTTFT, err := l.duration(linesOf, "ttft")
+		if err != nil {
+			return nil, err
+		}
+		osl, okOSL, err := l.count(linesOf, "output_sequence_length")
+		if err != nil {
+			return nil, err
+		}
+		if !okOSL {
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.output_sequence_length", "missing")
+		}
+		rec.OutputTokens = osl
+		fromRaw := false
+		gaps, okGaps, err := l.gaps(linesOf)
+		if err != nil {
+			return nil, err
+		}
+		if rl := rawByID[l.Metadata.XRequestID]; rl != nil {
+			ch, err := rawChunks(rl, rawOf)
+			if err != nil {
+				return nil, err
+			}
+			// Content chunks: those from the first token to the last.
+			var kept []int64
+			for _, c := range ch {
+				if (!okTTFT || c >= ttft) && c <= lat {
+					kept = append(kept, c)
+				}
+			}
+			if len(kept) > 0 {
+				rec.ChunksNS = kept
+				usedRaw, fromRaw = true, true
+			}
+		}
+		if rec.ChunksNS == nil {
+			switch {
+			case okTTFT && okGaps:
+				ch := make([]int64, 0, len(gaps)+1)
+				t := ttft
+				ch = append(ch, t)
+				for _, g := range gaps {
+					t += g
+					ch = append(ch, t)
+				}
+				rec.ChunksNS = ch
+			case okTTFT:
+				rec.ChunksNS = []int64{ttft}
+				if lat != ttft {
+					rec.ChunksNS = append(rec.ChunksNS, lat)
+				}
+			default:
+				rec.ChunksNS = []int64{lat}
+			}
+		}
+		if okTTFT && ttft > lat {
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.ttft", "larger than request_latency")
+		}
+		if n := rec.ChunksNS[len(rec.ChunksNS)-1]; !fromRaw && (n-lat > int64(len(rec.ChunksNS)) || lat-n > int64(len(rec.ChunksNS))) {
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency", "ttft + Σ inter_chunk_latency = %d ns, request_latency = %d ns: inconsistent values or units", n, lat)
+		}
+		if endAbs == 0 {
+			if mr, ok := l.Metrics["max_response_timestamp"]; ok && mr.Unit == "ns" {
+				var n json.Number
+				if json.Unmarshal(mr.Value, &n) == nil {
+					if v, err := ingest.Int(n); err == nil {
+						endAbs = v
+					}
+				}
+			}
+		}
+		if endAbs == 0 {
+			endAbs = start + lat
+		}
+		if endAbs-start < rec.ChunksNS[len(rec.ChunksNS)-1] {
+			endAbs = start + rec.ChunksNS[len(rec.ChunksNS)-1]
+		}
+		rec.EndNS = endAbs - epoch
+		last = max(last, endAbs)
+		recs = append(recs, rec)
+	}
+	if len(lines) == 0 {
+		// Raw export only.
+		for i := range raws {
+			rl := &raws[i]
+			start, _ := rl.start()
+			ch, err := rawChunks(rl, rawOf)
+			if err != nil {
+				return nil, err
+			}
+			rec := schema.Record{ID: rl.Metadata.XRequestID, Point: point, Phase: phaseOf(rl.Metadata), SentNS: start - epoch, ChunksNS: ch}
+			if rec.ID == "" {
+				rec.ID = fmt.Sprintf("%s:%d", path.Base(rawOf), rl.LineNo)
+			}
+			if rl.Error != nil {
+				rec.Status = status(rl.Error, rl.Metadata.WasCancelled)
+				rec.Error = strings.TrimSpace(rl.Error.Type + ": " + rl.Error.Message)
+			} else {
+				rec.Status = schema.StatusOK
+				rec.OutputTokens = int64(len(ch))
+			}
+			end := start
+			if len(ch) > 0 {
+				end = start + ch[len(ch)-1]
+			}
+			rec.EndNS = end - epoch
+			last = max(last, end)
+			recs = append(recs, rec)
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].SentNS < recs[j].SentNS })
+	m := ingest.NewManifest(Tool, version, epoch, last)
+	if len(lines) > 0 {
+		ingest.Derive(&m, "sent_ns: metadata request start (request_start_ns or timestamp_ns) minus the earliest start")
+		if usedRaw {
+			ingest.Derive(&m, "chunks_ns: responses[].perf_ns − start_perf_ns from %s (absolute per-chunk times)", rawOf)
+		} else {
+			ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of inter_chunk_latency (ms, exact to the ns)")
+		}
+		ingest.Derive(&m, "end_ns: request_end_ns, else max_response_timestamp, else start + request_latency; failed requests without an end time end at their start")
+		ingest.Derive(&m, "output_tokens: output_sequence_length (output + reasoning tokens, AIPerf's count); input_tokens: input_sequence_length")
+	} else {
+		ingest.Derive(&m, "output_tokens: number of content responses (no token counts in the raw export)")
+	}
+	m.Client.TokenCounts = "tool-reported"
+	m.Decoding.Streaming = true
+	m.Load.Mode = schema.ModeConcurrency
+	pt := schema.Point{Name: point}
+	claims := ingest.NewClaimSet(Tool)
+	if sum != nil {
+		fillManifest(&m, sum, &pt)
+		addClaims(claims, sum, sumOf, point)
+	}
+	m.Load.Points = []schema.Point{pt}
+	c, err := claims.Claims()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Result{Manifest: m, Records: recs, Claims: c}, nil
+}
+
+func (l *RawLine) start() (int64, error) {
+	tmp := Line{Metadata: l.Metadata}
+	return tmp.start()
+}
+
+func phaseOf(md Metadata) string {
+	tmp := Line{Metadata: md}
+	return tmp.phase()
+}
+
+var endpoints = map[string]string{
+	"chat":        "/v1/chat/completions",
+	"completions": "/v1/completions",
+	"embeddings":  "/v1/embeddings",
+}
+
+func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
+	ic := s.InputConfig
+	if len(ic.Endpoint.ModelNames) > 0 {
+		m.Model.Name = ic.Endpoint.ModelNames[0]
+	}
+	if ep, ok := endpoints[ic.Endpoint.Type]; ok {
+		m.Decoding.Endpoint = ep
+	}
+	if ic.Endpoint.Streaming != nil {
+		m.Decoding.Streaming = *ic.Endpoint.Streaming
+		if !*ic.Endpoint.Streaming {
+			m.Client.Boundary = schema.BoundaryNonStreaming
+		}
+	}
+	cmd := ic.CLICommand
+	if s.RunInfo != nil && s.RunInfo.CLICommand != "" {
+		cmd = s.RunInfo.CLICommand
+	}
+	if cmd != "" {
+		m.Client.CommandLine = ingest.SplitCommand(cmd)
+	}
+	seed := ic.Input.RandomSeed
+	if s.RunInfo != nil && s.RunInfo.RandomSeed != "" {
+		seed = s.RunInfo.RandomSeed
+	}
+	if seed != "" {
+		if v, err := ingest.Int(seed); err == nil {
+			m.Client.Seed = &v
+		}
+	}
+	if n, err := ingest.Int(ic.Input.Prompt.OutputTokens.Mean); err == nil && n > 0 {
+		m.Workload.OutputTokens = &schema.LengthDist{Mean: int(n)}
+		pt.OutputTokens = int(n)
+	}
+	if n, err := ingest.Int(ic.Input.Prompt.InputTokens.Mean); err == nil && n > 0 {
+		m.Workload.InputTokens = &schema.LengthDist{Mean: int(n)}
+		pt.InputTokens = int(n)
+	}
+	lg := ic.Loadgen
+	if lg.RequestRate != "" {
+		if v, err := ingest.ToFloat(lg.RequestRate, 1); err == nil && v > 0 {
+			m.Load.Mode = schema.ModeRate
+			pt.Rate = v
+			switch strings.ToLower(lg.ArrivalPattern + lg.RequestRateMode) {
+			case "poisson":
+				pt.Arrival = schema.ArrivalPoisson
+			case "constant":
+				pt.Arrival = schema.ArrivalConstant
+			case "gamma":
+				pt.Arrival = schema.ArrivalGamma
+			}
+		}
+	}
+	if v, err := ingest.Int(lg.Concurrency); err == nil && v > 0 {
+		pt.Concurrency = int(v)
+	}
+	if v, err := ingest.Int(lg.RequestCount); err == nil && v > 0 {
+		pt.Requests = int(v)
+	}
+	if v, err := ingest.Int(lg.WarmupRequests); err == nil && v > 0 {
+		m.Load.Warmup.Requests = int(v)
+	}
+	if lg.RequestRateMode != "" {
+		ingest.SetNote(m, "aiperf.request_rate_mode", lg.RequestRateMode)
+	}
+	if s.TelemetryData != nil {
+		names := map[string]int{}
+		count := 0
+		for _, ep := range s.TelemetryData.Endpoints {
+			for _, g := range ep.GPUs {
+				names[g.GPUName]++
+				count++
+			}
+		}
+		if len(names) == 1 {
+			for n := range names {
+				m.Hardware.Accelerator = n
+			}
+			m.Hardware.AcceleratorCount = count
+		}
+	}
+	if s.BenchmarkID != "" {
+		ingest.SetNote(m, "aiperf.benchmark_id", s.BenchmarkID)
+	}
+	if s.StartTime != "" {
+		ingest.SetNote(m, "aiperf.start_time", s.StartTime)
+	}
+	if s.EndTime != "" {
+		ingest.SetNote(m, "aiperf.end_time", s.EndTime)
+	}
+	if s.WasCancelled {
+		m.Incomplete = true
+		m.IncompleteReason = "AIPerf reports was_cancelled: true"
+	}
+}
+
+// distributions maps AIPerf record-metric tags to replay distributions.
+// AIPerf's "inter_token_latency" is (request_latency − TTFT)/(OSL − 1) per
+// request, which the replay contract calls tpot; its pooled per-chunk gaps
+// ("inter_chunk_latency") are the contract's itl.
+var distributions = []struct{ tag, dist string }{
+	{"ttft", "ttft_ns"},
+	{"request_latency", "e2e_ns"},
+	{"inter_token_latency", "tpot_ns"},
+	{"inter_chunk_latency", "itl_ns"},
+}
+
+var statOrder = []string{"count", "avg", "std", "min", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "max"}
+
+func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
+	for _, d := range distributions {
+		st, ok := s.Metrics[d.tag]
+		if !ok {
+			continue
+		}
+		u, ok := unitNS(st.Unit)
+		if !ok {
+			continue
+		}
+		for _, k := range statOrder {
+			v, ok := st.Values[k]
+			if !ok {
+				continue
+			}
+			mul := u
+			if k == "count" {
+				mul = 1
+			}
+			c.Add(file, point, d.dist+"."+ingest.StatKeys[k], d.tag+"."+k, v, mul)
+		}
+	}
+	scalar := func(tag, metric string, mul int64) {
+		if st, ok := s.Metrics[tag]; ok {
+			c.Add(file, point, metric, tag+".avg", st.Values["avg"], mul)
+		}
+	}
+	scalar("request_count", "counts.ok", 1)
+	if st, ok := s.Metrics["benchmark_duration"]; ok {
+		if u, ok := unitNS(st.Unit); ok {
+			c.Add(file, point, "window_ns", "benchmark_duration.avg", st.Values["avg"], u)
+		}
+	}
+	scalar("request_throughput", "request_throughput", 1)
+	scalar("output_token_throughput", "output_token_throughput", 1)
+	scalar("goodput", "goodput", 1)
+}

@@ -1,0 +1,539 @@
+package guidellm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Tool is the importer's tool name, also the claims' definitions.
+const Tool = "guidellm"
+
+// Report is a parsed benchmarks.json.
+type Report struct {
+	Metadata struct {
+		Version         json.Number `json:"version"`
+		GuideLLMVersion string      `json:"guidellm_version"`
+		PythonVersion   string      `json:"python_version"`
+		Platform        string      `json:"platform"`
+	} `json:"metadata"`
+	Args       map[string]json.RawMessage `json:"args"`
+	Benchmarks []Benchmark                `json:"benchmarks"`
+}
+
+// Benchmark is one benchmark of a report.
+type Benchmark struct {
+	Config struct {
+		Strategy struct {
+			Type           string      `json:"type_"`
+			Streams        json.Number `json:"streams"`
+			MaxConcurrency json.Number `json:"max_concurrency"`
+			Rate           json.Number `json:"rate"`
+		} `json:"strategy"`
+		RunIndex json.Number `json:"run_index"`
+	} `json:"config"`
+	SchedulerMetrics json.RawMessage              `json:"scheduler_metrics"`
+	Metrics          map[string]json.RawMessage   `json:"metrics"`
+	Requests         map[string][]json.RawMessage `json:"requests"`
+	StartTime        json.Number                  `json:"start_time"`
+	EndTime          json.Number                  `json:"end_time"`
+	Duration         json.Number                  `json:"duration"`
+	WarmupDuration   json.Number                  `json:"warmup_duration"`
+	CooldownDuration json.Number                  `json:"cooldown_duration"`
+}
+
+type schedMetrics struct {
+	MeasureStartTime json.Number `json:"measure_start_time"`
+	MeasureEndTime   json.Number `json:"measure_end_time"`
+	RequestStartTime json.Number `json:"request_start_time"`
+	RequestEndTime   json.Number `json:"request_end_time"`
+}
+
+// Request is one request's stats.
+type Request struct {
+	Info struct {
+		Status  string                 `json:"status"`
+		Timings map[string]json.Number `json:"timings"`
+		Error   *string                `json:"error"`
+	} `json:"info"`
+	RequestID    string      `json:"request_id"`
+	PromptTokens json.Number `json:"prompt_tokens"`
+	OutputTokens json.Number `json:"output_tokens"`
+}
+
+// ParseReport reads benchmarks.json or benchmarks.yaml (YAML is
+// recognised by content).
+func ParseReport(r io.Reader, name string) (*Report, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseReport(data, name)
+}
+
+func parseReport(data []byte, name string) (*Report, error) {
+	h := ingest.Sniff(data, 1)
+	if len(h) == 0 {
+		return nil, ingest.Errorf(name, "empty file")
+	}
+	if h[0] != '{' {
+		j, err := ingest.YAMLToJSON(name, data)
+		if err != nil {
+			return nil, err
+		}
+		data = j
+	}
+	var rep Report
+	if err := ingest.DecodeJSON(name, data, &rep); err != nil {
+		return nil, err
+	}
+	if rep.Benchmarks == nil {
+		return nil, ingest.Errorf(name, "not a GuideLLM report: no benchmarks list")
+	}
+	if len(rep.Benchmarks) == 0 {
+		return nil, ingest.Errorf(name, "the report has no benchmarks")
+	}
+	return &rep, nil
+}
+
+// Parse builds an import from one GuideLLM report.
+func Parse(files []ingest.File) (*ingest.Result, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("import guidellm: %w", ingest.ErrNoFiles)
+	}
+	if len(files) > 1 {
+		return nil, ingest.Errorf(files[1].Name, "guidellm takes one report per import")
+	}
+	rep, err := parseReport(files[0].Data, files[0].Name)
+	if err != nil {
+		return nil, err
+	}
+	return build(rep, files[0].Name)
+}
+
+// statusOf maps GuideLLM's request groups to record statuses.
+var statusOf = map[string]string{
+	"successful": schema.StatusOK,
+	"errored":    schema.StatusError,
+	"incomplete": schema.StatusCancelled,
+}
+
+type parsedReq struct {
+	rec       schema.Record
+	startNS   int64
+	endNS     int64
+	benchmark int
+}
+
+func build(rep *Report, file string) (*ingest.Result, error) {
+	epoch := int64(math.MaxInt64)
+	var reqs []parsedReq
+	var points []schema.Point
+	names := map[string]int{}
+	windows := make([][2]int64, len(rep.Benchmarks))
+	modes := map[string]bool{}
+	for bi := range rep.Benchmarks {
+		b := &rep.Benchmarks[bi]
+		field := fmt.Sprintf("benchmarks[%d]", bi)
+		var sm schedMetrics
+		if len(b.SchedulerMetrics) > 0 {
+			if err := json.Unmarshal(b.SchedulerMetrics, &sm); err != nil {
+				return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "not an object")
+			}
+		}
+		ms, me := sm.MeasureStartTime, sm.MeasureEndTime
+		if ms == "" {
+			ms = b.StartTime
+		}
+		if me == "" {
+			me = b.EndTime
+		}
+		msNS, err := ingest.ToNS(ms, ingest.Second)
+		if err != nil {
+			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_start_time", "%v", err)
+		}
+		meNS, err := ingest.ToNS(me, ingest.Second)
+		if err != nil {
+			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_end_time", "%v", err)
+		}
+		if meNS < msNS {
+			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "measurement window ends before it starts (negative duration)")
+		}
+		windows[bi] = [2]int64{msNS, meNS}
+		window := map[string]json.Number{"measure_start_time": ms, "measure_end_time": me}
+		pt, mode := pointOf(b)
+		modes[mode] = true
+		if n := names[pt.Name]; n > 0 {
+			pt.Name = fmt.Sprintf("%s#%d", pt.Name, n+1)
+		}
+		names[pt.Name]++
+		pt.Duration = schema.Duration(meNS - msNS)
+		points = append(points, pt)
+		groups := make([]string, 0, len(b.Requests))
+		for g := range b.Requests {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		for _, g := range groups {
+			st, ok := statusOf[g]
+			if !ok {
+				continue // "total" is null or a duplicate of the others
+			}
+			for ri, raw := range b.Requests[g] {
+				rf := fmt.Sprintf("%s.requests.%s[%d]", field, g, ri)
+				p, err := request(raw, file, rf, st, pt.Name, window)
+				if err != nil {
+					return nil, err
+				}
+				p.benchmark = bi
+				if p.endNS < msNS || p.startNS > meNS {
+					p.rec.Phase = schema.PhaseWarmup
+				}
+				epoch = min(epoch, p.startNS)
+				reqs = append(reqs, p)
+			}
+		}
+	}
+	if len(reqs) == 0 {
+		return nil, ingest.Errorf(file, "the report holds no requests")
+	}
+	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].startNS < reqs[j].startNS })
+	recs := make([]schema.Record, len(reqs))
+	last := epoch
+	for i := range reqs {
+		recs[i] = reqs[i].rec
+		recs[i].SentNS = reqs[i].startNS - epoch
+		recs[i].EndNS = reqs[i].endNS - epoch
+		last = max(last, reqs[i].endNS)
+	}
+	m := ingest.NewManifest(Tool, rep.Metadata.GuideLLMVersion, epoch, last)
+	m.Load.Points = points
+	m.Load.Mode = schema.ModeConcurrency
+	if modes[schema.ModeRate] {
+		m.Load.Mode = schema.ModeRate
+	}
+	m.Decoding.Streaming = true
+	m.Client.TokenCounts = "server-usage"
+	ingest.Derive(&m, "sent_ns: info.timings.request_start (epoch seconds) minus the earliest; end_ns: info.timings.request_end")
+	ingest.Derive(&m, "chunks_ns: GuideLLM stores only first_token_iteration and last_token_iteration (and a count of token iterations); chunks_ns = [first, last], the chunks in between are not stored")
+	ingest.Derive(&m, "phase: requests outside a benchmark's measurement window (scheduler_metrics.measure_start_time..measure_end_time, GuideLLM's rule: request_end ≥ start and request_start ≤ end) are warmup (warmup or cooldown)")
+	ingest.Derive(&m, "status: successful → ok, errored → error, incomplete → cancelled")
+	ingest.Derive(&m, "orig.scheduler_metrics: the benchmark's measure_start_time and measure_end_time, copied into every record of the benchmark")
+	ingest.Derive(&m, "load.points[i].duration: the benchmark's measurement window; exact values in notes[\"guidellm.<point>.scheduler_metrics\"]")
+	if v := rep.Metadata.PythonVersion; v != "" {
+		ingest.SetNote(&m, "guidellm.python_version", v)
+	}
+	if v := rep.Metadata.Platform; v != "" {
+		ingest.SetNote(&m, "guidellm.platform", v)
+	}
+	fillFromArgs(&m, rep.Args)
+	c := ingest.NewClaimSet(Tool)
+	for bi := range rep.Benchmarks {
+		b := &rep.Benchmarks[bi]
+		pn := points[bi].Name
+		if len(b.SchedulerMetrics) > 0 {
+			ingest.SetNote(&m, "guidellm."+pn+".scheduler_metrics", compactJSON(b.SchedulerMetrics))
+		}
+		if b.WarmupDuration != "" || b.CooldownDuration != "" {
+			ingest.SetNote(&m, "guidellm."+pn+".warmup_cooldown_s", fmt.Sprintf("warmup_duration %s, cooldown_duration %s", b.WarmupDuration, b.CooldownDuration))
+		}
+		claimBenchmark(c, b, file, pn, bi)
+	}
+	claims, err := c.Claims()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func pointOf(b *Benchmark) (schema.Point, string) {
+	s := b.Config.Strategy
+	streams := s.Streams
+	if streams == "" {
+		streams = s.MaxConcurrency
+	}
+	switch s.Type {
+	case "synchronous":
+		return schema.Point{Name: "synchronous", Concurrency: 1}, schema.ModeConcurrency
+	case "concurrent":
+		v, _ := ingest.Int(streams)
+		return schema.Point{Name: ingest.PointName(schema.ModeConcurrency, float64(v)), Concurrency: int(v)}, schema.ModeConcurrency
+	case "throughput":
+		v, _ := ingest.Int(s.MaxConcurrency)
+		return schema.Point{Name: "throughput", Concurrency: int(v)}, schema.ModeConcurrency
+	case "constant", "poisson", "async":
+		r, _ := ingest.ToFloat(s.Rate, 1)
+		p := schema.Point{Name: ingest.PointName(schema.ModeRate, r), Rate: r, Arrival: schema.ArrivalConstant}
+		if s.Type == "poisson" {
+			p.Arrival = schema.ArrivalPoisson
+		}
+		return p, schema.ModeRate
+	}
+	name := s.Type
+	if name == "" {
+		name = "benchmark"
+	}
+	return schema.Point{Name: name}, schema.ModeConcurrency
+}
+
+func request(raw json.RawMessage, file, field, status, point string, window map[string]json.Number) (parsedReq, error) {
+	var r Request
+	if err := ingest.DecodeJSON(file, raw, &r); err != nil {
+		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field, "%v", err)
+	}
+	tm := r.Info.Timings
+	if tm == nil {
+		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "missing")
+	}
+	get := func(k string) (int64, bool, error) {
+		n, ok := tm[k]
+		if !ok || n == "" {
+			return 0, false, nil
+		}
+		v, err := ingest.ToNS(n, ingest.Second)
+		if err != nil {
+			return 0, false, ingest.RecordErrorf(file, 0, -1, field+".info.timings."+k, "%v", err)
+		}
+		return v, true, nil
+	}
+	start, ok, err := get("request_start")
+	if err != nil {
+		return parsedReq{}, err
+	}
+	if !ok {
+		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings.request_start", "missing")
+	}
+	end, okEnd, err := get("request_end")
+	if err != nil {
+		return parsedReq{}, err
+	}
+	if !okEnd {
+		end = start
+	}
+	if end < start {
+		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "request_end before request_start (negative duration)")
+	}
+	// Orig: the request's stats without its text (request_args, output).
+	var obj map[string]json.RawMessage
+	json.Unmarshal(raw, &obj)
+	delete(obj, "request_args")
+	delete(obj, "output")
+	// The benchmark's measurement window, GuideLLM's rate denominator and
+	// its rule for which requests count, copied into every record.
+	w, _ := json.Marshal(window)
+	obj["scheduler_metrics"] = w
+	orig, _ := json.Marshal(obj)
+	rec := schema.Record{ID: r.RequestID, Point: point, Phase: schema.PhaseMeasure, Status: status, ChunksNS: []int64{}, Orig: orig}
+	if rec.ID == "" {
+		rec.ID = field
+	}
+	if r.PromptTokens != "" {
+		v, err := ingest.Int(r.PromptTokens)
+		if err != nil || v < 0 {
+			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".prompt_tokens", "not a token count: %s", r.PromptTokens)
+		}
+		rec.InputTokens = v
+	}
+	if r.OutputTokens != "" {
+		v, err := ingest.Int(r.OutputTokens)
+		if err != nil || v < 0 {
+			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".output_tokens", "not a token count: %s", r.OutputTokens)
+		}
+		rec.OutputTokens = v
+	}
+	if r.Info.Error != nil && *r.Info.Error != "" {
+		rec.Error = *r.Info.Error
+		if len(rec.Error) > 4096 {
+			rec.Error = rec.Error[:4096]
+		}
+	}
+	first, okF, err := get("first_token_iteration")
+	if err != nil {
+		return parsedReq{}, err
+	}
+	lastTok, okL, err := get("last_token_iteration")
+	if err != nil {
+		return parsedReq{}, err
+	}
+	if status == schema.StatusOK {
+		if !okF {
+			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings.first_token_iteration", "missing for a successful request")
+		}
+		if !okL {
+			lastTok = first
+		}
+		if first < start || lastTok < first || lastTok > end+1 {
+			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "token times outside request_start..request_end (negative duration or mixed units)")
+		}
+		rec.ChunksNS = append(rec.ChunksNS, first-start)
+		if lastTok > first {
+			rec.ChunksNS = append(rec.ChunksNS, lastTok-start)
+		}
+	} else if okF && first >= start {
+		rec.ChunksNS = append(rec.ChunksNS, first-start)
+		if okL && lastTok > first {
+			rec.ChunksNS = append(rec.ChunksNS, lastTok-start)
+		}
+	}
+	if len(rec.ChunksNS) > 0 && start+rec.ChunksNS[len(rec.ChunksNS)-1] > end {
+		end = start + rec.ChunksNS[len(rec.ChunksNS)-1]
+	}
+	return parsedReq{rec: rec, startNS: start, endNS: end}, nil
+}
+
+func fillFromArgs(m *schema.Manifest, args map[string]json.RawMessage) {
+	str := func(k string) string {
+		var s string
+		json.Unmarshal(args[k], &s)
+		return s
+	}
+	if v := str("model"); v != "" {
+		m.Model.Name = v
+	}
+	if v := str("processor"); v != "" {
+		m.Model.Tokenizer = v
+	}
+	if v := str("request_format"); strings.HasPrefix(v, "/") {
+		m.Decoding.Endpoint = v
+	}
+	if v := str("target"); v != "" {
+		ingest.SetNote(m, "guidellm.target", v)
+	}
+	var data []string
+	if json.Unmarshal(args["data"], &data) == nil && len(data) > 0 {
+		m.Workload.Dataset = strings.Join(data, ",")
+	}
+	var seed json.Number
+	if json.Unmarshal(args["random_seed"], &seed) == nil && seed != "" {
+		if v, err := ingest.Int(seed); err == nil {
+			m.Client.Seed = &v
+		}
+	}
+	var mr json.Number
+	if json.Unmarshal(args["max_requests"], &mr) == nil && mr != "" {
+		if v, err := ingest.Int(mr); err == nil {
+			for i := range m.Load.Points {
+				m.Load.Points[i].Requests = int(v)
+			}
+		}
+	}
+	var w json.Number
+	if json.Unmarshal(args["warmup"], &w) == nil && w != "" {
+		ingest.SetNote(m, "guidellm.warmup", string(w))
+	}
+	if json.Unmarshal(args["cooldown"], &w) == nil && w != "" {
+		ingest.SetNote(m, "guidellm.cooldown", string(w))
+	}
+	if len(args) > 0 {
+		b, _ := json.Marshal(args)
+		ingest.SetNote(m, "guidellm.args", string(b))
+	}
+}
+
+// dists maps GuideLLM's per-request metrics to replay distributions, with
+// the multiplier from the metric's unit to ns. GuideLLM's
+// inter_token_latency_ms = (last token − first token)/(output tokens − 1)
+// is the contract's tpot; its time_per_output_token_ms = (last token −
+// request start)/output tokens includes the first token and is named
+// time_per_output_token_ns (replay's extra distribution under GuideLLM's
+// definitions).
+var dists = []struct {
+	metric, dist string
+	mul          int64
+	weighted     bool
+}{
+	{"time_to_first_token_ms", "ttft_ns", ingest.Millisecond, false},
+	{"request_latency", "e2e_ns", ingest.Second, false},
+	{"inter_token_latency_ms", "tpot_ns", ingest.Millisecond, true},
+	{"time_per_output_token_ms", "time_per_output_token_ns", ingest.Millisecond, true},
+}
+
+var statKeys = []struct{ src, dst string }{
+	{"count", "n"}, {"mean", "mean"}, {"std_dev", "stddev"}, {"min", "min"}, {"max", "max"},
+}
+
+var pctKeys = []struct{ src, dst string }{
+	{"p001", "p01"}, {"p01", "p1"}, {"p05", "p5"}, {"p10", "p10"}, {"p25", "p25"}, {"p50", "p50"},
+	{"p75", "p75"}, {"p90", "p90"}, {"p95", "p95"}, {"p99", "p99"}, {"p999", "p999"},
+}
+
+type statusDist struct {
+	Successful map[string]json.RawMessage `json:"successful"`
+}
+
+func claimBenchmark(c *ingest.ClaimSet, b *Benchmark, file, point string, bi int) {
+	prefix := fmt.Sprintf("benchmarks[%d].metrics.", bi)
+	for _, d := range dists {
+		raw, ok := b.Metrics[d.metric]
+		if !ok {
+			continue
+		}
+		var sd statusDist
+		if json.Unmarshal(raw, &sd) != nil || sd.Successful == nil {
+			continue
+		}
+		num := func(k string) json.Number {
+			var n json.Number
+			json.Unmarshal(sd.Successful[k], &n)
+			return n
+		}
+		cnt := num("count")
+		if cnt == "0" {
+			continue // GuideLLM writes 0.0 for every statistic of an empty distribution
+		}
+		for _, k := range statKeys {
+			mul := d.mul
+			if k.src == "count" {
+				if d.weighted {
+					// GuideLLM's count of a weighted distribution is its
+					// total weight (Σ(n−1) tokens), not a number of samples.
+					continue
+				}
+				mul = 1
+			}
+			c.Add(file, point, d.dist+"."+k.dst, prefix+d.metric+".successful."+k.src, num(k.src), mul)
+		}
+		var pcts map[string]json.Number
+		json.Unmarshal(sd.Successful["percentiles"], &pcts)
+		for _, k := range pctKeys {
+			if v, ok := pcts[k.src]; ok {
+				c.Add(file, point, d.dist+"."+k.dst, prefix+d.metric+".successful.percentiles."+k.src, v, d.mul)
+			}
+		}
+	}
+	var totals map[string]json.Number
+	if json.Unmarshal(b.Metrics["request_totals"], &totals) == nil {
+		c.Add(file, point, "counts.ok", prefix+"request_totals.successful", totals["successful"], 1)
+		c.Add(file, point, "counts.error", prefix+"request_totals.errored", totals["errored"], 1)
+		c.Add(file, point, "counts.cancelled", prefix+"request_totals.incomplete", totals["incomplete"], 1)
+	}
+	for _, r := range []struct{ metric, dst string }{
+		{"requests_per_second", "request_throughput"},
+		{"output_tokens_per_second", "output_token_throughput"},
+		{"tokens_per_second", "total_token_throughput"},
+	} {
+		var sd statusDist
+		if json.Unmarshal(b.Metrics[r.metric], &sd) != nil || sd.Successful == nil {
+			continue
+		}
+		var n json.Number
+		json.Unmarshal(sd.Successful["mean"], &n)
+		c.Add(file, point, r.dst, prefix+r.metric+".successful.mean", n, 1)
+	}
+	c.Add(file, point, "window_ns", fmt.Sprintf("benchmarks[%d].duration", bi), b.Duration, ingest.Second)
+}

@@ -1,0 +1,140 @@
+package guidellm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+)
+
+var fixture = []string{"qwen3_4b_concurrent_benchmarks.json"}
+
+func TestParseFixture(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 4 {
+		t.Fatalf("records = %d, want 4", len(res.Records))
+	}
+	importtest.Write(t, Tool, files, res)
+}
+
+func TestExternalCheck(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+}
+
+// knownMismatch lists claims whose recomputation differs because of the
+// replay engine's peer formulas (reported to the lead), by metric.
+var knownMismatch = map[string]string{
+	"request_throughput":      guidellmRates,
+	"output_token_throughput": guidellmRates,
+	"total_token_throughput":  guidellmRates,
+}
+
+const guidellmRates = "GuideLLM's *_per_second are the means of duration-weighted rate distributions of completion/token events inside the window (schemas/statistics.py::rate_distribution_from_timings); replay computes count ÷ window"
+
+func TestBadInputFails(t *testing.T) {
+	good := importtest.Load(t, Tool, fixture...)
+	name := fixture[0]
+	cases := append(importtest.CommonBad(t, Tool, good),
+		importtest.BadInput{Name: "NaN", Files: importtest.Replace(t, good, 0, `"request_start": 1772470696.6802611`, `"request_start": NaN`), Want: []string{name, "NaN"}},
+		importtest.BadInput{Name: "negative duration", Files: importtest.Replace(t, good, 0, `"request_end": 1772470721.5881217`, `"request_end": 1772470600.5881217`), Want: []string{name, "requests.successful[", "negative"}},
+		importtest.BadInput{Name: "missing timings", Files: importtest.Replace(t, good, 0, `"timings":`, `"x_timings":`), Want: []string{name, "info.timings", "missing"}},
+		importtest.BadInput{Name: "mixed units", Files: importtest.Replace(t, good, 0, `"first_token_iteration": 1772470696.8517828`, `"first_token_iteration": 1772470696851.7828`), Want: []string{name, "first_token_iteration"}},
+		importtest.BadInput{Name: "no benchmarks", Files: []ingest.File{{Name: "b.json", Data: []byte(`{"benchmarks": []}`)}}, Want: []string{"b.json", "no benchmarks"}},
+	)
+	importtest.CheckBad(t, Parse, cases)
+}
+
+func TestYAMLReportImportsLikeJSON(t *testing.T) {
+	good := importtest.Load(t, Tool, fixture...)
+	y, err := jsonToYAML(good[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rj, err := Parse(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ry, err := Parse([]ingest.File{{Name: "benchmarks.yaml", Data: y}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rj.Records) != len(ry.Records) || len(rj.Claims.Points[0].Metrics) != len(ry.Claims.Points[0].Metrics) {
+		t.Fatalf("yaml import differs: %d/%d records", len(ry.Records), len(rj.Records))
+	}
+	for i, c := range rj.Claims.Points[0].Metrics {
+		if ry.Claims.Points[0].Metrics[i] != c {
+			t.Errorf("claim %d: yaml %+v, json %+v", i, ry.Claims.Points[0].Metrics[i], c)
+		}
+	}
+	for i := range rj.Records {
+		if rj.Records[i].SentNS != ry.Records[i].SentNS || rj.Records[i].EndNS != ry.Records[i].EndNS {
+			t.Errorf("record %d times differ", i)
+		}
+	}
+}
+
+// jsonToYAML re-encodes JSON as YAML, keeping number texts.
+func jsonToYAML(b []byte) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var n yaml.Node
+	toNode(&n, v)
+	return yaml.Marshal(&n)
+}
+
+func toNode(n *yaml.Node, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		n.Kind, n.Tag = yaml.MappingNode, "!!map"
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kn, vn := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, &yaml.Node{}
+			toNode(vn, x[k])
+			n.Content = append(n.Content, kn, vn)
+		}
+	case []any:
+		n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
+		for _, e := range x {
+			en := &yaml.Node{}
+			toNode(en, e)
+			n.Content = append(n.Content, en)
+		}
+	case json.Number:
+		n.Kind, n.Value = yaml.ScalarNode, x.String()
+		n.Tag = "!!float"
+		if !strings.ContainsAny(x.String(), ".eE") {
+			n.Tag = "!!int"
+		}
+	case string:
+		n.Kind, n.Tag, n.Value, n.Style = yaml.ScalarNode, "!!str", x, yaml.DoubleQuotedStyle
+	case bool:
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!bool", fmt.Sprint(x)
+	case nil:
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!null", "null"
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 0, Parse)
+}

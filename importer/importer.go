@@ -1,0 +1,111 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/benchseal/benchseal/importer/aiperf"
+	"github.com/benchseal/benchseal/importer/genaiperf"
+	"github.com/benchseal/benchseal/importer/guidellm"
+	"github.com/benchseal/benchseal/importer/inferenceperf"
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/llmperf"
+	"github.com/benchseal/benchseal/importer/mlperf"
+	"github.com/benchseal/benchseal/importer/sglang"
+	"github.com/benchseal/benchseal/importer/vllm"
+)
+
+// ParseFunc parses the files of one import into a result. It never
+// touches the file system.
+type ParseFunc func(files []ingest.File) (*ingest.Result, error)
+
+// Importer describes one tool's importer.
+type Importer struct {
+	// Tool is the name used on the command line and in claims.
+	Tool string
+	// Files describes the files the importer takes.
+	Files string
+	Parse ParseFunc
+}
+
+var registry = map[string]Importer{
+	aiperf.Tool:        {aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Parse},
+	genaiperf.Tool:     {genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Parse},
+	vllm.Tool:          {vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse},
+	sglang.Tool:        {sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Parse},
+	guidellm.Tool:      {guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Parse},
+	llmperf.Tool:       {llmperf.Tool, "*_individual_responses.json [*_summary.json]", llmperf.Parse},
+	inferenceperf.Tool: {inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Parse},
+	mlperf.Tool:        {mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse},
+}
+
+// Lookup returns the importer of tool.
+func Lookup(tool string) (Importer, bool) {
+	im, ok := registry[tool]
+	return im, ok
+}
+
+// Tools lists the tool names, sorted.
+func Tools() []string {
+	out := make([]string, 0, len(registry))
+	for t := range registry {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Options are the options of Import.
+type Options = ingest.WriteOptions
+
+// ReadFiles reads input files from paths. Each file keeps its path as its
+// name (the attachment is stored under the base name).
+func ReadFiles(paths []string) ([]ingest.File, error) {
+	var out []ingest.File
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("read input: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f, ingest.MaxFileSize+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if len(b) > ingest.MaxFileSize {
+			return nil, fmt.Errorf("read %s: larger than %d bytes", p, ingest.MaxFileSize)
+		}
+		out = append(out, ingest.File{Name: filepath.ToSlash(p), Data: b})
+	}
+	return out, nil
+}
+
+// Import parses files with tool's importer and writes the run directory
+// at dest atomically: on any error nothing is left at dest.
+func Import(ctx context.Context, tool string, files []ingest.File, dest string, opts Options) (*ingest.Result, error) {
+	im, ok := Lookup(tool)
+	if !ok {
+		return nil, fmt.Errorf("import: unknown tool %q (known: %v)", tool, Tools())
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("import %s: %w", tool, ingest.ErrNoFiles)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, err := im.Parse(files)
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", tool, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ingest.Write(dest, tool, files, res, opts); err != nil {
+		return nil, fmt.Errorf("import %s: %w", tool, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,112 @@
+package ingest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// fillPeakConcurrency sets the concurrency of every concurrency-mode point
+// that the files did not state to the peak number of requests in flight
+// among its records, and says so in source.derived.
+func fillPeakConcurrency(res *Result) {
+	m := &res.Manifest
+	if m.Load.Mode != schema.ModeConcurrency {
+		return
+	}
+	for i := range m.Load.Points {
+		p := &m.Load.Points[i]
+		if p.Concurrency > 0 {
+			continue
+		}
+		type ev struct {
+			t int64
+			d int
+		}
+		var evs []ev
+		for _, r := range res.Records {
+			if r.Point == p.Name {
+				evs = append(evs, ev{r.SentNS, +1}, ev{r.EndNS, -1})
+			}
+		}
+		sort.Slice(evs, func(a, b int) bool {
+			if evs[a].t != evs[b].t {
+				return evs[a].t < evs[b].t
+			}
+			return evs[a].d < evs[b].d // ends before starts at the same instant
+		})
+		cur, peak := 0, 0
+		for _, e := range evs {
+			cur += e.d
+			peak = max(peak, cur)
+		}
+		if peak < 1 {
+			peak = 1
+		}
+		p.Concurrency = peak
+		Derive(m, "load.points[%d].concurrency: not stated by the files; set to the peak number of requests in flight among its records (%d)", i, peak)
+	}
+}
+
+// fillWarmup declares a warmup when records are in the warmup phase but
+// the files stated none: the largest number of warmup records of a point.
+func fillWarmup(res *Result) {
+	m := &res.Manifest
+	if m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0 {
+		return
+	}
+	per := map[string]int{}
+	most := 0
+	for _, r := range res.Records {
+		if r.Phase == schema.PhaseWarmup {
+			per[r.Point]++
+			most = max(most, per[r.Point])
+		}
+	}
+	if most > 0 {
+		m.Load.Warmup.Requests = most
+		Derive(m, "load.warmup.requests: not stated as a count by the files; set to the most warmup-phase records of one point (%d)", most)
+	}
+}
+
+// Check validates a finished result in memory, before anything is
+// written: the manifest, the claims and every record, with schema's own
+// rules. A result with no records is accepted only when it is an
+// external-evidence reference (manifest.external set), as for MLPerf.
+func Check(res *Result) error {
+	m := &res.Manifest
+	var ps []schema.Problem
+	ps = append(ps, schema.ValidateManifest(m, schema.ManifestFile)...)
+	if res.Claims != nil {
+		ps = append(ps, schema.ValidateClaims(res.Claims, m, schema.ClaimsFile)...)
+	}
+	rc := schema.NewRecordChecker(m)
+	for i := range res.Records {
+		ps = append(ps, rc.Check(schema.RecordsFile, i+1, &res.Records[i])...)
+		if len(ps) > 50 {
+			break
+		}
+	}
+	if len(res.Records) > 0 || len(m.External) == 0 {
+		ps = append(ps, rc.Finish()...)
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	var hints []string
+	for _, p := range ps {
+		switch {
+		case p.Field == "model.name":
+			hints = append(hints, "the files do not name the model: give it with --set model.name=NAME")
+		case p.Field == "epoch_unix_ns":
+			hints = append(hints, "the files do not state when the run started: give it with --set epoch_unix_ns=NS --set start_time=RFC3339 --set finish_time=RFC3339")
+		}
+	}
+	err := error(&schema.ValidationError{Problems: ps})
+	if len(hints) > 0 {
+		return fmt.Errorf("%w\n  hint: %s", err, strings.Join(hints, "\n  hint: "))
+	}
+	return err
+}

@@ -1,0 +1,137 @@
+package ingest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// WriteOptions are the publisher's additions to an import.
+type WriteOptions struct {
+	// Overlay is a partial manifest (JSON) merged over the generated one.
+	Overlay []byte
+	// Set holds "dotted.path=value" assignments applied after Overlay.
+	Set []string
+	// Compress writes records.jsonl.zst instead of records.jsonl.
+	Compress bool
+}
+
+// RunID returns a stable run id for an import of files by tool: the tool
+// name and the first 16 hex digits of the SHA-256 over the files' names
+// and digests.
+func RunID(tool string, files []File) string {
+	h := sha256.New()
+	for _, f := range files {
+		s := sha256.Sum256(f.Data)
+		fmt.Fprintf(h, "%s\x00%x\n", path.Base(f.Name), s)
+	}
+	return "import-" + tool + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Finish completes a parsed result before writing: it applies the
+// overlay and --set assignments, sets the run id when empty, records the
+// original files (name, SHA-256, size) in manifest.source.files, and
+// recomputes manifest.unknown, then validates the whole result in memory
+// (Check).
+func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
+	m := &res.Manifest
+	if m.RunID == "" {
+		m.RunID = RunID(tool, files)
+	}
+	if m.Source == nil {
+		m.Source = &schema.Source{Tool: tool}
+	}
+	m.Source.Files = m.Source.Files[:0]
+	seen := map[string]bool{}
+	for _, f := range files {
+		name := path.Base(f.Name)
+		if seen[name] {
+			return fmt.Errorf("import %s: two input files are named %s", tool, name)
+		}
+		seen[name] = true
+		sum := sha256.Sum256(f.Data)
+		m.Source.Files = append(m.Source.Files, schema.SourceFile{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))})
+	}
+	sort.Slice(m.Source.Files, func(i, j int) bool { return m.Source.Files[i].Name < m.Source.Files[j].Name })
+	fillPeakConcurrency(res)
+	fillWarmup(res)
+	if m.EpochUnixNS <= 0 {
+		// The files do not say when the run took place; the schema needs a
+		// positive epoch. A placeholder, said as such.
+		t := NewManifest(tool, "", 1, 1+max(0, lastEnd(res)))
+		m.EpochUnixNS, m.StartTime, m.FinishTime = t.EpochUnixNS, t.StartTime, t.FinishTime
+		Derive(m, "epoch_unix_ns, start_time, finish_time: the files do not say when the run took place; placeholder 1 ns after the Unix epoch (set the real values with --set epoch_unix_ns=… --set start_time=… --set finish_time=…)")
+	}
+	if err := FillUnknown(m); err != nil {
+		return err
+	}
+	if len(opts.Overlay) > 0 || len(opts.Set) > 0 {
+		if err := ApplyOverlay(m, opts.Overlay, opts.Set); err != nil {
+			return err
+		}
+	}
+	if err := Check(res); err != nil {
+		return fmt.Errorf("imported run is not valid: %w", err)
+	}
+	return nil
+}
+
+// Write writes res as a run directory at dest, with the original files
+// byte-for-byte under attachments/. It calls Finish first. The run is
+// built in a temporary sibling directory and moved into place only when
+// complete: on any error nothing is left at dest.
+func Write(dest, tool string, files []File, res *Result, opts WriteOptions) (err error) {
+	if err := Finish(res, tool, files, opts); err != nil {
+		return err
+	}
+	w, err := schema.CreateRun(dest, opts.Compress)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+	if err := w.SetManifest(&res.Manifest); err != nil {
+		return err
+	}
+	if res.Claims != nil {
+		if err := w.SetClaims(res.Claims); err != nil {
+			return err
+		}
+	}
+	for i := range res.Records {
+		if err := w.WriteRecord(&res.Records[i]); err != nil {
+			return fmt.Errorf("write record %d: %w", i, err)
+		}
+	}
+	for _, f := range files {
+		if _, _, err := w.AddAttachment(path.Base(f.Name), bytes.NewReader(f.Data)); err != nil {
+			return err
+		}
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}
+
+func lastEnd(res *Result) int64 {
+	var last int64
+	for _, r := range res.Records {
+		last = max(last, r.EndNS)
+	}
+	return last
+}
+
+// ErrNoFiles is returned when an import is given no input file.
+var ErrNoFiles = errors.New("no input file")

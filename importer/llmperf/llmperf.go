@@ -1,0 +1,312 @@
+package llmperf
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Tool is the importer's tool name, also the claims' definitions.
+const Tool = "llmperf"
+
+// Response is one entry of *_individual_responses.json.
+type Response struct {
+	ErrorCode           json.Number `json:"error_code"`
+	ErrorMsg            string      `json:"error_msg"`
+	InterTokenLatencyS  json.Number `json:"inter_token_latency_s"`
+	TTFTS               json.Number `json:"ttft_s"`
+	EndToEndLatencyS    json.Number `json:"end_to_end_latency_s"`
+	NumberOutputTokens  json.Number `json:"number_output_tokens"`
+	NumberInputTokens   json.Number `json:"number_input_tokens"`
+	NumberTotalTokens   json.Number `json:"number_total_tokens"`
+	RequestOutputThroug json.Number `json:"request_output_throughput_token_per_s"`
+	// Raw is the entry exactly as written.
+	Raw json.RawMessage `json:"-"`
+}
+
+// ParseIndividual reads *_individual_responses.json.
+func ParseIndividual(r io.Reader, name string) ([]Response, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseIndividual(data, name)
+}
+
+func parseIndividual(data []byte, name string) ([]Response, error) {
+	var raws []json.RawMessage
+	if err := ingest.DecodeJSON(name, data, &raws); err != nil {
+		return nil, err
+	}
+	out := make([]Response, 0, len(raws))
+	for i, raw := range raws {
+		var r Response
+		if err := ingest.DecodeJSON(name, raw, &r); err != nil {
+			return nil, ingest.RecordErrorf(name, 0, i, "", "%v", err)
+		}
+		var keys map[string]json.RawMessage
+		json.Unmarshal(raw, &keys)
+		for _, k := range []string{"ttft_s", "end_to_end_latency_s", "number_output_tokens"} {
+			if _, ok := keys[k]; !ok {
+				return nil, ingest.RecordErrorf(name, 0, i, k, "missing: not an LLMPerf individual response")
+			}
+		}
+		r.Raw = raw
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, ingest.Errorf(name, "no responses")
+	}
+	return out, nil
+}
+
+// Summary is *_summary.json, its fields kept raw.
+type Summary map[string]json.RawMessage
+
+// ParseSummary reads *_summary.json.
+func ParseSummary(r io.Reader, name string) (Summary, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseSummary(data, name)
+}
+
+func parseSummary(data []byte, name string) (Summary, error) {
+	var s Summary
+	if err := ingest.DecodeJSON(name, data, &s); err != nil {
+		return nil, err
+	}
+	if _, ok := s["results_ttft_s_mean"]; !ok {
+		if _, ok := s["results_num_requests_started"]; !ok {
+			return nil, ingest.Errorf(name, "not an LLMPerf summary: results_* fields missing")
+		}
+	}
+	return s, nil
+}
+
+func (s Summary) number(k string) json.Number {
+	var n json.Number
+	if json.Unmarshal(s[k], &n) == nil {
+		return n
+	}
+	var str string
+	if json.Unmarshal(s[k], &str) == nil {
+		return json.Number(str)
+	}
+	return ""
+}
+
+func (s Summary) str(k string) string {
+	var v string
+	json.Unmarshal(s[k], &v)
+	return v
+}
+
+// Parse builds an import from LLMPerf files: the individual responses
+// (required) and the summary (optional), recognised by content.
+func Parse(files []ingest.File) (*ingest.Result, error) {
+	var (
+		resp  []Response
+		respF string
+		sum   Summary
+		sumF  string
+	)
+	for _, f := range files {
+		h := ingest.Sniff(f.Data, 1)
+		switch {
+		case len(h) == 0:
+			return nil, ingest.Errorf(f.Name, "empty file")
+		case h[0] == '[':
+			if resp != nil {
+				return nil, ingest.Errorf(f.Name, "a second individual responses file (first was %s)", respF)
+			}
+			r, err := parseIndividual(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			resp, respF = r, f.Name
+		case h[0] == '{':
+			if sum != nil {
+				return nil, ingest.Errorf(f.Name, "a second summary (first was %s)", sumF)
+			}
+			s, err := parseSummary(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			sum, sumF = s, f.Name
+		default:
+			return nil, ingest.Errorf(f.Name, "not an LLMPerf result (expected a JSON list or object)")
+		}
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("import llmperf: %w: need *_individual_responses.json", ingest.ErrNoFiles)
+	}
+	return build(resp, respF, sum, sumF)
+}
+
+const noWindow = "LLMPerf did not store the run's start and end times (time.monotonic around the whole run), so the denominator of its rates cannot be rebuilt"
+
+func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Result, error) {
+	point := "llmperf"
+	conc := int64(0)
+	if sum != nil {
+		if v, err := ingest.Int(sum.number("num_concurrent_requests")); err == nil && v > 0 {
+			conc = v
+			point = ingest.PointName(schema.ModeConcurrency, float64(v))
+		}
+	}
+	recs := make([]schema.Record, 0, len(resp))
+	last := int64(0)
+	for i, r := range resp {
+		rec := schema.Record{ID: fmt.Sprint(i), Point: point, Phase: schema.PhaseMeasure, ChunksNS: []int64{}, Orig: r.Raw}
+		if r.NumberInputTokens != "" {
+			v, err := ingest.Int(r.NumberInputTokens)
+			if err != nil || v < 0 {
+				return nil, ingest.RecordErrorf(respF, 0, i, "number_input_tokens", "not a token count: %s", r.NumberInputTokens)
+			}
+			rec.InputTokens = v
+		}
+		if r.ErrorCode != "" {
+			rec.Status = schema.StatusError
+			rec.Error = strings.TrimSpace("error_code " + string(r.ErrorCode) + ": " + r.ErrorMsg)
+			recs = append(recs, rec)
+			continue
+		}
+		rec.Status = schema.StatusOK
+		out, err := ingest.Int(r.NumberOutputTokens)
+		if err != nil || out < 0 {
+			return nil, ingest.RecordErrorf(respF, 0, i, "number_output_tokens", "not a token count: %s", r.NumberOutputTokens)
+		}
+		rec.OutputTokens = out
+		ttft, err := ingest.NonNegNS(r.TTFTS, ingest.Second, "ttft_s")
+		if err != nil {
+			return nil, ingest.RecordErrorf(respF, 0, i, "ttft_s", "%v", err)
+		}
+		e2e, err := ingest.NonNegNS(r.EndToEndLatencyS, ingest.Second, "end_to_end_latency_s")
+		if err != nil {
+			return nil, ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%v", err)
+		}
+		if ttft > e2e {
+			return nil, ingest.RecordErrorf(respF, 0, i, "ttft_s", "ttft %s s exceeds end_to_end_latency %s s (mixed units?)", r.TTFTS, r.EndToEndLatencyS)
+		}
+		rec.ChunksNS = []int64{ttft}
+		if e2e > ttft {
+			rec.ChunksNS = append(rec.ChunksNS, e2e)
+		}
+		rec.EndNS = e2e
+		last = max(last, e2e)
+		recs = append(recs, rec)
+	}
+	epoch := int64(0)
+	version := ""
+	if sum != nil {
+		version = sum.str("version")
+		if v, err := ingest.Int(sum.number("timestamp")); err == nil && v > 0 {
+			epoch = v * ingest.Second
+		}
+	}
+	m := ingest.NewManifest(Tool, "", epoch, epoch+last)
+	m.Source.Version = version
+	m.Client.Version = ""
+	m.Client.TokenCounts = "client-tokenizer"
+	m.Decoding.Streaming = true
+	m.Load.Mode = schema.ModeConcurrency
+	pt := schema.Point{Name: point, Concurrency: int(conc), Requests: len(resp)}
+	ingest.Derive(&m, "sent_ns: not stored by LLMPerf; every request placed at t=0 (the run's start and the requests' send times are unknown)")
+	ingest.Derive(&m, "chunks_ns: only TTFT and end-to-end latency were stored; chunks_ns = [ttft_s, end_to_end_latency_s] in ns, not the real chunks")
+	ingest.Derive(&m, "end_ns: end_to_end_latency_s")
+	ingest.Derive(&m, "output_tokens: number_output_tokens (LLMPerf's recount with the hf-internal-testing/llama-tokenizer, whatever the model)")
+	if epoch > 0 {
+		ingest.Derive(&m, "epoch_unix_ns: the summary's timestamp (when the summary was written, after the run)")
+	}
+	c := ingest.NewClaimSet(Tool)
+	if sum != nil {
+		if md := sum.str("model"); md != "" {
+			m.Model.Name = md
+		}
+		if fw := sum.str("framework"); fw != "" {
+			ingest.SetNote(&m, "llmperf.framework", fw)
+		}
+		if nm := sum.str("name"); nm != "" {
+			m.Title = nm
+		}
+		if v, err := ingest.Int(sum.number("mean_input_tokens")); err == nil && v > 0 {
+			d := &schema.LengthDist{Mean: int(v)}
+			if sd := sum.number("stddev_input_tokens"); sd == "0" {
+				d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
+			} else {
+				d.Kind = "normal"
+			}
+			m.Workload.InputTokens = d
+			pt.InputTokens = int(v)
+		}
+		if v, err := ingest.Int(sum.number("mean_output_tokens")); err == nil && v > 0 {
+			d := &schema.LengthDist{Mean: int(v)}
+			if sd := sum.number("stddev_output_tokens"); sd == "0" {
+				d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
+			} else {
+				d.Kind = "normal"
+			}
+			m.Workload.OutputTokens = d
+			pt.OutputTokens = int(v)
+			m.Decoding.MaxTokens = int(v)
+		}
+		claimSummary(c, sum, sumF, point)
+	}
+	m.Load.Points = []schema.Point{pt}
+	claims, err := c.Claims()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+}
+
+var distRe = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|inter_token_latency_s)_(quantiles_p[0-9]+|mean|min|max|stddev)$`)
+
+// dists maps LLMPerf's per-request metrics to replay distributions.
+// LLMPerf's inter_token_latency_s is, per request, Σ chunk gaps including
+// TTFT ÷ output tokens: a time per output token that includes the first
+// token, which the claims name inter_token_latency_ns (replay's extra
+// distribution under LLMPerf's definitions), not itl (pooled chunk gaps)
+// or tpot.
+var dists = map[string]string{
+	"ttft_s":                "ttft_ns",
+	"end_to_end_latency_s":  "e2e_ns",
+	"inter_token_latency_s": "inter_token_latency_ns",
+}
+
+func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		m := distRe.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		stat := strings.TrimPrefix(m[2], "quantiles_")
+		if stat == "mean" || stat == "stddev" || stat == "min" || stat == "max" {
+			stat = ingest.StatKeys[stat]
+		}
+		c.Add(file, point, dists[m[1]]+"."+stat, k, s.number(k), ingest.Second)
+	}
+	c.Add(file, point, "counts.sent", "results_num_requests_started", s.number("results_num_requests_started"), 1)
+	c.Add(file, point, "counts.ok", "results_num_completed_requests", s.number("results_num_completed_requests"), 1)
+	c.Add(file, point, "counts.error", "results_number_errors", s.number("results_number_errors"), 1)
+	c.AddNotRecomputable(file, point, "output_token_throughput", "results_mean_output_throughput_token_per_s", s.number("results_mean_output_throughput_token_per_s"), 1, noWindow)
+	if n := s.number("results_num_completed_requests_per_min"); n != "" {
+		v, err := ingest.ToFloatDiv(n, 60)
+		if err == nil {
+			c.AddValue(point, "request_throughput", "results_num_completed_requests_per_min ÷ 60", v, noWindow)
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package mlperf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Tool is the importer's tool name.
+const Tool = "mlperf"
+
+// Summary is mlperf_log_summary.txt as "key : value" pairs, in order.
+type Summary struct {
+	Pairs [][2]string
+}
+
+// Get returns the first value of key, and whether it is there.
+func (s *Summary) Get(key string) (string, bool) {
+	for _, p := range s.Pairs {
+		if p[0] == key {
+			return p[1], true
+		}
+	}
+	return "", false
+}
+
+// ParseSummary reads mlperf_log_summary.txt.
+func ParseSummary(r io.Reader, name string) (*Summary, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseSummary(data, name)
+}
+
+func parseSummary(data []byte, name string) (*Summary, error) {
+	if !bytes.Contains(data, []byte("MLPerf Results Summary")) {
+		return nil, ingest.Errorf(name, "not an MLPerf LoadGen summary (no \"MLPerf Results Summary\" header)")
+	}
+	s := &Summary{}
+	for _, line := range ingest.SplitLines(data) {
+		k, v, ok := strings.Cut(string(line), ":")
+		if !ok || strings.HasPrefix(strings.TrimSpace(k), "*") {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if k == "" || strings.HasPrefix(k, "=") {
+			continue
+		}
+		s.Pairs = append(s.Pairs, [2]string{k, v})
+	}
+	for _, k := range []string{"Scenario", "Result is"} {
+		if _, ok := s.Get(k); !ok {
+			return nil, ingest.Errorf(name, "truncated or altered MLPerf summary: no %q line", k)
+		}
+	}
+	if !bytes.Contains(data, []byte("Test Parameters Used")) {
+		return nil, ingest.Errorf(name, "truncated MLPerf summary: no \"Test Parameters Used\" section")
+	}
+	return s, nil
+}
+
+// Entry is one ":::MLLOG" line of mlperf_log_detail.txt.
+type Entry struct {
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	TimeMS    json.Number     `json:"time_ms"`
+	EventType string          `json:"event_type"`
+	Metadata  struct {
+		IsError   bool `json:"is_error"`
+		IsWarning bool `json:"is_warning"`
+	} `json:"metadata"`
+	Line int `json:"-"`
+}
+
+// Detail is mlperf_log_detail.txt.
+type Detail struct {
+	Entries []Entry
+	byKey   map[string]int
+}
+
+// Get returns the value of key as text (strings unquoted), and whether
+// it is there.
+func (d *Detail) Get(key string) (string, bool) {
+	i, ok := d.byKey[key]
+	if !ok {
+		return "", false
+	}
+	raw := d.Entries[i].Value
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	return string(raw), true
+}
+
+const mllog = ":::MLLOG "
+
+// ParseDetail reads mlperf_log_detail.txt.
+func ParseDetail(r io.Reader, name string) (*Detail, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseDetail(data, name)
+}
+
+func parseDetail(data []byte, name string) (*Detail, error) {
+	d := &Detail{byKey: map[string]int{}}
+	for i, line := range ingest.SplitLines(data) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !bytes.HasPrefix(line, []byte(mllog)) {
+			return nil, ingest.RecordErrorf(name, i+1, i, "", "not a \":::MLLOG {json}\" line: not an MLPerf LoadGen detail log")
+		}
+		var e Entry
+		if err := ingest.DecodeJSONLine(name, i+1, line[len(mllog):], &e); err != nil {
+			return nil, err
+		}
+		if e.Key == "" {
+			return nil, ingest.RecordErrorf(name, i+1, i, "key", "missing")
+		}
+		e.Line = i + 1
+		if _, dup := d.byKey[e.Key]; !dup {
+			d.byKey[e.Key] = len(d.Entries)
+		}
+		d.Entries = append(d.Entries, e)
+	}
+	if len(d.Entries) == 0 {
+		return nil, ingest.Errorf(name, "no :::MLLOG lines")
+	}
+	return d, nil
+}
+
+// Parse builds an import from LoadGen logs (either or both). Paths in the
+// file names that follow the submission layout
+// <division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_N/
+// fill division, submitter, system and benchmark.
+func Parse(files []ingest.File) (*ingest.Result, error) {
+	var (
+		sum  *Summary
+		det  *Detail
+		dirs []string
+	)
+	for _, f := range files {
+		switch {
+		case bytes.HasPrefix(ingest.Sniff(f.Data, len(mllog)), []byte(mllog)):
+			if det != nil {
+				return nil, ingest.Errorf(f.Name, "a second detail log")
+			}
+			d, err := parseDetail(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			det = d
+		case bytes.Contains(f.Data[:min(len(f.Data), 4096)], []byte("MLPerf Results Summary")):
+			if sum != nil {
+				return nil, ingest.Errorf(f.Name, "a second summary")
+			}
+			s, err := parseSummary(f.Data, f.Name)
+			if err != nil {
+				return nil, err
+			}
+			sum = s
+		default:
+			return nil, ingest.Errorf(f.Name, "not an MLPerf LoadGen log (expected mlperf_log_summary.txt or mlperf_log_detail.txt)")
+		}
+		dirs = append(dirs, path.Dir(strings.ReplaceAll(f.Name, "\\", "/")))
+	}
+	if sum == nil && det == nil {
+		return nil, fmt.Errorf("import mlperf: %w", ingest.ErrNoFiles)
+	}
+	return build(sum, det, dirs, files)
+}
+
+// detailKeys are copied into the reference's results, by detail-log key.
+var detailKeys = []string{
+	"loadgen_version", "loadgen_git_commit_date", "loadgen_git_status_message", "test_datetime", "sut_name", "qsl_name",
+	"effective_scenario", "effective_test_mode", "effective_target_qps", "effective_target_latency_percentile",
+	"effective_min_duration_ms", "effective_min_query_count", "effective_performance_sample_count",
+	"effective_qsl_rng_seed", "effective_sample_index_rng_seed", "effective_schedule_rng_seed",
+	"requested_server_ttft_latency", "requested_server_tpot_latency", "requested_use_token_latencies",
+	"result_validity", "result_perf_constraints_met", "result_min_duration_met", "result_min_queries_met", "early_stopping_met",
+	"result_completed_samples_per_sec", "result_scheduled_samples_per_sec", "result_completed_tokens_per_second",
+	"result_query_count", "result_mean_latency_ns", "result_99.00_percentile_latency_ns",
+	"result_first_token_mean_latency_ns", "result_first_token_99.00_percentile_latency_ns",
+	"result_time_per_output_token_99.00_percentile_ns", "result_time_to_output_token_mean",
+	"generated_query_count", "generated_query_duration", "num_errors",
+}
+
+func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*ingest.Result, error) {
+	ref := schema.ExternalRef{Kind: "mlperf-inference", Results: map[string]string{}}
+	if sum != nil {
+		for _, p := range sum.Pairs {
+			if _, dup := ref.Results["summary: "+p[0]]; !dup {
+				ref.Results["summary: "+p[0]] = p[1]
+			}
+		}
+		if v, ok := sum.Get("Scenario"); ok {
+			ref.Scenario = v
+		}
+		if v, ok := sum.Get("Result is"); ok {
+			ref.Status = v
+		}
+		if v, ok := sum.Get("SUT name"); ok {
+			ref.System = v
+		}
+	}
+	epoch := int64(0)
+	if det != nil {
+		for _, k := range detailKeys {
+			if v, ok := det.Get(k); ok {
+				ref.Results[k] = v
+			}
+		}
+		if v, ok := det.Get("loadgen_version"); ok {
+			ref.Version = strings.TrimSpace(strings.SplitN(v, "@", 2)[0])
+		}
+		if v, ok := det.Get("effective_scenario"); ok && ref.Scenario == "" {
+			ref.Scenario = v
+		}
+		if v, ok := det.Get("result_validity"); ok {
+			ref.Status = v
+		}
+		if v, ok := det.Get("test_datetime"); ok {
+			if t, err := time.Parse(time.RFC3339, v); err == nil {
+				epoch = t.UnixNano()
+			}
+		}
+		errs := 0
+		for _, e := range det.Entries {
+			if e.Metadata.IsError {
+				errs++
+			}
+		}
+		ref.Results["detail: lines flagged is_error"] = fmt.Sprint(errs)
+	}
+	// Submission layout: .../<division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_N
+	benchmark := ""
+	for _, d := range dirs {
+		parts := strings.Split(d, "/")
+		for i := range parts {
+			if parts[i] == "results" && i >= 2 && i+3 < len(parts) {
+				ref.Division = parts[i-2]
+				ref.Submitter = parts[i-1]
+				ref.System = parts[i+1]
+				ref.Results["benchmark"] = parts[i+2]
+				benchmark = parts[i+2]
+				ref.Category = ""
+				if ref.Scenario != parts[i+3] {
+					ref.Results["submission scenario directory"] = parts[i+3]
+				}
+				break
+			}
+		}
+	}
+	for _, f := range files {
+		ref.Attachments = append(ref.Attachments, path.Base(f.Name))
+	}
+	sort.Strings(ref.Attachments)
+	version := ""
+	if det != nil {
+		version, _ = det.Get("loadgen_version")
+	}
+	m := ingest.NewManifest(Tool, version, epoch, epoch)
+	m.Client.Boundary = schema.BoundaryServerTimer
+	m.Client.TokenCounts = ""
+	m.External = []schema.ExternalRef{ref}
+	if benchmark != "" {
+		m.Model.Name = benchmark
+		ingest.Derive(&m, "model.name: the MLPerf benchmark named by the submission directory (%s)", benchmark)
+	}
+	// The load LoadGen offered, as its settings state it; a declaration, not
+	// records.
+	pt := schema.Point{Name: strings.ToLower(ref.Scenario)}
+	if pt.Name == "" {
+		pt.Name = "loadgen"
+	}
+	m.Load.Mode = schema.ModeConcurrency
+	pt.Concurrency = 1
+	if det != nil {
+		if v, ok := det.Get("result_query_count"); ok {
+			fmt.Sscan(v, &pt.Requests)
+		}
+		if v, ok := det.Get("effective_target_qps"); ok && strings.EqualFold(ref.Scenario, "Server") {
+			var qps float64
+			if _, err := fmt.Sscan(v, &qps); err == nil && qps > 0 {
+				m.Load.Mode = schema.ModeRate // LoadGen's Server scenario: Poisson arrivals at target_qps
+				pt.Rate, pt.Arrival, pt.Concurrency = qps, schema.ArrivalPoisson, 0
+			}
+		}
+		if v, ok := det.Get("effective_min_duration_ms"); ok {
+			var ms int64
+			if _, err := fmt.Sscan(v, &ms); err == nil && ms > 0 {
+				pt.Duration = schema.Duration(ms * int64(time.Millisecond))
+			}
+		}
+	}
+	ingest.Derive(&m, "load.points: one point declaring the load LoadGen's settings state (scenario, target_qps, query count); it has no records")
+	m.Load.Points = []schema.Point{pt}
+	ingest.Derive(&m, "no records: MLPerf LoadGen logs hold aggregates only; the run is an external-evidence reference (manifest.external), never fake requests")
+	if epoch != 0 {
+		ingest.Derive(&m, "epoch_unix_ns: the detail log's test_datetime")
+	}
+	if det != nil {
+		if v, ok := det.Get("requested_server_ttft_latency"); ok {
+			var ns int64
+			if _, err := fmt.Sscan(v, &ns); err == nil && ns > 0 {
+				m.SLO.TTFT = schema.Duration(ns)
+			}
+		}
+		if v, ok := det.Get("requested_server_tpot_latency"); ok {
+			var ns int64
+			if _, err := fmt.Sscan(v, &ns); err == nil && ns > 0 {
+				m.SLO.TPOT = schema.Duration(ns)
+			}
+		}
+		if m.SLO.TPOT > 0 {
+			m.SLO.OneToken = schema.OneTokenFail // LoadGen logs n_tokens ≤ 1 as error_runtime
+		}
+		if m.SLO.TTFT > 0 || m.SLO.TPOT > 0 {
+			ingest.Derive(&m, "slo: the LoadGen server constraints (p99 TTFT and TPOT limits), not a per-request SLO")
+		}
+		if v, ok := det.Get("sut_name"); ok {
+			ingest.SetNote(&m, "mlperf.sut_name", v)
+		}
+	}
+	return &ingest.Result{Manifest: m, Records: nil}, nil
+}

@@ -1,0 +1,206 @@
+package sglang
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/internal/serve"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Tool is the importer's tool name, also the claims' definitions.
+const Tool = "sglang"
+
+// Run is one line of the output file.
+type Run struct {
+	Fields serve.Object
+	Lists  *serve.Lists
+	Line   int
+}
+
+// ParseOutput reads a bench_serving output file (JSON Lines).
+func ParseOutput(r io.Reader, name string) ([]Run, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseOutput(data, name)
+}
+
+func parseOutput(data []byte, name string) ([]Run, error) {
+	var out []Run
+	for i, line := range ingest.SplitLines(data) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var o serve.Object
+		if err := ingest.DecodeJSONLine(name, i+1, line, &o); err != nil {
+			return nil, err
+		}
+		if !o.Has("duration") || !o.Has("completed") || !o.Has("mean_ttft_ms") {
+			return nil, ingest.RecordErrorf(name, i+1, i, "", "not an SGLang bench_serving result: duration, completed and mean_ttft_ms are missing")
+		}
+		l, err := serve.ReadLists(o, name, i+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Run{Fields: o, Lists: l, Line: i + 1})
+	}
+	if len(out) == 0 {
+		return nil, ingest.Errorf(name, "no results")
+	}
+	return out, nil
+}
+
+// Parse builds an import from one or more output files; every line of
+// every file is a load point.
+func Parse(files []ingest.File) (*ingest.Result, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("import sglang: %w", ingest.ErrNoFiles)
+	}
+	type fileRun struct {
+		Run
+		file string
+	}
+	var runs []fileRun
+	for _, f := range files {
+		rs, err := parseOutput(f.Data, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			runs = append(runs, fileRun{r, f.Name})
+		}
+	}
+	m := ingest.NewManifest(Tool, "", 0, 0)
+	m.Decoding.Streaming = true
+	m.Client.TokenCounts = "server-usage"
+	m.Load.Mode = schema.ModeConcurrency
+	c := ingest.NewClaimSet(Tool)
+	var recs []schema.Record
+	names := map[string]int{}
+	offset := int64(0)
+	for ri, r := range runs {
+		o := r.Fields
+		pt := schema.Point{Requests: r.Lists.N}
+		rate := math.Inf(1)
+		if n := o.Number("request_rate"); n != "" && n != "inf" && n != "Infinity" {
+			v, err := ingest.ToFloat(n, 1)
+			if err != nil || v <= 0 {
+				return nil, ingest.RecordErrorf(r.file, r.Line, -1, "request_rate", "not a positive rate: %s", n)
+			}
+			rate = v
+		}
+		if n := o.Number("max_concurrency"); n != "" {
+			v, err := ingest.Int(n)
+			if err != nil || v < 0 {
+				return nil, ingest.RecordErrorf(r.file, r.Line, -1, "max_concurrency", "not a count: %s", n)
+			}
+			pt.Concurrency = int(v)
+		}
+		switch {
+		case !math.IsInf(rate, 1):
+			m.Load.Mode = schema.ModeRate
+			pt.Rate, pt.Arrival = rate, schema.ArrivalPoisson
+			pt.Name = ingest.PointName(schema.ModeRate, rate)
+		case pt.Concurrency > 0:
+			pt.Name = ingest.PointName(schema.ModeConcurrency, float64(pt.Concurrency))
+		default:
+			pt.Concurrency = r.Lists.N
+			pt.Name = ingest.PointName(schema.ModeConcurrency, float64(r.Lists.N))
+		}
+		if n := names[pt.Name]; n > 0 {
+			pt.Name = fmt.Sprintf("%s#%d", pt.Name, n+1)
+		}
+		names[pt.Name]++
+		dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
+		if err != nil {
+			return nil, ingest.RecordErrorf(r.file, r.Line, -1, "duration", "%v", err)
+		}
+		pt.Duration = schema.Duration(dur)
+		rb, err := serve.Records(r.Lists, r.file, r.Line, pt.Name, fmt.Sprintf("%d:", ri), o.Number("duration"))
+		if err != nil {
+			return nil, err
+		}
+		// Runs of one file ran one after the other; place each point after
+		// the previous one so that every time is non-negative and distinct.
+		for i := range rb.Records {
+			rb.Records[i].SentNS += offset
+			rb.Records[i].EndNS += offset
+		}
+		offset += max(dur, rb.LastNS)
+		recs = append(recs, rb.Records...)
+		m.Load.Points = append(m.Load.Points, pt)
+		ingest.SetNote(&m, "sglang."+pt.Name+".duration_s", string(o.Number("duration")))
+		if v := o.String("backend"); v != "" {
+			ingest.SetNote(&m, "sglang.backend", v)
+		}
+		if v := o.String("dataset_name"); v != "" {
+			m.Workload.Dataset = v
+		}
+		if v := o.String("tag"); v != "" {
+			ingest.SetNote(&m, "sglang."+pt.Name+".tag", v)
+		}
+		if raw, ok := o["server_info"]; ok && len(raw) > 2 && len(raw) < 1<<16 {
+			ingest.SetNote(&m, "sglang.server_info", string(raw))
+			var si struct {
+				ModelPath string      `json:"model_path"`
+				Version   string      `json:"version"`
+				TPSize    json.Number `json:"tp_size"`
+			}
+			if json.Unmarshal(raw, &si) == nil {
+				if si.ModelPath != "" {
+					m.Model.Name = si.ModelPath
+				}
+				if si.Version != "" {
+					m.Engine.Name, m.Engine.Version = "sglang", si.Version
+				}
+				if v, err := ingest.Int(si.TPSize); err == nil && v > 0 {
+					m.Engine.Parallelism.Tensor = int(v)
+				}
+			}
+		}
+		if v := o.String("model_id"); v != "" {
+			m.Model.Name = v
+		}
+		if n := o.Number("random_input_len"); n != "" {
+			if v, err := ingest.Int(n); err == nil && v > 0 {
+				pt.InputTokens = int(v)
+				m.Load.Points[len(m.Load.Points)-1].InputTokens = int(v)
+			}
+		}
+		if n := o.Number("random_output_len"); n != "" {
+			if v, err := ingest.Int(n); err == nil && v > 0 {
+				m.Load.Points[len(m.Load.Points)-1].OutputTokens = int(v)
+			}
+		}
+		claimRun(c, o, r.file, pt.Name)
+	}
+	ingest.Derive(&m, "sent_ns: SGLang stores no send times; every request of a point is placed at the point's start (points laid one after another by their duration)")
+	ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	ingest.Derive(&m, "end_ns: per-request latency not stored; set to the last chunk (ttft + Σitl)")
+	ingest.Derive(&m, "orig.duration: SGLang's run duration (s), copied into every record of the point so that its rates can be recomputed")
+	ingest.Derive(&m, "load.points[i].duration: SGLang's duration, rounded to the ns; exact value in notes[\"sglang.<point>.duration_s\"]")
+	claims, err := c.Claims()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+}
+
+const noLatency = "SGLang's --output-details saves ttfts and itls but no per-request latency: its e2e_latency and tpot use the time of the last chunk including [DONE], which is not stored"
+
+func claimRun(c *ingest.ClaimSet, o serve.Object, file, point string) {
+	c.Add(file, point, "counts.ok", "completed", o.Number("completed"), 1)
+	c.Add(file, point, "window_ns", "duration", o.Number("duration"), ingest.Second)
+	c.Add(file, point, "request_throughput", "request_throughput", o.Number("request_throughput"), 1)
+	c.Add(file, point, "output_token_throughput", "output_throughput", o.Number("output_throughput"), 1)
+	c.Add(file, point, "total_token_throughput", "total_throughput", o.Number("total_throughput"), 1)
+	serve.DistClaims(c, o, file, point, map[string]string{
+		"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2e_latency": "e2e_ns",
+	}, map[string]string{"tpot": noLatency, "e2e_latency": noLatency})
+}

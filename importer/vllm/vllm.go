@@ -1,0 +1,224 @@
+package vllm
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/internal/serve"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Tool is the importer's tool name, also the claims' definitions.
+const Tool = "vllm"
+
+// Result is one parsed vLLM result file.
+type Result struct {
+	Fields serve.Object
+	Lists  *serve.Lists
+}
+
+// ParseResult reads one vLLM result JSON.
+func ParseResult(r io.Reader, name string) (*Result, error) {
+	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parseResult(data, name)
+}
+
+func parseResult(data []byte, name string) (*Result, error) {
+	head := ingest.Sniff(data, 1)
+	if len(head) == 0 || head[0] != '{' {
+		return nil, ingest.Errorf(name, "not a vLLM result (expected one JSON object)")
+	}
+	var o serve.Object
+	if err := ingest.DecodeJSON(name, data, &o); err != nil {
+		return nil, err
+	}
+	if !o.Has("duration") || !o.Has("completed") || !(o.Has("mean_ttft_ms") || o.Has("request_throughput")) {
+		return nil, ingest.Errorf(name, "not a vLLM benchmark result: duration, completed and the ttft summary are missing")
+	}
+	if o.Has("benchmarks") || o.Has("records") {
+		return nil, ingest.Errorf(name, "not a vLLM benchmark result")
+	}
+	l, err := serve.ReadLists(o, name, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Fields: o, Lists: l}, nil
+}
+
+// Parse builds an import from one vLLM result file.
+func Parse(files []ingest.File) (*ingest.Result, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("import vllm: %w", ingest.ErrNoFiles)
+	}
+	if len(files) > 1 {
+		return nil, ingest.Errorf(files[1].Name, "vllm takes one result file per import")
+	}
+	f := files[0]
+	r, err := parseResult(f.Data, f.Name)
+	if err != nil {
+		return nil, err
+	}
+	return build(r, f.Name)
+}
+
+func build(r *Result, file string) (*ingest.Result, error) {
+	o := r.Fields
+	rate := math.Inf(1)
+	if n := o.Number("request_rate"); n != "" && n != "inf" {
+		v, err := ingest.ToFloat(n, 1)
+		if err != nil || v <= 0 {
+			return nil, ingest.RecordErrorf(file, 0, -1, "request_rate", "not a positive rate: %s", n)
+		}
+		rate = v
+	}
+	maxConc := int64(0)
+	if n := o.Number("max_concurrency"); n != "" {
+		v, err := ingest.Int(n)
+		if err != nil || v < 0 {
+			return nil, ingest.RecordErrorf(file, 0, -1, "max_concurrency", "not a count: %s", n)
+		}
+		maxConc = v
+	}
+	numPrompts := int64(r.Lists.N)
+	if n := o.Number("num_prompts"); n != "" {
+		if v, err := ingest.Int(n); err == nil {
+			numPrompts = v
+		}
+	}
+	pt := schema.Point{Requests: int(numPrompts)}
+	mode := schema.ModeConcurrency
+	switch {
+	case !math.IsInf(rate, 1):
+		mode = schema.ModeRate
+		pt.Rate = rate
+		pt.Arrival = schema.ArrivalPoisson
+		if b := o.Number("burstiness"); b != "" && b != "1" && b != "1.0" {
+			pt.Arrival = schema.ArrivalGamma
+			if v, err := ingest.ToFloat(b, 1); err == nil {
+				pt.Burstiness = v
+			}
+		}
+		pt.Concurrency = int(maxConc)
+		pt.Name = ingest.PointName(mode, rate)
+	case maxConc > 0:
+		pt.Concurrency = int(maxConc)
+		pt.Name = ingest.PointName(mode, float64(maxConc))
+	default:
+		// request_rate inf without a cap: every request dispatched at once.
+		pt.Concurrency = int(numPrompts)
+		pt.Name = ingest.PointName(mode, float64(numPrompts))
+	}
+	dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
+	if err != nil {
+		return nil, ingest.RecordErrorf(file, 0, -1, "duration", "%v", err)
+	}
+	pt.Duration = schema.Duration(dur)
+	rb, err := serve.Records(r.Lists, file, 0, pt.Name, "", o.Number("duration"))
+	if err != nil {
+		return nil, err
+	}
+	// Epoch: "date" is the local time the result was saved, at the end of
+	// the run; its zone is not stated.
+	epoch := int64(0)
+	if d := o.String("date"); d != "" {
+		if t, err := time.Parse("20060102-150405", d); err == nil {
+			epoch = t.UnixNano() - dur
+		}
+	}
+	m := ingest.NewManifest(Tool, "", epoch, epoch+max(dur, rb.LastNS))
+	m.Load.Mode = mode
+	m.Load.Points = []schema.Point{pt}
+	m.Decoding.Streaming = true
+	m.Client.TokenCounts = "server-usage"
+	ingest.SetNote(&m, "vllm.duration_s", string(o.Number("duration")))
+	if d := o.String("date"); d != "" {
+		ingest.SetNote(&m, "vllm.date", d)
+		ingest.Derive(&m, "epoch_unix_ns: vLLM's date (local time the result was saved, zone not stated, read as UTC) minus duration")
+	}
+	if rb.HasStart {
+		ingest.Derive(&m, "sent_ns: start_times (perf_counter seconds) minus the earliest")
+	} else {
+		ingest.Derive(&m, "sent_ns: not stored by this vLLM version; set to 0 for every request (request_rate %v)", o.Number("request_rate"))
+	}
+	ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	if rb.HasLatency {
+		ingest.Derive(&m, "end_ns: sent + latencies[i]")
+	} else {
+		ingest.Derive(&m, "end_ns: per-request latency not stored by this vLLM version; set to the last chunk (ttft + Σitl), which omits the time from the last chunk to the end of the stream")
+	}
+	ingest.Derive(&m, "orig.duration: vLLM's run duration (s), copied into every record so that its rates can be recomputed")
+	ingest.Derive(&m, "load.points[0].duration: vLLM's duration (dispatch of the first request to the end of the last), rounded to the ns; exact value in notes[\"vllm.duration_s\"]")
+	if md := o.String("model_id"); md != "" {
+		m.Model.Name = md
+	}
+	if tk := o.String("tokenizer_id"); tk != "" {
+		m.Model.Tokenizer = tk
+	}
+	if be := o.String("backend"); be != "" {
+		ingest.SetNote(&m, "vllm.backend", be)
+		if be == "vllm" || be == "sglang" || be == "tgi" || be == "lmdeploy" {
+			m.Engine.Name = be
+		}
+	}
+	if et := o.String("endpoint_type"); et != "" {
+		ingest.SetNote(&m, "vllm.endpoint_type", et)
+	}
+	if lb := o.String("label"); lb != "" {
+		m.Title = lb
+	}
+	if n := o.Number("seed"); n != "" {
+		if v, err := ingest.Int(n); err == nil {
+			m.Client.Seed = &v
+		}
+	}
+	if n := o.Number("num_warmups"); n != "" {
+		if v, err := ingest.Int(n); err == nil {
+			m.Load.Warmup.Requests = int(v)
+		}
+	}
+	c := ingest.NewClaimSet(Tool)
+	claimSummary(c, o, file, pt.Name, rb)
+	claims, err := c.Claims()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Result{Manifest: m, Records: rb.Records, Claims: claims}, nil
+}
+
+// Reasons a vLLM number cannot be recomputed.
+const (
+	noLatency = "this vLLM version did not save per-request latency (only ttft and per-chunk itl): ttft + Σitl stops at the last chunk, vLLM's latency at the end of the stream"
+)
+
+func claimSummary(c *ingest.ClaimSet, o serve.Object, file, point string, rb *serve.Rebuilt) {
+	c.Add(file, point, "counts.ok", "completed", o.Number("completed"), 1)
+	if o.Has("failed") {
+		c.Add(file, point, "counts.error", "failed", o.Number("failed"), 1)
+	}
+	c.Add(file, point, "window_ns", "duration", o.Number("duration"), ingest.Second)
+	c.Add(file, point, "request_throughput", "request_throughput", o.Number("request_throughput"), 1)
+	c.Add(file, point, "output_token_throughput", "output_throughput", o.Number("output_throughput"), 1)
+	if o.Has("total_token_throughput") {
+		c.Add(file, point, "total_token_throughput", "total_token_throughput", o.Number("total_token_throughput"), 1)
+	}
+	for _, k := range []string{"request_goodput", "request_goodput:"} {
+		if o.Has(k) {
+			c.Add(file, point, "goodput", k, o.Number(k), 1)
+		}
+	}
+	reasons := map[string]string{}
+	if !rb.HasLatency {
+		reasons["tpot"] = noLatency
+		reasons["e2el"] = noLatency
+		reasons["latency"] = noLatency
+	}
+	serve.DistClaims(c, o, file, point, map[string]string{
+		"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "latency": "e2e_ns",
+	}, reasons)
+}

@@ -1,0 +1,61 @@
+package vllm
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+)
+
+var fixture = []string{"lambdalabs_llama3_8b_h100_prompt10.json"}
+
+func TestParseFixture(t *testing.T) {
+	name := "lambdalabs_llama3_8b_h100_prompt10.json"
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "vllm", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []ingest.File{{Name: name, Data: b}}
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 10 {
+		t.Fatalf("records = %d", len(res.Records))
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := ingest.Write(dir, Tool, files, res, ingest.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("KEEP") != "" {
+		os.CopyFS(os.Getenv("KEEP"), os.DirFS(dir))
+	}
+}
+
+func TestExternalCheck(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+}
+
+// knownMismatch lists claims whose recomputation differs because of the
+// replay engine's peer formulas (reported to the lead), by metric.
+var knownMismatch = map[string]string{}
+
+func TestBadInputFails(t *testing.T) {
+	good := importtest.Load(t, Tool, fixture...)
+	name := fixture[0]
+	cases := append(importtest.CommonBad(t, Tool, good),
+		importtest.BadInput{Name: "NaN", Files: importtest.Replace(t, good, 0, `"ttfts": [0.06338946700270753`, `"ttfts": [NaN`), Want: []string{name, "NaN"}},
+		importtest.BadInput{Name: "negative duration", Files: importtest.Replace(t, good, 0, `"ttfts": [0.06338946700270753`, `"ttfts": [-0.06338946700270753`), Want: []string{name, "record 0", "negative"}},
+		importtest.BadInput{Name: "missing lists", Files: importtest.Replace(t, good, 0, `"itls":`, `"x_itls":`), Want: []string{name, "itls", "missing"}},
+		importtest.BadInput{Name: "lists of different lengths", Files: importtest.Replace(t, good, 0, `"input_lens": [13, `, `"input_lens": [`), Want: []string{name, "input_lens"}},
+		importtest.BadInput{Name: "negative run duration", Files: importtest.Replace(t, good, 0, `"duration": 5.3`, `"duration": -5.3`), Want: []string{name, "duration", "negative"}},
+	)
+	importtest.CheckBad(t, Parse, cases)
+}
+
+func FuzzParse(f *testing.F) {
+	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 0, Parse)
+}
