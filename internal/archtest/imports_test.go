@@ -11,13 +11,14 @@ const module = "github.com/benchseal/benchseal"
 
 type pkg struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 }
 
 // listPackages returns every package of the module with its transitive deps.
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", module+"/...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -33,30 +34,50 @@ func listPackages(t *testing.T) []pkg {
 	return pkgs
 }
 
-// forbidden maps a package prefix (inside the module) to imports it must
-// never depend on, directly or not.
+// forbidden maps a top-level package (inside the module) to module packages
+// it must never depend on, directly or not.
 var forbidden = map[string][]string{
-	"schema":    {module + "/artifact", module + "/verify", module + "/replay", module + "/importer", module + "/capture", "github.com/spf13/cobra"},
-	"artifact":  {module + "/verify", module + "/replay", module + "/importer", module + "/capture", "github.com/spf13/cobra"},
-	"verify":    {module + "/replay", module + "/importer", module + "/capture", "github.com/spf13/cobra"},
-	"replay":    {module + "/verify", module + "/importer", module + "/capture", "github.com/spf13/cobra"},
-	"importer":  {module + "/verify", module + "/capture", "github.com/spf13/cobra"},
-	"capture":   {module + "/verify", module + "/importer", module + "/artifact", "github.com/spf13/cobra"},
-	"simulator": {module + "/capture", "github.com/spf13/cobra"},
-	"synth":     {module + "/replay", module + "/verify", "github.com/spf13/cobra"},
+	"schema":    {module + "/"},
+	"artifact":  {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"verify":    {module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"replay":    {module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/simulator"},
+	"importer":  {module + "/verify", module + "/artifact", module + "/capture", module + "/simulator"},
+	"capture":   {module + "/verify", module + "/artifact", module + "/replay", module + "/importer"},
+	"simulator": {module + "/"},
+	"synth":     {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
+
+// cliOnly are imports only cmd/ may make directly: library packages never
+// parse flags. (Third-party code may use them internally.)
+var cliOnly = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}
 
 func TestImportsPointDownward(t *testing.T) {
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		top, _, _ := strings.Cut(rel, "/")
+		if top != "cmd" {
+			for _, d := range p.Imports {
+				for _, b := range cliOnly {
+					if d == b {
+						t.Errorf("%s imports %s; only cmd/ may", p.ImportPath, d)
+					}
+				}
+			}
+		}
 		bad, ok := forbidden[top]
 		if !ok {
 			continue
 		}
 		for _, d := range p.Deps {
 			for _, b := range bad {
-				if d == b || strings.HasPrefix(d, b+"/") {
+				prefix := strings.TrimSuffix(b, "/")
+				if d == prefix || strings.HasPrefix(d, prefix+"/") {
+					if top == "schema" || top == "simulator" {
+						// leaves: only themselves
+						if d == module+"/"+top || strings.HasPrefix(d, module+"/"+top+"/") {
+							continue
+						}
+					}
 					t.Errorf("%s depends on %s, which it must not", p.ImportPath, d)
 				}
 			}

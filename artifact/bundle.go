@@ -1,0 +1,608 @@
+package artifact
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// Bundle is an opened bundle. Open has checked its structure — container,
+// oci-layout, index.json, the run manifest and signature referrer
+// manifests (sizes and digests), the layer descriptors, and the manifest
+// and claims documents — but not the signatures, and not the content of the
+// other layers, which is checked while it streams. A Bundle implements
+// schema.Run.
+type Bundle struct {
+	path      string
+	src       source
+	index     ocispec.Index
+	runDesc   ocispec.Descriptor
+	run       ocispec.Manifest
+	runBytes  []byte
+	layers    []Layer
+	referrers []Referrer
+	manifest  *schema.Manifest
+	claims    *schema.Claims
+	created   string
+}
+
+var _ schema.Run = (*Bundle)(nil)
+
+// Referrer is one signature referrer: an OCI manifest whose subject is the
+// run manifest and whose single layer is a Sigstore bundle.
+type Referrer struct {
+	// Descriptor is the referrer manifest's descriptor in index.json.
+	Descriptor ocispec.Descriptor
+	Manifest   ocispec.Manifest
+	// Bundle is the descriptor of the Sigstore bundle layer.
+	Bundle ocispec.Descriptor
+}
+
+// Open opens the bundle at path, a layout directory or a tar file, and
+// checks its structure. Every error about the content is an *Error naming
+// the check and the blob; all wrap ErrInvalid. Close the bundle when done.
+func Open(path string) (*Bundle, error) {
+	src, err := openSource(path)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bundle{path: path, src: src}
+	if err := b.load(); err != nil {
+		src.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close releases the files of the bundle.
+func (b *Bundle) Close() error { return b.src.close() }
+
+// Path returns the path the bundle was opened from.
+func (b *Bundle) Path() string { return b.path }
+
+// Manifest returns the run's manifest (schema.Run).
+func (b *Bundle) Manifest() *schema.Manifest { return b.manifest }
+
+// Claims returns the run's claims, or nil (schema.Run).
+func (b *Bundle) Claims() *schema.Claims { return b.claims }
+
+// RunDescriptor returns the descriptor of the run manifest as listed in
+// index.json (its digest was recomputed by Open).
+func (b *Bundle) RunDescriptor() ocispec.Descriptor { return b.runDesc }
+
+// RunManifest returns the decoded run manifest.
+func (b *Bundle) RunManifest() ocispec.Manifest { return b.run }
+
+// Layers returns the run's layers in manifest order.
+func (b *Bundle) Layers() []Layer { return b.layers }
+
+// Referrers returns the signature referrers in index order.
+func (b *Bundle) Referrers() []Referrer { return b.referrers }
+
+// Created returns the org.opencontainers.image.created annotation.
+func (b *Bundle) Created() string { return b.created }
+
+// Index returns the decoded index.json.
+func (b *Bundle) Index() ocispec.Index { return b.index }
+
+func (b *Bundle) load() error {
+	lb, err := readAllLimited(b.src, ocispec.ImageLayoutFile, MaxLayoutFileSize, CheckLayout)
+	if err != nil {
+		return err
+	}
+	var lay ocispec.ImageLayout
+	if err := decodeStrict(lb, &lay); err != nil {
+		return invalid(CheckLayout, ocispec.ImageLayoutFile, "%v", err)
+	}
+	if lay.Version != ocispec.ImageLayoutVersion {
+		return invalid(CheckLayout, ocispec.ImageLayoutFile, "imageLayoutVersion %q, want %q", lay.Version, ocispec.ImageLayoutVersion)
+	}
+	ib, err := readAllLimited(b.src, ocispec.ImageIndexFile, MaxIndexSize, CheckLayout)
+	if err != nil {
+		return err
+	}
+	if err := decodeStrict(ib, &b.index); err != nil {
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "%v", err)
+	}
+	idx := &b.index
+	switch {
+	case idx.SchemaVersion != 2:
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "schemaVersion %d, want 2", idx.SchemaVersion)
+	case idx.MediaType != ocispec.MediaTypeImageIndex:
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "mediaType %q, want %q", idx.MediaType, ocispec.MediaTypeImageIndex)
+	case idx.Subject != nil || idx.ArtifactType != "" || len(idx.Annotations) > 0:
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "unexpected subject, artifactType or annotations")
+	case len(idx.Manifests) == 0:
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "no manifests")
+	case len(idx.Manifests) > MaxIndexEntries:
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "%d manifests, over the limit %d", len(idx.Manifests), MaxIndexEntries)
+	}
+	used := map[string]bool{ocispec.ImageLayoutFile: true, ocispec.ImageIndexFile: true}
+	seen := map[string]bool{}
+	runs := 0
+	var refDescs []ocispec.Descriptor
+	for _, d := range idx.Manifests {
+		if err := checkDescriptor(d, MaxManifestSize); err != nil {
+			return invalid(CheckLayout, ocispec.ImageIndexFile, "%v", err)
+		}
+		if d.MediaType != ocispec.MediaTypeImageManifest {
+			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: mediaType %q, want %q", d.Digest, d.MediaType, ocispec.MediaTypeImageManifest)
+		}
+		if seen[string(d.Digest)] {
+			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s listed twice", d.Digest)
+		}
+		seen[string(d.Digest)] = true
+		switch d.ArtifactType {
+		case ArtifactTypeRun:
+			runs++
+			b.runDesc = d
+		case MediaTypeSigstoreBundle:
+			if len(d.Annotations) > 0 {
+				return invalid(CheckLayout, ocispec.ImageIndexFile, "referrer %s: unexpected annotations", d.Digest)
+			}
+			refDescs = append(refDescs, d)
+		default:
+			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: unknown artifactType %q", d.Digest, d.ArtifactType)
+		}
+	}
+	if runs != 1 {
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "%d run manifests, want exactly 1", runs)
+	}
+	if len(b.runDesc.Annotations) != 1 || b.runDesc.Annotations[AnnotationRefName] == "" {
+		return invalid(CheckLayout, ocispec.ImageIndexFile, "run manifest entry must carry exactly the %s annotation", AnnotationRefName)
+	}
+
+	// The run manifest.
+	b.runBytes, err = b.readBlob(b.runDesc, MaxManifestSize, CheckDescriptor)
+	if err != nil {
+		return err
+	}
+	used[blobPath(b.runDesc.Digest)] = true
+	if err := b.checkRunManifest(used); err != nil {
+		return err
+	}
+	for _, d := range refDescs {
+		r, err := b.loadReferrer(d, used)
+		if err != nil {
+			return err
+		}
+		b.referrers = append(b.referrers, r)
+	}
+	for _, n := range b.src.names() {
+		if !used[n] {
+			return invalid(CheckContainer, n, "blob is not referenced by any descriptor")
+		}
+	}
+	return b.loadDocuments()
+}
+
+// readBlob reads a small blob whole, checking size before reading and the
+// digest after.
+func (b *Bundle) readBlob(d ocispec.Descriptor, limit int64, check string) ([]byte, error) {
+	name := blobPath(d.Digest)
+	sz, ok := b.src.size(name)
+	if !ok {
+		return nil, invalid(CheckDescriptor, string(d.Digest), "blob missing")
+	}
+	if sz != d.Size {
+		return nil, invalid(CheckDescriptor, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
+	}
+	if d.Size > limit {
+		return nil, invalid(CheckDescriptor, string(d.Digest), "size %d over the limit %d", d.Size, limit)
+	}
+	rc, err := b.src.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, d.Size))
+	if _, err := io.Copy(buf, newVerifyingReader(rc, d.Digest, d.Size, check, string(d.Digest))); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func isEmptyConfig(d ocispec.Descriptor) bool {
+	return d.MediaType == ocispec.MediaTypeEmptyJSON && d.Digest == ocispec.DescriptorEmptyJSON.Digest &&
+		d.Size == ocispec.DescriptorEmptyJSON.Size && len(d.Annotations) == 0 && len(d.Data) == 0 &&
+		len(d.URLs) == 0 && d.Platform == nil && d.ArtifactType == ""
+}
+
+func (b *Bundle) checkEmptyConfig(d ocispec.Descriptor, owner string, used map[string]bool) error {
+	if !isEmptyConfig(d) {
+		return invalid(CheckManifest, owner, "config must be the empty descriptor")
+	}
+	if _, err := b.readBlob(d, 2, CheckDescriptor); err != nil {
+		return err
+	}
+	used[blobPath(d.Digest)] = true
+	return nil
+}
+
+func (b *Bundle) checkRunManifest(used map[string]bool) error {
+	name := string(b.runDesc.Digest)
+	if err := decodeStrict(b.runBytes, &b.run); err != nil {
+		return invalid(CheckManifest, name, "%v", err)
+	}
+	m := &b.run
+	switch {
+	case m.SchemaVersion != 2:
+		return invalid(CheckManifest, name, "schemaVersion %d, want 2", m.SchemaVersion)
+	case m.MediaType != ocispec.MediaTypeImageManifest:
+		return invalid(CheckManifest, name, "mediaType %q, want %q", m.MediaType, ocispec.MediaTypeImageManifest)
+	case m.ArtifactType != ArtifactTypeRun:
+		return invalid(CheckManifest, name, "artifactType %q, want %q", m.ArtifactType, ArtifactTypeRun)
+	case m.Subject != nil:
+		return invalid(CheckManifest, name, "a run manifest has no subject")
+	case len(m.Layers) == 0 || len(m.Layers) > MaxLayers:
+		return invalid(CheckManifest, name, "%d layers (want 1 to %d)", len(m.Layers), MaxLayers)
+	case len(m.Annotations) != 2 || m.Annotations[AnnotationRunID] == "":
+		return invalid(CheckManifest, name, "annotations must be exactly %s and %s", AnnotationCreated, AnnotationRunID)
+	}
+	if m.Annotations[AnnotationRunID] != b.runDesc.Annotations[AnnotationRefName] {
+		return invalid(CheckManifest, name, "run id %q differs from the index ref.name %q", m.Annotations[AnnotationRunID], b.runDesc.Annotations[AnnotationRefName])
+	}
+	b.created = m.Annotations[AnnotationCreated]
+	if t, err := time.Parse(time.RFC3339, b.created); err != nil || t.UTC().Format(time.RFC3339) != b.created {
+		return invalid(CheckManifest, name, "annotation %s %q is not an RFC 3339 UTC time", AnnotationCreated, b.created)
+	}
+	if err := b.checkEmptyConfig(m.Config, name, used); err != nil {
+		return err
+	}
+	rank := map[string]int{KindManifest: 0, KindClaims: 1, KindWorkload: 2, KindRecords: 3, KindAttachment: 4}
+	titles := map[string]bool{}
+	last := -1
+	for i, d := range m.Layers {
+		l, err := layerFromDescriptor(d)
+		if err != nil {
+			return invalid(CheckManifest, fmt.Sprintf("%s layer %d (%s)", name, i, d.Digest), "%v", err)
+		}
+		r := rank[l.Kind]
+		if i == 0 && l.Kind != KindManifest {
+			return invalid(CheckManifest, name, "first layer must be %s", TitleManifest)
+		}
+		if r < last || (r == last && r < rank[KindRecords]) {
+			return invalid(CheckManifest, name, "layer %d (%s) out of order or repeated", i, l.Title)
+		}
+		last = r
+		if titles[l.Title] {
+			return invalid(CheckManifest, name, "two layers titled %q", l.Title)
+		}
+		titles[l.Title] = true
+		p := blobPath(d.Digest)
+		sz, ok := b.src.size(p)
+		if !ok {
+			return invalid(CheckDescriptor, string(d.Digest), "blob of layer %q missing", l.Title)
+		}
+		if sz != d.Size {
+			return invalid(CheckDescriptor, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
+		}
+		used[p] = true
+		b.layers = append(b.layers, l)
+	}
+	return nil
+}
+
+func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Referrer, error) {
+	r := Referrer{Descriptor: d}
+	name := string(d.Digest)
+	mb, err := b.readBlob(d, MaxManifestSize, CheckDescriptor)
+	if err != nil {
+		return r, err
+	}
+	used[blobPath(d.Digest)] = true
+	if err := decodeStrict(mb, &r.Manifest); err != nil {
+		return r, invalid(CheckReferrer, name, "%v", err)
+	}
+	m := &r.Manifest
+	switch {
+	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
+		return r, invalid(CheckReferrer, name, "not an image manifest v2")
+	case m.ArtifactType != MediaTypeSigstoreBundle:
+		return r, invalid(CheckReferrer, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
+	case m.Subject == nil:
+		return r, invalid(CheckReferrer, name, "no subject")
+	case m.Subject.Digest != b.runDesc.Digest || m.Subject.Size != b.runDesc.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
+		return r, invalid(CheckReferrer, name, "subject %s is not the run manifest %s", m.Subject.Digest, b.runDesc.Digest)
+	case len(m.Layers) != 1:
+		return r, invalid(CheckReferrer, name, "%d layers, want 1", len(m.Layers))
+	}
+	for k := range m.Annotations {
+		switch k {
+		case AnnotationBundleContent, AnnotationBundlePredicateType, AnnotationCreated:
+		default:
+			return r, invalid(CheckReferrer, name, "unexpected annotation %q", k)
+		}
+	}
+	if err := b.checkEmptyConfig(m.Config, name, used); err != nil {
+		return r, err
+	}
+	l := m.Layers[0]
+	if err := checkDescriptor(l, MaxSignatureBundleSize); err != nil {
+		return r, invalid(CheckReferrer, name, "%v", err)
+	}
+	if l.MediaType != MediaTypeSigstoreBundle {
+		return r, invalid(CheckReferrer, name, "layer media type %q, want %q", l.MediaType, MediaTypeSigstoreBundle)
+	}
+	if len(l.Annotations) > 0 || l.ArtifactType != "" {
+		return r, invalid(CheckReferrer, name, "unexpected layer annotations")
+	}
+	p := blobPath(l.Digest)
+	sz, ok := b.src.size(p)
+	if !ok {
+		return r, invalid(CheckDescriptor, string(l.Digest), "signature blob missing")
+	}
+	if sz != l.Size {
+		return r, invalid(CheckDescriptor, string(l.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, l.Size)
+	}
+	used[p] = true
+	r.Bundle = l
+	return r, nil
+}
+
+// ReadSignature returns the Sigstore bundle JSON of a referrer, digest
+// verified.
+func (b *Bundle) ReadSignature(r Referrer) ([]byte, error) {
+	return b.readBlob(r.Bundle, MaxSignatureBundleSize, CheckDescriptor)
+}
+
+func (b *Bundle) layerOf(kind string) *Layer {
+	for i := range b.layers {
+		if b.layers[i].Kind == kind {
+			return &b.layers[i]
+		}
+	}
+	return nil
+}
+
+func (b *Bundle) loadDocuments() error {
+	ml := b.layerOf(KindManifest)
+	mb, err := b.readBlob(ml.Descriptor, MaxDocumentSize, CheckDescriptor)
+	if err != nil {
+		return err
+	}
+	if err := CheckJSON(mb); err != nil {
+		return invalid(CheckSchema, TitleManifest, "%v", err)
+	}
+	b.manifest, err = schema.DecodeManifest(bytes.NewReader(mb), TitleManifest)
+	if err != nil {
+		return wrapInvalid(CheckSchema, TitleManifest, err)
+	}
+	if b.manifest.RunID != b.run.Annotations[AnnotationRunID] {
+		return invalid(CheckSchema, TitleManifest, "run_id %q differs from the run manifest's %q", b.manifest.RunID, b.run.Annotations[AnnotationRunID])
+	}
+	if cl := b.layerOf(KindClaims); cl != nil {
+		cb, err := b.readBlob(cl.Descriptor, MaxDocumentSize, CheckDescriptor)
+		if err != nil {
+			return err
+		}
+		if err := CheckJSON(cb); err != nil {
+			return invalid(CheckSchema, TitleClaims, "%v", err)
+		}
+		b.claims, err = schema.DecodeClaims(bytes.NewReader(cb), TitleClaims)
+		if err != nil {
+			return wrapInvalid(CheckSchema, TitleClaims, err)
+		}
+	}
+	return nil
+}
+
+// OpenBlob streams the stored bytes of a layer; the size and digest are
+// checked as the bytes stream, and a mismatch is returned as an error by
+// Read (before io.EOF).
+func (b *Bundle) OpenBlob(l Layer) (io.ReadCloser, error) {
+	rc, err := b.src.open(blobPath(l.Descriptor.Digest))
+	if err != nil {
+		return nil, err
+	}
+	vr := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest))
+	return struct {
+		io.Reader
+		io.Closer
+	}{vr, rc}, nil
+}
+
+// OpenLayer streams the uncompressed content of a layer. The stored digest
+// and size, and the uncompressed digest and size, are checked as the bytes
+// stream; decompression uses a bounded window and never produces more than
+// the declared uncompressed size.
+func (b *Bundle) OpenLayer(l Layer) (io.ReadCloser, error) {
+	rc, err := b.src.open(blobPath(l.Descriptor.Digest))
+	if err != nil {
+		return nil, err
+	}
+	stored := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest))
+	if !l.Compressed {
+		return struct {
+			io.Reader
+			io.Closer
+		}{stored, rc}, nil
+	}
+	zr, err := schema.NewZstdReader(stored)
+	if err != nil {
+		rc.Close()
+		return nil, wrapInvalid(CheckUncompressed, l.Title, err)
+	}
+	return &layerReader{
+		rc: rc, stored: stored, zr: zr,
+		un: newVerifyingReader(&zstdErrReader{zr: zr, title: l.Title}, l.UncompressedDigest, l.UncompressedSize, CheckUncompressed, l.Title),
+	}, nil
+}
+
+type zstdReader interface {
+	Read([]byte) (int, error)
+	Close()
+}
+
+// zstdErrReader names the layer in decompression errors.
+type zstdErrReader struct {
+	zr    zstdReader
+	title string
+}
+
+func (z *zstdErrReader) Read(p []byte) (int, error) {
+	n, err := z.zr.Read(p)
+	if err != nil && err != io.EOF {
+		var ae *Error
+		if errors.As(err, &ae) {
+			return n, err
+		}
+		return n, invalid(CheckUncompressed, z.title, "decompress: %v", err)
+	}
+	return n, err
+}
+
+type layerReader struct {
+	rc     io.Closer
+	stored *verifyingReader
+	zr     zstdReader
+	un     *verifyingReader
+	done   bool
+}
+
+func (l *layerReader) Read(p []byte) (int, error) {
+	if l.done {
+		return 0, io.EOF
+	}
+	n, err := l.un.Read(p)
+	if err == io.EOF || (err == nil && l.un.done) {
+		// The frame ended: the stored stream must be fully consumed and
+		// match its digest too.
+		if _, derr := io.Copy(io.Discard, l.stored); derr != nil {
+			return n, derr
+		}
+		if !l.stored.done {
+			return n, invalid(CheckDescriptor, string(l.stored.want), "stored blob not fully consumed")
+		}
+		l.done = true
+		if n > 0 {
+			return n, nil
+		}
+		return 0, io.EOF
+	}
+	return n, err
+}
+
+func (l *layerReader) Close() error {
+	l.zr.Close()
+	return l.rc.Close()
+}
+
+// RecordLayers returns the records shards in manifest order.
+func (b *Bundle) RecordLayers() []Layer {
+	var out []Layer
+	for _, l := range b.layers {
+		if l.Kind == KindRecords {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// OpenRecords streams every record of every shard, in manifest order
+// (load points in the manifest's order, then repeats ascending), each shard
+// in the run's original file order (schema.Run). Digests and sizes are
+// checked while streaming: a mismatch is returned by Next as an error at
+// the end of the shard, so callers must treat any error as fatal.
+func (b *Bundle) OpenRecords() (schema.RecordIterator, error) {
+	return b.OpenRecordStream()
+}
+
+// OpenRecordStream is OpenRecords returning the concrete stream, which also
+// reports the shard and line of the last record.
+func (b *Bundle) OpenRecordStream() (*RecordStream, error) {
+	return &RecordStream{b: b, layers: b.RecordLayers(), i: -1}, nil
+}
+
+// RecordStream streams the records of a bundle shard by shard.
+type RecordStream struct {
+	b      *Bundle
+	layers []Layer
+	i      int
+	cur    io.ReadCloser
+	sc     *bufio.Scanner
+	line   int
+	n      int64
+	err    error
+}
+
+// Name returns the title of the current shard ("records/<point>/<repeat>.jsonl.zst").
+func (s *RecordStream) Name() string {
+	if s.i < 0 || s.i >= len(s.layers) {
+		return ""
+	}
+	return s.layers[s.i].Title
+}
+
+// Line returns the line, within the current shard, of the record last
+// returned.
+func (s *RecordStream) Line() int { return s.line }
+
+// Next returns the next record, or io.EOF after the last one.
+func (s *RecordStream) Next() (*schema.Record, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	for {
+		if s.sc != nil {
+			if s.sc.Scan() {
+				s.line++
+				s.n++
+				l := &s.layers[s.i]
+				rec, err := schema.DecodeRecord(s.sc.Bytes())
+				if err != nil {
+					s.err = invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, s.line), "%v", err)
+					return nil, s.err
+				}
+				if rec.Point != l.Point || rec.Repeat != l.Repeat {
+					s.err = invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, s.line),
+						"record of point %q repeat %d in the shard of point %q repeat %d", rec.Point, rec.Repeat, l.Point, l.Repeat)
+					return nil, s.err
+				}
+				return rec, nil
+			}
+			l := &s.layers[s.i]
+			if err := s.sc.Err(); err != nil {
+				s.err = wrapInvalid(CheckUncompressed, l.Title, err)
+				return nil, s.err
+			}
+			if s.n != l.Records {
+				s.err = invalid(CheckSchema, l.Title, "%d records, the layer declares %d", s.n, l.Records)
+				return nil, s.err
+			}
+			s.cur.Close()
+			s.cur, s.sc = nil, nil
+		}
+		s.i++
+		if s.i >= len(s.layers) {
+			return nil, io.EOF
+		}
+		rc, err := s.b.OpenLayer(s.layers[s.i])
+		if err != nil {
+			s.err = err
+			return nil, err
+		}
+		s.cur = rc
+		s.sc = bufio.NewScanner(rc)
+		s.sc.Buffer(make([]byte, 0, 64<<10), MaxRecordLineSize)
+		s.line, s.n = 0, 0
+	}
+}
+
+// Close ends the stream.
+func (s *RecordStream) Close() error {
+	if s.cur != nil {
+		s.cur.Close()
+		s.cur = nil
+	}
+	if s.err == nil {
+		s.err = errors.New("record stream closed")
+	}
+	return nil
+}

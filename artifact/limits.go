@@ -1,0 +1,43 @@
+package artifact
+
+import "github.com/benchseal/benchseal/schema"
+
+// Hard limits applied to every bundle read, by Open, the record streams and
+// verify alike. They are kept here, in one place, so parse and verify paths
+// share them.
+const (
+	// MaxLayoutFileSize caps oci-layout.
+	MaxLayoutFileSize = 4 << 10
+	// MaxIndexSize caps index.json.
+	MaxIndexSize = 1 << 20
+	// MaxManifestSize caps an OCI manifest blob.
+	MaxManifestSize = 4 << 20
+	// MaxIndexEntries caps the descriptors in index.json (one run manifest
+	// plus its signature referrers).
+	MaxIndexEntries = 65
+	// MaxLayers caps the layers of a run manifest.
+	MaxLayers = 4096
+	// MaxDocumentSize caps manifest.json and claims.json.
+	MaxDocumentSize = 64 << 20
+	// MaxSignatureBundleSize caps one Sigstore bundle blob.
+	MaxSignatureBundleSize = 8 << 20
+	// MaxBlobSize caps one stored (possibly compressed) blob.
+	MaxBlobSize = 64 << 30
+	// MaxUncompressedSize caps the decompressed output of one layer.
+	MaxUncompressedSize = 256 << 30
+	// MaxCompressionRatio caps declared uncompressed size / stored size for
+	// layers larger than MinRatioCheckSize (a decompression-bomb guard on
+	// top of the exact size check while streaming).
+	MaxCompressionRatio = 1024
+	// MinRatioCheckSize is the uncompressed size below which the ratio is
+	// not checked.
+	MinRatioCheckSize = 64 << 20
+	// ZstdMaxWindow caps the zstd window of every layer read.
+	ZstdMaxWindow = schema.ZstdMaxWindow
+	// MaxTarEntries caps the entries of a tar bundle.
+	MaxTarEntries = MaxLayers + 2*MaxIndexEntries + 8
+	// MaxJSONDepth caps nesting in every JSON document parsed here.
+	MaxJSONDepth = 64
+	// MaxRecordLineSize caps one JSON Lines record.
+	MaxRecordLineSize = schema.MaxRecordLineSize
+)

@@ -1,0 +1,332 @@
+package artifact_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+)
+
+type entry struct {
+	hdr  tar.Header
+	data []byte
+}
+
+func readTarEntries(t *testing.T, p string) []entry {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(bytes.NewReader(b))
+	var out []entry
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := io.ReadAll(tr)
+		out = append(out, entry{*h, d})
+	}
+}
+
+func writeTarEntries(t *testing.T, p string, es []entry) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range es {
+		h := e.hdr
+		h.Size = int64(len(e.data))
+		if h.Typeflag != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(&h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Size > 0 {
+			tw.Write(e.data)
+		}
+	}
+	tw.Close()
+	os.WriteFile(p, buf.Bytes(), 0o644)
+}
+
+func wantInvalid(t *testing.T, err error, check string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted, want rejection by %s", check)
+	}
+	var ae *artifact.Error
+	if !errors.Is(err, artifact.ErrInvalid) || !errors.As(err, &ae) {
+		t.Fatalf("err = %v, want an *artifact.Error", err)
+	}
+	if ae.Check != check {
+		t.Fatalf("check %q (%v), want %q", ae.Check, err, check)
+	}
+}
+
+func TestOpenRejectsUnsafeTars(t *testing.T) {
+	base := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b.tar"), artifacttest.RunOptions{})
+	orig := readTarEntries(t, base)
+	reg := func(name string, data []byte) entry {
+		return entry{tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644}, data}
+	}
+	blob := "blobs/sha256/" + strings.Repeat("ab", 32)
+	cases := []struct {
+		name string
+		mod  func([]entry) []entry
+	}{
+		{"traversal", func(es []entry) []entry { return append(es, reg("../evil", []byte("x"))) }},
+		{"absolute", func(es []entry) []entry { return append(es, reg("/etc/evil", []byte("x"))) }},
+		{"dotdot inside", func(es []entry) []entry { return append(es, reg("blobs/../../evil", []byte("x"))) }},
+		{"symlink", func(es []entry) []entry {
+			return append(es, entry{tar.Header{Typeflag: tar.TypeSymlink, Name: blob, Linkname: "/etc/passwd"}, nil})
+		}},
+		{"hardlink", func(es []entry) []entry {
+			return append(es, entry{tar.Header{Typeflag: tar.TypeLink, Name: blob, Linkname: "index.json"}, nil})
+		}},
+		{"device", func(es []entry) []entry {
+			return append(es, entry{tar.Header{Typeflag: tar.TypeChar, Name: blob, Devmajor: 1, Devminor: 3}, nil})
+		}},
+		{"fifo", func(es []entry) []entry {
+			return append(es, entry{tar.Header{Typeflag: tar.TypeFifo, Name: blob}, nil})
+		}},
+		{"duplicate entry", func(es []entry) []entry { return append(es, es[len(es)-1]) }},
+		{"duplicate via ./", func(es []entry) []entry {
+			e := es[len(es)-1]
+			e.hdr.Name = "./" + e.hdr.Name
+			return append(es, e)
+		}},
+		{"unknown file", func(es []entry) []entry { return append(es, reg("README", []byte("x"))) }},
+		{"bad blob name", func(es []entry) []entry { return append(es, reg("blobs/sha256/XYZ", []byte("x"))) }},
+		{"sha512 blob dir", func(es []entry) []entry {
+			return append(es, reg("blobs/sha512/"+strings.Repeat("ab", 64), []byte("x")))
+		}},
+		{"unreferenced blob", func(es []entry) []entry {
+			d := artifact.DigestBytes([]byte("smuggled"))
+			return append(es, reg("blobs/sha256/"+d.Encoded(), []byte("smuggled")))
+		}},
+		{"missing index", func(es []entry) []entry {
+			var out []entry
+			for _, e := range es {
+				if e.hdr.Name != "index.json" {
+					out = append(out, e)
+				}
+			}
+			return out
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			es := c.mod(append([]entry(nil), orig...))
+			p := filepath.Join(t.TempDir(), "x.tar")
+			writeTarEntries(t, p, es)
+			b, err := artifact.Open(p)
+			if err == nil {
+				b.Close()
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, artifact.ErrInvalid) {
+				t.Fatalf("not ErrInvalid: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenRejectsSymlinkInDirectory(t *testing.T) {
+	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+	idx := filepath.Join(p, "index.json")
+	data, _ := os.ReadFile(idx)
+	os.WriteFile(filepath.Join(filepath.Dir(p), "real-index.json"), data, 0o644)
+	os.Remove(idx)
+	if err := os.Symlink("../real-index.json", idx); err != nil {
+		t.Skip(err)
+	}
+	_, err := artifact.Open(p)
+	wantInvalid(t, err, artifact.CheckContainer)
+}
+
+// editLayout rewrites index.json (and, through fixManifest, the run
+// manifest, re-hashed) of a directory bundle.
+func editLayout(t *testing.T, p string, editIndex func(map[string]any), editManifest func(map[string]any)) {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := b.RunDescriptor()
+	b.Close()
+	var idx map[string]any
+	ib, _ := os.ReadFile(filepath.Join(p, "index.json"))
+	json.Unmarshal(ib, &idx)
+	if editManifest != nil {
+		mp := filepath.Join(p, "blobs", "sha256", rd.Digest.Encoded())
+		mb, _ := os.ReadFile(mp)
+		var m map[string]any
+		json.Unmarshal(mb, &m)
+		editManifest(m)
+		nb, _ := json.Marshal(m)
+		os.Remove(mp)
+		d := artifact.DigestBytes(nb)
+		os.WriteFile(filepath.Join(p, "blobs", "sha256", d.Encoded()), nb, 0o644)
+		e := idx["manifests"].([]any)[0].(map[string]any)
+		e["digest"], e["size"] = string(d), len(nb)
+	}
+	if editIndex != nil {
+		editIndex(idx)
+	}
+	nb, _ := json.Marshal(idx)
+	os.WriteFile(filepath.Join(p, "index.json"), nb, 0o644)
+}
+
+func firstEntry(idx map[string]any) map[string]any {
+	return idx["manifests"].([]any)[0].(map[string]any)
+}
+func layer(m map[string]any, i int) map[string]any { return m["layers"].([]any)[i].(map[string]any) }
+
+func TestOpenRejectsBadDescriptorsAndDocuments(t *testing.T) {
+	cases := []struct {
+		name  string
+		check string
+		index func(map[string]any)
+		man   func(map[string]any)
+		raw   func([]byte) []byte // edits index.json bytes
+	}{
+		{name: "sha512 digest", check: artifact.CheckLayout, index: func(i map[string]any) {
+			firstEntry(i)["digest"] = "sha512:" + strings.Repeat("ab", 64)
+		}},
+		{name: "uppercase hex", check: artifact.CheckLayout, index: func(i map[string]any) {
+			e := firstEntry(i)
+			e["digest"] = strings.ToUpper(e["digest"].(string)[:10]) + e["digest"].(string)[10:]
+		}},
+		{name: "short hex", check: artifact.CheckLayout, index: func(i map[string]any) { firstEntry(i)["digest"] = "sha256:abc" }},
+		{name: "size mismatch", check: artifact.CheckDescriptor, index: func(i map[string]any) {
+			e := firstEntry(i)
+			e["size"] = e["size"].(float64) + 1
+		}},
+		{name: "no mediaType", check: artifact.CheckLayout, index: func(i map[string]any) { delete(i, "mediaType") }},
+		{name: "index also has layers", check: artifact.CheckLayout, index: func(i map[string]any) { i["layers"] = []any{} }},
+		{name: "unknown artifactType", check: artifact.CheckLayout, index: func(i map[string]any) {
+			firstEntry(i)["artifactType"] = "application/x-other"
+		}},
+		{name: "duplicate key", check: artifact.CheckLayout, raw: func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`{"schemaVersion":2,`), []byte(`{"schemaVersion":2,"schemaVersion":2,`), 1)
+		}},
+		{name: "case-folded key", check: artifact.CheckLayout, raw: func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"mediaType":"application/vnd.oci.image.index.v1+json"`), []byte(`"MEDIATYPE":"application/vnd.oci.image.index.v1+json"`), 1)
+		}},
+		{name: "unknown layer media type", check: artifact.CheckManifest, man: func(m map[string]any) {
+			layer(m, 1)["mediaType"] = "application/vnd.benchseal.run.future.v9"
+		}},
+		{name: "foreign layer digest algorithm", check: artifact.CheckManifest, man: func(m map[string]any) {
+			layer(m, 1)["digest"] = "md5:" + strings.Repeat("a", 32)
+		}},
+		{name: "layer size mismatch", check: artifact.CheckDescriptor, man: func(m map[string]any) {
+			l := layer(m, 1)
+			l["size"] = l["size"].(float64) + 1
+		}},
+		{name: "wrong artifactType", check: artifact.CheckManifest, man: func(m map[string]any) { m["artifactType"] = "application/x-other" }},
+		{name: "non-empty config", check: artifact.CheckManifest, man: func(m map[string]any) {
+			m["config"].(map[string]any)["mediaType"] = "application/vnd.oci.image.config.v1+json"
+		}},
+		{name: "manifest with manifests", check: artifact.CheckManifest, man: func(m map[string]any) { m["manifests"] = []any{} }},
+		{name: "layer urls", check: artifact.CheckManifest, man: func(m map[string]any) { layer(m, 1)["urls"] = []any{"http://x"} }},
+		{name: "traversal title", check: artifact.CheckManifest, man: func(m map[string]any) {
+			last := layer(m, len(m["layers"].([]any))-1)
+			last["annotations"].(map[string]any)["org.opencontainers.image.title"] = "attachments/../../etc/passwd"
+		}},
+		{name: "declared bomb ratio", check: artifact.CheckManifest, man: func(m map[string]any) {
+			layer(m, 3)["annotations"].(map[string]any)["dev.benchseal.uncompressed.size"] = "999999999999"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+			if c.index != nil || c.man != nil {
+				editLayout(t, p, c.index, c.man)
+			}
+			if c.raw != nil {
+				ip := filepath.Join(p, "index.json")
+				b, _ := os.ReadFile(ip)
+				nb := c.raw(b)
+				if bytes.Equal(nb, b) {
+					t.Fatal("raw edit did not apply")
+				}
+				os.WriteFile(ip, nb, 0o644)
+			}
+			b, err := artifact.Open(p)
+			if err == nil {
+				b.Close()
+			}
+			wantInvalid(t, err, c.check)
+		})
+	}
+}
+
+// replaceLayer swaps the blob of layer i for data, with the annotation
+// values given, re-hashing the manifest.
+func replaceLayer(t *testing.T, p string, i int, data []byte, ann map[string]string) {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := b.Layers()[i].Descriptor.Digest
+	b.Close()
+	d := artifact.DigestBytes(data)
+	editLayout(t, p, nil, func(m map[string]any) {
+		l := layer(m, i)
+		l["digest"], l["size"] = string(d), len(data)
+		for k, v := range ann {
+			l["annotations"].(map[string]any)[k] = v
+		}
+	})
+	os.Remove(filepath.Join(p, "blobs", "sha256", old.Encoded()))
+	os.WriteFile(filepath.Join(p, "blobs", "sha256", d.Encoded()), data, 0o644)
+}
+
+func TestDecompressionBombsAreStopped(t *testing.T) {
+	zeros := make([]byte, 32<<20)
+	t.Run("output over the declared size", func(t *testing.T) {
+		p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+		var buf bytes.Buffer
+		zw, _ := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+		zw.Write(zeros)
+		zw.Close()
+		replaceLayer(t, p, 3, buf.Bytes(), map[string]string{"dev.benchseal.uncompressed.size": "1000"})
+		b, err := artifact.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		wantInvalid(t, b.CheckContent(context.Background()), artifact.CheckUncompressed)
+	})
+	t.Run("window over the cap", func(t *testing.T) {
+		p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+		var buf bytes.Buffer
+		zw, _ := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(64<<20), zstd.WithSingleSegment(false))
+		zw.Write(zeros)
+		zw.Close()
+		replaceLayer(t, p, 3, buf.Bytes(), map[string]string{"dev.benchseal.uncompressed.size": "33554432"})
+		b, err := artifact.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		wantInvalid(t, b.CheckContent(context.Background()), artifact.CheckUncompressed)
+	})
+}

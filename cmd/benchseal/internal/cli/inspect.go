@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/artifact"
+)
+
+func init() { register("inspect", newInspectCmd) }
+
+type inspectOptions struct {
+	io        *IO
+	bundle    string
+	statement bool
+}
+
+func newInspectCmd(io *IO) *cobra.Command {
+	o := &inspectOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "inspect BUNDLE [--statement]",
+		Short: "Show what a bundle holds, without trusting it",
+		Long: `inspect prints the run id, the manifest essentials, the layers with their
+stored and uncompressed sizes and digests, and the signatures with their key
+fingerprints (as the bundles claim them: nothing is verified — use
+'benchseal verify'). The bundle's structure is still checked safely on open.
+--statement prints instead the in-toto statement benchseal signs for this
+bundle, e.g. for 'cosign attest-blob --statement'.`,
+		Example: `  benchseal inspect run.tar
+  benchseal inspect run.tar --statement > statement.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.bundle = args[0]
+			return runInspect(o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.statement, "statement", false, "print the in-toto statement that signing covers")
+	return cmd
+}
+
+func runInspect(o *inspectOptions) error {
+	b, err := artifact.Open(o.bundle)
+	if err != nil {
+		if errors.Is(err, artifact.ErrInvalid) {
+			return rejected(err)
+		}
+		return err
+	}
+	defer b.Close()
+	if o.statement {
+		s, err := artifact.MarshalStatement(b.Statement())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.io.Out, "%s\n", s)
+		return nil
+	}
+	writeInspect(o.io.Out, b)
+	return nil
+}
+
+func writeInspect(w io.Writer, b *artifact.Bundle) {
+	m := b.Manifest()
+	fmt.Fprintf(w, "run        %s\n", m.RunID)
+	if m.Title != "" {
+		fmt.Fprintf(w, "title      %s\n", m.Title)
+	}
+	fmt.Fprintf(w, "manifest   %s (%d bytes)\n", b.RunDescriptor().Digest, b.RunDescriptor().Size)
+	fmt.Fprintf(w, "created    %s\n", b.Created())
+	fmt.Fprintf(w, "time       %s .. %s\n", m.StartTime, m.FinishTime)
+	fmt.Fprintf(w, "evidence   %s\n", m.Evidence)
+	fmt.Fprintf(w, "model      %s\n", m.Model.Name)
+	if m.Engine.Name != "" {
+		fmt.Fprintf(w, "engine     %s %s\n", m.Engine.Name, m.Engine.Version)
+	}
+	if m.Hardware.Accelerator != "" {
+		fmt.Fprintf(w, "hardware   %d × %s\n", m.Hardware.AcceleratorCount, m.Hardware.Accelerator)
+	}
+	fmt.Fprintf(w, "load       %s, %d point(s) × %d repeat(s)\n", m.Load.Mode, len(m.Load.Points), m.Load.Repeats)
+	if c := b.Claims(); c != nil {
+		n := 0
+		for _, p := range c.Points {
+			n += len(p.Metrics)
+		}
+		fmt.Fprintf(w, "claims     %d (definitions %s)\n", n, c.Definitions)
+	}
+	fmt.Fprintf(w, "\nlayers (%d)\n", len(b.Layers()))
+	for _, l := range b.Layers() {
+		fmt.Fprintf(w, "  %-36s %10d", l.Title, l.Descriptor.Size)
+		if l.Compressed {
+			fmt.Fprintf(w, " (%d uncompressed)", l.UncompressedSize)
+		}
+		if l.Kind == artifact.KindRecords {
+			fmt.Fprintf(w, " %d records", l.Records)
+		}
+		fmt.Fprintf(w, "\n    %s\n", l.Descriptor.Digest)
+		if l.Compressed {
+			fmt.Fprintf(w, "    uncompressed %s\n", l.UncompressedDigest)
+		}
+	}
+	fmt.Fprintf(w, "\nsignatures (%d, NOT verified here)\n", len(b.Referrers()))
+	for _, r := range b.Referrers() {
+		hint := "unreadable"
+		if data, err := b.ReadSignature(r); err == nil {
+			hint = signatureHint(data)
+		}
+		fmt.Fprintf(w, "  %s key %s\n", r.Descriptor.Digest, hint)
+	}
+}
+
+// signatureHint reads the unauthenticated public-key hint of a Sigstore
+// bundle, as a fingerprint when it has that form.
+func signatureHint(data []byte) string {
+	if artifact.CheckJSON(data) != nil {
+		return "unreadable"
+	}
+	var sb struct {
+		VerificationMaterial struct {
+			PublicKey struct {
+				Hint string `json:"hint"`
+			} `json:"publicKey"`
+		} `json:"verificationMaterial"`
+	}
+	if json.Unmarshal(data, &sb) != nil || sb.VerificationMaterial.PublicKey.Hint == "" {
+		return "unknown"
+	}
+	if fp := artifact.HintFingerprint(sb.VerificationMaterial.PublicKey.Hint); fp != "" {
+		return fp
+	}
+	return "hint " + sb.VerificationMaterial.PublicKey.Hint
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/benchseal/benchseal/artifact"
+)
+
+func init() { register("keygen", newKeygenCmd) }
+
+type keygenOptions struct {
+	io  *IO
+	out string
+}
+
+func newKeygenCmd(io *IO) *cobra.Command {
+	o := &keygenOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "keygen --out PREFIX",
+		Short: "Make a signing key pair (ECDSA P-256, cosign-compatible)",
+		Long: `keygen writes PREFIX.key, an ECDSA P-256 private key encrypted in cosign's
+"ENCRYPTED SIGSTORE PRIVATE KEY" format (scrypt + secretbox), and PREFIX.pub,
+the public key as PEM. The password comes from BENCHSEAL_PASSWORD, else from a
+prompt when standard input is a terminal, else it is empty (the key is still
+encrypted, as cosign does). Keys made by 'cosign generate-key-pair' work with
+benchseal too. Existing files are never overwritten.`,
+		Example: `  BENCHSEAL_PASSWORD=secret benchseal keygen --out publisher
+  benchseal pack run --out run.tar --key publisher.key`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(o) },
+	}
+	cmd.Flags().StringVar(&o.out, "out", "", "path prefix of the key files (required)")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runKeygen(o *keygenOptions) error {
+	keyPath, pubPath := o.out+".key", o.out+".pub"
+	for _, p := range []string{keyPath, pubPath} {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("keygen: %s already exists (refusing to overwrite)", p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	pw, err := readPassword(o.io, true)
+	if err != nil {
+		return err
+	}
+	priv, pub, err := artifact.GenerateKey(pw)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(pubPath, pub); err != nil {
+		return err
+	}
+	if err := writePrivateAtomic(keyPath, priv); err != nil {
+		os.Remove(pubPath)
+		return err
+	}
+	k, err := artifact.ParsePublicKey(pub)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.io.Out, "wrote %s and %s\nfingerprint %s\n", keyPath, pubPath, k.Fingerprint())
+	return nil
+}
+
+// writePrivateAtomic writes a private key file with mode 0600.
+func writePrivateAtomic(path string, data []byte) error {
+	if err := writeFileAtomic(path, data); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// readPassword returns the key password: BENCHSEAL_PASSWORD when set and
+// non-empty, else a prompt when standard input is a terminal (confirmed
+// twice for a new key), else empty.
+func readPassword(io *IO, confirm bool) ([]byte, error) {
+	if pw := io.Getenv("BENCHSEAL_PASSWORD"); pw != "" {
+		return []byte(pw), nil
+	}
+	f, ok := io.In.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return []byte{}, nil
+	}
+	fmt.Fprint(io.ErrOut, "Enter password for private key: ")
+	pw, err := term.ReadPassword(int(f.Fd()))
+	fmt.Fprintln(io.ErrOut)
+	if err != nil {
+		return nil, fmt.Errorf("read password: %w", err)
+	}
+	if confirm {
+		fmt.Fprint(io.ErrOut, "Enter password for private key again: ")
+		again, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(io.ErrOut)
+		if err != nil {
+			return nil, fmt.Errorf("read password: %w", err)
+		}
+		if string(again) != string(pw) {
+			return nil, errors.New("passwords do not match")
+		}
+	}
+	return pw, nil
+}
+
+// loadSigner reads a private key file (benchseal's or cosign's).
+func loadSigner(io *IO, path string) (*artifact.Signer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pw, err := readPassword(io, false)
+	if err != nil {
+		return nil, err
+	}
+	s, err := artifact.LoadPrivateKey(b, pw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/verify"
+)
+
+func init() { register("verify", newVerifyCmd) }
+
+// claimChecker, when set (by the replay command's file), recomputes every
+// claim during verify. nil: the claims-recompute check is reported skipped.
+var claimChecker verify.ClaimChecker
+
+type verifyOptions struct {
+	io            *IO
+	bundle        string
+	keys          []string
+	signatures    []string
+	output        string
+	allowUnsigned bool
+}
+
+func newVerifyCmd(io *IO) *cobra.Command {
+	o := &verifyOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "verify BUNDLE --key PUB [--key PUB2 ...] [--output json] [--allow-unsigned]",
+		Short: "Verify a bundle offline against pinned public keys (exit 3 when rejected)",
+		Long: `verify checks BUNDLE fail-closed, in order: the container is safe to read; oci-layout
+and index.json; the run manifest (artifactType, empty config, known layer media
+types, limits); every blob's sha256 digest and size while streaming; the
+signatures — only the keys given with --key are trusted, every one of them must
+have signed, a key inside the bundle never counts; the signed in-toto
+statement (payload type, predicate type, every subject digest, predicate); the
+uncompressed digests and sizes (bounded zstd); schema and semantic validation
+of the manifest, claims and every record; consistency of the record shards with
+the plan; and the recomputation of every claim when available.
+
+It prints each check as passed, failed or skipped with the reason (or, with
+--output json, a versioned JSON result) and exits 0 when verified, 3 when
+rejected, 1 on error, 2 on usage errors. --signature adds a detached Sigstore
+bundle, e.g. one made by 'cosign attest-blob' over 'benchseal inspect
+--statement'. --allow-unsigned checks only integrity and says loudly that
+nothing is authenticated.`,
+		Example: `  benchseal verify run.tar --key publisher.pub
+  benchseal verify run.tar --key publisher.pub --key reviewer.pub --output json
+  benchseal verify run.tar --allow-unsigned`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.bundle = args[0]
+			if o.output != "text" && o.output != "json" {
+				return usagef("--output must be text or json, got %q", o.output)
+			}
+			if len(o.keys) == 0 && !o.allowUnsigned {
+				return usagef("verify needs at least one --key (or --allow-unsigned to check integrity only)")
+			}
+			if len(o.keys) > 0 && o.allowUnsigned {
+				return usagef("--key and --allow-unsigned cannot be used together")
+			}
+			return runVerify(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.keys, "key", nil, "pinned public key PEM (repeatable; every key must have signed)")
+	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
+	f.StringVar(&o.output, "output", "text", "report format: text or json")
+	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
+	return cmd
+}
+
+func runVerify(ctx context.Context, o *verifyOptions) error {
+	var keys []*artifact.PublicKey
+	for _, p := range o.keys {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		k, err := artifact.ParsePublicKey(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		keys = append(keys, k)
+	}
+	var pol verify.Policy
+	pol.AllowUnsignedUnsafe = o.allowUnsigned
+	for _, p := range o.signatures {
+		b, err := readFileLimited(p, artifact.MaxSignatureBundleSize)
+		if err != nil {
+			return err
+		}
+		pol.Detached = append(pol.Detached, b)
+	}
+	var opts []verify.Option
+	if claimChecker != nil {
+		opts = append(opts, verify.WithClaimChecker(claimChecker))
+	}
+	v, err := verify.NewVerifier(keys, opts...)
+	if err != nil {
+		return err
+	}
+	if o.allowUnsigned {
+		fmt.Fprintln(o.io.ErrOut, "benchseal: WARNING: --allow-unsigned: signatures are NOT checked; NOTHING IS AUTHENTICATED")
+	}
+	res, verr := v.Verify(ctx, o.bundle, pol)
+	if res == nil {
+		return verr
+	}
+	if o.output == "json" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.io.Out, "%s\n", b)
+	} else {
+		writeVerifyText(o.io.Out, res)
+	}
+	if verr != nil {
+		if ctx.Err() != nil {
+			return verr
+		}
+		if res.Verified {
+			return verr
+		}
+		return silentExit{ExitRejected}
+	}
+	return nil
+}
+
+func readFileLimited(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: over %d bytes", p, limit)
+	}
+	return b, nil
+}
+
+// writeVerifyText prints the human summary of a verification.
+func writeVerifyText(w io.Writer, r *verify.Result) {
+	fmt.Fprintf(w, "bundle    %s\n", r.Bundle)
+	if r.RunID != "" {
+		fmt.Fprintf(w, "run       %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
+	}
+	fmt.Fprintln(w)
+	for _, c := range r.Checks {
+		line := fmt.Sprintf("%-7s %-16s %s", strings.ToUpper(statusWord(c.Status)), c.Name, c.Reason)
+		if c.Blob != "" && c.Status == verify.StatusFailed {
+			line += " [" + c.Blob + "]"
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		for _, p := range c.Problems {
+			fmt.Fprintf(w, "        %s\n", p)
+		}
+	}
+	if len(r.Signatures) > 0 {
+		fmt.Fprintln(w, "\nsignatures")
+		for _, s := range r.Signatures {
+			state := "not verified"
+			if s.Verified {
+				state = "verified by " + s.Key
+			}
+			fmt.Fprintf(w, "  %s: %s", s.Source, state)
+			if s.Reason != "" {
+				fmt.Fprintf(w, " (%s)", s.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, c := range r.Claims {
+		rec := "-"
+		if c.Recomputed != nil {
+			rec = fmt.Sprintf("%g", *c.Recomputed)
+		}
+		fmt.Fprintf(w, "claim %s %s: claimed %g, recomputed %s: %s\n", c.Point, c.Metric, c.Claimed, rec, c.Outcome)
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
+	}
+	switch {
+	case r.Verified && r.Authenticated:
+		fmt.Fprintln(w, "\nVERIFIED")
+	case r.Verified:
+		fmt.Fprintln(w, "\nINTEGRITY OK — NOT AUTHENTICATED (unsigned check)")
+	default:
+		fmt.Fprintln(w, "\nREJECTED")
+	}
+}
+
+func statusWord(s string) string {
+	switch s {
+	case verify.StatusPassed:
+		return "pass"
+	case verify.StatusFailed:
+		return "FAIL"
+	default:
+		return "skip"
+	}
+}

@@ -1,0 +1,210 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// checkContent makes one streaming pass over every layer: uncompressed
+// digests and sizes (7), schema and semantic validation of the manifest,
+// claims and every record (8), and consistency of the shards with the plan
+// (9).
+func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Result) []*CheckError {
+	var out []*CheckError
+	m := b.Manifest()
+
+	// 7. Non-record layers: uncompressed digest and size. Record layers
+	// are checked by the record stream below.
+	uncompressedErr := error(nil)
+	uncompressedBlob := ""
+	for _, l := range b.Layers() {
+		if l.Kind == artifact.KindRecords {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return out
+		}
+		rc, err := b.OpenLayer(l)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+			rc.Close()
+		}
+		if err != nil {
+			_, blob, cause := mapArtifactErr(err)
+			uncompressedErr, uncompressedBlob = cause, blob
+			break
+		}
+	}
+
+	// 8. Schema: documents, then records streamed from the shards.
+	var problems []schema.Problem
+	problems = append(problems, schema.ValidateManifest(m, artifact.TitleManifest)...)
+	if c := b.Claims(); c != nil {
+		problems = append(problems, schema.ValidateClaims(c, m, artifact.TitleClaims)...)
+	}
+	rc := schema.NewRecordChecker(m)
+	counts := map[string]*shardCount{}
+	var streamErr error
+	var streamCheck, streamBlob string
+	if uncompressedErr == nil {
+		rs, _ := b.OpenRecordStream()
+		for n := 0; ; n++ {
+			if n&0xffff == 0 && ctx.Err() != nil {
+				rs.Close()
+				return out
+			}
+			rec, err := rs.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				streamCheck, streamBlob, streamErr = mapArtifactErr(err)
+				break
+			}
+			if len(problems) < 10*v.maxProblems {
+				problems = append(problems, rc.Check(rs.Name(), rs.Line(), rec)...)
+			} else {
+				rc.Check(rs.Name(), rs.Line(), rec)
+			}
+			key := rs.Name()
+			sc := counts[key]
+			if sc == nil {
+				sc = &shardCount{}
+				counts[key] = sc
+			}
+			if rec.Phase == schema.PhaseWarmup {
+				sc.warmup++
+			} else {
+				sc.measure++
+			}
+		}
+		rs.Close()
+		if streamErr == nil {
+			problems = append(problems, rc.Finish()...)
+			sum := rc.Summary()
+			res.Records = &sum
+		}
+	}
+	switch {
+	case uncompressedErr != nil:
+		out = append(out, res.fail(CheckUncompress, uncompressedBlob, uncompressedErr))
+		res.skip(CheckSchema, "not run: uncompressed content did not verify")
+		res.skip(CheckConsistency, "not run: uncompressed content did not verify")
+		return out
+	case streamErr != nil && (streamCheck == CheckUncompress || streamCheck == CheckDescriptors):
+		out = append(out, res.fail(streamCheck, streamBlob, streamErr))
+		if streamCheck == CheckDescriptors {
+			res.skip(CheckUncompress, "not run: a stored blob did not verify")
+		}
+		res.skip(CheckSchema, "not run: record shards did not verify")
+		res.skip(CheckConsistency, "not run: record shards did not verify")
+		return out
+	}
+	res.pass(CheckUncompress, fmt.Sprintf("%d layers decompress (window ≤ %d MiB) to their declared sha256 and size", len(b.Layers()), artifact.ZstdMaxWindow>>20))
+	if streamErr != nil {
+		problems = append(problems, schema.Problem{File: streamBlob, Message: streamErr.Error()})
+	}
+	if len(problems) > 0 {
+		c := res.fail(CheckSchema, problems[0].File, fmt.Errorf("%d problem(s), first: %s", len(problems), problems[0]))
+		cr := res.check(CheckSchema)
+		for i, p := range problems {
+			if i == v.maxProblems {
+				cr.Problems = append(cr.Problems, fmt.Sprintf("... and %d more", len(problems)-i))
+				break
+			}
+			cr.Problems = append(cr.Problems, p.String())
+		}
+		out = append(out, c)
+	} else {
+		res.pass(CheckSchema, "manifest, claims and every record validate")
+	}
+	if streamErr != nil {
+		res.skip(CheckConsistency, "not run: records did not decode")
+		return out
+	}
+
+	// 9. Consistency of the shards with the plan.
+	if err := consistency(b, m, counts); err != nil {
+		out = append(out, res.fail(CheckConsistency, err.blob, err.err))
+	} else {
+		res.pass(CheckConsistency, fmt.Sprintf("%d shards cover %d points × %d repeats; counts add up", len(b.RecordLayers()), len(m.Load.Points), m.Load.Repeats))
+	}
+	return out
+}
+
+type blobErr struct {
+	blob string
+	err  error
+}
+
+type shardCount struct{ measure, warmup int64 }
+
+// consistency checks the shards against the plan: one shard per declared
+// point and repeat (all of them unless the run is marked incomplete), no
+// shard outside the plan, measured records in each, warmup records when
+// warmup was declared, and record counts that add up to the predicate's.
+func consistency(b *artifact.Bundle, m *schema.Manifest, counts map[string]*shardCount) *blobErr {
+	declared := map[string]bool{}
+	for _, p := range m.Load.Points {
+		declared[p.Name] = true
+	}
+	repeats := max(m.Load.Repeats, 1)
+	have := map[string]artifact.Layer{}
+	var total int64
+	for _, l := range b.RecordLayers() {
+		if !declared[l.Point] || l.Repeat >= repeats {
+			return &blobErr{l.Title, fmt.Errorf("shard of point %q repeat %d is outside the plan (%d points, %d repeats)", l.Point, l.Repeat, len(m.Load.Points), repeats)}
+		}
+		have[fmt.Sprintf("%s\x00%d", l.Point, l.Repeat)] = l
+		total += l.Records
+	}
+	warm := m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0
+	pointWarmup := map[string]int64{}
+	for _, p := range m.Load.Points {
+		for r := 0; r < repeats; r++ {
+			l, ok := have[fmt.Sprintf("%s\x00%d", p.Name, r)]
+			if !ok {
+				if m.Incomplete {
+					continue
+				}
+				return &blobErr{artifact.TitleManifest, fmt.Errorf("declared point %q repeat %d has no records", p.Name, r)}
+			}
+			c := counts[l.Title]
+			if c == nil {
+				c = &shardCount{}
+			}
+			if c.measure+c.warmup != l.Records {
+				return &blobErr{l.Title, fmt.Errorf("%d records read, the layer declares %d", c.measure+c.warmup, l.Records)}
+			}
+			if c.measure == 0 && !m.Incomplete {
+				return &blobErr{l.Title, fmt.Errorf("point %q repeat %d has no measured records", p.Name, r)}
+			}
+			pointWarmup[p.Name] += c.warmup
+		}
+		if warm && pointWarmup[p.Name] == 0 && !m.Incomplete {
+			return &blobErr{recordsTitleOf(b, p.Name), fmt.Errorf("warmup was declared but point %q has no warmup records", p.Name)}
+		}
+	}
+	if sum := int64(0); total >= 0 {
+		for _, c := range counts {
+			sum += c.measure + c.warmup
+		}
+		if sum != total {
+			return &blobErr{"", fmt.Errorf("%d records read, the shards declare %d", sum, total)}
+		}
+	}
+	return nil
+}
+
+func recordsTitleOf(b *artifact.Bundle, point string) string {
+	for _, l := range b.RecordLayers() {
+		if l.Point == point {
+			return l.Title
+		}
+	}
+	return artifact.TitleManifest
+}

@@ -1,0 +1,120 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// ResultMediaType versions the JSON form of Result.
+const ResultMediaType = "application/vnd.benchseal.verify.result.v1+json"
+
+// Names of the checks, in the order Verify runs them (the order of the
+// issue's specification).
+const (
+	CheckContainer   = "container"        // the tar or directory is safe to read
+	CheckLayout      = "layout"           // oci-layout and index.json
+	CheckManifest    = "manifest"         // run manifest: artifactType, config, layer media types, limits
+	CheckDescriptors = "descriptors"      // every blob: sha256 only, size and digest while streaming
+	CheckSignature   = "signature"        // Sigstore bundles verified by pinned keys only
+	CheckStatement   = "statement"        // in-toto statement: payload type, predicate type, subjects, predicate
+	CheckUncompress  = "uncompressed"     // uncompressed digests and sizes, bounded decompression
+	CheckSchema      = "schema"           // schema and semantic validation of manifest, claims and records
+	CheckConsistency = "consistency"      // shards cover the plan, warmup present, counts add up
+	CheckClaims      = "claims-recompute" // every claim recomputes (ClaimChecker)
+)
+
+// CheckOrder lists the checks in the order they run.
+var CheckOrder = []string{
+	CheckContainer, CheckLayout, CheckManifest, CheckDescriptors, CheckSignature,
+	CheckStatement, CheckUncompress, CheckSchema, CheckConsistency, CheckClaims,
+}
+
+// Statuses of a check.
+const (
+	StatusPassed  = "passed"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// Result is the versioned, serialisable record of one verification. Verify
+// returns it whether the bundle verified or not; Verified says which.
+type Result struct {
+	MediaType string `json:"mediaType"`
+	Bundle    string `json:"bundle"`
+	// Verified is true only when every check passed (or was skipped by an
+	// explicit choice) and no check failed.
+	Verified bool `json:"verified"`
+	// Authenticated is true when a pinned key's signature over this exact
+	// run manifest and statement was verified.
+	Authenticated  bool                `json:"authenticated"`
+	RunID          string              `json:"runId,omitempty"`
+	ManifestDigest string              `json:"manifestDigest,omitempty"`
+	Checks         []CheckResult       `json:"checks"`
+	Signatures     []SignatureResult   `json:"signatures"`
+	Records        *schema.RunSummary  `json:"records,omitempty"`
+	Claims         []schema.ClaimCheck `json:"claims,omitempty"`
+	Warnings       []string            `json:"warnings,omitempty"`
+}
+
+// CheckResult is the outcome of one check.
+type CheckResult struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Reason says why a check failed or was skipped, or what it covered.
+	Reason string `json:"reason,omitempty"`
+	// Blob names the file, digest or layer a failure is about.
+	Blob string `json:"blob,omitempty"`
+	// Problems lists validation findings of the schema check.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// SignatureResult describes one signature found in the bundle (or given
+// detached).
+type SignatureResult struct {
+	// Source is "referrer <digest>" or "detached <n>".
+	Source string `json:"source"`
+	// Hint is the unauthenticated key hint of the Sigstore bundle, as a
+	// fingerprint when it has that form.
+	Hint string `json:"hint,omitempty"`
+	// Key is the fingerprint of the pinned key that verified it.
+	Key      string `json:"key,omitempty"`
+	Verified bool   `json:"verified"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// ErrRejected is the root of every rejection: the bundle was checked and
+// failed.
+var ErrRejected = errors.New("bundle rejected")
+
+// CheckError is a rejection by one check, naming the blob it is about. It
+// wraps ErrRejected.
+type CheckError struct {
+	Check string
+	Blob  string
+	Err   error
+}
+
+// Error formats the check, the blob and the cause.
+func (e *CheckError) Error() string {
+	if e.Blob != "" {
+		return fmt.Sprintf("%s check failed: %s: %v", e.Check, e.Blob, e.Err)
+	}
+	return fmt.Sprintf("%s check failed: %v", e.Check, e.Err)
+}
+
+// Unwrap returns the cause and ErrRejected.
+func (e *CheckError) Unwrap() []error { return []error{e.Err, ErrRejected} }
+
+func (r *Result) check(name string) *CheckResult {
+	for i := range r.Checks {
+		if r.Checks[i].Name == name {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// Check returns the result of the named check, or nil.
+func (r *Result) Check(name string) *CheckResult { return r.check(name) }

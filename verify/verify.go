@@ -1,0 +1,488 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
+	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
+)
+
+// Verifier holds the deployment settings of verification: the pinned keys
+// (the only keys ever trusted — a key found inside a bundle never is) and
+// the options.
+type Verifier struct {
+	keys        []*artifact.PublicKey
+	checker     ClaimChecker
+	maxProblems int
+}
+
+// Option configures a Verifier. Options return errors so contradictory or
+// invalid settings fail at once.
+type Option func(*Verifier) error
+
+// WithClaimChecker plugs in the metric recomputation (the replay package's
+// implementation). Without it the claims-recompute check is reported as
+// skipped.
+func WithClaimChecker(c ClaimChecker) Option {
+	return func(v *Verifier) error {
+		if c == nil {
+			return errors.New("verify: WithClaimChecker(nil)")
+		}
+		if v.checker != nil {
+			return errors.New("verify: WithClaimChecker given twice")
+		}
+		v.checker = c
+		return nil
+	}
+}
+
+// WithMaxProblems caps the validation problems listed in a Result (default
+// 20).
+func WithMaxProblems(n int) Option {
+	return func(v *Verifier) error {
+		if n <= 0 {
+			return fmt.Errorf("verify: WithMaxProblems(%d): must be positive", n)
+		}
+		v.maxProblems = n
+		return nil
+	}
+}
+
+// NewVerifier returns a verifier that trusts exactly the given public keys.
+func NewVerifier(trust []*artifact.PublicKey, opts ...Option) (*Verifier, error) {
+	v := &Verifier{maxProblems: 20}
+	seen := map[string]bool{}
+	for _, k := range trust {
+		if k == nil {
+			return nil, errors.New("verify: nil key")
+		}
+		if seen[k.Fingerprint()] {
+			continue
+		}
+		seen[k.Fingerprint()] = true
+		v.keys = append(v.keys, k)
+	}
+	for _, o := range opts {
+		if err := o(v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Policy is the per-call policy.
+type Policy struct {
+	// AllowUnsignedUnsafe checks an unsigned bundle's integrity only: the
+	// signature and statement checks are skipped and the result says that
+	// nothing is authenticated.
+	AllowUnsignedUnsafe bool
+	// Detached holds extra Sigstore bundles (JSON) to check as signatures
+	// over the run manifest, e.g. one made by `cosign attest-blob` over the
+	// bundle's statement.
+	Detached [][]byte
+}
+
+// Verify opens the bundle at path and verifies it; see VerifyBundle.
+// Failures to read the path at all (it does not exist) are returned as
+// plain errors with a nil Result.
+func (v *Verifier) Verify(ctx context.Context, path string, p Policy) (*Result, error) {
+	res := newResult(path)
+	b, err := artifact.Open(path)
+	if err != nil {
+		if !errors.Is(err, artifact.ErrInvalid) {
+			return nil, err
+		}
+		return res, res.openFailed(err)
+	}
+	defer b.Close()
+	return v.verify(ctx, b, p, res)
+}
+
+// VerifyBundle verifies an opened bundle fail-closed, running the checks in
+// CheckOrder. It returns the Result in every case; the error is nil only
+// when the bundle verified, and otherwise joins *CheckError values (each
+// wrapping ErrRejected) or is an operational error (context cancelled).
+func (v *Verifier) VerifyBundle(ctx context.Context, b *artifact.Bundle, p Policy) (*Result, error) {
+	return v.verify(ctx, b, p, newResult(b.Path()))
+}
+
+func newResult(path string) *Result {
+	r := &Result{MediaType: ResultMediaType, Bundle: path, Signatures: []SignatureResult{}}
+	for _, n := range CheckOrder {
+		r.Checks = append(r.Checks, CheckResult{Name: n, Status: StatusSkipped, Reason: "not reached"})
+	}
+	return r
+}
+
+func (r *Result) pass(name, reason string) {
+	c := r.check(name)
+	c.Status, c.Reason = StatusPassed, reason
+}
+
+func (r *Result) skip(name, reason string) {
+	c := r.check(name)
+	c.Status, c.Reason = StatusSkipped, reason
+}
+
+func (r *Result) fail(name, blob string, err error) *CheckError {
+	c := r.check(name)
+	c.Status, c.Reason, c.Blob = StatusFailed, err.Error(), blob
+	return &CheckError{Check: name, Blob: blob, Err: err}
+}
+
+// finish closes the result: Verified when nothing failed.
+func (r *Result) finish(errs []error) error {
+	for _, c := range r.Checks {
+		if c.Status == StatusFailed {
+			r.Verified = false
+			r.Authenticated = false
+			return errors.Join(errs...)
+		}
+	}
+	r.Verified = true
+	return nil
+}
+
+var artifactChecks = map[string]string{
+	artifact.CheckContainer:    CheckContainer,
+	artifact.CheckLayout:       CheckLayout,
+	artifact.CheckManifest:     CheckManifest,
+	artifact.CheckDescriptor:   CheckDescriptors,
+	artifact.CheckReferrer:     CheckSignature,
+	artifact.CheckUncompressed: CheckUncompress,
+	artifact.CheckSchema:       CheckSchema,
+}
+
+func mapArtifactErr(err error) (check, blob string, cause error) {
+	var ae *artifact.Error
+	if errors.As(err, &ae) {
+		if c, ok := artifactChecks[ae.Check]; ok {
+			return c, ae.Blob, ae.Err
+		}
+	}
+	return CheckContainer, "", err
+}
+
+func (r *Result) openFailed(err error) error {
+	check, blob, cause := mapArtifactErr(err)
+	structural := []string{CheckContainer, CheckLayout, CheckManifest}
+	for _, n := range structural {
+		if n == check {
+			break
+		}
+		r.pass(n, "")
+	}
+	ce := r.fail(check, blob, cause)
+	return r.finish([]error{ce})
+}
+
+func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res *Result) (*Result, error) {
+	var errs []error
+	failed := func(ce *CheckError) { errs = append(errs, ce) }
+	if len(v.keys) == 0 && !p.AllowUnsignedUnsafe {
+		return nil, errors.New("verify: no pinned public key (use AllowUnsignedUnsafe to check integrity only)")
+	}
+	res.RunID = b.Manifest().RunID
+	res.ManifestDigest = string(b.RunDescriptor().Digest)
+
+	// 1-3. Container, layout and manifest structure: checked by Open.
+	res.pass(CheckContainer, "only oci-layout, index.json and sha256 blobs; no links, devices, duplicates or unreferenced blobs")
+	res.pass(CheckLayout, "oci-layout 1.0.0; index.json lists one run manifest and its signature referrers")
+	res.pass(CheckManifest, fmt.Sprintf("artifactType %s, empty config, %d layers of known media types", artifact.ArtifactTypeRun, len(b.Layers())))
+
+	// 4. Every stored blob: size and digest while streaming.
+	if err := checkStoredBlobs(ctx, b); err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		check, blob, cause := mapArtifactErr(err)
+		if check == CheckContainer {
+			check = CheckDescriptors
+		}
+		failed(res.fail(check, blob, cause))
+		return res, res.finish(errs)
+	}
+	res.pass(CheckDescriptors, fmt.Sprintf("%d layers and %d signature blobs match their sha256 digests and sizes", len(b.Layers()), len(b.Referrers())))
+
+	// 5-6. Signatures by pinned keys and the signed statement.
+	if p.AllowUnsignedUnsafe {
+		msg := "UNSAFE: --allow-unsigned: signatures not checked, NOTHING IS AUTHENTICATED"
+		res.skip(CheckSignature, msg)
+		res.skip(CheckStatement, msg)
+		res.Warnings = append(res.Warnings, "nothing is authenticated: the bundle's integrity was checked, not who made it")
+		for _, r := range b.Referrers() {
+			res.Signatures = append(res.Signatures, SignatureResult{Source: "referrer " + string(r.Descriptor.Digest), Reason: "not checked (--allow-unsigned)"})
+		}
+	} else if ce := v.checkSignatures(ctx, b, p, res); ce != nil {
+		failed(ce)
+	}
+
+	// 7-9. One streaming pass: uncompressed digests, schema, consistency.
+	for _, ce := range v.checkContent(ctx, b, res) {
+		failed(ce)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+
+	// 10. Recompute the claims.
+	switch {
+	case v.checker == nil:
+		res.skip(CheckClaims, "no claim checker configured (metric recomputation not run)")
+	case b.Claims() == nil:
+		res.skip(CheckClaims, "the run has no claims")
+	case len(errs) > 0:
+		res.skip(CheckClaims, "not run: an earlier check failed")
+	default:
+		if ce := v.checkClaims(ctx, b, res); ce != nil {
+			failed(ce)
+		}
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, res.finish(errs)
+}
+
+func checkStoredBlobs(ctx context.Context, b *artifact.Bundle) error {
+	for _, l := range b.Layers() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rc, err := b.OpenBlob(l)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	for _, r := range b.Referrers() {
+		if _, err := b.ReadSignature(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type sigInput struct {
+	source string
+	data   []byte
+}
+
+func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Policy, res *Result) *CheckError {
+	var inputs []sigInput
+	for _, r := range b.Referrers() {
+		data, err := b.ReadSignature(r)
+		if err != nil {
+			_, blob, cause := mapArtifactErr(err)
+			return res.fail(CheckSignature, blob, cause)
+		}
+		inputs = append(inputs, sigInput{"referrer " + string(r.Descriptor.Digest), data})
+	}
+	for i, d := range p.Detached {
+		inputs = append(inputs, sigInput{fmt.Sprintf("detached %d", i+1), d})
+	}
+	if len(inputs) == 0 {
+		res.skip(CheckStatement, "no signature")
+		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), errors.New("the bundle is not signed (no signature referrer)"))
+	}
+	digestBytes, _ := hex.DecodeString(strings.TrimPrefix(string(b.RunDescriptor().Digest), "sha256:"))
+	want, err := artifact.MarshalStatement(b.Statement())
+	if err != nil {
+		return res.fail(CheckStatement, "", err)
+	}
+	verifiedBy := map[string]bool{}
+	var stmtErr *CheckError
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return nil
+		}
+		sr := SignatureResult{Source: in.source}
+		payload, hint, key, err := v.verifySigstore(in.data, digestBytes)
+		sr.Hint = hint
+		if err != nil {
+			sr.Reason = err.Error()
+			res.Signatures = append(res.Signatures, sr)
+			continue
+		}
+		sr.Key = key
+		// 6. The statement signed must be exactly the one this bundle
+		// gives: _type, predicate type, every subject digest, predicate.
+		if err := checkStatement(payload, want); err != nil {
+			sr.Reason = "statement: " + err.Error()
+			res.Signatures = append(res.Signatures, sr)
+			if stmtErr == nil {
+				stmtErr = res.fail(CheckStatement, in.source, err)
+			}
+			continue
+		}
+		sr.Verified = true
+		verifiedBy[key] = true
+		res.Signatures = append(res.Signatures, sr)
+	}
+	var missing []string
+	for _, k := range v.keys {
+		if !verifiedBy[k.Fingerprint()] {
+			missing = append(missing, k.Fingerprint())
+		}
+	}
+	if stmtErr != nil {
+		res.fail(CheckSignature, string(b.RunDescriptor().Digest), errors.New("a signature by a pinned key is over a different statement"))
+		return stmtErr
+	}
+	if len(missing) > 0 {
+		reasons := []string{}
+		for _, s := range res.Signatures {
+			if !s.Verified && s.Reason != "" {
+				reasons = append(reasons, s.Source+": "+s.Reason)
+			}
+		}
+		err := fmt.Errorf("no valid signature over run manifest %s by pinned key %s", b.RunDescriptor().Digest, strings.Join(missing, ", "))
+		if len(reasons) > 0 {
+			err = fmt.Errorf("%w (%s)", err, strings.Join(reasons, "; "))
+		}
+		res.skip(CheckStatement, "no signature by a pinned key")
+		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), err)
+	}
+	res.Authenticated = true
+	res.pass(CheckSignature, fmt.Sprintf("signed over %s by every pinned key (%d of %d signatures verified)", b.RunDescriptor().Digest, len(verifiedBy), len(inputs)))
+	res.pass(CheckStatement, fmt.Sprintf("in-toto Statement v1, predicate %s, %d subjects, predicate equals the bundle's", artifact.PredicateTypeRun, len(b.Layers())+1))
+	return nil
+}
+
+// verifySigstore parses one Sigstore bundle and verifies it against each
+// pinned key with sigstore-go (keyed, no transparency log, artifact digest
+// = the recomputed run manifest digest). It returns the DSSE payload, the
+// unauthenticated hint, and the fingerprint of the pinned key that
+// verified it.
+func (v *Verifier) verifySigstore(data []byte, manifestDigest []byte) (payload []byte, hint, key string, err error) {
+	if int64(len(data)) > artifact.MaxSignatureBundleSize {
+		return nil, "", "", fmt.Errorf("sigstore bundle over %d bytes", artifact.MaxSignatureBundleSize)
+	}
+	if err := artifact.CheckJSON(data); err != nil {
+		return nil, "", "", fmt.Errorf("sigstore bundle: %v", err)
+	}
+	var sb sgbundle.Bundle
+	if err := sb.UnmarshalJSON(data); err != nil {
+		return nil, "", "", fmt.Errorf("parse Sigstore bundle: %v", err)
+	}
+	if sb.Bundle == nil {
+		return nil, "", "", errors.New("empty Sigstore bundle")
+	}
+	if vm := sb.GetVerificationMaterial(); vm != nil && vm.GetPublicKey() != nil {
+		hint = vm.GetPublicKey().GetHint()
+		if fp := artifact.HintFingerprint(hint); fp != "" {
+			hint = fp
+		}
+	}
+	env := sb.GetDsseEnvelope()
+	switch {
+	case env == nil:
+		return nil, hint, "", errors.New("not a DSSE envelope")
+	case env.GetPayloadType() != artifact.PayloadTypeInToto:
+		return nil, hint, "", fmt.Errorf("payload type %q, want %q", env.GetPayloadType(), artifact.PayloadTypeInToto)
+	case len(env.GetSignatures()) != 1:
+		return nil, hint, "", fmt.Errorf("%d DSSE signatures, want exactly 1", len(env.GetSignatures()))
+	case len(sb.GetVerificationMaterial().GetTlogEntries()) > 0 || len(sb.GetVerificationMaterial().GetTimestampVerificationData().GetRfc3161Timestamps()) > 0:
+		// Offline keyed bundles carry neither; refuse what is not checked.
+		return nil, hint, "", errors.New("transparency-log entries and signed timestamps are not accepted (offline keyed bundles only)")
+	}
+	var lastErr error
+	for _, k := range v.keys {
+		sv, err := k.Verifier()
+		if err != nil {
+			return nil, hint, "", err
+		}
+		ek := root.NewExpiringKey(sv, time.Time{}, time.Time{})
+		tm := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return ek, nil })
+		ver, err := sgverify.NewVerifier(tm, sgverify.WithNoObserverTimestamps())
+		if err != nil {
+			return nil, hint, "", err
+		}
+		_, err = ver.Verify(&sb, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", manifestDigest), sgverify.WithKey()))
+		if err == nil {
+			return env.GetPayload(), hint, k.Fingerprint(), nil
+		}
+		lastErr = err
+	}
+	return nil, hint, "", fmt.Errorf("not verified by any pinned key: %v", lastErr)
+}
+
+func checkStatement(payload, want []byte) error {
+	st, err := artifact.ParseStatement(payload)
+	if err != nil {
+		return fmt.Errorf("parse: %v", err)
+	}
+	if st.Type != artifact.StatementTypeV1 {
+		return fmt.Errorf("_type %q, want %q", st.Type, artifact.StatementTypeV1)
+	}
+	if st.PredicateType != artifact.PredicateTypeRun {
+		return fmt.Errorf("predicate type %q, want %q", st.PredicateType, artifact.PredicateTypeRun)
+	}
+	ws, _ := artifact.ParseStatement(want)
+	if len(st.Subject) != len(ws.Subject) {
+		return fmt.Errorf("%d subjects, the bundle has %d", len(st.Subject), len(ws.Subject))
+	}
+	for i := range st.Subject {
+		g, w := st.Subject[i], ws.Subject[i]
+		if g.Name != w.Name || len(g.Digest) != 1 || g.Digest["sha256"] != w.Digest["sha256"] {
+			return fmt.Errorf("subject %d (%s) does not match the bundle's %s sha256:%s", i, g.Name, w.Name, w.Digest["sha256"])
+		}
+	}
+	got, err := artifact.MarshalStatement(st)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return errors.New("predicate differs from the one the bundle gives")
+	}
+	return nil
+}
+
+func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Result) *CheckError {
+	checks, err := v.checker.CheckClaims(ctx, b)
+	if err != nil {
+		check, blob, cause := mapArtifactErr(err)
+		if !errors.Is(err, artifact.ErrInvalid) {
+			check, blob, cause = CheckClaims, "", err
+		}
+		if check != CheckClaims {
+			cause = fmt.Errorf("%s: %v", check, cause)
+		}
+		return res.fail(CheckClaims, blob, cause)
+	}
+	res.Claims = checks
+	var bad []string
+	matched, notRecomp := 0, 0
+	for _, c := range checks {
+		switch c.Outcome {
+		case schema.ClaimMatched:
+			matched++
+		case schema.ClaimNotRecomputable:
+			notRecomp++
+		default:
+			bad = append(bad, fmt.Sprintf("%s %s: claimed %v", c.Point, c.Metric, c.Claimed))
+		}
+	}
+	if notRecomp > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d claim(s) cannot be recomputed from the records and were not counted as matched", notRecomp))
+	}
+	if len(bad) > 0 {
+		return res.fail(CheckClaims, artifact.TitleClaims, fmt.Errorf("%d claim(s) do not recompute: %s", len(bad), strings.Join(bad, "; ")))
+	}
+	res.pass(CheckClaims, fmt.Sprintf("%d claim(s) matched, %d not recomputable", matched, notRecomp))
+	return nil
+}
