@@ -31,7 +31,8 @@ var definitions = map[string]*Definition{
 per request, exact rational, for answers of ≥ 2 tokens (NVIDIA/AIPerf call this ITL); itl = gaps between consecutive content
 chunks, pooled over requests (as vLLM/SGLang mean ITL); send_lag = sent − scheduled; ttft_sched/e2e_sched from the scheduled
 time. Only ok requests with ≥ 1 content chunk enter latency distributions. Window = latest final token of ok requests −
-earliest sent_ns of measured requests. Percentile = sorted[max(1, ⌈q·n⌉) − 1], q exact. Stddev population (ddof 0), exact.
+earliest sent_ns of measured requests. Percentile = sorted[max(1, ⌈q·n⌉) − 1], q exact (p01 = 0.1th, p1, p5, p10, p25,
+p50, p75, p90, p95, p99, p999). Stddev population (ddof 0), exact.
 Goodput = ok requests meeting every SLO limit (inclusive) per second of the window; slo_attainment = good ÷ sent,
 slo_attainment_ok = good ÷ ok.`,
 	},
@@ -73,9 +74,14 @@ ttft = first_token_iteration − request_start; request_latency = request_end �
 time_per_output_token = (last_token_iteration − request_start)/output_tokens, weighted by output_tokens
 (time_per_output_token_ns). Weighted mean, population-weighted std, percentiles = first value whose cumulative weight ≥ q.
 Window = measure_end − measure_start (orig) else max(request_end) − min(request_start). orig: info.timings (epoch s).
-requests_per_second (GuideLLM's rate distribution) is not reproduced: request_throughput is count ÷ window.`,
-		Aliases: map[string]string{"time_to_first_token_ms": "ttft_ns", "inter_token_latency_ms": "tpot_ns", "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": "e2e_ns"},
-		Notes:   []string{"guidellm: requests_per_second and token rates are GuideLLM rate distributions, not reproduced (request_throughput = count ÷ window)"},
+Rates are GuideLLM's duration-weighted rate distributions (requests_per_second, output_tokens_per_second,
+tokens_per_second, prompt_tokens_per_second; n = requests or tokens counted): events (request_end inside the window;
+prompt tokens at the first token; one output token at the first token iteration and (n − 1)/(iterations − 1) at each
+later iteration, spaced evenly to the last) merged when equal or within 0.1 ms, each weighted by the time from the
+midpoint with its predecessor to the midpoint with its successor; request/output_token/total_token_throughput are
+their means.`,
+		Aliases: map[string]string{"time_to_first_token_ms": "ttft_ns", "inter_token_latency_ms": "tpot_ns", "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": "e2e_ns",
+			"requests_per_second": "requests_per_second", "output_tokens_per_second": "output_tokens_per_second", "tokens_per_second": "tokens_per_second", "prompt_tokens_per_second": "prompt_tokens_per_second"},
 	},
 	"llmperf": {
 		Name:    "llmperf",
@@ -106,11 +112,12 @@ response − min request timestamp; numpy linear percentiles, np.std (ddof 0).`,
 	"inference-perf": {
 		Name:    "inference-perf",
 		Summary: "kubernetes-sigs/inference-perf: TPOT (last−first token)/(N−1), ITL per token (intra-chunk gaps 0), numpy linear, no std",
-		Help: `Successes only. ttft = first token time − start; tpot = (last token time − first token time)/(N − 1); itl = every
+		Help: `Successes only. ttft = first token time − start; tpot = (last token time − first token time)/(N − 1); ntpot =
+(end − start)/N (normalized_time_per_output_token_ns); itl = every
 consecutive token-time gap, tokens of one chunk sharing its arrival time (intra-chunk gaps 0); total_time = max end −
 min start over all requests; throughputs = successes ÷ total_time; goodput over successes: a one-token answer fails a TPOT
 limit; slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null).`,
-		Aliases: map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns"},
+		Aliases: map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns", "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -141,6 +142,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 
 	res := &Result{Schema: SchemaV1, Definitions: def.Name, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases}
+	if len(groups) == 0 {
+		res.Notes = append(res.Notes, noRecordsNote(m))
+	}
 	res.Notes = append(res.Notes, def.Notes...)
 	seen := map[string]bool{}
 	for _, k := range orderGroups(m, groups) {
@@ -156,10 +160,10 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			}
 		}
 	}
-	if opts.Smooth == nil {
+	if opts.Smooth == nil && len(groups) > 0 {
 		res.Notes = append(res.Notes, "smooth_goodput not computed: it needs explicit parameters alpha, v and f (no default penalty function exists)")
 	}
-	if !slo.Any() {
+	if !slo.Any() && len(groups) > 0 {
 		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
 	}
 	res.Summary = summarise(res.Results)
@@ -172,6 +176,27 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	res.Capacity = capacity(m, res, target)
 	return res, nil
+}
+
+// NoPerRequestData starts the note of a replay of a run without records.
+const NoPerRequestData = "no per-request data"
+
+// noRecordsNote says why a run has nothing to recompute.
+func noRecordsNote(m *schema.Manifest) string {
+	if !m.ExternalReference() {
+		return NoPerRequestData + ": the run has no records"
+	}
+	var refs []string
+	for _, e := range m.External {
+		r := e.Kind
+		for _, s := range []string{e.Version, e.Scenario, e.Status} {
+			if s != "" {
+				r += " " + s
+			}
+		}
+		refs = append(refs, r)
+	}
+	return NoPerRequestData + "; external evidence only (" + strings.Join(refs, "; ") + "): nothing to recompute, see manifest.external"
 }
 
 // orderGroups orders groups by the manifest's point order, then repeat;

@@ -82,27 +82,9 @@ func npPercentileLinear(sorted []float64, p float64) float64 {
 	return npLerp(sorted[i], sorted[i+1], h-lo)
 }
 
-// invertedCDFWeighted is GuideLLM's Percentiles.from_pdf: the first sorted
-// value whose cumulative probability (sequential float cumsum of w/Σw)
-// reaches q (numpy searchsorted, side "left").
-func invertedCDFWeighted(sorted, w []float64, q float64) float64 {
-	total := pairwiseSum(w)
-	cum := 0.0
-	for i := range sorted {
-		cum += w[i] / total
-		if cum >= q {
-			return sorted[i]
-		}
-	}
-	return sorted[len(sorted)-1]
-}
-
-// percentPoints are the percentile points of Percentiles as numpy
-// percentages.
-var percentPoints = []float64{50, 90, 95, 99, 99.9}
-
 // floatDist summarises float samples (already in ns) with numpy's linear
-// percentiles, numpy mean and std with the given ddof.
+// percentiles (numpy.percentile given Percentile.Percent), numpy mean and
+// std with the given ddof.
 func floatDist(xs []float64, ddof int) Dist {
 	d := emptyDist()
 	d.N = int64(len(xs))
@@ -114,14 +96,14 @@ func floatDist(xs []float64, ddof int) Dist {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	d.Min, d.Max = Float(s[0]), Float(s[len(s)-1])
-	for i, p := range percentPoints {
-		d.P[i] = Float(npPercentileLinear(s, p))
+	for i, p := range Percentiles {
+		d.P[i] = Float(npPercentileLinear(s, p.Percent()))
 	}
 	return d
 }
 
 // pandasDist is floatDist as pandas computes Series.quantile(q) (numpy
-// percentile at q·100) and std (ddof 1).
+// percentile at q·100, q the fraction literal) and std (ddof 1).
 func pandasDist(xs []float64) Dist {
 	d := floatDist(xs, 1)
 	if len(xs) == 0 {
@@ -129,54 +111,8 @@ func pandasDist(xs []float64) Dist {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	for i, p := range percentPoints {
-		q := p / 100 // pandas takes fractions and multiplies by 100
-		d.P[i] = Float(npPercentileLinear(s, q*100))
-	}
-	return d
-}
-
-// weightedDist is GuideLLM's distribution summary over weighted values:
-// weighted mean, population-weighted variance, inverted-CDF percentiles.
-func weightedDist(xs, w []float64) Dist {
-	d := emptyDist()
-	d.N = int64(len(xs))
-	if len(xs) == 0 {
-		return d
-	}
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
-		}
-		return 0
-	})
-	s := make([]float64, len(xs))
-	sw := make([]float64, len(xs))
-	for i, j := range idx {
-		s[i], sw[i] = xs[j], w[j]
-	}
-	tw := pairwiseSum(sw)
-	vw := make([]float64, len(s))
-	for i := range s {
-		vw[i] = s[i] * sw[i]
-	}
-	mean := pairwiseSum(vw) / tw
-	for i := range s {
-		y := s[i] - mean
-		vw[i] = y * y * sw[i]
-	}
-	d.Mean = Float(mean)
-	d.Stddev = Float(math.Sqrt(pairwiseSum(vw) / tw))
-	d.Min, d.Max = Float(s[0]), Float(s[len(s)-1])
-	for i, p := range percentPoints {
-		d.P[i] = Float(invertedCDFWeighted(s, sw, p/100))
+	for i, p := range Percentiles {
+		d.P[i] = Float(npPercentileLinear(s, p.Frac()*100))
 	}
 	return d
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -211,7 +212,8 @@ type peerGroup struct {
 	measureStart, measureEnd float64
 	haveMeasure              bool
 	mlTTFT, mlE2E, mlTPOT    intSamples
-	startNS, endNS           int64 // AIPerf epoch-ns timestamps, exact
+	glReq, glOut, glPrompt   []glEvent // GuideLLM rate-distribution events
+	startNS, endNS           int64     // AIPerf epoch-ns timestamps, exact
 	haveNS                   bool
 	notes                    map[string]bool
 	slo                      SLOSpec
@@ -472,6 +474,12 @@ func (p *peerGroup) add(rec *schema.Record) error {
 		p.succ++
 		p.outTok += int64(n)
 		p.inTok += int64(n + in)
+		if ok1 && ok2 && ok3 && ok4 {
+			iters, _ := o.num("info.timings.token_iterations", "timings.token_iterations", "token_iterations")
+			p.glEvents(et, ft, lt, true, iters, n, in)
+		} else if F, L, okR := recFirstLast(rec); okR {
+			p.glEvents(float64(rec.EndNS)/1e9, (float64(rec.SentNS)+F)/1e9, (float64(rec.SentNS)+L)/1e9, false, 0, n, in)
+		}
 		p.ttft = append(p.ttft, ttft)
 		p.e2e = append(p.e2e, lat)
 		if n > 1 {
@@ -526,6 +534,10 @@ func (p *peerGroup) add(rec *schema.Record) error {
 			tp = (L - F) / float64(n-1)
 			p.tpot = append(p.tpot, tp)
 		}
+		if n >= 1 {
+			// NTPOT: (end − start)/N, the request's whole latency per token.
+			p.extra["normalized_time_per_output_token_ns"] = append(p.extra["normalized_time_per_output_token_ns"], float64(rec.EndNS-rec.SentNS)/float64(n))
+		}
 		// Per-token gaps: each token carries its chunk's time.
 		var prev float64
 		var have bool
@@ -553,6 +565,33 @@ func (p *peerGroup) add(rec *schema.Record) error {
 		p.judge(F, float64(rec.EndNS-rec.SentNS), tp, float64(n), schema.OneTokenFail)
 	}
 	return nil
+}
+
+// glEvents adds one successful request's events to GuideLLM's rate
+// distributions (request_stats.py): its end (requests); its prompt tokens
+// at the first token; its output tokens as one token at the first token
+// iteration and (n − 1)/(iterations − 1) tokens at each of the other
+// token iterations, spaced evenly up to the last one (GuideLLM stores no
+// per-iteration times) — or all n at the last token when it counted at
+// most one iteration. Times are epoch seconds.
+func (p *peerGroup) glEvents(end, first, last float64, haveIters bool, iters, n, in float64) {
+	p.glReq = append(p.glReq, glEvent{end, 1})
+	p.glPrompt = append(p.glPrompt, glEvent{first, in})
+	if !haveIters || iters <= 1 {
+		p.glOut = append(p.glOut, glEvent{last, n})
+		return
+	}
+	one := 0.0
+	if n != 0 {
+		one = 1
+	}
+	p.glOut = append(p.glOut, glEvent{first, one})
+	if n > 1 {
+		per := (n - 1.0) / (iters - 1.0)
+		for _, t := range glLinspace(first, last, int(iters))[1:] {
+			p.glOut = append(p.glOut, glEvent{t, per})
+		}
+	}
 }
 
 func lastOr(rec *schema.Record, d float64) float64 {
@@ -605,12 +644,12 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 			}
 			return w
 		}
-		pr.Dists["ttft_ns"] = weightedDist(p.ttft, ones(len(p.ttft)))
-		pr.Dists["e2e_ns"] = weightedDist(p.e2e, ones(len(p.e2e)))
-		pr.Dists["tpot_ns"] = weightedDist(p.tpot, p.tpotW)
+		pr.Dists["ttft_ns"] = glValueDist(p.ttft, ones(len(p.ttft)))
+		pr.Dists["e2e_ns"] = glValueDist(p.e2e, ones(len(p.e2e)))
+		pr.Dists["tpot_ns"] = glValueDist(p.tpot, p.tpotW)
 		pr.Dists["itl_ns"] = emptyDist()
 		for k, v := range p.extra {
-			pr.Dists[k] = weightedDist(v, p.extraW[k])
+			pr.Dists[k] = glValueDist(v, p.extraW[k])
 		}
 	case "llmperf":
 		pr.Dists["ttft_ns"] = pandasDist(p.ttft)
@@ -625,11 +664,16 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 		pr.Dists["e2e_ns"] = floatDist(p.e2e, 0)
 		pr.Dists["tpot_ns"] = floatDist(p.tpot, 0)
 		pr.Dists["itl_ns"] = floatDist(p.itl, 0)
+		for k, v := range p.extra {
+			pr.Dists[k] = floatDist(v, 0)
+		}
 		if p.def.Name == "inference-perf" {
-			for _, k := range DistNames[:4] {
-				d := pr.Dists[k]
-				d.Stddev = Null
-				pr.Dists[k] = d
+			// inference-perf reports no standard deviation.
+			for k, d := range pr.Dists {
+				if k == "ttft_ns" || k == "e2e_ns" || k == "tpot_ns" || k == "itl_ns" || p.extra[k] != nil {
+					d.Stddev = Null
+					pr.Dists[k] = d
+				}
 			}
 		}
 	}
@@ -674,6 +718,30 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 	}
 	pr.Scalars["output_token_throughput"] = rate(float64(p.outTok))
 	pr.Scalars["total_token_throughput"] = rate(float64(p.inTok))
+	if p.def.Name == "guidellm" {
+		// GuideLLM's *_per_second: means of its rate distributions.
+		// Requests are counted at their end inside the measurement window;
+		// token events are not cut to it.
+		ms, me := p.start, p.end
+		if p.haveMeasure {
+			ms, me = p.measureStart, p.measureEnd
+		}
+		total := append(slices.Clone(p.glPrompt), p.glOut...)
+		for _, r := range []struct {
+			dist, scalar string
+			d            Dist
+		}{
+			{"requests_per_second", "request_throughput", glRateDist(p.glReq, ms, me, p.haveMeasure || p.haveSE)},
+			{"output_tokens_per_second", "output_token_throughput", glRateDist(p.glOut, 0, 0, false)},
+			{"tokens_per_second", "total_token_throughput", glRateDist(total, 0, 0, false)},
+			{"prompt_tokens_per_second", "", glRateDist(p.glPrompt, 0, 0, false)},
+		} {
+			pr.Dists[r.dist] = r.d
+			if r.scalar != "" {
+				pr.Scalars[r.scalar] = r.d.Mean
+			}
+		}
+	}
 	if p.slo.Any() {
 		pr.Scalars["goodput"] = rate(float64(p.good))
 		den := p.sent
@@ -703,10 +771,9 @@ func mlperfDist(s *intSamples) Dist {
 		return d
 	}
 	d.Stddev = Null
-	pts := []float64{0.5, 0.9, 0.95, 0.99, 0.999}
-	rs := make([]int64, len(pts))
-	for i, q := range pts {
-		rs[i] = min(int64(float64(d.N)*q), d.N-1) + 1
+	rs := make([]int64, len(Percentiles))
+	for i, p := range Percentiles {
+		rs[i] = min(int64(float64(d.N)*p.Frac()), d.N-1) + 1
 	}
 	for i, v := range s.ranks(rs) {
 		d.P[i] = Int(v)

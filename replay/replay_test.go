@@ -107,8 +107,8 @@ func TestPercentileVectors(t *testing.T) {
 		s.add(x)
 	}
 	d := mlperfDist(&s)
-	ratEq(t, "mlperf p50", d.P[0], big.NewRat(51, 1))
-	ratEq(t, "mlperf p99", d.P[3], big.NewRat(100, 1))
+	ratEq(t, "mlperf p50", pct(d, "p50"), big.NewRat(51, 1))
+	ratEq(t, "mlperf p99", pct(d, "p99"), big.NewRat(100, 1))
 }
 
 func seq(a, b int64) []int64 {
@@ -243,7 +243,7 @@ func TestAIPerfITLVectors(t *testing.T) {
 	// Canonical agrees exactly.
 	r = mustReplay(t, &memRun{m: manifest(), recs: recs}, Options{})
 	ratEq(t, "tpot mean", r.Results[0].Dists["tpot_ns"].Mean, big.NewRat(13, 1))
-	ratEq(t, "ttft p50", r.Results[0].Dists["ttft_ns"].P[0], big.NewRat(20, 1))
+	ratEq(t, "ttft p50", pct(r.Results[0].Dists["ttft_ns"], "p50"), big.NewRat(20, 1))
 }
 
 func TestEdgeCases(t *testing.T) {
@@ -292,7 +292,7 @@ func TestEdgeCases(t *testing.T) {
 		recs := []*schema.Record{req(0, 2, 100, 200), req(0, 2, 100, 300), req(0, 2, 200, 300), req(0, 2, 200, 400)}
 		r := mustReplay(t, &memRun{m: manifest(), recs: recs}, Options{SLO: &SLOSpec{TTFTNS: ptr(int64(100)), OneToken: "pass"}})
 		p := r.Results[0]
-		ratEq(t, "p50 tie", p.Dists["ttft_ns"].P[0], big.NewRat(100, 1))
+		ratEq(t, "p50 tie", pct(p.Dists["ttft_ns"], "p50"), big.NewRat(100, 1))
 		ratEq(t, "good", Int(p.Counts.Good), big.NewRat(2, 1))
 		ratEq(t, "stddev", p.Dists["ttft_ns"].Stddev.square(), big.NewRat(2500, 1))
 	})
@@ -348,7 +348,7 @@ func TestGoodputProperties(t *testing.T) {
 func TestClaimChecker(t *testing.T) {
 	run := genRun(3, 50)
 	res := mustReplay(t, run, Options{})
-	p99, _ := res.Results[0].Dists["ttft_ns"].P[3].Float64()
+	p99, _ := pct(res.Results[0].Dists["ttft_ns"], "p99").Float64()
 	run.c = &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9, Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{
 		{Metric: "ttft_ns.p99", Value: p99},
 		{Metric: "ttft_ns.p99", Value: p99 * 1.01},
@@ -420,4 +420,10 @@ func TestCapacityInterpolates(t *testing.T) {
 	// crossing 0.9 between (2, 0.8)? no: (1, 1.0) → (2, 0.8): λ = 1 + (0.9−1)/(0.8−1) = 1.5.
 	ratEq(t, "capacity", r.Capacity.Rate, big.NewRat(3, 2))
 	ratEq(t, "max passing", r.Capacity.MaxPassingRate, big.NewRat(1, 1))
+}
+
+// pct returns a percentile of d by key.
+func pct(d Dist, key string) Value {
+	v, _ := d.Field(key)
+	return v
 }

@@ -15,9 +15,21 @@ type Percentile struct {
 	Num, Den int64
 }
 
-// Percentiles are the percentiles every distribution reports.
+// Frac is the percentile as the float64 nearest Num/Den (what a tool's
+// literal 0.999 is); peer definitions use it, never canonical ones.
+func (p Percentile) Frac() float64 { return float64(p.Num) / float64(p.Den) }
+
+// Percent is the percentile in percent as the float64 nearest 100·Num/Den
+// (what numpy.percentile is given, e.g. 99.9).
+func (p Percentile) Percent() float64 { return float64(100*p.Num) / float64(p.Den) }
+
+// Percentiles are the percentiles every distribution reports, in
+// increasing order. The contract's core set is p50, p90, p95, p99 and
+// p999; the lower ones (p01 = 0.1th, p1, p5, p10, p25, p75) were added
+// because peer tools publish them.
 var Percentiles = []Percentile{
-	{"p50", 1, 2}, {"p90", 9, 10}, {"p95", 19, 20}, {"p99", 99, 100}, {"p999", 999, 1000},
+	{"p01", 1, 1000}, {"p1", 1, 100}, {"p5", 1, 20}, {"p10", 1, 10}, {"p25", 1, 4},
+	{"p50", 1, 2}, {"p75", 3, 4}, {"p90", 9, 10}, {"p95", 19, 20}, {"p99", 99, 100}, {"p999", 999, 1000},
 }
 
 // Dist summarises one distribution. N counts the defined samples; every
@@ -58,8 +70,12 @@ func (d Dist) Field(key string) (Value, bool) {
 	return Null, false
 }
 
-// DistKeys lists a distribution's keys in output order.
-var DistKeys = []string{"n", "mean", "stddev", "min", "p50", "p90", "p95", "p99", "p999", "max"}
+// DistKeys lists a distribution's keys in output order (JSON, CSV).
+var DistKeys = []string{"n", "mean", "stddev", "min", "p01", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "max"}
+
+// CoreDistKeys are the keys of the contract's first version, the ones the
+// text and markdown tables show.
+var CoreDistKeys = []string{"n", "mean", "stddev", "min", "p50", "p90", "p95", "p99", "p999", "max"}
 
 func emptyDist() Dist {
 	return Dist{Mean: Null, Stddev: Null, Min: Null, Max: Null, P: make([]Value, len(Percentiles))}

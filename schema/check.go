@@ -168,20 +168,29 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if m.RunID == "" {
 		ps.add("run_id", "must not be empty")
 	}
-	start, errS := time.Parse(time.RFC3339Nano, m.StartTime)
-	if errS != nil {
-		ps.add("start_time", "must be an RFC 3339 time, got %q", m.StartTime)
+	// The run's times may be declared unknown (empty, or epoch 0, and
+	// listed in unknown) when the source does not say when it took place.
+	parseTime := func(field, v string) (time.Time, bool) {
+		if v == "" && m.Declared(field) {
+			return time.Time{}, false
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			ps.add(field, "must be an RFC 3339 time (or empty and listed in unknown), got %q", v)
+			return time.Time{}, false
+		}
+		return t, true
 	}
-	finish, errF := time.Parse(time.RFC3339Nano, m.FinishTime)
-	if errF != nil {
-		ps.add("finish_time", "must be an RFC 3339 time, got %q", m.FinishTime)
-	}
-	if errS == nil && errF == nil && finish.Before(start) {
+	start, okS := parseTime("start_time", m.StartTime)
+	finish, okF := parseTime("finish_time", m.FinishTime)
+	if okS && okF && finish.Before(start) {
 		ps.add("finish_time", "is before start_time")
 	}
-	if m.EpochUnixNS <= 0 {
-		ps.add("epoch_unix_ns", "must be a positive Unix time in ns")
-	} else if errF == nil && m.EpochUnixNS > finish.UnixNano() {
+	switch {
+	case m.EpochUnixNS == 0 && m.Declared("epoch_unix_ns"):
+	case m.EpochUnixNS <= 0:
+		ps.add("epoch_unix_ns", "must be a positive Unix time in ns (or 0 and listed in unknown)")
+	case okF && m.EpochUnixNS > finish.UnixNano():
 		ps.add("epoch_unix_ns", "is after finish_time")
 	}
 	if !oneOf(m.Evidence, EvidenceSelfRun, EvidenceVendorRun, EvidenceIndependent, EvidenceImported, EvidenceSynthetic) {
@@ -256,7 +265,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 		}
 	}
 
-	validateLoad(ps, &m.Load)
+	validateLoad(ps, &m.Load, m.ExternalReference())
 	validateSLO(ps, "slo", &m.SLO)
 
 	if c := m.Cost; c != nil {
@@ -294,12 +303,14 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	return ps.list
 }
 
-func validateLoad(ps *problems, l *Load) {
+// validateLoad checks the load plan; an external-evidence reference
+// (external) may declare no point.
+func validateLoad(ps *problems, l *Load, external bool) {
 	if !oneOf(l.Mode, ModeConcurrency, ModeRate) {
 		ps.add("load.mode", "must be %q or %q, got %q", ModeConcurrency, ModeRate, l.Mode)
 	}
-	if len(l.Points) == 0 {
-		ps.add("load.points", "must declare at least one point")
+	if len(l.Points) == 0 && !external {
+		ps.add("load.points", "must declare at least one point (only an imported external-evidence reference may declare none)")
 	}
 	names := map[string]bool{}
 	for i, p := range l.Points {

@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -287,6 +288,17 @@ type Cost struct {
 	EnergyJoules float64 `json:"energy_joules,omitempty"`
 	Interval     string  `json:"interval,omitempty"` // what the cost covers
 }
+
+// ExternalReference reports whether m describes an imported
+// external-evidence reference (evidence "imported" with manifest.external
+// set, as an MLPerf LoadGen result): such a run may hold no records and
+// declare no load points, since the evidence has no per-request data.
+func (m *Manifest) ExternalReference() bool {
+	return m.Evidence == EvidenceImported && len(m.External) > 0
+}
+
+// Declared reports whether path is listed in m.Unknown.
+func (m *Manifest) Declared(path string) bool { return slices.Contains(m.Unknown, path) }
 
 // ExternalRef links external evidence such as an MLPerf result. It is a
 // reference, never a measurement of this run.

@@ -222,11 +222,14 @@ func (c *RecordChecker) Finish() []Problem {
 	add := func(field, format string, args ...any) {
 		ps = append(ps, Problem{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	if c.sum.Records == 0 {
-		add("", "no records")
+	if c.m == nil {
+		if c.sum.Records == 0 {
+			add("", "no records")
+		}
 		return ps
 	}
-	if c.m == nil {
+	if c.sum.Records == 0 && !c.m.ExternalReference() {
+		add("", "no records (only an imported external-evidence reference, with manifest.external, may have none)")
 		return ps
 	}
 	if c.m.Incomplete {

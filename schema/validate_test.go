@@ -86,6 +86,24 @@ func editLines(t *testing.T, dir string, edits map[int][2]string) {
 
 func obj(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
 
+// externalReference turns a run into an imported external-evidence
+// reference without records (as an MLPerf import), keeping its load
+// points when keepPoints is set.
+func externalReference(t *testing.T, dir string, keepPoints bool) {
+	t.Helper()
+	editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+		m["evidence"] = "imported"
+		m["source"] = map[string]any{"tool": "mlperf"}
+		m["external"] = []any{map[string]any{"kind": "mlperf-inference", "status": "VALID"}}
+		l := obj(m, "load")
+		l["warmup"] = map[string]any{}
+		if !keepPoints {
+			l["points"] = []any{}
+		}
+	})
+	write(t, filepath.Join(dir, schema.RecordsFile), "")
+}
+
 // TestValidateRunDirGolden breaks a valid run in one way per case and
 // compares the problems reported with testdata/validate/<case>.golden.
 func TestValidateRunDirGolden(t *testing.T) {
@@ -185,6 +203,30 @@ func TestValidateRunDirGolden(t *testing.T) {
 		}},
 		{name: "zst_not_zstd", compress: true, breakRun: func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, schema.RecordsZstdFile), "this is not zstd\n")
+		}},
+		{name: "records_empty", breakRun: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, schema.RecordsFile), "")
+		}},
+		{name: "external_reference", breakRun: func(t *testing.T, dir string) {
+			externalReference(t, dir, false)
+		}},
+		{name: "external_reference_declared_point", breakRun: func(t *testing.T, dir string) {
+			externalReference(t, dir, true)
+		}},
+		{name: "external_not_imported", breakRun: func(t *testing.T, dir string) {
+			externalReference(t, dir, false)
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) { m["evidence"] = "synthetic" })
+		}},
+		{name: "times_unknown", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["epoch_unix_ns"], m["start_time"], m["finish_time"] = 0, "", ""
+				m["unknown"] = append(m["unknown"].([]any), "epoch_unix_ns", "finish_time", "start_time")
+			})
+		}},
+		{name: "times_not_declared_unknown", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["epoch_unix_ns"], m["start_time"] = 0, ""
+			})
 		}},
 		{name: "max_problems", max: 3, breakRun: func(t *testing.T, dir string) {
 			editLines(t, dir, map[int][2]string{

@@ -49,7 +49,8 @@ func TestParseFixture(t *testing.T) {
 
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
-	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 56, Mismatched: 0, NotRecomputable: 0, NotRecomputableMetrics: nil})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the

@@ -451,7 +451,8 @@ func fillFromArgs(m *schema.Manifest, args map[string]json.RawMessage) {
 // is the contract's tpot; its time_per_output_token_ms = (last token −
 // request start)/output tokens includes the first token and is named
 // time_per_output_token_ns (replay's extra distribution under GuideLLM's
-// definitions).
+// definitions). Its *_per_second metrics are rate distributions: the
+// means are also claimed as the contract's throughputs.
 var dists = []struct {
 	metric, dist string
 	mul          int64
@@ -461,6 +462,13 @@ var dists = []struct {
 	{"request_latency", "e2e_ns", ingest.Second, false},
 	{"inter_token_latency_ms", "tpot_ns", ingest.Millisecond, true},
 	{"time_per_output_token_ms", "time_per_output_token_ns", ingest.Millisecond, true},
+	// GuideLLM's rate distributions (per second; their count is the
+	// number of requests or tokens counted), replay's extra distributions
+	// under GuideLLM's definitions.
+	{"requests_per_second", "requests_per_second", 1, false},
+	{"output_tokens_per_second", "output_tokens_per_second", 1, false},
+	{"tokens_per_second", "tokens_per_second", 1, false},
+	{"prompt_tokens_per_second", "prompt_tokens_per_second", 1, false},
 }
 
 var statKeys = []struct{ src, dst string }{

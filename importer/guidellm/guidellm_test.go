@@ -31,18 +31,13 @@ func TestParseFixture(t *testing.T) {
 
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
-	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 133, Mismatched: 0, NotRecomputable: 0, NotRecomputableMetrics: nil})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
 // replay engine's peer formulas (reported to the lead), by metric.
-var knownMismatch = map[string]string{
-	"request_throughput":      guidellmRates,
-	"output_token_throughput": guidellmRates,
-	"total_token_throughput":  guidellmRates,
-}
-
-const guidellmRates = "GuideLLM's *_per_second are the means of duration-weighted rate distributions of completion/token events inside the window (schemas/statistics.py::rate_distribution_from_timings); replay computes count ÷ window"
+var knownMismatch = map[string]string{}
 
 func TestBadInputFails(t *testing.T) {
 	good := importtest.Load(t, Tool, fixture...)

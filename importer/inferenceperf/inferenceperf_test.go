@@ -12,7 +12,8 @@ var fixture = []string{"per_request_lifecycle_metrics.json", "stage_0_lifecycle_
 
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, "inference-perf", fixture...)
-	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 75, Mismatched: 0, NotRecomputable: 0, NotRecomputableMetrics: nil})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the

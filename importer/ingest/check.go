@@ -74,7 +74,8 @@ func fillWarmup(res *Result) {
 // Check validates a finished result in memory, before anything is
 // written: the manifest, the claims and every record, with schema's own
 // rules. A result with no records is accepted only when it is an
-// external-evidence reference (manifest.external set), as for MLPerf.
+// external-evidence reference (schema.Manifest.ExternalReference), as for
+// MLPerf.
 func Check(res *Result) error {
 	m := &res.Manifest
 	var ps []schema.Problem
@@ -89,9 +90,7 @@ func Check(res *Result) error {
 			break
 		}
 	}
-	if len(res.Records) > 0 || len(m.External) == 0 {
-		ps = append(ps, rc.Finish()...)
-	}
+	ps = append(ps, rc.Finish()...)
 	if len(ps) == 0 {
 		return nil
 	}
@@ -101,7 +100,7 @@ func Check(res *Result) error {
 		case p.Field == "model.name":
 			hints = append(hints, "the files do not name the model: give it with --set model.name=NAME")
 		case p.Field == "epoch_unix_ns":
-			hints = append(hints, "the files do not state when the run started: give it with --set epoch_unix_ns=NS --set start_time=RFC3339 --set finish_time=RFC3339")
+			hints = append(hints, "give the run's times with --set epoch_unix_ns=NS --set start_time=RFC3339 --set finish_time=RFC3339 (or leave all three unknown)")
 		}
 	}
 	err := error(&schema.ValidationError{Problems: ps})

@@ -93,7 +93,7 @@ var StatKeys = map[string]string{
 	"avg": "mean", "mean": "mean", "std": "stddev", "stddev": "stddev", "std_dev": "stddev",
 	"min": "min", "max": "max", "median": "p50", "count": "n",
 	"p1": "p1", "p5": "p5", "p10": "p10", "p25": "p25", "p50": "p50", "p75": "p75",
-	"p90": "p90", "p95": "p95", "p99": "p99", "p999": "p999", "p99.9": "p999", "p001": "p0.1", "p01": "p1", "p05": "p5",
+	"p90": "p90", "p95": "p95", "p99": "p99", "p999": "p999", "p99.9": "p999", "p001": "p01", "p0.1": "p01", "p01": "p1", "p05": "p5",
 }
 
 // PointName returns the name of a load point: "concurrency-4", "rate-2.5".

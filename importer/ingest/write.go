@@ -62,11 +62,15 @@ func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
 	fillPeakConcurrency(res)
 	fillWarmup(res)
 	if m.EpochUnixNS <= 0 {
-		// The files do not say when the run took place; the schema needs a
-		// positive epoch. A placeholder, said as such.
-		t := NewManifest(tool, "", 1, 1+max(0, lastEnd(res)))
-		m.EpochUnixNS, m.StartTime, m.FinishTime = t.EpochUnixNS, t.StartTime, t.FinishTime
-		Derive(m, "epoch_unix_ns, start_time, finish_time: the files do not say when the run took place; placeholder 1 ns after the Unix epoch (set the real values with --set epoch_unix_ns=… --set start_time=… --set finish_time=…)")
+		// The files do not say when the run took place: declared unknown,
+		// never invented.
+		m.EpochUnixNS, m.StartTime, m.FinishTime = 0, "", ""
+		for _, f := range timeFields {
+			if !m.Declared(f) {
+				m.Unknown = append(m.Unknown, f)
+			}
+		}
+		Derive(m, "epoch_unix_ns, start_time, finish_time: the files do not say when the run took place; declared unknown (set them with --set epoch_unix_ns=NS --set start_time=RFC3339 --set finish_time=RFC3339)")
 	}
 	if err := FillUnknown(m); err != nil {
 		return err
@@ -125,13 +129,9 @@ func Write(dest, tool string, files []File, res *Result, opts WriteOptions) (err
 	return nil
 }
 
-func lastEnd(res *Result) int64 {
-	var last int64
-	for _, r := range res.Records {
-		last = max(last, r.EndNS)
-	}
-	return last
-}
+// timeFields are the manifest's times, declared unknown together when the
+// files do not date the run.
+var timeFields = []string{"epoch_unix_ns", "start_time", "finish_time"}
 
 // ErrNoFiles is returned when an import is given no input file.
 var ErrNoFiles = errors.New("no input file")

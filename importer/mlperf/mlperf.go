@@ -279,37 +279,20 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 		m.Model.Name = benchmark
 		ingest.Derive(&m, "model.name: the MLPerf benchmark named by the submission directory (%s)", benchmark)
 	}
-	// The load LoadGen offered, as its settings state it; a declaration, not
-	// records.
-	pt := schema.Point{Name: strings.ToLower(ref.Scenario)}
-	if pt.Name == "" {
-		pt.Name = "loadgen"
-	}
+	// No load points: a point declares a load whose requests the run's
+	// records hold, and LoadGen's logs hold none. The load LoadGen offered
+	// (scenario, effective_target_qps, effective_min_duration_ms,
+	// result_query_count) stays in the reference's results. load.mode still
+	// says how LoadGen issued queries: Server is an open loop (Poisson
+	// arrivals at target_qps), the other scenarios are not rate-driven.
 	m.Load.Mode = schema.ModeConcurrency
-	pt.Concurrency = 1
-	if det != nil {
-		if v, ok := det.Get("result_query_count"); ok {
-			fmt.Sscan(v, &pt.Requests)
-		}
-		if v, ok := det.Get("effective_target_qps"); ok && strings.EqualFold(ref.Scenario, "Server") {
-			var qps float64
-			if _, err := fmt.Sscan(v, &qps); err == nil && qps > 0 {
-				m.Load.Mode = schema.ModeRate // LoadGen's Server scenario: Poisson arrivals at target_qps
-				pt.Rate, pt.Arrival, pt.Concurrency = qps, schema.ArrivalPoisson, 0
-			}
-		}
-		if v, ok := det.Get("effective_min_duration_ms"); ok {
-			var ms int64
-			if _, err := fmt.Sscan(v, &ms); err == nil && ms > 0 {
-				pt.Duration = schema.Duration(ms * int64(time.Millisecond))
-			}
-		}
+	if strings.EqualFold(ref.Scenario, "Server") {
+		m.Load.Mode = schema.ModeRate
 	}
-	ingest.Derive(&m, "load.points: one point declaring the load LoadGen's settings state (scenario, target_qps, query count); it has no records")
-	m.Load.Points = []schema.Point{pt}
+	ingest.Derive(&m, "load.mode: from the LoadGen scenario (%s; Server = open loop at target_qps); no load points: LoadGen's logs hold no per-request data, and its offered load is kept in external[0].results", ref.Scenario)
 	ingest.Derive(&m, "no records: MLPerf LoadGen logs hold aggregates only; the run is an external-evidence reference (manifest.external), never fake requests")
 	if epoch != 0 {
-		ingest.Derive(&m, "epoch_unix_ns: the detail log's test_datetime")
+		ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: the detail log's test_datetime")
 	}
 	if det != nil {
 		if v, ok := det.Get("requested_server_ttft_latency"); ok {

@@ -1,10 +1,13 @@
 package mlperf
 
 import (
+	"context"
 	"path"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -50,6 +53,62 @@ func TestParseFixtureIsAReferenceWithoutRecords(t *testing.T) {
 	}
 	if len(e.Attachments) != 2 || e.Attachments[0] != path.Base(fixture[1]) {
 		t.Errorf("attachments %v", e.Attachments)
+	}
+	if len(m.Load.Points) != 0 || m.Load.Mode != schema.ModeRate {
+		t.Errorf("load %+v: want no invented point, mode rate (Server)", m.Load)
+	}
+	if m.EpochUnixNS == 0 || m.Declared("epoch_unix_ns") {
+		t.Errorf("epoch %d: the detail log's test_datetime dates the run", m.EpochUnixNS)
+	}
+}
+
+// TestImportedReferenceValidatesAndReplays writes the import as a run
+// directory: it validates with no records and no load points, and replay
+// says there is nothing to recompute.
+func TestImportedReferenceValidatesAndReplays(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := importtest.Write(t, Tool, files, res)
+	if err := schema.ValidateRunDir(dir, 0); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Replay(context.Background(), rd, replay.Options{Definitions: "mlperf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 0 || len(r.Notes) == 0 || !strings.HasPrefix(r.Notes[0], replay.NoPerRequestData+"; external evidence only") {
+		t.Errorf("results %d, notes %q", len(r.Results), r.Notes)
+	}
+}
+
+// TestSummaryAloneLeavesTimesUnknown: the summary log does not date the
+// run, so its times are declared unknown, never invented.
+func TestSummaryAloneLeavesTimesUnknown(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture[0])
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Manifest.Model.Name = "llama2-70b-99.9"
+	dir := importtest.Write(t, Tool, files, res)
+	if err := schema.ValidateRunDir(dir, 0); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	m := res.Manifest
+	if m.EpochUnixNS != 0 || m.StartTime != "" || m.FinishTime != "" {
+		t.Errorf("times %d %q %q, want unknown", m.EpochUnixNS, m.StartTime, m.FinishTime)
+	}
+	for _, f := range []string{"epoch_unix_ns", "start_time", "finish_time"} {
+		if !m.Declared(f) {
+			t.Errorf("%s not declared unknown: %v", f, m.Unknown)
+		}
 	}
 }
 

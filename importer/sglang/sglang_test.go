@@ -3,6 +3,7 @@ package sglang
 import (
 	"testing"
 
+	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 )
 
@@ -12,12 +13,38 @@ var fixture = []string{"sglang_0101_12_256_64.jsonl"}
 
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, "sglang", fixture...)
-	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 34, Mismatched: 0, NotRecomputable: 24, NotRecomputableMetrics: []string{"e2e_ns.mean", "e2e_ns.p50", "e2e_ns.p90", "e2e_ns.p95", "e2e_ns.p99", "e2e_ns.stddev", "tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p90", "tpot_ns.p95", "tpot_ns.p99", "tpot_ns.stddev"}})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
 // replay engine's peer formulas (reported to the lead), by metric.
 var knownMismatch = map[string]string{}
+
+// TestUndatedRunDeclaresTimesUnknown: bench_serving stores no date, so
+// the run's times are declared unknown rather than invented.
+func TestUndatedRunDeclaresTimesUnknown(t *testing.T) {
+	files := importtest.Load(t, "sglang", fixture...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.Finish(res, Tool, files, ingest.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	if m.EpochUnixNS != 0 || m.StartTime != "" || m.FinishTime != "" || !m.Declared("epoch_unix_ns") || !m.Declared("start_time") || !m.Declared("finish_time") {
+		t.Errorf("times %d %q %q, unknown %v: want all three declared unknown", m.EpochUnixNS, m.StartTime, m.FinishTime, m.Unknown)
+	}
+	// The publisher can state them; they then leave unknown.
+	res, _ = Parse(files)
+	if err := ingest.Finish(res, Tool, files, ingest.WriteOptions{Set: []string{"epoch_unix_ns=1767225600000000000", "start_time=2026-01-01T00:00:00Z", "finish_time=2026-01-01T00:00:05Z"}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Manifest; m.Declared("epoch_unix_ns") || m.Declared("start_time") || m.Declared("finish_time") {
+		t.Errorf("unknown %v still lists a time that was set", m.Unknown)
+	}
+}
 
 func TestBadInputFails(t *testing.T) {
 	good := importtest.Load(t, Tool, fixture...)

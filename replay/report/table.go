@@ -63,7 +63,7 @@ func rows(p *replay.PointResult) []row {
 	for _, k := range distOrder(p) {
 		d := p.Dists[k]
 		var parts []string
-		for _, f := range replay.DistKeys[1:] {
+		for _, f := range replay.CoreDistKeys[1:] {
 			v, _ := d.Field(f)
 			parts = append(parts, f+" "+Decimal(v, nsToMS, 3))
 		}

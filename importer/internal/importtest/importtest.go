@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,4 +237,42 @@ func FuzzParse(f *testing.F, tool string, seed []ingest.File, i int, parse Parse
 		}
 		_ = ingest.Finish(res, tool, files, ingest.WriteOptions{})
 	})
+}
+
+// Outcomes are the expected outcome of an external check.
+type Outcomes struct {
+	Matched, Mismatched, NotRecomputable int
+	// NotRecomputableMetrics lists the metrics reported not recomputable,
+	// sorted, each once (whatever the point).
+	NotRecomputableMetrics []string
+}
+
+// WantOutcomes fails the test when the checks of an external check differ
+// from want.
+func WantOutcomes(t *testing.T, checks []schema.ClaimCheck, want Outcomes) {
+	t.Helper()
+	var got Outcomes
+	seen := map[string]bool{}
+	for _, c := range checks {
+		switch c.Outcome {
+		case schema.ClaimMatched:
+			got.Matched++
+		case schema.ClaimMismatched:
+			got.Mismatched++
+		default:
+			got.NotRecomputable++
+			if !seen[c.Metric] {
+				seen[c.Metric] = true
+				got.NotRecomputableMetrics = append(got.NotRecomputableMetrics, c.Metric)
+			}
+		}
+	}
+	slices.Sort(got.NotRecomputableMetrics)
+	if got.Matched != want.Matched || got.Mismatched != want.Mismatched || got.NotRecomputable != want.NotRecomputable {
+		t.Errorf("external check: %d matched, %d mismatched, %d not recomputable; want %d, %d, %d",
+			got.Matched, got.Mismatched, got.NotRecomputable, want.Matched, want.Mismatched, want.NotRecomputable)
+	}
+	if !slices.Equal(got.NotRecomputableMetrics, want.NotRecomputableMetrics) {
+		t.Errorf("not recomputable metrics = %q, want %q", got.NotRecomputableMetrics, want.NotRecomputableMetrics)
+	}
 }

@@ -1,0 +1,313 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// ErrPlan is the root of every plan error.
+var ErrPlan = errors.New("invalid plan")
+
+// Hard limits shared by plan parsing and the runner.
+const (
+	MaxRequestsPerPoint = 10_000_000
+	MaxConcurrency      = 100_000
+	MaxRate             = 1_000_000 // requests per second
+	MaxPoints           = 10_000
+	MaxRepeats          = 1_000
+)
+
+// Plan is what a capture does: the load points, in order, each run
+// Repeats times, with warmup before every (point, repeat) cell. It is the
+// format of the --plan JSON file.
+type Plan struct {
+	// Mode is schema.ModeConcurrency (closed loop) or schema.ModeRate
+	// (open loop).
+	Mode   string         `json:"mode"`
+	Points []schema.Point `json:"points"`
+	// Warmup is sent before each (point, repeat) cell at the same load,
+	// recorded with phase "warmup".
+	Warmup schema.Warmup `json:"warmup"`
+	// Repeats runs the whole sweep this many times (interleaved: every
+	// point once, then again). Default 1.
+	Repeats int `json:"repeats,omitempty"`
+	// RequestTimeout ends a request with status timeout. Zero: no timeout.
+	RequestTimeout schema.Duration `json:"request_timeout,omitempty"`
+	// MaxOutstanding caps in-flight requests; a scheduled request beyond
+	// it is not sent and is recorded as rejected. Zero: no cap.
+	MaxOutstanding int `json:"max_outstanding,omitempty"`
+	// Cancel cancels a seeded fraction of requests after a delay.
+	Cancel *Cancel `json:"cancel,omitempty"`
+	// Seed fixes the request order, the arrival schedule, the synthetic
+	// prompts and the cancelled subset.
+	Seed int64 `json:"seed"`
+	// InputTokens and OutputTokens are the default synthetic prompt and
+	// output lengths of points that state none.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
+}
+
+// Cancel describes planned client-side cancellation.
+type Cancel struct {
+	// Fraction of requests (0..1) cancelled After their send.
+	Fraction float64         `json:"fraction"`
+	After    schema.Duration `json:"after"`
+}
+
+// DecodePlan reads a plan JSON document strictly (unknown fields are
+// errors) and checks it.
+func DecodePlan(r io.Reader) (*Plan, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%w: decode: %v", ErrPlan, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after JSON value", ErrPlan)
+	}
+	if err := p.Normalize(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Normalize fills defaults (repeats 1, arrival poisson, burstiness 1,
+// names) and checks the plan, reporting every problem.
+func (p *Plan) Normalize() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if p.Repeats == 0 {
+		p.Repeats = 1
+	}
+	if p.Repeats < 0 || p.Repeats > MaxRepeats {
+		bad("repeats %d out of range 1..%d", p.Repeats, MaxRepeats)
+	}
+	if p.Mode != schema.ModeConcurrency && p.Mode != schema.ModeRate {
+		bad("mode %q: want %q or %q", p.Mode, schema.ModeConcurrency, schema.ModeRate)
+	}
+	if len(p.Points) == 0 || len(p.Points) > MaxPoints {
+		bad("need 1..%d points, have %d", MaxPoints, len(p.Points))
+	}
+	if p.Warmup.Requests < 0 || p.Warmup.Requests > MaxRequestsPerPoint {
+		bad("warmup.requests %d out of range", p.Warmup.Requests)
+	}
+	if p.MaxOutstanding < 0 {
+		bad("max_outstanding must not be negative")
+	}
+	if p.InputTokens < 0 || p.OutputTokens < 0 {
+		bad("input_tokens and output_tokens must not be negative")
+	}
+	if c := p.Cancel; c != nil {
+		if !(c.Fraction >= 0 && c.Fraction <= 1) {
+			bad("cancel.fraction %v out of range 0..1", c.Fraction)
+		}
+		if c.Fraction > 0 && c.After <= 0 {
+			bad("cancel.after must be > 0")
+		}
+	}
+	seen := map[string]bool{}
+	for i := range p.Points {
+		pt := &p.Points[i]
+		if pt.Name == "" {
+			if p.Mode == schema.ModeRate {
+				pt.Name = fmt.Sprintf("rate-%g", pt.Rate)
+			} else {
+				pt.Name = fmt.Sprintf("c%d", pt.Concurrency)
+			}
+		}
+		if seen[pt.Name] {
+			bad("points[%d]: duplicate name %q", i, pt.Name)
+		}
+		seen[pt.Name] = true
+		if pt.InputTokens == 0 {
+			pt.InputTokens = p.InputTokens
+		}
+		if pt.OutputTokens == 0 {
+			pt.OutputTokens = p.OutputTokens
+		}
+		if pt.InputTokens < 0 || pt.OutputTokens < 0 {
+			bad("points[%d] %s: negative token length", i, pt.Name)
+		}
+		if pt.Requests < 0 || pt.Requests > MaxRequestsPerPoint {
+			bad("points[%d] %s: requests %d out of range 0..%d", i, pt.Name, pt.Requests, MaxRequestsPerPoint)
+		}
+		if pt.Requests == 0 && pt.Duration == 0 {
+			bad("points[%d] %s: set requests or duration", i, pt.Name)
+		}
+		switch p.Mode {
+		case schema.ModeConcurrency:
+			if pt.Concurrency < 1 || pt.Concurrency > MaxConcurrency {
+				bad("points[%d] %s: concurrency %d out of range 1..%d", i, pt.Name, pt.Concurrency, MaxConcurrency)
+			}
+			if pt.Rate != 0 || pt.Arrival != "" || pt.Burstiness != 0 {
+				bad("points[%d] %s: rate, arrival and burstiness belong to rate mode", i, pt.Name)
+			}
+			if p.MaxOutstanding > 0 && pt.Concurrency > p.MaxOutstanding {
+				bad("points[%d] %s: concurrency %d exceeds max_outstanding %d", i, pt.Name, pt.Concurrency, p.MaxOutstanding)
+			}
+		case schema.ModeRate:
+			if !(pt.Rate > 0 && pt.Rate <= MaxRate) {
+				bad("points[%d] %s: rate %v out of range (0, %d]", i, pt.Name, pt.Rate, MaxRate)
+			}
+			if pt.Concurrency != 0 {
+				bad("points[%d] %s: concurrency belongs to concurrency mode (use max_outstanding to cap a rate point)", i, pt.Name)
+			}
+			if pt.Arrival == "" {
+				pt.Arrival = schema.ArrivalPoisson
+			}
+			switch pt.Arrival {
+			case schema.ArrivalConstant, schema.ArrivalPoisson:
+				if pt.Burstiness != 0 && pt.Burstiness != 1 {
+					bad("points[%d] %s: burstiness needs arrival gamma", i, pt.Name)
+				}
+			case schema.ArrivalGamma:
+				if pt.Burstiness == 0 {
+					pt.Burstiness = 1
+				}
+				if !(pt.Burstiness > 0 && pt.Burstiness <= 1000) {
+					bad("points[%d] %s: burstiness %v out of range (0, 1000]", i, pt.Name, pt.Burstiness)
+				}
+			default:
+				bad("points[%d] %s: arrival %q: want constant, poisson or gamma", i, pt.Name, pt.Arrival)
+			}
+			if pt.Requests == 0 && pt.Rate*time.Duration(pt.Duration).Seconds() > MaxRequestsPerPoint {
+				bad("points[%d] %s: rate × duration exceeds %d requests", i, pt.Name, MaxRequestsPerPoint)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrPlan, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Protocol preset axes: prompt and output lengths in tokens.
+const (
+	PresetInputShort, PresetInputLong   = 128, 2048
+	PresetOutputShort, PresetOutputLong = 128, 1024
+)
+
+// presetConcurrency is the preset's default load axis.
+var presetConcurrency = []int{1, 4, 16, 64}
+
+// ProtocolPoints returns the protocol's ready matrix: short and long
+// prompts × short and long outputs × increasing load. In concurrency mode
+// loads are concurrencies (default 1, 4, 16, 64); in rate mode, rates.
+// requests is the request count of each point (0: 8 × concurrency, at
+// least 32, for concurrency; 10 s worth of requests, at least 32, for
+// rates).
+func ProtocolPoints(mode string, loads []float64, requests int) []schema.Point {
+	if len(loads) == 0 {
+		for _, c := range presetConcurrency {
+			loads = append(loads, float64(c))
+		}
+	}
+	var pts []schema.Point
+	for _, in := range []int{PresetInputShort, PresetInputLong} {
+		for _, out := range []int{PresetOutputShort, PresetOutputLong} {
+			for _, l := range loads {
+				pt := schema.Point{InputTokens: in, OutputTokens: out, Requests: requests}
+				if mode == schema.ModeRate {
+					pt.Rate = l
+					pt.Arrival = schema.ArrivalPoisson
+					pt.Name = fmt.Sprintf("in%d-out%d-r%g", in, out, l)
+					if pt.Requests == 0 {
+						pt.Requests = max(32, int(math.Ceil(10*l)))
+					}
+				} else {
+					pt.Concurrency = int(l)
+					pt.Name = fmt.Sprintf("in%d-out%d-c%d", in, out, int(l))
+					if pt.Requests == 0 {
+						pt.Requests = max(32, 8*int(l))
+					}
+				}
+				pts = append(pts, pt)
+			}
+		}
+	}
+	return pts
+}
+
+// Schedule returns the intended send offsets (ns from the start of the
+// phase) of an open-loop point: the first at 0, then inter-arrival gaps
+// drawn from the arrival process — constant 1/rate, exponential with mean
+// 1/rate (Poisson), or gamma with shape burstiness and scale
+// 1/(rate·burstiness) (vLLM's convention: burstiness 1 is Poisson, lower is
+// burstier). It stops after n offsets (n > 0) or at the first offset at or
+// beyond limit (limit > 0). The same arguments give the same schedule.
+func Schedule(arrival string, rate, burstiness float64, n int, limit time.Duration, seed int64, stream uint64) []int64 {
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	mean := 1e9 / rate
+	if n <= 0 || n > MaxRequestsPerPoint {
+		n = MaxRequestsPerPoint
+	}
+	capHint := n
+	if limit > 0 {
+		capHint = min(n, int(rate*limit.Seconds())+16)
+	}
+	out := make([]int64, 0, capHint)
+	t := 0.0
+	for len(out) < n {
+		if limit > 0 && t >= float64(limit) {
+			break
+		}
+		out = append(out, int64(t))
+		switch arrival {
+		case schema.ArrivalConstant:
+			t = float64(len(out)) * mean // no accumulated rounding drift
+		case schema.ArrivalGamma:
+			t += gamma(rng, burstiness) * mean / burstiness
+		default: // Poisson
+			t += rng.ExpFloat64() * mean
+		}
+	}
+	return out
+}
+
+// gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method.
+func gamma(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		// Boost: Gamma(a) = Gamma(a+1) · U^(1/a).
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gamma(rng, shape+1) * math.Pow(u, 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x {
+			return d * v
+		}
+		if u > 0 && math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
+// Order returns a deterministic permutation of 0..n-1 from the seed.
+func Order(n int, seed int64, stream uint64) []int {
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	return rng.Perm(n)
+}

@@ -1,0 +1,167 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// sink appends records to records.jsonl as requests finish. Records are
+// encoded by the goroutine that finished the request, gathered in memory
+// and written by one flusher goroutine every interval (or sooner when a
+// megabyte is pending), always as whole lines in one write call, so a
+// killed process leaves only complete lines behind.
+type sink struct {
+	f        *os.File
+	mu       sync.Mutex
+	buf      []byte
+	spare    []byte
+	n        int64
+	err      error
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	interval time.Duration
+	encPool  sync.Pool
+}
+
+const sinkKickBytes = 1 << 20
+
+func newSink(path string, interval time.Duration) (*sink, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create records: %w", err)
+	}
+	if interval <= 0 {
+		interval = 200 * time.Millisecond
+	}
+	s := &sink{f: f, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
+	go s.loop()
+	return s, nil
+}
+
+// add encodes and queues one record.
+func (s *sink) add(rec *schema.Record) error {
+	bp, _ := s.encPool.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 1024)
+		bp = &b
+	}
+	b, err := schema.AppendRecord((*bp)[:0], rec)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	s.mu.Lock()
+	s.buf = append(s.buf, b...)
+	s.n++
+	big := len(s.buf) >= sinkKickBytes
+	s.mu.Unlock()
+	*bp = b
+	s.encPool.Put(bp)
+	if big {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func (s *sink) loop() {
+	defer close(s.done)
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-s.kick:
+		case <-s.stop:
+			s.flush()
+			return
+		}
+		s.flush()
+	}
+}
+
+// flush writes what is pending. Only the flusher goroutine calls it.
+func (s *sink) flush() {
+	s.mu.Lock()
+	b := s.buf
+	s.buf = s.spare[:0]
+	s.mu.Unlock()
+	if len(b) > 0 {
+		_, err := s.f.Write(b)
+		if err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = fmt.Errorf("write records: %w", err)
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.spare = b[:0]
+	if cap(s.spare) > 16<<20 {
+		s.spare = nil
+	}
+}
+
+// count returns the number of records added.
+func (s *sink) count() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// close flushes everything, syncs and closes the file.
+func (s *sink) close() error {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	err := s.err
+	s.mu.Unlock()
+	if serr := s.f.Sync(); err == nil && serr != nil {
+		err = fmt.Errorf("sync records: %w", serr)
+	}
+	if cerr := s.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close records: %w", cerr)
+	}
+	return err
+}
+
+// writeFileAtomic replaces dir/name with data: a temporary file in the same
+// directory, synced, renamed over the target, then the directory synced.
+func writeFileAtomic(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxEventSize is the largest server-sent event (or line) the reader
+// accepts; a longer one is an error, never an unbounded allocation.
+const MaxEventSize = 8 << 20
+
+// ErrEventTooLarge is returned when a line or event exceeds MaxEventSize.
+var ErrEventTooLarge = errors.New("server-sent event too large")
+
+// Event is one server-sent event.
+type Event struct {
+	// Name is the value of the event's "event:" field, if any.
+	Name string
+	// Data is the event's data lines joined with "\n" (or, for a
+	// llama.cpp-style "error:" line, that line's value).
+	Data []byte
+	// ErrorField is true when the event carried a non-standard "error:"
+	// field (llama.cpp server sends in-band errors that way).
+	ErrorField bool
+	// Comments counts comment lines (": keep-alive") seen in the event.
+	Comments int
+	// At is the clock reading taken right after the read that delivered the
+	// end of the event's last data line, before any parsing.
+	At int64
+}
+
+// SSEReader splits a byte stream into server-sent events following the
+// WHATWG event-stream rules: lines end with CRLF, LF or CR; a line starting
+// with ':' is a comment; "field: value" lines with at most one space after
+// the colon; an empty line dispatches the event. An event still pending at
+// end of stream is dispatched too (some servers omit the last blank line).
+type SSEReader struct {
+	r      io.Reader
+	now    func() int64
+	buf    []byte
+	start  int // first unconsumed byte
+	end    int // end of buffered data
+	readAt int64
+	eof    bool
+	err    error
+	skipLF bool // the previous line ended with CR; drop a leading LF
+
+	data     []byte
+	hasData  bool
+	errField bool
+	name     string
+	comments int
+	at       int64
+	ev       Event
+}
+
+// NewSSEReader reads events from r. now is the clock read right after every
+// successful Read; it may be nil (times are then zero).
+func NewSSEReader(r io.Reader, now func() int64) *SSEReader {
+	if now == nil {
+		now = func() int64 { return 0 }
+	}
+	return &SSEReader{r: r, now: now, buf: make([]byte, 32<<10)}
+}
+
+// Next returns the next event, or io.EOF at the end of the stream. Events
+// made only of comments are returned too (with no data), so that callers
+// can count keep-alives. The event and its Data are valid until the next
+// call to Next.
+func (s *SSEReader) Next() (*Event, error) {
+	for {
+		line, at, ok, err := s.line()
+		if err != nil {
+			if err == io.EOF && (s.hasData || s.errField || s.name != "" || s.comments > 0) {
+				return s.dispatch(), nil
+			}
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if len(line) == 0 {
+			if s.hasData || s.errField || s.name != "" || s.comments > 0 {
+				return s.dispatch(), nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			s.comments++
+			continue
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if s.hasData {
+				s.data = append(s.data, '\n')
+			}
+			if len(s.data)+len(value) > MaxEventSize {
+				return nil, ErrEventTooLarge
+			}
+			s.data = append(s.data, value...)
+			s.hasData = true
+			s.at = at
+		case "error":
+			// llama.cpp: "error: {json}" in place of a data line.
+			s.data = append(s.data[:0], value...)
+			s.hasData = false
+			s.errField = true
+			s.at = at
+		case "event":
+			s.name = string(value)
+			if s.at == 0 {
+				s.at = at
+			}
+		default:
+			// id, retry and unknown fields are ignored.
+		}
+	}
+}
+
+func (s *SSEReader) dispatch() *Event {
+	s.ev = Event{Name: s.name, Data: s.data, ErrorField: s.errField, Comments: s.comments, At: s.at}
+	s.data = s.data[:0]
+	s.hasData, s.errField, s.name, s.comments, s.at = false, false, "", 0, 0
+	return &s.ev
+}
+
+// line returns the next line without its terminator and the time of the
+// read that completed it. ok is false when a lone LF following a CR was
+// dropped and the caller should ask again.
+func (s *SSEReader) line() (line []byte, at int64, ok bool, err error) {
+	for {
+		if s.skipLF && s.start < s.end {
+			s.skipLF = false
+			if s.buf[s.start] == '\n' {
+				s.start++
+			}
+		}
+		if i := bytes.IndexAny(s.buf[s.start:s.end], "\r\n"); i >= 0 {
+			j := s.start + i
+			line = s.buf[s.start:j]
+			if s.buf[j] == '\r' {
+				s.skipLF = true
+			}
+			s.start = j + 1
+			return line, s.readAt, true, nil
+		}
+		if s.eof {
+			if s.start < s.end {
+				line = s.buf[s.start:s.end]
+				s.start = s.end
+				return line, s.readAt, true, nil
+			}
+			if s.err != nil {
+				return nil, 0, false, s.err
+			}
+			return nil, 0, false, io.EOF
+		}
+		if err := s.fill(); err != nil {
+			return nil, 0, false, err
+		}
+	}
+}
+
+// fill reads more bytes, compacting or growing the buffer as needed.
+func (s *SSEReader) fill() error {
+	if s.start > 0 {
+		n := copy(s.buf, s.buf[s.start:s.end])
+		s.start, s.end = 0, n
+	}
+	if s.end == len(s.buf) {
+		if len(s.buf) >= MaxEventSize {
+			return ErrEventTooLarge
+		}
+		nb := make([]byte, min(2*len(s.buf), MaxEventSize))
+		copy(nb, s.buf[:s.end])
+		s.buf = nb
+	}
+	for range 100 {
+		n, err := s.r.Read(s.buf[s.end:])
+		if n > 0 {
+			s.readAt = s.now()
+			s.end += n
+		}
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.err = err
+			}
+			return nil
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	s.eof = true
+	s.err = fmt.Errorf("read stream: %w", io.ErrNoProgress)
+	return nil
+}

@@ -1,0 +1,7 @@
+package capture_test
+
+import "github.com/benchseal/benchseal/schema"
+
+// validateRunDir runs schema's run validator, the oracle for every run
+// these tests write.
+func validateRunDir(dir string) error { return schema.ValidateRunDir(dir, 20) }

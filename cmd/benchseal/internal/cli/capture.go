@@ -1,0 +1,469 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+func init() { register("capture", newCaptureCmd) }
+
+type captureOptions struct {
+	io *IO
+
+	endpoint, model, out, api string
+	noStream                  bool
+	apiKeyEnv                 string
+	simulate                  bool
+	simTimeScale              float64
+	readyTimeout              time.Duration
+
+	concurrency, rate  string
+	arrival            string
+	burstiness         float64
+	requests           int
+	duration           time.Duration
+	warmupRequests     int
+	warmupDuration     time.Duration
+	repeats            int
+	timeout            time.Duration
+	maxOutstanding     int
+	cancelFraction     float64
+	cancelAfter        time.Duration
+	seed               int64
+	inputTokens        int
+	outputTokens       int
+	prompts            string
+	forceLength        bool
+	perChunkUsage      bool
+	temperature        float64
+	preset             string
+	plan               string
+	location, gpuQuery string
+	sets               []string
+	overlay            string
+	title, evidence    string
+	grace              time.Duration
+	progress           string
+	noProbe            bool
+}
+
+// planFlags are the load flags a --plan file replaces.
+var planFlags = []string{"concurrency", "rate", "arrival", "burstiness", "requests", "duration", "warmup-requests",
+	"warmup-duration", "repeats", "timeout", "max-outstanding", "cancel-fraction", "cancel-after", "seed",
+	"input-tokens", "output-tokens", "preset"}
+
+func newCaptureCmd(io *IO) *cobra.Command {
+	o := &captureOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "capture --endpoint URL --model NAME --out RUNDIR (--concurrency N[,N...] | --rate R[,R...] | --preset protocol | --plan PLAN.json)",
+		Short: "Benchmark an OpenAI-compatible endpoint and write a run directory as it goes",
+		Long: `capture drives an OpenAI-compatible server (/v1/chat/completions or
+/v1/completions, streamed with stream_options.include_usage, or --no-stream) and
+writes a run directory: manifest.json, records.jsonl (one line per request,
+appended as requests finish) and workload.jsonl.
+
+Load: --concurrency keeps N requests outstanding (closed loop); --rate sends on
+an open-loop schedule precomputed from --seed (constant, poisson or gamma
+arrivals with --burstiness), recording scheduled and actual send times; comma
+lists sweep points; --preset protocol runs short/long prompts × short/long
+outputs × increasing load; --plan reads a JSON plan. Warmup requests are
+recorded with phase "warmup".
+
+Timestamps are taken on one monotonic clock when a chunk's bytes are read;
+only content-bearing chunks count. In-band stream errors are errors.
+
+Ctrl-C stops sending, gives in-flight requests --grace to finish and writes a
+valid run marked incomplete. The API key is read from the environment variable
+named by --api-key-env and never written to the run. --simulate runs against an
+in-process simulator instead of --endpoint (evidence "synthetic").`,
+		Example: `  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --concurrency 8 --requests 200
+  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --rate 5,10,20 --requests 200 --warmup-requests 10
+  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --preset protocol --set engine.name=vllm
+  benchseal capture --simulate --out demo-run --concurrency 1,4 --requests 20 --sim-time-scale 0.01`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCapture(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.endpoint, "endpoint", "", "server base URL, e.g. http://127.0.0.1:8000")
+	f.BoolVar(&o.simulate, "simulate", false, "run against an in-process simulator on 127.0.0.1 (synthetic evidence)")
+	f.Float64Var(&o.simTimeScale, "sim-time-scale", 1, "with --simulate: multiply the simulator's latency model")
+	f.StringVar(&o.model, "model", "", "model name sent in every request (required, except with --simulate)")
+	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty)")
+	f.StringVar(&o.api, "api", capture.APIChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
+	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (sent as Bearer, never recorded)")
+	f.DurationVar(&o.readyTimeout, "ready-timeout", 0, "wait up to this long for GET /v1/models to answer before starting")
+	f.StringVar(&o.concurrency, "concurrency", "", "closed loop: outstanding requests, or a comma list of points")
+	f.StringVar(&o.rate, "rate", "", "open loop: requests per second, or a comma list of points")
+	f.StringVar(&o.arrival, "arrival", schema.ArrivalPoisson, "rate arrivals: constant, poisson or gamma")
+	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape (1 = poisson, < 1 burstier); implies --arrival gamma")
+	f.IntVar(&o.requests, "requests", 0, "measured requests per point")
+	f.DurationVar(&o.duration, "duration", 0, "measured duration per point (with --requests: whichever ends first)")
+	f.IntVar(&o.warmupRequests, "warmup-requests", 0, "warmup requests before each point and repeat")
+	f.DurationVar(&o.warmupDuration, "warmup-duration", 0, "warmup duration before each point and repeat")
+	f.IntVar(&o.repeats, "repeats", 1, "run the whole sweep this many times")
+	f.DurationVar(&o.timeout, "timeout", 0, "per-request timeout (status timeout); 0: none")
+	f.IntVar(&o.maxOutstanding, "max-outstanding", 0, "rate mode: cap on in-flight requests; later sends are recorded as rejected")
+	f.Float64Var(&o.cancelFraction, "cancel-fraction", 0, "fraction of requests the client cancels after --cancel-after")
+	f.DurationVar(&o.cancelAfter, "cancel-after", 0, "delay after send before a planned cancellation")
+	f.Int64Var(&o.seed, "seed", 0, "seed of the request order, schedule, synthetic prompts and cancellations")
+	f.IntVar(&o.inputTokens, "input-tokens", 128, "synthetic prompt length in tokens (words)")
+	f.IntVar(&o.outputTokens, "output-tokens", 128, "target output length (max_tokens)")
+	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
+	f.BoolVar(&o.forceLength, "force-length", true, "also send min_tokens = max_tokens and ignore_eos (vLLM, SGLang, llama.cpp)")
+	f.BoolVar(&o.perChunkUsage, "per-chunk-usage", false, "ask for usage on every chunk (vLLM continuous_usage_stats) to record chunk_tokens")
+	f.Float64Var(&o.temperature, "temperature", 0, "sampling temperature to send (not sent unless given)")
+	f.StringVar(&o.preset, "preset", "", "ready plan: protocol (short/long prompts × short/long outputs × load)")
+	f.StringVar(&o.plan, "plan", "", "JSON plan file (see docs/capture.md)")
+	f.StringVar(&o.location, "location", "", "client location relative to the server: same-host, same-rack, same-region, cross-region ...")
+	f.StringVar(&o.gpuQuery, "gpu-query", "", "when run on the server host: query accelerators with nvidia-smi or amd-smi")
+	f.StringArrayVar(&o.sets, "set", nil, "manifest field assignment dotted.path=value (repeatable), e.g. engine.name=vllm")
+	f.StringVar(&o.overlay, "manifest", "", "partial manifest JSON merged over what capture fills (before --set)")
+	f.StringVar(&o.title, "title", "", "run title")
+	f.StringVar(&o.evidence, "evidence", schema.EvidenceSelfRun, "evidence class: self-run, vendor-run or independent (synthetic against a simulator)")
+	f.DurationVar(&o.grace, "grace", 10*time.Second, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
+	f.StringVar(&o.progress, "progress", "auto", "progress display on stderr: auto (when a terminal), always or never")
+	f.BoolVar(&o.noProbe, "no-probe", false, "do not ask the server's /v1/models and /version")
+	cmd.MarkFlagsMutuallyExclusive("endpoint", "simulate")
+	cmd.MarkFlagsOneRequired("endpoint", "simulate")
+	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
+	cmd.MarkFlagsMutuallyExclusive("plan", "preset")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func parseList[T any](s, flag string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		v, err := parse(p)
+		if err != nil {
+			return nil, usagef("--%s %q: %v", flag, s, err)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, usagef("--%s: empty list", flag)
+	}
+	return out, nil
+}
+
+// buildPlan turns the flags into a plan.
+func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
+	fl := cmd.Flags()
+	if o.plan != "" {
+		for _, n := range planFlags {
+			if fl.Changed(n) {
+				return nil, usagef("--%s cannot be combined with --plan (the plan file sets it)", n)
+			}
+		}
+		f, err := os.Open(o.plan)
+		if err != nil {
+			return nil, usagef("--plan: %v", err)
+		}
+		defer f.Close()
+		p, err := capture.DecodePlan(f)
+		if err != nil {
+			return nil, usagef("--plan %s: %v", o.plan, err)
+		}
+		return p, nil
+	}
+	p := &capture.Plan{
+		Warmup:         schema.Warmup{Requests: o.warmupRequests, Duration: schema.Duration(o.warmupDuration)},
+		Repeats:        o.repeats,
+		RequestTimeout: schema.Duration(o.timeout),
+		MaxOutstanding: o.maxOutstanding,
+		Seed:           o.seed,
+		InputTokens:    o.inputTokens,
+		OutputTokens:   o.outputTokens,
+	}
+	if o.cancelFraction != 0 || o.cancelAfter != 0 {
+		p.Cancel = &capture.Cancel{Fraction: o.cancelFraction, After: schema.Duration(o.cancelAfter)}
+	}
+	arrival := o.arrival
+	if fl.Changed("burstiness") && !fl.Changed("arrival") {
+		arrival = schema.ArrivalGamma
+	}
+	var loads []float64
+	p.Mode = schema.ModeConcurrency
+	switch {
+	case o.rate != "":
+		p.Mode = schema.ModeRate
+		rates, err := parseList(o.rate, "rate", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+		if err != nil {
+			return nil, err
+		}
+		loads = rates
+	case o.concurrency != "":
+		cs, err := parseList(o.concurrency, "concurrency", strconv.Atoi)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			loads = append(loads, float64(c))
+		}
+	}
+	switch o.preset {
+	case "":
+		if loads == nil {
+			return nil, usagef("give --concurrency, --rate, --preset protocol or --plan")
+		}
+		if o.requests == 0 && o.duration == 0 {
+			return nil, usagef("give --requests or --duration")
+		}
+		for _, l := range loads {
+			pt := schema.Point{Requests: o.requests, Duration: schema.Duration(o.duration)}
+			if p.Mode == schema.ModeRate {
+				pt.Rate, pt.Arrival = l, arrival
+				if arrival == schema.ArrivalGamma {
+					pt.Burstiness = o.burstiness
+				}
+			} else {
+				pt.Concurrency = int(l)
+			}
+			p.Points = append(p.Points, pt)
+		}
+	case "protocol":
+		if fl.Changed("input-tokens") || fl.Changed("output-tokens") {
+			return nil, usagef("--preset protocol sets the prompt and output lengths; drop --input-tokens/--output-tokens")
+		}
+		p.Points = capture.ProtocolPoints(p.Mode, loads, o.requests)
+		for i := range p.Points {
+			p.Points[i].Duration = schema.Duration(o.duration)
+			if p.Mode == schema.ModeRate {
+				p.Points[i].Arrival = arrival
+				if arrival == schema.ArrivalGamma {
+					p.Points[i].Burstiness = o.burstiness
+				}
+			}
+		}
+	default:
+		return nil, usagef("--preset %q: the only preset is protocol", o.preset)
+	}
+	if err := p.Normalize(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return p, nil
+}
+
+// commandLine rebuilds the exact invocation from the flags given.
+func commandLine(cmd *cobra.Command) []string {
+	out := strings.Fields(cmd.CommandPath())
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return out
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runCapture(cmd *cobra.Command, o *captureOptions) error {
+	ctx := cmd.Context()
+	if o.api != capture.APIChat && o.api != capture.APICompletions {
+		return usagef("--api must be chat or completions, got %q", o.api)
+	}
+	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
+		return usagef("--progress must be auto, always or never")
+	}
+	switch o.evidence {
+	case schema.EvidenceSelfRun, schema.EvidenceVendorRun, schema.EvidenceIndependent:
+	default:
+		return usagef("--evidence must be self-run, vendor-run or independent (synthetic is set for simulators)")
+	}
+	if o.gpuQuery != "" && o.gpuQuery != capture.GPUQueryNvidia && o.gpuQuery != capture.GPUQueryAMD {
+		return usagef("--gpu-query must be nvidia-smi or amd-smi")
+	}
+	plan, err := buildPlan(cmd, o)
+	if err != nil {
+		return err
+	}
+	var apiKey string
+	if o.apiKeyEnv != "" {
+		apiKey = o.io.Getenv(o.apiKeyEnv)
+		if apiKey == "" {
+			return usagef("--api-key-env %s: the variable is empty or unset", o.apiKeyEnv)
+		}
+	}
+	opts := capture.Options{
+		Endpoint: o.endpoint,
+		APIKey:   apiKey,
+		Request: capture.RequestOptions{Model: o.model, API: o.api, Stream: !o.noStream,
+			ForceLength: o.forceLength, PerChunkUsage: o.perChunkUsage},
+		Plan:   *plan,
+		OutDir: o.out,
+		Sets:   o.sets,
+		Probe:  !o.noProbe,
+		Grace:  o.grace,
+	}
+	if cmd.Flags().Changed("temperature") {
+		t := o.temperature
+		opts.Request.Temperature = &t
+	}
+	if o.prompts != "" {
+		f, err := os.Open(o.prompts)
+		if err != nil {
+			return usagef("--prompts: %v", err)
+		}
+		items, err := capture.ReadPrompts(f, o.prompts, o.outputTokens)
+		f.Close()
+		if err != nil {
+			return usagef("--prompts: %v", err)
+		}
+		opts.Prompts, opts.Dataset = items, o.prompts
+	}
+	if o.overlay != "" {
+		b, err := os.ReadFile(o.overlay)
+		if err != nil {
+			return usagef("--manifest: %v", err)
+		}
+		opts.Overlay = b
+	}
+
+	host := capture.HostInfo(os.DirFS("/"))
+	m := &schema.Manifest{Title: o.title, Evidence: o.evidence}
+	m.Client.Version = Version
+	m.Client.Location = o.location
+	m.Client.CommandLine = commandLine(cmd)
+	m.Client.Host = host
+	if o.location == "same-host" {
+		m.Hardware.Host = host
+	}
+	if o.gpuQuery != "" {
+		m.Hardware.Host = host
+		run := func(ctx context.Context, name string, args ...string) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			return exec.CommandContext(ctx, name, args...).Output()
+		}
+		if err := capture.QueryGPU(ctx, o.gpuQuery, run, &m.Hardware); err != nil {
+			return err
+		}
+	}
+	opts.Manifest = m
+
+	if o.simulate {
+		if o.model == "" {
+			opts.Request.Model = simulator.DefaultConfig().Model
+		}
+		cfg := simulator.DefaultConfig()
+		cfg.Seed = o.seed
+		cfg.TimeScale = o.simTimeScale
+		cfg.Model = opts.Request.Model
+		cfg.MaxRunning = 4096
+		cfg.QueueLimit = 4096
+		s, err := simulator.New(cfg)
+		if err != nil {
+			return usagef("--sim-time-scale: %v", err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start simulator: %w", err)
+		}
+		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { s.Serve(sctx, ln); close(done) }()
+		defer func() { stop(); <-done }()
+		opts.Endpoint = "http://" + ln.Addr().String()
+	} else if o.model == "" {
+		return usagef("--model is required")
+	}
+	if o.readyTimeout > 0 {
+		rctx, cancel := context.WithTimeout(ctx, o.readyTimeout)
+		err := capture.WaitReady(rctx, capture.NewHTTPClient(1), strings.TrimSuffix(strings.TrimRight(opts.Endpoint, "/"), "/v1"), apiKey)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+
+	showProgress := o.progress == "always" || (o.progress == "auto" && isTerminal(o.io.ErrOut))
+	if showProgress {
+		opts.Progress = func(p capture.Progress) { renderProgress(o.io.ErrOut, p) }
+	}
+	res, err := capture.Run(ctx, opts)
+	if err != nil {
+		if errors.Is(err, capture.ErrPlan) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	printCaptureSummary(o.io.Out, res)
+	if res.Stopped {
+		fmt.Fprintf(o.io.ErrOut, "benchseal: capture interrupted; %s is a valid run marked incomplete\n", res.Dir)
+		return silentExit{ExitError}
+	}
+	return nil
+}
+
+func renderProgress(w io.Writer, p capture.Progress) {
+	rate := fmt.Sprintf("%.1f/s", p.AchievedRate)
+	if p.OfferedRate > 0 {
+		rate = fmt.Sprintf("%.1f of %.1f/s", p.AchievedRate, p.OfferedRate)
+	}
+	rem := "?"
+	if p.Remaining >= 0 {
+		rem = p.Remaining.Round(time.Second).String()
+	}
+	fmt.Fprintf(w, "\r\033[K[%d/%d] %s r%d %s  sent %d done %d failed %d in-flight %d  %s  elapsed %s remaining ~%s",
+		p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, p.Sent, p.Done, p.Failed, p.InFlight, rate,
+		p.Elapsed.Round(time.Second), rem)
+	if p.Final {
+		fmt.Fprintln(w)
+	}
+}
+
+func printCaptureSummary(w io.Writer, res *capture.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate (achieved/offered)\tsend lag p99\tduration")
+	for _, c := range res.Cells {
+		ok := c.ByStatus[schema.StatusOK]
+		rate := fmt.Sprintf("%.2f/s", c.AchievedRate)
+		lag := "-"
+		if c.OfferedRate > 0 {
+			rate = fmt.Sprintf("%.2f/%.2f/s", c.AchievedRate, c.OfferedRate)
+			lag = time.Duration(c.SendLagP99).String()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", c.Point, c.Repeat, c.Requests, ok, c.Requests-ok, c.Chunks,
+			rate, lag, c.Duration.Round(time.Millisecond))
+	}
+	tw.Flush()
+	state := "complete"
+	if res.Manifest.Incomplete {
+		state = "incomplete: " + res.Manifest.IncompleteReason
+	}
+	fmt.Fprintf(w, "wrote %s: %d records, %d content chunks, evidence %s (%s)\n", res.Dir, res.Records, res.Chunks, res.Manifest.Evidence, state)
+}

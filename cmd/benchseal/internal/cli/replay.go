@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/schema"
+)
+
+func init() {
+	register("replay", newReplayCmd)
+	// verify recomputes claims with the replay engine.
+	claimChecker = replay.ClaimChecker{}
+}
+
+type replayOptions struct {
+	path        string
+	slo         string
+	definitions string
+	output      string
+	sweep       string
+	mlperf      string
+	target      string
+	smooth      string
+	stall       string
+	writeClaims string
+	tolerance   float64
+}
+
+func replayLong() string {
+	var b strings.Builder
+	b.WriteString(`Recompute every metric of a run (a run directory or a bundle) from its raw
+per-request records, for every load point and repeat, warmup records excluded.
+The same input gives byte-identical output on any machine: all inputs are
+integer nanoseconds, sums are exact, values are rounded once (half to even)
+when printed.
+
+--slo overrides the manifest's SLO (inclusive limits; one_token=pass|fail says
+whether a one-token answer, which has no TPOT, passes a TPOT limit). It never
+changes the run: it answers "what is the goodput under my SLO".
+
+Meanings:
+  ` + report.Meanings["tpot_ns"] + `
+  ` + report.Meanings["itl_ns"] + `
+
+Definitions (--definitions):
+`)
+	for _, n := range replay.DefinitionNames {
+		d, _ := replay.LookupDefinition(n)
+		fmt.Fprintf(&b, "\n  %s — %s\n", d.Name, d.Summary)
+		for _, line := range strings.Split(d.Help, "\n") {
+			fmt.Fprintf(&b, "      %s\n", line)
+		}
+	}
+	b.WriteString(`
+Smooth goodput (--smooth alpha=2.5,v=200ms,f=linear:2s) follows arXiv 2410.14257:
+deadlines d_i = C + v·i from the scheduled (else sent) time, idle latency
+l = max_i(t_i − d_i), benefit n − alpha·clamp(max(l,0)/L, 0, 1); without
+--smooth it is reported as null (there is no default penalty function).
+
+--sweep-slo ttft=50ms..2s[:steps] tabulates goodput against one limit;
+--mlperf ttft=450ms,tpot=40ms runs the MLPerf server validity check (p99 by
+index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries);
+--attainment-target sets the attainment of the DistServe-style capacity.
+
+--write-claims FILE records the result as the publisher's claims (per point and
+repeat: request accounting, window, rates, goodput, attainment and the quoted
+latency percentiles; medians across repeats), under these definitions and,
+when --slo is given, that SLO; pack the run and verify recomputes every one.
+
+JSON output (schema benchseal/replay/v1) is documented in docs/replay.md.`)
+	return b.String()
+}
+
+func newReplayCmd(io *IO) *cobra.Command {
+	o := &replayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay PATH",
+		Short: "Recompute every metric of a run or bundle from its raw records",
+		Long:  replayLong(),
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.path = args[0]
+			return runReplay(cmd, io, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. ttft=200ms,e2e=5s,tpot=50ms,one_token=fail")
+	f.StringVar(&o.definitions, "definitions", "benchseal", "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
+	f.StringVar(&o.output, "output", "text", "output format: text|json|csv|markdown")
+	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
+	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
+	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment for the capacity estimate")
+	f.StringVar(&o.smooth, "smooth", "", "smooth goodput parameters, e.g. alpha=2.5,v=200ms,f=linear:2s")
+	f.StringVar(&o.stall, "stall-threshold", "", "stall threshold (default: the TPOT limit, else 1s)")
+	f.StringVar(&o.writeClaims, "write-claims", "", "also write the headline results as claims to this file (e.g. RUNDIR/claims.json)")
+	f.Float64Var(&o.tolerance, "claims-tolerance", replay.DefaultClaimTolerance, "relative tolerance recorded in the written claims")
+	return cmd
+}
+
+func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
+	var opts replay.Options
+	var err error
+	if _, err := replay.LookupDefinition(o.definitions); err != nil {
+		return usagef("%v", err)
+	}
+	opts.Definitions = o.definitions
+	switch report.Format(o.output) {
+	case report.FormatText, report.FormatJSON, report.FormatCSV, report.FormatMarkdown:
+	default:
+		return usagef("--output %q: want text, json, csv or markdown", o.output)
+	}
+	if o.slo != "" {
+		s, err := replay.ParseSLO(o.slo)
+		if err != nil {
+			return usagef("--slo: %v", err)
+		}
+		opts.SLO = &s
+	}
+	if o.sweep != "" {
+		if opts.Sweep, err = replay.ParseSweep(o.sweep); err != nil {
+			return usagef("--sweep-slo: %v", err)
+		}
+	}
+	if o.mlperf != "" {
+		if opts.MLPerf, err = replay.ParseMLPerf(o.mlperf); err != nil {
+			return usagef("--mlperf: %v", err)
+		}
+	}
+	if opts.AttainmentTarget, err = replay.ParseFraction(o.target); err != nil {
+		return usagef("--attainment-target: %v", err)
+	}
+	if o.smooth != "" {
+		if opts.Smooth, err = replay.ParseSmooth(o.smooth); err != nil {
+			return usagef("--smooth: %v", err)
+		}
+	}
+	if o.stall != "" {
+		s, err := replay.ParseSLO("ttft=" + o.stall)
+		if err != nil || *s.TTFTNS <= 0 {
+			return usagef("--stall-threshold %q: want a positive duration", o.stall)
+		}
+		opts.StallThresholdNS = *s.TTFTNS
+	}
+	run, closeRun, err := openRunOrBundle(o.path)
+	if err != nil {
+		return err
+	}
+	defer closeRun()
+	res, err := replay.Replay(cmd.Context(), run, opts)
+	if err != nil {
+		return err
+	}
+	if o.writeClaims != "" {
+		if !(o.tolerance >= 0 && o.tolerance < 1) {
+			return usagef("--claims-tolerance %v: want 0 ≤ t < 1", o.tolerance)
+		}
+		b, err := schema.MarshalDocument(res.Claims(nil, o.tolerance))
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(o.writeClaims, b); err != nil {
+			return err
+		}
+	}
+	return report.Write(io.Out, report.Format(o.output), res)
+}
+
+// openRunOrBundle opens a run directory (one holding manifest.json) or a
+// bundle (a layout directory or tar file).
+func openRunOrBundle(path string) (schema.Run, func(), error) {
+	if _, err := os.Stat(filepath.Join(path, schema.ManifestFile)); err == nil {
+		rd, err := schema.OpenRunDir(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rd, func() {}, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("open %s: no such run directory or bundle", path)
+	}
+	b, err := artifact.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { b.Close() }, nil
+}

@@ -1,0 +1,89 @@
+package replay
+
+import "github.com/benchseal/benchseal/schema"
+
+// HeadlineMetrics are the claim paths a publisher claims by default for
+// every point and repeat: the request accounting, the rates, goodput under
+// the declared SLO and the latency percentiles people quote.
+var HeadlineMetrics = []string{
+	"counts.sent", "counts.ok", "counts.error", "counts.timeout", "counts.cancelled", "counts.rejected",
+	"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
+	"goodput", "token_goodput", "slo_attainment",
+	"ttft_ns.p50", "ttft_ns.p90", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99",
+	"tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p50", "itl_ns.p99",
+}
+
+// DefaultClaimTolerance is the relative error a verifier allows by default
+// when recomputing claims made from benchseal's own replay: the values are
+// exact rationals rounded once to float64, so any larger error means the
+// evidence changed.
+const DefaultClaimTolerance = 1e-12
+
+// Claims turns r into the claims a publisher makes: for every point and
+// repeat, each of metrics that has a defined value (nil metrics means
+// HeadlineMetrics), and, for points with two or more repeats, the median
+// across repeats of every summarised metric. The claims record r's
+// definitions and, when it came from a flag, its SLO, so that a verifier
+// recomputes them under the same objective.
+func (r *Result) Claims(metrics []string, tolerance float64) *schema.Claims {
+	if metrics == nil {
+		metrics = HeadlineMetrics
+	}
+	c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: r.Definitions, Tolerance: tolerance, Points: []schema.PointClaim{}}
+	if c.Definitions == "" {
+		c.Definitions = "benchseal"
+	}
+	if r.SLO.Source == "flag" && r.SLO.Any() {
+		c.SLO = sloToSchema(r.SLO)
+	}
+	for _, p := range r.Results {
+		pc := schema.PointClaim{Point: p.Point, Repeat: intPtr(p.Repeat), Metrics: []schema.Claim{}}
+		for _, m := range metrics {
+			v, ok := p.Lookup(m)
+			if !ok || v.IsNull() {
+				continue
+			}
+			f, ok := v.Float64()
+			if !ok {
+				continue
+			}
+			pc.Metrics = append(pc.Metrics, schema.Claim{Metric: m, Value: f})
+		}
+		if len(pc.Metrics) > 0 {
+			c.Points = append(c.Points, pc)
+		}
+	}
+	for _, ps := range r.Summary {
+		pc := schema.PointClaim{Point: ps.Point, Metrics: []schema.Claim{}}
+		for _, m := range SummaryMetrics {
+			s, ok := ps.Metrics[m]
+			if !ok || s.N < 2 || s.Median.IsNull() {
+				continue
+			}
+			if f, ok := s.Median.Float64(); ok {
+				pc.Metrics = append(pc.Metrics, schema.Claim{Metric: "summary." + m + ".median", Value: f})
+			}
+		}
+		if len(pc.Metrics) > 0 {
+			c.Points = append(c.Points, pc)
+		}
+	}
+	return c
+}
+
+func intPtr(i int) *int { return &i }
+
+// sloToSchema converts a resolved SLO back to the manifest form.
+func sloToSchema(s SLOSpec) *schema.SLO {
+	out := &schema.SLO{OneToken: s.OneToken}
+	if s.TTFTNS != nil {
+		out.TTFT = schema.Duration(*s.TTFTNS)
+	}
+	if s.E2ENS != nil {
+		out.E2E = schema.Duration(*s.E2ENS)
+	}
+	if s.TPOTNS != nil {
+		out.TPOT = schema.Duration(*s.TPOTNS)
+	}
+	return out
+}
