@@ -212,3 +212,17 @@ func TestRunRefusesNonEmptyDirectory(t *testing.T) {
 }
 
 var _ = bytes.NewReader
+
+func TestSettingsMakingAnInvalidManifestAreRefusedBeforeAnyRequest(t *testing.T) {
+	ts := fastSim(t, nil)
+	o := baseOptions(t, ts.URL)
+	// A TPOT limit without saying how one-token answers count is invalid.
+	o.Sets = []string{"slo.tpot=25ms"}
+	_, err := capture.Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "slo.one_token") {
+		t.Fatalf("Run: err = %v, want a problem naming slo.one_token", err)
+	}
+	if _, statErr := os.Stat(o.OutDir); !os.IsNotExist(statErr) {
+		t.Errorf("output directory was created: %v", statErr)
+	}
+}

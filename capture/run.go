@@ -263,26 +263,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	if err := prepareDir(o.OutDir); err != nil {
-		return nil, err
-	}
 	m := r.baseManifest()
-	var si *ServerInfo
-	if o.Probe {
-		si = ProbeServer(ctx, r.client, base, o.APIKey)
-		applyServerInfo(m, si)
-	}
 	var wl bytes.Buffer
 	sum, err := EncodeWorkload(&wl, r.items)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(o.OutDir, schema.WorkloadFile, wl.Bytes()); err != nil {
-		return nil, err
-	}
 	m.Workload.SHA256 = sum
 	m.Workload.Items = len(r.items)
-
 	r.start = time.Now()
 	m.EpochUnixNS = r.start.UnixNano()
 	m.StartTime = r.start.UTC().Format(time.RFC3339Nano)
@@ -292,6 +280,30 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := finishManifest(m, o.Overlay, o.Sets); err != nil {
 		return nil, err
 	}
+	// Refuse before sending anything or touching the output directory when
+	// the publisher's settings would make an invalid manifest.
+	if probs := schema.ValidateManifest(m, schema.ManifestFile); len(probs) > 0 {
+		return nil, fmt.Errorf("%w: the manifest would be invalid (state it with --set or --manifest): %w",
+			ErrCapture, &schema.ValidationError{Problems: probs})
+	}
+
+	if err := prepareDir(o.OutDir); err != nil {
+		return nil, err
+	}
+	if o.Probe {
+		si := ProbeServer(ctx, r.client, base, o.APIKey)
+		applyServerInfo(m, si)
+		if err := finishManifest(m, o.Overlay, o.Sets); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeFileAtomic(o.OutDir, schema.WorkloadFile, wl.Bytes()); err != nil {
+		return nil, err
+	}
+	r.start = time.Now()
+	m.EpochUnixNS = r.start.UnixNano()
+	m.StartTime = r.start.UTC().Format(time.RFC3339Nano)
+	m.FinishTime = m.StartTime
 	if err := writeManifest(o.OutDir, m); err != nil {
 		return nil, err
 	}

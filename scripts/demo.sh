@@ -14,10 +14,11 @@ mkdir -p "$OUT/keys"
 export BENCHSEAL_PASSWORD=demo-only-password
 export SOURCE_DATE_EPOCH=
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-run() { printf '$ %s\n' "$*" | sed "s#$OUT#\$OUT#g; s#$B#benchseal#g"; "$@"; }
+run() { printf '$ %s\n' "$*" | sed "s#$OUT#\$OUT#g; s#$B#benchseal#g" >&2; "$@"; }
 
 step "1. Start the local simulator (a labelled simulator on loopback, not an inference engine)"
-"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.05 --chunk-tokens 4 >"$OUT/simulator.log" 2>&1 &
+"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 \
+  --max-running 8 --queue-limit 7 --error-rate 0.1 --stall-prob 0.002 --stall 400ms >"$OUT/simulator.log" 2>&1 &
 SIM=$!
 trap 'kill $SIM 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'http://' "$OUT/simulator.log" 2>/dev/null && break; sleep 0.1; done
@@ -27,8 +28,9 @@ echo "simulator at $URL"
 
 step "2. Publisher: capture a concurrency sweep (3 points x 2 repeats, warmup, SLO declared before the run)"
 run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
-  --concurrency 1,4,16 --requests 40 --warmup-requests 4 --repeats 2 --seed 1 \
-  --set slo.ttft=300ms --set slo.e2e=4s --set slo.tpot=25ms --progress never
+  --concurrency 1,4,16 --requests 24 --warmup-requests 4 --repeats 2 --seed 1 --output-tokens 32 \
+  --set slo.ttft=500ms --set slo.e2e=3s --set slo.tpot=30ms --set slo.one_token=pass \
+  --location same-host --progress never
 "$B" validate "$OUT/run"
 
 step "3. Publisher: record the headline numbers as claims, make a key, pack and sign"
@@ -53,21 +55,43 @@ set +e
 "$B" verify "$OUT/tampered.oci" --key "$OUT/keys/publisher.pub" >"$OUT/tampered.txt" 2>&1
 rc=$?
 set -e
-grep -E '^(FAIL|REJECTED)' "$OUT/tampered.txt" | head -5
+grep -E '^(FAIL|REJECTED)' "$OUT/tampered.txt" || true
 echo "exit code $rc"
 [ "$rc" -eq 3 ] || { echo "tampered bundle was not rejected"; exit 1; }
 
-step "6. Buyer: goodput under my own, stricter SLO (the bundle is not changed)"
-run "$B" replay "$OUT/run.oci" --slo ttft=150ms,e2e=2s,tpot=15ms --output markdown | head -40
+step "6. Buyer: goodput under the publisher's SLO, then under my own stricter one (the bundle is not changed)"
+run "$B" replay "$OUT/run.oci" --output csv >"$OUT/replay-publisher.csv"
+run "$B" replay "$OUT/run.oci" --slo ttft=40ms,e2e=600ms,tpot=8ms,one_token=fail --output csv >"$OUT/replay-buyer.csv"
+python3 - "$OUT/replay-publisher.csv" "$OUT/replay-buyer.csv" <<'PY'
+import csv, sys
+def rows(p):
+    out = {}
+    for r in csv.DictReader(open(p)):
+        if r["repeat"] != "":
+            out.setdefault((r["point"], r["repeat"]), {})[r["metric"]] = r["value"]
+    return out
+def num(v, places=2):
+    return "-" if v in ("", None) else f"{float(v):.{places}f}"
+pub, buy = rows(sys.argv[1]), rows(sys.argv[2])
+print(f"{'point':>6} {'rep':>3} {'sent':>5} {'ok':>4} {'rejected':>8} {'req/s':>8} | {'goodput req/s, publisher SLO':>29} | {'goodput req/s, buyer SLO':>24} {'attainment':>10}")
+for k in pub:
+    p, b = pub[k], buy[k]
+    print(f"{k[0]:>6} {k[1]:>3} {p['counts.sent']:>5} {p['counts.ok']:>4} {p['counts.rejected']:>8} {num(p['request_throughput']):>8} | "
+          f"{num(p['goodput']):>29} | {num(b['goodput']):>24} {num(b['slo_attainment'], 3):>10}")
+PY
 
 step "7. Buyer: how goodput falls as the TTFT limit tightens"
-run "$B" replay "$OUT/run.oci" --sweep-slo ttft=20ms..300ms:8 | sed -n '/sweep/,$p' | head -40
+run "$B" replay "$OUT/run.oci" --sweep-slo ttft=5ms..60ms:6 >"$OUT/sweep.txt"
+sed -n '/by ttft limit/,$p' "$OUT/sweep.txt"
 
 step "8. An existing AIPerf result: import, pack, sign, verify (its own numbers recomputed), stricter SLO"
 run "$B" import aiperf testdata/fixtures/aiperf/run1_profile_export.jsonl testdata/fixtures/aiperf/run1_profile_export_aiperf.json \
   --out "$OUT/aiperf"
 run "$B" pack "$OUT/aiperf" --out "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.key"
-run "$B" verify "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.pub" | tail -15
-run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s | head -30
+run "$B" verify "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.pub" >"$OUT/aiperf-verify.txt"
+sed -n '/^PASS\|^FAIL\|^SKIP\|^claims\|^  NOT\|^VERIFIED\|^REJECTED/p' "$OUT/aiperf-verify.txt"
+echo "AIPerf's run had no SLO; goodput with the SLO a buyer cares about (TTFT ≤ 2 s, E2E ≤ 10 s):"
+run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s >"$OUT/aiperf-replay.txt"
+sed -n '/^point/,/slo_attainment_ok/p' "$OUT/aiperf-replay.txt"
 
 printf '\nDemo finished: everything is under %s\n' "$OUT"

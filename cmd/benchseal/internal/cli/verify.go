@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -27,6 +29,7 @@ type verifyOptions struct {
 	signatures    []string
 	output        string
 	allowUnsigned bool
+	showClaims    bool
 }
 
 func newVerifyCmd(io *IO) *cobra.Command {
@@ -73,6 +76,7 @@ nothing is authenticated.`,
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
 	f.StringVar(&o.output, "output", "text", "report format: text or json")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
+	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
 	return cmd
 }
 
@@ -120,7 +124,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		}
 		fmt.Fprintf(o.io.Out, "%s\n", b)
 	} else {
-		writeVerifyText(o.io.Out, res)
+		writeVerifyText(o.io.Out, res, o.showClaims)
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
@@ -151,7 +155,7 @@ func readFileLimited(p string, limit int64) ([]byte, error) {
 }
 
 // writeVerifyText prints the human summary of a verification.
-func writeVerifyText(w io.Writer, r *verify.Result) {
+func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	fmt.Fprintf(w, "bundle    %s\n", r.Bundle)
 	if r.RunID != "" {
 		fmt.Fprintf(w, "run       %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
@@ -181,13 +185,7 @@ func writeVerifyText(w io.Writer, r *verify.Result) {
 			fmt.Fprintln(w)
 		}
 	}
-	for _, c := range r.Claims {
-		rec := "-"
-		if c.Recomputed != nil {
-			rec = fmt.Sprintf("%g", *c.Recomputed)
-		}
-		fmt.Fprintf(w, "claim %s %s: claimed %g, recomputed %s: %s\n", c.Point, c.Metric, c.Claimed, rec, c.Outcome)
-	}
+	writeClaimChecks(w, r.Claims, showClaims)
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
 	}
@@ -209,5 +207,38 @@ func statusWord(s string) string {
 		return "FAIL"
 	default:
 		return "skip"
+	}
+}
+
+// writeClaimChecks prints the outcome of the claims recomputation: a count
+// per outcome, then every claim that did not match (every claim with all).
+func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
+	if len(checks) == 0 {
+		return
+	}
+	count := map[string]int{}
+	for _, c := range checks {
+		count[c.Outcome]++
+	}
+	fmt.Fprintf(w, "\nclaims (%s definitions, tolerance %s): %d matched, %d mismatched, %d not recomputable\n",
+		checks[0].Definitions, strconv.FormatFloat(checks[0].Tolerance, 'g', -1, 64),
+		count[schema.ClaimMatched], count[schema.ClaimMismatched], count[schema.ClaimNotRecomputable])
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	for _, c := range checks {
+		if c.Outcome == schema.ClaimMatched && !all {
+			continue
+		}
+		where := c.Point
+		if c.Repeat != nil {
+			where += fmt.Sprintf(" repeat %d", *c.Repeat)
+		}
+		line := fmt.Sprintf("  %-16s %s %s: claimed %s", strings.ToUpper(c.Outcome), where, c.Metric, num(c.Claimed))
+		if c.Recomputed != nil {
+			line += ", recomputed " + num(*c.Recomputed)
+		}
+		if c.Reason != "" && c.Outcome != schema.ClaimMismatched {
+			line += " (" + c.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
 	}
 }
