@@ -143,11 +143,25 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 // uncompressed digests and sizes, and every referrer's signature blob
 // digest. It does not check signatures.
 func (b *Bundle) CheckContent(ctx context.Context) error {
+	return b.streamAll(ctx, b.OpenLayer)
+}
+
+// CheckBlobs streams every stored blob of the bundle, its layers (as
+// stored, not decompressed) and every referrer's signature blob, checking
+// their digests and sizes. It does not check uncompressed content or
+// signatures.
+func (b *Bundle) CheckBlobs(ctx context.Context) error {
+	return b.streamAll(ctx, b.OpenBlob)
+}
+
+// streamAll reads every layer through open, then every signature blob,
+// stopping at the first error.
+func (b *Bundle) streamAll(ctx context.Context, open func(Layer) (io.ReadCloser, error)) error {
 	for _, l := range b.layers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rc, err := b.OpenLayer(l)
+		rc, err := open(l)
 		if err != nil {
 			return err
 		}

@@ -752,7 +752,7 @@ func (r *runner) setCurrent(c *cell, cellNo int) {
 	r.cur.phaseStart = r.now()
 	r.cur.requests = int64(c.n)
 	r.cur.expectedEnd = 0
-	if c.sched != nil && len(c.sched) > 0 {
+	if len(c.sched) > 0 {
 		r.cur.expectedEnd = r.cur.phaseStart + c.sched[len(c.sched)-1]
 	} else if c.dur > 0 {
 		r.cur.expectedEnd = r.cur.phaseStart + int64(c.dur)

@@ -78,6 +78,24 @@ func decodeDocument(r io.Reader, limit int64, name, schemaName string, v any) er
 func checkDocument(b []byte) *DecodeError {
 	d := &recordDecoder{b: b, doc: true}
 	var path []string
+	// next ends a member or element: it drops the last path token and
+	// consumes ',' (more follows) or end (the container is done).
+	next := func(end byte) (more bool, err error) {
+		path = path[:len(path)-1]
+		d.field = docPath(path)
+		d.ws()
+		if d.i < len(d.b) {
+			switch d.b[d.i] {
+			case ',':
+				d.i++
+				return true, nil
+			case end:
+				d.i++
+				return false, nil
+			}
+		}
+		return false, d.syntax("',' or '" + string(rune(end)) + "'")
+	}
 	var walk func(depth int) error
 	walk = func(depth int) error {
 		if depth > maxJSONDepth {
@@ -123,21 +141,9 @@ func checkDocument(b []byte) *DecodeError {
 				if err := walk(depth + 1); err != nil {
 					return err
 				}
-				path = path[:len(path)-1]
-				d.field = docPath(path)
-				d.ws()
-				if d.i >= len(d.b) {
-					return d.syntax("',' or '}'")
+				if more, err := next('}'); !more {
+					return err
 				}
-				if d.b[d.i] == ',' {
-					d.i++
-					continue
-				}
-				if d.b[d.i] == '}' {
-					d.i++
-					return nil
-				}
-				return d.syntax("',' or '}'")
 			}
 		case '[':
 			d.i++
@@ -152,21 +158,9 @@ func checkDocument(b []byte) *DecodeError {
 				if err := walk(depth + 1); err != nil {
 					return err
 				}
-				path = path[:len(path)-1]
-				d.field = docPath(path)
-				d.ws()
-				if d.i >= len(d.b) {
-					return d.syntax("',' or ']'")
+				if more, err := next(']'); !more {
+					return err
 				}
-				if d.b[d.i] == ',' {
-					d.i++
-					continue
-				}
-				if d.b[d.i] == ']' {
-					d.i++
-					return nil
-				}
-				return d.syntax("',' or ']'")
 			}
 		}
 		return d.skip(depth)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -201,7 +200,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	res.pass(CheckManifest, fmt.Sprintf("artifactType %s, empty config, %d layers of known media types", artifact.ArtifactTypeRun, len(b.Layers())))
 
 	// 4. Every stored blob: size and digest while streaming.
-	if err := checkStoredBlobs(ctx, b); err != nil {
+	if err := b.CheckBlobs(ctx); err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
@@ -252,29 +251,6 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 	return res, res.finish(errs)
-}
-
-func checkStoredBlobs(ctx context.Context, b *artifact.Bundle) error {
-	for _, l := range b.Layers() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rc, err := b.OpenBlob(l)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(io.Discard, rc)
-		rc.Close()
-		if err != nil {
-			return err
-		}
-	}
-	for _, r := range b.Referrers() {
-		if _, err := b.ReadSignature(r); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 type sigInput struct {

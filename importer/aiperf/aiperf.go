@@ -85,11 +85,7 @@ func (l *Line) phase() string {
 // ParseExport reads profile_export.jsonl (either schema). Every line must
 // be a record; errors name the file and line.
 func ParseExport(r io.Reader, name string) ([]Line, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseExport(data, name)
+	return ingest.ReadParse(r, name, parseExport)
 }
 
 func parseExport(data []byte, name string) ([]Line, error) {
@@ -181,11 +177,7 @@ type Summary struct {
 
 // ParseSummary reads profile_export_aiperf.json.
 func ParseSummary(r io.Reader, name string) (*Summary, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseSummary(data, name)
+	return ingest.ReadParse(r, name, parseSummary)
 }
 
 func parseSummary(data []byte, name string) (*Summary, error) {
@@ -257,11 +249,7 @@ type RawLine struct {
 
 // ParseRaw reads profile_export_raw.jsonl.
 func ParseRaw(r io.Reader, name string) ([]RawLine, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseRaw(data, name)
+	return ingest.ReadParse(r, name, parseRaw)
 }
 
 func parseRaw(data []byte, name string) ([]RawLine, error) {

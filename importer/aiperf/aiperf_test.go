@@ -3,8 +3,6 @@ package aiperf
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,23 +12,10 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func fixtureFiles(t testing.TB, names ...string) []ingest.File {
-	t.Helper()
-	var out []ingest.File
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "aiperf", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, ingest.File{Name: n, Data: b})
-	}
-	return out
-}
-
 var fixture = []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"}
 
 func TestParseFixture(t *testing.T) {
-	files := fixtureFiles(t, fixture...)
+	files := importtest.Load(t, Tool, fixture...)
 	res, err := Parse(files)
 	if err != nil {
 		t.Fatal(err)
@@ -38,13 +23,7 @@ func TestParseFixture(t *testing.T) {
 	if len(res.Records) != 100 {
 		t.Fatalf("records = %d, want 100", len(res.Records))
 	}
-	dir := filepath.Join(t.TempDir(), "run")
-	if err := ingest.Write(dir, Tool, files, res, ingest.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if os.Getenv("KEEP") != "" {
-		os.CopyFS(os.Getenv("KEEP"), os.DirFS(dir))
-	}
+	importtest.Write(t, Tool, files, res)
 }
 
 func TestExternalCheck(t *testing.T) {

@@ -61,11 +61,7 @@ func payloadModel(in json.RawMessage) string {
 
 // ParseExport reads profile_export.json.
 func ParseExport(r io.Reader, name string) (*Export, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseExport(data, name)
+	return ingest.ReadParse(r, name, parseExport)
 }
 
 func parseExport(data []byte, name string) (*Export, error) {
@@ -85,11 +81,7 @@ type Summary map[string]map[string]json.RawMessage
 
 // ParseSummary reads profile_export_genai_perf.json.
 func ParseSummary(r io.Reader, name string) (Summary, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseSummary(data, name)
+	return ingest.ReadParse(r, name, parseSummary)
 }
 
 func parseSummary(data []byte, name string) (Summary, error) {

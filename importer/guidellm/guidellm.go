@@ -71,11 +71,7 @@ type Request struct {
 // ParseReport reads benchmarks.json or benchmarks.yaml (YAML is
 // recognised by content).
 func ParseReport(r io.Reader, name string) (*Report, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseReport(data, name)
+	return ingest.ReadParse(r, name, parseReport)
 }
 
 func parseReport(data []byte, name string) (*Report, error) {

@@ -40,29 +40,19 @@ type Request struct {
 
 // ParsePerRequest reads per_request_lifecycle_metrics.json.
 func ParsePerRequest(r io.Reader, name string) ([]Request, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parsePerRequest(data, name)
+	return ingest.ReadParse(r, name, parsePerRequest)
 }
 
 func parsePerRequest(data []byte, name string) ([]Request, error) {
-	var raws []json.RawMessage
-	if err := ingest.DecodeJSON(name, data, &raws); err != nil {
-		return nil, err
-	}
-	out := make([]Request, 0, len(raws))
-	for i, raw := range raws {
-		var r Request
-		if err := ingest.DecodeJSON(name, raw, &r); err != nil {
-			return nil, ingest.RecordErrorf(name, 0, i, "", "%v", err)
-		}
+	out, err := ingest.DecodeJSONList(name, data, func(i int, raw json.RawMessage, r *Request) error {
 		if r.StartTime == "" || r.EndTime == "" {
-			return nil, ingest.RecordErrorf(name, 0, i, "start_time", "start_time or end_time missing: not an inference-perf per-request record")
+			return ingest.RecordErrorf(name, 0, i, "start_time", "start_time or end_time missing: not an inference-perf per-request record")
 		}
 		r.Raw = raw
-		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, ingest.Errorf(name, "no requests")
@@ -86,11 +76,7 @@ type Summary struct {
 
 // ParseSummary reads a lifecycle-metrics summary.
 func ParseSummary(r io.Reader, name string) (*Summary, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseSummary(data, name)
+	return ingest.ReadParse(r, name, parseSummary)
 }
 
 func parseSummary(data []byte, name string) (*Summary, error) {

@@ -93,6 +93,59 @@ func DecodeJSON(name string, data []byte, v any) error {
 	return nil
 }
 
+// ReadParse reads r, the input file called name, and returns parse(data,
+// name). At most MaxFileSize bytes are read; a longer file reaches parse
+// cut short. A read error is returned as "read <name>: <cause>".
+func ReadParse[T any](r io.Reader, name string, parse func(data []byte, name string) (T, error)) (T, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize))
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("read %s: %w", name, err)
+	}
+	return parse(data, name)
+}
+
+// DecodeJSONList decodes data, a JSON list, into one T per element, in
+// order. Each element is decoded with DecodeJSON; a failure is reported
+// as record i of name. check, when not nil, is called on each element
+// right after it is decoded, with its raw JSON, and its error is returned
+// as is. An empty list gives an empty, non-nil slice.
+func DecodeJSONList[T any](name string, data []byte, check func(i int, raw json.RawMessage, v *T) error) ([]T, error) {
+	var raws []json.RawMessage
+	if err := DecodeJSON(name, data, &raws); err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(raws))
+	for i, raw := range raws {
+		var v T
+		if err := DecodeJSON(name, raw, &v); err != nil {
+			return nil, RecordErrorf(name, 0, i, "", "%v", err)
+		}
+		if check != nil {
+			if err := check(i, raw, &v); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// RawNumber returns raw as a number: the number itself, or the text of a
+// string (tools write "inf" or "12.5" as strings), left for the caller to
+// parse. It returns "" when raw is absent, null, or neither.
+func RawNumber(raw json.RawMessage) json.Number {
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return json.Number(s)
+	}
+	return ""
+}
+
 // DecodeJSONLine decodes one JSON Lines line (line is 1-based).
 func DecodeJSONLine(name string, line int, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -32,33 +32,23 @@ type Response struct {
 
 // ParseIndividual reads *_individual_responses.json.
 func ParseIndividual(r io.Reader, name string) ([]Response, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseIndividual(data, name)
+	return ingest.ReadParse(r, name, parseIndividual)
 }
 
 func parseIndividual(data []byte, name string) ([]Response, error) {
-	var raws []json.RawMessage
-	if err := ingest.DecodeJSON(name, data, &raws); err != nil {
-		return nil, err
-	}
-	out := make([]Response, 0, len(raws))
-	for i, raw := range raws {
-		var r Response
-		if err := ingest.DecodeJSON(name, raw, &r); err != nil {
-			return nil, ingest.RecordErrorf(name, 0, i, "", "%v", err)
-		}
+	out, err := ingest.DecodeJSONList(name, data, func(i int, raw json.RawMessage, r *Response) error {
 		var keys map[string]json.RawMessage
 		json.Unmarshal(raw, &keys)
 		for _, k := range []string{"ttft_s", "end_to_end_latency_s", "number_output_tokens"} {
 			if _, ok := keys[k]; !ok {
-				return nil, ingest.RecordErrorf(name, 0, i, k, "missing: not an LLMPerf individual response")
+				return ingest.RecordErrorf(name, 0, i, k, "missing: not an LLMPerf individual response")
 			}
 		}
 		r.Raw = raw
-		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, ingest.Errorf(name, "no responses")
@@ -71,11 +61,7 @@ type Summary map[string]json.RawMessage
 
 // ParseSummary reads *_summary.json.
 func ParseSummary(r io.Reader, name string) (Summary, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseSummary(data, name)
+	return ingest.ReadParse(r, name, parseSummary)
 }
 
 func parseSummary(data []byte, name string) (Summary, error) {
@@ -91,17 +77,7 @@ func parseSummary(data []byte, name string) (Summary, error) {
 	return s, nil
 }
 
-func (s Summary) number(k string) json.Number {
-	var n json.Number
-	if json.Unmarshal(s[k], &n) == nil {
-		return n
-	}
-	var str string
-	if json.Unmarshal(s[k], &str) == nil {
-		return json.Number(str)
-	}
-	return ""
-}
+func (s Summary) number(k string) json.Number { return ingest.RawNumber(s[k]) }
 
 func (s Summary) str(k string) string {
 	var v string

@@ -106,11 +106,7 @@ const mllog = ":::MLLOG "
 
 // ParseDetail reads mlperf_log_detail.txt.
 func ParseDetail(r io.Reader, name string) (*Detail, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseDetail(data, name)
+	return ingest.ReadParse(r, name, parseDetail)
 }
 
 func parseDetail(data []byte, name string) (*Detail, error) {

@@ -24,11 +24,7 @@ type Run struct {
 
 // ParseOutput reads a bench_serving output file (JSON Lines).
 func ParseOutput(r io.Reader, name string) ([]Run, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseOutput(data, name)
+	return ingest.ReadParse(r, name, parseOutput)
 }
 
 func parseOutput(data []byte, name string) ([]Run, error) {

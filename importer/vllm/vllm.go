@@ -22,11 +22,7 @@ type Result struct {
 
 // ParseResult reads one vLLM result JSON.
 func ParseResult(r io.Reader, name string) (*Result, error) {
-	data, err := io.ReadAll(io.LimitReader(r, ingest.MaxFileSize))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseResult(data, name)
+	return ingest.ReadParse(r, name, parseResult)
 }
 
 func parseResult(data []byte, name string) (*Result, error) {

@@ -1,23 +1,15 @@
 package vllm
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 )
 
 var fixture = []string{"lambdalabs_llama3_8b_h100_prompt10.json"}
 
 func TestParseFixture(t *testing.T) {
-	name := "lambdalabs_llama3_8b_h100_prompt10.json"
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "vllm", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := []ingest.File{{Name: name, Data: b}}
+	files := importtest.Load(t, Tool, fixture...)
 	res, err := Parse(files)
 	if err != nil {
 		t.Fatal(err)
@@ -25,13 +17,7 @@ func TestParseFixture(t *testing.T) {
 	if len(res.Records) != 10 {
 		t.Fatalf("records = %d", len(res.Records))
 	}
-	dir := filepath.Join(t.TempDir(), "run")
-	if err := ingest.Write(dir, Tool, files, res, ingest.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if os.Getenv("KEEP") != "" {
-		os.CopyFS(os.Getenv("KEEP"), os.DirFS(dir))
-	}
+	importtest.Write(t, Tool, files, res)
 }
 
 func TestExternalCheck(t *testing.T) {

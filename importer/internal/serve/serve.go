@@ -17,21 +17,7 @@ type Object map[string]json.RawMessage
 // Number returns field k as a number ("" when absent or null). A string
 // holding a number (vLLM writes request_rate "inf" as a string) is
 // returned as its text.
-func (o Object) Number(k string) json.Number {
-	raw, ok := o[k]
-	if !ok {
-		return ""
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return json.Number(s)
-	}
-	return ""
-}
+func (o Object) Number(k string) json.Number { return ingest.RawNumber(o[k]) }
 
 // String returns field k as a string ("" when absent or not a string).
 func (o Object) String(k string) string {

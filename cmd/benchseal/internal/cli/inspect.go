@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,7 +81,31 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	if m.Hardware.Accelerator != "" {
 		fmt.Fprintf(w, "hardware   %d × %s\n", m.Hardware.AcceleratorCount, m.Hardware.Accelerator)
 	}
+	fmt.Fprintf(w, "boundary   %s\n", m.Client.Boundary)
 	fmt.Fprintf(w, "load       %s, %d point(s) × %d repeat(s)\n", m.Load.Mode, len(m.Load.Points), m.Load.Repeats)
+	if m.Incomplete {
+		fmt.Fprintf(w, "INCOMPLETE %s\n", m.IncompleteReason)
+	}
+	for _, x := range m.External {
+		// External evidence is a reference, never a measurement of this run.
+		fmt.Fprintf(w, "external   %s", x.Kind)
+		for _, kv := range [][2]string{{"version", x.Version}, {"division", x.Division}, {"category", x.Category},
+			{"scenario", x.Scenario}, {"status", x.Status}, {"submitter", x.Submitter}, {"system", x.System}} {
+			if kv[1] != "" {
+				fmt.Fprintf(w, " %s=%s", kv[0], kv[1])
+			}
+		}
+		if x.AcceleratorCount > 0 {
+			fmt.Fprintf(w, " accelerators=%d", x.AcceleratorCount)
+		}
+		if x.URL != "" {
+			fmt.Fprintf(w, " %s", x.URL)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(m.Unknown) > 0 {
+		fmt.Fprintf(w, "unknown    %d field(s) declared unknown: %s\n", len(m.Unknown), strings.Join(m.Unknown, ", "))
+	}
 	if c := b.Claims(); c != nil {
 		n := 0
 		for _, p := range c.Points {
