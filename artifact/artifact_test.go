@@ -138,6 +138,47 @@ func TestPackCreatedDefaultsToFinishTime(t *testing.T) {
 	}
 }
 
+func TestPackOfAnUndatedRunNeedsAnExplicitCreatedTime(t *testing.T) {
+	tmp := t.TempDir()
+	run := artifacttest.WriteRun(t, filepath.Join(tmp, "run"), artifacttest.RunOptions{})
+	mp := filepath.Join(run, schema.ManifestFile)
+	f, err := os.Open(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := schema.DecodeManifest(f, mp)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An import that did not record when the run happened.
+	m.StartTime, m.FinishTime, m.EpochUnixNS = "", "", 0
+	m.Unknown = append(m.Unknown, "start_time", "finish_time", "epoch_unix_ns")
+	b, err := schema.MarshalDocument(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "b")
+	_, err = artifact.Pack(context.Background(), run, out, artifact.PackOptions{})
+	if err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") {
+		t.Fatalf("Pack: err = %v, want one asking for SOURCE_DATE_EPOCH", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a failed pack left %s", out)
+	}
+	created := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	res, err := artifact.Pack(context.Background(), run, out, artifact.PackOptions{Created: created})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created != "2026-02-03T04:05:06Z" {
+		t.Fatalf("created = %s", res.Created)
+	}
+}
+
 func TestOpenStreamsRecordsInShardOrder(t *testing.T) {
 	for _, name := range []string{"dir", "b.tar"} {
 		t.Run(name, func(t *testing.T) {

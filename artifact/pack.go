@@ -60,6 +60,10 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	m := rd.Manifest()
 	created := opts.Created
 	if created.IsZero() {
+		if m.FinishTime == "" {
+			return nil, fmt.Errorf("pack %s: the run's finish_time is unknown, so the bundle's creation time cannot come from it: "+
+				"state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir)
+		}
 		created, err = time.Parse(time.RFC3339Nano, m.FinishTime)
 		if err != nil {
 			return nil, fmt.Errorf("pack %s: run finish_time %q: %w", runDir, m.FinishTime, err)

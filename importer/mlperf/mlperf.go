@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,6 +260,21 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 			}
 		}
 	}
+	var derived []string
+	switch ref.Scenario {
+	case "Server", "Interactive":
+		// Only the datacenter category has these scenarios.
+		ref.Category = "datacenter"
+		derived = append(derived, fmt.Sprintf("external[0].category: datacenter, the only category with the %s scenario", ref.Scenario))
+	case "SingleStream", "MultiStream":
+		ref.Category = "edge"
+		derived = append(derived, fmt.Sprintf("external[0].category: edge, the only category with the %s scenario", ref.Scenario))
+	}
+	if n, acc, ok := systemAccelerators(ref.System); ok {
+		ref.AcceleratorCount = n
+		ref.Results["accelerator (from system name)"] = acc
+		derived = append(derived, fmt.Sprintf("external[0].accelerator_count: %d, from the system name %q", n, ref.System))
+	}
 	for _, f := range files {
 		ref.Attachments = append(ref.Attachments, path.Base(f.Name))
 	}
@@ -271,6 +287,9 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 	m.Client.Boundary = schema.BoundaryServerTimer
 	m.Client.TokenCounts = ""
 	m.External = []schema.ExternalRef{ref}
+	for _, d := range derived {
+		ingest.Derive(&m, "%s", d)
+	}
 	if benchmark != "" {
 		m.Model.Name = benchmark
 		ingest.Derive(&m, "model.name: the MLPerf benchmark named by the submission directory (%s)", benchmark)
@@ -314,4 +333,20 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 		}
 	}
 	return &ingest.Result{Manifest: m, Records: nil}, nil
+}
+
+// systemAccelerators reads the accelerator count and model from an MLPerf
+// system name of the usual "<N>x<accelerator>[_<N>x<cpu>...]" shape, such
+// as "8xMI300X_2xEPYC_9575F" (8 MI300X). ok is false for other shapes.
+func systemAccelerators(system string) (n int, accelerator string, ok bool) {
+	first, _, _ := strings.Cut(system, "_")
+	count, acc, found := strings.Cut(first, "x")
+	if !found || acc == "" {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 || n > 1<<20 {
+		return 0, "", false
+	}
+	return n, acc, true
 }

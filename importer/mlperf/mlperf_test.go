@@ -129,3 +129,24 @@ func FuzzParseSummary(f *testing.F) {
 func FuzzParseDetail(f *testing.F) {
 	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 1, Parse)
 }
+
+func TestSystemAccelerators(t *testing.T) {
+	for _, tc := range []struct {
+		system string
+		n      int
+		acc    string
+		ok     bool
+	}{
+		{"8xMI300X_2xEPYC_9575F", 8, "MI300X", true},
+		{"1xH100-SXM-80GB", 1, "H100-SXM-80GB", true},
+		{"dgx-h100", 0, "", false},
+		{"0xFOO", 0, "", false},
+		{"x8", 0, "", false},
+		{"", 0, "", false},
+	} {
+		n, acc, ok := systemAccelerators(tc.system)
+		if n != tc.n || acc != tc.acc || ok != tc.ok {
+			t.Errorf("systemAccelerators(%q) = %d, %q, %v; want %d, %q, %v", tc.system, n, acc, ok, tc.n, tc.acc, tc.ok)
+		}
+	}
+}
