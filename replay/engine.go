@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -69,7 +72,10 @@ type groupKey struct {
 
 // Replay recomputes every metric of run under opts. It streams the records
 // once (twice for nothing); it holds per point and repeat only the integer
-// samples needed for exact percentiles.
+// samples needed for exact percentiles. Records are read and decoded in a
+// goroutine of their own, ahead of the metric engine (see recordStream),
+// and the groups are finished in parallel; the result does not depend on
+// either.
 func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) {
 	def, err := lookupDefinition(opts.Definitions)
 	if err != nil {
@@ -113,30 +119,47 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer it.Close()
+	st := newRecordStream(it)
+	defer st.stop() // before it.Close
 	groups := map[groupKey]*group{}
-	for n := 0; ; n++ {
-		if n&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	var (
+		g    *group // the group of the previous record: runs are long
+		gkey groupKey
+		n    int
+	)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for {
+		b := st.next()
+		for _, rec := range b.recs {
+			if n&4095 == 0 && n > 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			n++
+			if g == nil || rec.Repeat != gkey.repeat || rec.Point != gkey.point {
+				gkey = groupKey{rec.Point, rec.Repeat}
+				g = groups[gkey]
+				if g == nil {
+					g = newGroup(cfg)
+					groups[gkey] = g
+				}
+			}
+			if err := g.add(rec); err != nil {
+				return nil, fmt.Errorf("replay: record %q: %w", rec.ID, err)
 			}
 		}
-		rec, err := it.Next()
-		if err == io.EOF {
+		if b.err == io.EOF {
 			break
 		}
-		if err != nil {
-			return nil, fmt.Errorf("replay: %w", err)
+		if b.err != nil {
+			return nil, fmt.Errorf("replay: %w", b.err)
 		}
-		k := groupKey{rec.Point, rec.Repeat}
-		g := groups[k]
-		if g == nil {
-			g = newGroup(cfg)
-			groups[k] = g
-		}
-		if err := g.add(rec); err != nil {
-			return nil, fmt.Errorf("replay: record %q: %w", rec.ID, err)
-		}
+		st.release(b)
 	}
+	st.stop()
 	if err := it.Close(); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
@@ -147,9 +170,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	res.Notes = append(res.Notes, def.Notes...)
 	seen := map[string]bool{}
-	for _, k := range orderGroups(m, groups) {
-		g := groups[k]
-		pr := g.finish(k)
+	keys := orderGroups(m, groups)
+	for i, pr := range finishGroups(groups, keys) {
+		g := groups[keys[i]]
 		res.Results = append(res.Results, pr)
 		if g.peer != nil {
 			for _, n := range g.peer.notesList() {
@@ -232,6 +255,27 @@ func orderGroups(m *schema.Manifest, groups map[groupKey]*group) []groupKey {
 	return keys
 }
 
+// finishGroups finishes every group, the groups being independent, on up
+// to one goroutine per processor; the results are in keys' order.
+func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
+	out := make([]*PointResult, len(keys))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(keys)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				out[i] = groups[keys[i]].finish(keys[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
 type config struct {
 	def    *Definition
 	slo    SLOSpec
@@ -258,6 +302,7 @@ type group struct {
 
 	ttft, e2e, itl, lag, ttftS, e2eS intSamples
 	tpot                             ratSamples
+	gaps                             []int64 // scratch: one request's ITLs
 
 	stallReqs, stallCount int64
 	stallMax              int64
@@ -377,14 +422,21 @@ func (g *group) add(rec *schema.Record) error {
 		}
 	}
 	stalls := int64(0)
-	for j := 1; j < k; j++ {
-		gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
-		g.itl.add(gap)
-		if gap > g.cfg.stall {
-			stalls++
+	if k > 1 {
+		gaps, stall := g.gaps[:0], g.cfg.stall
+		mx := rec.ChunksNS[1] - rec.ChunksNS[0]
+		for j := 1; j < k; j++ {
+			gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
+			gaps = append(gaps, gap)
+			if gap > stall {
+				stalls++
+			}
+			mx = max(mx, gap)
 		}
-		if !g.haveStall || gap > g.stallMax {
-			g.stallMax, g.haveStall = gap, true
+		g.itl.addAll(gaps)
+		g.gaps = gaps
+		if !g.haveStall || mx > g.stallMax {
+			g.stallMax, g.haveStall = mx, true
 		}
 	}
 	if stalls > 0 {
@@ -595,10 +647,14 @@ func ratDist(s *ratSamples) Dist {
 	v := new(big.Rat).Quo(sq, bn)
 	m2 := new(big.Rat).Mul(d.Mean.r, d.Mean.r)
 	d.Stddev = sqrtOf(v.Sub(v, m2))
-	s.sort()
-	d.Min, d.Max = s.xs[0].value(), s.xs[n-1].value()
-	for i, p := range Percentiles {
-		d.P[i] = s.xs[nearestRank(n, p.Num, p.Den)-1].value()
+	rs := []int64{1, n}
+	for _, p := range Percentiles {
+		rs = append(rs, nearestRank(n, p.Num, p.Den))
+	}
+	xs := s.ranks(rs)
+	d.Min, d.Max = xs[0].value(), xs[1].value()
+	for i := range Percentiles {
+		d.P[i] = xs[2+i].value()
 	}
 	return d
 }

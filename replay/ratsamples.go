@@ -27,15 +27,28 @@ func cmpFrac(a, b frac) int {
 // ratSamples holds exact rational samples, with Σx and Σx² kept per
 // denominator so that the totals stay small integers until the end.
 type ratSamples struct {
-	xs    []frac
+	xs []frac
+	// Accumulators by denominator: denominators below smallDen (token
+	// counts, in practice) index dense, the others go to byDen.
+	dense []sumAcc
 	byDen map[int64]*sumAcc
 }
 
+// smallDen bounds the denominators accumulated in ratSamples.dense.
+const smallDen = 1 << 12
+
 func (s *ratSamples) add(num, den int64) {
+	s.xs = append(s.xs, frac{num, den})
+	if den < smallDen {
+		if int(den) >= len(s.dense) {
+			s.dense = append(s.dense, make([]sumAcc, int(den)+1-len(s.dense))...)
+		}
+		s.dense[den].add(num)
+		return
+	}
 	if s.byDen == nil {
 		s.byDen = map[int64]*sumAcc{}
 	}
-	s.xs = append(s.xs, frac{num, den})
 	a := s.byDen[den]
 	if a == nil {
 		a = &sumAcc{}
@@ -49,20 +62,94 @@ func (s *ratSamples) n() int64 { return int64(len(s.xs)) }
 // sums returns Σx and Σx² exactly.
 func (s *ratSamples) sums() (sum, sq *big.Rat) {
 	sum, sq = new(big.Rat), new(big.Rat)
+	add := func(d int64, a *sumAcc) {
+		s1, s2 := a.sums()
+		bd := big.NewInt(d)
+		sum.Add(sum, new(big.Rat).SetFrac(s1, bd))
+		sq.Add(sq, new(big.Rat).SetFrac(s2, new(big.Int).Mul(bd, bd)))
+	}
+	for d := range s.dense {
+		if s.dense[d].n > 0 {
+			add(int64(d), &s.dense[d])
+		}
+	}
 	dens := make([]int64, 0, len(s.byDen))
 	for d := range s.byDen {
 		dens = append(dens, d)
 	}
 	slices.Sort(dens)
 	for _, d := range dens {
-		s1, s2 := s.byDen[d].sums()
-		bd := big.NewInt(d)
-		sum.Add(sum, new(big.Rat).SetFrac(s1, bd))
-		sq.Add(sq, new(big.Rat).SetFrac(s2, new(big.Int).Mul(bd, bd)))
+		add(d, s.byDen[d])
 	}
 	return sum, sq
 }
 
-func (s *ratSamples) sort() { slices.SortFunc(s.xs, cmpFrac) }
+// ranks returns the order statistics at the given 1-based ranks (each in
+// [1, n]), by selection rather than a full sort. It reorders s.xs.
+func (s *ratSamples) ranks(rs []int64) []frac {
+	ks := make([]int, len(rs))
+	for i, r := range rs {
+		ks[i] = int(r - 1)
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	selectFracs(s.xs, 0, ks, 2*bits.Len(uint(len(s.xs))))
+	out := make([]frac, len(rs))
+	for i, r := range rs {
+		out[i] = s.xs[r-1]
+	}
+	return out
+}
+
+// selectFracs reorders xs, which starts at index base of the whole array,
+// so that xs[k−base] holds the element a sort by cmpFrac would put at
+// index k, for every k in ks (ascending, distinct, within xs). It is a
+// quickselect on every wanted index at once (three-way partitions, so
+// equal values cost nothing); past depth levels it sorts instead, which
+// bounds the worst case to O(n log n).
+func selectFracs(xs []frac, base int, ks []int, depth int) {
+	for len(ks) > 0 {
+		if len(xs) <= 16 || depth == 0 {
+			slices.SortFunc(xs, cmpFrac)
+			return
+		}
+		depth--
+		p := median3(xs[0], xs[len(xs)/2], xs[len(xs)-1])
+		// Dutch flag: xs[:lt] < p, xs[lt:gt] == p, xs[gt:] > p.
+		lt, i, gt := 0, 0, len(xs)
+		for i < gt {
+			switch c := cmpFrac(xs[i], p); {
+			case c < 0:
+				xs[lt], xs[i] = xs[i], xs[lt]
+				lt++
+				i++
+			case c > 0:
+				gt--
+				xs[gt], xs[i] = xs[i], xs[gt]
+			default:
+				i++
+			}
+		}
+		a, _ := slices.BinarySearch(ks, base+lt)
+		b, _ := slices.BinarySearch(ks, base+gt)
+		if a > 0 {
+			selectFracs(xs[:lt], base, ks[:a], depth)
+		}
+		xs, base, ks = xs[gt:], base+gt, ks[b:]
+	}
+}
+
+func median3(a, b, c frac) frac {
+	if cmpFrac(a, b) > 0 {
+		a, b = b, a
+	}
+	if cmpFrac(b, c) > 0 {
+		b = c
+		if cmpFrac(a, b) > 0 {
+			b = a
+		}
+	}
+	return b
+}
 
 func (f frac) value() Value { return Frac(f.num, f.den) }

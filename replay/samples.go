@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"math/big"
 	"math/bits"
 	"slices"
@@ -107,6 +108,49 @@ func (s *intSamples) add(x int64) {
 	}
 }
 
+// addAll adds every x of xs, as add does, with a fast path for the common
+// case (values in [0, 2³²), sums far from overflowing) that keeps the
+// accumulators in registers and appends straight into the current block.
+func (s *intSamples) addAll(xs []int64) {
+	for len(xs) > 0 {
+		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 {
+			s.add(x)
+			xs = xs[1:]
+			continue
+		}
+		if len(s.blocks) == 0 || len(s.blocks[len(s.blocks)-1]) == blockSize {
+			s.blocks = append(s.blocks, make([]uint32, 0, blockSize))
+		}
+		blk := s.blocks[len(s.blocks)-1]
+		m := min(len(xs), blockSize-len(blk))
+		a := &s.acc
+		mn, mx, sum, lo, hi := s.min, s.max, a.s, a.sqLo, a.sqHi
+		i := 0
+		for ; i < m; i++ {
+			x := xs[i]
+			// x < 2³² keeps x² in 64 bits; hi < 2⁶²−1 before the add
+			// keeps it below 2⁶² after (no spill needed).
+			if uint64(x) >= 1<<32 || sum > math.MaxInt64-x || hi >= 1<<62-1 {
+				break
+			}
+			sum += x
+			var c uint64
+			lo, c = bits.Add64(lo, uint64(x*x), 0)
+			hi += c
+			mn, mx = min(mn, x), max(mx, x)
+			blk = append(blk, uint32(x))
+		}
+		s.min, s.max, a.s, a.sqLo, a.sqHi = mn, mx, sum, lo, hi
+		a.n += int64(i)
+		s.blocks[len(s.blocks)-1] = blk
+		if i < m {
+			s.add(xs[i]) // the value that left the fast path
+			i++
+		}
+		xs = xs[i:]
+	}
+}
+
 func (s *intSamples) n() int64 { return s.acc.n }
 
 // each calls f for every sample (in no particular order).
@@ -125,14 +169,17 @@ func (s *intSamples) each(f func(int64)) {
 }
 
 // ranks returns the order statistics at the given 1-based ranks (each in
-// [1, n]).
+// [1, n]). Values in [0, 2³²) are selected by a two-level radix histogram:
+// the top 16 significant bits locate each rank's bucket, the low bits
+// inside the bucket give its value exactly. That is two passes over the
+// samples, with no full sort and no copy of them.
 func (s *intSamples) ranks(rs []int64) []int64 {
 	out := make([]int64, len(rs))
 	slices.Sort(s.neg)
 	slices.Sort(s.large)
 	nneg := int64(len(s.neg))
 	nsmall := s.acc.n - nneg - int64(len(s.large))
-	var want []int64 // ranks within the small values, 1-based
+	var want, at []int64 // ranks within the small values (1-based), and where they go
 	for i, r := range rs {
 		switch {
 		case r <= nneg:
@@ -141,58 +188,100 @@ func (s *intSamples) ranks(rs []int64) []int64 {
 			out[i] = s.large[r-nneg-nsmall-1]
 		default:
 			want = append(want, r-nneg)
+			at = append(at, int64(i))
 		}
 	}
 	if len(want) == 0 {
 		return out
 	}
 	var hi uint32
-	for _, b := range s.blocks {
-		for _, x := range b {
-			hi = max(hi, x)
+	if s.max >= 0 && s.max < 1<<32 {
+		hi = uint32(s.max)
+	} else {
+		for _, b := range s.blocks {
+			for _, x := range b {
+				hi = max(hi, x)
+			}
 		}
 	}
-	shift := max(bits.Len32(hi)-16, 0)
-	var hist [1 << 16]int64
+	shift := uint(max(bits.Len32(hi)-16, 0))
+	hist := make([]int64, int(hi>>shift)+1)
 	for _, b := range s.blocks {
 		for _, x := range b {
 			hist[x>>shift]++
 		}
 	}
-	// For each wanted rank find its bucket and the rank inside it.
-	type target struct{ bucket, inRank int64 }
-	tg := make([]target, len(want))
-	need := map[int64][]uint32{}
+	// Locate each wanted rank: its bucket and its rank inside the bucket.
+	bucket, inRank := make([]uint32, len(want)), make([]int64, len(want))
 	for i, r := range want {
 		var cum int64
-		for bk := range int64(1 << 16) {
-			if cum+hist[bk] >= r {
-				tg[i] = target{bk, r - cum}
-				need[bk] = nil
+		for bk, c := range hist {
+			if cum+c >= r {
+				bucket[i], inRank[i] = uint32(bk), r-cum
 				break
 			}
-			cum += hist[bk]
+			cum += c
 		}
 	}
-	for _, b := range s.blocks {
-		for _, x := range b {
-			bk := int64(x >> shift)
-			if v, ok := need[bk]; ok {
-				need[bk] = append(v, x)
+	if shift == 0 {
+		for i := range want {
+			out[at[i]] = int64(bucket[i])
+		}
+		return out
+	}
+	// Second level, for the buckets that hold a wanted rank, up to 255
+	// buckets a pass (slot[bk] is the bucket's index in the pass, plus
+	// one): a sparse bucket's values are collected and sorted, a dense
+	// one's low bits histogrammed, whichever takes less memory.
+	slot := make([]uint8, len(hist))
+	mask := uint32(1)<<shift - 1
+	for lo := 0; lo < len(want); lo += 255 {
+		part := bucket[lo:min(lo+255, len(want))]
+		clear(slot)
+		var (
+			low  [][]int64  // dense buckets: counts of the low bits
+			vals [][]uint32 // sparse buckets: the values
+		)
+		for _, bk := range part {
+			if slot[bk] != 0 {
+				continue
+			}
+			if c := hist[bk]; c <= int64(1)<<shift/4 {
+				low, vals = append(low, nil), append(vals, make([]uint32, 0, c))
+			} else {
+				low, vals = append(low, make([]int64, 1<<shift)), append(vals, nil)
+			}
+			slot[bk] = uint8(len(low))
+		}
+		for _, b := range s.blocks {
+			for _, x := range b {
+				if k := slot[x>>shift]; k != 0 {
+					if h := low[k-1]; h != nil {
+						h[x&mask]++
+					} else {
+						vals[k-1] = append(vals[k-1], x)
+					}
+				}
 			}
 		}
-	}
-	for _, v := range need {
-		slices.Sort(v)
-	}
-	j := 0
-	for i, r := range rs {
-		if r <= nneg || r > nneg+nsmall {
-			continue
+		for _, v := range vals {
+			slices.Sort(v)
 		}
-		t := tg[j]
-		out[i] = int64(need[t.bucket][t.inRank-1])
-		j++
+		for i, bk := range part {
+			k, r := slot[bk]-1, inRank[lo+i]
+			if low[k] == nil {
+				out[at[lo+i]] = int64(vals[k][r-1])
+				continue
+			}
+			var cum int64
+			for v, c := range low[k] {
+				if cum+c >= r {
+					out[at[lo+i]] = int64(bk)<<shift | int64(v)
+					break
+				}
+				cum += c
+			}
+		}
 	}
 	return out
 }

@@ -551,6 +551,22 @@ func hex4(s []byte) rune {
 // intValue parses a JSON number that must be an integer in int64 range.
 func (d *recordDecoder) intValue() (int64, error) {
 	b, i := d.b, d.i
+	// Fast path: a non-negative integer of at most 18 digits (no overflow
+	// possible) followed by a byte that cannot continue a number.
+	if i < len(b) && b[i]-'1' < 9 {
+		u, j := uint64(b[i]-'0'), i+1
+		for ; j < len(b) && j-i < 18; j++ {
+			c := b[j] - '0'
+			if c > 9 {
+				break
+			}
+			u = u*10 + uint64(c)
+		}
+		if j == len(b) || (b[j]-'0' > 9 && b[j] != '.' && b[j] != 'e' && b[j] != 'E') {
+			d.i = j
+			return int64(u), nil
+		}
+	}
 	if i >= len(b) {
 		return 0, d.fail("must be an integer")
 	}
@@ -636,6 +652,47 @@ func (d *recordDecoder) intArray(dst []int64) ([]int64, error) {
 		d.i++
 		return dst, nil
 	}
+	// Fast path for what benchmark tools write: non-negative integers of
+	// at most 18 digits (no overflow possible), no whitespace. Anything
+	// else is left, from the start of its element, to the general loop.
+	b, i := d.b, d.i
+fast:
+	for i < len(b) {
+		c0 := b[i] - '0'
+		if c0 > 9 {
+			break
+		}
+		u, j := uint64(c0), i+1
+		if c0 != 0 { // a leading 0 must stand alone
+			// Two digits a step halve the multiply chain.
+			for j+1 < len(b) && j-i < 17 {
+				c1, c2 := b[j]-'0', b[j+1]-'0'
+				if c1 > 9 || c2 > 9 {
+					break
+				}
+				u = u*100 + uint64(c1)*10 + uint64(c2)
+				j += 2
+			}
+			if j < len(b) && j-i < 18 && b[j]-'0' <= 9 {
+				u = u*10 + uint64(b[j]-'0')
+				j++
+			}
+		}
+		if j >= len(b) {
+			break
+		}
+		switch b[j] {
+		case ',':
+			dst = append(dst, int64(u))
+			i = j + 1
+		case ']':
+			d.i = j + 1
+			return append(dst, int64(u)), nil
+		default:
+			break fast
+		}
+	}
+	d.i = i
 	for {
 		d.ws()
 		v, err := d.intValue()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -122,7 +123,8 @@ func (rd *RunDir) Manifest() *Manifest { return rd.manifest }
 func (rd *RunDir) Claims() *Claims { return rd.claims }
 
 // OpenRecords opens the run's records for streaming, decompressing a
-// records.jsonl.zst file. Each call starts a new stream.
+// records.jsonl.zst file (in a goroutine of its own, a few buffers ahead of
+// the reader, until Close). Each call starts a new stream.
 func (rd *RunDir) OpenRecords() (RecordIterator, error) {
 	return rd.OpenRecordReader()
 }
@@ -142,8 +144,10 @@ func (rd *RunDir) OpenRecordReader() (*RecordReader, error) {
 			f.Close()
 			return nil, fmt.Errorf("open records %s: %w", rd.RecordsPath, err)
 		}
-		r = zr
-		closers = append(closers, closerFunc(func() error { zr.Close(); return nil }))
+		ra := newReadAhead(zr)
+		r = ra
+		// Stop the read-ahead goroutine before closing what it reads.
+		closers = append(closers, closerFunc(func() error { ra.close(); zr.Close(); return nil }))
 	}
 	closers = append(closers, f)
 	rr := NewRecordReader(r, rd.RecordsPath)
@@ -236,4 +240,107 @@ func (rr *RecordReader) Close() error {
 	}
 	rr.closers = nil
 	return errors.Join(errs...)
+}
+
+// Read-ahead of a decompressed stream: one goroutine decompresses up to
+// readAheadDepth buffers of readAheadSize bytes ahead of the reader, so that
+// decompression runs alongside line splitting and decoding. Memory is
+// bounded by the buffers: readAheadDepth+1 of them at most.
+const (
+	readAheadSize  = 1 << 20
+	readAheadDepth = 3
+)
+
+// readAhead is an io.Reader over src that reads src in its own goroutine.
+// It returns the same bytes, then the same error, as src would.
+type readAhead struct {
+	full chan readAheadBuf
+	free chan []byte
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	buf []byte // buffer being read from, returned to free when drained
+	cur []byte // unread part of buf
+	err error  // sticky error of src, after buf
+}
+
+type readAheadBuf struct {
+	b   []byte
+	err error
+}
+
+func newReadAhead(src io.Reader) *readAhead {
+	ra := &readAhead{
+		full: make(chan readAheadBuf, readAheadDepth),
+		free: make(chan []byte, readAheadDepth+1),
+		done: make(chan struct{}),
+	}
+	for range readAheadDepth + 1 {
+		ra.free <- make([]byte, readAheadSize)
+	}
+	ra.wg.Add(1)
+	go ra.fill(src)
+	return ra
+}
+
+// fill reads src into free buffers until an error (io.EOF included) or
+// close.
+func (ra *readAhead) fill(src io.Reader) {
+	defer ra.wg.Done()
+	for {
+		var b []byte
+		select {
+		case b = <-ra.free:
+		case <-ra.done:
+			return
+		}
+		b = b[:cap(b)]
+		n := 0
+		var err error
+		for empty := 0; n < len(b) && err == nil; {
+			var m int
+			m, err = src.Read(b[n:])
+			n += m
+			if empty = empty + 1; m > 0 {
+				empty = 0
+			} else if empty == 100 {
+				err = io.ErrNoProgress
+			}
+		}
+		select {
+		case ra.full <- readAheadBuf{b[:n], err}:
+		case <-ra.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.err != nil {
+			return 0, ra.err
+		}
+		if ra.buf != nil {
+			ra.free <- ra.buf // never blocks: free holds every buffer
+			ra.buf = nil
+		}
+		x := <-ra.full
+		ra.buf, ra.cur, ra.err = x.b, x.b, x.err
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// close stops the goroutine and waits for it. It is idempotent.
+func (ra *readAhead) close() {
+	select {
+	case <-ra.done:
+	default:
+		close(ra.done)
+	}
+	ra.wg.Wait()
 }
