@@ -107,7 +107,8 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			stall = *slo.TPOTNS
 		}
 	}
-	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf}
+	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
+		untimed: m.Client.Boundary == schema.BoundaryNonStreaming}
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -164,7 +165,10 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	res := &Result{Schema: SchemaV1, Definitions: def.Name, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases}
+	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases}
+	if cfg.untimed {
+		res.Notes = append(res.Notes, NonStreamingNote)
+	}
 	if len(groups) == 0 {
 		res.Notes = append(res.Notes, noRecordsNote(m))
 	}
@@ -277,8 +281,11 @@ func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
 }
 
 type config struct {
-	def    *Definition
-	slo    SLOSpec
+	def *Definition
+	slo SLOSpec
+	// untimed is set for the non-streaming boundary: a response arrives
+	// whole, so only the end-to-end latency is measured.
+	untimed bool
 	smooth *SmoothParams
 	stall  int64
 	sweep  *SweepSpec
@@ -407,8 +414,14 @@ func (g *group) add(rec *schema.Record) error {
 	}
 	g.outTok.add(n)
 	g.inTok.add(rec.InputTokens + n)
-	g.ttft.add(F)
 	g.e2e.add(L)
+	if rec.ScheduledNS != nil {
+		g.e2eS.add(last - *rec.ScheduledNS)
+	}
+	if g.cfg.untimed {
+		return g.addUntimedSLO(L, n)
+	}
+	g.ttft.add(F)
 	if n >= 2 {
 		g.tpot.add(L-F, n-1)
 	} else {
@@ -445,7 +458,6 @@ func (g *group) add(rec *schema.Record) error {
 	}
 	if rec.ScheduledNS != nil {
 		g.ttftS.add(rec.SentNS + F - *rec.ScheduledNS)
-		g.e2eS.add(last - *rec.ScheduledNS)
 	}
 	// SLO.
 	slo := g.cfg.slo
@@ -484,6 +496,38 @@ func (g *group) add(rec *schema.Record) error {
 				g.sweepConst++
 			}
 		}
+	}
+	return nil
+}
+
+// NonStreamingNote explains what replay measures at the non-streaming
+// boundary.
+const NonStreamingNote = "boundary non-streaming: each response arrived whole, so only e2e is measured; " +
+	"ttft, tpot and itl are not (n = 0); a TTFT limit is checked against e2e (an upper bound of TTFT), " +
+	"and a TPOT limit cannot be shown to hold, so it fails"
+
+// addUntimedSLO applies the SLO to an ok response of the non-streaming
+// boundary, where only its end-to-end latency L is known.
+func (g *group) addUntimedSLO(L, n int64) error {
+	slo := g.cfg.slo
+	pass := func(skip string) bool {
+		if skip != "ttft" && slo.TTFTNS != nil && L > *slo.TTFTNS {
+			return false
+		}
+		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
+			return false
+		}
+		if skip != "tpot" && slo.TPOTNS != nil {
+			return false
+		}
+		return true
+	}
+	if slo.Any() && pass("") {
+		g.counts.Good++
+		g.goodTok.add(n)
+	}
+	if sw := g.cfg.sweep; sw != nil && pass(sw.Metric) && sw.Metric != "tpot" {
+		g.sweepVals = append(g.sweepVals, frac{L, 1})
 	}
 	return nil
 }

@@ -249,6 +249,9 @@ var SummaryMetrics = []string{
 type Result struct {
 	Schema      string
 	Definitions string
+	// Boundary is where the run's timestamps were taken (manifest
+	// client.boundary): client-streaming, server-timer or non-streaming.
+	Boundary string
 	SLO         SLOSpec
 	// Smooth is nil when smooth goodput was not asked for (then it is
 	// reported as not computed: null).

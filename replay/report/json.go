@@ -98,6 +98,7 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.open('{')
 	w.ks("schema", r.Schema)
 	w.ks("definitions", r.Definitions)
+	w.ks("boundary", r.Boundary)
 	w.key("slo")
 	w.open('{')
 	w.kv("ttft_ns", intOrNull(r.SLO.TTFTNS))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/benchseal/benchseal/replay"
@@ -43,7 +44,7 @@ func (it *iter) Close() error { return nil }
 // smallRun is a handcrafted two-point, two-repeat open-loop run.
 func smallRun() *memRun {
 	ms := int64(1e6)
-	m := &schema.Manifest{Schema: schema.ManifestSchemaV1, Load: schema.Load{Mode: schema.ModeRate, Repeats: 2,
+	m := &schema.Manifest{Schema: schema.ManifestSchemaV1, Client: schema.Client{Boundary: schema.BoundaryClientStreaming}, Load: schema.Load{Mode: schema.ModeRate, Repeats: 2,
 		Points: []schema.Point{{Name: "r1", Rate: 1}, {Name: "r2", Rate: 2}}},
 		SLO: schema.SLO{TTFT: schema.Duration(200 * ms), TPOT: schema.Duration(50 * ms)}}
 	var recs []*schema.Record
@@ -69,6 +70,48 @@ func smallRun() *memRun {
 	}
 	return &memRun{m: m, recs: recs}
 }
+
+func TestNonStreamingBoundaryMeasuresOnlyE2E(t *testing.T) {
+	run := smallRun()
+	run.m.Client.Boundary = schema.BoundaryNonStreaming
+	ms := int64(1e6)
+	for _, tc := range []struct {
+		name     string
+		slo      replay.SLOSpec
+		wantGood int64
+	}{
+		// e2e of the ok records of r1/0: 230, 260, 290, 320 ms (and the
+		// one-token answer at 220 ms).
+		{"ttft limit checked against e2e", replay.SLOSpec{TTFTNS: ptr(260 * ms), OneToken: "pass"}, 3},
+		{"e2e limit", replay.SLOSpec{E2ENS: ptr(290 * ms), OneToken: "pass"}, 4},
+		{"tpot limit cannot be shown to hold", replay.SLOSpec{TPOTNS: ptr(1000 * ms), OneToken: "pass"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slo := tc.slo
+			res, err := replay.Replay(context.Background(), run, replay.Options{SLO: &slo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := res.Point("r1", 0)
+			for _, d := range []string{"ttft_ns", "tpot_ns", "itl_ns", "ttft_sched_ns"} {
+				if n := p.Dists[d].N; n != 0 {
+					t.Errorf("%s: n = %d, want 0 at the non-streaming boundary", d, n)
+				}
+			}
+			if n := p.Dists["e2e_ns"].N; n != 5 {
+				t.Errorf("e2e_ns: n = %d, want 5", n)
+			}
+			if p.Counts.Good != tc.wantGood {
+				t.Errorf("good = %d, want %d", p.Counts.Good, tc.wantGood)
+			}
+			if res.Boundary != schema.BoundaryNonStreaming || !slices.Contains(res.Notes, replay.NonStreamingNote) {
+				t.Errorf("boundary %q, notes %q", res.Boundary, res.Notes)
+			}
+		})
+	}
+}
+
+func ptr(v int64) *int64 { return &v }
 
 func TestGolden(t *testing.T) {
 	for _, c := range []struct {

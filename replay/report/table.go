@@ -94,7 +94,7 @@ func sloLine(r *replay.Result) string {
 // Text writes a human-readable report.
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "definitions: %s\nslo: %s\n", r.Definitions, sloLine(r))
+	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
 	fmt.Fprintf(&b, "%s\n%s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
@@ -199,7 +199,7 @@ func csvNum(v replay.Value) string {
 // Markdown writes one table per point and repeat.
 func Markdown(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**definitions:** %s  \n**slo:** %s\n\n", r.Definitions, sloLine(r))
+	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s\n\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
 	fmt.Fprintf(&b, "- %s\n- %s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", p.Point, p.Repeat)
@@ -219,4 +219,20 @@ func Markdown(out io.Writer, r *replay.Result) error {
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// boundaryLine says where a run's timestamps were taken, so numbers from
+// different boundaries are never read as one column.
+func boundaryLine(b string) string {
+	switch b {
+	case "client-streaming":
+		return "client-streaming (times taken by the client as streamed chunks arrived)"
+	case "server-timer":
+		return "server-timer (times reported by the server's own timer; no network or client queueing)"
+	case "non-streaming":
+		return "non-streaming (whole responses: e2e only; no ttft, tpot or itl)"
+	case "":
+		return "not stated"
+	}
+	return b
 }
