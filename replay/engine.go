@@ -286,10 +286,10 @@ type config struct {
 	// untimed is set for the non-streaming boundary: a response arrives
 	// whole, so only the end-to-end latency is measured.
 	untimed bool
-	smooth *SmoothParams
-	stall  int64
-	sweep  *SweepSpec
-	mlperf *MLPerfLimits
+	smooth  *SmoothParams
+	stall   int64
+	sweep   *SweepSpec
+	mlperf  *MLPerfLimits
 }
 
 // group accumulates one point and repeat.

@@ -252,7 +252,7 @@ type Result struct {
 	// Boundary is where the run's timestamps were taken (manifest
 	// client.boundary): client-streaming, server-timer or non-streaming.
 	Boundary string
-	SLO         SLOSpec
+	SLO      SLOSpec
 	// Smooth is nil when smooth goodput was not asked for (then it is
 	// reported as not computed: null).
 	Smooth  *SmoothParams
