@@ -165,7 +165,11 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases}
+	cost, err := costFromManifest(m.Cost)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases, Cost: cost}
 	if cfg.untimed {
 		res.Notes = append(res.Notes, NonStreamingNote)
 	}
@@ -177,6 +181,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	keys := orderGroups(m, groups)
 	for i, pr := range finishGroups(groups, keys) {
 		g := groups[keys[i]]
+		addCost(pr, cost)
 		res.Results = append(res.Results, pr)
 		if g.peer != nil {
 			for _, n := range g.peer.notesList() {

@@ -139,6 +139,7 @@ type Stalls struct {
 var ScalarKeys = []string{
 	"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
 	"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "smooth_goodput",
+	CostPerMillionOutputTokens, CostPerMillionGoodTokens,
 }
 
 // DistNames lists the distribution keys of a result, in output order.
@@ -252,7 +253,9 @@ type Result struct {
 	// Boundary is where the run's timestamps were taken (manifest
 	// client.boundary): client-streaming, server-timer or non-streaming.
 	Boundary string
-	SLO      SLOSpec
+	// Cost is the manifest's price per hour, or nil when it states none.
+	Cost *CostSpec
+	SLO  SLOSpec
 	// Smooth is nil when smooth goodput was not asked for (then it is
 	// reported as not computed: null).
 	Smooth  *SmoothParams

@@ -99,6 +99,15 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.ks("schema", r.Schema)
 	w.ks("definitions", r.Definitions)
 	w.ks("boundary", r.Boundary)
+	w.key("cost")
+	if r.Cost == nil {
+		w.raw("null")
+	} else {
+		w.open('{')
+		w.ks("currency", r.Cost.Currency)
+		w.ks("price_per_hour", r.Cost.Text)
+		w.close('}')
+	}
 	w.key("slo")
 	w.open('{')
 	w.kv("ttft_ns", intOrNull(r.SLO.TTFTNS))

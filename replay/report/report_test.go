@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,6 +113,37 @@ func TestNonStreamingBoundaryMeasuresOnlyE2E(t *testing.T) {
 }
 
 func ptr(v int64) *int64 { return &v }
+
+func TestCostPerMillionTokensFollowsThePriceAndTheWindow(t *testing.T) {
+	run := smallRun()
+	run.m.Cost = &schema.Cost{Currency: "USD", PricePerHour: "36"}
+	res, err := replay.Replay(context.Background(), run, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Point("r1", 0)
+	// price/h × 10⁶ ÷ (3600 s/h × tokens/s) = 36 × 10⁶ × window_s ÷ (3600 × tokens).
+	tput := p.Scalars["output_token_throughput"].Rat()
+	want := new(big.Rat).Quo(big.NewRat(36*1_000_000, 3600), tput)
+	if got := p.Scalars[replay.CostPerMillionOutputTokens]; !got.IsExact() || got.Rat().Cmp(want) != 0 {
+		t.Fatalf("cost per 1M output tokens = %v, want %v", got.Rat(), want)
+	}
+	good := p.Scalars[replay.CostPerMillionGoodTokens]
+	if !good.IsExact() || good.Rat().Cmp(want) < 0 {
+		t.Fatalf("cost per 1M good tokens %v must be ≥ per output token %v", good.Rat(), want)
+	}
+	var b bytes.Buffer
+	if err := JSON(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b.Bytes(), []byte(`"price_per_hour": "36"`)) {
+		t.Errorf("JSON lacks the price: %s", b.String()[:300])
+	}
+	run.m.Cost.PricePerHour = "-1"
+	if _, err := replay.Replay(context.Background(), run, replay.Options{}); err == nil {
+		t.Error("a negative price was accepted")
+	}
+}
 
 func TestGolden(t *testing.T) {
 	for _, c := range []struct {

@@ -58,6 +58,11 @@ func rows(p *replay.PointResult) []row {
 	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
 		out = append(out, row{k, Decimal(p.Scalars[k], one, 3), "tok/s"})
 	}
+	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
+		if v := p.Scalars[k]; !v.IsNull() {
+			out = append(out, row{k, Decimal(v, one, 4), "per 1M tokens"})
+		}
+	}
 	out = append(out, row{"slo_attainment", Decimal(p.Scalars["slo_attainment"], hundred, 2), "% of sent"})
 	out = append(out, row{"slo_attainment_ok", Decimal(p.Scalars["slo_attainment_ok"], hundred, 2), "% of ok"})
 	for _, k := range distOrder(p) {
@@ -95,6 +100,9 @@ func sloLine(r *replay.Result) string {
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
+	if r.Cost != nil {
+		fmt.Fprintf(&b, "cost: %s %s per hour over each measurement window\n", r.Cost.Text, r.Cost.Currency)
+	}
 	fmt.Fprintf(&b, "%s\n%s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
@@ -200,6 +208,9 @@ func csvNum(v replay.Value) string {
 func Markdown(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s\n\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
+	if r.Cost != nil {
+		fmt.Fprintf(&b, "**cost:** %s %s per hour over each measurement window\n\n", r.Cost.Text, r.Cost.Currency)
+	}
 	fmt.Fprintf(&b, "- %s\n- %s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", p.Point, p.Repeat)
