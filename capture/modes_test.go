@@ -38,12 +38,16 @@ func TestOpenLoopHoldsRateWhenServerIsSlow(t *testing.T) {
 	c := res.Cells[0]
 	t.Logf("offered %.1f/s achieved %.1f/s, send lag p50 %v p99 %v max %v", c.OfferedRate, c.AchievedRate,
 		time.Duration(c.SendLagP50), time.Duration(c.SendLagP99), time.Duration(c.SendLagMax))
-	if c.AchievedRate < 0.97*c.OfferedRate || c.AchievedRate > 1.03*c.OfferedRate {
+	// A closed-loop client would fall to a fraction of the offered rate; the
+	// bounds are loose so that a loaded CI machine does not fail the test
+	// (scripts/bench.d/capture.sh measures the real figures).
+	if c.AchievedRate < 0.9*c.OfferedRate || c.AchievedRate > 1.1*c.OfferedRate {
 		t.Errorf("achieved rate %.1f/s, offered %.1f/s", c.AchievedRate, c.OfferedRate)
 	}
 	// Generous bound: the machine may be shared; scripts/bench.d/capture.sh
-	// measures the real figure.
-	if c.SendLagP99 > int64(50*time.Millisecond) {
+	// measures the real figure. 100 requests of ≥ 300 ms sent one after
+	// another would lag by seconds.
+	if c.SendLagP99 > int64(250*time.Millisecond) {
 		t.Errorf("send lag p99 %v", time.Duration(c.SendLagP99))
 	}
 	// Scheduled times are exactly the constant schedule.
