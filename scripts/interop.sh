@@ -36,7 +36,8 @@ echo '{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}'
 VERIFY_ATT=("$COSIGN" verify-blob-attestation --insecure-ignore-tlog --trusted-root tr.json --new-bundle-format --type "$PT")
 
 failures=0
-pass() { echo "PASS  $*"; }
+passes=0
+pass() { echo "PASS  $*"; passes=$((passes + 1)); }
 fail() { echo "FAIL  $*"; failures=$((failures + 1)); }
 expect_ok() { local what=$1; shift; if "$@" >"$WORK/out" 2>&1; then pass "$what"; else fail "$what (exit $?)"; cat "$WORK/out"; fi; }
 expect_fail() { local what=$1; shift; if "$@" >"$WORK/out" 2>&1; then fail "$what (accepted)"; cat "$WORK/out"; else pass "$what (rejected, exit $?)"; fi; }
@@ -115,8 +116,5 @@ expect_ok "cosign signs with a benchseal-made key (attest-blob)" \
   --bundle bs-by-cosign.sigstore.json --tlog-upload=false --yes
 expect_ok "benchseal verifies it" "$BENCHSEAL" verify bundle --key bs.pub --signature bs-by-cosign.sigstore.json
 
-if [ "$failures" -ne 0 ]; then
-  echo "interop: $failures check(s) failed"
-  exit 1
-fi
-echo "interop: all checks passed"
+echo "interop: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]
