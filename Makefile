@@ -6,7 +6,7 @@ STATICCHECK_VERSION := 0.8.2
 COSIGN_VERSION      := v2.6.5
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop clean
+.PHONY: all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -14,7 +14,7 @@ build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/benchseal
 
 ## test: the fast suite CI runs (unit, golden, CLI end-to-end, fuzz seeds).
-test:
+test: fmt
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
@@ -57,6 +57,10 @@ check: lint test
 ## interop: prove cosign interoperability offline (installs pinned cosign).
 interop: build
 	bash scripts/interop.sh $(COSIGN_VERSION)
+
+## registry: push/pull round trip through a loopback distribution v3.1.2 registry.
+registry: build
+	bash scripts/registry.sh v3.1.2
 
 clean:
 	rm -rf bin

@@ -227,54 +227,20 @@ func (b *Bundle) checkEmptyConfig(d ocispec.Descriptor, owner string, used map[s
 
 func (b *Bundle) checkRunManifest(used map[string]bool) error {
 	name := string(b.runDesc.Digest)
-	if err := decodeStrict(b.runBytes, &b.run); err != nil {
-		return invalid(CheckManifest, name, "%v", err)
+	m, layers, err := checkRunShape(b.runBytes, name)
+	if err != nil {
+		return err
 	}
-	m := &b.run
-	switch {
-	case m.SchemaVersion != 2:
-		return invalid(CheckManifest, name, "schemaVersion %d, want 2", m.SchemaVersion)
-	case m.MediaType != ocispec.MediaTypeImageManifest:
-		return invalid(CheckManifest, name, "mediaType %q, want %q", m.MediaType, ocispec.MediaTypeImageManifest)
-	case m.ArtifactType != ArtifactTypeRun:
-		return invalid(CheckManifest, name, "artifactType %q, want %q", m.ArtifactType, ArtifactTypeRun)
-	case m.Subject != nil:
-		return invalid(CheckManifest, name, "a run manifest has no subject")
-	case len(m.Layers) == 0 || len(m.Layers) > MaxLayers:
-		return invalid(CheckManifest, name, "%d layers (want 1 to %d)", len(m.Layers), MaxLayers)
-	case len(m.Annotations) != 2 || m.Annotations[AnnotationRunID] == "":
-		return invalid(CheckManifest, name, "annotations must be exactly %s and %s", AnnotationCreated, AnnotationRunID)
-	}
+	b.run = m
 	if m.Annotations[AnnotationRunID] != b.runDesc.Annotations[AnnotationRefName] {
 		return invalid(CheckManifest, name, "run id %q differs from the index ref.name %q", m.Annotations[AnnotationRunID], b.runDesc.Annotations[AnnotationRefName])
 	}
 	b.created = m.Annotations[AnnotationCreated]
-	if t, err := time.Parse(time.RFC3339, b.created); err != nil || t.UTC().Format(time.RFC3339) != b.created {
-		return invalid(CheckManifest, name, "annotation %s %q is not an RFC 3339 UTC time", AnnotationCreated, b.created)
-	}
 	if err := b.checkEmptyConfig(m.Config, name, used); err != nil {
 		return err
 	}
-	rank := map[string]int{KindManifest: 0, KindClaims: 1, KindWorkload: 2, KindRecords: 3, KindAttachment: 4}
-	titles := map[string]bool{}
-	last := -1
-	for i, d := range m.Layers {
-		l, err := layerFromDescriptor(d)
-		if err != nil {
-			return invalid(CheckManifest, fmt.Sprintf("%s layer %d (%s)", name, i, d.Digest), "%v", err)
-		}
-		r := rank[l.Kind]
-		if i == 0 && l.Kind != KindManifest {
-			return invalid(CheckManifest, name, "first layer must be %s", TitleManifest)
-		}
-		if r < last || (r == last && r < rank[KindRecords]) {
-			return invalid(CheckManifest, name, "layer %d (%s) out of order or repeated", i, l.Title)
-		}
-		last = r
-		if titles[l.Title] {
-			return invalid(CheckManifest, name, "two layers titled %q", l.Title)
-		}
-		titles[l.Title] = true
+	for _, l := range layers {
+		d := l.Descriptor
 		p := blobPath(d.Digest)
 		sz, ok := b.src.size(p)
 		if !ok {
@@ -284,9 +250,64 @@ func (b *Bundle) checkRunManifest(used map[string]bool) error {
 			return invalid(CheckDescriptor, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
 		}
 		used[p] = true
-		b.layers = append(b.layers, l)
 	}
+	b.layers = layers
 	return nil
+}
+
+// checkRunShape decodes a run manifest strictly and checks everything about
+// it that does not need the other blobs: fields, annotations, the empty
+// config descriptor, and every layer descriptor, their order and titles.
+func checkRunShape(mb []byte, name string) (ocispec.Manifest, []Layer, error) {
+	var m ocispec.Manifest
+	if err := decodeStrict(mb, &m); err != nil {
+		return m, nil, invalid(CheckManifest, name, "%v", err)
+	}
+	switch {
+	case m.SchemaVersion != 2:
+		return m, nil, invalid(CheckManifest, name, "schemaVersion %d, want 2", m.SchemaVersion)
+	case m.MediaType != ocispec.MediaTypeImageManifest:
+		return m, nil, invalid(CheckManifest, name, "mediaType %q, want %q", m.MediaType, ocispec.MediaTypeImageManifest)
+	case m.ArtifactType != ArtifactTypeRun:
+		return m, nil, invalid(CheckManifest, name, "artifactType %q, want %q", m.ArtifactType, ArtifactTypeRun)
+	case m.Subject != nil:
+		return m, nil, invalid(CheckManifest, name, "a run manifest has no subject")
+	case len(m.Layers) == 0 || len(m.Layers) > MaxLayers:
+		return m, nil, invalid(CheckManifest, name, "%d layers (want 1 to %d)", len(m.Layers), MaxLayers)
+	case len(m.Annotations) != 2 || m.Annotations[AnnotationRunID] == "":
+		return m, nil, invalid(CheckManifest, name, "annotations must be exactly %s and %s", AnnotationCreated, AnnotationRunID)
+	}
+	created := m.Annotations[AnnotationCreated]
+	if t, err := time.Parse(time.RFC3339, created); err != nil || t.UTC().Format(time.RFC3339) != created {
+		return m, nil, invalid(CheckManifest, name, "annotation %s %q is not an RFC 3339 UTC time", AnnotationCreated, created)
+	}
+	if !isEmptyConfig(m.Config) {
+		return m, nil, invalid(CheckManifest, name, "config must be the empty descriptor")
+	}
+	rank := map[string]int{KindManifest: 0, KindClaims: 1, KindWorkload: 2, KindRecords: 3, KindAttachment: 4}
+	titles := map[string]bool{}
+	last := -1
+	var layers []Layer
+	for i, d := range m.Layers {
+		l, err := layerFromDescriptor(d)
+		if err != nil {
+			return m, nil, invalid(CheckManifest, fmt.Sprintf("%s layer %d (%s)", name, i, d.Digest), "%v", err)
+		}
+		r := rank[l.Kind]
+		if i == 0 && l.Kind != KindManifest {
+			return m, nil, invalid(CheckManifest, name, "first layer must be %s", TitleManifest)
+		}
+		if r < last || (r == last && r < rank[KindRecords]) {
+			return m, nil, invalid(CheckManifest, name, "layer %d (%s) out of order or repeated", i, l.Title)
+		}
+		last = r
+		if titles[l.Title] {
+			return m, nil, invalid(CheckManifest, name, "two layers titled %q", l.Title)
+		}
+		titles[l.Title] = true
+		layers = append(layers, l)
+	}
+	return m, layers, nil
 }
 
 func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Referrer, error) {
@@ -297,42 +318,15 @@ func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Refer
 		return r, err
 	}
 	used[blobPath(d.Digest)] = true
-	if err := decodeStrict(mb, &r.Manifest); err != nil {
-		return r, invalid(CheckReferrer, name, "%v", err)
+	r.Manifest, err = checkReferrerShape(mb, name, b.runDesc)
+	if err != nil {
+		return r, err
 	}
 	m := &r.Manifest
-	switch {
-	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
-		return r, invalid(CheckReferrer, name, "not an image manifest v2")
-	case m.ArtifactType != MediaTypeSigstoreBundle:
-		return r, invalid(CheckReferrer, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
-	case m.Subject == nil:
-		return r, invalid(CheckReferrer, name, "no subject")
-	case m.Subject.Digest != b.runDesc.Digest || m.Subject.Size != b.runDesc.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
-		return r, invalid(CheckReferrer, name, "subject %s is not the run manifest %s", m.Subject.Digest, b.runDesc.Digest)
-	case len(m.Layers) != 1:
-		return r, invalid(CheckReferrer, name, "%d layers, want 1", len(m.Layers))
-	}
-	for k := range m.Annotations {
-		switch k {
-		case AnnotationBundleContent, AnnotationBundlePredicateType, AnnotationCreated:
-		default:
-			return r, invalid(CheckReferrer, name, "unexpected annotation %q", k)
-		}
-	}
 	if err := b.checkEmptyConfig(m.Config, name, used); err != nil {
 		return r, err
 	}
 	l := m.Layers[0]
-	if err := checkDescriptor(l, MaxSignatureBundleSize); err != nil {
-		return r, invalid(CheckReferrer, name, "%v", err)
-	}
-	if l.MediaType != MediaTypeSigstoreBundle {
-		return r, invalid(CheckReferrer, name, "layer media type %q, want %q", l.MediaType, MediaTypeSigstoreBundle)
-	}
-	if len(l.Annotations) > 0 || l.ArtifactType != "" {
-		return r, invalid(CheckReferrer, name, "unexpected layer annotations")
-	}
 	p := blobPath(l.Digest)
 	sz, ok := b.src.size(p)
 	if !ok {
@@ -344,6 +338,50 @@ func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Refer
 	used[p] = true
 	r.Bundle = l
 	return r, nil
+}
+
+// checkReferrerShape decodes a signature referrer manifest strictly and
+// checks everything about it that does not need the other blobs: its
+// fields, that its subject is the run manifest run, its annotations, the
+// empty config descriptor and its single Sigstore bundle layer.
+func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec.Manifest, error) {
+	var m ocispec.Manifest
+	if err := decodeStrict(mb, &m); err != nil {
+		return m, invalid(CheckReferrer, name, "%v", err)
+	}
+	switch {
+	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
+		return m, invalid(CheckReferrer, name, "not an image manifest v2")
+	case m.ArtifactType != MediaTypeSigstoreBundle:
+		return m, invalid(CheckReferrer, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
+	case m.Subject == nil:
+		return m, invalid(CheckReferrer, name, "no subject")
+	case m.Subject.Digest != run.Digest || m.Subject.Size != run.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
+		return m, invalid(CheckReferrer, name, "subject %s is not the run manifest %s", m.Subject.Digest, run.Digest)
+	case len(m.Layers) != 1:
+		return m, invalid(CheckReferrer, name, "%d layers, want 1", len(m.Layers))
+	}
+	for k := range m.Annotations {
+		switch k {
+		case AnnotationBundleContent, AnnotationBundlePredicateType, AnnotationCreated:
+		default:
+			return m, invalid(CheckReferrer, name, "unexpected annotation %q", k)
+		}
+	}
+	if !isEmptyConfig(m.Config) {
+		return m, invalid(CheckManifest, name, "config must be the empty descriptor")
+	}
+	l := m.Layers[0]
+	if err := checkDescriptor(l, MaxSignatureBundleSize); err != nil {
+		return m, invalid(CheckReferrer, name, "%v", err)
+	}
+	if l.MediaType != MediaTypeSigstoreBundle {
+		return m, invalid(CheckReferrer, name, "layer media type %q, want %q", l.MediaType, MediaTypeSigstoreBundle)
+	}
+	if len(l.Annotations) > 0 || l.ArtifactType != "" {
+		return m, invalid(CheckReferrer, name, "unexpected layer annotations")
+	}
+	return m, nil
 }
 
 // ReadSignature returns the Sigstore bundle JSON of a referrer, digest

@@ -1,0 +1,111 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/benchseal/benchseal/artifact"
+)
+
+// PushResult describes a pushed bundle.
+type PushResult struct {
+	// Reference is the reference pushed to.
+	Reference string
+	// ManifestDigest and ManifestSize identify the run manifest.
+	ManifestDigest digest.Digest
+	ManifestSize   int64
+	// Referrers are the signature referrer manifests pushed, in the
+	// bundle's index order.
+	Referrers []digest.Digest
+	// Uploaded and Present count the blobs uploaded and those the
+	// registry already had.
+	Uploaded, Present int
+}
+
+// Push uploads the bundle at path (a directory or a tar) to ref,
+// host[:port]/repository:tag (or @sha256:<digest>, which must be the run
+// manifest's digest). The bundle is opened with artifact.Open and every
+// blob is digest-checked while it is uploaded. Order: the run manifest's
+// blobs, the run manifest by digest, each signature referrer (its blobs,
+// then its manifest, whose subject is the run manifest), and last the tag,
+// so a client resolving the tag finds the signatures already there.
+// Pushing again is idempotent; new signatures are added.
+func Push(ctx context.Context, path, ref string, opts Options) (*PushResult, error) {
+	r, err := parseRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	b, err := artifact.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	runDesc := b.RunDescriptor()
+	if d, err := r.Digest(); err == nil && d != runDesc.Digest {
+		return nil, fmt.Errorf("%w %q: the bundle's run manifest is %s", ErrReference, ref, runDesc.Digest)
+	}
+	repo, err := newRepository(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &PushResult{Reference: ref, ManifestDigest: runDesc.Digest, ManifestSize: runDesc.Size}
+	count := func(uploaded bool, err error) error {
+		if err != nil {
+			return err
+		}
+		if uploaded {
+			res.Uploaded++
+		} else {
+			res.Present++
+		}
+		return nil
+	}
+	cfg, cfgBytes := artifact.EmptyConfig()
+	if err := count(pushBlob(ctx, repo, cfg, bytesOpener(cfgBytes))); err != nil {
+		return nil, err
+	}
+	seen := map[digest.Digest]bool{cfg.Digest: true}
+	for _, l := range b.Layers() {
+		if seen[l.Descriptor.Digest] {
+			continue
+		}
+		seen[l.Descriptor.Digest] = true
+		if err := count(pushBlob(ctx, repo, l.Descriptor, func() (io.ReadCloser, error) { return b.OpenBlob(l) })); err != nil {
+			return nil, err
+		}
+	}
+	mb := b.RunManifestBytes()
+	md := manifestDescriptor(runDesc.Digest, runDesc.Size)
+	if err := repo.Push(ctx, md, bytes.NewReader(mb)); err != nil {
+		return nil, fmt.Errorf("push run manifest %s: %w", md.Digest, err)
+	}
+	for _, rf := range b.Referrers() {
+		sig, err := b.ReadSignature(rf)
+		if err != nil {
+			return nil, err
+		}
+		if err := count(pushBlob(ctx, repo, rf.Bundle, bytesOpener(sig))); err != nil {
+			return nil, err
+		}
+		rb, err := b.ReadReferrerManifest(rf)
+		if err != nil {
+			return nil, err
+		}
+		rd := manifestDescriptor(rf.Descriptor.Digest, rf.Descriptor.Size)
+		rd.ArtifactType = artifact.MediaTypeSigstoreBundle
+		if err := repo.Push(ctx, rd, bytes.NewReader(rb)); err != nil {
+			return nil, fmt.Errorf("push signature referrer %s: %w", rd.Digest, err)
+		}
+		res.Referrers = append(res.Referrers, rd.Digest)
+	}
+	if _, err := r.Digest(); err != nil { // a tag
+		if err := repo.PushReference(ctx, md, bytes.NewReader(mb), r.Reference); err != nil {
+			return nil, fmt.Errorf("tag %s as %s: %w", md.Digest, r.Reference, err)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Round trip through a real OCI registry on 127.0.0.1 (loopback only):
+# distribution v3.1.2 (`registry`), which has no referrers API, so this
+# exercises the referrers tag schema fallback ("sha256-<hex>").
+#   1. synth a run, keygen, pack --key, push;
+#   2. pull into a directory and a .tar; verify both with the key; the run
+#      manifest digest and index.json equal the original's;
+#   3. sign the pulled tar with a second key, push it, pull again: two
+#      referrers, verified with both keys;
+#   4. a blob altered on the registry's disk makes pull fail closed (exit 3,
+#      nothing written); pull refuses an existing output.
+# Usage: scripts/registry.sh [REGISTRY_VERSION]   (make registry; default v3.1.2)
+set -euo pipefail
+REGISTRY_VERSION=${1:-v3.1.2}
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TOOLS=$ROOT/bin/tools
+BENCHSEAL=$ROOT/bin/benchseal
+mkdir -p "$TOOLS"
+export GOMODCACHE="$(go env GOMODCACHE)" GOCACHE="$(go env GOCACHE)" GOPATH="$(go env GOPATH)"
+
+WORK=$(mktemp -d)
+REG_PID=
+cleanup() {
+  if [ -n "$REG_PID" ]; then kill "$REG_PID" 2>/dev/null || true; wait "$REG_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+# No Docker config of the caller is read: anonymous access to the loopback registry.
+export HOME="$WORK/home" DOCKER_CONFIG="$WORK/home/.docker"
+mkdir -p "$HOME"
+
+go build -trimpath -o "$BENCHSEAL" ./cmd/benchseal
+REGISTRY=$TOOLS/registry
+if ! "$REGISTRY" --version 2>/dev/null | grep -q " ${REGISTRY_VERSION}\(+unknown\)\?\$"; then
+  echo "== installing distribution registry ${REGISTRY_VERSION} into ${TOOLS}"
+  GOBIN="$TOOLS" GOFLAGS=-buildvcs=false go install "github.com/distribution/distribution/v3/cmd/registry@${REGISTRY_VERSION}"
+fi
+"$REGISTRY" --version
+
+# start_registry: pick a free loopback port, write the config, start the
+# registry and wait until /v2/ answers. Retries with another port if the
+# chosen one was taken meanwhile.
+start_registry() {
+  local try port
+  for try in 1 2 3 4 5; do
+    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
+    mkdir -p "$WORK/reg/data"
+    cat >"$WORK/reg/config.yml" <<YML
+version: 0.1
+log: {level: warn}
+storage: {filesystem: {rootdirectory: $WORK/reg/data}, delete: {enabled: true}}
+http: {addr: 127.0.0.1:$port}
+YML
+    OTEL_TRACES_EXPORTER=none "$REGISTRY" serve "$WORK/reg/config.yml" >"$WORK/reg/log" 2>&1 &
+    REG_PID=$!
+    for _ in $(seq 1 100); do
+      if curl -fsS -o /dev/null "http://127.0.0.1:$port/v2/"; then PORT=$port; return 0; fi
+      kill -0 "$REG_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill "$REG_PID" 2>/dev/null || true; wait "$REG_PID" 2>/dev/null || true; REG_PID=
+  done
+  echo "could not start the registry"; cat "$WORK/reg/log"; return 1
+}
+start_registry
+HOST=127.0.0.1:$PORT
+echo "== registry ${REGISTRY_VERSION} on $HOST (pid $REG_PID)"
+
+failures=0
+pass() { echo "PASS  $*"; }
+fail() { echo "FAIL  $*"; failures=$((failures + 1)); }
+expect_ok() { local what=$1; shift; if "$@" >"$WORK/out" 2>&1; then pass "$what"; else fail "$what (exit $?)"; cat "$WORK/out"; fi; }
+# expect_exit CODE WHAT CMD...: the command must exit with CODE.
+expect_exit() {
+  local want=$1 what=$2 rc=0; shift 2
+  "$@" >"$WORK/out" 2>&1 || rc=$?
+  if [ "$rc" = "$want" ]; then pass "$what (exit $rc)"; sed -n '1,3s/^/      /p' "$WORK/out"; else fail "$what (exit $rc, want $want)"; cat "$WORK/out"; fi
+}
+equal() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: '$2' != '$3'"; fi; }
+
+cd "$WORK"
+export BENCHSEAL_PASSWORD=registry-password SOURCE_DATE_EPOCH=1767225600
+"$BENCHSEAL" synth --out run --requests 200 --points 2,8 --repeats 2 --items 20 >/dev/null
+"$BENCHSEAL" keygen --out publisher >/dev/null
+"$BENCHSEAL" keygen --out reviewer >/dev/null
+"$BENCHSEAL" pack run --out bundle --key publisher.key >/dev/null
+MANIFEST=$("$BENCHSEAL" inspect bundle | awk '/^manifest/{print $2}')
+REF=$HOST/bench/run:v1
+echo "== run manifest $MANIFEST"
+
+echo "== 1. push"
+"$BENCHSEAL" push bundle "$REF" --plain-http | tee push.out
+equal "push reports the run manifest digest" "$(awk '/^  manifest/{print $2}' push.out)" "$MANIFEST"
+equal "the registry has no referrers API (404)" \
+  "$(curl -s -o /dev/null -w '%{http_code}' "http://$HOST/v2/bench/run/referrers/$MANIFEST")" 404
+if curl -fsS "http://$HOST/v2/bench/run/tags/list" | grep -q "\"sha256-${MANIFEST#sha256:}\""; then
+  pass "referrers tag sha256-<hex> is listed"
+else
+  fail "referrers tag sha256-<hex> missing"; curl -s "http://$HOST/v2/bench/run/tags/list"
+fi
+
+echo "== 2. pull into a directory and a .tar, verify both"
+"$BENCHSEAL" pull "$REF" --out pulled --plain-http | tee pull.out
+"$BENCHSEAL" pull "$REF" --out pulled.tar --plain-http >/dev/null
+equal "pulled manifest digest equals the original" "$(awk '/^  manifest/{print $2}' pull.out)" "$MANIFEST"
+equal "inspect of the pulled tar shows the same manifest" \
+  "$("$BENCHSEAL" inspect pulled.tar | awk '/^manifest/{print $2}')" "$MANIFEST"
+expect_ok "pulled directory: same files, byte for byte" \
+  diff <(cd bundle && find . -type f | LC_ALL=C sort | xargs sha256sum) <(cd pulled && find . -type f | LC_ALL=C sort | xargs sha256sum)
+expect_ok "benchseal verify pulled --key publisher.pub" "$BENCHSEAL" verify pulled --key publisher.pub
+expect_ok "benchseal verify pulled.tar --key publisher.pub" "$BENCHSEAL" verify pulled.tar --key publisher.pub
+expect_exit 3 "verify pulled.tar with the wrong key is rejected" "$BENCHSEAL" verify pulled.tar --key reviewer.pub
+expect_exit 1 "pull refuses an existing output" "$BENCHSEAL" pull "$REF" --out pulled.tar --plain-http
+
+echo "== 3. a second signature: sign the pulled tar, push, pull again"
+"$BENCHSEAL" sign pulled.tar --key reviewer.key >/dev/null
+"$BENCHSEAL" push pulled.tar "$REF" --plain-http | tee push2.out
+"$BENCHSEAL" pull "$REF" --out two.tar --plain-http | tee pull2.out
+equal "two referrers after the second push" "$(grep -c '^  referrer' pull2.out)" 2
+expect_ok "benchseal verify two.tar --key publisher.pub --key reviewer.pub" \
+  "$BENCHSEAL" verify two.tar --key publisher.pub --key reviewer.pub
+expect_ok "the re-pulled tar equals the tar that was pushed, byte for byte" cmp pulled.tar two.tar
+
+echo "== 4. tamper: a records blob altered on the registry's disk"
+LAYER=$("$BENCHSEAL" inspect bundle | awk '/^  records\//{getline; print $1; exit}')
+BLOB=$(find "$WORK/reg/data" -path "*/blobs/sha256/*/${LAYER#sha256:}/data")
+[ -f "$BLOB" ] || { fail "blob $LAYER not found on disk"; exit 1; }
+c=$(dd if="$BLOB" bs=1 skip=100 count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+printf "$(printf '\\%03o' $(((c + 1) % 256)))" | dd of="$BLOB" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_exit 3 "pull of a tampered blob fails closed" "$BENCHSEAL" pull "$REF" --out tampered.tar --plain-http
+if grep -q "${LAYER}" "$WORK/out"; then pass "the error names the blob"; else fail "the error does not name $LAYER"; fi
+if [ -e tampered.tar ] || ls -A | grep -q '^\.tampered'; then fail "pull left files behind"; else pass "nothing written"; fi
+
+echo
+if [ "$failures" -ne 0 ]; then echo "registry: $failures check(s) FAILED"; exit 1; fi
+echo "registry: all checks passed"
