@@ -157,6 +157,8 @@ func TestGolden(t *testing.T) {
 		{"small.md", FormatMarkdown, replay.Options{}},
 		{"small_vllm.json", FormatJSON, replay.Options{Definitions: "vllm"}},
 		{"small_sweep.txt", FormatText, replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}}},
+		{"small.html", FormatHTML, replay.Options{}},
+		{"small_sweep.html", FormatHTML, replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := replay.Replay(context.Background(), smallRun(), c.o)

@@ -20,6 +20,7 @@ const (
 	FormatJSON     Format = "json"
 	FormatCSV      Format = "csv"
 	FormatMarkdown Format = "markdown"
+	FormatHTML     Format = "html"
 )
 
 // Write renders r in format f.
@@ -31,6 +32,8 @@ func Write(out io.Writer, f Format, r *replay.Result) error {
 		return CSV(out, r)
 	case FormatMarkdown:
 		return Markdown(out, r)
+	case FormatHTML:
+		return HTML(out, r)
 	case FormatText, "":
 		return Text(out, r)
 	}

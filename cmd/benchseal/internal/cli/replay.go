@@ -76,7 +76,9 @@ repeat: request accounting, window, rates, goodput, attainment and the quoted
 latency percentiles; medians across repeats), under these definitions and,
 when --slo is given, that SLO; pack the run and verify recomputes every one.
 
-JSON output (schema benchseal/replay/v1) is documented in docs/replay.md.`)
+JSON output (schema benchseal/replay/v1) is documented in docs/replay.md.
+--output html writes one self-contained page (inline CSS and SVG charts, no
+script, nothing fetched): benchseal replay RUN --output html > report.html`)
 	return b.String()
 }
 
@@ -95,7 +97,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. ttft=200ms,e2e=5s,tpot=50ms,one_token=fail")
 	f.StringVar(&o.definitions, "definitions", "benchseal", "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
-	f.StringVar(&o.output, "output", "text", "output format: text|json|csv|markdown")
+	f.StringVar(&o.output, "output", "text", "output format: text|json|csv|markdown|html")
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
 	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment for the capacity estimate")
@@ -114,9 +116,9 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	}
 	opts.Definitions = o.definitions
 	switch report.Format(o.output) {
-	case report.FormatText, report.FormatJSON, report.FormatCSV, report.FormatMarkdown:
+	case report.FormatText, report.FormatJSON, report.FormatCSV, report.FormatMarkdown, report.FormatHTML:
 	default:
-		return usagef("--output %q: want text, json, csv or markdown", o.output)
+		return usagef("--output %q: want text, json, csv, markdown or html", o.output)
 	}
 	if o.slo != "" {
 		s, err := replay.ParseSLO(o.slo)

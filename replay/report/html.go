@@ -1,0 +1,194 @@
+package report
+
+import (
+	"html/template"
+	"io"
+	"math/big"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// HTML writes the report as one self-contained HTML page: inline CSS and
+// inline SVG charts, no script, no external resource. Every string from
+// the run (point names, notes, currency) is escaped by html/template, so a
+// hostile manifest renders as text. Numbers go through Decimal and Number
+// as in the other formats; the output is byte-identical for equal input.
+func HTML(out io.Writer, r *replay.Result) error {
+	return htmlTemplate.Execute(out, newHTMLPage(r))
+}
+
+var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+
+type htmlPage struct {
+	Schema, Definitions, Boundary, SLO, Cost string
+	Meanings                                 []string
+	Notes                                    []string
+	Charts                                   []chartView
+	Summary                                  []summaryView
+	Footnotes                                []string
+	Capacity                                 *capacityView
+	Points                                   []pointView
+}
+
+type summaryView struct {
+	Point string
+	Rows  []summaryRow
+	// Meanings is set when a row is a tpot or itl metric.
+	Meanings bool
+}
+
+type summaryRow struct {
+	Metric, Unit, Median, Low, High, N string
+	Marks                              []string
+}
+
+type capacityView struct {
+	Target, Rate, MaxPassing string
+	Rows                     [][]string
+}
+
+type pointView struct {
+	Point, Repeat string
+	Counts        []countRow
+	Scalars       []scalarRow
+	DistKeys      []string
+	Dists         []distRow
+}
+
+type countRow struct{ Key, Value string }
+
+type scalarRow struct {
+	Metric, Value, Unit string
+	// Text is set for a sentence rather than one number.
+	Text bool
+}
+
+type distRow struct {
+	Name  string
+	Cells []string
+	Unit  string
+}
+
+func newHTMLPage(r *replay.Result) *htmlPage {
+	pg := &htmlPage{
+		Schema: r.Schema, Definitions: r.Definitions, Boundary: boundaryLine(r.Boundary), SLO: sloLine(r),
+		Meanings: []string{Meanings["tpot_ns"], Meanings["itl_ns"]},
+		Notes:    r.Notes,
+		Charts:   htmlCharts(r),
+	}
+	if r.Cost != nil {
+		pg.Cost = r.Cost.Text + " " + r.Cost.Currency + " per hour over each measurement window"
+	}
+	notes := map[string]string{}
+	for _, ps := range r.Summary {
+		sv := summaryView{Point: ps.Point}
+		for _, m := range replay.SummaryMetrics {
+			s := ps.Metrics[m]
+			scale, unit, places := summaryUnit(m)
+			row := summaryRow{Metric: m, Unit: unit, Median: Decimal(s.Median, scale, places),
+				Low: Decimal(s.CILow, scale, places), High: Decimal(s.CIHigh, scale, places), N: Number(replay.Int(int64(s.N)))}
+			for _, w := range s.Warnings {
+				mark, ok := notes[w]
+				if !ok {
+					pg.Footnotes = append(pg.Footnotes, w)
+					mark = Number(replay.Int(int64(len(pg.Footnotes))))
+					notes[w] = mark
+				}
+				row.Marks = append(row.Marks, mark)
+			}
+			if strings.HasPrefix(m, "tpot_ns.") || strings.HasPrefix(m, "itl_ns.") {
+				sv.Meanings = true
+			}
+			sv.Rows = append(sv.Rows, row)
+		}
+		pg.Summary = append(pg.Summary, sv)
+	}
+	if c := r.Capacity; c != nil {
+		cv := &capacityView{Target: Decimal(replay.Exact(c.Target), hundred, 2), Rate: Decimal(c.Rate, one, 3), MaxPassing: Decimal(c.MaxPassingRate, one, 3)}
+		for i := range c.Points {
+			cv.Rows = append(cv.Rows, []string{c.Points[i], Decimal(c.Rates[i], one, 3), Decimal(c.Attainment[i], hundred, 2), Decimal(c.Goodput[i], one, 3)})
+		}
+		pg.Capacity = cv
+	}
+	for _, p := range r.Results {
+		pg.Points = append(pg.Points, newPointView(p))
+	}
+	return pg
+}
+
+// summaryUnit is how a summary metric prints: as in the point tables.
+func summaryUnit(m string) (*big.Rat, string, int) {
+	switch {
+	case strings.Contains(m, "_ns."):
+		return nsToMS, "ms", 3
+	case m == "slo_attainment":
+		return hundred, "% of sent", 2
+	case strings.Contains(m, "token"):
+		return one, "tok/s", 3
+	}
+	return one, "req/s", 3
+}
+
+func newPointView(p *replay.PointResult) pointView {
+	pv := pointView{Point: p.Point, Repeat: Number(replay.Int(int64(p.Repeat))), DistKeys: replay.CoreDistKeys}
+	for _, k := range replay.CountKeys {
+		c, _ := p.Counts.Field(k)
+		pv.Counts = append(pv.Counts, countRow{k, Number(replay.Int(c))})
+	}
+	add := func(m string, v replay.Value, scale *big.Rat, places int, unit string) {
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: m, Value: Decimal(v, scale, places), Unit: unit})
+	}
+	add("window", p.Scalars["window_ns"], nsToMS, 3, "ms")
+	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
+		add(k, p.Scalars[k], one, 3, "req/s")
+	}
+	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
+		add(k, p.Scalars[k], one, 3, "tok/s")
+	}
+	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
+		if v := p.Scalars[k]; !v.IsNull() {
+			add(k, v, one, 4, "per 1M tokens")
+		}
+	}
+	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of sent")
+	add("slo_attainment_ok", p.Scalars["slo_attainment_ok"], hundred, 2, "% of ok")
+	pv.Scalars = append(pv.Scalars, scalarRow{Metric: "stalls", Text: true, Value: Number(replay.Int(p.Stalls.Count)) + " gaps > " +
+		Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3) + " ms in " + Number(replay.Int(p.Stalls.Requests)) + " requests; max gap " +
+		Decimal(p.Stalls.MaxGapNS, nsToMS, 3) + " ms"})
+	if m := p.MLPerf; m != nil {
+		v := "INVALID"
+		if m.Valid {
+			v = "VALID"
+		}
+		s := v + ": ttft p99 " + Decimal(m.TTFTP99NS, nsToMS, 3) + ", tpot p99 " + Decimal(m.TPOTP99NS, nsToMS, 3) +
+			", over " + Number(replay.Int(m.TTFTOver)) + "/" + Number(replay.Int(m.TPOTOver)) + ", queries " + Number(replay.Int(m.Queries))
+		if len(m.Reasons) > 0 {
+			s += "; " + strings.Join(m.Reasons, "; ")
+		}
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "mlperf", Value: s + " (ms)", Text: true})
+	}
+	for _, k := range distOrder(p) {
+		d := p.Dists[k]
+		// Distributions in ns print in ms; a peer's extra distribution of
+		// rates (e.g. GuideLLM's requests_per_second) prints as is.
+		scale, unit, name := nsToMS, "ms", strings.TrimSuffix(k, "_ns")
+		if !strings.HasSuffix(k, "_ns") {
+			scale, unit = one, ""
+			if strings.HasSuffix(k, "_per_second") {
+				unit = "per s"
+			}
+		}
+		row := distRow{Name: name, Unit: unit}
+		for _, f := range replay.CoreDistKeys {
+			v, _ := d.Field(f)
+			if f == "n" {
+				row.Cells = append(row.Cells, Number(v))
+				continue
+			}
+			row.Cells = append(row.Cells, Decimal(v, scale, 3))
+		}
+		pv.Dists = append(pv.Dists, row)
+	}
+	return pv
+}

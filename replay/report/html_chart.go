@@ -1,0 +1,419 @@
+package report
+
+import (
+	"math/big"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// Chart geometry, in SVG user units (the viewBox is chartW × chartH). The
+// plot area is [plotL, plotR] × [plotT, plotB].
+const (
+	chartW = 640
+	chartH = 340
+	plotL  = 72
+	plotR  = 620
+	plotT  = 20
+	plotB  = 260
+	// maxTickRunes caps a categorical tick label; the full name stays in
+	// the tick's tooltip.
+	maxTickRunes = 14
+	// seriesClasses is the number of distinct series colours in the CSS.
+	seriesClasses = 8
+)
+
+// plot is a line chart in data units: x is a point index (categorical) or
+// a limit in ms, y a value already in display units. A nil y is a gap.
+type plot struct {
+	title, yLabel, xLabel, caption string
+	// empty is shown instead of the data when no value is defined.
+	empty   string
+	x0, x1  *big.Rat
+	xTicks  []xTick
+	series  []plotSeries
+	vline   *big.Rat
+	vlineAt string
+}
+
+type xTick struct {
+	x           *big.Rat
+	label, full string
+}
+
+type plotSeries struct {
+	name, class string
+	// line holds the medians (joined by the line), reps every repeat.
+	line, reps []plotPt
+}
+
+type plotPt struct {
+	x, y *big.Rat
+	tip  string
+}
+
+// chartView is a plot laid out in SVG coordinates, every number already
+// formatted; html.tmpl renders it.
+type chartView struct {
+	Title, Caption, YLabel, XLabel, Empty string
+	ViewBox                               string
+	L, R, T, B, YMid, XMid, YLabelX       string
+	XLabelY, TickLabelY, TickEnd, EmptyY  string
+	YTicks                                []tickView
+	XTicks                                []tickView
+	Rotate                                bool
+	Series                                []seriesView
+	Legend                                []legendView
+	VLine                                 *vlineView
+}
+
+type legendView struct{ Class, Name string }
+
+type tickView struct{ Pos, Label, Full string }
+
+type seriesView struct {
+	Class, Name, Path string
+	Dots, Reps        []dotView
+}
+
+type dotView struct{ X, Y, Tip string }
+
+type vlineView struct{ X, LabelX, LabelY, Anchor, Label string }
+
+// px formats an SVG coordinate (exact, one decimal, half to even).
+func px(r *big.Rat) string { return Decimal(replay.Exact(r), one, 1) }
+
+func rat(n int64) *big.Rat { return new(big.Rat).SetInt64(n) }
+
+// ratOf is v as an exact rational for positioning (floats exactly as
+// stored, square roots via their nearest float64).
+func ratOf(v replay.Value) *big.Rat {
+	if v.IsNull() {
+		return nil
+	}
+	if r := v.Rat(); r != nil {
+		return r
+	}
+	f, _ := v.Float64()
+	return new(big.Rat).SetFloat64(f)
+}
+
+// scaled is v·s as a rational, nil when v is undefined.
+func scaled(v replay.Value, s *big.Rat) *big.Rat {
+	r := ratOf(v)
+	if r == nil {
+		return nil
+	}
+	return new(big.Rat).Mul(r, s)
+}
+
+// lerp maps v from [d0, d1] onto [r0, r1].
+func lerp(v, d0, d1 *big.Rat, r0, r1 int64) *big.Rat {
+	t := new(big.Rat).Sub(v, d0)
+	t.Mul(t, rat(r1-r0))
+	t.Quo(t, new(big.Rat).Sub(d1, d0))
+	return t.Add(t, rat(r0))
+}
+
+func ceilRat(r *big.Rat) *big.Int {
+	n := new(big.Int).Neg(r.Num())
+	return n.Neg(n.Div(n, r.Denom()))
+}
+
+func pow10(k int) *big.Rat {
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(k, -k))), nil)
+	if k < 0 {
+		return new(big.Rat).SetFrac(big.NewInt(1), p)
+	}
+	return new(big.Rat).SetInt(p)
+}
+
+// niceStep returns the smallest step of 1, 2 or 5 × 10^k that divides
+// span (> 0) into at most n (≥ 2) intervals, and the digits its labels
+// need.
+func niceStep(span *big.Rat, n int) (*big.Rat, int) {
+	k := 0
+	e := big.NewRat(1, 1)
+	ten := big.NewRat(10, 1)
+	for new(big.Rat).Mul(e, ten).Cmp(span) <= 0 {
+		e.Mul(e, ten)
+		k++
+	}
+	for e.Cmp(span) > 0 {
+		e.Quo(e, ten)
+		k--
+	}
+	// 10^k ≤ span < 10^(k+1): 5·10^k gives at most 2 intervals.
+	for j := k - 1; ; j++ {
+		for _, m := range []int64{1, 2, 5} {
+			s := new(big.Rat).Mul(pow10(j), rat(m))
+			if ceilRat(new(big.Rat).Quo(span, s)).Cmp(big.NewInt(int64(n))) <= 0 {
+				return s, max(0, -j)
+			}
+		}
+	}
+}
+
+// truncate shortens s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// layout turns p into SVG coordinates: y from 0 to a rounded-up maximum,
+// x over [x0, x1].
+func (p *plot) layout() chartView {
+	cv := chartView{
+		Title: p.title, Caption: p.caption, YLabel: p.yLabel, XLabel: p.xLabel,
+		ViewBox: "0 0 " + Number(replay.Int(chartW)) + " " + Number(replay.Int(chartH)),
+		L:       px(rat(plotL)), R: px(rat(plotR)), T: px(rat(plotT)), B: px(rat(plotB)),
+		YMid: px(big.NewRat(plotT+plotB, 2)), XMid: px(big.NewRat(plotL+plotR, 2)),
+		YLabelX: px(rat(18)), XLabelY: px(rat(chartH - 8)), TickLabelY: px(rat(plotB + 18)), TickEnd: px(rat(plotB + 5)),
+		EmptyY: px(big.NewRat(plotT+plotB, 2)),
+	}
+	var ymax *big.Rat
+	for _, s := range p.series {
+		for _, pt := range append(append([]plotPt(nil), s.line...), s.reps...) {
+			if pt.y != nil && (ymax == nil || pt.y.Cmp(ymax) > 0) {
+				ymax = pt.y
+			}
+		}
+	}
+	if ymax == nil {
+		cv.Empty = p.empty
+	}
+	if ymax == nil || ymax.Sign() <= 0 {
+		ymax = big.NewRat(1, 1)
+	}
+	step, places := niceStep(ymax, 5)
+	top := new(big.Rat).Mul(new(big.Rat).SetInt(ceilRat(new(big.Rat).Quo(ymax, step))), step)
+	zero := new(big.Rat)
+	yAt := func(v *big.Rat) string { return px(lerp(v, zero, top, plotB, plotT)) }
+	xAt := func(v *big.Rat) string { return px(lerp(v, p.x0, p.x1, plotL, plotR)) }
+	for v := new(big.Rat); v.Cmp(top) <= 0; v = new(big.Rat).Add(v, step) {
+		cv.YTicks = append(cv.YTicks, tickView{Pos: yAt(v), Label: Decimal(replay.Exact(v), one, places)})
+	}
+	slot := 0
+	if len(p.xTicks) > 0 {
+		slot = (plotR - plotL) / len(p.xTicks)
+	}
+	for _, t := range p.xTicks {
+		label := truncate(t.label, maxTickRunes)
+		// about 7 units a character at the tick font size
+		if 7*utf8.RuneCountInString(label) > slot-6 {
+			cv.Rotate = true
+		}
+		cv.XTicks = append(cv.XTicks, tickView{Pos: xAt(t.x), Label: label, Full: t.full})
+	}
+	for _, s := range p.series {
+		cv.Legend = append(cv.Legend, legendView{Class: s.class, Name: s.name})
+	}
+	// Upright tick labels leave room below the axis.
+	if !cv.Rotate {
+		h := rat(plotB + 50)
+		cv.ViewBox = "0 0 " + Number(replay.Int(chartW)) + " " + Number(replay.Exact(h))
+		cv.XLabelY = px(h.Sub(h, rat(10)))
+	}
+	if cv.Empty != "" {
+		return cv
+	}
+	for _, s := range p.series {
+		sv := seriesView{Class: s.class, Name: s.name}
+		var path strings.Builder
+		pen := false
+		for _, pt := range s.line {
+			if pt.y == nil {
+				pen = false
+				continue
+			}
+			x, y := xAt(pt.x), yAt(pt.y)
+			if pen {
+				path.WriteString(" L")
+			} else {
+				if path.Len() > 0 {
+					path.WriteByte(' ')
+				}
+				path.WriteString("M")
+			}
+			path.WriteString(x + " " + y)
+			pen = true
+			sv.Dots = append(sv.Dots, dotView{X: x, Y: y, Tip: pt.tip})
+		}
+		sv.Path = path.String()
+		for _, pt := range s.reps {
+			if pt.y != nil {
+				sv.Reps = append(sv.Reps, dotView{X: xAt(pt.x), Y: yAt(pt.y), Tip: pt.tip})
+			}
+		}
+		cv.Series = append(cv.Series, sv)
+	}
+	if p.vline != nil && p.vline.Cmp(p.x0) >= 0 && p.vline.Cmp(p.x1) <= 0 {
+		x := lerp(p.vline, p.x0, p.x1, plotL, plotR)
+		vl := &vlineView{X: px(x), LabelY: px(rat(plotT + 12)), Anchor: "start", Label: p.vlineAt}
+		if x.Cmp(big.NewRat(plotL+plotR, 2)) > 0 {
+			vl.LabelX, vl.Anchor = px(x.Sub(x, rat(4))), "end"
+		} else {
+			vl.LabelX = px(x.Add(x, rat(4)))
+		}
+		cv.VLine = vl
+	}
+	return cv
+}
+
+// seriesClass is the CSS class of the i-th series of a chart.
+func seriesClass(i int, dashed bool) string {
+	c := "s" + Number(replay.Int(int64(i%seriesClasses)))
+	if dashed || (i/seriesClasses)%2 == 1 {
+		c += " dash"
+	}
+	return c
+}
+
+// pointTicks are the categorical x ticks of the load points, in run order.
+func pointTicks(points []string) (x0, x1 *big.Rat, ticks []xTick) {
+	for i, p := range points {
+		ticks = append(ticks, xTick{x: rat(int64(i)), label: p, full: p})
+	}
+	return big.NewRat(-1, 2), new(big.Rat).Sub(rat(int64(len(points))), big.NewRat(1, 2)), ticks
+}
+
+// byPoint groups the results by point, in run order.
+func byPoint(r *replay.Result) (points []string, reps map[string][]*replay.PointResult) {
+	reps = map[string][]*replay.PointResult{}
+	for _, p := range r.Results {
+		if _, ok := reps[p.Point]; !ok {
+			points = append(points, p.Point)
+		}
+		reps[p.Point] = append(reps[p.Point], p)
+	}
+	return points, reps
+}
+
+// metricSeries is one summary metric across points: the median line and
+// every repeat's value.
+func metricSeries(r *replay.Result, name, class, metric string, scale *big.Rat, unit string) plotSeries {
+	points, reps := byPoint(r)
+	s := plotSeries{name: name, class: class}
+	for i, pt := range points {
+		x := rat(int64(i))
+		var med replay.Summary
+		for _, ps := range r.Summary {
+			if ps.Point == pt {
+				med = ps.Metrics[metric]
+			}
+		}
+		s.line = append(s.line, plotPt{x: x, y: scaled(med.Median, scale),
+			tip: pt + ": " + name + " " + Decimal(med.Median, scale, 3) + " " + unit + " (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
+		for _, pr := range reps[pt] {
+			v, _ := pr.Lookup(metric)
+			s.reps = append(s.reps, plotPt{x: x, y: scaled(v, scale),
+				tip: pt + " repeat " + Number(replay.Int(int64(pr.Repeat))) + ": " + name + " " + Decimal(v, scale, 3) + " " + unit})
+		}
+	}
+	return s
+}
+
+const repeatsCaption = "Lines join the medians across repeats (filled dots); hollow dots are the single repeats. Hover a dot for its value."
+
+func htmlCharts(r *replay.Result) []chartView {
+	points, _ := byPoint(r)
+	if len(points) == 0 {
+		return nil
+	}
+	x0, x1, ticks := pointTicks(points)
+	xLabel := "load point (run order)"
+	tput := plot{title: "Goodput and request throughput by load point", yLabel: "req/s", xLabel: xLabel,
+		x0: x0, x1: x1, xTicks: ticks, empty: "no defined throughput",
+		caption: "Goodput counts the requests meeting the SLO; request throughput every ok request with content. " + repeatsCaption}
+	if !r.SLO.Any() {
+		tput.caption = "Goodput is undefined: no SLO is set. " + repeatsCaption
+	}
+	// Goodput is drawn last so that it shows where it equals throughput.
+	tput.series = []plotSeries{
+		metricSeries(r, "request_throughput", seriesClass(1, false), "request_throughput", one, "req/s"),
+		metricSeries(r, "goodput", seriesClass(0, false), "goodput", one, "req/s"),
+	}
+	charts := []chartView{tput.layout()}
+	for _, d := range []struct{ key, name string }{{"ttft", "TTFT"}, {"e2e", "E2E latency"}} {
+		lat := plot{title: d.name + " p50 and p99 by load point", yLabel: "ms", xLabel: xLabel,
+			x0: x0, x1: x1, xTicks: ticks, empty: "no defined " + d.key + " (n = 0 at every point)", caption: repeatsCaption}
+		lat.series = []plotSeries{
+			metricSeries(r, d.key+" p50", seriesClass(0, false), d.key+"_ns.p50", nsToMS, "ms"),
+			metricSeries(r, d.key+" p99", seriesClass(1, true), d.key+"_ns.p99", nsToMS, "ms"),
+		}
+		charts = append(charts, lat.layout())
+	}
+	if r.Sweep != nil && len(r.Sweep.LimitsNS) > 0 {
+		charts = append(charts, sweepChart(r))
+	}
+	return charts
+}
+
+// sweepChart is goodput against the swept limit, one line per point (the
+// median across its repeats).
+func sweepChart(r *replay.Result) chartView {
+	sw := r.Sweep
+	lims := make([]*big.Rat, len(sw.LimitsNS))
+	for i, l := range sw.LimitsNS {
+		lims[i] = new(big.Rat).Mul(rat(l), nsToMS)
+	}
+	lo, hi := lims[0], lims[len(lims)-1]
+	p := plot{title: "Goodput by " + sw.Metric + " limit", yLabel: "goodput (req/s)", xLabel: sw.Metric + " limit (ms)",
+		x0: lo, x1: hi, empty: "no defined goodput",
+		caption: "Goodput under each " + sw.Metric + " limit, the other limits fixed. " + repeatsCaption}
+	if sw.Metric == "tpot" {
+		p.caption += " " + Meanings["tpot_ns"] + "."
+	}
+	if lo.Cmp(hi) == 0 {
+		p.x0, p.x1 = new(big.Rat), new(big.Rat).Mul(hi, rat(2))
+		if hi.Sign() == 0 {
+			p.x1 = big.NewRat(1, 1)
+		}
+	}
+	step, places := niceStep(new(big.Rat).Sub(p.x1, p.x0), 6)
+	for v := new(big.Rat).Mul(new(big.Rat).SetInt(ceilRat(new(big.Rat).Quo(p.x0, step))), step); v.Cmp(p.x1) <= 0; v = new(big.Rat).Add(v, step) {
+		l := Decimal(replay.Exact(v), one, places)
+		p.xTicks = append(p.xTicks, xTick{x: v, label: l, full: l + " ms"})
+	}
+	var order []string
+	rows := map[string][]replay.SweepRow{}
+	for _, row := range sw.Rows {
+		if _, ok := rows[row.Point]; !ok {
+			order = append(order, row.Point)
+		}
+		rows[row.Point] = append(rows[row.Point], row)
+	}
+	for i, pt := range order {
+		s := plotSeries{name: pt, class: seriesClass(i, false)}
+		for j, x := range lims {
+			var vals []replay.Value
+			for _, row := range rows[pt] {
+				v := row.Goodput[j]
+				vals = append(vals, v)
+				s.reps = append(s.reps, plotPt{x: x, y: ratOf(v),
+					tip: pt + " repeat " + Number(replay.Int(int64(row.Repeat))) + ", " + sw.Metric + " ≤ " + Decimal(replay.Int(sw.LimitsNS[j]), nsToMS, 3) + " ms: goodput " + Decimal(v, one, 3) + " req/s"})
+			}
+			med := replay.SummarizeValues(vals, replay.CIConfidence)
+			s.line = append(s.line, plotPt{x: x, y: ratOf(med.Median),
+				tip: pt + ", " + sw.Metric + " ≤ " + Decimal(replay.Int(sw.LimitsNS[j]), nsToMS, 3) + " ms: goodput " + Decimal(med.Median, one, 3) + " req/s (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
+		}
+		p.series = append(p.series, s)
+	}
+	var limit *int64
+	switch sw.Metric {
+	case "ttft":
+		limit = r.SLO.TTFTNS
+	case "e2e":
+		limit = r.SLO.E2ENS
+	case "tpot":
+		limit = r.SLO.TPOTNS
+	}
+	if limit != nil {
+		p.vline = new(big.Rat).Mul(rat(*limit), nsToMS)
+		p.vlineAt = "SLO " + Decimal(replay.Int(*limit), nsToMS, 3) + " ms"
+	}
+	return p.layout()
+}
