@@ -127,9 +127,9 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 		fmt.Fprintf(b, "\nsummary of point %s across repeats (median [95%% CI])\n", ps.Point)
 		for _, m := range replay.SummaryMetrics {
 			s := ps.Metrics[m]
-			scale, unit := one, ""
-			if strings.Contains(m, "_ns.") {
-				scale, unit = nsToMS, " ms"
+			scale, unit := summaryScale(m)
+			if unit != "" {
+				unit = " " + unit
 			}
 			fmt.Fprintf(b, "  %-24s %s [%s, %s]%s n=%d", m, Decimal(s.Median, scale, 3), Decimal(s.CILow, scale, 3), Decimal(s.CIHigh, scale, 3), unit, s.N)
 			if len(s.Warnings) > 0 {
@@ -222,10 +222,11 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		}
 	}
 	for _, ps := range r.Summary {
-		fmt.Fprintf(&b, "\n### summary of point %s across repeats\n\n| metric | median | 95%% CI low | 95%% CI high | n | warnings |\n|---|---|---|---|---|---|\n", ps.Point)
+		fmt.Fprintf(&b, "\n### summary of point %s across repeats\n\n| metric | median | 95%% CI low | 95%% CI high | unit | n | warnings |\n|---|---|---|---|---|---|---|\n", ps.Point)
 		for _, m := range replay.SummaryMetrics {
 			s := ps.Metrics[m]
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n", m, Decimal(s.Median, one, 3), Decimal(s.CILow, one, 3), Decimal(s.CIHigh, one, 3), s.N, strings.Join(s.Warnings, "; "))
+			scale, unit := summaryScale(m)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", m, Decimal(s.Median, scale, 3), Decimal(s.CILow, scale, 3), Decimal(s.CIHigh, scale, 3), unit, s.N, strings.Join(s.Warnings, "; "))
 		}
 	}
 	for _, n := range r.Notes {
@@ -249,4 +250,18 @@ func boundaryLine(b string) string {
 		return "not stated"
 	}
 	return b
+}
+
+// summaryScale returns how a summarised metric is shown: latencies in ms,
+// rates per second, attainment as a fraction.
+func summaryScale(metric string) (*big.Rat, string) {
+	switch {
+	case strings.Contains(metric, "_ns."):
+		return nsToMS, "ms"
+	case strings.HasSuffix(metric, "token_throughput") || metric == "token_goodput":
+		return one, "tok/s"
+	case strings.HasSuffix(metric, "throughput") || metric == "goodput":
+		return one, "req/s"
+	}
+	return one, ""
 }
