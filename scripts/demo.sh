@@ -80,6 +80,9 @@ for k in pub:
           f"{num(p['goodput']):>29} | {num(b['goodput']):>24} {num(b['slo_attainment'], 3):>10}")
 PY
 
+run "$B" replay "$OUT/run.oci" --slo ttft=40ms,e2e=600ms,tpot=8ms,one_token=fail --output html >"$OUT/report-buyer.html"
+echo "HTML report with charts: $OUT/report-buyer.html"
+
 step "7. Buyer: how goodput falls as the TTFT limit tightens"
 run "$B" replay "$OUT/run.oci" --sweep-slo ttft=5ms..60ms:6 >"$OUT/sweep.txt"
 sed -n '/by ttft limit/,$p' "$OUT/sweep.txt"
