@@ -58,6 +58,13 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, defErr.Error()
 			default:
 				v, reason := resolveClaim(res, pc, c.Metric)
+				if reason == reasonSummaryUndefined || reason == reasonUndefined {
+					// The records were replayed and the value they give
+					// is undefined: a number claimed for it is not
+					// borne out by the evidence.
+					ck.Outcome, ck.Reason = schema.ClaimMismatched, fmt.Sprintf("claimed %v, recomputed undefined: %s", c.Value, reason)
+					break
+				}
 				if reason != "" {
 					ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, reason
 					break
@@ -87,6 +94,12 @@ func RelError(recomputed, claimed float64) float64 {
 	}
 	return d / math.Abs(claimed)
 }
+
+// Reasons Resolve gives when a claim path resolves to an undefined value.
+const (
+	reasonSummaryUndefined = "undefined value (too few repeats or no samples)"
+	reasonUndefined        = "undefined value (no samples, no window or no SLO)"
+)
 
 // Resolve returns the value of a claim path for a point (and repeat) of a
 // result; reason says why there is none.
@@ -118,7 +131,7 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 				return Null, fmt.Sprintf("unknown summary field %q", field)
 			}
 			if v.IsNull() {
-				return Null, "undefined value (too few repeats or no samples)"
+				return Null, reasonSummaryUndefined
 			}
 			return v, ""
 		}
@@ -133,7 +146,15 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 		return Null, fmt.Sprintf("metric %q is not computed under %s definitions", path, r.Definitions)
 	}
 	if v.IsNull() {
-		return Null, "undefined value (no samples, no window or no SLO)"
+		switch path {
+		case "goodput", "token_goodput", "slo_attainment", "slo_attainment_ok":
+			if !r.SLO.Any() {
+				return Null, "undefined value: no SLO set, so the objective the claim was made under is unknown"
+			}
+		case "smooth_goodput":
+			return Null, "smooth_goodput depends on parameters the claims do not state"
+		}
+		return Null, reasonUndefined
 	}
 	return v, ""
 }

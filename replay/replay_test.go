@@ -427,3 +427,34 @@ func pct(d Dist, key string) Value {
 	v, _ := d.Field(key)
 	return v
 }
+
+// A number claimed for a value the records leave undefined (a latency
+// percentile of a point where no request succeeded) is not borne out by
+// the evidence: it is a mismatch, not "not recomputable" (which verify
+// accepts with a warning). Undefined because of a missing SLO stays not
+// recomputable.
+func TestClaimOfAnUndefinedValueIsAMismatch(t *testing.T) {
+	run := genRun(3, 20)
+	for _, r := range run.recs {
+		r.Status, r.Error, r.ChunksNS, r.OutputTokens = schema.StatusError, "boom", nil, 0
+	}
+	run.c = &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9, Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{
+		{Metric: "ttft_ns.p99", Value: 5e7},
+		{Metric: "request_throughput", Value: 100},
+		{Metric: "goodput", Value: 1},
+		{Metric: "counts.error", Value: 20},
+	}}}}
+	cks, err := ClaimChecker{}.CheckClaims(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{schema.ClaimMismatched, schema.ClaimMismatched, schema.ClaimNotRecomputable, schema.ClaimMatched}
+	if len(cks) != len(want) {
+		t.Fatalf("%d checks", len(cks))
+	}
+	for i, c := range cks {
+		if c.Outcome != want[i] {
+			t.Errorf("claim %d %s: %s (%s), want %s", i, c.Metric, c.Outcome, c.Reason, want[i])
+		}
+	}
+}

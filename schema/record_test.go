@@ -99,6 +99,8 @@ func TestDecodeRecordErrorsNameTheField(t *testing.T) {
 		{"chunks not array", repl(`[2,3]`, `{}`), `field "chunks_ns": must be an array of integers`},
 		{"null string", repl(`"id":"a"`, `"id":null`), `field "id": must be a string`},
 		{"orig not object", repl(`"status":"ok"`, `"status":"ok","orig":[1]`), `field "orig": must be a JSON object`},
+		{"duplicate key in orig", repl(`"status":"ok"`, `"status":"ok","orig":{"ttft":1,"ttft":2}`), `field "orig": invalid JSON at column`},
+		{"escaped duplicate key in orig", repl(`"status":"ok"`, `"status":"ok","orig":{"m":[{"ttft":1,"tt\u0066t":2}]}`), `duplicate key "ttft"`},
 		{"trailing data", goodLine + ` {}`, `trailing data after the record`},
 		{"truncated", goodLine[:40], `invalid JSON`},
 		{"empty", ``, `empty line`},
@@ -198,6 +200,9 @@ func refDecodeRecord(line []byte) (*Record, error) {
 			if raw[0] != '{' {
 				return nil, errors.New("orig not object")
 			}
+			if refDuplicateKeys(json.NewDecoder(bytes.NewReader(raw))) {
+				return nil, errors.New("duplicate key in orig")
+			}
 		default:
 			if string(raw) == "null" {
 				return nil, errors.New("null")
@@ -216,6 +221,38 @@ func refDecodeRecord(line []byte) (*Record, error) {
 		return nil, err
 	}
 	return &rec, nil
+}
+
+// refDuplicateKeys reports whether the JSON value dec reads has an object
+// with two equal keys.
+func refDuplicateKeys(dec *json.Decoder) bool {
+	tok, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, _ := dec.Token()
+			if seen[k.(string)] {
+				return true
+			}
+			seen[k.(string)] = true
+			if refDuplicateKeys(dec) {
+				return true
+			}
+		}
+		dec.Token()
+	case json.Delim('['):
+		for dec.More() {
+			if refDuplicateKeys(dec) {
+				return true
+			}
+		}
+		dec.Token()
+	}
+	return false
 }
 
 func recordSeeds(f *testing.F) {

@@ -716,7 +716,9 @@ fast:
 	}
 }
 
-// skip validates and skips any JSON value (used for orig).
+// skip validates and skips any JSON value (used for orig). Duplicate keys
+// inside an object are refused here too: replay reads peer tools' values
+// from orig, and two readers must not see different values.
 func (d *recordDecoder) skip(depth int) error {
 	if depth > maxJSONDepth {
 		return d.fail("JSON nested too deeply")
@@ -732,14 +734,23 @@ func (d *recordDecoder) skip(depth int) error {
 			d.i++
 			return nil
 		}
+		var keys map[string]struct{}
 		for {
 			d.ws()
 			if d.i >= len(d.b) || d.b[d.i] != '"' {
 				return d.syntax("a field name")
 			}
-			if _, err := d.stringBytes(); err != nil {
+			k, err := d.stringBytes()
+			if err != nil {
 				return err
 			}
+			if keys == nil {
+				keys = make(map[string]struct{}, 8)
+			}
+			if _, dup := keys[string(k)]; dup {
+				return d.fail("invalid JSON at %s: duplicate key %q", d.pos(), k)
+			}
+			keys[string(k)] = struct{}{}
 			d.ws()
 			if d.i >= len(d.b) || d.b[d.i] != ':' {
 				return d.syntax("':'")

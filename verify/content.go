@@ -1,9 +1,11 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
@@ -21,6 +23,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 	// are checked by the record stream below.
 	uncompressedErr := error(nil)
 	uncompressedBlob := ""
+	var workloadProblems []schema.Problem
 	for _, l := range b.Layers() {
 		if l.Kind == artifact.KindRecords {
 			continue
@@ -28,9 +31,10 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 		if err := ctx.Err(); err != nil {
 			return out
 		}
+		lines := &lineCounter{}
 		rc, err := b.OpenLayer(l)
 		if err == nil {
-			_, err = io.Copy(io.Discard, rc)
+			_, err = io.Copy(lines, rc)
 			rc.Close()
 		}
 		if err != nil {
@@ -38,11 +42,19 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 			uncompressedErr, uncompressedBlob = cause, blob
 			break
 		}
+		if l.Kind == artifact.KindWorkload {
+			// The layer streamed to its recorded uncompressed digest, so
+			// that digest is the workload file's SHA-256: it must be the
+			// one the manifest declares (as validate checks for a run
+			// directory).
+			workloadProblems = checkWorkload(m, l, lines.n)
+		}
 	}
 
 	// 8. Schema: documents, then records streamed from the shards.
 	var problems []schema.Problem
 	problems = append(problems, schema.ValidateManifest(m, artifact.TitleManifest)...)
+	problems = append(problems, workloadProblems...)
 	if c := b.Claims(); c != nil {
 		problems = append(problems, schema.ValidateClaims(c, m, artifact.TitleClaims)...)
 	}
@@ -207,4 +219,27 @@ func recordsTitleOf(b *artifact.Bundle, point string) string {
 		}
 	}
 	return artifact.TitleManifest
+}
+
+// lineCounter counts the newlines written to it.
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
+}
+
+// checkWorkload compares the workload layer, whose uncompressed digest was
+// just verified while streaming, with the manifest's workload.sha256 and
+// workload.items.
+func checkWorkload(m *schema.Manifest, l artifact.Layer, lines int) []schema.Problem {
+	var ps []schema.Problem
+	sum := strings.TrimPrefix(string(l.UncompressedDigest), "sha256:")
+	if m.Workload.SHA256 != "" && m.Workload.SHA256 != sum {
+		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.sha256", Message: fmt.Sprintf("the manifest says %s, the workload hashes to %s", m.Workload.SHA256, sum)})
+	}
+	if m.Workload.Items > 0 && m.Workload.Items != lines {
+		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the workload has %d lines", m.Workload.Items, lines)})
+	}
+	return ps
 }
