@@ -377,6 +377,12 @@ func validateSLO(ps *problems, prefix string, s *SLO) {
 // Metric definitions a claims file may follow.
 var claimDefinitions = []string{"benchseal", "aiperf", "vllm", "sglang", "guidellm", "llmperf", "mlperf", "genai-perf", "inference-perf"}
 
+// MaxClaimTolerance is the largest relative tolerance claims may state.
+// benchseal's own definitions recompute exactly and peer definitions
+// reproduce the tools' float64 arithmetic, so a looser tolerance could only
+// hide a number that does not follow from the records.
+const MaxClaimTolerance = 1e-6
+
 // ValidateClaims checks claims against the manifest of their run (m may be
 // nil when the manifest could not be read); file names the claims in the
 // problems.
@@ -388,8 +394,8 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 	if !oneOf(c.Definitions, claimDefinitions...) {
 		ps.add("definitions", "must be one of %s, got %q", quoteList(claimDefinitions...), c.Definitions)
 	}
-	if !finite(c.Tolerance) || c.Tolerance < 0 {
-		ps.add("tolerance", "must be a finite number ≥ 0")
+	if !finite(c.Tolerance) || c.Tolerance < 0 || c.Tolerance > MaxClaimTolerance {
+		ps.add("tolerance", "must be a number from 0 to %g (recomputation is exact, or float64 as the tool computed), got %g", MaxClaimTolerance, c.Tolerance)
 	}
 	if c.SLO != nil {
 		validateSLO(ps, "slo", c.SLO)

@@ -183,7 +183,7 @@ func TestIsQuantized(t *testing.T) {
 func TestValidateClaimsRules(t *testing.T) {
 	m := readManifest(t)
 	r := 3
-	c := &Claims{Schema: ClaimsSchemaV1, Definitions: "vllm", Points: []PointClaim{
+	c := &Claims{Schema: ClaimsSchemaV1, Definitions: "vllm", Tolerance: 0.5, Points: []PointClaim{
 		{Point: "c99", Metrics: []Claim{{Metric: "ttft_ns.p50", Value: 1}}},
 		{Point: "c1", Repeat: &r, Metrics: []Claim{{Metric: "a", Value: 1}, {Metric: "a", Value: 2}}},
 	}}
@@ -191,7 +191,8 @@ func TestValidateClaimsRules(t *testing.T) {
 	for _, p := range ValidateClaims(c, m, "claims.json") {
 		got[p.Field] = true
 	}
-	for _, f := range []string{"points[0].point", "points[1].repeat", "points[1].metrics[1].metric"} {
+	// A tolerance of 50 % would let any number through.
+	for _, f := range []string{"tolerance", "points[0].point", "points[1].repeat", "points[1].metrics[1].metric"} {
 		if !got[f] {
 			t.Errorf("no problem on %s; got %v", f, got)
 		}

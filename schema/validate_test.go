@@ -179,7 +179,7 @@ func TestValidateRunDirGolden(t *testing.T) {
 			write(t, p, string(b)+`{"item":5}`+"\n")
 		}},
 		{name: "claims_bad", breakRun: func(t *testing.T, dir string) {
-			write(t, filepath.Join(dir, schema.ClaimsFile), `{"schema":"benchseal/claims/v1","definitions":"vllm","tolerance":0.01,
+			write(t, filepath.Join(dir, schema.ClaimsFile), `{"schema":"benchseal/claims/v1","definitions":"vllm","tolerance":1e-9,
 "points":[{"point":"c9","metrics":[{"metric":"ttft_ns.p99","value":1}]},{"point":"c1","repeat":5,"metrics":[]}]}`)
 		}},
 		{name: "records_missing", breakRun: func(t *testing.T, dir string) {

@@ -162,8 +162,8 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		return err
 	}
 	if o.writeClaims != "" {
-		if !(o.tolerance >= 0 && o.tolerance < 1) {
-			return usagef("--claims-tolerance %v: want 0 ≤ t < 1", o.tolerance)
+		if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
+			return usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
 		}
 		b, err := schema.MarshalDocument(res.Claims(nil, o.tolerance))
 		if err != nil {
