@@ -32,6 +32,11 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 		s.Source = "claims"
 		opts.SLO = &s
 	}
+	sloNote := ""
+	if cl.SLO != nil && *cl.SLO != run.Manifest().SLO {
+		sloNote = fmt.Sprintf("claims use their own SLO (%s), not the one the manifest declared before the run (%s)",
+			sloString(*cl.SLO), sloString(run.Manifest().SLO))
+	}
 	defName := cl.Definitions
 	if defName == "" {
 		defName = "benchseal"
@@ -50,7 +55,7 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 	var out []schema.ClaimCheck
 	for _, pc := range cl.Points {
 		for _, c := range pc.Metrics {
-			ck := schema.ClaimCheck{Point: pc.Point, Repeat: pc.Repeat, Metric: c.Metric, Definitions: defName, Claimed: c.Value, Tolerance: cl.Tolerance}
+			ck := schema.ClaimCheck{Point: pc.Point, Repeat: pc.Repeat, Metric: c.Metric, Definitions: defName, Claimed: c.Value, Tolerance: cl.Tolerance, SLONote: sloNote}
 			switch {
 			case c.NotRecomputable != "":
 				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, "claim marked not recomputable: "+c.NotRecomputable
@@ -165,4 +170,24 @@ func resolveClaim(r *Result, pc schema.PointClaim, path string) (Value, string) 
 		rep = *pc.Repeat
 	}
 	return r.Resolve(pc.Point, rep, path)
+}
+
+// sloString writes an SLO as the --slo flag takes it.
+func sloString(s schema.SLO) string {
+	var parts []string
+	for _, l := range []struct {
+		k string
+		d schema.Duration
+	}{{"ttft", s.TTFT}, {"e2e", s.E2E}, {"tpot", s.TPOT}} {
+		if l.d > 0 {
+			parts = append(parts, l.k+"="+l.d.String())
+		}
+	}
+	if s.OneToken != "" {
+		parts = append(parts, "one_token="+s.OneToken)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -82,6 +83,10 @@ func TestPublishedClaimsRecomputeAndTamperedOneMismatches(t *testing.T) {
 			for _, ck := range checks {
 				if ck.Outcome != schema.ClaimMatched {
 					t.Errorf("%s %s: %s (%s)", ck.Point, ck.Metric, ck.Outcome, ck.Reason)
+				}
+				// Claims under an SLO other than the manifest's say so.
+				if (tc.opts.SLO != nil) != strings.Contains(ck.SLONote, "ttft=80ms") {
+					t.Errorf("%s %s: SLO note %q", ck.Point, ck.Metric, ck.SLONote)
 				}
 			}
 			// Raise one claimed goodput by a relative 1e-9: it must mismatch.

@@ -32,9 +32,13 @@ type ClaimCheck struct {
 	Repeat *int   `json:"repeat,omitempty"`
 	Metric string `json:"metric"`
 	// Definitions names the metric definitions used to recompute.
-	Definitions string   `json:"definitions"`
-	Claimed     float64  `json:"claimed"`
-	Recomputed  *float64 `json:"recomputed,omitempty"`
+	Definitions string `json:"definitions"`
+	// SLONote is set when the claims state an SLO of their own that
+	// differs from the one the manifest declared before the run; it names
+	// both, so a reader sees which objective the goodput claims use.
+	SLONote    string   `json:"slo_note,omitempty"`
+	Claimed    float64  `json:"claimed"`
+	Recomputed *float64 `json:"recomputed,omitempty"`
 	// RelError is |recomputed − claimed| / max(|claimed|, tiny).
 	RelError  *float64 `json:"rel_error,omitempty"`
 	Tolerance float64  `json:"tolerance"`

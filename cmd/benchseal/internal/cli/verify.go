@@ -223,6 +223,9 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	fmt.Fprintf(w, "\nclaims (%s definitions, tolerance %s): %d matched, %d mismatched, %d not recomputable\n",
 		checks[0].Definitions, strconv.FormatFloat(checks[0].Tolerance, 'g', -1, 64),
 		count[schema.ClaimMatched], count[schema.ClaimMismatched], count[schema.ClaimNotRecomputable])
+	if n := checks[0].SLONote; n != "" {
+		fmt.Fprintf(w, "  NOTE: %s\n", n)
+	}
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, c := range checks {
 		if c.Outcome == schema.ClaimMatched && !all {
