@@ -89,6 +89,10 @@ type Policy struct {
 	// over the run manifest, e.g. one made by `cosign attest-blob` over the
 	// bundle's statement.
 	Detached [][]byte
+	// RequireRecomputable rejects a bundle with any claim that cannot be
+	// recomputed from its records (including those the publisher marked
+	// not_recomputable); by default they pass with a warning.
+	RequireRecomputable bool
 }
 
 // Verify opens the bundle at path and verifies it; see VerifyBundle.
@@ -243,7 +247,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	case len(errs) > 0:
 		res.skip(CheckClaims, "not run: an earlier check failed")
 	default:
-		if ce := v.checkClaims(ctx, b, res); ce != nil {
+		if ce := v.checkClaims(ctx, b, res, p.RequireRecomputable); ce != nil {
 			failed(ce)
 		}
 	}
@@ -428,7 +432,7 @@ func checkStatement(payload, want []byte) error {
 	return nil
 }
 
-func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Result) *CheckError {
+func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Result, requireAll bool) *CheckError {
 	checks, err := v.checker.CheckClaims(ctx, b)
 	if err != nil {
 		check, blob, cause := mapArtifactErr(err)
@@ -449,6 +453,9 @@ func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Res
 			matched++
 		case schema.ClaimNotRecomputable:
 			notRecomp++
+			if requireAll {
+				bad = append(bad, fmt.Sprintf("%s %s: not recomputable (%s)", c.Point, c.Metric, c.Reason))
+			}
 		default:
 			bad = append(bad, fmt.Sprintf("%s %s: claimed %v", c.Point, c.Metric, c.Claimed))
 		}

@@ -30,6 +30,7 @@ type verifyOptions struct {
 	output        string
 	allowUnsigned bool
 	showClaims    bool
+	requireAll    bool
 }
 
 func newVerifyCmd(io *IO) *cobra.Command {
@@ -77,6 +78,7 @@ nothing is authenticated.`,
 	f.StringVar(&o.output, "output", "text", "report format: text or json")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
 	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
+	f.BoolVar(&o.requireAll, "require-recomputable", false, "reject the bundle when any claim cannot be recomputed from its records (default: a warning)")
 	return cmd
 }
 
@@ -95,6 +97,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	}
 	var pol verify.Policy
 	pol.AllowUnsignedUnsafe = o.allowUnsigned
+	pol.RequireRecomputable = o.requireAll
 	for _, p := range o.signatures {
 		b, err := readFileLimited(p, artifact.MaxSignatureBundleSize)
 		if err != nil {
