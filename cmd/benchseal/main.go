@@ -1,6 +1,3 @@
-// Command benchseal packages LLM-inference benchmark runs into signed,
-// content-addressed evidence bundles, verifies them, and recomputes every
-// published metric from the raw timestamps.
 package main
 
 import (
