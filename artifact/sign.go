@@ -13,6 +13,8 @@ import (
 
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/benchseal/benchseal/schema"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"google.golang.org/protobuf/encoding/protojson"
 )
@@ -118,11 +120,11 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 			if _, err := os.Lstat(p); err == nil {
 				continue // content-addressed: already there
 			}
-			if err := writeAtomic(p, data); err != nil {
+			if err := schema.WriteFileAtomic(p, data, 0o644); err != nil {
 				return nil, fmt.Errorf("sign %s: %w", path, err)
 			}
 		}
-		if err := writeAtomic(filepath.Join(path, ocispec.ImageIndexFile), ib); err != nil {
+		if err := schema.WriteFileAtomic(filepath.Join(path, ocispec.ImageIndexFile), ib, 0o644); err != nil {
 			return nil, fmt.Errorf("sign %s: %w", path, err)
 		}
 	case *tarSource:
@@ -133,7 +135,7 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 		}
 	}
 	dp := DetachedPath(path)
-	if err := writeAtomic(dp, sb); err != nil {
+	if err := schema.WriteFileAtomic(dp, sb, 0o644); err != nil {
 		return nil, fmt.Errorf("sign: write %s: %w", dp, err)
 	}
 	return &SignResult{Referrer: rd, SigstoreBundle: sb, DetachedPath: dp, Fingerprint: s.pub.Fingerprint()}, nil

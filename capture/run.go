@@ -297,7 +297,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := writeFileAtomic(o.OutDir, schema.WorkloadFile, wl.Bytes()); err != nil {
+	if err := schema.WriteFileAtomic(filepath.Join(o.OutDir, schema.WorkloadFile), wl.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
 	r.start = time.Now()
@@ -439,7 +439,7 @@ func writeManifest(dir string, m *schema.Manifest) error {
 	if err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	return writeFileAtomic(dir, schema.ManifestFile, b)
+	return schema.WriteFileAtomic(filepath.Join(dir, schema.ManifestFile), b, 0o644)
 }
 
 func newRunID() string {

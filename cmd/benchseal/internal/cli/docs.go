@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 func init() { register("docs", newDocsCmd) }
@@ -48,7 +50,7 @@ func writeDocs(root *cobra.Command, dir string) error {
 		}
 		fmt.Fprintf(&b, "```\n%s```\n", c.UsageString())
 		name := strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
-		if err := writeFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+		if err := schema.WriteFileAtomic(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
 			return err
 		}
 		for _, sub := range c.Commands() {
@@ -59,32 +61,4 @@ func writeDocs(root *cobra.Command, dir string) error {
 		return nil
 	}
 	return walk(root)
-}
-
-// writeFileAtomic writes data to a temporary file beside path, then renames
-// it over path, so a reader never sees a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
 )
 
 func init() { register("keygen", newKeygenCmd) }
@@ -57,10 +58,10 @@ func runKeygen(o *keygenOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(pubPath, pub); err != nil {
+	if err := schema.WriteFileAtomic(pubPath, pub, 0o644); err != nil {
 		return err
 	}
-	if err := writePrivateAtomic(keyPath, priv); err != nil {
+	if err := schema.WriteFileAtomic(keyPath, priv, 0o600); err != nil {
 		os.Remove(pubPath)
 		return err
 	}
@@ -70,14 +71,6 @@ func runKeygen(o *keygenOptions) error {
 	}
 	fmt.Fprintf(o.io.Out, "wrote %s and %s\nfingerprint %s\n", keyPath, pubPath, k.Fingerprint())
 	return nil
-}
-
-// writePrivateAtomic writes a private key file with mode 0600.
-func writePrivateAtomic(path string, data []byte) error {
-	if err := writeFileAtomic(path, data); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o600)
 }
 
 // readPassword returns the key password: BENCHSEAL_PASSWORD when set and

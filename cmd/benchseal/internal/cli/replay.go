@@ -169,7 +169,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(o.writeClaims, b); err != nil {
+		if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
 			return err
 		}
 	}
