@@ -119,12 +119,12 @@ func (o orig) present(path string) bool {
 	return ok && v != nil
 }
 
-// aiperfMetric reads an AIPerf record metric in ns: {value, unit} under
-// "metrics.TAG" or "TAG", or a bare number (ms). Integral-ns metrics are
-// rounded back to the integer ns AIPerf measured.
-func (o orig) aiperfMetric(tag string, integral bool) (float64, bool) {
+// aiperfFields offers use the value under "metrics.TAG", then under "TAG",
+// with its unit: AIPerf writes {value, unit}, or a bare value in ms. It
+// stops at the first value use accepts and reports whether one was.
+func (o orig) aiperfFields(tag string, use func(v any, unit string) bool) bool {
 	if o == nil {
-		return 0, false
+		return false
 	}
 	for _, base := range []string{"metrics." + tag, tag} {
 		v, ok := o.get(base)
@@ -138,50 +138,56 @@ func (o orig) aiperfMetric(tag string, integral bool) (float64, bool) {
 			}
 			v = m["value"]
 		}
-		f, ok := toFloat(v)
-		if !ok {
-			continue
+		if use(v, unit) {
+			return true
 		}
-		f *= unitNS(unit)
-		if integral {
-			f = math.Round(f)
-		}
-		return f, true
 	}
-	return 0, false
+	return false
 }
 
-func (o orig) aiperfList(tag string) ([]float64, bool) {
-	if o == nil {
-		return nil, false
-	}
-	for _, base := range []string{"metrics." + tag, tag} {
-		v, ok := o.get(base)
+// aiperfMetric reads an AIPerf record metric in ns. Integral-ns metrics
+// are rounded back to the integer ns AIPerf measured.
+func (o orig) aiperfMetric(tag string, integral bool) (float64, bool) {
+	var out float64
+	ok := o.aiperfFields(tag, func(v any, unit string) bool {
+		f, ok := toFloat(v)
 		if !ok {
-			continue
+			return false
 		}
-		unit := "ms"
-		if m, ok := v.(map[string]any); ok {
-			if u, ok := m["unit"].(string); ok {
-				unit = u
-			}
-			v = m["value"]
+		out = f * unitNS(unit)
+		if integral {
+			out = math.Round(out)
 		}
+		return true
+	})
+	return out, ok
+}
+
+// aiperfList reads an AIPerf list metric (e.g. inter-chunk latencies) in
+// integer ns. An element that is not a number makes the whole list unread.
+func (o orig) aiperfList(tag string) ([]float64, bool) {
+	var out []float64
+	bad := false
+	o.aiperfFields(tag, func(v any, unit string) bool {
 		arr, ok := v.([]any)
 		if !ok {
-			continue
+			return false
 		}
-		out := make([]float64, 0, len(arr))
+		out = make([]float64, 0, len(arr))
 		for _, x := range arr {
 			f, ok := toFloat(x)
 			if !ok {
-				return nil, false
+				bad = true
+				return true
 			}
 			out = append(out, math.Round(f*unitNS(unit)))
 		}
-		return out, true
+		return true
+	})
+	if bad || out == nil {
+		return nil, false
 	}
-	return nil, false
+	return out, true
 }
 
 func unitNS(u string) float64 {
