@@ -3,6 +3,7 @@ package schema
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,7 +31,8 @@ func TestWriteFileAtomicReplacesWithTheGivenModeAndLeavesNoTemporaries(t *testin
 	if len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want only the file", len(entries))
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
-		t.Error("writing into a missing directory succeeded")
+	err = WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644)
+	if err == nil || strings.Contains(err.Error(), ".tmp-") || !strings.Contains(err.Error(), filepath.Join("missing", "f")) {
+		t.Errorf("writing into a missing directory: err = %v, want one naming the file asked for", err)
 	}
 }

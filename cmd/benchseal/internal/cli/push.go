@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -117,7 +118,11 @@ credential helpers), else anonymous.`,
 
 func runPush(ctx context.Context, o *pushOptions) error {
 	if _, err := os.Stat(o.bundle); err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("push %s: %w (want a bundle: a directory or .tar made by benchseal pack)", o.bundle, err)
 	}
 	opts, err := o.flags.options(o.io, o.ref)
 	if err != nil {
