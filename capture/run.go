@@ -271,10 +271,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	m.Workload.SHA256 = sum
 	m.Workload.Items = len(r.items)
-	r.start = time.Now()
-	m.EpochUnixNS = r.start.UnixNano()
-	m.StartTime = r.start.UTC().Format(time.RFC3339Nano)
-	m.FinishTime = m.StartTime
+	r.markStart(m) // provisional: validation needs a dated manifest
 	m.Incomplete = true
 	m.IncompleteReason = ProgressReason
 	if err := finishManifest(m, o.Overlay, o.Sets); err != nil {
@@ -300,10 +297,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := schema.WriteFileAtomic(filepath.Join(o.OutDir, schema.WorkloadFile), wl.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	r.start = time.Now()
-	m.EpochUnixNS = r.start.UnixNano()
-	m.StartTime = r.start.UTC().Format(time.RFC3339Nano)
-	m.FinishTime = m.StartTime
+	r.markStart(m) // the run's t=0, just before the first request
 	if err := writeManifest(o.OutDir, m); err != nil {
 		return nil, err
 	}
@@ -583,6 +577,14 @@ func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
 	if m.Engine.Version == "" {
 		m.Engine.Version = si.EngineVersion
 	}
+}
+
+// markStart takes the run's t=0 from the wall clock and dates m with it.
+func (r *runner) markStart(m *schema.Manifest) {
+	r.start = time.Now()
+	m.EpochUnixNS = r.start.UnixNano()
+	m.StartTime = r.start.UTC().Format(time.RFC3339Nano)
+	m.FinishTime = m.StartTime
 }
 
 // finishManifest applies the publisher's overlay and assignments, then
