@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // MaxEventSize is the largest server-sent event (or line) the reader
@@ -204,4 +205,102 @@ func (s *SSEReader) fill() error {
 	s.eof = true
 	s.err = fmt.Errorf("read stream: %w", io.ErrNoProgress)
 	return nil
+}
+
+var ssePool = sync.Pool{New: func() any { return NewSSEReader(nil, nil) }}
+
+// Reset makes s read a new stream with the same buffer.
+func (s *SSEReader) Reset(rd io.Reader, now func() int64) {
+	buf := s.buf
+	*s = SSEReader{r: rd, now: now, buf: buf, data: s.data[:0]}
+	if s.now == nil {
+		s.now = func() int64 { return 0 }
+	}
+}
+
+// StreamResult is what ReadStream saw in one response stream.
+type StreamResult struct {
+	// Chunks holds the clock time of each content-bearing event.
+	Chunks []int64
+	// Cumulative holds, per content chunk, the completion_tokens of the
+	// usage the chunk carried (vLLM continuous_usage_stats), or is nil
+	// when some content chunk carried none.
+	Cumulative []int64
+	// Usage is the last usage seen.
+	Usage *Usage
+	// Done: "[DONE]" was read; Finished: a finish_reason was seen.
+	Done, Finished bool
+	// Err is the message of an in-band error; reading stops there.
+	Err string
+	// ReadErr is a transport error (not io.EOF).
+	ReadErr error
+	// End is the clock time of the event that ended the stream ([DONE] or
+	// the error), or 0 when the stream just ended.
+	End int64
+	// KeepAlives counts comment lines.
+	KeepAlives int
+}
+
+// ReadStream reads an OpenAI-compatible event stream to its end, an
+// in-band error or "[DONE]". Role-only, usage-only, empty and
+// finish-only chunks, comments and "[DONE]" are not content. hint sizes
+// the chunk slice.
+func ReadStream(sr *SSEReader, hint int) StreamResult {
+	res := StreamResult{Chunks: make([]int64, 0, hint)}
+	cumOK := true
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			if err != io.EOF {
+				res.ReadErr = err
+			}
+			break
+		}
+		res.KeepAlives += ev.Comments
+		ch := ParseChunk(ev)
+		if ch.Err != "" {
+			res.Err, res.End = ch.Err, ev.At
+			break
+		}
+		if ch.Usage != nil {
+			u := *ch.Usage
+			res.Usage = &u
+		}
+		if ch.Content {
+			res.Chunks = append(res.Chunks, ev.At)
+			if cumOK && ch.Usage != nil {
+				res.Cumulative = append(res.Cumulative, ch.Usage.CompletionTokens)
+			} else {
+				cumOK = false
+			}
+		}
+		res.Finished = res.Finished || ch.Finish
+		if ch.Done {
+			res.Done, res.End = true, ev.At
+			break
+		}
+	}
+	if !cumOK {
+		res.Cumulative = nil
+	}
+	return res
+}
+
+// chunkTokens derives per-chunk token counts from cumulative usage, or nil
+// when they do not add up to the final usage.
+func (s *StreamResult) chunkTokens() []int64 {
+	if len(s.Cumulative) == 0 || len(s.Cumulative) != len(s.Chunks) || s.Usage == nil ||
+		s.Cumulative[len(s.Cumulative)-1] != s.Usage.CompletionTokens {
+		return nil
+	}
+	ct := make([]int64, len(s.Cumulative))
+	prev := int64(0)
+	for i, v := range s.Cumulative {
+		ct[i] = v - prev
+		if ct[i] < 0 {
+			return nil
+		}
+		prev = v
+	}
+	return ct
 }

@@ -1,0 +1,255 @@
+// Sending one request and turning its response into a record.
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// NewHTTPClient returns the HTTP/1.1 client capture uses: no proxy, no
+// transparent compression (which would delay chunks), idle connections
+// kept for maxConns streams.
+func NewHTTPClient(maxConns int) *http.Client {
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   maxConns + 16,
+		IdleConnTimeout:       90 * time.Second,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		WriteBufferSize:       32 << 10,
+		ReadBufferSize:        32 << 10,
+		ExpectContinueTimeout: 0,
+	}
+	return &http.Client{Transport: tr}
+}
+
+var (
+	errTimeout       = errors.New("request timeout")
+	errPlannedCancel = errors.New("cancelled by plan")
+	errRunStopped    = errors.New("run stopped")
+	errDrain         = errors.New("response drained")
+)
+
+func (r *runner) newRecord(c *cell, k int) *schema.Record {
+	item := int64(c.items[k%len(c.items)])
+	ph := "m"
+	if c.phase == schema.PhaseWarmup {
+		ph = "w"
+	}
+	return &schema.Record{
+		ID:       fmt.Sprintf("%s.r%d.%s%d", c.pt.Name, c.repeat, ph, k),
+		Point:    c.pt.Name,
+		Repeat:   c.repeat,
+		Phase:    c.phase,
+		Item:     &item,
+		ChunksNS: []int64{},
+	}
+}
+
+func (r *runner) finish(c *cell, rec *schema.Record) {
+	if rec.Status != schema.StatusOK {
+		r.cur.bad.Add(1)
+	}
+	r.cur.done.Add(1)
+	r.totalChunks.Add(int64(len(rec.ChunksNS)))
+	if c.phase == schema.PhaseMeasure {
+		c.stats.add(rec)
+	}
+	r.sink.add(rec)
+}
+
+// do sends request k of cell c and records it. sched is the intended send
+// time (open loop) or nil.
+func (r *runner) do(c *cell, k int, sched *int64) {
+	if sched == nil {
+		r.inflight.Add(1)
+	}
+	defer r.inflight.Add(-1)
+	rec := r.newRecord(c, k)
+	rec.ScheduledNS = sched
+	itemIdx := int(*rec.Item)
+	it := &r.items[itemIdx]
+
+	ctx, cancel := context.WithCancelCause(r.reqBase)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.bodies[itemIdx]))
+	if err != nil {
+		panic(err) // the URL was checked in Run
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if r.o.Request.Stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if r.o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
+	}
+	r.cur.sent.Add(1)
+	rec.SentNS = r.now()
+	// The timeout and the planned cancellation count from the send time
+	// just taken, so end_ns − sent_ns is never shorter than either.
+	if to := time.Duration(r.o.Plan.RequestTimeout); to > 0 {
+		t := time.AfterFunc(to, func() { cancel(errTimeout) })
+		defer t.Stop()
+	}
+	if c.cancelAt != nil && k < len(c.cancelAt) && c.cancelAt[k] {
+		t := time.AfterFunc(time.Duration(r.o.Plan.Cancel.After), func() { cancel(errPlannedCancel) })
+		defer t.Stop()
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		rec.EndNS = r.now()
+		rec.Status, rec.Error = failure(ctx, err)
+		r.fillTokens(rec, it, nil)
+		r.finish(c, rec)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		rec.EndNS = r.now()
+		rec.Status = schema.StatusError
+		if resp.StatusCode == http.StatusTooManyRequests {
+			rec.Status = schema.StatusRejected
+		}
+		rec.Error = fmt.Sprintf("server: HTTP %s: %s", resp.Status, truncate(strings.TrimSpace(string(b)), 300))
+		r.fillTokens(rec, it, nil)
+		r.finish(c, rec)
+		return
+	}
+	if r.o.Request.Stream {
+		r.readStream(ctx, resp.Body, rec, it)
+		if rec.Status == schema.StatusOK {
+			// Read the end of the HTTP response after [DONE] so the
+			// connection can be reused, but never wait long for it.
+			t := time.AfterFunc(250*time.Millisecond, func() { cancel(errDrain) })
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			t.Stop()
+		}
+	} else {
+		r.readWhole(ctx, resp.Body, rec, it)
+	}
+	r.finish(c, rec)
+}
+
+func failure(ctx context.Context, err error) (status, msg string) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTimeout):
+		return schema.StatusTimeout, "client: request timeout"
+	case errors.Is(cause, errPlannedCancel):
+		return schema.StatusCancelled, "client: cancelled by plan"
+	case errors.Is(cause, errRunStopped):
+		return schema.StatusCancelled, "client: run stopped (interrupted, grace period over)"
+	}
+	return schema.StatusError, "client: " + err.Error()
+}
+
+func (r *runner) readStream(ctx context.Context, body io.Reader, rec *schema.Record, it *Item) {
+	sr := ssePool.Get().(*SSEReader)
+	sr.Reset(body, r.now)
+	defer func() {
+		sr.Reset(nil, nil)
+		ssePool.Put(sr)
+	}()
+	hint := 0
+	if it.OutputTokens > 0 {
+		hint = min(it.OutputTokens, 4096)
+	}
+	sres := ReadStream(sr, hint)
+	rec.ChunksNS = sres.Chunks
+	for i := range rec.ChunksNS {
+		rec.ChunksNS[i] -= rec.SentNS
+	}
+	switch {
+	case sres.Err != "":
+		rec.Status, rec.Error = schema.StatusError, sres.Err
+	case sres.ReadErr != nil:
+		rec.Status, rec.Error = failure(ctx, sres.ReadErr)
+	case !sres.Done && !sres.Finished:
+		rec.Status, rec.Error = schema.StatusError, "stream ended before [DONE] or a finish_reason"
+	case len(rec.ChunksNS) == 0:
+		rec.Status, rec.Error = schema.StatusError, "no content in the response"
+	default:
+		rec.Status = schema.StatusOK
+	}
+	rec.EndNS = sres.End
+	if rec.EndNS == 0 {
+		rec.EndNS = r.now()
+	}
+	if n := len(rec.ChunksNS); n > 0 {
+		rec.EndNS = max(rec.EndNS, rec.SentNS+rec.ChunksNS[n-1])
+	}
+	rec.EndNS = max(rec.EndNS, rec.SentNS)
+	r.fillTokens(rec, it, sres.Usage)
+	if r.o.Request.PerChunkUsage && rec.Status == schema.StatusOK {
+		rec.ChunkTokens = sres.chunkTokens()
+	}
+}
+
+func (r *runner) readWhole(ctx context.Context, body io.Reader, rec *schema.Record, it *Item) {
+	b, err := io.ReadAll(io.LimitReader(body, MaxEventSize))
+	rec.EndNS = r.now()
+	if err != nil {
+		rec.Status, rec.Error = failure(ctx, err)
+		r.fillTokens(rec, it, nil)
+		return
+	}
+	ch := ParseChunk(&Event{Data: b, At: rec.EndNS})
+	switch {
+	case ch.Err != "":
+		rec.Status, rec.Error = schema.StatusError, ch.Err
+	case !ch.Content:
+		rec.Status, rec.Error = schema.StatusError, "no content in the response"
+	default:
+		rec.Status = schema.StatusOK
+		rec.ChunksNS = append(rec.ChunksNS, rec.EndNS-rec.SentNS)
+	}
+	r.fillTokens(rec, it, ch.Usage)
+}
+
+func (r *runner) fillTokens(rec *schema.Record, it *Item, usage *Usage) {
+	switch {
+	case usage != nil && usage.PromptTokens > 0:
+		rec.InputTokens = usage.PromptTokens
+	case it.InputTokens > 0:
+		rec.InputTokens = int64(it.InputTokens)
+	default:
+		rec.InputTokens = int64(approxTokens(it))
+	}
+	if usage != nil {
+		rec.OutputTokens = usage.CompletionTokens
+		if rec.Status == schema.StatusOK && rec.OutputTokens == 0 {
+			rec.OutputTokens = int64(len(rec.ChunksNS))
+			r.usageMissing.Store(true)
+		}
+		return
+	}
+	rec.OutputTokens = int64(len(rec.ChunksNS))
+	if rec.Status == schema.StatusOK {
+		r.usageMissing.Store(true)
+	}
+}
+
+// approxTokens estimates a prompt's tokens as its whitespace-separated
+// words when the server reports no usage.
+func approxTokens(it *Item) int {
+	if it.Prompt != "" {
+		return len(strings.Fields(it.Prompt))
+	}
+	n := 0
+	for _, m := range it.Messages {
+		n += len(strings.Fields(m.Content))
+	}
+	return n
+}

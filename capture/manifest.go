@@ -1,0 +1,189 @@
+// What capture writes into manifest.json before and after the run.
+
+package capture
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// setNote sets manifest note k to v.
+func setNote(m *schema.Manifest, k, v string) {
+	if m.Notes == nil {
+		m.Notes = map[string]string{}
+	}
+	m.Notes[k] = v
+}
+
+func writeManifest(dir string, m *schema.Manifest) error {
+	b, err := schema.MarshalDocument(m)
+	if err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	return schema.WriteFileAtomic(filepath.Join(dir, schema.ManifestFile), b, 0o644)
+}
+
+func newRunID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// baseManifest fills what capture knows before the run.
+func (r *runner) baseManifest() *schema.Manifest {
+	o := r.o
+	m := &schema.Manifest{}
+	if o.Manifest != nil {
+		*m = *o.Manifest
+		m.Unknown = slices.Clone(o.Manifest.Unknown)
+	}
+	m.Schema = schema.ManifestSchemaV1
+	if m.RunID == "" {
+		m.RunID = newRunID()
+	}
+	if m.Evidence == "" {
+		m.Evidence = schema.EvidenceSelfRun
+	}
+	m.Client.Name = ClientName
+	if o.Request.Stream {
+		m.Client.Boundary = schema.BoundaryClientStreaming
+	} else {
+		m.Client.Boundary = schema.BoundaryNonStreaming
+	}
+	seed := o.Plan.Seed
+	m.Client.Seed = &seed
+	m.Model.Name = o.Request.Model
+	m.Decoding.Streaming = o.Request.Stream
+	m.Decoding.Temperature = o.Request.Temperature
+	m.Decoding.Seed = o.Request.Seed
+	if o.Request.API == APICompletions {
+		m.Decoding.Endpoint = "/v1/completions"
+	} else {
+		m.Decoding.Endpoint = "/v1/chat/completions"
+	}
+	outs := map[int]bool{}
+	ins := map[int]bool{}
+	for _, it := range r.items {
+		outs[it.OutputTokens] = true
+		ins[it.InputTokens] = true
+	}
+	if len(outs) == 1 {
+		for v := range outs {
+			m.Decoding.MaxTokens = v
+			if o.Request.ForceLength {
+				m.Decoding.MinTokens = v
+			}
+		}
+	}
+	m.Decoding.IgnoreEOS = o.Request.ForceLength
+	if o.Request.ForceLength {
+		setNote(m, "decoding", "every request sets max_tokens to its item's output_tokens, and min_tokens = max_tokens and ignore_eos = true to force the output length")
+	} else {
+		setNote(m, "decoding", "every request sets max_tokens to its item's output_tokens; the server may stop earlier at end of sequence")
+	}
+	if o.Request.PerChunkUsage {
+		setNote(m, "per_chunk_usage", "stream_options.continuous_usage_stats requested; chunk_tokens derived from cumulative usage where consistent")
+	}
+	m.Workload.Dataset = o.Dataset
+	m.Workload.InputTokens = lengthDist(r.items, func(it *Item) int { return it.InputTokens })
+	m.Workload.OutputTokens = lengthDist(r.items, func(it *Item) int { return it.OutputTokens })
+	if o.Prompts == nil {
+		m.Workload.Description = "synthetic prompts of random common English words, one word per intended token, generated from the plan seed"
+		if m.Workload.Dataset == "" {
+			m.Workload.Dataset = "synthetic"
+		}
+		m.Workload.InputTokens.Kind = "fixed"
+		if len(ins) > 1 {
+			m.Workload.InputTokens.Kind = "dataset"
+		}
+	} else if m.Workload.Description == "" {
+		m.Workload.Description = fmt.Sprintf("%d prompts from %s", len(o.Prompts), o.Dataset)
+	}
+	p := &o.Plan
+	m.Load.Mode = p.Mode
+	m.Load.Points = slices.Clone(p.Points)
+	m.Load.Warmup = p.Warmup
+	m.Load.Repeats = p.Repeats
+	m.Load.RequestTimeout = p.RequestTimeout
+	m.Load.MaxOutstanding = p.MaxOutstanding
+	if c := p.Cancel; c != nil && c.Fraction > 0 {
+		setNote(m, "cancellation", fmt.Sprintf("a seeded %.4g fraction of requests is cancelled by the client %s after its send (status cancelled)", c.Fraction, time.Duration(c.After)))
+	}
+	if p.Mode == schema.ModeRate {
+		setNote(m, "schedule", "open loop: each rate point's send times are precomputed from the seed (first at 0, then constant, exponential or gamma gaps); records keep scheduled_ns and sent_ns")
+	} else {
+		setNote(m, "schedule", "closed loop: each of the point's concurrency workers sends its next request when the previous one ends; no scheduled_ns")
+	}
+	return m
+}
+
+func lengthDist(items []Item, f func(*Item) int) *schema.LengthDist {
+	if len(items) == 0 {
+		return nil
+	}
+	d := &schema.LengthDist{Kind: "dataset", Min: f(&items[0]), Max: f(&items[0])}
+	var sum int64
+	for i := range items {
+		v := f(&items[i])
+		d.Min = min(d.Min, v)
+		d.Max = max(d.Max, v)
+		sum += int64(v)
+	}
+	d.Mean = int(sum / int64(len(items)))
+	if d.Max == 0 {
+		return nil
+	}
+	if d.Min == d.Max {
+		d.Kind = "fixed"
+	}
+	return d
+}
+
+func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
+	if len(si.Answers) > 0 {
+		if m.Engine.Server == nil {
+			m.Engine.Server = map[string]string{}
+		}
+		for k, v := range si.Answers {
+			m.Engine.Server[k] = v
+		}
+	}
+	if si.Simulator {
+		m.Evidence = schema.EvidenceSynthetic
+		m.Engine.Name = SimulatorOwner
+		if m.Hardware.Accelerator == "" {
+			m.Hardware.Accelerator = "none (simulated server)"
+			m.Hardware.Driver = "none (simulated server)"
+			m.Hardware.Runtime = "none (simulated server)"
+		}
+		setNote(m, "simulator", "the server identified itself as benchseal's simulator: these are synthetic measurements, not an inference engine's")
+	}
+	if m.Engine.Name == "" {
+		m.Engine.Name = si.EngineName
+	}
+	if m.Engine.Version == "" {
+		m.Engine.Version = si.EngineVersion
+	}
+}
+
+// finishManifest applies the publisher's overlay and assignments, then
+// lists in m.Unknown every must-state field still empty (and drops from it
+// every field now set), so the manifest validates.
+func finishManifest(m *schema.Manifest, overlay []byte, sets []string) error {
+	if m.Unknown == nil {
+		m.Unknown = []string{}
+	}
+	if err := schema.ApplyOverlay(m, overlay, sets); err != nil {
+		return fmt.Errorf("%w: %w", ErrCapture, err)
+	}
+	m.Unknown = append(m.Unknown, schema.MissingMustState(m)...)
+	slices.Sort(m.Unknown)
+	m.Unknown = slices.Compact(m.Unknown)
+	return nil
+}

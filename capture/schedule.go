@@ -1,0 +1,254 @@
+// The workload's cells and when their requests are sent: closed-loop
+// workers, open-loop schedules, planned cancellations.
+
+package capture
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// maxSyntheticPool bounds the distinct synthetic prompts of one shape;
+// longer points cycle through them.
+const maxSyntheticPool = 4096
+
+// cell is one phase of one (point, repeat).
+type cell struct {
+	idx      int // point index
+	pt       *schema.Point
+	repeat   int
+	phase    string
+	n        int           // requests (0: until dur)
+	dur      time.Duration // 0: until n
+	items    []int         // global item indices, in send order, cycled
+	sched    []int64       // rate mode: offsets from the phase start
+	cancelAt []bool        // planned cancellation per request
+	stats    *cellAcc
+}
+
+// buildWorkload makes the items, pre-encodes every request body and lays
+// out the cells in run order.
+func (r *runner) buildWorkload() ([]*cell, error) {
+	o := r.o
+	p := &o.Plan
+	type pool struct{ measure, warmup []int }
+	pools := make([]pool, len(p.Points))
+	if o.Prompts != nil {
+		for i := range p.Points {
+			if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
+				return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", ErrPlan, p.Points[i].Name)
+			}
+			p.Points[i].InputTokens, p.Points[i].OutputTokens = 0, 0
+		}
+		r.items = slices.Clone(o.Prompts)
+		perm := Order(len(r.items), p.Seed, 1)
+		rev := slices.Clone(perm)
+		slices.Reverse(rev)
+		for i := range pools {
+			pools[i] = pool{perm, rev}
+		}
+	} else {
+		type shape struct{ in, out int }
+		need := map[shape]int{}
+		var order []shape
+		for _, pt := range p.Points {
+			s := shape{pt.InputTokens, pt.OutputTokens}
+			if s.in == 0 {
+				return nil, fmt.Errorf("%w: point %s: no prompts file and no input_tokens for synthetic prompts", ErrPlan, pt.Name)
+			}
+			n := pt.Requests
+			if n == 0 || n > maxSyntheticPool {
+				n = maxSyntheticPool
+			}
+			if _, ok := need[s]; !ok {
+				order = append(order, s)
+			}
+			need[s] = max(need[s], n)
+		}
+		warmN := p.Warmup.Requests
+		if warmN == 0 && p.Warmup.Duration > 0 {
+			warmN = 256
+		}
+		warmN = min(warmN, maxSyntheticPool)
+		made := map[shape]pool{}
+		for k, s := range order {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%d/%d", s.in, s.out)
+			st := h.Sum64()
+			var pl pool
+			for _, it := range SyntheticItems(uint64(p.Seed), st, need[s], s.in, s.out) {
+				pl.measure = append(pl.measure, len(r.items))
+				r.items = append(r.items, it)
+			}
+			if warmN > 0 {
+				for _, it := range SyntheticItems(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out) {
+					pl.warmup = append(pl.warmup, len(r.items))
+					r.items = append(r.items, it)
+				}
+			}
+			made[s] = pl
+		}
+		for i, pt := range p.Points {
+			pools[i] = made[shape{pt.InputTokens, pt.OutputTokens}]
+		}
+	}
+	if len(r.items) == 0 {
+		return nil, errEmptyWorkload
+	}
+	r.bodies = make([][]byte, len(r.items))
+	for i := range r.items {
+		b, err := RequestBody(o.Request, &r.items[i])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCapture, err)
+		}
+		r.bodies[i] = b
+	}
+
+	var cells []*cell
+	for rep := 0; rep < p.Repeats; rep++ {
+		for i := range p.Points {
+			pt := &p.Points[i]
+			stream := uint64(i)<<20 | uint64(rep)<<8
+			if p.Warmup.Requests > 0 || p.Warmup.Duration > 0 {
+				w := &cell{idx: i, pt: pt, repeat: rep, phase: schema.PhaseWarmup,
+					n: p.Warmup.Requests, dur: time.Duration(p.Warmup.Duration), items: pools[i].warmup}
+				if len(w.items) == 0 {
+					w.items = pools[i].measure
+				}
+				r.layout(w, stream|1)
+				cells = append(cells, w)
+			}
+			c := &cell{idx: i, pt: pt, repeat: rep, phase: schema.PhaseMeasure,
+				n: pt.Requests, dur: time.Duration(pt.Duration), items: pools[i].measure}
+			r.layout(c, stream|2)
+			cells = append(cells, c)
+		}
+	}
+	return cells, nil
+}
+
+// layout precomputes a cell's schedule and cancellations from the seed.
+func (r *runner) layout(c *cell, stream uint64) {
+	p := &r.o.Plan
+	c.stats = &cellAcc{byStatus: map[string]int64{}}
+	if p.Mode == schema.ModeRate {
+		// Repeats use the same schedule, so they differ only by the server.
+		sched := uint64(c.idx)<<20 | uint64(len(c.phase))
+		c.sched = Schedule(c.pt.Arrival, c.pt.Rate, c.pt.Burstiness, c.n, c.dur, p.Seed, sched)
+		c.n = len(c.sched)
+	}
+	if cp := p.Cancel; cp != nil && cp.Fraction > 0 {
+		n := c.n
+		if n == 0 {
+			n = MaxRequestsPerPoint
+			if c.dur > 0 {
+				n = min(n, 1<<20)
+			}
+		}
+		c.cancelAt = cancelMask(n, cp.Fraction, p.Seed, stream)
+	}
+}
+
+func cancelMask(n int, frac float64, seed int64, stream uint64) []bool {
+	mask := make([]bool, n)
+	h := fnv.New64a()
+	var buf [24]byte
+	for i := range mask {
+		h.Reset()
+		putU64(buf[0:], uint64(seed))
+		putU64(buf[8:], stream)
+		putU64(buf[16:], uint64(i))
+		h.Write(buf[:])
+		mask[i] = float64(h.Sum64()>>11)/(1<<53) < frac
+	}
+	return mask
+}
+
+func putU64(b []byte, v uint64) {
+	for i := range 8 {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+// runCell sends one phase and waits for its requests to end.
+func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
+	r.setCurrent(c, cellNo)
+	start := r.now()
+	var wg sync.WaitGroup
+	if c.sched != nil {
+		r.runOpenLoop(ctx, c, start, &wg)
+	} else {
+		deadline := int64(0)
+		if c.dur > 0 {
+			deadline = start + int64(c.dur)
+		}
+		var next atomic.Int64
+		for range c.pt.Concurrency {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					k := int(next.Add(1) - 1)
+					if c.n > 0 && k >= c.n {
+						return
+					}
+					if deadline > 0 && r.now() >= deadline {
+						return
+					}
+					r.do(c, k, nil)
+				}
+			})
+		}
+	}
+	wg.Wait()
+}
+
+// preciseWindow is how much of each wait before an open-loop send is
+// spent in preciseSleep rather than on a runtime timer (whose wakeups are
+// quantised to milliseconds).
+const preciseWindow = 2 * time.Millisecond
+
+func (r *runner) runOpenLoop(ctx context.Context, c *cell, start int64, wg *sync.WaitGroup) {
+	capN := int64(r.o.Plan.MaxOutstanding)
+	defer lockSenderThread()()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for k, off := range c.sched {
+		target := start + off
+		// Coarse wait on a runtime timer (cancellable), then a precise
+		// kernel sleep for the last preciseWindow.
+		if d := time.Duration(target-r.now()) - preciseWindow; d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		preciseSleep(time.Duration(target - r.now()))
+		sched := target
+		if capN > 0 && r.inflight.Load() >= capN {
+			now := r.now()
+			rec := r.newRecord(c, k)
+			rec.ScheduledNS = &sched
+			rec.SentNS, rec.EndNS = now, now
+			rec.Status = schema.StatusRejected
+			rec.Error = fmt.Sprintf("client: %d requests outstanding (max_outstanding); not sent", capN)
+			r.cur.sent.Add(1)
+			r.finish(c, rec)
+			continue
+		}
+		r.inflight.Add(1)
+		wg.Go(func() {
+			r.do(c, k, &sched)
+		})
+	}
+}
