@@ -1,0 +1,256 @@
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrStats is the root of every error of this package.
+var ErrStats = errors.New("stats")
+
+// Sentinels of the U test; both wrap ErrStats. Callers report such a
+// comparison as not significant (p = 1) with the error as a warning, as
+// benchstat does.
+var (
+	// ErrSampleSize: a sample is empty.
+	ErrSampleSize = fmt.Errorf("%w: sample is empty", ErrStats)
+	// ErrSamplesEqual: every value of both samples is equal, so no
+	// ordering exists to test.
+	ErrSamplesEqual = fmt.Errorf("%w: all samples are equal", ErrStats)
+)
+
+// ExactLimit is the largest sample size (of each sample) for which the
+// exact distribution of U is computed, with or without ties; above it the
+// normal approximation is used. go-moremath (benchstat) uses the exact
+// distribution up to 50 values without ties and 9 with ties, only because
+// its algorithm for ties is slow; the dynamic programme here handles ties
+// at the same cost.
+const ExactLimit = 50
+
+// UTest is the result of a two-sided Mann–Whitney U test of x1 against x2.
+type UTest struct {
+	N1, N2 int
+	// U1 is the U statistic of x1: the number of pairs (a in x1, b in
+	// x2) with a > b, plus one half per tie; U2 = N1·N2 − U1.
+	U1, U2 float64
+	// P is the two-sided p-value.
+	P float64
+	// Exact says whether P comes from the exact distribution of U (else
+	// from the normal approximation with tie and continuity correction).
+	Exact bool
+	// Ties says whether any value occurs more than once in the pooled
+	// sample.
+	Ties bool
+}
+
+// MannWhitneyU tests the null hypothesis that x1 and x2 come from the same
+// distribution against the alternative that one tends to be larger
+// (two-sided), with mid-ranks for ties. NaN values are an error.
+func MannWhitneyU(x1, x2 []float64) (UTest, error) {
+	n1, n2 := len(x1), len(x2)
+	res := UTest{N1: n1, N2: n2, P: 1}
+	if n1 == 0 || n2 == 0 {
+		return res, ErrSampleSize
+	}
+	type lv struct {
+		v     float64
+		first bool
+	}
+	all := make([]lv, 0, n1+n2)
+	for _, v := range x1 {
+		all = append(all, lv{v, true})
+	}
+	for _, v := range x2 {
+		all = append(all, lv{v, false})
+	}
+	for _, e := range all {
+		if math.IsNaN(e.v) {
+			return res, fmt.Errorf("%w: NaN in a sample", ErrStats)
+		}
+	}
+	slices.SortFunc(all, func(a, b lv) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	// Tie groups: sizes and the doubled mid-rank (an integer) of each.
+	var groups []int
+	r1x2 := 0 // twice the rank sum of x1
+	for i := 0; i < len(all); {
+		j := i
+		k1 := 0
+		for ; j < len(all) && all[j].v == all[i].v; j++ {
+			if all[j].first {
+				k1++
+			}
+		}
+		// ranks i+1 … j; doubled mid-rank i+1+j
+		r1x2 += k1 * (i + 1 + j)
+		groups = append(groups, j-i)
+		if j-i > 1 {
+			res.Ties = true
+		}
+		i = j
+	}
+	if len(groups) == 1 {
+		return res, ErrSamplesEqual
+	}
+	// U1 = R1 − n1(n1+1)/2, kept doubled as an integer.
+	u1x2 := r1x2 - n1*(n1+1)
+	res.U1 = float64(u1x2) / 2
+	res.U2 = float64(n1*n2) - res.U1
+	if n1 <= ExactLimit && n2 <= ExactLimit {
+		res.Exact = true
+		res.P = exactP(n1, groups, min(u1x2, 2*n1*n2-u1x2))
+		return res, nil
+	}
+	res.P = normalP(n1, n2, groups, res.U1, res.U2)
+	return res, nil
+}
+
+// exactP is the two-sided p-value 2·Pr[U ≤ uMinX2/2] (at most 1) under the
+// permutation distribution given the tie groups: a dynamic programme over
+// the groups counting, for each number of values taken from x1 and each
+// doubled rank sum, the ways to place them. The mid-ranks are symmetric
+// about (N+1)/2, so the distribution of U is symmetric and doubling one
+// tail is exact.
+func exactP(n1 int, groups []int, uMinX2 int) float64 {
+	base := n1 * (n1 + 1) // doubled rank sum at U = 0
+	limit := base + uMinX2
+	// ways[k][s]: ways to choose k values of x1 among the groups so far
+	// with doubled rank sum s ≤ limit (only the lower tail is needed;
+	// the total is C(N, n1)).
+	ways := make([][]float64, n1+1)
+	for k := range ways {
+		ways[k] = make([]float64, limit+1)
+	}
+	ways[0][0] = 1
+	pos := 0
+	var binom []float64
+	for _, t := range groups {
+		r := 2*pos + t + 1 // doubled mid-rank of the group
+		binom = binom[:0]
+		c := 1.0
+		for j := 0; j <= t; j++ {
+			if j > 0 {
+				c = c * float64(t-j+1) / float64(j)
+			}
+			binom = append(binom, c)
+		}
+		for k := min(n1, pos+t); k >= 1; k-- {
+			row := ways[k]
+			for j := 1; j <= t && j <= k; j++ {
+				src, shift, cj := ways[k-j], j*r, binom[j]
+				for s := limit; s >= shift; s-- {
+					if v := src[s-shift]; v != 0 {
+						row[s] += cj * v
+					}
+				}
+			}
+		}
+		pos += t
+	}
+	// Rows k−j are read before row k is written, since k descends and
+	// j ≥ 1, so each group is applied once.
+	var tail float64
+	for _, w := range ways[n1] {
+		tail += w
+	}
+	total := 1.0 // C(N, n1)
+	for i := 1; i <= n1; i++ {
+		total = total * float64(pos-n1+i) / float64(i)
+	}
+	return min(1, 2*tail/total)
+}
+
+// normalP is the two-sided p-value of the normal approximation with tie
+// and continuity correction: σ² = n1·n2/12·((N+1) − Σ(t³−t)/(N(N−1))),
+// z = (max(U1,U2) − n1·n2/2 − ½)/σ, p = 2·(1 − Φ(z)).
+func normalP(n1, n2 int, groups []int, u1, u2 float64) float64 {
+	n := float64(n1 + n2)
+	var tie float64
+	for _, t := range groups {
+		ft := float64(t)
+		tie += ft*ft*ft - ft
+	}
+	sigma := math.Sqrt(float64(n1) * float64(n2) / 12 * ((n + 1) - tie/(n*(n-1))))
+	mu := float64(n1) * float64(n2) / 2
+	z := (math.Max(u1, u2) - mu - 0.5) / sigma
+	return min(1, math.Erfc(z/math.Sqrt2))
+}
+
+// MinP is the smallest two-sided p-value the exact U test can give for
+// samples of n1 and n2 distinct values: 2 ÷ C(n1+n2, n1) (1 when either
+// is empty).
+func MinP(n1, n2 int) float64 {
+	if n1 <= 0 || n2 <= 0 {
+		return 1
+	}
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return min(1, 2/c)
+}
+
+// SamplesNeeded is the smallest n such that two samples of n values each
+// can reach p ≤ alpha, and the operator benchstat prints with it (">=";
+// ">" with 50 when even 50 cannot).
+func SamplesNeeded(alpha float64) (op string, n int) {
+	for n = 1; n <= ExactLimit; n++ {
+		if MinP(n, n) <= alpha {
+			return ">=", n
+		}
+	}
+	return ">", ExactLimit
+}
+
+// SampleWarning is benchstat's warning for a comparison that is not
+// significant and could not be with these sample sizes ("need >= 4
+// samples to detect a difference at alpha level 0.05"), or "" when none
+// applies.
+func SampleWarning(t UTest, alpha float64) string {
+	if t.P <= alpha {
+		return ""
+	}
+	op, n := SamplesNeeded(alpha)
+	if t.N1 < n && t.N2 < n {
+		return fmt.Sprintf("need %s %d samples to detect a difference at alpha level %v", op, n, alpha)
+	}
+	return ""
+}
+
+// Holm returns the Holm–Bonferroni adjusted p-values of ps, in the same
+// order: with the p-values sorted ascending p₍₁₎ ≤ … ≤ p₍ₘ₎, the adjusted
+// p₍ᵢ₎ is max over j ≤ i of min(1, (m − j + 1)·p₍ⱼ₎). Rejecting where the
+// adjusted value is ≤ α controls the family-wise error rate at α.
+func Holm(ps []float64) []float64 {
+	m := len(ps)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case ps[a] < ps[b]:
+			return -1
+		case ps[a] > ps[b]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]float64, m)
+	run := 0.0
+	for rank, i := range idx {
+		v := min(1, float64(m-rank)*ps[i])
+		run = max(run, v)
+		out[i] = run
+	}
+	return out
+}

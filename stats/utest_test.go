@@ -1,0 +1,131 @@
+package stats
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// The reference values below were computed once by
+// testdata/utest_vectors.py (run with Debian's /usr/bin/python3 and
+// python3-scipy 1.10.1): scipy.stats.mannwhitneyu(x, y,
+// alternative="two-sided", method="exact"|"asymptotic",
+// use_continuity=True) for the cases without ties and the large samples,
+// and a brute-force enumeration of every split of the pooled mid-ranks
+// for the small samples with ties. They are written here, not recomputed.
+func TestMannWhitneyUMatchesScipy(t *testing.T) {
+	seq := func(from, n int, add float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = float64(from+i) + add
+		}
+		return out
+	}
+	mod := func(n, m int, add float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = float64(i%m) + add
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		x, y   []float64
+		u1, p  float64
+		exact  bool
+		ties   bool
+		source string
+	}{
+		{"3v3 separated", []float64{1, 2, 3}, []float64{4, 5, 6}, 0, 0.1, true, false, "scipy exact"},
+		{"4v4 separated", []float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}, 0, 0.02857142857142857, true, false, "scipy exact"},
+		{"5v5 separated", []float64{10.5, 11.2, 9.8, 10.9, 11.5}, []float64{12.1, 11.9, 12.8, 13.0, 11.7}, 0, 0.007936507936507936, true, false, "scipy exact"},
+		{"6v5 overlapping", []float64{3, 1, 4, 1.5, 9, 2.6}, []float64{5, 3.5, 8, 9.7, 9.3}, 4, 0.05194805194805195, true, false, "scipy exact"},
+		{"4v4 interleaved", []float64{1, 3, 5, 7}, []float64{2, 4, 6, 8}, 6, 0.6857142857142857, true, false, "scipy exact"},
+		{"60v60 shifted", seq(1, 60, 0), seq(1, 60, 10.5), 1225, 0.0025668879435241754, false, false, "scipy asymptotic"},
+		{"55v60 many ties", mod(55, 7, 0), mod(60, 5, 1), 1620, 0.8670347714230437, false, true, "scipy asymptotic"},
+		{"4v4 ties", []float64{1, 2, 2, 3}, []float64{2, 3, 4, 4}, 2.5, 0.2, true, true, "enumeration"},
+		{"3v3 ties within", []float64{5, 5, 5}, []float64{6, 6, 7}, 0, 0.1, true, true, "enumeration"},
+		{"5v6 ties", []float64{1, 1, 2, 2, 3}, []float64{3, 3, 4, 4, 5, 5}, 1, 0.012987012987012988, true, true, "enumeration"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := MannWhitneyU(tc.x, tc.y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.U1 != tc.u1 {
+				t.Errorf("U1 = %v, want %v (%s)", got.U1, tc.u1, tc.source)
+			}
+			if math.Abs(got.P-tc.p) > 1e-12*math.Max(1, tc.p) {
+				t.Errorf("p = %.17g, want %.17g (%s)", got.P, tc.p, tc.source)
+			}
+			if got.Exact != tc.exact || got.Ties != tc.ties {
+				t.Errorf("exact %v ties %v, want %v %v", got.Exact, got.Ties, tc.exact, tc.ties)
+			}
+			// Swapping the samples swaps U and keeps p.
+			sw, _ := MannWhitneyU(tc.y, tc.x)
+			if sw.U1 != got.U2 || math.Abs(sw.P-got.P) > 1e-15 {
+				t.Errorf("swapped: U1 %v p %v, want %v %v", sw.U1, sw.P, got.U2, got.P)
+			}
+		})
+	}
+}
+
+func TestMannWhitneyUDegenerateSamplesFail(t *testing.T) {
+	if _, err := MannWhitneyU(nil, []float64{1}); !errors.Is(err, ErrSampleSize) {
+		t.Errorf("empty sample: %v", err)
+	}
+	if r, err := MannWhitneyU([]float64{2, 2}, []float64{2, 2, 2}); !errors.Is(err, ErrSamplesEqual) || r.P != 1 {
+		t.Errorf("all equal: %v p=%v", err, r.P)
+	}
+	if _, err := MannWhitneyU([]float64{math.NaN()}, []float64{1}); !errors.Is(err, ErrStats) {
+		t.Errorf("NaN: %v", err)
+	}
+}
+
+// benchstat's table uTestMinP (golang.org/x/perf/benchmath/anone.go) and
+// its warning text for n = 3 at α = 0.05.
+func TestMinPAndSampleWarningMatchBenchstat(t *testing.T) {
+	want := map[int]float64{1: 1, 2: 0.3333333333333333, 3: 0.1, 4: 0.02857142857142857, 5: 0.007936507936507936, 6: 0.0021645021645021645}
+	for n, p := range want {
+		if got := MinP(n, n); math.Abs(got-p) > 1e-15 {
+			t.Errorf("MinP(%d) = %v, want %v", n, got, p)
+		}
+	}
+	r, _ := MannWhitneyU([]float64{1, 2, 3}, []float64{4, 5, 6})
+	if w := SampleWarning(r, 0.05); w != "need >= 4 samples to detect a difference at alpha level 0.05" {
+		t.Errorf("warning %q", w)
+	}
+	r, _ = MannWhitneyU([]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8})
+	if w := SampleWarning(r, 0.05); w != "" {
+		t.Errorf("significant comparison warned %q", w)
+	}
+}
+
+// Values computed by hand: m = 4, sorted p = 0.01, 0.02, 0.03, 0.5;
+// 4·0.01 = 0.04, 3·0.02 = 0.06, 2·0.03 = 0.06, 1·0.5 = 0.5; running max.
+func TestHolm(t *testing.T) {
+	got := Holm([]float64{0.03, 0.5, 0.01, 0.02})
+	want := []float64{0.06, 0.5, 0.04, 0.06}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-15 {
+			t.Errorf("Holm[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	if got := Holm([]float64{0.4, 0.9}); got[0] != 0.8 || got[1] != 0.9 {
+		t.Errorf("Holm = %v, want [0.8 0.9]", got)
+	}
+	if got := Holm([]float64{0.6, 0.7}); got[0] != 1 || got[1] != 1 {
+		t.Errorf("Holm capped = %v", got)
+	}
+}
+
+func BenchmarkMannWhitneyUExact50(b *testing.B) {
+	x, y := make([]float64, 50), make([]float64, 50)
+	for i := range x {
+		x[i], y[i] = float64(i%17), float64(i%13)+0.5
+	}
+	for b.Loop() {
+		MannWhitneyU(x, y)
+	}
+}
