@@ -473,14 +473,9 @@ func (b *Bundle) OpenLayer(l Layer) (io.ReadCloser, error) {
 	}, nil
 }
 
-type zstdReader interface {
-	Read([]byte) (int, error)
-	Close()
-}
-
 // zstdErrReader names the layer in decompression errors.
 type zstdErrReader struct {
-	zr    zstdReader
+	zr    io.Reader
 	title string
 }
 
@@ -499,7 +494,7 @@ func (z *zstdErrReader) Read(p []byte) (int, error) {
 type layerReader struct {
 	rc     io.Closer
 	stored *verifyingReader
-	zr     zstdReader
+	zr     io.Closer
 	un     *verifyingReader
 	done   bool
 }

@@ -76,10 +76,16 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		v.n += int64(n)
 	}
 	if v.n == v.size {
-		// Anything past the declared size is an error.
+		// Anything past the declared size is an error, and so is an error
+		// of the source there (a decoder failing on what follows).
 		var one [1]byte
-		if m, _ := io.ReadFull(v.r, one[:]); m > 0 {
+		m, rerr := io.ReadFull(v.r, one[:])
+		if m > 0 {
 			v.err = invalid(v.check, v.blob, "more data than the declared size %d", v.size)
+			return n, v.err
+		}
+		if rerr != io.EOF {
+			v.err = wrapInvalid(v.check, v.blob, fmt.Errorf("after the declared size %d: %w", v.size, rerr))
 			return n, v.err
 		}
 		if got := digest.NewDigestFromBytes(digest.SHA256, v.h.Sum(nil)); got != v.want {

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -160,37 +159,8 @@ func TestOpenRejectsSymlinkInDirectory(t *testing.T) {
 	wantInvalid(t, err, artifact.CheckContainer)
 }
 
-// editLayout rewrites index.json (and, through fixManifest, the run
-// manifest, re-hashed) of a directory bundle.
 func editLayout(t *testing.T, p string, editIndex func(map[string]any), editManifest func(map[string]any)) {
-	t.Helper()
-	b, err := artifact.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := b.RunDescriptor()
-	b.Close()
-	var idx map[string]any
-	ib, _ := os.ReadFile(filepath.Join(p, "index.json"))
-	json.Unmarshal(ib, &idx)
-	if editManifest != nil {
-		mp := filepath.Join(p, "blobs", "sha256", rd.Digest.Encoded())
-		mb, _ := os.ReadFile(mp)
-		var m map[string]any
-		json.Unmarshal(mb, &m)
-		editManifest(m)
-		nb, _ := json.Marshal(m)
-		os.Remove(mp)
-		d := artifact.DigestBytes(nb)
-		os.WriteFile(filepath.Join(p, "blobs", "sha256", d.Encoded()), nb, 0o644)
-		e := idx["manifests"].([]any)[0].(map[string]any)
-		e["digest"], e["size"] = string(d), len(nb)
-	}
-	if editIndex != nil {
-		editIndex(idx)
-	}
-	nb, _ := json.Marshal(idx)
-	os.WriteFile(filepath.Join(p, "index.json"), nb, 0o644)
+	artifacttest.EditLayout(t, p, editIndex, editManifest)
 }
 
 func firstEntry(idx map[string]any) map[string]any {
@@ -277,26 +247,8 @@ func TestOpenRejectsBadDescriptorsAndDocuments(t *testing.T) {
 	}
 }
 
-// replaceLayer swaps the blob of layer i for data, with the annotation
-// values given, re-hashing the manifest.
 func replaceLayer(t *testing.T, p string, i int, data []byte, ann map[string]string) {
-	t.Helper()
-	b, err := artifact.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := b.Layers()[i].Descriptor.Digest
-	b.Close()
-	d := artifact.DigestBytes(data)
-	editLayout(t, p, nil, func(m map[string]any) {
-		l := layer(m, i)
-		l["digest"], l["size"] = string(d), len(data)
-		for k, v := range ann {
-			l["annotations"].(map[string]any)[k] = v
-		}
-	})
-	os.Remove(filepath.Join(p, "blobs", "sha256", old.Encoded()))
-	os.WriteFile(filepath.Join(p, "blobs", "sha256", d.Encoded()), data, 0o644)
+	artifacttest.ReplaceLayer(t, p, i, data, ann)
 }
 
 func TestDecompressionBombsAreStopped(t *testing.T) {

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // File names inside a run directory.
@@ -147,7 +145,7 @@ func (rd *RunDir) OpenRecordReader() (*RecordReader, error) {
 		ra := newReadAhead(zr)
 		r = ra
 		// Stop the read-ahead goroutine before closing what it reads.
-		closers = append(closers, closerFunc(func() error { ra.close(); zr.Close(); return nil }))
+		closers = append(closers, closerFunc(func() error { ra.close(); return zr.Close() }))
 	}
 	closers = append(closers, f)
 	rr := NewRecordReader(r, rd.RecordsPath)
@@ -158,19 +156,6 @@ func (rd *RunDir) OpenRecordReader() (*RecordReader, error) {
 type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
-
-// ZstdMaxWindow is the largest zstd window benchseal accepts when reading.
-const ZstdMaxWindow = 8 << 20
-
-// NewZstdReader returns a zstd decoder for untrusted input with a bounded
-// window and memory, and no extra goroutines.
-func NewZstdReader(r io.Reader) (*zstd.Decoder, error) {
-	return zstd.NewReader(r,
-		zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxWindow(ZstdMaxWindow),
-		zstd.WithDecoderMaxMemory(1<<40),
-		zstd.WithDecoderLowmem(true))
-}
 
 // RecordReader streams records from a JSON Lines source. Decoding is strict:
 // unknown fields, duplicate keys and wrong types are errors naming the file,

@@ -1,0 +1,105 @@
+package artifacttest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact"
+)
+
+// EditLayout rewrites index.json and, through editManifest, the run
+// manifest (re-hashed, its index entry updated) of a directory bundle, as
+// a hostile publisher would. Either function may be nil.
+func EditLayout(t testing.TB, p string, editIndex func(map[string]any), editManifest func(map[string]any)) {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := b.RunDescriptor()
+	b.Close()
+	var idx map[string]any
+	ib, err := os.ReadFile(filepath.Join(p, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(ib, &idx); err != nil {
+		t.Fatal(err)
+	}
+	if editManifest != nil {
+		mp := filepath.Join(p, "blobs", "sha256", rd.Digest.Encoded())
+		mb, err := os.ReadFile(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(mb, &m); err != nil {
+			t.Fatal(err)
+		}
+		editManifest(m)
+		nb, _ := json.Marshal(m)
+		os.Remove(mp)
+		d := artifact.DigestBytes(nb)
+		mustWrite(t, filepath.Join(p, "blobs", "sha256", d.Encoded()), nb)
+		e := idx["manifests"].([]any)[0].(map[string]any)
+		e["digest"], e["size"] = string(d), len(nb)
+	}
+	if editIndex != nil {
+		editIndex(idx)
+	}
+	nb, _ := json.Marshal(idx)
+	mustWrite(t, filepath.Join(p, "index.json"), nb)
+}
+
+func mustWrite(t testing.TB, p string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ReplaceLayer swaps the blob of layer i of an unsigned directory bundle
+// for data, with the annotation values given, re-hashing the manifest.
+func ReplaceLayer(t testing.TB, p string, i int, data []byte, ann map[string]string) {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := b.Layers()[i].Descriptor.Digest
+	b.Close()
+	d := artifact.DigestBytes(data)
+	EditLayout(t, p, nil, func(m map[string]any) {
+		l := m["layers"].([]any)[i].(map[string]any)
+		l["digest"], l["size"] = string(d), len(data)
+		for k, v := range ann {
+			l["annotations"].(map[string]any)[k] = v
+		}
+	})
+	os.Remove(filepath.Join(p, "blobs", "sha256", old.Encoded()))
+	mustWrite(t, filepath.Join(p, "blobs", "sha256", d.Encoded()), data)
+}
+
+// SignStatementOf signs the statement of the bundle at p with the
+// publisher key without checking its content (as a hostile publisher
+// would) and returns the Sigstore bundle JSON, for Policy.Detached.
+func SignStatementOf(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	raw, err := artifact.MarshalStatement(b.Statement())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := artifact.SignStatement(context.Background(), raw, Publisher(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}

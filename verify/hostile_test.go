@@ -1,0 +1,71 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/verify"
+)
+
+// TestVerifyRejectsDataAfterTheRecordsFrame crafts records blobs whose
+// first zstd frame is the valid shard (so the declared uncompressed digest
+// and size still match) followed by more bytes, re-digests them into the
+// manifest and re-signs the statement: only the rule "the blob is exactly
+// one zstd frame" can reject them, and `zstd -d` would otherwise produce
+// more lines than were checked.
+func TestVerifyRejectsDataAfterTheRecordsFrame(t *testing.T) {
+	moreLines := []byte(`{"x":1}` + "\n" + `{"x":2}` + "\n")
+	h := uint32(len(moreLines))<<3 | 1
+	rawFrame := func(wd byte) []byte {
+		return append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, wd, byte(h), byte(h >> 8), byte(h >> 16)}, moreLines...)
+	}
+	var zf bytes.Buffer
+	zw, _ := zstd.NewWriter(&zf, zstd.WithEncoderConcurrency(1))
+	zw.Write(moreLines)
+	zw.Close()
+	skip := []byte{0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 'j', 'u', 'n', 'k'}
+	cases := map[string]func(good []byte) []byte{
+		"trailing garbage":                 func(g []byte) []byte { return append(g, "GARBAGE!"...) },
+		"extra frame, window over the cap": func(g []byte) []byte { return append(g, rawFrame(0x70)...) },
+		"extra frame, small window":        func(g []byte) []byte { return append(g, rawFrame(0x50)...) },
+		"extra encoder frame":              func(g []byte) []byte { return append(g, zf.Bytes()...) },
+		"trailing skippable frame":         func(g []byte) []byte { return append(g, skip...) },
+		"leading skippable frame":          func(g []byte) []byte { return append(append([]byte{}, skip...), g...) },
+	}
+	for name, craft := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+			b, err := artifact.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := len(b.Layers()) - 2 // the last records shard
+			l := b.Layers()[i]
+			b.Close()
+			if l.Kind != artifact.KindRecords {
+				t.Fatalf("layer %d is %s", i, l.Kind)
+			}
+			good, err := os.ReadFile(filepath.Join(p, "blobs", "sha256", l.Descriptor.Digest.Encoded()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			artifacttest.ReplaceLayer(t, p, i, craft(good), nil)
+			sig := artifacttest.SignStatementOf(t, p)
+			v := newVerifier(t, []*artifact.PublicKey{artifacttest.Publisher(t).Public()})
+			res, err := v.Verify(context.Background(), p, verify.Policy{Detached: [][]byte{sig}})
+			if err == nil || res.Verified {
+				t.Fatal("VERIFIED a records blob with data after its frame")
+			}
+			if c := res.Check(verify.CheckUncompress); c == nil || c.Status != verify.StatusFailed {
+				t.Errorf("want the uncompressed check to fail, got %+v", c)
+			}
+		})
+	}
+}
