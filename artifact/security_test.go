@@ -282,3 +282,49 @@ func TestDecompressionBombsAreStopped(t *testing.T) {
 		wantInvalid(t, b.CheckContent(context.Background()), artifact.CheckUncompressed)
 	})
 }
+
+// TestOpenRejectsLenientTars: a bundle tar ends with exactly the
+// end-of-archive marker (plus, at most, zero padding as tar programs
+// write); a second archive appended or a missing marker is refused.
+func TestOpenRejectsLenientTars(t *testing.T) {
+	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b.tar"), artifacttest.RunOptions{})
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other bytes.Buffer
+	tw := tar.NewWriter(&other)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "extra.txt", Size: 2, Mode: 0o644})
+	tw.Write([]byte("hi"))
+	tw.Close()
+	pad := (10240 - len(good)%10240) % 10240
+	for name, c := range map[string]struct {
+		data []byte
+		ok   bool
+	}{
+		"as packed":                  {good, true},
+		"GNU tar record padding":     {append(bytes.Clone(good), make([]byte, pad)...), true},
+		"second archive appended":    {append(bytes.Clone(good), other.Bytes()...), false},
+		"garbage after the marker":   {append(bytes.Clone(good), []byte("GARBAGE!")...), false},
+		"no end marker":              {good[:len(good)-1024], false},
+		"half an end marker":         {good[:len(good)-512], false},
+		"nonzero byte in the marker": {append(bytes.Clone(good[:len(good)-1]), 1), false},
+		"too much zero padding":      {append(bytes.Clone(good), make([]byte, 1<<20)...), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := filepath.Join(t.TempDir(), "x.tar")
+			os.WriteFile(q, c.data, 0o644)
+			b, err := artifact.Open(q)
+			if err == nil {
+				b.Close()
+			}
+			if c.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantInvalid(t, err, artifact.CheckContainer)
+		})
+	}
+}

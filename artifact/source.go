@@ -174,16 +174,23 @@ func indexTar(f *os.File) (*tarSource, error) {
 	tr := tar.NewReader(cr)
 	ts := &tarSource{f: f, files: map[string]tarEntry{}}
 	seen := map[string]bool{}
+	var end int64 // offset just past the last entry's data and padding
 	for n := 0; ; n++ {
 		if n > MaxTarEntries {
 			return nil, fmt.Errorf("more than %d tar entries", MaxTarEntries)
 		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
+			if err := checkTarEnd(f, end, total); err != nil {
+				return nil, err
+			}
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read tar: %v", err)
+		}
+		if hdr.Size >= 0 && hdr.Size <= MaxBlobSize {
+			end = cr.pos + (hdr.Size+511)&^511
 		}
 		name, err := cleanTarName(hdr.Name)
 		if err != nil {
@@ -219,6 +226,37 @@ func indexTar(f *os.File) (*tarSource, error) {
 	}
 	sort.Strings(ts.list)
 	return ts, nil
+}
+
+// MaxTarPadding caps the zero bytes accepted after a tar's end-of-archive
+// marker: tar programs pad the archive to their record size (GNU tar: 20
+// blocks of 512 bytes).
+const MaxTarPadding = 64 << 10
+
+// checkTarEnd checks what follows the last entry of a tar, at offset end of
+// a file of total bytes: exactly the end-of-archive marker (two zero
+// blocks) and, at most, zero padding to a record boundary. Data after the
+// marker (a second archive appended) or a missing marker is refused: a
+// bundle tar is what pack writes, and every tool must read the same files
+// from it.
+func checkTarEnd(f io.ReaderAt, end, total int64) error {
+	tail := total - end
+	switch {
+	case tail < 1024:
+		return fmt.Errorf("tar has no end-of-archive marker (two zero blocks) after its last entry")
+	case tail > 1024+MaxTarPadding || tail%512 != 0:
+		return fmt.Errorf("tar has %d bytes after its last entry; want the end-of-archive marker and at most %d bytes of zero padding", tail, MaxTarPadding)
+	}
+	buf := make([]byte, tail)
+	if _, err := f.ReadAt(buf, end); err != nil {
+		return fmt.Errorf("read tar end: %v", err)
+	}
+	for i, c := range buf {
+		if c != 0 {
+			return fmt.Errorf("tar has data after its end-of-archive marker (byte %d)", end+int64(i))
+		}
+	}
+	return nil
 }
 
 // cleanTarName turns a tar name into a layout name, refusing absolute and
