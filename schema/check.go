@@ -281,6 +281,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if s := m.Source; s != nil && s.Tool == "" {
 		ps.add("source.tool", "must not be empty")
 	}
+	validateProvenance(ps, m)
 
 	// unknown must be said
 	known := manifestFields()

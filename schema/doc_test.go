@@ -139,6 +139,11 @@ func TestValidateManifestRules(t *testing.T) {
 		{"bad evidence", func(m *Manifest) { m.Evidence = "hearsay" }, "evidence"},
 		{"imported without source", func(m *Manifest) { m.Evidence = EvidenceImported }, "source"},
 		{"workload hash", func(m *Manifest) { m.Workload.SHA256 = "abc" }, "workload.sha256"},
+		{"provenance of an unknown field", func(m *Manifest) { m.Provenance.Set("colour_ns", FieldAbsent, "x") }, "provenance.fields.colour_ns"},
+		{"provenance status", func(m *Manifest) { m.Provenance.Set(FieldSent, "guessed", "x") }, "provenance.fields.sent_ns.status"},
+		{"provenance absent without how", func(m *Manifest) { m.Provenance.Set(FieldSent, FieldAbsent, "") }, "provenance.fields.sent_ns.how"},
+		{"provenance window of no point", func(m *Manifest) { m.Provenance.Windows[0].Point = "c9" }, "provenance.windows[0].point"},
+		{"provenance window not positive", func(m *Manifest) { m.Provenance.Windows[0].WindowNS = 0 }, "provenance.windows[0].window_ns"},
 		{"slo declared unknown is fine only when unset", func(m *Manifest) { m.SLO = SLO{}; m.Unknown = append(m.Unknown, "slo.ttft") }, "slo.e2e"},
 	}
 	for _, tt := range tests {

@@ -112,6 +112,9 @@ type Manifest struct {
 	Cost        *Cost         `json:"cost,omitempty"`
 	External    []ExternalRef `json:"external,omitempty"`
 	Source      *Source       `json:"source,omitempty"`
+	// Provenance says which record fields the source measured, derived or
+	// did not store; nil means every field was measured.
+	Provenance *Provenance `json:"provenance,omitempty"`
 	// Unknown lists, as dotted JSON paths (e.g. "hardware.interconnect"),
 	// the fields the publisher declares unknown. A field that is empty and
 	// not listed here is a validation error for the fields the schema marks

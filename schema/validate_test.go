@@ -143,6 +143,42 @@ func TestValidateRunDirGolden(t *testing.T) {
 				delete(obj(m, "slo"), "one_token")
 			})
 		}},
+		{name: "provenance_schema", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["provenance"] = map[string]any{"fields": map[string]any{
+					"sent_ns":      map[string]any{"status": "absent"},
+					"colour_ns":    map[string]any{"status": "measured"},
+					"chunks_ns":    map[string]any{"status": "guessed", "how": "x"},
+					"end_ns":       map[string]any{"status": "derived", "how": ""},
+					"input_tokens": map[string]any{"status": "measured", "extra": 1},
+				}}
+			})
+		}},
+		{name: "provenance_semantic", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["provenance"] = map[string]any{
+					"fields": map[string]any{"sent_ns": map[string]any{"status": "absent", "how": "placed at 0"}},
+					"windows": []any{
+						map[string]any{"point": "c9", "repeat": 0, "window_ns": 5, "how": "duration"},
+						map[string]any{"point": "c1", "repeat": 7, "window_ns": 5, "how": "duration"},
+						map[string]any{"point": "c1", "repeat": 0, "window_ns": 5, "how": "duration"},
+						map[string]any{"point": "c1", "repeat": 0, "window_ns": 6, "how": "duration"},
+					},
+				}
+			})
+		}},
+		{name: "provenance_valid", breakRun: func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["provenance"] = map[string]any{
+					"fields": map[string]any{
+						"sent_ns":   map[string]any{"status": "absent", "how": "placed at 0"},
+						"chunks_ns": map[string]any{"status": "derived", "how": "ttft + Σ itl"},
+						"end_ns":    map[string]any{"status": "measured"},
+					},
+					"windows": []any{map[string]any{"point": "c1", "repeat": 0, "window_ns": 5, "how": "duration"}},
+				}
+			})
+		}},
 		{name: "records_bad_lines", breakRun: func(t *testing.T, dir string) {
 			editLines(t, dir, map[int][2]string{
 				2:  {`"sent_ns":\d+`, `"sent_ns":NaN`},

@@ -231,6 +231,9 @@ func build(e *Export, file string, sum Summary, sumF string) (*ingest.Result, er
 	ingest.Derive(&m, "sent_ns: timestamp (ns) minus the earliest; chunks_ns: response_timestamps − timestamp (absolute per-response times, kept exactly)")
 	ingest.Derive(&m, "output_tokens: number of responses (GenAI-Perf counts tokens with its client tokenizer over the response text, which is not re-run here)")
 	ingest.Derive(&m, "status: a request with no response is error; the export stores no error details")
+	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldChunks)
+	ingest.Absent(&m, schema.FieldOutputTokens, "GenAI-Perf's export stores no token counts; the number of responses")
+	ingest.Absent(&m, schema.FieldInputTokens, "GenAI-Perf's export stores no token counts; 0")
 	// The model, from the first request payload that names one.
 	for _, x := range e.Experiments {
 		for _, r := range x.Requests {

@@ -221,6 +221,8 @@ func build(rep *Report, file string) (*ingest.Result, error) {
 	ingest.Derive(&m, "chunks_ns: GuideLLM stores only first_token_iteration and last_token_iteration (and a count of token iterations); chunks_ns = [first, last], the chunks in between are not stored")
 	ingest.Derive(&m, "phase: requests outside a benchmark's measurement window (scheduler_metrics.measure_start_time..measure_end_time, GuideLLM's rule: request_end ≥ start and request_start ≤ end) are warmup (warmup or cooldown)")
 	ingest.Derive(&m, "status: successful → ok, errored → error, incomplete → cancelled")
+	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Absent(&m, schema.FieldChunks, "GuideLLM stores only the first and last token iterations; chunks_ns holds those two, not the chunks between them")
 	ingest.Derive(&m, "orig.scheduler_metrics: the benchmark's measure_start_time and measure_end_time, copied into every record of the benchmark")
 	ingest.Derive(&m, "load.points[i].duration: the benchmark's measurement window; exact values in notes[\"guidellm.<point>.scheduler_metrics\"]")
 	if v := rep.Metadata.PythonVersion; v != "" {

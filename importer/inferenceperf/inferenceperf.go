@@ -256,6 +256,8 @@ func build(reqs []Request, file string, sums []*Summary) (*ingest.Result, error)
 	ingest.Derive(&m, "sent_ns: start_time (s) minus the earliest; end_ns: end_time; chunks_ns: info.response_metrics.chunk_times − start_time (absolute chunk times)")
 	ingest.Derive(&m, "chunk_tokens: the number of output_token_times equal to each chunk time (inference-perf gives every token its chunk's arrival time)")
 	ingest.Derive(&m, "points: one per load stage (info.request_metrics.stage_id), named stage-N")
+	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldChunks, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Derived(&m, schema.FieldChunkTokens, "the number of output_token_times equal to each chunk time")
 	for _, r := range reqs {
 		if m.Model.Name != "" {
 			break

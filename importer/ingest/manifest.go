@@ -43,6 +43,7 @@ func NewManifest(tool, version string, epochNS, finishNS int64) schema.Manifest 
 		Client:      schema.Client{Name: tool, Version: version, Boundary: schema.BoundaryClientStreaming, TokenCounts: "tool-reported"},
 		Load:        schema.Load{Repeats: 1, Points: []schema.Point{}},
 		Source:      &schema.Source{Tool: tool, Version: version},
+		Provenance:  &schema.Provenance{Fields: map[string]schema.FieldOrigin{}},
 		Unknown:     []string{},
 	}
 }
@@ -61,6 +62,40 @@ func Derive(m *schema.Manifest, format string, args ...any) {
 		m.Source = &schema.Source{}
 	}
 	m.Source.Derived = append(m.Source.Derived, fmt.Sprintf(format, args...))
+}
+
+// Measured declares record quantities (schema.ProvenanceFields) the
+// tool's files measured.
+func Measured(m *schema.Manifest, fields ...string) {
+	for _, f := range fields {
+		provenance(m).Set(f, schema.FieldMeasured, "")
+	}
+}
+
+// Derived declares a record quantity rebuilt from what the tool measured,
+// and how.
+func Derived(m *schema.Manifest, field, format string, args ...any) {
+	provenance(m).Set(field, schema.FieldDerived, fmt.Sprintf(format, args...))
+}
+
+// Absent declares a record quantity the tool did not store, and the
+// placeholder the records hold instead; replay computes no metric from it.
+func Absent(m *schema.Manifest, field, format string, args ...any) {
+	provenance(m).Set(field, schema.FieldAbsent, fmt.Sprintf(format, args...))
+}
+
+// ToolWindow records the measurement window the tool stored for a point
+// and repeat (ns), and the tool's value it comes from.
+func ToolWindow(m *schema.Manifest, point string, repeat int, windowNS int64, format string, args ...any) {
+	p := provenance(m)
+	p.Windows = append(p.Windows, schema.ToolWindow{Point: point, Repeat: repeat, WindowNS: windowNS, How: fmt.Sprintf(format, args...)})
+}
+
+func provenance(m *schema.Manifest) *schema.Provenance {
+	if m.Provenance == nil {
+		m.Provenance = &schema.Provenance{}
+	}
+	return m.Provenance
 }
 
 // FillUnknown recomputes m.Unknown: the paths already listed that are

@@ -55,6 +55,25 @@ func ToNS(n json.Number, unit int64) (int64, error) {
 	return ratToNS(r.Mul(r, new(big.Rat).SetInt64(unit)))
 }
 
+// QuotientNS returns num ÷ den in units of unit nanoseconds as integer
+// nanoseconds, rounding half to even (e.g. a count ÷ a rate per minute,
+// with unit 60 s, is the window in which the count happened).
+func QuotientNS(num, den json.Number, unit int64) (int64, error) {
+	a, err := Rat(num)
+	if err != nil {
+		return 0, err
+	}
+	b, err := Rat(den)
+	if err != nil {
+		return 0, err
+	}
+	if b.Sign() == 0 {
+		return 0, errors.New("division by zero")
+	}
+	a.Quo(a, b)
+	return ratToNS(a.Mul(a, new(big.Rat).SetInt64(unit)))
+}
+
 // FloatToNS converts a float64 in units of unit nanoseconds to integer
 // nanoseconds, rounding half to even.
 func FloatToNS(f float64, unit int64) (int64, error) {

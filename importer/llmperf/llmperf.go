@@ -202,6 +202,15 @@ func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Res
 	if epoch > 0 {
 		ingest.Derive(&m, "epoch_unix_ns: the summary's timestamp (when the summary was written, after the run)")
 	}
+	ingest.Absent(&m, schema.FieldSent, "LLMPerf stores no send times; every request is placed at 0")
+	ingest.Measured(&m, schema.FieldFirstChunk, schema.FieldInputTokens)
+	ingest.Derived(&m, schema.FieldLastChunk, "end_to_end_latency_s")
+	ingest.Derived(&m, schema.FieldEnd, "end_to_end_latency_s")
+	ingest.Absent(&m, schema.FieldChunks, "only ttft_s and end_to_end_latency_s are stored; chunks_ns holds those two, not the real chunks")
+	ingest.Derived(&m, schema.FieldOutputTokens, "number_output_tokens, LLMPerf's recount with the hf-internal-testing/llama-tokenizer")
+	if w, ok := llmperfWindow(sum); ok {
+		ingest.ToolWindow(&m, point, 0, w, "LLMPerf's results_num_completed_requests ÷ results_num_completed_requests_per_min × 60 s")
+	}
 	c := ingest.NewClaimSet(Tool)
 	if sum != nil {
 		if md := sum.str("model"); md != "" {
@@ -242,6 +251,17 @@ func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Res
 		return nil, err
 	}
 	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+}
+
+// llmperfWindow returns the run's window (ns) as LLMPerf measured it:
+// it stores the completed requests and their rate per minute, whose
+// quotient is its own time.monotonic window around the whole run.
+func llmperfWindow(s Summary) (int64, bool) {
+	if s == nil {
+		return 0, false
+	}
+	w, err := ingest.QuotientNS(s.number("results_num_completed_requests"), s.number("results_num_completed_requests_per_min"), 60*ingest.Second)
+	return w, err == nil && w > 0
 }
 
 var distRe = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|inter_token_latency_s)_(quantiles_p[0-9]+|mean|min|max|stddev)$`)

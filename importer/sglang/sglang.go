@@ -132,6 +132,9 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 		recs = append(recs, rb.Records...)
 		m.Load.Points = append(m.Load.Points, pt)
 		ingest.SetNote(&m, "sglang."+pt.Name+".duration_s", string(o.Number("duration")))
+		if dur > 0 {
+			ingest.ToolWindow(&m, pt.Name, 0, dur, "SGLang's duration (s), rounded to the ns")
+		}
 		if v := o.String("backend"); v != "" {
 			ingest.SetNote(&m, "sglang.backend", v)
 		}
@@ -181,6 +184,11 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 	ingest.Derive(&m, "end_ns: per-request latency not stored; set to the last chunk (ttft + Σitl)")
 	ingest.Derive(&m, "orig.duration: SGLang's run duration (s), copied into every record of the point so that its rates can be recomputed")
 	ingest.Derive(&m, "load.points[i].duration: SGLang's duration, rounded to the ns; exact value in notes[\"sglang.<point>.duration_s\"]")
+	ingest.Absent(&m, schema.FieldSent, "SGLang stores no send times; every request of a point is placed at the point's start")
+	ingest.Measured(&m, schema.FieldFirstChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Derived(&m, schema.FieldChunks, "ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	ingest.Derived(&m, schema.FieldLastChunk, "ttft + Σ itl")
+	ingest.Derived(&m, schema.FieldEnd, "the last chunk (per-request latency not stored)")
 	claims, err := c.Claims()
 	if err != nil {
 		return nil, err

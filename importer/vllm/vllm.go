@@ -150,6 +150,23 @@ func build(r *Result, file string) (*ingest.Result, error) {
 	}
 	ingest.Derive(&m, "orig.duration: vLLM's run duration (s), copied into every record so that its rates can be recomputed")
 	ingest.Derive(&m, "load.points[0].duration: vLLM's duration (dispatch of the first request to the end of the last), rounded to the ns; exact value in notes[\"vllm.duration_s\"]")
+	if rb.HasStart {
+		ingest.Derived(&m, schema.FieldSent, "start_times (perf_counter seconds) minus the earliest")
+	} else {
+		ingest.Absent(&m, schema.FieldSent, "not stored by this vLLM version; 0 for every request")
+	}
+	ingest.Measured(&m, schema.FieldFirstChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Derived(&m, schema.FieldChunks, "ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	if rb.HasLatency {
+		ingest.Derived(&m, schema.FieldLastChunk, "ttft + Σ itl")
+		ingest.Derived(&m, schema.FieldEnd, "sent + latencies[i]")
+	} else {
+		ingest.Derived(&m, schema.FieldLastChunk, "ttft + Σ itl")
+		ingest.Derived(&m, schema.FieldEnd, "the last chunk (per-request latency not stored)")
+	}
+	if dur > 0 {
+		ingest.ToolWindow(&m, pt.Name, 0, dur, "vLLM's duration (s), rounded to the ns")
+	}
 	if md := o.String("model_id"); md != "" {
 		m.Model.Name = md
 	}
