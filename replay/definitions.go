@@ -42,10 +42,10 @@ slo_attainment_ok = good ÷ ok.`,
 		Help: `Valid (non-error) records only. ttft = first content response − request start; request_latency = last content response −
 start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as tpot_ns); inter_chunk_latency =
 pooled content-chunk gaps (itl_ns); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
-÷ duration (float64). Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig: metrics {tag: {value, unit}} as AIPerf
+÷ duration (float64), total_token_throughput counting input + output tokens. Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig: metrics {tag: {value, unit}} as AIPerf
 wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit;
 slo_attainment = good ÷ (valid + error) records.`,
-		Aliases: map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput"},
+		Aliases: map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput"},
 	},
 	"vllm": {
 		Name:    "vllm",

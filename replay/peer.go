@@ -211,7 +211,7 @@ type peerGroup struct {
 	extra                    map[string][]float64
 	extraW                   map[string][]float64
 	succ, good, sent         int64
-	outTok, inTok            int64
+	outTok, inTok            int64   // inTok: input + output tokens (total-token throughput)
 	start, end               float64 // ns, absolute
 	haveSE                   bool
 	duration                 float64 // ns, from orig (run-level)
@@ -269,7 +269,12 @@ func (p *peerGroup) add(rec *schema.Record) error {
 		if !ok || (o != nil && o.present("error")) {
 			return nil
 		}
-		ttft, okT := o.aiperfMetric("ttft", true)
+		// AIPerf's TTFT tag: "time_to_first_token" since Oct 2025
+		// (ai-dynamo/aiperf PR #343), "ttft" before.
+		ttft, okT := o.aiperfMetric("time_to_first_token", true)
+		if !okT {
+			ttft, okT = o.aiperfMetric("ttft", true)
+		}
 		lat, okL := o.aiperfMetric("request_latency", true)
 		F, L, okR := recFirstLast(rec)
 		if !okT {
@@ -310,7 +315,7 @@ func (p *peerGroup) add(rec *schema.Record) error {
 		if v, ok := o.num("metrics.input_sequence_length.value", "input_sequence_length"); ok {
 			isl = v
 		}
-		p.inTok += int64(isl)
+		p.inTok += int64(isl) + int64(osl) // total tokens: input + output
 		if s, ok := o.integer("metrics.min_request_timestamp.value", "min_request_timestamp"); ok {
 			if e, ok := o.integer("metrics.max_response_timestamp.value", "max_response_timestamp"); ok {
 				if !p.haveNS || s < p.startNS {

@@ -137,7 +137,29 @@ type Summary struct {
 			Type       string   `json:"type"`
 			Streaming  *bool    `json:"streaming"`
 			URL        string   `json:"url"`
+			URLs       []string `json:"urls"`
 		} `json:"endpoint"`
+		// Models, Datasets and Phases are the schema 1.3 (AIPerf 0.10)
+		// layout; the model is models.items[0].name.
+		Models *struct {
+			Items []struct {
+				Name string `json:"name"`
+			} `json:"items"`
+		} `json:"models"`
+		Datasets []struct {
+			Name       string      `json:"name"`
+			Type       string      `json:"type"`
+			Dataset    string      `json:"dataset"`
+			Path       string      `json:"path"`
+			Format     string      `json:"format"`
+			Entries    json.Number `json:"entries"`
+			RandomSeed json.Number `json:"random_seed"`
+		} `json:"datasets"`
+		Phases    []Phase `json:"phases"`
+		Tokenizer struct {
+			Name     string `json:"name"`
+			Revision string `json:"revision"`
+		} `json:"tokenizer"`
 		Input struct {
 			Prompt struct {
 				InputTokens struct {
@@ -500,16 +522,17 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 	version := ""
 	if sum != nil {
 		version = sum.AIPerfVersion
-		if lg := sum.InputConfig.Loadgen; lg.RequestRate != "" {
-			if v, err := ingest.ToFloat(lg.RequestRate, 1); err == nil && v > 0 {
-				point = ingest.PointName(schema.ModeRate, v)
-			}
-		} else if lg.Concurrency != "" {
-			if v, err := ingest.Int(lg.Concurrency); err == nil && v > 0 {
-				point = ingest.PointName(schema.ModeConcurrency, float64(v))
-			}
+		ld := sum.load()
+		switch {
+		case ld.rate > 0:
+			point = ingest.PointName(schema.ModeRate, ld.rate)
+		case ld.concurrency > 0:
+			point = ingest.PointName(schema.ModeConcurrency, float64(ld.concurrency))
 		}
 	}
+	// A record without a TTFT metric is only valid when the summary says
+	// the run was not streaming.
+	nonStreaming := sum != nil && sum.InputConfig.Endpoint.Streaming != nil && !*sum.InputConfig.Endpoint.Streaming
 	var recs []schema.Record
 	usedRaw := false
 	for i := range lines {
@@ -568,9 +591,14 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 		if !okLat {
 			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.request_latency", "missing")
 		}
-		ttft, okTTFT, err := l.duration(linesOf, "ttft")
-		if err != nil {
-			return nil, err
+		ttftTag, okTTFT := firstTag(ttftTags, func(t string) bool { _, ok := l.Metrics[t]; return ok })
+		var ttft int64
+		if okTTFT {
+			if ttft, _, err = l.duration(linesOf, ttftTag); err != nil {
+				return nil, err
+			}
+		} else if !nonStreaming {
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics", "no time-to-first-token metric (AIPerf writes it as %s): a streaming record cannot be rebuilt without it; if the run was not streaming, add profile_export_aiperf.json, which says so", strings.Join(ttftTags, " or "))
 		}
 		osl, okOSL, err := l.count(linesOf, "output_sequence_length")
 		if err != nil {
@@ -623,10 +651,10 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 			}
 		}
 		if okTTFT && ttft > lat {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.ttft", "larger than request_latency")
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics."+ttftTag, "larger than request_latency")
 		}
 		if n := rec.ChunksNS[len(rec.ChunksNS)-1]; !fromRaw && (n-lat > int64(len(rec.ChunksNS)) || lat-n > int64(len(rec.ChunksNS))) {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency", "ttft + Σ inter_chunk_latency = %d ns, request_latency = %d ns: inconsistent values or units", n, lat)
+			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency", "time to first token + Σ inter_chunk_latency = %d ns, request_latency = %d ns: inconsistent values or units", n, lat)
 		}
 		if endAbs == 0 {
 			if mr, ok := l.Metrics["max_response_timestamp"]; ok && mr.Unit == "ns" {
@@ -684,7 +712,7 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 		if usedRaw {
 			ingest.Derive(&m, "chunks_ns: responses[].perf_ns − start_perf_ns from %s (absolute per-chunk times)", rawOf)
 		} else {
-			ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of inter_chunk_latency (ms, exact to the ns)")
+			ingest.Derive(&m, "chunks_ns: rebuilt as time_to_first_token (ttft before Oct 2025) + cumulative sum of inter_chunk_latency (ms, exact to the ns); non-streaming records: one chunk at request_latency")
 		}
 		ingest.Derive(&m, "end_ns: request_end_ns, else max_response_timestamp, else start + request_latency; failed requests without an end time end at their start")
 		ingest.Derive(&m, "output_tokens: output_sequence_length (output + reasoning tokens, AIPerf's count); input_tokens: input_sequence_length")
@@ -719,127 +747,33 @@ func phaseOf(md Metadata) string {
 	return tmp.phase()
 }
 
-var endpoints = map[string]string{
-	"chat":        "/v1/chat/completions",
-	"completions": "/v1/completions",
-	"embeddings":  "/v1/embeddings",
-}
-
-func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
-	ic := s.InputConfig
-	if len(ic.Endpoint.ModelNames) > 0 {
-		m.Model.Name = ic.Endpoint.ModelNames[0]
-	}
-	if ep, ok := endpoints[ic.Endpoint.Type]; ok {
-		m.Decoding.Endpoint = ep
-	}
-	if ic.Endpoint.Streaming != nil {
-		m.Decoding.Streaming = *ic.Endpoint.Streaming
-		if !*ic.Endpoint.Streaming {
-			m.Client.Boundary = schema.BoundaryNonStreaming
-		}
-	}
-	cmd := ic.CLICommand
-	if s.RunInfo != nil && s.RunInfo.CLICommand != "" {
-		cmd = s.RunInfo.CLICommand
-	}
-	if cmd != "" {
-		m.Client.CommandLine = ingest.SplitCommand(cmd)
-	}
-	seed := ic.Input.RandomSeed
-	if s.RunInfo != nil && s.RunInfo.RandomSeed != "" {
-		seed = s.RunInfo.RandomSeed
-	}
-	if seed != "" {
-		if v, err := ingest.Int(seed); err == nil {
-			m.Client.Seed = &v
-		}
-	}
-	if n, err := ingest.Int(ic.Input.Prompt.OutputTokens.Mean); err == nil && n > 0 {
-		m.Workload.OutputTokens = &schema.LengthDist{Mean: int(n)}
-		pt.OutputTokens = int(n)
-	}
-	if n, err := ingest.Int(ic.Input.Prompt.InputTokens.Mean); err == nil && n > 0 {
-		m.Workload.InputTokens = &schema.LengthDist{Mean: int(n)}
-		pt.InputTokens = int(n)
-	}
-	lg := ic.Loadgen
-	if lg.RequestRate != "" {
-		if v, err := ingest.ToFloat(lg.RequestRate, 1); err == nil && v > 0 {
-			m.Load.Mode = schema.ModeRate
-			pt.Rate = v
-			switch strings.ToLower(lg.ArrivalPattern + lg.RequestRateMode) {
-			case "poisson":
-				pt.Arrival = schema.ArrivalPoisson
-			case "constant":
-				pt.Arrival = schema.ArrivalConstant
-			case "gamma":
-				pt.Arrival = schema.ArrivalGamma
-			}
-		}
-	}
-	if v, err := ingest.Int(lg.Concurrency); err == nil && v > 0 {
-		pt.Concurrency = int(v)
-	}
-	if v, err := ingest.Int(lg.RequestCount); err == nil && v > 0 {
-		pt.Requests = int(v)
-	}
-	if v, err := ingest.Int(lg.WarmupRequests); err == nil && v > 0 {
-		m.Load.Warmup.Requests = int(v)
-	}
-	if lg.RequestRateMode != "" {
-		ingest.SetNote(m, "aiperf.request_rate_mode", lg.RequestRateMode)
-	}
-	if s.TelemetryData != nil {
-		names := map[string]int{}
-		count := 0
-		for _, ep := range s.TelemetryData.Endpoints {
-			for _, g := range ep.GPUs {
-				names[g.GPUName]++
-				count++
-			}
-		}
-		if len(names) == 1 {
-			for n := range names {
-				m.Hardware.Accelerator = n
-			}
-			m.Hardware.AcceleratorCount = count
-		}
-	}
-	if s.BenchmarkID != "" {
-		ingest.SetNote(m, "aiperf.benchmark_id", s.BenchmarkID)
-	}
-	if s.StartTime != "" {
-		ingest.SetNote(m, "aiperf.start_time", s.StartTime)
-	}
-	if s.EndTime != "" {
-		ingest.SetNote(m, "aiperf.end_time", s.EndTime)
-	}
-	if s.WasCancelled {
-		m.Incomplete = true
-		m.IncompleteReason = "AIPerf reports was_cancelled: true"
-	}
-}
-
 // distributions maps AIPerf record-metric tags to replay distributions.
 // AIPerf's "inter_token_latency" is (request_latency − TTFT)/(OSL − 1) per
 // request, which the replay contract calls tpot; its pooled per-chunk gaps
 // ("inter_chunk_latency") are the contract's itl.
-var distributions = []struct{ tag, dist string }{
-	{"ttft", "ttft_ns"},
-	{"request_latency", "e2e_ns"},
-	{"inter_token_latency", "tpot_ns"},
-	{"inter_chunk_latency", "itl_ns"},
+var distributions = []struct {
+	tags []string
+	dist string
+}{
+	{ttftTags, "ttft_ns"},
+	{[]string{"request_latency"}, "e2e_ns"},
+	{[]string{"inter_token_latency"}, "tpot_ns"},
+	{[]string{"inter_chunk_latency"}, "itl_ns"},
 }
+
+// percentiles are the statistics a t-digest approximates.
+var percentiles = map[string]bool{"p1": true, "p5": true, "p10": true, "p25": true, "p50": true, "p75": true, "p90": true, "p95": true, "p99": true}
 
 var statOrder = []string{"count", "avg", "std", "min", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "max"}
 
 func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
+	approx, isApprox := approxICL(s)
 	for _, d := range distributions {
-		st, ok := s.Metrics[d.tag]
+		tag, ok := firstTag(d.tags, func(t string) bool { _, ok := s.Metrics[t]; return ok })
 		if !ok {
 			continue
 		}
+		st := s.Metrics[tag]
 		u, ok := unitNS(st.Unit)
 		if !ok {
 			continue
@@ -853,7 +787,11 @@ func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
 			if k == "count" {
 				mul = 1
 			}
-			c.Add(file, point, d.dist+"."+ingest.StatKeys[k], d.tag+"."+k, v, mul)
+			if isApprox && d.dist == "itl_ns" && percentiles[k] {
+				c.AddNotRecomputable(file, point, d.dist+"."+ingest.StatKeys[k], tag+"."+k, v, mul, approx)
+				continue
+			}
+			c.Add(file, point, d.dist+"."+ingest.StatKeys[k], tag+"."+k, v, mul)
 		}
 	}
 	scalar := func(tag, metric string, mul int64) {
@@ -869,6 +807,7 @@ func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
 	}
 	scalar("request_throughput", "request_throughput", 1)
 	scalar("output_token_throughput", "output_token_throughput", 1)
+	scalar("total_token_throughput", "total_token_throughput", 1)
 	scalar("goodput", "goodput", 1)
 }
 
