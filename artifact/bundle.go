@@ -405,9 +405,6 @@ func (b *Bundle) loadDocuments() error {
 	if err != nil {
 		return err
 	}
-	if err := CheckJSON(mb); err != nil {
-		return invalid(CheckSchema, TitleManifest, "%v", err)
-	}
 	b.manifest, err = schema.DecodeManifest(bytes.NewReader(mb), TitleManifest)
 	if err != nil {
 		return wrapInvalid(CheckSchema, TitleManifest, err)
@@ -419,9 +416,6 @@ func (b *Bundle) loadDocuments() error {
 		cb, err := b.readBlob(cl.Descriptor, MaxDocumentSize, CheckDescriptor)
 		if err != nil {
 			return err
-		}
-		if err := CheckJSON(cb); err != nil {
-			return invalid(CheckSchema, TitleClaims, "%v", err)
 		}
 		b.claims, err = schema.DecodeClaims(bytes.NewReader(cb), TitleClaims)
 		if err != nil {

@@ -3,78 +3,18 @@ package artifact
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
-// CheckJSON reports an error when b is not exactly one JSON value, nests
-// deeper than MaxJSONDepth, or has an object with two keys equal under
-// case folding (encoding/json matches field names case-insensitively, so
-// such keys are a parser differential).
-func CheckJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := walkJSON(dec, 0); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after JSON value")
-	}
-	return nil
-}
-
-func walkJSON(dec *json.Decoder, depth int) error {
-	if depth > MaxJSONDepth {
-		return fmt.Errorf("JSON nested deeper than %d", MaxJSONDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return fmt.Errorf("parse JSON: %w", err)
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	switch d {
-	case '{':
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return fmt.Errorf("parse JSON: %w", err)
-			}
-			k, _ := kt.(string)
-			fk := strings.ToLower(k)
-			if seen[fk] {
-				return fmt.Errorf("duplicate JSON key %q", k)
-			}
-			seen[fk] = true
-			if err := walkJSON(dec, depth+1); err != nil {
-				return err
-			}
-		}
-	case '[':
-		for dec.More() {
-			if err := walkJSON(dec, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil { // closing delimiter
-		return fmt.Errorf("parse JSON: %w", err)
-	}
-	return nil
-}
-
-// decodeStrict decodes b into v fail-closed: CheckJSON, unknown fields
+// decodeStrict decodes b into v fail-closed: schema.CheckJSON, unknown fields
 // rejected, and the document must round-trip — the generic form of b must
 // equal the generic form of v re-encoded, so no key was matched by case
 // folding, dropped, or defaulted.
 func decodeStrict(b []byte, v any) error {
-	if err := CheckJSON(b); err != nil {
+	if err := schema.CheckJSON(b); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))

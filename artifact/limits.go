@@ -37,7 +37,7 @@ const (
 	// MaxTarEntries caps the entries of a tar bundle.
 	MaxTarEntries = MaxLayers + 2*MaxIndexEntries + 8
 	// MaxJSONDepth caps nesting in every JSON document parsed here.
-	MaxJSONDepth = 64
+	MaxJSONDepth = schema.MaxJSONDepth
 	// MaxRecordLineSize caps one JSON Lines record.
 	MaxRecordLineSize = schema.MaxRecordLineSize
 )

@@ -8,10 +8,15 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Size limits of the JSON documents of a run.
 const (
+	// MaxJSONDepth caps nesting in every JSON document CheckJSON accepts
+	// (manifests, claims, OCI documents, Sigstore bundles).
+	MaxJSONDepth    = 64
 	MaxManifestSize = 16 << 20
 	MaxClaimsSize   = 64 << 20
 )
@@ -72,9 +77,51 @@ func decodeDocument(r io.Reader, limit int64, name, schemaName string, v any) er
 	return nil
 }
 
-// checkDocument checks that b is exactly one JSON value in valid UTF-8
-// with no duplicate object keys, reporting the line and field path of the
-// first violation.
+// CheckJSON is benchseal's one strict-JSON rule, applied to every JSON
+// document it reads, in run directories and bundles alike: b must be
+// exactly one JSON value, in valid UTF-8, nested at most maxJSONDepth deep,
+// with no object holding two keys equal under case folding (encoding/json
+// and other decoders match names case-insensitively, so such keys are a
+// parser differential, in open maps as much as in known fields). The error
+// is a *DecodeError naming the line and field path of the first violation.
+func CheckJSON(b []byte) error {
+	if err := checkDocument(b); err != nil {
+		return err
+	}
+	return nil
+}
+
+// appendFoldedKey appends the case-folded form of an object key to out:
+// keys that encoding/json would match to the same field fold to the same
+// bytes (ASCII letters upper-cased, every other rune mapped to the smallest
+// rune of its Unicode simple-folding orbit, as encoding/json does).
+func appendFoldedKey(out, key []byte) []byte {
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(key[i:])
+		for {
+			r2 := unicode.SimpleFold(r)
+			if r2 <= r {
+				r = r2
+				break
+			}
+			r = r2
+		}
+		out = utf8.AppendRune(out, r)
+		i += n
+	}
+	return out
+}
+
+// checkDocument is CheckJSON returning the concrete error.
 func checkDocument(b []byte) *DecodeError {
 	d := &recordDecoder{b: b, doc: true}
 	var path []string
@@ -98,8 +145,8 @@ func checkDocument(b []byte) *DecodeError {
 	}
 	var walk func(depth int) error
 	walk = func(depth int) error {
-		if depth > maxJSONDepth {
-			return d.fail("JSON nested too deeply")
+		if depth > MaxJSONDepth {
+			return d.fail("JSON nested deeper than %d", MaxJSONDepth)
 		}
 		d.field = docPath(path)
 		if d.i >= len(d.b) {
@@ -108,7 +155,7 @@ func checkDocument(b []byte) *DecodeError {
 		switch d.b[d.i] {
 		case '{':
 			d.i++
-			seen := map[string]bool{}
+			seen := map[string]string{}
 			d.ws()
 			if d.i < len(d.b) && d.b[d.i] == '}' {
 				d.i++
@@ -126,12 +173,16 @@ func checkDocument(b []byte) *DecodeError {
 				}
 				key := string(k)
 				path = append(path, key)
-				if seen[key] {
+				folded := string(appendFoldedKey(nil, k))
+				if prev, dup := seen[folded]; dup {
 					d.i = keyPos
 					d.field = docPath(path)
+					if prev != key {
+						return d.fail("duplicate key: %q and %q differ only in case (at %s)", prev, key, d.pos())
+					}
 					return d.fail("duplicate key (at %s)", d.pos())
 				}
-				seen[key] = true
+				seen[folded] = key
 				d.ws()
 				if d.i >= len(d.b) || d.b[d.i] != ':' {
 					return d.syntax("':'")

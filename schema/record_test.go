@@ -224,7 +224,7 @@ func refDecodeRecord(line []byte) (*Record, error) {
 }
 
 // refDuplicateKeys reports whether the JSON value dec reads has an object
-// with two equal keys.
+// with two keys equal under case folding.
 func refDuplicateKeys(dec *json.Decoder) bool {
 	tok, err := dec.Token()
 	if err != nil {
@@ -232,13 +232,15 @@ func refDuplicateKeys(dec *json.Decoder) bool {
 	}
 	switch tok {
 	case json.Delim('{'):
-		seen := map[string]bool{}
+		var seen []string
 		for dec.More() {
 			k, _ := dec.Token()
-			if seen[k.(string)] {
-				return true
+			for _, s := range seen {
+				if strings.EqualFold(s, k.(string)) {
+					return true
+				}
 			}
-			seen[k.(string)] = true
+			seen = append(seen, k.(string))
 			if refDuplicateKeys(dec) {
 				return true
 			}

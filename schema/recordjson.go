@@ -125,6 +125,7 @@ type recordDecoder struct {
 	field string // field being parsed, for errors
 
 	str       []byte // unescaped string scratch
+	fold      []byte // case-folded key scratch
 	chunks    []int64
 	tokens    []int64
 	orig      []byte
@@ -747,10 +748,11 @@ func (d *recordDecoder) skip(depth int) error {
 			if keys == nil {
 				keys = make(map[string]struct{}, 8)
 			}
-			if _, dup := keys[string(k)]; dup {
-				return d.fail("invalid JSON at %s: duplicate key %q", d.pos(), k)
+			d.fold = appendFoldedKey(d.fold[:0], k)
+			if _, dup := keys[string(d.fold)]; dup {
+				return d.fail("invalid JSON at %s: duplicate key %q (equal to an earlier one under case folding)", d.pos(), k)
 			}
-			keys[string(k)] = struct{}{}
+			keys[string(d.fold)] = struct{}{}
 			d.ws()
 			if d.i >= len(d.b) || d.b[d.i] != ':' {
 				return d.syntax("':'")

@@ -360,3 +360,46 @@ func TestIncompleteRunMayLackLaterPoints(t *testing.T) {
 		t.Fatalf("complete run missing 3 pairs: %v", ps)
 	}
 }
+
+// TestCaseVariantKeysAreRejectedEverywhere: validate (and so pack) reject
+// keys that differ only in case, in open maps too, as verify does; the
+// rule is schema.CheckJSON on both paths.
+func TestCaseVariantKeysAreRejectedEverywhere(t *testing.T) {
+	for name, c := range map[string]struct{ file, old, new string }{
+		"manifest open map":    {schema.ManifestFile, `"hardware": {`, `"hardware": {"details": {"gpu": "a", "GPU": "b"}, `},
+		"manifest known field": {schema.ManifestFile, `"hardware": {`, `"hardware": {"Details": {}, "details": {}, `},
+		"kelvin sign":          {schema.ManifestFile, `"hardware": {`, `"hardware": {"details": {"k": "a", "\u212a": "b"}, `},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := baseRun(t, false)
+			p := filepath.Join(dir, c.file)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb := bytes.Replace(b, []byte(c.old), []byte(c.new), 1)
+			if bytes.Equal(nb, b) {
+				t.Fatalf("edit did not apply to %s", b)
+			}
+			write(t, p, string(nb))
+			err = schema.ValidateRunDir(dir, 10)
+			if err == nil || !strings.Contains(err.Error(), "duplicate key") {
+				t.Fatalf("got %v, want a duplicate key rejection", err)
+			}
+			if schema.CheckJSON(nb) == nil {
+				t.Fatal("CheckJSON accepted it")
+			}
+		})
+	}
+	// In a record's orig (an open map kept raw).
+	dir := baseRun(t, false)
+	p := filepath.Join(dir, schema.RecordsFile)
+	b, _ := os.ReadFile(p)
+	lines := bytes.SplitN(b, []byte("\n"), 2)
+	rec := bytes.TrimSuffix(lines[0], []byte("}"))
+	rec = append(rec, []byte(`,"orig":{"ttft":1,"TTFT":2}}`)...)
+	write(t, p, string(append(append(rec, '\n'), lines[1]...)))
+	if err := schema.ValidateRunDir(dir, 10); err == nil || !strings.Contains(err.Error(), `duplicate key "TTFT"`) {
+		t.Fatalf("orig: got %v, want a duplicate key rejection", err)
+	}
+}

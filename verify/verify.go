@@ -352,7 +352,7 @@ func (v *Verifier) verifySigstore(data []byte, manifestDigest []byte) (payload [
 	if int64(len(data)) > artifact.MaxSignatureBundleSize {
 		return nil, "", "", fmt.Errorf("sigstore bundle over %d bytes", artifact.MaxSignatureBundleSize)
 	}
-	if err := artifact.CheckJSON(data); err != nil {
+	if err := schema.CheckJSON(data); err != nil {
 		return nil, "", "", fmt.Errorf("sigstore bundle: %v", err)
 	}
 	var sb sgbundle.Bundle

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
 )
 
 func init() { register("inspect", newInspectCmd) }
@@ -140,7 +141,7 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 // signatureHint reads the unauthenticated public-key hint of a Sigstore
 // bundle, as a fingerprint when it has that form.
 func signatureHint(data []byte) string {
-	if artifact.CheckJSON(data) != nil {
+	if schema.CheckJSON(data) != nil {
 		return "unreadable"
 	}
 	var sb struct {
