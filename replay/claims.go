@@ -150,6 +150,9 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 	if !ok {
 		return Null, fmt.Sprintf("metric %q is not computed under %s definitions", path, r.Definitions)
 	}
+	if why, ok := p.NullReason(path); ok {
+		return Null, "the records cannot determine it: " + why
+	}
 	if v.IsNull() {
 		switch path {
 		case "goodput", "token_goodput", "slo_attainment", "slo_attainment_ok":

@@ -109,6 +109,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming}
+	if def.canonical() {
+		cfg.gate = newGate(m.Provenance, slo, opts.Smooth != nil, m.Cost != nil)
+	}
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -293,8 +296,10 @@ type config struct {
 	untimed bool
 	smooth  *SmoothParams
 	stall   int64
-	sweep   *SweepSpec
-	mlperf  *MLPerfLimits
+	// gate nulls the metrics the records cannot determine (nil: none).
+	gate   *gate
+	sweep  *SweepSpec
+	mlperf *MLPerfLimits
 }
 
 // group accumulates one point and repeat.
@@ -600,11 +605,18 @@ func (g *group) window() int64 {
 	return g.maxLast - g.minSent
 }
 
+// measuredWindow returns the group's window as the gate allows it: the
+// records' own, else the tool's stored window (src says which), else none
+// (why says why).
+func (g *group) measuredWindow(k groupKey) (w int64, ok bool, src, why string) {
+	return g.cfg.gate.window(k, g.window(), g.haveSent && g.haveLast)
+}
+
 func (g *group) finish(k groupKey) *PointResult {
 	pr := &PointResult{Point: k.point, Repeat: k.repeat, Counts: g.counts, Scalars: map[string]Value{}, Dists: map[string]Dist{}}
 	okc := g.counts.OK - g.counts.OKNoContent
-	w := g.window()
-	hasWindow := g.haveSent && g.haveLast
+	w, hasWindow, src, whyNoWindow := g.measuredWindow(k)
+	pr.WindowSource = src
 	if hasWindow {
 		pr.Scalars["window_ns"] = Int(w)
 	} else {
@@ -646,8 +658,9 @@ func (g *group) finish(k groupKey) *PointResult {
 		pr.Stalls.MaxGapNS = Int(g.stallMax)
 	}
 	if g.cfg.mlperf != nil {
-		pr.MLPerf = g.mlperfCheck(g.cfg.mlperf)
+		pr.MLPerf = g.mlperfCheck(k, g.cfg.mlperf)
 	}
+	g.cfg.gate.apply(pr, whyNoWindow)
 	if g.peer != nil {
 		g.peer.finish(pr, g)
 	}

@@ -108,7 +108,7 @@ func mlperfIndex(n, num, den int64) int64 {
 	return min(i.Int64(), n-1)
 }
 
-func (g *group) mlperfCheck(lim *MLPerfLimits) *MLPerfCheck {
+func (g *group) mlperfCheck(k groupKey, lim *MLPerfLimits) *MLPerfCheck {
 	c := &MLPerfCheck{Valid: true, TTFTP99NS: Null, TPOTP99NS: Null, TTFTMinQueries: Null, TPOTMinQueries: Null, DurationNS: Null}
 	minDur := lim.MinDurationNS
 	if minDur == 0 {
@@ -159,7 +159,7 @@ func (g *group) mlperfCheck(lim *MLPerfLimits) *MLPerfCheck {
 	if g.haveSch {
 		dur = g.maxSch - g.minSch
 	} else if g.haveSent {
-		dur = g.window()
+		dur, _, _, _ = g.measuredWindow(k)
 	}
 	c.DurationNS = Int(dur)
 	if dur < minDur {

@@ -158,6 +158,13 @@ type PointResult struct {
 	Stalls Stalls
 	// MLPerf is set when the MLPerf server check was asked for.
 	MLPerf *MLPerfCheck
+	// NullReasons maps a metric (a key of Scalars or Dists, or "stalls")
+	// that is null because the records cannot determine it to the reason:
+	// a record field the source did not measure (manifest.provenance).
+	NullReasons map[string]string
+	// WindowSource is set when the window is the tool's own stored window
+	// rather than one measured from the records; it says which.
+	WindowSource string
 }
 
 // Lookup resolves a claim path inside a point result: a scalar key
@@ -197,6 +204,17 @@ func (p *PointResult) Lookup(path string) (Value, bool) {
 		return d.Field(tail)
 	}
 	return Null, false
+}
+
+// NullReason returns why a claim path of p is null although the records
+// were replayed: a record field it needs was not measured by the source.
+func (p *PointResult) NullReason(path string) (string, bool) {
+	if r, ok := p.NullReasons[path]; ok {
+		return r, true
+	}
+	head, _, _ := strings.Cut(path, ".")
+	r, ok := p.NullReasons[head]
+	return r, ok
 }
 
 // SLOSpec is the resolved objective of a replay. A nil limit is not set.

@@ -66,7 +66,7 @@ func buildSweep(spec *SweepSpec, groups map[groupKey]*group, order []groupKey) *
 		g := groups[k]
 		slices.SortFunc(g.sweepVals, cmpFrac)
 		row := SweepRow{Point: k.point, Repeat: k.repeat}
-		w := g.window()
+		w, _, _, _ := g.measuredWindow(k)
 		for _, lim := range sw.LimitsNS {
 			// count of values ≤ lim
 			c, _ := slices.BinarySearchFunc(g.sweepVals, frac{lim, 1}, func(a, b frac) int {

@@ -68,6 +68,9 @@ type distRow struct {
 	Name  string
 	Cells []string
 	Unit  string
+	// Null, when set, replaces the cells (spanning Span columns).
+	Null string
+	Span int
 }
 
 func newHTMLPage(r *replay.Result) *htmlPage {
@@ -137,9 +140,20 @@ func newPointView(p *replay.PointResult) pointView {
 		pv.Counts = append(pv.Counts, countRow{k, Number(replay.Int(c))})
 	}
 	add := func(m string, v replay.Value, scale *big.Rat, places int, unit string) {
+		k := m
+		if m == "window" {
+			k = "window_ns"
+		}
+		if why, ok := p.NullReasons[k]; ok {
+			pv.Scalars = append(pv.Scalars, scalarRow{Metric: m, Value: NullText(why), Text: true})
+			return
+		}
 		pv.Scalars = append(pv.Scalars, scalarRow{Metric: m, Value: Decimal(v, scale, places), Unit: unit})
 	}
 	add("window", p.Scalars["window_ns"], nsToMS, 3, "ms")
+	if p.WindowSource != "" {
+		pv.Scalars[len(pv.Scalars)-1].Unit += " (" + p.WindowSource + ")"
+	}
 	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
 		add(k, p.Scalars[k], one, 3, "req/s")
 	}
@@ -153,9 +167,13 @@ func newPointView(p *replay.PointResult) pointView {
 	}
 	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of sent")
 	add("slo_attainment_ok", p.Scalars["slo_attainment_ok"], hundred, 2, "% of ok")
-	pv.Scalars = append(pv.Scalars, scalarRow{Metric: "stalls", Text: true, Value: Number(replay.Int(p.Stalls.Count)) + " gaps > " +
-		Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3) + " ms in " + Number(replay.Int(p.Stalls.Requests)) + " requests; max gap " +
-		Decimal(p.Stalls.MaxGapNS, nsToMS, 3) + " ms"})
+	if why, ok := p.NullReasons["stalls"]; ok {
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "stalls", Text: true, Value: NullText(why)})
+	} else {
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "stalls", Text: true, Value: Number(replay.Int(p.Stalls.Count)) + " gaps > " +
+			Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3) + " ms in " + Number(replay.Int(p.Stalls.Requests)) + " requests; max gap " +
+			Decimal(p.Stalls.MaxGapNS, nsToMS, 3) + " ms"})
+	}
 	if m := p.MLPerf; m != nil {
 		v := "INVALID"
 		if m.Valid {
@@ -170,16 +188,13 @@ func newPointView(p *replay.PointResult) pointView {
 	}
 	for _, k := range distOrder(p) {
 		d := p.Dists[k]
-		// Distributions in ns print in ms; a peer's extra distribution of
-		// rates (e.g. GuideLLM's requests_per_second) prints as is.
-		scale, unit, name := nsToMS, "ms", strings.TrimSuffix(k, "_ns")
-		if !strings.HasSuffix(k, "_ns") {
-			scale, unit = one, ""
-			if strings.HasSuffix(k, "_per_second") {
-				unit = "per s"
-			}
-		}
+		scale, unit, name := distUnit(k)
 		row := distRow{Name: name, Unit: unit}
+		if why, ok := p.NullReasons[k]; ok {
+			row.Null, row.Span = NullText(why), len(replay.CoreDistKeys)
+			pv.Dists = append(pv.Dists, row)
+			continue
+		}
 		for _, f := range replay.CoreDistKeys {
 			v, _ := d.Field(f)
 			if f == "n" {

@@ -166,7 +166,11 @@ details.point summary{font-weight:600;font-size:15px;cursor:pointer}
 <thead><tr><th></th>{{range .DistKeys}}<th class="num">{{.}}</th>{{end}}<th>unit</th></tr></thead>
 <tbody>
 {{- range .Dists}}
+{{- if .Null}}
+<tr><td>{{.Name}}</td><td colspan="{{.Span}}" class="text">{{.Null}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- else}}
 <tr><td>{{.Name}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td class="unit">{{.Unit}}</td></tr>
+{{- end}}
 {{- end}}
 </tbody>
 </table></div>

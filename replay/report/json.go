@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,10 +169,26 @@ func JSON(out io.Writer, r *replay.Result) error {
 		w.key("stalls")
 		w.open('{')
 		w.kv("threshold_ns", strconv.FormatInt(p.Stalls.ThresholdNS, 10))
-		w.kv("count", strconv.FormatInt(p.Stalls.Count, 10))
-		w.kv("requests", strconv.FormatInt(p.Stalls.Requests, 10))
+		if _, null := p.NullReasons["stalls"]; null {
+			w.kv("count", "null")
+			w.kv("requests", "null")
+		} else {
+			w.kv("count", strconv.FormatInt(p.Stalls.Count, 10))
+			w.kv("requests", strconv.FormatInt(p.Stalls.Requests, 10))
+		}
 		w.kv("max_gap_ns", Number(p.Stalls.MaxGapNS))
 		w.close('}')
+		if p.WindowSource != "" {
+			w.ks("window_source", p.WindowSource)
+		}
+		if len(p.NullReasons) > 0 {
+			w.key("null_reasons")
+			w.open('{')
+			for _, k := range slices.Sorted(maps.Keys(p.NullReasons)) {
+				w.ks(k, p.NullReasons[k])
+			}
+			w.close('}')
+		}
 		if c := p.MLPerf; c != nil {
 			w.key("mlperf")
 			w.open('{')

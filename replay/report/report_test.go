@@ -208,3 +208,56 @@ func TestNumberFormatting(t *testing.T) {
 		t.Errorf("half-even %s", got)
 	}
 }
+
+// absentRun is smallRun imported from a tool that stored neither send
+// times nor the chunks between the first and the last, with its own
+// window for point r1 repeat 0 only.
+func absentRun() *memRun {
+	run := smallRun()
+	p := &schema.Provenance{Windows: []schema.ToolWindow{{Point: "r1", Repeat: 0, WindowNS: 5e9, How: "the tool's duration (s)"}}}
+	p.Set(schema.FieldSent, schema.FieldAbsent, "every request placed at 0")
+	p.Set(schema.FieldChunks, schema.FieldAbsent, "only the first and last chunk stored")
+	run.m.Provenance = p
+	return run
+}
+
+// TestGoldenUnmeasuredFieldsAreNullWithReason checks every output format
+// of a run whose send times and chunks were not measured: the window is
+// the tool's where stored (labelled) and null with the reason elsewhere;
+// the rates divided by it, itl and stalls are null with the reason.
+func TestGoldenUnmeasuredFieldsAreNullWithReason(t *testing.T) {
+	for _, f := range []Format{FormatText, FormatJSON, FormatCSV, FormatMarkdown, FormatHTML} {
+		t.Run(string(f), func(t *testing.T) {
+			res, err := replay.Replay(context.Background(), absentRun(), replay.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := Write(&b, f, res); err != nil {
+				t.Fatal(err)
+			}
+			ext := map[Format]string{FormatText: "txt", FormatMarkdown: "md"}[f]
+			if ext == "" {
+				ext = string(f)
+			}
+			path := filepath.Join("..", "testdata", "absent."+ext)
+			if *update {
+				os.WriteFile(path, b.Bytes(), 0o644)
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(want, b.Bytes()) {
+				t.Errorf("%s differs from golden; rerun with -update and review the diff", path)
+			}
+			// Never the number the placeholders would give.
+			for _, bad := range []string{"1.185", "4.502"} {
+				if f != FormatHTML && bytes.Contains(b.Bytes(), []byte("point r2")) && bytes.Contains(b.Bytes(), []byte(bad)) {
+					t.Errorf("output holds %s, a rate from unmeasured send times", bad)
+				}
+			}
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,35 +51,51 @@ var (
 // row is one metric line of a point and repeat.
 type row struct{ metric, value, unit string }
 
-func rows(p *replay.PointResult) []row {
+// NullText is how a metric the records cannot determine reads in text,
+// Markdown and HTML: the word null and the reason, never a number.
+func NullText(reason string) string { return "null (" + reason + ")" }
+
+// scalarRows lists the scalar lines of a point and repeat: counts, window,
+// rates, costs, attainment, stalls and the MLPerf check. A metric the
+// records cannot determine reads NullText; smooth goodput, when not asked
+// for, is left out (a note says so once).
+func scalarRows(p *replay.PointResult) []row {
 	var out []row
 	c := p.Counts
 	out = append(out, row{"counts", fmt.Sprintf("sent %d = ok %d + error %d + timeout %d + cancelled %d + rejected %d; warmup %d set aside; ok without content %d; one-token %d; good %d",
 		c.Sent, c.OK, c.Error, c.Timeout, c.Cancelled, c.Rejected, c.Warmup, c.OKNoContent, c.OneToken, c.Good), ""})
-	out = append(out, row{"window", Decimal(p.Scalars["window_ns"], nsToMS, 3), "ms"})
+	add := func(k, name string, scale *big.Rat, places int, unit string) {
+		if why, ok := p.NullReasons[k]; ok {
+			out = append(out, row{name, NullText(why), ""})
+			return
+		}
+		out = append(out, row{name, Decimal(p.Scalars[k], scale, places), unit})
+	}
+	add("window_ns", "window", nsToMS, 3, "ms")
+	if p.WindowSource != "" {
+		out[len(out)-1].unit += " (" + p.WindowSource + ")"
+	}
 	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
-		out = append(out, row{k, Decimal(p.Scalars[k], one, 3), "req/s"})
+		if _, why := p.NullReasons[k]; k == "smooth_goodput" && p.Scalars[k].IsNull() && !why {
+			continue
+		}
+		add(k, k, one, 3, "req/s")
 	}
 	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
-		out = append(out, row{k, Decimal(p.Scalars[k], one, 3), "tok/s"})
+		add(k, k, one, 3, "tok/s")
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
-		if v := p.Scalars[k]; !v.IsNull() {
-			out = append(out, row{k, Decimal(v, one, 4), "per 1M tokens"})
+		if _, why := p.NullReasons[k]; why || !p.Scalars[k].IsNull() {
+			add(k, k, one, 4, "per 1M tokens")
 		}
 	}
-	out = append(out, row{"slo_attainment", Decimal(p.Scalars["slo_attainment"], hundred, 2), "% of sent"})
-	out = append(out, row{"slo_attainment_ok", Decimal(p.Scalars["slo_attainment_ok"], hundred, 2), "% of ok"})
-	for _, k := range distOrder(p) {
-		d := p.Dists[k]
-		var parts []string
-		for _, f := range replay.CoreDistKeys[1:] {
-			v, _ := d.Field(f)
-			parts = append(parts, f+" "+Decimal(v, nsToMS, 3))
-		}
-		out = append(out, row{strings.TrimSuffix(k, "_ns"), fmt.Sprintf("n %d  %s", d.N, strings.Join(parts, "  ")), "ms"})
+	add("slo_attainment", "slo_attainment", hundred, 2, "% of sent")
+	add("slo_attainment_ok", "slo_attainment_ok", hundred, 2, "% of ok")
+	if why, ok := p.NullReasons["stalls"]; ok {
+		out = append(out, row{"stalls", NullText(why), ""})
+	} else {
+		out = append(out, row{"stalls", fmt.Sprintf("%d gaps > %s ms in %d requests; max gap %s", p.Stalls.Count, Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3), p.Stalls.Requests, Decimal(p.Stalls.MaxGapNS, nsToMS, 3)), "ms"})
 	}
-	out = append(out, row{"stalls", fmt.Sprintf("%d gaps > %s ms in %d requests; max gap %s", p.Stalls.Count, Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3), p.Stalls.Requests, Decimal(p.Stalls.MaxGapNS, nsToMS, 3)), "ms"})
 	if m := p.MLPerf; m != nil {
 		v := "INVALID"
 		if m.Valid {
@@ -87,6 +105,97 @@ func rows(p *replay.PointResult) []row {
 			Decimal(m.TTFTP99NS, nsToMS, 3), Decimal(m.TPOTP99NS, nsToMS, 3), m.TTFTOver, m.TPOTOver, m.Queries, strings.Join(m.Reasons, "; ")), "ms"})
 	}
 	return out
+}
+
+// distLine is one distribution of a point and repeat, formatted.
+type distLine struct {
+	name string
+	// cells hold the values of replay.CoreDistKeys; nil when null is set.
+	cells []string
+	unit  string
+	// null is the reason the records cannot determine it ("" if they can).
+	null string
+}
+
+// distLines lists the distributions of a point and repeat with their
+// unit (distUnit). Distributions without any sample and without a reason
+// are returned by name in empty, so that a report names them once rather
+// than printing a row of dashes.
+func distLines(p *replay.PointResult) (lines []distLine, empty []string) {
+	for _, k := range distOrder(p) {
+		d := p.Dists[k]
+		scale, unit, name := distUnit(k)
+		if why, ok := p.NullReasons[k]; ok {
+			lines = append(lines, distLine{name: name, unit: unit, null: why})
+			continue
+		}
+		if d.N == 0 {
+			empty = append(empty, name)
+			continue
+		}
+		l := distLine{name: name, unit: unit}
+		for _, f := range replay.CoreDistKeys {
+			v, _ := d.Field(f)
+			if f == "n" {
+				l.cells = append(l.cells, Number(v))
+				continue
+			}
+			l.cells = append(l.cells, Decimal(v, scale, 3))
+		}
+		lines = append(lines, l)
+	}
+	return lines, empty
+}
+
+// distUnit returns how a distribution is shown: one in ns in ms (named
+// without the _ns suffix); a peer's extra distribution of rates (e.g.
+// GuideLLM's requests_per_second) as is, per second.
+func distUnit(k string) (scale *big.Rat, unit, name string) {
+	if strings.HasSuffix(k, "_ns") {
+		return nsToMS, "ms", strings.TrimSuffix(k, "_ns")
+	}
+	if strings.HasSuffix(k, "_per_second") {
+		return one, "per s", k
+	}
+	return one, "", k
+}
+
+// noSamples names, in one line, the distributions without any sample.
+func noSamples(empty []string) string {
+	return strings.Join(empty, ", ") + ": no samples in this run"
+}
+
+// rows lists every line of a point and repeat for the text report.
+func rows(p *replay.PointResult) []row {
+	out := scalarRows(p)
+	lines, empty := distLines(p)
+	var ds []row
+	for _, l := range lines {
+		if l.null != "" {
+			ds = append(ds, row{l.name, NullText(l.null), ""})
+			continue
+		}
+		var parts []string
+		for i, f := range replay.CoreDistKeys[1:] {
+			parts = append(parts, f+" "+l.cells[i+1])
+		}
+		ds = append(ds, row{l.name, fmt.Sprintf("n %s  %s", l.cells[0], strings.Join(parts, "  ")), l.unit})
+	}
+	if len(empty) > 0 {
+		ds = append(ds, row{"(not shown)", noSamples(empty), ""})
+	}
+	return slices.Insert(out, distInsertAt(out), ds...)
+}
+
+// distInsertAt is where distributions go among the scalar rows: after
+// the attainment lines, before stalls (and the MLPerf check).
+func distInsertAt(out []row) int {
+	for i, r := range out {
+		if r.metric == "stalls" {
+			return i
+		}
+	}
+	return len(out)
 }
 
 func sloLine(r *replay.Result) string {
@@ -184,6 +293,14 @@ func CSV(out io.Writer, r *replay.Result) error {
 				emit(k+"."+f, v)
 			}
 		}
+		// Text values in the value column, only for runs that need them:
+		// where the window came from and why a metric is null.
+		if p.WindowSource != "" {
+			w.Write([]string{r.Definitions, p.Point, rep, "window_source", p.WindowSource})
+		}
+		for _, k := range slices.Sorted(maps.Keys(p.NullReasons)) {
+			w.Write([]string{r.Definitions, p.Point, rep, "null_reason." + k, p.NullReasons[k]})
+		}
 	}
 	for _, ps := range r.Summary {
 		for _, m := range replay.SummaryMetrics {
@@ -215,10 +332,25 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "**cost:** %s %s per hour over each measurement window\n\n", r.Cost.Text, r.Cost.Currency)
 	}
 	fmt.Fprintf(&b, "- %s\n- %s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", p.Point, p.Repeat)
-		for _, rw := range rows(p) {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, strings.ReplaceAll(rw.value, "|", "\\|"), rw.unit)
+		for _, rw := range scalarRows(p) {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+		}
+		lines, empty := distLines(p)
+		if len(lines) > 0 {
+			fmt.Fprintf(&b, "\n| distribution | %s | unit |\n|---|%s---|\n", strings.Join(replay.CoreDistKeys, " | "), strings.Repeat("---|", len(replay.CoreDistKeys)))
+			for _, l := range lines {
+				if l.null != "" {
+					fmt.Fprintf(&b, "| %s | %s |%s %s |\n", l.name, cell(NullText(l.null)), strings.Repeat(" |", len(replay.CoreDistKeys)-1), l.unit)
+					continue
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", l.name, strings.Join(l.cells, " | "), l.unit)
+			}
+		}
+		if len(empty) > 0 {
+			fmt.Fprintf(&b, "\n%s\n", noSamples(empty))
 		}
 	}
 	for _, ps := range r.Summary {

@@ -1,0 +1,167 @@
+package replay
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// metricFields maps each canonical metric (a scalar key, a distribution
+// name or "stalls") to the record quantities it is computed from, besides
+// the window (windowed) and the SLO's limits (sloMetrics). A metric whose
+// quantity the source did not measure (schema.FieldAbsent) is null, with
+// the reason, never a number.
+var metricFields = map[string][]string{
+	"ttft_ns":                  {schema.FieldFirstChunk},
+	"e2e_ns":                   {schema.FieldLastChunk},
+	"tpot_ns":                  {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
+	"itl_ns":                   {schema.FieldChunks},
+	"stalls":                   {schema.FieldChunks},
+	"send_lag_ns":              {schema.FieldScheduled, schema.FieldSent},
+	"ttft_sched_ns":            {schema.FieldScheduled, schema.FieldSent, schema.FieldFirstChunk},
+	"e2e_sched_ns":             {schema.FieldScheduled, schema.FieldSent, schema.FieldLastChunk},
+	"window_ns":                {schema.FieldSent, schema.FieldLastChunk},
+	"output_token_throughput":  {schema.FieldOutputTokens},
+	"total_token_throughput":   {schema.FieldInputTokens, schema.FieldOutputTokens},
+	"token_goodput":            {schema.FieldOutputTokens},
+	"smooth_goodput":           {schema.FieldSent, schema.FieldChunks, schema.FieldOutputTokens},
+	CostPerMillionOutputTokens: {schema.FieldOutputTokens},
+	CostPerMillionGoodTokens:   {schema.FieldOutputTokens},
+}
+
+// windowed lists the metrics that divide by the measurement window.
+var windowed = []string{
+	"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput",
+	"smooth_goodput", CostPerMillionOutputTokens, CostPerMillionGoodTokens,
+}
+
+// sloMetrics lists the metrics that apply the SLO to every request.
+var sloMetrics = []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", CostPerMillionGoodTokens}
+
+// gate decides, from a run's field provenance, which canonical metrics the
+// records can determine. A nil gate (no provenance block, or peer
+// definitions, which read the tool's own values) lets every metric
+// through.
+type gate struct {
+	prov *schema.Provenance
+	// fieldReasons holds the metrics a non-window field rules out.
+	fieldReasons map[string]string
+	// windowReason says why the records give no window ("" when they do).
+	windowReason string
+	// skip holds the metrics not computed anyway.
+	skip map[string]bool
+}
+
+// newGate returns the gate of a replay, or nil when nothing is absent.
+// Metrics the replay does not compute anyway (smooth goodput without its
+// parameters, SLO metrics without an SLO, costs without a price) get no
+// reason here: they are null for the reason the notes give.
+func newGate(p *schema.Provenance, slo SLOSpec, smooth, cost bool) *gate {
+	if p == nil {
+		return nil
+	}
+	skip := map[string]bool{"smooth_goodput": !smooth, CostPerMillionOutputTokens: !cost, CostPerMillionGoodTokens: !cost || !slo.Any()}
+	for _, k := range sloMetrics {
+		skip[k] = skip[k] || !slo.Any()
+	}
+	absent := func(fields ...string) string {
+		var rs []string
+		for _, f := range fields {
+			if o := p.Field(f); !o.Usable() {
+				rs = append(rs, f+" not measured by the source ("+o.How+")")
+			}
+		}
+		return strings.Join(rs, "; ")
+	}
+	var sloFields []string
+	if slo.TTFTNS != nil {
+		sloFields = append(sloFields, schema.FieldFirstChunk)
+	}
+	if slo.E2ENS != nil {
+		sloFields = append(sloFields, schema.FieldLastChunk)
+	}
+	if slo.TPOTNS != nil {
+		sloFields = append(sloFields, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens)
+	}
+	g := &gate{prov: p, fieldReasons: map[string]string{}, skip: skip}
+	for _, k := range append(slices.Sorted(maps.Keys(metricFields)), "goodput", "slo_attainment", "slo_attainment_ok") {
+		if skip[k] {
+			continue
+		}
+		fs := metricFields[k]
+		if slices.Contains(sloMetrics, k) {
+			fs = append(slices.Clone(fs), sloFields...)
+		}
+		fs = slices.Compact(fs)
+		if r := absent(fs...); r != "" {
+			if k == "window_ns" {
+				g.windowReason = r
+				continue
+			}
+			g.fieldReasons[k] = r
+		}
+	}
+	if len(g.fieldReasons) == 0 && g.windowReason == "" {
+		return nil
+	}
+	return g
+}
+
+// window returns the window of a group: the records' own (w, measured),
+// else the tool's stored window with its label, else none with a reason.
+func (g *gate) window(k groupKey, w int64, have bool) (int64, bool, string, string) {
+	if g == nil || g.windowReason == "" {
+		return w, have, "", ""
+	}
+	if tw, ok := g.prov.Window(k.point, k.repeat); ok {
+		return tw.WindowNS, true, "the tool's own window: " + tw.How, ""
+	}
+	return 0, false, "", "no measured window: " + g.windowReason + ", and the tool stored no window of its own"
+}
+
+// apply nulls every metric of pr the records cannot determine and records
+// why in pr.NullReasons. windowReason is the group's (from window).
+func (g *gate) apply(pr *PointResult, windowReason string) {
+	if g == nil {
+		return
+	}
+	set := func(k, reason string) {
+		if reason == "" {
+			return
+		}
+		if pr.NullReasons == nil {
+			pr.NullReasons = map[string]string{}
+		}
+		if old, ok := pr.NullReasons[k]; ok {
+			if strings.Contains(old, reason) {
+				return
+			}
+			reason = old + "; " + reason
+		}
+		pr.NullReasons[k] = reason
+		switch {
+		case k == "stalls":
+			pr.Stalls = Stalls{ThresholdNS: pr.Stalls.ThresholdNS, MaxGapNS: Null}
+		default:
+			if _, ok := pr.Scalars[k]; ok {
+				pr.Scalars[k] = Null
+			}
+			if _, ok := pr.Dists[k]; ok {
+				pr.Dists[k] = emptyDist()
+			}
+		}
+	}
+	if windowReason != "" {
+		set("window_ns", windowReason)
+		for _, k := range windowed {
+			if !g.skip[k] {
+				set(k, windowReason)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(g.fieldReasons)) {
+		set(k, g.fieldReasons[k])
+	}
+}
