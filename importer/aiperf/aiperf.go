@@ -720,6 +720,10 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 		ingest.Derive(&m, "output_tokens: number of content responses (no token counts in the raw export)")
 	}
 	declareProvenance(&m, len(lines) > 0, usedRaw)
+	if nonStreaming {
+		ingest.Absent(&m, schema.FieldFirstChunk, "non-streaming: no first-token time; chunks_ns holds one element at request_latency")
+		ingest.Derived(&m, schema.FieldChunks, "non-streaming: one element at request_latency")
+	}
 	m.Client.TokenCounts = "tool-reported"
 	m.Decoding.Streaming = true
 	m.Load.Mode = schema.ModeConcurrency

@@ -86,6 +86,9 @@ func TestNonStreamingRecordNeedsNoTTFT(t *testing.T) {
 	if res.Manifest.Client.Boundary != schema.BoundaryNonStreaming || res.Manifest.Decoding.Streaming {
 		t.Errorf("boundary %q streaming %v, want non-streaming", res.Manifest.Client.Boundary, res.Manifest.Decoding.Streaming)
 	}
+	if res.Manifest.Provenance.Field(schema.FieldFirstChunk).Usable() {
+		t.Error("first chunk of a non-streaming record declared usable")
+	}
 	if got := res.Records[0].ChunksNS; len(got) != 1 || got[0] != 82035578420 {
 		t.Errorf("chunks %v, want the single response at request_latency", got)
 	}
