@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -73,6 +74,46 @@ func BenchmarkCaptureClosedLoop(b *testing.B) {
 				syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
 			b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(chunks)*1000/1000, "cpu-ms/1kchunks")
+		})
+	}
+}
+
+// BenchmarkCaptureEndpoint runs the client alone against the server at
+// $BENCHSEAL_BENCH_ENDPOINT (skipped when unset), e.g. a simulator started
+// with `benchseal simulate --any-model --time-scale 0.1`, so that CPU and
+// allocation profiles (-cpuprofile, -memprofile) show only the client; see
+// docs/capture.md. Each iteration is 8 requests per stream of 128 tokens.
+func BenchmarkCaptureEndpoint(b *testing.B) {
+	url := os.Getenv("BENCHSEAL_BENCH_ENDPOINT")
+	if url == "" {
+		b.Skip("BENCHSEAL_BENCH_ENDPOINT not set")
+	}
+	for _, conc := range []int{64, 256} {
+		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
+			var chunks int64
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			i := 0
+			for b.Loop() {
+				o := baseOptions(b, url)
+				o.Request.Model = "sim"
+				o.OutDir = filepath.Join(b.TempDir(), fmt.Sprint("run", i))
+				i++
+				o.Probe = false
+				o.Plan.InputTokens = 16
+				o.Plan.OutputTokens = 128
+				o.Plan.Points = []schema.Point{{Concurrency: conc, Requests: 8 * conc}}
+				res, err := capture.Run(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				chunks += res.Chunks
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(syscall.TimevalToNsec(ru1.Utime) - syscall.TimevalToNsec(ru0.Utime) +
+				syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
+			b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(chunks), "cpu-ms/1kchunks")
 		})
 	}
 }

@@ -68,13 +68,40 @@ var doneSentinel = []byte("[DONE]")
 // error. Data that is not JSON is an error too: a stream the client cannot
 // read is not a success.
 func ParseChunk(ev *Event) Chunk {
+	c, u, has := parseChunk(ev)
+	if has {
+		c.Usage = &u
+	}
+	return c
+}
+
+// parseChunk is ParseChunk with the usage returned as a value (has: the
+// chunk carried one), so the hot path allocates nothing. Well-formed chunks
+// are read by fastChunk; the rest by encoding/json.
+func parseChunk(ev *Event) (c Chunk, u Usage, has bool) {
 	data := bytes.TrimSpace(ev.Data)
 	if !ev.ErrorField && ev.Name != "error" && len(data) == 0 {
-		return Chunk{}
+		return Chunk{}, u, false
 	}
 	if bytes.Equal(data, doneSentinel) {
-		return Chunk{Done: true}
+		return Chunk{Done: true}, u, false
 	}
+	if !ev.ErrorField && ev.Name == "" {
+		if c, u, has, ok := fastChunk(data); ok {
+			return c, u, has
+		}
+	}
+	c = decodeChunk(ev, data)
+	if c.Usage != nil {
+		u, c.Usage = *c.Usage, nil
+		return c, u, true
+	}
+	return c, u, false
+}
+
+// decodeChunk is ParseChunk's rule by encoding/json, for data (ev.Data
+// trimmed) that is neither empty nor "[DONE]".
+func decodeChunk(ev *Event, data []byte) Chunk {
 	var c chunkJSON
 	if err := json.Unmarshal(data, &c); err != nil {
 		if ev.ErrorField || ev.Name == "error" {

@@ -145,7 +145,7 @@ func (s *SSEReader) line() (line []byte, at int64, ok bool, err error) {
 				s.start++
 			}
 		}
-		if i := bytes.IndexAny(s.buf[s.start:s.end], "\r\n"); i >= 0 {
+		if i := lineEnd(s.buf[s.start:s.end]); i >= 0 {
 			j := s.start + i
 			line = s.buf[s.start:j]
 			if s.buf[j] == '\r' {
@@ -169,6 +169,19 @@ func (s *SSEReader) line() (line []byte, at int64, ok bool, err error) {
 			return nil, 0, false, err
 		}
 	}
+}
+
+// lineEnd is the index of the first CR or LF in b, or -1. Streams end
+// lines with LF, so it looks for LF first and then for a CR before it.
+func lineEnd(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // fill reads more bytes, compacting or growing the buffer as needed.
@@ -257,19 +270,21 @@ func ReadStream(sr *SSEReader, hint int) StreamResult {
 			break
 		}
 		res.KeepAlives += ev.Comments
-		ch := ParseChunk(ev)
+		ch, u, hasUsage := parseChunk(ev)
 		if ch.Err != "" {
 			res.Err, res.End = ch.Err, ev.At
 			break
 		}
-		if ch.Usage != nil {
-			u := *ch.Usage
-			res.Usage = &u
+		if hasUsage {
+			if res.Usage == nil {
+				res.Usage = new(Usage)
+			}
+			*res.Usage = u
 		}
 		if ch.Content {
 			res.Chunks = append(res.Chunks, ev.At)
-			if cumOK && ch.Usage != nil {
-				res.Cumulative = append(res.Cumulative, ch.Usage.CompletionTokens)
+			if cumOK && hasUsage {
+				res.Cumulative = append(res.Cumulative, u.CompletionTokens)
 			} else {
 				cumOK = false
 			}

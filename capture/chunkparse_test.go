@@ -1,0 +1,136 @@
+package capture
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// chunkSeeds are the data lines of every transcript plus chunks that probe
+// the fast parser's edges.
+func chunkSeeds(t testing.TB) [][]byte {
+	var out [][]byte
+	files, _ := filepath.Glob(filepath.Join("testdata", "sse", "*.sse"))
+	for _, fn := range files {
+		b, err := os.ReadFile(fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr := NewSSEReader(bytes.NewReader(b), nil)
+		for {
+			ev, err := sr.Next()
+			if err != nil {
+				break
+			}
+			out = append(out, bytes.Clone(bytes.TrimSpace(ev.Data)))
+		}
+	}
+	for _, s := range []string{
+		`{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":3,"completion_tokens":9}}`,
+		`{"choices":[{"delta":{"content":"\u00e9\n\""},"finish_reason":null,"logprobs":{"x":[1,2.5e-3,{"y":null}]}}]}`,
+		`{"choices":[{"delta":{"Content":"a"}}]}`,
+		`{"choices":[{"delta":{"content":"a","content":""}}]}`,
+		`{"object":"err\u006fr","message":"m"}`,
+		`{"choices":[{"delta":{"tool_calls":[ ]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":null}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":-0,"completion_tokens":12345678901234567890}}`,
+		`{"choices":[],"usage":{"completion_tokens":1e2}}`,
+		`{"choices":[],"usage":{"completion_tokens":null}}`,
+		`{"choices":[null,{"text":""},{"text":"x"}]}`,
+		`{"usage":null,"choices":null,"error":null}`,
+		`{"choices":[{"message":{"content":"hi","tool_calls":[1]}}]}`,
+		`{"choices":[{"delta":{"content":5}}]}`,
+		`{"choices":[{"delta":{"content":"a"}}],}`,
+		`{"choices":[{"delta":{"content":"a"}}]} x`,
+		`{"a":tru}`,
+		`{"error":{"message":"boom"}}`,
+		`{"choices":[{"delta":"x"}]}`,
+		"{\"choices\":[{\"delta\":{\"content\":\"a\x01\"}}]}",
+		`{"ſ":1}`,
+	} {
+		out = append(out, []byte(s))
+	}
+	return out
+}
+
+// sameAsEncodingJSON fails when the fast parser takes data and decides
+// otherwise than encoding/json.
+func sameAsEncodingJSON(t *testing.T, data []byte) (fast bool) {
+	t.Helper()
+	got, u, has, ok := fastChunk(data)
+	if !ok {
+		return false
+	}
+	want := decodeChunk(&Event{Data: data}, data)
+	if want.Err != "" {
+		t.Fatalf("fast parser took %q; encoding/json: %s", data, want.Err)
+	}
+	if got.Content != want.Content || got.Finish != want.Finish || got.Done || got.Err != "" || got.Usage != nil {
+		t.Fatalf("%q: fast %+v, encoding/json %+v", data, got, want)
+	}
+	if has != (want.Usage != nil) || (has && u != *want.Usage) {
+		t.Fatalf("%q: fast usage %v %+v, encoding/json %+v", data, has, u, want.Usage)
+	}
+	return true
+}
+
+// TestFastChunkTakesWhatServersSend checks that the fast parser, not
+// encoding/json, reads the success chunks of every server's transcript,
+// and that it agrees with encoding/json on the edge cases.
+func TestFastChunkTakesWhatServersSend(t *testing.T) {
+	for _, fn := range []string{"vllm_chat.sse", "vllm_completions.sse", "vllm_reasoning.sse", "sglang_chat.sse",
+		"tgi_messages.sse", "llamacpp_chat.sse", "openai_keepalive_crlf.sse", "openai_toolcall_cr.sse"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "sse", fn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr := NewSSEReader(bytes.NewReader(b), nil)
+		for {
+			ev, err := sr.Next()
+			if err != nil {
+				break
+			}
+			v := bytes.TrimSpace(ev.Data)
+			if len(v) == 0 || string(v) == "[DONE]" {
+				continue
+			}
+			if !sameAsEncodingJSON(t, v) {
+				t.Errorf("%s: fast parser gave up on %s", fn, v)
+			}
+		}
+	}
+	for _, s := range chunkSeeds(t) {
+		sameAsEncodingJSON(t, s)
+	}
+}
+
+// TestParseChunkAllocatesNothing keeps the hot path free of allocations.
+func TestParseChunkAllocatesNothing(t *testing.T) {
+	ev := &Event{Data: []byte(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`)}
+	n := testing.AllocsPerRun(100, func() {
+		c, u, has := parseChunk(ev)
+		if !c.Content || !has || u.CompletionTokens != 7 {
+			t.Fatal(c, u, has)
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per chunk", n)
+	}
+}
+
+// FuzzFastChunk checks that whenever the fast chunk parser takes a chunk,
+// encoding/json reads it the same way (content, finish, usage, no error).
+func FuzzFastChunk(f *testing.F) {
+	for _, s := range chunkSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 || string(data) == "[DONE]" {
+			return
+		}
+		sameAsEncodingJSON(t, data)
+	})
+}
