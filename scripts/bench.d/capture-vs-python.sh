@@ -79,8 +79,9 @@ print(j["requests"], j["ok"], j["chunks"], cpu, j["wall_s"], j["lag_p50_us"] or 
 EOF
 }
 
-row() { # label client "requests ok chunks cpu wall lag50 lag99 lagmax"
-  echo "$3" | awk -v l="$1" -v c="$2" '{printf "%8s %-8s %7d %7d %9d %9.0f %10.2f %9.0f %9.0f\n", l, c, $1, $2, $3, $3/$5, $4*1e6/($3>0?$3:1), $6, $7}'
+row() { # label client "requests ok chunks cpu wall lag50 lag99 lagmax" [lags]
+  echo "$3" | awk -v l="$1" -v c="$2" -v lags="${4:-}" '{printf "%8s %-8s %7d %7d %9d %9.0f %10.2f", l, c, $1, $2, $3, $3/$5, $4*1e6/($3>0?$3:1)
+    if (lags != "") printf " %9.0f %9.0f", $6, $7; printf "\n"}'
 }
 
 echo "capture vs python: simulator on CPU 0, clients on CPU 1; load average $(cut -d' ' -f1-3 /proc/loadavg); ${SECS}s per level"
@@ -112,7 +113,7 @@ for rep in $(seq "$REPEATS"); do
       if awk -v p="$p99" 'BEGIN{exit !(p < 1000)}'; then best="$r $out"; else break; fi
     done
     if [ -n "$best" ]; then
-      row "${best%% *}" "$client" "${best#* }"
+      row "${best%% *}" "$client" "${best#* }" lags
     else
       printf '%8s %-8s send-lag p99 >= 1 ms at every rate tried\n' - "$client"
     fi
