@@ -112,6 +112,7 @@ func (r *runner) baseManifest() *schema.Manifest {
 	m.Load.Repeats = p.Repeats
 	m.Load.RequestTimeout = p.RequestTimeout
 	m.Load.MaxOutstanding = p.MaxOutstanding
+	m.Load.Generator = schema.GeneratorBenchsealV1
 	if c := p.Cancel; c != nil && c.Fraction > 0 {
 		setNote(m, "cancellation", fmt.Sprintf("a seeded %.4g fraction of requests is cancelled by the client %s after its send (status cancelled)", c.Fraction, time.Duration(c.After)))
 	}

@@ -192,12 +192,15 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 		var next atomic.Int64
 		for range c.pt.Concurrency {
 			wg.Go(func() {
+				// The deadline is checked before a request number is
+				// taken, so the numbers sent are contiguous (validate
+				// checks it under schema.GeneratorBenchsealV1).
 				for ctx.Err() == nil {
-					k := int(next.Add(1) - 1)
-					if c.n > 0 && k >= c.n {
+					if deadline > 0 && r.now() >= deadline {
 						return
 					}
-					if deadline > 0 && r.now() >= deadline {
+					k := int(next.Add(1) - 1)
+					if c.n > 0 && k >= c.n {
 						return
 					}
 					r.do(c, k, nil)

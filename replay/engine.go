@@ -173,6 +173,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, err
 	}
 	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases, Cost: cost}
+	if missing := countMissing(m, groups, cfg); m.Incomplete || missing > 0 {
+		res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}
+	}
 	if cfg.untimed {
 		res.Notes = append(res.Notes, NonStreamingNote)
 	}
@@ -185,6 +188,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	for i, pr := range finishGroups(groups, keys) {
 		g := groups[keys[i]]
 		addCost(pr, cost)
+		if g.missing > 0 {
+			res.Notes = append(res.Notes, nullWindowRates(pr, g.missing))
+		}
 		res.Results = append(res.Results, pr)
 		if g.peer != nil {
 			for _, n := range g.peer.notesList() {
@@ -211,6 +217,45 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	res.Capacity = capacity(m, res, target)
 	return res, nil
+}
+
+// countMissing adds, to every declared point × repeat with a request count
+// and no duration, the measured requests that have no record, as
+// cancelled ones (a point never started becomes a group of them), and
+// returns how many it added. Only an incomplete run may miss requests
+// (validate and verify reject any other); counting them keeps goodput and
+// SLO attainment from rising when hard requests are left out.
+func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) int64 {
+	var total int64
+	for _, p := range m.Load.Points {
+		if p.Requests <= 0 || p.Duration > 0 {
+			continue
+		}
+		for r := range max(m.Load.Repeats, 1) {
+			k := groupKey{p.Name, r}
+			g := groups[k]
+			var have int64
+			if g != nil {
+				have = g.counts.Sent
+			}
+			miss := int64(p.Requests) - have
+			if miss <= 0 {
+				continue
+			}
+			if g == nil {
+				g = newGroup(cfg)
+				groups[k] = g
+			}
+			g.counts.Sent += miss
+			g.counts.Cancelled += miss
+			g.missing += miss
+			if g.peer != nil {
+				g.peer.sent += miss
+			}
+			total += miss
+		}
+	}
+	return total
 }
 
 // NoPerRequestData starts the note of a replay of a run without records.
@@ -306,6 +351,9 @@ type config struct {
 type group struct {
 	cfg    *config
 	counts Counts
+	// missing counts declared requests without a record (incomplete
+	// runs), already in counts as cancelled.
+	missing int64
 
 	haveSent bool
 	minSent  int64
@@ -665,6 +713,22 @@ func (g *group) finish(k groupKey) *PointResult {
 		g.peer.finish(pr, g)
 	}
 	return pr
+}
+
+// windowRates are the scalars that depend on a measurement window.
+var windowRates = []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput", "smooth_goodput",
+	CostPerMillionOutputTokens, CostPerMillionGoodTokens}
+
+// nullWindowRates nulls the rates of a group with missing requests: the
+// window those would have needed is unknown, and a rate over the shorter
+// window of the recorded ones could rise when slow requests are left out.
+func nullWindowRates(pr *PointResult, missing int64) string {
+	for _, s := range windowRates {
+		if _, ok := pr.Scalars[s]; ok {
+			pr.Scalars[s] = Null
+		}
+	}
+	return fmt.Sprintf("point %s repeat %d: %d declared measured request(s) have no record (incomplete run); they count as cancelled, and its throughputs, goodput and cost are null: the window they needed is unknown", pr.Point, pr.Repeat, missing)
 }
 
 // nearestRank returns max(1, ⌈a·n/b⌉).

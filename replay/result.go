@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math/big"
 	"strings"
 )
@@ -288,6 +289,33 @@ type Result struct {
 	Aliases map[string]string
 	// Notes say what the definitions could not compute, and why.
 	Notes []string
+	// Incomplete is set when the run is marked incomplete (its capture
+	// was interrupted); nil for a complete run.
+	Incomplete *Incomplete
+}
+
+// Incomplete describes a run stopped before its plan finished.
+type Incomplete struct {
+	// Reason is the manifest's incomplete_reason.
+	Reason string
+	// Missing counts the declared measured requests that have no record;
+	// every metric counts them as cancelled (in counts.sent and
+	// counts.cancelled), so work left out never raises goodput or SLO
+	// attainment.
+	Missing int64
+}
+
+// Line says in one line that the run is incomplete and what that does to
+// the numbers.
+func (in *Incomplete) Line() string {
+	s := "INCOMPLETE run"
+	if in.Reason != "" {
+		s += " (" + in.Reason + ")"
+	}
+	if in.Missing > 0 {
+		return s + fmt.Sprintf(": %d declared measured request(s) have no record and are counted as cancelled", in.Missing)
+	}
+	return s + ": every declared measured request of the points run has a record"
 }
 
 // Point returns the result of a point and repeat, or nil.

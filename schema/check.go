@@ -266,6 +266,9 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 
 	validateLoad(ps, &m.Load, m.ExternalReference())
+	if m.Load.Generator == GeneratorBenchsealV1 && m.Load.Mode == ModeRate && m.Client.Seed == nil {
+		ps.add("client.seed", "must be set: load.generator %q regenerates the rate schedule from it", GeneratorBenchsealV1)
+	}
 	validateSLO(ps, "slo", &m.SLO)
 
 	if c := m.Cost; c != nil {
@@ -358,6 +361,9 @@ func validateLoad(ps *problems, l *Load, external bool) {
 	}
 	if l.MaxOutstanding < 0 {
 		ps.add("load.max_outstanding", "must not be negative")
+	}
+	if l.Generator != "" && l.Generator != GeneratorBenchsealV1 {
+		ps.add("load.generator", "must be %q or absent, got %q", GeneratorBenchsealV1, l.Generator)
 	}
 }
 

@@ -243,7 +243,21 @@ type Load struct {
 	// MaxOutstanding caps in-flight requests; requests beyond it are
 	// recorded as rejected. Zero means no cap.
 	MaxOutstanding int `json:"max_outstanding,omitempty"`
+	// Generator names the convention the load generator followed, which
+	// validate and verify then check record by record: GeneratorBenchsealV1,
+	// or empty when the source follows none (imported runs).
+	Generator string `json:"generator,omitempty"`
 }
+
+// GeneratorBenchsealV1 is the convention of benchseal's load client. The
+// requests of a point × repeat are numbered k = 0, 1, … in send order and
+// their record ids are "<point>.r<repeat>.m<k>" (measured) or
+// "<point>.r<repeat>.w<k>" (warmup); a point or warmup with a request count
+// has exactly that many. In rate mode request k of a phase is scheduled at
+// the phase's start + Schedule(arrival, rate, burstiness, n, duration,
+// client.seed, point index<<20 | len(phase))[k], the same for every repeat,
+// so scheduled_ns minus the phase's first is regenerated exactly.
+const GeneratorBenchsealV1 = "benchseal/v1"
 
 // Point is one load point of a sweep.
 type Point struct {

@@ -26,9 +26,22 @@ type RecordChecker struct {
 	s1, s2   maphash.Seed
 	ids      map[[2]uint64]uint32
 	measured []int64 // per point index × repeats + repeat
+	warmed   []int64 // warmup records, indexed as measured
+	gen      []genCell
 	lastFile string
 	sum      RunSummary
 }
+
+// genCell is what a RecordChecker keeps of one point × repeat × phase of a
+// run made under GeneratorBenchsealV1: the request numbers seen and, in
+// rate mode, their scheduled times (16 bytes per record).
+type genCell struct {
+	maxK  int64
+	n     int64
+	sched []kSched
+}
+
+type kSched struct{ k, s int64 }
 
 // RunSummary counts the records a RecordChecker saw.
 type RunSummary struct {
@@ -40,6 +53,12 @@ type RunSummary struct {
 	Status map[string]int64 `json:"status"`
 	// Chunks counts chunk timestamps.
 	Chunks int64 `json:"chunks"`
+	// Incomplete is set when the manifest marks the run incomplete, with
+	// its reason; Missing then counts the declared measured requests
+	// without a record (they count as cancelled in every metric).
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	Missing          int64  `json:"missing,omitempty"`
 }
 
 // NewRecordChecker returns a checker for the records of the run described
@@ -54,6 +73,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		sum: RunSummary{Status: map[string]int64{}},
 	}
 	if m != nil {
+		c.sum.Incomplete, c.sum.IncompleteReason = m.Incomplete, m.IncompleteReason
 		c.points = make(map[string]int, len(m.Load.Points))
 		for i, p := range m.Load.Points {
 			if _, dup := c.points[p.Name]; !dup {
@@ -65,6 +85,10 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.warmup = m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0
 		c.items = int64(m.Workload.Items)
 		c.measured = make([]int64, len(m.Load.Points)*c.repeats)
+		c.warmed = make([]int64, len(m.Load.Points)*c.repeats)
+		if m.Load.Generator == GeneratorBenchsealV1 {
+			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats)
+		}
 	}
 	return c
 }
@@ -123,8 +147,17 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 	}
 	if rec.Repeat < 0 || (c.m != nil && rec.Repeat >= c.repeats) {
 		add("repeat", "%d is out of range [0, %d)", rec.Repeat, c.repeats)
-	} else if declared && pi >= 0 && rec.Phase == PhaseMeasure {
-		c.measured[pi*c.repeats+rec.Repeat]++
+	} else if declared && pi >= 0 {
+		cell := pi*c.repeats + rec.Repeat
+		switch rec.Phase {
+		case PhaseMeasure:
+			c.measured[cell]++
+		case PhaseWarmup:
+			c.warmed[cell]++
+		}
+		if c.gen != nil && (rec.Phase == PhaseMeasure || rec.Phase == PhaseWarmup) {
+			c.checkGenerated(cell, rec, add)
+		}
 	}
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
 		add("item", "%d is out of range [0, workload.items)", *rec.Item)
@@ -212,7 +245,8 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 
 // Finish runs the checks across all records: every declared point×repeat
 // has measured records (an incomplete run may lack the points after the
-// one it stopped in), and warmup records exist when warmup was declared.
+// one it stopped in), warmup records exist when warmup was declared, and
+// no declared work is missing (see checkCompleteness).
 func (c *RecordChecker) Finish() []Problem {
 	file := c.lastFile
 	if file == "" {
@@ -248,6 +282,7 @@ func (c *RecordChecker) Finish() []Problem {
 	if c.warmup && c.sum.Warmup == 0 {
 		add("load.warmup", "warmup was declared but no record has phase %q", PhaseWarmup)
 	}
+	c.checkCompleteness(add)
 	return ps
 }
 

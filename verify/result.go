@@ -48,14 +48,24 @@ type Result struct {
 	Verified bool `json:"verified"`
 	// Authenticated is true when a pinned key's signature over this exact
 	// run manifest and statement was verified.
-	Authenticated  bool                `json:"authenticated"`
-	RunID          string              `json:"runId,omitempty"`
-	ManifestDigest string              `json:"manifestDigest,omitempty"`
-	Checks         []CheckResult       `json:"checks"`
-	Signatures     []SignatureResult   `json:"signatures"`
-	Records        *schema.RunSummary  `json:"records,omitempty"`
-	Claims         []schema.ClaimCheck `json:"claims,omitempty"`
-	Warnings       []string            `json:"warnings,omitempty"`
+	Authenticated bool   `json:"authenticated"`
+	RunID         string `json:"runId,omitempty"`
+	// Evidence, Model and Hardware say what the run manifest claims the
+	// run is (authenticated only when Authenticated is).
+	Evidence string `json:"evidence,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Hardware string `json:"hardware,omitempty"`
+	// Incomplete is true when the run is marked incomplete (its capture
+	// was interrupted); its missing requests count as cancelled in every
+	// metric, and a warning says so.
+	Incomplete       bool                `json:"incomplete"`
+	IncompleteReason string              `json:"incompleteReason,omitempty"`
+	ManifestDigest   string              `json:"manifestDigest,omitempty"`
+	Checks           []CheckResult       `json:"checks"`
+	Signatures       []SignatureResult   `json:"signatures"`
+	Records          *schema.RunSummary  `json:"records,omitempty"`
+	Claims           []schema.ClaimCheck `json:"claims,omitempty"`
+	Warnings         []string            `json:"warnings,omitempty"`
 }
 
 // CheckResult is the outcome of one check.

@@ -99,3 +99,39 @@ func TestVerifyWorkloadHashMismatchFails(t *testing.T) {
 		})
 	}
 }
+
+// A signed bundle whose records are fewer than its manifest declares (work
+// removed after the run) is rejected by the schema check, as validate
+// rejects such a run directory; marked incomplete, it verifies with a
+// warning and the incomplete field set.
+func TestVerifyMissingWorkFails(t *testing.T) {
+	declare := func(m map[string]any) {
+		for _, p := range m["load"].(map[string]any)["points"].([]any) {
+			p.(map[string]any)["requests"] = 6 // 5 recorded per repeat
+		}
+	}
+	s := artifacttest.Publisher(t)
+	bundle := func(edit func(map[string]any)) string {
+		p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+		rewriteManifestLayer(t, p, edit)
+		if _, err := artifact.Sign(context.Background(), p, s); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	res, err := newVerifier(t, []*artifact.PublicKey{s.Public()}).Verify(context.Background(), bundle(declare), verify.Policy{})
+	if err == nil || res.Verified {
+		t.Fatalf("a bundle missing work was accepted: %+v", res.Checks)
+	}
+	if c := res.Check(verify.CheckSchema); c.Status != verify.StatusFailed || !strings.Contains(strings.Join(c.Problems, "\n")+c.Reason, "request(s) are missing") {
+		t.Fatalf("schema check: %s %s %q", c.Status, c.Reason, c.Problems)
+	}
+
+	res, err = newVerifier(t, []*artifact.PublicKey{s.Public()}).Verify(context.Background(), bundle(func(m map[string]any) {
+		declare(m)
+		m["incomplete"], m["incomplete_reason"] = true, "interrupted"
+	}), verify.Policy{})
+	if err != nil || !res.Incomplete || res.Records.Missing != 4 || !strings.Contains(strings.Join(res.Warnings, "\n"), "INCOMPLETE") {
+		t.Fatalf("incomplete bundle: err=%v incomplete=%v records=%+v warnings=%q", err, res.Incomplete, res.Records, res.Warnings)
+	}
+}

@@ -195,7 +195,13 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	if len(v.keys) == 0 && !p.AllowUnsignedUnsafe {
 		return nil, errors.New("verify: no pinned public key (use AllowUnsignedUnsafe to check integrity only)")
 	}
-	res.RunID = b.Manifest().RunID
+	m := b.Manifest()
+	res.RunID = m.RunID
+	res.Evidence, res.Model, res.Hardware = m.Evidence, m.Model.Name, m.HardwareSummary()
+	if m.Incomplete {
+		res.Incomplete, res.IncompleteReason = true, m.IncompleteReason
+		res.Warnings = append(res.Warnings, "the run is marked INCOMPLETE ("+m.IncompleteReason+"): declared requests without a record count as cancelled in every metric")
+	}
 	res.ManifestDigest = string(b.RunDescriptor().Digest)
 
 	// 1-3. Container, layout and manifest structure: checked by Open.

@@ -24,6 +24,7 @@ type htmlPage struct {
 	Schema, Definitions, Boundary, SLO, Cost string
 	Meanings                                 []string
 	Notes                                    []string
+	Incomplete                               string
 	Charts                                   []chartView
 	Summary                                  []summaryView
 	Footnotes                                []string
@@ -79,6 +80,9 @@ func newHTMLPage(r *replay.Result) *htmlPage {
 		Meanings: []string{Meanings["tpot_ns"], Meanings["itl_ns"]},
 		Notes:    r.Notes,
 		Charts:   htmlCharts(r),
+	}
+	if r.Incomplete != nil {
+		pg.Incomplete = r.Incomplete.Line()
 	}
 	if r.Cost != nil {
 		pg.Cost = r.Cost.Text + " " + r.Cost.Currency + " per hour over each measurement window"

@@ -70,6 +70,9 @@ details.point summary{font-weight:600;font-size:15px;cursor:pointer}
 <dl class="meta">
 <dt>definitions</dt><dd>{{.Definitions}}</dd>
 <dt>boundary</dt><dd>{{.Boundary}}</dd>
+{{- with .Incomplete}}
+<dt>incomplete</dt><dd>{{.}}</dd>
+{{- end}}
 <dt>SLO</dt><dd>{{.SLO}}</dd>
 {{- with .Cost}}
 <dt>cost</dt><dd>{{.}}</dd>

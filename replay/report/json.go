@@ -100,6 +100,14 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.ks("schema", r.Schema)
 	w.ks("definitions", r.Definitions)
 	w.ks("boundary", r.Boundary)
+	if r.Incomplete != nil {
+		w.key("incomplete")
+		w.open('{')
+		w.ks("reason", r.Incomplete.Reason)
+		w.key("missing")
+		w.raw(strconv.FormatInt(r.Incomplete.Missing, 10))
+		w.close('}')
+	}
 	w.key("cost")
 	if r.Cost == nil {
 		w.raw("null")

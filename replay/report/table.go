@@ -212,6 +212,9 @@ func sloLine(r *replay.Result) string {
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
+	if r.Incomplete != nil {
+		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
+	}
 	if r.Cost != nil {
 		fmt.Fprintf(&b, "cost: %s %s per hour over each measurement window\n", r.Cost.Text, r.Cost.Currency)
 	}
@@ -328,6 +331,9 @@ func csvNum(v replay.Value) string {
 func Markdown(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s\n\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
+	if r.Incomplete != nil {
+		fmt.Fprintf(&b, "**%s**\n\n", r.Incomplete.Line())
+	}
 	if r.Cost != nil {
 		fmt.Fprintf(&b, "**cost:** %s %s per hour over each measurement window\n\n", r.Cost.Text, r.Cost.Currency)
 	}

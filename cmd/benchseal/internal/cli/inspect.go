@@ -79,9 +79,7 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	if m.Engine.Name != "" {
 		fmt.Fprintf(w, "engine     %s %s\n", m.Engine.Name, m.Engine.Version)
 	}
-	if m.Hardware.Accelerator != "" {
-		fmt.Fprintf(w, "hardware   %d × %s\n", m.Hardware.AcceleratorCount, m.Hardware.Accelerator)
-	}
+	fmt.Fprintf(w, "hardware   %s\n", m.HardwareSummary())
 	fmt.Fprintf(w, "boundary   %s\n", m.Client.Boundary)
 	fmt.Fprintf(w, "load       %s, %d point(s) × %d repeat(s)\n", m.Load.Mode, len(m.Load.Points), m.Load.Repeats)
 	if m.Incomplete {

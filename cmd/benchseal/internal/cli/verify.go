@@ -162,6 +162,7 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	fmt.Fprintf(w, "bundle    %s\n", r.Bundle)
 	if r.RunID != "" {
 		fmt.Fprintf(w, "run       %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
+		fmt.Fprintf(w, "evidence  %s\nmodel     %s\nhardware  %s\n", r.Evidence, r.Model, r.Hardware)
 	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
@@ -192,13 +193,23 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
 	}
+	fmt.Fprintln(w)
+	if r.RunID != "" {
+		// What was verified, next to the verdict: a simulator run labelled
+		// with real hardware says "synthetic" here.
+		fmt.Fprintf(w, "evidence %s · model %s · hardware %s · run %s", r.Evidence, r.Model, r.Hardware, r.RunID)
+		if r.Incomplete {
+			fmt.Fprint(w, " · INCOMPLETE")
+		}
+		fmt.Fprintln(w)
+	}
 	switch {
 	case r.Verified && r.Authenticated:
-		fmt.Fprintln(w, "\nVERIFIED")
+		fmt.Fprintln(w, "VERIFIED")
 	case r.Verified:
-		fmt.Fprintln(w, "\nINTEGRITY OK — NOT AUTHENTICATED (unsigned check)")
+		fmt.Fprintln(w, "INTEGRITY OK — NOT AUTHENTICATED (unsigned check)")
 	default:
-		fmt.Fprintln(w, "\nREJECTED")
+		fmt.Fprintln(w, "REJECTED")
 	}
 }
 

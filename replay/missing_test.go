@@ -1,0 +1,59 @@
+package replay
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Leaving the slowest requests and the failures out of an incomplete run
+// never raises SLO attainment: the missing requests count as cancelled,
+// and the rates over a window they would have lengthened are null.
+func TestRemovedWorkNeverRaisesAttainment(t *testing.T) {
+	slo := &SLOSpec{TTFTNS: ptr(int64(8e7)), E2ENS: ptr(int64(4e8)), OneToken: "pass"}
+	for seed := range uint64(20) {
+		full := genRun(seed, 200)
+		full.m.Load.Points[0].Requests = 200
+		a0 := mustReplay(t, full, Options{SLO: slo}).Results[0].Scalars["slo_attainment"].Rat()
+
+		var ok []*schema.Record
+		for _, r := range full.recs {
+			if r.Status == schema.StatusOK {
+				ok = append(ok, r)
+			}
+		}
+		slices.SortFunc(ok, func(a, b *schema.Record) int {
+			return int(b.ChunksNS[len(b.ChunksNS)-1] - a.ChunksNS[len(a.ChunksNS)-1])
+		})
+		drop := map[*schema.Record]bool{}
+		for _, r := range ok[:len(ok)/5] {
+			drop[r] = true
+		}
+		cut := &memRun{m: manifest(schema.Point{Name: "p", Requests: 200}), recs: nil}
+		cut.m.Incomplete, cut.m.IncompleteReason = true, "interrupted"
+		for _, r := range full.recs {
+			if r.Status == schema.StatusOK && !drop[r] {
+				cut.recs = append(cut.recs, r)
+			}
+		}
+		res := mustReplay(t, cut, Options{SLO: slo})
+		p := res.Results[0]
+		missing := int64(200 - len(cut.recs))
+		if p.Counts.Sent != 200 || res.Incomplete == nil || res.Incomplete.Missing != missing {
+			t.Fatalf("seed %d: sent %d, incomplete %+v, want 200 and %d missing", seed, p.Counts.Sent, res.Incomplete, missing)
+		}
+		if a1 := p.Scalars["slo_attainment"].Rat(); a1.Cmp(a0) > 0 {
+			t.Fatalf("seed %d: attainment rose from %v to %v after removing work", seed, a0, a1)
+		}
+		for _, s := range []string{"goodput", "request_throughput", "output_token_throughput"} {
+			if !p.Scalars[s].IsNull() {
+				t.Errorf("seed %d: %s = %v, want null in a point missing requests", seed, s, p.Scalars[s])
+			}
+		}
+		if !strings.Contains(res.Incomplete.Line(), "counted as cancelled") || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "have no record") }) {
+			t.Errorf("incomplete line %q, notes %q", res.Incomplete.Line(), res.Notes)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package schema
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ScheduleToleranceNS is how far a recorded scheduled_ns (relative to its
+// phase's first) may lie from the regenerated schedule: the schedule is
+// computed in floating point, and a machine may round a last bit
+// differently. Removing or inventing a request moves every later one by a
+// whole inter-arrival gap, far more than this.
+const ScheduleToleranceNS = 1000
+
+// generatedIndex returns k of an id "<point>.r<repeat>.<ph><k>" of
+// GeneratorBenchsealV1, or false when id does not have that exact shape
+// (k in canonical decimal).
+func generatedIndex(id, point string, repeat int, ph byte) (int64, bool) {
+	rest, ok := strings.CutPrefix(id, point)
+	if !ok {
+		return 0, false
+	}
+	rest, ok = strings.CutPrefix(rest, ".r"+strconv.Itoa(repeat)+".")
+	if !ok || len(rest) < 2 || rest[0] != ph {
+		return 0, false
+	}
+	k, err := strconv.ParseInt(rest[1:], 10, 64)
+	if err != nil || k < 0 || strconv.FormatInt(k, 10) != rest[1:] {
+		return 0, false
+	}
+	return k, true
+}
+
+// checkGenerated checks a record's id against GeneratorBenchsealV1 and
+// remembers its request number (and, in rate mode, its schedule) for
+// Finish.
+func (c *RecordChecker) checkGenerated(cell int, rec *Record, add func(field, format string, args ...any)) {
+	ph, gi := byte('m'), 2*cell
+	if rec.Phase == PhaseWarmup {
+		ph, gi = 'w', 2*cell+1
+	}
+	k, ok := generatedIndex(rec.ID, rec.Point, rec.Repeat, ph)
+	if !ok {
+		add("id", "%q does not follow load.generator %q: want \"%s.r%d.%c<k>\"", rec.ID, GeneratorBenchsealV1, rec.Point, rec.Repeat, ph)
+		return
+	}
+	g := &c.gen[gi]
+	if g.n == 0 || k > g.maxK {
+		g.maxK = k
+	}
+	g.n++
+	if c.rate {
+		if rec.ScheduledNS == nil {
+			add("scheduled_ns", "is missing: under load.generator %q every request of a rate-mode run records its schedule", GeneratorBenchsealV1)
+		} else {
+			g.sched = append(g.sched, kSched{k, *rec.ScheduledNS})
+		}
+	}
+}
+
+// phasePlan is what the manifest declares for one phase of a point.
+type phasePlan struct {
+	pi       int
+	point    *Point
+	repeat   int
+	phase    string
+	requests int
+	duration Duration
+	field    string // manifest path of the declared count
+}
+
+// checkCompleteness runs, in Finish, the checks that no declared work is
+// missing: a point (or warmup) with a request count and no duration has
+// exactly that many records in every repeat, fewer only when the run is
+// marked incomplete; under GeneratorBenchsealV1 the request numbers are
+// contiguous from 0 and, in rate mode, the schedule is the one regenerated
+// from the seed.
+func (c *RecordChecker) checkCompleteness(add func(field, format string, args ...any)) {
+	for i := range c.m.Load.Points {
+		p := &c.m.Load.Points[i]
+		for r := range c.repeats {
+			cell := i*c.repeats + r
+			mp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseMeasure, requests: p.Requests, duration: p.Duration,
+				field: "load.points[" + strconv.Itoa(i) + "].requests"}
+			c.checkCount(add, &mp, c.measured[cell])
+			if c.gen == nil {
+				continue
+			}
+			c.checkGeneratedPhase(add, &mp, &c.gen[2*cell])
+			if c.warmup {
+				wp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseWarmup, requests: c.m.Load.Warmup.Requests,
+					duration: c.m.Load.Warmup.Duration, field: "load.warmup.requests"}
+				c.checkCount(add, &wp, c.warmed[cell])
+				c.checkGeneratedPhase(add, &wp, &c.gen[2*cell+1])
+			}
+		}
+	}
+}
+
+func (pp *phasePlan) what() string {
+	return fmt.Sprintf("point %q repeat %d (%s)", pp.point.Name, pp.repeat, pp.phase)
+}
+
+// checkCount compares the records of a phase with its declared count.
+func (c *RecordChecker) checkCount(add func(field, format string, args ...any), pp *phasePlan, have int64) {
+	n := int64(pp.requests)
+	if n <= 0 {
+		return
+	}
+	if have < n && pp.duration == 0 && pp.phase == PhaseMeasure {
+		c.sum.Missing += n - have
+	}
+	switch {
+	case have > n:
+		add(pp.field, "%s has %d records, more than the %d declared", pp.what(), have, n)
+	case have < n && pp.duration == 0 && !c.m.Incomplete && have > 0:
+		add(pp.field, "%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, and then they count as cancelled)", pp.what(), have, n, n-have)
+	}
+}
+
+// checkGeneratedPhase checks the request numbers and the schedule of one
+// phase of a GeneratorBenchsealV1 run.
+func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args ...any), pp *phasePlan, g *genCell) {
+	if g.n == 0 {
+		return
+	}
+	if n := int64(pp.requests); n > 0 && g.maxK >= n {
+		add("id", "%s has request number %d, beyond the %d declared (%s)", pp.what(), g.maxK, n, pp.field)
+	}
+	if !c.m.Incomplete && g.maxK+1 != g.n {
+		add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
+	}
+	if !c.rate || len(g.sched) == 0 || c.m.Client.Seed == nil {
+		return
+	}
+	// Regenerate one more request than could matter, so a longer schedule
+	// (missing work at the end of a duration-bounded phase) shows.
+	want := max(g.maxK+1, g.n) + 1
+	if n := int64(pp.requests); n > 0 {
+		want = min(want, n)
+	}
+	sched := Schedule(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, int(want), time.Duration(pp.duration),
+		*c.m.Client.Seed, uint64(pp.pi)<<20|uint64(len(pp.phase)))
+	if !c.m.Incomplete && int64(len(sched)) > g.n {
+		add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), g.n)
+	}
+	slices.SortFunc(g.sched, func(a, b kSched) int {
+		switch {
+		case a.k < b.k:
+			return -1
+		case a.k > b.k:
+			return 1
+		}
+		return 0
+	})
+	base := g.sched[0]
+	bad, first := 0, ""
+	for _, e := range g.sched {
+		if e.k >= int64(len(sched)) {
+			bad++
+			if first == "" {
+				first = fmt.Sprintf("request %d is beyond the regenerated schedule of %d requests", e.k, len(sched))
+			}
+			continue
+		}
+		got, exp := e.s-base.s, sched[e.k]-sched[base.k]
+		if d := got - exp; d > ScheduleToleranceNS || d < -ScheduleToleranceNS {
+			bad++
+			if first == "" {
+				first = fmt.Sprintf("request %d is scheduled %d ns after request %d, the regenerated schedule says %d ns", e.k, got, base.k, exp)
+			}
+		}
+	}
+	if bad > 0 {
+		add("scheduled_ns", "%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), bad, GeneratorBenchsealV1, first)
+	}
+	g.sched = nil
+}

@@ -1,0 +1,74 @@
+package schema
+
+import (
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Schedule returns the intended send offsets (ns from the start of the
+// phase) of an open-loop point: the first at 0, then inter-arrival gaps
+// drawn from the arrival process — constant 1/rate, exponential with mean
+// 1/rate (Poisson), or gamma with shape burstiness and scale
+// 1/(rate·burstiness) (vLLM's convention: burstiness 1 is Poisson, lower is
+// burstier). It stops after n offsets (n > 0) or at the first offset at or
+// beyond limit (limit > 0); with neither it stops at n = MaxInt, so callers
+// bound it. The same arguments give the same schedule: validate and verify
+// regenerate a capture's schedule from its seed (see GeneratorBenchsealV1).
+func Schedule(arrival string, rate, burstiness float64, n int, limit time.Duration, seed int64, stream uint64) []int64 {
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	mean := 1e9 / rate
+	if n <= 0 {
+		n = math.MaxInt
+	}
+	hint := 1 << 20 // a preallocation hint, bounded whatever the arguments
+	if f := rate*limit.Seconds() + 16; limit > 0 && f < float64(hint) {
+		hint = int(f)
+	}
+	out := make([]int64, 0, min(hint, n))
+	t := 0.0
+	for len(out) < n {
+		if limit > 0 && t >= float64(limit) {
+			break
+		}
+		out = append(out, int64(t))
+		switch arrival {
+		case ArrivalConstant:
+			t = float64(len(out)) * mean // no accumulated rounding drift
+		case ArrivalGamma:
+			t += gamma(rng, burstiness) * mean / burstiness
+		default: // Poisson
+			t += rng.ExpFloat64() * mean
+		}
+	}
+	return out
+}
+
+// gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method.
+func gamma(rng *rand.Rand, shape float64) float64 {
+	if shape < 1 {
+		// Boost: Gamma(a) = Gamma(a+1) · U^(1/a).
+		u := rng.Float64()
+		for u == 0 {
+			u = rng.Float64()
+		}
+		return gamma(rng, shape+1) * math.Pow(u, 1/shape)
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := rng.Float64()
+		if u < 1-0.0331*x*x*x*x {
+			return d * v
+		}
+		if u > 0 && math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
