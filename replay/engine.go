@@ -109,9 +109,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming}
-	if def.canonical() {
-		cfg.gate = newGate(m.Provenance, slo, opts.Smooth != nil, m.Cost != nil)
-	}
+	cfg.gate = newGate(m.Provenance, slo, opts.Smooth != nil, m.Cost != nil)
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -708,10 +706,11 @@ func (g *group) finish(k groupKey) *PointResult {
 	if g.cfg.mlperf != nil {
 		pr.MLPerf = g.mlperfCheck(k, g.cfg.mlperf)
 	}
-	g.cfg.gate.apply(pr, whyNoWindow)
 	if g.peer != nil {
 		g.peer.finish(pr, g)
+		whyNoWindow = g.peer.noWindow
 	}
+	g.cfg.gate.apply(pr, whyNoWindow)
 	return pr
 }
 

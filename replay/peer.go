@@ -221,8 +221,10 @@ type peerGroup struct {
 	glReq, glOut, glPrompt   []glEvent // GuideLLM rate-distribution events
 	startNS, endNS           int64     // AIPerf epoch-ns timestamps, exact
 	haveNS                   bool
-	notes                    map[string]bool
-	slo                      SLOSpec
+	// noWindow says why the records give no window ("" when they do).
+	noWindow string
+	notes    map[string]bool
+	slo      SLOSpec
 }
 
 func newPeerGroup(def *Definition) *peerGroup {
@@ -688,11 +690,23 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 			}
 		}
 	}
-	// Window and rates, in float64 as the tools compute them.
+	// Window and rates, in float64 as the tools compute them. A window
+	// the records give (mlperf, or the span of the records' times) is
+	// taken through the gate: the tool's stored window, or none, when the
+	// send times were not measured.
 	dur := math.NaN()
+	gated := func(w int64) float64 {
+		var src string
+		w, ok, src, why := g.cfg.gate.window(groupKey{pr.Point, pr.Repeat}, w, true)
+		pr.WindowSource, p.noWindow = src, why
+		if !ok {
+			return math.NaN()
+		}
+		return float64(w)
+	}
 	switch {
 	case p.def.Name == "mlperf":
-		dur = float64(g.window()) // integer ns
+		dur = gated(g.window()) // integer ns
 		if dur > 0 {
 			pr.Scalars["window_ns"] = Int(int64(dur))
 		}
@@ -708,6 +722,9 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 		dur = (p.end - p.start) * 1e9
 	case p.haveSE:
 		dur = p.end - p.start
+		if g.cfg.gate.windowUnmeasured() {
+			dur = gated(0)
+		}
 	}
 	if p.def.Name != "mlperf" {
 		pr.Scalars["window_ns"] = Float(dur)

@@ -40,10 +40,11 @@ var windowed = []string{
 // sloMetrics lists the metrics that apply the SLO to every request.
 var sloMetrics = []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", CostPerMillionGoodTokens}
 
-// gate decides, from a run's field provenance, which canonical metrics the
-// records can determine. A nil gate (no provenance block, or peer
-// definitions, which read the tool's own values) lets every metric
-// through.
+// gate decides, from a run's field provenance, which metrics the records
+// can determine. A nil gate (no provenance block, or nothing absent) lets
+// every metric through. Peer definitions that read the tool's own values
+// (a stored duration, per-request latencies in orig) pass the gate for
+// those: only what they take from the records' placeholders is nulled.
 type gate struct {
 	prov *schema.Provenance
 	// fieldReasons holds the metrics a non-window field rules out.
@@ -120,6 +121,10 @@ func (g *gate) window(k groupKey, w int64, have bool) (int64, bool, string, stri
 	}
 	return 0, false, "", "no measured window: " + g.windowReason + ", and the tool stored no window of its own"
 }
+
+// windowUnmeasured reports whether the records' send times cannot give a
+// window.
+func (g *gate) windowUnmeasured() bool { return g != nil && g.windowReason != "" }
 
 // apply nulls every metric of pr the records cannot determine and records
 // why in pr.NullReasons. windowReason is the group's (from window).

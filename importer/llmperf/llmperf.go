@@ -298,11 +298,17 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
 	c.Add(file, point, "counts.sent", "results_num_requests_started", s.number("results_num_requests_started"), 1)
 	c.Add(file, point, "counts.ok", "results_num_completed_requests", s.number("results_num_completed_requests"), 1)
 	c.Add(file, point, "counts.error", "results_number_errors", s.number("results_number_errors"), 1)
-	c.AddNotRecomputable(file, point, "output_token_throughput", "results_mean_output_throughput_token_per_s", s.number("results_mean_output_throughput_token_per_s"), 1, noWindow)
+	// LLMPerf's rates divide by its own window, which the manifest keeps
+	// as the tool's window (llmperfWindow): recomputable from it.
+	why := ""
+	if _, ok := llmperfWindow(s); !ok {
+		why = noWindow
+	}
+	c.AddNotRecomputable(file, point, "output_token_throughput", "results_mean_output_throughput_token_per_s", s.number("results_mean_output_throughput_token_per_s"), 1, why)
 	if n := s.number("results_num_completed_requests_per_min"); n != "" {
 		v, err := ingest.ToFloatDiv(n, 60)
 		if err == nil {
-			c.AddValue(point, "request_throughput", "results_num_completed_requests_per_min ÷ 60", v, noWindow)
+			c.AddValue(point, "request_throughput", "results_num_completed_requests_per_min ÷ 60", v, why)
 		}
 	}
 }

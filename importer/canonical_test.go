@@ -1,0 +1,160 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Outcomes of a canonical metric against the tool's published counterpart.
+const (
+	// same: equal within the tool's rounding.
+	same = "matches"
+	// window: the tool divides by its own window, which differs from the
+	// records' (first send to last chunk); rescaled by the ratio of the
+	// two windows the canonical value equals the tool's.
+	window = "matches after rescaling to the tool's window"
+	// null: the records cannot determine it; null with a reason.
+	null = "null with a reason"
+	// other: the tool publishes a different statistic under that name.
+	other = "tool publishes a different statistic"
+)
+
+// canonicalVersusTool lists, per real fixture, what each canonical rate and
+// count replay prints is against the number the tool itself published
+// (its claim of the same path in claims.json). The README's external-check
+// table states the same.
+var canonicalVersusTool = []struct {
+	tool string
+	want map[string]string // metric path → outcome
+}{
+	{"aiperf", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same}},
+	{"genai-perf", map[string]string{"request_throughput": same, "output_token_throughput": null}},
+	{"vllm", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same}},
+	{"sglang", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same, "total_token_throughput": same}},
+	{"llmperf", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same}},
+	{"guidellm", map[string]string{"counts.ok": same, "request_throughput": other, "output_token_throughput": other, "total_token_throughput": other}},
+	{"inference-perf", map[string]string{"counts.ok": same, "request_throughput": window, "output_token_throughput": window, "total_token_throughput": window}},
+}
+
+// toolRounding is the relative error a tool's printed number carries (it
+// prints float64 to 15-17 digits, and a window rounded to the ns).
+const toolRounding = 1e-9
+
+// TestCanonicalMetricsMatchTheToolOrAreNull imports every tool's real
+// fixture and replays it under benchseal's canonical definitions: each
+// rate and count either matches the tool's own published number, or is
+// null with the reason (never a number computed from a placeholder).
+func TestCanonicalMetricsMatchTheToolOrAreNull(t *testing.T) {
+	for _, tt := range canonicalVersusTool {
+		t.Run(tt.tool, func(t *testing.T) {
+			var paths []string
+			for _, n := range fixtures[tt.tool] {
+				paths = append(paths, filepath.Join(importtest.FixtureDir(tt.tool), n))
+			}
+			files, err := ReadFiles(paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dest := filepath.Join(t.TempDir(), "run")
+			if _, err := Import(context.Background(), tt.tool, files, dest, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			rd, err := schema.OpenRunDir(dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := replay.Replay(context.Background(), rd, replay.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			claims := rd.Claims()
+			if claims == nil {
+				t.Fatal("the import claims none of the tool's numbers")
+			}
+			for _, pc := range claims.Points {
+				rep := 0
+				if pc.Repeat != nil {
+					rep = *pc.Repeat
+				}
+				p := res.Point(pc.Point, rep)
+				if p == nil {
+					t.Fatalf("no result for point %s", pc.Point)
+				}
+				// The tool's window: claimed, else its completed requests ÷
+				// its request throughput (inference-perf divides by the span
+				// of its sends, load_summary.send_duration).
+				toolWindow := math.NaN()
+				for _, c := range pc.Metrics {
+					if c.Metric == "request_throughput" && c.Value > 0 {
+						toolWindow = float64(p.Counts.OK) / c.Value * 1e9
+					}
+				}
+				for _, c := range pc.Metrics {
+					if c.Metric == "window_ns" {
+						toolWindow = c.Value
+					}
+				}
+				for _, c := range pc.Metrics {
+					want, ok := tt.want[c.Metric]
+					if !ok {
+						continue
+					}
+					v, reason := res.Resolve(pc.Point, rep, c.Metric)
+					got, _ := v.Float64()
+					switch want {
+					case null:
+						if !v.IsNull() || reason == "" {
+							t.Errorf("%s %s = %v, want null with a reason", pc.Point, c.Metric, got)
+						}
+						if _, ok := p.NullReason(c.Metric); !ok {
+							t.Errorf("%s %s: no null reason in the result", pc.Point, c.Metric)
+						}
+					case same, other, window:
+						if v.IsNull() {
+							t.Errorf("%s %s is null (%s), want a number", pc.Point, c.Metric, reason)
+							continue
+						}
+						if want == window {
+							w, _ := p.Scalars["window_ns"].Float64()
+							if math.IsNaN(toolWindow) {
+								t.Fatalf("%s: the tool's window is not claimed", pc.Point)
+							}
+							got *= w / toolWindow
+						}
+						rel := replay.RelError(got, c.Value)
+						if want == other {
+							if rel <= toolRounding {
+								t.Errorf("%s %s matches the tool (%v); the table says it does not", pc.Point, c.Metric, got)
+							}
+							continue
+						}
+						if rel > toolRounding {
+							t.Errorf("%s %s = %v, tool %v (rel %.1e) — %s", pc.Point, c.Metric, got, c.Value, rel, want)
+						}
+					default:
+						panic(fmt.Sprint("unknown outcome ", want))
+					}
+				}
+			}
+			// Every metric listed must have been claimed by the import.
+			seen := map[string]bool{}
+			for _, pc := range claims.Points {
+				for _, c := range pc.Metrics {
+					seen[c.Metric] = true
+				}
+			}
+			for m := range tt.want {
+				if !seen[m] {
+					t.Errorf("%s: the tool's %s is not claimed on import", tt.tool, m)
+				}
+			}
+		})
+	}
+}
