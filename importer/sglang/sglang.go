@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/serve"
@@ -34,11 +35,22 @@ func parseOutput(data []byte, name string) ([]Run, error) {
 			continue
 		}
 		var o serve.Object
-		if err := ingest.DecodeJSONLine(name, i+1, line, &o); err != nil {
+		// bench_serving writes with Python's json.dumps: its default
+		// --request-rate inf is a bare Infinity, not JSON.
+		if err := ingest.DecodeJSONLine(name, i+1, ingest.QuotePythonLiterals(line), &o); err != nil {
 			return nil, err
 		}
-		if !o.Has("duration") || !o.Has("completed") || !o.Has("mean_ttft_ms") {
-			return nil, ingest.RecordErrorf(name, i+1, i, "", "not an SGLang bench_serving result: duration, completed and mean_ttft_ms are missing")
+		var missing []string
+		for _, k := range []string{"duration", "completed", "mean_ttft_ms"} {
+			if !o.Has(k) {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, ingest.RecordErrorf(name, i+1, i, "", "not an SGLang bench_serving result: %s missing", strings.Join(missing, ", "))
+		}
+		if !o.Has("ttfts") && !o.Has("itls") && !o.Has("output_lens") {
+			return nil, ingest.RecordErrorf(name, i+1, i, "ttfts", "missing: this result was saved without --output-details, the bench_serving flag that writes the per-request lists (input_lens, output_lens, ttfts, itls) an import needs; rerun with --output-details")
 		}
 		l, err := serve.ReadLists(o, name, i+1)
 		if err != nil {
@@ -150,6 +162,9 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 				ModelPath string      `json:"model_path"`
 				Version   string      `json:"version"`
 				TPSize    json.Number `json:"tp_size"`
+				DPSize    json.Number `json:"dp_size"`
+				PPSize    json.Number `json:"pp_size"`
+				EPSize    json.Number `json:"ep_size"`
 			}
 			if json.Unmarshal(raw, &si) == nil {
 				if si.ModelPath != "" {
@@ -158,8 +173,18 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 				if si.Version != "" {
 					m.Engine.Name, m.Engine.Version = "sglang", si.Version
 				}
-				if v, err := ingest.Int(si.TPSize); err == nil && v > 0 {
-					m.Engine.Parallelism.Tensor = int(v)
+				for _, p := range []struct {
+					n   json.Number
+					dst *int
+				}{
+					{si.TPSize, &m.Engine.Parallelism.Tensor},
+					{si.DPSize, &m.Engine.Parallelism.Data},
+					{si.PPSize, &m.Engine.Parallelism.Pipeline},
+					{si.EPSize, &m.Engine.Parallelism.Expert},
+				} {
+					if v, err := ingest.Int(p.n); err == nil && v > 0 && v < 1<<20 {
+						*p.dst = int(v)
+					}
 				}
 			}
 		}
@@ -178,6 +203,14 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 			}
 		}
 		claimRun(c, o, r.file, pt.Name)
+	}
+	if m.Load.Mode == schema.ModeRate {
+		for i, pt := range m.Load.Points {
+			if pt.Rate == 0 {
+				r := runs[i]
+				return nil, ingest.RecordErrorf(r.file, r.Line, -1, "request_rate", "unlimited (inf) while other lines have a finite rate: a run holds rate points or concurrency points, not both; import the unlimited-rate lines separately")
+			}
+		}
 	}
 	ingest.Derive(&m, "sent_ns: SGLang stores no send times; every request of a point is placed at the point's start (points laid one after another by their duration)")
 	ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")

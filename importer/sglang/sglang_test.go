@@ -1,6 +1,8 @@
 package sglang
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -60,4 +62,60 @@ func TestBadInputFails(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 0, Parse)
+}
+
+// bench_serving's default --request-rate inf is written by json.dumps as a
+// bare Infinity (not JSON): the file must import, as a concurrency point.
+func TestDefaultRateInfinityImports(t *testing.T) {
+	files := replaceAll(replaceAll(importtest.Load(t, Tool, fixture...), `"request_rate": 4.0`, `"request_rate": Infinity`), `"request_rate": 8.0`, `"request_rate": Infinity`)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt := res.Manifest.Load.Points[0]; pt.Name != "concurrency-8" || pt.Rate != 0 || pt.Concurrency != 8 {
+		t.Errorf("point %+v, want concurrency-8 with no rate", pt)
+	}
+	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+}
+
+func TestPythonUndefinedNumbersFail(t *testing.T) {
+	good := importtest.Load(t, Tool, fixture...)
+	importtest.CheckBad(t, Parse, []importtest.BadInput{
+		{Name: "NaN claim", Files: importtest.Replace(t, good, 0, `"mean_ttft_ms": 54.157367818181825`, `"mean_ttft_ms": NaN`), Want: []string{fixture[0], "mean_ttft_ms", "not a finite number"}},
+		{Name: "inf beside a finite rate", Files: importtest.Replace(t, good, 0, `"request_rate": 4.0`, `"request_rate": Infinity`), Want: []string{fixture[0] + ":1", "request_rate", "unlimited"}},
+		{Name: "-Infinity rate", Files: importtest.Replace(t, good, 0, `"request_rate": 4.0`, `"request_rate": -Infinity`), Want: []string{fixture[0] + ":1", "request_rate"}},
+		{Name: "Infinity in a list", Files: importtest.Replace(t, good, 0, `"ttfts": [0.062025871`, `"ttfts": [Infinity`), Want: []string{fixture[0] + ":1", "ttfts", "Infinity"}},
+	})
+}
+
+func TestDataParallelismRecorded(t *testing.T) {
+	files := replaceAll(importtest.Load(t, Tool, fixture...), `"tp_size": 1}`, `"tp_size": 4, "dp_size": 2}`)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Manifest.Engine.Parallelism; p.Tensor != 4 || p.Data != 2 {
+		t.Errorf("parallelism %+v, want tensor 4 data 2", p)
+	}
+}
+
+func TestWithoutOutputDetailsNamesTheFlag(t *testing.T) {
+	good := importtest.Load(t, Tool, fixture...)
+	line := strings.SplitN(string(good[0].Data), "\n", 2)[0]
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &o); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors"} {
+		delete(o, k)
+	}
+	b, _ := json.Marshal(o)
+	_, err := Parse([]ingest.File{{Name: "summary_only.jsonl", Data: append(b, '\n')}})
+	if err == nil || !strings.Contains(err.Error(), "--output-details") || strings.Contains(err.Error(), "duration") {
+		t.Fatalf("error %v, want one naming --output-details", err)
+	}
+}
+
+func replaceAll(files []ingest.File, old, new string) []ingest.File {
+	return []ingest.File{{Name: files[0].Name, Data: []byte(strings.ReplaceAll(string(files[0].Data), old, new))}}
 }

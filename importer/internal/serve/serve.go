@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -54,6 +55,9 @@ func ReadLists(o Object, file string, line int) (*Lists, error) {
 			return ingest.RecordErrorf(file, line, -1, k, "missing: per-request lists were not saved (vLLM: --save-detailed; SGLang: --output-details)")
 		}
 		if err := ingest.DecodeJSON(file, raw, v); err != nil {
+			if bytes.Contains(raw, []byte(`"NaN"`)) || bytes.Contains(raw, []byte(`Infinity"`)) {
+				return ingest.RecordErrorf(file, line, -1, k, "holds NaN or Infinity (an undefined value written by Python), not a number")
+			}
 			return ingest.RecordErrorf(file, line, -1, k, "not a list of the expected type")
 		}
 		return nil
