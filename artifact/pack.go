@@ -25,6 +25,9 @@ type PackOptions struct {
 	Created time.Time
 	// MaxProblems caps the validation problems reported (0: 50).
 	MaxProblems int
+	// Signer, when set, signs the bundle (as Sign does) before it is
+	// published: only the finished, signed bundle ever appears at out.
+	Signer *Signer
 }
 
 // PackResult describes a packed bundle.
@@ -34,17 +37,28 @@ type PackResult struct {
 	ManifestSize   int64
 	Layers         []Layer
 	Created        string
+	// Signature is the signature added when PackOptions.Signer was set.
+	Signature *SignResult
+	// Reclaimed lists staging leftovers of killed runs for the same out
+	// that were removed.
+	Reclaimed []schema.Reclaimed
 }
 
 // Pack validates the run directory runDir and writes it as a bundle at out:
 // an OCI image layout directory, or a deterministic tar when out ends in
 // ".tar". The write is atomic: on failure (or if killed) nothing is left at
 // out, and an existing out is never touched (Pack refuses to overwrite).
+// The bundle is built in a staging entry beside out (schema.NewStagingDir);
+// those left by killed runs are removed first and listed in the result.
 // The same run gives byte-identical blobs and the same manifest digest on
 // any machine, at any time, with any GOMAXPROCS and file mtimes.
 func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResult, error) {
 	if _, err := os.Lstat(out); err == nil {
 		return nil, fmt.Errorf("pack %s: already exists (refusing to overwrite)", out)
+	}
+	reclaimed, err := schema.ReclaimStale(out)
+	if err != nil {
+		return nil, err
 	}
 	maxProblems := opts.MaxProblems
 	if maxProblems <= 0 {
@@ -79,7 +93,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(st.dir)
+			st.discard()
 		}
 	}()
 	var layers []Layer
@@ -177,11 +191,50 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	if err := st.finishLayout(ib); err != nil {
 		return nil, fmt.Errorf("pack: %w", err)
 	}
+	res := &PackResult{Path: out, ManifestDigest: md, ManifestSize: msize, Layers: layers, Created: createdStr, Reclaimed: reclaimed}
+	if opts.Signer != nil {
+		if res.Signature, err = st.sign(ctx, opts.Signer); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := fault("pack-publish"); err != nil {
+		return nil, err
+	}
 	ok = true
 	if err := st.publish(out, created); err != nil {
 		return nil, fmt.Errorf("pack %s: %w", out, err)
 	}
-	return &PackResult{Path: out, ManifestDigest: md, ManifestSize: msize, Layers: layers, Created: createdStr}, nil
+	if res.Signature != nil {
+		if err := writeDetached(out, res.Signature); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// sign checks the staged layout as a bundle (every digest, as Sign does)
+// and adds a signature to it in place: it is not published yet.
+func (s *stage) sign(ctx context.Context, signer *Signer) (*SignResult, error) {
+	b, err := Open(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	if err := b.CheckContent(ctx); err != nil {
+		return nil, err
+	}
+	add, ib, res, err := b.newSignature(ctx, signer)
+	if err != nil {
+		return nil, err
+	}
+	add[ocispec.ImageIndexFile] = ib
+	if err := writeLayoutFiles(s.dir, add); err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	return res, nil
 }
 
 func emptyDescriptor() ocispec.Descriptor {

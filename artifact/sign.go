@@ -38,6 +38,8 @@ type SignResult struct {
 	DetachedPath string
 	// Fingerprint is the signing key's fingerprint.
 	Fingerprint string
+	// Reclaimed lists staging leftovers of killed runs that were removed.
+	Reclaimed []schema.Reclaimed
 }
 
 // SignStatement signs statement bytes as a DSSE envelope (payload type
@@ -57,11 +59,25 @@ func SignStatement(ctx context.Context, stmt []byte, s *Signer) ([]byte, error) 
 
 // Sign checks the bundle at path in full (every blob and uncompressed
 // digest), signs its statement, and adds the signature as a new referrer
-// (subject = run manifest) — atomically: blobs first, then index.json by
-// rename for a directory; a whole new tar by rename for a tar. It also
-// writes the Sigstore bundle to DetachedPath(path). Earlier signatures are
-// kept.
+// (subject = run manifest). Earlier signatures are kept. The change is
+// atomic: a reader, a kill or a write error leaves either the old bundle
+// or the new one. A directory is rebuilt in a staging directory beside it
+// (its blobs hard-linked) and exchanged with it in one step (Linux
+// renameat2 RENAME_EXCHANGE; elsewhere sign a tar instead); a tar is
+// rewritten to a staging file and renamed. Staging leftovers of killed
+// signs of the same path are removed first and listed in the result.
+// Sign also writes the Sigstore bundle to DetachedPath(path).
 func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
+	path = filepath.Clean(path)
+	reclaimed, err := schema.ReclaimStale(path)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := schema.LockPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("sign %s: %w", path, err)
+	}
+	defer unlock()
 	b, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -70,13 +86,51 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 	if err := b.CheckContent(ctx); err != nil {
 		return nil, err
 	}
-	stmt, err := MarshalStatement(b.Statement())
+	add, ib, res, err := b.newSignature(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch src := b.src.(type) {
+	case *dirSource:
+		if err := exchangeLayout(path, src, add, ib); err != nil {
+			return nil, fmt.Errorf("sign %s: %w", path, err)
+		}
+	case *tarSource:
+		add[ocispec.ImageIndexFile] = ib
+		mt, _ := parseCreated(b.created)
+		if err := writeTarAtomic(path, src, add, mt, true); err != nil {
+			return nil, fmt.Errorf("sign %s: %w", path, err)
+		}
+	}
+	res.Reclaimed = reclaimed
+	if err := writeDetached(path, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func writeDetached(path string, res *SignResult) error {
+	dp := DetachedPath(path)
+	if err := schema.WriteFileAtomic(dp, res.SigstoreBundle, 0o644); err != nil {
+		return fmt.Errorf("sign: write %s: %w", dp, err)
+	}
+	res.DetachedPath = dp
+	return nil
+}
+
+// newSignature signs the statement of b and returns the blobs of the new
+// referrer (by layout name) and the new index.json.
+func (b *Bundle) newSignature(ctx context.Context, s *Signer) (map[string][]byte, []byte, *SignResult, error) {
+	stmt, err := MarshalStatement(b.Statement())
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	sb, err := SignStatement(ctx, stmt, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	bd := DigestBytes(sb)
 	ref := ocispec.Manifest{
@@ -94,7 +148,7 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 	}
 	rb, err := marshalDoc(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	rd := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: MediaTypeSigstoreBundle, Digest: DigestBytes(rb), Size: int64(len(rb))}
 	refs := []ocispec.Descriptor{rd}
@@ -104,41 +158,118 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Digest < refs[j].Digest })
 	ib, err := marshalIndex(b.runDesc, refs)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	add := map[string][]byte{
 		blobPath(bd):        sb,
 		blobPath(rd.Digest): rb,
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return add, ib, &SignResult{Referrer: rd, SigstoreBundle: sb, Fingerprint: s.pub.Fingerprint()}, nil
+}
+
+// writeLayoutFiles writes files (by layout name) into the layout directory
+// dir, each synced; existing blobs are kept (content-addressed).
+func writeLayoutFiles(dir string, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
 	}
-	switch src := b.src.(type) {
-	case *dirSource:
-		for name, data := range add {
-			p := filepath.Join(path, filepath.FromSlash(name))
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if n != ocispec.ImageIndexFile {
 			if _, err := os.Lstat(p); err == nil {
-				continue // content-addressed: already there
-			}
-			if err := schema.WriteFileAtomic(p, data, 0o644); err != nil {
-				return nil, fmt.Errorf("sign %s: %w", path, err)
+				continue
 			}
 		}
-		if err := schema.WriteFileAtomic(filepath.Join(path, ocispec.ImageIndexFile), ib, 0o644); err != nil {
-			return nil, fmt.Errorf("sign %s: %w", path, err)
+		step := "write blob"
+		if n == ocispec.ImageIndexFile {
+			step = "write index.json"
 		}
-	case *tarSource:
-		add[ocispec.ImageIndexFile] = ib
-		mt, _ := parseCreated(b.created)
-		if err := writeTarAtomic(path, src, add, mt, true); err != nil {
-			return nil, fmt.Errorf("sign %s: %w", path, err)
+		if err := fault(step); err != nil {
+			return err
+		}
+		if err := writeFileSync(p, files[n]); err != nil {
+			return err
 		}
 	}
-	dp := DetachedPath(path)
-	if err := schema.WriteFileAtomic(dp, sb, 0o644); err != nil {
-		return nil, fmt.Errorf("sign: write %s: %w", dp, err)
+	return nil
+}
+
+// exchangeLayout builds the signed layout in a staging directory beside
+// path — the existing files hard-linked (copied where links fail), the new
+// blobs and index.json written and synced — and exchanges it with path in
+// one atomic step, then removes the old layout.
+func exchangeLayout(path string, src *dirSource, add map[string][]byte, index []byte) error {
+	st, err := newStage(path)
+	if err != nil {
+		return err
 	}
-	return &SignResult{Referrer: rd, SigstoreBundle: sb, DetachedPath: dp, Fingerprint: s.pub.Fingerprint()}, nil
+	defer st.discard()
+	for _, n := range src.names() {
+		if n == ocispec.ImageIndexFile {
+			continue
+		}
+		if err := fault("sign-link"); err != nil {
+			return err
+		}
+		if err := linkOrCopy(filepath.Join(path, filepath.FromSlash(n)), filepath.Join(st.dir, filepath.FromSlash(n))); err != nil {
+			return err
+		}
+	}
+	files := map[string][]byte{ocispec.ImageIndexFile: index}
+	for n, d := range add {
+		files[n] = d
+	}
+	if err := writeLayoutFiles(st.dir, files); err != nil {
+		return err
+	}
+	if err := syncLayout(st.dir); err != nil {
+		return err
+	}
+	if err := fault("sign-exchange"); err != nil {
+		return err
+	}
+	if err := schema.ExchangeDirs(st.dir, path); err != nil {
+		return fmt.Errorf("%w (a directory bundle is signed by exchanging it with a signed copy; sign a .tar bundle on this system)", err)
+	}
+	// st.dir now holds the old layout; discard removes it.
+	return schema.SyncDir(filepath.Dir(path))
+}
+
+// testFault, set by tests only, injects an error (a full disk, say) at a
+// named step of pack and sign.
+var testFault func(step string) error
+
+func fault(step string) error {
+	if testFault != nil {
+		return testFault(step)
+	}
+	return nil
+}
+
+func linkOrCopy(from, to string) error {
+	if err := os.Link(from, to); err == nil {
+		return nil
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // CheckContent streams every layer of the bundle, checking stored and

@@ -14,30 +14,36 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/schema"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// stage is a layout being built in a temporary directory beside its
-// destination.
+// stage is a layout being built in a staging directory beside its
+// destination (schema.NewStagingDir: named for it, locked while this
+// process runs, reclaimed by a later run if this one is killed).
 type stage struct {
 	dir string
+	st  *schema.Staging
 }
 
 func newStage(out string) (*stage, error) {
-	parent := filepath.Dir(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
+	st, err := schema.NewStagingDir(out)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
-		os.RemoveAll(dir)
+	if err := os.MkdirAll(filepath.Join(st.Path, "blobs", "sha256"), 0o755); err != nil {
+		os.RemoveAll(st.Path)
+		st.Release()
 		return nil, err
 	}
-	return &stage{dir: dir}, nil
+	return &stage{dir: st.Path, st: st}, nil
+}
+
+// discard removes the stage and drops its lock.
+func (s *stage) discard() {
+	os.RemoveAll(s.dir)
+	s.st.Release()
 }
 
 // blobWriter writes one blob to a temporary file and names it by its digest
@@ -138,14 +144,20 @@ func (s *stage) finishLayout(index []byte) error {
 // out ends in ".tar", as a deterministic tar written to a temporary file and
 // renamed. out must not exist.
 func (s *stage) publish(out string, mtime time.Time) error {
-	defer os.RemoveAll(s.dir)
+	defer s.discard()
 	if _, err := os.Lstat(out); err == nil {
 		return fmt.Errorf("%s already exists (refusing to overwrite)", out)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if !IsTarPath(out) {
-		return os.Rename(s.dir, out)
+		if err := syncLayout(s.dir); err != nil {
+			return err
+		}
+		if err := os.Rename(s.dir, out); err != nil {
+			return err
+		}
+		return schema.SyncDir(filepath.Dir(filepath.Clean(out)))
 	}
 	src, err := openDir(s.dir)
 	if err != nil {
@@ -180,7 +192,7 @@ func writeTarAtomic(out string, src source, replace map[string][]byte, mtime tim
 		list = append(list, n)
 	}
 	sort.Strings(list)
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	f, _, err := schema.NewStagingFile(out, 0o644)
 	if err != nil {
 		return err
 	}
@@ -189,6 +201,9 @@ func writeTarAtomic(out string, src source, replace map[string][]byte, mtime tim
 		f.Close()
 		os.Remove(tmp)
 		return err
+	}
+	if err := fault("tar-write"); err != nil {
+		return fail(err)
 	}
 	tw := tar.NewWriter(f)
 	mt := mtime.UTC().Truncate(time.Second)
@@ -237,13 +252,22 @@ func writeTarAtomic(out string, src source, replace map[string][]byte, mtime tim
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
 	if err := os.Rename(tmp, out); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return nil
+	return schema.SyncDir(filepath.Dir(filepath.Clean(out)))
+}
+
+// syncLayout flushes the directory entries of a layout (its blobs were
+// synced one by one as they were committed) before it is renamed into
+// place.
+func syncLayout(dir string) error {
+	if err := schema.SyncDir(filepath.Join(dir, "blobs", "sha256")); err != nil {
+		return err
+	}
+	if err := schema.SyncDir(filepath.Join(dir, "blobs")); err != nil {
+		return err
+	}
+	return schema.SyncDir(dir)
 }

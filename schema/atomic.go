@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,16 +11,13 @@ import (
 // same directory with mode perm, syncs it, renames it over path and syncs
 // the directory, so a reader (or a crash) sees either the old file or the
 // whole new one, never a part, and a private file is never readable by
-// others, not even for a moment.
+// others, not even for a moment. Temporary files that killed writes of
+// the same path left behind are removed first (ReclaimStale).
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	ReclaimStale(path) // best effort: a leftover never blocks the write
+	f, _, err := NewStagingFile(path, perm)
 	if err != nil {
-		// Name the file asked for, not the temporary one.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
@@ -29,9 +25,6 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 		f.Close()
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fail(err)
 	}
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
@@ -47,9 +40,6 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	SyncDir(dir)
 	return nil
 }

@@ -107,10 +107,16 @@ func MarshalDocument(v any) ([]byte, error) {
 // partial run at the destination and never touches an existing one.
 type RunWriter struct {
 	dest, tmp string
+	st        *Staging
 	records   *os.File
 	rw        *RecordWriter
 	done      bool
+	reclaimed []Reclaimed
 }
+
+// Reclaimed lists the leftovers of killed runs at the same destination that
+// CreateRun removed.
+func (w *RunWriter) Reclaimed() []Reclaimed { return w.reclaimed }
 
 // CreateRun starts writing a run directory at dest. dest must not exist,
 // or be an empty directory.
@@ -118,18 +124,15 @@ func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
 	if err := checkDest(dest); err != nil {
 		return nil, err
 	}
-	parent := filepath.Dir(filepath.Clean(dest))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("create run %s: %w", dest, err)
+	reclaimed, err := ReclaimStale(dest)
+	if err != nil {
+		return nil, err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-")
+	st, err := NewStagingDir(dest)
 	if err != nil {
 		return nil, fmt.Errorf("create run %s: %w", dest, err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("create run %s: %w", dest, err)
-	}
+	tmp := st.Path
 	name := RecordsFile
 	if compressRecords {
 		name = RecordsZstdFile
@@ -137,15 +140,17 @@ func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
 	f, err := os.Create(filepath.Join(tmp, name))
 	if err != nil {
 		os.RemoveAll(tmp)
+		st.Release()
 		return nil, fmt.Errorf("create run %s: %w", dest, err)
 	}
 	rw, err := NewRecordWriter(f, compressRecords)
 	if err != nil {
 		f.Close()
 		os.RemoveAll(tmp)
+		st.Release()
 		return nil, err
 	}
-	return &RunWriter{dest: dest, tmp: tmp, records: f, rw: rw}, nil
+	return &RunWriter{dest: dest, tmp: tmp, st: st, records: f, rw: rw, reclaimed: reclaimed}, nil
 }
 
 func checkDest(dest string) error {
@@ -246,6 +251,7 @@ func (w *RunWriter) Commit() error {
 		return errors.New("run already committed or aborted")
 	}
 	w.done = true
+	defer w.st.Release()
 	if err := w.rw.Close(); err != nil {
 		w.records.Close()
 		os.RemoveAll(w.tmp)
@@ -280,4 +286,5 @@ func (w *RunWriter) Abort() {
 	w.done = true
 	w.records.Close()
 	os.RemoveAll(w.tmp)
+	w.st.Release()
 }

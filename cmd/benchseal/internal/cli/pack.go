@@ -78,17 +78,32 @@ func runPack(ctx context.Context, o *packOptions) error {
 			return err
 		}
 	}
-	res, err := artifact.Pack(ctx, o.run, o.out, artifact.PackOptions{Created: created, MaxProblems: o.maxProblems})
+	res, err := artifact.Pack(ctx, o.run, o.out, artifact.PackOptions{Created: created, MaxProblems: o.maxProblems, Signer: signer})
+	reportReclaimed(o.io, resReclaimed(res))
 	if err != nil {
-		if errors.Is(err, schema.ErrInvalid) {
+		if errors.Is(err, schema.ErrInvalid) || errors.Is(err, artifact.ErrInvalid) {
 			return rejected(err)
 		}
 		return err
 	}
 	fmt.Fprintf(o.io.Out, "packed %s\n  run        %s\n  manifest   %s\n  created    %s\n  layers     %d\n",
 		res.Path, o.run, res.ManifestDigest, res.Created, len(res.Layers))
-	if signer != nil {
-		return signAndReport(ctx, o.io, o.out, signer)
+	if sig := res.Signature; sig != nil {
+		printSigned(o.io, res.Path, sig)
 	}
 	return nil
+}
+
+func resReclaimed(res *artifact.PackResult) []schema.Reclaimed {
+	if res == nil {
+		return nil
+	}
+	return res.Reclaimed
+}
+
+// reportReclaimed says which leftovers of killed runs were removed.
+func reportReclaimed(io *IO, rs []schema.Reclaimed) {
+	for _, r := range rs {
+		fmt.Fprintf(io.ErrOut, "benchseal: removed stale staging %s\n", r)
+	}
 }

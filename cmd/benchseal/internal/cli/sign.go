@@ -59,6 +59,11 @@ func signAndReport(ctx context.Context, io *IO, path string, s *artifact.Signer)
 		}
 		return err
 	}
-	fmt.Fprintf(io.Out, "signed %s\n  key        %s\n  referrer   %s\n  detached   %s\n", path, res.Fingerprint, res.Referrer.Digest, res.DetachedPath)
+	reportReclaimed(io, res.Reclaimed)
+	printSigned(io, path, res)
 	return nil
+}
+
+func printSigned(io *IO, path string, res *artifact.SignResult) {
+	fmt.Fprintf(io.Out, "signed %s\n  key        %s\n  referrer   %s\n  detached   %s\n", path, res.Fingerprint, res.Referrer.Digest, res.DetachedPath)
 }
