@@ -76,7 +76,8 @@ func TestTranscripts(t *testing.T) {
 }
 
 // TestChunkTimeIsTheReadThatCompletedIt checks that an event's time is the
-// clock reading after the read that delivered the end of its data line.
+// clock reading after the read that delivered the end of its data line, and
+// that the clock is read once per read, not when parsing finishes.
 func TestChunkTimeIsTheReadThatCompletedIt(t *testing.T) {
 	parts := []string{
 		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"del",
@@ -92,6 +93,11 @@ func TestChunkTimeIsTheReadThatCompletedIt(t *testing.T) {
 	res := capture.ReadStream(sr, 0)
 	if len(res.Chunks) != 2 || res.Chunks[0] != 10 || res.Chunks[1] != 20 || res.End != 30 || !res.Done {
 		t.Fatalf("%+v", res)
+	}
+	// One clock reading per read that returned bytes, none while framing
+	// or parsing.
+	if clock != 30 {
+		t.Errorf("clock read %d times for 3 reads", clock/10)
 	}
 }
 
