@@ -20,6 +20,15 @@ import (
 // transparent compression (which would delay chunks), idle connections
 // kept for maxConns streams.
 func NewHTTPClient(maxConns int) *http.Client {
+	return &http.Client{Transport: NewTransport(maxConns, false)}
+}
+
+// NewTransport returns the transport of NewHTTPClient. With http2 it also
+// speaks HTTP/2 to a server that offers it during the TLS handshake
+// (ALPN), multiplexing many streams over few connections; cleartext
+// http:// endpoints stay HTTP/1.1, the protocol every inference server
+// speaks.
+func NewTransport(maxConns int, http2 bool) *http.Transport {
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -27,12 +36,17 @@ func NewHTTPClient(maxConns int) *http.Client {
 		MaxIdleConnsPerHost:   maxConns + 16,
 		IdleConnTimeout:       90 * time.Second,
 		DisableCompression:    true,
-		ForceAttemptHTTP2:     false,
+		ForceAttemptHTTP2:     http2,
 		WriteBufferSize:       32 << 10,
 		ReadBufferSize:        32 << 10,
 		ExpectContinueTimeout: 0,
 	}
-	return &http.Client{Transport: tr}
+	if http2 {
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP1(true)
+		tr.Protocols.SetHTTP2(true)
+	}
+	return tr
 }
 
 var (
@@ -116,6 +130,11 @@ func (r *runner) do(c *cell, k int, sched *int64) {
 		return
 	}
 	defer resp.Body.Close()
+	if resp.ProtoMajor == 2 {
+		r.http2Responses.Add(1)
+	} else {
+		r.http1Responses.Add(1)
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		rec.EndNS = r.now()

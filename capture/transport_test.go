@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,5 +94,58 @@ func TestChunkTimeIsArrivalNotParse(t *testing.T) {
 	}
 	if gap < 60*time.Millisecond || gap > 90*time.Millisecond {
 		t.Errorf("gap %v, want ≈ 60ms", gap)
+	}
+}
+
+// TestHTTP2WhereOffered checks that with HTTP2 the client speaks HTTP/2 to
+// a TLS server offering it, records the same streams, and says so in the
+// manifest; without it, the same server is spoken to in HTTP/1.1.
+func TestHTTP2WhereOffered(t *testing.T) {
+	cfg := simulator.DefaultConfig()
+	cfg.TimeScale = 0.01
+	s, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h1, h2 atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		} else {
+			h1.Add(1)
+		}
+		s.ServeHTTP(w, r)
+	}))
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	defer ts.Close()
+	for _, want2 := range []bool{true, false} {
+		h1.Store(0)
+		h2.Store(0)
+		tr := capture.NewTransport(8, want2)
+		tr.TLSClientConfig = ts.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+		o := baseOptions(t, ts.URL)
+		o.Probe = false
+		o.HTTP2 = want2
+		o.HTTPClient = &http.Client{Transport: tr}
+		o.Plan.Points = []schema.Point{{Concurrency: 4, Requests: 20}}
+		res, err := capture.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.CloseIdleConnections()
+		if res.Cells[0].ByStatus[schema.StatusOK] != 20 || res.Chunks != 20*8 {
+			t.Fatalf("http2=%v: by status %v, %d chunks", want2, res.Cells[0].ByStatus, res.Chunks)
+		}
+		if want2 && (h2.Load() != 20 || h1.Load() != 0) {
+			t.Errorf("http2: server saw %d HTTP/2 and %d HTTP/1 requests", h2.Load(), h1.Load())
+		}
+		if !want2 && (h1.Load() != 20 || h2.Load() != 0) {
+			t.Errorf("http1: server saw %d HTTP/2 and %d HTTP/1 requests", h2.Load(), h1.Load())
+		}
+		note := readRun(t, o.OutDir).m.Notes["http"]
+		if want2 != strings.Contains(note, "20 responses over HTTP/2, 0 over HTTP/1.x") {
+			t.Errorf("http2=%v: note %q", want2, note)
+		}
 	}
 }

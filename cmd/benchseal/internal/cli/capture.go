@@ -61,6 +61,7 @@ type captureOptions struct {
 	grace              time.Duration
 	progress           string
 	noProbe            bool
+	http2              bool
 }
 
 // planFlags are the load flags a --plan file replaces.
@@ -142,6 +143,7 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
 	f.StringVar(&o.progress, "progress", "auto", "progress display on stderr: auto (when a terminal), always or never")
 	f.BoolVar(&o.noProbe, "no-probe", false, "do not ask the server's /v1/models and /version")
+	f.BoolVar(&o.http2, "http2", false, "speak HTTP/2 where an https:// server offers it (ALPN); http:// stays HTTP/1.1")
 	cmd.MarkFlagsMutuallyExclusive("endpoint", "simulate")
 	cmd.MarkFlagsOneRequired("endpoint", "simulate")
 	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
@@ -328,6 +330,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		Sets:   o.sets,
 		Probe:  !o.noProbe,
 		Grace:  o.grace,
+		HTTP2:  o.http2,
 	}
 	if cmd.Flags().Changed("temperature") {
 		t := o.temperature
