@@ -115,17 +115,26 @@ func MannWhitneyU(x1, x2 []float64) (UTest, error) {
 }
 
 // exactP is the two-sided p-value 2·Pr[U ≤ uMinX2/2] (at most 1) under the
-// permutation distribution given the tie groups: a dynamic programme over
-// the groups counting, for each number of values taken from x1 and each
-// doubled rank sum, the ways to place them. The mid-ranks are symmetric
-// about (N+1)/2, so the distribution of U is symmetric and doubling one
-// tail is exact.
+// permutation distribution given the tie groups. The mid-ranks are
+// symmetric about (N+1)/2, so the distribution of U is symmetric and
+// doubling one tail is exact.
 func exactP(n1 int, groups []int, uMinX2 int) float64 {
+	var tail float64
+	for _, w := range uWays(n1, groups, uMinX2) {
+		tail += w
+	}
+	return min(1, 2*tail/binomial(sum(groups), n1))
+}
+
+// uWays returns, for every doubled U from 0 to limitX2, the number of ways
+// to draw the n1 values of the first sample from the pooled tie groups
+// (sizes in rank order) with that U: a dynamic programme over the groups
+// on the number of values taken and the doubled rank sum.
+func uWays(n1 int, groups []int, limitX2 int) []float64 {
 	base := n1 * (n1 + 1) // doubled rank sum at U = 0
-	limit := base + uMinX2
-	// ways[k][s]: ways to choose k values of x1 among the groups so far
-	// with doubled rank sum s ≤ limit (only the lower tail is needed;
-	// the total is C(N, n1)).
+	limit := base + limitX2
+	// ways[k][s]: ways to take k values among the groups so far with
+	// doubled rank sum s ≤ limit.
 	ways := make([][]float64, n1+1)
 	for k := range ways {
 		ways[k] = make([]float64, limit+1)
@@ -136,13 +145,11 @@ func exactP(n1 int, groups []int, uMinX2 int) float64 {
 	for _, t := range groups {
 		r := 2*pos + t + 1 // doubled mid-rank of the group
 		binom = binom[:0]
-		c := 1.0
 		for j := 0; j <= t; j++ {
-			if j > 0 {
-				c = c * float64(t-j+1) / float64(j)
-			}
-			binom = append(binom, c)
+			binom = append(binom, binomial(t, j))
 		}
+		// k descends and j ≥ 1, so rows k−j are read before they are
+		// updated for this group: each group is applied once.
 		for k := min(n1, pos+t); k >= 1; k-- {
 			row := ways[k]
 			for j := 1; j <= t && j <= k; j++ {
@@ -156,17 +163,27 @@ func exactP(n1 int, groups []int, uMinX2 int) float64 {
 		}
 		pos += t
 	}
-	// Rows k−j are read before row k is written, since k descends and
-	// j ≥ 1, so each group is applied once.
-	var tail float64
-	for _, w := range ways[n1] {
-		tail += w
+	if base > limit {
+		return nil
 	}
-	total := 1.0 // C(N, n1)
-	for i := 1; i <= n1; i++ {
-		total = total * float64(pos-n1+i) / float64(i)
+	return ways[n1][base:]
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
 	}
-	return min(1, 2*tail/total)
+	return s
+}
+
+// binomial is C(n, k) in floating point.
+func binomial(n, k int) float64 {
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n-k+i) / float64(i)
+	}
+	return c
 }
 
 // normalP is the two-sided p-value of the normal approximation with tie
@@ -192,11 +209,7 @@ func MinP(n1, n2 int) float64 {
 	if n1 <= 0 || n2 <= 0 {
 		return 1
 	}
-	c := 1.0
-	for i := 1; i <= n1; i++ {
-		c = c * float64(n2+i) / float64(i)
-	}
-	return min(1, 2/c)
+	return min(1, 2/binomial(n1+n2, n1))
 }
 
 // SamplesNeeded is the smallest n such that two samples of n values each

@@ -48,3 +48,26 @@ for kind, cs in cases.items():
         else:
             r = mannwhitneyu(x, y, alternative="two-sided", method=kind, use_continuity=True)
             print(kind, x, y, "U1=%r p=%r" % (float(r.statistic), float(r.pvalue)))
+
+# Hodges–Lehmann shift and its exact (Moses) interval, by enumeration of
+# the U distribution of n1 + n2 distinct values (stats/shift.go).
+def shift(x, y, conf):
+    import statistics
+    d = sorted(a - b for a in x for b in y)
+    n1, n2 = len(x), len(y)
+    counts = {}
+    for c in itertools.combinations(range(n1 + n2), n1):
+        u = sum(c) + n1 - n1 * (n1 + 1) // 2  # ranks are index + 1
+        counts[u] = counts.get(u, 0) + 1
+    total = sum(counts.values())
+    cum, cc = 0, -1
+    for u in range(n1 * n2 + 1):
+        cum += counts.get(u, 0)
+        if cum / total > (1 - conf) / 2:
+            break
+        cc = u
+    tail = sum(counts.get(u, 0) for u in range(cc + 1))
+    return statistics.median(d), d[cc], d[len(d) - cc - 1], 1 - 2 * tail / total
+
+for x, y in [([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), ([10.2, 9.9, 10.8, 10.4, 10.1, 10.6], [9.1, 9.6, 9.3, 9.8, 9.0, 9.4, 9.7])]:
+    print("shift", x, y, "est=%r lo=%r hi=%r conf=%r" % shift(x, y, 0.95))
