@@ -45,6 +45,7 @@ var forbidden = map[string][]string{
 	"capture":   {module + "/verify", module + "/artifact", module + "/replay", module + "/importer"},
 	"simulator": {module + "/"},
 	"stats":     {module + "/"},
+	"compare":   {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
 	"synth":     {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 

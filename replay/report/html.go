@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
 )
 
@@ -18,9 +19,23 @@ func HTML(out io.Writer, r *replay.Result) error {
 	return htmlTemplate.Execute(out, newHTMLPage(r))
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+// HTMLRun is HTML with the run's identity in the header: run id, evidence
+// class, model, hardware, engine, boundary, SLO and its source, how the
+// input was checked, and the declared unknowns. in.Result must be r.
+func HTMLRun(out io.Writer, r *replay.Result, in *compare.Input) error {
+	pg := newHTMLPage(r)
+	pg.Identity = []identityView{newIdentity("run", in)}
+	if in.External() {
+		pg.References = []referenceView{newReference(in)}
+	}
+	return htmlTemplate.Execute(out, pg)
+}
+
+var htmlTemplate = template.Must(template.New("report").Funcs(pageFuncs).Parse(htmlSource + identitySource))
 
 type htmlPage struct {
+	Identity                                 []identityView
+	References                               []referenceView
 	Schema, Definitions, Boundary, SLO, Cost string
 	Meanings                                 []string
 	Notes                                    []string

@@ -35,6 +35,17 @@ type plot struct {
 	series  []plotSeries
 	vline   *big.Rat
 	vlineAt string
+	// hlines are horizontal reference lines (SLO limits, targets).
+	hlines []refLine
+	// categorical says x is a point index: the data table then has one
+	// column per tick.
+	categorical bool
+}
+
+// refLine is a horizontal reference line at y (display units).
+type refLine struct {
+	y     *big.Rat
+	label string
 }
 
 type xTick struct {
@@ -51,6 +62,9 @@ type plotSeries struct {
 type plotPt struct {
 	x, y *big.Rat
 	tip  string
+	// xl and val are the point's x and y as printed in the chart's data
+	// table (line points only).
+	xl, val string
 }
 
 // chartView is a plot laid out in SVG coordinates, every number already
@@ -66,7 +80,18 @@ type chartView struct {
 	Series                                []seriesView
 	Legend                                []legendView
 	VLine                                 *vlineView
+	HLines                                []hlineView
+	// Table holds the plotted values, readable without hovering.
+	Table dataTable
 }
+
+// dataTable is the table of values printed under a chart.
+type dataTable struct {
+	Head []string
+	Rows [][]string
+}
+
+type hlineView struct{ Y, LabelX, LabelY, Label string }
 
 type legendView struct{ Class, Name string }
 
@@ -185,6 +210,11 @@ func (p *plot) layout() chartView {
 	if ymax == nil {
 		cv.Empty = p.empty
 	}
+	for _, h := range p.hlines {
+		if ymax == nil || h.y.Cmp(ymax) > 0 {
+			ymax = h.y
+		}
+	}
 	if ymax == nil || ymax.Sign() <= 0 {
 		ymax = big.NewRat(1, 1)
 	}
@@ -219,6 +249,11 @@ func (p *plot) layout() chartView {
 	}
 	if cv.Empty != "" {
 		return cv
+	}
+	cv.Table = p.table()
+	for _, h := range p.hlines {
+		cv.HLines = append(cv.HLines, hlineView{Y: yAt(h.y), LabelX: px(rat(plotR - 4)),
+			LabelY: px(new(big.Rat).Sub(lerp(h.y, zero, top, plotB, plotT), rat(4))), Label: h.label})
 	}
 	for _, s := range p.series {
 		sv := seriesView{Class: s.class, Name: s.name}
@@ -263,6 +298,61 @@ func (p *plot) layout() chartView {
 	return cv
 }
 
+// table lays out the plotted line values: one column per tick for a
+// categorical x, else one row per point (series, x, y).
+func (p *plot) table() dataTable {
+	var t dataTable
+	if p.categorical {
+		t.Head = []string{p.yLabel}
+		for _, tk := range p.xTicks {
+			t.Head = append(t.Head, tk.full)
+		}
+		for _, s := range p.series {
+			row := []string{s.name}
+			for _, tk := range p.xTicks {
+				v := "-"
+				for _, pt := range s.line {
+					if pt.x.Cmp(tk.x) == 0 && pt.val != "" {
+						v = pt.val
+					}
+				}
+				row = append(row, v)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		return t
+	}
+	t.Head = []string{"series", p.xLabel, p.yLabel}
+	for _, s := range p.series {
+		for _, pt := range s.line {
+			if pt.y != nil && pt.val != "" {
+				t.Rows = append(t.Rows, []string{s.name, pt.xl, pt.val})
+			}
+		}
+	}
+	return t
+}
+
+// numericX sets an x axis over [lo, hi] with round ticks in unit.
+func (p *plot) numericX(lo, hi *big.Rat, unit string) {
+	p.x0, p.x1 = lo, hi
+	if lo.Cmp(hi) == 0 {
+		p.x0, p.x1 = new(big.Rat), new(big.Rat).Mul(hi, rat(2))
+		if hi.Sign() == 0 {
+			p.x1 = big.NewRat(1, 1)
+		}
+	}
+	step, places := niceStep(new(big.Rat).Sub(p.x1, p.x0), 6)
+	for v := new(big.Rat).Mul(new(big.Rat).SetInt(ceilRat(new(big.Rat).Quo(p.x0, step))), step); v.Cmp(p.x1) <= 0; v = new(big.Rat).Add(v, step) {
+		l := Decimal(replay.Exact(v), one, places)
+		full := l
+		if unit != "" {
+			full += " " + unit
+		}
+		p.xTicks = append(p.xTicks, xTick{x: v, label: l, full: full})
+	}
+}
+
 // seriesClass is the CSS class of the i-th series of a chart.
 func seriesClass(i int, dashed bool) string {
 	c := "s" + Number(replay.Int(int64(i%seriesClasses)))
@@ -305,7 +395,7 @@ func metricSeries(r *replay.Result, name, class, metric string, scale *big.Rat, 
 				med = ps.Metrics[metric]
 			}
 		}
-		s.line = append(s.line, plotPt{x: x, y: scaled(med.Median, scale),
+		s.line = append(s.line, plotPt{x: x, y: scaled(med.Median, scale), xl: pt, val: Decimal(med.Median, scale, 3),
 			tip: pt + ": " + name + " " + Decimal(med.Median, scale, 3) + " " + unit + " (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
 		for _, pr := range reps[pt] {
 			v, _ := pr.Lookup(metric)
@@ -316,7 +406,7 @@ func metricSeries(r *replay.Result, name, class, metric string, scale *big.Rat, 
 	return s
 }
 
-const repeatsCaption = "Lines join the medians across repeats (filled dots); hollow dots are the single repeats. Hover a dot for its value."
+const repeatsCaption = "Lines join the medians across repeats (filled dots); hollow dots are the single repeats. The table under each chart lists the medians."
 
 func htmlCharts(r *replay.Result) []chartView {
 	points, _ := byPoint(r)
@@ -325,24 +415,30 @@ func htmlCharts(r *replay.Result) []chartView {
 	}
 	x0, x1, ticks := pointTicks(points)
 	xLabel := "load point (run order)"
-	tput := plot{title: "Goodput and request throughput by load point", yLabel: "req/s", xLabel: xLabel,
-		x0: x0, x1: x1, xTicks: ticks, empty: "no defined throughput",
+	tput := plot{title: "Goodput and request throughput by load point", yLabel: "throughput (req/s)", xLabel: xLabel,
+		x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined throughput",
 		caption: "Goodput counts the requests meeting the SLO; request throughput every ok request with content. " + repeatsCaption}
 	if !r.SLO.Any() {
 		tput.caption = "Goodput is undefined: no SLO is set. " + repeatsCaption
 	}
 	// Goodput is drawn last so that it shows where it equals throughput.
 	tput.series = []plotSeries{
-		metricSeries(r, "request_throughput", seriesClass(1, false), "request_throughput", one, "req/s"),
-		metricSeries(r, "goodput", seriesClass(0, false), "goodput", one, "req/s"),
+		metricSeries(r, "Request throughput", seriesClass(1, false), "request_throughput", one, "req/s"),
+		metricSeries(r, "Goodput", seriesClass(0, false), "goodput", one, "req/s"),
 	}
 	charts := []chartView{tput.layout()}
-	for _, d := range []struct{ key, name string }{{"ttft", "TTFT"}, {"e2e", "E2E latency"}} {
-		lat := plot{title: d.name + " p50 and p99 by load point", yLabel: "ms", xLabel: xLabel,
-			x0: x0, x1: x1, xTicks: ticks, empty: "no defined " + d.key + " (n = 0 at every point)", caption: repeatsCaption}
+	for _, d := range []struct {
+		key, name string
+		limit     *int64
+	}{{"ttft", "TTFT", r.SLO.TTFTNS}, {"e2e", "E2E latency", r.SLO.E2ENS}} {
+		lat := plot{title: d.name + " p50 and p99 by load point", yLabel: d.name + " (ms)", xLabel: xLabel,
+			x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined " + d.key + " (n = 0 at every point)", caption: repeatsCaption}
 		lat.series = []plotSeries{
-			metricSeries(r, d.key+" p50", seriesClass(0, false), d.key+"_ns.p50", nsToMS, "ms"),
-			metricSeries(r, d.key+" p99", seriesClass(1, true), d.key+"_ns.p99", nsToMS, "ms"),
+			metricSeries(r, d.name+" p50", seriesClass(0, false), d.key+"_ns.p50", nsToMS, "ms"),
+			metricSeries(r, d.name+" p99", seriesClass(1, true), d.key+"_ns.p99", nsToMS, "ms"),
+		}
+		if d.limit != nil {
+			lat.hlines = append(lat.hlines, sloLimitLine(d.key, *d.limit))
 		}
 		charts = append(charts, lat.layout())
 	}
@@ -350,6 +446,11 @@ func htmlCharts(r *replay.Result) []chartView {
 		charts = append(charts, sweepChart(r))
 	}
 	return charts
+}
+
+// sloLimitLine is the horizontal line of an SLO limit on a latency chart.
+func sloLimitLine(metric string, ns int64) refLine {
+	return refLine{y: new(big.Rat).Mul(rat(ns), nsToMS), label: "SLO " + metric + " ≤ " + Decimal(replay.Int(ns), nsToMS, 3) + " ms"}
 }
 
 // sweepChart is goodput against the swept limit, one line per point (the
@@ -367,17 +468,7 @@ func sweepChart(r *replay.Result) chartView {
 	if sw.Metric == "tpot" {
 		p.caption += " " + Meanings["tpot_ns"] + "."
 	}
-	if lo.Cmp(hi) == 0 {
-		p.x0, p.x1 = new(big.Rat), new(big.Rat).Mul(hi, rat(2))
-		if hi.Sign() == 0 {
-			p.x1 = big.NewRat(1, 1)
-		}
-	}
-	step, places := niceStep(new(big.Rat).Sub(p.x1, p.x0), 6)
-	for v := new(big.Rat).Mul(new(big.Rat).SetInt(ceilRat(new(big.Rat).Quo(p.x0, step))), step); v.Cmp(p.x1) <= 0; v = new(big.Rat).Add(v, step) {
-		l := Decimal(replay.Exact(v), one, places)
-		p.xTicks = append(p.xTicks, xTick{x: v, label: l, full: l + " ms"})
-	}
+	p.numericX(lo, hi, "ms")
 	var order []string
 	rows := map[string][]replay.SweepRow{}
 	for _, row := range sw.Rows {
@@ -397,7 +488,7 @@ func sweepChart(r *replay.Result) chartView {
 					tip: pt + " repeat " + Number(replay.Int(int64(row.Repeat))) + ", " + sw.Metric + " ≤ " + Decimal(replay.Int(sw.LimitsNS[j]), nsToMS, 3) + " ms: goodput " + Decimal(v, one, 3) + " req/s"})
 			}
 			med := replay.SummarizeValues(vals, replay.CIConfidence)
-			s.line = append(s.line, plotPt{x: x, y: ratOf(med.Median),
+			s.line = append(s.line, plotPt{x: x, y: ratOf(med.Median), xl: Decimal(replay.Int(sw.LimitsNS[j]), nsToMS, 3), val: Decimal(med.Median, one, 3),
 				tip: pt + ", " + sw.Metric + " ≤ " + Decimal(replay.Int(sw.LimitsNS[j]), nsToMS, 3) + " ms: goodput " + Decimal(med.Median, one, 3) + " req/s (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
 		}
 		p.series = append(p.series, s)

@@ -1,16 +1,7 @@
 package report
 
-// htmlSource is the page template. It loads nothing: the CSS is inline,
-// the charts are inline SVG built by html_chart.go, and there is no
-// script. html/template escapes every value for its context.
-const htmlSource = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>benchseal replay report ({{.Definitions}})</title>
-<style>
-:root{color-scheme:light;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--alt:#f6f8fa}
+// htmlCSS is the style sheet every page shares, print rules included.
+const htmlCSS = `:root{color-scheme:light;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--alt:#f6f8fa}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:#fff}
 main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
@@ -61,12 +52,48 @@ details.point{border:1px solid var(--line);border-radius:6px;padding:8px 14px 12
 details.point summary{font-weight:600;font-size:15px;cursor:pointer}
 .tables{display:flex;flex-wrap:wrap;gap:10px 36px;align-items:flex-start}
 .tables p.meanings{width:0;min-width:100%}
-@media print{details.point,figure{break-inside:avoid}}
-</style>
+.identity{display:grid;grid-template-columns:repeat(auto-fit,minmax(380px,1fr));gap:14px;margin:8px 0 4px}
+.identity section{border:1px solid var(--line);border-radius:6px;padding:10px 14px}
+.identity h3{margin:0 0 8px}
+.badge{display:inline-block;font-weight:700;font-size:12.5px;padding:1px 8px;border-radius:4px;border:1.5px solid #9a6700;color:#7d4e00;background:#fff8c5;margin-left:6px}
+.badge.bad{border-color:#cf222e;color:#a40e26;background:#ffebe9}
+.badge.good{border-color:#1a7f37;color:#116329;background:#dafbe1}
+.answer{border:2px solid var(--fg);border-radius:6px;padding:10px 14px;margin:12px 0;font-size:15px}
+td.st-differs,td.st-refused{color:#a40e26;font-weight:600}
+td.st-unknown{color:#7d4e00;font-weight:600}
+td.st-pass{color:#116329}
+table.values{font-size:12px;margin-top:6px}
+@media print{
+ body{font-size:11pt}
+ main{max-width:none;padding:0}
+ .charts{display:block}
+ figure,details.point,.identity section,table{break-inside:avoid}
+ figure{margin:0 0 10px}
+ details.point{border:0;padding:0}
+ .scroll{overflow:visible}
+ *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+}
+`
+
+// htmlSource is the page template. It loads nothing: the CSS is inline,
+// the charts are inline SVG built by html_chart.go, and there is no
+// script. html/template escapes every value for its context.
+const htmlSource = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>benchseal replay report ({{.Definitions}})</title>
+<style>
+` + htmlCSS + `</style>
 </head>
 <body>
 <main>
 <h1>benchseal replay report</h1>
+{{- with .Identity}}
+{{template "identity" .}}
+{{- end}}
+{{template "references" .References}}
 <dl class="meta">
 <dt>definitions</dt><dd>{{.Definitions}}</dd>
 <dt>boundary</dt><dd>{{.Boundary}}</dd>
@@ -213,6 +240,9 @@ details.point summary{font-weight:600;font-size:15px;cursor:pointer}
 {{- with .VLine}}
 <g class="vline"><line x1="{{.X}}" x2="{{.X}}" y1="{{$.T}}" y2="{{$.B}}"/><text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="{{.Anchor}}">{{.Label}}</text></g>
 {{- end}}
+{{- range .HLines}}
+<g class="vline"><line x1="{{$.L}}" x2="{{$.R}}" y1="{{.Y}}" y2="{{.Y}}"/><text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end">{{.Label}}</text></g>
+{{- end}}
 {{- range .Series}}
 <g class="series {{.Class}}">
 <path d="{{.Path}}"/>
@@ -232,7 +262,20 @@ details.point summary{font-weight:600;font-size:15px;cursor:pointer}
 {{- with .VLine}}
 <li class="slo"><span class="sw"></span><span class="n">{{.Label}}</span></li>
 {{- end}}
+{{- range .HLines}}
+<li class="slo"><span class="sw"></span><span class="n">{{.Label}}</span></li>
+{{- end}}
 </ul>
+{{- with .Table.Rows}}
+<div class="scroll"><table class="values">
+<thead><tr>{{range $i, $h := $.Table.Head}}<th{{if $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .}}
+<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end}}
 {{- with .Caption}}
 <p class="caption">{{.}}</p>
 {{- end}}

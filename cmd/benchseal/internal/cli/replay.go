@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/replay/report"
 	"github.com/benchseal/benchseal/schema"
@@ -172,6 +173,10 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
 			return err
 		}
+	}
+	if report.Format(o.output) == report.FormatHTML {
+		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
+		return report.HTMLRun(io.Out, res, in)
 	}
 	return report.Write(io.Out, report.Format(o.output), res)
 }

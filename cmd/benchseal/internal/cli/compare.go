@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/compare/load"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/replay/report"
+)
+
+func init() {
+	register("compare", newCompareCmd)
+	register("decide", newDecideCmd)
+}
+
+// inputFlags are the flags compare and decide share: how inputs are
+// checked and replayed, and which differences are accepted.
+type inputFlags struct {
+	keys          []string
+	allowUnsigned bool
+	definitions   string
+	slo           string
+	allowWorkload bool
+	allowDiff     []string
+	alpha         float64
+	output        string
+}
+
+func (f *inputFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.keys, "key", nil, "pinned public key PEM (repeatable): each bundle must verify under one of them, and the key that did is printed")
+	fl.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "UNSAFE: accept bundles without checking signatures (integrity only); each is labelled unsigned")
+	fl.StringVar(&f.definitions, "definitions", "benchseal", "metric definitions for every input: "+strings.Join(replay.DefinitionNames, "|"))
+	fl.StringVar(&f.slo, "slo", "", "one SLO for every input, e.g. ttft=200ms,e2e=5s,tpot=50ms (default: the manifests', which must agree)")
+	fl.BoolVar(&f.allowWorkload, "allow-different-workload", false, "compare runs whose workload hashes differ (said in the result)")
+	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
+	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann–Whitney U test")
+	fl.StringVar(&f.output, "output", "text", "output format: text|json|markdown|html")
+}
+
+func allowableChecks() []string {
+	var out []string
+	for _, c := range compare.RequiredChecks {
+		if c != compare.CheckQualityGate {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// loadOptions validates the shared flags and turns them into load and
+// guard options.
+func (f *inputFlags) loadOptions(target string) (load.Options, compare.GuardOptions, error) {
+	var lo load.Options
+	var g compare.GuardOptions
+	switch report.Format(f.output) {
+	case report.FormatText, report.FormatJSON, report.FormatMarkdown, report.FormatHTML:
+	default:
+		return lo, g, usagef("--output %q: want text, json, markdown or html", f.output)
+	}
+	if _, err := replay.LookupDefinition(f.definitions); err != nil {
+		return lo, g, usagef("%v", err)
+	}
+	lo.Replay.Definitions = f.definitions
+	if f.slo != "" {
+		s, err := replay.ParseSLO(f.slo)
+		if err != nil {
+			return lo, g, usagef("--slo: %v", err)
+		}
+		s.Source = "flag"
+		lo.Replay.SLO = &s
+	}
+	if target != "" {
+		t, err := replay.ParseFraction(target)
+		if err != nil {
+			return lo, g, usagef("--attainment-target: %v", err)
+		}
+		lo.Replay.AttainmentTarget = t
+	}
+	if !(f.alpha > 0 && f.alpha < 1) {
+		return lo, g, usagef("--alpha %v: want 0 < alpha < 1", f.alpha)
+	}
+	if len(f.keys) > 0 && f.allowUnsigned {
+		return lo, g, usagef("--key and --allow-unsigned cannot be used together")
+	}
+	lo.AllowUnsignedUnsafe = f.allowUnsigned
+	for _, p := range f.keys {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return lo, g, err
+		}
+		k, err := artifact.ParsePublicKey(b)
+		if err != nil {
+			return lo, g, fmt.Errorf("%s: %w", p, err)
+		}
+		lo.Keys = append(lo.Keys, k)
+	}
+	for _, a := range f.allowDiff {
+		for _, n := range strings.Split(a, ",") {
+			n = strings.TrimSpace(n)
+			ok := false
+			for _, c := range allowableChecks() {
+				ok = ok || c == n
+			}
+			if !ok {
+				return lo, g, usagef("--allow-difference %q: want one of %s", n, strings.Join(allowableChecks(), ", "))
+			}
+			g.Allow = append(g.Allow, n)
+		}
+	}
+	if f.allowWorkload {
+		g.Allow = append(g.Allow, compare.CheckWorkload)
+	}
+	return lo, g, nil
+}
+
+// loadInputs reads every path through the verifier (bundles) or the
+// validator (run directories) and replays it; a rejected input exits 3.
+func loadInputs(ctx context.Context, errOut io.Writer, paths []string, lo load.Options) ([]*compare.Input, error) {
+	if lo.AllowUnsignedUnsafe {
+		fmt.Fprintln(errOut, "benchseal: WARNING: --allow-unsigned: bundle signatures are NOT checked; NOTHING IS AUTHENTICATED")
+	}
+	var ins []*compare.Input
+	for _, p := range paths {
+		in, err := load.Input(ctx, p, lo)
+		if err != nil {
+			if errors.Is(err, load.ErrRejected) {
+				return nil, rejected(err)
+			}
+			return nil, err
+		}
+		ins = append(ins, in)
+	}
+	return ins, nil
+}
+
+type compareOptions struct {
+	inputFlags
+	correction string
+}
+
+func newCompareCmd(io *IO) *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare A B [C ...]",
+		Short: "Compare runs or bundles: comparability guard, then every matched load point and metric with a significance test",
+		Long: `compare reads each input — a bundle through the verifier (it must verify under
+one of the --key keys, e.g. one per publisher, and the key that verified it is
+printed; --allow-unsigned checks integrity only and labels it unsigned), or a
+run directory after validation (labelled: not signed) — replays it under one set
+of definitions and one SLO, and compares B, C, … against A.
+
+First the comparability guard, before any number: workload hash (or
+--allow-different-workload, printed in the result), model name and revision,
+tokenizer, boundary, definitions, input and output length distributions, load
+mode and SLO must match; a quantized run needs a passing quality gate; precision,
+prefix-cache state, evidence class, client, hardware and engine are shown as
+differences. Each check is pass, differs (what) or unknown (not stated or
+declared unknown). A required difference refuses the comparison (exit 3) unless
+accepted with --allow-difference CHECK.
+
+Load points are matched by offered load (concurrency or rate), not by name;
+unmatched points are listed. The sample is the repeat (requests within a run
+are correlated): per matched point and metric, the medians over repeats with
+their distribution-free 95 % intervals, the relative change and a two-sided
+Mann–Whitney U test at --alpha, as benchstat prints it: "~" when p > alpha,
+and "need >= 4 samples to detect a difference at alpha level 0.05" when the
+repeats cannot show a difference. The number of tests is printed;
+--correction holm applies Holm–Bonferroni over all of them. Undefined values
+stay null with their reason; nothing is filled in.
+
+External evidence (an imported MLPerf result) is shown as a linked reference
+only, never compared or divided per accelerator.
+
+JSON output (schema benchseal/compare/v1) is described by 'benchseal schema
+compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
+1 error, 2 usage.`,
+		Example: `  benchseal compare a.oci.tar b.oci.tar --key publisher.pub
+  benchseal compare runs/a runs/b --slo ttft=200ms,e2e=5s --output markdown
+  benchseal compare a b --allow-different-workload --correction holm --output json`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lo, g, err := o.loadOptions("")
+			if err != nil {
+				return err
+			}
+			if o.correction != compare.CorrectionNone && o.correction != compare.CorrectionHolm {
+				return usagef("--correction %q: want none or holm", o.correction)
+			}
+			ins, err := loadInputs(cmd.Context(), io.ErrOut, args, lo)
+			if err != nil {
+				return err
+			}
+			res, err := compare.Compare(ins, compare.Options{Guard: g, Alpha: o.alpha, Correction: o.correction})
+			if err != nil {
+				return err
+			}
+			if err := report.WriteCompare(io.Out, report.Format(o.output), res); err != nil {
+				return err
+			}
+			if res.Guard.Verdict == compare.Refused {
+				return silentExit{ExitRejected}
+			}
+			return nil
+		},
+	}
+	o.bind(cmd)
+	cmd.Flags().StringVar(&o.correction, "correction", compare.CorrectionNone, "multiple-comparison correction: none|holm")
+	return cmd
+}
+
+type decideOptions struct {
+	inputFlags
+	objective string
+	target    string
+}
+
+func newDecideCmd(io *IO) *cobra.Command {
+	o := &decideOptions{}
+	cmd := &cobra.Command{
+		Use:   "decide A B [C ...] --objective max-goodput|min-cost-per-good-token|max-capacity",
+		Short: "Choose a configuration under the buyer's objective and SLO, or say that none wins significantly",
+		Long: `decide reads and checks the inputs as compare does (same guard, same flags) and
+answers which configuration wins under one objective, under the SLO (--slo, or
+the manifests' when they agree):
+
+  max-goodput               highest goodput (requests meeting the SLO per
+                            second) at each configuration's best load point
+  min-cost-per-good-token   lowest cost per million output tokens of good
+                            requests (manifest cost.price_per_hour over the
+                            measurement window); no price → unknown, cannot win
+  max-capacity              highest offered load whose SLO attainment meets
+                            --attainment-target, per repeat
+
+The decision table lists, per configuration: goodput, errors by kind,
+completed output tokens, cost per million good tokens (or unknown), capacity,
+prefix-cache state and confidence notes. The best median wins only when a
+two-sided Mann–Whitney U test over the repeats finds it better than every other
+eligible configuration at --alpha (Holm over those tests); otherwise decide
+says no configuration wins significantly. The answer gives the margin, the
+Hodges–Lehmann difference with its exact 95 % interval when the repeats allow
+one, and the limits (unknowns, differences, too few repeats). A synthetic run
+never wins a decision between different hardware.
+
+JSON output (schema benchseal/decide/v1) is described by 'benchseal schema
+decide'. Exit codes: 0 decided (including "no significant winner"), 3 an input
+was rejected or the guard refused, 1 error, 2 usage.`,
+		Example: `  benchseal decide a.oci.tar b.oci.tar --key publisher.pub --objective max-goodput --slo ttft=200ms,e2e=5s
+  benchseal decide runs/a runs/b --objective max-capacity --attainment-target 0.95 --output html > decision.html`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lo, g, err := o.loadOptions(o.target)
+			if err != nil {
+				return err
+			}
+			ok := false
+			for _, ob := range compare.Objectives {
+				ok = ok || ob == o.objective
+			}
+			if !ok {
+				return usagef("--objective %q: want one of %s", o.objective, strings.Join(compare.Objectives, ", "))
+			}
+			ins, err := loadInputs(cmd.Context(), io.ErrOut, args, lo)
+			if err != nil {
+				return err
+			}
+			d, err := compare.Decide(ins, compare.DecideOptions{Objective: o.objective, Target: lo.Replay.AttainmentTarget, Guard: g, Alpha: o.alpha})
+			if err != nil {
+				return err
+			}
+			if err := report.WriteDecide(io.Out, report.Format(o.output), d); err != nil {
+				return err
+			}
+			if d.Guard.Verdict == compare.Refused {
+				return silentExit{ExitRejected}
+			}
+			return nil
+		},
+	}
+	o.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.objective, "objective", "", "what to optimise: "+strings.Join(compare.Objectives, "|")+" (required)")
+	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment a load point must reach to count for capacity")
+	_ = cmd.MarkFlagRequired("objective")
+	return cmd
+}

@@ -1,0 +1,430 @@
+package compare
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
+)
+
+// SchemaV1 identifies the JSON document of a comparison.
+const SchemaV1 = "benchseal/compare/v1"
+
+// DefaultAlpha is the significance level, as benchstat's.
+const DefaultAlpha = 0.05
+
+// Corrections for many comparisons.
+const (
+	CorrectionNone = "none"
+	CorrectionHolm = "holm"
+)
+
+// Metric is a compared metric: a claim path of a point result and which
+// direction is better.
+type Metric struct {
+	Path string
+	// HigherIsBetter is true for rates and attainment, false for
+	// latencies and cost.
+	HigherIsBetter bool
+}
+
+// Metrics are the metrics compared at every matched load point, in
+// output order: replay's across-repeat summary metrics plus the cost per
+// million good tokens.
+var Metrics = []Metric{
+	{"request_throughput", true}, {"output_token_throughput", true}, {"goodput", true}, {"token_goodput", true},
+	{"slo_attainment", true},
+	{"ttft_ns.p50", false}, {"ttft_ns.p99", false}, {"e2e_ns.p50", false}, {"e2e_ns.p99", false},
+	{"tpot_ns.p50", false}, {"tpot_ns.p99", false}, {"itl_ns.p99", false},
+	{replay.CostPerMillionGoodTokens, false},
+}
+
+// MetricByPath returns the metric with this path.
+func MetricByPath(path string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Path == path {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Options configure a comparison.
+type Options struct {
+	Guard GuardOptions
+	// Alpha is the significance level (default DefaultAlpha).
+	Alpha float64
+	// Correction is CorrectionNone (default) or CorrectionHolm.
+	Correction string
+}
+
+func (o *Options) check() error {
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
+	}
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return fmt.Errorf("compare: alpha %v is not in (0, 1): %w", o.Alpha, ErrCompare)
+	}
+	switch o.Correction {
+	case "":
+		o.Correction = CorrectionNone
+	case CorrectionNone, CorrectionHolm:
+	default:
+		return fmt.Errorf("compare: correction %q is not none or holm: %w", o.Correction, ErrCompare)
+	}
+	for _, a := range o.Guard.Allow {
+		if !slices.Contains(RequiredChecks, a) || a == CheckQualityGate {
+			return fmt.Errorf("compare: %q is not a check whose difference can be allowed (%s): %w", a, strings.Join(allowable(), ", "), ErrCompare)
+		}
+	}
+	return nil
+}
+
+func allowable() []string {
+	var out []string
+	for _, c := range RequiredChecks {
+		if c != CheckQualityGate {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// OfferedLoad is what a load point offers: a concurrency or an arrival
+// rate. Load points of different runs match when their offered loads are
+// equal, whatever they are named.
+type OfferedLoad struct {
+	Mode        string
+	Concurrency int
+	Rate        float64
+}
+
+// String is "concurrency 16" or "rate 4 req/s"; "" when unknown.
+func (o OfferedLoad) String() string {
+	switch {
+	case o.Concurrency > 0:
+		return "concurrency " + strconv.Itoa(o.Concurrency)
+	case o.Rate > 0:
+		return "rate " + strconv.FormatFloat(o.Rate, 'f', -1, 64) + " req/s"
+	}
+	return ""
+}
+
+// Value is the offered load as a number (concurrency, or rate in req/s).
+func (o OfferedLoad) Value() float64 {
+	if o.Concurrency > 0 {
+		return float64(o.Concurrency)
+	}
+	return o.Rate
+}
+
+// PointLoad returns the offered load the manifest states for a point.
+func PointLoad(m *schema.Manifest, point string) (OfferedLoad, bool) {
+	for _, p := range m.Load.Points {
+		if p.Name == point {
+			o := OfferedLoad{Mode: m.Load.Mode, Concurrency: p.Concurrency, Rate: p.Rate}
+			return o, o.String() != ""
+		}
+	}
+	return OfferedLoad{}, false
+}
+
+// Points returns the point names of a result in run order.
+func Points(r *replay.Result) []string {
+	var out []string
+	for _, p := range r.Results {
+		if !slices.Contains(out, p.Point) {
+			out = append(out, p.Point)
+		}
+	}
+	return out
+}
+
+// Repeats returns the results of one point, by repeat.
+func Repeats(r *replay.Result, point string) []*replay.PointResult {
+	var out []*replay.PointResult
+	for _, p := range r.Results {
+		if p.Point == point {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Side is one input's values of one metric at one point.
+type Side struct {
+	// Point is the input's name for the load point.
+	Point string
+	// Values holds the metric of each repeat, in repeat order (Null
+	// where undefined).
+	Values []replay.Value
+	// Summary is the median and its distribution-free interval over the
+	// defined values (replay.SummarizeValues).
+	Summary replay.Summary
+	// NullReason says why no value is defined, "" when some is.
+	NullReason string
+}
+
+func side(in *Input, point, metric string) Side {
+	s := Side{Point: point}
+	for _, pr := range Repeats(in.Result, point) {
+		v, _ := pr.Lookup(metric)
+		s.Values = append(s.Values, v)
+	}
+	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
+	if s.Summary.N == 0 {
+		s.NullReason = NullReason(in, metric)
+	}
+	return s
+}
+
+// NullReason says why a metric of an input is undefined.
+func NullReason(in *Input, metric string) string {
+	r := in.Result
+	head, _, _ := strings.Cut(metric, ".")
+	switch {
+	case metric == replay.CostPerMillionGoodTokens || metric == replay.CostPerMillionOutputTokens:
+		if r.Cost == nil {
+			return "unknown: the manifest states no price (cost.price_per_hour)"
+		}
+		if !r.SLO.Any() && metric == replay.CostPerMillionGoodTokens {
+			return "undefined: no SLO, so no good tokens"
+		}
+	case (metric == "goodput" || metric == "token_goodput" || strings.HasPrefix(metric, "slo_attainment")) && !r.SLO.Any():
+		return "undefined: no SLO set"
+	case r.Boundary == schema.BoundaryNonStreaming && (head == "ttft_ns" || head == "tpot_ns" || head == "itl_ns"):
+		return "not measured: non-streaming boundary (only end-to-end latency is timed)"
+	}
+	return "undefined in every repeat of " + in.Name
+}
+
+// Comparison is one metric at one matched load point: an input against
+// the baseline (the first measured input).
+type Comparison struct {
+	Load   string
+	Metric Metric
+	// Other is the index (in Result.Inputs) of the input compared with
+	// input 0.
+	Other       int
+	Base, Patch Side
+	// Change is median(Patch)/median(Base) − 1, Null when either is
+	// undefined or the base median is 0.
+	Change replay.Value
+	// Tested is set when the U test ran; P is its p-value (1 when the
+	// test failed, with a warning) and PAdjusted after the correction.
+	Tested      bool
+	P           float64
+	PAdjusted   float64
+	Exact       bool
+	Significant bool
+	// Better is set when significant and the patch is better in the
+	// metric's direction.
+	Better   bool
+	Warnings []string
+	// Note says why no test ran.
+	Note string
+}
+
+// Unmatched is a load point of one input with no counterpart in the
+// baseline (or the other way round).
+type Unmatched struct {
+	Input  string
+	Point  string
+	Load   string
+	Reason string
+}
+
+// Result is a whole comparison.
+type Result struct {
+	Schema string
+	// Inputs are the measured runs, the baseline first; References the
+	// external evidence (shown, never compared).
+	Inputs     []*Input
+	References []*Input
+	Guard      *Guard
+	Alpha      float64
+	Correction string
+	// Loads are the matched offered loads, in the baseline's order;
+	// Unmatched the points without a counterpart.
+	Loads       []string
+	Unmatched   []Unmatched
+	Comparisons []Comparison
+	// Tests counts the U tests run (the family Holm corrects over).
+	Tests int
+	Notes []string
+}
+
+// Compare checks comparability and, unless the guard refuses, compares
+// every matched load point and metric of each input against the first.
+// An error is returned only for invalid options or inputs; a refusal is a
+// result with Guard.Verdict == Refused and no comparisons.
+func Compare(ins []*Input, opts Options) (*Result, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	res := &Result{Schema: SchemaV1, Alpha: opts.Alpha, Correction: opts.Correction}
+	for _, in := range ins {
+		if in == nil || in.Manifest == nil || in.Result == nil {
+			return nil, fmt.Errorf("compare: input without manifest or replay result: %w", ErrCompare)
+		}
+		if in.External() {
+			res.References = append(res.References, in)
+		} else {
+			res.Inputs = append(res.Inputs, in)
+		}
+	}
+	if len(res.References) > 0 {
+		res.Notes = append(res.Notes, "external evidence (e.g. MLPerf) is shown as a linked reference only: it has no per-request data and is never compared, ranked or divided per accelerator")
+	}
+	res.Guard = RunGuard(res.Inputs, opts.Guard)
+	if len(res.Inputs) < 2 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d measured run(s): nothing to compare", len(res.Inputs)))
+		return res, nil
+	}
+	if res.Guard.Verdict == Refused {
+		return res, nil
+	}
+	base := res.Inputs[0]
+	baseLoads := map[string]string{} // load → point
+	for _, p := range Points(base.Result) {
+		o, ok := PointLoad(base.Manifest, p)
+		if !ok {
+			res.Unmatched = append(res.Unmatched, Unmatched{Input: base.Name, Point: p, Reason: "offered load not stated"})
+			continue
+		}
+		if _, dup := baseLoads[o.String()]; dup {
+			res.Unmatched = append(res.Unmatched, Unmatched{Input: base.Name, Point: p, Load: o.String(), Reason: "a second point with the same offered load"})
+			continue
+		}
+		baseLoads[o.String()] = p
+		res.Loads = append(res.Loads, o.String())
+	}
+	matched := map[string]bool{}
+	for i := 1; i < len(res.Inputs); i++ {
+		in := res.Inputs[i]
+		seen := map[string]bool{}
+		for _, p := range Points(in.Result) {
+			o, ok := PointLoad(in.Manifest, p)
+			if !ok {
+				res.Unmatched = append(res.Unmatched, Unmatched{Input: in.Name, Point: p, Reason: "offered load not stated"})
+				continue
+			}
+			bp, ok := baseLoads[o.String()]
+			if !ok {
+				res.Unmatched = append(res.Unmatched, Unmatched{Input: in.Name, Point: p, Load: o.String(), Reason: "no point of " + base.Name + " offers this load"})
+				continue
+			}
+			if seen[o.String()] {
+				res.Unmatched = append(res.Unmatched, Unmatched{Input: in.Name, Point: p, Load: o.String(), Reason: "a second point with the same offered load"})
+				continue
+			}
+			seen[o.String()] = true
+			matched[o.String()] = true
+			for _, m := range Metrics {
+				res.Comparisons = append(res.Comparisons, compareOne(base, in, i, bp, p, o.String(), m, opts.Alpha))
+			}
+		}
+		for _, l := range res.Loads {
+			if !seen[l] {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s has no point offering %s", in.Name, l))
+			}
+		}
+	}
+	var loads []string
+	for _, l := range res.Loads {
+		if matched[l] {
+			loads = append(loads, l)
+		} else {
+			res.Unmatched = append(res.Unmatched, Unmatched{Input: base.Name, Point: baseLoads[l], Load: l, Reason: "no other run offers this load"})
+		}
+	}
+	res.Loads = loads
+	res.applyCorrection()
+	return res, nil
+}
+
+func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha float64) Comparison {
+	c := Comparison{Load: load, Metric: m, Other: idx, Base: side(base, bp, m.Path), Patch: side(in, p, m.Path), Change: replay.Null, P: 1, PAdjusted: 1}
+	c.Change = RelativeChange(c.Base.Summary.Median, c.Patch.Summary.Median)
+	x1, x2 := floats(c.Base.Values), floats(c.Patch.Values)
+	switch {
+	case len(x1) == 0 && len(x2) == 0:
+		c.Note = "undefined in both: " + c.Base.NullReason
+		return c
+	case len(x1) == 0:
+		c.Note = base.Name + ": " + c.Base.NullReason
+		return c
+	case len(x2) == 0:
+		c.Note = in.Name + ": " + c.Patch.NullReason
+		return c
+	}
+	c.Tested = true
+	t, err := stats.MannWhitneyU(x1, x2)
+	if err != nil {
+		c.Warnings = append(c.Warnings, err.Error())
+	} else {
+		c.P, c.Exact = t.P, t.Exact
+		if w := stats.SampleWarning(t, alpha); w != "" {
+			c.Warnings = append(c.Warnings, w)
+		}
+	}
+	c.PAdjusted = c.P
+	return c
+}
+
+// applyCorrection adjusts the p-values over every test run and sets the
+// significance of each comparison.
+func (r *Result) applyCorrection() {
+	var ps []float64
+	var idx []int
+	for i, c := range r.Comparisons {
+		if c.Tested {
+			ps = append(ps, c.P)
+			idx = append(idx, i)
+		}
+	}
+	r.Tests = len(ps)
+	adj := ps
+	if r.Correction == CorrectionHolm {
+		adj = stats.Holm(ps)
+	}
+	for j, i := range idx {
+		c := &r.Comparisons[i]
+		c.PAdjusted = adj[j]
+		c.Significant = c.PAdjusted <= r.Alpha
+		if c.Significant {
+			b, p := c.Base.Summary.Median.Rat(), c.Patch.Summary.Median.Rat()
+			if b != nil && p != nil {
+				cmp := p.Cmp(b)
+				c.Better = (cmp > 0) == c.Metric.HigherIsBetter && cmp != 0
+			}
+		}
+	}
+}
+
+// RelativeChange is patch/base − 1 exactly, Null when either is undefined
+// or base is 0.
+func RelativeChange(base, patch replay.Value) replay.Value {
+	b, p := base.Rat(), patch.Rat()
+	if b == nil || p == nil || b.Sign() == 0 {
+		return replay.Null
+	}
+	q := new(big.Rat).Quo(p, b)
+	return replay.Exact(q.Sub(q, big.NewRat(1, 1)))
+}
+
+// floats returns the defined values as float64.
+func floats(vs []replay.Value) []float64 {
+	var out []float64
+	for _, v := range vs {
+		if f, ok := v.Float64(); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,384 @@
+package compare
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
+)
+
+// DecideSchemaV1 identifies the JSON document of a decision.
+const DecideSchemaV1 = "benchseal/decide/v1"
+
+// Objectives of a decision, each under the SLO.
+const (
+	MaxGoodput          = "max-goodput"
+	MinCostPerGoodToken = "min-cost-per-good-token"
+	MaxCapacity         = "max-capacity"
+)
+
+// Objectives lists the objectives in help order.
+var Objectives = []string{MaxGoodput, MinCostPerGoodToken, MaxCapacity}
+
+// Decision verdicts.
+const (
+	// Winner: one configuration is significantly better than every other
+	// eligible one.
+	Winner = "winner"
+	// NoSignificantWinner: the best median is not significantly better
+	// than another eligible configuration.
+	NoSignificantWinner = "no-significant-winner"
+	// NoDecision: the guard refused, or fewer than two configurations
+	// have a value for the objective.
+	NoDecision = "no-decision"
+)
+
+// DecideOptions configure a decision.
+type DecideOptions struct {
+	Objective string
+	// Target is the SLO attainment a load point must reach to count for
+	// capacity (default 9/10).
+	Target *big.Rat
+	Guard  GuardOptions
+	// Alpha is the significance level (default DefaultAlpha).
+	Alpha float64
+}
+
+// Row is one configuration in the decision table. Values are medians
+// across repeats at the configuration's best load point for the
+// objective (for capacity: across the whole sweep).
+type Row struct {
+	Input int
+	Name  string
+	// Point and Load are the load point the objective was read at.
+	Point, Load string
+	// Objective is the per-repeat value the decision ranks on.
+	Objective Side
+	Goodput   Side
+	// Cost is the cost per million good tokens.
+	Cost Side
+	// Capacity is, per repeat, the highest offered load whose SLO
+	// attainment meets the target.
+	Capacity Side
+	// Errors counts the failed requests of Point over all repeats, by
+	// kind (error, timeout, cancelled, rejected).
+	Errors map[string]int64
+	// Sent counts the measured requests of Point over all repeats.
+	Sent int64
+	// OutputTokens is the output tokens of completed requests at Point,
+	// summed over repeats; Null when a repeat's window or throughput is
+	// undefined.
+	OutputTokens replay.Value
+	PrefixCache  string
+	Evidence     string
+	Hardware     string
+	Repeats      int
+	// Eligible is false when the row cannot win; Ineligible says why.
+	Eligible   bool
+	Ineligible string
+	// Notes are confidence notes (benchstat warnings of the summaries).
+	Notes []string
+}
+
+// Decision is the answer to "which configuration, under this objective".
+type Decision struct {
+	Schema    string
+	Objective string
+	// SLO is the SLO every goodput was computed under, with its source.
+	SLO, SLOSource string
+	Target         *big.Rat
+	Alpha          float64
+	Inputs         []*Input
+	References     []*Input
+	Guard          *Guard
+	Rows           []Row
+	// Verdict is Winner, NoSignificantWinner or NoDecision.
+	Verdict string
+	// Best is the row with the best median for the objective, Winner
+	// the same row when it wins significantly, RunnerUp the second best
+	// (Rows indexes; −1 when none).
+	Best, Winner, RunnerUp int
+	// Margin is the winner's median over the runner-up's minus 1 (for a
+	// cost, runner-up over winner minus 1: how much more the runner-up
+	// pays); Shift the Hodges–Lehmann difference winner − runner-up with
+	// its interval; P the largest p-value of the winner against each
+	// other eligible row, after Holm over those tests.
+	Margin replay.Value
+	Shift  *stats.Shift
+	P      float64
+	// Answer is the decision in one sentence; Limits what it rests on.
+	Answer string
+	Limits []string
+}
+
+// Decide ranks the inputs under the objective.
+func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
+	if !slices.Contains(Objectives, opts.Objective) {
+		return nil, fmt.Errorf("compare: objective %q is not one of %s: %w", opts.Objective, strings.Join(Objectives, ", "), ErrCompare)
+	}
+	copts := Options{Guard: opts.Guard, Alpha: opts.Alpha}
+	if err := copts.check(); err != nil {
+		return nil, err
+	}
+	if opts.Target == nil {
+		opts.Target = big.NewRat(9, 10)
+	}
+	if opts.Target.Sign() <= 0 || opts.Target.Cmp(big.NewRat(1, 1)) > 0 {
+		return nil, fmt.Errorf("compare: attainment target %s is not in (0, 1]: %w", opts.Target.FloatString(3), ErrCompare)
+	}
+	d := &Decision{Schema: DecideSchemaV1, Objective: opts.Objective, Target: opts.Target, Alpha: copts.Alpha, Best: -1, Winner: -1, RunnerUp: -1, Margin: replay.Null, P: 1}
+	for _, in := range ins {
+		if in == nil || in.Manifest == nil || in.Result == nil {
+			return nil, fmt.Errorf("compare: input without manifest or replay result: %w", ErrCompare)
+		}
+		if in.External() {
+			d.References = append(d.References, in)
+		} else {
+			d.Inputs = append(d.Inputs, in)
+		}
+	}
+	d.Guard = RunGuard(d.Inputs, opts.Guard)
+	if len(d.Inputs) > 0 {
+		d.SLO = SLOText(d.Inputs[0].Result.SLO)
+		d.SLOSource = d.Inputs[0].Result.SLO.Source
+	}
+	d.Limits = append(d.Limits, d.Guard.Limits...)
+	if len(d.References) > 0 {
+		d.Limits = append(d.Limits, "external evidence (MLPerf) is a linked reference only and takes no part in the decision")
+	}
+	if d.Guard.Verdict == Refused {
+		d.Verdict = NoDecision
+		d.Answer = "no decision: the runs are not comparable (" + strings.Join(d.Guard.Refusals, "; ") + ")"
+		return d, nil
+	}
+	if d.SLO == "" {
+		d.Limits = append(d.Limits, "no SLO: goodput, capacity and cost per good token are undefined; pass --slo")
+	}
+	// A synthetic run never wins a decision about hardware.
+	hw := d.Guard.Check(CheckHardware)
+	hardwareDecision := hw != nil && hw.Status != Pass
+	for i, in := range d.Inputs {
+		d.Rows = append(d.Rows, decideRow(in, i, opts))
+		r := &d.Rows[i]
+		if in.Manifest.Evidence == schema.EvidenceSynthetic && hardwareDecision {
+			r.Eligible, r.Ineligible = false, "synthetic run: it cannot win a decision about hardware"
+		}
+	}
+	d.rank()
+	return d, nil
+}
+
+func decideRow(in *Input, idx int, opts DecideOptions) Row {
+	r := Row{Input: idx, Name: in.Name, PrefixCache: in.Manifest.Engine.PrefixCache, Evidence: in.Manifest.Evidence,
+		Hardware: HardwareText(in.Manifest), Eligible: true, OutputTokens: replay.Null, Errors: map[string]int64{}}
+	if r.PrefixCache == "" {
+		r.PrefixCache = "unknown"
+	}
+	if r.Hardware == "" {
+		r.Hardware = "unknown"
+	}
+	points := Points(in.Result)
+	// The best point for the objective (by median; ties keep run order).
+	metric := "goodput"
+	lowerBetter := false
+	if opts.Objective == MinCostPerGoodToken {
+		metric, lowerBetter = replay.CostPerMillionGoodTokens, true
+	}
+	best := ""
+	var bestMed *big.Rat
+	for _, p := range points {
+		s := side(in, p, metric)
+		m := s.Summary.Median.Rat()
+		if m == nil {
+			continue
+		}
+		if bestMed == nil || (lowerBetter && m.Cmp(bestMed) < 0) || (!lowerBetter && m.Cmp(bestMed) > 0) {
+			best, bestMed = p, m
+		}
+	}
+	if best == "" && len(points) > 0 {
+		best = points[len(points)-1]
+	}
+	r.Point = best
+	if o, ok := PointLoad(in.Manifest, best); ok {
+		r.Load = o.String()
+	}
+	r.Goodput = side(in, best, "goodput")
+	r.Cost = side(in, best, replay.CostPerMillionGoodTokens)
+	r.Capacity = capacitySide(in, opts.Target)
+	switch opts.Objective {
+	case MaxGoodput:
+		r.Objective = r.Goodput
+	case MinCostPerGoodToken:
+		r.Objective = r.Cost
+	case MaxCapacity:
+		r.Objective = r.Capacity
+	}
+	reps := Repeats(in.Result, best)
+	r.Repeats = len(reps)
+	tokens := new(big.Rat)
+	okTokens := len(reps) > 0
+	for _, pr := range reps {
+		r.Sent += pr.Counts.Sent
+		r.Errors["error"] += pr.Counts.Error
+		r.Errors["timeout"] += pr.Counts.Timeout
+		r.Errors["cancelled"] += pr.Counts.Cancelled
+		r.Errors["rejected"] += pr.Counts.Rejected
+		tp, w := pr.Scalars["output_token_throughput"].Rat(), pr.Scalars["window_ns"].Rat()
+		if tp == nil || w == nil {
+			okTokens = false
+			continue
+		}
+		t := new(big.Rat).Mul(tp, w)
+		tokens.Add(tokens, t.Quo(t, big.NewRat(1e9, 1)))
+	}
+	if okTokens {
+		r.OutputTokens = replay.Exact(tokens)
+	}
+	for _, s := range []Side{r.Objective, r.Goodput} {
+		for _, w := range s.Summary.Warnings {
+			if !slices.Contains(r.Notes, w) {
+				r.Notes = append(r.Notes, w)
+			}
+		}
+	}
+	for _, v := range r.Capacity.Values {
+		if c := v.Rat(); c != nil && c.Sign() == 0 {
+			r.Notes = append(r.Notes, "capacity 0: in some repeats no load point meets the attainment target (below the lowest offered load)")
+			break
+		}
+	}
+	if r.Objective.Summary.N == 0 {
+		r.Eligible, r.Ineligible = false, r.Objective.NullReason
+	}
+	return r
+}
+
+// capacitySide is, per repeat, the highest offered load whose SLO
+// attainment meets target. A repeat where no point meets it has capacity
+// 0 (below the lowest offered load); one where any attainment is
+// undefined has none.
+func capacitySide(in *Input, target *big.Rat) Side {
+	s := Side{}
+	byRepeat := map[int][]*replay.PointResult{}
+	var order []int
+	for _, pr := range in.Result.Results {
+		if _, ok := byRepeat[pr.Repeat]; !ok {
+			order = append(order, pr.Repeat)
+		}
+		byRepeat[pr.Repeat] = append(byRepeat[pr.Repeat], pr)
+	}
+	slices.Sort(order)
+	reason := ""
+	for _, rep := range order {
+		v := replay.Int(0)
+		for _, pr := range byRepeat[rep] {
+			o, ok := PointLoad(in.Manifest, pr.Point)
+			if !ok {
+				v, reason = replay.Null, "offered load of point "+pr.Point+" not stated"
+				break
+			}
+			a := pr.Scalars["slo_attainment"].Rat()
+			if a == nil {
+				v, reason = replay.Null, NullReason(in, "slo_attainment")
+				break
+			}
+			if a.Cmp(target) >= 0 {
+				l := new(big.Rat).SetFloat64(o.Value())
+				if c := v.Rat(); c != nil && l.Cmp(c) > 0 {
+					v = replay.Exact(l)
+				}
+			}
+		}
+		s.Values = append(s.Values, v)
+	}
+	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
+	if s.Summary.N == 0 {
+		s.NullReason = reason
+		if reason == "" {
+			s.NullReason = "no load points"
+		}
+	}
+	return s
+}
+
+// rank picks the winner: the eligible row with the best median, if it is
+// significantly better than every other eligible row (Holm over those
+// tests).
+func (d *Decision) rank() {
+	lowerBetter := d.Objective == MinCostPerGoodToken
+	var cand []int
+	for i, r := range d.Rows {
+		if r.Eligible {
+			cand = append(cand, i)
+		} else {
+			d.Limits = append(d.Limits, r.Name+" cannot win: "+r.Ineligible)
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b int) int {
+		c := d.Rows[a].Objective.Summary.Median.Rat().Cmp(d.Rows[b].Objective.Summary.Median.Rat())
+		if lowerBetter {
+			return c
+		}
+		return -c
+	})
+	what := map[string]string{MaxGoodput: "goodput", MinCostPerGoodToken: "cost per million good tokens", MaxCapacity: "capacity"}[d.Objective]
+	if len(cand) < 2 {
+		d.Verdict = NoDecision
+		switch len(cand) {
+		case 0:
+			d.Answer = "no decision: no configuration has a defined " + what
+		default:
+			d.Best = cand[0]
+			d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " has a defined " + what + "; nothing to compare it with"
+		}
+		return
+	}
+	w := cand[0]
+	d.Best, d.Winner, d.RunnerUp = w, w, cand[1]
+	var ps []float64
+	var warns []string
+	for _, o := range cand[1:] {
+		x1, x2 := floats(d.Rows[w].Objective.Values), floats(d.Rows[o].Objective.Values)
+		t, err := stats.MannWhitneyU(x1, x2)
+		p := 1.0
+		if err == nil {
+			p = t.P
+			if s := stats.SampleWarning(t, d.Alpha); s != "" && !slices.Contains(warns, s) {
+				warns = append(warns, s)
+			}
+		}
+		ps = append(ps, p)
+	}
+	adj := stats.Holm(ps)
+	d.P = slices.Max(adj)
+	wm, rm := d.Rows[w].Objective.Summary.Median, d.Rows[d.RunnerUp].Objective.Summary.Median
+	if lowerBetter {
+		d.Margin = RelativeChange(wm, rm)
+	} else {
+		d.Margin = RelativeChange(rm, wm)
+	}
+	if sh, err := stats.ShiftCI(floats(d.Rows[w].Objective.Values), floats(d.Rows[d.RunnerUp].Objective.Values), 0.95); err == nil {
+		d.Shift = &sh
+	}
+	n := fmt.Sprintf("%d vs %d repeats", d.Rows[w].Objective.Summary.N, d.Rows[d.RunnerUp].Objective.Summary.N)
+	if d.P <= d.Alpha && wm.Rat().Cmp(rm.Rat()) != 0 {
+		d.Verdict = Winner
+		d.Answer = fmt.Sprintf("%s wins on %s (significant at α = %v, p = %.3g, %s)", d.Rows[w].Name, what, d.Alpha, d.P, n)
+	} else {
+		d.Verdict = NoSignificantWinner
+		d.Winner = -1
+		d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %.3g, %s)",
+			what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
+	}
+	for _, s := range warns {
+		d.Limits = append(d.Limits, s)
+	}
+	if d.Shift != nil && !d.Shift.Bounded {
+		d.Limits = append(d.Limits, fmt.Sprintf("too few repeats for a 95 %% interval of the difference (the widest covers %.3g %%)", 100*d.Shift.Confidence))
+	}
+}

@@ -1,0 +1,409 @@
+package compare
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Check statuses.
+const (
+	Pass    = "pass"
+	Differs = "differs"
+	Unknown = "unknown"
+)
+
+// Guard verdicts.
+const (
+	// Comparable: every check passed.
+	Comparable = "comparable"
+	// WithDifferences: no required check failed, but some checks differ
+	// or are unknown; the differences are listed and travel with every
+	// number.
+	WithDifferences = "comparable-with-differences"
+	// Refused: a required check differs (or a quantized run has no
+	// passing quality gate); no number is compared.
+	Refused = "refused"
+)
+
+// Check names of the comparability guard, in the order they are run.
+const (
+	CheckWorkload      = "workload"
+	CheckModel         = "model"
+	CheckRevision      = "model_revision"
+	CheckTokenizer     = "tokenizer"
+	CheckBoundary      = "boundary"
+	CheckDefinitions   = "definitions"
+	CheckInputLengths  = "input_lengths"
+	CheckOutputLengths = "output_lengths"
+	CheckLoadMode      = "load_mode"
+	CheckSLO           = "slo"
+	CheckQualityGate   = "quality_gate"
+	CheckPrecision     = "precision"
+	CheckPrefixCache   = "prefix_cache"
+	CheckEvidence      = "evidence"
+	CheckClient        = "client"
+	CheckHardware      = "hardware"
+	CheckEngine        = "engine"
+)
+
+// RequiredChecks must pass (or be explicitly allowed) for numbers to be
+// compared: without them the runs do not measure the same thing.
+var RequiredChecks = []string{CheckWorkload, CheckModel, CheckRevision, CheckTokenizer, CheckBoundary, CheckDefinitions,
+	CheckInputLengths, CheckOutputLengths, CheckLoadMode, CheckSLO, CheckQualityGate}
+
+// CheckResult is one check of the guard.
+type CheckResult struct {
+	Name string
+	// Status is Pass, Differs or Unknown.
+	Status string
+	// Required says whether a difference refuses the comparison.
+	Required bool
+	// Allowed is set when a required difference was accepted by the
+	// caller (e.g. --allow-different-workload).
+	Allowed bool
+	// Values holds what each input states, in input order ("" when
+	// not stated).
+	Values []string
+	// Detail says what differs or which input does not state it.
+	Detail string
+}
+
+// Guard is the comparability verdict over the measured inputs.
+type Guard struct {
+	// Verdict is Comparable, WithDifferences or Refused.
+	Verdict string
+	Checks  []CheckResult
+	// Refusals say why the comparison was refused.
+	Refusals []string
+	// Allowed lists the required checks whose difference the caller
+	// accepted.
+	Allowed []string
+	// Limits are the differences and unknowns every number carries.
+	Limits []string
+}
+
+// Check returns the named check, or nil.
+func (g *Guard) Check(name string) *CheckResult {
+	for i := range g.Checks {
+		if g.Checks[i].Name == name {
+			return &g.Checks[i]
+		}
+	}
+	return nil
+}
+
+type field struct {
+	value string
+	// declared: listed in manifest.unknown.
+	declared bool
+}
+
+func stated(m *schema.Manifest, v string, paths ...string) field {
+	f := field{value: v}
+	if v == "" {
+		for _, p := range paths {
+			if m.Declared(p) {
+				f.declared = true
+			}
+		}
+	}
+	return f
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+func lengths(d *schema.LengthDist) string {
+	if d == nil {
+		return ""
+	}
+	var b []string
+	if d.Kind != "" {
+		b = append(b, d.Kind)
+	}
+	if d.Min != 0 || d.Max != 0 {
+		b = append(b, "min "+strconv.Itoa(d.Min), "max "+strconv.Itoa(d.Max))
+	}
+	if d.Mean != 0 {
+		b = append(b, "mean "+strconv.Itoa(d.Mean))
+	}
+	return strings.Join(b, ", ")
+}
+
+// SLOText describes an SLO as replay applied it ("ttft ≤ 200ms, e2e ≤ 5s,
+// one_token pass"), "" when no limit is set.
+func SLOText(s replay.SLOSpec) string {
+	var parts []string
+	add := func(n string, v *int64) {
+		if v != nil {
+			parts = append(parts, n+" ≤ "+schema.Duration(*v).String())
+		}
+	}
+	add("ttft", s.TTFTNS)
+	add("e2e", s.E2ENS)
+	add("tpot", s.TPOTNS)
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + ", one_token " + s.OneToken
+}
+
+// GuardOptions are the differences a caller accepts.
+type GuardOptions struct {
+	// Allow names required checks whose difference is accepted (the
+	// acceptance is part of the result).
+	Allow []string
+}
+
+// RunGuard checks whether the measured inputs (external references are
+// left out) measure the same thing.
+func RunGuard(ins []*Input, opts GuardOptions) *Guard {
+	g := &Guard{}
+	allowed := map[string]bool{}
+	for _, a := range opts.Allow {
+		allowed[a] = true
+	}
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.Name
+	}
+	required := map[string]bool{}
+	for _, r := range RequiredChecks {
+		required[r] = true
+	}
+	add := func(name string, get func(in *Input) field) {
+		c := CheckResult{Name: name, Required: required[name]}
+		var missing, declared []string
+		distinct := map[string]bool{}
+		for i, in := range ins {
+			f := get(in)
+			c.Values = append(c.Values, f.value)
+			switch {
+			case f.value == "" && f.declared:
+				declared = append(declared, names[i])
+			case f.value == "":
+				missing = append(missing, names[i])
+			default:
+				distinct[f.value] = true
+			}
+		}
+		switch {
+		case len(distinct) > 1:
+			c.Status = Differs
+			var parts []string
+			for i, v := range c.Values {
+				parts = append(parts, names[i]+": "+orNotStated(v))
+			}
+			c.Detail = strings.Join(parts, "; ")
+		case len(missing)+len(declared) > 0:
+			c.Status = Unknown
+			var parts []string
+			if len(declared) > 0 {
+				parts = append(parts, "declared unknown on "+strings.Join(declared, ", "))
+			}
+			if len(missing) > 0 {
+				parts = append(parts, "not stated on "+strings.Join(missing, ", "))
+			}
+			c.Detail = strings.Join(parts, "; ")
+		default:
+			c.Status = Pass
+		}
+		g.Checks = append(g.Checks, c)
+	}
+	add(CheckWorkload, func(in *Input) field {
+		return stated(in.Manifest, in.Manifest.Workload.SHA256, "workload.sha256")
+	})
+	add(CheckModel, func(in *Input) field {
+		return stated(in.Manifest, in.Manifest.Model.Name, "model.name")
+	})
+	add(CheckRevision, func(in *Input) field {
+		return stated(in.Manifest, in.Manifest.Model.Revision, "model.revision")
+	})
+	add(CheckTokenizer, func(in *Input) field {
+		m := in.Manifest.Model
+		v := m.Tokenizer
+		if v != "" && m.TokenizerRevision != "" {
+			v += "@" + m.TokenizerRevision
+		}
+		return stated(in.Manifest, v, "model.tokenizer")
+	})
+	add(CheckBoundary, func(in *Input) field {
+		return stated(in.Manifest, in.Manifest.Client.Boundary, "client.boundary")
+	})
+	add(CheckDefinitions, func(in *Input) field {
+		v := in.Result.Definitions
+		if tc := in.Manifest.Client.TokenCounts; tc != "" {
+			v += "; output tokens: " + tc
+		}
+		return field{value: v}
+	})
+	add(CheckInputLengths, func(in *Input) field {
+		return stated(in.Manifest, lengths(in.Manifest.Workload.InputTokens), "workload.input_tokens")
+	})
+	add(CheckOutputLengths, func(in *Input) field {
+		v := lengths(in.Manifest.Workload.OutputTokens)
+		if mt := in.Manifest.Decoding.MaxTokens; mt > 0 && v != "" {
+			v += "; max_tokens " + strconv.Itoa(mt)
+		}
+		return stated(in.Manifest, v, "workload.output_tokens")
+	})
+	add(CheckLoadMode, func(in *Input) field {
+		l := in.Manifest.Load
+		v := l.Mode
+		if l.Mode == schema.ModeRate {
+			var arr []string
+			seen := map[string]bool{}
+			for _, p := range l.Points {
+				a := p.Arrival
+				if a == "" {
+					a = "arrival not stated"
+				}
+				if !seen[a] {
+					seen[a] = true
+					arr = append(arr, a)
+				}
+			}
+			if len(arr) > 0 {
+				v += " (" + strings.Join(arr, ", ") + ")"
+			}
+		}
+		return stated(in.Manifest, v, "load.mode")
+	})
+	add(CheckSLO, func(in *Input) field {
+		s := SLOText(in.Result.SLO)
+		if s == "" {
+			s = "none"
+		}
+		return field{value: s}
+	})
+	add(CheckQualityGate, func(in *Input) field {
+		m := in.Manifest
+		if !schema.IsQuantized(m.Model.Precision) {
+			return field{value: "not needed"}
+		}
+		if m.QualityGate == nil {
+			return field{value: "MISSING"}
+		}
+		if !m.QualityGate.Passed {
+			return field{value: "FAILED"}
+		}
+		return field{value: "not needed"}
+	})
+	add(CheckPrecision, func(in *Input) field {
+		return stated(in.Manifest, in.Manifest.Model.Precision, "model.precision")
+	})
+	add(CheckPrefixCache, func(in *Input) field {
+		return stated(in.Manifest, in.Manifest.Engine.PrefixCache, "engine.prefix_cache")
+	})
+	add(CheckEvidence, func(in *Input) field { return field{value: in.Manifest.Evidence} })
+	add(CheckClient, func(in *Input) field {
+		c := in.Manifest.Client
+		v := joinNonEmpty(" ", c.Name, c.Version)
+		if s := in.Manifest.Source; s != nil {
+			v += " (imported from " + joinNonEmpty(" ", s.Tool, s.Version) + ")"
+		}
+		return field{value: v}
+	})
+	add(CheckHardware, func(in *Input) field {
+		return stated(in.Manifest, HardwareText(in.Manifest), "hardware.accelerator")
+	})
+	add(CheckEngine, func(in *Input) field {
+		e := in.Manifest.Engine
+		return stated(in.Manifest, joinNonEmpty(" ", e.Name, e.Version), "engine.name")
+	})
+
+	// The quality gate is not a difference between runs but a condition
+	// on each: any quantized run without a passing gate refuses.
+	qg := g.Check(CheckQualityGate)
+	qg.Status, qg.Detail = Pass, ""
+	var bad []string
+	for i, in := range ins {
+		m := in.Manifest
+		v := qg.Values[i]
+		switch v {
+		case "MISSING":
+			bad = append(bad, fmt.Sprintf("%s is quantized (%s) and has no quality gate", names[i], m.Model.Precision))
+		case "FAILED":
+			bad = append(bad, fmt.Sprintf("%s is quantized (%s) and its quality gate failed", names[i], m.Model.Precision))
+		}
+		if schema.IsQuantized(m.Model.Precision) && m.QualityGate != nil {
+			qg.Values[i] = fmt.Sprintf("%s %s %s: %v (threshold %v)", m.QualityGate.Check, m.QualityGate.Dataset, m.QualityGate.Metric, m.QualityGate.Result, m.QualityGate.Threshold)
+			if !m.QualityGate.Passed {
+				qg.Values[i] = "FAILED " + qg.Values[i]
+			}
+		}
+	}
+	if len(bad) > 0 {
+		qg.Status, qg.Detail = Differs, strings.Join(bad, "; ")
+	}
+
+	for i := range g.Checks {
+		c := &g.Checks[i]
+		switch {
+		case c.Status == Differs && c.Required && allowed[c.Name] && c.Name != CheckQualityGate:
+			c.Allowed = true
+			g.Allowed = append(g.Allowed, c.Name)
+			g.Limits = append(g.Limits, c.Name+" differs (allowed): "+c.Detail)
+		case c.Status == Differs && c.Required:
+			g.Refusals = append(g.Refusals, refusal(c))
+		case c.Status == Differs:
+			g.Limits = append(g.Limits, c.Name+" differs: "+c.Detail)
+		case c.Status == Unknown:
+			g.Limits = append(g.Limits, c.Name+" unknown: "+c.Detail)
+		}
+	}
+	switch {
+	case len(g.Refusals) > 0:
+		g.Verdict = Refused
+	case len(g.Limits) > 0:
+		g.Verdict = WithDifferences
+	default:
+		g.Verdict = Comparable
+	}
+	return g
+}
+
+func refusal(c *CheckResult) string {
+	switch c.Name {
+	case CheckWorkload:
+		return "workload hashes differ (" + c.Detail + "): the runs sent different requests; pass --allow-different-workload to compare anyway"
+	case CheckQualityGate:
+		return c.Detail + ": a quantized variant is comparable only with a passing quality gate"
+	case CheckSLO:
+		return "the SLOs differ (" + c.Detail + "): goodput is only comparable under one SLO; pass --slo"
+	}
+	return c.Name + " differs (" + c.Detail + "); pass --allow-difference " + c.Name + " to compare anyway"
+}
+
+func orNotStated(v string) string {
+	if v == "" {
+		return "not stated"
+	}
+	return v
+}
+
+// HardwareText is "8 × NVIDIA H200" as the manifest states it; an unknown
+// count is "unknown count × NVIDIA H200", never "0 ×"; "" when no
+// accelerator is stated.
+func HardwareText(m *schema.Manifest) string {
+	h := m.Hardware
+	if h.Accelerator == "" {
+		return ""
+	}
+	n := "unknown count"
+	if h.AcceleratorCount > 0 {
+		n = strconv.Itoa(h.AcceleratorCount)
+	}
+	return n + " × " + h.Accelerator
+}

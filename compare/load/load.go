@@ -1,0 +1,126 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/verify"
+)
+
+// ErrRejected wraps the failure of a bundle that did not verify or a run
+// directory that is not valid: checked and rejected.
+var ErrRejected = errors.New("input rejected")
+
+// Options say how inputs are checked and replayed.
+type Options struct {
+	// Keys are the pinned public keys; each bundle must verify under one
+	// of them (configurations from different publishers carry different
+	// signatures). The key that verified it is recorded in the input.
+	Keys []*artifact.PublicKey
+	// AllowUnsignedUnsafe accepts bundles without checking signatures
+	// (integrity only); each such input is labelled unsigned.
+	AllowUnsignedUnsafe bool
+	// Replay configures the recomputation (definitions, SLO, attainment
+	// target); the same for every input.
+	Replay replay.Options
+}
+
+// Input opens path (a run directory or a bundle), checks it and replays
+// it. A bundle that fails verification, or an invalid run directory, is
+// an error wrapping ErrRejected that names the path.
+func Input(ctx context.Context, path string, opts Options) (*compare.Input, error) {
+	if _, err := os.Stat(filepath.Join(path, schema.ManifestFile)); err == nil {
+		return runDir(ctx, path, opts)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open %s: no such run directory or bundle", path)
+	}
+	if len(opts.Keys) == 0 && !opts.AllowUnsignedUnsafe {
+		return nil, fmt.Errorf("%s: a bundle needs a pinned key to verify it (or allowing unsigned input, which authenticates nothing)", path)
+	}
+	b, err := artifact.Open(path)
+	if err != nil {
+		if errors.Is(err, artifact.ErrInvalid) {
+			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
+		}
+		return nil, err
+	}
+	defer b.Close()
+	vr, err := verifyAny(ctx, b, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w: verification failed: %v", path, ErrRejected, err)
+	}
+	in := &compare.Input{Name: path, Manifest: b.Manifest(), Verification: compare.Verification{
+		Status: compare.Unsigned, BundleDigest: vr.ManifestDigest, Warnings: vr.Warnings}}
+	if vr.Authenticated {
+		in.Verification.Status = compare.Verified
+		for _, s := range vr.Signatures {
+			if s.Verified {
+				in.Verification.Keys = append(in.Verification.Keys, s.Key)
+			}
+		}
+	}
+	if in.Result, err = replay.Replay(ctx, b, opts.Replay); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return in, nil
+}
+
+// verifyAny verifies b under each pinned key in turn (or unsigned when
+// allowed) and returns the first verified result.
+func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.Result, error) {
+	sets := [][]*artifact.PublicKey{nil}
+	if !opts.AllowUnsignedUnsafe {
+		sets = sets[:0]
+		for _, k := range opts.Keys {
+			sets = append(sets, []*artifact.PublicKey{k})
+		}
+	}
+	var errs []error
+	for _, keys := range sets {
+		v, err := verify.NewVerifier(keys, verify.WithClaimChecker(replay.ClaimChecker{}))
+		if err != nil {
+			return nil, err
+		}
+		vr, err := v.VerifyBundle(ctx, b, verify.Policy{AllowUnsignedUnsafe: opts.AllowUnsignedUnsafe})
+		if err == nil {
+			return vr, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if len(keys) == 1 {
+			err = fmt.Errorf("key %s: %w", keys[0].Fingerprint(), err)
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func runDir(ctx context.Context, path string, opts Options) (*compare.Input, error) {
+	if err := schema.ValidateRunDir(path, 20); err != nil {
+		if errors.Is(err, schema.ErrInvalid) {
+			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
+		}
+		return nil, err
+	}
+	rd, err := schema.OpenRunDir(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &compare.Input{Name: path, Manifest: rd.Manifest(), Verification: compare.Verification{Status: compare.RunDirectory}}
+	if in.Result, err = replay.Replay(ctx, rd, opts.Replay); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return in, nil
+}

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+)
+
+// slowerRun is smallRun with every response a quarter slower.
+func slowerRun() *memRun {
+	r := smallRun()
+	for _, rec := range r.recs {
+		for i := range rec.ChunksNS {
+			rec.ChunksNS[i] = rec.ChunksNS[i] * 5 / 4
+		}
+		rec.EndNS = rec.SentNS + (rec.EndNS-rec.SentNS)*5/4
+	}
+	return r
+}
+
+func compareInputs(t *testing.T) []*compare.Input {
+	t.Helper()
+	var ins []*compare.Input
+	for i, run := range []*memRun{smallRun(), slowerRun()} {
+		res, err := replay.Replay(context.Background(), run, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, &compare.Input{Name: []string{"base", "slower"}[i], Manifest: run.m, Result: res, Verification: compare.Verification{Status: compare.RunDirectory}})
+	}
+	return ins
+}
+
+// chartProblems lists, for every chart (figure) of a page, a missing
+// axis label, an empty plot, or a missing value table.
+func chartProblems(t *testing.T, page string) (n int, problems []string) {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *html.Node, f func(*html.Node))
+	walk = func(n *html.Node, f func(*html.Node)) {
+		f(n)
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, f)
+		}
+	}
+	attr := func(n *html.Node, k string) string {
+		for _, a := range n.Attr {
+			if a.Key == k {
+				return a.Val
+			}
+		}
+		return ""
+	}
+	text := func(n *html.Node) string {
+		var b strings.Builder
+		walk(n, func(c *html.Node) {
+			if c.Type == html.TextNode {
+				b.WriteString(c.Data)
+			}
+		})
+		return strings.TrimSpace(b.String())
+	}
+	walk(doc, func(fig *html.Node) {
+		if fig.Type != html.ElementNode || fig.Data != "figure" {
+			return
+		}
+		n++
+		title, labels, marks, table, empty := "", 0, 0, false, false
+		walk(fig, func(c *html.Node) {
+			if c.Type != html.ElementNode {
+				return
+			}
+			switch {
+			case c.Data == "figcaption":
+				title = text(c)
+			case c.Data == "text" && attr(c, "class") == "label" && text(c) != "":
+				labels++
+			case c.Data == "text" && attr(c, "class") == "empty":
+				empty = true
+			case c.Data == "path" && strings.HasPrefix(attr(c, "d"), "M"):
+				marks++
+			case c.Data == "circle":
+				marks++
+			case c.Data == "table" && strings.Contains(attr(c, "class"), "values"):
+				table = true
+			}
+		})
+		switch {
+		case labels != 2:
+			problems = append(problems, title+": "+string(rune('0'+labels))+" labelled axes, want 2")
+		case empty || marks == 0:
+			problems = append(problems, title+": empty chart")
+		case !table:
+			problems = append(problems, title+": no table of values")
+		}
+	})
+	return n, problems
+}
+
+// Every chart of every page has both axes labelled, something drawn and
+// its values in a table; the checker itself catches each defect.
+func TestChartsAreNeverEmptyOrUnlabelled(t *testing.T) {
+	ins := compareInputs(t)
+	cr, err := compare.Compare(ins, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := compare.Decide(ins, compare.DecideOptions{Objective: compare.MaxCapacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]func(*bytes.Buffer) error{
+		"replay":  func(b *bytes.Buffer) error { return HTMLRun(b, res, ins[0]) },
+		"compare": func(b *bytes.Buffer) error { return CompareHTML(b, cr) },
+		"decide":  func(b *bytes.Buffer) error { return DecideHTML(b, d) },
+	}
+	for name, render := range pages {
+		var b bytes.Buffer
+		if err := render(&b); err != nil {
+			t.Fatal(err)
+		}
+		n, probs := chartProblems(t, b.String())
+		if n < 4 {
+			t.Errorf("%s: %d charts", name, n)
+		}
+		for _, p := range probs {
+			t.Errorf("%s: %s", name, p)
+		}
+		// The checker finds an unlabelled axis.
+		bad := strings.Replace(b.String(), `<text class="label" x=`, `<text class="labelx" x=`, 1)
+		if _, probs := chartProblems(t, bad); len(probs) == 0 {
+			t.Errorf("%s: a chart without an x-axis label passed", name)
+		}
+	}
+	// A chart with nothing to draw is reported.
+	empty := plot{title: "t", xLabel: "x", yLabel: "y", empty: "nothing"}
+	empty.numericX(rat(0), rat(1), "")
+	var b bytes.Buffer
+	if err := htmlTemplate.ExecuteTemplate(&b, "chart", empty.layout()); err != nil {
+		t.Fatal(err)
+	}
+	if _, probs := chartProblems(t, "<html><body>"+b.String()+"</body></html>"); len(probs) != 1 || !strings.Contains(probs[0], "empty") {
+		t.Errorf("empty chart: %v", probs)
+	}
+}
+
+// The page header says what was measured, with unknowns as unknown and
+// a synthetic run marked as such.
+func TestHTMLHeaderShowsRunIdentity(t *testing.T) {
+	ins := compareInputs(t)
+	m := ins[0].Manifest
+	m.RunID, m.Evidence = "run-42", "synthetic"
+	m.Model.Name, m.Model.Revision = "org/model", "rev1"
+	m.Hardware.Accelerator = "NVIDIA H200"
+	m.Unknown = []string{"hardware.accelerator_count", "engine.image"}
+	var b bytes.Buffer
+	if err := HTMLRun(&b, ins[0].Result, ins[0]); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{"run-42", "SYNTHETIC", "org/model @ rev1", "unknown count × NVIDIA H200", "image unknown (declared)",
+		"hardware.accelerator_count, engine.image", "client-streaming", "from the manifest", "validated, not signed"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("header lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "0 × NVIDIA") {
+		t.Error("unknown accelerator count shown as 0")
+	}
+}

@@ -1,0 +1,201 @@
+package report
+
+import (
+	"html/template"
+	"io"
+	"math/big"
+	"strings"
+
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+)
+
+// The compare and decide pages share the replay page's style sheet and
+// chart template.
+var (
+	compareTemplate = template.Must(template.Must(htmlTemplate.Clone()).New("compare").Funcs(pageFuncs).Parse(compareSource))
+	decideTemplate  = template.Must(template.Must(htmlTemplate.Clone()).New("decide").Funcs(pageFuncs).Parse(decideSource))
+	// pageFuncs are the functions of every page template.
+	pageFuncs = template.FuncMap{"statusClass": func(s string) string {
+		if f := strings.Fields(s); len(f) > 0 {
+			return "st-" + f[0]
+		}
+		return ""
+	}}
+)
+
+type compareHTMLPage struct {
+	*compareModel
+	Charts []chartView
+}
+
+// CompareHTML writes a comparison as one self-contained HTML page (inline
+// CSS and SVG, no script, nothing fetched): run identities, the guard,
+// overlay charts with their values in tables, and the comparison tables.
+func CompareHTML(out io.Writer, r *compare.Result) error {
+	pg := &compareHTMLPage{compareModel: newCompareModel(r)}
+	if r.Guard.Verdict != compare.Refused && len(r.Inputs) >= 2 {
+		pg.Charts = overlayCharts(r.Inputs, r.Loads, nil)
+	}
+	return compareTemplate.ExecuteTemplate(out, "compare", pg)
+}
+
+type decideHTMLPage struct {
+	*decideModel
+	Charts []chartView
+}
+
+// DecideHTML writes a decision as one self-contained HTML page.
+func DecideHTML(out io.Writer, d *compare.Decision) error {
+	pg := &decideHTMLPage{decideModel: newDecideModel(d)}
+	if d.Guard.Verdict != compare.Refused && len(d.Inputs) > 0 {
+		pg.Charts = overlayCharts(d.Inputs, nil, d.Target)
+	}
+	return decideTemplate.ExecuteTemplate(out, "decide", pg)
+}
+
+// medianAt is the median over the repeats of one point of a metric.
+func medianAt(in *compare.Input, point, metric string) replay.Value {
+	var vals []replay.Value
+	for _, pr := range compare.Repeats(in.Result, point) {
+		v, _ := pr.Lookup(metric)
+		vals = append(vals, v)
+	}
+	return replay.SummarizeValues(vals, replay.CIConfidence).Median
+}
+
+// loadAxis says what the offered load of the inputs is measured in.
+func loadAxis(ins []*compare.Input) (label, unit string) {
+	if len(ins) > 0 && ins[0].Manifest.Load.Mode == "rate" {
+		return "offered rate (req/s)", "req/s"
+	}
+	return "offered concurrency (requests in flight)", ""
+}
+
+// overlayCharts draws every configuration on the same axes, one colour
+// each: latency against throughput across load points (with the SLO
+// limits), goodput and SLO attainment against offered load (with the
+// attainment target when given), and the TTFT and E2E distributions at
+// each matched load.
+func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []chartView {
+	var charts []chartView
+	slo := ins[0].Result.SLO
+	for _, d := range []struct {
+		key, name string
+		limit     *int64
+	}{{"ttft", "TTFT", slo.TTFTNS}, {"e2e", "E2E latency", slo.E2ENS}} {
+		p := plot{title: d.name + " p50 against request throughput, across load points", xLabel: "request throughput (req/s)", yLabel: d.name + " p50 (ms)",
+			empty: "no load point has both values", caption: "One line per configuration through its load points in order of offered load (medians across repeats); up and to the left is worse."}
+		xmax := new(big.Rat)
+		for i, in := range ins {
+			s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
+			for _, pt := range compare.Points(in.Result) {
+				x := ratOf(medianAt(in, pt, "request_throughput"))
+				yv := medianAt(in, pt, d.key+"_ns.p50")
+				y := scaled(yv, nsToMS)
+				if x == nil || y == nil {
+					continue
+				}
+				if x.Cmp(xmax) > 0 {
+					xmax = x
+				}
+				xl := Decimal(replay.Exact(x), one, 3)
+				s.line = append(s.line, plotPt{x: x, y: y, xl: xl, val: Decimal(yv, nsToMS, 3),
+					tip: inputLabel(i) + " " + pt + ": " + xl + " req/s, " + d.name + " p50 " + Decimal(yv, nsToMS, 3) + " ms"})
+			}
+			p.series = append(p.series, s)
+		}
+		p.numericX(new(big.Rat), xmax, "req/s")
+		if d.limit != nil {
+			p.hlines = append(p.hlines, sloLimitLine(d.key, *d.limit))
+		}
+		charts = append(charts, p.layout())
+	}
+	lx, lu := loadAxis(ins)
+	for _, m := range []struct {
+		metric, title, y string
+		scale            *big.Rat
+		places           int
+	}{
+		{"goodput", "Goodput by offered load", "goodput (req/s)", one, 3},
+		{"slo_attainment", "SLO attainment by offered load", "SLO attainment (% of sent)", hundred, 2},
+	} {
+		p := plot{title: m.title, xLabel: lx, yLabel: m.y, empty: "undefined at every point (no SLO set?)",
+			caption: "Medians across repeats, one line per configuration."}
+		xmax := new(big.Rat)
+		for i, in := range ins {
+			s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
+			for _, pt := range compare.Points(in.Result) {
+				o, ok := compare.PointLoad(in.Manifest, pt)
+				v := medianAt(in, pt, m.metric)
+				if !ok || v.IsNull() {
+					continue
+				}
+				x := new(big.Rat).SetFloat64(o.Value())
+				if x.Cmp(xmax) > 0 {
+					xmax = x
+				}
+				s.line = append(s.line, plotPt{x: x, y: scaled(v, m.scale), xl: o.String(), val: Decimal(v, m.scale, m.places),
+					tip: inputLabel(i) + " " + o.String() + ": " + Decimal(v, m.scale, m.places)})
+			}
+			p.series = append(p.series, s)
+		}
+		p.numericX(new(big.Rat), xmax, lu)
+		if m.metric == "slo_attainment" && target != nil {
+			p.hlines = append(p.hlines, refLine{y: new(big.Rat).Mul(target, hundred), label: "target " + Decimal(replay.Exact(target), hundred, 2) + " %"})
+		}
+		charts = append(charts, p.layout())
+	}
+	for _, load := range loads {
+		for _, d := range []struct{ key, name string }{{"ttft_ns", "TTFT"}, {"e2e_ns", "E2E latency"}} {
+			charts = append(charts, cdfChart(ins, load, d.key, d.name))
+		}
+	}
+	return charts
+}
+
+// cdfChart is the distribution of one latency at one offered load, per
+// configuration: the cumulative share of requests against the latency,
+// drawn through the reported percentiles (0.1th … 99.9th, min and max),
+// each the median across repeats.
+func cdfChart(ins []*compare.Input, load, dist, name string) chartView {
+	p := plot{title: name + " distribution at " + load, xLabel: name + " (ms)", yLabel: "requests at or below (%)", empty: "no defined " + name,
+		caption: "Cumulative share of requests against " + name + ", through the reported percentiles (medians across repeats); further right is slower."}
+	xmax := new(big.Rat)
+	for i, in := range ins {
+		s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
+		point := ""
+		for _, pt := range compare.Points(in.Result) {
+			if o, ok := compare.PointLoad(in.Manifest, pt); ok && o.String() == load {
+				point = pt
+			}
+		}
+		if point != "" {
+			type q struct {
+				key     string
+				percent *big.Rat
+			}
+			qs := []q{{"min", new(big.Rat)}}
+			for _, pc := range replay.Percentiles {
+				qs = append(qs, q{pc.Key, big.NewRat(100*pc.Num, pc.Den)})
+			}
+			qs = append(qs, q{"max", big.NewRat(100, 1)})
+			for _, qq := range qs {
+				v := medianAt(in, point, dist+"."+qq.key)
+				x := scaled(v, nsToMS)
+				if x == nil {
+					continue
+				}
+				if x.Cmp(xmax) > 0 {
+					xmax = x
+				}
+				pl := Decimal(replay.Exact(qq.percent), one, 1) + " %"
+				s.line = append(s.line, plotPt{x: x, y: qq.percent, xl: Decimal(v, nsToMS, 3) + " ms", val: pl,
+					tip: inputLabel(i) + ": " + pl + " of requests ≤ " + Decimal(v, nsToMS, 3) + " ms"})
+			}
+		}
+		p.series = append(p.series, s)
+	}
+	p.numericX(new(big.Rat), xmax, "ms")
+	return p.layout()
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+)
+
+// metricName is how a compared metric reads to a person: its name, its
+// unit, the scale from the stored unit and the decimals shown.
+type metricName struct {
+	Name, Unit string
+	Scale      *big.Rat
+	Places     int
+	// JSONUnit is the unit of the raw values in JSON.
+	JSONUnit string
+}
+
+// Header is "TTFT p50 (ms)".
+func (m metricName) Header() string { return m.Name + " (" + m.Unit + ")" }
+
+var distNames = map[string]string{"ttft_ns": "TTFT", "e2e_ns": "E2E latency", "tpot_ns": "TPOT", "itl_ns": "ITL",
+	"send_lag_ns": "send lag", "ttft_sched_ns": "TTFT from schedule", "e2e_sched_ns": "E2E from schedule"}
+
+// nameOf returns the human name and unit of a metric path.
+func nameOf(path, currency string) metricName {
+	if head, q, ok := strings.Cut(path, "."); ok {
+		if n, ok := distNames[head]; ok {
+			return metricName{n + " " + q, "ms", nsToMS, 3, "ns"}
+		}
+	}
+	switch path {
+	case "request_throughput":
+		return metricName{"Request throughput", "req/s", one, 3, "req/s"}
+	case "output_token_throughput":
+		return metricName{"Output token throughput", "tok/s", one, 1, "tok/s"}
+	case "goodput":
+		return metricName{"Goodput", "req/s", one, 3, "req/s"}
+	case "token_goodput":
+		return metricName{"Token goodput", "tok/s", one, 1, "tok/s"}
+	case "slo_attainment":
+		return metricName{"SLO attainment", "% of sent", hundred, 2, "fraction"}
+	case replay.CostPerMillionGoodTokens:
+		u := "per 1M good tokens"
+		if currency != "" {
+			u = currency + " " + u
+		}
+		return metricName{"Cost", u, one, 4, u}
+	case "capacity":
+		return metricName{"Capacity", "offered load", one, 3, "offered load"}
+	}
+	return metricName{path, "", one, 3, ""}
+}
+
+// inputLabel is A, B, C, … for the measured inputs.
+func inputLabel(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return "I" + strconv.Itoa(i+1)
+}
+
+func currencyOf(ins []*compare.Input) string {
+	c := ""
+	for _, in := range ins {
+		if in.Result.Cost != nil && in.Result.Cost.Currency != "" {
+			if c != "" && c != in.Result.Cost.Currency {
+				return ""
+			}
+			c = in.Result.Cost.Currency
+		}
+	}
+	return c
+}
+
+// verificationLine says how an input was checked, in one line.
+func verificationLine(v compare.Verification) string {
+	switch v.Status {
+	case compare.Verified:
+		s := "verified, signed by " + strings.Join(v.Keys, ", ")
+		if v.BundleDigest != "" {
+			s += "; bundle " + v.BundleDigest
+		}
+		return s
+	case compare.Unsigned:
+		s := "UNSIGNED (--allow-unsigned): integrity checked, NOTHING AUTHENTICATED"
+		if v.BundleDigest != "" {
+			s += "; bundle " + v.BundleDigest
+		}
+		return s
+	case compare.RunDirectory:
+		return "run directory: validated, not signed (nothing authenticated)"
+	case compare.NotChecked:
+		return "not checked here: replay reads the run as given (benchseal verify BUNDLE --key KEY checks signatures and claims)"
+	}
+	return v.Status
+}
+
+// delta is benchstat's change column: "~" when not significant, else the
+// relative change with its sign, "?" when undefined.
+func delta(c compare.Comparison) string {
+	if !c.Tested {
+		return "null"
+	}
+	if !c.Significant {
+		return "~"
+	}
+	if c.Change.IsNull() {
+		return "?"
+	}
+	s := Decimal(c.Change, hundred, 2)
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s + "%"
+}
+
+// pText is "p=0.002 n=6+6" as benchstat prints it.
+func pText(c compare.Comparison, holm bool) string {
+	if !c.Tested {
+		return ""
+	}
+	s := "p=" + strconv.FormatFloat(c.P, 'f', 3, 64)
+	if holm {
+		s += " (Holm " + strconv.FormatFloat(c.PAdjusted, 'f', 3, 64) + ")"
+	}
+	return s + " n=" + strconv.Itoa(c.Base.Summary.N) + "+" + strconv.Itoa(c.Patch.Summary.N)
+}
+
+// sideText is "41.2 [38.0, 44.1]", or "null" when undefined.
+func sideText(s compare.Side, mn metricName) string {
+	if s.Summary.N == 0 {
+		return "null"
+	}
+	return Decimal(s.Summary.Median, mn.Scale, mn.Places) + " [" + Decimal(s.Summary.CILow, mn.Scale, mn.Places) + ", " + Decimal(s.Summary.CIHigh, mn.Scale, mn.Places) + "]"
+}

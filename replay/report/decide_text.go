@@ -1,0 +1,294 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+)
+
+// decideModel is a decision laid out for people.
+type decideModel struct {
+	Objective, SLO, Target string
+	Inputs                 []identityView
+	References             []referenceView
+	Verdict, GuardVerdict  string
+	Guard                  table
+	Refusals               []string
+	Table                  table
+	Footnotes              []string
+	Answer                 string
+	Margin                 string
+	Limits                 []string
+	// Winner is the winner's label, "" when none.
+	Winner string
+}
+
+func objectiveMetric(obj string) string {
+	switch obj {
+	case compare.MinCostPerGoodToken:
+		return replay.CostPerMillionGoodTokens
+	case compare.MaxCapacity:
+		return "capacity"
+	}
+	return "goodput"
+}
+
+func newDecideModel(d *compare.Decision) *decideModel {
+	m := &decideModel{Objective: d.Objective, Verdict: d.Verdict, GuardVerdict: d.Guard.Verdict, Answer: d.Answer, Limits: d.Limits, Refusals: d.Guard.Refusals,
+		Target: Decimal(replay.Exact(d.Target), hundred, 2) + " %"}
+	m.SLO = d.SLO
+	if m.SLO == "" {
+		m.SLO = "none"
+	}
+	m.SLO += " (from " + sloSource(d.SLOSource) + ")"
+	for i, in := range d.Inputs {
+		m.Inputs = append(m.Inputs, newIdentity(inputLabel(i), in))
+	}
+	for _, in := range d.References {
+		m.References = append(m.References, newReference(in))
+	}
+	m.Guard = guardTable(d.Guard, d.Inputs)
+	cur := currencyOf(d.Inputs)
+	gp, cost, capn := nameOf("goodput", cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
+	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected of sent)",
+		"completed output tokens", cost.Header(), "capacity at " + m.Target + " attainment (offered load)", "prefix cache", "repeats", "confidence notes"},
+		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
+	var fn footnotes
+	for i, r := range d.Rows {
+		name := inputLabel(i)
+		if i == d.Winner {
+			name += " (WINNER)"
+		} else if !r.Eligible {
+			name += " (cannot win)"
+		}
+		ev := r.Evidence
+		if ev == "synthetic" {
+			ev = "SYNTHETIC"
+		}
+		point := r.Point
+		if r.Load != "" {
+			point += " (" + r.Load + ")"
+		}
+		errs := fmt.Sprintf("%d/%d/%d/%d of %d", r.Errors["error"], r.Errors["timeout"], r.Errors["cancelled"], r.Errors["rejected"], r.Sent)
+		tokens := "null"
+		if !r.OutputTokens.IsNull() {
+			tokens = Decimal(r.OutputTokens, one, 0)
+		}
+		costText := sideText(r.Cost, cost)
+		if r.Cost.Summary.N == 0 {
+			costText = "unknown"
+			if !strings.HasPrefix(r.Cost.NullReason, "unknown") {
+				costText = "null"
+			}
+		}
+		var notes []string
+		if r.Objective.Summary.N == 0 {
+			notes = append(notes, r.Objective.NullReason)
+		}
+		if r.Cost.Summary.N == 0 {
+			notes = append(notes, "cost "+r.Cost.NullReason)
+		}
+		if !r.Eligible && r.Ineligible != "" {
+			notes = append(notes, r.Ineligible)
+		}
+		notes = append(notes, r.Notes...)
+		t.Rows = append(t.Rows, []string{name, ev, r.Hardware, point, sideText(r.Goodput, gp), errs, tokens, costText, sideText(r.Capacity, capn), r.PrefixCache, strconv.Itoa(r.Repeats), fn.mark(dedupe(notes))})
+	}
+	m.Table = t
+	m.Footnotes = fn.list
+	if d.Winner >= 0 {
+		m.Winner = inputLabel(d.Winner)
+	}
+	if d.Best >= 0 && d.RunnerUp >= 0 {
+		on := nameOf(objectiveMetric(d.Objective), cur)
+		s := "margin " + signedPercent(d.Margin) + " (" + inputLabel(d.Best) + " against " + inputLabel(d.RunnerUp) + ")"
+		if sh := d.Shift; sh != nil {
+			diff := func(f float64) string {
+				return Decimal(replay.Float(f), on.Scale, on.Places)
+			}
+			if sh.Bounded {
+				s += fmt.Sprintf("; difference %s %s, %.1f %% interval [%s, %s]", diff(sh.Estimate), on.Unit, 100*sh.Confidence, diff(sh.Low), diff(sh.High))
+			} else {
+				s += fmt.Sprintf("; difference %s %s, no bounded 95 %% interval with these repeats", diff(sh.Estimate), on.Unit)
+			}
+		}
+		s += fmt.Sprintf("; p = %.3g (Mann–Whitney U, two-sided, α = %v)", d.P, d.Alpha)
+		m.Margin = s
+	}
+	return m
+}
+
+func signedPercent(v replay.Value) string {
+	if v.IsNull() {
+		return "undefined"
+	}
+	s := Decimal(v, hundred, 2)
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s + " %"
+}
+
+// DecideText writes a decision as text.
+func DecideText(out io.Writer, d *compare.Decision) error {
+	m := newDecideModel(d)
+	var b strings.Builder
+	fmt.Fprintf(&b, "benchseal decide: objective %s under SLO %s\n\ninputs\n", m.Objective, m.SLO)
+	writeIdentityText(&b, m.Inputs, m.References)
+	fmt.Fprintf(&b, "\ncomparability guard: %s\n", strings.ToUpper(d.Guard.Verdict))
+	textTable(&b, m.Guard, "  ")
+	if len(m.Table.Rows) > 0 {
+		b.WriteString("\ndecision table\n")
+		textTable(&b, m.Table, "  ")
+		for i, f := range m.Footnotes {
+			fmt.Fprintf(&b, "  (%d) %s\n", i+1, f)
+		}
+	}
+	fmt.Fprintf(&b, "\nANSWER: %s\n", m.Answer)
+	if m.Margin != "" {
+		fmt.Fprintf(&b, "  %s\n", m.Margin)
+	}
+	if len(m.Limits) > 0 {
+		b.WriteString("limits:\n")
+		for _, l := range m.Limits {
+			fmt.Fprintf(&b, "  - %s\n", l)
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// DecideMarkdown writes a decision as GitHub-flavoured Markdown.
+func DecideMarkdown(out io.Writer, d *compare.Decision) error {
+	m := newDecideModel(d)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# benchseal decide: %s\n\nSLO: %s\n\n**Answer:** %s\n", m.Objective, mdEscape(m.SLO), mdEscape(m.Answer))
+	if m.Margin != "" {
+		fmt.Fprintf(&b, "\n%s\n", mdEscape(m.Margin))
+	}
+	if len(m.Limits) > 0 {
+		b.WriteString("\nLimits:\n\n")
+		for _, l := range m.Limits {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+		}
+	}
+	b.WriteString("\n## Inputs\n\n")
+	writeIdentityMarkdown(&b, m.Inputs, m.References)
+	fmt.Fprintf(&b, "\n## Comparability guard: %s\n\n", d.Guard.Verdict)
+	mdTable(&b, m.Guard)
+	if len(m.Table.Rows) > 0 {
+		b.WriteString("\n## Decision table\n\n")
+		mdTable(&b, m.Table)
+		for i, f := range m.Footnotes {
+			fmt.Fprintf(&b, "\n(%d) %s  ", i+1, mdEscape(f))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// DecideJSON writes a decision (schema "benchseal/decide/v1"; its JSON
+// Schema is OutputSchema("decide")).
+func DecideJSON(out io.Writer, d *compare.Decision) error {
+	w := &jw{}
+	w.open('{')
+	w.ks("schema", d.Schema)
+	w.ks("objective", d.Objective)
+	w.ks("slo", d.SLO)
+	w.ks("slo_source", d.SLOSource)
+	w.kv("attainment_target", Number(replay.Exact(d.Target)))
+	w.kv("alpha", jsonFloat(d.Alpha))
+	w.key("inputs")
+	w.inputs(d.Inputs)
+	w.key("references")
+	w.open('[')
+	for _, in := range d.References {
+		w.elem()
+		w.open('{')
+		w.input(in)
+		w.close('}')
+	}
+	w.close(']')
+	w.key("guard")
+	w.guard(d.Guard)
+	w.key("rows")
+	w.open('[')
+	for i, r := range d.Rows {
+		w.elem()
+		w.open('{')
+		w.ks("label", inputLabel(i))
+		w.ks("name", r.Name)
+		w.ks("evidence", r.Evidence)
+		w.ks("hardware", r.Hardware)
+		w.ks("point", r.Point)
+		w.ks("load", r.Load)
+		w.key("objective")
+		w.side(r.Objective)
+		w.key("goodput")
+		w.side(r.Goodput)
+		w.key("cost_per_million_good_tokens")
+		w.side(r.Cost)
+		w.key("capacity")
+		w.side(r.Capacity)
+		w.key("errors")
+		w.open('{')
+		for _, k := range []string{"error", "timeout", "cancelled", "rejected"} {
+			w.kv(k, strconv.FormatInt(r.Errors[k], 10))
+		}
+		w.close('}')
+		w.kv("sent", strconv.FormatInt(r.Sent, 10))
+		w.kv("completed_output_tokens", Number(r.OutputTokens))
+		w.ks("prefix_cache", r.PrefixCache)
+		w.kv("repeats", strconv.Itoa(r.Repeats))
+		w.kv("eligible", jsonBool(r.Eligible))
+		w.ks("ineligible", r.Ineligible)
+		w.key("notes")
+		strList(w, r.Notes)
+		w.close('}')
+	}
+	w.close(']')
+	w.ks("verdict", d.Verdict)
+	label := func(i int) string {
+		if i < 0 {
+			return "null"
+		}
+		return quote(inputLabel(i))
+	}
+	w.kv("best", label(d.Best))
+	w.kv("winner", label(d.Winner))
+	w.kv("runner_up", label(d.RunnerUp))
+	w.kv("margin", Number(d.Margin))
+	w.key("difference")
+	if d.Shift == nil {
+		w.raw("null")
+	} else {
+		w.open('{')
+		w.kv("estimate", jsonFloat(d.Shift.Estimate))
+		if d.Shift.Bounded {
+			w.kv("low", jsonFloat(d.Shift.Low))
+			w.kv("high", jsonFloat(d.Shift.High))
+		} else {
+			w.kv("low", "null")
+			w.kv("high", "null")
+		}
+		w.kv("confidence", jsonFloat(d.Shift.Confidence))
+		w.close('}')
+	}
+	if d.Best >= 0 && d.RunnerUp >= 0 {
+		w.kv("p", jsonFloat(d.P))
+	} else {
+		w.kv("p", "null")
+	}
+	w.ks("answer", d.Answer)
+	w.key("limits")
+	strList(w, d.Limits)
+	w.close('}')
+	w.b.WriteByte('\n')
+	_, err := io.WriteString(out, w.b.String())
+	return err
+}
