@@ -172,18 +172,27 @@ type Side struct {
 
 func side(in *Input, point, metric string) Side {
 	s := Side{Point: point}
+	reason := ""
 	for _, pr := range Repeats(in.Result, point) {
 		v, _ := pr.Lookup(metric)
 		s.Values = append(s.Values, v)
+		if r, ok := pr.NullReason(metric); ok && v.IsNull() && reason == "" {
+			reason = "not measured: " + r
+		}
 	}
 	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
 	if s.Summary.N == 0 {
-		s.NullReason = NullReason(in, metric)
+		s.NullReason = reason
+		if reason == "" {
+			s.NullReason = NullReason(in, metric)
+		}
 	}
 	return s
 }
 
-// NullReason says why a metric of an input is undefined.
+// NullReason says why a metric of an input is undefined when the replay
+// gave no reason of its own (a metric replay could compute from the
+// records, but whose inputs — an SLO, a price — are missing).
 func NullReason(in *Input, metric string) string {
 	r := in.Result
 	head, _, _ := strings.Cut(metric, ".")
