@@ -77,6 +77,7 @@ func (r *runner) finish(c *cell, rec *schema.Record) {
 		r.cur.bad.Add(1)
 	}
 	r.cur.done.Add(1)
+	r.noteEnd(c, rec)
 	r.totalChunks.Add(int64(len(rec.ChunksNS)))
 	if c.phase == schema.PhaseMeasure {
 		c.stats.add(rec)

@@ -55,6 +55,19 @@ type Options struct {
 	Sets    []string
 	// Probe asks the server's /v1/models and /version before the run.
 	Probe bool
+	// OnFailure, when set, is called for every request that does not end
+	// ok, as it ends (one call at a time).
+	OnFailure func(Failure)
+	// MaxErrorRate stops the run when more than this fraction of a
+	// phase's ended requests failed (error, timeout or refused by the
+	// server), once MinErrorSample of them (or the whole phase) ended; the
+	// run is kept, marked incomplete, and Run returns ErrTooManyFailures.
+	// Zero never stops.
+	MaxErrorRate float64
+	// SkipPreflight skips the checks before the run (see ErrPreflight):
+	// GET /v1/models must list the model when the server offers it, and
+	// one probe request must succeed, or Run stops without writing.
+	SkipPreflight bool
 	// Grace is how long in-flight requests may finish after ctx ends
 	// before they are cancelled (recorded as cancelled).
 	Grace time.Duration
@@ -78,7 +91,10 @@ type Progress struct {
 	Repeat             int
 	Phase              string
 	Sent, Done, Failed int64 // in the current phase
-	InFlight           int64
+	// Requests is the phase's planned request count (0: until its
+	// duration or schedule ends).
+	Requests int64
+	InFlight int64
 	// OfferedRate is the point's rate (0 in concurrency mode);
 	// AchievedRate is sends per second so far in the phase.
 	OfferedRate, AchievedRate float64
@@ -95,8 +111,11 @@ type Result struct {
 	Cells    []CellStats
 	Records  int64
 	Chunks   int64
-	// Stopped is set when ctx ended the run early.
+	// Stopped is set when ctx, or too many failures, ended the run early.
 	Stopped bool
+	// Failures counts the requests that did not end ok, by reason, most
+	// frequent first.
+	Failures []FailureCount
 }
 
 type runner struct {
@@ -108,6 +127,10 @@ type runner struct {
 	bodies  [][]byte
 	sink    *sink
 	reqBase context.Context
+
+	failures failureLog
+	// abort stops the run early (too many failures), nil before it runs.
+	abort context.CancelCauseFunc
 
 	usageMissing atomic.Bool
 	// responses by HTTP major version
@@ -193,6 +216,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			ErrCapture, &schema.ValidationError{Problems: probs})
 	}
 
+	if !o.SkipPreflight {
+		if err := r.preflight(ctx, base); err != nil {
+			return nil, err
+		}
+	}
 	if err := prepareDir(o.OutDir); err != nil {
 		return nil, err
 	}
@@ -215,6 +243,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
+	userCtx := ctx
+	ctx, r.abort = context.WithCancelCause(ctx)
+	defer r.abort(nil)
 	reqBase, cancelReqs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelReqs(nil)
 	grace := o.Grace
@@ -282,11 +313,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	m.FinishTime = time.Now().UTC().Format(time.RFC3339Nano)
 	m.Incomplete = false
 	m.IncompleteReason = ""
+	res.Failures = r.failures.counts()
+	var tooMany error
+	if userCtx.Err() == nil && ctx.Err() != nil {
+		tooMany = context.Cause(ctx)
+	}
 	if ctx.Err() != nil {
 		res.Stopped = true
 		m.Incomplete = true
 		cause := context.Cause(ctx)
-		m.IncompleteReason = fmt.Sprintf("interrupted after %s: %v; sending stopped, in-flight requests given %s to finish", time.Since(r.start).Round(time.Millisecond), cause, grace)
+		what := "interrupted"
+		if tooMany != nil {
+			what = "stopped"
+		}
+		m.IncompleteReason = fmt.Sprintf("%s after %s: %v; sending stopped, in-flight requests given %s to finish", what, time.Since(r.start).Round(time.Millisecond), cause, grace)
 	}
 	if o.HTTP2 {
 		setNote(m, "http", fmt.Sprintf("HTTP/2 allowed where the server offered it (TLS ALPN): %d responses over HTTP/2, %d over HTTP/1.x; "+
@@ -315,6 +355,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if sinkErr != nil {
 		return res, fmt.Errorf("%w: %w", ErrCapture, sinkErr)
+	}
+	if tooMany != nil {
+		return res, tooMany
 	}
 	return res, nil
 }

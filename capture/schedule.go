@@ -31,6 +31,9 @@ type cell struct {
 	sched    []int64       // rate mode: offsets from the phase start
 	cancelAt []bool        // planned cancellation per request
 	stats    *cellAcc
+	// ended and hard count the phase's ended requests and those failed
+	// against Options.MaxErrorRate.
+	ended, hard atomic.Int64
 }
 
 // buildWorkload makes the items, pre-encodes every request body and lays

@@ -79,7 +79,7 @@ func (r *runner) snapshot(final bool) Progress {
 	p := Progress{
 		Point: r.cur.point, Cell: r.cur.cell, Cells: r.cells, Repeat: r.cur.repeat, Phase: r.cur.phase,
 		Sent: r.cur.sent.Load(), Done: r.cur.done.Load(), Failed: r.cur.bad.Load(),
-		InFlight: r.inflight.Load(), OfferedRate: r.cur.rate,
+		InFlight: r.inflight.Load(), OfferedRate: r.cur.rate, Requests: r.cur.requests,
 		Elapsed: time.Duration(now), Remaining: -1, Final: final,
 	}
 	if el := now - r.cur.phaseStart; el > 0 {

@@ -62,6 +62,8 @@ type captureOptions struct {
 	progress           string
 	noProbe            bool
 	http2              bool
+	noPreflight        bool
+	maxErrorRate       float64
 }
 
 // planFlags are the load flags a --plan file replaces.
@@ -144,6 +146,8 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.StringVar(&o.progress, "progress", "auto", "progress display on stderr: auto (when a terminal), always or never")
 	f.BoolVar(&o.noProbe, "no-probe", false, "do not ask the server's /v1/models and /version")
 	f.BoolVar(&o.http2, "http2", false, "speak HTTP/2 where an https:// server offers it (ALPN); http:// stays HTTP/1.1")
+	f.BoolVar(&o.noPreflight, "no-preflight", false, "skip the checks before the run (the model is listed by /v1/models when offered; one probe request succeeds)")
+	f.Float64Var(&o.maxErrorRate, "max-error-rate", 0.5, "stop the run (exit 1, run kept marked incomplete) when more than this fraction of a phase's requests failed, after 20 (0: never)")
 	cmd.MarkFlagsMutuallyExclusive("endpoint", "simulate")
 	cmd.MarkFlagsOneRequired("endpoint", "simulate")
 	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
@@ -331,6 +335,10 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		Probe:  !o.noProbe,
 		Grace:  o.grace,
 		HTTP2:  o.http2,
+
+		SkipPreflight: o.noPreflight,
+		MaxErrorRate:  o.maxErrorRate,
+		OnFailure:     failurePrinter(o.io.ErrOut, maxFailuresShown),
 	}
 	if cmd.Flags().Changed("temperature") {
 		t := o.temperature
@@ -413,11 +421,22 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		}
 	}
 
-	showProgress := o.progress == "always" || (o.progress == "auto" && isTerminal(o.io.ErrOut))
-	if showProgress {
+	switch {
+	case o.progress == "always" || (o.progress == "auto" && isTerminal(o.io.ErrOut)):
 		opts.Progress = func(p capture.Progress) { renderProgress(o.io.ErrOut, p) }
+	case o.progress == "auto":
+		// Not a terminal (a log, CI): a plain line now and then.
+		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }
+		opts.ProgressInterval = progressLineInterval
+	}
+	if o.maxErrorRate < 0 || o.maxErrorRate > 1 {
+		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
 	}
 	res, err := capture.Run(ctx, opts)
+	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
+		printCaptureSummary(o.io.Out, res)
+		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
+	}
 	if err != nil {
 		if errors.Is(err, capture.ErrPlan) {
 			return usagef("%v", err)
@@ -449,6 +468,45 @@ func renderProgress(w io.Writer, p capture.Progress) {
 	}
 }
 
+// maxFailuresShown is how many failed requests capture prints as they
+// happen; the rest are counted in the summary.
+const maxFailuresShown = 5
+
+// progressLineInterval is how often capture prints a progress line when
+// stderr is not a terminal.
+const progressLineInterval = 10 * time.Second
+
+// failurePrinter prints the first n failed requests as they end, then says
+// that later ones are only counted.
+func failurePrinter(w io.Writer, n int) func(capture.Failure) {
+	shown := 0
+	return func(f capture.Failure) {
+		switch {
+		case shown < n:
+			fmt.Fprintf(w, "benchseal: request %s (point %s repeat %d %s) failed: %s: %s\n", f.ID, f.Point, f.Repeat, f.Phase, f.Status, f.Error)
+		case shown == n:
+			fmt.Fprintln(w, "benchseal: more requests failed; they are counted by reason in the summary")
+		default:
+			return
+		}
+		shown++
+	}
+}
+
+// progressLine prints one plain progress line (no cursor control).
+func progressLine(w io.Writer, p capture.Progress) {
+	done := fmt.Sprint(p.Done)
+	if p.Requests > 0 {
+		done = fmt.Sprintf("%d/%d", p.Done, p.Requests)
+	}
+	state := "progress"
+	if p.Final {
+		state = "finished"
+	}
+	fmt.Fprintf(w, "%s: [%d/%d] point %s repeat %d %s: %s done, %d failed, %d in flight, %.1f req/s, elapsed %s\n",
+		state, p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, done, p.Failed, p.InFlight, p.AchievedRate, p.Elapsed.Round(time.Second))
+}
+
 func printCaptureSummary(w io.Writer, res *capture.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate (achieved/offered)\tsend lag p99\tduration")
@@ -467,6 +525,16 @@ func printCaptureSummary(w io.Writer, res *capture.Result) {
 	state := "complete"
 	if res.Manifest.Incomplete {
 		state = "incomplete: " + res.Manifest.IncompleteReason
+	}
+	if len(res.Failures) > 0 {
+		fmt.Fprintln(w, "failed requests by reason:")
+		for i, f := range res.Failures {
+			if i == 10 {
+				fmt.Fprintf(w, "  … %d more reason(s)\n", len(res.Failures)-10)
+				break
+			}
+			fmt.Fprintf(w, "  %6d  %s\n", f.Count, f.Kind)
+		}
 	}
 	fmt.Fprintf(w, "wrote %s: %d records, %d content chunks, evidence %s (%s)\n", res.Dir, res.Records, res.Chunks, res.Manifest.Evidence, state)
 }

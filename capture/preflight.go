@@ -1,0 +1,193 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrPreflight is the root of the errors Run returns when the endpoint
+// fails the checks made before the run: it does not answer, does not serve
+// the model, or fails the probe request. Nothing is written then.
+var ErrPreflight = errors.New("preflight failed")
+
+// preflightTimeout bounds the model listing and probeTimeout the probe
+// request, whose answer is cut to probeOutputTokens: the probe asks
+// whether the endpoint works, not how fast.
+const (
+	preflightTimeout  = 10 * time.Second
+	probeTimeout      = 2 * time.Minute
+	probeOutputTokens = 8
+)
+
+// preflight checks, before anything is written, that the endpoint serves
+// the model (GET /v1/models, when the server offers it) and answers one
+// probe request built like the run's first one with content. A vLLM-style
+// client does the same: a run against a dead port or a wrong model name
+// would otherwise record nothing but failures.
+func (r *runner) preflight(ctx context.Context, base string) error {
+	if err := r.checkModels(ctx, base); err != nil {
+		return err
+	}
+	return r.probeRequest(ctx)
+}
+
+// checkModels asks GET /v1/models. A server that does not offer it (404,
+// 405, or an answer that is not a model list) is not an error; an
+// unreachable one, a refusal or a list without the model is.
+func (r *runner) checkModels(ctx context.Context, base string) error {
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	if r.o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: endpoint %s does not answer: %w", ErrPreflight, base, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
+		return nil
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w: GET %s/v1/models: HTTP %s: %s (is the API key right? see --api-key-env)", ErrPreflight, base, resp.Status, serverMessage(body))
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("%w: GET %s/v1/models: HTTP %s: %s", ErrPreflight, base, resp.Status, serverMessage(body))
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil || len(list.Data) == 0 {
+		return nil // not an OpenAI model list: the probe request decides
+	}
+	var served []string
+	for _, d := range list.Data {
+		if d.ID == r.o.Request.Model {
+			return nil
+		}
+		served = append(served, d.ID)
+	}
+	slices.Sort(served)
+	if len(served) > 20 {
+		served = append(served[:20], fmt.Sprintf("… %d more", len(list.Data)-20))
+	}
+	return fmt.Errorf("%w: model %q is not served by %s; it serves: %s (set --model to one of them)", ErrPreflight, r.o.Request.Model, base, strings.Join(served, ", "))
+}
+
+// probeRequest sends the first workload item, as the run will send it but
+// with at most probeOutputTokens of output, and requires a successful
+// answer with content.
+func (r *runner) probeRequest(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	it := r.items[0]
+	it.OutputTokens = min(max(it.OutputTokens, 1), probeOutputTokens)
+	body, err := RequestBody(r.o.Request, &it)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if r.o.Request.Stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if r.o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: probe request POST %s: %s", ErrPreflight, r.url, fmt.Sprintf(format, args...))
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fail("%v", unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return fail("HTTP %s: %s", resp.Status, serverMessage(b))
+	}
+	if !r.o.Request.Stream {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, MaxEventSize))
+		if err != nil {
+			return fail("reading the response: %v", err)
+		}
+		ch := ParseChunk(&Event{Data: b})
+		switch {
+		case ch.Err != "":
+			return fail("error in the response: %s", ch.Err)
+		case !ch.Content:
+			return fail("the response has no content")
+		}
+		return nil
+	}
+	res := ReadStream(NewSSEReader(resp.Body, nil), 16)
+	switch {
+	case res.Err != "":
+		return fail("error in the stream: %s", res.Err)
+	case res.ReadErr != nil:
+		return fail("reading the stream: %v", res.ReadErr)
+	case len(res.Chunks) == 0:
+		return fail("the stream carried no content (is it an OpenAI-compatible streaming endpoint?)")
+	}
+	return nil
+}
+
+// serverMessage is the message of an OpenAI-style error body
+// ({"error": {"message": …}} or {"message": …}), else the body itself,
+// trimmed and shortened.
+func serverMessage(b []byte) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  string          `json:"detail"`
+	}
+	if json.Unmarshal(b, &e) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(e.Error, &inner) == nil && inner.Message != "":
+			return truncate(inner.Message, 300)
+		case json.Unmarshal(e.Error, &s) == nil && s != "":
+			return truncate(s, 300)
+		case e.Message != "":
+			return truncate(e.Message, 300)
+		case e.Detail != "":
+			return truncate(e.Detail, 300)
+		}
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "(empty body)"
+	}
+	return truncate(s, 300)
+}
+
+// unwrapURLError drops net/http's "Post \"url\": " prefix, which the
+// callers' messages already say.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
