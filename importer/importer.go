@@ -97,10 +97,13 @@ func Import(ctx context.Context, tool string, files []ingest.File, dest string, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Credentials never reach the parser, the records or attachments/.
+	files, warnings := ingest.Redact(files)
 	res, err := im.Parse(files)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", tool, err)
 	}
+	res.Warnings = append(res.Warnings, warnings...)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -350,6 +350,19 @@ type SourceFile struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
 	Size   int64  `json:"size"`
+	// OriginalSHA256 is set when credentials were redacted from the file
+	// before it was kept: SHA256 and Size are then those of the redacted
+	// bytes under attachments/, and this the digest of the file as given.
+	OriginalSHA256 string `json:"original_sha256,omitempty"`
+	// Redactions says where credentials were replaced (line and kind, never
+	// the credential).
+	Redactions []Redaction `json:"redactions,omitempty"`
+}
+
+// Redaction is one credential replaced in a kept file.
+type Redaction struct {
+	Line int    `json:"line"`
+	Kind string `json:"kind"`
 }
 
 // MarshalJSON writes the manifest with "unknown" and "load.points" as

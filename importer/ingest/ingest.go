@@ -24,6 +24,10 @@ const MaxFileSize = 1 << 30
 type File struct {
 	Name string
 	Data []byte
+	// OriginalSHA256 and Redactions are set by Redact when credentials
+	// were replaced in Data.
+	OriginalSHA256 string
+	Redactions     []schema.Redaction
 }
 
 // Result is a parsed import: the generated manifest, the rebuilt records
@@ -32,6 +36,9 @@ type Result struct {
 	Manifest schema.Manifest
 	Records  []schema.Record
 	Claims   *schema.Claims
+	// Warnings are non-fatal findings the user must see (e.g. credentials
+	// redacted from the input files).
+	Warnings []string
 }
 
 // InputError reports bad input, located by file, line (0 when unknown),

@@ -56,7 +56,8 @@ func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
 		}
 		seen[name] = true
 		sum := sha256.Sum256(f.Data)
-		m.Source.Files = append(m.Source.Files, schema.SourceFile{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))})
+		m.Source.Files = append(m.Source.Files, schema.SourceFile{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data)),
+			OriginalSHA256: f.OriginalSHA256, Redactions: f.Redactions})
 	}
 	sort.Slice(m.Source.Files, func(i, j int) bool { return m.Source.Files[i].Name < m.Source.Files[j].Name })
 	fillPeakConcurrency(res)

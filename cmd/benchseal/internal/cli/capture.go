@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/redact"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
 )
@@ -288,6 +289,26 @@ func commandLine(cmd *cobra.Command) []string {
 	return out
 }
 
+// redactArgs returns args with credentials (and the API key itself, if
+// an argument repeats it) masked, warning on w (when not nil) for each
+// argument changed: the command line and --set values are kept in the
+// manifest and published with the run.
+func redactArgs(w io.Writer, args []string, apiKey string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		r, found := redact.String(a)
+		if apiKey != "" && strings.Contains(r, apiKey) {
+			r = strings.ReplaceAll(r, apiKey, redact.Mask)
+			found = append(found, redact.Finding{Line: 1, Kind: "the --api-key-env key"})
+		}
+		if len(found) > 0 && w != nil {
+			fmt.Fprintf(w, "warning: command-line argument %d holds a credential (%s); it is recorded as %q\n", i, found[0].Kind, r)
+		}
+		out[i] = r
+	}
+	return out
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -331,7 +352,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 			ForceLength: o.forceLength, PerChunkUsage: o.perChunkUsage},
 		Plan:   *plan,
 		OutDir: o.out,
-		Sets:   o.sets,
+		Sets:   redactArgs(nil, o.sets, apiKey),
 		Probe:  !o.noProbe,
 		Grace:  o.grace,
 		HTTP2:  o.http2,
@@ -368,7 +389,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	m := &schema.Manifest{Title: o.title, Evidence: o.evidence}
 	m.Client.Version = Version
 	m.Client.Location = o.location
-	m.Client.CommandLine = commandLine(cmd)
+	m.Client.CommandLine = redactArgs(o.io.ErrOut, commandLine(cmd), apiKey)
 	m.Client.Host = host
 	if o.location == "same-host" {
 		m.Hardware.Host = host

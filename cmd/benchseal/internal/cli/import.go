@@ -82,6 +82,9 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 		}
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(io.ErrOut, "warning:", w)
+	}
 	claims, notRecomputable := 0, 0
 	if res.Claims != nil {
 		for _, p := range res.Claims.Points {
