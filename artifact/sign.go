@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/benchseal/benchseal/schema"
@@ -90,26 +89,36 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := b.commit(ctx, path, add, ib); err != nil {
 		return nil, err
-	}
-	switch src := b.src.(type) {
-	case *dirSource:
-		if err := exchangeLayout(path, src, add, ib); err != nil {
-			return nil, fmt.Errorf("sign %s: %w", path, err)
-		}
-	case *tarSource:
-		add[ocispec.ImageIndexFile] = ib
-		mt, _ := parseCreated(b.created)
-		if err := writeTarAtomic(path, src, add, mt, true); err != nil {
-			return nil, fmt.Errorf("sign %s: %w", path, err)
-		}
 	}
 	res.Reclaimed = reclaimed
 	if err := writeDetached(path, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// commit writes the new blobs add and the new index.json ib into the
+// bundle atomically: a directory by exchange with a staged copy, a tar by
+// a staged file and rename.
+func (b *Bundle) commit(ctx context.Context, path string, add map[string][]byte, ib []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch src := b.src.(type) {
+	case *dirSource:
+		if err := exchangeLayout(path, src, add, ib); err != nil {
+			return fmt.Errorf("sign %s: %w", path, err)
+		}
+	case *tarSource:
+		add[ocispec.ImageIndexFile] = ib
+		mt, _ := parseCreated(b.created)
+		if err := writeTarAtomic(path, src, add, mt, true); err != nil {
+			return fmt.Errorf("sign %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 func writeDetached(path string, res *SignResult) error {
@@ -132,37 +141,9 @@ func (b *Bundle) newSignature(ctx context.Context, s *Signer) (map[string][]byte
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	bd := DigestBytes(sb)
-	ref := ocispec.Manifest{
-		Versioned:    specs.Versioned{SchemaVersion: 2},
-		MediaType:    ocispec.MediaTypeImageManifest,
-		ArtifactType: MediaTypeSigstoreBundle,
-		Config:       emptyDescriptor(),
-		Layers:       []ocispec.Descriptor{{MediaType: MediaTypeSigstoreBundle, Digest: bd, Size: int64(len(sb))}},
-		Subject:      &ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: b.runDesc.Digest, Size: b.runDesc.Size},
-		Annotations: map[string]string{
-			AnnotationBundleContent:       "dsse-envelope",
-			AnnotationBundlePredicateType: PredicateTypeRun,
-			AnnotationCreated:             b.created,
-		},
-	}
-	rb, err := marshalDoc(ref)
+	add, ib, rd, err := b.referrerBlobs(sb, PredicateTypeRun)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	rd := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: MediaTypeSigstoreBundle, Digest: DigestBytes(rb), Size: int64(len(rb))}
-	refs := []ocispec.Descriptor{rd}
-	for _, r := range b.referrers {
-		refs = append(refs, r.Descriptor)
-	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Digest < refs[j].Digest })
-	ib, err := marshalIndex(b.runDesc, refs)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	add := map[string][]byte{
-		blobPath(bd):        sb,
-		blobPath(rd.Digest): rb,
 	}
 	return add, ib, &SignResult{Referrer: rd, SigstoreBundle: sb, Fingerprint: s.pub.Fingerprint()}, nil
 }

@@ -22,7 +22,7 @@ const (
 
 // SchemaNames lists the published JSON Schemas, in the order documents
 // appear in a run.
-var SchemaNames = []string{SchemaManifest, SchemaRecord, SchemaClaims}
+var SchemaNames = []string{SchemaManifest, SchemaRecord, SchemaClaims, SchemaPlan}
 
 //go:embed jsonschema/*.schema.json
 var schemaFS embed.FS

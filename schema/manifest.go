@@ -115,6 +115,9 @@ type Manifest struct {
 	// Provenance says which record fields the source measured, derived or
 	// did not store; nil means every field was measured.
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// Plan names the pre-registered plan the run executed; nil when the
+	// run was not pre-registered.
+	Plan *PlanRef `json:"plan,omitempty"`
 	// Unknown lists, as dotted JSON paths (e.g. "hardware.interconnect"),
 	// the fields the publisher declares unknown. A field that is empty and
 	// not listed here is a validation error for the fields the schema marks
@@ -122,6 +125,13 @@ type Manifest struct {
 	Unknown []string `json:"unknown"`
 	// Notes holds free-form publisher remarks keyed by topic.
 	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// PlanRef names a pre-registered plan by the sha256 (hex) of its
+// canonical JSON.
+type PlanRef struct {
+	SHA256 string `json:"sha256"`
+	Title  string `json:"title,omitempty"`
 }
 
 // Client describes the benchmark client that produced the records.

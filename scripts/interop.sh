@@ -5,7 +5,9 @@
 #   B. benchseal verifies a statement that cosign signed (attest-blob,
 #      --tlog-upload=false), and rejects a tampered one;
 #   C. a key made by `cosign generate-key-pair` signs with benchseal, and
-#      both benchseal and cosign verify that signature.
+#      both benchseal and cosign verify that signature;
+#   D. cosign verifies a benchseal reviewer attestation (SLSA VSA v1) and
+#      benchseal requires one that cosign signed.
 # Usage: scripts/interop.sh COSIGN_VERSION   (make interop passes v2.6.5)
 set -euo pipefail
 COSIGN_VERSION=${1:-v2.6.5}
@@ -115,6 +117,32 @@ expect_ok "cosign signs with a benchseal-made key (attest-blob)" \
   env COSIGN_PASSWORD=interop-password "$COSIGN" attest-blob --key bs.key --statement statement.json --new-bundle-format \
   --bundle bs-by-cosign.sigstore.json --tlog-upload=false --yes
 expect_ok "benchseal verifies it" "$BENCHSEAL" verify bundle --key bs.pub --signature bs-by-cosign.sigstore.json
+
+echo "== D. reviewer attestations (SLSA verification summary v1)"
+VSA=https://slsa.dev/verification_summary/v1
+"$BENCHSEAL" keygen --out rev >/dev/null
+expect_ok "benchseal attest --key rev.key (verifies and recomputes first)" \
+  "$BENCHSEAL" attest bundle --key rev.key --publisher-key bs.pub
+expect_ok "cosign verify-blob-attestation --type $VSA" \
+  "$COSIGN" verify-blob-attestation --insecure-ignore-tlog --trusted-root tr.json --new-bundle-format \
+  --type "$VSA" --bundle bundle.attestation.sigstore.json --key rev.pub --digest "$HEX" --digestAlg sha256
+expect_fail "cosign, the attestation checked against the publisher key" \
+  "$COSIGN" verify-blob-attestation --insecure-ignore-tlog --trusted-root tr.json --new-bundle-format \
+  --type "$VSA" --bundle bundle.attestation.sigstore.json --key bs.pub --digest "$HEX" --digestAlg sha256
+expect_fail "cosign, the attestation checked as a run signature" \
+  "${VERIFY_ATT[@]}" --bundle bundle.attestation.sigstore.json --key rev.pub --digest "$HEX" --digestAlg sha256
+expect_ok "benchseal verify --require-attestation rev.pub" \
+  "$BENCHSEAL" verify bundle --key bs.pub --require-attestation rev.pub
+sed -n 's/.*"payload": *"\([^"]*\)".*/\1/p' bundle.attestation.sigstore.json | base64 -d > vsa.json
+expect_ok "cosign attest-blob signs the same VSA with a cosign key" \
+  env COSIGN_PASSWORD= "$COSIGN" attest-blob --key cos.key --statement vsa.json --new-bundle-format \
+  --bundle cosign-vsa.sigstore.json --tlog-upload=false --yes
+expect_ok "benchseal attest --sigstore-bundle (cosign-made attestation)" \
+  "$BENCHSEAL" attest bundle --sigstore-bundle cosign-vsa.sigstore.json
+expect_ok "benchseal verify --require-attestation cos.pub --require-attestation rev.pub" \
+  "$BENCHSEAL" verify bundle --key bs.pub --require-attestation cos.pub --require-attestation rev.pub
+expect_fail "benchseal verify --require-attestation of a reviewer who did not attest" \
+  "$BENCHSEAL" verify bundle --key bs.pub --require-attestation bs.pub
 
 echo "interop: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -13,22 +13,25 @@ const ResultMediaType = "application/vnd.benchseal.verify.result.v1+json"
 // Names of the checks, in the order Verify runs them (the order of the
 // issue's specification).
 const (
-	CheckContainer   = "container"        // the tar or directory is safe to read
-	CheckLayout      = "layout"           // oci-layout and index.json
-	CheckManifest    = "manifest"         // run manifest: artifactType, config, layer media types, limits
-	CheckDescriptors = "descriptors"      // every blob: sha256 only, size and digest while streaming
-	CheckSignature   = "signature"        // Sigstore bundles verified by pinned keys only
-	CheckStatement   = "statement"        // in-toto statement: payload type, predicate type, subjects, predicate
-	CheckUncompress  = "uncompressed"     // uncompressed digests and sizes, bounded decompression
-	CheckSchema      = "schema"           // schema and semantic validation of manifest, claims and records
-	CheckConsistency = "consistency"      // shards cover the plan, warmup present, counts add up
-	CheckClaims      = "claims-recompute" // every claim recomputes (ClaimChecker)
+	CheckContainer    = "container"        // the tar or directory is safe to read
+	CheckLayout       = "layout"           // oci-layout and index.json
+	CheckManifest     = "manifest"         // run manifest: artifactType, config, layer media types, limits
+	CheckDescriptors  = "descriptors"      // every blob: sha256 only, size and digest while streaming
+	CheckSignature    = "signature"        // Sigstore bundles verified by pinned keys only
+	CheckStatement    = "statement"        // in-toto statement: payload type, predicate type, subjects, predicate
+	CheckUncompress   = "uncompressed"     // uncompressed digests and sizes, bounded decompression
+	CheckSchema       = "schema"           // schema and semantic validation of manifest, claims and records
+	CheckConsistency  = "consistency"      // shards cover the plan, warmup present, counts add up
+	CheckClaims       = "claims-recompute" // every claim recomputes (ClaimChecker)
+	CheckPlan         = "plan"             // the run matches its pre-registered plan
+	CheckAttestations = "attestations"     // reviewer attestations (SLSA VSA) by the required reviewers
 )
 
 // CheckOrder lists the checks in the order they run.
 var CheckOrder = []string{
 	CheckContainer, CheckLayout, CheckManifest, CheckDescriptors, CheckSignature,
 	CheckStatement, CheckUncompress, CheckSchema, CheckConsistency, CheckClaims,
+	CheckPlan, CheckAttestations,
 }
 
 // Statuses of a check.
@@ -65,6 +68,10 @@ type Result struct {
 	Signatures       []SignatureResult   `json:"signatures"`
 	Records          *schema.RunSummary  `json:"records,omitempty"`
 	Claims           []schema.ClaimCheck `json:"claims,omitempty"`
+	// Plan is the outcome of the plan check (nil: no plan).
+	Plan *PlanResult `json:"plan,omitempty"`
+	// Attestations lists every reviewer attestation found.
+	Attestations []AttestationResult `json:"attestations,omitempty"`
 	Warnings         []string            `json:"warnings,omitempty"`
 }
 
@@ -85,13 +92,22 @@ type CheckResult struct {
 type SignatureResult struct {
 	// Source is "referrer <digest>" or "detached <n>".
 	Source string `json:"source"`
+	// Digest is the sha256 of the Sigstore bundle JSON.
+	Digest string `json:"digest,omitempty"`
 	// Hint is the unauthenticated key hint of the Sigstore bundle, as a
 	// fingerprint when it has that form.
 	Hint string `json:"hint,omitempty"`
 	// Key is the fingerprint of the pinned key that verified it.
-	Key      string `json:"key,omitempty"`
-	Verified bool   `json:"verified"`
-	Reason   string `json:"reason,omitempty"`
+	Key string `json:"key,omitempty"`
+	// Identity and Issuer are the certificate's subject alternative name
+	// and OIDC issuer of a verified keyless signature.
+	Identity string `json:"identity,omitempty"`
+	Issuer   string `json:"issuer,omitempty"`
+	// Times are the verified signing timestamps (transparency log or
+	// RFC 3161), RFC 3339; none for offline keyed signatures.
+	Times    []string `json:"times,omitempty"`
+	Verified bool     `json:"verified"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // ErrRejected is the root of every rejection: the bundle was checked and

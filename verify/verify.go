@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
-	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
-	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
 )
 
 // Verifier holds the deployment settings of verification: the pinned keys
@@ -21,6 +19,9 @@ import (
 // the options.
 type Verifier struct {
 	keys        []*artifact.PublicKey
+	identities  []Identity
+	trusted     root.TrustedMaterial
+	noSCT       bool
 	checker     ClaimChecker
 	maxProblems int
 }
@@ -76,6 +77,9 @@ func NewVerifier(trust []*artifact.PublicKey, opts ...Option) (*Verifier, error)
 			return nil, err
 		}
 	}
+	if len(v.identities) > 0 && v.trusted == nil {
+		return nil, errors.New("verify: keyless identities need a trusted root (WithTrustedRoot)")
+	}
 	return v, nil
 }
 
@@ -89,6 +93,16 @@ type Policy struct {
 	// over the run manifest, e.g. one made by `cosign attest-blob` over the
 	// bundle's statement.
 	Detached [][]byte
+	// Plan is the pre-registered plan the run must match (decoded by
+	// plan.Decode), and PlanSignature its Sigstore bundle (nil: look for a
+	// plan referrer in the bundle). Without Plan, a plan carried in the
+	// bundle is checked when present.
+	Plan          *plan.Plan
+	PlanSignature []byte
+	// RequireAttestations names the reviewers (keys or keyless identities)
+	// each of whom must have signed a PASSED verification summary of this
+	// run manifest.
+	RequireAttestations []Signer
 	// RequireRecomputable rejects a bundle with any claim that cannot be
 	// recomputed from its records (including those the publisher marked
 	// not_recomputable); by default they pass with a warning.
@@ -192,8 +206,8 @@ func (r *Result) openFailed(err error) error {
 func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res *Result) (*Result, error) {
 	var errs []error
 	failed := func(ce *CheckError) { errs = append(errs, ce) }
-	if len(v.keys) == 0 && !p.AllowUnsignedUnsafe {
-		return nil, errors.New("verify: no pinned public key (use AllowUnsignedUnsafe to check integrity only)")
+	if len(v.keys) == 0 && len(v.identities) == 0 && !p.AllowUnsignedUnsafe {
+		return nil, errors.New("verify: no pinned public key or identity (use AllowUnsignedUnsafe to check integrity only)")
 	}
 	m := b.Manifest()
 	res.RunID = m.RunID
@@ -260,6 +274,17 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
+
+	// 11. The pre-registered plan; 12. reviewer attestations.
+	if ce := v.checkPlan(ctx, b, p, res); ce != nil {
+		failed(ce)
+	}
+	if ce := v.checkAttestations(ctx, b, p, res); ce != nil {
+		failed(ce)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
 	return res, res.finish(errs)
 }
 
@@ -268,9 +293,22 @@ type sigInput struct {
 	data   []byte
 }
 
+// publishers returns every signer that must have signed the run: the
+// pinned keys and the keyless identities.
+func (v *Verifier) publishers() []Signer {
+	var out []Signer
+	for _, k := range v.keys {
+		out = append(out, Signer{Key: k})
+	}
+	for i := range v.identities {
+		out = append(out, Signer{Identity: &v.identities[i]})
+	}
+	return out
+}
+
 func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Policy, res *Result) *CheckError {
 	var inputs []sigInput
-	for _, r := range b.Referrers() {
+	for _, r := range b.ReferrersOf(artifact.PredicateTypeRun) {
 		data, err := b.ReadSignature(r)
 		if err != nil {
 			_, blob, cause := mapArtifactErr(err)
@@ -290,24 +328,33 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 	if err != nil {
 		return res.fail(CheckStatement, "", err)
 	}
-	verifiedBy := map[string]bool{}
+	signers := v.publishers()
+	verifiedBy := map[int]bool{}
 	var stmtErr *CheckError
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return nil
 		}
-		sr := SignatureResult{Source: in.source}
-		payload, hint, key, err := v.verifySigstore(in.data, digestBytes)
-		sr.Hint = hint
+		sr := SignatureResult{Source: in.source, Digest: string(artifact.DigestBytes(in.data))}
+		sb, err := parseSigstore(in.data)
+		if sb != nil {
+			sr.Hint = sb.hint
+		}
 		if err != nil {
 			sr.Reason = err.Error()
 			res.Signatures = append(res.Signatures, sr)
 			continue
 		}
-		sr.Key = key
+		who, idx, err := v.verifyAny(sb, signers, digestBytes)
+		if err != nil {
+			sr.Reason = err.Error()
+			res.Signatures = append(res.Signatures, sr)
+			continue
+		}
+		sr.setSigner(who)
 		// 6. The statement signed must be exactly the one this bundle
 		// gives: _type, predicate type, every subject digest, predicate.
-		if err := checkStatement(payload, want); err != nil {
+		if err := checkStatement(sb.payload, want); err != nil {
 			sr.Reason = "statement: " + err.Error()
 			res.Signatures = append(res.Signatures, sr)
 			if stmtErr == nil {
@@ -316,17 +363,17 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 			continue
 		}
 		sr.Verified = true
-		verifiedBy[key] = true
+		verifiedBy[idx] = true
 		res.Signatures = append(res.Signatures, sr)
 	}
 	var missing []string
-	for _, k := range v.keys {
-		if !verifiedBy[k.Fingerprint()] {
-			missing = append(missing, k.Fingerprint())
+	for i, s := range signers {
+		if !verifiedBy[i] {
+			missing = append(missing, s.String())
 		}
 	}
 	if stmtErr != nil {
-		res.fail(CheckSignature, string(b.RunDescriptor().Digest), errors.New("a signature by a pinned key is over a different statement"))
+		res.fail(CheckSignature, string(b.RunDescriptor().Digest), errors.New("a signature by a trusted signer is over a different statement"))
 		return stmtErr
 	}
 	if len(missing) > 0 {
@@ -336,75 +383,38 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 				reasons = append(reasons, s.Source+": "+s.Reason)
 			}
 		}
-		err := fmt.Errorf("no valid signature over run manifest %s by pinned key %s", b.RunDescriptor().Digest, strings.Join(missing, ", "))
+		err := fmt.Errorf("no valid signature over run manifest %s by %s", b.RunDescriptor().Digest, strings.Join(missing, ", "))
 		if len(reasons) > 0 {
 			err = fmt.Errorf("%w (%s)", err, strings.Join(reasons, "; "))
 		}
-		res.skip(CheckStatement, "no signature by a pinned key")
+		res.skip(CheckStatement, "no signature by a trusted signer")
 		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), err)
 	}
 	res.Authenticated = true
-	res.pass(CheckSignature, fmt.Sprintf("signed over %s by every pinned key (%d of %d signatures verified)", b.RunDescriptor().Digest, len(verifiedBy), len(inputs)))
+	res.pass(CheckSignature, fmt.Sprintf("signed over %s by every trusted signer (%d of %d signatures verified)", b.RunDescriptor().Digest, len(verifiedBy), len(inputs)))
 	res.pass(CheckStatement, fmt.Sprintf("in-toto Statement v1, predicate %s, %d subjects, predicate equals the bundle's", artifact.PredicateTypeRun, len(b.Layers())+1))
 	return nil
 }
 
-// verifySigstore parses one Sigstore bundle and verifies it against each
-// pinned key with sigstore-go (keyed, no transparency log, artifact digest
-// = the recomputed run manifest digest). It returns the DSSE payload, the
-// unauthenticated hint, and the fingerprint of the pinned key that
-// verified it.
-func (v *Verifier) verifySigstore(data []byte, manifestDigest []byte) (payload []byte, hint, key string, err error) {
-	if int64(len(data)) > artifact.MaxSignatureBundleSize {
-		return nil, "", "", fmt.Errorf("sigstore bundle over %d bytes", artifact.MaxSignatureBundleSize)
-	}
-	if err := schema.CheckJSON(data); err != nil {
-		return nil, "", "", fmt.Errorf("sigstore bundle: %v", err)
-	}
-	var sb sgbundle.Bundle
-	if err := sb.UnmarshalJSON(data); err != nil {
-		return nil, "", "", fmt.Errorf("parse Sigstore bundle: %v", err)
-	}
-	if sb.Bundle == nil {
-		return nil, "", "", errors.New("empty Sigstore bundle")
-	}
-	if vm := sb.GetVerificationMaterial(); vm != nil && vm.GetPublicKey() != nil {
-		hint = vm.GetPublicKey().GetHint()
-		if fp := artifact.HintFingerprint(hint); fp != "" {
-			hint = fp
-		}
-	}
-	env := sb.GetDsseEnvelope()
-	switch {
-	case env == nil:
-		return nil, hint, "", errors.New("not a DSSE envelope")
-	case env.GetPayloadType() != artifact.PayloadTypeInToto:
-		return nil, hint, "", fmt.Errorf("payload type %q, want %q", env.GetPayloadType(), artifact.PayloadTypeInToto)
-	case len(env.GetSignatures()) != 1:
-		return nil, hint, "", fmt.Errorf("%d DSSE signatures, want exactly 1", len(env.GetSignatures()))
-	case len(sb.GetVerificationMaterial().GetTlogEntries()) > 0 || len(sb.GetVerificationMaterial().GetTimestampVerificationData().GetRfc3161Timestamps()) > 0:
-		// Offline keyed bundles carry neither; refuse what is not checked.
-		return nil, hint, "", errors.New("transparency-log entries and signed timestamps are not accepted (offline keyed bundles only)")
+// verifyAny verifies a parsed Sigstore bundle against each signer in turn
+// and returns the first that verifies it, with its index; otherwise the
+// reason of the last attempt.
+func (v *Verifier) verifyAny(sb *sigstoreBundle, signers []Signer, digest []byte) (*signedBy, int, error) {
+	if len(signers) == 0 {
+		return nil, -1, errors.New("no trusted signer given")
 	}
 	var lastErr error
-	for _, k := range v.keys {
-		sv, err := k.Verifier()
-		if err != nil {
-			return nil, hint, "", err
-		}
-		ek := root.NewExpiringKey(sv, time.Time{}, time.Time{})
-		tm := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return ek, nil })
-		ver, err := sgverify.NewVerifier(tm, sgverify.WithNoObserverTimestamps())
-		if err != nil {
-			return nil, hint, "", err
-		}
-		_, err = ver.Verify(&sb, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", manifestDigest), sgverify.WithKey()))
+	for i, s := range signers {
+		who, err := v.verifyBy(sb, s, digest)
 		if err == nil {
-			return env.GetPayload(), hint, k.Fingerprint(), nil
+			return who, i, nil
 		}
 		lastErr = err
 	}
-	return nil, hint, "", fmt.Errorf("not verified by any pinned key: %v", lastErr)
+	if len(signers) == 1 {
+		return nil, -1, lastErr
+	}
+	return nil, -1, fmt.Errorf("not verified by any trusted signer: %w", lastErr)
 }
 
 func checkStatement(payload, want []byte) error {

@@ -39,6 +39,8 @@ func listPackages(t *testing.T) []pkg {
 var forbidden = map[string][]string{
 	"schema":    {module + "/"},
 	"artifact":  {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"plan":      {module + "/artifact", module + "/attest", module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"attest":    {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
 	"verify":    {module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
 	"replay":    {module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/simulator"},
 	"importer":  {module + "/verify", module + "/artifact", module + "/capture", module + "/simulator"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/verify"
 )
 
 func init() { register("inspect", newInspectCmd) }
@@ -85,6 +86,11 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	if m.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE %s\n", m.IncompleteReason)
 	}
+	if m.Plan != nil {
+		fmt.Fprintf(w, "plan       pre-registered plan sha256:%s\n", m.Plan.SHA256)
+	} else {
+		fmt.Fprintln(w, "plan       none: the run was not pre-registered")
+	}
 	for _, x := range m.External {
 		// External evidence is a reference, never a measurement of this run.
 		fmt.Fprintf(w, "external   %s", x.Kind)
@@ -126,13 +132,43 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 			fmt.Fprintf(w, "    uncompressed %s\n", l.UncompressedDigest)
 		}
 	}
-	fmt.Fprintf(w, "\nsignatures (%d, NOT verified here)\n", len(b.Referrers()))
-	for _, r := range b.Referrers() {
+	sigs := b.ReferrersOf(artifact.PredicateTypeRun)
+	fmt.Fprintf(w, "\nsignatures (%d, NOT verified here)\n", len(sigs))
+	for _, r := range sigs {
 		hint := "unreadable"
 		if data, err := b.ReadSignature(r); err == nil {
 			hint = signatureHint(data)
 		}
 		fmt.Fprintf(w, "  %s key %s\n", r.Descriptor.Digest, hint)
+	}
+	if plans := b.ReferrersOf(artifact.PredicateTypePlan); len(plans) > 0 {
+		fmt.Fprintf(w, "\nsigned plans (%d, NOT verified here)\n", len(plans))
+		for _, r := range plans {
+			hint := "unreadable"
+			if data, err := b.ReadSignature(r); err == nil {
+				hint = signatureHint(data)
+			}
+			fmt.Fprintf(w, "  %s key %s\n", r.Descriptor.Digest, hint)
+		}
+	}
+	atts := b.ReferrersOf(artifact.PredicateTypeVSA)
+	if len(atts) > 0 {
+		fmt.Fprintf(w, "\nreviewer attestations (%d, NOT verified here)\n", len(atts))
+		for _, r := range atts {
+			a := verify.AttestationResult{Source: string(r.Descriptor.Digest), Reason: "unreadable"}
+			if data, err := b.ReadSignature(r); err == nil {
+				a = verify.DescribeAttestation(string(r.Descriptor.Digest), data)
+			}
+			fmt.Fprintf(w, "  %s key %s\n    verifier %s, verified %s, result %s, levels %s\n", a.Source, orDash(a.Hint),
+				orDash(a.VerifierID), orDash(a.TimeVerified), orDash(a.Result), orDash(strings.Join(a.Levels, ",")))
+		}
+	}
+	for _, r := range b.Referrers() {
+		switch r.PredicateType() {
+		case artifact.PredicateTypeRun, artifact.PredicateTypePlan, artifact.PredicateTypeVSA:
+		default:
+			fmt.Fprintf(w, "  other referrer %s: predicate type %s (not checked by benchseal)\n", r.Descriptor.Digest, r.PredicateType())
+		}
 	}
 }
 

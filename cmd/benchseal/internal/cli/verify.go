@@ -25,7 +25,10 @@ var claimChecker verify.ClaimChecker
 type verifyOptions struct {
 	io            *IO
 	bundle        string
-	keys          []string
+	trust         trustFlags
+	reviewers     []string
+	plan          string
+	planSignature string
 	signatures    []string
 	output        string
 	allowUnsigned bool
@@ -36,7 +39,7 @@ type verifyOptions struct {
 func newVerifyCmd(io *IO) *cobra.Command {
 	o := &verifyOptions{io: io}
 	cmd := &cobra.Command{
-		Use:   "verify BUNDLE --key PUB [--key PUB2 ...] [--output json] [--allow-unsigned]",
+		Use:   "verify BUNDLE (--key PUB ... | --certificate-identity ID --certificate-oidc-issuer URL --trusted-root FILE) [--plan PLAN] [--require-attestation REVIEWER ...]",
 		Short: "Verify a bundle offline against pinned public keys (exit 3 when rejected)",
 		Long: `verify checks BUNDLE fail-closed, in order: the container is safe to read; oci-layout
 and index.json; the run manifest (artifactType, empty config, known layer media
@@ -53,7 +56,27 @@ It prints each check as passed, failed or skipped with the reason (or, with
 rejected, 1 on error, 2 on usage errors. --signature adds a detached Sigstore
 bundle, e.g. one made by 'cosign attest-blob' over 'benchseal inspect
 --statement'. --allow-unsigned checks only integrity and says loudly that
-nothing is authenticated.`,
+nothing is authenticated.
+
+Keyless publishers (e.g. 'cosign attest-blob' in CI with an OIDC identity) are
+trusted with cosign's flags --certificate-identity(-regexp) and
+--certificate-oidc-issuer(-regexp) and a Sigstore trusted root
+(--trusted-root trusted_root.json, read offline): the certificate chain to a
+Fulcio CA, its SCT, the transparency-log entry and the timestamps are checked
+as sigstore-go does, and the signer's identity and issuer are printed.
+
+--plan PLAN checks the run against its pre-registered plan (signature from
+--plan-signature, PLAN.sigstore.json, or a plan referrer in the bundle; it
+must be signed by a trusted publisher): every planned point × repeat present
+with the planned counts, no unplanned point, SLO, definitions, boundary,
+seed and workload hash equal, the plan signed before the run started when a
+signed timestamp exists. Each deviation is named. Without --plan, a plan
+carried in the bundle is checked when present.
+
+--require-attestation REVIEWER (repeatable; a public key file or
+IDENTITY@ISSUER_URL) requires a PASSED reviewer attestation (SLSA VSA v1)
+over this run manifest signed by each reviewer. Every attestation found is
+listed with who, when and which levels.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
   benchseal verify run.tar --key publisher.pub --key reviewer.pub --output json
   benchseal verify run.tar --allow-unsigned`,
@@ -63,17 +86,21 @@ nothing is authenticated.`,
 			if o.output != "text" && o.output != "json" {
 				return usagef("--output must be text or json, got %q", o.output)
 			}
-			if len(o.keys) == 0 && !o.allowUnsigned {
-				return usagef("verify needs at least one --key (or --allow-unsigned to check integrity only)")
+			trusted := len(o.trust.keys) > 0 || o.trust.identityGiven()
+			if !trusted && !o.allowUnsigned {
+				return usagef("verify needs at least one --key or a --certificate-identity (or --allow-unsigned to check integrity only)")
 			}
-			if len(o.keys) > 0 && o.allowUnsigned {
+			if trusted && o.allowUnsigned {
 				return usagef("--key and --allow-unsigned cannot be used together")
 			}
 			return runVerify(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.keys, "key", nil, "pinned public key PEM (repeatable; every key must have signed)")
+	o.trust.bind(f, "key", "pinned public key PEM (repeatable; every key must have signed)")
+	f.StringArrayVar(&o.reviewers, "require-attestation", nil, "reviewer whose PASSED attestation is required: a public key file or IDENTITY@ISSUER_URL (repeatable)")
+	f.StringVar(&o.plan, "plan", "", "pre-registered plan the run must match")
+	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
 	f.StringVar(&o.output, "output", "text", "report format: text or json")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
@@ -83,19 +110,23 @@ nothing is authenticated.`,
 }
 
 func runVerify(ctx context.Context, o *verifyOptions) error {
-	var keys []*artifact.PublicKey
-	for _, p := range o.keys {
-		b, err := os.ReadFile(p)
+	keys, opts, err := o.trust.build()
+	if err != nil {
+		return err
+	}
+	var pol verify.Policy
+	for _, r := range o.reviewers {
+		s, err := parseReviewer(r)
 		if err != nil {
 			return err
 		}
-		k, err := artifact.ParsePublicKey(b)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		keys = append(keys, k)
+		pol.RequireAttestations = append(pol.RequireAttestations, s)
 	}
-	var pol verify.Policy
+	if o.plan != "" {
+		if pol.Plan, pol.PlanSignature, err = readPlan(o.plan, o.planSignature); err != nil {
+			return err
+		}
+	}
 	pol.AllowUnsignedUnsafe = o.allowUnsigned
 	pol.RequireRecomputable = o.requireAll
 	for _, p := range o.signatures {
@@ -105,7 +136,6 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		}
 		pol.Detached = append(pol.Detached, b)
 	}
-	var opts []verify.Option
 	if claimChecker != nil {
 		opts = append(opts, verify.WithClaimChecker(claimChecker))
 	}
@@ -179,8 +209,14 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		fmt.Fprintln(w, "\nsignatures")
 		for _, s := range r.Signatures {
 			state := "not verified"
-			if s.Verified {
+			switch {
+			case s.Verified && s.Identity != "":
+				state = fmt.Sprintf("verified: identity %s, issuer %s", s.Identity, s.Issuer)
+			case s.Verified:
 				state = "verified by " + s.Key
+			}
+			if len(s.Times) > 0 {
+				state += ", signed at " + strings.Join(s.Times, ", ")
 			}
 			fmt.Fprintf(w, "  %s: %s", s.Source, state)
 			if s.Reason != "" {
@@ -190,6 +226,8 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		}
 	}
 	writeClaimChecks(w, r.Claims, showClaims)
+	writePlanResult(w, r.Plan)
+	writeAttestations(w, r.Attestations)
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
 	}
@@ -258,4 +296,51 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// writePlanResult prints the plan a run was checked against.
+func writePlanResult(w io.Writer, p *verify.PlanResult) {
+	if p == nil {
+		return
+	}
+	signed := "NOT signed by a trusted publisher"
+	if p.SignedBy != "" {
+		signed = "signed by " + p.SignedBy
+		if p.SignedAt != "" {
+			signed += " at " + p.SignedAt
+		}
+	}
+	fmt.Fprintf(w, "\npre-registered plan %s, %s (%s)\n", p.Digest, signed, p.Source)
+	if p.Reason != "" {
+		fmt.Fprintf(w, "  %s\n", p.Reason)
+	}
+	for _, d := range p.Deviations {
+		fmt.Fprintf(w, "  DEVIATION %s\n", d)
+	}
+}
+
+// writeAttestations lists every reviewer attestation: who, when, levels.
+func writeAttestations(w io.Writer, as []verify.AttestationResult) {
+	if len(as) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nreviewer attestations")
+	for _, a := range as {
+		who := "NOT verified"
+		if a.Verified {
+			who = "verified: " + a.Reviewer
+		}
+		fmt.Fprintf(w, "  %s: %s\n    verifier %s, verified %s, result %s, levels %s\n", a.Source, who,
+			orDash(a.VerifierID), orDash(a.TimeVerified), orDash(a.Result), orDash(strings.Join(a.Levels, ",")))
+		if a.Reason != "" {
+			fmt.Fprintf(w, "    (%s)\n", a.Reason)
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -1,0 +1,5 @@
+// Package attest builds and parses reviewer attestations: in-toto
+// statements whose subject is a bundle's run manifest and whose predicate is
+// an SLSA Verification Summary Attestation v1 carrying benchseal's own
+// verified levels. Verification and signing live in package verify.
+package attest

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/verify"
+)
+
+func init() { register("attest", newAttestCmd) }
+
+type attestOptions struct {
+	io             *IO
+	bundle         string
+	key            string
+	sigstoreBundle string
+	trust          trustFlags
+	plan           string
+	planSignature  string
+	verifierID     string
+	resourceURI    string
+}
+
+func newAttestCmd(io *IO) *cobra.Command {
+	o := &attestOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "attest BUNDLE --key REVIEWER.KEY (--publisher-key PUB | --certificate-identity ... --trusted-root FILE) [--plan PLAN]",
+		Short: "Verify and recompute a bundle, then sign a reviewer attestation (SLSA VSA v1) as its own referrer",
+		Long: `attest is the reviewer's signature: "I verified and recomputed this bundle".
+It first runs the full verification of 'benchseal verify' against the
+publisher's key or keyless identity — every digest, every record, the
+publisher's signature, the recomputation of every claim and, with --plan, the
+pre-registered plan — and refuses (exit 3) when anything fails. Then it signs
+an in-toto statement whose subject is the run manifest, with an SLSA
+Verification Summary Attestation v1 predicate
+(https://slsa.dev/verification_summary/v1): verifier.id (the reviewer's key
+fingerprint, or --verifier-id), timeVerified, resourceUri, policy (benchseal's
+version and definitions, and the plan's digest), inputAttestations (the
+publisher signatures verified), verificationResult PASSED and verifiedLevels
+BENCHSEAL_INTEGRITY, BENCHSEAL_RECOMPUTED (claims recomputed and matched),
+BENCHSEAL_PLAN_MATCHED (the run matched its signed plan). The attestation is
+stored as its own OCI referrer of the run manifest (one DSSE signature per
+Sigstore bundle; never a second signature in the publisher's) and written
+beside the bundle as BUNDLE.attestation.sigstore.json.
+
+--sigstore-bundle FILE attaches an attestation made elsewhere (e.g. keyless
+with 'cosign attest-blob --bundle' in CI) after checking that it is a PASSED
+VSA whose subject is this bundle's run manifest; its signature is checked by
+'verify --require-attestation'.`,
+		Example: `  benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub
+  benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub --plan plan.json
+  benchseal attest run.tar --sigstore-bundle vsa.sigstore.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.bundle = args[0]
+			if (o.key == "") == (o.sigstoreBundle == "") {
+				return usagef("give exactly one of --key and --sigstore-bundle")
+			}
+			if o.key != "" && len(o.trust.keys) == 0 && !o.trust.identityGiven() {
+				return usagef("attest verifies the publisher's signature first: give --publisher-key or a --certificate-identity")
+			}
+			return runAttest(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.key, "key", "", "the reviewer's private key (benchseal or cosign format)")
+	f.StringVar(&o.sigstoreBundle, "sigstore-bundle", "", "attach this externally made attestation (Sigstore bundle) instead of signing one")
+	o.trust.bind(f, "publisher-key", "the publisher's public key the bundle must be signed by (repeatable)")
+	f.StringVar(&o.plan, "plan", "", "pre-registered plan the run must match (adds BENCHSEAL_PLAN_MATCHED)")
+	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
+	f.StringVar(&o.verifierID, "verifier-id", "", "verifier.id to write (default: the reviewer key's fingerprint)")
+	f.StringVar(&o.resourceURI, "resource-uri", "", "resourceUri to write: the OCI reference of the bundle ending in @sha256:<manifest digest> (default urn:benchseal:run:<id>@<digest>)")
+	return cmd
+}
+
+func runAttest(ctx context.Context, o *attestOptions) error {
+	if o.sigstoreBundle != "" {
+		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, artifact.PredicateTypeVSA)
+	}
+	s, err := loadSigner(o.io, o.key)
+	if err != nil {
+		return err
+	}
+	keys, opts, err := o.trust.build()
+	if err != nil {
+		return err
+	}
+	if claimChecker != nil {
+		opts = append(opts, verify.WithClaimChecker(claimChecker))
+	}
+	v, err := verify.NewVerifier(keys, opts...)
+	if err != nil {
+		return err
+	}
+	var pol verify.Policy
+	if o.plan != "" {
+		if pol.Plan, pol.PlanSignature, err = readPlan(o.plan, o.planSignature); err != nil {
+			return err
+		}
+	}
+	res, err := v.Attest(ctx, o.bundle, pol, s, verify.AttestOptions{VerifierID: o.verifierID, ResourceURI: o.resourceURI, Version: Version})
+	if err != nil {
+		if res != nil && res.Verification != nil {
+			writeVerifyText(o.io.ErrOut, res.Verification, false)
+		}
+		if errors.Is(err, verify.ErrNotAttestable) {
+			return rejected(err)
+		}
+		return err
+	}
+	dp := strings.TrimRight(o.bundle, "/") + ".attestation.sigstore.json"
+	if err := writeAtomic(dp, res.SigstoreBundle); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.io.Out, "attested %s\n  run        %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
+		o.bundle, res.Verification.RunID, res.Verification.ManifestDigest, s.Public().Fingerprint(), strings.Join(res.Levels, ", "), res.Referrer, dp)
+	return nil
+}

@@ -1,0 +1,193 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Names of deviations from a plan. Each Deviation carries one.
+const (
+	DevPlanDigest    = "plan-digest"     // the run's manifest names another plan, or none
+	DevMode          = "load-mode"       // concurrency vs rate
+	DevUnplanned     = "unplanned-point" // a point the plan does not list
+	DevMissingPoint  = "missing-point"   // a planned point the run lacks
+	DevPointChanged  = "point-changed"   // a planned point run with other settings
+	DevRepeats       = "repeats-changed" // another number of repeats
+	DevMissingRepeat = "missing-repeat"  // a planned point × repeat without records
+	DevCount         = "count-mismatch"  // a point × repeat with another request count
+	DevWarmup        = "warmup-changed"  // other warmup
+	DevTimeout       = "timeout-changed" // other request timeout
+	DevSeed          = "seed-changed"    // other seed
+	DevSLO           = "slo-changed"     // the manifest's or the claims' SLO differs
+	DevDefinitions   = "definitions-changed"
+	DevBoundary      = "boundary-changed"
+	DevWorkload      = "workload-changed" // another workload hash or item count
+	DevMetric        = "unplanned-metric" // a claimed metric the plan does not list
+	DevSignedLate    = "signed-after-start"
+	DevIncomplete    = "run-incomplete"
+)
+
+// Deviation is one way a run departs from its plan.
+type Deviation struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// String formats the deviation as "kind: detail".
+func (d Deviation) String() string { return d.Kind + ": " + d.Detail }
+
+// Cell is one (point, repeat) of a run with its number of records (warmup
+// and measured, every status).
+type Cell struct {
+	Point   string
+	Repeat  int
+	Records int64
+}
+
+// Check compares a run — its manifest, claims (nil when none) and the
+// record count of every (point, repeat) cell — with the plan whose
+// canonical digest is digest, and returns every deviation in a fixed
+// order. None means the run executed exactly the plan.
+func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells []Cell) []Deviation {
+	var out []Deviation
+	dev := func(kind, format string, args ...any) {
+		out = append(out, Deviation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+	want := strings.TrimPrefix(digest, "sha256:")
+	switch {
+	case m.Plan == nil:
+		dev(DevPlanDigest, "the run's manifest names no plan (it was not captured under plan %s)", digest)
+	case m.Plan.SHA256 != want:
+		dev(DevPlanDigest, "the run's manifest names plan sha256:%s, not %s", m.Plan.SHA256, digest)
+	}
+	if m.Incomplete {
+		dev(DevIncomplete, "the run is marked incomplete: %s", m.IncompleteReason)
+	}
+	l := &p.Load
+	if m.Load.Mode != l.Mode {
+		dev(DevMode, "planned %s, run %s", l.Mode, m.Load.Mode)
+	}
+	run := map[string]schema.Point{}
+	for _, pt := range m.Load.Points {
+		run[pt.Name] = pt
+	}
+	planned := map[string]schema.Point{}
+	for _, pt := range l.Points {
+		planned[pt.Name] = pt
+		got, ok := run[pt.Name]
+		if !ok {
+			dev(DevMissingPoint, "planned point %q is not in the run", pt.Name)
+			continue
+		}
+		want := pt
+		if want.InputTokens == 0 {
+			want.InputTokens = l.InputTokens
+		}
+		if want.OutputTokens == 0 {
+			want.OutputTokens = l.OutputTokens
+		}
+		if l.Mode == schema.ModeRate && want.Arrival == "" {
+			want.Arrival = schema.ArrivalPoisson
+		}
+		if want.Arrival == schema.ArrivalGamma && want.Burstiness == 0 {
+			want.Burstiness = 1
+		}
+		if got != want {
+			dev(DevPointChanged, "point %q planned %s, run %s", pt.Name, pointString(want), pointString(got))
+		}
+	}
+	for _, pt := range m.Load.Points {
+		if _, ok := planned[pt.Name]; !ok {
+			dev(DevUnplanned, "point %q (%s) is not in the plan", pt.Name, pointString(pt))
+		}
+	}
+	if m.Load.Repeats != l.Repeats {
+		dev(DevRepeats, "planned %d repeats, run %d", l.Repeats, m.Load.Repeats)
+	}
+	if m.Load.Warmup != l.Warmup {
+		dev(DevWarmup, "planned %+v, run %+v", l.Warmup, m.Load.Warmup)
+	}
+	if m.Load.RequestTimeout != l.RequestTimeout {
+		dev(DevTimeout, "planned %s, run %s", l.RequestTimeout, m.Load.RequestTimeout)
+	}
+	if m.Client.Seed == nil || *m.Client.Seed != l.Seed {
+		got := "none"
+		if m.Client.Seed != nil {
+			got = fmt.Sprint(*m.Client.Seed)
+		}
+		dev(DevSeed, "planned seed %d, run %s", l.Seed, got)
+	}
+	// Every planned point × repeat present with the planned count.
+	have := map[string]int64{}
+	for _, c := range cells {
+		have[fmt.Sprintf("%s/%d", c.Point, c.Repeat)] += c.Records
+	}
+	for _, pt := range l.Points {
+		for r := 0; r < l.Repeats; r++ {
+			n, ok := have[fmt.Sprintf("%s/%d", pt.Name, r)]
+			switch {
+			case !ok:
+				dev(DevMissingRepeat, "point %q repeat %d has no records", pt.Name, r)
+			case pt.Requests > 0 && pt.Duration == 0 && l.Warmup.Duration == 0 && n != int64(pt.Requests+l.Warmup.Requests):
+				dev(DevCount, "point %q repeat %d: %d records, planned %d requests + %d warmup", pt.Name, r, n, pt.Requests, l.Warmup.Requests)
+			}
+		}
+	}
+	if m.SLO != p.SLO {
+		dev(DevSLO, "planned %s, manifest %s", sloString(p.SLO), sloString(m.SLO))
+	}
+	if m.Client.Boundary != p.Boundary {
+		dev(DevBoundary, "planned %s, run %s", p.Boundary, m.Client.Boundary)
+	}
+	if w := p.Workload; w.SHA256 != "" && m.Workload.SHA256 != w.SHA256 {
+		dev(DevWorkload, "planned workload sha256 %s, run %q", w.SHA256, m.Workload.SHA256)
+	}
+	if w := p.Workload; w.Items > 0 && m.Workload.Items != w.Items {
+		dev(DevWorkload, "planned %d workload items, run %d", w.Items, m.Workload.Items)
+	}
+	if c != nil {
+		if c.Definitions != p.Definitions {
+			dev(DevDefinitions, "planned %s, claims use %s", p.Definitions, c.Definitions)
+		}
+		if c.SLO != nil && *c.SLO != p.SLO {
+			dev(DevSLO, "planned %s, claims use %s", sloString(p.SLO), sloString(*c.SLO))
+		}
+		var extra []string
+		for _, pc := range c.Points {
+			for _, mc := range pc.Metrics {
+				if !slices.Contains(p.Metrics, mc.Metric) && !slices.Contains(extra, mc.Metric) {
+					extra = append(extra, mc.Metric)
+				}
+			}
+		}
+		if len(extra) > 0 {
+			dev(DevMetric, "claimed but not planned: %s", strings.Join(extra, ", "))
+		}
+	}
+	return out
+}
+
+func pointString(p schema.Point) string {
+	var parts []string
+	add := func(k string, v any, set bool) {
+		if set {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	add("concurrency", p.Concurrency, p.Concurrency != 0)
+	add("rate", p.Rate, p.Rate != 0)
+	add("arrival", p.Arrival, p.Arrival != "")
+	add("burstiness", p.Burstiness, p.Burstiness != 0)
+	add("requests", p.Requests, p.Requests != 0)
+	add("duration", p.Duration, p.Duration != 0)
+	add("input_tokens", p.InputTokens, p.InputTokens != 0)
+	add("output_tokens", p.OutputTokens, p.OutputTokens != 0)
+	return strings.Join(parts, " ")
+}
+
+func sloString(s schema.SLO) string {
+	return fmt.Sprintf("ttft=%s e2e=%s tpot=%s one_token=%s", s.TTFT, s.E2E, s.TPOT, s.OneToken)
+}

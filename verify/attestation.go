@@ -1,0 +1,269 @@
+package verify
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/attest"
+)
+
+// AttestationResult describes one reviewer attestation found in the
+// bundle: who signed it (when verified), when they verified the bundle and
+// which levels they vouch for.
+type AttestationResult struct {
+	// Source is "referrer <digest>".
+	Source string `json:"source"`
+	// Verified is true when a required reviewer's signature over a VSA for
+	// this exact run manifest verified.
+	Verified bool `json:"verified"`
+	// Reviewer names the signer that verified it ("key sha256:…" or the
+	// certificate identity and issuer).
+	Reviewer string `json:"reviewer,omitempty"`
+	// Hint is the unauthenticated key hint of an unverified attestation.
+	Hint string `json:"hint,omitempty"`
+	// VerifierID, TimeVerified, ResourceURI, Result, Levels and Policy are
+	// the attestation's own statements (unauthenticated when Verified is
+	// false).
+	VerifierID   string   `json:"verifierId,omitempty"`
+	TimeVerified string   `json:"timeVerified,omitempty"`
+	ResourceURI  string   `json:"resourceUri,omitempty"`
+	Result       string   `json:"verificationResult,omitempty"`
+	Levels       []string `json:"verifiedLevels,omitempty"`
+	Policy       string   `json:"policy,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
+}
+
+// checkAttestations lists every reviewer attestation (VSA referrer) and,
+// when the policy requires reviewers, checks that each one signed a PASSED
+// VSA whose subject is this run manifest.
+func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p Policy, res *Result) *CheckError {
+	refs := b.ReferrersOf(artifact.PredicateTypeVSA)
+	md := string(b.RunDescriptor().Digest)
+	digest, _ := hex.DecodeString(strings.TrimPrefix(md, "sha256:"))
+	satisfied := make([]bool, len(p.RequireAttestations))
+	for _, r := range refs {
+		if ctx.Err() != nil {
+			return nil
+		}
+		ar := AttestationResult{Source: "referrer " + string(r.Descriptor.Digest)}
+		data, err := b.ReadSignature(r)
+		if err != nil {
+			_, blob, cause := mapArtifactErr(err)
+			return res.fail(CheckAttestations, blob, cause)
+		}
+		sb, err := parseSigstore(data)
+		if sb != nil {
+			ar.Hint = sb.hint
+		}
+		if err == nil {
+			var a *attest.Attestation
+			if a, err = attest.Parse(sb.payload); err == nil {
+				ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
+				ar.Result, ar.Levels, ar.Policy = a.Result, a.Levels, a.Policy.URI
+				err = checkAttestationSubject(a, md)
+			}
+		}
+		if err != nil {
+			ar.Reason = err.Error()
+			res.Attestations = append(res.Attestations, ar)
+			continue
+		}
+		if len(p.RequireAttestations) == 0 {
+			ar.Reason = "signature not checked (no reviewer required)"
+			res.Attestations = append(res.Attestations, ar)
+			continue
+		}
+		who, idx, err := v.verifyAny(sb, p.RequireAttestations, digest)
+		if err != nil {
+			ar.Reason = err.Error()
+			res.Attestations = append(res.Attestations, ar)
+			continue
+		}
+		ar.Verified, ar.Reviewer = true, who.signer.String()
+		if who.signer.Identity != nil {
+			ar.Reviewer = "identity " + who.who()
+		}
+		satisfied[idx] = true
+		res.Attestations = append(res.Attestations, ar)
+	}
+	if len(p.RequireAttestations) == 0 {
+		res.skip(CheckAttestations, fmt.Sprintf("no reviewer required; %d attestation(s) listed, signatures not checked", len(refs)))
+		return nil
+	}
+	var missing []string
+	for i, ok := range satisfied {
+		if !ok {
+			missing = append(missing, p.RequireAttestations[i].String())
+		}
+	}
+	if len(missing) > 0 {
+		err := fmt.Errorf("no valid PASSED attestation over run manifest %s by %s", md, strings.Join(missing, ", "))
+		var reasons []string
+		for _, a := range res.Attestations {
+			if !a.Verified && a.Reason != "" {
+				reasons = append(reasons, a.Source+": "+a.Reason)
+			}
+		}
+		if len(reasons) > 0 {
+			err = fmt.Errorf("%w (%s)", err, strings.Join(reasons, "; "))
+		}
+		return res.fail(CheckAttestations, md, err)
+	}
+	res.pass(CheckAttestations, fmt.Sprintf("every required reviewer attested (%d of %d attestations verified)", len(p.RequireAttestations), len(refs)))
+	return nil
+}
+
+// checkAttestationSubject binds an attestation to this run: its subject and
+// resource URI name the run manifest digest, and it says PASSED.
+func checkAttestationSubject(a *attest.Attestation, manifestDigest string) error {
+	switch {
+	case a.ManifestDigest != manifestDigest:
+		return fmt.Errorf("%s: subject %s is not the run manifest %s", ReasonWrongPayload, a.ManifestDigest, manifestDigest)
+	case !strings.HasSuffix(a.ResourceURI, manifestDigest):
+		return fmt.Errorf("%s: resourceUri %q does not name the run manifest %s", ReasonWrongPayload, a.ResourceURI, manifestDigest)
+	case a.Result != attest.ResultPassed:
+		return fmt.Errorf("verificationResult %s", a.Result)
+	}
+	return nil
+}
+
+// AttestOptions says who attests and how the attestation names the bundle.
+type AttestOptions struct {
+	// VerifierID names the reviewer in verifier.id; default: the signing
+	// key's fingerprint.
+	VerifierID string
+	// ResourceURI names the bundle (an OCI reference ending in the manifest
+	// digest); default attest.ResourceURI(run id, digest).
+	ResourceURI string
+	// Version is benchseal's version, recorded in the policy URI.
+	Version string
+	// Now is the verification time (tests pin it); default time.Now.
+	Now func() time.Time
+}
+
+// AttestResult is what Attest made.
+type AttestResult struct {
+	// Verification is the full verification that preceded the attestation.
+	Verification *Result
+	// Statement is the signed in-toto statement and SigstoreBundle the
+	// signature; Referrer is the descriptor of the new referrer manifest.
+	Statement      []byte
+	SigstoreBundle []byte
+	Referrer       string
+	Levels         []string
+}
+
+// ErrNotAttestable is returned when the bundle does not verify (or the
+// claims were not recomputed) and so must not be attested.
+var ErrNotAttestable = errors.New("refusing to attest")
+
+// Attest verifies the bundle at path in full under policy p — publisher
+// signature, every digest, every record, and the recomputation of every
+// claim (the verifier must have a ClaimChecker) — and only when it
+// verified signs a VSA with s and adds it as its own referrer of the run
+// manifest. The levels are the ones the verification reached.
+func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifact.Signer, o AttestOptions) (*AttestResult, error) {
+	if p.AllowUnsignedUnsafe {
+		return nil, fmt.Errorf("%w: an unsigned bundle cannot be attested", ErrNotAttestable)
+	}
+	if v.checker == nil {
+		return nil, fmt.Errorf("%w: no claim checker: the claims must be recomputed before attesting", ErrNotAttestable)
+	}
+	res, err := v.Verify(ctx, path, p)
+	if err != nil || res == nil || !res.Verified || !res.Authenticated {
+		if err == nil {
+			err = errors.New("not verified")
+		}
+		return &AttestResult{Verification: res}, fmt.Errorf("%w: %w", ErrNotAttestable, err)
+	}
+	stmt, levels, err := v.attestStatement(res, p, s.Public().Fingerprint(), o)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := artifact.SignStatement(ctx, stmt, s)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := artifact.Attach(ctx, path, sb, artifact.PredicateTypeVSA)
+	if err != nil {
+		return nil, err
+	}
+	return &AttestResult{Verification: res, Statement: stmt, SigstoreBundle: sb, Referrer: string(rd.Digest), Levels: levels}, nil
+}
+
+// attestStatement builds the VSA statement of a verified result.
+func (v *Verifier) attestStatement(res *Result, p Policy, keyID string, o AttestOptions) ([]byte, []string, error) {
+	levels := []string{attest.LevelIntegrity}
+	if c := res.Check(CheckClaims); c != nil && c.Status == StatusPassed {
+		levels = append(levels, attest.LevelRecomputed)
+	}
+	if c := res.Check(CheckPlan); c != nil && c.Status == StatusPassed {
+		levels = append(levels, attest.LevelPlanMatched)
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	id := o.VerifierID
+	if id == "" {
+		id = keyID
+	}
+	uri := o.ResourceURI
+	if uri == "" {
+		uri = attest.ResourceURI(res.RunID, res.ManifestDigest)
+	}
+	q := url.Values{}
+	if o.Version != "" {
+		q.Set("benchseal", o.Version)
+	}
+	if len(res.Claims) > 0 && res.Claims[0].Definitions != "" {
+		q.Set("definitions", res.Claims[0].Definitions)
+	}
+	pol := attest.Descriptor{URI: attest.PolicyURI}
+	if res.Plan != nil && res.Plan.Digest != "" {
+		q.Set("plan", res.Plan.Digest)
+		pol.Digest = map[string]string{"sha256": strings.TrimPrefix(res.Plan.Digest, "sha256:")}
+	}
+	if len(q) > 0 {
+		pol.URI += "?" + q.Encode()
+	}
+	var inputs []attest.Descriptor
+	for _, s := range res.Signatures {
+		if s.Verified && s.Digest != "" {
+			inputs = append(inputs, attest.Descriptor{URI: s.Source, Digest: map[string]string{"sha256": strings.TrimPrefix(s.Digest, "sha256:")}})
+		}
+	}
+	stmt, err := attest.Statement(attest.Summary{
+		RunID: res.RunID, ManifestDigest: res.ManifestDigest, VerifierID: id, TimeVerified: now(),
+		ResourceURI: uri, Policy: pol, Inputs: inputs, Levels: levels,
+	})
+	return stmt, levels, err
+}
+
+// DescribeAttestation reads a reviewer attestation's Sigstore bundle
+// without checking its signature (for inspect): the key hint and what the
+// attestation says. Reason is set when it cannot be read.
+func DescribeAttestation(source string, data []byte) AttestationResult {
+	ar := AttestationResult{Source: source, Reason: "signature not checked"}
+	sb, err := parseSigstore(data)
+	if sb != nil {
+		ar.Hint = sb.hint
+	}
+	if err == nil {
+		var a *attest.Attestation
+		if a, err = attest.Parse(sb.payload); err == nil {
+			ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
+			ar.Result, ar.Levels, ar.Policy = a.Result, a.Levels, a.Policy.URI
+		}
+	}
+	if err != nil {
+		ar.Reason = err.Error()
+	}
+	return ar
+}

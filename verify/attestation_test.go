@@ -1,0 +1,198 @@
+package verify_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/verify"
+)
+
+var fixedNow = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+
+// attested returns a signed bundle with a reviewer attestation, the
+// publisher's and the reviewer's public keys.
+func attested(t *testing.T, name string) (string, *artifact.PublicKey, *artifact.PublicKey) {
+	t.Helper()
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), name))
+	rev := artifacttest.Reviewer(t)
+	v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+	res, err := v.Attest(context.Background(), p, verify.Policy{}, rev, verify.AttestOptions{Version: "test", Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Levels, ","); got != attest.LevelIntegrity+","+attest.LevelRecomputed {
+		t.Fatalf("levels %s", got)
+	}
+	a, err := attest.Parse(res.Statement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ManifestDigest != res.Verification.ManifestDigest || a.VerifierID != rev.Public().Fingerprint() ||
+		!a.TimeVerified.Equal(fixedNow()) || a.Result != attest.ResultPassed || len(a.Inputs) != 1 ||
+		!strings.Contains(a.Policy.URI, "benchseal=test") {
+		t.Fatalf("attestation %+v", a)
+	}
+	return p, pub, rev.Public()
+}
+
+func TestAttestThenRequireAttestationPasses(t *testing.T) {
+	for _, name := range []string{"dir", "b.tar"} {
+		t.Run(name, func(t *testing.T) {
+			p, pub, rev := attested(t, name)
+			v := newVerifier(t, []*artifact.PublicKey{pub})
+			res, err := v.Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev}}})
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			if c := res.Check(verify.CheckAttestations); c.Status != verify.StatusPassed {
+				t.Fatalf("%+v", c)
+			}
+			if len(res.Attestations) != 1 || !res.Attestations[0].Verified || res.Attestations[0].TimeVerified != "2026-03-04T05:06:07Z" ||
+				strings.Join(res.Attestations[0].Levels, ",") != "BENCHSEAL_INTEGRITY,BENCHSEAL_RECOMPUTED" {
+				t.Fatalf("%+v", res.Attestations)
+			}
+			// The attestation is not a publisher signature: only one signature
+			// is checked against the publisher key, and the publisher check
+			// still passes with the attestation present.
+			if len(res.Signatures) != 1 {
+				t.Fatalf("signatures %+v", res.Signatures)
+			}
+		})
+	}
+}
+
+func TestRequireAttestationOfAnotherReviewerFails(t *testing.T) {
+	p, pub, _ := attested(t, "b")
+	v := newVerifier(t, []*artifact.PublicKey{pub})
+	res, err := v.Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{Key: pub}}})
+	var ce *verify.CheckError
+	if !errors.As(err, &ce) || ce.Check != verify.CheckAttestations || res.Verified {
+		t.Fatalf("%v", err)
+	}
+	if len(res.Attestations) != 1 || res.Attestations[0].Verified || !strings.HasPrefix(res.Attestations[0].Reason, verify.ReasonKey) {
+		t.Fatalf("%+v", res.Attestations)
+	}
+}
+
+func TestRequireAttestationWithoutAnyFails(t *testing.T) {
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b"))
+	v := newVerifier(t, []*artifact.PublicKey{pub})
+	_, err := v.Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{Key: artifacttest.Reviewer(t).Public()}}})
+	if err == nil || !strings.Contains(err.Error(), "no valid PASSED attestation") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestAttestRefusesBundleThatDoesNotVerify(t *testing.T) {
+	ctx := context.Background()
+	rev := artifacttest.Reviewer(t)
+	checker := verify.WithClaimChecker(fakeChecker{schema.ClaimMatched})
+	// Signed by someone other than the publisher the reviewer trusts.
+	p, _ := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b"))
+	v := newVerifier(t, []*artifact.PublicKey{rev.Public()}, checker)
+	if _, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{}); !errors.Is(err, verify.ErrNotAttestable) {
+		t.Fatalf("wrong publisher: %v", err)
+	}
+	// A claim that does not recompute.
+	p2, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "c"))
+	v = newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMismatched}))
+	if _, err := v.Attest(ctx, p2, verify.Policy{}, rev, verify.AttestOptions{}); !errors.Is(err, verify.ErrNotAttestable) {
+		t.Fatalf("mismatched claim: %v", err)
+	}
+	// No recomputation at all.
+	v = newVerifier(t, []*artifact.PublicKey{pub})
+	if _, err := v.Attest(ctx, p2, verify.Policy{}, rev, verify.AttestOptions{}); !errors.Is(err, verify.ErrNotAttestable) {
+		t.Fatalf("no checker: %v", err)
+	}
+	// Nothing was attached by the refusals.
+	b, err := artifact.Open(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if n := len(b.ReferrersOf(artifact.PredicateTypeVSA)); n != 0 {
+		t.Fatalf("%d attestations attached", n)
+	}
+}
+
+func TestAttachExternalChecksWhatItSigns(t *testing.T) {
+	ctx := context.Background()
+	p, pub, _ := attested(t, "b")
+	other := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "other"), artifacttest.RunOptions{Points: 3})
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vsaRef := b.ReferrersOf(artifact.PredicateTypeVSA)[0]
+	vsa, err := b.ReadSignature(vsaRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSig, err := b.ReadSignature(b.ReferrersOf(artifact.PredicateTypeRun)[0])
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run signature is not an attestation, and vice versa.
+	if _, err := verify.AttachExternal(ctx, p, runSig, artifact.PredicateTypeVSA); err == nil {
+		t.Fatal("run signature attached as an attestation")
+	}
+	if _, err := verify.AttachExternal(ctx, p, vsa, artifact.PredicateTypeRun); err == nil {
+		t.Fatal("attestation attached as a run signature")
+	}
+	// An attestation of this run does not attach to another run (another
+	// manifest digest), though its signature is valid.
+	if _, err := verify.AttachExternal(ctx, other, vsa, artifact.PredicateTypeVSA); err == nil || !strings.Contains(err.Error(), verify.ReasonWrongPayload) {
+		t.Fatalf("foreign attestation: %v", err)
+	}
+	// The publisher's signature of this run attaches to a copy of it.
+	cp := filepath.Join(t.TempDir(), "copy")
+	artifacttest.PackRun(t, cp, artifacttest.RunOptions{})
+	if _, err := verify.AttachExternal(ctx, cp, runSig, artifact.PredicateTypeRun); err != nil {
+		t.Fatal(err)
+	}
+	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(ctx, cp, verify.Policy{})
+	if err != nil || !res.Authenticated {
+		t.Fatalf("%v", err)
+	}
+	// Garbage is refused before anything is written.
+	if _, err := verify.AttachExternal(ctx, cp, []byte("{}"), artifact.PredicateTypeRun); err == nil {
+		t.Fatal("empty bundle attached")
+	}
+}
+
+func TestAttestationMovedToAnotherRunIsRejected(t *testing.T) {
+	// A hostile publisher copies a reviewer's attestation of run A into
+	// run B's bundle; verify must not count it for B.
+	ctx := context.Background()
+	pa, _, rev := attested(t, "a")
+	ba, err := artifact.Open(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vsa, err := ba.ReadSignature(ba.ReferrersOf(artifact.PredicateTypeVSA)[0])
+	ba.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{Points: 3})
+	pub := artifacttest.Publisher(t)
+	if _, err := artifact.Sign(ctx, pb, pub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.Attach(ctx, pb, vsa, artifact.PredicateTypeVSA); err != nil {
+		t.Fatal(err)
+	}
+	res, err := newVerifier(t, []*artifact.PublicKey{pub.Public()}).Verify(ctx, pb, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev}}})
+	if err == nil || res.Verified || len(res.Attestations) != 1 || !strings.HasPrefix(res.Attestations[0].Reason, verify.ReasonWrongPayload) {
+		t.Fatalf("%v %+v", err, res.Attestations)
+	}
+}
