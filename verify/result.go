@@ -72,7 +72,7 @@ type Result struct {
 	Plan *PlanResult `json:"plan,omitempty"`
 	// Attestations lists every reviewer attestation found.
 	Attestations []AttestationResult `json:"attestations,omitempty"`
-	Warnings         []string            `json:"warnings,omitempty"`
+	Warnings     []string            `json:"warnings,omitempty"`
 }
 
 // CheckResult is the outcome of one check.
