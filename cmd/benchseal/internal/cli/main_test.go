@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -25,6 +26,12 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
+			// $FIXTURES: the real peer-tool outputs of testdata/fixtures.
+			fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "testdata", "fixtures"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("FIXTURES", fx)
 			env.Setenv("SOURCE_DATE_EPOCH", "")
 			env.Setenv("BENCHSEAL_PASSWORD", "")
 			env.Setenv("NO_COLOR", "1")

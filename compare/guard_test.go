@@ -1,0 +1,147 @@
+package compare
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// fakeInput is a run with one concurrency point whose repeats have the
+// given goodput values (req/s) and TTFT p50 values (ms).
+func fakeInput(name string, goodput []int64, ttftMS []int64) *Input {
+	m := &schema.Manifest{RunID: name, Evidence: schema.EvidenceSelfRun,
+		Client:   schema.Client{Name: "benchseal", Boundary: schema.BoundaryClientStreaming},
+		Model:    schema.Model{Name: "org/m", Revision: "r1", Tokenizer: "org/m", Precision: "bf16"},
+		Hardware: schema.Hardware{Accelerator: "H100", AcceleratorCount: 8},
+		Engine:   schema.Engine{Name: "vllm", Version: "0.9", PrefixCache: schema.CacheEmpty},
+		Workload: schema.Workload{SHA256: strings.Repeat("a", 64), InputTokens: &schema.LengthDist{Kind: "fixed", Min: 100, Max: 100}, OutputTokens: &schema.LengthDist{Kind: "fixed", Min: 50, Max: 50}},
+		Load:     schema.Load{Mode: schema.ModeConcurrency, Points: []schema.Point{{Name: "c8", Concurrency: 8}}, Repeats: len(goodput)},
+	}
+	ttft := int64(500e6)
+	res := &replay.Result{Definitions: "benchseal", SLO: replay.SLOSpec{TTFTNS: &ttft, OneToken: "pass", Source: "flag"}}
+	for i, g := range goodput {
+		d := replay.Dist{P: make([]replay.Value, len(replay.Percentiles))}
+		for j := range d.P {
+			d.P[j] = replay.Null
+		}
+		for j, p := range replay.Percentiles {
+			if p.Key == "p50" {
+				d.P[j] = replay.Int(ttftMS[i] * 1e6)
+			}
+		}
+		res.Results = append(res.Results, &replay.PointResult{Point: "c8", Repeat: i,
+			Counts:  replay.Counts{Sent: 100, OK: 99, Error: 1},
+			Scalars: map[string]replay.Value{"goodput": replay.Int(g), "slo_attainment": replay.Frac(95, 100), "window_ns": replay.Int(1e9), "output_token_throughput": replay.Int(1000), "token_goodput": replay.Int(900)},
+			Dists:   map[string]replay.Dist{"ttft_ns": d},
+		})
+	}
+	return &Input{Name: name, Manifest: m, Result: res, Verification: Verification{Status: RunDirectory}}
+}
+
+func TestGuardQuantizedWithoutGateRefused(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	b.Manifest.Model.Precision = "fp8"
+	g := RunGuard([]*Input{a, b}, GuardOptions{Allow: []string{CheckQualityGate}})
+	if g.Verdict != Refused || !strings.Contains(g.Refusals[0], "b is quantized (fp8) and has no quality gate") {
+		t.Fatalf("guard: %s %v", g.Verdict, g.Refusals)
+	}
+	if _, err := Compare([]*Input{a, b}, Options{Guard: GuardOptions{Allow: []string{CheckQualityGate}}}); err == nil {
+		t.Error("the quality gate was allowed away")
+	}
+	b.Manifest.QualityGate = &schema.QualityGate{Check: "lm-eval", Dataset: "mmlu", Metric: "acc", Threshold: 0.7, Result: 0.71, Passed: true}
+	g = RunGuard([]*Input{a, b}, GuardOptions{})
+	if g.Verdict != WithDifferences || g.Check(CheckPrecision).Status != Differs || g.Check(CheckQualityGate).Status != Pass {
+		t.Errorf("with a passing gate: %s %+v", g.Verdict, g.Checks)
+	}
+}
+
+func TestGuardShowsDifferencesAndUnknowns(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	b.Manifest.Engine.PrefixCache = schema.CacheWarm
+	b.Manifest.Evidence = schema.EvidenceVendorRun
+	b.Manifest.Model.Revision = ""
+	b.Manifest.Unknown = []string{"model.revision"}
+	b.Manifest.Client.Boundary = schema.BoundaryServerTimer
+	g := RunGuard([]*Input{a, b}, GuardOptions{})
+	want := map[string]string{CheckPrefixCache: Differs, CheckEvidence: Differs, CheckRevision: Unknown, CheckBoundary: Differs, CheckWorkload: Pass}
+	for c, st := range want {
+		if got := g.Check(c).Status; got != st {
+			t.Errorf("%s: %s, want %s", c, got, st)
+		}
+	}
+	if d := g.Check(CheckRevision).Detail; d != "declared unknown on b" {
+		t.Errorf("revision detail %q", d)
+	}
+	if g.Verdict != Refused || !strings.Contains(strings.Join(g.Refusals, ";"), "boundary differs (a: client-streaming; b: server-timer)") {
+		t.Errorf("boundary: %s %v", g.Verdict, g.Refusals)
+	}
+	g = RunGuard([]*Input{a, b}, GuardOptions{Allow: []string{CheckBoundary}})
+	if g.Verdict != WithDifferences || !strings.Contains(strings.Join(g.Limits, ";"), "prefix_cache differs: a: empty; b: warm") {
+		t.Errorf("allowed: %s %v", g.Verdict, g.Limits)
+	}
+}
+
+// A clear winner wins with margin and interval; a synthetic run never
+// wins between different hardware; nulls stay null with their reason.
+func TestDecide(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 21, 22, 20, 21}, []int64{60, 61, 62, 60, 61})
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != Winner || d.Winner != 1 || d.Shift == nil || !d.Shift.Bounded || d.Shift.Low <= 0 {
+		t.Fatalf("decide: %s %d %+v: %s", d.Verdict, d.Winner, d.Shift, d.Answer)
+	}
+	if m, _ := d.Margin.Float64(); m < 0.90 || m > 0.92 { // 21/11 − 1
+		t.Errorf("margin %v", m)
+	}
+	// Cost: no price on either side: unknown, no decision.
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MinCostPerGoodToken})
+	if d.Verdict != NoDecision || !strings.HasPrefix(d.Rows[0].Cost.NullReason, "unknown: the manifest states no price") {
+		t.Errorf("cost: %s %q", d.Verdict, d.Rows[0].Cost.NullReason)
+	}
+	// b is synthetic on other hardware: it cannot win, a is alone.
+	b.Manifest.Evidence = schema.EvidenceSynthetic
+	b.Manifest.Hardware.Accelerator = "simulator"
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if d.Winner != -1 || d.Rows[1].Eligible || !strings.Contains(d.Answer, "only a has") {
+		t.Errorf("synthetic on other hardware: %s / %s", d.Answer, d.Rows[1].Ineligible)
+	}
+	// Capacity: attainment 95 % ≥ 90 % at concurrency 8 in every repeat.
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MaxCapacity, Target: big.NewRat(9, 10)})
+	if c := d.Rows[0].Capacity.Summary.Median; c.IsNull() || c.Rat().Cmp(big.NewRat(8, 1)) != 0 {
+		t.Errorf("capacity %v", c)
+	}
+}
+
+// Comparisons carry nulls: a metric undefined on one side is not tested
+// and says why; the count of tests excludes it.
+func TestCompareCarriesNulls(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10}, []int64{50, 51, 52, 50})
+	b := fakeInput("b", []int64{20, 21, 22, 20}, []int64{60, 61, 62, 60})
+	for _, pr := range b.Result.Results {
+		pr.Dists["ttft_ns"] = replay.Dist{P: make([]replay.Value, len(replay.Percentiles))}
+		pr.NullReasons = map[string]string{"ttft_ns": "the source stored no first-token time"}
+	}
+	r, err := Compare([]*Input{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Comparisons {
+		if c.Metric.Path == "ttft_ns.p50" {
+			if c.Tested || c.Patch.NullReason != "not measured: the source stored no first-token time" || !c.Change.IsNull() {
+				t.Errorf("ttft: %+v", c)
+			}
+		}
+		if c.Metric.Path == "goodput" && (!c.Significant || !c.Better) {
+			t.Errorf("goodput: %+v", c)
+		}
+	}
+	if r.Tests != 4 { // output token throughput, goodput, token goodput, attainment
+		t.Errorf("%d tests", r.Tests)
+	}
+}
