@@ -3,7 +3,8 @@
 #
 #   publisher: simulate a server, capture a sweep, claim its numbers, pack and sign
 #   reviewer:  verify the bundle with nothing but it and a public key; see a tampered copy rejected
-#   buyer:     recompute goodput under a stricter SLO than the publisher's
+#   buyer:     recompute goodput under a stricter SLO than the publisher's, then
+#              choose between two configurations with a significance test
 #   and the same for a real AIPerf result shipped in testdata/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -96,5 +97,30 @@ sed -n '/^PASS\|^FAIL\|^SKIP\|^claims\|^  NOT\|^VERIFIED\|^REJECTED/p' "$OUT/aip
 echo "AIPerf's run had no SLO; goodput with the SLO a buyer cares about (TTFT ≤ 2 s, E2E ≤ 10 s):"
 run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s >"$OUT/aiperf-replay.txt"
 sed -n '/^point/,/slo_attainment_ok/p' "$OUT/aiperf-replay.txt"
+
+step "9. Buyer: decide between two configurations (two simulator presets), each captured 5 times on the same workload"
+start_sim() { # name, then simulate flags
+  local name=$1; shift
+  "$B" simulate --listen 127.0.0.1:0 --seed 11 --time-scale 0.2 --chunk-tokens 4 "$@" >"$OUT/sim-$name.log" 2>&1 &
+  echo $! >"$OUT/sim-$name.pid"
+  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
+  grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1
+}
+URL_A=$(start_sim a --max-running 4 --queue-limit 64)
+URL_B=$(start_sim b --max-running 16 --queue-limit 64)
+trap 'kill $SIM $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
+for cfg in a b; do
+  url=$URL_A; [ "$cfg" = b ] && url=$URL_B
+  run "$B" capture --endpoint "$url" --model benchseal-sim --out "$OUT/config-$cfg" \
+    --concurrency 4,16 --requests 24 --warmup-requests 4 --repeats 5 --seed 3 --output-tokens 32 \
+    --set slo.ttft=500ms --set slo.e2e=3s --set engine.name="simulator preset $cfg" --location same-host --progress never
+done
+kill $(cat "$OUT"/sim-*.pid) 2>/dev/null || true
+run "$B" compare "$OUT/config-a" "$OUT/config-b" --output html >"$OUT/compare.html"
+run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s >"$OUT/decision.txt"
+sed -n '/^decision table/,$p' "$OUT/decision.txt"
+run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s --output html >"$OUT/decision.html"
+grep -q '^ANSWER: .* wins on goodput' "$OUT/decision.txt" || { echo "the faster configuration did not win"; exit 1; }
+echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
 
 printf '\nDemo finished: everything is under %s\n' "$OUT"

@@ -197,5 +197,33 @@ func cdfChart(ins []*compare.Input, load, dist, name string) chartView {
 		p.series = append(p.series, s)
 	}
 	p.numericX(new(big.Rat), xmax, "ms")
-	return p.layout()
+	cv := p.layout()
+	// The values as one row per percentile, one column per configuration.
+	if len(cv.Table.Rows) > 0 {
+		t := dataTable{Head: []string{"requests at or below (%)"}}
+		byShare := map[string][]string{}
+		var shares []string
+		for i, s := range p.series {
+			t.Head = append(t.Head, inputLabel(i)+" "+name+" (ms)")
+			for _, pt := range s.line {
+				if _, ok := byShare[pt.val]; !ok {
+					shares = append(shares, pt.val)
+					byShare[pt.val] = make([]string, len(p.series))
+				}
+				byShare[pt.val][i] = strings.TrimSuffix(pt.xl, " ms")
+			}
+		}
+		for _, sh := range shares {
+			row := []string{sh}
+			for _, v := range byShare[sh] {
+				if v == "" {
+					v = "-"
+				}
+				row = append(row, v)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		cv.Table = t
+	}
+	return cv
 }

@@ -210,7 +210,17 @@ func (p *plot) layout() chartView {
 	if ymax == nil {
 		cv.Empty = p.empty
 	}
+	// A reference line far above the data would flatten it: such a line
+	// is named in the caption instead of drawn.
+	var hlines []refLine
 	for _, h := range p.hlines {
+		if ymax != nil && h.y.Cmp(new(big.Rat).Mul(ymax, rat(3))) > 0 {
+			cv.Caption = strings.TrimSpace(cv.Caption + " " + h.label + " lies above the plotted range (beyond 3× the largest value).")
+			continue
+		}
+		hlines = append(hlines, h)
+	}
+	for _, h := range hlines {
 		if ymax == nil || h.y.Cmp(ymax) > 0 {
 			ymax = h.y
 		}
@@ -251,7 +261,7 @@ func (p *plot) layout() chartView {
 		return cv
 	}
 	cv.Table = p.table()
-	for _, h := range p.hlines {
+	for _, h := range hlines {
 		cv.HLines = append(cv.HLines, hlineView{Y: yAt(h.y), LabelX: px(rat(plotR - 4)),
 			LabelY: px(new(big.Rat).Sub(lerp(h.y, zero, top, plotB, plotT), rat(4))), Label: h.label})
 	}
