@@ -98,6 +98,7 @@ const (
 	ReasonNotKeyed     = "keyless bundle where a key is required"
 	ReasonUnsupported  = "transparency-log entries and signed timestamps are not accepted with a pinned key (offline keyed bundles only)"
 	ReasonWrongPayload = "wrong statement"
+	ReasonDigest       = "signed statement is about another artifact"
 )
 
 // sigstoreBundle is a parsed, pre-checked Sigstore bundle.
@@ -178,7 +179,7 @@ func (s *signedBy) earliest() time.Time {
 
 // verifyBy checks that b is a signature by s over the artifact digest
 // (sha256). It returns a named reason on failure.
-func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, digest []byte) (*signedBy, error) {
+func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []byte) (*signedBy, error) {
 	vm := b.sb.GetVerificationMaterial()
 	if s.Key != nil {
 		if b.keyless {
@@ -197,7 +198,10 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, digest []byte) (*signed
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", digest), sgverify.WithKey())); err != nil {
+		if _, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest(alg, digest), sgverify.WithKey())); err != nil {
+			if strings.Contains(err.Error(), "artifact digest") {
+				return nil, fmt.Errorf("%s: %v", ReasonDigest, err)
+			}
 			return nil, fmt.Errorf("%s: %v", ReasonKey, err)
 		}
 		return &signedBy{signer: s}, nil
@@ -223,7 +227,7 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, digest []byte) (*signed
 	// Cryptography first (chain, SCT, log, timestamps, signature), then the
 	// identity policy, so a wrong SAN and a wrong issuer get their own
 	// reasons.
-	res, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", digest), sgverify.WithoutIdentitiesUnsafe()))
+	res, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest(alg, digest), sgverify.WithoutIdentitiesUnsafe()))
 	if err != nil {
 		return nil, keylessReason(err)
 	}
@@ -249,6 +253,8 @@ func keylessReason(err error) error {
 	msg := err.Error()
 	var reason string
 	switch {
+	case strings.Contains(msg, "artifact digest"), strings.Contains(msg, "does not match any digest"):
+		reason = ReasonDigest
 	case strings.Contains(msg, "signed certificate timestamp"):
 		reason = ReasonSCT
 	case strings.Contains(msg, "integrated time outside certificate validity"),

@@ -405,7 +405,7 @@ func (v *Verifier) verifyAny(sb *sigstoreBundle, signers []Signer, digest []byte
 	}
 	var lastErr error
 	for i, s := range signers {
-		who, err := v.verifyBy(sb, s, digest)
+		who, err := v.verifyBy(sb, s, "sha256", digest)
 		if err == nil {
 			return who, i, nil
 		}
