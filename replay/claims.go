@@ -57,12 +57,24 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 		for _, c := range pc.Metrics {
 			ck := schema.ClaimCheck{Point: pc.Point, Repeat: pc.Repeat, Metric: c.Metric, Definitions: defName, Claimed: c.Value, Tolerance: cl.Tolerance, SLONote: sloNote}
 			switch {
-			case c.NotRecomputable != "":
-				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, "claim marked not recomputable: "+c.NotRecomputable
 			case defErr != nil:
 				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, defErr.Error()
+			case schema.CheckClaimMetric(cl.Definitions, c.Metric) != nil:
+				// A claim on a metric nobody recomputes could say anything.
+				ck.Outcome, ck.Reason = schema.ClaimMismatched, "unknown metric: "+schema.CheckClaimMetric(cl.Definitions, c.Metric).Error()
 			default:
 				v, reason := resolveClaim(res, pc, c.Metric)
+				if c.NotRecomputable != "" {
+					// A claim cannot exempt itself: where the records
+					// determine the value, it is checked like any other.
+					if reason != "" {
+						ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, "claim marked not recomputable: "+c.NotRecomputable+"; replay: "+reason
+						break
+					}
+					compareClaim(&ck, v, c.Value, cl.Tolerance)
+					ck.Reason = strings.TrimPrefix(ck.Reason+"; ", "; ") + fmt.Sprintf("marked not recomputable (%q) but the records recompute it", c.NotRecomputable)
+					break
+				}
 				if reason == reasonSummaryUndefined || reason == reasonUndefined {
 					// The records were replayed and the value they give
 					// is undefined: a number claimed for it is not
@@ -74,20 +86,26 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 					ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, reason
 					break
 				}
-				f, _ := v.Float64()
-				rel := RelError(f, c.Value)
-				ck.Recomputed, ck.RelError = &f, &rel
-				if rel <= cl.Tolerance {
-					ck.Outcome = schema.ClaimMatched
-				} else {
-					ck.Outcome = schema.ClaimMismatched
-					ck.Reason = fmt.Sprintf("claimed %v, recomputed %v", c.Value, f)
-				}
+				compareClaim(&ck, v, c.Value, cl.Tolerance)
 			}
 			out = append(out, ck)
 		}
 	}
 	return out, nil
+}
+
+// compareClaim sets the outcome of a claim whose value the records
+// determine: matched within tolerance, else mismatched.
+func compareClaim(ck *schema.ClaimCheck, v Value, claimed, tolerance float64) {
+	f, _ := v.Float64()
+	rel := RelError(f, claimed)
+	ck.Recomputed, ck.RelError = &f, &rel
+	if rel <= tolerance {
+		ck.Outcome = schema.ClaimMatched
+	} else {
+		ck.Outcome = schema.ClaimMismatched
+		ck.Reason = fmt.Sprintf("claimed %v, recomputed %v", claimed, f)
+	}
 }
 
 // RelError is |recomputed − claimed| / |claimed|, or |recomputed| when the

@@ -109,7 +109,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming}
-	cfg.gate = newGate(m.Provenance, slo, opts.Smooth != nil, m.Cost != nil)
+	cfg.gate = newGate(m.Provenance, slo, opts.Smooth != nil, m.Cost != nil, definitionReasons(def, m))
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err

@@ -59,8 +59,8 @@ type gate struct {
 // Metrics the replay does not compute anyway (smooth goodput without its
 // parameters, SLO metrics without an SLO, costs without a price) get no
 // reason here: they are null for the reason the notes give.
-func newGate(p *schema.Provenance, slo SLOSpec, smooth, cost bool) *gate {
-	if p == nil {
+func newGate(p *schema.Provenance, slo SLOSpec, smooth, cost bool, extra map[string]string) *gate {
+	if p == nil && len(extra) == 0 {
 		return nil
 	}
 	skip := map[string]bool{"smooth_goodput": !smooth, CostPerMillionOutputTokens: !cost, CostPerMillionGoodTokens: !cost || !slo.Any()}
@@ -104,10 +104,24 @@ func newGate(p *schema.Provenance, slo SLOSpec, smooth, cost bool) *gate {
 			g.fieldReasons[k] = r
 		}
 	}
+	for k, r := range extra {
+		g.fieldReasons[k] = r
+	}
 	if len(g.fieldReasons) == 0 && g.windowReason == "" {
 		return nil
 	}
 	return g
+}
+
+// definitionReasons returns the metrics a peer definition cannot compute
+// from this run's records although their fields were measured: the tool
+// defines them over values the records do not hold.
+func definitionReasons(def *Definition, m *schema.Manifest) map[string]string {
+	if def.Name == "genai-perf" && m.Client.TokenCounts == "server-usage" {
+		why := "GenAI-Perf counts output tokens with its client tokenizer; the records hold the server's usage counts"
+		return map[string]string{"output_token_throughput": why, "total_token_throughput": why}
+	}
+	return nil
 }
 
 // window returns the window of a group: the records' own (w, measured),

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -361,7 +363,9 @@ func TestClaimChecker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{schema.ClaimMatched, schema.ClaimMismatched, schema.ClaimNotRecomputable, schema.ClaimMatched, schema.ClaimNotRecomputable, schema.ClaimNotRecomputable}
+	// A claim marked not recomputable that the records do recompute is
+	// checked (and here false); an unknown metric is a mismatch.
+	want := []string{schema.ClaimMatched, schema.ClaimMismatched, schema.ClaimNotRecomputable, schema.ClaimMatched, schema.ClaimMismatched, schema.ClaimMismatched}
 	for i, c := range cks {
 		if c.Outcome != want[i] {
 			t.Errorf("claim %d %s: %s (%s), want %s", i, c.Metric, c.Outcome, c.Reason, want[i])
@@ -455,6 +459,94 @@ func TestClaimOfAnUndefinedValueIsAMismatch(t *testing.T) {
 	for i, c := range cks {
 		if c.Outcome != want[i] {
 			t.Errorf("claim %d %s: %s (%s), want %s", i, c.Metric, c.Outcome, c.Reason, want[i])
+		}
+	}
+}
+
+// TestClaimsCannotExemptThemselves: "not_recomputable" with a false value
+// is checked when the records determine the metric; it stays unverified
+// only when a field the metric needs was not measured; unknown metric
+// names (including near misses) are mismatches here and validation
+// errors in schema.ValidateClaims.
+func TestClaimsCannotExemptThemselves(t *testing.T) {
+	run := genRun(3, 20)
+	prov := &schema.Provenance{}
+	prov.Set(schema.FieldChunks, schema.FieldAbsent, "only first and last chunk stored")
+	run.m.Provenance = prov
+	run.c = &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9, Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{
+		{Metric: "counts.ok", Value: 9999, NotRecomputable: "trust me"},
+		{Metric: "counts.sent", Value: 20, NotRecomputable: "trust me"},
+		{Metric: "itl_ns.p99", Value: 5e6, NotRecomputable: "chunks not stored"},
+		{Metric: "itl_ns.p50", Value: 5e6},
+		{Metric: "magic_throughput", Value: 1},
+		{Metric: "ttft_ns.p42", Value: 1},
+		{Metric: "ttft_ns.p50 ", Value: 1},
+	}}}}
+	cks, err := ClaimChecker{}.CheckClaims(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{schema.ClaimMismatched, schema.ClaimMatched, schema.ClaimNotRecomputable, schema.ClaimNotRecomputable,
+		schema.ClaimMismatched, schema.ClaimMismatched, schema.ClaimMismatched}
+	if len(cks) != len(want) {
+		t.Fatalf("%d checks", len(cks))
+	}
+	for i, c := range cks {
+		if c.Outcome != want[i] {
+			t.Errorf("claim %d %s: %s (%s), want %s", i, c.Metric, c.Outcome, c.Reason, want[i])
+		}
+	}
+	if !strings.Contains(cks[3].Reason, "chunks_ns not measured") {
+		t.Errorf("reason %q does not name the unmeasured field", cks[3].Reason)
+	}
+	ps := schema.ValidateClaims(run.c, run.m, "claims.json")
+	var bad []string
+	for _, p := range ps {
+		bad = append(bad, p.Field)
+	}
+	wantBad := []string{"points[0].metrics[4].metric", "points[0].metrics[5].metric", "points[0].metrics[6].metric"}
+	if !slices.Equal(bad, wantBad) {
+		t.Errorf("validation problems on %v, want %v (%v)", bad, wantBad, ps)
+	}
+}
+
+// TestClaimCatalogueMatchesReplay keeps schema's claim path catalogue and
+// what replay computes in step: every path of a canonical result resolves
+// and is accepted, and every accepted canonical path resolves.
+func TestClaimCatalogueMatchesReplay(t *testing.T) {
+	run := genRun(3, 20)
+	res := mustReplay(t, run, Options{MLPerf: &MLPerfLimits{}})
+	p := res.Results[0]
+	var paths []string
+	paths = append(paths, ScalarKeys...)
+	for k := range p.Scalars {
+		paths = append(paths, k)
+	}
+	for _, k := range CountKeys {
+		paths = append(paths, "counts."+k)
+	}
+	for d := range p.Dists {
+		for _, k := range DistKeys {
+			paths = append(paths, d+"."+k)
+		}
+	}
+	for _, k := range []string{"threshold_ns", "count", "requests", "max_gap_ns"} {
+		paths = append(paths, "stalls."+k)
+	}
+	for _, k := range []string{"valid", "ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"} {
+		paths = append(paths, "mlperf."+k)
+	}
+	for _, path := range paths {
+		if err := schema.CheckClaimMetric("benchseal", path); err != nil {
+			t.Errorf("replay computes %s but the catalogue rejects it: %v", path, err)
+		}
+		if _, ok := p.Lookup(path); !ok {
+			t.Errorf("the catalogue accepts %s but replay does not resolve it", path)
+		}
+	}
+	for _, m := range SummaryMetrics {
+		if err := schema.CheckClaimMetric("benchseal", "summary."+m+".median"); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // SchemaV1 is the schema identifier of the replay JSON result.
@@ -72,7 +74,7 @@ func (d Dist) Field(key string) (Value, bool) {
 }
 
 // DistKeys lists a distribution's keys in output order (JSON, CSV).
-var DistKeys = []string{"n", "mean", "stddev", "min", "p01", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "max"}
+var DistKeys = schema.ClaimDistKeys
 
 // CoreDistKeys are the keys of the contract's first version, the ones the
 // text and markdown tables show.
@@ -98,7 +100,7 @@ type Counts struct {
 }
 
 // CountKeys lists the counts keys in output order.
-var CountKeys = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good"}
+var CountKeys = schema.ClaimCounts
 
 // Field returns a count by key.
 func (c Counts) Field(key string) (int64, bool) {
@@ -137,14 +139,10 @@ type Stalls struct {
 }
 
 // Point-and-repeat scalar metric keys, in output order.
-var ScalarKeys = []string{
-	"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
-	"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "smooth_goodput",
-	CostPerMillionOutputTokens, CostPerMillionGoodTokens,
-}
+var ScalarKeys = schema.ClaimScalars
 
 // DistNames lists the distribution keys of a result, in output order.
-var DistNames = []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns"}
+var DistNames = schema.ClaimDistNames
 
 // PointResult holds the metrics of one load point and repeat.
 type PointResult struct {
@@ -260,10 +258,7 @@ type PointSummary struct {
 }
 
 // SummaryMetrics are the metric paths summarised across repeats.
-var SummaryMetrics = []string{
-	"request_throughput", "output_token_throughput", "goodput", "token_goodput", "slo_attainment",
-	"ttft_ns.p50", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p99",
-}
+var SummaryMetrics = schema.ClaimSummaryMetrics
 
 // Result is a whole replay.
 type Result struct {

@@ -441,6 +441,8 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 			g := fmt.Sprintf("%s.metrics[%d]", f, j)
 			if cl.Metric == "" {
 				ps.add(g+".metric", "must not be empty")
+			} else if err := CheckClaimMetric(c.Definitions, cl.Metric); err != nil && oneOf(c.Definitions, claimDefinitions...) {
+				ps.add(g+".metric", "%v", err)
 			}
 			if !finite(cl.Value) {
 				ps.add(g+".value", "must be a finite number")

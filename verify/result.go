@@ -72,7 +72,12 @@ type Result struct {
 	Plan *PlanResult `json:"plan,omitempty"`
 	// Attestations lists every reviewer attestation found.
 	Attestations []AttestationResult `json:"attestations,omitempty"`
-	Warnings     []string            `json:"warnings,omitempty"`
+	// Unverified lists the claims the records cannot determine (outcome
+	// not-recomputable): signed, but not checked. A verified bundle may
+	// hold them (unless Policy.RequireRecomputable); every output names
+	// them "unverified" next to the verdict.
+	Unverified []schema.ClaimCheck `json:"unverifiedClaims,omitempty"`
+	Warnings   []string            `json:"warnings,omitempty"`
 }
 
 // CheckResult is the outcome of one check.

@@ -469,6 +469,7 @@ func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Res
 			matched++
 		case schema.ClaimNotRecomputable:
 			notRecomp++
+			res.Unverified = append(res.Unverified, c)
 			if requireAll {
 				bad = append(bad, fmt.Sprintf("%s %s: not recomputable (%s)", c.Point, c.Metric, c.Reason))
 			}
@@ -477,11 +478,15 @@ func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Res
 		}
 	}
 	if notRecomp > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d claim(s) cannot be recomputed from the records and were not counted as matched", notRecomp))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d claim(s) UNVERIFIED: the records cannot determine them, so their numbers are the publisher's word only (--require-recomputable rejects them)", notRecomp))
 	}
 	if len(bad) > 0 {
 		return res.fail(CheckClaims, artifact.TitleClaims, fmt.Errorf("%d claim(s) do not recompute: %s", len(bad), strings.Join(bad, "; ")))
 	}
-	res.pass(CheckClaims, fmt.Sprintf("%d claim(s) matched, %d not recomputable", matched, notRecomp))
+	reason := fmt.Sprintf("%d claim(s) matched, %d not recomputable", matched, notRecomp)
+	if notRecomp > 0 {
+		reason += " (UNVERIFIED)"
+	}
+	res.pass(CheckClaims, reason)
 	return nil
 }

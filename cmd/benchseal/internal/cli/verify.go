@@ -241,11 +241,15 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		}
 		fmt.Fprintln(w)
 	}
+	unverified := ""
+	if n := len(r.Unverified); n > 0 {
+		unverified = fmt.Sprintf(" — %d claim(s) UNVERIFIED (not recomputable from the records; listed above)", n)
+	}
 	switch {
 	case r.Verified && r.Authenticated:
-		fmt.Fprintln(w, "VERIFIED")
+		fmt.Fprintln(w, "VERIFIED"+unverified)
 	case r.Verified:
-		fmt.Fprintln(w, "INTEGRITY OK — NOT AUTHENTICATED (unsigned check)")
+		fmt.Fprintln(w, "INTEGRITY OK — NOT AUTHENTICATED (unsigned check)"+unverified)
 	default:
 		fmt.Fprintln(w, "REJECTED")
 	}
@@ -272,7 +276,7 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	for _, c := range checks {
 		count[c.Outcome]++
 	}
-	fmt.Fprintf(w, "\nclaims (%s definitions, tolerance %s): %d matched, %d mismatched, %d not recomputable\n",
+	fmt.Fprintf(w, "\nclaims (%s definitions, tolerance %s): %d matched, %d mismatched, %d not recomputable (unverified)\n",
 		checks[0].Definitions, strconv.FormatFloat(checks[0].Tolerance, 'g', -1, 64),
 		count[schema.ClaimMatched], count[schema.ClaimMismatched], count[schema.ClaimNotRecomputable])
 	if n := checks[0].SLONote; n != "" {
@@ -287,12 +291,20 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 		if c.Repeat != nil {
 			where += fmt.Sprintf(" repeat %d", *c.Repeat)
 		}
-		line := fmt.Sprintf("  %-16s %s %s: claimed %s", strings.ToUpper(c.Outcome), where, c.Metric, num(c.Claimed))
+		outcome := strings.ToUpper(c.Outcome)
+		if c.Outcome == schema.ClaimNotRecomputable {
+			outcome = "UNVERIFIED"
+		}
+		line := fmt.Sprintf("  %-16s %s %s: claimed %s", outcome, where, c.Metric, num(c.Claimed))
 		if c.Recomputed != nil {
 			line += ", recomputed " + num(*c.Recomputed)
 		}
 		if c.Reason != "" && c.Outcome != schema.ClaimMismatched {
 			line += " (" + c.Reason + ")"
+		} else if _, more, ok := strings.Cut(c.Reason, "; "); ok {
+			// What follows "claimed X, recomputed Y" (e.g. that the claim
+			// was marked not recomputable).
+			line += " (" + more + ")"
 		}
 		fmt.Fprintln(w, line)
 	}

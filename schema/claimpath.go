@@ -1,0 +1,90 @@
+package schema
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The claim path catalogue: every metric a claim may name, per
+// definitions. replay computes exactly these (a replay test keeps the two
+// in step); a claim naming anything else is invalid, so that no claim can
+// escape checking by naming a metric nobody recomputes.
+var (
+	// ClaimScalars are the point-and-repeat scalar metrics, in output order.
+	ClaimScalars = []string{
+		"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
+		"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "smooth_goodput",
+		"cost_per_million_output_tokens", "cost_per_million_good_tokens",
+	}
+	// ClaimCounts are the keys of counts.KEY, in output order.
+	ClaimCounts = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good"}
+	// ClaimDistNames are the canonical distributions, in output order.
+	ClaimDistNames = []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns"}
+	// claimExtraDists are the distributions a peer definition adds.
+	claimExtraDists = map[string][]string{
+		"llmperf":        {"inter_token_latency_ns"},
+		"guidellm":       {"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
+		"inference-perf": {"normalized_time_per_output_token_ns"},
+	}
+	// ClaimDistKeys are the keys of a distribution, in output order.
+	ClaimDistKeys   = []string{"n", "mean", "stddev", "min", "p01", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "max"}
+	claimStallKeys  = []string{"threshold_ns", "count", "requests", "max_gap_ns"}
+	claimMLPerfKeys = []string{"valid", "ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"}
+	// ClaimSummaryMetrics are the metrics summarised across repeats,
+	// claimed as summary.METRIC.FIELD.
+	ClaimSummaryMetrics = []string{
+		"request_throughput", "output_token_throughput", "goodput", "token_goodput", "slo_attainment",
+		"ttft_ns.p50", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p99",
+	}
+	claimSummaryFields = []string{"median", "ci_low", "ci_high", "n"}
+)
+
+// ClaimDists returns the distributions a claim may name under definitions
+// (the canonical ones plus the definitions' extras).
+func ClaimDists(definitions string) []string {
+	return append(slices.Clone(ClaimDistNames), claimExtraDists[definitions]...)
+}
+
+// CheckClaimMetric reports whether path names a metric replay computes
+// under definitions: a scalar ("goodput"), "counts.KEY", "DIST.KEY"
+// ("ttft_ns.p99"), "stalls.KEY", "mlperf.KEY", or "summary.METRIC.FIELD".
+// Paths are matched exactly (no case folding, no spaces).
+func CheckClaimMetric(definitions, path string) error {
+	if definitions == "" {
+		definitions = "benchseal"
+	}
+	if slices.Contains(ClaimScalars, path) {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(path, "summary."); ok {
+		i := strings.LastIndex(rest, ".")
+		if i > 0 && slices.Contains(ClaimSummaryMetrics, rest[:i]) && slices.Contains(claimSummaryFields, rest[i+1:]) {
+			return nil
+		}
+		return fmt.Errorf("%q is not a summary metric: want summary.METRIC.FIELD with METRIC one of %s and FIELD one of %s",
+			path, strings.Join(ClaimSummaryMetrics, ", "), strings.Join(claimSummaryFields, ", "))
+	}
+	head, key, ok := strings.Cut(path, ".")
+	if ok {
+		var keys []string
+		switch {
+		case head == "counts":
+			keys = ClaimCounts
+		case head == "stalls":
+			keys = claimStallKeys
+		case head == "mlperf":
+			keys = claimMLPerfKeys
+		case slices.Contains(ClaimDists(definitions), head):
+			keys = ClaimDistKeys
+		}
+		if keys != nil {
+			if slices.Contains(keys, key) {
+				return nil
+			}
+			return fmt.Errorf("%q: %q is not a key of %s (want one of %s)", path, key, head, strings.Join(keys, ", "))
+		}
+	}
+	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY or summary.METRIC.FIELD)",
+		path, definitions, strings.Join(ClaimDists(definitions), ", "))
+}
