@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/benchseal/benchseal/importer/aiperf"
 	"github.com/benchseal/benchseal/importer/genaiperf"
@@ -43,9 +44,10 @@ var registry = map[string]Importer{
 	mlperf.Tool:        {mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse},
 }
 
-// Lookup returns the importer of tool.
+// Lookup returns the importer of tool, whose name is matched without
+// regard to case (as replay --definitions matches its names).
 func Lookup(tool string) (Importer, bool) {
-	im, ok := registry[tool]
+	im, ok := registry[strings.ToLower(tool)]
 	return im, ok
 }
 
@@ -91,6 +93,7 @@ func Import(ctx context.Context, tool string, files []ingest.File, dest string, 
 	if !ok {
 		return nil, fmt.Errorf("import: unknown tool %q (known: %v)", tool, Tools())
 	}
+	tool = im.Tool // the canonical spelling from here on
 	if len(files) == 0 {
 		return nil, fmt.Errorf("import %s: %w", tool, ingest.ErrNoFiles)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -87,9 +88,19 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	slo := SLOFromManifest(m.SLO)
 	if opts.SLO != nil {
+		man := slo
 		slo = *opts.SLO
 		if slo.OneToken == "" {
 			slo.OneToken = schema.OneTokenPass
+		}
+		slo.NotApplied = nil
+		for _, l := range []struct {
+			name      string
+			man, flag *int64
+		}{{"ttft", man.TTFTNS, slo.TTFTNS}, {"e2e", man.E2ENS, slo.E2ENS}, {"tpot", man.TPOTNS, slo.TPOTNS}} {
+			if l.man != nil && l.flag == nil {
+				slo.NotApplied = append(slo.NotApplied, l.name+"="+time.Duration(*l.man).String())
+			}
 		}
 	}
 	if slo.OneToken != schema.OneTokenPass && slo.OneToken != schema.OneTokenFail {
@@ -171,8 +182,10 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, err
 	}
 	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases, Cost: cost}
-	if missing := countMissing(m, groups, cfg); m.Incomplete || missing > 0 {
-		res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}
+	if len(groups) > 0 { // a run without records has nothing to count
+		if missing := countMissing(m, groups, cfg); m.Incomplete || missing > 0 {
+			res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}
+		}
 	}
 	if cfg.untimed {
 		res.Notes = append(res.Notes, NonStreamingNote)
@@ -632,14 +645,20 @@ func (g *group) addSmooth(rec *schema.Record) {
 }
 
 func (p *SmoothParams) check() error {
-	if p.Alpha == nil || p.Alpha.Sign() < 0 {
-		return fmt.Errorf("replay: smooth goodput needs alpha ≥ 0: %w", ErrReplay)
-	}
-	if p.VNS <= 0 {
-		return fmt.Errorf("replay: smooth goodput needs v > 0 (ns per token): %w", ErrReplay)
-	}
-	if p.F != "linear" || p.LNS <= 0 {
-		return fmt.Errorf("replay: smooth goodput needs f=linear:L with L > 0: %w", ErrReplay)
+	const want = "smooth goodput needs alpha=A (a decimal ≥ 0), v=DURATION (> 0, per output token) and f=linear:DURATION (> 0), e.g. alpha=2.5,v=200ms,f=linear:2s"
+	switch {
+	case p.Alpha == nil:
+		return badInput("%s; alpha is missing", want)
+	case p.Alpha.Sign() < 0:
+		return badInput("%s; alpha is negative", want)
+	case p.VNS <= 0:
+		return badInput("%s; v is missing or 0", want)
+	case p.F == "":
+		return badInput("%s; f is missing", want)
+	case p.F != "linear":
+		return badInput("%s; f=%s is not linear", want, p.F)
+	case p.LNS <= 0:
+		return badInput("%s; the duration of f=linear: is missing or 0", want)
 	}
 	return nil
 }

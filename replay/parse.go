@@ -13,7 +13,7 @@ import (
 func parseDur(s string) (int64, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("replay: %q is not a non-negative duration like 200ms: %w", s, ErrReplay)
+		return 0, badInput("%q is not a non-negative duration like 200ms", s)
 	}
 	return int64(d), nil
 }
@@ -26,7 +26,7 @@ func pairs(s string, f func(k, v string) error) error {
 		}
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
-			return fmt.Errorf("replay: %q is not key=value: %w", part, ErrReplay)
+			return badInput("%q is not key=value", part)
 		}
 		if err := f(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
 			return err
@@ -36,13 +36,19 @@ func pairs(s string, f func(k, v string) error) error {
 }
 
 // ParseSLO parses "ttft=200ms,e2e=5s,tpot=50ms,one_token=fail". Unset
-// limits stay nil; one_token defaults to pass.
+// limits stay nil; one_token defaults to pass. An empty list and a key
+// given twice are errors.
 func ParseSLO(s string) (SLOSpec, error) {
 	out := SLOSpec{OneToken: schema.OneTokenPass, Source: "flag"}
+	seen := map[string]bool{}
 	err := pairs(s, func(k, v string) error {
+		if seen[k] {
+			return badInput("%s is given twice", k)
+		}
+		seen[k] = true
 		if k == "one_token" {
 			if v != schema.OneTokenPass && v != schema.OneTokenFail {
-				return fmt.Errorf("replay: one_token must be pass or fail, not %q: %w", v, ErrReplay)
+				return badInput("one_token must be pass or fail, not %q", v)
 			}
 			out.OneToken = v
 			return nil
@@ -59,10 +65,13 @@ func ParseSLO(s string) (SLOSpec, error) {
 		case "tpot":
 			out.TPOTNS = &d
 		default:
-			return fmt.Errorf("replay: unknown SLO key %q (want ttft, e2e, tpot, one_token): %w", k, ErrReplay)
+			return badInput("unknown SLO key %q (want ttft, e2e, tpot, one_token)", k)
 		}
 		return nil
 	})
+	if err == nil && len(seen) == 0 {
+		err = badInput("no limits given: want key=value pairs like ttft=200ms,e2e=5s,tpot=50ms")
+	}
 	return out, err
 }
 
@@ -70,19 +79,19 @@ func ParseSLO(s string) (SLOSpec, error) {
 func ParseSweep(s string) (*SweepSpec, error) {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok {
-		return nil, fmt.Errorf("replay: sweep %q is not metric=FROM..TO[:STEPS]: %w", s, ErrReplay)
+		return nil, badInput("sweep %q is not metric=FROM..TO[:STEPS]", s)
 	}
 	sp := &SweepSpec{Metric: strings.TrimSpace(k), Steps: 20}
 	if rng, steps, ok := strings.Cut(v, ":"); ok {
 		n, err := strconv.Atoi(steps)
 		if err != nil {
-			return nil, fmt.Errorf("replay: sweep steps %q: %w", steps, ErrReplay)
+			return nil, badInput("sweep steps %q is not a whole number", steps)
 		}
 		sp.Steps, v = n, rng
 	}
 	from, to, ok := strings.Cut(v, "..")
 	if !ok {
-		return nil, fmt.Errorf("replay: sweep range %q is not FROM..TO: %w", v, ErrReplay)
+		return nil, badInput("sweep range %q is not FROM..TO", v)
 	}
 	var err error
 	if sp.FromNS, err = parseDur(from); err != nil {
@@ -101,7 +110,7 @@ func ParseMLPerf(s string) (*MLPerfLimits, error) {
 		if k == "min_queries" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return fmt.Errorf("replay: min_queries %q: %w", v, ErrReplay)
+				return badInput("min_queries %q is not a whole number ≥ 0", v)
 			}
 			l.MinQueries = n
 			return nil
@@ -118,12 +127,12 @@ func ParseMLPerf(s string) (*MLPerfLimits, error) {
 		case "min_duration":
 			l.MinDurationNS = d
 		default:
-			return fmt.Errorf("replay: unknown mlperf key %q: %w", k, ErrReplay)
+			return badInput("unknown mlperf key %q", k)
 		}
 		return nil
 	})
 	if err == nil && (l.TTFTNS <= 0 || l.TPOTNS <= 0) {
-		err = fmt.Errorf("replay: mlperf check needs ttft and tpot limits: %w", ErrReplay)
+		err = badInput("mlperf check needs ttft and tpot limits")
 	}
 	return l, err
 }
@@ -136,7 +145,7 @@ func ParseSmooth(s string) (*SmoothParams, error) {
 		case "alpha":
 			r, ok := new(big.Rat).SetString(v)
 			if !ok {
-				return fmt.Errorf("replay: alpha %q is not a decimal: %w", v, ErrReplay)
+				return badInput("alpha %q is not a decimal", v)
 			}
 			p.Alpha = r
 		case "v":
@@ -156,7 +165,7 @@ func ParseSmooth(s string) (*SmoothParams, error) {
 				p.LNS = d
 			}
 		default:
-			return fmt.Errorf("replay: unknown smooth goodput key %q: %w", k, ErrReplay)
+			return badInput("unknown smooth goodput key %q", k)
 		}
 		return nil
 	})
@@ -170,7 +179,18 @@ func ParseSmooth(s string) (*SmoothParams, error) {
 func ParseFraction(s string) (*big.Rat, error) {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok || r.Sign() < 0 || r.Cmp(big.NewRat(1, 1)) > 0 {
-		return nil, fmt.Errorf("replay: %q is not a fraction in [0, 1]: %w", s, ErrReplay)
+		return nil, badInput("%q is not a fraction in [0, 1]", s)
 	}
 	return r, nil
+}
+
+// inputError is a bad option value. Its text is the message alone, so a
+// caller can prefix the flag it came from; it matches ErrReplay.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrReplay }
+
+func badInput(format string, args ...any) error {
+	return &inputError{fmt.Sprintf(format, args...)}
 }

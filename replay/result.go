@@ -223,6 +223,10 @@ type SLOSpec struct {
 	OneToken string
 	// Source says where the SLO came from: "manifest", "flag" or "none".
 	Source string
+	// NotApplied lists, when an SLO given to Replay replaced the
+	// manifest's, the manifest limits it leaves out ("e2e=10s"): the
+	// given SLO replaces the manifest's whole, it does not amend it.
+	NotApplied []string
 }
 
 // Any reports whether any limit is set.

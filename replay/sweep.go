@@ -1,9 +1,9 @@
 package replay
 
 import (
-	"fmt"
 	"math/big"
 	"slices"
+	"time"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -21,10 +21,16 @@ func (s *SweepSpec) check() error {
 	switch s.Metric {
 	case "ttft", "e2e", "tpot":
 	default:
-		return fmt.Errorf("replay: sweep metric %q is not ttft, e2e or tpot: %w", s.Metric, ErrReplay)
+		return badInput("sweep metric %q is not ttft, e2e or tpot", s.Metric)
 	}
-	if s.FromNS < 0 || s.ToNS < s.FromNS || s.Steps < 1 || s.Steps > 10000 || (s.Steps == 1 && s.FromNS != s.ToNS) {
-		return fmt.Errorf("replay: sweep range %d..%d ns in %d steps is invalid: %w", s.FromNS, s.ToNS, s.Steps, ErrReplay)
+	rng := time.Duration(s.FromNS).String() + ".." + time.Duration(s.ToNS).String()
+	switch {
+	case s.FromNS < 0 || s.ToNS < s.FromNS:
+		return badInput("sweep range %s: want 0 ≤ FROM ≤ TO", rng)
+	case s.Steps < 1 || s.Steps > 10000:
+		return badInput("sweep range %s in %d steps: want 1 to 10000 steps", rng, s.Steps)
+	case s.Steps == 1 && s.FromNS != s.ToNS:
+		return badInput("sweep range %s in 1 step: one step needs FROM = TO", rng)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -54,9 +55,37 @@ func decodeManifest(obj map[string]any) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, err
+		return nil, plainJSONError(err)
 	}
 	return &m, nil
+}
+
+// plainJSONError rewords encoding/json's type and unknown-field errors,
+// which name Go types and structs, in the manifest's own terms.
+func plainJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := "a " + te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "a whole number"
+		case reflect.Float32, reflect.Float64:
+			want = "a number"
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Slice, reflect.Array:
+			want = "a list"
+		case reflect.Struct, reflect.Map, reflect.Pointer:
+			want = "an object"
+		}
+		return fmt.Errorf("%s must be %s, not a %s", te.Field, want, te.Value)
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("unknown manifest field %s", msg)
+	}
+	return err
 }
 
 // ApplyOverlay merges a partial manifest (JSON merge patch, RFC 7396) over
@@ -134,7 +163,7 @@ func ApplyOverlay(m *Manifest, overlay []byte, sets []string) error {
 				if errJSON != nil {
 					errStr = errJSON
 				}
-				return fmt.Errorf("--set %s: %w", key, errStr)
+				return fmt.Errorf("--set %s=%s: %w", key, val, errStr)
 			}
 		}
 		obj = merged

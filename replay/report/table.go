@@ -205,7 +205,14 @@ func sloLine(r *replay.Result) string {
 		}
 		return name + " " + Decimal(replay.Int(*p), nsToMS, 3) + " ms"
 	}
-	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), r.SLO.OneToken, r.SLO.Source)
+	src := r.SLO.Source
+	if src == "flag" {
+		src = "--slo, which replaces the manifest's SLO"
+		if len(r.SLO.NotApplied) > 0 {
+			src = "--slo; manifest limits " + strings.Join(r.SLO.NotApplied, ", ") + " not applied"
+		}
+	}
+	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), r.SLO.OneToken, src)
 }
 
 // Text writes a human-readable report.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -16,8 +17,9 @@ import (
 func init() { register("keygen", newKeygenCmd) }
 
 type keygenOptions struct {
-	io  *IO
-	out string
+	io         *IO
+	out        string
+	noPassword bool
 }
 
 func newKeygenCmd(io *IO) *cobra.Command {
@@ -29,7 +31,8 @@ func newKeygenCmd(io *IO) *cobra.Command {
 "ENCRYPTED SIGSTORE PRIVATE KEY" format (scrypt + secretbox), and PREFIX.pub,
 the public key as PEM. The password comes from BENCHSEAL_PASSWORD, else from a
 prompt when standard input is a terminal, else it is empty (the key is still
-encrypted, as cosign does). Keys made by 'cosign generate-key-pair' work with
+encrypted, as cosign does) and keygen warns unless --no-password says that is
+intended. Keys made by 'cosign generate-key-pair' work with
 benchseal too. Existing files are never overwritten.`,
 		Example: `  BENCHSEAL_PASSWORD=secret benchseal keygen --out publisher
   benchseal pack run --out run.tar --key publisher.key`,
@@ -37,6 +40,7 @@ benchseal too. Existing files are never overwritten.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(o) },
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "path prefix of the key files (required)")
+	cmd.Flags().BoolVar(&o.noPassword, "no-password", false, "encrypt the private key with an empty password without a warning (when BENCHSEAL_PASSWORD is unset and there is no terminal)")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -53,6 +57,9 @@ func runKeygen(o *keygenOptions) error {
 	pw, err := readPassword(o.io, true)
 	if err != nil {
 		return err
+	}
+	if len(pw) == 0 && !o.noPassword {
+		fmt.Fprintf(o.io.ErrOut, "benchseal: WARNING: %s is encrypted with an EMPTY password (BENCHSEAL_PASSWORD is unset and there is no terminal to ask on); set BENCHSEAL_PASSWORD, or pass --no-password to say this is intended\n", keyPath)
 	}
 	priv, pub, err := artifact.GenerateKey(pw)
 	if err != nil {
@@ -116,6 +123,13 @@ func loadSigner(io *IO, path string) (*artifact.Signer, error) {
 	}
 	s, err := artifact.LoadPrivateKey(b, pw)
 	if err != nil {
+		if strings.Contains(err.Error(), "wrong password") {
+			src := "BENCHSEAL_PASSWORD is set, and its value did not open it"
+			if io.Getenv("BENCHSEAL_PASSWORD") == "" {
+				src = "BENCHSEAL_PASSWORD is unset, so the empty password (or the one typed at the prompt) was tried"
+			}
+			return nil, fmt.Errorf("%s: %w (%s)", path, err, src)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil

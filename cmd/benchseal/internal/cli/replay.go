@@ -121,7 +121,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	default:
 		return usagef("--output %q: want text, json, csv, markdown or html", o.output)
 	}
-	if o.slo != "" {
+	if o.slo != "" || cmd.Flags().Changed("slo") {
 		s, err := replay.ParseSLO(o.slo)
 		if err != nil {
 			return usagef("--slo: %v", err)
@@ -162,7 +162,8 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.writeClaims != "" {
+	empty := len(res.Results) == 0 && !run.Manifest().ExternalReference()
+	if o.writeClaims != "" && !empty {
 		if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
 			return usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
 		}
@@ -176,9 +177,19 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	}
 	if report.Format(o.output) == report.FormatHTML {
 		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
-		return report.HTMLRun(io.Out, res, in)
+		err = report.HTMLRun(io.Out, res, in)
+	} else {
+		err = report.Write(io.Out, report.Format(o.output), res)
 	}
-	return report.Write(io.Out, report.Format(o.output), res)
+	if err != nil {
+		return err
+	}
+	if empty {
+		// Nothing was recomputed: as validate, not a success (and no
+		// claims were written).
+		return rejected(fmt.Errorf("%s: the run has no records: nothing to recompute", o.path))
+	}
+	return nil
 }
 
 // openRunOrBundle opens a run directory (one holding manifest.json) or a

@@ -111,13 +111,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, io *IO) int {
 	root := NewRoot(io)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	return exitCode(err, io.ErrOut)
+	cmd, err := root.ExecuteContextC(ctx)
+	path := root.CommandPath()
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return exitCode(err, io.ErrOut, path)
 }
 
-// exitCode maps an error to an exit code, printing it. This is the one
-// place where errors become exit codes.
-func exitCode(err error, errOut io.Writer) int {
+// exitCode maps an error to an exit code, printing it; a usage error
+// points to the help of the command that failed (path, e.g. "benchseal
+// replay"). This is the one place where errors become exit codes.
+func exitCode(err error, errOut io.Writer, path string) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -130,7 +135,7 @@ func exitCode(err error, errOut io.Writer) int {
 	switch {
 	case errors.As(err, &ue) || isCobraUsage(err):
 		fmt.Fprintf(errOut, "benchseal: %v\n", err)
-		fmt.Fprintln(errOut, "Run 'benchseal --help' for usage.")
+		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", path)
 		return ExitUsage
 	case errors.As(err, &re):
 		fmt.Fprintf(errOut, "benchseal: rejected: %v\n", err)

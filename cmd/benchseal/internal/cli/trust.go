@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
@@ -83,6 +85,9 @@ func readPublicKey(p string) (*artifact.PublicKey, error) {
 	}
 	k, err := artifact.ParsePublicKey(b)
 	if err != nil {
+		if bytes.Contains(b, []byte("PRIVATE KEY-----")) {
+			return nil, usagef("--key %s is a private key: verify takes the public key (%s.pub, written beside it by keygen)", p, strings.TrimSuffix(p, filepath.Ext(p)))
+		}
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	return k, nil
