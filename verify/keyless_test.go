@@ -227,4 +227,3 @@ func TestKeylessReviewerAttestation(t *testing.T) {
 		t.Fatalf("%+v", res.Attestations)
 	}
 }
-
