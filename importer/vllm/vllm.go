@@ -120,11 +120,18 @@ func build(r *Result, file string) (*ingest.Result, error) {
 		return nil, err
 	}
 	// Epoch: "date" is the local time the result was saved, at the end of
-	// the run; its zone is not stated.
+	// the run (datetime.now().strftime("%Y%m%d-%H%M%S")): without a zone it
+	// names no instant, so the run's times stay unknown unless the date
+	// carries an offset.
 	epoch := int64(0)
-	if d := o.String("date"); d != "" {
-		if t, err := time.Parse("20060102-150405", d); err == nil {
-			epoch = t.UnixNano() - dur
+	date := o.String("date")
+	zoned := false
+	if date != "" {
+		for _, layout := range []string{"20060102-150405Z07:00", "20060102-150405-0700", "20060102-150405 MST"} {
+			if t, err := time.Parse(layout, date); err == nil && (layout != "20060102-150405 MST" || t.Location() == time.UTC) {
+				epoch, zoned = t.UnixNano()-dur, true
+				break
+			}
 		}
 	}
 	m := ingest.NewManifest(Tool, "", epoch, epoch+max(dur, rb.LastNS))
@@ -133,9 +140,14 @@ func build(r *Result, file string) (*ingest.Result, error) {
 	m.Decoding.Streaming = true
 	m.Client.TokenCounts = "server-usage"
 	ingest.SetNote(&m, "vllm.duration_s", string(o.Number("duration")))
-	if d := o.String("date"); d != "" {
-		ingest.SetNote(&m, "vllm.date", d)
-		ingest.Derive(&m, "epoch_unix_ns: vLLM's date (local time the result was saved, zone not stated, read as UTC) minus duration")
+	if date != "" {
+		ingest.SetNote(&m, "vllm.date", date)
+		if zoned {
+			ingest.Derive(&m, "epoch_unix_ns: vLLM's date (with its stated zone) minus duration")
+		} else {
+			ingest.SetNote(&m, "vllm.date_zone", "unknown: vLLM writes the local time of the machine that saved the result, without a zone")
+			ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: vLLM's date %s is local time in an unstated zone, so it names no instant (±14 h); declared unknown, the date kept in notes[\"vllm.date\"]", date)
+		}
 	}
 	if rb.HasStart {
 		ingest.Derive(&m, "sent_ns: start_times (perf_counter seconds) minus the earliest")

@@ -1,8 +1,11 @@
 package vllm
 
 import (
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 )
 
@@ -45,4 +48,31 @@ func TestBadInputFails(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 0, Parse)
+}
+
+// vLLM's date is local time without a zone: it names no instant, so the
+// run's times are declared unknown, never read as UTC; a date with an
+// offset is used.
+func TestDateZone(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.Finish(res, Tool, files, ingest.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	if m.EpochUnixNS != 0 || !m.Declared("start_time") || !m.Declared("epoch_unix_ns") || m.Notes["vllm.date"] != "20240907-082731" || !strings.Contains(m.Notes["vllm.date_zone"], "unknown") {
+		t.Errorf("epoch %d start %q unknown %v notes %v: want the times unknown and the zone noted unknown", m.EpochUnixNS, m.StartTime, m.Unknown, m.Notes)
+	}
+	zoned := importtest.Replace(t, files, 0, `"date": "20240907-082731"`, `"date": "20240907-082731+0200"`)
+	res, err = Parse(zoned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dur := res.Manifest.Load.Points[0].Duration
+	if want := time.Date(2024, 9, 7, 6, 27, 31, 0, time.UTC).UnixNano() - int64(dur); res.Manifest.EpochUnixNS != want {
+		t.Errorf("epoch %d, want %d (06:27:31 UTC − duration)", res.Manifest.EpochUnixNS, want)
+	}
 }
