@@ -54,16 +54,16 @@ run_capture() {
   local dir=$1 tf=$2; shift 2
   taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$BIN" capture --endpoint "$url" --model sim --out "$dir" \
     --input-tokens 16 --no-probe --progress never "$@" >/dev/null
-  "$PY" - "$dir" "$(awk '{print $1+$2}' "$tf")" <<'EOF'
+  "$PY" - "$dir" "$(awk '{print $1+$2}' "$tf")" "$(awk '{print $2}' "$tf")" <<'EOF'
 import json, sys
-d, cpu = sys.argv[1], float(sys.argv[2])
+d, cpu, sy = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 m = [r for r in map(json.loads, open(d + "/records.jsonl")) if r["phase"] == "measure"]
 lags = sorted(r["sent_ns"] - r["scheduled_ns"] for r in m if r.get("scheduled_ns") is not None)
 chunks = sum(len(r["chunks_ns"]) for r in m)
 ok = sum(r["status"] == "ok" for r in m)
 t0 = min(r["sent_ns"] for r in m); t1 = max(r["end_ns"] for r in m)
 p = lambda q: lags[max(1, -(-q * len(lags) // 100)) - 1] / 1e3 if lags else 0
-print(len(m), ok, chunks, cpu, (t1 - t0) / 1e9, p(50), p(99), lags[-1] / 1e3 if lags else 0)
+print(len(m), ok, chunks, cpu, (t1 - t0) / 1e9, p(50), p(99), lags[-1] / 1e3 if lags else 0, sy)
 EOF
 }
 
@@ -72,21 +72,21 @@ run_py() {
   local tf=$1; shift
   taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$PY" scripts/bench.d/pyclient.py --url "$url" \
     --input-tokens 16 "$@" >"$work/py.json"
-  "$PY" - "$work/py.json" "$(awk '{print $1+$2}' "$tf")" <<'EOF'
+  "$PY" - "$work/py.json" "$(awk '{print $1+$2}' "$tf")" "$(awk '{print $2}' "$tf")" <<'EOF'
 import json, sys
-j = json.load(open(sys.argv[1])); cpu = float(sys.argv[2])
-print(j["requests"], j["ok"], j["chunks"], cpu, j["wall_s"], j["lag_p50_us"] or 0, j["lag_p99_us"] or 0, j["lag_max_us"] or 0)
+j = json.load(open(sys.argv[1])); cpu = float(sys.argv[2]); sy = float(sys.argv[3])
+print(j["requests"], j["ok"], j["chunks"], cpu, j["wall_s"], j["lag_p50_us"] or 0, j["lag_p99_us"] or 0, j["lag_max_us"] or 0, sy)
 EOF
 }
 
-row() { # label client "requests ok chunks cpu wall lag50 lag99 lagmax" [lags]
-  echo "$3" | awk -v l="$1" -v c="$2" -v lags="${4:-}" '{printf "%8s %-8s %7d %7d %9d %9.0f %10.2f", l, c, $1, $2, $3, $3/$5, $4*1e6/($3>0?$3:1)
+row() { # label client "requests ok chunks cpu wall lag50 lag99 lagmax sys" [lags]
+  echo "$3" | awk -v l="$1" -v c="$2" -v lags="${4:-}" '{printf "%8s %-8s %7d %7d %9d %9.0f %10.2f %5.0f%%", l, c, $1, $2, $3, $3/$5, $4*1e6/($3>0?$3:1), ($4>0?100*$9/$4:0)
     if (lags != "") printf " %9.0f %9.0f", $6, $7; printf "\n"}'
 }
 
 echo "capture vs python: simulator on CPU 0, clients on CPU 1; load average $(cut -d' ' -f1-3 /proc/loadavg); ${SECS}s per level"
 echo "closed loop, ${TOKENS} tokens per request (1 ms/token, one token per chunk)"
-printf '%8s %-8s %7s %7s %9s %9s %10s\n' conc client sent ok chunks chunks/s cpums/1kc
+printf '%8s %-8s %7s %7s %9s %9s %10s %6s\n' conc client sent ok chunks chunks/s cpums/1kc sys
 for rep in $(seq "$REPEATS"); do
   for c in $CONCS; do
     out=$(run_capture "$work/c$c-$rep" "$work/t" --concurrency "$c" --duration "${SECS}s" --output-tokens "$TOKENS")
@@ -97,10 +97,10 @@ for rep in $(seq "$REPEATS"); do
 done
 
 echo "open loop (poisson), ${RTOKENS} tokens per request: highest rate with send-lag p99 < 1 ms"
-printf '%8s %-8s %7s %7s %9s %9s %10s %9s %9s\n' rate/s client sent ok chunks chunks/s cpums/1kc lag50µs lag99µs
+printf '%8s %-8s %7s %7s %9s %9s %10s %6s %9s %9s\n' rate/s client sent ok chunks chunks/s cpums/1kc sys lag50µs lag99µs
 for rep in $(seq "$REPEATS"); do
   for client in capture python; do
-    best=
+    best= first=
     for r in $RATES; do
       if [ "$client" = capture ]; then
         n=$(awk -v r="$r" -v s="$SECS" 'BEGIN{printf "%d", r*s}')
@@ -110,12 +110,14 @@ for rep in $(seq "$REPEATS"); do
         out=$(run_py "$work/t" --rate "$r" --duration "$SECS" --output-tokens "$RTOKENS" --seed "$rep")
       fi
       p99=$(echo "$out" | awk '{print $7}')
+      [ -n "$first" ] || first="$r $out"
       if awk -v p="$p99" 'BEGIN{exit !(p < 1000)}'; then best="$r $out"; else break; fi
     done
     if [ -n "$best" ]; then
       row "${best%% *}" "$client" "${best#* }" lags
     else
-      printf '%8s %-8s send-lag p99 >= 1 ms at every rate tried\n' - "$client"
+      row "${first%% *}" "$client" "${first#* }" lags
+      printf '%8s %-8s (send-lag p99 >= 1 ms already at the lowest rate tried)\n' "" "$client"
     fi
   done
 done
