@@ -80,7 +80,7 @@ func BenchmarkCaptureClosedLoop(b *testing.B) {
 
 // BenchmarkCaptureEndpoint runs the client alone against the server at
 // $BENCHSEAL_BENCH_ENDPOINT (skipped when unset), e.g. a simulator started
-// with `benchseal simulate --any-model --time-scale 0.1`, so that CPU and
+// with `benchseal simulate --time-scale 0.1`, so that CPU and
 // allocation profiles (-cpuprofile, -memprofile) show only the client; see
 // docs/capture.md. Each iteration is 8 requests per stream of 128 tokens.
 func BenchmarkCaptureEndpoint(b *testing.B) {
@@ -96,7 +96,7 @@ func BenchmarkCaptureEndpoint(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				o := baseOptions(b, url)
-				o.Request.Model = "sim"
+				o.Request.Model = "benchseal-sim"
 				o.OutDir = filepath.Join(b.TempDir(), fmt.Sprint("run", i))
 				i++
 				o.Probe = false

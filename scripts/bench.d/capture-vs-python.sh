@@ -43,7 +43,7 @@ trap cleanup EXIT
 # The simulator as in issue 15 (--time-scale 0.1: 1 ms per token, one token
 # per chunk), without the per-running slowdown or a queue limit, so the
 # offered load reaches the clients.
-taskset -c 0 "$BIN" simulate --listen 127.0.0.1:0 --any-model --time-scale 0.1 --prefill-per-token 0 \
+taskset -c 0 "$BIN" simulate --listen 127.0.0.1:0 --time-scale 0.1 --prefill-per-token 0 \
   --decode-per-running 0 --max-running 100000 --queue-limit 100000 >"$work/sim.out" &
 sim_pid=$!
 for _ in $(seq 50); do grep -q 'http://' "$work/sim.out" 2>/dev/null && break; sleep 0.1; done
@@ -52,7 +52,7 @@ url=$(grep -o 'http://[0-9.:]*' "$work/sim.out")
 # run_capture DIR CPUFILE capture-args... ; prints "requests ok chunks cpu_s wall_s lag50 lag99 lagmax" (µs)
 run_capture() {
   local dir=$1 tf=$2; shift 2
-  taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$BIN" capture --endpoint "$url" --model sim --out "$dir" \
+  taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$BIN" capture --endpoint "$url" --model benchseal-sim --out "$dir" \
     --input-tokens 16 --no-probe --progress never "$@" >/dev/null
   "$PY" - "$dir" "$(awk '{print $1+$2}' "$tf")" "$(awk '{print $2}' "$tf")" <<'EOF'
 import json, sys
@@ -70,7 +70,7 @@ EOF
 # run_py CPUFILE pyclient-args... ; same columns
 run_py() {
   local tf=$1; shift
-  taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$PY" scripts/bench.d/pyclient.py --url "$url" \
+  taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$PY" scripts/bench.d/pyclient.py --url "$url" --model benchseal-sim \
     --input-tokens 16 "$@" >"$work/py.json"
   "$PY" - "$work/py.json" "$(awk '{print $1+$2}' "$tf")" "$(awk '{print $2}' "$tf")" <<'EOF'
 import json, sys

@@ -55,7 +55,7 @@ echo "open loop (poisson)"
 printf '%8s %6s %6s %6s %10s %9s %9s %9s %9s\n' rate/s sent ok peak chunks/s lag50µs lag99µs lagmaxµs cpums/1kc
 for r in $RATES; do
   n=$(awk -v r="$r" -v s="$SECS" 'BEGIN{printf "%d", r*s}')
-  /usr/bin/time -f '%U %S' -o "$work/t" "$BIN" capture --endpoint "$url" --model sim --out "$work/rate-$r" \
+  /usr/bin/time -f '%U %S' -o "$work/t" "$BIN" capture --endpoint "$url" --model benchseal-sim --out "$work/rate-$r" \
     --rate "$r" --requests "$n" --input-tokens 16 --output-tokens "$TOKENS" --no-probe --progress never >/dev/null
   cpu=$(awk '{print $1+$2}' "$work/t")
   printf '%8s %s\n' "$r" "$(stats "$work/rate-$r" "$cpu")"
@@ -63,7 +63,7 @@ done
 echo "closed loop"
 printf '%8s %6s %6s %6s %10s %9s %9s %9s %9s\n' conc sent ok peak chunks/s - - - cpums/1kc
 for c in $CONCS; do
-  /usr/bin/time -f '%U %S' -o "$work/t" "$BIN" capture --endpoint "$url" --model sim --out "$work/conc-$c" \
+  /usr/bin/time -f '%U %S' -o "$work/t" "$BIN" capture --endpoint "$url" --model benchseal-sim --out "$work/conc-$c" \
     --concurrency "$c" --duration "${SECS}s" --input-tokens 16 --output-tokens "$TOKENS" --no-probe --progress never >/dev/null
   cpu=$(awk '{print $1+$2}' "$work/t")
   printf '%8s %s\n' "$c" "$(stats "$work/conc-$c" "$cpu")"

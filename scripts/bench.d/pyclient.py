@@ -147,7 +147,7 @@ async def open_loop(session, url, payload, stats, rate, dur, seed):
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
-    ap.add_argument("--model", default="sim")
+    ap.add_argument("--model", default="benchseal-sim")
     ap.add_argument("--concurrency", type=int, default=0)
     ap.add_argument("--rate", type=float, default=0)
     ap.add_argument("--duration", type=float, default=4)
