@@ -158,7 +158,7 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 		var extra []string
 		for _, pc := range c.Points {
 			for _, mc := range pc.Metrics {
-				if !slices.Contains(p.Metrics, mc.Metric) && !slices.Contains(extra, mc.Metric) {
+				if !p.Plans(mc.Metric) && !slices.Contains(extra, mc.Metric) {
 					extra = append(extra, mc.Metric)
 				}
 			}
@@ -168,6 +168,21 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 		}
 	}
 	return out
+}
+
+// Plans reports whether the plan lists the claim path metric: a planned
+// entry names the path itself, or a family the path belongs to ("ttft_ns"
+// plans "ttft_ns.p99"; "goodput" plans "summary.goodput.median"; "counts"
+// plans "counts.ok").
+func (p *Plan) Plans(metric string) bool {
+	for _, m := range p.Metrics {
+		for _, path := range []string{metric, strings.TrimPrefix(metric, "summary.")} {
+			if path == m || strings.HasPrefix(path, m+".") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func pointString(p schema.Point) string {

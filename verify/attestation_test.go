@@ -142,21 +142,21 @@ func TestAttachExternalChecksWhatItSigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A run signature is not an attestation, and vice versa.
-	if _, err := verify.AttachExternal(ctx, p, runSig, artifact.PredicateTypeVSA); err == nil {
+	if _, _, err := verify.AttachExternal(ctx, p, runSig, artifact.PredicateTypeVSA); err == nil {
 		t.Fatal("run signature attached as an attestation")
 	}
-	if _, err := verify.AttachExternal(ctx, p, vsa, artifact.PredicateTypeRun); err == nil {
+	if _, _, err := verify.AttachExternal(ctx, p, vsa, artifact.PredicateTypeRun); err == nil {
 		t.Fatal("attestation attached as a run signature")
 	}
 	// An attestation of this run does not attach to another run (another
 	// manifest digest), though its signature is valid.
-	if _, err := verify.AttachExternal(ctx, other, vsa, artifact.PredicateTypeVSA); err == nil || !strings.Contains(err.Error(), verify.ReasonWrongPayload) {
+	if _, _, err := verify.AttachExternal(ctx, other, vsa, artifact.PredicateTypeVSA); err == nil || !strings.Contains(err.Error(), verify.ReasonWrongPayload) {
 		t.Fatalf("foreign attestation: %v", err)
 	}
 	// The publisher's signature of this run attaches to a copy of it.
 	cp := filepath.Join(t.TempDir(), "copy")
 	artifacttest.PackRun(t, cp, artifacttest.RunOptions{})
-	if _, err := verify.AttachExternal(ctx, cp, runSig, artifact.PredicateTypeRun); err != nil {
+	if _, _, err := verify.AttachExternal(ctx, cp, runSig, artifact.PredicateTypeRun); err != nil {
 		t.Fatal(err)
 	}
 	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(ctx, cp, verify.Policy{})
@@ -164,7 +164,7 @@ func TestAttachExternalChecksWhatItSigns(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	// Garbage is refused before anything is written.
-	if _, err := verify.AttachExternal(ctx, cp, []byte("{}"), artifact.PredicateTypeRun); err == nil {
+	if _, _, err := verify.AttachExternal(ctx, cp, []byte("{}"), artifact.PredicateTypeRun); err == nil {
 		t.Fatal("empty bundle attached")
 	}
 }

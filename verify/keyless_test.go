@@ -208,7 +208,7 @@ func TestKeylessReviewerAttestation(t *testing.T) {
 	}
 	stmt := sb.GetDsseEnvelope().GetPayload()
 	keyless := keylessSign(t, vs, "reviewer@lab.example", "https://ci.example", stmt, time.Now().Add(5*time.Minute), nil)
-	if _, err := verify.AttachExternal(context.Background(), p, keyless, artifact.PredicateTypeVSA); err != nil {
+	if _, _, err := verify.AttachExternal(context.Background(), p, keyless, artifact.PredicateTypeVSA); err != nil {
 		t.Fatal(err)
 	}
 	v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithTrustedRoot(vs), verify.WithoutSCTUnsafe())

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/benchseal/benchseal/capture"
+	preplan "github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/redact"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
@@ -55,6 +56,7 @@ type captureOptions struct {
 	temperature        float64
 	preset             string
 	plan               string
+	registered         *preplan.Plan // the --plan file, when it is a pre-registered plan
 	location, gpuQuery string
 	sets               []string
 	overlay            string
@@ -185,15 +187,11 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 				return nil, usagef("--%s cannot be combined with --plan (the plan file sets it)", n)
 			}
 		}
-		f, err := os.Open(o.plan)
+		p, reg, err := readCapturePlan(o.plan)
 		if err != nil {
-			return nil, usagef("--plan: %v", err)
+			return nil, err
 		}
-		defer f.Close()
-		p, err := capture.DecodePlan(f)
-		if err != nil {
-			return nil, usagef("--plan %s: %v", o.plan, err)
-		}
+		o.registered = reg
 		return p, nil
 	}
 	p := &capture.Plan{
@@ -405,6 +403,11 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 			return err
 		}
 	}
+	if o.registered != nil {
+		if err := applyRegistered(m, o.registered, o.sets, !o.noStream); err != nil {
+			return err
+		}
+	}
 	opts.Manifest = m
 
 	if o.simulate {
@@ -558,4 +561,5 @@ func printCaptureSummary(w io.Writer, res *capture.Result) {
 		}
 	}
 	fmt.Fprintf(w, "wrote %s: %d records, %d content chunks, evidence %s (%s)\n", res.Dir, res.Records, res.Chunks, res.Manifest.Evidence, state)
+	fmt.Fprintln(w, planLine(res.Manifest))
 }

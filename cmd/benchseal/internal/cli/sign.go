@@ -38,7 +38,9 @@ cosign private key; its password comes from BENCHSEAL_PASSWORD or a prompt.
 --sigstore-bundle FILE attaches a signature made elsewhere instead — keyed
 or keyless, e.g. 'cosign attest-blob --bundle FILE' over 'benchseal inspect
 --statement' in a CI workflow — after checking that it signs exactly this
-bundle's statement. Its signature is checked by 'verify' against the key or
+bundle's statement; or a signed pre-registered plan (PLAN.sigstore.json from
+'benchseal plan sign') after checking that it is the plan the run's manifest
+names, so the plan travels with the bundle as its own referrer. Its signature is checked by 'verify' against the key or
 identity the reader trusts.`,
 		Example: `  benchseal sign run.tar --key publisher.key
   benchseal sign run.tar --sigstore-bundle cosign.sigstore.json`,
@@ -58,7 +60,7 @@ identity the reader trusts.`,
 
 func runSign(ctx context.Context, o *signOptions) error {
 	if o.sigstoreBundle != "" {
-		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, artifact.PredicateTypeRun)
+		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, "")
 	}
 	s, err := loadSigner(o.io, o.key)
 	if err != nil {
@@ -91,11 +93,11 @@ func attachExternal(ctx context.Context, io *IO, path, file, predicateType strin
 	if err != nil {
 		return err
 	}
-	d, err := verify.AttachExternal(ctx, path, sb, predicateType)
+	d, pt, err := verify.AttachExternal(ctx, path, sb, predicateType)
 	if err != nil {
 		return rejected(err)
 	}
-	fmt.Fprintf(io.Out, "attached %s to %s\n  predicate  %s\n  referrer   %s\n  signature  not checked here: verify checks it against the key or identity you trust\n", file, path, predicateType, d)
+	fmt.Fprintf(io.Out, "attached %s to %s\n  predicate  %s\n  referrer   %s\n  signature  not checked here: verify checks it against the key or identity you trust\n", file, path, pt, d)
 	return nil
 }
 
