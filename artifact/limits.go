@@ -28,10 +28,10 @@ const (
 	// MaxCompressionRatio caps declared uncompressed size / stored size for
 	// layers larger than MinRatioCheckSize (a decompression-bomb guard on
 	// top of the exact size check while streaming).
-	MaxCompressionRatio = 1024
+	MaxCompressionRatio = schema.MaxCompressionRatio
 	// MinRatioCheckSize is the uncompressed size below which the ratio is
 	// not checked.
-	MinRatioCheckSize = 64 << 20
+	MinRatioCheckSize = schema.MinRatioCheckSize
 	// ZstdMaxWindow caps the zstd window of every layer read.
 	ZstdMaxWindow = schema.ZstdMaxWindow
 	// MaxTarEntries caps the entries of a tar bundle.

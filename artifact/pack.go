@@ -64,7 +64,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	if maxProblems <= 0 {
 		maxProblems = 50
 	}
-	if err := schema.ValidateRunDir(runDir, maxProblems); err != nil {
+	if err := schema.ValidateRunDirContext(ctx, runDir, maxProblems); err != nil {
 		return nil, err
 	}
 	rd, err := schema.OpenRunDir(runDir)
@@ -125,7 +125,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 		if err != nil {
 			return nil, fmt.Errorf("pack: %w", err)
 		}
-		l, err := st.putZstd(f, KindWorkload, MediaTypeWorkloadLayer, TitleWorkload)
+		l, err := st.putZstd(ctx, f, KindWorkload, MediaTypeWorkloadLayer, TitleWorkload)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("pack workload: %w", err)
@@ -258,7 +258,7 @@ func marshalIndex(run ocispec.Descriptor, referrers []ocispec.Descriptor) ([]byt
 
 // putZstd compresses r into a blob with the pinned encoder, recording the
 // digest and size of the uncompressed stream too.
-func (s *stage) putZstd(r io.Reader, kind, mediaType, title string) (Layer, error) {
+func (s *stage) putZstd(ctx context.Context, r io.Reader, kind, mediaType, title string) (Layer, error) {
 	bw, err := s.newBlob()
 	if err != nil {
 		return Layer{}, err
@@ -269,7 +269,7 @@ func (s *stage) putZstd(r io.Reader, kind, mediaType, title string) (Layer, erro
 		return Layer{}, err
 	}
 	uh := sha256.New()
-	un, err := io.Copy(io.MultiWriter(zw, uh), r)
+	un, err := io.Copy(io.MultiWriter(zw, uh), schema.ContextReader(ctx, r))
 	if err == nil {
 		err = zw.Close()
 	}
@@ -387,7 +387,7 @@ func (s *stage) shardRecords(ctx context.Context, rd *schema.RunDir) ([]Layer, e
 		if _, err := sh.f.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
-		l, err := s.putZstd(bufio.NewReaderSize(sh.f, 256<<10), KindRecords, MediaTypeRecordsLayer, recordsTitle(k.point, k.repeat))
+		l, err := s.putZstd(ctx, bufio.NewReaderSize(sh.f, 256<<10), KindRecords, MediaTypeRecordsLayer, recordsTitle(k.point, k.repeat))
 		if err != nil {
 			return nil, err
 		}

@@ -279,7 +279,7 @@ func (b *Bundle) streamAll(ctx context.Context, open func(Layer) (io.ReadCloser,
 		if err != nil {
 			return err
 		}
-		_, err = io.Copy(io.Discard, rc)
+		_, err = io.Copy(io.Discard, schema.ContextReader(ctx, rc))
 		rc.Close()
 		if err != nil {
 			return err

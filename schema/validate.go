@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -62,6 +63,10 @@ type collector struct {
 	omitted int
 }
 
+// full reports whether the cap is reached: further problems are only
+// counted.
+func (c *collector) full() bool { return c.max > 0 && len(c.list) >= c.max }
+
 func (c *collector) add(ps ...Problem) {
 	for _, p := range ps {
 		if c.max > 0 && len(c.list) >= c.max {
@@ -97,13 +102,26 @@ func (c *collector) addErr(err error) error {
 // DefaultMaxProblems) and counting the rest, or another error when the
 // directory cannot be read.
 func ValidateRunDir(dir string, maxProblems int) error {
-	_, err := CheckRunDir(dir, maxProblems)
+	_, err := CheckRunDirContext(context.Background(), dir, maxProblems)
+	return err
+}
+
+// ValidateRunDirContext is ValidateRunDir stopping with ctx's error when
+// ctx is cancelled.
+func ValidateRunDirContext(ctx context.Context, dir string, maxProblems int) error {
+	_, err := CheckRunDirContext(ctx, dir, maxProblems)
 	return err
 }
 
 // CheckRunDir is ValidateRunDir that also returns what it counted in the
 // records, valid or not.
 func CheckRunDir(dir string, maxProblems int) (*RunSummary, error) {
+	return CheckRunDirContext(context.Background(), dir, maxProblems)
+}
+
+// CheckRunDirContext is CheckRunDir stopping with ctx's error when ctx is
+// cancelled.
+func CheckRunDirContext(ctx context.Context, dir string, maxProblems int) (*RunSummary, error) {
 	if maxProblems <= 0 {
 		maxProblems = DefaultMaxProblems
 	}
@@ -153,13 +171,13 @@ func CheckRunDir(dir string, maxProblems int) (*RunSummary, error) {
 
 	// Records.
 	checker := NewRecordChecker(m)
-	if err := checkRecords(dir, checker, col); err != nil {
+	if err := checkRecords(ctx, dir, checker, col); err != nil {
 		return nil, err
 	}
 	sum := checker.Summary()
 
 	// Workload.
-	if err := checkWorkload(dir, m, col); err != nil {
+	if err := checkWorkload(ctx, dir, m, col); err != nil {
 		return nil, err
 	}
 
@@ -188,7 +206,13 @@ func CheckRunDir(dir string, maxProblems int) (*RunSummary, error) {
 	return &sum, nil
 }
 
-func checkRecords(dir string, checker *RecordChecker, col *collector) error {
+// MaxUndecodedLines is how many undecodable record lines (blank lines,
+// broken JSON) validation reads past the reporting cap before it stops
+// reading: such a file is rejected either way, and the rest is not worth
+// the time (1 GiB of newlines compresses to under 1 MB).
+const MaxUndecodedLines = 10000
+
+func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *collector) error {
 	plain, zst := filepath.Join(dir, RecordsFile), filepath.Join(dir, RecordsZstdFile)
 	_, errPlain := os.Stat(plain)
 	_, errZst := os.Stat(zst)
@@ -214,7 +238,12 @@ func checkRecords(dir string, checker *RecordChecker, col *collector) error {
 	defer rr.Close()
 	var rec Record
 	undecoded := 0
-	for {
+	for n := 1; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		err := rr.NextInto(&rec)
 		if err == io.EOF {
 			break
@@ -224,11 +253,17 @@ func checkRecords(dir string, checker *RecordChecker, col *collector) error {
 			if errors.As(err, &de) {
 				col.add(de.Problem())
 				undecoded++
+				if undecoded > MaxUndecodedLines && col.full() {
+					// Listed even past the cap: it says why the count stops.
+					col.list = append(col.list, Problem{File: path, Line: rr.Line(), Message: fmt.Sprintf("stopped reading: over %d lines could not be decoded (the rest of the file was not checked)", MaxUndecodedLines)})
+					return nil
+				}
 				continue
 			}
 			// The stream itself is broken (truncated or corrupt zstd, a
 			// line too long): report and stop.
-			col.add(Problem{File: path, Line: rr.Line() + 1, Message: streamMessage(err)})
+			// Listed even past the cap: it says why the count stops.
+			col.list = append(col.list, Problem{File: path, Line: rr.Line() + 1, Message: streamMessage(err)})
 			return nil
 		}
 		col.add(checker.Check(path, rr.Line(), &rec)...)
@@ -255,7 +290,23 @@ func streamMessage(err error) string {
 	return msg
 }
 
-func checkWorkload(dir string, m *Manifest, col *collector) error {
+// ContextReader returns a reader of r that fails with ctx's error once ctx
+// is cancelled, so a long copy stops promptly on SIGINT or SIGTERM.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func checkWorkload(ctx context.Context, dir string, m *Manifest, col *collector) error {
 	wf := filepath.Join(dir, WorkloadFile)
 	f, err := os.Open(wf)
 	if errors.Is(err, os.ErrNotExist) {
@@ -267,7 +318,10 @@ func checkWorkload(dir string, m *Manifest, col *collector) error {
 	defer f.Close()
 	h := sha256.New()
 	lc := &lineCounter{}
-	if _, err := io.Copy(io.MultiWriter(h, lc), f); err != nil {
+	if _, err := io.Copy(io.MultiWriter(h, lc), ctxReader{ctx, f}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("validate run: read %s: %w", wf, err)
 	}
 	if m == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/klauspost/compress/zstd"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -402,4 +403,46 @@ func TestCaseVariantKeysAreRejectedEverywhere(t *testing.T) {
 	if err := schema.ValidateRunDir(dir, 10); err == nil || !strings.Contains(err.Error(), `duplicate key "TTFT"`) {
 		t.Fatalf("orig: got %v, want a duplicate key rejection", err)
 	}
+}
+
+// TestValidateStopsEarlyOnGarbage: a records file of blank lines is
+// rejected after a bounded amount of work, and a zstd stream that inflates
+// over MaxCompressionRatio times (1 GiB of newlines compresses to 673 KB)
+// is refused as a bomb; a cancelled context stops validation.
+func TestValidateStopsEarlyOnGarbage(t *testing.T) {
+	t.Run("blank lines", func(t *testing.T) {
+		dir := baseRun(t, false)
+		write(t, filepath.Join(dir, schema.RecordsFile), strings.Repeat("\n", 3*schema.MaxUndecodedLines))
+		err := schema.ValidateRunDir(dir, 10)
+		var ve *schema.ValidationError
+		if !errors.As(err, &ve) {
+			t.Fatalf("got %v", err)
+		}
+		if !strings.Contains(err.Error(), "stopped reading") || ve.Omitted > schema.MaxUndecodedLines+10 {
+			t.Fatalf("did not stop early: %d listed, %d omitted\n%v", len(ve.Problems), ve.Omitted, err)
+		}
+	})
+	t.Run("newline bomb", func(t *testing.T) {
+		dir := baseRun(t, true)
+		var buf bytes.Buffer
+		zw, _ := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedBestCompression))
+		nl := append(bytes.Repeat([]byte("a"), 100<<10), '\n')
+		for range 2560 {
+			zw.Write(nl)
+		}
+		zw.Close()
+		write(t, filepath.Join(dir, schema.RecordsZstdFile), buf.String())
+		err := schema.ValidateRunDir(dir, 10)
+		if err == nil || !strings.Contains(err.Error(), "decompression bomb") {
+			t.Fatalf("got %v, want a decompression bomb rejection (%d compressed bytes)", err, buf.Len())
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		dir := baseRun(t, false)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := schema.ValidateRunDirContext(ctx, dir, 10); !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	})
 }

@@ -12,6 +12,16 @@ import (
 // ZstdMaxWindow is the largest zstd window benchseal accepts when reading.
 const ZstdMaxWindow = 8 << 20
 
+// Decompression-bomb guard of every zstd stream read: past
+// MinRatioCheckSize bytes of output, the output may be at most
+// MaxCompressionRatio times the compressed bytes read so far. Record
+// streams compress 5 to 30 times; 1 GiB of newlines compresses about
+// 1600 times.
+const (
+	MaxCompressionRatio = 1024
+	MinRatioCheckSize   = 64 << 20
+)
+
 // ErrZstdStream is the root of the errors ZstdReader returns about the shape
 // of a compressed stream (anything but exactly one zstd frame).
 var ErrZstdStream = errors.New("not exactly one zstd frame")
@@ -29,6 +39,7 @@ var ErrZstdStream = errors.New("not exactly one zstd frame")
 type ZstdReader struct {
 	fc  *frameChecker
 	dec *zstd.Decoder
+	out int64 // bytes decompressed
 	err error
 }
 
@@ -52,6 +63,11 @@ func (z *ZstdReader) Read(p []byte) (int, error) {
 		return 0, z.err
 	}
 	n, err := z.dec.Read(p)
+	z.out += int64(n)
+	if z.out > MinRatioCheckSize && z.out/MaxCompressionRatio > z.fc.off {
+		z.err = fmt.Errorf("zstd: %d bytes decompressed from %d compressed bytes, over %d times: refused as a decompression bomb", z.out, z.fc.off, MaxCompressionRatio)
+		return n, z.err
+	}
 	switch {
 	case err == nil:
 		return n, nil

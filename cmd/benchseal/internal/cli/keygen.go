@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,7 +38,7 @@ benchseal too. Existing files are never overwritten.`,
 		Example: `  BENCHSEAL_PASSWORD=secret benchseal keygen --out publisher
   benchseal pack run --out run.tar --key publisher.key`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "path prefix of the key files (required)")
 	cmd.Flags().BoolVar(&o.noPassword, "no-password", false, "encrypt the private key with an empty password without a warning (when BENCHSEAL_PASSWORD is unset and there is no terminal)")
@@ -45,7 +46,7 @@ benchseal too. Existing files are never overwritten.`,
 	return cmd
 }
 
-func runKeygen(o *keygenOptions) error {
+func runKeygen(ctx context.Context, o *keygenOptions) error {
 	keyPath, pubPath := o.out+".key", o.out+".pub"
 	for _, p := range []string{keyPath, pubPath} {
 		if _, err := os.Lstat(p); err == nil {
@@ -54,7 +55,7 @@ func runKeygen(o *keygenOptions) error {
 			return err
 		}
 	}
-	pw, err := readPassword(o.io, true)
+	pw, err := readPassword(ctx, o.io, true)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func runKeygen(o *keygenOptions) error {
 // readPassword returns the key password: BENCHSEAL_PASSWORD when set and
 // non-empty, else a prompt when standard input is a terminal (confirmed
 // twice for a new key), else empty.
-func readPassword(io *IO, confirm bool) ([]byte, error) {
+func readPassword(ctx context.Context, io *IO, confirm bool) ([]byte, error) {
 	if pw := io.Getenv("BENCHSEAL_PASSWORD"); pw != "" {
 		return []byte(pw), nil
 	}
@@ -92,14 +93,14 @@ func readPassword(io *IO, confirm bool) ([]byte, error) {
 		return []byte{}, nil
 	}
 	fmt.Fprint(io.ErrOut, "Enter password for private key: ")
-	pw, err := term.ReadPassword(int(f.Fd()))
+	pw, err := promptPassword(ctx, int(f.Fd()))
 	fmt.Fprintln(io.ErrOut)
 	if err != nil {
 		return nil, fmt.Errorf("read password: %w", err)
 	}
 	if confirm {
 		fmt.Fprint(io.ErrOut, "Enter password for private key again: ")
-		again, err := term.ReadPassword(int(f.Fd()))
+		again, err := promptPassword(ctx, int(f.Fd()))
 		fmt.Fprintln(io.ErrOut)
 		if err != nil {
 			return nil, fmt.Errorf("read password: %w", err)
@@ -111,13 +112,39 @@ func readPassword(io *IO, confirm bool) ([]byte, error) {
 	return pw, nil
 }
 
+// promptPassword reads a password from the terminal fd without echo. A
+// cancelled ctx (SIGINT, SIGTERM) ends the prompt at once, with the
+// terminal's echo restored.
+func promptPassword(ctx context.Context, fd int) ([]byte, error) {
+	state, err := term.GetState(fd)
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		pw  []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		pw, err := term.ReadPassword(fd)
+		ch <- result{pw, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.pw, r.err
+	case <-ctx.Done():
+		term.Restore(fd, state)
+		return nil, context.Cause(ctx)
+	}
+}
+
 // loadSigner reads a private key file (benchseal's or cosign's).
-func loadSigner(io *IO, path string) (*artifact.Signer, error) {
+func loadSigner(ctx context.Context, io *IO, path string) (*artifact.Signer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	pw, err := readPassword(io, false)
+	pw, err := readPassword(ctx, io, false)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,31 @@ const (
 	ExitError    = 1
 	ExitUsage    = 2
 	ExitRejected = 3 // checked and rejected: invalid run, failed verification, mismatched claims
+	// ExitSIGINT and ExitSIGTERM (128 + the signal number, the shell's
+	// convention): the command was stopped by the signal, leaving nothing
+	// half-written.
+	ExitSIGINT  = 130
+	ExitSIGTERM = 143
 )
+
+// interrupted is the cause of a context cancelled by a signal.
+type interrupted struct{ sig os.Signal }
+
+func (i interrupted) Error() string { return "interrupted by " + signalName(i.sig) }
+
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+func signalExit(s os.Signal) int {
+	if s == syscall.SIGTERM {
+		return ExitSIGTERM
+	}
+	return ExitSIGINT
+}
 
 // Version is the benchseal version, set at build time with
 // -ldflags "-X github.com/benchseal/benchseal/cmd/benchseal/internal/cli.Version=...".
@@ -102,16 +126,51 @@ per-request timestamps.`,
 }
 
 // Main runs benchseal with args and returns the process exit code.
+//
+// SIGINT or SIGTERM cancels the command's context: it stops promptly,
+// removes what it was writing (outputs are staged and renamed into place,
+// so nothing half-written is ever at the output path) and exits 130 or
+// 143. A second signal exits at once with the same code; a later run
+// reclaims the staging it leaves.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(ctx, args, &IO{In: stdin, Out: stdout, ErrOut: stderr, Getenv: os.Getenv})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(interrupted{s})
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "benchseal: %s again: exiting now\n", signalName(s))
+			os.Exit(signalExit(s))
+		case <-done:
+		}
+	}()
+	code := run(ctx, args, &IO{In: stdin, Out: stdout, ErrOut: stderr, Getenv: os.Getenv})
+	var in interrupted
+	if errors.As(context.Cause(ctx), &in) {
+		fmt.Fprintf(stderr, "benchseal: %v\n", in)
+		return signalExit(in.sig)
+	}
+	return code
 }
 
 func run(ctx context.Context, args []string, io *IO) int {
 	root := NewRoot(io)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	var in interrupted
+	if err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &in) {
+		return ExitError // Main reports the signal and its exit code
+	}
 	path := root.CommandPath()
 	if cmd != nil {
 		path = cmd.CommandPath()

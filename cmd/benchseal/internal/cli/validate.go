@@ -60,8 +60,8 @@ type validateReport struct {
 	Summary  *schema.RunSummary `json:"summary,omitempty"`
 }
 
-func runValidate(_ context.Context, o *validateOptions) error {
-	sum, err := schema.CheckRunDir(o.dir, o.maxProblems)
+func runValidate(ctx context.Context, o *validateOptions) error {
+	sum, err := schema.CheckRunDirContext(ctx, o.dir, o.maxProblems)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err

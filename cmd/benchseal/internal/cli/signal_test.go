@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/synth"
+)
+
+// endlessRun writes a run directory whose records.jsonl is a FIFO fed
+// valid records until the test ends: a command reading it never finishes
+// on its own.
+func endlessRun(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := schema.CreateRun(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := synth.DefaultOptions()
+	o.Requests, o.Points, o.Repeats, o.Warmup, o.WorkloadItems = 8, []float64{1}, 1, 0, 5
+	if _, err := synth.Generate(context.Background(), o, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rp := filepath.Join(dir, schema.RecordsFile)
+	lines, err := os.ReadFile(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(rp)
+	if err := syscall.Mkfifo(rp, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		f, err := os.OpenFile(rp, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		chunk := bytes.Repeat(lines, 64)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := f.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	return dir
+}
+
+// TestSignalsStopLongCommands: SIGINT and SIGTERM stop validate and pack
+// promptly with exit 130 and 143, and pack leaves nothing at --out and no
+// staging beside it.
+func TestSignalsStopLongCommands(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		cmd  string
+	}{
+		{syscall.SIGINT, ExitSIGINT, "validate"},
+		{syscall.SIGTERM, ExitSIGTERM, "validate"},
+		{syscall.SIGINT, ExitSIGINT, "pack"},
+		{syscall.SIGTERM, ExitSIGTERM, "pack"},
+	} {
+		t.Run(c.cmd+"/"+c.sig.String(), func(t *testing.T) {
+			run := endlessRun(t)
+			outDir := t.TempDir()
+			args := []string{c.cmd, run}
+			if c.cmd == "pack" {
+				args = append(args, "--out", filepath.Join(outDir, "b.tar"))
+			}
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "BENCHSEAL_TEST_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			cmd.Process.Signal(c.sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("did not stop within 60 s of the signal")
+			}
+			if got := cmd.ProcessState.ExitCode(); got != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", got, c.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "interrupted by") {
+				t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
+			}
+			if ents, _ := os.ReadDir(outDir); len(ents) > 0 {
+				t.Errorf("left in the output directory: %v", ents)
+			}
+		})
+	}
+}
