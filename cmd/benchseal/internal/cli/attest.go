@@ -82,7 +82,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	if o.sigstoreBundle != "" {
 		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, artifact.PredicateTypeVSA)
 	}
-	s, err := loadSigner(ctx, o.io, o.key)
+	s, err := loadSigner(o.io, o.key)
 	if err != nil {
 		return err
 	}

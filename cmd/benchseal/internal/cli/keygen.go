@@ -55,7 +55,7 @@ func runKeygen(ctx context.Context, o *keygenOptions) error {
 			return err
 		}
 	}
-	pw, err := readPassword(ctx, o.io, true)
+	pw, err := readPassword(o.io, true)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,8 @@ func runKeygen(ctx context.Context, o *keygenOptions) error {
 // readPassword returns the key password: BENCHSEAL_PASSWORD when set and
 // non-empty, else a prompt when standard input is a terminal (confirmed
 // twice for a new key), else empty.
-func readPassword(ctx context.Context, io *IO, confirm bool) ([]byte, error) {
+func readPassword(io *IO, confirm bool) ([]byte, error) {
+	ctx := io.context()
 	if pw := io.Getenv("BENCHSEAL_PASSWORD"); pw != "" {
 		return []byte(pw), nil
 	}
@@ -139,12 +140,12 @@ func promptPassword(ctx context.Context, fd int) ([]byte, error) {
 }
 
 // loadSigner reads a private key file (benchseal's or cosign's).
-func loadSigner(ctx context.Context, io *IO, path string) (*artifact.Signer, error) {
+func loadSigner(io *IO, path string) (*artifact.Signer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	pw, err := readPassword(ctx, io, false)
+	pw, err := readPassword(io, false)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func runPack(ctx context.Context, o *packOptions) error {
 	}
 	var signer *artifact.Signer
 	if o.key != "" {
-		if signer, err = loadSigner(ctx, o.io, o.key); err != nil {
+		if signer, err = loadSigner(o.io, o.key); err != nil {
 			return err
 		}
 	}

@@ -56,6 +56,17 @@ type IO struct {
 	ErrOut io.Writer
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+	// ctx is the command's context (cancelled by SIGINT and SIGTERM), for
+	// the prompts that read In.
+	ctx context.Context
+}
+
+// context returns the command's context.
+func (io *IO) context() context.Context {
+	if io.ctx == nil {
+		return context.Background()
+	}
+	return io.ctx
 }
 
 // commandFactory builds one top-level command.
@@ -164,6 +175,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func run(ctx context.Context, args []string, io *IO) int {
+	io.ctx = ctx
 	root := NewRoot(io)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)

@@ -62,7 +62,7 @@ func runSign(ctx context.Context, o *signOptions) error {
 	if o.sigstoreBundle != "" {
 		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, "")
 	}
-	s, err := loadSigner(ctx, o.io, o.key)
+	s, err := loadSigner(o.io, o.key)
 	if err != nil {
 		return err
 	}
