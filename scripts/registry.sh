@@ -7,7 +7,10 @@
 #      manifest digest and index.json equal the original's;
 #   3. sign the pulled tar with a second key, push it, pull again: two
 #      referrers, verified with both keys;
-#   4. a blob altered on the registry's disk makes pull fail closed (exit 3,
+#   4. the trust chain: a pre-registered plan, the publisher's signature and a
+#      reviewer's attestation as three referrers of one run manifest, pushed,
+#      pulled and verified with --plan and --require-attestation;
+#   5. a blob altered on the registry's disk makes pull fail closed (exit 3,
 #      nothing written); pull refuses an existing output.
 # Usage: scripts/registry.sh [REGISTRY_VERSION]   (make registry; default v3.1.2)
 set -euo pipefail
@@ -123,7 +126,35 @@ expect_ok "benchseal verify two.tar --key publisher.pub --key reviewer.pub" \
   "$BENCHSEAL" verify two.tar --key publisher.pub --key reviewer.pub
 expect_ok "the re-pulled tar equals the tar that was pushed, byte for byte" cmp pulled.tar two.tar
 
-echo "== 4. tamper: a records blob altered on the registry's disk"
+echo "== 4. plan, publisher signature and reviewer attestation: three referrers on one subject"
+"$BENCHSEAL" plan init --out plan.json --concurrency 1,2 --requests 8 --warmup-requests 1 --repeats 2 --seed 4 \
+  --input-tokens 8 --output-tokens 8 --slo ttft=2s,e2e=10s,tpot=1s >/dev/null
+"$BENCHSEAL" plan sign plan.json --key publisher.key >/dev/null
+"$BENCHSEAL" capture --simulate --plan plan.json --out trun --progress never --sim-time-scale 0.05 >/dev/null
+"$BENCHSEAL" replay trun --write-claims trun/claims.json >/dev/null
+"$BENCHSEAL" pack trun --out trusted.tar --key publisher.key >/dev/null
+"$BENCHSEAL" sign trusted.tar --sigstore-bundle plan.json.sigstore.json >/dev/null
+"$BENCHSEAL" attest trusted.tar --key reviewer.key --publisher-key publisher.pub --plan plan.json >/dev/null
+TMANIFEST=$("$BENCHSEAL" inspect trusted.tar | awk '/^manifest/{print $2}')
+TREF=$HOST/bench/trusted:v1
+expect_ok "push the run with its three referrers" "$BENCHSEAL" push trusted.tar "$TREF" --plain-http
+TAG=${TMANIFEST/:/-}
+equal "the referrers index lists three manifests with the run as subject" \
+  "$(curl -s -H 'Accept: application/vnd.oci.image.index.v1+json' "http://$HOST/v2/bench/trusted/manifests/$TAG" | grep -o '"dev.sigstore.bundle.predicateType":"[^"]*"' | sort | tr '\n' ' ')" \
+  '"dev.sigstore.bundle.predicateType":"https://benchseal.dev/attestation/plan/v1" "dev.sigstore.bundle.predicateType":"https://benchseal.dev/attestation/run/v1" "dev.sigstore.bundle.predicateType":"https://slsa.dev/verification_summary/v1" '
+"$BENCHSEAL" pull "$TREF" --out trusted-pulled.tar --plain-http | tee tpull.out
+equal "pull brings back three referrers" "$(grep -c '^  referrer' tpull.out)" 3
+"$BENCHSEAL" inspect trusted-pulled.tar >tinspect.out
+equal "inspect: one signature, one signed plan, one attestation" \
+  "$(grep -c 'signatures (1,\|signed plans (1,\|reviewer attestations (1,' tinspect.out)" 3
+expect_ok "verify the pulled bundle with --plan and --require-attestation" \
+  "$BENCHSEAL" verify trusted-pulled.tar --key publisher.pub --plan plan.json --require-attestation reviewer.pub
+expect_ok "the plan travels in the bundle: verify checks it without --plan" \
+  sh -c "'$BENCHSEAL' verify trusted-pulled.tar --key publisher.pub --require-attestation reviewer.pub | grep -q '^PASS  *plan'"
+expect_exit 3 "an attestation by someone else is not accepted" \
+  "$BENCHSEAL" verify trusted-pulled.tar --key publisher.pub --require-attestation publisher.pub
+
+echo "== 5. tamper: a records blob altered on the registry's disk"
 LAYER=$("$BENCHSEAL" inspect bundle | awk '/^  records\//{getline; print $1; exit}')
 BLOB=$(find "$WORK/reg/data" -path "*/blobs/sha256/*/${LAYER#sha256:}/data")
 [ -f "$BLOB" ] || { fail "blob $LAYER not found on disk"; exit 1; }

@@ -55,6 +55,7 @@ func (v *Verifier) checkPlan(ctx context.Context, b *artifact.Bundle, p Policy, 
 	if sp == nil {
 		if m.Plan != nil {
 			res.skip(CheckPlan, fmt.Sprintf("the run names pre-registered plan sha256:%s, but no plan was given (--plan) or found in the bundle", m.Plan.SHA256))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("UNVERIFIED: the run claims to follow pre-registered plan sha256:%s; give the plan (--plan) to check it", m.Plan.SHA256))
 		} else {
 			res.skip(CheckPlan, "no pre-registered plan: the run was not pre-registered")
 		}
@@ -81,7 +82,7 @@ func (v *Verifier) checkPlan(ctx context.Context, b *artifact.Bundle, p Policy, 
 	}
 	pr.Deviations = devs
 	var problems []string
-	if sp.by == nil {
+	if sp.by == nil && !p.AllowUnsignedUnsafe {
 		problems = append(problems, "plan not signed by a trusted publisher: "+sp.reason)
 	}
 	for _, d := range devs {
