@@ -81,7 +81,7 @@ func ParseSweep(s string) (*SweepSpec, error) {
 	if !ok {
 		return nil, badInput("sweep %q is not metric=FROM..TO[:STEPS]", s)
 	}
-	sp := &SweepSpec{Metric: strings.TrimSpace(k), Steps: 20}
+	sp := &SweepSpec{Metric: strings.TrimSpace(k)}
 	if rng, steps, ok := strings.Cut(v, ":"); ok {
 		n, err := strconv.Atoi(steps)
 		if err != nil {

@@ -8,14 +8,18 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// SweepSpec asks for goodput as a function of one SLO limit: Steps limits
-// spread evenly from FromNS to ToNS (inclusive), the other limits fixed.
+// SweepSpec asks for goodput as a function of one SLO limit from FromNS
+// to ToNS (inclusive), the other limits fixed: Steps limits spread evenly,
+// or, with Steps 0, round limits (see Limits).
 type SweepSpec struct {
 	// Metric is "ttft", "e2e" or "tpot".
 	Metric       string
 	FromNS, ToNS int64
 	Steps        int
 }
+
+// maxRoundIntervals bounds the number of intervals of a round sweep.
+const maxRoundIntervals = 20
 
 func (s *SweepSpec) check() error {
 	switch s.Metric {
@@ -27,16 +31,22 @@ func (s *SweepSpec) check() error {
 	switch {
 	case s.FromNS < 0 || s.ToNS < s.FromNS:
 		return badInput("sweep range %s: want 0 ≤ FROM ≤ TO", rng)
-	case s.Steps < 1 || s.Steps > 10000:
-		return badInput("sweep range %s in %d steps: want 1 to 10000 steps", rng, s.Steps)
+	case s.Steps < 0 || s.Steps > 10000:
+		return badInput("sweep range %s in %d steps: want 1 to 10000 steps (0: round limits)", rng, s.Steps)
 	case s.Steps == 1 && s.FromNS != s.ToNS:
 		return badInput("sweep range %s in 1 step: one step needs FROM = TO", rng)
 	}
 	return nil
 }
 
-// Limits returns the swept limits: From + ⌊(To−From)·i/(Steps−1)⌋.
+// Limits returns the swept limits: From + ⌊(To−From)·i/(Steps−1)⌋; with
+// Steps 0, From, every multiple of a round step (1, 2 or 5 × 10^k ns, the
+// smallest giving at most 20 intervals) strictly between From and To, and
+// To — so that limits read 100 ms, 200 ms, … rather than 152.632 ms.
 func (s *SweepSpec) Limits() []int64 {
+	if s.Steps == 0 {
+		return s.roundLimits()
+	}
 	if s.Steps == 1 {
 		return []int64{s.FromNS}
 	}
@@ -48,6 +58,30 @@ func (s *SweepSpec) Limits() []int64 {
 		out[i] = s.FromNS + v.Int64()
 	}
 	return out
+}
+
+func (s *SweepSpec) roundLimits() []int64 {
+	if s.ToNS == s.FromNS {
+		return []int64{s.FromNS}
+	}
+	step := roundStep(s.ToNS - s.FromNS)
+	out := []int64{s.FromNS}
+	for v := (s.FromNS/step + 1) * step; v < s.ToNS; v += step {
+		out = append(out, v)
+	}
+	return append(out, s.ToNS)
+}
+
+// roundStep returns the smallest of 1, 2, 5, 10, 20, 50, … ns that divides
+// span into at most maxRoundIntervals intervals.
+func roundStep(span int64) int64 {
+	for p := int64(1); ; p *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if (span+maxRoundIntervals-1)/maxRoundIntervals <= p*m {
+				return p * m
+			}
+		}
+	}
 }
 
 // Sweep is goodput and attainment as a function of one SLO limit.

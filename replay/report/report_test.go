@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/replay"
@@ -259,5 +260,61 @@ func TestGoldenUnmeasuredFieldsAreNullWithReason(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRateDistributionsReadPerSecond: a peer's distribution of rates
+// (GuideLLM's requests_per_second) is shown as is, per second, in text and
+// Markdown as in HTML — not scaled as ns to ms, where it read 0.000.
+func TestRateDistributionsReadPerSecond(t *testing.T) {
+	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Results[0].Dists["e2e_ns"]
+	d.Mean = replay.Frac(3, 2) // 1.5 requests per second
+	res.Results[0].Dists["requests_per_second"] = d
+	for _, f := range []Format{FormatText, FormatMarkdown} {
+		var b bytes.Buffer
+		if err := Write(&b, f, res); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(b.String(), "\n") {
+			if !strings.Contains(line, "requests_per_second") {
+				continue
+			}
+			if !strings.Contains(line, "1.500") || !strings.Contains(line, "per s") || strings.Contains(line, " ms") {
+				t.Errorf("%s: %q, want the mean 1.500 per s", f, line)
+			}
+		}
+	}
+}
+
+// TestSweepTextIsTheSweepAloneAtRoundLimits: --sweep-slo without steps
+// prints only the sweep, at round limits.
+func TestSweepTextIsTheSweepAloneAtRoundLimits(t *testing.T) {
+	sw, err := replay.ParseSweep("ttft=50ms..2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{Sweep: sw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "point r1 repeat 0") || strings.Contains(out, "summary of point") {
+		t.Errorf("the sweep is printed after the whole report:\n%s", out)
+	}
+	for _, want := range []string{"ttft       50.000 ms:", "ttft      100.000 ms:", "ttft     1900.000 ms:", "ttft     2000.000 ms:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "152.632") {
+		t.Errorf("uneven limit printed:\n%s", out)
 	}
 }

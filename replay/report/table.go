@@ -226,6 +226,16 @@ func Text(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "cost: %s %s per hour over each measurement window\n", r.Cost.Text, r.Cost.Currency)
 	}
 	fmt.Fprintf(&b, "%s\n%s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
+	if r.Sweep != nil {
+		// A sweep is asked for on its own: the table, not the whole
+		// report before it (--output json or html give both).
+		writeSweepText(&b, r)
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
+		}
+		_, err := io.WriteString(out, b.String())
+		return err
+	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
 		for _, rw := range rows(p) {
@@ -233,7 +243,6 @@ func Text(out io.Writer, r *replay.Result) error {
 		}
 	}
 	writeSummaryText(&b, r)
-	writeSweepText(&b, r)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}

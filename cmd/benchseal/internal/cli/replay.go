@@ -67,7 +67,9 @@ deadlines d_i = C + v·i from the scheduled (else sent) time, idle latency
 l = max_i(t_i − d_i), benefit n − alpha·clamp(max(l,0)/L, 0, 1); without
 --smooth it is reported as null (there is no default penalty function).
 
---sweep-slo ttft=50ms..2s[:steps] tabulates goodput against one limit;
+--sweep-slo ttft=50ms..2s[:steps] tabulates goodput against one limit (the
+text output prints the sweep alone; without :steps the limits are round:
+50ms, 100ms, 200ms, … 2s);
 --mlperf ttft=450ms,tpot=40ms runs the MLPerf server validity check (p99 by
 index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries);
 --attainment-target sets the attainment of the DistServe-style capacity.
