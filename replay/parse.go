@@ -75,7 +75,8 @@ func ParseSLO(s string) (SLOSpec, error) {
 	return out, err
 }
 
-// ParseSweep parses "ttft=50ms..2s[:steps]" (default 20 steps).
+// ParseSweep parses "ttft=50ms..2s[:steps]"; without steps the limits
+// are round (SweepSpec.Steps 0), and explicit steps must be 1 to 10000.
 func ParseSweep(s string) (*SweepSpec, error) {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok {
@@ -86,6 +87,10 @@ func ParseSweep(s string) (*SweepSpec, error) {
 		n, err := strconv.Atoi(steps)
 		if err != nil {
 			return nil, badInput("sweep steps %q is not a whole number", steps)
+		}
+		if n == 0 {
+			// Explicit steps: at least one (0 is SweepSpec's round limits).
+			return nil, badInput("sweep range %s in 0 steps: want 1 to 10000 steps", rng)
 		}
 		sp.Steps, v = n, rng
 	}

@@ -32,7 +32,7 @@ func (s *SweepSpec) check() error {
 	case s.FromNS < 0 || s.ToNS < s.FromNS:
 		return badInput("sweep range %s: want 0 ≤ FROM ≤ TO", rng)
 	case s.Steps < 0 || s.Steps > 10000:
-		return badInput("sweep range %s in %d steps: want 1 to 10000 steps (0: round limits)", rng, s.Steps)
+		return badInput("sweep range %s in %d steps: want 1 to 10000 steps", rng, s.Steps)
 	case s.Steps == 1 && s.FromNS != s.ToNS:
 		return badInput("sweep range %s in 1 step: one step needs FROM = TO", rng)
 	}
