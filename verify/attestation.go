@@ -51,23 +51,14 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		if ctx.Err() != nil {
 			return nil
 		}
-		ar := AttestationResult{Source: "referrer " + string(r.Descriptor.Digest)}
 		data, err := b.ReadSignature(r)
 		if err != nil {
 			_, blob, cause := mapArtifactErr(err)
 			return res.fail(CheckAttestations, blob, cause)
 		}
-		sb, err := parseSigstore(data)
-		if sb != nil {
-			ar.Hint = sb.hint
-		}
+		ar, sb, a, err := readAttestation("referrer "+string(r.Descriptor.Digest), data)
 		if err == nil {
-			var a *attest.Attestation
-			if a, err = attest.Parse(sb.payload); err == nil {
-				ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
-				ar.Result, ar.Levels, ar.Policy = a.Result, a.Levels, a.Policy.URI
-				err = checkAttestationSubject(a, md)
-			}
+			err = checkAttestationSubject(a, md)
 		}
 		if err != nil {
 			ar.Reason = err.Error()
@@ -250,20 +241,31 @@ func (v *Verifier) attestStatement(res *Result, p Policy, keyID string, o Attest
 // without checking its signature (for inspect): the key hint and what the
 // attestation says. Reason is set when it cannot be read.
 func DescribeAttestation(source string, data []byte) AttestationResult {
-	ar := AttestationResult{Source: source, Reason: "signature not checked"}
-	sb, err := parseSigstore(data)
-	if sb != nil {
-		ar.Hint = sb.hint
-	}
-	if err == nil {
-		var a *attest.Attestation
-		if a, err = attest.Parse(sb.payload); err == nil {
-			ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
-			ar.Result, ar.Levels, ar.Policy = a.Result, a.Levels, a.Policy.URI
-		}
-	}
+	ar, _, _, err := readAttestation(source, data)
+	ar.Reason = "signature not checked"
 	if err != nil {
 		ar.Reason = err.Error()
 	}
 	return ar
+}
+
+// readAttestation parses a reviewer attestation's Sigstore bundle and its
+// statement, filling what it says into an AttestationResult. Nothing is
+// verified.
+func readAttestation(source string, data []byte) (AttestationResult, *sigstoreBundle, *attest.Attestation, error) {
+	ar := AttestationResult{Source: source}
+	sb, err := parseSigstore(data)
+	if sb != nil {
+		ar.Hint = sb.hint
+	}
+	if err != nil {
+		return ar, sb, nil, err
+	}
+	a, err := attest.Parse(sb.payload)
+	if err != nil {
+		return ar, sb, nil, err
+	}
+	ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
+	ar.Result, ar.Levels, ar.Policy = a.Result, a.Levels, a.Policy.URI
+	return ar, sb, a, nil
 }

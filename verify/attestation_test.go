@@ -196,3 +196,11 @@ func TestAttestationMovedToAnotherRunIsRejected(t *testing.T) {
 		t.Fatalf("%v %+v", err, res.Attestations)
 	}
 }
+
+func TestRequireAttestationOfAnEmptySignerFailsWithoutPanic(t *testing.T) {
+	p, pub, _ := attested(t, "b")
+	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{}}})
+	if err == nil || res.Verified {
+		t.Fatal("an empty signer was satisfied")
+	}
+}

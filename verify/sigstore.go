@@ -181,6 +181,9 @@ func (s *signedBy) earliest() time.Time {
 // (sha256). It returns a named reason on failure.
 func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []byte) (*signedBy, error) {
 	vm := b.sb.GetVerificationMaterial()
+	if (s.Key == nil) == (s.Identity == nil) {
+		return nil, errors.New("verify: a signer is exactly one of a key and an identity")
+	}
 	if s.Key != nil {
 		if b.keyless {
 			return nil, errors.New(ReasonNotKeyed)

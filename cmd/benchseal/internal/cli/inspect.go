@@ -132,18 +132,12 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 			fmt.Fprintf(w, "    uncompressed %s\n", l.UncompressedDigest)
 		}
 	}
-	sigs := b.ReferrersOf(artifact.PredicateTypeRun)
-	fmt.Fprintf(w, "\nsignatures (%d, NOT verified here)\n", len(sigs))
-	for _, r := range sigs {
-		hint := "unreadable"
-		if data, err := b.ReadSignature(r); err == nil {
-			hint = signatureHint(data)
+	listKeyed := func(title string, refs []artifact.Referrer, always bool) {
+		if len(refs) == 0 && !always {
+			return
 		}
-		fmt.Fprintf(w, "  %s key %s\n", r.Descriptor.Digest, hint)
-	}
-	if plans := b.ReferrersOf(artifact.PredicateTypePlan); len(plans) > 0 {
-		fmt.Fprintf(w, "\nsigned plans (%d, NOT verified here)\n", len(plans))
-		for _, r := range plans {
+		fmt.Fprintf(w, "\n%s (%d, NOT verified here)\n", title, len(refs))
+		for _, r := range refs {
 			hint := "unreadable"
 			if data, err := b.ReadSignature(r); err == nil {
 				hint = signatureHint(data)
@@ -151,6 +145,8 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 			fmt.Fprintf(w, "  %s key %s\n", r.Descriptor.Digest, hint)
 		}
 	}
+	listKeyed("signatures", b.ReferrersOf(artifact.PredicateTypeRun), true)
+	listKeyed("signed plans", b.ReferrersOf(artifact.PredicateTypePlan), false)
 	atts := b.ReferrersOf(artifact.PredicateTypeVSA)
 	if len(atts) > 0 {
 		fmt.Fprintf(w, "\nreviewer attestations (%d, NOT verified here)\n", len(atts))
