@@ -1,0 +1,124 @@
+package readme
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// notRun marks a block the test leaves out; the comment must say why.
+const notRun = "<!-- not run by the README test:"
+
+// block is one sh block of the README.
+type block struct {
+	line int // of the opening fence
+	text string
+	run  bool
+}
+
+// shBlocks returns the README's sh blocks, each marked run unless the line
+// before its fence is a notRun comment.
+func shBlocks(t *testing.T, path string) []block {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []block
+	var cur *block
+	prev := ""
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
+		switch {
+		case cur == nil && l == "```sh":
+			cur = &block{line: n, run: !strings.HasPrefix(prev, notRun)}
+		case cur != nil && l == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += l + "\n"
+		}
+		prev = l
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cur != nil {
+		t.Fatalf("README.md:%d: sh block never closed", cur.line)
+	}
+	return out
+}
+
+// TestREADMECommandsRun runs the README's sh blocks in order, as one bash
+// script with -e, in a fresh directory where "make build" builds
+// bin/benchseal from this repository as the repository's Makefile does
+// (without -trimpath, so the build reuses what go test compiled) and
+// testdata/ is the repository's. Nothing the user would paste
+// may be elided with "...".
+func TestREADMECommandsRun(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := shBlocks(t, filepath.Join(root, "README.md"))
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\n")
+	ran := 0
+	for _, b := range blocks {
+		if strings.Contains(b.text, "...") || strings.Contains(b.text, "…") {
+			t.Errorf("README.md:%d: a command block elides something with an ellipsis; write it out", b.line)
+		}
+		if !b.run {
+			continue
+		}
+		ran++
+		script.WriteString("# README.md:" + strconv.Itoa(b.line) + "\n" + b.text)
+	}
+	if ran < 4 {
+		t.Fatalf("only %d runnable sh blocks in README.md; the tour is missing", ran)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+
+	dir := t.TempDir()
+	mk := "build:\n\tcd " + root + " && go build -o " + filepath.Join(dir, "bin", "benchseal") + " ./cmd/benchseal\n"
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BENCHSEAL_PASSWORD=", "NO_COLOR=1")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("README commands failed after %s: %v\n%s", time.Since(start).Round(time.Millisecond), err, tail(string(out), 60))
+	}
+	t.Logf("README commands ran in %s", time.Since(start).Round(time.Millisecond))
+	for _, f := range []string{"run.oci.tar", "report.html", "decision.html", "vllm-run/manifest.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the tour did not write %s: %v", f, err)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
