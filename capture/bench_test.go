@@ -53,8 +53,7 @@ func BenchmarkCaptureClosedLoop(b *testing.B) {
 				c.MaxRunning, c.QueueLimit = 4096, 4096
 			})
 			var chunks int64
-			var ru0, ru1 syscall.Rusage
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			cpu0 := processCPU()
 			i := 0
 			for b.Loop() {
 				o := baseOptions(b, ts.URL)
@@ -69,9 +68,7 @@ func BenchmarkCaptureClosedLoop(b *testing.B) {
 				}
 				chunks += res.Chunks
 			}
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-			cpu := time.Duration(syscall.TimevalToNsec(ru1.Utime) - syscall.TimevalToNsec(ru0.Utime) +
-				syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
+			cpu := processCPU() - cpu0
 			b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(chunks)*1000/1000, "cpu-ms/1kchunks")
 		})
@@ -91,8 +88,7 @@ func BenchmarkCaptureEndpoint(b *testing.B) {
 	for _, conc := range []int{64, 256} {
 		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
 			var chunks int64
-			var ru0, ru1 syscall.Rusage
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			cpu0 := processCPU()
 			i := 0
 			for b.Loop() {
 				o := baseOptions(b, url)
@@ -109,11 +105,16 @@ func BenchmarkCaptureEndpoint(b *testing.B) {
 				}
 				chunks += res.Chunks
 			}
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-			cpu := time.Duration(syscall.TimevalToNsec(ru1.Utime) - syscall.TimevalToNsec(ru0.Utime) +
-				syscall.TimevalToNsec(ru1.Stime) - syscall.TimevalToNsec(ru0.Stime))
+			cpu := processCPU() - cpu0
 			b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(chunks), "cpu-ms/1kchunks")
 		})
 	}
+}
+
+// processCPU is the process's user plus system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
 }

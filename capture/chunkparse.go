@@ -321,6 +321,11 @@ func (s *chunkScan) choices(c *Chunk) bool {
 	if s.literal("null") {
 		return true
 	}
+	return s.array(func() bool { return s.choice(c) })
+}
+
+// array walks the elements of an array, calling elem at each.
+func (s *chunkScan) array(elem func() bool) bool {
 	if !s.consume('[') {
 		return false
 	}
@@ -328,7 +333,7 @@ func (s *chunkScan) choices(c *Chunk) bool {
 		return true
 	}
 	for {
-		if !s.choice(c) {
+		if !elem() {
 			return false
 		}
 		if s.consume(']') {
@@ -443,21 +448,7 @@ func (s *chunkScan) skip(depth int) bool {
 	case c == '{':
 		return s.object(func([]byte) bool { return s.skip(depth + 1) })
 	case c == '[':
-		s.i++
-		if s.consume(']') {
-			return true
-		}
-		for {
-			if !s.skip(depth + 1) {
-				return false
-			}
-			if s.consume(']') {
-				return true
-			}
-			if !s.consume(',') {
-				return false
-			}
-		}
+		return s.array(func() bool { return s.skip(depth + 1) })
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':

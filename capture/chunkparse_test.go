@@ -13,18 +13,7 @@ func chunkSeeds(t testing.TB) [][]byte {
 	var out [][]byte
 	files, _ := filepath.Glob(filepath.Join("testdata", "sse", "*.sse"))
 	for _, fn := range files {
-		b, err := os.ReadFile(fn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sr := NewSSEReader(bytes.NewReader(b), nil)
-		for {
-			ev, err := sr.Next()
-			if err != nil {
-				break
-			}
-			out = append(out, bytes.Clone(bytes.TrimSpace(ev.Data)))
-		}
+		out = append(out, transcriptData(t, filepath.Base(fn))...)
 	}
 	for _, s := range []string{
 		`{"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":3,"completion_tokens":9}}`,
@@ -55,6 +44,24 @@ func chunkSeeds(t testing.TB) [][]byte {
 	return out
 }
 
+// transcriptData returns the trimmed data of every event of a transcript
+// in testdata/sse.
+func transcriptData(t testing.TB, name string) [][]byte {
+	b, err := os.ReadFile(filepath.Join("testdata", "sse", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	sr := NewSSEReader(bytes.NewReader(b), nil)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			return out
+		}
+		out = append(out, bytes.Clone(bytes.TrimSpace(ev.Data)))
+	}
+}
+
 // sameAsEncodingJSON fails when the fast parser takes data and decides
 // otherwise than encoding/json.
 func sameAsEncodingJSON(t *testing.T, data []byte) (fast bool) {
@@ -82,17 +89,7 @@ func sameAsEncodingJSON(t *testing.T, data []byte) (fast bool) {
 func TestFastChunkTakesWhatServersSend(t *testing.T) {
 	for _, fn := range []string{"vllm_chat.sse", "vllm_completions.sse", "vllm_reasoning.sse", "sglang_chat.sse",
 		"tgi_messages.sse", "llamacpp_chat.sse", "openai_keepalive_crlf.sse", "openai_toolcall_cr.sse"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "sse", fn))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sr := NewSSEReader(bytes.NewReader(b), nil)
-		for {
-			ev, err := sr.Next()
-			if err != nil {
-				break
-			}
-			v := bytes.TrimSpace(ev.Data)
+		for _, v := range transcriptData(t, fn) {
 			if len(v) == 0 || string(v) == "[DONE]" {
 				continue
 			}

@@ -33,8 +33,12 @@ if ! "$PY" -c 'import aiohttp' 2>/dev/null; then
   echo "installing Debian python3-aiohttp=$AIOHTTP_DEB"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
-  apt-get install -y -qq "python3-aiohttp=$AIOHTTP_DEB" >/dev/null
+  if ! apt-get install -y -qq "python3-aiohttp=$AIOHTTP_DEB" >/dev/null; then
+    echo "python3-aiohttp=$AIOHTTP_DEB is no longer in the archive; installing Debian's current one"
+    apt-get install -y -qq python3-aiohttp >/dev/null
+  fi
 fi
+echo "python3-aiohttp $("$PY" -c 'import aiohttp; print(aiohttp.__version__)')"
 work=$(mktemp -d)
 sim_pid=
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
