@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -88,6 +89,14 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func Decode(r io.Reader, name string) (*Plan, error) {
 	var p Plan
 	if err := schema.DecodeDocument(r, MaxSize, name, schema.SchemaPlan, &p); err != nil {
+		var ve *schema.ValidationError
+		if errors.As(err, &ve) {
+			var lines []string
+			for _, pr := range ve.Problems {
+				lines = append(lines, "\n  "+pr.String())
+			}
+			return nil, fmt.Errorf("%w: %d problem(s)%s", ErrPlan, len(ve.Problems), strings.Join(lines, ""))
+		}
 		return nil, fmt.Errorf("%w: %w", ErrPlan, err)
 	}
 	if err := p.Validate(); err != nil {

@@ -404,7 +404,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		}
 	}
 	if o.registered != nil {
-		if err := applyRegistered(m, o.registered, o.sets, !o.noStream); err != nil {
+		if err := applyRegistered(m, o.registered, o.sets, !o.noStream, o.prompts != ""); err != nil {
 			return err
 		}
 	}

@@ -43,7 +43,10 @@ func readCapturePlan(path string) (*capture.Plan, *plan.Plan, error) {
 // applyRegistered records a pre-registered plan in the manifest the
 // capture starts from: its digest and title, and its SLO. Settings that
 // would contradict the plan are refused before anything is sent.
-func applyRegistered(m *schema.Manifest, p *plan.Plan, sets []string, stream bool) error {
+func applyRegistered(m *schema.Manifest, p *plan.Plan, sets []string, stream, prompts bool) error {
+	if p.Workload.Kind == "dataset" && !prompts {
+		return usagef("the pre-registered plan's workload is a dataset (sha256 %s): give it with --prompts", p.Workload.SHA256)
+	}
 	for _, s := range sets {
 		if strings.HasPrefix(s, "slo.") || strings.HasPrefix(s, "slo=") {
 			return usagef("--set %s: the pre-registered plan fixes the SLO", s)
