@@ -120,7 +120,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming}
-	cfg.gate = newGate(m.Provenance, slo, opts.Smooth != nil, m.Cost != nil, definitionReasons(def, m))
+	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, definitionReasons(def, m))
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -674,7 +674,7 @@ func (g *group) window() int64 {
 // records' own, else the tool's stored window (src says which), else none
 // (why says why).
 func (g *group) measuredWindow(k groupKey) (w int64, ok bool, src, why string) {
-	return g.cfg.gate.window(k, g.window(), g.haveSent && g.haveLast)
+	return g.cfg.gate.window(k, g)
 }
 
 func (g *group) finish(k groupKey) *PointResult {

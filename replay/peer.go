@@ -695,9 +695,8 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 	// taken through the gate: the tool's stored window, or none, when the
 	// send times were not measured.
 	dur := math.NaN()
-	gated := func(w int64) float64 {
-		var src string
-		w, ok, src, why := g.cfg.gate.window(groupKey{pr.Point, pr.Repeat}, w, true)
+	gated := func() float64 {
+		w, ok, src, why := g.cfg.gate.window(groupKey{pr.Point, pr.Repeat}, g)
 		pr.WindowSource, p.noWindow = src, why
 		if !ok {
 			return math.NaN()
@@ -706,7 +705,7 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 	}
 	switch {
 	case p.def.Name == "mlperf":
-		dur = gated(g.window()) // integer ns
+		dur = gated() // integer ns
 		if dur > 0 {
 			pr.Scalars["window_ns"] = Int(int64(dur))
 		}
@@ -723,7 +722,7 @@ func (p *peerGroup) finish(pr *PointResult, g *group) {
 	case p.haveSE:
 		dur = p.end - p.start
 		if g.cfg.gate.windowUnmeasured() {
-			dur = gated(0)
+			dur = gated()
 		}
 	}
 	if p.def.Name != "mlperf" {

@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -53,13 +55,19 @@ type gate struct {
 	windowReason string
 	// skip holds the metrics not computed anyway.
 	skip map[string]bool
+	// imported is set for an imported run, the only kind whose stored
+	// tool windows count; concurrency holds each concurrency-mode point's
+	// concurrency, bounding a stored window from below.
+	imported    bool
+	concurrency map[string]int64
 }
 
 // newGate returns the gate of a replay, or nil when nothing is absent.
 // Metrics the replay does not compute anyway (smooth goodput without its
 // parameters, SLO metrics without an SLO, costs without a price) get no
 // reason here: they are null for the reason the notes give.
-func newGate(p *schema.Provenance, slo SLOSpec, smooth, cost bool, extra map[string]string) *gate {
+func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[string]string) *gate {
+	p := m.Provenance
 	if p == nil && len(extra) == 0 {
 		return nil
 	}
@@ -86,7 +94,12 @@ func newGate(p *schema.Provenance, slo SLOSpec, smooth, cost bool, extra map[str
 	if slo.TPOTNS != nil {
 		sloFields = append(sloFields, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens)
 	}
-	g := &gate{prov: p, fieldReasons: map[string]string{}, skip: skip}
+	g := &gate{prov: p, fieldReasons: map[string]string{}, skip: skip, imported: m.Evidence == schema.EvidenceImported, concurrency: map[string]int64{}}
+	if m.Load.Mode == schema.ModeConcurrency {
+		for _, pt := range m.Load.Points {
+			g.concurrency[pt.Name] = int64(pt.Concurrency)
+		}
+	}
 	for _, k := range append(slices.Sorted(maps.Keys(metricFields)), "goodput", "slo_attainment", "slo_attainment_ok") {
 		if skip[k] {
 			continue
@@ -126,14 +139,37 @@ func definitionReasons(def *Definition, m *schema.Manifest) map[string]string {
 
 // window returns the window of a group: the records' own (w, measured),
 // else the tool's stored window with its label, else none with a reason.
-func (g *gate) window(k groupKey, w int64, have bool) (int64, bool, string, string) {
+//
+// A stored window is a publisher's number, so it is checked against what
+// the records do determine: it cannot be shorter than the longest request
+// (every request ran inside it), nor, at a concurrency-mode point of
+// concurrency C, shorter than Σ e2e ÷ C (at most C requests at once). An
+// impossible window gives no window, with the reason; so does one stored
+// for a run that is not an import (only an importer speaks for a tool).
+func (g *gate) window(k groupKey, grp *group) (int64, bool, string, string) {
 	if g == nil || g.windowReason == "" {
-		return w, have, "", ""
+		return grp.window(), grp.haveSent && grp.haveLast, "", ""
 	}
-	if tw, ok := g.prov.Window(k.point, k.repeat); ok {
-		return tw.WindowNS, true, "the tool's own window: " + tw.How, ""
+	none := "no measured window: " + g.windowReason
+	tw, ok := g.prov.Window(k.point, k.repeat)
+	switch {
+	case !ok:
+		return 0, false, "", none + ", and the tool stored no window of its own"
+	case !g.imported:
+		return 0, false, "", none + "; a stored tool window counts only in an imported run"
 	}
-	return 0, false, "", "no measured window: " + g.windowReason + ", and the tool stored no window of its own"
+	if n := grp.e2e.n(); n > 0 {
+		if grp.e2e.max > tw.WindowNS {
+			return 0, false, "", fmt.Sprintf("%s; the stored tool window (%d ns) is shorter than the longest request (%d ns)", none, tw.WindowNS, grp.e2e.max)
+		}
+		if c := g.concurrency[k.point]; c > 0 {
+			sum, _ := grp.e2e.acc.sums()
+			if sum.Cmp(new(big.Int).Mul(big.NewInt(tw.WindowNS), big.NewInt(c))) > 0 {
+				return 0, false, "", fmt.Sprintf("%s; the stored tool window (%d ns) is shorter than the requests' total latency ÷ concurrency %d", none, tw.WindowNS, c)
+			}
+		}
+	}
+	return tw.WindowNS, true, "the tool's own window: " + tw.How, ""
 }
 
 // windowUnmeasured reports whether the records' send times cannot give a

@@ -219,6 +219,7 @@ func absentRun() *memRun {
 	p.Set(schema.FieldSent, schema.FieldAbsent, "every request placed at 0")
 	p.Set(schema.FieldChunks, schema.FieldAbsent, "only the first and last chunk stored")
 	run.m.Provenance = p
+	run.m.Evidence = schema.EvidenceImported
 	return run
 }
 
@@ -316,5 +317,43 @@ func TestSweepTextIsTheSweepAloneAtRoundLimits(t *testing.T) {
 	}
 	if strings.Contains(out, "152.632") {
 		t.Errorf("uneven limit printed:\n%s", out)
+	}
+}
+
+// TestStoredToolWindowMustBePossible: a publisher's stored window is a
+// claim too. One shorter than the longest request, shorter than the total
+// latency ÷ concurrency, or stored in a run that is not an import gives no
+// window (null rates with the reason), never an inflated throughput.
+func TestStoredToolWindowMustBePossible(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(m *schema.Manifest)
+		want   string
+	}{
+		{"shorter than the longest request", func(m *schema.Manifest) { m.Provenance.Windows[0].WindowNS = 1e6 }, "shorter than the longest request"},
+		{"not an import", func(m *schema.Manifest) { m.Evidence = schema.EvidenceSelfRun }, "counts only in an imported run"},
+		{"below total latency over concurrency", func(m *schema.Manifest) {
+			m.Load.Mode = schema.ModeConcurrency
+			for i := range m.Load.Points {
+				m.Load.Points[i].Concurrency, m.Load.Points[i].Rate = 1, 0
+			}
+			m.Provenance.Windows[0].WindowNS = 400e6 // ≥ the longest (320 ms), < Σ e2e (1320 ms) ÷ 1
+		}, "total latency ÷ concurrency 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := absentRun()
+			tc.mutate(run.m)
+			res, err := replay.Replay(context.Background(), run, replay.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := res.Point("r1", 0)
+			if v := p.Scalars["request_throughput"]; !v.IsNull() {
+				t.Errorf("request_throughput = %v from an impossible window", v.Rat())
+			}
+			if why := p.NullReasons["request_throughput"]; !strings.Contains(why, tc.want) {
+				t.Errorf("reason %q, want it to say %q", why, tc.want)
+			}
+		})
 	}
 }
