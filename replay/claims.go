@@ -154,6 +154,11 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 				return Null, fmt.Sprintf("unknown summary field %q", field)
 			}
 			if v.IsNull() {
+				for _, p := range r.Results {
+					if why, ok := p.NullReason(metric); ok && p.Point == point {
+						return Null, "the records cannot determine it: " + why
+					}
+				}
 				return Null, reasonSummaryUndefined
 			}
 			return v, ""
