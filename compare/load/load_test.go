@@ -267,3 +267,18 @@ func TestLoadBundleVerification(t *testing.T) {
 		t.Errorf("two keys: %v %+v", err, in)
 	}
 }
+
+// BenchmarkCompareSynthetic measures loading (validate + replay) and
+// comparing two small synthetic runs; the 1,000,000-request figures are
+// scripts/bench.d/compare.sh.
+func BenchmarkCompareSynthetic(b *testing.B) {
+	dir := b.TempDir()
+	a := synthRun(b, filepath.Join(dir, "a"), 1)
+	c := derive(b, a, filepath.Join(dir, "c"), 3, 2, nil)
+	for b.Loop() {
+		ins := inputs(b, load.Options{}, a, c)
+		if _, err := compare.Compare(ins, compare.Options{Correction: compare.CorrectionHolm}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

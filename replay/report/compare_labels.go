@@ -43,6 +43,16 @@ func nameOf(path, currency string) metricName {
 		return metricName{"Token goodput", "tok/s", one, 1, "tok/s"}
 	case "slo_attainment":
 		return metricName{"SLO attainment", "% of sent", hundred, 2, "fraction"}
+	case "window_ns":
+		return metricName{"Window", "ms", nsToMS, 3, "ns"}
+	case "smooth_goodput":
+		return metricName{"Smooth goodput", "req/s", one, 3, "req/s"}
+	case "total_token_throughput":
+		return metricName{"Total token throughput", "tok/s", one, 1, "tok/s"}
+	case "slo_attainment_ok":
+		return metricName{"SLO attainment of ok requests", "% of ok", hundred, 2, "fraction"}
+	case replay.CostPerMillionOutputTokens:
+		return metricName{"Cost per 1M output tokens", currency, one, 4, currency}
 	case replay.CostPerMillionGoodTokens:
 		u := "per 1M good tokens"
 		if currency != "" {

@@ -108,7 +108,7 @@ func newHTMLPage(r *replay.Result) *htmlPage {
 		for _, m := range replay.SummaryMetrics {
 			s := ps.Metrics[m]
 			scale, unit, places := summaryUnit(m)
-			row := summaryRow{Metric: m, Unit: unit, Median: Decimal(s.Median, scale, places),
+			row := summaryRow{Metric: nameOf(m, "").Name + " (" + unit + ")", Unit: unit, Median: Decimal(s.Median, scale, places),
 				Low: Decimal(s.CILow, scale, places), High: Decimal(s.CIHigh, scale, places), N: Number(replay.Int(int64(s.N)))}
 			for _, w := range s.Warnings {
 				mark, ok := notes[w]
@@ -164,10 +164,10 @@ func newPointView(p *replay.PointResult) pointView {
 			k = "window_ns"
 		}
 		if why, ok := p.NullReasons[k]; ok {
-			pv.Scalars = append(pv.Scalars, scalarRow{Metric: m, Value: NullText(why), Text: true})
+			pv.Scalars = append(pv.Scalars, scalarRow{Metric: nameOf(k, "").Name, Value: NullText(why), Text: true})
 			return
 		}
-		pv.Scalars = append(pv.Scalars, scalarRow{Metric: m, Value: Decimal(v, scale, places), Unit: unit})
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: nameOf(k, "").Name, Value: Decimal(v, scale, places), Unit: unit})
 	}
 	add("window", p.Scalars["window_ns"], nsToMS, 3, "ms")
 	if p.WindowSource != "" {
@@ -187,9 +187,9 @@ func newPointView(p *replay.PointResult) pointView {
 	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of sent")
 	add("slo_attainment_ok", p.Scalars["slo_attainment_ok"], hundred, 2, "% of ok")
 	if why, ok := p.NullReasons["stalls"]; ok {
-		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "stalls", Text: true, Value: NullText(why)})
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "Stalls", Text: true, Value: NullText(why)})
 	} else {
-		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "stalls", Text: true, Value: Number(replay.Int(p.Stalls.Count)) + " gaps > " +
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "Stalls", Text: true, Value: Number(replay.Int(p.Stalls.Count)) + " gaps > " +
 			Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3) + " ms in " + Number(replay.Int(p.Stalls.Requests)) + " requests; max gap " +
 			Decimal(p.Stalls.MaxGapNS, nsToMS, 3) + " ms"})
 	}
@@ -203,11 +203,14 @@ func newPointView(p *replay.PointResult) pointView {
 		if len(m.Reasons) > 0 {
 			s += "; " + strings.Join(m.Reasons, "; ")
 		}
-		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "mlperf", Value: s + " (ms)", Text: true})
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "MLPerf server check", Value: s + " (ms)", Text: true})
 	}
 	for _, k := range distOrder(p) {
 		d := p.Dists[k]
 		scale, unit, name := distUnit(k)
+		if h, ok := distNames[k]; ok {
+			name = h
+		}
 		row := distRow{Name: name, Unit: unit}
 		if why, ok := p.NullReasons[k]; ok {
 			row.Null, row.Span = NullText(why), len(replay.CoreDistKeys)

@@ -126,10 +126,10 @@ const htmlSource = `<!DOCTYPE html>
 <div>
 <h3>point {{.Point}}</h3>
 <div class="scroll"><table>
-<thead><tr><th>metric</th><th class="num">median</th><th class="num">95 % CI</th><th>unit</th><th class="num">n</th></tr></thead>
+<thead><tr><th>metric</th><th class="num">median</th><th class="num">95 % CI</th><th class="num">n</th></tr></thead>
 <tbody>
 {{- range .Rows}}
-<tr><td>{{.Metric}}</td><td class="num">{{.Median}}{{range .Marks}}<sup>{{.}}</sup>{{end}}</td><td class="num">[{{.Low}}, {{.High}}]</td><td class="unit">{{.Unit}}</td><td class="num">{{.N}}</td></tr>
+<tr><td>{{.Metric}}</td><td class="num">{{.Median}}{{range .Marks}}<sup>{{.}}</sup>{{end}}</td><td class="num">[{{.Low}}, {{.High}}]</td><td class="num">{{.N}}</td></tr>
 {{- end}}
 </tbody>
 </table></div>
