@@ -361,6 +361,13 @@ func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha fl
 	c := Comparison{Load: load, Metric: m, Other: idx, Base: side(base, bp, m.Path), Patch: side(in, p, m.Path), Change: replay.Null, P: 1, PAdjusted: 1}
 	c.Change = RelativeChange(c.Base.Summary.Median, c.Patch.Summary.Median)
 	x1, x2 := floats(c.Base.Values), floats(c.Patch.Values)
+	if isCost(m.Path) && len(x1) > 0 && len(x2) > 0 {
+		if cb, cp := currency(base), currency(in); cb != cp {
+			c.Change = replay.Null
+			c.Note = fmt.Sprintf("not compared: prices in different currencies (%s: %q, %s: %q)", base.Name, cb, in.Name, cp)
+			return c
+		}
+	}
 	switch {
 	case len(x1) == 0 && len(x2) == 0:
 		c.Note = "undefined in both: " + c.Base.NullReason
@@ -414,6 +421,18 @@ func (r *Result) applyCorrection() {
 			}
 		}
 	}
+}
+
+func isCost(path string) bool {
+	return path == replay.CostPerMillionGoodTokens || path == replay.CostPerMillionOutputTokens
+}
+
+// currency is the currency of an input's price ("" when none is stated).
+func currency(in *Input) string {
+	if in.Result.Cost == nil {
+		return ""
+	}
+	return in.Result.Cost.Currency
 }
 
 // RelativeChange is patch/base − 1 exactly, Null when either is undefined

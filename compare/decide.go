@@ -168,6 +168,19 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 			r.Eligible, r.Ineligible = false, "synthetic run: it cannot win a decision about hardware"
 		}
 	}
+	if opts.Objective == MinCostPerGoodToken {
+		seen := map[string]bool{}
+		for _, in := range d.Inputs {
+			if in.Result.Cost != nil {
+				seen[currency(in)] = true
+			}
+		}
+		if len(seen) > 1 {
+			d.Verdict = NoDecision
+			d.Answer = "no decision: the prices are in different currencies; costs are not comparable"
+			return d, nil
+		}
+	}
 	d.rank()
 	return d, nil
 }

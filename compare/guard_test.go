@@ -104,6 +104,25 @@ func TestDecide(t *testing.T) {
 	if d.Verdict != NoDecision || !strings.HasPrefix(d.Rows[0].Cost.NullReason, "unknown: the manifest states no price") {
 		t.Errorf("cost: %s %q", d.Verdict, d.Rows[0].Cost.NullReason)
 	}
+	// Prices in different currencies: no cost decision, no cost test.
+	a.Result.Cost = &replay.CostSpec{Currency: "USD", PricePerHour: big.NewRat(10, 1), Text: "10"}
+	b.Result.Cost = &replay.CostSpec{Currency: "EUR", PricePerHour: big.NewRat(10, 1), Text: "10"}
+	for _, in := range []*Input{a, b} {
+		for _, pr := range in.Result.Results {
+			pr.Scalars[replay.CostPerMillionGoodTokens] = replay.Int(3)
+		}
+	}
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MinCostPerGoodToken})
+	if d.Verdict != NoDecision || !strings.Contains(d.Answer, "different currencies") {
+		t.Errorf("currencies: %s", d.Answer)
+	}
+	r, _ := Compare([]*Input{a, b}, Options{})
+	for _, c := range r.Comparisons {
+		if c.Metric.Path == replay.CostPerMillionGoodTokens && (c.Tested || !strings.Contains(c.Note, "different currencies")) {
+			t.Errorf("cost compared across currencies: %+v", c)
+		}
+	}
+	a.Result.Cost, b.Result.Cost = nil, nil
 	// b is synthetic on other hardware: it cannot win, a is alone.
 	b.Manifest.Evidence = schema.EvidenceSynthetic
 	b.Manifest.Hardware.Accelerator = "simulator"

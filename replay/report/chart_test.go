@@ -181,3 +181,26 @@ func TestHTMLHeaderShowsRunIdentity(t *testing.T) {
 		t.Error("unknown accelerator count shown as 0")
 	}
 }
+
+// Strings from a hostile manifest render as text on the compare and
+// decide pages, and in Markdown table cells.
+func TestComparePagesEscapeRunStrings(t *testing.T) {
+	const script = `<script>alert(1)</script>`
+	ins := compareInputs(t)
+	ins[0].Name = script
+	ins[1].Manifest.RunID = `"><img src=x onerror=alert(2)>`
+	ins[1].Manifest.Engine.Name = "a|b\n# heading"
+	cr, _ := compare.Compare(ins, compare.Options{Guard: compare.GuardOptions{Allow: []string{compare.CheckWorkload}}})
+	d, _ := compare.Decide(ins, compare.DecideOptions{Objective: compare.MaxGoodput})
+	var b bytes.Buffer
+	CompareHTML(&b, cr)
+	DecideHTML(&b, d)
+	if strings.Contains(b.String(), "<script") || strings.Contains(b.String(), "<img") {
+		t.Error("a run string was not escaped")
+	}
+	b.Reset()
+	CompareMarkdown(&b, cr)
+	if strings.Contains(b.String(), "\n# heading") || strings.Contains(b.String(), "<script") {
+		t.Error("a run string broke the Markdown")
+	}
+}

@@ -251,7 +251,7 @@ func CompareText(out io.Writer, r *compare.Result) error {
 }
 
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`").Replace(s)
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`", "[", `\[`, "]", `\]`, "#", `\#`).Replace(s)
 }
 
 func mdTable(b *strings.Builder, t table) {
@@ -279,13 +279,13 @@ func mdTable(b *strings.Builder, t table) {
 
 func writeIdentityMarkdown(b *strings.Builder, ins []identityView, refs []referenceView) {
 	for _, id := range ins {
-		fmt.Fprintf(b, "- **%s** `%s`\n", id.Label, strings.ReplaceAll(id.Name, "`", "'"))
+		fmt.Fprintf(b, "- **%s** %s\n", id.Label, mdEscape(id.Name))
 		for _, kv := range id.Fields {
 			fmt.Fprintf(b, "  - %s: %s\n", kv.Key, mdEscape(kv.Value))
 		}
 	}
 	for _, r := range refs {
-		fmt.Fprintf(b, "- reference `%s` (external evidence, not compared)\n", strings.ReplaceAll(r.Name, "`", "'"))
+		fmt.Fprintf(b, "- reference %s (external evidence, not compared)\n", mdEscape(r.Name))
 		for _, l := range r.Lines {
 			fmt.Fprintf(b, "  - %s\n", mdEscape(l))
 		}
