@@ -98,7 +98,46 @@ echo "AIPerf's run had no SLO; goodput with the SLO a buyer cares about (TTFT â‰
 run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s >"$OUT/aiperf-replay.txt"
 sed -n '/^point/,/slo_attainment_ok/p' "$OUT/aiperf-replay.txt"
 
-step "9. Buyer: decide between two configurations (two simulator presets), each captured 5 times on the same workload"
+step "9. Trust chain: plan signed before the run -> capture under the plan -> pack signed -> reviewer attests"
+T="$OUT/trust"; mkdir -p "$T"
+run "$B" keygen --out "$OUT/keys/reviewer" >/dev/null
+run "$B" plan init --out "$T/plan.json" --title "demo pre-registered sweep" --concurrency 1,4 --requests 16 \
+  --warmup-requests 2 --repeats 2 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s
+run "$B" plan sign "$T/plan.json" --key "$OUT/keys/publisher.key"
+run "$B" capture --simulate --plan "$T/plan.json" --out "$T/run" --progress never --sim-time-scale 0.1 | tail -2
+run "$B" replay "$T/run" --write-claims "$T/run/claims.json" >/dev/null
+run "$B" pack "$T/run" --out "$T/run.oci.tar" --key "$OUT/keys/publisher.key" >/dev/null
+run "$B" sign "$T/run.oci.tar" --sigstore-bundle "$T/plan.json.sigstore.json"    # the plan travels as its own referrer
+run "$B" attest "$T/run.oci.tar" --key "$OUT/keys/reviewer.key" --publisher-key "$OUT/keys/publisher.pub" --plan "$T/plan.json"
+run "$B" verify "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --plan "$T/plan.json" \
+  --require-attestation "$OUT/keys/reviewer.pub" >"$T/verify.txt"
+sed -n '/^PASS  *plan\|^PASS  *attestations\|^pre-registered\|^reviewer attestations/,+1p; /^VERIFIED/p' "$T/verify.txt"
+
+step "10. Deviations from the plan are named failures: an extra point, a changed SLO, a missing repeat"
+digest=$("$B" plan validate "$T/plan.json" | sed 's/.*sha256://')
+printf '{"plan":{"sha256":"%s"}}' "$digest" >"$T/claims-plan.json"
+deviate() { # name, load plan JSON, extra replay flags
+  local name=$1 load=$2; shift 2
+  printf '%s' "$load" >"$T/$name.load.json"
+  "$B" capture --simulate --plan "$T/$name.load.json" --manifest "$T/claims-plan.json" --out "$T/$name" --progress never \
+    --sim-time-scale 0.1 --set slo.ttft=2s --set slo.e2e=10s --set slo.tpot=1s --set slo.one_token=pass >/dev/null
+  "$B" replay "$T/$name" --write-claims "$T/$name/claims.json" "$@" >/dev/null
+  "$B" pack "$T/$name" --out "$T/$name.oci.tar" --key "$OUT/keys/publisher.key" >/dev/null
+  set +e
+  "$B" verify "$T/$name.oci.tar" --key "$OUT/keys/publisher.pub" --plan "$T/plan.json" >"$T/$name.verify.txt"
+  local rc=$?
+  set -e
+  echo "$name: exit $rc"; grep 'DEVIATION' "$T/$name.verify.txt" | sed 's/^/  /'
+  [ "$rc" -eq 3 ] || { echo "a run that deviates from its plan was not rejected"; exit 1; }
+}
+base='"mode":"concurrency","seed":9,"warmup":{"requests":2},"input_tokens":16,"output_tokens":16'
+deviate extra-point "{$base,\"repeats\":2,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16},{\"concurrency\":16,\"requests\":16}]}"
+deviate changed-slo "{$base,\"repeats\":2,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}" --slo ttft=500ms,e2e=10s,tpot=1s
+deviate missing-repeat "{$base,\"repeats\":1,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}"
+grep -q 'DEVIATION unplanned-point' "$T/extra-point.verify.txt" && grep -q 'DEVIATION slo-changed' "$T/changed-slo.verify.txt" &&
+  grep -q 'DEVIATION missing-repeat' "$T/missing-repeat.verify.txt" || { echo "a deviation was not named"; exit 1; }
+
+step "11. Buyer: decide between two configurations (two simulator presets), each captured 5 times on the same workload"
 start_sim() { # name, then simulate flags
   local name=$1; shift
   "$B" simulate --listen 127.0.0.1:0 --seed 11 --time-scale 0.2 --chunk-tokens 4 "$@" >"$OUT/sim-$name.log" 2>&1 &
@@ -122,44 +161,5 @@ sed -n '/^decision table/,$p' "$OUT/decision.txt"
 run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s --output html >"$OUT/decision.html"
 grep -q '^ANSWER: .* wins on goodput' "$OUT/decision.txt" || { echo "the faster configuration did not win"; exit 1; }
 echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
-
-step "10. Trust chain: plan signed before the run -> capture under the plan -> pack signed -> reviewer attests"
-T="$OUT/trust"; mkdir -p "$T"
-run "$B" keygen --out "$OUT/keys/reviewer" >/dev/null
-run "$B" plan init --out "$T/plan.json" --title "demo pre-registered sweep" --concurrency 1,4 --requests 16 \
-  --warmup-requests 2 --repeats 2 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s
-run "$B" plan sign "$T/plan.json" --key "$OUT/keys/publisher.key"
-run "$B" capture --simulate --plan "$T/plan.json" --out "$T/run" --progress never --sim-time-scale 0.1 | tail -2
-run "$B" replay "$T/run" --write-claims "$T/run/claims.json" >/dev/null
-run "$B" pack "$T/run" --out "$T/run.oci.tar" --key "$OUT/keys/publisher.key" >/dev/null
-run "$B" sign "$T/run.oci.tar" --sigstore-bundle "$T/plan.json.sigstore.json"    # the plan travels as its own referrer
-run "$B" attest "$T/run.oci.tar" --key "$OUT/keys/reviewer.key" --publisher-key "$OUT/keys/publisher.pub" --plan "$T/plan.json"
-run "$B" verify "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --plan "$T/plan.json" \
-  --require-attestation "$OUT/keys/reviewer.pub" >"$T/verify.txt"
-sed -n '/^PASS  *plan\|^PASS  *attestations\|^pre-registered\|^reviewer attestations/,+1p; /^VERIFIED/p' "$T/verify.txt"
-
-step "11. Deviations from the plan are named failures: an extra point, a changed SLO, a missing repeat"
-digest=$("$B" plan validate "$T/plan.json" | sed 's/.*sha256://')
-printf '{"plan":{"sha256":"%s"}}' "$digest" >"$T/claims-plan.json"
-deviate() { # name, load plan JSON, extra replay flags
-  local name=$1 load=$2; shift 2
-  printf '%s' "$load" >"$T/$name.load.json"
-  "$B" capture --simulate --plan "$T/$name.load.json" --manifest "$T/claims-plan.json" --out "$T/$name" --progress never \
-    --sim-time-scale 0.1 --set slo.ttft=2s --set slo.e2e=10s --set slo.tpot=1s --set slo.one_token=pass >/dev/null
-  "$B" replay "$T/$name" --write-claims "$T/$name/claims.json" "$@" >/dev/null
-  "$B" pack "$T/$name" --out "$T/$name.oci.tar" --key "$OUT/keys/publisher.key" >/dev/null
-  set +e
-  "$B" verify "$T/$name.oci.tar" --key "$OUT/keys/publisher.pub" --plan "$T/plan.json" >"$T/$name.verify.txt"
-  local rc=$?
-  set -e
-  echo "$name: exit $rc"; grep 'DEVIATION' "$T/$name.verify.txt" | sed 's/^/  /'
-  [ "$rc" -eq 3 ] || { echo "a run that deviates from its plan was not rejected"; exit 1; }
-}
-base='"mode":"concurrency","seed":9,"warmup":{"requests":2},"input_tokens":16,"output_tokens":16'
-deviate extra-point "{$base,\"repeats\":2,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16},{\"concurrency\":16,\"requests\":16}]}"
-deviate changed-slo "{$base,\"repeats\":2,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}" --slo ttft=500ms,e2e=10s,tpot=1s
-deviate missing-repeat "{$base,\"repeats\":1,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}"
-grep -q 'DEVIATION unplanned-point' "$T/extra-point.verify.txt" && grep -q 'DEVIATION slo-changed' "$T/changed-slo.verify.txt" &&
-  grep -q 'DEVIATION missing-repeat' "$T/missing-repeat.verify.txt" || { echo "a deviation was not named"; exit 1; }
 
 printf '\nDemo finished: everything is under %s\n' "$OUT"
