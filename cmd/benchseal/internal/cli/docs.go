@@ -25,7 +25,9 @@ func newDocsCmd(io *IO) *cobra.Command {
 		Short: "Write the command reference as Markdown, one file per command",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return writeDocs(cmd.Root(), o.out)
+			// A fresh tree: the executing one has cobra's help and completion
+			// commands added by Execute, which would list them in every usage.
+			return writeDocs(NewRoot(io), o.out)
 		},
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "folder to write the Markdown files into (required)")
