@@ -33,12 +33,6 @@ var metricFields = map[string][]string{
 	CostPerMillionGoodTokens:   {schema.FieldOutputTokens},
 }
 
-// windowed lists the metrics that divide by the measurement window.
-var windowed = []string{
-	"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput",
-	"smooth_goodput", CostPerMillionOutputTokens, CostPerMillionGoodTokens,
-}
-
 // sloMetrics lists the metrics that apply the SLO to every request.
 var sloMetrics = []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", CostPerMillionGoodTokens}
 
@@ -210,7 +204,7 @@ func (g *gate) apply(pr *PointResult, windowReason string) {
 	}
 	if windowReason != "" {
 		set("window_ns", windowReason)
-		for _, k := range windowed {
+		for _, k := range windowRates {
 			if !g.skip[k] {
 				set(k, windowReason)
 			}
