@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 
-	"github.com/benchseal/benchseal/importer/internal/importtest"
 	"github.com/benchseal/benchseal/replay"
-	"github.com/benchseal/benchseal/schema"
 )
 
 // Outcomes of a canonical metric against the tool's published counterpart.
@@ -54,22 +51,7 @@ const toolRounding = 1e-9
 func TestCanonicalMetricsMatchTheToolOrAreNull(t *testing.T) {
 	for _, tt := range canonicalVersusTool {
 		t.Run(tt.tool, func(t *testing.T) {
-			var paths []string
-			for _, n := range fixtures[tt.tool] {
-				paths = append(paths, filepath.Join(importtest.FixtureDir(tt.tool), n))
-			}
-			files, err := ReadFiles(paths)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dest := filepath.Join(t.TempDir(), "run")
-			if _, err := Import(context.Background(), tt.tool, files, dest, Options{}); err != nil {
-				t.Fatal(err)
-			}
-			rd, err := schema.OpenRunDir(dest)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rd := importFixture(t, tt.tool)
 			res, err := replay.Replay(context.Background(), rd, replay.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -34,22 +34,7 @@ func TestEveryImporterDeclaresWhatItInvents(t *testing.T) {
 	must := []string{schema.FieldSent, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldChunks, schema.FieldOutputTokens, schema.FieldInputTokens}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
-			var paths []string
-			for _, n := range fixtures[tt.tool] {
-				paths = append(paths, filepath.Join(importtest.FixtureDir(tt.tool), n))
-			}
-			files, err := ReadFiles(paths)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dest := filepath.Join(t.TempDir(), "run")
-			if _, err := Import(context.Background(), tt.tool, files, dest, Options{}); err != nil {
-				t.Fatal(err)
-			}
-			rd, err := schema.OpenRunDir(dest)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rd := importFixture(t, tt.tool)
 			p := rd.Manifest().Provenance
 			if p == nil {
 				t.Fatal("no provenance block")
@@ -69,4 +54,27 @@ func TestEveryImporterDeclaresWhatItInvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// importFixture imports the real fixture of tool (fixtures) into a
+// temporary run directory and opens it.
+func importFixture(t *testing.T, tool string) *schema.RunDir {
+	t.Helper()
+	var paths []string
+	for _, n := range fixtures[tool] {
+		paths = append(paths, filepath.Join(importtest.FixtureDir(tool), n))
+	}
+	files, err := ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "run")
+	if _, err := Import(context.Background(), tool, files, dest, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := schema.OpenRunDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd
 }

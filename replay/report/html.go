@@ -217,14 +217,7 @@ func newPointView(p *replay.PointResult) pointView {
 			pv.Dists = append(pv.Dists, row)
 			continue
 		}
-		for _, f := range replay.CoreDistKeys {
-			v, _ := d.Field(f)
-			if f == "n" {
-				row.Cells = append(row.Cells, Number(v))
-				continue
-			}
-			row.Cells = append(row.Cells, Decimal(v, scale, 3))
-		}
+		row.Cells = distCells(d, scale)
 		pv.Dists = append(pv.Dists, row)
 	}
 	return pv

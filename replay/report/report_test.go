@@ -170,18 +170,7 @@ func TestGolden(t *testing.T) {
 			if err := Write(&b, c.f, res); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("..", "testdata", c.name)
-			if *update {
-				os.WriteFile(path, b.Bytes(), 0o644)
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(want, b.Bytes()) {
-				t.Errorf("%s differs from golden; rerun with -update and review the diff", c.name)
-			}
+			checkGolden(t, filepath.Join("..", "testdata", c.name), b.Bytes())
 		})
 	}
 }
@@ -242,18 +231,7 @@ func TestGoldenUnmeasuredFieldsAreNullWithReason(t *testing.T) {
 			if ext == "" {
 				ext = string(f)
 			}
-			path := filepath.Join("..", "testdata", "absent."+ext)
-			if *update {
-				os.WriteFile(path, b.Bytes(), 0o644)
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(want, b.Bytes()) {
-				t.Errorf("%s differs from golden; rerun with -update and review the diff", path)
-			}
+			checkGolden(t, filepath.Join("..", "testdata", "absent."+ext), b.Bytes())
 			// Never the number the placeholders would give.
 			for _, bad := range []string{"1.185", "4.502"} {
 				if f != FormatHTML && bytes.Contains(b.Bytes(), []byte("point r2")) && bytes.Contains(b.Bytes(), []byte(bad)) {
@@ -355,5 +333,24 @@ func TestStoredToolWindowMustBePossible(t *testing.T) {
 				t.Errorf("reason %q, want it to say %q", why, tc.want)
 			}
 		})
+	}
+}
+
+// checkGolden compares got with the golden file at path (rewritten with
+// -update).
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from golden; rerun with -update and review the diff", path)
 	}
 }

@@ -133,18 +133,24 @@ func distLines(p *replay.PointResult) (lines []distLine, empty []string) {
 			empty = append(empty, name)
 			continue
 		}
-		l := distLine{name: name, unit: unit}
-		for _, f := range replay.CoreDistKeys {
-			v, _ := d.Field(f)
-			if f == "n" {
-				l.cells = append(l.cells, Number(v))
-				continue
-			}
-			l.cells = append(l.cells, Decimal(v, scale, 3))
-		}
-		lines = append(lines, l)
+		lines = append(lines, distLine{name: name, unit: unit, cells: distCells(d, scale)})
 	}
 	return lines, empty
+}
+
+// distCells formats the replay.CoreDistKeys of d: n as an integer, the
+// others scaled (ns to ms, or as is) to three places.
+func distCells(d replay.Dist, scale *big.Rat) []string {
+	var cells []string
+	for _, f := range replay.CoreDistKeys {
+		v, _ := d.Field(f)
+		if f == "n" {
+			cells = append(cells, Number(v))
+			continue
+		}
+		cells = append(cells, Decimal(v, scale, 3))
+	}
+	return cells
 }
 
 // distUnit returns how a distribution is shown: one in ns in ms (named
