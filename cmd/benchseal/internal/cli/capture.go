@@ -324,6 +324,9 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
 		return usagef("--progress must be auto, always or never")
 	}
+	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
+		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
+	}
 	switch o.evidence {
 	case schema.EvidenceSelfRun, schema.EvidenceVendorRun, schema.EvidenceIndependent:
 	default:
@@ -452,9 +455,6 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		// Not a terminal (a log, CI): a plain line now and then.
 		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }
 		opts.ProgressInterval = progressLineInterval
-	}
-	if o.maxErrorRate < 0 || o.maxErrorRate > 1 {
-		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
 	}
 	res, err := capture.Run(ctx, opts)
 	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
