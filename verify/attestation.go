@@ -191,7 +191,9 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 // attestStatement builds the VSA statement of a verified result.
 func (v *Verifier) attestStatement(res *Result, p Policy, keyID string, o AttestOptions) ([]byte, []string, error) {
 	levels := []string{attest.LevelIntegrity}
-	if c := res.Check(CheckClaims); c != nil && c.Status == StatusPassed {
+	// Recomputed means every claim recomputed and matched: a claim the
+	// records cannot determine (unverified) withholds the level.
+	if c := res.Check(CheckClaims); c != nil && c.Status == StatusPassed && len(res.Unverified) == 0 {
 		levels = append(levels, attest.LevelRecomputed)
 	}
 	if c := res.Check(CheckPlan); c != nil && c.Status == StatusPassed {

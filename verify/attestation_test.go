@@ -204,3 +204,21 @@ func TestRequireAttestationOfAnEmptySignerFailsWithoutPanic(t *testing.T) {
 		t.Fatal("an empty signer was satisfied")
 	}
 }
+
+// TestAttestWithUnverifiedClaimsWithholdsRecomputed: a claim the records
+// cannot determine is not "recomputed and matched", so the reviewer's
+// attestation states integrity only.
+func TestAttestWithUnverifiedClaimsWithholdsRecomputed(t *testing.T) {
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b.tar"))
+	v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimNotRecomputable}))
+	res, err := v.Attest(context.Background(), p, verify.Policy{}, artifacttest.Reviewer(t), verify.AttestOptions{Version: "test", Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Levels, ","); got != attest.LevelIntegrity {
+		t.Fatalf("levels %s, want %s only", got, attest.LevelIntegrity)
+	}
+	if len(res.Verification.Unverified) == 0 {
+		t.Fatal("no unverified claims listed")
+	}
+}
