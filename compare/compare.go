@@ -277,15 +277,9 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Schema: SchemaV1, Alpha: opts.Alpha, Correction: opts.Correction}
-	for _, in := range ins {
-		if in == nil || in.Manifest == nil || in.Result == nil {
-			return nil, fmt.Errorf("compare: input without manifest or replay result: %w", ErrCompare)
-		}
-		if in.External() {
-			res.References = append(res.References, in)
-		} else {
-			res.Inputs = append(res.Inputs, in)
-		}
+	var err error
+	if res.Inputs, res.References, err = split(ins); err != nil {
+		return nil, err
 	}
 	if len(res.References) > 0 {
 		res.Notes = append(res.Notes, "external evidence (e.g. MLPerf) is shown as a linked reference only: it has no per-request data and is never compared, ranked or divided per accelerator")
@@ -355,6 +349,21 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 	res.Loads = loads
 	res.applyCorrection()
 	return res, nil
+}
+
+// split separates the measured inputs from external references.
+func split(ins []*Input) (measured, refs []*Input, err error) {
+	for _, in := range ins {
+		if in == nil || in.Manifest == nil || in.Result == nil {
+			return nil, nil, fmt.Errorf("compare: input without manifest or replay result: %w", ErrCompare)
+		}
+		if in.External() {
+			refs = append(refs, in)
+		} else {
+			measured = append(measured, in)
+		}
+	}
+	return measured, refs, nil
 }
 
 func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha float64) Comparison {

@@ -131,15 +131,9 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 		return nil, fmt.Errorf("compare: attainment target %s is not in (0, 1]: %w", opts.Target.FloatString(3), ErrCompare)
 	}
 	d := &Decision{Schema: DecideSchemaV1, Objective: opts.Objective, Target: opts.Target, Alpha: copts.Alpha, Best: -1, Winner: -1, RunnerUp: -1, Margin: replay.Null, P: 1}
-	for _, in := range ins {
-		if in == nil || in.Manifest == nil || in.Result == nil {
-			return nil, fmt.Errorf("compare: input without manifest or replay result: %w", ErrCompare)
-		}
-		if in.External() {
-			d.References = append(d.References, in)
-		} else {
-			d.Inputs = append(d.Inputs, in)
-		}
+	var err error
+	if d.Inputs, d.References, err = split(ins); err != nil {
+		return nil, err
 	}
 	d.Guard = RunGuard(d.Inputs, opts.Guard)
 	if len(d.Inputs) > 0 {
@@ -388,9 +382,7 @@ func (d *Decision) rank() {
 		d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %.3g, %s)",
 			what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
 	}
-	for _, s := range warns {
-		d.Limits = append(d.Limits, s)
-	}
+	d.Limits = append(d.Limits, warns...)
 	if d.Shift != nil && !d.Shift.Bounded {
 		d.Limits = append(d.Limits, fmt.Sprintf("too few repeats for a 95 %% interval of the difference (the widest covers %.3g %%)", 100*d.Shift.Confidence))
 	}

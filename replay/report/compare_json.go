@@ -2,7 +2,6 @@ package report
 
 import (
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/benchseal/benchseal/compare"
@@ -84,20 +83,22 @@ func (w *jw) input(in *compare.Input) {
 			}
 			w.ks("url", e.URL)
 			w.key("results")
-			w.open('{')
-			keys := make([]string, 0, len(e.Results))
-			for k := range e.Results {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				w.ks(k, e.Results[k])
-			}
-			w.close('}')
+			w.stringMap(e.Results)
 			w.close('}')
 		}
 		w.close(']')
 	}
+}
+
+func (w *jw) references(refs []*compare.Input) {
+	w.open('[')
+	for _, in := range refs {
+		w.elem()
+		w.open('{')
+		w.input(in)
+		w.close('}')
+	}
+	w.close(']')
 }
 
 func (w *jw) guard(g *compare.Guard) {
@@ -161,14 +162,7 @@ func CompareJSON(out io.Writer, r *compare.Result) error {
 	w.key("inputs")
 	w.inputs(r.Inputs)
 	w.key("references")
-	w.open('[')
-	for _, in := range r.References {
-		w.elem()
-		w.open('{')
-		w.input(in)
-		w.close('}')
-	}
-	w.close(']')
+	w.references(r.References)
 	w.key("guard")
 	w.guard(r.Guard)
 	w.key("loads")

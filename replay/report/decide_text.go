@@ -206,14 +206,7 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 	w.key("inputs")
 	w.inputs(d.Inputs)
 	w.key("references")
-	w.open('[')
-	for _, in := range d.References {
-		w.elem()
-		w.open('{')
-		w.input(in)
-		w.close('}')
-	}
-	w.close(']')
+	w.references(d.References)
 	w.key("guard")
 	w.guard(d.Guard)
 	w.key("rows")

@@ -142,16 +142,7 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.ks("tpot_ns", Meanings["tpot_ns"])
 	w.close('}')
 	w.key("aliases")
-	w.open('{')
-	keys := make([]string, 0, len(r.Aliases))
-	for k := range r.Aliases {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		w.ks(k, r.Aliases[k])
-	}
-	w.close('}')
+	w.stringMap(r.Aliases)
 	w.key("results")
 	w.open('[')
 	for _, p := range r.Results {
@@ -292,6 +283,20 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.b.WriteByte('\n')
 	_, err := io.WriteString(out, w.b.String())
 	return err
+}
+
+// stringMap writes m as an object with sorted keys.
+func (w *jw) stringMap(m map[string]string) {
+	w.open('{')
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.ks(k, m[k])
+	}
+	w.close('}')
 }
 
 func strList(w *jw, ss []string) {
