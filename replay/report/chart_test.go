@@ -28,7 +28,7 @@ func compareInputs(t *testing.T) []*compare.Input {
 	t.Helper()
 	var ins []*compare.Input
 	for i, run := range []*memRun{smallRun(), slowerRun()} {
-		res, err := replay.Replay(context.Background(), run, replay.Options{})
+		res, err := replay.Replay(context.Background(), run, replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +133,9 @@ func TestChartsAreNeverEmptyOrUnlabelled(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, probs := chartProblems(t, b.String())
+		if name == "compare" && !strings.Contains(b.String(), "Goodput by ttft limit at rate 1 req/s") {
+			t.Error("compare: no SLO sweep chart")
+		}
 		if n < 4 {
 			t.Errorf("%s: %d charts", name, n)
 		}

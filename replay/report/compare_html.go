@@ -147,11 +147,77 @@ func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []char
 		charts = append(charts, p.layout())
 	}
 	for _, load := range loads {
+		if sw := ins[0].Result.Sweep; sw != nil && len(sw.LimitsNS) > 0 {
+			charts = append(charts, sweepOverlay(ins, load))
+		}
 		for _, d := range []struct{ key, name string }{{"ttft_ns", "TTFT"}, {"e2e_ns", "E2E latency"}} {
 			charts = append(charts, cdfChart(ins, load, d.key, d.name))
 		}
 	}
 	return charts
+}
+
+// pointAt is the input's point offering load, "" when none does.
+func pointAt(in *compare.Input, load string) string {
+	for _, pt := range compare.Points(in.Result) {
+		if o, ok := compare.PointLoad(in.Manifest, pt); ok && o.String() == load {
+			return pt
+		}
+	}
+	return ""
+}
+
+// sweepOverlay is goodput against the swept SLO limit at one offered
+// load, one line per configuration (medians across repeats), with the
+// SLO's own limit marked.
+func sweepOverlay(ins []*compare.Input, load string) chartView {
+	sw := ins[0].Result.Sweep
+	p := plot{title: "Goodput by " + sw.Metric + " limit at " + load, xLabel: sw.Metric + " limit (ms)", yLabel: "goodput (req/s)",
+		empty: "no defined goodput", caption: "Goodput each configuration would have under each " + sw.Metric + " limit, the other limits fixed (medians across repeats)."}
+	var lo, hi *big.Rat
+	for i, in := range ins {
+		s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
+		point := pointAt(in, load)
+		if isw := in.Result.Sweep; isw != nil && point != "" {
+			for j, lim := range isw.LimitsNS {
+				var vals []replay.Value
+				for _, row := range isw.Rows {
+					if row.Point == point {
+						vals = append(vals, row.Goodput[j])
+					}
+				}
+				med := replay.SummarizeValues(vals, replay.CIConfidence).Median
+				x := new(big.Rat).Mul(rat(lim), nsToMS)
+				if lo == nil || x.Cmp(lo) < 0 {
+					lo = x
+				}
+				if hi == nil || x.Cmp(hi) > 0 {
+					hi = x
+				}
+				s.line = append(s.line, plotPt{x: x, y: ratOf(med), xl: Decimal(replay.Int(lim), nsToMS, 3), val: Decimal(med, one, 3),
+					tip: inputLabel(i) + ", " + sw.Metric + " ≤ " + Decimal(replay.Int(lim), nsToMS, 3) + " ms: goodput " + Decimal(med, one, 3) + " req/s"})
+			}
+		}
+		p.series = append(p.series, s)
+	}
+	if lo == nil {
+		lo, hi = new(big.Rat), big.NewRat(1, 1)
+	}
+	p.numericX(lo, hi, "ms")
+	var limit *int64
+	switch sw.Metric {
+	case "ttft":
+		limit = ins[0].Result.SLO.TTFTNS
+	case "e2e":
+		limit = ins[0].Result.SLO.E2ENS
+	case "tpot":
+		limit = ins[0].Result.SLO.TPOTNS
+	}
+	if limit != nil {
+		p.vline = new(big.Rat).Mul(rat(*limit), nsToMS)
+		p.vlineAt = "SLO " + Decimal(replay.Int(*limit), nsToMS, 3) + " ms"
+	}
+	return p.layout()
 }
 
 // cdfChart is the distribution of one latency at one offered load, per
@@ -164,13 +230,7 @@ func cdfChart(ins []*compare.Input, load, dist, name string) chartView {
 	xmax := new(big.Rat)
 	for i, in := range ins {
 		s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
-		point := ""
-		for _, pt := range compare.Points(in.Result) {
-			if o, ok := compare.PointLoad(in.Manifest, pt); ok && o.String() == load {
-				point = pt
-			}
-		}
-		if point != "" {
+		if point := pointAt(in, load); point != "" {
 			type q struct {
 				key     string
 				percent *big.Rat

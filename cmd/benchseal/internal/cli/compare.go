@@ -33,6 +33,7 @@ type inputFlags struct {
 	allowDiff     []string
 	alpha         float64
 	output        string
+	sweep         string
 }
 
 func (f *inputFlags) bind(cmd *cobra.Command) {
@@ -45,6 +46,7 @@ func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann–Whitney U test")
 	fl.StringVar(&f.output, "output", "text", "output format: text|json|markdown|html")
+	fl.StringVar(&f.sweep, "sweep-slo", "", "HTML: also chart goodput against one SLO limit per configuration, e.g. ttft=50ms..2s[:steps]")
 }
 
 func allowableChecks() []string {
@@ -78,6 +80,13 @@ func (f *inputFlags) loadOptions(target string) (load.Options, compare.GuardOpti
 		}
 		s.Source = "flag"
 		lo.Replay.SLO = &s
+	}
+	if f.sweep != "" {
+		sw, err := replay.ParseSweep(f.sweep)
+		if err != nil {
+			return lo, g, usagef("--sweep-slo: %v", err)
+		}
+		lo.Replay.Sweep = sw
 	}
 	if target != "" {
 		t, err := replay.ParseFraction(target)
