@@ -82,7 +82,12 @@ func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
 		}
 	}
 	if err := Check(res); err != nil {
-		return fmt.Errorf("imported run is not valid: %w", err)
+		err = fmt.Errorf("imported run is not valid: %w", err)
+		if len(opts.Overlay) == 0 && len(opts.Set) == 0 {
+			// Nothing but the files made it: they are bad input.
+			err = badInput{err}
+		}
+		return err
 	}
 	return nil
 }
@@ -129,6 +134,12 @@ func Write(dest, tool string, files []File, res *Result, opts WriteOptions) (err
 	committed = true
 	return nil
 }
+
+// badInput marks an error caused by the input files alone.
+type badInput struct{ err error }
+
+func (e badInput) Error() string   { return e.err.Error() }
+func (e badInput) Unwrap() []error { return []error{e.err, ErrBadInput} }
 
 // timeFields are the manifest's times, declared unknown together when the
 // files do not date the run.

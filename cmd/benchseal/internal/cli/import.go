@@ -77,7 +77,10 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 	}
 	res, err := importer.Import(cmd.Context(), tool, files, o.out, opts)
 	if err != nil {
-		if errors.Is(err, ingest.ErrBadInput) {
+		// The files are not what they were given as (another tool's, a
+		// summary without the per-request file, a run they cannot make
+		// valid): exit 3 for every importer.
+		if errors.Is(err, ingest.ErrBadInput) || errors.Is(err, ingest.ErrNoFiles) {
 			return rejected(err)
 		}
 		return err
