@@ -18,6 +18,10 @@ import (
 // directory that is not valid: checked and rejected.
 var ErrRejected = errors.New("input rejected")
 
+// ErrNeedKey is returned for a bundle when no key is pinned and unsigned
+// input is not allowed: a usage mistake, not a bad bundle.
+var ErrNeedKey = errors.New("a bundle needs a pinned key to verify it (--key), or explicitly allowing unsigned input (--allow-unsigned), which authenticates nothing")
+
 // Options say how inputs are checked and replayed.
 type Options struct {
 	// Keys are the pinned public keys; each bundle must verify under one
@@ -43,7 +47,7 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 		return nil, fmt.Errorf("open %s: no such run directory or bundle", path)
 	}
 	if len(opts.Keys) == 0 && !opts.AllowUnsignedUnsafe {
-		return nil, fmt.Errorf("%s: a bundle needs a pinned key to verify it (or allowing unsigned input, which authenticates nothing)", path)
+		return nil, fmt.Errorf("%s: %w", path, ErrNeedKey)
 	}
 	b, err := artifact.Open(path)
 	if err != nil {

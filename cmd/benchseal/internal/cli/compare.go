@@ -145,6 +145,9 @@ func loadInputs(ctx context.Context, errOut io.Writer, paths []string, lo load.O
 			if errors.Is(err, load.ErrRejected) {
 				return nil, rejected(err)
 			}
+			if errors.Is(err, load.ErrNeedKey) {
+				return nil, usagef("%v", err)
+			}
 			return nil, err
 		}
 		ins = append(ins, in)
