@@ -221,6 +221,10 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	res.Summary = summarise(res.Results)
 	if cfg.sweep != nil {
 		res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))
+		if why := cfg.gate.sweepReason(cfg.sweep.Metric); why != "" {
+			res.Sweep.null()
+			res.Notes = append(res.Notes, "sweep of "+cfg.sweep.Metric+" is null: "+why)
+		}
 	}
 	target := opts.AttainmentTarget
 	if target == nil {

@@ -166,6 +166,26 @@ func (g *gate) window(k groupKey, grp *group) (int64, bool, string, string) {
 	return tw.WindowNS, true, "the tool's own window: " + tw.How, ""
 }
 
+// sweepReason says why the records cannot determine a sweep of metric
+// (ttft, e2e or tpot): a field it reads was not measured ("" if they can).
+func (g *gate) sweepReason(metric string) string {
+	if g == nil {
+		return ""
+	}
+	fields := map[string][]string{
+		"ttft": {schema.FieldFirstChunk},
+		"e2e":  {schema.FieldLastChunk},
+		"tpot": {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
+	}[metric]
+	var rs []string
+	for _, f := range fields {
+		if o := g.prov.Field(f); !o.Usable() {
+			rs = append(rs, f+" not measured by the source ("+o.How+")")
+		}
+	}
+	return strings.Join(rs, "; ")
+}
+
 // windowUnmeasured reports whether the records' send times cannot give a
 // window.
 func (g *gate) windowUnmeasured() bool { return g != nil && g.windowReason != "" }

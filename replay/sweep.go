@@ -100,6 +100,16 @@ type SweepRow struct {
 	Attainment []Value
 }
 
+// null empties every goodput and attainment of the sweep (the records
+// cannot determine the swept metric).
+func (sw *Sweep) null() {
+	for i := range sw.Rows {
+		for j := range sw.Rows[i].Goodput {
+			sw.Rows[i].Goodput[j], sw.Rows[i].Attainment[j] = Null, Null
+		}
+	}
+}
+
 func buildSweep(spec *SweepSpec, groups map[groupKey]*group, order []groupKey) *Sweep {
 	sw := &Sweep{Metric: spec.Metric, LimitsNS: spec.Limits()}
 	for _, k := range order {

@@ -354,3 +354,32 @@ func checkGolden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs from golden; rerun with -update and review the diff", path)
 	}
 }
+
+// TestSweepOfAnUnmeasuredFieldIsNull: a sweep of the TTFT limit over a run
+// whose first chunks were not measured gives no number, and says why.
+func TestSweepOfAnUnmeasuredFieldIsNull(t *testing.T) {
+	run := absentRun()
+	run.m.Provenance.Set(schema.FieldFirstChunk, schema.FieldAbsent, "non-streaming")
+	sw, err := replay.ParseSweep("ttft=50ms..250ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), run, replay.Options{Sweep: sw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range res.Sweep.Rows {
+		for i := range row.Goodput {
+			if !row.Goodput[i].IsNull() || !row.Attainment[i].IsNull() {
+				t.Fatalf("%s/%d: a number from an unmeasured ttft", row.Point, row.Repeat)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "note: sweep of ttft is null: first_chunk_ns not measured by the source (non-streaming)") {
+		t.Errorf("no reason in\n%s", b.String())
+	}
+}
