@@ -55,6 +55,7 @@ func (r *runner) baseManifest() *schema.Manifest {
 		m.Client.Boundary = schema.BoundaryClientStreaming
 	} else {
 		m.Client.Boundary = schema.BoundaryNonStreaming
+		declareNonStreaming(m)
 	}
 	seed := o.Plan.Seed
 	m.Client.Seed = &seed
@@ -187,4 +188,18 @@ func finishManifest(m *schema.Manifest, overlay []byte, sets []string) error {
 	slices.Sort(m.Unknown)
 	m.Unknown = slices.Compact(m.Unknown)
 	return nil
+}
+
+// declareNonStreaming states in manifest.provenance what a non-streaming
+// capture measures: the whole response's arrival, stored as the single
+// element of chunks_ns, and no first-token time, so replay nulls TTFT,
+// TPOT and ITL with this reason.
+func declareNonStreaming(m *schema.Manifest) {
+	if m.Provenance == nil {
+		m.Provenance = &schema.Provenance{}
+	}
+	m.Provenance.Set(schema.FieldFirstChunk, schema.FieldAbsent,
+		"non-streaming: the response arrived whole, so there is no first-token time; chunks_ns[0] is the whole response's arrival")
+	m.Provenance.Set(schema.FieldChunks, schema.FieldDerived,
+		"non-streaming: one element, the whole response's arrival (no chunk times between tokens)")
 }

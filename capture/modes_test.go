@@ -230,6 +230,9 @@ func TestNonStreamingCompletionsAndPromptsFile(t *testing.T) {
 	if rf.m.Client.Boundary != schema.BoundaryNonStreaming || rf.m.Decoding.Endpoint != "/v1/completions" || rf.m.Workload.Items != 2 {
 		t.Errorf("manifest %+v %+v", rf.m.Client, rf.m.Decoding)
 	}
+	if pv := rf.m.Provenance; pv.Field(schema.FieldFirstChunk).Usable() || pv.Field(schema.FieldChunks).Status != schema.FieldDerived {
+		t.Errorf("provenance %+v: a non-streaming capture must declare first_chunk_ns absent and chunks_ns derived", pv)
+	}
 	for _, r := range rf.recs {
 		want := int64(5)
 		if *r.Item != 0 {
