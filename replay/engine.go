@@ -182,6 +182,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, err
 	}
 	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases, Cost: cost}
+	if m.Plan != nil {
+		res.Plan = "sha256:" + m.Plan.SHA256
+	}
 	if len(groups) > 0 { // a run without records has nothing to count
 		if missing := countMissing(m, groups, cfg); m.Incomplete || missing > 0 {
 			res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}

@@ -271,6 +271,10 @@ type Result struct {
 	// Boundary is where the run's timestamps were taken (manifest
 	// client.boundary): client-streaming, server-timer or non-streaming.
 	Boundary string
+	// Plan is the digest of the pre-registered plan the run's manifest
+	// names, "" when the run was not pre-registered. Whether the run
+	// matches it is verify's check, not replay's.
+	Plan string
 	// Cost is the manifest's price per hour, or nil when it states none.
 	Cost *CostSpec
 	SLO  SLOSpec

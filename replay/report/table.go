@@ -224,7 +224,7 @@ func sloLine(r *replay.Result) string {
 // Text writes a human-readable report.
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
+	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\nplan: %s\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
 	}
@@ -352,7 +352,7 @@ func csvNum(v replay.Value) string {
 // Markdown writes one table per point and repeat.
 func Markdown(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s\n\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r))
+	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s  \n**plan:** %s\n\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "**%s**\n\n", r.Incomplete.Line())
 	}
@@ -394,6 +394,14 @@ func Markdown(out io.Writer, r *replay.Result) error {
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// planLine says whether the run was pre-registered.
+func planLine(digest string) string {
+	if digest == "" {
+		return "none: the run was not pre-registered"
+	}
+	return "pre-registered plan " + digest + " (verify --plan checks the run against it)"
 }
 
 // boundaryLine says where a run's timestamps were taken, so numbers from
