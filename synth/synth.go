@@ -117,6 +117,16 @@ func (o *Options) Validate() error {
 			seen[n] = true
 		}
 	}
+	if n := len(o.Points) * o.Repeats; n > 0 && o.Requests >= 1 && o.Requests%n != 0 {
+		// The manifest declares one request count per point, the same for
+		// every repeat, and validate holds each point × repeat to it.
+		lo := o.Requests / n * n
+		hint := fmt.Sprintf("%d", lo+n)
+		if lo > 0 {
+			hint = fmt.Sprintf("%d or %d", lo, lo+n)
+		}
+		errs = append(errs, fmt.Errorf("requests %d is not a multiple of %d points × %d repeats: use %s", o.Requests, len(o.Points), o.Repeats, hint))
+	}
 	if o.Repeats < 1 {
 		errs = append(errs, errors.New("repeats must be ≥ 1"))
 	}
@@ -207,8 +217,6 @@ func clamp(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
 // run simulates every point: warmup, then the repeats.
 func (g *gen) run(ctx context.Context) error {
 	per := g.opts.Requests / (len(g.opts.Points) * g.opts.Repeats)
-	extra := g.opts.Requests % (len(g.opts.Points) * g.opts.Repeats)
-	seg := 0
 	for _, p := range g.opts.Points {
 		name := g.opts.pointName(p)
 		if g.opts.Warmup > 0 {
@@ -217,15 +225,7 @@ func (g *gen) run(ctx context.Context) error {
 			}
 		}
 		for r := range g.opts.Repeats {
-			n := per
-			if seg < extra {
-				n++
-			}
-			seg++
-			if n == 0 {
-				continue
-			}
-			if err := g.segment(ctx, name, p, r, schema.PhaseMeasure, n); err != nil {
+			if err := g.segment(ctx, name, p, r, schema.PhaseMeasure, per); err != nil {
 				return err
 			}
 		}

@@ -4,7 +4,7 @@
 # zstd -t over the same blob files. verify must stream: peak RSS < 256 MB.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-N=${BUNDLE_BENCH_REQUESTS:-1000000}
+N=${BUNDLE_BENCH_REQUESTS:-1000002}
 BIN=${BIN:-bin/benchseal}
 [ -x "$BIN" ] || go build -trimpath -o "$BIN" ./cmd/benchseal
 if ! command -v zstd >/dev/null || [ ! -x /usr/bin/time ]; then

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 if [ ! -x /usr/bin/time ]; then
   apt-get update -qq >/dev/null && apt-get install -y -qq time >/dev/null
 fi
-REQUESTS=${REQUESTS:-1000000}
+REQUESTS=${REQUESTS:-1000002}
 BIN=${BIN:-bin/benchseal}
 [ -x "$BIN" ] || go build -trimpath -o "$BIN" ./cmd/benchseal
 work=$(mktemp -d)

@@ -3,7 +3,7 @@
 # to the floor any reader pays (zstd -dc records.jsonl.zst | wc -l).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-N=${REPLAY_BENCH_REQUESTS:-1000000}
+N=${REPLAY_BENCH_REQUESTS:-1000002}
 BIN=${BIN:-bin/benchseal}
 [ -x "$BIN" ] || go build -trimpath -o "$BIN" ./cmd/benchseal
 if ! command -v zstd >/dev/null || [ ! -x /usr/bin/time ]; then

@@ -43,7 +43,7 @@ With no flags it writes a small demo run: concurrency 4, 16 and 64 (past the
 server's 48 batch slots) × 2 repeats, 1800 measured requests.`,
 		Example: `  benchseal synth --out demo-run
   benchseal synth --out sweep --mode rate --points 4,12,24 --repeats 3
-  benchseal synth --out big --requests 1000000`,
+  benchseal synth --out big --requests 1000002`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("zstd") {
