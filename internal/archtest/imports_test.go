@@ -37,19 +37,20 @@ func listPackages(t *testing.T) []pkg {
 // forbidden maps a top-level package (inside the module) to module packages
 // it must never depend on, directly or not.
 var forbidden = map[string][]string{
-	"schema":    {module + "/"},
-	"artifact":  {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"plan":      {module + "/artifact", module + "/attest", module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"attest":    {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"verify":    {module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"replay":    {module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/simulator"},
-	"importer":  {module + "/verify", module + "/artifact", module + "/capture", module + "/simulator"},
-	"capture":   {module + "/verify", module + "/artifact", module + "/replay", module + "/importer"},
-	"simulator": {module + "/"},
-	"stats":     {module + "/"},
-	"compare":   {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
-	"redact":    {module + "/"},
-	"synth":     {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
+	"schema":        {module + "/"},
+	"artifact":      {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"plan":          {module + "/artifact", module + "/attest", module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"attest":        {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"verify":        {module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"replay":        {module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/simulator"},
+	"importer":      {module + "/verify", module + "/artifact", module + "/capture", module + "/simulator"},
+	"capture":       {module + "/verify", module + "/artifact", module + "/replay", module + "/importer"},
+	"simulator":     {module + "/"},
+	"stats":         {module + "/"},
+	"servermetrics": {module + "/"},
+	"compare":       {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
+	"redact":        {module + "/"},
+	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 
 // cliOnly are imports only cmd/ may make directly: library packages never
@@ -77,7 +78,7 @@ func TestImportsPointDownward(t *testing.T) {
 			for _, b := range bad {
 				prefix := strings.TrimSuffix(b, "/")
 				if d == prefix || strings.HasPrefix(d, prefix+"/") {
-					if top == "schema" || top == "simulator" || top == "stats" || top == "redact" {
+					if top == "schema" || top == "simulator" || top == "stats" || top == "redact" || top == "servermetrics" {
 						// leaves: only themselves
 						if d == module+"/"+top || strings.HasPrefix(d, module+"/"+top+"/") {
 							continue

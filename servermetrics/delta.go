@@ -1,0 +1,296 @@
+package servermetrics
+
+import (
+	"fmt"
+	"math"
+)
+
+// Column is the server-side column of one point × repeat: what the
+// engine's own metrics say happened between two scrapes. It is never
+// merged with client measurements.
+type Column struct {
+	Engine     string           `json:"engine"`
+	Histograms []HistogramDelta `json:"histograms"`
+	Counters   []CounterDelta   `json:"counters"`
+	Gauges     []GaugePeak      `json:"gauges"`
+	// Absent lists the roles the engine names but the scrapes cannot
+	// give, each with the reason.
+	Absent []Absent `json:"absent"`
+}
+
+// Absent is a quantity the column cannot give, with the reason.
+type Absent struct {
+	Role   string `json:"role"`
+	Metric string `json:"metric"`
+	Reason string `json:"reason"`
+}
+
+// HistogramDelta is what a histogram's change between two scrapes
+// supports: its observation count, mean, share under each bucket edge
+// and percentile estimates between bucket edges. Times are in seconds.
+type HistogramDelta struct {
+	Role   string  `json:"role"`
+	Metric string  `json:"metric"`
+	Count  float64 `json:"count"`
+	// Mean is Δsum ÷ Δcount; nil when there were no observations.
+	Mean *float64 `json:"mean"`
+	// Under is the share of the observations at or below each finite
+	// bucket edge.
+	Under []EdgeShare `json:"under"`
+	// Estimates are bucket-interpolated percentiles (linear within the
+	// bucket, as Prometheus' histogram_quantile): estimates, not
+	// measurements, each with the edges of its bucket.
+	Estimates []Estimate `json:"estimates"`
+}
+
+// EdgeShare is the share of observations at or below one bucket edge.
+type EdgeShare struct {
+	Edge  float64 `json:"le"`
+	Share float64 `json:"share"`
+}
+
+// Estimate is a bucket-interpolated percentile: the true value lies in
+// [Lo, Hi] (the bucket's edges); Value is nil when the percentile falls
+// above the last finite edge (Hi is then null: no upper bound).
+type Estimate struct {
+	Quantile float64  `json:"quantile"`
+	Value    *float64 `json:"value"`
+	Lo       float64  `json:"lo"`
+	Hi       *float64 `json:"hi"`
+}
+
+// CounterDelta is a counter's increase between two scrapes.
+type CounterDelta struct {
+	Role   string  `json:"role"`
+	Metric string  `json:"metric"`
+	Delta  float64 `json:"delta"`
+}
+
+// GaugePeak is the largest value a gauge showed over the scrapes of a
+// point, and its least-squares slope per second over them (nil with
+// fewer than two scrapes at distinct times).
+type GaugePeak struct {
+	Role    string   `json:"role"`
+	Metric  string   `json:"metric"`
+	Peak    float64  `json:"peak"`
+	Scrapes int      `json:"scrapes"`
+	Slope   *float64 `json:"slope_per_s"`
+}
+
+// Quantiles estimated by Delta.
+var Quantiles = []float64{0.5, 0.9, 0.99}
+
+// Delta computes the server column of the window between the first and
+// last of scrapes (in time order; periodic scrapes in between feed the
+// gauges' peaks and slopes). engine "" detects it from the last scrape.
+func Delta(engine string, scrapes []*Snapshot) (*Column, error) {
+	if len(scrapes) < 2 {
+		return nil, fmt.Errorf("%w: need a scrape before and after the point, have %d", ErrServerMetrics, len(scrapes))
+	}
+	before, after := scrapes[0], scrapes[len(scrapes)-1]
+	if engine == "" {
+		engine = DetectEngine(after)
+	}
+	if engine == "" {
+		return nil, fmt.Errorf("%w: no known engine metrics (vLLM, SGLang or TGI names) in the scrapes", ErrServerMetrics)
+	}
+	c := &Column{Engine: engine, Histograms: []HistogramDelta{}, Counters: []CounterDelta{}, Gauges: []GaugePeak{}, Absent: []Absent{}}
+	for _, n := range Names {
+		if n.Engine != engine {
+			continue
+		}
+		var reason string
+		switch n.Kind {
+		case KindHistogram:
+			var h *HistogramDelta
+			h, reason = histDelta(n, before, after)
+			if h != nil {
+				c.Histograms = append(c.Histograms, *h)
+			}
+		case KindCounter:
+			var d *CounterDelta
+			d, reason = counterDelta(n, before, after)
+			if d != nil {
+				c.Counters = append(c.Counters, *d)
+			}
+		case KindGauge:
+			var g *GaugePeak
+			g, reason = gaugePeak(n, scrapes)
+			if g != nil {
+				c.Gauges = append(c.Gauges, *g)
+			}
+		}
+		if reason != "" {
+			c.Absent = append(c.Absent, Absent{Role: n.Role, Metric: n.Metric, Reason: reason})
+		}
+	}
+	return c, nil
+}
+
+func pair(n Name, before, after *Snapshot) (b, a *Family, reason string) {
+	b, okb := before.lookup(n)
+	a, oka := after.lookup(n)
+	switch {
+	case !okb && !oka:
+		return nil, nil, "not exposed by the server"
+	case !okb:
+		return nil, nil, "missing from the scrape before the point"
+	case !oka:
+		return nil, nil, "missing from the scrape after the point"
+	}
+	return b, a, ""
+}
+
+const resetReason = "counter reset between the scrapes (a value went down: the engine restarted or a series vanished)"
+
+func counterDelta(n Name, before, after *Snapshot) (*CounterDelta, string) {
+	b, a, why := pair(n, before, after)
+	if why != "" {
+		return nil, why
+	}
+	if a.Sum < b.Sum {
+		return nil, resetReason
+	}
+	return &CounterDelta{Role: n.Role, Metric: n.Metric, Delta: a.Sum - b.Sum}, ""
+}
+
+func histDelta(n Name, before, after *Snapshot) (*HistogramDelta, string) {
+	bf, af, why := pair(n, before, after)
+	if why != "" {
+		return nil, why
+	}
+	b, a := bf.Hist, af.Hist
+	if len(a.Bounds) != len(b.Bounds) {
+		return nil, "bucket edges changed between the scrapes"
+	}
+	for i := range a.Bounds {
+		if a.Bounds[i] != b.Bounds[i] {
+			return nil, "bucket edges changed between the scrapes"
+		}
+	}
+	d := &Hist{Bounds: a.Bounds, Cum: make([]float64, len(a.Cum)), Count: a.Count - b.Count, Sum: a.Sum - b.Sum}
+	if d.Count < 0 || d.Sum < 0 {
+		return nil, resetReason
+	}
+	for i := range a.Cum {
+		d.Cum[i] = a.Cum[i] - b.Cum[i]
+		if d.Cum[i] < 0 || d.Cum[i] > d.Count || (i > 0 && d.Cum[i] < d.Cum[i-1]) {
+			return nil, resetReason
+		}
+	}
+	out := &HistogramDelta{Role: n.Role, Metric: n.Metric, Count: d.Count, Under: []EdgeShare{}, Estimates: []Estimate{}}
+	if d.Count == 0 {
+		return out, ""
+	}
+	mean := d.Sum / d.Count
+	out.Mean = &mean
+	for i, e := range d.Bounds {
+		out.Under = append(out.Under, EdgeShare{Edge: e, Share: d.Cum[i] / d.Count})
+	}
+	for _, q := range Quantiles {
+		out.Estimates = append(out.Estimates, d.estimate(q))
+	}
+	return out, ""
+}
+
+// estimate interpolates quantile q linearly inside its bucket, the rule
+// of Prometheus' histogram_quantile; the first bucket starts at 0 (or at
+// its edge when that is negative).
+func (h *Hist) estimate(q float64) Estimate {
+	rank := q * h.Count
+	prevCum, lo := 0.0, 0.0
+	if len(h.Bounds) > 0 && h.Bounds[0] < 0 {
+		lo = h.Bounds[0]
+	}
+	for i, up := range h.Bounds {
+		if h.Cum[i] >= rank && h.Cum[i] > 0 {
+			in := h.Cum[i] - prevCum
+			v := up
+			if in > 0 {
+				v = lo + (up-lo)*(rank-prevCum)/in
+			}
+			hi := up
+			return Estimate{Quantile: q, Value: &v, Lo: lo, Hi: &hi}
+		}
+		prevCum, lo = h.Cum[i], up
+	}
+	return Estimate{Quantile: q, Lo: lo}
+}
+
+// Attainment is the share of observations at or below limit (seconds):
+// exact (Lo == Hi, Exact set) when limit is a bucket edge, otherwise
+// bounded by the shares at the neighbouring edges.
+type Attainment struct {
+	Lo, Hi float64
+	Exact  bool
+}
+
+// Attain computes the attainment of limit from a histogram delta; ok is
+// false when it had no observations.
+func (h *HistogramDelta) Attain(limit float64) (Attainment, bool) {
+	if h.Count == 0 {
+		return Attainment{}, false
+	}
+	lo, hi := 0.0, 1.0
+	for _, u := range h.Under {
+		switch {
+		case u.Edge == limit:
+			return Attainment{Lo: u.Share, Hi: u.Share, Exact: true}, true
+		case u.Edge < limit:
+			lo = u.Share
+		case u.Edge > limit && hi == 1.0:
+			hi = u.Share
+		}
+	}
+	return Attainment{Lo: lo, Hi: max(lo, hi)}, true
+}
+
+func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {
+	g := &GaugePeak{Role: n.Role, Metric: n.Metric, Peak: math.Inf(-1)}
+	var xs, ys []float64
+	for _, s := range scrapes {
+		f, ok := s.lookup(n)
+		if !ok {
+			continue
+		}
+		v := f.Sum
+		if n.Role == RoleKVCache {
+			v = f.Max
+		}
+		g.Peak = max(g.Peak, v)
+		g.Scrapes++
+		xs = append(xs, float64(s.AtNS)/1e9)
+		ys = append(ys, v)
+	}
+	if g.Scrapes == 0 {
+		return nil, "not exposed by the server"
+	}
+	if s, ok := slope(xs, ys); ok {
+		g.Slope = &s
+	}
+	return g, ""
+}
+
+// slope is the least-squares slope of ys over xs; ok is false when the
+// xs do not vary.
+func slope(xs, ys []float64) (float64, bool) {
+	n := float64(len(xs))
+	if len(xs) < 2 {
+		return 0, false
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx, my = mx/n, my/n
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx == 0 {
+		return 0, false
+	}
+	return sxy / sxx, true
+}

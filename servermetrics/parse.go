@@ -1,0 +1,178 @@
+package servermetrics
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// ErrServerMetrics is the root of the errors this package returns.
+var ErrServerMetrics = errors.New("server metrics")
+
+// MaxScrapeBytes bounds one scrape read by Parse.
+const MaxScrapeBytes = 16 << 20
+
+// Snapshot is one scrape of an engine's /metrics, every family's series
+// summed over their labels (engines, data-parallel ranks, finish
+// reasons), keyed by family name.
+type Snapshot struct {
+	// AtNS is when the scrape was taken, in the run's clock (ns since its
+	// epoch); the caller sets it.
+	AtNS     int64
+	Families map[string]*Family
+}
+
+// Family is one metric family summed over its series.
+type Family struct {
+	Kind string
+	// Sum is the sum over series of a counter's or gauge's value; Max the
+	// largest single series (a per-engine fraction such as KV-cache use).
+	Sum, Max float64
+	// Hist is set for a histogram.
+	Hist *Hist
+}
+
+// Hist is a cumulative histogram: Cum[i] observations were at most
+// Bounds[i] (finite edges, ascending); Count includes those above the
+// last edge.
+type Hist struct {
+	Bounds []float64
+	Cum    []float64
+	Count  float64
+	Sum    float64
+}
+
+// Parse reads one scrape in the Prometheus text exposition format. Only
+// families with a TYPE line of counter, gauge or histogram are kept; a
+// histogram whose series disagree on their bucket edges is an error.
+func Parse(r io.Reader) (*Snapshot, error) {
+	lr := &io.LimitedReader{R: r, N: MaxScrapeBytes + 1}
+	fams, err := textToFamilies(lr)
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("%w: scrape larger than %d bytes", ErrServerMetrics, MaxScrapeBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: parse exposition: %w", ErrServerMetrics, err)
+	}
+	s := &Snapshot{Families: map[string]*Family{}}
+	for name, mf := range fams {
+		f, err := family(mf)
+		if err != nil {
+			return nil, fmt.Errorf("%w: metric %s: %w", ErrServerMetrics, name, err)
+		}
+		if f != nil {
+			s.Families[name] = f
+		}
+	}
+	return s, nil
+}
+
+func family(mf *dto.MetricFamily) (*Family, error) {
+	switch mf.GetType() {
+	case dto.MetricType_COUNTER, dto.MetricType_GAUGE:
+		f := &Family{Kind: KindGauge, Max: math.Inf(-1)}
+		if mf.GetType() == dto.MetricType_COUNTER {
+			f.Kind = KindCounter
+		}
+		for _, m := range mf.GetMetric() {
+			v := m.GetGauge().GetValue()
+			if f.Kind == KindCounter {
+				v = m.GetCounter().GetValue()
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("value %v is not a finite number", v)
+			}
+			f.Sum += v
+			f.Max = max(f.Max, v)
+		}
+		if len(mf.GetMetric()) == 0 {
+			f.Max = 0
+		}
+		return f, nil
+	case dto.MetricType_HISTOGRAM:
+		h := &Hist{}
+		for i, m := range mf.GetMetric() {
+			mh := m.GetHistogram()
+			var bounds, cum []float64
+			for _, b := range mh.GetBucket() {
+				if math.IsInf(b.GetUpperBound(), +1) {
+					continue
+				}
+				bounds = append(bounds, b.GetUpperBound())
+				cum = append(cum, float64(b.GetCumulativeCount()))
+			}
+			if !slices.IsSorted(bounds) {
+				return nil, fmt.Errorf("bucket edges not ascending: %v", bounds)
+			}
+			if i == 0 {
+				h.Bounds, h.Cum = bounds, make([]float64, len(bounds))
+			} else if !slices.Equal(bounds, h.Bounds) {
+				return nil, fmt.Errorf("series have different bucket edges (%v, %v)", h.Bounds, bounds)
+			}
+			for j := range cum {
+				h.Cum[j] += cum[j]
+			}
+			h.Count += float64(mh.GetSampleCount())
+			h.Sum += mh.GetSampleSum()
+		}
+		if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) {
+			return nil, fmt.Errorf("sum %v is not a finite number", h.Sum)
+		}
+		return &Family{Kind: KindHistogram, Hist: h}, nil
+	}
+	return nil, nil
+}
+
+// lookup finds the family a Name refers to, accepting a counter exposed
+// as "x_total" under a TYPE line of "x" and the reverse.
+func (s *Snapshot) lookup(n Name) (*Family, bool) {
+	if s == nil {
+		return nil, false
+	}
+	for _, name := range []string{n.Metric, strings.TrimSuffix(n.Metric, "_total"), n.Metric + "_total"} {
+		if f, ok := s.Families[name]; ok && f.Kind == n.Kind {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// DetectEngine names the engine whose metrics the snapshot holds: the
+// one with the most known names present ("" when none is).
+func DetectEngine(s *Snapshot) string {
+	best, n := "", 0
+	for _, e := range []string{EngineVLLM, EngineSGLang, EngineTGI} {
+		k := 0
+		for _, nm := range Names {
+			if nm.Engine == e {
+				if _, ok := s.lookup(nm); ok {
+					k++
+				}
+			}
+		}
+		if k > n {
+			best, n = e, k
+		}
+	}
+	return best
+}
+
+// textToFamilies runs expfmt's text parser, turning a panic inside it
+// into an error: the parser of v0.67 dereferences nil on some malformed
+// input (testdata/fuzz/FuzzParse holds one), and a scrape is untrusted.
+func textToFamilies(r io.Reader) (fams map[string]*dto.MetricFamily, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			fams, err = nil, fmt.Errorf("malformed exposition (the text parser failed: %v)", v)
+		}
+	}()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(r)
+}
