@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"sort"
+	"strings"
 )
 
 // Mask replaces every credential found.
@@ -17,10 +18,21 @@ type Finding struct {
 }
 
 // rule finds one kind of credential; the secret is the regexp's last
-// submatch.
+// submatch. Every match contains one of hints (case variants spelled
+// out), so the regexp only runs near them.
 type rule struct {
-	kind string
-	re   *regexp.Regexp
+	kind  string
+	re    *regexp.Regexp
+	hints []string
+}
+
+// variants spells a word in lower, upper and title case.
+func variants(words ...string) []string {
+	var out []string
+	for _, w := range words {
+		out = append(out, strings.ToLower(w), strings.ToUpper(w), strings.ToUpper(w[:1])+strings.ToLower(w[1:]))
+	}
+	return out
 }
 
 // fieldNames are the key names whose values are credentials: an
@@ -34,21 +46,21 @@ const secretValue = `([A-Za-z0-9._~+/=:-]*[A-Za-z_~+/=:-][A-Za-z0-9._~+/=:-]*)`
 
 var rules = []rule{
 	// An Authorization header or field: its whole value.
-	{"authorization header", regexp.MustCompile(`(?i)authorization\\?["']?\s*[:=]\s*\\?["']?((?:bearer|basic|token)\s+[^\s"'\\,;]+|[^\s"'\\,;]{8,})`)},
+	{"authorization header", regexp.MustCompile(`(?i)authorization\\?["']?\s*[:=]\s*\\?["']?((?:bearer|basic|token)\s+[^\s"'\\,;]+|[^\s"'\\,;]{8,})`), variants("authorization")},
 	// A Bearer token anywhere else.
-	{"bearer token", regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})`)},
+	{"bearer token", regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{8,})`), variants("bearer")},
 	// A credential-named field or variable: "api_key": "…", API_KEY=…,
 	// --api-key …, token: … (values of at least 8 characters that are not
 	// plain numbers).
-	{"credential field", regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_-])(?:` + fieldNames + `)\\?["']?\s*[:=]\s*\\?["']?` + secretValue)},
-	{"credential flag", regexp.MustCompile(`(?i)--(?:` + fieldNames + `)\s+["']?` + secretValue)},
+	{"credential field", regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_-])(?:` + fieldNames + `)\\?["']?\s*[:=]\s*\\?["']?` + secretValue), variants("key", "token", "secret", "passw")},
+	{"credential flag", regexp.MustCompile(`(?i)--(?:` + fieldNames + `)\s+["']?` + secretValue), []string{"--"}},
 	// Key formats.
-	{"sk- key", regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,})`)},
-	{"hf_ token", regexp.MustCompile(`\b(hf_[A-Za-z0-9]{20,})`)},
-	{"nvapi- key", regexp.MustCompile(`\b(nvapi-[A-Za-z0-9_-]{20,})`)},
-	{"github token", regexp.MustCompile(`\b((?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,})`)},
-	{"aws access key", regexp.MustCompile(`\b((?:AKIA|ASIA)[0-9A-Z]{16})\b`)},
-	{"slack token", regexp.MustCompile(`\b(xox[abposr]-[A-Za-z0-9-]{10,})`)},
+	{"sk- key", regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,})`), []string{"sk-"}},
+	{"hf_ token", regexp.MustCompile(`\b(hf_[A-Za-z0-9]{20,})`), []string{"hf_"}},
+	{"nvapi- key", regexp.MustCompile(`\b(nvapi-[A-Za-z0-9_-]{20,})`), []string{"nvapi-"}},
+	{"github token", regexp.MustCompile(`\b((?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{"aws access key", regexp.MustCompile(`\b((?:AKIA|ASIA)[0-9A-Z]{16})\b`), []string{"AKIA", "ASIA"}},
+	{"slack token", regexp.MustCompile(`\b(xox[abposr]-[A-Za-z0-9-]{10,})`), []string{"xox"}},
 }
 
 // minSecret is the shortest value a credential field must have to be
@@ -65,12 +77,21 @@ func Bytes(data []byte) ([]byte, []Finding) {
 	}
 	var spans []span
 	for _, r := range rules {
-		for _, m := range r.re.FindAllSubmatchIndex(data, -1) {
-			s, e := m[len(m)-2], m[len(m)-1]
-			if s < 0 || e-s < minSecret || string(data[s:e]) == Mask {
-				continue
+		for _, w := range windows(data, r.hints) {
+			for _, m := range r.re.FindAllSubmatchIndex(data[w[0]:w[1]], -1) {
+				s, e := w[0]+m[len(m)-2], w[0]+m[len(m)-1]
+				if e == w[1] && w[1] < len(data) {
+					// The value may go on past the window: match again
+					// from the same start over the rest of the data.
+					if mm := r.re.FindSubmatchIndex(data[w[0]+m[0]:]); mm != nil {
+						s, e = w[0]+m[0]+mm[len(mm)-2], w[0]+m[0]+mm[len(mm)-1]
+					}
+				}
+				if s < 0 || e-s < minSecret || string(data[s:e]) == Mask {
+					continue
+				}
+				spans = append(spans, span{s, e, r.kind})
 			}
-			spans = append(spans, span{s, e, r.kind})
 		}
 	}
 	if len(spans) == 0 {
@@ -98,6 +119,40 @@ func Bytes(data []byte) ([]byte, []Finding) {
 	}
 	out.Write(data[last:])
 	return out.Bytes(), found
+}
+
+// window bounds around a hint: a match starts at most before bytes
+// before it and, unless it is longer than after, ends within after bytes.
+const before, after = 64, 1024
+
+// windows returns the merged [start, end) ranges of data around every
+// occurrence of a hint.
+func windows(data []byte, hints []string) [][2]int {
+	var hits []int
+	for _, h := range hints {
+		for off := 0; ; {
+			i := bytes.Index(data[off:], []byte(h))
+			if i < 0 {
+				break
+			}
+			hits = append(hits, off+i)
+			off += i + 1
+		}
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	sort.Ints(hits)
+	var out [][2]int
+	for _, h := range hits {
+		s, e := max(0, h-before), min(len(data), h+after)
+		if n := len(out); n > 0 && s <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], e)
+			continue
+		}
+		out = append(out, [2]int{s, e})
+	}
+	return out
 }
 
 // String is Bytes for a string.

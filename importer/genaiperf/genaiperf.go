@@ -39,24 +39,29 @@ type Request struct {
 	RequestInputs      json.RawMessage   `json:"request_inputs"`
 }
 
-// payloadModel returns the "model" of a request payload (a JSON object,
-// or a JSON string holding one, under request_inputs.payload).
-func payloadModel(in json.RawMessage) string {
+// payload returns the request payload of request_inputs.payload (a JSON
+// object, or a JSON string holding one), nil when there is none.
+func payload(in json.RawMessage) json.RawMessage {
 	var ri struct {
 		Payload json.RawMessage `json:"payload"`
 	}
 	if json.Unmarshal(in, &ri) != nil || len(ri.Payload) == 0 {
-		return ""
+		return nil
 	}
 	p := ri.Payload
 	var s string
 	if json.Unmarshal(p, &s) == nil {
 		p = json.RawMessage(s)
 	}
+	return p
+}
+
+// payloadModel returns the "model" of a request payload.
+func payloadModel(in json.RawMessage) string {
 	var body struct {
 		Model string `json:"model"`
 	}
-	json.Unmarshal(p, &body)
+	json.Unmarshal(payload(in), &body)
 	return body.Model
 }
 
@@ -203,23 +208,13 @@ func parseConfig(data []byte, name string) (*Config, error) {
 	return c, nil
 }
 
-// payloadStream returns the "stream" switch of a request payload.
+// payloadStream returns the "stream" switch of a request payload, and
+// whether it has one.
 func payloadStream(in json.RawMessage) (bool, bool) {
-	var ri struct {
-		Payload json.RawMessage `json:"payload"`
-	}
-	if json.Unmarshal(in, &ri) != nil || len(ri.Payload) == 0 {
-		return false, false
-	}
-	p := ri.Payload
-	var s string
-	if json.Unmarshal(p, &s) == nil {
-		p = json.RawMessage(s)
-	}
 	var body struct {
 		Stream *bool `json:"stream"`
 	}
-	if json.Unmarshal(p, &body) != nil || body.Stream == nil {
+	if json.Unmarshal(payload(in), &body) != nil || body.Stream == nil {
 		return false, false
 	}
 	return *body.Stream, true
