@@ -553,6 +553,7 @@ type RecordStream struct {
 	layers []Layer
 	i      int
 	cur    io.ReadCloser
+	src    *errRecorder
 	sc     *bufio.Scanner
 	line   int
 	n      int64
@@ -584,6 +585,13 @@ func (s *RecordStream) Next() (*schema.Record, error) {
 				l := &s.layers[s.i]
 				rec, err := schema.DecodeRecord(s.sc.Bytes())
 				if err != nil {
+					if serr := s.src.err; serr != nil && serr != io.EOF {
+						// The line was cut short by the layer failing its
+						// checks (more data than the declared size, a
+						// decoder error): that is the cause to report.
+						s.err = wrapInvalid(CheckUncompressed, l.Title, serr)
+						return nil, s.err
+					}
 					s.err = invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, s.line), "%v", err)
 					return nil, s.err
 				}
@@ -616,10 +624,25 @@ func (s *RecordStream) Next() (*schema.Record, error) {
 			return nil, err
 		}
 		s.cur = rc
-		s.sc = bufio.NewScanner(rc)
+		s.src = &errRecorder{r: rc}
+		s.sc = bufio.NewScanner(s.src)
 		s.sc.Buffer(make([]byte, 0, 64<<10), MaxRecordLineSize)
 		s.line, s.n = 0, 0
 	}
+}
+
+// errRecorder passes reads through, keeping the first error.
+type errRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errRecorder) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // Close ends the stream.

@@ -3,8 +3,10 @@ package verify_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -67,5 +69,51 @@ func TestVerifyRejectsDataAfterTheRecordsFrame(t *testing.T) {
 				t.Errorf("want the uncompressed check to fail, got %+v", c)
 			}
 		})
+	}
+}
+
+// TestVerifyStopsAfterTheSignatureFails: with no valid signature the
+// content checks are not run (they would only describe content nobody
+// vouches for) unless AllChecks asks for them.
+func TestVerifyStopsAfterTheSignatureFails(t *testing.T) {
+	p, _ := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b"))
+	v := newVerifier(t, []*artifact.PublicKey{artifacttest.Reviewer(t).Public()}) // not the signer
+	for _, all := range []bool{false, true} {
+		res, err := v.Verify(context.Background(), p, verify.Policy{AllChecks: all})
+		if err == nil || res.Verified {
+			t.Fatal("verified with the wrong key")
+		}
+		c := res.Check(verify.CheckUncompress)
+		switch {
+		case !all && c.Status != verify.StatusSkipped:
+			t.Errorf("content checked after the signature failed: %+v", c)
+		case all && c.Status != verify.StatusPassed:
+			t.Errorf("AllChecks: uncompressed check %+v, want passed", c)
+		}
+	}
+}
+
+// TestVerifyReportsAShortDeclaredSizeAsSuch: a records layer whose declared
+// uncompressed size is smaller than its content fails the uncompressed
+// check, not the schema check (the cut-off line is a symptom).
+func TestVerifyReportsAShortDeclaredSizeAsSuch(t *testing.T) {
+	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := len(b.Layers()) - 2
+	l := b.Layers()[i]
+	b.Close()
+	good, _ := os.ReadFile(filepath.Join(p, "blobs", "sha256", l.Descriptor.Digest.Encoded()))
+	artifacttest.ReplaceLayer(t, p, i, good, map[string]string{"dev.benchseal.uncompressed.size": fmt.Sprint(l.UncompressedSize - 10)})
+	sig := artifacttest.SignStatementOf(t, p)
+	v := newVerifier(t, []*artifact.PublicKey{artifacttest.Publisher(t).Public()})
+	res, err := v.Verify(context.Background(), p, verify.Policy{Detached: [][]byte{sig}})
+	if err == nil || res.Verified {
+		t.Fatal("verified")
+	}
+	if c := res.Check(verify.CheckUncompress); c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "declared size") {
+		t.Errorf("uncompressed check %+v, want a declared-size failure", c)
 	}
 }

@@ -103,6 +103,10 @@ type Policy struct {
 	// each of whom must have signed a PASSED verification summary of this
 	// run manifest.
 	RequireAttestations []Signer
+	// AllChecks runs every check even after the signature check failed
+	// (by default verification stops there: the rest would only describe
+	// content nobody vouches for).
+	AllChecks bool
 	// RequireRecomputable rejects a bundle with any claim that cannot be
 	// recomputed from its records (including those the publisher marked
 	// not_recomputable); by default they pass with a warning.
@@ -248,6 +252,17 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		}
 	} else if ce := v.checkSignatures(ctx, b, p, res); ce != nil {
 		failed(ce)
+		if !p.AllChecks {
+			// Nothing past an unauthenticated bundle is worth the time
+			// (decompressing and validating every record) unless the
+			// caller wants the full list.
+			for _, n := range CheckOrder {
+				if c := res.check(n); c.Status == StatusSkipped && c.Reason == "not reached" {
+					res.skip(n, "not run: the signature check failed (AllChecks runs every check)")
+				}
+			}
+			return res, res.finish(errs)
+		}
 	}
 
 	// 7-9. One streaming pass: uncompressed digests, schema, consistency.

@@ -32,6 +32,7 @@ type verifyOptions struct {
 	signatures    []string
 	output        string
 	allowUnsigned bool
+	allChecks     bool
 	showClaims    bool
 	requireAll    bool
 }
@@ -104,6 +105,7 @@ listed with who, when and which levels.`,
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
 	f.StringVar(&o.output, "output", "text", "report format: text or json")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
+	f.BoolVar(&o.allChecks, "all-checks", false, "run every check even after the signature check failed (default: stop there)")
 	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
 	f.BoolVar(&o.requireAll, "require-recomputable", false, "reject the bundle when any claim cannot be recomputed from its records (default: a warning)")
 	return cmd
@@ -128,6 +130,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		}
 	}
 	pol.AllowUnsignedUnsafe = o.allowUnsigned
+	pol.AllChecks = o.allChecks
 	pol.RequireRecomputable = o.requireAll
 	for _, p := range o.signatures {
 		b, err := readFileLimited(p, artifact.MaxSignatureBundleSize)
