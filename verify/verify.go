@@ -252,22 +252,23 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		}
 	} else if ce := v.checkSignatures(ctx, b, p, res); ce != nil {
 		failed(ce)
-		if !p.AllChecks {
-			// Nothing past an unauthenticated bundle is worth the time
-			// (decompressing and validating every record) unless the
-			// caller wants the full list.
-			for _, n := range CheckOrder {
-				if c := res.check(n); c.Status == StatusSkipped && c.Reason == "not reached" {
-					res.skip(n, "not run: the signature check failed (AllChecks runs every check)")
-				}
-			}
-			return res, res.finish(errs)
+	}
+
+	// Decompressing, validating and recomputing every record of a bundle
+	// nobody vouches for is not worth the time unless the caller wants
+	// the full list; the cheap checks after them still run.
+	skipContent := len(errs) > 0 && !p.AllChecks
+	if skipContent {
+		for _, n := range []string{CheckUncompress, CheckSchema, CheckConsistency, CheckClaims} {
+			res.skip(n, "not run: the signature check failed (AllChecks runs it anyway)")
 		}
 	}
 
 	// 7-9. One streaming pass: uncompressed digests, schema, consistency.
-	for _, ce := range v.checkContent(ctx, b, res) {
-		failed(ce)
+	if !skipContent {
+		for _, ce := range v.checkContent(ctx, b, res) {
+			failed(ce)
+		}
 	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -275,6 +276,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 
 	// 10. Recompute the claims.
 	switch {
+	case skipContent:
 	case v.checker == nil:
 		res.skip(CheckClaims, "no claim checker configured (metric recomputation not run)")
 	case b.Claims() == nil:
