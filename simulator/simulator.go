@@ -99,6 +99,7 @@ type Server struct {
 	served   atomic.Int64
 	rejected atomic.Int64
 	mux      *http.ServeMux
+	metrics  *metrics
 }
 
 // New checks cfg, fills defaults and returns a server.
@@ -147,7 +148,8 @@ func New(cfg Config) (*Server, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
 	}
-	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), metrics: newMetrics()}
+	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -334,6 +336,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	p := s.plan(&q, chat)
+	tm := &timing{arrival: time.Now(), prompt: p.promptTokens}
 	ctx := r.Context()
 	id := "cmpl-sim-" + strconv.FormatInt(s.seq.Add(1), 10)
 
@@ -368,10 +371,11 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		s.running.Add(-1)
 		<-s.slots
 	}()
+	tm.scheduled = time.Now()
 	if q.Stream {
-		s.stream(ctx, w, &q, p, chat, id)
+		s.stream(ctx, w, &q, p, chat, id, tm)
 	} else {
-		s.whole(ctx, w, p, chat, id)
+		s.whole(ctx, w, p, chat, id, tm)
 	}
 }
 
@@ -455,7 +459,7 @@ var words = strings.Fields(`the a of and to in is it that for on with as was at 
 one all were we when your can said there use each how up out many then them these so some her would make
 like him into time has look two more write go see number no way could people my than first water been call`)
 
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, p *plan, chat bool, id string) {
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, p *plan, chat bool, id string, tm *timing) {
 	s.streamHeader(w)
 	rc := http.NewResponseController(w)
 	includeUsage := q.StreamOptions != nil && q.StreamOptions.IncludeUsage
@@ -552,6 +556,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 		if !send() {
 			return
 		}
+		now := time.Now()
+		if i == 0 {
+			tm.first = now
+			s.metrics.firstToken(tm)
+		} else {
+			tm.gaps = append(tm.gaps, now.Sub(tm.last))
+		}
+		tm.last = now
 	}
 	if p.failAt == len(p.chunks) {
 		buf = append(buf[:0], `data: {"error":{"message":"simulated engine failure","type":"InternalServerError","code":500}}`+"\n\n"...)
@@ -590,12 +602,25 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 	buf = append(buf[:0], "data: [DONE]\n\n"...)
 	if send() {
 		s.served.Add(1)
+		tm.output = done
+		s.metrics.finished(tm, finish)
 	}
 }
 
-func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *plan, chat bool, id string) {
-	d := p.prefill
-	for _, k := range p.chunks {
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *plan, chat bool, id string, tm *timing) {
+	// The engine generates the tokens as it would for a stream; only the
+	// client sees them at once. Its first token is timed for the metrics.
+	first := p.prefill
+	for range p.chunks[0] {
+		first += s.tokenTime()
+	}
+	if !s.sleep(ctx, w, first, false) {
+		return
+	}
+	tm.first = time.Now()
+	s.metrics.firstToken(tm)
+	d := time.Duration(0)
+	for _, k := range p.chunks[1:] {
 		for range k {
 			d += s.tokenTime()
 		}
@@ -603,6 +628,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *plan, chat
 	if !s.sleep(ctx, w, d, false) {
 		return
 	}
+	tm.last = time.Now()
 	var text strings.Builder
 	for range p.outputTokens {
 		text.WriteString(words[p.rng.IntN(len(words))])
@@ -627,5 +653,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *plan, chat
 	w.Header().Set("Content-Type", "application/json")
 	if json.NewEncoder(w).Encode(body) == nil {
 		s.served.Add(1)
+		tm.output = p.outputTokens
+		s.metrics.finished(tm, "length")
 	}
 }

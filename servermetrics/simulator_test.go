@@ -1,0 +1,102 @@
+package servermetrics_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchseal/benchseal/servermetrics"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+func scrape(t *testing.T, url string, at int64) *servermetrics.Snapshot {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	s, err := servermetrics.Parse(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AtNS = at
+	return s
+}
+
+// The simulator's /metrics, in vLLM's names, counts what it served and
+// times it by its own latency model: the server column of a stream and of
+// a whole response.
+func TestSimulatorMetricsFollowItsLatencyModel(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		cfg := simulator.DefaultConfig()
+		cfg.TimeScale = 0.1
+		sim, err := simulator.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(sim)
+		before := scrape(t, ts.URL, 0)
+		const n, out = 6, 8
+		body := `{"model":"benchseal-sim","prompt":"one two three four","max_tokens":8,"ignore_eos":true`
+		if stream {
+			body += `,"stream":true`
+		}
+		for range n {
+			resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body+"}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+		}
+		after := scrape(t, ts.URL, int64(time.Second))
+		ts.Close()
+		c, err := servermetrics.Delta("", []*servermetrics.Snapshot{before, after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Engine != servermetrics.EngineVLLM {
+			t.Fatalf("engine %q", c.Engine)
+		}
+		hist := map[string]servermetrics.HistogramDelta{}
+		for _, h := range c.Histograms {
+			hist[h.Role] = h
+		}
+		ttft := hist[servermetrics.RoleTTFT]
+		// Model at scale 0.1: prefill 2 ms + 4 × 5 µs, first token 1 ms.
+		if ttft.Count != n || ttft.Mean == nil || *ttft.Mean < 0.003 || *ttft.Mean > 0.5 {
+			t.Errorf("stream=%v ttft count %v mean %v, want %d observations of at least 3 ms", stream, ttft.Count, deref(ttft.Mean), n)
+		}
+		e2e := hist[servermetrics.RoleE2E]
+		if e2e.Count != n || *e2e.Mean < *ttft.Mean+0.007 {
+			t.Errorf("stream=%v e2e %+v: want %d observations, each at least ttft + 7 tokens × 1 ms", stream, e2e, n)
+		}
+		if tpot := hist[servermetrics.RoleTPOT]; tpot.Count != n || *tpot.Mean < 0.001 {
+			t.Errorf("stream=%v tpot %+v", stream, tpot)
+		}
+		for _, d := range c.Counters {
+			want := map[string]float64{servermetrics.RoleRequestSuccess: n, servermetrics.RoleGenerationTokens: n * out,
+				servermetrics.RolePromptTokens: n * 4, servermetrics.RolePreemptions: 0}[d.Role]
+			if d.Delta != want {
+				t.Errorf("stream=%v %s Δ %v, want %v", stream, d.Role, d.Delta, want)
+			}
+		}
+		if len(c.Absent) != 0 {
+			t.Errorf("stream=%v absent %+v", stream, c.Absent)
+		}
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
