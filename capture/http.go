@@ -113,21 +113,24 @@ func (r *runner) do(c *cell, k int, sched *int64) {
 	r.cur.sent.Add(1)
 	rec.SentNS = r.now()
 	// The timeout and the planned cancellation count from the send time
-	// just taken, so end_ns − sent_ns is never shorter than either.
-	if to := time.Duration(r.o.Plan.RequestTimeout); to > 0 {
-		t := time.AfterFunc(to, func() { cancel(errTimeout) })
+	// just taken, so end_ns − sent_ns is never shorter than either. The
+	// timers only stop the waiting; enforceLimits decides the status from
+	// the record's own times, however late a timer or a read ran.
+	lim := r.limit(c, k)
+	if lim.timeout > 0 {
+		t := time.AfterFunc(time.Duration(lim.timeout), func() { cancel(errTimeout) })
 		defer t.Stop()
 	}
-	if c.cancelAt != nil && k < len(c.cancelAt) && c.cancelAt[k] {
-		t := time.AfterFunc(time.Duration(r.o.Plan.Cancel.After), func() { cancel(errPlannedCancel) })
+	if lim.cancel > 0 {
+		t := time.AfterFunc(time.Duration(lim.cancel), func() { cancel(errPlannedCancel) })
 		defer t.Stop()
 	}
+	defer func() { lim.enforce(rec); r.finish(c, rec) }()
 	resp, err := r.client.Do(req)
 	if err != nil {
 		rec.EndNS = r.now()
 		rec.Status, rec.Error = failure(ctx, err)
 		r.fillTokens(rec, it, nil)
-		r.finish(c, rec)
 		return
 	}
 	defer resp.Body.Close()
@@ -145,7 +148,6 @@ func (r *runner) do(c *cell, k int, sched *int64) {
 		}
 		rec.Error = fmt.Sprintf("server: HTTP %s: %s", resp.Status, truncate(strings.TrimSpace(string(b)), 300))
 		r.fillTokens(rec, it, nil)
-		r.finish(c, rec)
 		return
 	}
 	if r.o.Request.Stream {
@@ -160,7 +162,58 @@ func (r *runner) do(c *cell, k int, sched *int64) {
 	} else {
 		r.readWhole(ctx, resp.Body, rec, it)
 	}
-	r.finish(c, rec)
+}
+
+// limits are the client-side deadlines of one request, in nanoseconds
+// after its sent_ns (0: none): the run's request timeout and, for a
+// request picked for planned cancellation, the cancellation delay.
+type limits struct{ timeout, cancel int64 }
+
+func (r *runner) limit(c *cell, k int) limits {
+	var l limits
+	if to := int64(r.o.Plan.RequestTimeout); to > 0 {
+		l.timeout = to
+	}
+	if c.cancelAt != nil && k < len(c.cancelAt) && c.cancelAt[k] {
+		l.cancel = max(int64(r.o.Plan.Cancel.After), 1)
+	}
+	return l
+}
+
+// enforce makes rec's status agree with its own timestamps. A request
+// whose end_ns − sent_ns exceeds the earlier of its limits ends with that
+// limit's status (timeout or cancelled), whatever it read: on a starved
+// client the timer goroutine and the reader can both run late, so bytes
+// that arrived after the limit may be read (and all stamped at one late
+// read) before the cancellation takes effect. Chunks stamped after the
+// limit are dropped, since the client had given up on them, and
+// output_tokens counts the chunks kept. end_ns stays the time the client
+// actually stopped. Rejected records (never sent) are left alone.
+func (l limits) enforce(rec *schema.Record) {
+	at, status, msg := int64(0), "", ""
+	if l.timeout > 0 {
+		at, status, msg = l.timeout, schema.StatusTimeout, "client: request timeout"
+	}
+	if l.cancel > 0 && (at == 0 || l.cancel < at) {
+		at, status, msg = l.cancel, schema.StatusCancelled, "client: cancelled by plan"
+	}
+	if at == 0 || rec.Status == schema.StatusRejected || rec.EndNS-rec.SentNS <= at {
+		return
+	}
+	kept := len(rec.ChunksNS)
+	for kept > 0 && rec.ChunksNS[kept-1] > at {
+		kept--
+	}
+	if kept < len(rec.ChunksNS) || rec.Status != status {
+		rec.ChunksNS = rec.ChunksNS[:kept]
+		rec.ChunkTokens = nil
+		rec.OutputTokens = int64(kept)
+	}
+	if rec.Status != status {
+		rec.Error = fmt.Sprintf("%s (the client saw the response end only %s after send, past the %s limit; chunks read after it dropped)",
+			msg, time.Duration(rec.EndNS-rec.SentNS).Round(time.Microsecond), time.Duration(at))
+		rec.Status = status
+	}
 }
 
 func failure(ctx context.Context, err error) (status, msg string) {

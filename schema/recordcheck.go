@@ -240,7 +240,24 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 			add("chunks_ns", "a rejected record must have no chunks")
 		}
 	}
+	c.checkTimeout(rec, add)
 	return ps
+}
+
+// checkTimeout checks that a record's status agrees with its own times
+// and the manifest's load.request_timeout, counted from sent_ns: an ok
+// record ended within it, a timeout record did not.
+func (c *RecordChecker) checkTimeout(rec *Record, add func(field, format string, args ...any)) {
+	if c.m == nil || c.m.Load.RequestTimeout <= 0 || rec.EndNS < rec.SentNS {
+		return
+	}
+	to, d := int64(c.m.Load.RequestTimeout), rec.EndNS-rec.SentNS
+	switch {
+	case rec.Status == StatusOK && d > to:
+		add("status", "is ok, but end_ns − sent_ns = %s exceeds the manifest's load.request_timeout %s (the request timed out)", Duration(d), Duration(to))
+	case rec.Status == StatusTimeout && d < to:
+		add("status", "is timeout, but end_ns − sent_ns = %s is shorter than the manifest's load.request_timeout %s", Duration(d), Duration(to))
+	}
 }
 
 // Finish runs the checks across all records: every declared point×repeat

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
@@ -445,4 +446,36 @@ func TestValidateStopsEarlyOnGarbage(t *testing.T) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
 	})
+}
+
+// TestStatusMustAgreeWithRequestTimeout: a record that claims ok although
+// it took longer than the manifest's request timeout, or timeout although
+// it ended before it, is rejected; records at the limit pass.
+func TestStatusMustAgreeWithRequestTimeout(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	m := &schema.Manifest{Load: schema.Load{Mode: schema.ModeConcurrency, Repeats: 1, RequestTimeout: schema.Duration(100 * ms),
+		Points: []schema.Point{{Name: "p", Concurrency: 1}}}}
+	for _, tc := range []struct {
+		name, status string
+		d            int64
+		bad          bool
+	}{
+		{"ok within", schema.StatusOK, 99 * ms, false},
+		{"ok at the limit", schema.StatusOK, 100 * ms, false},
+		{"ok past the limit", schema.StatusOK, 243 * ms, true},
+		{"timeout past the limit", schema.StatusTimeout, 101 * ms, false},
+		{"timeout before the limit", schema.StatusTimeout, 50 * ms, true},
+		{"error past the limit", schema.StatusError, 243 * ms, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &schema.Record{ID: "a", Point: "p", Phase: schema.PhaseMeasure, SentNS: 7, EndNS: 7 + tc.d, Status: tc.status}
+			if tc.status == schema.StatusOK {
+				rec.ChunksNS, rec.OutputTokens = []int64{tc.d}, 1
+			}
+			ps := schema.NewRecordChecker(m).Check("r", 3, rec)
+			if tc.bad != (len(ps) == 1 && ps[0].Field == "status" && strings.Contains(ps[0].Message, "request_timeout")) || (!tc.bad && len(ps) > 0) {
+				t.Fatalf("problems %v, want bad=%v", ps, tc.bad)
+			}
+		})
+	}
 }
