@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
@@ -37,7 +38,11 @@ func AttachExternal(ctx context.Context, path string, sb []byte, predicateType s
 		predicateType = head.PredicateType
 	}
 	if head.PredicateType != predicateType {
-		return "", "", fmt.Errorf("attach: the Sigstore bundle signs predicate type %q, want %q", head.PredicateType, predicateType)
+		want := strconv.Quote(predicateType)
+		if predicateType == "" {
+			want = strconv.Quote(artifact.PredicateTypeRun) + " (a run signature) or " + strconv.Quote(artifact.PredicateTypePlan) + " (a signed plan)"
+		}
+		return "", "", fmt.Errorf("attach: the Sigstore bundle signs predicate type %q, want %s", head.PredicateType, want)
 	}
 	b, err := artifact.Open(path)
 	if err != nil {

@@ -60,6 +60,9 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		if err == nil {
 			err = checkAttestationSubject(a, md)
 		}
+		if err == nil {
+			err = checkAttestationInputs(a, res.Signatures)
+		}
 		if err != nil {
 			ar.Reason = err.Error()
 			res.Attestations = append(res.Attestations, ar)
@@ -122,6 +125,38 @@ func checkAttestationSubject(a *attest.Attestation, manifestDigest string) error
 		return fmt.Errorf("verificationResult %s", a.Result)
 	}
 	return nil
+}
+
+// checkAttestationInputs binds an attestation to this run's publisher: a
+// reviewer vouches for a run as published by the signer whose signature
+// they verified, so the attestation applies only when its inputAttestations
+// name (by sha256) a publisher signature that verified in this run under a
+// pinned key or identity. Without this, stripping the publisher's signature
+// and re-signing with another key would pass the reviewer's word on to a
+// publisher the reviewer never checked.
+func checkAttestationInputs(a *attest.Attestation, sigs []SignatureResult) error {
+	verified := map[string]bool{}
+	for _, s := range sigs {
+		if s.Verified && strings.HasPrefix(s.Digest, "sha256:") {
+			verified[strings.TrimPrefix(s.Digest, "sha256:")] = true
+		}
+	}
+	var named []string
+	for _, in := range a.Inputs {
+		d := in.Digest["sha256"]
+		if d == "" {
+			continue
+		}
+		if verified[d] {
+			return nil
+		}
+		named = append(named, "sha256:"+d)
+	}
+	if len(named) == 0 {
+		return fmt.Errorf("%s: its inputAttestations name no publisher signature by sha256 digest", ReasonNotApplicable)
+	}
+	return fmt.Errorf("%s: the publisher signature(s) it vouches for (inputAttestations %s) did not verify in this run under a pinned key or identity (%d verified here)",
+		ReasonNotApplicable, strings.Join(named, ", "), len(verified))
 }
 
 // AttestOptions says who attests and how the attestation names the bundle.

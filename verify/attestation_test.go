@@ -2,6 +2,9 @@ package verify_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -220,5 +223,78 @@ func TestAttestWithUnverifiedClaimsWithholdsRecomputed(t *testing.T) {
 	}
 	if len(res.Verification.Unverified) == 0 {
 		t.Fatal("no unverified claims listed")
+	}
+}
+
+// TestAttestationDoesNotTransferToAnotherPublisher reproduces attack
+// finding 13: the reviewer's attestation is kept, the publisher's
+// signature is dropped and the same run is re-signed by another key. The
+// reviewer vouched for the run as signed by the first publisher (the VSA's
+// inputAttestations name that signature), so under the new key the
+// attestation is not applicable and the required reviewer is missing.
+func TestAttestationDoesNotTransferToAnotherPublisher(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"dir", "b.tar"} {
+		t.Run(name, func(t *testing.T) {
+			p, pub, rev := attested(t, name)
+			b, err := artifact.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vsa, err := b.ReadSignature(b.ReferrersOf(artifact.PredicateTypeVSA)[0])
+			b.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The same run without the publisher's signature, signed by
+			// another key, with the reviewer's attestation attached.
+			steal := artifacttest.PackRun(t, filepath.Join(t.TempDir(), name), artifacttest.RunOptions{})
+			k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := artifact.NewSigner(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := artifact.Sign(ctx, steal, other); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := artifact.Attach(ctx, steal, vsa, artifact.PredicateTypeVSA); err != nil {
+				t.Fatal(err)
+			}
+			require := verify.Policy{RequireAttestations: []verify.Signer{{Key: rev}}}
+			res, err := newVerifier(t, []*artifact.PublicKey{other.Public()}).Verify(ctx, steal, require)
+			var ce *verify.CheckError
+			if !errors.As(err, &ce) || ce.Check != verify.CheckAttestations || res.Verified {
+				t.Fatalf("stolen attestation: %v", err)
+			}
+			if len(res.Attestations) != 1 || res.Attestations[0].Verified || !strings.HasPrefix(res.Attestations[0].Reason, verify.ReasonNotApplicable) {
+				t.Fatalf("%+v", res.Attestations)
+			}
+			// Without a required reviewer it is listed as not applicable too.
+			res, err = newVerifier(t, []*artifact.PublicKey{other.Public()}).Verify(ctx, steal, verify.Policy{})
+			if err != nil || len(res.Attestations) != 1 || !strings.HasPrefix(res.Attestations[0].Reason, verify.ReasonNotApplicable) {
+				t.Fatalf("%v %+v", err, res.Attestations)
+			}
+			// The original publisher's signature added back makes it count
+			// again when that publisher is pinned.
+			b, err = artifact.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig, err := b.ReadSignature(b.ReferrersOf(artifact.PredicateTypeRun)[0])
+			b.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := artifact.Attach(ctx, steal, sig, artifact.PredicateTypeRun); err != nil {
+				t.Fatal(err)
+			}
+			res, err = newVerifier(t, []*artifact.PublicKey{pub, other.Public()}).Verify(ctx, steal, require)
+			if err != nil || !res.Attestations[0].Verified {
+				t.Fatalf("%v %+v", err, res.Attestations)
+			}
+		})
 	}
 }

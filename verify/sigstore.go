@@ -99,6 +99,9 @@ const (
 	ReasonUnsupported  = "transparency-log entries and signed timestamps are not accepted with a pinned key (offline keyed bundles only)"
 	ReasonWrongPayload = "wrong statement"
 	ReasonDigest       = "signed statement is about another artifact"
+	// ReasonNotApplicable: a reviewer attestation vouches for a publisher
+	// signature that did not verify in this run, so it does not count.
+	ReasonNotApplicable = "not applicable"
 )
 
 // sigstoreBundle is a parsed, pre-checked Sigstore bundle.

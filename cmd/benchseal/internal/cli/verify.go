@@ -76,8 +76,12 @@ carried in the bundle is checked when present.
 
 --require-attestation REVIEWER (repeatable; a public key file or
 IDENTITY@ISSUER_URL) requires a PASSED reviewer attestation (SLSA VSA v1)
-over this run manifest signed by each reviewer. Every attestation found is
-listed with who, when and which levels.`,
+over this run manifest signed by each reviewer. An attestation counts only
+when its inputAttestations name a publisher signature that verified in this
+run under a pinned key or identity: a reviewer vouches for the run as that
+publisher signed it, so re-signing by another key leaves it "not
+applicable". Every attestation found is listed with who, when and which
+levels.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
   benchseal verify run.tar --key publisher.pub --key reviewer.pub --output json
   benchseal verify run.tar --allow-unsigned`,
