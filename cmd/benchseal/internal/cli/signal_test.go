@@ -17,8 +17,9 @@ import (
 
 // endlessRun writes a run directory whose records.jsonl is a FIFO fed
 // valid records until the test ends: a command reading it never finishes
-// on its own.
-func endlessRun(t *testing.T) string {
+// on its own. The channel is closed once the command has opened the FIFO
+// (so it is running and reading, its signal handlers installed).
+func endlessRun(t *testing.T) (string, <-chan struct{}) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	w, err := schema.CreateRun(dir, false)
@@ -42,13 +43,15 @@ func endlessRun(t *testing.T) string {
 	if err := syscall.Mkfifo(rp, 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	stop := make(chan struct{})
+	stop, opened := make(chan struct{}), make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	go func() {
+		// Opening a FIFO for writing blocks until a reader opens it.
 		f, err := os.OpenFile(rp, os.O_WRONLY, 0)
 		if err != nil {
 			return
 		}
+		close(opened)
 		defer f.Close()
 		chunk := bytes.Repeat(lines, 64)
 		for {
@@ -62,7 +65,7 @@ func endlessRun(t *testing.T) string {
 			}
 		}
 	}()
-	return dir
+	return dir, opened
 }
 
 // TestSignalsStopLongCommands: SIGINT and SIGTERM stop validate and pack
@@ -80,7 +83,7 @@ func TestSignalsStopLongCommands(t *testing.T) {
 		{syscall.SIGTERM, ExitSIGTERM, "pack"},
 	} {
 		t.Run(c.cmd+"/"+c.sig.String(), func(t *testing.T) {
-			run := endlessRun(t)
+			run, opened := endlessRun(t)
 			outDir := t.TempDir()
 			args := []string{c.cmd, run}
 			if c.cmd == "pack" {
@@ -93,10 +96,20 @@ func TestSignalsStopLongCommands(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(500 * time.Millisecond)
-			cmd.Process.Signal(c.sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
+			// Signal once the command reads the records (a fixed sleep raced
+			// the process start on a loaded machine: the signal came before
+			// its handlers and killed it).
+			select {
+			case <-opened:
+			case err := <-done:
+				t.Fatalf("exited before reading the records: %v; stderr:\n%s", err, stderr.String())
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("did not open the records within 60 s")
+			}
+			cmd.Process.Signal(c.sig)
 			select {
 			case <-done:
 			case <-time.After(60 * time.Second):
