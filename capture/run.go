@@ -82,6 +82,14 @@ type Options struct {
 	HTTP2 bool
 	// HTTPClient overrides the client built by NewHTTPClient.
 	HTTPClient *http.Client
+	// ServerMetrics is the engine's Prometheus /metrics to scrape before,
+	// during and after every point × repeat: a URL, ServerMetricsAuto, or
+	// "" for none. The raw scrapes are kept under
+	// attachments/server-metrics/ and indexed in manifest.server_metrics.
+	ServerMetrics string
+	// ServerMetricsInterval is the period of the scrapes during a point
+	// (default DefaultServerMetricsInterval).
+	ServerMetricsInterval time.Duration
 }
 
 // Progress is a snapshot of a running capture.
@@ -221,6 +229,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	scr, err := r.newScraper(ctx, base, m)
+	if err != nil {
+		return nil, err
+	}
 	if err := prepareDir(o.OutDir); err != nil {
 		return nil, err
 	}
@@ -299,7 +311,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			cellNo++
 		}
 		t0 := r.now()
-		r.runCell(ctx, c, cellNo)
+		scr.around(ctx, c, func() { r.runCell(ctx, c, cellNo) })
 		if c.phase == schema.PhaseMeasure {
 			res.Cells = append(res.Cells, c.stats.summary(c, time.Duration(r.now()-t0)))
 		}
@@ -343,6 +355,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		m.Incomplete = true
 		m.IncompleteReason = "records could not be written completely: " + sinkErr.Error()
 	}
+	scr.record(m)
 	// Fields measured during the run (token_counts) may now be stated.
 	if err := finishManifest(m, nil, nil); err != nil {
 		return res, err

@@ -285,6 +285,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 		ps.add("source.tool", "must not be empty")
 	}
 	validateProvenance(ps, m)
+	validateServerMetrics(ps, m)
 
 	// unknown must be said
 	known := manifestFields()

@@ -118,6 +118,9 @@ type Manifest struct {
 	// Plan names the pre-registered plan the run executed; nil when the
 	// run was not pre-registered.
 	Plan *PlanRef `json:"plan,omitempty"`
+	// ServerMetrics indexes the engine's /metrics scrapes kept under
+	// attachments/server-metrics/; nil when none were taken.
+	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 	// Unknown lists, as dotted JSON paths (e.g. "hardware.interconnect"),
 	// the fields the publisher declares unknown. A field that is empty and
 	// not listed here is a validation error for the fields the schema marks

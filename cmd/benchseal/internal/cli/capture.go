@@ -30,6 +30,8 @@ type captureOptions struct {
 
 	endpoint, model, out, api string
 	noStream                  bool
+	serverMetrics             string
+	serverMetricsInterval     time.Duration
 	apiKeyEnv                 string
 	simulate                  bool
 	simTimeScale              float64
@@ -115,6 +117,8 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty)")
 	f.StringVar(&o.api, "api", capture.APIChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
 	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
+	f.StringVar(&o.serverMetrics, "server-metrics", capture.ServerMetricsAuto, "engine Prometheus metrics URL scraped before, during and after every point (auto: the endpoint's /metrics when it answers with engine metrics; off: none)")
+	f.DurationVar(&o.serverMetricsInterval, "server-metrics-interval", capture.DefaultServerMetricsInterval, "period of the server-metrics scrapes during a point")
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (sent as Bearer, never recorded)")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 0, "wait up to this long for GET /v1/models to answer before starting")
 	f.StringVar(&o.concurrency, "concurrency", "", "closed loop: outstanding requests, or a comma list of points")
@@ -351,12 +355,14 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		APIKey:   apiKey,
 		Request: capture.RequestOptions{Model: o.model, API: o.api, Stream: !o.noStream,
 			ForceLength: o.forceLength, PerChunkUsage: o.perChunkUsage},
-		Plan:   *plan,
-		OutDir: o.out,
-		Sets:   redactArgs(nil, o.sets, apiKey),
-		Probe:  !o.noProbe,
-		Grace:  o.grace,
-		HTTP2:  o.http2,
+		Plan:                  *plan,
+		OutDir:                o.out,
+		ServerMetrics:         serverMetricsOption(o.serverMetrics),
+		ServerMetricsInterval: o.serverMetricsInterval,
+		Sets:                  redactArgs(nil, o.sets, apiKey),
+		Probe:                 !o.noProbe,
+		Grace:                 o.grace,
+		HTTP2:                 o.http2,
 
 		SkipPreflight: o.noPreflight,
 		MaxErrorRate:  o.maxErrorRate,
@@ -562,4 +568,12 @@ func printCaptureSummary(w io.Writer, res *capture.Result) {
 	}
 	fmt.Fprintf(w, "wrote %s: %d records, %d content chunks, evidence %s (%s)\n", res.Dir, res.Records, res.Chunks, res.Manifest.Evidence, state)
 	fmt.Fprintln(w, planLine(res.Manifest))
+}
+
+// serverMetricsOption maps --server-metrics to capture.Options.ServerMetrics.
+func serverMetricsOption(v string) string {
+	if v == "off" {
+		return ""
+	}
+	return v
 }

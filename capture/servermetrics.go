@@ -1,0 +1,172 @@
+// Scraping the engine's Prometheus /metrics around every point × repeat.
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/servermetrics"
+)
+
+// ServerMetricsAuto, as Options.ServerMetrics, scrapes the endpoint's
+// /metrics when it answers with an engine's metrics, and nothing
+// otherwise (said in the manifest's notes).
+const ServerMetricsAuto = "auto"
+
+// DefaultServerMetricsInterval is the period of the scrapes during a
+// point.
+const DefaultServerMetricsInterval = 5 * time.Second
+
+// scrapeTimeout bounds one scrape.
+const scrapeTimeout = 5 * time.Second
+
+type scraper struct {
+	r        *runner
+	url      string
+	interval time.Duration
+	dir      string
+	mu       sync.Mutex
+	list     []schema.Scrape
+	seq      int
+}
+
+// newScraper resolves Options.ServerMetrics against the endpoint: ""
+// is off, ServerMetricsAuto uses base/metrics when it answers with known
+// engine metrics (nil and a note otherwise), and an explicit URL must
+// answer so, or the run does not start.
+func (r *runner) newScraper(ctx context.Context, base string, m *schema.Manifest) (*scraper, error) {
+	want := r.o.ServerMetrics
+	if want == "" {
+		return nil, nil
+	}
+	url := want
+	if want == ServerMetricsAuto {
+		url = base + "/metrics"
+	}
+	s := &scraper{r: r, url: url, interval: r.o.ServerMetricsInterval, dir: filepath.Join(r.o.OutDir, schema.AttachmentsDir)}
+	if s.interval <= 0 {
+		s.interval = DefaultServerMetricsInterval
+	}
+	b, err := s.get(ctx)
+	if err == nil {
+		var snap *servermetrics.Snapshot
+		if snap, err = servermetrics.Parse(bytes.NewReader(b)); err == nil && servermetrics.DetectEngine(snap) == "" {
+			err = fmt.Errorf("no vLLM, SGLang or TGI metric names in the answer")
+		}
+	}
+	if err != nil {
+		if want == ServerMetricsAuto {
+			setNote(m, "server_metrics", fmt.Sprintf("not scraped: %s did not answer with engine metrics (%v)", url, err))
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: server metrics %s: %w", ErrCapture, url, err)
+	}
+	m.ServerMetrics = &schema.ServerMetrics{URL: url, Interval: schema.Duration(s.interval), Scrapes: []schema.Scrape{}}
+	return s, nil
+}
+
+func (s *scraper) get(ctx context.Context) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain; version=0.0.4")
+	if s.r.o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+s.r.o.APIKey)
+	}
+	resp, err := s.r.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, servermetrics.MaxScrapeBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > servermetrics.MaxScrapeBytes {
+		return nil, fmt.Errorf("answer larger than %d bytes", servermetrics.MaxScrapeBytes)
+	}
+	return b, nil
+}
+
+// take scrapes once and keeps the answer byte for byte as an attachment.
+func (s *scraper) take(ctx context.Context, c *cell, when string) {
+	b, err := s.get(ctx)
+	sc := schema.Scrape{Point: c.pt.Name, Repeat: c.repeat, When: when, AtNS: s.r.now()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.seq++
+		name := fmt.Sprintf("%s/%06d.prom", schema.ServerMetricsDir, s.seq)
+		p := filepath.Join(s.dir, filepath.FromSlash(name))
+		if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+			err = schema.WriteFileAtomic(p, b, 0o644)
+		}
+		if err == nil {
+			h := sha256.Sum256(b)
+			sc.File, sc.SHA256 = name, hex.EncodeToString(h[:])
+		}
+	}
+	if err != nil {
+		sc.Error = strings.TrimSpace(err.Error())
+	}
+	s.list = append(s.list, sc)
+}
+
+// around scrapes before cell c, every interval during it, and after it.
+func (s *scraper) around(ctx context.Context, c *cell, run func()) {
+	if s == nil || c.phase != schema.PhaseMeasure {
+		run()
+		return
+	}
+	// Scrapes are not stopped by ctx: the after scrape of an interrupted
+	// point is still worth having.
+	sctx := context.WithoutCancel(ctx)
+	s.take(sctx, c, schema.ScrapeBefore)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				s.take(sctx, c, schema.ScrapeDuring)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	run()
+	close(stop)
+	<-done
+	s.take(sctx, c, schema.ScrapeAfter)
+}
+
+// record copies the scrapes into the manifest.
+func (s *scraper) record(m *schema.Manifest) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.ServerMetrics.Scrapes = append(m.ServerMetrics.Scrapes[:0], s.list...)
+}

@@ -1,0 +1,90 @@
+package schema
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+)
+
+// When a server-metrics scrape was taken relative to its point × repeat.
+const (
+	ScrapeBefore = "before"
+	ScrapeDuring = "during"
+	ScrapeAfter  = "after"
+)
+
+// ServerMetricsDir is the folder under attachments/ holding the raw
+// scrapes of an engine's /metrics.
+const ServerMetricsDir = "server-metrics"
+
+// ServerMetrics indexes the raw scrapes of the engine's Prometheus
+// metrics that capture stored under attachments/server-metrics/
+// (manifest.server_metrics). Each scrape is kept byte for byte; replay
+// derives the server column from them.
+type ServerMetrics struct {
+	// URL is the scraped address.
+	URL string `json:"url"`
+	// Interval is the period of the scrapes during a point.
+	Interval Duration `json:"interval"`
+	Scrapes  []Scrape `json:"scrapes"`
+}
+
+// Scrape is one stored scrape.
+type Scrape struct {
+	Point  string `json:"point"`
+	Repeat int    `json:"repeat"`
+	// When is before, during or after the point × repeat.
+	When string `json:"when"`
+	// AtNS is when the answer arrived, in the run's clock.
+	AtNS int64 `json:"at_ns"`
+	// File is the attachment path (relative to attachments/) and SHA256
+	// its digest; both empty when the scrape failed (Error says why).
+	File   string `json:"file,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+var scrapeFileRE = regexp.MustCompile(`^server-metrics/[A-Za-z0-9._-]+\.prom$`)
+
+// validateServerMetrics checks manifest.server_metrics against the load
+// plan.
+func validateServerMetrics(ps *problems, m *Manifest) {
+	sm := m.ServerMetrics
+	if sm == nil {
+		return
+	}
+	if sm.URL == "" {
+		ps.add("server_metrics.url", "must name the scraped address")
+	}
+	seen := map[string]bool{}
+	for i, s := range sm.Scrapes {
+		f := fmt.Sprintf("server_metrics.scrapes[%d]", i)
+		if !slices.ContainsFunc(m.Load.Points, func(pt Point) bool { return pt.Name == s.Point }) {
+			ps.add(f+".point", "%q is not a declared load point", s.Point)
+		}
+		if s.Repeat < 0 || (m.Load.Repeats > 0 && s.Repeat >= m.Load.Repeats) {
+			ps.add(f+".repeat", "must be in [0, %d), got %d", m.Load.Repeats, s.Repeat)
+		}
+		if !oneOf(s.When, ScrapeBefore, ScrapeDuring, ScrapeAfter) {
+			ps.add(f+".when", "must be one of %s, got %q", quoteList(ScrapeBefore, ScrapeDuring, ScrapeAfter), s.When)
+		}
+		if s.AtNS < 0 {
+			ps.add(f+".at_ns", "must not be negative, got %d", s.AtNS)
+		}
+		switch {
+		case s.Error != "" && (s.File != "" || s.SHA256 != ""):
+			ps.add(f, "a failed scrape has no file")
+		case s.Error == "" && (!scrapeFileRE.MatchString(s.File) || path.Clean(s.File) != s.File):
+			ps.add(f+".file", "must be server-metrics/NAME.prom, got %q", s.File)
+		case s.Error == "" && !sha256RE.MatchString(s.SHA256):
+			ps.add(f+".sha256", "must be 64 lowercase hex digits")
+		}
+		if s.File != "" {
+			if seen[s.File] {
+				ps.add(f+".file", "%q is listed twice", s.File)
+			}
+			seen[s.File] = true
+		}
+	}
+}
