@@ -155,3 +155,11 @@ func validateProvenance(ps *problems, m *Manifest) {
 		seen[key] = true
 	}
 }
+
+// Imported reports whether the manifest presents its run as imported from
+// another tool: evidence "imported" or a source block. Such a run must be
+// exactly what its importer derives from the source files it attaches
+// (validate and verify re-import them).
+func (m *Manifest) Imported() bool {
+	return m.Evidence == EvidenceImported || m.Source != nil
+}

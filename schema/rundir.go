@@ -329,3 +329,29 @@ func (ra *readAhead) close() {
 	}
 	ra.wg.Wait()
 }
+
+// MaxAttachmentSize is the largest attachment ReadAttachment reads.
+const MaxAttachmentSize = 1 << 30
+
+// ReadAttachment returns the bytes of the attachment called name (a
+// slash-separated path relative to attachments/), which must be listed in
+// Attachments.
+func (rd *RunDir) ReadAttachment(name string) ([]byte, error) {
+	i := sort.SearchStrings(rd.Attachments, name)
+	if i == len(rd.Attachments) || rd.Attachments[i] != name {
+		return nil, fmt.Errorf("%s/%s does not exist", AttachmentsDir, name)
+	}
+	f, err := os.Open(filepath.Join(rd.Path, AttachmentsDir, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxAttachmentSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxAttachmentSize {
+		return nil, fmt.Errorf("%s/%s: larger than %d bytes", AttachmentsDir, name, MaxAttachmentSize)
+	}
+	return b, nil
+}

@@ -22,6 +22,7 @@ const (
 	CheckUncompress   = "uncompressed"     // uncompressed digests and sizes, bounded decompression
 	CheckSchema       = "schema"           // schema and semantic validation of manifest, claims and records
 	CheckConsistency  = "consistency"      // shards cover the plan, warmup present, counts add up
+	CheckImport       = "import-rederive"  // an imported run is what its importer derives from the attached source files (ImportChecker)
 	CheckClaims       = "claims-recompute" // every claim recomputes (ClaimChecker)
 	CheckPlan         = "plan"             // the run matches its pre-registered plan
 	CheckAttestations = "attestations"     // reviewer attestations (SLSA VSA) by the required reviewers
@@ -30,7 +31,7 @@ const (
 // CheckOrder lists the checks in the order they run.
 var CheckOrder = []string{
 	CheckContainer, CheckLayout, CheckManifest, CheckDescriptors, CheckSignature,
-	CheckStatement, CheckUncompress, CheckSchema, CheckConsistency, CheckClaims,
+	CheckStatement, CheckUncompress, CheckSchema, CheckConsistency, CheckImport, CheckClaims,
 	CheckPlan, CheckAttestations,
 }
 

@@ -23,6 +23,7 @@ type Verifier struct {
 	trusted     root.TrustedMaterial
 	noSCT       bool
 	checker     ClaimChecker
+	importer    ImportChecker
 	maxProblems int
 }
 
@@ -42,6 +43,23 @@ func WithClaimChecker(c ClaimChecker) Option {
 			return errors.New("verify: WithClaimChecker given twice")
 		}
 		v.checker = c
+		return nil
+	}
+}
+
+// WithImportChecker plugs in the re-derivation of imported runs from
+// their attached source files (the importer package's implementation).
+// Without it an imported run is rejected by the import check: its records
+// could not be tied to the tool's output.
+func WithImportChecker(c ImportChecker) Option {
+	return func(v *Verifier) error {
+		if c == nil {
+			return errors.New("verify: WithImportChecker(nil)")
+		}
+		if v.importer != nil {
+			return errors.New("verify: WithImportChecker given twice")
+		}
+		v.importer = c
 		return nil
 	}
 }
@@ -274,7 +292,17 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 
-	// 10. Recompute the claims.
+	// 10. An imported run re-derives from its attached source files.
+	if len(errs) > 0 {
+		res.skip(CheckImport, "not run: an earlier check failed")
+	} else if ce := v.checkImport(ctx, b, res); ce != nil {
+		failed(ce)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+
+	// 11. Recompute the claims.
 	switch {
 	case skipContent:
 	case v.checker == nil:
@@ -292,7 +320,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 
-	// 11. The pre-registered plan; 12. reviewer attestations.
+	// 12. The pre-registered plan; 13. reviewer attestations.
 	if ce := v.checkPlan(ctx, b, p, res); ce != nil {
 		failed(ce)
 	}

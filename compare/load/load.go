@@ -34,6 +34,11 @@ type Options struct {
 	// Replay configures the recomputation (definitions, SLO, attainment
 	// target); the same for every input.
 	Replay replay.Options
+	// Import re-derives an imported run from its attached source files
+	// (the importer package's implementation, wired by the command). nil:
+	// an imported input is rejected, since its records cannot be tied to
+	// the tool's output.
+	Import verify.ImportChecker
 }
 
 // Input opens path (a run directory or a bundle), checks it and replays
@@ -92,7 +97,11 @@ func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.R
 	}
 	var errs []error
 	for _, keys := range sets {
-		v, err := verify.NewVerifier(keys, verify.WithClaimChecker(replay.ClaimChecker{}))
+		vopts := []verify.Option{verify.WithClaimChecker(replay.ClaimChecker{})}
+		if opts.Import != nil {
+			vopts = append(vopts, verify.WithImportChecker(opts.Import))
+		}
+		v, err := verify.NewVerifier(keys, vopts...)
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +130,17 @@ func runDir(ctx context.Context, path string, opts Options) (*compare.Input, err
 	rd, err := schema.OpenRunDir(path)
 	if err != nil {
 		return nil, err
+	}
+	if rd.Manifest().Imported() {
+		if opts.Import == nil {
+			return nil, fmt.Errorf("%s: %w: the run is imported but no import checker is configured", path, ErrRejected)
+		}
+		if err := opts.Import.CheckImport(ctx, rd, rd.ReadAttachment); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
+		}
 	}
 	in := &compare.Input{Name: path, Manifest: rd.Manifest(), Verification: compare.Verification{Status: compare.RunDirectory}}
 	if in.Result, err = replay.Replay(ctx, rd, opts.Replay); err != nil {

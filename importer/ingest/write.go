@@ -40,6 +40,33 @@ func RunID(tool string, files []File) string {
 // recomputes manifest.unknown, then validates the whole result in memory
 // (Check).
 func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
+	if err := FromFiles(res, tool, files); err != nil {
+		return err
+	}
+	m := &res.Manifest
+	if len(opts.Overlay) > 0 || len(opts.Set) > 0 {
+		if err := ApplyOverlay(m, opts.Overlay, opts.Set); err != nil {
+			return err
+		}
+	}
+	if err := Check(res); err != nil {
+		err = fmt.Errorf("imported run is not valid: %w", err)
+		if len(opts.Overlay) == 0 && len(opts.Set) == 0 {
+			// Nothing but the files made it: they are bad input.
+			err = badInput{err}
+		}
+		return err
+	}
+	return nil
+}
+
+// FromFiles completes a parsed result with everything an import derives
+// from the files alone, before the publisher's overlay: the run id when
+// empty, manifest.source.files (name, SHA-256, size of the kept bytes),
+// peak concurrency, warmup, undated times and manifest.unknown. It is a
+// deterministic function of the files, which verify relies on when it
+// re-derives an imported run from its attachments.
+func FromFiles(res *Result, tool string, files []File) error {
 	m := &res.Manifest
 	if m.RunID == "" {
 		m.RunID = RunID(tool, files)
@@ -73,23 +100,7 @@ func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
 		}
 		Derive(m, "epoch_unix_ns, start_time, finish_time: the files do not say when the run took place; declared unknown (set them with --set epoch_unix_ns=NS --set start_time=RFC3339 --set finish_time=RFC3339)")
 	}
-	if err := FillUnknown(m); err != nil {
-		return err
-	}
-	if len(opts.Overlay) > 0 || len(opts.Set) > 0 {
-		if err := ApplyOverlay(m, opts.Overlay, opts.Set); err != nil {
-			return err
-		}
-	}
-	if err := Check(res); err != nil {
-		err = fmt.Errorf("imported run is not valid: %w", err)
-		if len(opts.Overlay) == 0 && len(opts.Set) == 0 {
-			// Nothing but the files made it: they are bad input.
-			err = badInput{err}
-		}
-		return err
-	}
-	return nil
+	return FillUnknown(m)
 }
 
 // Write writes res as a run directory at dest, with the original files

@@ -350,3 +350,24 @@ func systemAccelerators(system string) (n int, accelerator string, ok bool) {
 	}
 	return n, acc, true
 }
+
+// PathFields clears, in a copy of ref, the fields the importer reads from
+// the submission's directory names (division, submitter, system, category,
+// accelerator count, benchmark and scenario directory) rather than from
+// the log files, which an import keeps without their paths. What is left
+// is derived from the attached logs alone, so a re-import reproduces it.
+func PathFields(ref schema.ExternalRef) schema.ExternalRef {
+	ref.Division, ref.Submitter, ref.System, ref.Category, ref.AcceleratorCount = "", "", "", "", 0
+	if ref.Results != nil {
+		r := make(map[string]string, len(ref.Results))
+		for k, v := range ref.Results {
+			switch k {
+			case "benchmark", "submission scenario directory", "accelerator (from system name)":
+			default:
+				r[k] = v
+			}
+		}
+		ref.Results = r
+	}
+	return ref
+}

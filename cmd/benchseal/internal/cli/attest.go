@@ -93,6 +93,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	if claimChecker != nil {
 		opts = append(opts, verify.WithClaimChecker(claimChecker))
 	}
+	opts = append(opts, verify.WithImportChecker(importChecker))
 	v, err := verify.NewVerifier(keys, opts...)
 	if err != nil {
 		return err

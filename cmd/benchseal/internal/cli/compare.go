@@ -64,6 +64,7 @@ func allowableChecks() []string {
 func (f *inputFlags) loadOptions(target string) (load.Options, compare.GuardOptions, error) {
 	var lo load.Options
 	var g compare.GuardOptions
+	lo.Import = importChecker
 	switch report.Format(f.output) {
 	case report.FormatText, report.FormatJSON, report.FormatMarkdown, report.FormatHTML:
 	default:

@@ -30,7 +30,8 @@ published JSON Schemas and semantic rules (must-state fields, quantized
 precisions need a quality gate, image digests, SLO), every record streamed from
 records.jsonl or records.jsonl.zst (types, time ordering, chunk tokens, status
 rules, unique ids, declared points and repeats), every declared point×repeat
-measured, and the workload hash. It reports every problem with file, line and
+measured, and the workload hash; an imported run must be exactly what its
+importer derives from the source files under attachments/. It reports every problem with file, line and
 field, up to --max-problems, and exits 3 when the run is invalid.`,
 		Example: `  benchseal validate demo-run
   benchseal validate --output json --max-problems 10 run`,
@@ -66,6 +67,16 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if err != nil && !errors.As(err, &ve) {
 		return err
 	}
+	if ve == nil {
+		// An imported run must be what its importer derives from the
+		// source files it attaches.
+		if err := checkImportedDir(ctx, o.dir); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			ve = &schema.ValidationError{Problems: []schema.Problem{{File: schema.ManifestFile, Message: err.Error()}}}
+		}
+	}
 	if o.output == "json" {
 		rep := validateReport{Run: o.dir, Valid: ve == nil, Problems: []schema.Problem{}, Summary: sum}
 		if ve != nil {
@@ -97,4 +108,17 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 			sum.IncompleteReason, sum.Missing)
 	}
 	return nil
+}
+
+// checkImportedDir re-derives the imported run directory dir from its
+// attachments (nil when the run is not imported).
+func checkImportedDir(ctx context.Context, dir string) error {
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		return err
+	}
+	if !rd.Manifest().Imported() {
+		return nil
+	}
+	return importChecker.CheckImport(ctx, rd, rd.ReadAttachment)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/importer"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -21,6 +22,10 @@ func init() { register("verify", newVerifyCmd) }
 // claimChecker, when set (by the replay command's file), recomputes every
 // claim during verify. nil: the claims-recompute check is reported skipped.
 var claimChecker verify.ClaimChecker
+
+// importChecker re-derives an imported run from its attached source files
+// during verify, attest, validate and compare.
+var importChecker verify.ImportChecker = importer.Rederiver{}
 
 type verifyOptions struct {
 	io            *IO
@@ -50,7 +55,10 @@ have signed, a key inside the bundle never counts; the signed in-toto
 statement (payload type, predicate type, every subject digest, predicate); the
 uncompressed digests and sizes (bounded zstd); schema and semantic validation
 of the manifest, claims and every record; consistency of the record shards with
-the plan; and the recomputation of every claim when available.
+the plan; for an imported run, that re-importing its attached, hash-pinned
+source files with the named importer gives exactly its records, provenance,
+tool windows, load counts and external results (import-rederive); and the
+recomputation of every claim when available.
 
 It prints each check as passed, failed or skipped with the reason (or, with
 --output json, a versioned JSON result) and exits 0 when verified, 3 when
@@ -146,6 +154,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if claimChecker != nil {
 		opts = append(opts, verify.WithClaimChecker(claimChecker))
 	}
+	opts = append(opts, verify.WithImportChecker(importChecker))
 	v, err := verify.NewVerifier(keys, opts...)
 	if err != nil {
 		return err

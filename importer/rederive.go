@@ -1,0 +1,298 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/mlperf"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// ErrNotRederived is the root of every difference between an imported
+// run and what its importer derives from the run's attached source files.
+var ErrNotRederived = errors.New("imported run does not re-derive from its source files")
+
+// AttachmentFunc returns the bytes of the attachment called name (a path
+// relative to attachments/), or an error when the run has none.
+type AttachmentFunc func(name string) ([]byte, error)
+
+// Rederiver re-runs an imported run's importer on its attached source
+// files. It implements verify's import check; the zero value is ready.
+type Rederiver struct{}
+
+// CheckImport calls CheckRederived.
+func (Rederiver) CheckImport(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) error {
+	return CheckRederived(ctx, run, attachment)
+}
+
+// CheckRederived requires an imported run (schema.Manifest.Imported) to be exactly what
+// its importer derives from the source files the manifest pins: the tool
+// must be known, every file in manifest.source.files must be attached
+// with its SHA-256 and size, and re-importing them (without the
+// publisher's overlay) must give every record byte for byte (orig
+// included, no record more or less), manifest.evidence and provenance
+// exactly, and every value the importer sets in manifest.source,
+// manifest.external (less what MLPerf reads from directory names) and
+// manifest.load (points, counts, warmup, repeats). Manifest fields the
+// importer leaves unset (hardware, engine, …) are the publisher's and are
+// not compared. A run that is not imported passes. Every failure wraps
+// ErrNotRederived and names the field or record.
+func CheckRederived(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) error {
+	m := run.Manifest()
+	if !m.Imported() {
+		return nil
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrNotRederived, fmt.Sprintf(format, args...))
+	}
+	if m.Source == nil || m.Source.Tool == "" {
+		return fail("manifest.source.tool: an imported run must name the tool it was imported from")
+	}
+	im, ok := Lookup(m.Source.Tool)
+	if !ok || im.Tool != m.Source.Tool {
+		return fail("manifest.source.tool: unknown tool %q (known: %s)", m.Source.Tool, strings.Join(Tools(), ", "))
+	}
+	if len(m.Source.Files) == 0 {
+		return fail("manifest.source.files: no source file is pinned, so nothing can be re-derived")
+	}
+	files := make([]ingest.File, 0, len(m.Source.Files))
+	for i, sf := range m.Source.Files {
+		data, err := attachment(sf.Name)
+		if err != nil {
+			return fail("manifest.source.files[%d] (%s): the source file is not attached: %v", i, sf.Name, err)
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != sf.SHA256 || int64(len(data)) != sf.Size {
+			return fail("manifest.source.files[%d] (%s): attachment has sha256 %s and %d bytes, the manifest pins %s and %d", i, sf.Name, got, len(data), sf.SHA256, sf.Size)
+		}
+		// The attachment holds the kept (already redacted) bytes; the
+		// redaction record is carried over as stated.
+		files = append(files, ingest.File{Name: sf.Name, Data: data, OriginalSHA256: sf.OriginalSHA256, Redactions: sf.Redactions})
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res, err := im.Parse(files)
+	if err != nil {
+		return fail("re-import with %s: %v", im.Tool, err)
+	}
+	if err := ingest.FromFiles(res, im.Tool, files); err != nil {
+		return fail("re-import with %s: %v", im.Tool, err)
+	}
+	want := &res.Manifest
+	if m.Evidence != want.Evidence {
+		return fail("manifest.evidence: %q, the %s importer derives %q", m.Evidence, im.Tool, want.Evidence)
+	}
+	if err := sameJSON("manifest.provenance", want.Provenance, m.Provenance, true); err != nil {
+		return fail("%v", err)
+	}
+	// The MLPerf importer also reads the submission's directory names
+	// (division, submitter, system), which attachments do not keep: those
+	// are the publisher's word; every value the log files give must match.
+	if err := sameJSON("manifest.external", logFields(want.External), logFields(m.External), true); err != nil {
+		return fail("%v", err)
+	}
+	// source.derived is prose (and names path-derived MLPerf fields); the
+	// tool, version and pinned files must match.
+	ws, gs := *want.Source, *m.Source
+	ws.Derived, gs.Derived = nil, nil
+	if err := sameJSON("manifest.source", ws, gs, false); err != nil {
+		return fail("%v", err)
+	}
+	if err := sameJSON("manifest.load", want.Load, m.Load, false); err != nil {
+		return fail("%v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return sameRecords(ctx, run, res.Records, fail)
+}
+
+// sameRecords requires the run's records to be exactly recs, byte for
+// byte in their canonical encoding, in any order.
+func sameRecords(ctx context.Context, run schema.Run, recs []schema.Record, fail func(string, ...any) error) error {
+	want := make(map[string][]byte, len(recs))
+	for i := range recs {
+		b, err := schema.AppendRecord(nil, &recs[i])
+		if err != nil {
+			return fail("re-imported record %s: %v", recs[i].ID, err)
+		}
+		want[recs[i].ID] = b
+	}
+	it, err := run.OpenRecords()
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	seen := make(map[string]bool, len(want))
+	var buf []byte
+	for n := 0; ; n++ {
+		if n&0xffff == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rec, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		w, ok := want[rec.ID]
+		if !ok {
+			return fail("record %q: the source files hold no such request", rec.ID)
+		}
+		if seen[rec.ID] {
+			return fail("record %q: stored twice", rec.ID)
+		}
+		seen[rec.ID] = true
+		buf, err = schema.AppendRecord(buf[:0], rec)
+		if err != nil {
+			return fail("record %q: %v", rec.ID, err)
+		}
+		if !bytes.Equal(buf, w) {
+			return fail("record %q differs from the one its source file gives: stored %s, re-imported %s", rec.ID, clip(buf), clip(w))
+		}
+	}
+	if len(seen) != len(want) {
+		var missing []string
+		for id := range want {
+			if !seen[id] {
+				missing = append(missing, id)
+			}
+		}
+		sort.Strings(missing)
+		more := ""
+		if len(missing) > 5 {
+			more = fmt.Sprintf(" and %d more", len(missing)-5)
+			missing = missing[:5]
+		}
+		return fail("%d request(s) of the source files have no record: %s%s", len(want)-len(seen), strings.Join(missing, ", "), more)
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	const n = 300
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// sameJSON compares want (what the importer derives) with got (what the
+// run holds) through their JSON encodings. exact requires equality;
+// otherwise every value want sets must be in got with the same value
+// (objects may hold more keys, which the publisher's overlay filled in),
+// lists must have the same length, and a zero scalar in want is unset).
+func sameJSON(field string, want, got any, exact bool) error {
+	wv, err := toJSONValue(want)
+	if err != nil {
+		return fmt.Errorf("%s: %v", field, err)
+	}
+	gv, err := toJSONValue(got)
+	if err != nil {
+		return fmt.Errorf("%s: %v", field, err)
+	}
+	return diff(field, wv, gv, exact)
+}
+
+func toJSONValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	err = dec.Decode(&out)
+	return out, err
+}
+
+func diff(path string, want, got any, exact bool) error {
+	mismatch := func() error {
+		return fmt.Errorf("%s is %s, the importer derives %s", path, short(got), short(want))
+	}
+	switch w := want.(type) {
+	case nil:
+		if exact && got != nil {
+			return mismatch()
+		}
+		return nil
+	case string, bool, json.Number:
+		// In a subset comparison a zero value is one the importer left
+		// unset (the overlay may fill it in).
+		if !exact && (w == "" || w == false || w == json.Number("0")) {
+			return nil
+		}
+		if !reflect.DeepEqual(want, got) {
+			return mismatch()
+		}
+		return nil
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return mismatch()
+		}
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		if exact {
+			for k := range g {
+				if _, ok := w[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := diff(path+"."+k, w[k], g[k], exact); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return mismatch()
+		}
+		for i := range w {
+			if err := diff(fmt.Sprintf("%s[%d]", path, i), w[i], g[i], exact); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		if !reflect.DeepEqual(want, got) {
+			return mismatch()
+		}
+		return nil
+	}
+}
+
+func short(v any) string {
+	if v == nil {
+		return "absent"
+	}
+	b, _ := json.Marshal(v)
+	return clip(b)
+}
+
+// logFields returns refs without the fields read from directory names.
+func logFields(refs []schema.ExternalRef) []schema.ExternalRef {
+	out := make([]schema.ExternalRef, len(refs))
+	for i, r := range refs {
+		out[i] = mlperf.PathFields(r)
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// importFixture imports tool's fixture (with a --set overlay, which the
+// re-derivation must leave alone) into a temporary run directory.
+func importOverlaid(t testing.TB, tool string) string {
+	t.Helper()
+	var paths []string
+	for _, n := range fixtures[tool] {
+		paths = append(paths, filepath.Join(importtest.FixtureDir(tool), n))
+	}
+	files, err := ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "run")
+	opts := Options{Set: []string{"hardware.accelerator=H100", "hardware.accelerator_count=8"}}
+	if _, err := Import(context.Background(), tool, files, dest, opts); err != nil {
+		t.Fatal(err)
+	}
+	return dest
+}
+
+func checkDir(t testing.TB, dir string) error {
+	t.Helper()
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CheckRederived(context.Background(), rd, rd.ReadAttachment)
+}
+
+// TestRederiveEveryFixture: an untouched import re-derives (imports are
+// deterministic functions of their files, overlay aside).
+func TestRederiveEveryFixture(t *testing.T) {
+	for _, tool := range Tools() {
+		t.Run(tool, func(t *testing.T) {
+			if err := checkDir(t, importOverlaid(t, tool)); err != nil {
+				t.Fatalf("untouched import does not re-derive: %v", err)
+			}
+		})
+	}
+}
+
+func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
+	t.Helper()
+	p := filepath.Join(dir, schema.ManifestFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editRecords rewrites records.jsonl line by line, keeping every other
+// byte (re-encoding would reorder orig's keys); edit returns the new line,
+// or "" to delete it.
+func editRecords(t *testing.T, dir string, edit func(i int, line string) string) {
+	t.Helper()
+	p := filepath.Join(dir, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if line = edit(i, line); line != "" {
+			out.WriteString(line + "\n")
+		}
+	}
+	if err := os.WriteFile(p, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRederiveRejectsTampering reproduces the hostile review's attacks on
+// imported runs (findings 2, 3b, 4, 5, 6): each edit leaves a run the
+// schema accepts, and each must fail the re-derivation, naming what
+// differs.
+func TestRederiveRejectsTampering(t *testing.T) {
+	cases := []struct {
+		name, tool string
+		edit       func(t *testing.T, dir string)
+		want       string
+	}{
+		{"tool window halved (finding 2)", "llmperf", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) {
+				w := m["provenance"].(map[string]any)["windows"].([]any)[0].(map[string]any)
+				w["window_ns"] = 24453243292
+			})
+		}, "manifest.provenance.windows[0].window_ns"},
+		{"provenance deleted (finding 3b)", "llmperf", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) { delete(m, "provenance") })
+		}, "manifest.provenance is absent"},
+		{"orig ttft divided by 4 (finding 4)", "aiperf", func(t *testing.T, dir string) {
+			ttft := regexp.MustCompile(`"ttft":\{"value":([0-9.]+)`)
+			editRecords(t, dir, func(i int, line string) string {
+				return ttft.ReplaceAllStringFunc(line, func(m string) string {
+					v, _ := strconv.ParseFloat(ttft.FindStringSubmatch(m)[1], 64)
+					return `"ttft":{"value":` + strconv.FormatFloat(v/4, 'g', -1, 64)
+				})
+			})
+		}, "differs from the one its source file gives"},
+		{"slow requests deleted, count lowered (finding 5)", "llmperf", func(t *testing.T, dir string) {
+			editRecords(t, dir, func(i int, line string) string {
+				if i < 15 {
+					return ""
+				}
+				return line
+			})
+			editManifest(t, dir, func(m map[string]any) {
+				m["load"].(map[string]any)["points"].([]any)[0].(map[string]any)["requests"] = 135
+			})
+		}, "manifest.load.points[0].requests"},
+		{"slow requests deleted (finding 5)", "llmperf", func(t *testing.T, dir string) {
+			editRecords(t, dir, func(i int, line string) string {
+				if i < 15 {
+					return ""
+				}
+				return line
+			})
+		}, "have no record"},
+		{"MLPerf result inflated (finding 6)", "mlperf", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) {
+				m["external"].([]any)[0].(map[string]any)["results"].(map[string]any)["result_completed_tokens_per_second"] = "88400.42"
+			})
+		}, "result_completed_tokens_per_second"},
+		{"MLPerf status rewritten (finding 6)", "mlperf", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) {
+				m["external"].([]any)[0].(map[string]any)["status"] = "VALID-ish"
+			})
+		}, "manifest.external[0].status"},
+		{"source file removed", "llmperf", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, schema.AttachmentsDir, "groq_70b_summary.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, "not attached"},
+		{"source list emptied", "vllm", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["files"] = []any{} })
+		}, "no source file is pinned"},
+		{"unknown tool", "vllm", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["tool"] = "vllm2" })
+		}, `unknown tool "vllm2"`},
+		{"tool swapped", "vllm", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["tool"] = "sglang" })
+		}, "manifest.provenance"},
+		{"source block removed", "vllm", func(t *testing.T, dir string) {
+			editManifest(t, dir, func(m map[string]any) { delete(m, "source") })
+		}, "manifest.source.tool"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := importOverlaid(t, c.tool)
+			c.edit(t, dir)
+			err := checkDir(t, dir)
+			if !errors.Is(err, ErrNotRederived) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an ErrNotRederived naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A run that is not imported passes untouched; relabelling one as
+// imported without source files fails.
+func TestRederiveRelabelledRun(t *testing.T) {
+	dir := importOverlaid(t, "vllm")
+	editManifest(t, dir, func(m map[string]any) {
+		delete(m, "source")
+		delete(m, "provenance")
+		m["evidence"] = schema.EvidenceIndependent
+	})
+	if err := checkDir(t, dir); err != nil {
+		t.Fatalf("a run that is not imported: %v", err)
+	}
+	editManifest(t, dir, func(m map[string]any) {
+		m["evidence"] = schema.EvidenceImported
+		m["source"] = map[string]any{"tool": "vllm", "version": "0.6.0", "files": []any{}}
+	})
+	if err := checkDir(t, dir); !errors.Is(err, ErrNotRederived) {
+		t.Fatalf("relabelled run: got %v", err)
+	}
+}
+
+// BenchmarkRederive measures the re-derivation of the largest fixture
+// (AIPerf, 370 KB of records).
+func BenchmarkRederive(b *testing.B) {
+	dir := importOverlaid(b, "aiperf")
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := CheckRederived(context.Background(), rd, rd.ReadAttachment); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/benchseal/benchseal/artifact"
+)
+
+// checkImport re-derives an imported run from its attached source files
+// with the configured ImportChecker. A run that is not imported passes; an
+// imported run without a checker fails (its records cannot be tied to the
+// tool's output).
+func (v *Verifier) checkImport(ctx context.Context, b *artifact.Bundle, res *Result) *CheckError {
+	m := b.Manifest()
+	if !m.Imported() {
+		res.pass(CheckImport, "not an imported run")
+		return nil
+	}
+	if v.importer == nil {
+		return res.fail(CheckImport, artifact.TitleManifest, errors.New("the run is imported but no import checker is configured, so its records cannot be tied to the attached source files"))
+	}
+	attachment := func(name string) ([]byte, error) {
+		for _, l := range b.Layers() {
+			if l.Kind != artifact.KindAttachment || l.Title != "attachments/"+name {
+				continue
+			}
+			rc, err := b.OpenLayer(l)
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			return io.ReadAll(rc)
+		}
+		return nil, fmt.Errorf("no layer attachments/%s in the bundle", name)
+	}
+	if err := v.importer.CheckImport(ctx, b, attachment); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return res.fail(CheckImport, artifact.TitleManifest, err)
+	}
+	res.pass(CheckImport, fmt.Sprintf("re-importing the %d attached source file(s) with the %s importer gives every record, the provenance, windows, load points and counts this bundle holds", len(m.Source.Files), m.Source.Tool))
+	return nil
+}
