@@ -6,7 +6,7 @@ STATICCHECK_VERSION := 0.8.2
 COSIGN_VERSION      := v2.6.5
 export CGO_ENABLED ?= 0
 
-.PHONY: screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -61,6 +61,10 @@ interop: build
 ## registry: push/pull round trip through a loopback distribution v3.1.2 registry.
 registry: build
 	bash scripts/registry.sh v3.1.2
+
+## crashtest: SIGKILL pack (dir, tar, --key), sign and capture at random instants (KILLS each, default 20).
+crashtest: build
+	bash scripts/crashtest.sh $(KILLS)
 
 ## screenshot: render the HTML replay report in headless Chromium (installs it) to bin/report.png.
 screenshot:

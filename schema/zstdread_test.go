@@ -130,3 +130,38 @@ func TestRunDirRejectsTrailingZstdData(t *testing.T) {
 		t.Fatal("validate accepted an extra zstd frame")
 	}
 }
+
+// FuzzZstdReader: the verifying reader never panics, and whatever it
+// accepts is exactly one frame whose content equals what a plain zstd
+// decoder produces from the same bytes (no byte of input left unchecked).
+func FuzzZstdReader(f *testing.F) {
+	content := bytes.Repeat([]byte(`{"a":1}`+"\n"), 50)
+	good := zstdFrame(f, content)
+	f.Add(good)
+	f.Add(cat(good, []byte("GARBAGE!")))
+	f.Add(cat(good, rawFrame([]byte("x\n"))))
+	f.Add(rawFrame([]byte("x\n")))
+	f.Add(cat(skippable([]byte("x")), good))
+	f.Add(zstdFrame(f, content, zstd.WithEncoderCRC(false)))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, blob []byte) {
+		zr, err := schema.NewZstdReader(bytes.NewReader(blob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		out, err := io.ReadAll(io.LimitReader(zr, 16<<20))
+		if err != nil {
+			return
+		}
+		dec, _ := zstd.NewReader(nil, zstd.WithDecoderMaxWindow(schema.ZstdMaxWindow), zstd.WithDecoderConcurrency(1))
+		defer dec.Close()
+		want, derr := dec.DecodeAll(blob, nil)
+		if derr != nil {
+			t.Fatalf("accepted %d bytes the plain decoder rejects: %v", len(blob), derr)
+		}
+		if !bytes.Equal(out, want) && len(out) < 16<<20 {
+			t.Fatalf("accepted output differs from the plain decoder's (%d vs %d bytes)", len(out), len(want))
+		}
+	})
+}
