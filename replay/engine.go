@@ -736,9 +736,19 @@ func (g *group) finish(k groupKey) *PointResult {
 		g.peer.finish(pr, g)
 		whyNoWindow = g.peer.noWindow
 	}
+	if !slo.Any() {
+		// Without an objective no request is good or bad: null, not 0.
+		if pr.NullReasons == nil {
+			pr.NullReasons = map[string]string{}
+		}
+		pr.NullReasons["counts.good"] = ReasonNoSLO
+	}
 	g.cfg.gate.apply(pr, whyNoWindow)
 	return pr
 }
+
+// ReasonNoSLO is the null reason of counts.good when no SLO is set.
+const ReasonNoSLO = "no SLO: nothing defines a good request"
 
 // windowRates are the scalars that depend on a measurement window.
 var windowRates = []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput", "smooth_goodput",

@@ -28,13 +28,15 @@ var metricFields = map[string][]string{
 	"output_token_throughput":  {schema.FieldOutputTokens},
 	"total_token_throughput":   {schema.FieldInputTokens, schema.FieldOutputTokens},
 	"token_goodput":            {schema.FieldOutputTokens},
+	"counts.one_token":         {schema.FieldOutputTokens},
+	"counts.good":              {},
 	"smooth_goodput":           {schema.FieldSent, schema.FieldChunks, schema.FieldOutputTokens},
 	CostPerMillionOutputTokens: {schema.FieldOutputTokens},
 	CostPerMillionGoodTokens:   {schema.FieldOutputTokens},
 }
 
 // sloMetrics lists the metrics that apply the SLO to every request.
-var sloMetrics = []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", CostPerMillionGoodTokens}
+var sloMetrics = []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "counts.good", CostPerMillionGoodTokens}
 
 // gate decides, from a run's field provenance, which metrics the records
 // can determine. A nil gate (no provenance block, or nothing absent) lets

@@ -129,6 +129,20 @@ func (c Counts) Field(key string) (int64, bool) {
 	return 0, false
 }
 
+// Count returns the count called key (CountKeys), or Null when the run
+// cannot determine it (NullReasons holds "counts.KEY": the source did not
+// measure a field it reads, or no SLO defines counts.good).
+func (p *PointResult) Count(key string) (Value, bool) {
+	c, ok := p.Counts.Field(key)
+	if !ok {
+		return Null, false
+	}
+	if _, null := p.NullReasons["counts."+key]; null {
+		return Null, true
+	}
+	return Int(c), true
+}
+
 // Stalls describes streaming stalls: chunk gaps above ThresholdNS.
 type Stalls struct {
 	ThresholdNS int64
@@ -179,8 +193,8 @@ func (p *PointResult) Lookup(path string) (Value, bool) {
 	}
 	switch head {
 	case "counts":
-		c, ok := p.Counts.Field(tail)
-		return Int(c), ok
+		v, ok := p.Count(tail)
+		return v, ok
 	case "stalls":
 		switch tail {
 		case "threshold_ns":

@@ -155,8 +155,8 @@ func summaryUnit(m string) (*big.Rat, string, int) {
 func newPointView(p *replay.PointResult) pointView {
 	pv := pointView{Point: p.Point, Repeat: Number(replay.Int(int64(p.Repeat))), DistKeys: replay.CoreDistKeys}
 	for _, k := range replay.CountKeys {
-		c, _ := p.Counts.Field(k)
-		pv.Counts = append(pv.Counts, countRow{k, Number(replay.Int(c))})
+		v, _ := p.Count(k)
+		pv.Counts = append(pv.Counts, countRow{k, Number(v)})
 	}
 	add := func(m string, v replay.Value, scale *big.Rat, places int, unit string) {
 		k := m

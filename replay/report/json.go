@@ -154,8 +154,8 @@ func JSON(out io.Writer, r *replay.Result) error {
 		w.key("counts")
 		w.open('{')
 		for _, k := range replay.CountKeys {
-			c, _ := p.Counts.Field(k)
-			w.kv(k, strconv.FormatInt(c, 10))
+			v, _ := p.Count(k)
+			w.kv(k, Number(v))
 		}
 		w.close('}')
 		for _, k := range replay.ScalarKeys[1:] {

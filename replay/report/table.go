@@ -62,8 +62,15 @@ func NullText(reason string) string { return "null (" + reason + ")" }
 func scalarRows(p *replay.PointResult) []row {
 	var out []row
 	c := p.Counts
-	out = append(out, row{"counts", fmt.Sprintf("sent %d = ok %d + error %d + timeout %d + cancelled %d + rejected %d; warmup %d set aside; ok without content %d; one-token %d; good %d",
-		c.Sent, c.OK, c.Error, c.Timeout, c.Cancelled, c.Rejected, c.Warmup, c.OKNoContent, c.OneToken, c.Good), ""})
+	count := func(k string) string {
+		if why, ok := p.NullReasons["counts."+k]; ok {
+			return NullText(why)
+		}
+		v, _ := p.Counts.Field(k)
+		return strconv.FormatInt(v, 10)
+	}
+	out = append(out, row{"counts", fmt.Sprintf("sent %d = ok %d + error %d + timeout %d + cancelled %d + rejected %d; warmup %d set aside; ok without content %d; one-token %s; good %s",
+		c.Sent, c.OK, c.Error, c.Timeout, c.Cancelled, c.Rejected, c.Warmup, c.OKNoContent, count("one_token"), count("good")), ""})
 	add := func(k, name string, scale *big.Rat, places int, unit string) {
 		if why, ok := p.NullReasons[k]; ok {
 			out = append(out, row{name, NullText(why), ""})
@@ -306,8 +313,8 @@ func CSV(out io.Writer, r *replay.Result) error {
 			w.Write([]string{r.Definitions, p.Point, rep, m, csvNum(v)})
 		}
 		for _, k := range replay.CountKeys {
-			c, _ := p.Counts.Field(k)
-			emit("counts."+k, replay.Int(c))
+			v, _ := p.Count(k)
+			emit("counts."+k, v)
 		}
 		for _, k := range replay.ScalarKeys {
 			emit(k, p.Scalars[k])
