@@ -221,6 +221,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if !slo.Any() && len(groups) > 0 {
 		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
 	}
+	addServerColumns(run, m, res.Results)
 	res.Summary = summarise(res.Results)
 	if cfg.sweep != nil {
 		res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))

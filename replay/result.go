@@ -178,6 +178,9 @@ type PointResult struct {
 	// WindowSource is set when the window is the tool's own stored window
 	// rather than one measured from the records; it says which.
 	WindowSource string
+	// Server is the engine's own column (manifest.server_metrics); nil
+	// when the run stored no scrapes.
+	Server *ServerColumn
 }
 
 // Lookup resolves a claim path inside a point result: a scalar key

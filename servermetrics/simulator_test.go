@@ -74,12 +74,14 @@ func TestSimulatorMetricsFollowItsLatencyModel(t *testing.T) {
 		if ttft.Count != n || ttft.Mean == nil || *ttft.Mean < 0.003 || *ttft.Mean > 0.5 {
 			t.Errorf("stream=%v ttft count %v mean %v, want %d observations of at least 3 ms", stream, ttft.Count, deref(ttft.Mean), n)
 		}
+		// The simulator's deadlines are absolute from the scheduled time:
+		// a request ends no earlier than prefill + 8 tokens × 1 ms.
 		e2e := hist[servermetrics.RoleE2E]
-		if e2e.Count != n || *e2e.Mean < *ttft.Mean+0.007 {
-			t.Errorf("stream=%v e2e %+v: want %d observations, each at least ttft + 7 tokens × 1 ms", stream, e2e, n)
+		if e2e.Count != n || e2e.Mean == nil || *e2e.Mean < 0.010 {
+			t.Errorf("stream=%v e2e count %v mean %v: want %d observations of at least 10 ms", stream, e2e.Count, deref(e2e.Mean), n)
 		}
-		if tpot := hist[servermetrics.RoleTPOT]; tpot.Count != n || *tpot.Mean < 0.001 {
-			t.Errorf("stream=%v tpot %+v", stream, tpot)
+		if tpot := hist[servermetrics.RoleTPOT]; tpot.Count != n {
+			t.Errorf("stream=%v tpot count %v, want %d", stream, tpot.Count, n)
 		}
 		for _, d := range c.Counters {
 			want := map[string]float64{servermetrics.RoleRequestSuccess: n, servermetrics.RoleGenerationTokens: n * out,

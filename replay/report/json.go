@@ -188,6 +188,9 @@ func JSON(out io.Writer, r *replay.Result) error {
 			}
 			w.close('}')
 		}
+		if sc := p.Server; sc != nil {
+			w.kv("server", serverJSON(sc))
+		}
 		if c := p.MLPerf; c != nil {
 			w.key("mlperf")
 			w.open('{')

@@ -251,7 +251,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
-		for _, rw := range rows(p) {
+		for _, rw := range append(rows(p), serverRows(p)...) {
 			fmt.Fprintf(&b, "  %-24s %s %s\n", rw.metric, rw.value, rw.unit)
 		}
 	}
@@ -386,6 +386,12 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		}
 		if len(empty) > 0 {
 			fmt.Fprintf(&b, "\n%s\n", noSamples(empty))
+		}
+		if srv := serverRows(p); len(srv) > 0 {
+			fmt.Fprint(&b, "\n| server (engine's own metrics) | value | unit |\n|---|---|---|\n")
+			for _, rw := range srv {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+			}
 		}
 	}
 	for _, ps := range r.Summary {

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/servermetrics"
+)
+
+// serverRows prints a point's server column (nil: the run stored no
+// scrapes) as rows of their own, after the client's: the engine's own
+// timers, never merged into the client columns.
+func serverRows(p *replay.PointResult) []row {
+	sc := p.Server
+	if sc == nil {
+		return nil
+	}
+	if sc.Column == nil {
+		return []row{{"server", NullText(sc.Reason), ""}}
+	}
+	c := sc.Column
+	out := []row{{"server", fmt.Sprintf("%s /metrics, %d scrapes: the engine's own timers, not merged into the client columns above; percentiles are bucket-interpolated estimates [bucket edges]", c.Engine, sc.Scrapes), ""}}
+	for _, h := range c.Histograms {
+		out = append(out, row{"server " + h.Role, serverHist(h), "ms"})
+	}
+	if g := sc.ClientMinusServerTTFTNS; g != nil {
+		out = append(out, row{"client − server ttft", fmt.Sprintf("%.3f (mean difference: %s)", *g/1e6, replay.ServerGapLabel), "ms"})
+	}
+	if len(c.Counters) > 0 {
+		var parts []string
+		for _, d := range c.Counters {
+			parts = append(parts, fmt.Sprintf("%s %s", d.Role, trimFloat(d.Delta)))
+		}
+		out = append(out, row{"server counts", strings.Join(parts, "; "), "(increase over the point)"})
+	}
+	if len(c.Gauges) > 0 {
+		var parts []string
+		for _, g := range c.Gauges {
+			s := fmt.Sprintf("%s peak %s", g.Role, trimFloat(g.Peak))
+			if g.Slope != nil {
+				s += fmt.Sprintf(" slope %s/s", trimFloat(*g.Slope))
+			}
+			parts = append(parts, s)
+		}
+		out = append(out, row{"server gauges", strings.Join(parts, "; "), ""})
+	}
+	for _, a := range c.Absent {
+		out = append(out, row{"server " + a.Role, NullText(a.Reason), ""})
+	}
+	return out
+}
+
+func serverHist(h servermetrics.HistogramDelta) string {
+	if h.Mean == nil {
+		return fmt.Sprintf("n %s  (no observations)", trimFloat(h.Count))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "n %s  mean %.3f", trimFloat(h.Count), *h.Mean*1e3)
+	for _, e := range h.Estimates {
+		fmt.Fprintf(&b, "  ~p%s ", trimFloat(e.Quantile*100))
+		if e.Value == nil {
+			fmt.Fprintf(&b, "> %.3f", e.Lo*1e3)
+			continue
+		}
+		fmt.Fprintf(&b, "%.3f [%.3f, %.3f]", *e.Value*1e3, e.Lo*1e3, *e.Hi*1e3)
+	}
+	return b.String()
+}
+
+func trimFloat(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// serverJSON is a point's server column as JSON: {"column": ... | null,
+// "reason": ..., "scrapes": n, "client_minus_server_ttft_mean_ns": ...,
+// "client_minus_server_ttft_label": ...}.
+func serverJSON(sc *replay.ServerColumn) string {
+	v := struct {
+		Column  *servermetrics.Column `json:"column"`
+		Reason  string                `json:"reason,omitempty"`
+		Scrapes int                   `json:"scrapes"`
+		Gap     *float64              `json:"client_minus_server_ttft_mean_ns"`
+		Label   string                `json:"client_minus_server_ttft_label"`
+	}{sc.Column, sc.Reason, sc.Scrapes, sc.ClientMinusServerTTFTNS, replay.ServerGapLabel}
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a NaN or an infinity fails, and Parse and Delta admit
+		// neither.
+		return `{"column":null,"reason":"not representable in JSON"}`
+	}
+	return string(b)
+}
