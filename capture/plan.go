@@ -21,8 +21,8 @@ const (
 	MaxRequestsPerPoint = 10_000_000
 	MaxConcurrency      = 100_000
 	MaxRate             = 1_000_000 // requests per second
-	MaxPoints           = 10_000
-	MaxRepeats          = 1_000
+	MaxPoints           = schema.MaxPoints
+	MaxRepeats          = schema.MaxRepeats
 )
 
 // Plan is what a capture does: the load points, in order, each run

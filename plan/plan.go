@@ -128,6 +128,9 @@ func (p *Plan) Validate() error {
 	if p.Load.Repeats < 1 {
 		bad("load.repeats %d: must be at least 1", p.Load.Repeats)
 	}
+	if err := schema.CheckLoadLimits(&schema.Load{Points: p.Load.Points, Warmup: p.Load.Warmup, Repeats: p.Load.Repeats, MaxOutstanding: p.Load.MaxOutstanding}, "plan"); err != nil {
+		errs = append(errs, err)
+	}
 	if p.Workload.Kind == "dataset" && !sha256Hex.MatchString(p.Workload.SHA256) {
 		bad("workload.sha256: a dataset workload needs its sha256 (64 lowercase hex)")
 	}

@@ -86,6 +86,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if m == nil {
 		return nil, fmt.Errorf("replay: run has no manifest: %w", ErrReplay)
 	}
+	if err := schema.CheckLoadLimits(&m.Load, schema.ManifestFile); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	slo := SLOFromManifest(m.SLO)
 	if opts.SLO != nil {
 		man := slo

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -55,5 +56,19 @@ func TestRemovedWorkNeverRaisesAttainment(t *testing.T) {
 		if !strings.Contains(res.Incomplete.Line(), "counted as cancelled") || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "have no record") }) {
 			t.Errorf("incomplete line %q, notes %q", res.Incomplete.Line(), res.Notes)
 		}
+	}
+}
+
+// A manifest declaring more repeats than the load limits allow is bad
+// input (ErrInvalid, the field named), never a group allocated per
+// declared repeat (attack finding 10: out of memory at 3·10^8 repeats).
+func TestReplayRejectsLoadBeyondLimits(t *testing.T) {
+	run := genRun(1, 10)
+	run.m.Incomplete, run.m.IncompleteReason = true, "x"
+	run.m.Load.Repeats = 300_000_000
+	run.m.Load.Points[0].Requests = 10
+	_, err := Replay(t.Context(), run, Options{})
+	if !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "load.repeats") {
+		t.Fatalf("got %v", err)
 	}
 }

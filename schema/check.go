@@ -363,6 +363,7 @@ func validateLoad(ps *problems, l *Load, external bool) {
 	if l.MaxOutstanding < 0 {
 		ps.add("load.max_outstanding", "must not be negative")
 	}
+	loadLimitProblems(ps, l)
 	if l.Generator != "" && l.Generator != GeneratorBenchsealV1 {
 		ps.add("load.generator", "must be %q or absent, got %q", GeneratorBenchsealV1, l.Generator)
 	}

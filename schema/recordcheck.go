@@ -63,8 +63,13 @@ type RunSummary struct {
 
 // NewRecordChecker returns a checker for the records of the run described
 // by m. m may be nil (the manifest could not be read); then only the
-// checks that need no manifest run.
+// checks that need no manifest run. So it is too when m declares more than
+// the load limits allow (ValidateManifest reports that): nothing is
+// allocated per declared point × repeat.
 func NewRecordChecker(m *Manifest) *RecordChecker {
+	if m != nil && !WithinLoadLimits(&m.Load) {
+		m = nil
+	}
 	c := &RecordChecker{
 		m:   m,
 		s1:  maphash.MakeSeed(),

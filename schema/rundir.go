@@ -202,6 +202,9 @@ func (rr *RecordReader) Next() (*Record, error) {
 func (rr *RecordReader) NextInto(rec *Record) error {
 	if !rr.sc.Scan() {
 		if err := rr.sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = lineTooLongError{}
+			}
 			return fmt.Errorf("%s:%d: read records: %w", rr.name, rr.line+1, err)
 		}
 		return io.EOF
@@ -354,4 +357,17 @@ func (rd *RunDir) ReadAttachment(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s/%s: larger than %d bytes", AttachmentsDir, name, MaxAttachmentSize)
 	}
 	return b, nil
+}
+
+// lineTooLongError is the error of a record line longer than
+// MaxRecordLineSize: bad input (it is ErrInvalid) and bufio.ErrTooLong.
+type lineTooLongError struct{}
+
+func (lineTooLongError) Error() string {
+	return fmt.Sprintf("line longer than %d bytes", MaxRecordLineSize)
+}
+
+// Is reports ErrInvalid and bufio.ErrTooLong.
+func (lineTooLongError) Is(target error) bool {
+	return target == ErrInvalid || target == bufio.ErrTooLong
 }

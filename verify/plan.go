@@ -69,6 +69,11 @@ func (v *Verifier) checkPlan(ctx context.Context, b *artifact.Bundle, p Policy, 
 			pr.SignedAt = t.Format(time.RFC3339)
 		}
 	}
+	// The plan comes from the publisher: it is checked (load limits
+	// included) before anything is built from it.
+	if err := sp.p.Validate(); err != nil {
+		return res.fail(CheckPlan, sp.digest, err)
+	}
 	var cells []plan.Cell
 	for _, l := range b.RecordLayers() {
 		cells = append(cells, plan.Cell{Point: l.Point, Repeat: l.Repeat, Records: l.Records})

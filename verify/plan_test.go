@@ -112,3 +112,21 @@ func TestPlanSignedAfterRunStartIsADeviation(t *testing.T) {
 		t.Fatalf("%+v", res.Plan)
 	}
 }
+
+// A plan given to verify comes from the publisher: one declaring 3·10^8
+// repeats (attack finding 10: out of memory, or 10^4 deviation strings) is
+// rejected by the plan check with the field named, before anything is built
+// from it.
+func TestPlanBeyondLoadLimitsFailsPlanCheck(t *testing.T) {
+	p := testPlan()
+	path := plannedBundle(t, p)
+	p.Load.Repeats = 300_000_000
+	v := newVerifier(t, []*artifact.PublicKey{artifacttest.Publisher(t).Public()})
+	res, err := v.Verify(context.Background(), path, verify.Policy{Plan: p, AllowUnsignedUnsafe: true})
+	if err == nil {
+		t.Fatal("a plan beyond the load limits passed")
+	}
+	if c := res.Check(verify.CheckPlan); c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "load.repeats") {
+		t.Fatalf("%+v", c)
+	}
+}

@@ -162,6 +162,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	defer closeRun()
 	res, err := replay.Replay(cmd.Context(), run, opts)
 	if err != nil {
+		if errors.Is(err, schema.ErrInvalid) {
+			// Bad input (a declared load beyond the limits, a record line
+			// too long): checked and rejected, as validate says.
+			return rejected(err)
+		}
 		return err
 	}
 	empty := len(res.Results) == 0 && !run.Manifest().ExternalReference()

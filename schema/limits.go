@@ -1,0 +1,78 @@
+package schema
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Load limits: the one place that bounds what a manifest or plan may
+// declare, shared by validation (ValidateManifest, the JSON Schemas),
+// verify, replay, compare and plan checks, so that no declared number
+// can make any of them allocate or loop without bound or overflow int64.
+// Every total of declared requests (points × repeats × requests, plus
+// warmup) is below MaxPointRepeats × 2 × MaxDeclaredRequests < 2^58.
+const (
+	// MaxPoints caps load.points.
+	MaxPoints = 10_000
+	// MaxRepeats caps load.repeats.
+	MaxRepeats = 1_000
+	// MaxPointRepeats caps points × repeats (the point × repeat cells
+	// every checker keeps a counter for).
+	MaxPointRepeats = 100_000
+	// MaxDeclaredRequests caps a declared request count (a point's
+	// requests, load.warmup.requests).
+	MaxDeclaredRequests = 1 << 40
+	// MaxConcurrency caps a point's declared concurrency.
+	MaxConcurrency = 1 << 30
+	// MaxRate caps a point's declared rate (requests per second).
+	MaxRate = 1e9
+)
+
+// loadLimitProblems returns the problems of a load that declares more
+// than the limits above allow.
+func loadLimitProblems(ps *problems, l *Load) {
+	if len(l.Points) > MaxPoints {
+		ps.add("load.points", "declares %d points, more than the limit of %d", len(l.Points), MaxPoints)
+	}
+	if l.Repeats > MaxRepeats {
+		ps.add("load.repeats", "%d is more than the limit of %d", l.Repeats, MaxRepeats)
+	}
+	if hi, lo := bits.Mul64(uint64(len(l.Points)), uint64(max(l.Repeats, 1))); hi != 0 || lo > MaxPointRepeats {
+		ps.add("load.repeats", "points × repeats = %d × %d is more than the limit of %d", len(l.Points), l.Repeats, MaxPointRepeats)
+	}
+	for i, p := range l.Points {
+		f := fmt.Sprintf("load.points[%d]", i)
+		if p.Requests > MaxDeclaredRequests {
+			ps.add(f+".requests", "%d is more than the limit of %d", p.Requests, int64(MaxDeclaredRequests))
+		}
+		if p.Concurrency > MaxConcurrency {
+			ps.add(f+".concurrency", "%d is more than the limit of %d", p.Concurrency, MaxConcurrency)
+		}
+		if p.Rate > MaxRate {
+			ps.add(f+".rate", "%g is more than the limit of %g", p.Rate, float64(MaxRate))
+		}
+	}
+	if l.Warmup.Requests > MaxDeclaredRequests {
+		ps.add("load.warmup.requests", "%d is more than the limit of %d", l.Warmup.Requests, int64(MaxDeclaredRequests))
+	}
+	if l.MaxOutstanding > MaxConcurrency {
+		ps.add("load.max_outstanding", "%d is more than the limit of %d", l.MaxOutstanding, MaxConcurrency)
+	}
+}
+
+// CheckLoadLimits returns an error wrapping ErrInvalid, naming the field,
+// when l declares more than the load limits allow (see MaxPoints); callers
+// that allocate per declared point × repeat (replay, compare, plan checks)
+// call it before they do.
+func CheckLoadLimits(l *Load, file string) error {
+	ps := &problems{file: file}
+	loadLimitProblems(ps, l)
+	if len(ps.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: ps.list}
+}
+
+// WithinLoadLimits reports whether l declares no more than the load
+// limits allow.
+func WithinLoadLimits(l *Load) bool { return CheckLoadLimits(l, "") == nil }
