@@ -210,6 +210,15 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if !oneOf(m.Client.Boundary, BoundaryClientStreaming, BoundaryServerTimer, BoundaryNonStreaming) {
 		ps.add("client.boundary", "must be one of %s, got %q", quoteList(BoundaryClientStreaming, BoundaryServerTimer, BoundaryNonStreaming), m.Client.Boundary)
 	}
+	// The boundary says where the times were taken; it must agree with
+	// how the requests were made (a non-streaming answer arrives whole,
+	// with no first-token time to measure).
+	switch {
+	case m.Client.Boundary == BoundaryClientStreaming && !m.Decoding.Streaming:
+		ps.add("client.boundary", "is %q but decoding.streaming is false: a non-streaming response has no chunk times (the boundary is %q)", BoundaryClientStreaming, BoundaryNonStreaming)
+	case m.Client.Boundary == BoundaryNonStreaming && m.Decoding.Streaming:
+		ps.add("client.boundary", "is %q but decoding.streaming is true", BoundaryNonStreaming)
+	}
 	if tc := m.Client.TokenCounts; tc != "" && !oneOf(tc, "server-usage", "client-tokenizer", "chunk-count-estimate", "tool-reported") {
 		ps.add("client.token_counts", "must be one of %s, got %q", quoteList("server-usage", "client-tokenizer", "chunk-count-estimate", "tool-reported"), tc)
 	}

@@ -133,6 +133,22 @@ func validateProvenance(ps *problems, m *Manifest) {
 			ps.add(f+".how", "must say how a %s field was obtained", o.Status)
 		}
 	}
+	if m.Evidence != EvidenceImported {
+		// A run benchseal measured itself (capture, synth) stored every
+		// field it measured: only an import may lack one. The one
+		// exception is what the non-streaming boundary implies.
+		for _, k := range names {
+			o := p.Fields[k]
+			if o.Status == FieldMeasured || (m.Client.Boundary == BoundaryNonStreaming &&
+				((k == FieldFirstChunk && o.Status == FieldAbsent) || (k == FieldChunks && o.Status == FieldDerived))) {
+				continue
+			}
+			ps.add("provenance.fields."+k+".status", "%q in a run with evidence %q: only an imported run may declare a field it did not measure (a non-streaming run: first_chunk_ns absent, chunks_ns derived)", o.Status, m.Evidence)
+		}
+		if len(p.Windows) > 0 {
+			ps.add("provenance.windows", "only an imported run may store a tool's own window (evidence is %q)", m.Evidence)
+		}
+	}
 	seen := map[string]bool{}
 	for i, w := range p.Windows {
 		f := fmt.Sprintf("provenance.windows[%d]", i)

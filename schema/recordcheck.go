@@ -30,6 +30,14 @@ type RecordChecker struct {
 	gen      []genCell
 	lastFile string
 	sum      RunSummary
+	// absent holds the record fields manifest.provenance declares absent
+	// that a record could carry: a record must then not hold them.
+	noSched, noChunkTokens bool
+	// tokensPerChunk: every content-bearing chunk carries at least one
+	// token (token counts from server usage or chunk counts, chunk times
+	// stored).
+	tokensPerChunk bool
+	chunksUsable   bool
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -94,6 +102,12 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		if m.Load.Generator == GeneratorBenchsealV1 {
 			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats)
 		}
+		pv := m.Provenance
+		c.noSched = pv.Field(FieldScheduled).Status == FieldAbsent
+		c.noChunkTokens = pv.Field(FieldChunkTokens).Status == FieldAbsent
+		c.chunksUsable = pv.Field(FieldChunks).Usable()
+		c.tokensPerChunk = pv.Field(FieldChunks).Status == FieldMeasured && pv.Field(FieldOutputTokens).Status == FieldMeasured &&
+			(m.Client.TokenCounts == "server-usage" || m.Client.TokenCounts == "chunk-count-estimate")
 	}
 	return c
 }
@@ -182,6 +196,12 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 			add("scheduled_ns", "%d is after sent_ns %d", *s, rec.SentNS)
 		}
 	}
+	if rec.ScheduledNS != nil && c.noSched {
+		add("scheduled_ns", "is set, but manifest.provenance declares scheduled_ns absent")
+	}
+	if rec.ChunkTokens != nil && c.noChunkTokens {
+		add("chunk_tokens", "is set, but manifest.provenance declares chunk_tokens absent")
+	}
 	if rec.EndNS < rec.SentNS {
 		add("end_ns", "%d is before sent_ns %d", rec.EndNS, rec.SentNS)
 	}
@@ -236,6 +256,15 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 		}
 		if rec.OutputTokens < 1 {
 			add("output_tokens", "an ok record must have at least one output token")
+		}
+		// Every content-bearing chunk carries a token: an answer in
+		// several chunks is never a one-token answer (which passes any
+		// TPOT limit under one_token "pass").
+		n := int64(len(rec.ChunksNS))
+		if c.chunksUsable && rec.OutputTokens == 1 && n > 1 {
+			add("output_tokens", "is 1, but the answer arrived in %d content-bearing chunks (each carries at least one token)", n)
+		} else if c.tokensPerChunk && rec.ChunkTokens == nil && rec.OutputTokens >= 1 && rec.OutputTokens < n {
+			add("output_tokens", "is %d, fewer than the %d content-bearing chunks (client.token_counts %q: each chunk carries at least one token)", rec.OutputTokens, n, c.m.Client.TokenCounts)
 		}
 		if rec.Error != "" {
 			add("error", "is set on an ok record")

@@ -158,6 +158,7 @@ func TestValidateRunDirGolden(t *testing.T) {
 		}},
 		{name: "provenance_semantic", breakRun: func(t *testing.T, dir string) {
 			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["evidence"], m["source"] = "imported", map[string]any{"tool": "vllm"}
 				m["provenance"] = map[string]any{
 					"fields": map[string]any{"sent_ns": map[string]any{"status": "absent", "how": "placed at 0"}},
 					"windows": []any{
@@ -171,6 +172,7 @@ func TestValidateRunDirGolden(t *testing.T) {
 		}},
 		{name: "provenance_valid", breakRun: func(t *testing.T, dir string) {
 			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["evidence"], m["source"] = "imported", map[string]any{"tool": "vllm"}
 				m["provenance"] = map[string]any{
 					"fields": map[string]any{
 						"sent_ns":   map[string]any{"status": "absent", "how": "placed at 0"},
