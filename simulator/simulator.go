@@ -102,6 +102,16 @@ type Server struct {
 	metrics  *metrics
 }
 
+// CheckTimeScale accepts a time scale in (0, 1000]. New treats a zero
+// Config.TimeScale as 1; a command that takes the scale as a flag checks the
+// value given with CheckTimeScale first, so that 0 is refused, not ignored.
+func CheckTimeScale(v float64) error {
+	if !(v > 0 && v <= 1000) {
+		return fmt.Errorf("time scale %v out of range (0, 1000]", v)
+	}
+	return nil
+}
+
 // New checks cfg, fills defaults and returns a server.
 func New(cfg Config) (*Server, error) {
 	d := DefaultConfig()
@@ -124,8 +134,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.DefaultMaxTokens = d.DefaultMaxTokens
 	}
 	var errs []error
-	if !(cfg.TimeScale > 0 && cfg.TimeScale <= 1000) {
-		errs = append(errs, fmt.Errorf("time scale %v out of range (0, 1000]", cfg.TimeScale))
+	if err := CheckTimeScale(cfg.TimeScale); err != nil {
+		errs = append(errs, err)
 	}
 	for name, v := range map[string]time.Duration{"prefill base": cfg.PrefillBase, "prefill per token": cfg.PrefillPerToken,
 		"decode base": cfg.DecodeBase, "decode per running": cfg.DecodePerRunning, "stall": cfg.Stall, "keep-alive": cfg.KeepAlive} {

@@ -96,8 +96,19 @@ recorded with phase "warmup".
 Timestamps are taken on one monotonic clock when a chunk's bytes are read;
 only content-bearing chunks count. In-band stream errors are errors.
 
-Ctrl-C stops sending, gives in-flight requests --grace to finish and writes a
-valid run marked incomplete. The API key is read from the environment variable
+Ctrl-C (SIGINT) or SIGTERM stops sending, gives in-flight requests --grace to
+finish and writes a valid run marked incomplete; the command then exits 130
+(SIGINT) or 143 (SIGTERM), as every benchseal command stopped by a signal does,
+and the run is kept. A request past --timeout or its planned cancellation is
+timeout or cancelled by its own timestamps, however late the client noticed.
+
+Exit codes: 0 complete run; 1 preflight failed (nothing written), a phase's
+failures passed --max-error-rate (run kept, marked incomplete) or another
+error; 2 usage (including no load flag: give --concurrency, --rate, --preset
+or --plan); 130/143 interrupted by SIGINT/SIGTERM (run kept, marked
+incomplete).
+
+The API key is read from the environment variable
 named by --api-key-env and never written to the run. --simulate runs against an
 in-process simulator instead of --endpoint (evidence "synthetic").`,
 		Example: `  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --concurrency 8 --requests 200
@@ -112,7 +123,7 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f := cmd.Flags()
 	f.StringVar(&o.endpoint, "endpoint", "", "server base URL, e.g. http://127.0.0.1:8000")
 	f.BoolVar(&o.simulate, "simulate", false, "run against an in-process simulator on 127.0.0.1 (synthetic evidence)")
-	f.Float64Var(&o.simTimeScale, "sim-time-scale", 1, "with --simulate: multiply the simulator's latency model")
+	f.Float64Var(&o.simTimeScale, "sim-time-scale", 1, "with --simulate: multiply the simulator's latency model, in (0, 1000]")
 	f.StringVar(&o.model, "model", "", "model name sent in every request (required, except with --simulate)")
 	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty)")
 	f.StringVar(&o.api, "api", capture.APIChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
@@ -420,6 +431,9 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	opts.Manifest = m
 
 	if o.simulate {
+		if err := simulator.CheckTimeScale(o.simTimeScale); err != nil {
+			return usagef("--sim-time-scale: %v", err)
+		}
 		if o.model == "" {
 			opts.Request.Model = simulator.DefaultConfig().Model
 		}

@@ -128,3 +128,61 @@ func TestSignalsStopLongCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalStopsCaptureKeepingTheRun: capture stopped by SIGINT or
+// SIGTERM exits 130 or 143 like every command, keeps its run directory
+// valid and marked incomplete, and its --help says both.
+func TestSignalStopsCaptureKeepingTheRun(t *testing.T) {
+	var help bytes.Buffer
+	if code := run(context.Background(), []string{"capture", "--help"}, &IO{Out: &help, ErrOut: &help, Getenv: os.Getenv}); code != ExitOK {
+		t.Fatalf("capture --help: exit %d", code)
+	}
+	for _, want := range []string{"130", "143", "run kept, marked\nincomplete"} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("capture --help does not say %q", want)
+		}
+	}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, ExitSIGINT}, {syscall.SIGTERM, ExitSIGTERM}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			cmd := exec.Command(os.Args[0], "capture", "--simulate", "--out", out, "--concurrency", "2",
+				"--requests", "1000", "--output-tokens", "100000", "--input-tokens", "8", "--grace", "50ms", "--progress", "never")
+			cmd.Env = append(os.Environ(), "BENCHSEAL_TEST_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Signal once the run directory exists (the preflight is over).
+			for i := 0; i < 300; i++ {
+				if _, err := os.Stat(filepath.Join(out, schema.ManifestFile)); err == nil {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond)
+			cmd.Process.Signal(c.sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("did not stop within 60 s of the signal")
+			}
+			if got := cmd.ProcessState.ExitCode(); got != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", got, c.code, stderr.String())
+			}
+			sum, err := schema.CheckRunDir(out, 10)
+			if err != nil {
+				t.Fatalf("run left by the interrupted capture: %v", err)
+			}
+			if !sum.Incomplete {
+				t.Errorf("run not marked incomplete: %+v", sum)
+			}
+		})
+	}
+}

@@ -56,7 +56,7 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.Int64Var(&c.Seed, "seed", 0, "seed of every per-request random choice")
 	f.StringVar(&c.Model, "model", c.Model, "the model name served")
 	f.BoolVar(&c.AnyModel, "any-model", false, "accept requests for any model name")
-	f.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every duration of the latency model (e.g. 0.01 for tests)")
+	f.Float64Var(&c.TimeScale, "time-scale", 1, "multiply every duration of the latency model, in (0, 1000] (e.g. 0.01 for tests)")
 	f.DurationVar(&c.PrefillBase, "prefill-base", c.PrefillBase, "fixed part of prefill time")
 	f.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill time per prompt token (word)")
 	f.DurationVar(&c.DecodeBase, "decode-base", c.DecodeBase, "time per output token with no other request running")
@@ -90,6 +90,9 @@ func checkLoopback(addr string) error {
 }
 
 func runSimulate(ctx context.Context, o *simulateOptions) error {
+	if err := simulator.CheckTimeScale(o.cfg.TimeScale); err != nil {
+		return usagef("--time-scale: %v", err)
+	}
 	s, err := simulator.New(o.cfg)
 	if err != nil {
 		return usagef("%v", err)
