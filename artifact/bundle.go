@@ -656,3 +656,24 @@ func (s *RecordStream) Close() error {
 	}
 	return nil
 }
+
+// ReadAttachment returns the bytes of the attachment layer titled
+// attachments/name, its digest and size checked as it streams; at most
+// schema.MaxAttachmentSize bytes.
+func (b *Bundle) ReadAttachment(name string) ([]byte, error) {
+	for _, l := range b.layers {
+		if l.Kind != KindAttachment || l.Title != schema.AttachmentsDir+"/"+name {
+			continue
+		}
+		if l.Descriptor.Size > schema.MaxAttachmentSize {
+			return nil, fmt.Errorf("attachment %s: larger than %d bytes", name, schema.MaxAttachmentSize)
+		}
+		rc, err := b.OpenBlob(l)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	}
+	return nil, fmt.Errorf("attachment %s: not in the bundle", name)
+}

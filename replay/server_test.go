@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -100,5 +101,25 @@ func TestServerColumnAbsentWithReasonForATamperedScrape(t *testing.T) {
 	sc := replayDir(t, dir).Results[0].Server
 	if sc == nil || sc.Column != nil || !strings.Contains(sc.Reason, "sha256 differs") {
 		t.Errorf("tampered scrape: %+v", sc)
+	}
+}
+
+func TestServerColumnFromAPackedBundle(t *testing.T) {
+	dir := captureWithScrapes(t)
+	out := filepath.Join(t.TempDir(), "run.oci")
+	if _, err := artifact.Pack(context.Background(), dir, out, artifact.PackOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := artifact.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	res, err := replay.Replay(context.Background(), b, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := res.Results[0].Server; sc == nil || sc.Column == nil {
+		t.Errorf("bundle server column %+v", sc)
 	}
 }

@@ -33,6 +33,8 @@ run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
   --set slo.ttft=500ms --set slo.e2e=3s --set slo.tpot=30ms --set slo.one_token=pass \
   --location same-host --progress never
 "$B" validate "$OUT/run"
+echo "client columns and, beside them, the server column from the simulator's own /metrics (scraped before, during and after each point):"
+"$B" replay "$OUT/run" | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client'
 
 step "3. Publisher: record the headline numbers as claims, make a key, pack and sign"
 run "$B" replay "$OUT/run" --write-claims "$OUT/run/claims.json" >/dev/null
