@@ -49,8 +49,10 @@ func FuzzTarReader(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{})
+	// One file per worker process, rewritten for each input: a fresh
+	// t.TempDir per input cost more than parsing the input.
+	p := filepath.Join(dir, "f.tar")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "f.tar")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -91,14 +93,25 @@ func FuzzRunManifest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(orig)
+	// One copy of the layout per worker process, without the run manifest;
+	// each input adds its blob and removes it afterwards unless the layout
+	// already held those bytes (copying the layout per input dominated).
+	dir := f.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "blobs", "sha256", runDesc.Digest.Encoded())); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(filepath.Join(dir, "blobs", "sha256", runDesc.Digest.Encoded()))
 		d := artifact.DigestBytes(data)
-		os.WriteFile(filepath.Join(dir, "blobs", "sha256", d.Encoded()), data, 0o644)
+		blob := filepath.Join(dir, "blobs", "sha256", d.Encoded())
+		if _, err := os.Stat(blob); os.IsNotExist(err) {
+			if err := os.WriteFile(blob, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(blob)
+		}
 		rd := runDesc
 		rd.Digest, rd.Size = d, int64(len(data))
 		idx := map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []any{rd}}

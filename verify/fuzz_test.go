@@ -15,7 +15,8 @@ import (
 // seeded from a real signed bundle. Nothing may panic, and nothing but the
 // seed may verify.
 func FuzzVerifyTar(f *testing.F) {
-	p, pub := artifacttest.SignedBundle(f, filepath.Join(f.TempDir(), "b.tar"))
+	dir := f.TempDir()
+	p, pub := artifacttest.SignedBundle(f, filepath.Join(dir, "b.tar"))
 	seed, err := os.ReadFile(p)
 	if err != nil {
 		f.Fatal(err)
@@ -25,9 +26,12 @@ func FuzzVerifyTar(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	// One file per worker process, rewritten for each input.
+	fp := filepath.Join(dir, "f.tar")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fp := filepath.Join(t.TempDir(), "f.tar")
-		os.WriteFile(fp, data, 0o644)
+		if err := os.WriteFile(fp, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		res, err := v.Verify(context.Background(), fp, verify.Policy{})
 		if err == nil && (res == nil || !res.Verified) {
 			t.Fatal("nil error without a verified result")
