@@ -202,7 +202,7 @@ func (b *Bundle) readBlob(d ocispec.Descriptor, limit int64, check string) ([]by
 	}
 	defer rc.Close()
 	buf := bytes.NewBuffer(make([]byte, 0, d.Size))
-	if _, err := io.Copy(buf, newVerifyingReader(rc, d.Digest, d.Size, check, string(d.Digest))); err != nil {
+	if _, err := io.Copy(buf, newVerifyingReader(rc, d.Digest, d.Size, check, string(d.Digest), describe(d))); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -433,7 +433,7 @@ func (b *Bundle) OpenBlob(l Layer) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	vr := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest))
+	vr := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest), describe(l.Descriptor))
 	return struct {
 		io.Reader
 		io.Closer
@@ -449,7 +449,7 @@ func (b *Bundle) OpenLayer(l Layer) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	stored := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest))
+	stored := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest), describe(l.Descriptor))
 	if !l.Compressed {
 		return struct {
 			io.Reader
@@ -463,7 +463,7 @@ func (b *Bundle) OpenLayer(l Layer) (io.ReadCloser, error) {
 	}
 	return &layerReader{
 		rc: rc, stored: stored, zr: zr,
-		un: newVerifyingReader(&zstdErrReader{zr: zr, title: l.Title}, l.UncompressedDigest, l.UncompressedSize, CheckUncompressed, l.Title),
+		un: newVerifyingReader(&zstdErrReader{zr: zr, title: l.Title}, l.UncompressedDigest, l.UncompressedSize, CheckUncompressed, l.Title, fmt.Sprintf("the uncompressed content of %q", l.Title)),
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // ParseDigest checks that d is "sha256:" followed by 64 lowercase hex
@@ -50,12 +51,25 @@ type verifyingReader struct {
 	n     int64
 	check string
 	blob  string
+	what  string // the blob as a reader knows it: layer title or media type
 	done  bool
 	err   error
 }
 
-func newVerifyingReader(r io.Reader, want digest.Digest, size int64, check, blob string) *verifyingReader {
-	return &verifyingReader{r: r, h: sha256.New(), want: want, size: size, check: check, blob: blob}
+func newVerifyingReader(r io.Reader, want digest.Digest, size int64, check, blob, what string) *verifyingReader {
+	return &verifyingReader{r: r, h: sha256.New(), want: want, size: size, check: check, blob: blob, what: what}
+}
+
+// describe names a blob for a reader: its title annotation, else its media
+// type.
+func describe(d ocispec.Descriptor) string {
+	if t := d.Annotations[AnnotationTitle]; t != "" {
+		return fmt.Sprintf("%q (%s)", t, d.MediaType)
+	}
+	if d.MediaType != "" {
+		return d.MediaType
+	}
+	return "blob"
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
@@ -89,7 +103,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 			return n, v.err
 		}
 		if got := digest.NewDigestFromBytes(digest.SHA256, v.h.Sum(nil)); got != v.want {
-			v.err = invalid(v.check, v.blob, "digest mismatch: content is %s", got)
+			v.err = invalid(v.check, v.blob, "digest mismatch in %s: expected %s, content is %s", v.what, v.want, got)
 			return n, v.err
 		}
 		v.done = true

@@ -71,7 +71,7 @@ func ReadVerified(r io.Reader, d ocispec.Descriptor, limit int64) ([]byte, error
 		return nil, invalid(CheckDescriptor, string(d.Digest), "%v", err)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, d.Size))
-	if _, err := io.Copy(buf, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptor, string(d.Digest))); err != nil {
+	if _, err := io.Copy(buf, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptor, string(d.Digest), describe(d))); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -121,7 +121,7 @@ func (w *LayoutWriter) WriteBlob(r io.Reader, d ocispec.Descriptor, limit int64)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(bw, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptor, string(d.Digest))); err != nil {
+	if _, err := io.Copy(bw, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptor, string(d.Digest), describe(d))); err != nil {
 		bw.abort()
 		return err
 	}
@@ -130,7 +130,7 @@ func (w *LayoutWriter) WriteBlob(r io.Reader, d ocispec.Descriptor, limit int64)
 		return err
 	}
 	if got != d.Digest { // cannot happen: the verifying reader checked it
-		return invalid(CheckDescriptor, string(d.Digest), "digest mismatch: content is %s", got)
+		return invalid(CheckDescriptor, string(d.Digest), "digest mismatch in %s: expected %s, content is %s", describe(d), d.Digest, got)
 	}
 	w.blobs[d.Digest] = true
 	return nil

@@ -146,3 +146,35 @@ func (c *countReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// TestVerifyTamperedLayerNamesTheLayerAndBothDigests: the rejection of a
+// changed layer says which layer (its title) and labels the digest the
+// manifest expects and the digest of the content found.
+func TestVerifyTamperedLayerNamesTheLayerAndBothDigests(t *testing.T) {
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b"))
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l artifact.Layer
+	for _, x := range b.Layers() {
+		if x.Title != artifact.TitleManifest {
+			l = x
+		}
+	}
+	b.Close()
+	f := filepath.Join(p, "blobs", "sha256", l.Descriptor.Digest.Encoded())
+	orig, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := bytes.Clone(orig)
+	mod[len(mod)/2] ^= 0x01
+	os.WriteFile(f, mod, 0o644)
+	_, err = newVerifier(t, []*artifact.PublicKey{pub}).Verify(context.Background(), p, verify.Policy{})
+	for _, want := range []string{l.Title, "expected " + string(l.Descriptor.Digest), "content is sha256:"} {
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(want)) {
+			t.Errorf("rejection %v does not say %q", err, want)
+		}
+	}
+}

@@ -519,7 +519,7 @@ func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Res
 				bad = append(bad, fmt.Sprintf("%s %s: not recomputable (%s)", c.Point, c.Metric, c.Reason))
 			}
 		default:
-			bad = append(bad, fmt.Sprintf("%s %s: claimed %v", c.Point, c.Metric, c.Claimed))
+			bad = append(bad, mismatchText(c))
 		}
 	}
 	if notRecomp > 0 {
@@ -534,4 +534,18 @@ func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Res
 	}
 	res.pass(CheckClaims, reason)
 	return nil
+}
+
+// mismatchText says where a claim failed and by how much: point, repeat
+// (or "all repeats"), metric, the claimed and the recomputed value.
+func mismatchText(c schema.ClaimCheck) string {
+	rep := "all repeats"
+	if c.Repeat != nil {
+		rep = fmt.Sprintf("repeat %d", *c.Repeat)
+	}
+	got := "none"
+	if c.Recomputed != nil {
+		got = fmt.Sprintf("%v", *c.Recomputed)
+	}
+	return fmt.Sprintf("%s %s %s: claimed %v, recomputed %s", c.Point, rep, c.Metric, c.Claimed, got)
 }

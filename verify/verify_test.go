@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -206,5 +207,21 @@ func TestVerifyRejectsWrongStatements(t *testing.T) {
 	sb, _ := artifact.SignStatement(context.Background(), dup, s)
 	if res, err := v.Verify(context.Background(), p, verify.Policy{Detached: [][]byte{sb}}); err == nil || res.Verified {
 		t.Fatal("duplicate keys accepted")
+	}
+}
+
+type offChecker struct{}
+
+func (offChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error) {
+	rep, got := 1, 13.98
+	return []schema.ClaimCheck{{Point: "c1", Repeat: &rep, Metric: "request_throughput", Claimed: 99, Recomputed: &got, Outcome: schema.ClaimMismatched}}, nil
+}
+
+func TestVerifyClaimMismatchNamesRepeatAndBothValues(t *testing.T) {
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b"))
+	res, _ := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(offChecker{})).Verify(context.Background(), p, verify.Policy{})
+	got := res.Check(verify.CheckClaims).Reason
+	if want := "c1 repeat 1 request_throughput: claimed 99, recomputed 13.98"; !strings.Contains(got, want) {
+		t.Fatalf("claims check says %q, want it to contain %q", got, want)
 	}
 }
