@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"fmt"
 	"math/big"
 
 	"github.com/benchseal/benchseal/schema"
@@ -32,7 +31,7 @@ func costFromManifest(c *schema.Cost) (*CostSpec, error) {
 	}
 	p, ok := new(big.Rat).SetString(c.PricePerHour)
 	if !ok || p.Sign() < 0 {
-		return nil, fmt.Errorf("replay: manifest cost.price_per_hour %q is not a non-negative decimal: %w", c.PricePerHour, ErrReplay)
+		return nil, badInput("replay: manifest cost.price_per_hour %q is not a non-negative decimal", c.PricePerHour)
 	}
 	return &CostSpec{Currency: c.Currency, PricePerHour: p, Text: c.PricePerHour}, nil
 }

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -127,7 +126,7 @@ func lookupDefinition(name string) (*Definition, error) {
 	}
 	d, ok := definitions[strings.ToLower(name)]
 	if !ok {
-		return nil, fmt.Errorf("replay: unknown definitions %q (want one of %s): %w", name, strings.Join(DefinitionNames, ", "), ErrReplay)
+		return nil, badInput("unknown definitions %q (want one of %s)", name, strings.Join(DefinitionNames, ", "))
 	}
 	return d, nil
 }

@@ -84,7 +84,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	m := run.Manifest()
 	if m == nil {
-		return nil, fmt.Errorf("replay: run has no manifest: %w", ErrReplay)
+		return nil, badInput("replay: run has no manifest")
 	}
 	if err := schema.CheckLoadLimits(&m.Load, schema.ManifestFile); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -107,7 +107,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		}
 	}
 	if slo.OneToken != schema.OneTokenPass && slo.OneToken != schema.OneTokenFail {
-		return nil, fmt.Errorf("replay: one-token policy %q is neither pass nor fail: %w", slo.OneToken, ErrReplay)
+		return nil, badInput("replay: one-token policy %q is neither pass nor fail", slo.OneToken)
 	}
 	if opts.Smooth != nil {
 		if err := opts.Smooth.check(); err != nil {

@@ -296,5 +296,20 @@ func TestAttestationDoesNotTransferToAnotherPublisher(t *testing.T) {
 				t.Fatalf("%v %+v", err, res.Attestations)
 			}
 		})
+
+// TestVerifyReviewerKeyGivenAsPublisherSaysWhereItBelongs: a key that
+// attested but did not sign the run, given with --key, is rejected with a
+// hint to pass it as a required reviewer; the library's threshold text
+// does not leak.
+func TestVerifyReviewerKeyGivenAsPublisherSaysWhereItBelongs(t *testing.T) {
+	p, pub, rev := attested(t, "b.tar")
+	_, err := newVerifier(t, []*artifact.PublicKey{pub, rev}).Verify(context.Background(), p, verify.Policy{})
+	if err == nil || !strings.Contains(err.Error(), "signed a reviewer attestation on this run") ||
+		!strings.Contains(err.Error(), "--require-attestation") || strings.Contains(err.Error(), "threshold") {
+		t.Fatalf("%v", err)
+	}
+	_, err = newVerifier(t, []*artifact.PublicKey{rev}).Verify(context.Background(), artifacttest.PackRun(t, filepath.Join(t.TempDir(), "u"), artifacttest.RunOptions{}), verify.Policy{})
+	if err == nil || strings.Contains(err.Error(), "--require-attestation") {
+		t.Fatalf("hint without an attestation: %v", err)
 	}
 }

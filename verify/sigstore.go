@@ -208,6 +208,9 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 			if strings.Contains(err.Error(), "artifact digest") {
 				return nil, fmt.Errorf("%s: %v", ReasonDigest, err)
 			}
+			if strings.Contains(err.Error(), "threshold") {
+				return nil, fmt.Errorf("%s: no signature by the given key", ReasonKey)
+			}
 			return nil, fmt.Errorf("%s: %v", ReasonKey, err)
 		}
 		return &signedBy{signer: s}, nil

@@ -432,6 +432,9 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 		if len(reasons) > 0 {
 			err = fmt.Errorf("%w (%s)", err, strings.Join(reasons, "; "))
 		}
+		if hint := v.reviewerHint(b, signers, verifiedBy, digestBytes); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
 		res.skip(CheckStatement, "no signature by a trusted signer")
 		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), err)
 	}
@@ -548,4 +551,34 @@ func mismatchText(c schema.ClaimCheck) string {
 		got = fmt.Sprintf("%v", *c.Recomputed)
 	}
 	return fmt.Sprintf("%s %s %s: claimed %v, recomputed %s", c.Point, rep, c.Metric, c.Claimed, got)
+}
+
+// reviewerHint names the trusted signers that did not sign the run but
+// did sign a reviewer attestation on it: they were given as publishers
+// (--key) where they belong among the required reviewers.
+func (v *Verifier) reviewerHint(b *artifact.Bundle, signers []Signer, verifiedBy map[int]bool, digest []byte) string {
+	var names []string
+	for i, s := range signers {
+		if verifiedBy[i] {
+			continue
+		}
+		for _, r := range b.ReferrersOf(artifact.PredicateTypeVSA) {
+			data, err := b.ReadSignature(r)
+			if err != nil {
+				continue
+			}
+			_, sb, _, err := readAttestation("", data)
+			if err != nil {
+				continue
+			}
+			if _, _, err := v.verifyAny(sb, []Signer{s}, digest); err == nil {
+				names = append(names, s.String())
+				break
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s signed a reviewer attestation on this run, not the run itself: give a reviewer's key with --require-attestation, not --key", strings.Join(names, ", "))
 }

@@ -79,6 +79,9 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 }
 
 func runAttest(ctx context.Context, o *attestOptions) error {
+	if err := checkBundleArg(o.bundle); err != nil {
+		return err
+	}
 	if o.sigstoreBundle != "" {
 		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, artifact.PredicateTypeVSA)
 	}

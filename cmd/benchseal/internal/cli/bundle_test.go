@@ -64,7 +64,7 @@ func TestBundleExitCodes(t *testing.T) {
 		t.Fatalf("tampered: exit %d\n%s", code, out)
 	}
 	os.WriteFile(filepath.Join(dir, "junk.tar"), []byte("not a tar"), 0o644)
-	if code, _, _ := runArgs(t, nil, "inspect", filepath.Join(dir, "junk.tar")); code != ExitRejected {
+	if code, _, _ := runArgs(t, nil, "inspect", filepath.Join(dir, "junk.tar")); code != ExitUsage {
 		t.Fatalf("inspect junk: exit %d", code)
 	}
 	// SOURCE_DATE_EPOCH must be an integer.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -183,6 +184,17 @@ func parseList[T any](s, flag string, parse func(string) (T, error)) ([]T, error
 		}
 		v, err := parse(p)
 		if err != nil {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) {
+				kind := "a number"
+				if ne.Func == "Atoi" || strings.HasPrefix(ne.Func, "ParseInt") {
+					kind = "a whole number"
+				}
+				if errors.Is(ne.Err, strconv.ErrRange) {
+					return nil, usagef("--%s %q: %q is out of range", flag, s, p)
+				}
+				return nil, usagef("--%s %q: %q is not %s", flag, s, p, kind)
+			}
 			return nil, usagef("--%s %q: %v", flag, s, err)
 		}
 		out = append(out, v)
@@ -401,6 +413,16 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 			return usagef("--manifest: %v", err)
 		}
 		opts.Overlay = b
+	}
+	// The same merge capture does later, on a scratch manifest now, so a
+	// malformed --set or --manifest is a usage error before anything runs.
+	if err := schema.ApplyOverlay(&schema.Manifest{}, opts.Overlay, opts.Sets); err != nil {
+		return usagef("%v", err)
+	}
+	if o.endpoint != "" {
+		if u, err := url.Parse(o.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:8000", o.endpoint)
+		}
 	}
 
 	host := capture.HostInfo(os.DirFS("/"))

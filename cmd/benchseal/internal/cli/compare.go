@@ -141,6 +141,11 @@ func loadInputs(ctx context.Context, errOut io.Writer, paths []string, lo load.O
 	}
 	var ins []*compare.Input
 	for _, p := range paths {
+		if !isRunDir(p) {
+			if err := checkBundleArg(p); err != nil {
+				return nil, err
+			}
+		}
 		in, err := load.Input(ctx, p, lo)
 		if err != nil {
 			if errors.Is(err, load.ErrRejected) {

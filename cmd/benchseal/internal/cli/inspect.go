@@ -46,6 +46,9 @@ bundle, e.g. for 'cosign attest-blob --statement'.`,
 }
 
 func runInspect(o *inspectOptions) error {
+	if err := checkBundleArg(o.bundle); err != nil {
+		return err
+	}
 	b, err := artifact.Open(o.bundle)
 	if err != nil {
 		if errors.Is(err, artifact.ErrInvalid) {

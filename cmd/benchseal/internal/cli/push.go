@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -117,12 +115,8 @@ credential helpers), else anonymous.`,
 }
 
 func runPush(ctx context.Context, o *pushOptions) error {
-	if _, err := os.Stat(o.bundle); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("push %s: %w (want a bundle: a directory or .tar made by benchseal pack)", o.bundle, err)
+	if err := checkBundleArg(o.bundle); err != nil {
+		return err
 	}
 	opts, err := o.flags.options(o.io, o.ref)
 	if err != nil {

@@ -212,6 +212,9 @@ func openRunOrBundle(path string) (schema.Run, func(), error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("open %s: no such run directory or bundle", path)
 	}
+	if err := checkBundleArg(path); err != nil {
+		return nil, nil, err
+	}
 	b, err := artifact.Open(path)
 	if err != nil {
 		return nil, nil, err

@@ -59,6 +59,9 @@ identity the reader trusts.`,
 }
 
 func runSign(ctx context.Context, o *signOptions) error {
+	if err := checkBundleArg(o.bundle); err != nil {
+		return err
+	}
 	if o.sigstoreBundle != "" {
 		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, "")
 	}

@@ -62,6 +62,9 @@ type validateReport struct {
 }
 
 func runValidate(ctx context.Context, o *validateOptions) error {
+	if err := checkRunDirArg(o.dir); err != nil {
+		return err
+	}
 	sum, err := schema.CheckRunDirContext(ctx, o.dir, o.maxProblems)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {

@@ -51,7 +51,9 @@ func newVerifyCmd(io *IO) *cobra.Command {
 and index.json; the run manifest (artifactType, empty config, known layer media
 types, limits); every blob's sha256 digest and size while streaming; the
 signatures — only the keys given with --key are trusted, every one of them must
-have signed, a key inside the bundle never counts; the signed in-toto
+have signed the run (publisher and co-signers, see 'benchseal sign'; a
+reviewer who attested goes in --require-attestation), a key inside the bundle
+never counts; the signed in-toto
 statement (payload type, predicate type, every subject digest, predicate); the
 uncompressed digests and sizes (bounded zstd); schema and semantic validation
 of the manifest, claims and every record; consistency of the record shards with
@@ -91,7 +93,7 @@ publisher signed it, so re-signing by another key leaves it "not
 applicable". Every attestation found is listed with who, when and which
 levels.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
-  benchseal verify run.tar --key publisher.pub --key reviewer.pub --output json
+  benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --output json
   benchseal verify run.tar --allow-unsigned`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -124,6 +126,9 @@ levels.`,
 }
 
 func runVerify(ctx context.Context, o *verifyOptions) error {
+	if err := checkBundleArg(o.bundle); err != nil {
+		return err
+	}
 	keys, opts, err := o.trust.build()
 	if err != nil {
 		return err

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// checkBundleArg says plainly what is wrong when path, given where a
+// bundle is expected, is not one at all: missing (error), a run directory
+// that was never packed, or a file that is no tar archive (usage errors).
+// Anything that looks like a bundle passes, to be checked in full by the
+// library (a damaged bundle is rejected there, exit 3).
+func checkBundleArg(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return statError(path, err, "want a bundle: a directory or .tar made by benchseal pack")
+	}
+	if fi.IsDir() {
+		if isRunDir(path) {
+			out := strings.TrimRight(path, "/") + ".oci.tar"
+			return usagef("%s is a run directory, not a bundle: pack it first (benchseal pack %s --out %s)", path, path, out)
+		}
+		return nil
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var head [512]byte
+	n, _ := io.ReadFull(f, head[:])
+	if looksLikeTar(head[:n]) {
+		return nil
+	}
+	hint := ""
+	if strings.HasSuffix(path, ".sigstore.json") {
+		hint = fmt.Sprintf("; it is a signature file, give the bundle it belongs to (%s)", strings.TrimSuffix(strings.TrimSuffix(path, ".sigstore.json"), ".attestation"))
+	}
+	return usagef("%s is not a bundle: neither a tar archive nor an OCI layout directory (make one with benchseal pack)%s", path, hint)
+}
+
+// checkRunDirArg says plainly what is wrong when path, given where a run
+// directory is expected, is missing (error) or is a file or a bundle
+// (usage errors).
+func checkRunDirArg(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return statError(path, err, "want a run directory holding manifest.json")
+	}
+	if !fi.IsDir() {
+		return usagef("%s is not a run directory (want a directory holding %s; to check a bundle use benchseal verify)", path, schema.ManifestFile)
+	}
+	if _, err := os.Stat(filepath.Join(path, "oci-layout")); err == nil {
+		return usagef("%s is a bundle, not a run directory: check it with benchseal verify", path)
+	}
+	return nil
+}
+
+// statError names path and the plain cause of a failed stat, with what
+// was wanted when the path does not exist.
+func statError(path string, err error, want string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no such file or directory (%s)", path, want)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// isRunDir reports whether dir holds a run (a manifest.json) rather than
+// an OCI layout (an oci-layout file).
+func isRunDir(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "oci-layout")); err == nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, schema.ManifestFile))
+	return err == nil
+}
+
+// looksLikeTar reports whether head (the first up to 512 bytes of a file)
+// parses as a tar header or carries the ustar magic; a damaged tar still
+// counts, so the verifier can reject it by name.
+func looksLikeTar(head []byte) bool {
+	if len(head) < 512 {
+		return false
+	}
+	if bytes.Equal(head[257:262], []byte("ustar")) {
+		return true
+	}
+	_, err := tar.NewReader(bytes.NewReader(head)).Next()
+	return err == nil || errors.Is(err, io.ErrUnexpectedEOF)
+}

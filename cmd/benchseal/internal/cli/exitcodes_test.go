@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+)
+
+// readmeExitCodes reads the README's command table: for each command (the
+// first word of its row) the exit codes its last column lists.
+func readmeExitCodes(t *testing.T) map[string]map[int]bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `([a-z]+)[^|]*\\|.*\\| ([^|]*) \\|$")
+	code := regexp.MustCompile(`(^|[ ;,(])([0-3])\b`)
+	out := map[string]map[int]bool{}
+	_, sec, _ := strings.Cut(string(b), "\n## Commands\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, line := range strings.Split(sec, "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		codes := map[int]bool{}
+		for _, c := range code.FindAllStringSubmatch(m[2], -1) {
+			codes[int(c[2][0]-'0')] = true
+		}
+		out[m[1]] = codes
+	}
+	if len(out) < 10 {
+		t.Fatalf("README command table not found (%d rows)", len(out))
+	}
+	return out
+}
+
+// TestExitCodesMatchREADME runs every command with a typical mistake and
+// checks the exit code, that the README's command table lists that code
+// for the command, and that the message says what is wrong in plain words
+// (no raw Go or library error text).
+func TestExitCodesMatchREADME(t *testing.T) {
+	dir := t.TempDir()
+	bundle, pub := artifacttest.SignedBundle(t, filepath.Join(dir, "b.tar"))
+	pubPath := filepath.Join(dir, "pub.pem")
+	os.WriteFile(pubPath, pub.PEM(), 0o644)
+	other := filepath.Join(dir, "other.pem")
+	os.WriteFile(other, artifacttest.Reviewer(t).Public().PEM(), 0o644)
+	run := artifacttest.WriteRun(t, filepath.Join(dir, "run"), artifacttest.RunOptions{})
+	text := filepath.Join(dir, "notes.md")
+	os.WriteFile(text, []byte("# notes\n"), 0o644)
+	sig := bundle + ".sigstore.json"
+	os.WriteFile(sig, []byte(`{"mediaType":"x"}`), 0o644)
+	missing := filepath.Join(dir, "nosuch.tar")
+
+	cases := []struct {
+		name, want string
+		args       []string
+		code       int
+	}{
+		{"verify a run directory", "is a run directory, not a bundle: pack it first (benchseal pack", []string{"verify", run, "--key", pubPath}, ExitUsage},
+		{"inspect a run directory", "is a run directory, not a bundle", []string{"inspect", run}, ExitUsage},
+		{"push a run directory", "is a run directory, not a bundle", []string{"push", run, "127.0.0.1:1/x:y"}, ExitUsage},
+		{"sign a run directory", "is a run directory, not a bundle", []string{"sign", run, "--key", pubPath}, ExitUsage},
+		{"verify a text file", "is not a bundle", []string{"verify", text, "--key", pubPath}, ExitUsage},
+		{"inspect a text file", "is not a bundle", []string{"inspect", text}, ExitUsage},
+		{"replay a signature file", "it is a signature file", []string{"replay", sig}, ExitUsage},
+		{"verify a missing file", "no such file or directory", []string{"verify", missing, "--key", pubPath}, ExitError},
+		{"inspect a missing file", "no such file or directory", []string{"inspect", missing}, ExitError},
+		{"verify with the wrong key", "", []string{"verify", bundle, "--key", other}, ExitRejected},
+		{"schema unknown", "unknown schema", []string{"schema", "nosuch"}, ExitUsage},
+		{"validate a file", "not a run directory", []string{"validate", text}, ExitUsage},
+		{"validate a missing path", "no such file or directory", []string{"validate", missing}, ExitError},
+		{"capture bad concurrency", `"x" is not a whole number`, []string{"capture", "--simulate", "--out", filepath.Join(dir, "c1"), "--concurrency", "1,x"}, ExitUsage},
+		{"capture bad SLO value", "duration", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c2"), "--concurrency", "1", "--requests", "1", "--set", "slo.ttft=300"}, ExitUsage},
+		{"capture endpoint without scheme", "http://", []string{"capture", "--endpoint", "localhost:8000", "--model", "m", "--out", filepath.Join(dir, "c3"), "--concurrency", "1", "--requests", "1"}, ExitUsage},
+		{"compare bundles without a key", "--allow-unsigned", []string{"compare", bundle, bundle}, ExitUsage},
+		{"replay unknown definitions", `unknown definitions "vlm"`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
+	}
+	table := readmeExitCodes(t)
+	raw := regexp.MustCompile(`strconv\.|archive/tar|lstat |threshold|: replay$`)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, map[string]string{"BENCHSEAL_PASSWORD": ""}, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
+			}
+			if !table[c.args[0]][code] {
+				t.Errorf("README's command table does not list exit %d for %s (lists %v)", code, c.args[0], table[c.args[0]])
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("stderr lacks %q:\n%s", c.want, errOut)
+			}
+			for _, line := range strings.Split(errOut+out, "\n") {
+				if raw.MatchString(line) {
+					t.Errorf("raw library text: %s", line)
+				}
+			}
+		})
+	}
+}
