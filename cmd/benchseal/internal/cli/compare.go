@@ -141,7 +141,7 @@ func loadInputs(ctx context.Context, errOut io.Writer, paths []string, lo load.O
 	}
 	var ins []*compare.Input
 	for _, p := range paths {
-		if !isRunDir(p) {
+		if _, err := os.Stat(p); err == nil && !isRunDir(p) {
 			if err := checkBundleArg(p); err != nil {
 				return nil, err
 			}
