@@ -296,6 +296,8 @@ func TestAttestationDoesNotTransferToAnotherPublisher(t *testing.T) {
 				t.Fatalf("%v %+v", err, res.Attestations)
 			}
 		})
+	}
+}
 
 // TestVerifyReviewerKeyGivenAsPublisherSaysWhereItBelongs: a key that
 // attested but did not sign the run, given with --key, is rejected with a
