@@ -351,6 +351,12 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
 		return usagef("--progress must be auto, always or never")
 	}
+	if o.serverMetricsInterval <= 0 {
+		return usagef("--server-metrics-interval %s: want a positive duration", o.serverMetricsInterval)
+	}
+	if v := o.serverMetrics; v != "off" && v != capture.ServerMetricsAuto && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+		return usagef("--server-metrics %q: want auto, off or an http(s) URL", v)
+	}
 	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
 		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
 	}
