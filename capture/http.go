@@ -72,7 +72,7 @@ func (r *runner) newRecord(c *cell, k int) *schema.Record {
 	}
 }
 
-func (r *runner) finish(c *cell, rec *schema.Record) {
+func (r *runner) finish(c *cell, k int, rec *schema.Record) {
 	if rec.Status != schema.StatusOK {
 		r.cur.bad.Add(1)
 	}
@@ -82,7 +82,7 @@ func (r *runner) finish(c *cell, rec *schema.Record) {
 	if c.phase == schema.PhaseMeasure {
 		c.stats.add(rec)
 	}
-	r.sink.add(rec)
+	c.order.release(k, rec, func(rec *schema.Record) { r.sink.add(rec) })
 }
 
 // do sends request k of cell c and records it. sched is the intended send
@@ -125,7 +125,7 @@ func (r *runner) do(c *cell, k int, sched *int64) {
 		t := time.AfterFunc(time.Duration(lim.cancel), func() { cancel(errPlannedCancel) })
 		defer t.Stop()
 	}
-	defer func() { lim.enforce(rec); r.finish(c, rec) }()
+	defer func() { lim.enforce(rec); r.finish(c, k, rec) }()
 	resp, err := r.client.Do(req)
 	if err != nil {
 		rec.EndNS = r.now()

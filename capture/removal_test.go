@@ -89,8 +89,9 @@ func TestRemovedWorkMakesACapturedRunInvalid(t *testing.T) {
 				t.Fatalf("validate after removing work: %v, want invalid with %q", err, tc.want)
 			}
 
-			// The same run marked incomplete is valid: replay counts the
-			// missing requests (see replay's tests).
+			// Marking it incomplete does not help (attack finding 1): an
+			// interruption leaves a contiguous prefix of request numbers,
+			// never the slowest requests taken out of the middle.
 			m := rf.m
 			m.Incomplete, m.IncompleteReason = true, "interrupted"
 			b, err := schema.MarshalDocument(m)
@@ -100,8 +101,8 @@ func TestRemovedWorkMakesACapturedRunInvalid(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(o.OutDir, schema.ManifestFile), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := validateRunDir(o.OutDir); err != nil {
-				t.Fatalf("incomplete run with missing work: %v", err)
+			if err := validateRunDir(o.OutDir); !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "contiguous prefix") {
+				t.Fatalf("incomplete run with work removed: %v, want invalid", err)
 			}
 		})
 	}

@@ -34,6 +34,45 @@ type cell struct {
 	// ended and hard count the phase's ended requests and those failed
 	// against Options.MaxErrorRate.
 	ended, hard atomic.Int64
+	// order hands the phase's records to the sink in request-number
+	// order (see inOrder).
+	order inOrder
+}
+
+// inOrder releases a phase's records in request-number order: a record
+// waits until every lower-numbered request of its phase has ended, so a
+// capture killed at any instant leaves, per phase, a contiguous prefix of
+// request numbers — what validate accepts of an interrupted
+// schema.GeneratorBenchsealV1 run. It holds at most the requests in flight.
+type inOrder struct {
+	mu      sync.Mutex
+	next    int
+	pending map[int]*schema.Record
+}
+
+// release queues rec, request k, and calls emit for every record now next
+// in order, under the lock (so emits keep that order).
+func (o *inOrder) release(k int, rec *schema.Record, emit func(*schema.Record)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if k != o.next {
+		if o.pending == nil {
+			o.pending = map[int]*schema.Record{}
+		}
+		o.pending[k] = rec
+		return
+	}
+	emit(rec)
+	o.next++
+	for {
+		r, ok := o.pending[o.next]
+		if !ok {
+			return
+		}
+		delete(o.pending, o.next)
+		emit(r)
+		o.next++
+	}
 }
 
 // buildWorkload makes the items, pre-encodes every request body and lays
@@ -249,7 +288,7 @@ func (r *runner) runOpenLoop(ctx context.Context, c *cell, start int64, wg *sync
 			rec.Status = schema.StatusRejected
 			rec.Error = fmt.Sprintf("client: %d requests outstanding (max_outstanding); not sent", capN)
 			r.cur.sent.Add(1)
-			r.finish(c, rec)
+			r.finish(c, k, rec)
 			continue
 		}
 		r.inflight.Add(1)

@@ -20,6 +20,11 @@ const ScheduleToleranceNS = 1000
 // flight when a capture was killed have no record).
 const maxLostInFlight = 100_000
 
+// maxMissingRegenerated bounds how many requests past the records the
+// schedule of an interrupted rate phase is regenerated to count its
+// missing requests (8 bytes each).
+const maxMissingRegenerated = 1 << 22
+
 // generatedIndex returns k of an id "<point>.r<repeat>.<ph><k>" of
 // GeneratorBenchsealV1, or false when id does not have that exact shape
 // (k in canonical decimal).
@@ -81,26 +86,65 @@ type phasePlan struct {
 // missing: a point (or warmup) with a request count and no duration has
 // exactly that many records in every repeat, fewer only when the run is
 // marked incomplete; under GeneratorBenchsealV1 the request numbers are
-// contiguous from 0 and, in rate mode, the schedule is the one regenerated
-// from the seed.
+// contiguous from 0, in rate mode the schedule is the one regenerated from
+// the seed, and an incomplete run holds only what an interruption can
+// leave (see checkInterruption).
 func (c *RecordChecker) checkCompleteness(add func(field, format string, args ...any)) {
-	for i := range c.m.Load.Points {
-		p := &c.m.Load.Points[i]
-		for r := range c.repeats {
+	var order []phaseState // GeneratorBenchsealV1 phases in run order
+	for r := range c.repeats {
+		for i := range c.m.Load.Points {
+			p := &c.m.Load.Points[i]
 			cell := i*c.repeats + r
-			mp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseMeasure, requests: p.Requests, duration: p.Duration,
-				field: "load.points[" + strconv.Itoa(i) + "].requests"}
-			c.checkCount(add, &mp, c.measured[cell])
-			if c.gen == nil {
-				continue
-			}
-			c.checkGeneratedPhase(add, &mp, &c.gen[2*cell])
-			if c.warmup {
+			if c.gen != nil && c.warmup {
 				wp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseWarmup, requests: c.m.Load.Warmup.Requests,
 					duration: c.m.Load.Warmup.Duration, field: "load.warmup.requests"}
 				c.checkCount(add, &wp, c.warmed[cell])
-				c.checkGeneratedPhase(add, &wp, &c.gen[2*cell+1])
+				order = append(order, phaseState{wp, c.checkGeneratedPhase(add, &wp, &c.gen[2*cell+1])})
 			}
+			mp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseMeasure, requests: p.Requests, duration: p.Duration,
+				field: "load.points[" + strconv.Itoa(i) + "].requests"}
+			c.checkCount(add, &mp, c.measured[cell])
+			if c.gen != nil {
+				order = append(order, phaseState{mp, c.checkGeneratedPhase(add, &mp, &c.gen[2*cell])})
+			}
+		}
+	}
+	c.checkInterruption(add, order)
+}
+
+// Phase states of a GeneratorBenchsealV1 phase.
+const (
+	phaseEmpty = iota
+	phasePartial
+	phaseComplete
+)
+
+type phaseState struct {
+	pp    phasePlan
+	state int
+}
+
+// checkInterruption checks that an incomplete GeneratorBenchsealV1 run
+// holds only what an interruption can leave. capture runs the phases in
+// one order (repeat by repeat, point by point, warmup before measure) and
+// writes each phase's records in request-number order, so a run stopped at
+// any instant has every phase before the stop complete, the phase it
+// stopped in holding a contiguous prefix of its requests (the ones in
+// flight recorded as cancelled, or lost with a kill and counted missing),
+// and no record after it. Anything else — a hole, a short phase followed
+// by a later one — is work removed, not an interruption.
+func (c *RecordChecker) checkInterruption(add func(field, format string, args ...any), order []phaseState) {
+	if !c.m.Incomplete {
+		return
+	}
+	stop := -1
+	for i, ps := range order {
+		switch {
+		case stop < 0 && ps.state != phaseComplete:
+			stop = i
+		case stop >= 0 && ps.state != phaseEmpty:
+			add("", "incomplete run: %s has records, but %s before it in run order (repeat by repeat, point by point, warmup first) is not complete: an interruption stops a run once, so this is work removed", ps.pp.what(), order[stop].pp.what())
+			return
 		}
 	}
 }
@@ -127,19 +171,29 @@ func (c *RecordChecker) checkCount(add func(field, format string, args ...any), 
 }
 
 // checkGeneratedPhase checks the request numbers and the schedule of one
-// phase of a GeneratorBenchsealV1 run.
-func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args ...any), pp *phasePlan, g *genCell) {
+// phase of a GeneratorBenchsealV1 run and returns whether the phase is
+// empty, partial or complete. Request numbers are contiguous from 0 even
+// in an incomplete run (capture writes them in order). A phase is complete
+// when it has its declared count, in rate mode every request of the
+// schedule regenerated from the seed; a closed-loop phase bounded only by
+// its duration is complete once it has records (nothing fixes its count).
+func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args ...any), pp *phasePlan, g *genCell) int {
 	if g.n == 0 {
-		return
+		return phaseEmpty
 	}
-	if n := int64(pp.requests); n > 0 && g.maxK >= n {
+	state := phaseComplete
+	n := int64(pp.requests)
+	if n > 0 && g.maxK >= n {
 		add("id", "%s has request number %d, beyond the %d declared (%s)", pp.what(), g.maxK, n, pp.field)
 	}
-	if !c.m.Incomplete && g.maxK+1 != g.n {
-		add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
+	if n > 0 && pp.duration == 0 && g.n < n {
+		state = phasePartial
+	}
+	if g.maxK+1 != g.n {
+		add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
 	}
 	if !c.rate || len(g.sched) == 0 || c.m.Client.Seed == nil {
-		return
+		return state
 	}
 	// Regenerate one more request than could matter, so a longer schedule
 	// (missing work at the end of a duration-bounded phase) shows, but
@@ -147,13 +201,24 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	// interrupted capture may have lost in flight): a declared count or a
 	// request number is the publisher's, and must not make this loop long.
 	want := min(max(g.maxK+1, g.n), g.n+maxLostInFlight) + 1
-	if n := int64(pp.requests); n > 0 {
+	if c.m.Incomplete {
+		// The phase an interruption stopped in counts its unsent
+		// requests as missing: regenerate them (bounded).
+		want = g.n + maxMissingRegenerated
+	}
+	if n > 0 {
 		want = min(want, n)
 	}
 	sched := Schedule(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, int(want), time.Duration(pp.duration),
 		*c.m.Client.Seed, uint64(pp.pi)<<20|uint64(len(pp.phase)))
-	if !c.m.Incomplete && int64(len(sched)) > g.n {
-		add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), g.n)
+	if int64(len(sched)) > g.n {
+		state = phasePartial
+		if !c.m.Incomplete {
+			add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), g.n)
+		} else if pp.duration > 0 && pp.phase == PhaseMeasure {
+			// checkCount counts the missing of a count-bounded phase.
+			c.sum.Missing += int64(len(sched)) - g.n
+		}
 	}
 	slices.SortFunc(g.sched, func(a, b kSched) int {
 		switch {
@@ -186,4 +251,5 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 		add("scheduled_ns", "%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), bad, GeneratorBenchsealV1, first)
 	}
 	g.sched = nil
+	return state
 }
