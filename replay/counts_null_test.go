@@ -33,7 +33,7 @@ func TestCountsNeedTheirFields(t *testing.T) {
 		t.Error("counts.ok null; it reads no unmeasured field")
 	}
 	run.c = &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9,
-		SLO: &schema.SLO{TPOT: schema.Duration(tpot), OneToken: schema.OneTokenPass},
+		SLO:    &schema.SLO{TPOT: schema.Duration(tpot), OneToken: schema.OneTokenPass},
 		Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{{Metric: "counts.good", Value: float64(p.Counts.Good)}}}}}
 	cks, err := ClaimChecker{}.CheckClaims(context.Background(), run)
 	if err != nil {

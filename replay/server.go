@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
@@ -30,6 +31,9 @@ type ServerColumn struct {
 	// server's (Δsum/Δcount), in ns: network + client + tokenization
 	// time. Nil when either mean is unknown.
 	ClientMinusServerTTFTNS *float64
+	// GapReason says why ClientMinusServerTTFTNS is nil when both means
+	// exist: the two means cover different requests.
+	GapReason string
 }
 
 // ServerGapLabel names what the client − server TTFT mean difference
@@ -101,10 +105,18 @@ func serverColumn(op AttachmentOpener, sm *schema.ServerMetrics, p *PointResult)
 	if d, ok := p.Dists["ttft_ns"]; ok && p.NullReasons["ttft_ns"] == "" {
 		if cm, ok := d.Mean.Float64(); ok {
 			for _, h := range col.Histograms {
-				if h.Role == servermetrics.RoleTTFT && h.Mean != nil {
-					g := cm - *h.Mean*1e9
-					out.ClientMinusServerTTFTNS = &g
+				if h.Role != servermetrics.RoleTTFT || h.Mean == nil {
+					continue
 				}
+				// Means of different populations do not subtract: the
+				// server counts every first token (also of requests that
+				// failed later, and of other clients' requests).
+				if h.Count != float64(d.N) {
+					out.GapReason = fmt.Sprintf("the server observed %s first tokens, the client timed %d: the means cover different requests", strconv.FormatFloat(h.Count, 'f', -1, 64), d.N)
+					continue
+				}
+				g := cm - *h.Mean*1e9
+				out.ClientMinusServerTTFTNS = &g
 			}
 		}
 	}

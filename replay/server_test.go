@@ -2,9 +2,15 @@ package replay_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +127,62 @@ func TestServerColumnFromAPackedBundle(t *testing.T) {
 	}
 	if sc := res.Results[0].Server; sc == nil || sc.Column == nil {
 		t.Errorf("bundle server column %+v", sc)
+	}
+}
+
+func TestClientMinusServerTTFTOnlyOverTheSameRequests(t *testing.T) {
+	dir := captureWithScrapes(t)
+	// One more first token on the server than the client timed: a
+	// request of another client, or one that failed after its first
+	// token.
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), rd, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Results[0].Server.ClientMinusServerTTFTNS == nil {
+		t.Fatalf("same requests: no gap %+v", res.Results[0].Server)
+	}
+	m := rd.Manifest()
+	last := &m.ServerMetrics.Scrapes[len(m.ServerMetrics.Scrapes)-1]
+	b, err := os.ReadFile(filepath.Join(dir, schema.AttachmentsDir, filepath.FromSlash(last.File)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^(vllm:time_to_first_token_seconds_(?:count\{[^}]*\}|bucket\{[^}]*le="\+Inf"\})) (\d+)$`)
+	hits := 0
+	text := re.ReplaceAllStringFunc(string(b), func(line string) string {
+		sub := re.FindStringSubmatch(line)
+		v, _ := strconv.Atoi(sub[2])
+		hits++
+		return fmt.Sprintf("%s %d", sub[1], v+1)
+	})
+	if hits != 2 {
+		t.Fatalf("%d TTFT count lines rewritten, want 2", hits)
+	}
+	rewriteScrape(t, dir, m, last, text)
+	sc := replayDir(t, dir).Results[0].Server
+	if sc.Column == nil || sc.ClientMinusServerTTFTNS != nil || !strings.Contains(sc.GapReason, "different requests") {
+		t.Errorf("gap over different populations: %+v", sc)
+	}
+}
+
+// rewriteScrape replaces a stored scrape and its digest in the manifest.
+func rewriteScrape(t *testing.T, dir string, m *schema.Manifest, s *schema.Scrape, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, schema.AttachmentsDir, filepath.FromSlash(s.File)), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256([]byte(text))
+	s.SHA256 = hex.EncodeToString(h[:])
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -28,6 +28,8 @@ func serverRows(p *replay.PointResult) []row {
 	}
 	if g := sc.ClientMinusServerTTFTNS; g != nil {
 		out = append(out, row{"client − server ttft", fmt.Sprintf("%.3f (mean difference: %s)", *g/1e6, replay.ServerGapLabel), "ms"})
+	} else if sc.GapReason != "" {
+		out = append(out, row{"client − server ttft", NullText(sc.GapReason), ""})
 	}
 	if len(c.Counters) > 0 {
 		var parts []string
@@ -87,7 +89,8 @@ func serverJSON(sc *replay.ServerColumn) string {
 		Scrapes int                   `json:"scrapes"`
 		Gap     *float64              `json:"client_minus_server_ttft_mean_ns"`
 		Label   string                `json:"client_minus_server_ttft_label"`
-	}{sc.Column, sc.Reason, sc.Scrapes, sc.ClientMinusServerTTFTNS, replay.ServerGapLabel}
+		GapWhy  string                `json:"client_minus_server_ttft_reason,omitempty"`
+	}{sc.Column, sc.Reason, sc.Scrapes, sc.ClientMinusServerTTFTNS, replay.ServerGapLabel, sc.GapReason}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only a NaN or an infinity fails, and Parse and Delta admit
