@@ -160,9 +160,9 @@ func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
 		m.Evidence = schema.EvidenceSynthetic
 		m.Engine.Name = SimulatorOwner
 		if m.Hardware.Accelerator == "" {
-			m.Hardware.Accelerator = "none (simulated server)"
-			m.Hardware.Driver = "none (simulated server)"
-			m.Hardware.Runtime = "none (simulated server)"
+			m.Hardware.Accelerator = schema.HardwareSimulated
+			m.Hardware.Driver = schema.HardwareSimulated
+			m.Hardware.Runtime = schema.HardwareSimulated
 		}
 		setNote(m, "simulator", "the server identified itself as benchseal's simulator: these are synthetic measurements, not an inference engine's")
 	}

@@ -395,11 +395,14 @@ func orNotStated(v string) string {
 
 // HardwareText is "8 × NVIDIA H200" as the manifest states it; an unknown
 // count is "unknown count × NVIDIA H200", never "0 ×"; "" when no
-// accelerator is stated.
+// accelerator is stated; a simulated server is schema.HardwareSimulated.
 func HardwareText(m *schema.Manifest) string {
 	h := m.Hardware
 	if h.Accelerator == "" {
 		return ""
+	}
+	if h.Accelerator == schema.HardwareSimulated && h.AcceleratorCount == 0 {
+		return h.Accelerator
 	}
 	n := "unknown count"
 	if h.AcceleratorCount > 0 {

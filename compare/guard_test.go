@@ -164,3 +164,20 @@ func TestCompareCarriesNulls(t *testing.T) {
 		t.Errorf("%d tests", r.Tests)
 	}
 }
+
+// TestHardwareTextOfASimulatorSaysNoAccelerator: a simulator's stated
+// hardware reads as such, never "unknown count × none (…)".
+func TestHardwareTextOfASimulatorSaysNoAccelerator(t *testing.T) {
+	for _, c := range []struct {
+		h    schema.Hardware
+		want string
+	}{
+		{schema.Hardware{Accelerator: schema.HardwareSimulated}, "simulated server (no accelerator)"},
+		{schema.Hardware{Accelerator: "NVIDIA H200"}, "unknown count × NVIDIA H200"},
+		{schema.Hardware{Accelerator: "NVIDIA H200", AcceleratorCount: 8}, "8 × NVIDIA H200"},
+	} {
+		if got := HardwareText(&schema.Manifest{Hardware: c.h}); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.h, got, c.want)
+		}
+	}
+}

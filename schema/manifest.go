@@ -22,6 +22,10 @@ const (
 	EvidenceSynthetic   = "synthetic"
 )
 
+// HardwareSimulated is what capture states as the accelerator, driver and
+// runtime of a simulator that served no model on any accelerator.
+const HardwareSimulated = "simulated server (no accelerator)"
+
 // Measurement boundaries: where the timestamps were taken.
 const (
 	BoundaryClientStreaming = "client-streaming"

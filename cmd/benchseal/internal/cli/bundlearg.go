@@ -81,6 +81,22 @@ func statError(path string, err error, want string) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// archiveExts are names of archive formats a bundle is not written as.
+var archiveExts = []string{".zip", ".tgz", ".gz", ".zst", ".tzst", ".xz", ".bz2", ".7z", ".rar", ".jar"}
+
+// checkBundleOut refuses an output name that looks like an archive format
+// benchseal does not write: a bundle is a directory or a .tar file, and
+// any other name would silently become a directory.
+func checkBundleOut(out string) error {
+	ext := strings.ToLower(filepath.Ext(out))
+	for _, a := range archiveExts {
+		if ext == a {
+			return usagef("--out %s: a bundle is written as a directory (any name not ending in .tar, e.g. run.oci) or a .tar file (e.g. run.oci.tar), not %s", out, a)
+		}
+	}
+	return nil
+}
+
 // isRunDir reports whether dir holds a run (a manifest.json) rather than
 // an OCI layout (an oci-layout file).
 func isRunDir(dir string) bool {

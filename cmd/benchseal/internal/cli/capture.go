@@ -581,17 +581,17 @@ func progressLine(w io.Writer, p capture.Progress) {
 
 func printCaptureSummary(w io.Writer, res *capture.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate (achieved/offered)\tsend lag p99\tduration")
+	fmt.Fprintln(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate req/s (achieved / offered)\tsend lag p99 (ms)\tduration (s)")
 	for _, c := range res.Cells {
 		ok := c.ByStatus[schema.StatusOK]
-		rate := fmt.Sprintf("%.2f/s", c.AchievedRate)
+		rate := fmt.Sprintf("%.2f", c.AchievedRate)
 		lag := "-"
 		if c.OfferedRate > 0 {
-			rate = fmt.Sprintf("%.2f/%.2f/s", c.AchievedRate, c.OfferedRate)
-			lag = time.Duration(c.SendLagP99).String()
+			rate = fmt.Sprintf("%.2f / %.2f", c.AchievedRate, c.OfferedRate)
+			lag = fmt.Sprintf("%.3f", float64(c.SendLagP99)/1e6)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", c.Point, c.Repeat, c.Requests, ok, c.Requests-ok, c.Chunks,
-			rate, lag, c.Duration.Round(time.Millisecond))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.3f\n", c.Point, c.Repeat, c.Requests, ok, c.Requests-ok, c.Chunks,
+			rate, lag, c.Duration.Seconds())
 	}
 	tw.Flush()
 	state := "complete"

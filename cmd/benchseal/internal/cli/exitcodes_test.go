@@ -19,6 +19,7 @@ func readmeExitCodes(t *testing.T) map[string]map[int]bool {
 		t.Fatal(err)
 	}
 	row := regexp.MustCompile("^\\| `([a-z]+)[^|]*\\|.*\\| ([^|]*) \\|$")
+	cmdName := regexp.MustCompile("(?:^|/ )`([a-z]+)")
 	code := regexp.MustCompile(`(^|[ ;,(])([0-3])\b`)
 	out := map[string]map[int]bool{}
 	_, sec, _ := strings.Cut(string(b), "\n## Commands\n")
@@ -33,6 +34,11 @@ func readmeExitCodes(t *testing.T) map[string]map[int]bool {
 			codes[int(c[2][0]-'0')] = true
 		}
 		out[m[1]] = codes
+		// A row may name two commands ("`push BUNDLE REF` / `pull REF ...`").
+		first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " | ")
+		for _, c := range cmdName.FindAllStringSubmatch(first, -1) {
+			out[c[1]] = codes
+		}
 	}
 	if len(out) < 10 {
 		t.Fatalf("README command table not found (%d rows)", len(out))
@@ -80,6 +86,10 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"capture bad SLO value", "duration", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c2"), "--concurrency", "1", "--requests", "1", "--set", "slo.ttft=300"}, ExitUsage},
 		{"capture endpoint without scheme", "http://", []string{"capture", "--endpoint", "localhost:8000", "--model", "m", "--out", filepath.Join(dir, "c3"), "--concurrency", "1", "--requests", "1"}, ExitUsage},
 		{"compare bundles without a key", "--allow-unsigned", []string{"compare", bundle, bundle}, ExitUsage},
+		{"pack to a zip", "a .tar file", []string{"pack", run, "--out", filepath.Join(dir, "x.zip")}, ExitUsage},
+		{"pull to a zip", "a .tar file", []string{"pull", "127.0.0.1:1/x:y", "--out", filepath.Join(dir, "x.zip")}, ExitUsage},
+		{"pack with a public key", "is a public key: signing takes the private key", []string{"pack", run, "--out", filepath.Join(dir, "p.tar"), "--key", pubPath}, ExitUsage},
+		{"sign with a public key", "is a public key: signing takes the private key", []string{"sign", bundle, "--key", pubPath}, ExitUsage},
 		{"replay unknown definitions", `unknown definitions "vlm"`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)

@@ -123,9 +123,9 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	}
 	fmt.Fprintf(w, "\nlayers (%d)\n", len(b.Layers()))
 	for _, l := range b.Layers() {
-		fmt.Fprintf(w, "  %-36s %10d", l.Title, l.Descriptor.Size)
+		fmt.Fprintf(w, "  %-36s %10d bytes", l.Title, l.Descriptor.Size)
 		if l.Compressed {
-			fmt.Fprintf(w, " (%d uncompressed)", l.UncompressedSize)
+			fmt.Fprintf(w, " (%d bytes uncompressed)", l.UncompressedSize)
 		}
 		if l.Kind == artifact.KindRecords {
 			fmt.Fprintf(w, " %d records", l.Records)

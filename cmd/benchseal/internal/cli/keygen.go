@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -144,6 +146,9 @@ func loadSigner(io *IO, path string) (*artifact.Signer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if bytes.Contains(b, []byte("PUBLIC KEY-----")) && !bytes.Contains(b, []byte("PRIVATE KEY-----")) {
+		return nil, usagef("--key %s is a public key: signing takes the private key (%s.key, written beside it by keygen)", path, strings.TrimSuffix(path, filepath.Ext(path)))
 	}
 	pw, err := readPassword(io, false)
 	if err != nil {

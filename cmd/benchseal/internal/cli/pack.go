@@ -68,6 +68,9 @@ func sourceDateEpoch(io *IO) (time.Time, error) {
 }
 
 func runPack(ctx context.Context, o *packOptions) error {
+	if err := checkBundleOut(o.out); err != nil {
+		return err
+	}
 	created, err := sourceDateEpoch(o.io)
 	if err != nil {
 		return err

@@ -51,6 +51,9 @@ Credentials as for push.`,
 }
 
 func runPull(ctx context.Context, o *pullOptions) error {
+	if err := checkBundleOut(o.out); err != nil {
+		return err
+	}
 	opts, err := o.flags.options(o.io, o.ref)
 	if err != nil {
 		return err
