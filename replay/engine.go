@@ -298,7 +298,7 @@ func noRecordsNote(m *schema.Manifest) string {
 		}
 		refs = append(refs, r)
 	}
-	return NoPerRequestData + "; external evidence only (" + strings.Join(refs, "; ") + "): nothing to recompute, see manifest.external"
+	return NoPerRequestData + "; external evidence only (" + strings.Join(refs, "; ") + "): nothing to recompute, its results (manifest.external) are UNVERIFIED, as published by the source"
 }
 
 // orderGroups orders groups by the manifest's point order, then repeat;

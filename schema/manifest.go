@@ -394,3 +394,15 @@ func (m Manifest) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(plain(m))
 }
+
+// UnverifiedLabel is the label every output prints next to the results of
+// external evidence: they are the source's published numbers, which no
+// record lets benchseal recompute (import re-derivation only ties them to
+// the attached logs they were read from).
+func (e ExternalRef) UnverifiedLabel() string {
+	by := e.Kind
+	if e.Submitter != "" {
+		by += ", submitter " + e.Submitter
+	}
+	return "UNVERIFIED (external, as published by " + by + "; not recomputable from records)"
+}

@@ -78,7 +78,22 @@ type Result struct {
 	// hold them (unless Policy.RequireRecomputable); every output names
 	// them "unverified" next to the verdict.
 	Unverified []schema.ClaimCheck `json:"unverifiedClaims,omitempty"`
-	Warnings   []string            `json:"warnings,omitempty"`
+	// UnverifiedExternal lists the results of external evidence
+	// (manifest.external, e.g. MLPerf): no record lets them be
+	// recomputed, so a verified bundle carries them as the source's word,
+	// each labelled UNVERIFIED.
+	UnverifiedExternal []ExternalResult `json:"unverifiedExternal,omitempty"`
+	Warnings           []string         `json:"warnings,omitempty"`
+}
+
+// ExternalResult is one published result of external evidence.
+type ExternalResult struct {
+	Kind  string `json:"kind"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// Label is schema.ExternalRef.UnverifiedLabel: "UNVERIFIED (external,
+	// as published by …)".
+	Label string `json:"label"`
 }
 
 // CheckResult is the outcome of one check.

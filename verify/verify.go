@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -239,6 +241,17 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		res.Warnings = append(res.Warnings, "the run is marked INCOMPLETE ("+m.IncompleteReason+"): declared requests without a record count as cancelled in every metric")
 	}
 	res.ManifestDigest = string(b.RunDescriptor().Digest)
+	for _, e := range m.External {
+		for _, k := range slices.Sorted(maps.Keys(e.Results)) {
+			res.UnverifiedExternal = append(res.UnverifiedExternal, ExternalResult{e.Kind, k, e.Results[k], e.UnverifiedLabel()})
+		}
+		if e.Status != "" {
+			res.UnverifiedExternal = append(res.UnverifiedExternal, ExternalResult{e.Kind, "status", e.Status, e.UnverifiedLabel()})
+		}
+	}
+	if n := len(res.UnverifiedExternal); n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d external result(s) UNVERIFIED: the numbers in manifest.external are as published by the source, not recomputed (no per-request records)", n))
+	}
 
 	// 1-3. Container, layout and manifest structure: checked by Open.
 	res.pass(CheckContainer, "only oci-layout, index.json and sha256 blobs; no links, devices, duplicates or unreferenced blobs")

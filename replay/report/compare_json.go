@@ -82,6 +82,7 @@ func (w *jw) input(in *compare.Input) {
 				w.kv("accelerator_count", "null")
 			}
 			w.ks("url", e.URL)
+			w.ks("verification", e.UnverifiedLabel())
 			w.key("results")
 			w.stringMap(e.Results)
 			w.close('}')

@@ -216,7 +216,10 @@ func writeIdentityText(b *strings.Builder, ins []identityView, refs []referenceV
 }
 
 // referenceResultsCaption heads the results of external evidence.
-const referenceResultsCaption = "results as published (not measured here; never divided per accelerator)"
+const referenceResultsCaption = "results as published, UNVERIFIED (external: not measured here, not recomputable from records; never divided per accelerator)"
+
+// unverifiedMark follows every external result.
+const unverifiedMark = "[UNVERIFIED, external]"
 
 // CompareText writes a comparison as text.
 func CompareText(out io.Writer, r *compare.Result) error {
@@ -446,10 +449,14 @@ func newReference(in *compare.Input) referenceView {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
+		// Every published number carries the word UNVERIFIED beside it.
 		for _, k := range keys {
-			r.Results = append(r.Results, keyValue{k, e.Results[k]})
+			r.Results = append(r.Results, keyValue{k, e.Results[k] + "  " + unverifiedMark})
 		}
+		r.Lines = append(r.Lines, "results: "+e.UnverifiedLabel())
 	}
-	r.Lines = append(r.Lines, "verification: "+verificationLine(in.Verification))
+	// The bundle's signature and integrity verify; its external numbers
+	// stay the source's word.
+	r.Lines = append(r.Lines, "verification: "+verificationLine(in.Verification)+"; external results UNVERIFIED (not recomputable)")
 	return r
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,6 +112,10 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 			fmt.Fprintf(w, " %s", x.URL)
 		}
 		fmt.Fprintln(w)
+		fmt.Fprintf(w, "           results %s:\n", x.UnverifiedLabel())
+		for _, k := range slices.Sorted(maps.Keys(x.Results)) {
+			fmt.Fprintf(w, "             %s = %s  UNVERIFIED\n", k, x.Results[k])
+		}
 	}
 	if len(m.Unknown) > 0 {
 		fmt.Fprintf(w, "unknown    %d field(s) declared unknown: %s\n", len(m.Unknown), strings.Join(m.Unknown, ", "))

@@ -247,6 +247,16 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		}
 	}
 	writeClaimChecks(w, r.Claims, showClaims)
+	if len(r.UnverifiedExternal) > 0 {
+		label := ""
+		for _, x := range r.UnverifiedExternal {
+			if x.Label != label {
+				label = x.Label
+				fmt.Fprintf(w, "\nexternal evidence: %s\n", label)
+			}
+			fmt.Fprintf(w, "  UNVERIFIED       %s %s = %s\n", x.Kind, x.Key, x.Value)
+		}
+	}
 	writePlanResult(w, r.Plan)
 	writeAttestations(w, r.Attestations)
 	for _, wn := range r.Warnings {
@@ -265,6 +275,9 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	unverified := ""
 	if n := len(r.Unverified); n > 0 {
 		unverified = fmt.Sprintf(" — %d claim(s) UNVERIFIED (not recomputable from the records; listed above)", n)
+	}
+	if n := len(r.UnverifiedExternal); n > 0 {
+		unverified += fmt.Sprintf(" — %d external result(s) UNVERIFIED (as published by the source; listed above)", n)
 	}
 	switch {
 	case r.Verified && r.Authenticated:
