@@ -72,3 +72,23 @@ func TestReplayRejectsLoadBeyondLimits(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Attack finding 1 (the headline goes up): nulling one repeat's
+// throughputs (an incomplete repeat) made the across-repeat median that of
+// the better repeats. A summary over repeats some of which are undefined,
+// or missing, is null with the reason.
+func TestSummaryOverPartlyUndefinedRepeatsIsNull(t *testing.T) {
+	s := SummarizeValues([]Value{Null, Int(10), Int(12)}, CIConfidence)
+	if !s.Median.IsNull() || len(s.Warnings) == 0 || !strings.HasPrefix(s.Warnings[0], PartialRepeatsWarning) {
+		t.Fatalf("%+v", s)
+	}
+	if s := SummarizeValues([]Value{Int(10), Int(12)}, CIConfidence); s.Median.IsNull() {
+		t.Fatalf("defined repeats: %+v", s)
+	}
+	prs := []*PointResult{{Point: "p", Repeat: 0, Scalars: map[string]Value{"request_throughput": Int(5)}}}
+	for _, ps := range summarise(prs, 2) {
+		if m := ps.Metrics["request_throughput"]; !m.Median.IsNull() {
+			t.Fatalf("one of two repeats run: median %v", m.Median)
+		}
+	}
+}

@@ -85,10 +85,28 @@ func confString(c *big.Rat) string {
 	return fmt.Sprint(f)
 }
 
+// PartialRepeatsWarning starts the warning of a summary that is null
+// because some repeat's value is undefined.
+const PartialRepeatsWarning = "null: undefined in"
+
 // SummarizeValues returns the median and its distribution-free confidence
-// interval over values (undefined ones are skipped), with benchstat's
-// warning when the sample is too small for a bounded interval.
+// interval over values, with benchstat's warning when the sample is too
+// small for a bounded interval. When some values are undefined and others
+// not, the summary is null with a warning saying so: a median of the
+// remaining repeats would leave out the work of the others (an incomplete
+// repeat's nulled throughputs, a repeat with no answer), and removing work
+// must never raise a headline.
 func SummarizeValues(vals []Value, confidence *big.Rat) Summary {
+	undefined := 0
+	for _, v := range vals {
+		if v.IsNull() {
+			undefined++
+		}
+	}
+	if undefined > 0 && undefined < len(vals) {
+		return Summary{Median: Null, CILow: Null, CIHigh: Null, Confidence: Null,
+			Warnings: []string{fmt.Sprintf("%s %d of %d repeats: a median of the others would leave their work out", PartialRepeatsWarning, undefined, len(vals))}}
+	}
 	var xs []*big.Rat
 	for _, v := range vals {
 		switch v.k {
@@ -128,7 +146,10 @@ func SummarizeValues(vals []Value, confidence *big.Rat) Summary {
 	return s
 }
 
-func summarise(results []*PointResult) []PointSummary {
+// summarise summarises each point over its repeats; a point with fewer
+// results than the repeats declared (an incomplete run) has null
+// summaries, for the same reason as in SummarizeValues.
+func summarise(results []*PointResult, repeats int) []PointSummary {
 	var out []PointSummary
 	byPoint := map[string][]*PointResult{}
 	var order []string
@@ -145,6 +166,9 @@ func summarise(results []*PointResult) []PointSummary {
 			for _, r := range byPoint[p] {
 				v, _ := r.Lookup(m)
 				vals = append(vals, v)
+			}
+			for range repeats - len(byPoint[p]) {
+				vals = append(vals, Null) // a repeat never run
 			}
 			ps.Metrics[m] = SummarizeValues(vals, CIConfidence)
 		}
