@@ -1,9 +1,11 @@
 package capture_test
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,22 +40,35 @@ func TestOpenLoopHoldsRateWhenServerIsSlow(t *testing.T) {
 	c := res.Cells[0]
 	t.Logf("offered %.1f/s achieved %.1f/s, send lag p50 %v p99 %v max %v", c.OfferedRate, c.AchievedRate,
 		time.Duration(c.SendLagP50), time.Duration(c.SendLagP99), time.Duration(c.SendLagMax))
-	// A closed-loop client would fall to a fraction of the offered rate; the
-	// bounds are loose so that a loaded CI machine does not fail the test
-	// (scripts/bench.d/capture.sh measures the real figures).
-	if c.AchievedRate < 0.9*c.OfferedRate || c.AchievedRate > 1.1*c.OfferedRate {
+	// A closed-loop client would fall to a fraction of the offered rate
+	// (≈ 3 of 200/s here) and lag by the sum of the service times before
+	// it (≈ 30 s at p99). The bounds leave room for a loaded CI machine,
+	// where a starved client sends late and then catches up (measured with
+	// 8 CPU hogs: achieved 120-190/s, lag p99 120-410 ms);
+	// scripts/bench.d/capture.sh measures the real figures. That no request
+	// goes out before its time is checked per record below.
+	if c.AchievedRate < 0.25*c.OfferedRate {
 		t.Errorf("achieved rate %.1f/s, offered %.1f/s", c.AchievedRate, c.OfferedRate)
 	}
-	// Generous bound: the machine may be shared; scripts/bench.d/capture.sh
-	// measures the real figure. 100 requests of ≥ 300 ms sent one after
-	// another would lag by seconds.
-	if c.SendLagP99 > int64(250*time.Millisecond) {
+	if c.SendLagP99 > int64(2*time.Second) {
 		t.Errorf("send lag p99 %v", time.Duration(c.SendLagP99))
+	}
+	// The schedule, not the responses, drives the sends: with every
+	// response ≥ 300 ms away and one send due each 5 ms, tens of requests
+	// are outstanding at once (one for a client that waits for each
+	// answer). Load only bunches the sends, which raises the figure.
+	n := maxOutstanding(rf.recs)
+	t.Logf("at most %d requests outstanding at once", n)
+	if n < 30 {
+		t.Errorf("at most %d requests outstanding at once, want ≥ 30 (sends waited for responses)", n)
 	}
 	// Scheduled times are exactly the constant schedule.
 	for _, r := range rf.recs {
 		if r.ScheduledNS == nil {
 			t.Fatalf("%s: no scheduled_ns in rate mode", r.ID)
+		}
+		if r.SentNS < *r.ScheduledNS {
+			t.Errorf("%s: sent at %d ns, before its scheduled %d ns", r.ID, r.SentNS, *r.ScheduledNS)
 		}
 	}
 	var first, last int64 = 1 << 62, 0
@@ -64,6 +79,25 @@ func TestOpenLoopHoldsRateWhenServerIsSlow(t *testing.T) {
 	if span := time.Duration(last - first); span != 495*time.Millisecond {
 		t.Errorf("scheduled span %v, want 495ms", span)
 	}
+}
+
+// maxOutstanding is the most requests whose [sent_ns, end_ns) overlap.
+func maxOutstanding(recs []*schema.Record) int {
+	type edge struct {
+		at    int64
+		delta int
+	}
+	var es []edge
+	for _, r := range recs {
+		es = append(es, edge{r.SentNS, 1}, edge{r.EndNS, -1})
+	}
+	slices.SortFunc(es, func(a, b edge) int { return cmp.Or(cmp.Compare(a.at, b.at), a.delta-b.delta) })
+	n, most := 0, 0
+	for _, e := range es {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
 }
 
 func TestTimeoutAndPlannedCancellationGiveTheirStatuses(t *testing.T) {
@@ -178,23 +212,41 @@ func TestInterruptFinishesValidIncompleteRun(t *testing.T) {
 	o.Plan.Points = []schema.Point{{Concurrency: 4, Requests: 100}}
 	o.Grace = 50 * time.Millisecond
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sawInProgress := false
+	// Interrupt once all 4 requests are in flight and the manifest on disk
+	// says the capture is in progress (a fixed 200 ms timer fired before the
+	// first send on a loaded machine). The requests take 10 s each, so a
+	// capture that waited for them instead of cancelling them fails the
+	// time bound below.
+	var sawInProgress bool
+	var cancelledAt time.Time
 	o.ProgressInterval = 10 * time.Millisecond
 	o.Progress = func(p capture.Progress) {
-		if !p.Final && !sawInProgress {
+		if p.Final || !cancelledAt.IsZero() {
+			return
+		}
+		if !sawInProgress {
 			b, _ := os.ReadFile(filepath.Join(o.OutDir, schema.ManifestFile))
 			sawInProgress = strings.Contains(string(b), `"incomplete": true`) && strings.Contains(string(b), "capture in progress")
 		}
+		if sawInProgress && p.InFlight == 4 {
+			cancelledAt = time.Now()
+			cancel(context.Canceled)
+		}
 	}
-	time.AfterFunc(200*time.Millisecond, func() { cancel(context.Canceled) })
+	// Backstop: a capture that never reports 4 in flight is stopped too and
+	// fails below (cancelledAt stays zero).
+	backstop := time.AfterFunc(time.Minute, func() { cancel(context.Canceled) })
+	defer backstop.Stop()
 	o.SkipPreflight = true // the probe itself would fail or take the time
-	start := time.Now()
 	res, err := capture.Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("stop took %v", el)
+	if cancelledAt.IsZero() {
+		t.Fatal("progress never reported 4 requests in flight with the manifest in progress")
+	}
+	if el := time.Since(cancelledAt); el > 5*time.Second {
+		t.Errorf("stop took %v after the interrupt (in-flight requests not cancelled after the grace)", el)
 	}
 	if !res.Stopped || !sawInProgress {
 		t.Errorf("stopped=%v sawInProgress=%v", res.Stopped, sawInProgress)

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -28,6 +31,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitfor": cmdWaitFor},
 		Setup: func(env *testscript.Env) error {
 			// $FIXTURES: the real peer-tool outputs of testdata/fixtures.
 			fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "testdata", "fixtures"))
@@ -41,4 +45,34 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// waitForLimit is how long waitfor polls: generous, as a loaded CI machine
+// may take seconds to start a command; a script that waits on an event
+// never fails for being slow, only for the event not happening.
+const waitForLimit = 2 * time.Minute
+
+// cmdWaitFor is the script command "waitfor FILE [REGEXP]": it polls until
+// FILE exists (and, given REGEXP, its contents match), so a script
+// synchronises with a background command on what it wrote instead of
+// sleeping.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfor FILE [REGEXP]")
+	}
+	var re *regexp.Regexp
+	if len(args) == 2 {
+		re = regexp.MustCompile(args[1])
+	}
+	deadline := time.Now().Add(waitForLimit)
+	for {
+		b, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err == nil && (re == nil || re.Match(b)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor %s: not there after %v (last read: %v)", strings.Join(args, " "), waitForLimit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
