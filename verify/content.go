@@ -15,7 +15,15 @@ import (
 // digests and sizes (7), schema and semantic validation of the manifest,
 // claims and every record (8), and consistency of the shards with the plan
 // (9).
-func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Result) []*CheckError {
+//
+// Every record decoded is pushed to feed when it is not nil (the claims
+// recompute), and the feed is finished on every return: complete after the
+// last record, otherwise with the reason it stopped.
+func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Result, feed *recordFeed) []*CheckError {
+	var feedErr error = errFeedEnded
+	if feed != nil {
+		defer func() { feed.finish(feedErr) }()
+	}
 	var out []*CheckError
 	m := b.Manifest()
 
@@ -77,6 +85,9 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 				streamCheck, streamBlob, streamErr = mapArtifactErr(err)
 				break
 			}
+			if feed != nil {
+				feed.push(rec)
+			}
 			if len(problems) < 10*v.maxProblems {
 				problems = append(problems, rc.Check(rs.Name(), rs.Line(), rec)...)
 			} else {
@@ -96,6 +107,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 		}
 		rs.Close()
 		if streamErr == nil {
+			feedErr = nil
 			problems = append(problems, rc.Finish()...)
 			sum := rc.Summary()
 			res.Records = &sum

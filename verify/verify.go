@@ -295,9 +295,21 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		}
 	}
 
-	// 7-9. One streaming pass: uncompressed digests, schema, consistency.
+	// 7-9. One streaming pass: uncompressed digests, schema, consistency,
+	// feeding the claims recompute (11) that runs beside it.
+	var claims *claimsRun
+	defer func() {
+		if claims != nil {
+			claims.abandon()
+		}
+	}()
 	if !skipContent {
-		for _, ce := range v.checkContent(ctx, b, res) {
+		var feed *recordFeed
+		if v.checker != nil && b.Claims() != nil {
+			claims = v.startClaims(ctx, b)
+			feed = claims.feed
+		}
+		for _, ce := range v.checkContent(ctx, b, res, feed) {
 			failed(ce)
 		}
 	}
@@ -325,7 +337,9 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	case len(errs) > 0:
 		res.skip(CheckClaims, "not run: an earlier check failed")
 	default:
-		if ce := v.checkClaims(ctx, b, res, p.RequireRecomputable); ce != nil {
+		checks, err := claims.wait()
+		claims = nil
+		if ce := v.checkClaims(res, checks, err, p.RequireRecomputable); ce != nil {
 			failed(ce)
 		}
 	}
@@ -509,8 +523,7 @@ func checkStatement(payload, want []byte) error {
 	return nil
 }
 
-func (v *Verifier) checkClaims(ctx context.Context, b *artifact.Bundle, res *Result, requireAll bool) *CheckError {
-	checks, err := v.checker.CheckClaims(ctx, b)
+func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err error, requireAll bool) *CheckError {
 	if err != nil {
 		check, blob, cause := mapArtifactErr(err)
 		if !errors.Is(err, artifact.ErrInvalid) {
