@@ -268,11 +268,8 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 		fmt.Fprintf(b, "\nsummary of point %s across repeats (median [95%% CI])\n", ps.Point)
 		for _, m := range replay.SummaryMetrics {
 			s := ps.Metrics[m]
-			scale, unit := summaryScale(m)
-			if unit != "" {
-				unit = " " + unit
-			}
-			fmt.Fprintf(b, "  %-24s %s [%s, %s]%s n=%d", m, Decimal(s.Median, scale, 3), Decimal(s.CILow, scale, 3), Decimal(s.CIHigh, scale, 3), unit, s.N)
+			scale, unit, places := summaryUnit(m)
+			fmt.Fprintf(b, "  %-24s %s [%s, %s] %s n=%d", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N)
 			if len(s.Warnings) > 0 {
 				fmt.Fprintf(b, " (%s)", strings.Join(s.Warnings, "; "))
 			}
@@ -398,8 +395,8 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "\n### summary of point %s across repeats\n\n| metric | median | 95%% CI low | 95%% CI high | unit | n | warnings |\n|---|---|---|---|---|---|---|\n", ps.Point)
 		for _, m := range replay.SummaryMetrics {
 			s := ps.Metrics[m]
-			scale, unit := summaryScale(m)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", m, Decimal(s.Median, scale, 3), Decimal(s.CILow, scale, 3), Decimal(s.CIHigh, scale, 3), unit, s.N, strings.Join(s.Warnings, "; "))
+			scale, unit, places := summaryUnit(m)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N, strings.Join(s.Warnings, "; "))
 		}
 	}
 	for _, n := range r.Notes {
@@ -433,16 +430,7 @@ func boundaryLine(b string) string {
 	return b
 }
 
-// summaryScale returns how a summarised metric is shown: latencies in ms,
-// rates per second, attainment as a fraction.
-func summaryScale(metric string) (*big.Rat, string) {
-	switch {
-	case strings.Contains(metric, "_ns."):
-		return nsToMS, "ms"
-	case strings.HasSuffix(metric, "token_throughput") || metric == "token_goodput":
-		return one, "tok/s"
-	case strings.HasSuffix(metric, "throughput") || metric == "goodput":
-		return one, "req/s"
-	}
-	return one, ""
-}
+// summaryName is a summary metric's name as the text and Markdown reports
+// print it: a time percentile, stored in ns, is named in the ms it is
+// printed in ("ttft_ms.p50").
+func summaryName(metric string) string { return strings.Replace(metric, "_ns.", "_ms.", 1) }
