@@ -196,6 +196,12 @@ func TestRederiveRelabelledRun(t *testing.T) {
 	if err := checkDir(t, dir); err != nil {
 		t.Fatalf("a run that is not imported: %v", err)
 	}
+	// ... but its records still carry the tool's orig values, which only
+	// an imported run may hold (finding 3b by relabelling: LLMPerf's
+	// placeholder sent_ns would otherwise read as measured).
+	if err := schema.ValidateRunDir(dir, 5); err == nil || !strings.Contains(err.Error(), `field "orig"`) {
+		t.Fatalf("relabelled run with orig: %v", err)
+	}
 	editManifest(t, dir, func(m map[string]any) {
 		m["evidence"] = schema.EvidenceImported
 		m["source"] = map[string]any{"tool": "vllm", "version": "0.6.0", "files": []any{}}

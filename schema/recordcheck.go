@@ -138,6 +138,12 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 		}
 	}
 
+	if len(rec.Orig) > 0 && c.m != nil && !c.m.Imported() {
+		// orig holds another tool's values: only an import writes it, and
+		// an imported run is re-derived from its source files. A run
+		// relabelled as not imported must not keep it.
+		add("orig", "only an imported run (evidence %q with a source block) holds a tool's original values", EvidenceImported)
+	}
 	switch rec.Phase {
 	case PhaseMeasure:
 		c.sum.Measure++
