@@ -65,9 +65,11 @@ type Row struct {
 	// attainment meets the target.
 	Capacity Side
 	// Errors counts the failed requests of Point over all repeats, by
-	// kind (error, timeout, cancelled, rejected).
+	// kind (error, timeout, cancelled, rejected); declared requests an
+	// incomplete run never sent count as cancelled here.
 	Errors map[string]int64
-	// Sent counts the measured requests of Point over all repeats.
+	// Sent counts the declared measured requests of Point over all
+	// repeats (replay.Counts.Declared: sent or not).
 	Sent int64
 	// OutputTokens is the output tokens of completed requests at Point,
 	// summed over repeats; Null when a repeat's window or throughput is
@@ -230,10 +232,12 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	tokens := new(big.Rat)
 	okTokens := len(reps) > 0
 	for _, pr := range reps {
-		r.Sent += pr.Counts.Sent
+		// Declared requests never sent are failures here, shown with
+		// the cancelled ones, as in SLO attainment.
+		r.Sent += pr.Counts.Declared()
 		r.Errors["error"] += pr.Counts.Error
 		r.Errors["timeout"] += pr.Counts.Timeout
-		r.Errors["cancelled"] += pr.Counts.Cancelled
+		r.Errors["cancelled"] += pr.Counts.Cancelled + pr.Counts.NotSent
 		r.Errors["rejected"] += pr.Counts.Rejected
 		tp, w := pr.Scalars["output_token_throughput"].Rat(), pr.Scalars["window_ns"].Rat()
 		if tp == nil || w == nil {

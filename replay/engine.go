@@ -242,8 +242,8 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 }
 
 // countMissing adds, to every declared point × repeat with a request count
-// and no duration, the measured requests that have no record, as
-// cancelled ones (a point never started becomes a group of them), and
+// and no duration, the measured requests that have no record, as not sent
+// (a point never started becomes a group of them), and
 // returns how many it added. Only an incomplete run may miss requests
 // (validate and verify reject any other); counting them keeps goodput and
 // SLO attainment from rising when hard requests are left out.
@@ -268,8 +268,7 @@ func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) i
 				g = newGroup(cfg)
 				groups[k] = g
 			}
-			g.counts.Sent += miss
-			g.counts.Cancelled += miss
+			g.counts.NotSent += miss
 			g.missing += miss
 			if g.peer != nil {
 				g.peer.sent += miss
@@ -374,7 +373,7 @@ type group struct {
 	cfg    *config
 	counts Counts
 	// missing counts declared requests without a record (incomplete
-	// runs), already in counts as cancelled.
+	// runs), already in counts as not sent.
 	missing int64
 
 	haveSent bool
@@ -705,7 +704,7 @@ func (g *group) finish(k groupKey) *PointResult {
 	if slo.Any() {
 		pr.Scalars["goodput"] = perSecond(big.NewInt(g.counts.Good), w)
 		pr.Scalars["token_goodput"] = perSecond(g.goodTok.value(), w)
-		pr.Scalars["slo_attainment"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Sent))
+		pr.Scalars["slo_attainment"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Declared()))
 		pr.Scalars["slo_attainment_ok"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.OK))
 	} else {
 		for _, s := range []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok"} {
@@ -767,7 +766,7 @@ func nullWindowRates(pr *PointResult, missing int64) string {
 			pr.Scalars[s] = Null
 		}
 	}
-	return fmt.Sprintf("point %s repeat %d: %d declared measured request(s) have no record (incomplete run); they count as cancelled, and its throughputs, goodput and cost are null: the window they needed is unknown", pr.Point, pr.Repeat, missing)
+	return fmt.Sprintf("point %s repeat %d: %d declared measured request(s) have no record (incomplete run); they count as not sent and as SLO misses, and its throughputs, goodput and cost are null: the window they needed is unknown", pr.Point, pr.Repeat, missing)
 }
 
 // nearestRank returns max(1, ⌈a·n/b⌉).

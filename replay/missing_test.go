@@ -10,8 +10,9 @@ import (
 )
 
 // Leaving the slowest requests and the failures out of an incomplete run
-// never raises SLO attainment: the missing requests count as cancelled,
-// and the rates over a window they would have lengthened are null.
+// never raises SLO attainment: the missing requests count as not sent (the
+// sent count stays truthful) and as misses, and the rates over a window
+// they would have lengthened are null.
 func TestRemovedWorkNeverRaisesAttainment(t *testing.T) {
 	slo := &SLOSpec{TTFTNS: ptr(int64(8e7)), E2ENS: ptr(int64(4e8)), OneToken: "pass"}
 	for seed := range uint64(20) {
@@ -42,8 +43,9 @@ func TestRemovedWorkNeverRaisesAttainment(t *testing.T) {
 		res := mustReplay(t, cut, Options{SLO: slo})
 		p := res.Results[0]
 		missing := int64(200 - len(cut.recs))
-		if p.Counts.Sent != 200 || res.Incomplete == nil || res.Incomplete.Missing != missing {
-			t.Fatalf("seed %d: sent %d, incomplete %+v, want 200 and %d missing", seed, p.Counts.Sent, res.Incomplete, missing)
+		if c := p.Counts; c.Sent != int64(len(cut.recs)) || c.NotSent != missing || c.Declared() != 200 || c.Cancelled != 0 ||
+			res.Incomplete == nil || res.Incomplete.Missing != missing {
+			t.Fatalf("seed %d: counts %+v, incomplete %+v, want sent %d, not sent %d, none cancelled", seed, c, res.Incomplete, len(cut.recs), missing)
 		}
 		if a1 := p.Scalars["slo_attainment"].Rat(); a1.Cmp(a0) > 0 {
 			t.Fatalf("seed %d: attainment rose from %v to %v after removing work", seed, a0, a1)
@@ -53,7 +55,7 @@ func TestRemovedWorkNeverRaisesAttainment(t *testing.T) {
 				t.Errorf("seed %d: %s = %v, want null in a point missing requests", seed, s, p.Scalars[s])
 			}
 		}
-		if !strings.Contains(res.Incomplete.Line(), "counted as cancelled") || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "have no record") }) {
+		if !strings.Contains(res.Incomplete.Line(), "counted as not sent") || !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "have no record") }) {
 			t.Errorf("incomplete line %q, notes %q", res.Incomplete.Line(), res.Notes)
 		}
 	}

@@ -118,7 +118,7 @@ func (g *group) mlperfCheck(k groupKey, lim *MLPerfLimits) *MLPerfCheck {
 	if minQ == 0 {
 		minQ = 100
 	}
-	c.Queries = g.counts.Sent
+	c.Queries = g.counts.Declared()
 	fail := func(why string) { c.Valid = false; c.Reasons = append(c.Reasons, why) }
 	ttft := &g.ttftS
 	if ttft.n() == 0 {

@@ -85,9 +85,15 @@ func emptyDist() Dist {
 }
 
 // Counts accounts for every request of a point and repeat. Sent counts the
-// measured requests and equals OK+Error+Timeout+Cancelled+Rejected.
+// measured requests with a record and equals
+// OK+Error+Timeout+Cancelled+Rejected; NotSent counts the declared measured
+// requests without one (an interrupted or killed run never sent them).
+// Declared is their sum, the denominator of SLO attainment, so that work
+// left out is a miss and never raises it.
 type Counts struct {
 	Sent, OK, Error, Timeout, Cancelled, Rejected int64
+	// NotSent counts declared measured requests without a record.
+	NotSent int64
 	// Warmup counts the warmup records set aside.
 	Warmup int64
 	// OKNoContent counts ok requests without any content chunk: they have
@@ -98,6 +104,10 @@ type Counts struct {
 	// Good counts requests meeting the SLO.
 	Good int64
 }
+
+// Declared returns Sent + NotSent: every measured request the run
+// declared.
+func (c Counts) Declared() int64 { return c.Sent + c.NotSent }
 
 // CountKeys lists the counts keys in output order.
 var CountKeys = schema.ClaimCounts
@@ -125,6 +135,8 @@ func (c Counts) Field(key string) (int64, bool) {
 		return c.OneToken, true
 	case "good":
 		return c.Good, true
+	case "not_sent":
+		return c.NotSent, true
 	}
 	return 0, false
 }
@@ -319,9 +331,8 @@ type Incomplete struct {
 	// Reason is the manifest's incomplete_reason.
 	Reason string
 	// Missing counts the declared measured requests that have no record;
-	// every metric counts them as cancelled (in counts.sent and
-	// counts.cancelled), so work left out never raises goodput or SLO
-	// attainment.
+	// they are counts.not_sent (never counted as sent) and misses in SLO
+	// attainment, so work left out never raises goodput or SLO attainment.
 	Missing int64
 }
 
@@ -333,7 +344,7 @@ func (in *Incomplete) Line() string {
 		s += " (" + in.Reason + ")"
 	}
 	if in.Missing > 0 {
-		return s + fmt.Sprintf(": %d declared measured request(s) have no record and are counted as cancelled", in.Missing)
+		return s + fmt.Sprintf(": %d declared measured request(s) have no record: counted as not sent, and as misses in SLO attainment", in.Missing)
 	}
 	// Nothing declared by count is missing; that is not a claim that
 	// nothing is (a duration-bounded phase has no count to compare).

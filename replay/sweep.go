@@ -127,7 +127,7 @@ func buildSweep(spec *SweepSpec, groups map[groupKey]*group, order []groupKey) *
 			})
 			good := g.sweepConst + int64(c)
 			row.Goodput = append(row.Goodput, perSecond(big.NewInt(good), w))
-			row.Attainment = append(row.Attainment, ratio(big.NewInt(good), big.NewInt(g.counts.Sent)))
+			row.Attainment = append(row.Attainment, ratio(big.NewInt(good), big.NewInt(g.counts.Declared())))
 		}
 		sw.Rows = append(sw.Rows, row)
 	}

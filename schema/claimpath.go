@@ -18,7 +18,7 @@ var (
 		"cost_per_million_output_tokens", "cost_per_million_good_tokens",
 	}
 	// ClaimCounts are the keys of counts.KEY, in output order.
-	ClaimCounts = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good"}
+	ClaimCounts = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good", "not_sent"}
 	// ClaimDistNames are the canonical distributions, in output order.
 	ClaimDistNames = []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns"}
 	// claimExtraDists are the distributions a peer definition adds.

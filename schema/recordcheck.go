@@ -63,7 +63,7 @@ type RunSummary struct {
 	Chunks int64 `json:"chunks"`
 	// Incomplete is set when the manifest marks the run incomplete, with
 	// its reason; Missing then counts the declared measured requests
-	// without a record (they count as cancelled in every metric).
+	// without a record (replay counts them as not sent and as misses).
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
 	Missing          int64  `json:"missing,omitempty"`

@@ -60,8 +60,8 @@ type Result struct {
 	Model    string `json:"model,omitempty"`
 	Hardware string `json:"hardware,omitempty"`
 	// Incomplete is true when the run is marked incomplete (its capture
-	// was interrupted); its missing requests count as cancelled in every
-	// metric, and a warning says so.
+	// was interrupted); its missing requests count as not sent and as
+	// misses in SLO attainment, and a warning says so.
 	Incomplete       bool                `json:"incomplete"`
 	IncompleteReason string              `json:"incompleteReason,omitempty"`
 	ManifestDigest   string              `json:"manifestDigest,omitempty"`

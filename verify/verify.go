@@ -238,7 +238,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	res.Evidence, res.Model, res.Hardware = m.Evidence, m.Model.Name, m.HardwareSummary()
 	if m.Incomplete {
 		res.Incomplete, res.IncompleteReason = true, m.IncompleteReason
-		res.Warnings = append(res.Warnings, "the run is marked INCOMPLETE ("+m.IncompleteReason+"): declared requests without a record count as cancelled in every metric")
+		res.Warnings = append(res.Warnings, "the run is marked INCOMPLETE ("+m.IncompleteReason+"): declared requests without a record count as not sent and as misses in SLO attainment")
 	}
 	res.ManifestDigest = string(b.RunDescriptor().Digest)
 	for _, e := range m.External {

@@ -118,7 +118,7 @@ func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []char
 		places           int
 	}{
 		{"goodput", "Goodput by offered load", "goodput (req/s)", one, 3},
-		{"slo_attainment", "SLO attainment by offered load", "SLO attainment (% of sent)", hundred, 2},
+		{"slo_attainment", "SLO attainment by offered load", "SLO attainment (% of declared)", hundred, 2},
 	} {
 		p := plot{title: m.title, xLabel: lx, yLabel: m.y, empty: "undefined at every point (no SLO set?)",
 			caption: "Medians across repeats, one line per configuration."}

@@ -42,7 +42,7 @@ func nameOf(path, currency string) metricName {
 	case "token_goodput":
 		return metricName{"Token goodput", "tok/s", one, 1, "tok/s"}
 	case "slo_attainment":
-		return metricName{"SLO attainment", "% of sent", hundred, 2, "fraction"}
+		return metricName{"SLO attainment", "% of declared", hundred, 2, "fraction"}
 	case "window_ns":
 		return metricName{"Window", "ms", nsToMS, 3, "ns"}
 	case "smooth_goodput":

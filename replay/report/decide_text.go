@@ -54,7 +54,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	m.Guard = guardTable(d.Guard, d.Inputs)
 	cur := currencyOf(d.Inputs)
 	gp, cost, capn := nameOf("goodput", cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
-	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected of sent)",
+	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected of declared)",
 		"completed output tokens", cost.Header(), "capacity at " + m.Target + " attainment (offered load)", "prefix cache", "repeats", "confidence notes"},
 		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
 	var fn footnotes

@@ -145,7 +145,7 @@ func summaryUnit(m string) (*big.Rat, string, int) {
 	case strings.Contains(m, "_ns."):
 		return nsToMS, "ms", 3
 	case m == "slo_attainment":
-		return hundred, "% of sent", 2
+		return hundred, "% of declared", 2
 	case strings.Contains(m, "token"):
 		return one, "tok/s", 3
 	}
@@ -184,7 +184,7 @@ func newPointView(p *replay.PointResult) pointView {
 			add(k, v, one, 4, "per 1M tokens")
 		}
 	}
-	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of sent")
+	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of declared")
 	add("slo_attainment_ok", p.Scalars["slo_attainment_ok"], hundred, 2, "% of ok")
 	if why, ok := p.NullReasons["stalls"]; ok {
 		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "Stalls", Text: true, Value: NullText(why)})

@@ -151,7 +151,7 @@ const htmlSource = `<!DOCTYPE html>
 <h3>capacity at attainment {{.Target}} %</h3>
 <p>capacity (where the median attainment curve first crosses the target, linearly interpolated): {{.Rate}} req/s{{if eq .Rate "-"}} (no crossing inside the points){{end}}; highest passing rate: {{.MaxPassing}} req/s</p>
 <div class="scroll"><table>
-<thead><tr><th>point</th><th class="num">rate (req/s)</th><th class="num">attainment (% of sent)</th><th class="num">goodput (req/s)</th></tr></thead>
+<thead><tr><th>point</th><th class="num">rate (req/s)</th><th class="num">attainment (% of declared)</th><th class="num">goodput (req/s)</th></tr></thead>
 <tbody>
 {{- range .Rows}}
 <tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>

@@ -69,7 +69,11 @@ func scalarRows(p *replay.PointResult) []row {
 		v, _ := p.Counts.Field(k)
 		return strconv.FormatInt(v, 10)
 	}
-	out = append(out, row{"counts", fmt.Sprintf("sent %d = ok %d + error %d + timeout %d + cancelled %d + rejected %d; warmup %d set aside; ok without content %d; one-token %s; good %s",
+	declared := ""
+	if c.NotSent > 0 {
+		declared = fmt.Sprintf("declared %d = sent %d + not sent %d (misses in SLO attainment); ", c.Declared(), c.Sent, c.NotSent)
+	}
+	out = append(out, row{"counts", declared + fmt.Sprintf("sent %d = ok %d + error %d + timeout %d + cancelled %d + rejected %d; warmup %d set aside; ok without content %d; one-token %s; good %s",
 		c.Sent, c.OK, c.Error, c.Timeout, c.Cancelled, c.Rejected, c.Warmup, c.OKNoContent, count("one_token"), count("good")), ""})
 	add := func(k, name string, scale *big.Rat, places int, unit string) {
 		if why, ok := p.NullReasons[k]; ok {
@@ -96,7 +100,7 @@ func scalarRows(p *replay.PointResult) []row {
 			add(k, k, one, 4, "per 1M tokens")
 		}
 	}
-	add("slo_attainment", "slo_attainment", hundred, 2, "% of sent")
+	add("slo_attainment", "slo_attainment", hundred, 2, "% of declared")
 	add("slo_attainment_ok", "slo_attainment_ok", hundred, 2, "% of ok")
 	if why, ok := p.NullReasons["stalls"]; ok {
 		out = append(out, row{"stalls", NullText(why), ""})

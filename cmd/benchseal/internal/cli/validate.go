@@ -107,7 +107,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	fmt.Fprintf(o.io.Out, "%s: valid (%d records: %d measured, %d warmup; %d chunks)\n",
 		o.dir, sum.Records, sum.Measure, sum.Warmup, sum.Chunks)
 	if sum.Incomplete {
-		fmt.Fprintf(o.io.Out, "WARNING: the run is marked INCOMPLETE (%s): %d declared measured request(s) have no record and count as cancelled in every metric\n",
+		fmt.Fprintf(o.io.Out, "WARNING: the run is marked INCOMPLETE (%s): %d declared measured request(s) have no record: replay counts them as not sent and as misses in SLO attainment\n",
 			sum.IncompleteReason, sum.Missing)
 	}
 	return nil
