@@ -10,18 +10,19 @@ import (
 
 // Names of deviations from a plan. Each Deviation carries one.
 const (
-	DevPlanDigest    = "plan-digest"     // the run's manifest names another plan, or none
-	DevMode          = "load-mode"       // concurrency vs rate
-	DevUnplanned     = "unplanned-point" // a point the plan does not list
-	DevMissingPoint  = "missing-point"   // a planned point the run lacks
-	DevPointChanged  = "point-changed"   // a planned point run with other settings
-	DevRepeats       = "repeats-changed" // another number of repeats
-	DevMissingRepeat = "missing-repeat"  // a planned point × repeat without records
-	DevCount         = "count-mismatch"  // a point × repeat with another request count
-	DevWarmup        = "warmup-changed"  // other warmup
-	DevTimeout       = "timeout-changed" // other request timeout
-	DevSeed          = "seed-changed"    // other seed
-	DevSLO           = "slo-changed"     // the manifest's or the claims' SLO differs
+	DevPlanDigest    = "plan-digest"       // the run's manifest names another plan, or none
+	DevMode          = "load-mode"         // concurrency vs rate
+	DevUnplanned     = "unplanned-point"   // a point the plan does not list
+	DevMissingPoint  = "missing-point"     // a planned point the run lacks
+	DevPointChanged  = "point-changed"     // a planned point run with other settings
+	DevRepeats       = "repeats-changed"   // another number of repeats
+	DevMissingRepeat = "missing-repeat"    // a planned point × repeat without records
+	DevCount         = "count-mismatch"    // a point × repeat with another request count
+	DevWarmup        = "warmup-changed"    // other warmup
+	DevTimeout       = "timeout-changed"   // other request timeout
+	DevSeed          = "seed-changed"      // other seed
+	DevGenerator     = "generator-missing" // the run does not declare benchseal/v1, so its schedule is not regenerated
+	DevSLO           = "slo-changed"       // the manifest's or the claims' SLO differs
 	DevDefinitions   = "definitions-changed"
 	DevBoundary      = "boundary-changed"
 	DevWorkload      = "workload-changed" // another workload hash or item count
@@ -119,6 +120,12 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 			got = fmt.Sprint(*m.Client.Seed)
 		}
 		dev(DevSeed, "planned seed %d, run %s", l.Seed, got)
+	}
+	// capture executes a plan under GeneratorBenchsealV1; only then are
+	// the ids and the schedule regenerated from the seed checked record
+	// by record, so a run without it cannot match a plan.
+	if m.Load.Generator != schema.GeneratorBenchsealV1 {
+		dev(DevGenerator, "the run declares load.generator %q, not %q: its request ids and schedule cannot be checked against the plan's seed", m.Load.Generator, schema.GeneratorBenchsealV1)
 	}
 	// Every planned point × repeat present with the planned count.
 	have := map[string]int64{}

@@ -94,7 +94,7 @@ func run(t *testing.T) (*schema.Manifest, *schema.Claims, []plan.Cell) {
 	seed := p.Load.Seed
 	m := &schema.Manifest{
 		Plan: &schema.PlanRef{SHA256: strings.TrimPrefix(d, "sha256:")},
-		Load: schema.Load{Mode: p.Load.Mode, Points: append([]schema.Point(nil), p.Load.Points...), Repeats: 2, Warmup: p.Load.Warmup},
+		Load: schema.Load{Mode: p.Load.Mode, Points: append([]schema.Point(nil), p.Load.Points...), Repeats: 2, Warmup: p.Load.Warmup, Generator: schema.GeneratorBenchsealV1},
 		SLO:  p.SLO, Client: schema.Client{Boundary: p.Boundary, Seed: &seed},
 	}
 	c := &schema.Claims{Definitions: "benchseal", Points: []schema.PointClaim{{Point: "c1", Metrics: []schema.Claim{{Metric: "goodput"}}}}}
@@ -169,4 +169,22 @@ func FuzzParseStatement(f *testing.F) {
 			t.Fatalf("%s != %s", got, d)
 		}
 	})
+}
+
+// Attack finding 7: a plan-registered run with load.generator deleted (so
+// its moved scheduled_ns went unchecked) matched the plan. A run that does
+// not declare the generator capture executes plans under cannot match one.
+func TestRunWithoutGeneratorDeviatesFromPlan(t *testing.T) {
+	p := &plan.Plan{Schema: plan.SchemaV1, Load: plan.Load{Mode: schema.ModeRate, Repeats: 1, Seed: 7,
+		Points: []schema.Point{{Name: "a", Rate: 20, Arrival: schema.ArrivalPoisson, Requests: 20}}}}
+	seed := int64(7)
+	m := &schema.Manifest{Client: schema.Client{Seed: &seed}, Load: schema.Load{Mode: schema.ModeRate, Repeats: 1, Points: p.Load.Points}}
+	devs := p.Check("sha256:x", m, nil, []plan.Cell{{Point: "a", Repeat: 0, Records: 20}})
+	found := false
+	for _, d := range devs {
+		found = found || d.Kind == plan.DevGenerator
+	}
+	if !found {
+		t.Fatalf("no %s deviation: %v", plan.DevGenerator, devs)
+	}
 }

@@ -253,3 +253,25 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	g.sched = nil
 	return state
 }
+
+// UnverifiedCompleteness lists, one sentence each, the checks that no work
+// was removed which the records of a run under m cannot get: without
+// load.generator nothing fixes the request ids or the schedule, and a point
+// with neither a request count nor a duration bounds nothing. verify prints
+// each beside its verdict as UNVERIFIED.
+func UnverifiedCompleteness(m *Manifest) []string {
+	if m.ExternalReference() {
+		return nil
+	}
+	var out []string
+	if m.Load.Generator == "" {
+		out = append(out, "no load.generator: request ids were not checked contiguous, no schedule was regenerated from a seed, "+
+			"and requests removed from a point without a request count (or from an incomplete run) cannot be detected")
+	}
+	for i, p := range m.Load.Points {
+		if p.Requests == 0 && p.Duration == 0 && m.Load.Duration == 0 {
+			out = append(out, fmt.Sprintf("load.points[%d] %q declares neither requests nor duration: nothing bounds its work, so no missing request can be detected", i, p.Name))
+		}
+	}
+	return out
+}

@@ -20,7 +20,7 @@ import (
 
 // testPlan is the plan artifacttest's default run executes.
 func testPlan() *plan.Plan {
-	m := artifacttest.Manifest(artifacttest.RunOptions{})
+	m := artifacttest.Manifest(artifacttest.RunOptions{Generator: true})
 	return &plan.Plan{
 		Schema: plan.SchemaV1, Workload: plan.Workload{Kind: "synthetic"},
 		Load:        plan.Load{Mode: m.Load.Mode, Points: m.Load.Points, Warmup: m.Load.Warmup, Repeats: m.Load.Repeats, Seed: *m.Client.Seed},
@@ -33,7 +33,7 @@ func testPlan() *plan.Plan {
 // the plan p, signs it with the publisher key and returns its path.
 func plannedBundle(t *testing.T, p *plan.Plan) string {
 	t.Helper()
-	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{})
+	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{Generator: true})
 	mp := filepath.Join(run, schema.ManifestFile)
 	b, err := os.ReadFile(mp)
 	if err != nil {
@@ -128,5 +128,23 @@ func TestPlanBeyondLoadLimitsFailsPlanCheck(t *testing.T) {
 	}
 	if c := res.Check(verify.CheckPlan); c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "load.repeats") {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// Attack finding 7: a run without load.generator gets weaker completeness
+// checks; verify says which did not run, with the word UNVERIFIED.
+func TestRunWithoutGeneratorIsUnverifiedCompleteness(t *testing.T) {
+	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{})
+	out := filepath.Join(t.TempDir(), "b.tar")
+	if _, err := artifact.Pack(context.Background(), run, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
+		t.Fatal(err)
+	}
+	v := newVerifier(t, nil)
+	res, err := v.Verify(context.Background(), out, verify.Policy{AllowUnsignedUnsafe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "UNVERIFIED completeness: no load.generator") {
+		t.Fatalf("warnings: %s", w)
 	}
 }

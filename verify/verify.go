@@ -240,6 +240,9 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		res.Incomplete, res.IncompleteReason = true, m.IncompleteReason
 		res.Warnings = append(res.Warnings, "the run is marked INCOMPLETE ("+m.IncompleteReason+"): declared requests without a record count as not sent and as misses in SLO attainment")
 	}
+	for _, u := range schema.UnverifiedCompleteness(m) {
+		res.Warnings = append(res.Warnings, "UNVERIFIED completeness: "+u)
+	}
 	res.ManifestDigest = string(b.RunDescriptor().Digest)
 	for _, e := range m.External {
 		for _, k := range slices.Sorted(maps.Keys(e.Results)) {

@@ -54,6 +54,9 @@ type RunOptions struct {
 	NoClaims, NoExtras bool
 	// PlainRecords writes records.jsonl instead of records.jsonl.zst.
 	PlainRecords bool
+	// Generator makes the run follow schema.GeneratorBenchsealV1 (as a
+	// capture, or a run under a pre-registered plan, does).
+	Generator bool
 }
 
 // Manifest returns the manifest WriteRun writes.
@@ -78,6 +81,9 @@ func Manifest(o RunOptions) *schema.Manifest {
 	}
 	for p := 0; p < o.Points; p++ {
 		m.Load.Points = append(m.Load.Points, schema.Point{Name: fmt.Sprintf("c%d", p+1), Concurrency: p + 1, Requests: o.Requests})
+	}
+	if o.Generator {
+		m.Load.Generator = schema.GeneratorBenchsealV1
 	}
 	m.Unknown = append(m.Unknown, schema.MissingMustState(m)...)
 	return m
@@ -123,8 +129,15 @@ func WriteRun(t testing.TB, dir string, o RunOptions) string {
 				n++
 				sent := clock
 				clock += 10_000_000
+				id := fmt.Sprintf("r%06d", n)
+				if o.Generator {
+					id = fmt.Sprintf("%s.r%d.m%d", p.Name, r, i-o.Warmup)
+					if phase == schema.PhaseWarmup {
+						id = fmt.Sprintf("%s.r%d.w%d", p.Name, r, i)
+					}
+				}
 				rec := &schema.Record{
-					ID: fmt.Sprintf("r%06d", n), Point: p.Name, Repeat: r, Phase: phase,
+					ID: id, Point: p.Name, Repeat: r, Phase: phase,
 					SentNS: sent, EndNS: sent + 9_000_000,
 					ChunksNS:    []int64{1_000_000, 3_000_000, 5_000_000, 9_000_000},
 					InputTokens: 32, OutputTokens: 4, Status: schema.StatusOK,
