@@ -118,6 +118,12 @@ func delta(c compare.Comparison) string {
 	if !c.Significant {
 		return "~"
 	}
+	return signedChange(c)
+}
+
+// signedChange is the relative change of the medians, "+12.50%", or "?"
+// when undefined.
+func signedChange(c compare.Comparison) string {
 	if c.Change.IsNull() {
 		return "?"
 	}
@@ -126,6 +132,16 @@ func delta(c compare.Comparison) string {
 		s = "+" + s
 	}
 	return s + "%"
+}
+
+// changeText is the text report's change column: the relative change of
+// the medians always (docs/compare.md), marked "~" when the test found no
+// significant difference; "null" when not tested.
+func changeText(c compare.Comparison) string {
+	if c.Tested && !c.Significant {
+		return "~ " + signedChange(c)
+	}
+	return delta(c)
 }
 
 // pText is "p=0.002 n=6+6" as benchstat prints it.

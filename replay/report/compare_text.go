@@ -130,7 +130,7 @@ func newCompareModel(r *compare.Result) *compareModel {
 				note = "worse"
 			}
 		}
-		cur_.Rows = append(cur_.Rows, []string{mn.Header(), sideText(c.Base, mn), sideText(c.Patch, mn), delta(c) + fn.mark(dedupe(warn)), pText(c, holm), note})
+		cur_.Rows = append(cur_.Rows, []string{mn.Header(), sideText(c.Base, mn), sideText(c.Patch, mn), changeText(c) + fn.mark(dedupe(warn)), pText(c, holm), note})
 	}
 	m.Footnotes = fn.list
 	corr := "no correction for multiple comparisons (--correction holm applies Holm–Bonferroni)"

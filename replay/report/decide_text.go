@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // decideModel is a decision laid out for people.
@@ -55,7 +56,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	cur := currencyOf(d.Inputs)
 	gp, cost, capn := nameOf("goodput", cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
 	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected of declared)",
-		"completed output tokens", cost.Header(), "capacity at " + m.Target + " attainment (offered load)", "prefix cache", "repeats", "confidence notes"},
+		"completed output tokens", cost.Header(), "capacity at " + m.Target + " attainment (" + capacityUnit(d.Inputs) + ")", "prefix cache", "repeats", "confidence notes"},
 		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
 	var fn footnotes
 	for i, r := range d.Rows {
@@ -284,4 +285,24 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 	w.b.WriteByte('\n')
 	_, err := io.WriteString(out, w.b.String())
 	return err
+}
+
+// capacityUnit names what the capacity column counts: the offered load of
+// the inputs' load mode (concurrency, or requests per second offered), or
+// "offered load" when the inputs differ or do not say.
+func capacityUnit(ins []*compare.Input) string {
+	mode := ""
+	for _, in := range ins {
+		if in.Manifest == nil || (mode != "" && in.Manifest.Load.Mode != mode) {
+			return "offered load"
+		}
+		mode = in.Manifest.Load.Mode
+	}
+	switch mode {
+	case schema.ModeConcurrency:
+		return "concurrency, requests in flight"
+	case schema.ModeRate:
+		return "offered req/s"
+	}
+	return "offered load"
 }
