@@ -36,6 +36,8 @@ timed() {
 }
 
 "$BIN" synth --requests "$N" --zstd --out "$work/run" >/dev/null
+# Claims as a publisher writes them, so verify also recomputes them.
+"$BIN" replay "$work/run" --write-claims "$work/run/claims.json" >/dev/null
 mapfile -t records < <(find "$work/run" -name '*.jsonl.zst' | sort)
 [ "${#records[@]}" -gt 0 ] || { echo "ratio bench: synth wrote no records.jsonl.zst"; exit 1; }
 "$BIN" keygen --out "$work/key" >/dev/null
