@@ -1,11 +1,8 @@
 package importer
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/benchseal/benchseal/importer/internal/importtest"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -60,19 +57,7 @@ func TestEveryImporterDeclaresWhatItInvents(t *testing.T) {
 // temporary run directory and opens it.
 func importFixture(t *testing.T, tool string) *schema.RunDir {
 	t.Helper()
-	var paths []string
-	for _, n := range fixtures[tool] {
-		paths = append(paths, filepath.Join(importtest.FixtureDir(tool), n))
-	}
-	files, err := ReadFiles(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dest := filepath.Join(t.TempDir(), "run")
-	if _, err := Import(context.Background(), tool, files, dest, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	rd, err := schema.OpenRunDir(dest)
+	rd, err := schema.OpenRunDir(importWith(t, tool, Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

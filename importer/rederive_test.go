@@ -15,9 +15,16 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// importFixture imports tool's fixture (with a --set overlay, which the
-// re-derivation must leave alone) into a temporary run directory.
+// importOverlaid imports tool's fixture with a --set overlay, which the
+// re-derivation must leave alone.
 func importOverlaid(t testing.TB, tool string) string {
+	t.Helper()
+	return importWith(t, tool, Options{Set: []string{"hardware.accelerator=H100", "hardware.accelerator_count=8"}})
+}
+
+// importWith imports the real fixture of tool (fixtures) into a temporary
+// run directory with opts.
+func importWith(t testing.TB, tool string, opts Options) string {
 	t.Helper()
 	var paths []string
 	for _, n := range fixtures[tool] {
@@ -28,7 +35,6 @@ func importOverlaid(t testing.TB, tool string) string {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "run")
-	opts := Options{Set: []string{"hardware.accelerator=H100", "hardware.accelerator_count=8"}}
 	if _, err := Import(context.Background(), tool, files, dest, opts); err != nil {
 		t.Fatal(err)
 	}
