@@ -70,7 +70,7 @@ func TestServerMetricsAutoWithoutMetricsSaysSoAndExplicitURLMustAnswer(t *testin
 		req.Header = r.Header
 		resp, err := http.DefaultTransport.RoundTrip(req)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()

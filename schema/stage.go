@@ -70,7 +70,10 @@ func NewStagingFile(out string, perm fs.FileMode) (*os.File, *Staging, error) {
 		}
 		return nil, nil, err
 	}
-	if err := f.Chmod(perm); err == nil {
+	// A chmod or lock failure must not hand back an unlocked staging file,
+	// which another run's reclaim could delete while it is being written.
+	err = f.Chmod(perm)
+	if err == nil {
 		err = lockNB(f)
 	}
 	if err != nil {
