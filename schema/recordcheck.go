@@ -38,6 +38,7 @@ type RecordChecker struct {
 	// stored).
 	tokensPerChunk bool
 	chunksUsable   bool
+	offered        *offeredLoad
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -102,6 +103,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		if m.Load.Generator == GeneratorBenchsealV1 {
 			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats)
 		}
+		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats)
 		pv := m.Provenance
 		c.noSched = pv.Field(FieldScheduled).Status == FieldAbsent
 		c.noChunkTokens = pv.Field(FieldChunkTokens).Status == FieldAbsent
@@ -183,6 +185,7 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 		if c.gen != nil && (rec.Phase == PhaseMeasure || rec.Phase == PhaseWarmup) {
 			c.checkGenerated(cell, rec, add)
 		}
+		c.offered.add(cell, rec)
 	}
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
 		add("item", "%d is out of range [0, workload.items)", *rec.Item)
@@ -340,6 +343,7 @@ func (c *RecordChecker) Finish() []Problem {
 		add("load.warmup", "warmup was declared but no record has phase %q", PhaseWarmup)
 	}
 	c.checkCompleteness(add)
+	c.checkOfferedLoad(add)
 	return ps
 }
 
