@@ -35,5 +35,3 @@ func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
 		}
 	}
 }
-
-
