@@ -63,6 +63,15 @@ func TestExitCodesMatchREADME(t *testing.T) {
 	sig := bundle + ".sigstore.json"
 	os.WriteFile(sig, []byte(`{"mediaType":"x"}`), 0o644)
 	missing := filepath.Join(dir, "nosuch.tar")
+	// A run whose manifest declares a load beyond the limits: invalid input.
+	huge := artifacttest.WriteRun(t, filepath.Join(dir, "huge"), artifacttest.RunOptions{})
+	mf := filepath.Join(huge, "manifest.json")
+	mb, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb = regexp.MustCompile(`"repeats": *[0-9]+`).ReplaceAll(mb, []byte(`"repeats":9000000000000000000`))
+	os.WriteFile(mf, mb, 0o644)
 
 	cases := []struct {
 		name, want string
@@ -90,6 +99,7 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"pull to a zip", "a .tar file", []string{"pull", "127.0.0.1:1/x:y", "--out", filepath.Join(dir, "x.zip")}, ExitUsage},
 		{"pack with a public key", "is a public key: signing takes the private key", []string{"pack", run, "--out", filepath.Join(dir, "p.tar"), "--key", pubPath}, ExitUsage},
 		{"sign with a public key", "is a public key: signing takes the private key", []string{"sign", bundle, "--key", pubPath}, ExitUsage},
+		{"replay an invalid run", "load.repeats", []string{"replay", huge}, ExitRejected},
 		{"replay unknown definitions", `unknown definitions "vlm"`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)

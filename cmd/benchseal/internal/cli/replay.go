@@ -157,17 +157,12 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	}
 	run, closeRun, err := openRunOrBundle(o.path)
 	if err != nil {
-		return err
+		return invalidAsRejected(err)
 	}
 	defer closeRun()
 	res, err := replay.Replay(cmd.Context(), run, opts)
 	if err != nil {
-		if errors.Is(err, schema.ErrInvalid) {
-			// Bad input (a declared load beyond the limits, a record line
-			// too long): checked and rejected, as validate says.
-			return rejected(err)
-		}
-		return err
+		return invalidAsRejected(err)
 	}
 	empty := len(res.Results) == 0 && !run.Manifest().ExternalReference()
 	if o.writeClaims != "" && !empty {
@@ -201,6 +196,16 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 
 // openRunOrBundle opens a run directory (one holding manifest.json) or a
 // bundle (a layout directory or tar file).
+// invalidAsRejected maps bad input (a manifest beyond the limits, a record
+// line too long), whether found while opening the run or while replaying
+// it, to exit 3, as validate says; other errors pass through.
+func invalidAsRejected(err error) error {
+	if errors.Is(err, schema.ErrInvalid) {
+		return rejected(err)
+	}
+	return err
+}
+
 func openRunOrBundle(path string) (schema.Run, func(), error) {
 	if _, err := os.Stat(filepath.Join(path, schema.ManifestFile)); err == nil {
 		rd, err := schema.OpenRunDir(path)
