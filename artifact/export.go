@@ -180,4 +180,4 @@ func (w *LayoutWriter) Commit(run ocispec.Descriptor, runID string, referrers []
 }
 
 // Abort removes everything staged.
-func (w *LayoutWriter) Abort() { os.RemoveAll(w.st.dir) }
+func (w *LayoutWriter) Abort() { w.st.discard() }

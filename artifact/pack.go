@@ -231,7 +231,7 @@ func (s *stage) sign(ctx context.Context, signer *Signer) (*SignResult, error) {
 		return nil, err
 	}
 	add[ocispec.ImageIndexFile] = ib
-	if err := writeLayoutFiles(s.dir, add); err != nil {
+	if err := s.writeLayoutFiles(add); err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
 	return res, nil

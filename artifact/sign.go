@@ -148,18 +148,17 @@ func (b *Bundle) newSignature(ctx context.Context, s *Signer) (map[string][]byte
 	return add, ib, &SignResult{Referrer: rd, SigstoreBundle: sb, Fingerprint: s.pub.Fingerprint()}, nil
 }
 
-// writeLayoutFiles writes files (by layout name) into the layout directory
-// dir, each synced; existing blobs are kept (content-addressed).
-func writeLayoutFiles(dir string, files map[string][]byte) error {
+// writeLayoutFiles writes files (by layout name) into the staged layout,
+// each synced; existing blobs are kept (content-addressed).
+func (s *stage) writeLayoutFiles(files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		p := filepath.Join(dir, filepath.FromSlash(n))
 		if n != ocispec.ImageIndexFile {
-			if _, err := os.Lstat(p); err == nil {
+			if _, err := os.Lstat(s.sd.Join(n)); err == nil {
 				continue
 			}
 		}
@@ -170,7 +169,7 @@ func writeLayoutFiles(dir string, files map[string][]byte) error {
 		if err := fault(step); err != nil {
 			return err
 		}
-		if err := writeFileSync(p, files[n]); err != nil {
+		if err := s.sd.WriteFile(n, files[n]); err != nil {
 			return err
 		}
 	}
@@ -202,10 +201,10 @@ func exchangeLayout(path string, src *dirSource, add map[string][]byte, index []
 	for n, d := range add {
 		files[n] = d
 	}
-	if err := writeLayoutFiles(st.dir, files); err != nil {
+	if err := st.writeLayoutFiles(files); err != nil {
 		return err
 	}
-	if err := syncLayout(st.dir); err != nil {
+	if err := st.sd.Sync(); err != nil {
 		return err
 	}
 	if err := fault("sign-exchange"); err != nil {

@@ -19,32 +19,29 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// stage is a layout being built in a staging directory beside its
-// destination (schema.NewStagingDir: named for it, locked while this
-// process runs, reclaimed by a later run if this one is killed).
+// stage is a layout being built in a schema.StagedDir beside its
+// destination (named for it, locked while this process runs, reclaimed by a
+// later run if this one is killed).
 type stage struct {
 	dir string
-	st  *schema.Staging
+	sd  *schema.StagedDir
 }
 
 func newStage(out string) (*stage, error) {
-	st, err := schema.NewStagingDir(out)
+	sd, err := schema.NewStagedDir(out)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(st.Path, "blobs", "sha256"), 0o755); err != nil {
-		os.RemoveAll(st.Path)
-		st.Release()
+	if err := os.MkdirAll(sd.Join("blobs/sha256"), 0o755); err != nil {
+		sd.Discard()
 		return nil, err
 	}
-	return &stage{dir: st.Path, st: st}, nil
+	return &stage{dir: sd.Path(), sd: sd}, nil
 }
 
-// discard removes the stage and drops its lock.
-func (s *stage) discard() {
-	os.RemoveAll(s.dir)
-	s.st.Release()
-}
+// discard removes the stage and drops its lock; it does nothing once the
+// stage was published.
+func (s *stage) discard() { s.sd.Discard() }
 
 // blobWriter writes one blob to a temporary file and names it by its digest
 // when committed.
@@ -115,29 +112,13 @@ func (s *stage) putBytes(p []byte) (digest.Digest, int64, error) {
 // field order, sorted map keys, no indentation).
 func marshalDoc(v any) ([]byte, error) { return json.Marshal(v) }
 
-func writeFileSync(p string, data []byte) error {
-	f, err := os.Create(p)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // finishLayout writes oci-layout and index.json into the stage.
 func (s *stage) finishLayout(index []byte) error {
 	layout, _ := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
-	if err := writeFileSync(filepath.Join(s.dir, ocispec.ImageLayoutFile), layout); err != nil {
+	if err := s.sd.WriteFile(ocispec.ImageLayoutFile, layout); err != nil {
 		return err
 	}
-	return writeFileSync(filepath.Join(s.dir, ocispec.ImageIndexFile), index)
+	return s.sd.WriteFile(ocispec.ImageIndexFile, index)
 }
 
 // publish moves the finished stage to out: as a directory (rename) or, when
@@ -151,13 +132,7 @@ func (s *stage) publish(out string, mtime time.Time) error {
 		return err
 	}
 	if !IsTarPath(out) {
-		if err := syncLayout(s.dir); err != nil {
-			return err
-		}
-		if err := os.Rename(s.dir, out); err != nil {
-			return err
-		}
-		return schema.SyncDir(filepath.Dir(filepath.Clean(out)))
+		return s.sd.Publish(false)
 	}
 	src, err := openDir(s.dir)
 	if err != nil {
@@ -257,17 +232,4 @@ func writeTarAtomic(out string, src source, replace map[string][]byte, mtime tim
 		return err
 	}
 	return schema.SyncDir(filepath.Dir(filepath.Clean(out)))
-}
-
-// syncLayout flushes the directory entries of a layout (its blobs were
-// synced one by one as they were committed) before it is renamed into
-// place.
-func syncLayout(dir string) error {
-	if err := schema.SyncDir(filepath.Join(dir, "blobs", "sha256")); err != nil {
-		return err
-	}
-	if err := schema.SyncDir(filepath.Join(dir, "blobs")); err != nil {
-		return err
-	}
-	return schema.SyncDir(dir)
 }

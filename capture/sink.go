@@ -14,9 +14,18 @@ import (
 // and written by one flusher goroutine every interval (or sooner when a
 // megabyte is pending), always as whole lines in one write call, so a
 // killed process leaves only complete lines behind.
+//
+// The memory it holds is bounded: when max bytes are pending (the disk is
+// slower than the load), add waits for the flusher to take them. Waiting
+// holds up the request that finished, so a stalled disk shows as send lag
+// in the records rather than as a process that grows until it is killed.
 type sink struct {
 	f        *os.File
 	mu       sync.Mutex
+	room     *sync.Cond // signalled when the flusher takes the buffer
+	max      int
+	waits    int64 // times add waited for room, for tests
+	closing  bool  // set by close: add no longer waits
 	buf      []byte
 	spare    []byte
 	n        int64
@@ -28,23 +37,34 @@ type sink struct {
 	encPool  sync.Pool
 }
 
-const sinkKickBytes = 1 << 20
+const (
+	sinkKickBytes = 1 << 20
+	sinkMaxBytes  = 64 << 20
+)
 
 func newSink(path string, interval time.Duration) (*sink, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create records: %w", err)
 	}
+	return newSinkFile(f, interval), nil
+}
+
+// newSinkFile starts a sink writing to f, which it closes.
+func newSinkFile(f *os.File, interval time.Duration) *sink {
 	if interval <= 0 {
 		interval = 200 * time.Millisecond
 	}
-	s := &sink{f: f, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
+	s := &sink{f: f, max: sinkMaxBytes, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
+	s.room = sync.NewCond(&s.mu)
 	go s.loop()
-	return s, nil
+	return s
 }
 
-// add encodes and queues one record.
-func (s *sink) add(rec *schema.Record) error {
+// add encodes and queues one record, waiting while max bytes are pending.
+// A record that cannot be encoded fails the sink (close returns the error),
+// so it is never dropped silently.
+func (s *sink) add(rec *schema.Record) {
 	bp, _ := s.encPool.Get().(*[]byte)
 	if bp == nil {
 		b := make([]byte, 0, 1024)
@@ -52,10 +72,23 @@ func (s *sink) add(rec *schema.Record) error {
 	}
 	b, err := schema.AppendRecord((*bp)[:0], rec)
 	if err != nil {
-		return err
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = fmt.Errorf("encode record %q: %w", rec.ID, err)
+		}
+		s.mu.Unlock()
+		return
 	}
 	b = append(b, '\n')
 	s.mu.Lock()
+	for len(s.buf) > 0 && len(s.buf)+len(b) > s.max && !s.closing {
+		s.waits++
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+		s.room.Wait()
+	}
 	s.buf = append(s.buf, b...)
 	s.n++
 	big := len(s.buf) >= sinkKickBytes
@@ -68,7 +101,6 @@ func (s *sink) add(rec *schema.Record) error {
 		default:
 		}
 	}
-	return nil
 }
 
 func (s *sink) loop() {
@@ -92,6 +124,7 @@ func (s *sink) flush() {
 	s.mu.Lock()
 	b := s.buf
 	s.buf = s.spare[:0]
+	s.room.Broadcast()
 	s.mu.Unlock()
 	if len(b) > 0 {
 		_, err := s.f.Write(b)
@@ -118,6 +151,10 @@ func (s *sink) count() int64 {
 
 // close flushes everything, syncs and closes the file.
 func (s *sink) close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.room.Broadcast()
+	s.mu.Unlock()
 	close(s.stop)
 	<-s.done
 	s.mu.Lock()

@@ -102,12 +102,13 @@ func MarshalDocument(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// RunWriter builds a run directory in a temporary sibling folder and moves
-// it into place on Commit, so a failed or killed write never leaves a
-// partial run at the destination and never touches an existing one.
+// RunWriter builds a run directory in a staging directory beside its
+// destination (StagedDir) and moves it into place on Commit, so a failed or
+// killed write never leaves a partial run at the destination and never
+// touches an existing one.
 type RunWriter struct {
-	dest, tmp string
-	st        *Staging
+	dest      string
+	sd        *StagedDir
 	records   *os.File
 	rw        *RecordWriter
 	done      bool
@@ -121,54 +122,37 @@ func (w *RunWriter) Reclaimed() []Reclaimed { return w.reclaimed }
 // CreateRun starts writing a run directory at dest. dest must not exist,
 // or be an empty directory.
 func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
-	if err := checkDest(dest); err != nil {
-		return nil, err
+	if err := checkFreeDest(dest, true); err != nil {
+		return nil, fmt.Errorf("create run: %w", err)
 	}
 	reclaimed, err := ReclaimStale(dest)
 	if err != nil {
 		return nil, err
 	}
-	st, err := NewStagingDir(dest)
+	sd, err := NewStagedDir(dest)
 	if err != nil {
 		return nil, fmt.Errorf("create run %s: %w", dest, err)
 	}
-	tmp := st.Path
 	name := RecordsFile
 	if compressRecords {
 		name = RecordsZstdFile
 	}
-	f, err := os.Create(filepath.Join(tmp, name))
+	f, err := os.Create(sd.Join(name))
 	if err != nil {
-		os.RemoveAll(tmp)
-		st.Release()
+		sd.Discard()
 		return nil, fmt.Errorf("create run %s: %w", dest, err)
 	}
 	rw, err := NewRecordWriter(f, compressRecords)
 	if err != nil {
 		f.Close()
-		os.RemoveAll(tmp)
-		st.Release()
+		sd.Discard()
 		return nil, err
 	}
-	return &RunWriter{dest: dest, tmp: tmp, st: st, records: f, rw: rw, reclaimed: reclaimed}, nil
-}
-
-func checkDest(dest string) error {
-	entries, err := os.ReadDir(dest)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("create run %s: %w", dest, err)
-	}
-	if len(entries) > 0 {
-		return fmt.Errorf("create run %s: directory exists and is not empty (refusing to overwrite)", dest)
-	}
-	return nil
+	return &RunWriter{dest: dest, sd: sd, records: f, rw: rw, reclaimed: reclaimed}, nil
 }
 
 // Dir returns the temporary directory being written.
-func (w *RunWriter) Dir() string { return w.tmp }
+func (w *RunWriter) Dir() string { return w.sd.Path() }
 
 // Records returns the record writer.
 func (w *RunWriter) Records() *RecordWriter { return w.rw }
@@ -191,13 +175,13 @@ func (w *RunWriter) writeDoc(name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	return os.WriteFile(filepath.Join(w.tmp, name), b, 0o644)
+	return w.sd.WriteFile(name, b)
 }
 
 // WriteWorkload writes workload.jsonl from r and returns its SHA-256 (hex)
 // and the number of lines.
 func (w *RunWriter) WriteWorkload(r io.Reader) (sum string, items int, err error) {
-	f, err := os.Create(filepath.Join(w.tmp, WorkloadFile))
+	f, err := os.Create(w.sd.Join(WorkloadFile))
 	if err != nil {
 		return "", 0, err
 	}
@@ -228,7 +212,7 @@ func (w *RunWriter) AddAttachment(name string, r io.Reader) (sum string, size in
 	if name == "" || filepath.IsAbs(clean) || clean == "." || strings.HasPrefix(clean, "..") {
 		return "", 0, fmt.Errorf("attachment %q: must be a relative path inside attachments/", name)
 	}
-	p := filepath.Join(w.tmp, AttachmentsDir, clean)
+	p := filepath.Join(w.sd.Path(), AttachmentsDir, clean)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", 0, err
 	}
@@ -245,35 +229,23 @@ func (w *RunWriter) AddAttachment(name string, r io.Reader) (sum string, size in
 	return hex.EncodeToString(h.Sum(nil)), size, f.Close()
 }
 
-// Commit finishes the records and moves the run into place.
+// Commit finishes the records and moves the run into place: every file
+// and directory is synced before the rename (StagedDir.Publish).
 func (w *RunWriter) Commit() error {
 	if w.done {
 		return errors.New("run already committed or aborted")
 	}
 	w.done = true
-	defer w.st.Release()
-	if err := w.rw.Close(); err != nil {
-		w.records.Close()
-		os.RemoveAll(w.tmp)
+	err := w.rw.Close()
+	if cerr := w.records.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		w.sd.Discard()
 		return fmt.Errorf("write records: %w", err)
 	}
-	if err := w.records.Sync(); err != nil {
-		w.records.Close()
-		os.RemoveAll(w.tmp)
-		return fmt.Errorf("write records: %w", err)
-	}
-	if err := w.records.Close(); err != nil {
-		os.RemoveAll(w.tmp)
-		return fmt.Errorf("write records: %w", err)
-	}
-	if err := checkDest(w.dest); err != nil {
-		os.RemoveAll(w.tmp)
-		return err
-	}
-	os.Remove(w.dest) // an empty directory, if any
-	if err := os.Rename(w.tmp, w.dest); err != nil {
-		os.RemoveAll(w.tmp)
-		return fmt.Errorf("create run %s: %w", w.dest, err)
+	if err := w.sd.Publish(true); err != nil {
+		return fmt.Errorf("create run: %w", err)
 	}
 	return nil
 }
@@ -285,6 +257,5 @@ func (w *RunWriter) Abort() {
 	}
 	w.done = true
 	w.records.Close()
-	os.RemoveAll(w.tmp)
-	w.st.Release()
+	w.sd.Discard()
 }
