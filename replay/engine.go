@@ -122,7 +122,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		}
 	}
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
-		untimed: m.Client.Boundary == schema.BoundaryNonStreaming}
+		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
 	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, definitionReasons(def, m))
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
@@ -360,8 +360,10 @@ type config struct {
 	// untimed is set for the non-streaming boundary: a response arrives
 	// whole, so only the end-to-end latency is measured.
 	untimed bool
-	smooth  *SmoothParams
-	stall   int64
+	// prov is the manifest's provenance (nil: every field measured).
+	prov   *schema.Provenance
+	smooth *SmoothParams
+	stall  int64
 	// gate nulls the metrics the records cannot determine (nil: none).
 	gate   *gate
 	sweep  *SweepSpec
@@ -403,6 +405,8 @@ type group struct {
 	mlperfOneTk int64
 
 	peer *peerGroup
+	// cold accumulates the warmup records (nil: none).
+	cold *coldGroup
 }
 
 // bigSum is an exact int64 sum that spills into a big integer.
@@ -434,6 +438,10 @@ func newGroup(cfg *config) *group {
 func (g *group) add(rec *schema.Record) error {
 	if rec.Phase == schema.PhaseWarmup {
 		g.counts.Warmup++
+		if g.cold == nil {
+			g.cold = &coldGroup{}
+		}
+		g.cold.add(rec)
 		return nil
 	}
 	if rec.Phase != schema.PhaseMeasure {
@@ -747,6 +755,9 @@ func (g *group) finish(k groupKey) *PointResult {
 		pr.NullReasons["counts.good"] = ReasonNoSLO
 	}
 	g.cfg.gate.apply(pr, whyNoWindow)
+	if g.cold != nil {
+		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
+	}
 	return pr
 }
 

@@ -193,6 +193,9 @@ type PointResult struct {
 	// Server is the engine's own column (manifest.server_metrics); nil
 	// when the run stored no scrapes.
 	Server *ServerColumn
+	// Cold is the point's warmup, reported apart from the measured
+	// requests; nil when the point had no warmup records.
+	Cold *ColdResult
 }
 
 // Lookup resolves a claim path inside a point result: a scalar key

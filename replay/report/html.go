@@ -45,6 +45,7 @@ type htmlPage struct {
 	Footnotes                                []string
 	Capacity                                 *capacityView
 	Points                                   []pointView
+	ColdMeaning                              string
 }
 
 type summaryView struct {
@@ -70,7 +71,14 @@ type pointView struct {
 	Scalars       []scalarRow
 	DistKeys      []string
 	Dists         []distRow
+	// Cold and ColdDists are the cold column (empty: no warmup records).
+	Cold      []scalarRow
+	ColdDists []distRow
+	// Server holds the server column's rows (empty: no scrapes stored).
+	Server []serverRow
 }
+
+type serverRow struct{ Metric, Value, Unit string }
 
 type countRow struct{ Key, Value string }
 
@@ -92,9 +100,10 @@ type distRow struct {
 func newHTMLPage(r *replay.Result) *htmlPage {
 	pg := &htmlPage{
 		Schema: r.Schema, Definitions: r.Definitions, Boundary: boundaryLine(r.Boundary), SLO: sloLine(r),
-		Meanings: []string{Meanings["tpot_ns"], Meanings["itl_ns"]},
-		Notes:    r.Notes,
-		Charts:   htmlCharts(r),
+		Meanings:    []string{Meanings["tpot_ns"], Meanings["itl_ns"]},
+		Notes:       r.Notes,
+		Charts:      htmlCharts(r),
+		ColdMeaning: ColdMeaning,
 	}
 	if r.Incomplete != nil {
 		pg.Incomplete = r.Incomplete.Line()
@@ -219,6 +228,12 @@ func newPointView(p *replay.PointResult) pointView {
 		}
 		row.Cells = distCells(d, scale)
 		pv.Dists = append(pv.Dists, row)
+	}
+	if p.Cold != nil {
+		pv.Cold, pv.ColdDists = coldView(p.Cold)
+	}
+	for _, r := range serverRows(p) {
+		pv.Server = append(pv.Server, serverRow{r.metric, r.value, r.unit})
 	}
 	return pv
 }

@@ -205,6 +205,43 @@ const htmlSource = `<!DOCTYPE html>
 </tbody>
 </table></div>
 <p class="meanings">{{range $.Meanings}}<span>{{.}}</span>{{end}}</p>
+{{- if .Cold}}
+<h3>cold (warmup requests)</h3>
+<table>
+<tbody>
+{{- range .Cold}}
+{{- if .Text}}
+<tr><td>{{.Metric}}</td><td colspan="2" class="text">{{.Value}}</td></tr>
+{{- else}}
+<tr><td>{{.Metric}}</td><td class="num">{{.Value}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- end}}
+{{- end}}
+</tbody>
+</table>
+<div class="scroll"><table>
+<thead><tr><th></th>{{range .DistKeys}}<th class="num">{{.}}</th>{{end}}<th>unit</th></tr></thead>
+<tbody>
+{{- range .ColdDists}}
+{{- if .Null}}
+<tr><td>{{.Name}}</td><td colspan="{{.Span}}" class="text">{{.Null}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- else}}
+<tr><td>{{.Name}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td class="unit">{{.Unit}}</td></tr>
+{{- end}}
+{{- end}}
+</tbody>
+</table></div>
+<p class="meanings"><span>{{$.ColdMeaning}}</span></p>
+{{- end}}
+{{- if .Server}}
+<h3>server (the engine's own /metrics)</h3>
+<table>
+<tbody>
+{{- range .Server}}
+<tr><td>{{.Metric}}</td><td class="text">{{.Value}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
 </details>
 {{- end}}
 {{- end}}

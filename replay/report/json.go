@@ -188,6 +188,10 @@ func JSON(out io.Writer, r *replay.Result) error {
 			}
 			w.close('}')
 		}
+		if c := p.Cold; c != nil {
+			w.key("cold")
+			w.cold(c)
+		}
 		if sc := p.Server; sc != nil {
 			w.kv("server", serverJSON(sc))
 		}

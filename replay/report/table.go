@@ -192,11 +192,7 @@ func rows(p *replay.PointResult) []row {
 			ds = append(ds, row{l.name, NullText(l.null), ""})
 			continue
 		}
-		var parts []string
-		for i, f := range replay.CoreDistKeys[1:] {
-			parts = append(parts, f+" "+l.cells[i+1])
-		}
-		ds = append(ds, row{l.name, fmt.Sprintf("n %s  %s", l.cells[0], strings.Join(parts, "  ")), l.unit})
+		ds = append(ds, row{l.name, distText(l.cells), l.unit})
 	}
 	if len(empty) > 0 {
 		ds = append(ds, row{"(not shown)", noSamples(empty), ""})
@@ -255,7 +251,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
-		for _, rw := range append(rows(p), serverRows(p)...) {
+		for _, rw := range slices.Concat(rows(p), coldRows(p), serverRows(p)) {
 			fmt.Fprintf(&b, "  %-24s %s %s\n", rw.metric, rw.value, rw.unit)
 		}
 	}
@@ -334,6 +330,11 @@ func CSV(out io.Writer, r *replay.Result) error {
 		for _, k := range slices.Sorted(maps.Keys(p.NullReasons)) {
 			w.Write([]string{r.Definitions, p.Point, rep, "null_reason." + k, p.NullReasons[k]})
 		}
+		if p.Cold != nil {
+			for _, kv := range coldCSV(p.Cold) {
+				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+			}
+		}
 	}
 	for _, ps := range r.Summary {
 		for _, m := range replay.SummaryMetrics {
@@ -387,6 +388,12 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		}
 		if len(empty) > 0 {
 			fmt.Fprintf(&b, "\n%s\n", noSamples(empty))
+		}
+		if cold := coldRows(p); len(cold) > 0 {
+			fmt.Fprint(&b, "\n| cold (warmup requests) | value | unit |\n|---|---|---|\n")
+			for _, rw := range cold {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+			}
 		}
 		if srv := serverRows(p); len(srv) > 0 {
 			fmt.Fprint(&b, "\n| server (engine's own metrics) | value | unit |\n|---|---|---|\n")
