@@ -71,9 +71,9 @@ func TestColdColumnFromWarmupRecords(t *testing.T) {
 			ttftN: 1, ttftMax: 400, e2eMean: big.NewRat(900, 1),
 		},
 		{
-			name: "non-streaming boundary: no first token is timed",
-			m:    func(m *schema.Manifest) { m.Client.Boundary = schema.BoundaryNonStreaming },
-			recs: []*schema.Record{warm("w0", 1_000, 1_900, schema.StatusOK, 900, 900), measured},
+			name:     "non-streaming boundary: no first token is timed",
+			m:        func(m *schema.Manifest) { m.Client.Boundary = schema.BoundaryNonStreaming },
+			recs:     []*schema.Record{warm("w0", 1_000, 1_900, schema.StatusOK, 900, 900), measured},
 			requests: 1, ok: 1, firstID: "w0", first: -1, firstWhy: "non-streaming", duration: 900,
 			ttftN: 0, e2eMean: big.NewRat(900, 1),
 		},
