@@ -61,6 +61,12 @@ func (c *RecordChecker) checkGenerated(cell int, rec *Record, add func(field, fo
 	if g.n == 0 || k > g.maxK {
 		g.maxK = k
 	}
+	if !c.rate && c.phaseDuration(cell, rec.Phase) > 0 {
+		if g.n == 0 || rec.SentNS < g.firstSent {
+			g.firstSent = rec.SentNS
+		}
+		g.ends = append(g.ends, rec.EndNS)
+	}
 	g.n++
 	if c.rate {
 		if rec.ScheduledNS == nil {
@@ -192,6 +198,12 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	if g.maxK+1 != g.n {
 		add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
 	}
+	if g.ends != nil {
+		if !c.checkRanDuration(add, pp, g) {
+			state = phasePartial
+		}
+		g.ends = nil
+	}
 	if !c.rate || len(g.sched) == 0 || c.m.Client.Seed == nil {
 		return state
 	}
@@ -252,6 +264,51 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	}
 	g.sched = nil
 	return state
+}
+
+// DurationEndToleranceNS is how long before the end of its declared
+// duration the last requests of a closed-loop phase may end. capture's
+// workers check the deadline just after a request ends (and the phase's
+// first send comes just after its start), so a genuine phase ends within
+// microseconds of it; the allowance covers a loaded client. A phase cut
+// short by more than this is missing work.
+const DurationEndToleranceNS = int64(time.Second)
+
+// phaseDuration returns the declared duration of the phase of cell.
+func (c *RecordChecker) phaseDuration(cell int, phase string) Duration {
+	if phase == PhaseWarmup {
+		return c.m.Load.Warmup.Duration
+	}
+	return c.m.Load.Points[cell/c.repeats].Duration
+}
+
+// checkRanDuration checks that a closed-loop phase bounded by its duration
+// ran that long: capture's workers each send until the deadline (first
+// send + duration), so every worker's last request ends after it. Fewer
+// than min(concurrency, records) requests ending after the deadline (less
+// DurationEndToleranceNS) means the phase was cut short: an incomplete run
+// may stop there, a complete one is missing work. It reports whether the
+// phase is complete.
+func (c *RecordChecker) checkRanDuration(add func(field, format string, args ...any), pp *phasePlan, g *genCell) bool {
+	if pp.requests > 0 && g.n >= int64(pp.requests) {
+		return true // the count ended it first
+	}
+	deadline := g.firstSent + int64(pp.duration) - DurationEndToleranceNS
+	late := int64(0)
+	for _, e := range g.ends {
+		if e >= deadline {
+			late++
+		}
+	}
+	want := min(int64(pp.point.Concurrency), g.n)
+	if late >= want {
+		return true
+	}
+	if !c.m.Incomplete {
+		add("end_ns", "%s: only %d request(s) end after the phase's declared duration of %s (less %s) from its first send, but each of its %d concurrent workers sends until then: the phase was cut short, so work is missing",
+			pp.what(), late, time.Duration(pp.duration), time.Duration(DurationEndToleranceNS), pp.point.Concurrency)
+	}
+	return false
 }
 
 // UnverifiedCompleteness lists, one sentence each, the checks that no work

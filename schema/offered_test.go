@@ -35,3 +35,49 @@ func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// A closed-loop phase bounded by its duration has no request count, so
+// dropping its last requests (the slow tail) kept every other check happy.
+// capture's workers each send until the deadline, so each one's last
+// request ends after it: a phase whose records stop short is missing work,
+// unless the run is marked incomplete (then it counts as the phase the
+// interruption stopped in).
+func TestDurationPhaseCutShortIsMissingWork(t *testing.T) {
+	const sec = int64(1e9)
+	// Four workers, 10 s declared: waves of four 1-second requests, the
+	// last wave sent at 9.5 s and ending at 10.5 s.
+	build := func(waves int) []*Record {
+		var recs []*Record
+		for k := range 4 * waves {
+			s := int64(k/4) * sec
+			if k/4 == 9 {
+				s = 9*sec + sec/2
+			}
+			recs = append(recs, &Record{ID: "c.r0.m" + strconv.Itoa(k), Point: "c", Phase: PhaseMeasure, Status: StatusOK,
+				SentNS: s, EndNS: s + sec, ChunksNS: []int64{5, 10}, OutputTokens: 2})
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		name       string
+		waves      int
+		incomplete bool
+		want       string
+	}{
+		{"ran its duration", 10, false, ""},
+		{"last three waves dropped", 7, false, "cut short"},
+		{"last wave dropped, within the tolerance", 9, false, ""},
+		{"half dropped", 5, false, "only 0 request(s) end after"},
+		{"cut short but marked incomplete", 5, true, ""},
+	} {
+		m := &Manifest{Load: Load{Mode: ModeConcurrency, Repeats: 1, Generator: GeneratorBenchsealV1,
+			Points: []Point{{Name: "c", Concurrency: 4, Duration: Duration(10 * sec)}}}}
+		if tc.incomplete {
+			m.Incomplete, m.IncompleteReason = true, "interrupted (SIGINT)"
+		}
+		got, _ := finishProblems(t, m, build(tc.waves))
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: problems %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -48,6 +48,10 @@ type genCell struct {
 	maxK  int64
 	n     int64
 	sched []kSched
+	// In a closed-loop phase bounded by a duration: the first send and
+	// the ends of the requests, to check the phase ran its duration.
+	firstSent int64
+	ends      []int64
 }
 
 type kSched struct{ k, s int64 }
