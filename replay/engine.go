@@ -224,7 +224,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if !slo.Any() && len(groups) > 0 {
 		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
 	}
-	addServerColumns(run, m, res.Results)
+	addServerColumns(run, m, slo, res.Results)
 	res.Summary = summarise(res.Results, max(m.Load.Repeats, 1))
 	if cfg.sweep != nil {
 		res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))

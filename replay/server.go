@@ -31,10 +31,38 @@ type ServerColumn struct {
 	// server's (Δsum/Δcount), in ns: network + client + tokenization
 	// time. Nil when either mean is unknown.
 	ClientMinusServerTTFTNS *float64
+	// Attainment holds one entry per limit of the replay's SLO (from the
+	// manifest or a --slo override); empty without an SLO.
+	Attainment []ServerAttainment
 	// GapReason says why ClientMinusServerTTFTNS is nil when both means
 	// exist: the two means cover different requests.
 	GapReason string
 }
+
+// ServerAttainment is, for one limit of the replay's SLO, the share of
+// the server's own observations of that metric at or below the limit,
+// read from the histogram delta of the point. It is exact only when the
+// limit equals a bucket edge, otherwise bounded by the shares at the
+// neighbouring edges. It is per metric (the histograms are not per
+// request), so it is never the joint SLO attainment of the client column.
+type ServerAttainment struct {
+	// Metric is the SLO limit: ttft, e2e or tpot.
+	Metric  string
+	LimitNS int64
+	// Histogram is the engine's metric it is read from ("" when none).
+	Histogram string
+	// Count is the number of the server's observations.
+	Count float64
+	// A is the attainment; valid when Reason is "".
+	A servermetrics.Attainment
+	// Reason says why there is no attainment.
+	Reason string
+}
+
+// ServerAttainmentLabel says what a server attainment is, wherever it is
+// printed.
+const ServerAttainmentLabel = "share of the engine's own observations at or below the SLO limit, per limit, from its histogram: " +
+	"exact only where the limit is a bucket edge, otherwise bounded by the neighbouring edges; not the joint attainment of the client column"
 
 // ServerGapLabel names what the client − server TTFT mean difference
 // holds.
@@ -45,7 +73,7 @@ const maxScrapeRead = servermetrics.MaxScrapeBytes
 
 // addServerColumns sets PointResult.Server for every result of a run
 // whose manifest indexes server-metrics scrapes.
-func addServerColumns(run schema.Run, m *schema.Manifest, results []*PointResult) {
+func addServerColumns(run schema.Run, m *schema.Manifest, slo SLOSpec, results []*PointResult) {
 	sm := m.ServerMetrics
 	if sm == nil {
 		return
@@ -53,6 +81,9 @@ func addServerColumns(run schema.Run, m *schema.Manifest, results []*PointResult
 	op, _ := run.(AttachmentOpener)
 	for _, p := range results {
 		p.Server = serverColumn(op, sm, p)
+		if p.Server.Column != nil {
+			p.Server.Attainment = serverAttainment(p.Server.Column, slo)
+		}
 	}
 }
 
@@ -142,4 +173,50 @@ func readScrape(op AttachmentOpener, s schema.Scrape) (*servermetrics.Snapshot, 
 	}
 	snap.AtNS = s.AtNS
 	return snap, nil
+}
+
+// serverAttainment reads, for every limit of slo, the server's share of
+// observations at or below it from the matching histogram of c.
+func serverAttainment(c *servermetrics.Column, slo SLOSpec) []ServerAttainment {
+	var out []ServerAttainment
+	for _, l := range []struct {
+		metric, role string
+		limit        *int64
+	}{{"ttft", servermetrics.RoleTTFT, slo.TTFTNS}, {"e2e", servermetrics.RoleE2E, slo.E2ENS}, {"tpot", servermetrics.RoleTPOT, slo.TPOTNS}} {
+		if l.limit == nil {
+			continue
+		}
+		a := ServerAttainment{Metric: l.metric, LimitNS: *l.limit}
+		var h *servermetrics.HistogramDelta
+		for i := range c.Histograms {
+			if c.Histograms[i].Role == l.role {
+				h = &c.Histograms[i]
+			}
+		}
+		switch {
+		case h == nil:
+			a.Reason = "no " + l.role + " histogram in the server column"
+			for _, ab := range c.Absent {
+				if ab.Role == l.role {
+					a.Histogram, a.Reason = ab.Metric, ab.Metric+": "+ab.Reason
+				}
+			}
+			if n, ok := servermetrics.Lookup(c.Engine, l.role); !ok {
+				a.Reason = c.Engine + " exposes no " + l.role + " histogram"
+			} else if a.Histogram == "" {
+				a.Histogram = n.Metric
+			}
+		default:
+			a.Histogram, a.Count = h.Metric, h.Count
+			// The limit in seconds, as the bucket edges are written: an
+			// edge of 0.25 is 250000000 ns exactly.
+			att, ok := h.Attain(float64(*l.limit) / 1e9)
+			if !ok {
+				a.Reason = "the server observed no " + l.role + " in this point"
+			}
+			a.A = att
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/replay/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 	"github.com/benchseal/benchseal/simulator"
@@ -184,5 +185,60 @@ func rewriteScrape(t *testing.T, dir string, m *schema.Manifest, s *schema.Scrap
 	}
 	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestServerAttainmentFollowsTheReplaySLOExactAtAnEdgeBoundedBetween(t *testing.T) {
+	dir := captureWithScrapes(t)
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No SLO in the manifest: no server attainment either.
+	if a := replayDir(t, dir).Results[0].Server.Attainment; len(a) != 0 {
+		t.Fatalf("server attainment %+v without an SLO", a)
+	}
+	// A buyer's override: ttft at vLLM's 0.25 s edge, e2e between the
+	// 0.5 and 0.8 s edges, tpot with no observations in range below it.
+	ttft, e2e := int64(250*time.Millisecond), int64(700*time.Millisecond)
+	res, err := replay.Replay(context.Background(), rd, replay.Options{SLO: &replay.SLOSpec{TTFTNS: &ttft, E2ENS: &e2e, Source: "flag"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := res.Results[0].Server
+	if len(sc.Attainment) != 2 {
+		t.Fatalf("server attainment %+v, want ttft and e2e", sc.Attainment)
+	}
+	share := func(role string, edge float64) float64 {
+		for _, h := range sc.Column.Histograms {
+			if h.Role == role {
+				for _, u := range h.Under {
+					if u.Edge == edge {
+						return u.Share
+					}
+				}
+			}
+		}
+		t.Fatalf("no %s edge %v", role, edge)
+		return 0
+	}
+	a := sc.Attainment[0]
+	if a.Metric != "ttft" || a.Reason != "" || !a.A.Exact || a.A.Lo != share(servermetrics.RoleTTFT, 0.25) || a.Histogram != "vllm:time_to_first_token_seconds" {
+		t.Errorf("ttft at an edge: %+v, want exactly the share under 0.25", a)
+	}
+	b := sc.Attainment[1]
+	if b.Metric != "e2e" || b.Reason != "" || b.A.Exact || b.A.LoEdge == nil || *b.A.LoEdge != 0.5 || b.A.HiEdge == nil || *b.A.HiEdge != 0.8 ||
+		b.A.Lo != share(servermetrics.RoleE2E, 0.5) || b.A.Hi != share(servermetrics.RoleE2E, 0.8) {
+		t.Errorf("e2e between edges: %+v, want bounded by the shares under 0.5 and 0.8", b)
+	}
+	var out strings.Builder
+	if err := report.Write(&out, report.FormatText, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"server slo ttft ≤ 250.000 ms", "(the limit is a bucket edge; per limit, not joint)",
+		"server slo e2e ≤ 700.000 ms", "(≤ 500 ms) and", "(≤ 800 ms)", "bounded only"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
 	}
 }

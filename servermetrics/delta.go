@@ -219,10 +219,13 @@ func (h *Hist) estimate(q float64) Estimate {
 
 // Attainment is the share of observations at or below limit (seconds):
 // exact (Lo == Hi, Exact set) when limit is a bucket edge, otherwise
-// bounded by the shares at the neighbouring edges.
+// bounded by the shares at the neighbouring edges LoEdge and HiEdge. A
+// nil LoEdge means no edge lies below the limit (Lo is then 0), a nil
+// HiEdge that none lies above it (Hi is then 1: the +Inf bucket).
 type Attainment struct {
-	Lo, Hi float64
-	Exact  bool
+	Lo, Hi         float64
+	Exact          bool
+	LoEdge, HiEdge *float64
 }
 
 // Attain computes the attainment of limit from a histogram delta; ok is
@@ -231,18 +234,22 @@ func (h *HistogramDelta) Attain(limit float64) (Attainment, bool) {
 	if h.Count == 0 {
 		return Attainment{}, false
 	}
-	lo, hi := 0.0, 1.0
+	a := Attainment{Hi: 1}
 	for _, u := range h.Under {
 		switch {
 		case u.Edge == limit:
-			return Attainment{Lo: u.Share, Hi: u.Share, Exact: true}, true
+			e := u.Edge
+			return Attainment{Lo: u.Share, Hi: u.Share, Exact: true, LoEdge: &e, HiEdge: &e}, true
 		case u.Edge < limit:
-			lo = u.Share
-		case u.Edge > limit && hi == 1.0:
-			hi = u.Share
+			e := u.Edge
+			a.Lo, a.LoEdge = u.Share, &e
+		case a.HiEdge == nil:
+			e := u.Edge
+			a.Hi, a.HiEdge = u.Share, &e
 		}
 	}
-	return Attainment{Lo: lo, Hi: max(lo, hi)}, true
+	a.Hi = max(a.Lo, a.Hi)
+	return a, true
 }
 
 func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {

@@ -95,6 +95,15 @@ func TestDeltaVLLMHistogramArithmetic(t *testing.T) {
 	if a, _ := ttft.Attain(0.2); a.Exact || !near(a.Lo, 0.25) || !near(a.Hi, 0.75) {
 		t.Errorf("attainment at 0.2 (between edges) %+v, want bounds [0.25, 0.75]", a)
 	}
+	if a, _ := ttft.Attain(0.2); a.LoEdge == nil || *a.LoEdge != 0.1 || a.HiEdge == nil || *a.HiEdge != 0.25 {
+		t.Errorf("attainment at 0.2 names edges %v and %v, want 0.1 and 0.25", a.LoEdge, a.HiEdge)
+	}
+	if a, _ := ttft.Attain(1e6); a.Exact || a.HiEdge != nil || a.Hi != 1 || a.LoEdge == nil {
+		t.Errorf("attainment above the last finite edge %+v, want bounded by the last edge and 1 (+Inf)", a)
+	}
+	if a, _ := ttft.Attain(1e-9); a.Exact || a.LoEdge != nil || a.Lo != 0 || a.HiEdge == nil {
+		t.Errorf("attainment below the first edge %+v, want bounded by 0 and the first edge", a)
+	}
 	e2e := h[RoleE2E]
 	if !near(*e2e.Mean, 0.85) {
 		t.Errorf("e2e mean %v, want 0.85", *e2e.Mean)

@@ -26,6 +26,9 @@ func serverRows(p *replay.PointResult) []row {
 	for _, h := range c.Histograms {
 		out = append(out, row{"server " + h.Role, serverHist(h), "ms"})
 	}
+	for _, a := range sc.Attainment {
+		out = append(out, row{"server slo " + a.Metric + " ≤ " + Decimal(replay.Int(a.LimitNS), nsToMS, 3) + " ms", serverAttain(a), ""})
+	}
 	if g := sc.ClientMinusServerTTFTNS; g != nil {
 		out = append(out, row{"client − server ttft", fmt.Sprintf("%.3f (mean difference: %s)", *g/1e6, replay.ServerGapLabel), "ms"})
 	} else if sc.GapReason != "" {
@@ -72,6 +75,27 @@ func serverHist(h servermetrics.HistogramDelta) string {
 	return b.String()
 }
 
+// serverAttain prints one server attainment: exact at a bucket edge,
+// otherwise the bounds at the neighbouring edges, always labelled.
+func serverAttain(a replay.ServerAttainment) string {
+	if a.Reason != "" {
+		return NullText(a.Reason)
+	}
+	pct := func(v float64) string { return fmt.Sprintf("%.2f %%", v*100) }
+	edge := func(e *float64, none string) string {
+		if e == nil {
+			return none
+		}
+		return "≤ " + trimFloat(*e*1e3) + " ms"
+	}
+	of := fmt.Sprintf(" of %s observations of %s", trimFloat(a.Count), a.Histogram)
+	if a.A.Exact {
+		return "exactly " + pct(a.A.Lo) + of + " (the limit is a bucket edge; per limit, not joint)"
+	}
+	return fmt.Sprintf("between %s (%s) and %s (%s)%s (the limit lies between bucket edges: bounded only; per limit, not joint)",
+		pct(a.A.Lo), edge(a.A.LoEdge, "no edge below"), pct(a.A.Hi), edge(a.A.HiEdge, "+Inf"), of)
+}
+
 func trimFloat(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return fmt.Sprintf("%.0f", v)
@@ -83,14 +107,40 @@ func trimFloat(v float64) string {
 // "reason": ..., "scrapes": n, "client_minus_server_ttft_mean_ns": ...,
 // "client_minus_server_ttft_label": ...}.
 func serverJSON(sc *replay.ServerColumn) string {
+	type attain struct {
+		Metric    string   `json:"metric"`
+		LimitNS   int64    `json:"limit_ns"`
+		Histogram string   `json:"histogram"`
+		Count     float64  `json:"count"`
+		Exact     *bool    `json:"exact"`
+		Lo        *float64 `json:"lo"`
+		Hi        *float64 `json:"hi"`
+		LoEdge    *float64 `json:"lo_le"`
+		HiEdge    *float64 `json:"hi_le"`
+		Reason    string   `json:"reason,omitempty"`
+	}
+	var att []attain
+	for _, a := range sc.Attainment {
+		j := attain{Metric: a.Metric, LimitNS: a.LimitNS, Histogram: a.Histogram, Count: a.Count, Reason: a.Reason}
+		if a.Reason == "" {
+			j.Exact, j.Lo, j.Hi, j.LoEdge, j.HiEdge = &a.A.Exact, &a.A.Lo, &a.A.Hi, a.A.LoEdge, a.A.HiEdge
+		}
+		att = append(att, j)
+	}
+	label := ""
+	if len(att) > 0 {
+		label = replay.ServerAttainmentLabel
+	}
 	v := struct {
-		Column  *servermetrics.Column `json:"column"`
-		Reason  string                `json:"reason,omitempty"`
-		Scrapes int                   `json:"scrapes"`
-		Gap     *float64              `json:"client_minus_server_ttft_mean_ns"`
-		Label   string                `json:"client_minus_server_ttft_label"`
-		GapWhy  string                `json:"client_minus_server_ttft_reason,omitempty"`
-	}{sc.Column, sc.Reason, sc.Scrapes, sc.ClientMinusServerTTFTNS, replay.ServerGapLabel, sc.GapReason}
+		Column     *servermetrics.Column `json:"column"`
+		Reason     string                `json:"reason,omitempty"`
+		Scrapes    int                   `json:"scrapes"`
+		Gap        *float64              `json:"client_minus_server_ttft_mean_ns"`
+		Label      string                `json:"client_minus_server_ttft_label"`
+		GapWhy     string                `json:"client_minus_server_ttft_reason,omitempty"`
+		Attain     []attain              `json:"slo_attainment,omitempty"`
+		AttainWhat string                `json:"slo_attainment_label,omitempty"`
+	}{sc.Column, sc.Reason, sc.Scrapes, sc.ClientMinusServerTTFTNS, replay.ServerGapLabel, sc.GapReason, att, label}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only a NaN or an infinity fails, and Parse and Delta admit
