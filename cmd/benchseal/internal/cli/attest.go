@@ -12,10 +12,9 @@ import (
 	"github.com/benchseal/benchseal/verify"
 )
 
-func init() { register("attest", newAttestCmd) }
-
 type attestOptions struct {
 	io             *IO
+	deps           *Deps
 	bundle         string
 	key            string
 	sigstoreBundle string
@@ -26,8 +25,8 @@ type attestOptions struct {
 	resourceURI    string
 }
 
-func newAttestCmd(io *IO) *cobra.Command {
-	o := &attestOptions{io: io}
+func newAttestCmd(io *IO, d *Deps) *cobra.Command {
+	o := &attestOptions{io: io, deps: d}
 	cmd := &cobra.Command{
 		Use:   "attest BUNDLE --key REVIEWER.KEY (--publisher-key PUB | --certificate-identity ... --trusted-root FILE) [--plan PLAN]",
 		Short: "Verify and recompute a bundle, then sign a reviewer attestation (SLSA VSA v1) as its own referrer",
@@ -55,7 +54,7 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 		Example: `  benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub
   benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub --plan plan.json
   benchseal attest run.tar --sigstore-bundle vsa.sigstore.json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			if (o.key == "") == (o.sigstoreBundle == "") {
@@ -93,10 +92,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	if err != nil {
 		return err
 	}
-	if claimChecker != nil {
-		opts = append(opts, verify.WithClaimChecker(claimChecker))
-	}
-	opts = append(opts, verify.WithImportChecker(importChecker))
+	opts = append(opts, o.deps.verifyOptions()...)
 	v, err := verify.NewVerifier(keys, opts...)
 	if err != nil {
 		return err

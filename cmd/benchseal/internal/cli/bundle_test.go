@@ -15,7 +15,7 @@ func runArgs(t *testing.T, env map[string]string, args ...string) (int, string, 
 	t.Helper()
 	var out, errOut bytes.Buffer
 	io := &IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: func(k string) string { return env[k] }}
-	code := run(context.Background(), args, io)
+	code := run(context.Background(), args, DefaultDeps(io))
 	return code, out.String(), errOut.String()
 }
 

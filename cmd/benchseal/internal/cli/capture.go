@@ -24,8 +24,6 @@ import (
 	"github.com/benchseal/benchseal/simulator"
 )
 
-func init() { register("capture", newCaptureCmd) }
-
 type captureOptions struct {
 	io *IO
 
@@ -116,7 +114,7 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
   benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --rate 5,10,20 --requests 200 --warmup-requests 10
   benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --preset protocol --set engine.name=vllm
   benchseal capture --simulate --out demo-run --concurrency 1,4 --requests 20 --sim-time-scale 0.01`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCapture(cmd, o)
 		},
@@ -127,7 +125,7 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.Float64Var(&o.simTimeScale, "sim-time-scale", 1, "with --simulate: multiply the simulator's latency model, in (0, 1000]")
 	f.StringVar(&o.model, "model", "", "model name sent in every request (required, except with --simulate)")
 	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty)")
-	f.StringVar(&o.api, "api", capture.APIChat, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
+	enumFlag(f, &o.api, "api", capture.APIChat, []string{capture.APIChat, capture.APICompletions}, "API: chat (/v1/chat/completions) or completions (/v1/completions)")
 	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
 	f.StringVar(&o.serverMetrics, "server-metrics", capture.ServerMetricsAuto, "engine Prometheus metrics URL scraped before, during and after every point (auto: the endpoint's /metrics when it answers with engine metrics; off: none)")
 	f.DurationVar(&o.serverMetricsInterval, "server-metrics-interval", capture.DefaultServerMetricsInterval, "period of the server-metrics scrapes during a point")
@@ -156,13 +154,13 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.StringVar(&o.preset, "preset", "", "ready plan: protocol (short/long prompts × short/long outputs × load)")
 	f.StringVar(&o.plan, "plan", "", "JSON plan file (see docs/capture.md)")
 	f.StringVar(&o.location, "location", "", "client location relative to the server: same-host, same-rack, same-region, cross-region ...")
-	f.StringVar(&o.gpuQuery, "gpu-query", "", "when run on the server host: query accelerators with nvidia-smi or amd-smi")
+	enumFlag(f, &o.gpuQuery, "gpu-query", "", []string{capture.GPUQueryNvidia, capture.GPUQueryAMD}, "when run on the server host: query accelerators with nvidia-smi or amd-smi")
 	f.StringArrayVar(&o.sets, "set", nil, "manifest field assignment dotted.path=value (repeatable), e.g. engine.name=vllm")
 	f.StringVar(&o.overlay, "manifest", "", "partial manifest JSON merged over what capture fills (before --set)")
 	f.StringVar(&o.title, "title", "", "run title")
-	f.StringVar(&o.evidence, "evidence", schema.EvidenceSelfRun, "evidence class: self-run, vendor-run or independent (synthetic against a simulator)")
+	enumFlag(f, &o.evidence, "evidence", schema.EvidenceSelfRun, []string{schema.EvidenceSelfRun, schema.EvidenceVendorRun, schema.EvidenceIndependent}, "evidence class: self-run, vendor-run or independent (synthetic against a simulator)")
 	f.DurationVar(&o.grace, "grace", 10*time.Second, "after Ctrl-C, how long in-flight requests may finish before they are cancelled")
-	f.StringVar(&o.progress, "progress", "auto", "progress display on stderr: auto (when a terminal), always or never")
+	enumFlag(f, &o.progress, "progress", "auto", []string{"auto", "always", "never"}, "progress display on stderr: auto (when a terminal), always or never")
 	f.BoolVar(&o.noProbe, "no-probe", false, "do not ask the server's /v1/models and /version")
 	f.BoolVar(&o.http2, "http2", false, "speak HTTP/2 where an https:// server offers it (ALPN); http:// stays HTTP/1.1")
 	f.BoolVar(&o.noPreflight, "no-preflight", false, "skip the checks before the run (the model is listed by /v1/models when offered; one probe request succeeds)")
@@ -345,12 +343,6 @@ func isTerminal(w io.Writer) bool {
 
 func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	ctx := cmd.Context()
-	if o.api != capture.APIChat && o.api != capture.APICompletions {
-		return usagef("--api must be chat or completions, got %q", o.api)
-	}
-	if o.progress != "auto" && o.progress != "always" && o.progress != "never" {
-		return usagef("--progress must be auto, always or never")
-	}
 	if o.serverMetricsInterval <= 0 {
 		return usagef("--server-metrics-interval %s: want a positive duration", o.serverMetricsInterval)
 	}
@@ -359,14 +351,6 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	}
 	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
 		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
-	}
-	switch o.evidence {
-	case schema.EvidenceSelfRun, schema.EvidenceVendorRun, schema.EvidenceIndependent:
-	default:
-		return usagef("--evidence must be self-run, vendor-run or independent (synthetic is set for simulators)")
-	}
-	if o.gpuQuery != "" && o.gpuQuery != capture.GPUQueryNvidia && o.gpuQuery != capture.GPUQueryAMD {
-		return usagef("--gpu-query must be nvidia-smi or amd-smi")
 	}
 	plan, err := buildPlan(cmd, o)
 	if err != nil {

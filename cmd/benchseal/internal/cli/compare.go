@@ -15,16 +15,13 @@ import (
 	"github.com/benchseal/benchseal/compare/load"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/verify"
 )
-
-func init() {
-	register("compare", newCompareCmd)
-	register("decide", newDecideCmd)
-}
 
 // inputFlags are the flags compare and decide share: how inputs are
 // checked and replayed, and which differences are accepted.
 type inputFlags struct {
+	imports       verify.ImportChecker
 	keys          []string
 	allowUnsigned bool
 	definitions   string
@@ -45,7 +42,7 @@ func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&f.allowWorkload, "allow-different-workload", false, "compare runs whose workload hashes differ (said in the result)")
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann–Whitney U test")
-	fl.StringVar(&f.output, "output", "text", "output format: text|json|markdown|html")
+	enumFlag(fl, &f.output, "output", "text", []string{"text", "json", "markdown", "html"}, "output format: text|json|markdown|html")
 	fl.StringVar(&f.sweep, "sweep-slo", "", "HTML: also chart goodput against one SLO limit per configuration, e.g. ttft=50ms..2s[:steps]")
 }
 
@@ -64,12 +61,7 @@ func allowableChecks() []string {
 func (f *inputFlags) loadOptions(target string) (load.Options, compare.GuardOptions, error) {
 	var lo load.Options
 	var g compare.GuardOptions
-	lo.Import = importChecker
-	switch report.Format(f.output) {
-	case report.FormatText, report.FormatJSON, report.FormatMarkdown, report.FormatHTML:
-	default:
-		return lo, g, usagef("--output %q: want text, json, markdown or html", f.output)
-	}
+	lo.Import = f.imports
 	if _, err := replay.LookupDefinition(f.definitions); err != nil {
 		return lo, g, usagef("%v", err)
 	}
@@ -166,8 +158,9 @@ type compareOptions struct {
 	correction string
 }
 
-func newCompareCmd(io *IO) *cobra.Command {
+func newCompareCmd(io *IO, d *Deps) *cobra.Command {
 	o := &compareOptions{}
+	o.imports = d.Imports
 	cmd := &cobra.Command{
 		Use:   "compare A B [C ...]",
 		Short: "Compare runs or bundles: comparability guard, then every matched load point and metric with a significance test",
@@ -205,14 +198,11 @@ compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 		Example: `  benchseal compare a.oci.tar b.oci.tar --key publisher.pub
   benchseal compare runs/a runs/b --slo ttft=200ms,e2e=5s --output markdown
   benchseal compare a b --allow-different-workload --correction holm --output json`,
-		Args: cobra.MinimumNArgs(2),
+		Args: minimumArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lo, g, err := o.loadOptions("")
 			if err != nil {
 				return err
-			}
-			if o.correction != compare.CorrectionNone && o.correction != compare.CorrectionHolm {
-				return usagef("--correction %q: want none or holm", o.correction)
 			}
 			ins, err := loadInputs(cmd.Context(), io.ErrOut, args, lo)
 			if err != nil {
@@ -232,7 +222,7 @@ compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 		},
 	}
 	o.bind(cmd)
-	cmd.Flags().StringVar(&o.correction, "correction", compare.CorrectionNone, "multiple-comparison correction: none|holm")
+	enumFlag(cmd.Flags(), &o.correction, "correction", compare.CorrectionNone, []string{compare.CorrectionNone, compare.CorrectionHolm}, "multiple-comparison correction: none|holm")
 	return cmd
 }
 
@@ -242,8 +232,9 @@ type decideOptions struct {
 	target    string
 }
 
-func newDecideCmd(io *IO) *cobra.Command {
+func newDecideCmd(io *IO, d *Deps) *cobra.Command {
 	o := &decideOptions{}
+	o.imports = d.Imports
 	cmd := &cobra.Command{
 		Use:   "decide A B [C ...] --objective max-goodput|min-cost-per-good-token|max-capacity",
 		Short: "Choose a configuration under the buyer's objective and SLO, or say that none wins significantly",
@@ -274,18 +265,11 @@ decide'. Exit codes: 0 decided (including "no significant winner"), 3 an input
 was rejected or the guard refused, 1 error, 2 usage.`,
 		Example: `  benchseal decide a.oci.tar b.oci.tar --key publisher.pub --objective max-goodput --slo ttft=200ms,e2e=5s
   benchseal decide runs/a runs/b --objective max-capacity --attainment-target 0.95 --output html > decision.html`,
-		Args: cobra.MinimumNArgs(2),
+		Args: minimumArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lo, g, err := o.loadOptions(o.target)
 			if err != nil {
 				return err
-			}
-			ok := false
-			for _, ob := range compare.Objectives {
-				ok = ok || ob == o.objective
-			}
-			if !ok {
-				return usagef("--objective %q: want one of %s", o.objective, strings.Join(compare.Objectives, ", "))
 			}
 			ins, err := loadInputs(cmd.Context(), io.ErrOut, args, lo)
 			if err != nil {
@@ -306,7 +290,7 @@ was rejected or the guard refused, 1 error, 2 usage.`,
 	}
 	o.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.objective, "objective", "", "what to optimise: "+strings.Join(compare.Objectives, "|")+" (required)")
+	enumFlag(f, &o.objective, "objective", "", compare.Objectives, "what to optimise: "+strings.Join(compare.Objectives, "|")+" (required)")
 	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment a load point must reach to count for capacity")
 	_ = cmd.MarkFlagRequired("objective")
 	return cmd

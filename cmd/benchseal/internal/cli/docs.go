@@ -12,22 +12,22 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("docs", newDocsCmd) }
-
 type docsOptions struct {
 	out string
 }
 
-func newDocsCmd(io *IO) *cobra.Command {
+// newDocsCmd builds the docs command; tree builds a fresh command tree
+// to document.
+func newDocsCmd(_ *IO, tree func() *cobra.Command) *cobra.Command {
 	o := &docsOptions{}
 	cmd := &cobra.Command{
 		Use:   "docs --out DIR",
 		Short: "Write the command reference as Markdown, one file per command",
-		Args:  cobra.NoArgs,
+		Args:  noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// A fresh tree: the executing one has cobra's help and completion
 			// commands added by Execute, which would list them in every usage.
-			return writeDocs(NewRoot(io), o.out)
+			return writeDocs(tree(), o.out)
 		},
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "folder to write the Markdown files into (required)")

@@ -12,7 +12,7 @@ import (
 func TestCommandDocsAreCurrent(t *testing.T) {
 	want := filepath.Join("..", "..", "..", "..", "docs", "cli")
 	got := t.TempDir()
-	root := NewRoot(&IO{In: bytes.NewReader(nil), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: func(string) string { return "" }})
+	root := NewRoot(DefaultDeps(&IO{In: bytes.NewReader(nil), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Getenv: func(string) string { return "" }}))
 	if err := writeDocs(root, got); err != nil {
 		t.Fatal(err)
 	}

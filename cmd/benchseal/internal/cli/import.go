@@ -12,8 +12,6 @@ import (
 	"github.com/benchseal/benchseal/importer/ingest"
 )
 
-func init() { register("import", newImportCmd) }
-
 type importOptions struct {
 	out      string
 	manifest string
@@ -46,7 +44,7 @@ a field set this way is no longer listed as unknown.
 
 Tools and the files they take:
 ` + tools.String(),
-		Args: cobra.MinimumNArgs(2),
+		Args: minimumArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd, io, o, args[0], args[1:])
 		},

@@ -16,8 +16,6 @@ import (
 	"github.com/benchseal/benchseal/verify"
 )
 
-func init() { register("inspect", newInspectCmd) }
-
 type inspectOptions struct {
 	io        *IO
 	bundle    string
@@ -37,7 +35,7 @@ fingerprints (as the bundles claim them: nothing is verified — use
 bundle, e.g. for 'cosign attest-blob --statement'.`,
 		Example: `  benchseal inspect run.tar
   benchseal inspect run.tar --statement > statement.json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			return runInspect(o)

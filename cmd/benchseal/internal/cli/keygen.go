@@ -17,8 +17,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("keygen", newKeygenCmd) }
-
 type keygenOptions struct {
 	io         *IO
 	out        string
@@ -39,7 +37,7 @@ intended. Keys made by 'cosign generate-key-pair' work with
 benchseal too. Existing files are never overwritten.`,
 		Example: `  BENCHSEAL_PASSWORD=secret benchseal keygen --out publisher
   benchseal pack run --out run.tar --key publisher.key`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "path prefix of the key files (required)")

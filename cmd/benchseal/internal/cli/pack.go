@@ -13,8 +13,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("pack", newPackCmd) }
-
 type packOptions struct {
 	io          *IO
 	run         string
@@ -38,7 +36,7 @@ when set, else the run's finish time. The write is atomic and PATH must not
 exist. With --key the bundle is signed as by 'benchseal sign'.`,
 		Example: `  benchseal pack demo-run --out demo.tar
   SOURCE_DATE_EPOCH=1767225600 benchseal pack demo-run --out demo --key publisher.key`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.run = args[0]
 			if o.maxProblems < 1 {

@@ -17,8 +17,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("plan", newPlanCmd) }
-
 func newPlanCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan init|validate|sign|show",
@@ -52,7 +50,7 @@ func newPlanInitCmd(io *IO) *cobra.Command {
 		Short: "Write a new plan (canonical JSON)",
 		Example: `  benchseal plan init --out plan.json --concurrency 1,4,16 --requests 200 --repeats 3 \
       --slo ttft=300ms,e2e=4s,tpot=50ms --metrics goodput,ttft_ns.p99`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPlanInit(io, o) },
 	}
 	f := cmd.Flags()
@@ -192,7 +190,7 @@ func newPlanValidateCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate PLAN",
 		Short: "Check a plan (exit 3 when invalid) and print its digest",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, d, err := loadPlan(args[0])
 			if err != nil {
@@ -215,7 +213,7 @@ predicate: the plan) with KEY and writes the Sigstore bundle to
 PLAN.sigstore.json. An offline keyed signature proves who fixed the plan, not
 when: only a keyless signature with a transparency-log or TSA timestamp
 proves the plan existed before the run started.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlanSign(cmd.Context(), io, args[0], key)
 		},
@@ -254,7 +252,7 @@ func newPlanShowCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show PLAN",
 		Short: "Print a plan's digest and contents",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, d, err := loadPlan(args[0])
 			if err != nil {

@@ -9,8 +9,6 @@ import (
 	"github.com/benchseal/benchseal/artifact/registry"
 )
 
-func init() { register("pull", newPullCmd) }
-
 type pullOptions struct {
 	io    *IO
 	ref   string
@@ -38,7 +36,7 @@ PATH must not exist. pull does not check signatures: run verify.
 Credentials as for push.`,
 		Example: `  benchseal pull 127.0.0.1:5000/bench/run:v1 --out run.tar --plain-http
   benchseal verify run.tar --key publisher.pub`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ref = args[0]
 			return runPull(cmd.Context(), o)

@@ -14,8 +14,6 @@ import (
 	"github.com/benchseal/benchseal/artifact/registry"
 )
 
-func init() { register("push", newPushCmd) }
-
 // registryFlags are the connection flags of push and pull.
 type registryFlags struct {
 	plainHTTP bool
@@ -104,7 +102,7 @@ the Docker config ($DOCKER_CONFIG/config.json or ~/.docker/config.json and its
 credential helpers), else anonymous.`,
 		Example: `  benchseal push run.tar 127.0.0.1:5000/bench/run:v1 --plain-http
   BENCHSEAL_REGISTRY_PASSWORD=... benchseal push run.tar registry.example/bench/run:v1 --username me`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle, o.ref = args[0], args[1]
 			return runPush(cmd.Context(), o)

@@ -16,12 +16,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() {
-	register("replay", newReplayCmd)
-	// verify recomputes claims with the replay engine.
-	claimChecker = replay.ClaimChecker{}
-}
-
 type replayOptions struct {
 	path        string
 	slo         string
@@ -91,7 +85,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 		Use:   "replay PATH",
 		Short: "Recompute every metric of a run or bundle from its raw records",
 		Long:  replayLong(),
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.path = args[0]
 			return runReplay(cmd, io, o)
@@ -100,7 +94,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. ttft=200ms,e2e=5s,tpot=50ms,one_token=fail")
 	f.StringVar(&o.definitions, "definitions", "benchseal", "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
-	f.StringVar(&o.output, "output", "text", "output format: text|json|csv|markdown|html")
+	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
 	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment for the capacity estimate")
@@ -118,11 +112,6 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		return usagef("%v", err)
 	}
 	opts.Definitions = o.definitions
-	switch report.Format(o.output) {
-	case report.FormatText, report.FormatJSON, report.FormatCSV, report.FormatMarkdown, report.FormatHTML:
-	default:
-		return usagef("--output %q: want text, json, csv, markdown or html", o.output)
-	}
 	if o.slo != "" || cmd.Flags().Changed("slo") {
 		s, err := replay.ParseSLO(o.slo)
 		if err != nil {

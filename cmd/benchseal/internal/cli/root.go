@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/importer"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/verify"
 )
 
 // Exit codes of every benchseal command.
@@ -69,19 +72,6 @@ func (io *IO) context() context.Context {
 	return io.ctx
 }
 
-// commandFactory builds one top-level command.
-type commandFactory func(*IO) *cobra.Command
-
-var factories = map[string]commandFactory{}
-
-// register adds a top-level command. Each command file calls it from init.
-func register(name string, f commandFactory) {
-	if _, dup := factories[name]; dup {
-		panic("cli: command registered twice: " + name)
-	}
-	factories[name] = f
-}
-
 // usageError marks an error as a usage error (exit 2).
 type usageError struct{ err error }
 
@@ -108,8 +98,37 @@ type silentExit struct{ code int }
 
 func (e silentExit) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// NewRoot builds the benchseal command tree.
-func NewRoot(io *IO) *cobra.Command {
+// Deps are what commands take from outside the command tree: the
+// streams, and the checkers verify runs on behalf of other packages. They
+// are passed to NewRoot, never set in package variables.
+type Deps struct {
+	IO *IO
+	// Claims recomputes every claim during verify and attest; nil: the
+	// claims-recompute check is reported skipped.
+	Claims verify.ClaimChecker
+	// Imports re-derives an imported run from its attached source files
+	// during verify, attest, validate and compare.
+	Imports verify.ImportChecker
+}
+
+// DefaultDeps are benchseal's own dependencies: claims are recomputed by
+// the replay engine, imported runs re-derived by the importers.
+func DefaultDeps(io *IO) *Deps {
+	return &Deps{IO: io, Claims: replay.ClaimChecker{}, Imports: importer.Rederiver{}}
+}
+
+// verifyOptions are the verifier options that run d's checkers.
+func (d *Deps) verifyOptions() []verify.Option {
+	var opts []verify.Option
+	if d.Claims != nil {
+		opts = append(opts, verify.WithClaimChecker(d.Claims))
+	}
+	return append(opts, verify.WithImportChecker(d.Imports))
+}
+
+// NewRoot builds the benchseal command tree: every command is listed here.
+func NewRoot(d *Deps) *cobra.Command {
+	io := d.IO
 	root := &cobra.Command{
 		Use:   "benchseal",
 		Short: "Seal, verify and recompute LLM-inference benchmark evidence",
@@ -120,19 +139,44 @@ per-request timestamps.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// cobra checks required flags and flag groups after this hook and
+		// returns plain errors; checked here first, they are usage errors.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return usageError{err}
+			}
+			if err := cmd.ValidateFlagGroups(); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
 	}
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	names := make([]string, 0, len(factories))
-	for n := range factories {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		root.AddCommand(factories[n](io))
-	}
+	root.AddCommand(
+		newAttestCmd(io, d),
+		newCaptureCmd(io),
+		newCompareCmd(io, d),
+		newDecideCmd(io, d),
+		newDocsCmd(io, func() *cobra.Command { return NewRoot(d) }),
+		newImportCmd(io),
+		newInspectCmd(io),
+		newKeygenCmd(io),
+		newPackCmd(io),
+		newPlanCmd(io),
+		newPullCmd(io),
+		newPushCmd(io),
+		newReplayCmd(io),
+		newSchemaCmd(io),
+		newSignCmd(io),
+		newSimulateCmd(io),
+		newSynthCmd(io),
+		newValidateCmd(io, d),
+		newVerifyCmd(io, d),
+		newVersionCmd(io),
+	)
 	return root
 }
 
@@ -165,7 +209,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case <-done:
 		}
 	}()
-	code := run(ctx, args, &IO{In: stdin, Out: stdout, ErrOut: stderr, Getenv: os.Getenv})
+	code := run(ctx, args, DefaultDeps(&IO{In: stdin, Out: stdout, ErrOut: stderr, Getenv: os.Getenv}))
 	var in interrupted
 	if errors.As(context.Cause(ctx), &in) {
 		fmt.Fprintf(stderr, "benchseal: %v\n", in)
@@ -174,10 +218,29 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-func run(ctx context.Context, args []string, io *IO) int {
+func run(ctx context.Context, args []string, d *Deps) int {
+	io := d.IO
 	io.ctx = ctx
-	root := NewRoot(io)
+	root := NewRoot(d)
 	root.SetArgs(args)
+	// cobra's help and completion commands, added now as Execute would:
+	// their argument checks return plain errors, made usage errors here.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			usageArgsTree(c)
+		}
+	}
+	// cobra reports an unknown top-level command from Find with a plain
+	// error: every error Find returns for the root is that, a usage error.
+	// (A shell's completion request names cobra's hidden command, which
+	// Execute adds itself.)
+	if len(args) == 0 || (args[0] != cobra.ShellCompRequestCmd && args[0] != cobra.ShellCompNoDescRequestCmd) {
+		if _, _, err := root.Find(args); err != nil {
+			return exitCode(usageError{err}, io.ErrOut, root.CommandPath())
+		}
+	}
 	cmd, err := root.ExecuteContextC(ctx)
 	var in interrupted
 	if err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &in) {
@@ -204,7 +267,7 @@ func exitCode(err error, errOut io.Writer, path string) int {
 	var ue usageError
 	var re rejectedError
 	switch {
-	case errors.As(err, &ue) || isCobraUsage(err):
+	case errors.As(err, &ue):
 		fmt.Fprintf(errOut, "benchseal: %v\n", err)
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", path)
 		return ExitUsage
@@ -215,25 +278,4 @@ func exitCode(err error, errOut io.Writer, path string) int {
 		fmt.Fprintf(errOut, "benchseal: %v\n", err)
 		return ExitError
 	}
-}
-
-// isCobraUsage recognises cobra's own argument errors, which it returns as
-// plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "none of the others can be"} {
-		if len(msg) >= len(p) && containsFold(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("schema", newSchemaCmd) }
-
 func newSchemaCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema [" + strings.Join(append(slices.Clone(schema.SchemaNames), report.OutputSchemaNames...), "|") + "]",
@@ -22,7 +20,7 @@ records.jsonl, of claims.json, or of the JSON output of compare (schema
 benchseal/compare/v1) and decide (benchseal/decide/v1), exactly as embedded in
 this binary. With no argument it prints the manifest schema.`,
 		Example:   "  benchseal schema record > record.schema.json",
-		Args:      cobra.MaximumNArgs(1),
+		Args:      maximumArgs(1),
 		ValidArgs: append(slices.Clone(schema.SchemaNames), report.OutputSchemaNames...),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := schema.SchemaManifest

@@ -12,8 +12,6 @@ import (
 	"github.com/benchseal/benchseal/verify"
 )
 
-func init() { register("sign", newSignCmd) }
-
 type signOptions struct {
 	io             *IO
 	bundle         string
@@ -44,7 +42,7 @@ names, so the plan travels with the bundle as its own referrer. Its signature is
 identity the reader trusts.`,
 		Example: `  benchseal sign run.tar --key publisher.key
   benchseal sign run.tar --sigstore-bundle cosign.sigstore.json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			if (o.key == "") == (o.sigstoreBundle == "") {

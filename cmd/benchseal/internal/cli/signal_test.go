@@ -134,7 +134,7 @@ func TestSignalsStopLongCommands(t *testing.T) {
 // valid and marked incomplete, and its --help says both.
 func TestSignalStopsCaptureKeepingTheRun(t *testing.T) {
 	var help bytes.Buffer
-	if code := run(context.Background(), []string{"capture", "--help"}, &IO{Out: &help, ErrOut: &help, Getenv: os.Getenv}); code != ExitOK {
+	if code := run(context.Background(), []string{"capture", "--help"}, DefaultDeps(&IO{Out: &help, ErrOut: &help, Getenv: os.Getenv})); code != ExitOK {
 		t.Fatalf("capture --help: exit %d", code)
 	}
 	for _, want := range []string{"130", "143", "run kept, marked\nincomplete"} {

@@ -11,8 +11,6 @@ import (
 	"github.com/benchseal/benchseal/simulator"
 )
 
-func init() { register("simulate", newSimulateCmd) }
-
 type simulateOptions struct {
 	io       *IO
 	listen   string
@@ -38,7 +36,7 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 --duration has passed. Only loopback addresses are accepted.`,
 		Example: `  benchseal simulate --listen 127.0.0.1:8089
   benchseal simulate --listen 127.0.0.1:0 --duration 30s --time-scale 0.1 --chunk-tokens 4`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkLoopback(o.listen); err != nil {
 				return err

@@ -12,8 +12,6 @@ import (
 	"github.com/benchseal/benchseal/synth"
 )
 
-func init() { register("synth", newSynthCmd) }
-
 // zstdAuto is the request count from which synth compresses records by
 // default.
 const zstdAuto = 100000
@@ -44,7 +42,7 @@ server's 48 batch slots) × 2 repeats, 1800 measured requests.`,
 		Example: `  benchseal synth --out demo-run
   benchseal synth --out sweep --mode rate --points 4,12,24 --repeats 3
   benchseal synth --out big --requests 1000002`,
-		Args: cobra.NoArgs,
+		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("zstd") {
 				o.zstd = o.opts.Requests >= zstdAuto

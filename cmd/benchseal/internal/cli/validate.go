@@ -9,19 +9,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/verify"
 )
-
-func init() { register("validate", newValidateCmd) }
 
 type validateOptions struct {
 	io          *IO
+	imports     verify.ImportChecker
 	dir         string
 	maxProblems int
 	output      string
 }
 
-func newValidateCmd(io *IO) *cobra.Command {
-	o := &validateOptions{io: io}
+func newValidateCmd(io *IO, d *Deps) *cobra.Command {
+	o := &validateOptions{io: io, imports: d.Imports}
 	cmd := &cobra.Command{
 		Use:   "validate RUNDIR",
 		Short: "Check a run directory against the run format v1 (exit 3 when invalid)",
@@ -35,12 +35,9 @@ importer derives from the source files under attachments/. It reports every prob
 field, up to --max-problems, and exits 3 when the run is invalid.`,
 		Example: `  benchseal validate demo-run
   benchseal validate --output json --max-problems 10 run`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dir = args[0]
-			if o.output != "text" && o.output != "json" {
-				return usagef("--output must be text or json, got %q", o.output)
-			}
 			if o.maxProblems < 1 {
 				return usagef("--max-problems must be ≥ 1")
 			}
@@ -48,7 +45,7 @@ field, up to --max-problems, and exits 3 when the run is invalid.`,
 		},
 	}
 	cmd.Flags().IntVar(&o.maxProblems, "max-problems", 50, "report at most this many problems, then count the rest")
-	cmd.Flags().StringVar(&o.output, "output", "text", "report format: text or json")
+	enumFlag(cmd.Flags(), &o.output, "output", "text", []string{"text", "json"}, "report format: text or json")
 	return cmd
 }
 
@@ -73,7 +70,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if ve == nil {
 		// An imported run must be what its importer derives from the
 		// source files it attaches.
-		if err := checkImportedDir(ctx, o.dir); err != nil {
+		if err := checkImportedDir(ctx, o.imports, o.dir); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -115,7 +112,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 
 // checkImportedDir re-derives the imported run directory dir from its
 // attachments (nil when the run is not imported).
-func checkImportedDir(ctx context.Context, dir string) error {
+func checkImportedDir(ctx context.Context, imports verify.ImportChecker, dir string) error {
 	rd, err := schema.OpenRunDir(dir)
 	if err != nil {
 		return err
@@ -123,5 +120,5 @@ func checkImportedDir(ctx context.Context, dir string) error {
 	if !rd.Manifest().Imported() {
 		return nil
 	}
-	return importChecker.CheckImport(ctx, rd, rd.ReadAttachment)
+	return imports.CheckImport(ctx, rd, rd.ReadAttachment)
 }

@@ -12,23 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
-	"github.com/benchseal/benchseal/importer"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
-func init() { register("verify", newVerifyCmd) }
-
-// claimChecker, when set (by the replay command's file), recomputes every
-// claim during verify. nil: the claims-recompute check is reported skipped.
-var claimChecker verify.ClaimChecker
-
-// importChecker re-derives an imported run from its attached source files
-// during verify, attest, validate and compare.
-var importChecker verify.ImportChecker = importer.Rederiver{}
-
 type verifyOptions struct {
 	io            *IO
+	deps          *Deps
 	bundle        string
 	trust         trustFlags
 	reviewers     []string
@@ -42,8 +32,8 @@ type verifyOptions struct {
 	requireAll    bool
 }
 
-func newVerifyCmd(io *IO) *cobra.Command {
-	o := &verifyOptions{io: io}
+func newVerifyCmd(io *IO, d *Deps) *cobra.Command {
+	o := &verifyOptions{io: io, deps: d}
 	cmd := &cobra.Command{
 		Use:   "verify BUNDLE (--key PUB ... | --certificate-identity ID --certificate-oidc-issuer URL --trusted-root FILE) [--plan PLAN] [--require-attestation REVIEWER ...]",
 		Short: "Verify a bundle offline against pinned public keys (exit 3 when rejected)",
@@ -95,12 +85,9 @@ levels.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --output json
   benchseal verify run.tar --allow-unsigned`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
-			if o.output != "text" && o.output != "json" {
-				return usagef("--output must be text or json, got %q", o.output)
-			}
 			trusted := len(o.trust.keys) > 0 || o.trust.identityGiven()
 			if !trusted && !o.allowUnsigned {
 				return usagef("verify needs at least one --key or a --certificate-identity (or --allow-unsigned to check integrity only)")
@@ -117,7 +104,7 @@ levels.`,
 	f.StringVar(&o.plan, "plan", "", "pre-registered plan the run must match")
 	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
-	f.StringVar(&o.output, "output", "text", "report format: text or json")
+	enumFlag(f, &o.output, "output", "text", []string{"text", "json"}, "report format: text or json")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
 	f.BoolVar(&o.allChecks, "all-checks", false, "run every check even after the signature check failed (default: stop there)")
 	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
@@ -156,10 +143,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		}
 		pol.Detached = append(pol.Detached, b)
 	}
-	if claimChecker != nil {
-		opts = append(opts, verify.WithClaimChecker(claimChecker))
-	}
-	opts = append(opts, verify.WithImportChecker(importChecker))
+	opts = append(opts, o.deps.verifyOptions()...)
 	v, err := verify.NewVerifier(keys, opts...)
 	if err != nil {
 		return err

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// TestUsageMistakesExitTwo runs each kind of mistake cobra itself detects
+// (unknown command or flag, argument count, required flag, flag groups)
+// and those of the enum and argument helpers: every one is a usage error,
+// typed where it is made, whatever its words.
+func TestUsageMistakesExitTwo(t *testing.T) {
+	cases := []struct {
+		name, want string
+		args       []string
+	}{
+		{"unknown command", `unknown command "nosuch" for "benchseal"`, []string{"nosuch"}},
+		{"unknown flag", "unknown flag: --nosuch", []string{"replay", "--nosuch", "x"}},
+		{"flag needs an argument", "flag needs an argument: --output", []string{"replay", "x", "--output"}},
+		{"bad number", `invalid argument "x" for "--max-problems" flag`, []string{"validate", "--max-problems", "x", "d"}},
+		{"too many arguments", "accepts 1 arg(s), received 2", []string{"replay", "a", "b"}},
+		{"too few arguments", "requires at least 2 arg(s), only received 1", []string{"compare", "a"}},
+		{"arguments to a command without", `unknown command "x" for "benchseal version"`, []string{"version", "x"}},
+		{"too many schema names", "accepts at most 1 arg(s), received 2", []string{"schema", "a", "b"}},
+		{"required flag", `required flag(s) "out" not set`, []string{"keygen"}},
+		{"mutually exclusive flags", "if any flags in the group [endpoint simulate] are set none of the others can be", []string{"capture", "--simulate", "--endpoint", "http://x", "--out", "o"}},
+		{"one of a group required", "at least one of the flags in the group [endpoint simulate] is required", []string{"capture", "--out", "o"}},
+		{"enum value", `invalid argument "yaml" for "--output" flag: want one of text, json, csv, markdown, html`, []string{"replay", "x", "--output", "yaml"}},
+		{"completion's own arguments", `unknown command "x" for "benchseal completion bash"`, []string{"completion", "bash", "x"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := runArgs(t, nil, c.args...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, errOut)
+			}
+			if !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "--help' for usage.") {
+				t.Errorf("stderr lacks %q and the pointer to help:\n%s", c.want, errOut)
+			}
+		})
+	}
+}
+
+// TestNonUsageErrorsAreNotUsage: an error that merely reads like one of
+// cobra's usage messages is not mistaken for one (no text is matched).
+func TestNonUsageErrorsAreNotUsage(t *testing.T) {
+	var buf bytes.Buffer
+	if code := exitCode(errors.New(`unknown command "x": accepts 1 arg(s), required flag`), &buf, "benchseal"); code != ExitError {
+		t.Fatalf("exit %d, want %d", code, ExitError)
+	}
+}
+
+// TestEnumFlagsListTheirValues checks that the help of every enum flag
+// names each value it accepts, and that it refuses others.
+func TestEnumFlagsListTheirValues(t *testing.T) {
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			e, ok := f.Value.(*enumValue)
+			if !ok {
+				return
+			}
+			n++
+			for _, v := range e.values {
+				if !strings.Contains(f.Usage, v) {
+					t.Errorf("%s --%s: help %q does not name %q", c.CommandPath(), f.Name, f.Usage, v)
+				}
+			}
+			if err := e.Set("no-such-value"); err == nil {
+				t.Errorf("%s --%s accepts any value", c.CommandPath(), f.Name)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(NewRoot(DefaultDeps(&IO{})))
+	if n < 10 {
+		t.Fatalf("%d enum flags found; want the output, api, evidence ... flags", n)
+	}
+}
