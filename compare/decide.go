@@ -65,8 +65,8 @@ type Row struct {
 	// attainment meets the target.
 	Capacity Side
 	// Errors counts the failed requests of Point over all repeats, by
-	// kind (error, timeout, cancelled, rejected); declared requests an
-	// incomplete run never sent count as cancelled here.
+	// kind (error, timeout, cancelled, rejected, not_sent: declared
+	// requests an incomplete run never sent).
 	Errors map[string]int64
 	// Sent counts the declared measured requests of Point over all
 	// repeats (replay.Counts.Declared: sent or not).
@@ -232,12 +232,14 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	tokens := new(big.Rat)
 	okTokens := len(reps) > 0
 	for _, pr := range reps {
-		// Declared requests never sent are failures here, shown with
-		// the cancelled ones, as in SLO attainment.
+		// Declared requests never sent are failures here, as in SLO
+		// attainment, counted apart from the cancelled ones (which were
+		// sent).
 		r.Sent += pr.Counts.Declared()
 		r.Errors["error"] += pr.Counts.Error
 		r.Errors["timeout"] += pr.Counts.Timeout
-		r.Errors["cancelled"] += pr.Counts.Cancelled + pr.Counts.NotSent
+		r.Errors["cancelled"] += pr.Counts.Cancelled
+		r.Errors["not_sent"] += pr.Counts.NotSent
 		r.Errors["rejected"] += pr.Counts.Rejected
 		tp, w := pr.Scalars["output_token_throughput"].Rat(), pr.Scalars["window_ns"].Rat()
 		if tp == nil || w == nil {

@@ -55,7 +55,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	m.Guard = guardTable(d.Guard, d.Inputs)
 	cur := currencyOf(d.Inputs)
 	gp, cost, capn := nameOf("goodput", cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
-	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected of declared)",
+	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected/not sent of declared)",
 		"completed output tokens", cost.Header(), "capacity at " + m.Target + " attainment (" + capacityUnit(d.Inputs) + ")", "prefix cache", "repeats", "confidence notes"},
 		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
 	var fn footnotes
@@ -74,7 +74,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 		if r.Load != "" {
 			point += " (" + r.Load + ")"
 		}
-		errs := fmt.Sprintf("%d/%d/%d/%d of %d", r.Errors["error"], r.Errors["timeout"], r.Errors["cancelled"], r.Errors["rejected"], r.Sent)
+		errs := fmt.Sprintf("%d/%d/%d/%d/%d of %d", r.Errors["error"], r.Errors["timeout"], r.Errors["cancelled"], r.Errors["rejected"], r.Errors["not_sent"], r.Sent)
 		tokens := "null"
 		if !r.OutputTokens.IsNull() {
 			tokens = Decimal(r.OutputTokens, one, 0)
@@ -231,7 +231,7 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 		w.side(r.Capacity)
 		w.key("errors")
 		w.open('{')
-		for _, k := range []string{"error", "timeout", "cancelled", "rejected"} {
+		for _, k := range []string{"error", "timeout", "cancelled", "rejected", "not_sent"} {
 			w.kv(k, strconv.FormatInt(r.Errors[k], 10))
 		}
 		w.close('}')
