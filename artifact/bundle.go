@@ -1,11 +1,11 @@
 package artifact
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/benchseal/benchseal/schema"
@@ -30,6 +30,7 @@ type Bundle struct {
 	manifest  *schema.Manifest
 	claims    *schema.Claims
 	created   string
+	read      atomic.Int64
 }
 
 var _ schema.Run = (*Bundle)(nil)
@@ -52,12 +53,43 @@ func Open(path string) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bundle{path: path, src: src}
+	b := &Bundle{path: path}
+	b.src = countingSource{source: src, n: &b.read}
 	if err := b.load(); err != nil {
 		src.close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// BytesRead returns how many bytes have been read from the bundle's files
+// so far, by Open and every stream since: what reading each stored blob
+// once costs is the sum of their sizes.
+func (b *Bundle) BytesRead() int64 { return b.read.Load() }
+
+// countingSource adds the bytes read through it to n.
+type countingSource struct {
+	source
+	n *atomic.Int64
+}
+
+func (c countingSource) open(name string) (io.ReadCloser, error) {
+	rc, err := c.source.open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &readCounter{rc, c.n}, nil
+}
+
+type readCounter struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *readCounter) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // Close releases the files of the bundle.
@@ -530,131 +562,6 @@ func (b *Bundle) RecordLayers() []Layer {
 		}
 	}
 	return out
-}
-
-// OpenRecords streams every record of every shard, in manifest order
-// (load points in the manifest's order, then repeats ascending), each shard
-// in the run's original file order (schema.Run). Digests and sizes are
-// checked while streaming: a mismatch is returned by Next as an error at
-// the end of the shard, so callers must treat any error as fatal.
-func (b *Bundle) OpenRecords() (schema.RecordIterator, error) {
-	return b.OpenRecordStream()
-}
-
-// OpenRecordStream is OpenRecords returning the concrete stream, which also
-// reports the shard and line of the last record.
-func (b *Bundle) OpenRecordStream() (*RecordStream, error) {
-	return &RecordStream{b: b, layers: b.RecordLayers(), i: -1}, nil
-}
-
-// RecordStream streams the records of a bundle shard by shard.
-type RecordStream struct {
-	b      *Bundle
-	layers []Layer
-	i      int
-	cur    io.ReadCloser
-	src    *errRecorder
-	sc     *bufio.Scanner
-	line   int
-	n      int64
-	err    error
-}
-
-// Name returns the title of the current shard ("records/<point>/<repeat>.jsonl.zst").
-func (s *RecordStream) Name() string {
-	if s.i < 0 || s.i >= len(s.layers) {
-		return ""
-	}
-	return s.layers[s.i].Title
-}
-
-// Line returns the line, within the current shard, of the record last
-// returned.
-func (s *RecordStream) Line() int { return s.line }
-
-// Next returns the next record, or io.EOF after the last one.
-func (s *RecordStream) Next() (*schema.Record, error) {
-	if s.err != nil {
-		return nil, s.err
-	}
-	for {
-		if s.sc != nil {
-			if s.sc.Scan() {
-				s.line++
-				s.n++
-				l := &s.layers[s.i]
-				rec, err := schema.DecodeRecord(s.sc.Bytes())
-				if err != nil {
-					if serr := s.src.err; serr != nil && serr != io.EOF {
-						// The line was cut short by the layer failing its
-						// checks (more data than the declared size, a
-						// decoder error): that is the cause to report.
-						s.err = wrapInvalid(CheckUncompressed, l.Title, serr)
-						return nil, s.err
-					}
-					s.err = invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, s.line), "%v", err)
-					return nil, s.err
-				}
-				if rec.Point != l.Point || rec.Repeat != l.Repeat {
-					s.err = invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, s.line),
-						"record of point %q repeat %d in the shard of point %q repeat %d", rec.Point, rec.Repeat, l.Point, l.Repeat)
-					return nil, s.err
-				}
-				return rec, nil
-			}
-			l := &s.layers[s.i]
-			if err := s.sc.Err(); err != nil {
-				s.err = wrapInvalid(CheckUncompressed, l.Title, err)
-				return nil, s.err
-			}
-			if s.n != l.Records {
-				s.err = invalid(CheckSchema, l.Title, "%d records, the layer declares %d", s.n, l.Records)
-				return nil, s.err
-			}
-			s.cur.Close()
-			s.cur, s.sc = nil, nil
-		}
-		s.i++
-		if s.i >= len(s.layers) {
-			return nil, io.EOF
-		}
-		rc, err := s.b.OpenLayer(s.layers[s.i])
-		if err != nil {
-			s.err = err
-			return nil, err
-		}
-		s.cur = rc
-		s.src = &errRecorder{r: rc}
-		s.sc = bufio.NewScanner(s.src)
-		s.sc.Buffer(make([]byte, 0, 64<<10), MaxRecordLineSize)
-		s.line, s.n = 0, 0
-	}
-}
-
-// errRecorder passes reads through, keeping the first error.
-type errRecorder struct {
-	r   io.Reader
-	err error
-}
-
-func (e *errRecorder) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil && e.err == nil {
-		e.err = err
-	}
-	return n, err
-}
-
-// Close ends the stream.
-func (s *RecordStream) Close() error {
-	if s.cur != nil {
-		s.cur.Close()
-		s.cur = nil
-	}
-	if s.err == nil {
-		s.err = errors.New("record stream closed")
-	}
-	return nil
 }
 
 // ReadAttachment returns the bytes of the attachment layer titled

@@ -106,7 +106,11 @@ func (b *Bundle) commit(ctx context.Context, path string, add map[string][]byte,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	switch src := b.src.(type) {
+	src := b.src
+	if c, ok := src.(countingSource); ok {
+		src = c.source
+	}
+	switch src := src.(type) {
 	case *dirSource:
 		if err := exchangeLayout(path, src, add, ib); err != nil {
 			return fmt.Errorf("sign %s: %w", path, err)
@@ -117,6 +121,8 @@ func (b *Bundle) commit(ctx context.Context, path string, add map[string][]byte,
 		if err := writeTarAtomic(path, src, add, mt, true); err != nil {
 			return fmt.Errorf("sign %s: %w", path, err)
 		}
+	default:
+		return fmt.Errorf("sign %s: unknown kind of bundle source %T", path, src)
 	}
 	return nil
 }

@@ -4,9 +4,12 @@
 # check after every kill that the output path holds nothing, the previous
 # good bundle, or a complete new one that verifies; then that the next run
 # succeeds and leaves no staging entry (.<out>.benchseal-*) behind.
-# Usage: scripts/crashtest.sh [KILLS]   (make crashtest)
+# Usage: scripts/crashtest.sh [KILLS] [SCENARIOS]   (make crashtest)
+# SCENARIOS: a regexp over "pack", "sign", "capture" (default: all).
 set -u
 KILLS=${1:-${KILLS:-20}}
+ONLY=${2:-${CRASHTEST_ONLY:-.}}
+want() { grep -Eq "$ONLY" <<<"$1"; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BIN:-$ROOT/bin/benchseal}
 [ -x "$BIN" ] || { echo "crashtest: build $BIN first (make build)" >&2; exit 1; }
@@ -65,14 +68,17 @@ scenario() { # name out verifyargs... -- cmd...
 }
 
 mkdir -p out
+if want pack; then
 scenario "pack dir" out/b --allow-unsigned -- "$BIN" pack run --out out/b
 scenario "pack tar" out/b.tar --allow-unsigned -- "$BIN" pack run --out out/b.tar
 scenario "pack --key dir" out/s --key k1.pub -- "$BIN" pack run --out out/s --key k1.key
 scenario "pack --key tar" out/s.tar --key k1.pub -- "$BIN" pack run --out out/s.tar --key k1.key
+fi
 
 # sign: the path holds the previous good bundle (signed by k1) or the new
 # one (signed by k1 and k2), never anything else.
 for kind in dir tar; do
+	want sign || break
 	good=good-$kind; [ $kind = tar ] && good=good.tar
 	"$BIN" pack run --out "$good" --key k1.key >/dev/null || exit 1
 	out=out/g; [ $kind = tar ] && out=out/g.tar
@@ -101,12 +107,17 @@ done
 
 # capture writes its run directory as it goes (by design: a killed capture
 # leaves the records of every finished request and a manifest saying the
-# capture was in progress). After a kill the path holds nothing or a run
-# that validate accepts as incomplete or rejects with a reason; never a
-# finished-looking run, and no staging beside it.
+# capture was in progress), and refuses to write into a non-empty directory,
+# so there is no previous run at the path to keep. After a kill the path
+# holds nothing or a run that validate accepts as INCOMPLETE or rejects with
+# a reason (exit 3); never a finished-looking run it did not finish, and no
+# temporary file beside or inside it. The next capture to the same path
+# (after removing the killed run) finishes a complete run.
+if want capture; then
 cap=("$BIN" capture --simulate --concurrency 4 --requests 400 --output-tokens 64 --input-tokens 8 --progress never)
 t=$(ms "${cap[@]}" --out c0)
 killed=0 absent=0 incomplete=0 rejected=0 complete=0
+leftovers() { { ls -a . | grep '^\.c\.'; [ -d c ] && ls -a c | grep -v '^\.\.\?$' | grep '^\.'; } | wc -l; }
 for i in $(seq "$KILLS"); do
 	rm -rf c
 	killat "$t" "${cap[@]}" --out c
@@ -114,13 +125,21 @@ for i in $(seq "$KILLS"); do
 	else
 		outp=$("$BIN" validate c 2>&1); rc=$?
 		if [ $rc = 0 ] && grep -q INCOMPLETE <<<"$outp"; then incomplete=$((incomplete + 1))
-		elif [ $rc = 0 ]; then complete=$((complete + 1)) # finished before the kill
+		elif [ $rc = 0 ]; then
+			complete=$((complete + 1)) # finished before the kill
+			grep -q '"incomplete": *true' c/manifest.json && bad "capture: validate passed a run marked incomplete without saying so after kill $i"
 		elif [ $rc = 3 ]; then rejected=$((rejected + 1))
 		else bad "capture: validate exit $rc after kill $i: $outp"; fi
 	fi
-	[ "$(staging c)" = 0 ] || bad "capture: staging left beside c after kill $i"
+	[ "$(leftovers)" = 0 ] || bad "capture: temporary files left after kill $i: $(ls -a . c 2>/dev/null | tr '\n' ' ')"
+	rm -rf c
+	"${cap[@]}" --out c >/dev/null 2>"$W/err" || bad "capture after kill $i failed: $(cat "$W/err")"
+	outp=$("$BIN" validate c 2>&1) || bad "capture: the run after kill $i does not validate: $outp"
+	grep -q INCOMPLETE <<<"$outp" && bad "capture: the run after kill $i is incomplete: $outp"
+	[ "$(leftovers)" = 0 ] || bad "capture: temporary files left after the run following kill $i"
 done
 printf '%-22s run %5d ms  kills %2d (landed %2d)  after kill: absent %2d, valid-incomplete %2d, rejected with a reason %2d, finished %2d\n' "capture" "$t" "$KILLS" "$killed" "$absent" "$incomplete" "$rejected" "$complete"
+fi
 
 if [ $fail -gt 0 ]; then echo "crashtest: $fail violation(s)"; exit 1; fi
 echo "crashtest: every kill left nothing, the old bundle or a complete new one; no staging left"

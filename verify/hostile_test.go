@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -115,5 +116,46 @@ func TestVerifyReportsAShortDeclaredSizeAsSuch(t *testing.T) {
 	}
 	if c := res.Check(verify.CheckUncompress); c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "declared size") {
 		t.Errorf("uncompressed check %+v, want a declared-size failure", c)
+	}
+}
+
+// TestVerifyReadsEachStoredBlobOnce: verification is one streaming pass
+// over each layer (stored digest, decompression, uncompressed digest,
+// decoding, checks and the claims feed at once), so the bytes it reads
+// after Open are at most every layer and signature blob once — and, when
+// the signature fails, no more than hashing them takes.
+func TestVerifyReadsEachStoredBlobOnce(t *testing.T) {
+	for _, name := range []string{"dir", "b.tar"} {
+		t.Run(name, func(t *testing.T) {
+			p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), name))
+			for _, key := range []*artifact.PublicKey{pub, artifacttest.Reviewer(t).Public()} {
+				b, err := artifact.Open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var blobs, sigs int64
+				for _, l := range b.Layers() {
+					blobs += l.Descriptor.Size
+				}
+				for _, r := range b.Referrers() {
+					sigs += r.Bundle.Size
+				}
+				opened := b.BytesRead()
+				res, err := newVerifier(t, []*artifact.PublicKey{key}, verify.WithClaimChecker(replay.ClaimChecker{})).VerifyBundle(context.Background(), b, verify.Policy{})
+				read := b.BytesRead() - opened
+				b.Close()
+				if (key == pub) != (err == nil) {
+					t.Fatalf("key %s: %v", key.Fingerprint(), err)
+				}
+				if key == pub && res.Check(verify.CheckClaims).Status != verify.StatusPassed {
+					t.Fatalf("claims not recomputed: %+v", res.Check(verify.CheckClaims))
+				}
+				// Signature blobs are small and may be read twice (the
+				// signature check, then the descriptors check).
+				if read > blobs+2*sigs {
+					t.Errorf("key %s: read %d bytes after Open; the layers are %d bytes and the signature blobs %d", key.Fingerprint(), read, blobs, sigs)
+				}
+			}
+		})
 	}
 }

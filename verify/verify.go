@@ -261,19 +261,12 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	res.pass(CheckLayout, "oci-layout 1.0.0; index.json lists one run manifest and its signature referrers")
 	res.pass(CheckManifest, fmt.Sprintf("artifactType %s, empty config, %d layers of known media types", artifact.ArtifactTypeRun, len(b.Layers())))
 
-	// 4. Every stored blob: size and digest while streaming.
-	if err := b.CheckBlobs(ctx); err != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		check, blob, cause := mapArtifactErr(err)
-		if check == CheckContainer {
-			check = CheckDescriptors
-		}
-		failed(res.fail(check, blob, cause))
-		return res, res.finish(errs)
-	}
-	res.pass(CheckDescriptors, fmt.Sprintf("%d layers and %d signature blobs match their sha256 digests and sizes", len(b.Layers()), len(b.Referrers())))
+	// 4. Every stored blob's size and digest: checked by the content pass
+	// below, which reads each layer once, or on their own when that pass
+	// does not run to the end (see checkDescriptors). The signatures need
+	// only the run manifest, whose digest Open recomputed, so they come
+	// first and a bundle nobody vouches for is rejected without reading
+	// its layers twice.
 
 	// 5-6. Signatures by pinned keys and the signed statement.
 	if p.AllowUnsignedUnsafe {
@@ -306,18 +299,36 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 			claims.abandon()
 		}
 	}()
+	var contentErrs []*CheckError
 	if !skipContent {
 		var feed *recordFeed
 		if v.checker != nil && b.Claims() != nil {
 			claims = v.startClaims(ctx, b)
 			feed = claims.feed
 		}
-		for _, ce := range v.checkContent(ctx, b, res, feed) {
-			failed(ce)
-		}
+		contentErrs = v.checkContent(ctx, b, res, feed)
 	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
+	}
+	if ce := v.checkDescriptors(ctx, b, res, !skipContent && len(contentErrs) == 0); ce != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		// A stored blob that is not what its descriptor says explains
+		// whatever the content pass found: report it alone, as when
+		// the blobs were checked before anything else.
+		failed(ce)
+		for _, n := range []string{CheckUncompress, CheckSchema, CheckConsistency, CheckClaims} {
+			if skipContent {
+				break
+			}
+			res.skip(n, "not run: a stored blob did not verify")
+		}
+		return res, res.finish(errs)
+	}
+	for _, ce := range contentErrs {
+		failed(ce)
 	}
 
 	// 10. An imported run re-derives from its attached source files.
@@ -361,6 +372,34 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 	return res, res.finish(errs)
+}
+
+// checkDescriptors settles check 4. When the content pass read every
+// layer to its end (streamed says so), each stored blob's size and digest
+// were checked as it streamed and only the signature blobs remain;
+// otherwise every stored blob is hashed now, without decompressing, so the
+// report says whether the blobs are intact even when content was not
+// checked or failed.
+func (v *Verifier) checkDescriptors(ctx context.Context, b *artifact.Bundle, res *Result, streamed bool) *CheckError {
+	var err error
+	if streamed {
+		for _, r := range b.Referrers() {
+			if _, err = b.ReadSignature(r); err != nil {
+				break
+			}
+		}
+	} else {
+		err = b.CheckBlobs(ctx)
+	}
+	if err != nil {
+		check, blob, cause := mapArtifactErr(err)
+		if check == CheckContainer {
+			check = CheckDescriptors
+		}
+		return res.fail(check, blob, cause)
+	}
+	res.pass(CheckDescriptors, fmt.Sprintf("%d layers and %d signature blobs match their sha256 digests and sizes", len(b.Layers()), len(b.Referrers())))
+	return nil
 }
 
 type sigInput struct {
