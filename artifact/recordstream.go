@@ -15,7 +15,7 @@ import (
 // The record stream reads shards ahead of its caller: each shard is read in
 // its own goroutine in one pass (stored digest and size, bounded
 // decompression, uncompressed digest and size, strict decoding of every
-// line), at most streamWorkers shards at once, and hands its records over
+// line), at most streamWorkers() shards at once, and hands its records over
 // in batches. The caller still sees the shards in manifest order and every
 // error at the record where it occurred, exactly as a sequential read
 // would report it.
@@ -24,8 +24,11 @@ const (
 	streamInFlight = 4   // batches a shard may decode ahead of its reader
 )
 
-// streamWorkers is how many shards are read at once.
-func streamWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
+// streamWorkers is how many shards are read at once: one per two cores, at
+// most 4. The reader of a stream and, in verify, the claims recompute each
+// keep a core busy beside the shard being read, so on 2 cores a second
+// shard would only add its decoder's memory.
+func streamWorkers() int { return max(1, min(runtime.GOMAXPROCS(0)/2, 4)) }
 
 // OpenRecords streams every record of every shard, in manifest order
 // (load points in the manifest's order, then repeats ascending), each shard

@@ -125,10 +125,32 @@ func (c *RecordChecker) Summary() RunSummary { return c.sum }
 // the problems), and returns its problems.
 func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 	var ps []Problem
-	add := func(field, format string, args ...any) {
-		ps = append(ps, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
-	}
 	c.lastFile = file
+	c.check(line, rec, func(field, format string, args ...any) {
+		if formatHook != nil {
+			formatHook()
+		}
+		ps = append(ps, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	})
+	return ps
+}
+
+// Count is Check for a record whose problems will not be listed (the
+// reporting cap is reached): the same checks, the same effect on the
+// checks across records, but the problems are only counted, never
+// formatted.
+func (c *RecordChecker) Count(line int, rec *Record) int {
+	n := 0
+	c.check(line, rec, func(string, string, ...any) { n++ })
+	return n
+}
+
+// formatHook, when set (by tests), is called for every problem message
+// formatted.
+var formatHook func()
+
+// check runs the checks of one record, calling add for each problem.
+func (c *RecordChecker) check(line int, rec *Record, add func(field, format string, args ...any)) {
 	c.sum.Records++
 	c.sum.Chunks += int64(len(rec.ChunksNS))
 	c.sum.Status[rec.Status]++
@@ -288,7 +310,6 @@ func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 		}
 	}
 	c.checkTimeout(rec, add)
-	return ps
 }
 
 // checkTimeout checks that a record's status agrees with its own times

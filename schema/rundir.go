@@ -178,6 +178,10 @@ func NewRecordReader(r io.Reader, name string) *RecordReader {
 // Name returns the file name used in errors.
 func (rr *RecordReader) Name() string { return rr.name }
 
+// Bytes returns the line of the record last returned, without its
+// newline, valid until the next call.
+func (rr *RecordReader) Bytes() []byte { return rr.sc.Bytes() }
+
 // Line returns the line number of the record last returned.
 func (rr *RecordReader) Line() int { return rr.line }
 

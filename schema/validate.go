@@ -122,6 +122,22 @@ func CheckRunDir(dir string, maxProblems int) (*RunSummary, error) {
 // CheckRunDirContext is CheckRunDir stopping with ctx's error when ctx is
 // cancelled.
 func CheckRunDirContext(ctx context.Context, dir string, maxProblems int) (*RunSummary, error) {
+	return checkRunDir(ctx, dir, maxProblems, nil)
+}
+
+// ValidateRunDirEach is ValidateRunDirContext that also hands each record
+// that decoded to each, with the bytes of its line, as it streams past the
+// checks (both valid only during the call), so a caller that needs the
+// records too reads and decompresses them once. A record handed to each
+// may still be found invalid (by its own checks or by those across
+// records): act on the records only when the error returned is nil. An
+// error from each stops validation and is returned.
+func ValidateRunDirEach(ctx context.Context, dir string, maxProblems int, each func(line []byte, rec *Record) error) error {
+	_, err := checkRunDir(ctx, dir, maxProblems, each)
+	return err
+}
+
+func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]byte, *Record) error) (*RunSummary, error) {
 	if maxProblems <= 0 {
 		maxProblems = DefaultMaxProblems
 	}
@@ -171,7 +187,7 @@ func CheckRunDirContext(ctx context.Context, dir string, maxProblems int) (*RunS
 
 	// Records.
 	checker := NewRecordChecker(m)
-	if err := checkRecords(ctx, dir, checker, col); err != nil {
+	if err := checkRecords(ctx, dir, checker, col, each); err != nil {
 		return nil, err
 	}
 	sum := checker.Summary()
@@ -212,7 +228,7 @@ func CheckRunDirContext(ctx context.Context, dir string, maxProblems int) (*RunS
 // the time (1 GiB of newlines compresses to under 1 MB).
 const MaxUndecodedLines = 10000
 
-func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *collector) error {
+func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *collector, each func([]byte, *Record) error) error {
 	plain, zst := filepath.Join(dir, RecordsFile), filepath.Join(dir, RecordsZstdFile)
 	_, errPlain := os.Stat(plain)
 	_, errZst := os.Stat(zst)
@@ -266,7 +282,18 @@ func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *
 			col.list = append(col.list, Problem{File: path, Line: rr.Line() + 1, Message: streamMessage(err)})
 			return nil
 		}
-		col.add(checker.Check(path, rr.Line(), &rec)...)
+		if col.full() {
+			// Past the cap a problem is only counted: formatting
+			// millions of messages nobody sees is the slow part.
+			col.omitted += checker.Count(rr.Line(), &rec)
+		} else {
+			col.add(checker.Check(path, rr.Line(), &rec)...)
+		}
+		if each != nil {
+			if err := each(rr.Bytes(), &rec); err != nil {
+				return err
+			}
+		}
 	}
 	if undecoded > 0 {
 		col.add(Problem{File: path, Message: fmt.Sprintf("checks across records skipped: %d line(s) could not be decoded", undecoded)})

@@ -481,3 +481,37 @@ func TestStatusMustAgreeWithRequestTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestProblemsPastTheCapAreCountedNotFormatted: once the reporting cap is
+// reached, the problems of further records are counted (the same number)
+// without formatting their messages.
+func TestProblemsPastTheCapAreCountedNotFormatted(t *testing.T) {
+	dir := baseRun(t, false)
+	p := filepath.Join(dir, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every copy after the first repeats every id: one problem per line.
+	write(t, p, strings.Repeat(string(b), 300))
+	total := func(max int) (int, int) {
+		formatted := 0
+		defer schema.SetFormatHook(func() { formatted++ })()
+		var ve *schema.ValidationError
+		if err := schema.ValidateRunDir(dir, max); !errors.As(err, &ve) {
+			t.Fatalf("got %v", err)
+		}
+		return len(ve.Problems) + ve.Omitted, formatted
+	}
+	all, formattedAll := total(1 << 20)
+	if all < 299*10 || formattedAll < 299*10 {
+		t.Fatalf("%d problems (%d formatted), want at least one per duplicated line", all, formattedAll)
+	}
+	capped, formatted := total(5)
+	if capped != all {
+		t.Errorf("with a cap of 5: %d problems counted, without a cap %d", capped, all)
+	}
+	if formatted > 5+10 {
+		t.Errorf("with a cap of 5: %d problem messages formatted", formatted)
+	}
+}

@@ -70,6 +70,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 	counts := map[string]*shardCount{}
 	var streamErr error
 	var streamCheck, streamBlob string
+	omitted := 0 // problems past the listing cap, counted only
 	if uncompressedErr == nil {
 		rs, _ := b.OpenRecordStream()
 		for n := 0; ; n++ {
@@ -91,7 +92,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 			if len(problems) < 10*v.maxProblems {
 				problems = append(problems, rc.Check(rs.Name(), rs.Line(), rec)...)
 			} else {
-				rc.Check(rs.Name(), rs.Line(), rec)
+				omitted += rc.Count(rs.Line(), rec)
 			}
 			key := rs.Name()
 			sc := counts[key]
@@ -133,14 +134,16 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 		problems = append(problems, schema.Problem{File: streamBlob, Message: streamErr.Error()})
 	}
 	if len(problems) > 0 {
-		c := res.fail(CheckSchema, problems[0].File, fmt.Errorf("%d problem(s), first: %s", len(problems), problems[0]))
+		c := res.fail(CheckSchema, problems[0].File, fmt.Errorf("%d problem(s), first: %s", len(problems)+omitted, problems[0]))
 		cr := res.check(CheckSchema)
 		for i, p := range problems {
 			if i == v.maxProblems {
-				cr.Problems = append(cr.Problems, fmt.Sprintf("... and %d more", len(problems)-i))
 				break
 			}
 			cr.Problems = append(cr.Problems, p.String())
+		}
+		if more := len(problems) + omitted - len(cr.Problems); more > 0 {
+			cr.Problems = append(cr.Problems, fmt.Sprintf("... and %d more", more))
 		}
 		out = append(out, c)
 	} else {
