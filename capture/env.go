@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,37 @@ func HostInfo(fsys fs.FS) *schema.Host {
 // CommandRunner runs an external program and returns its standard output.
 // The cli passes one built on os/exec; tests pass a fake.
 type CommandRunner func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// ExecCommand is the CommandRunner that runs the program, for at most 20
+// seconds, and returns its standard output.
+func ExecCommand(ctx context.Context, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, name, args...).Output()
+}
+
+// describeMachine records the machine capture runs on in m, as
+// Options.HostFS and Options.GPUQuery ask.
+func (r *runner) describeMachine(ctx context.Context, m *schema.Manifest) error {
+	o := r.o
+	if o.HostFS == nil {
+		return nil
+	}
+	host := HostInfo(o.HostFS)
+	m.Client.Host = host
+	if m.Client.Location == "same-host" {
+		m.Hardware.Host = host
+	}
+	if o.GPUQuery == "" {
+		return nil
+	}
+	m.Hardware.Host = host
+	run := o.RunCommand
+	if run == nil {
+		run = ExecCommand
+	}
+	return QueryGPU(ctx, o.GPUQuery, run, &m.Hardware)
+}
 
 // GPU query tools understood by QueryGPU.
 const (

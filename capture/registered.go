@@ -3,9 +3,41 @@ package capture
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/benchseal/benchseal/plan"
+	"github.com/benchseal/benchseal/schema"
 )
+
+// checkRegistered refuses settings that would contradict the
+// pre-registered plan p: a dataset workload needs prompts, the SLO is the
+// plan's, and the measurement boundary must match.
+func checkRegistered(p *plan.Plan, sets []string, stream, prompts bool) error {
+	if p.Workload.Kind == "dataset" && !prompts {
+		return flagError(fmt.Sprintf("the pre-registered plan's workload is a dataset (sha256 %s): give it with --prompts", p.Workload.SHA256))
+	}
+	for _, s := range sets {
+		if strings.HasPrefix(s, "slo.") || strings.HasPrefix(s, "slo=") {
+			return flagError(fmt.Sprintf("--set %s: the pre-registered plan fixes the SLO", s))
+		}
+	}
+	if want := (p.Boundary != schema.BoundaryNonStreaming); want != stream {
+		return flagError(fmt.Sprintf("the pre-registered plan's boundary is %s; --no-stream does not match it", p.Boundary))
+	}
+	return nil
+}
+
+// applyRegistered records the pre-registered plan p in the manifest the
+// capture starts from: its digest and title, and its SLO.
+func applyRegistered(m *schema.Manifest, p *plan.Plan) error {
+	d, err := p.Digest()
+	if err != nil {
+		return err
+	}
+	m.Plan = &schema.PlanRef{SHA256: strings.TrimPrefix(d, "sha256:"), Title: p.Title}
+	m.SLO = p.SLO
+	return nil
+}
 
 // FromPlan returns the capture plan that executes a pre-registered plan
 // exactly: its load points, counts, warmup, repeats, timeout, outstanding

@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -90,6 +93,23 @@ type Options struct {
 	// ServerMetricsInterval is the period of the scrapes during a point
 	// (default DefaultServerMetricsInterval).
 	ServerMetricsInterval time.Duration
+	// HostFS, when set, is the root file system of the machine capture
+	// runs on (os.DirFS("/")): the client's host is described from it
+	// (HostInfo), and so is the hardware's when Manifest's client location
+	// is "same-host" or GPUQuery is set.
+	HostFS fs.FS
+	// GPUQuery, when set (GPUQueryNvidia or GPUQueryAMD), asks that tool
+	// about this machine's accelerators (QueryGPU) with RunCommand
+	// (default ExecCommand).
+	GPUQuery   string
+	RunCommand CommandRunner
+	// Registered is the pre-registered plan Plan executes (see FromPlan):
+	// its digest, title and SLO go to the manifest, and settings that
+	// would contradict it are refused (ErrPlan) before anything is sent.
+	Registered *plan.Plan
+	// ReadyTimeout, when positive, waits up to that long for GET
+	// /v1/models to answer before anything else is sent.
+	ReadyTimeout time.Duration
 }
 
 // Progress is a snapshot of a running capture.
@@ -165,6 +185,8 @@ type runner struct {
 // incomplete; Run then returns the result and no error. An error means the
 // run directory could not be written or the options were wrong.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	// o is a copy, but its plan's points are the caller's: normalize ours.
+	o.Plan.Points = slices.Clone(o.Plan.Points)
 	if err := o.Plan.Normalize(); err != nil {
 		return nil, err
 	}
@@ -198,12 +220,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.client = &http.Client{Transport: NewTransport(maxConns, o.HTTP2)}
 		defer r.client.CloseIdleConnections()
 	}
+	if o.Registered != nil {
+		if err := checkRegistered(o.Registered, o.Sets, o.Request.Stream, o.Prompts != nil); err != nil {
+			return nil, err
+		}
+	}
 	cells, err := r.buildWorkload()
 	if err != nil {
 		return nil, err
 	}
 
 	m := r.baseManifest()
+	if err := r.describeMachine(ctx, m); err != nil {
+		return nil, err
+	}
+	if o.Registered != nil {
+		if err := applyRegistered(m, o.Registered); err != nil {
+			return nil, err
+		}
+	}
+	if o.ReadyTimeout > 0 {
+		rctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
+		err := WaitReady(rctx, NewHTTPClient(1), base, o.APIKey)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
 	var wl bytes.Buffer
 	sum, err := EncodeWorkload(&wl, r.items)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -145,8 +144,8 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.Float64Var(&o.cancelFraction, "cancel-fraction", 0, "fraction of requests the client cancels after --cancel-after")
 	f.DurationVar(&o.cancelAfter, "cancel-after", 0, "delay after send before a planned cancellation")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the request order, schedule, synthetic prompts and cancellations")
-	f.IntVar(&o.inputTokens, "input-tokens", 128, "synthetic prompt length in tokens (words)")
-	f.IntVar(&o.outputTokens, "output-tokens", 128, "target output length (max_tokens)")
+	f.IntVar(&o.inputTokens, "input-tokens", capture.DefaultInputTokens, "synthetic prompt length in tokens (words)")
+	f.IntVar(&o.outputTokens, "output-tokens", capture.DefaultOutputTokens, "target output length (max_tokens)")
 	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
 	f.BoolVar(&o.forceLength, "force-length", true, "also send min_tokens = max_tokens and ignore_eos (vLLM, SGLang, llama.cpp)")
 	f.BoolVar(&o.perChunkUsage, "per-chunk-usage", false, "ask for usage on every chunk (vLLM continuous_usage_stats) to record chunk_tokens")
@@ -219,79 +218,43 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 		o.registered = reg
 		return p, nil
 	}
-	p := &capture.Plan{
+	spec := capture.LoadSpec{
+		Requests:       o.requests,
+		Duration:       o.duration,
 		Warmup:         schema.Warmup{Requests: o.warmupRequests, Duration: schema.Duration(o.warmupDuration)},
 		Repeats:        o.repeats,
-		RequestTimeout: schema.Duration(o.timeout),
+		Timeout:        o.timeout,
 		MaxOutstanding: o.maxOutstanding,
+		CancelFraction: o.cancelFraction,
+		CancelAfter:    o.cancelAfter,
 		Seed:           o.seed,
-		InputTokens:    o.inputTokens,
-		OutputTokens:   o.outputTokens,
+		Preset:         o.preset,
 	}
-	if o.cancelFraction != 0 || o.cancelAfter != 0 {
-		p.Cancel = &capture.Cancel{Fraction: o.cancelFraction, After: schema.Duration(o.cancelAfter)}
+	if fl.Changed("arrival") {
+		spec.Arrival = o.arrival
 	}
-	arrival := o.arrival
-	if fl.Changed("burstiness") && !fl.Changed("arrival") {
-		arrival = schema.ArrivalGamma
+	if fl.Changed("burstiness") {
+		spec.Burstiness = &o.burstiness
 	}
-	var loads []float64
-	p.Mode = schema.ModeConcurrency
+	if fl.Changed("input-tokens") {
+		spec.InputTokens = &o.inputTokens
+	}
+	if fl.Changed("output-tokens") {
+		spec.OutputTokens = &o.outputTokens
+	}
+	var err error
 	switch {
 	case o.rate != "":
-		p.Mode = schema.ModeRate
-		rates, err := parseList(o.rate, "rate", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
-		if err != nil {
+		if spec.Rate, err = parseList(o.rate, "rate", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }); err != nil {
 			return nil, err
 		}
-		loads = rates
 	case o.concurrency != "":
-		cs, err := parseList(o.concurrency, "concurrency", strconv.Atoi)
-		if err != nil {
+		if spec.Concurrency, err = parseList(o.concurrency, "concurrency", strconv.Atoi); err != nil {
 			return nil, err
 		}
-		for _, c := range cs {
-			loads = append(loads, float64(c))
-		}
 	}
-	switch o.preset {
-	case "":
-		if loads == nil {
-			return nil, usagef("give --concurrency, --rate, --preset protocol or --plan")
-		}
-		if o.requests == 0 && o.duration == 0 {
-			return nil, usagef("give --requests or --duration")
-		}
-		for _, l := range loads {
-			pt := schema.Point{Requests: o.requests, Duration: schema.Duration(o.duration)}
-			if p.Mode == schema.ModeRate {
-				pt.Rate, pt.Arrival = l, arrival
-				if arrival == schema.ArrivalGamma {
-					pt.Burstiness = o.burstiness
-				}
-			} else {
-				pt.Concurrency = int(l)
-			}
-			p.Points = append(p.Points, pt)
-		}
-	case "protocol":
-		if fl.Changed("input-tokens") || fl.Changed("output-tokens") {
-			return nil, usagef("--preset protocol sets the prompt and output lengths; drop --input-tokens/--output-tokens")
-		}
-		p.Points = capture.ProtocolPoints(p.Mode, loads, o.requests)
-		for i := range p.Points {
-			p.Points[i].Duration = schema.Duration(o.duration)
-			if p.Mode == schema.ModeRate {
-				p.Points[i].Arrival = arrival
-				if arrival == schema.ArrivalGamma {
-					p.Points[i].Burstiness = o.burstiness
-				}
-			}
-		}
-	default:
-		return nil, usagef("--preset %q: the only preset is protocol", o.preset)
-	}
-	if err := p.Normalize(); err != nil {
+	p, err := spec.Plan()
+	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	return p, nil
@@ -341,26 +304,62 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// runCapture is the command: the flags become capture.Options, then one
+// capture.Run (against the in-process simulator with --simulate).
 func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	ctx := cmd.Context()
+	opts, err := o.captureOptions(cmd)
+	if err != nil {
+		return err
+	}
+	if o.simulate {
+		stop, err := o.startSimulator(ctx, &opts)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	res, err := capture.Run(ctx, opts)
+	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
+		printCaptureSummary(o.io.Out, res)
+		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
+	}
+	if err != nil {
+		if errors.Is(err, capture.ErrPlan) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	printCaptureSummary(o.io.Out, res)
+	if res.Stopped {
+		fmt.Fprintf(o.io.ErrOut, "benchseal: capture interrupted; %s is a valid run marked incomplete\n", res.Dir)
+		return silentExit{ExitError}
+	}
+	return nil
+}
+
+// captureOptions checks the flags and turns them into capture.Options;
+// every mistake is a usage error.
+func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, error) {
+	var none capture.Options
 	if o.serverMetricsInterval <= 0 {
-		return usagef("--server-metrics-interval %s: want a positive duration", o.serverMetricsInterval)
+		return none, usagef("--server-metrics-interval %s: want a positive duration", o.serverMetricsInterval)
 	}
 	if v := o.serverMetrics; v != "off" && v != capture.ServerMetricsAuto && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-		return usagef("--server-metrics %q: want auto, off or an http(s) URL", v)
+		return none, usagef("--server-metrics %q: want auto, off or an http(s) URL", v)
 	}
 	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
-		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
+		return none, usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
 	}
 	plan, err := buildPlan(cmd, o)
 	if err != nil {
-		return err
+		return none, err
 	}
 	var apiKey string
 	if o.apiKeyEnv != "" {
 		apiKey = o.io.Getenv(o.apiKeyEnv)
 		if apiKey == "" {
-			return usagef("--api-key-env %s: the variable is empty or unset", o.apiKeyEnv)
+			return none, usagef("--api-key-env %s: the variable is empty or unset", o.apiKeyEnv)
 		}
 	}
 	opts := capture.Options{
@@ -388,98 +387,46 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	if o.prompts != "" {
 		f, err := os.Open(o.prompts)
 		if err != nil {
-			return usagef("--prompts: %v", err)
+			return none, usagef("--prompts: %v", err)
 		}
 		items, err := capture.ReadPrompts(f, o.prompts, o.outputTokens)
 		f.Close()
 		if err != nil {
-			return usagef("--prompts: %v", err)
+			return none, usagef("--prompts: %v", err)
 		}
 		opts.Prompts, opts.Dataset = items, o.prompts
 	}
 	if o.overlay != "" {
 		b, err := os.ReadFile(o.overlay)
 		if err != nil {
-			return usagef("--manifest: %v", err)
+			return none, usagef("--manifest: %v", err)
 		}
 		opts.Overlay = b
 	}
 	// The same merge capture does later, on a scratch manifest now, so a
 	// malformed --set or --manifest is a usage error before anything runs.
 	if err := schema.ApplyOverlay(&schema.Manifest{}, opts.Overlay, opts.Sets); err != nil {
-		return usagef("%v", err)
+		return none, usagef("%v", err)
 	}
 	if o.endpoint != "" {
 		if u, err := url.Parse(o.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usagef("--endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:8000", o.endpoint)
+			return none, usagef("--endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:8000", o.endpoint)
 		}
 	}
 
-	host := capture.HostInfo(os.DirFS("/"))
 	m := &schema.Manifest{Title: o.title, Evidence: o.evidence}
 	m.Client.Version = Version
 	m.Client.Location = o.location
 	m.Client.CommandLine = redactArgs(o.io.ErrOut, commandLine(cmd), apiKey)
-	m.Client.Host = host
-	if o.location == "same-host" {
-		m.Hardware.Host = host
-	}
-	if o.gpuQuery != "" {
-		m.Hardware.Host = host
-		run := func(ctx context.Context, name string, args ...string) ([]byte, error) {
-			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			return exec.CommandContext(ctx, name, args...).Output()
-		}
-		if err := capture.QueryGPU(ctx, o.gpuQuery, run, &m.Hardware); err != nil {
-			return err
-		}
-	}
-	if o.registered != nil {
-		if err := applyRegistered(m, o.registered, o.sets, !o.noStream, o.prompts != ""); err != nil {
-			return err
-		}
-	}
 	opts.Manifest = m
+	opts.HostFS = os.DirFS("/")
+	opts.GPUQuery = o.gpuQuery
+	opts.Registered = o.registered
+	opts.ReadyTimeout = o.readyTimeout
 
-	if o.simulate {
-		if err := simulator.CheckTimeScale(o.simTimeScale); err != nil {
-			return usagef("--sim-time-scale: %v", err)
-		}
-		if o.model == "" {
-			opts.Request.Model = simulator.DefaultConfig().Model
-		}
-		cfg := simulator.DefaultConfig()
-		cfg.Seed = o.seed
-		cfg.TimeScale = o.simTimeScale
-		cfg.Model = opts.Request.Model
-		cfg.MaxRunning = 4096
-		cfg.QueueLimit = 4096
-		s, err := simulator.New(cfg)
-		if err != nil {
-			return usagef("--sim-time-scale: %v", err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("start simulator: %w", err)
-		}
-		sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
-		go func() { s.Serve(sctx, ln); close(done) }()
-		defer func() { stop(); <-done }()
-		opts.Endpoint = "http://" + ln.Addr().String()
-	} else if o.model == "" {
-		return usagef("--model is required")
+	if !o.simulate && o.model == "" {
+		return none, usagef("--model is required")
 	}
-	if o.readyTimeout > 0 {
-		rctx, cancel := context.WithTimeout(ctx, o.readyTimeout)
-		err := capture.WaitReady(rctx, capture.NewHTTPClient(1), strings.TrimSuffix(strings.TrimRight(opts.Endpoint, "/"), "/v1"), apiKey)
-		cancel()
-		if err != nil {
-			return err
-		}
-	}
-
 	switch {
 	case o.progress == "always" || (o.progress == "auto" && isTerminal(o.io.ErrOut)):
 		opts.Progress = func(p capture.Progress) { renderProgress(o.io.ErrOut, p) }
@@ -488,23 +435,37 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }
 		opts.ProgressInterval = progressLineInterval
 	}
-	res, err := capture.Run(ctx, opts)
-	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
-		printCaptureSummary(o.io.Out, res)
-		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
+	return opts, nil
+}
+
+// startSimulator starts the in-process simulator on 127.0.0.1 and points
+// opts at it; stop shuts it down.
+func (o *captureOptions) startSimulator(ctx context.Context, opts *capture.Options) (stop func(), err error) {
+	if err := simulator.CheckTimeScale(o.simTimeScale); err != nil {
+		return nil, usagef("--sim-time-scale: %v", err)
 	}
+	if o.model == "" {
+		opts.Request.Model = simulator.DefaultConfig().Model
+	}
+	cfg := simulator.DefaultConfig()
+	cfg.Seed = o.seed
+	cfg.TimeScale = o.simTimeScale
+	cfg.Model = opts.Request.Model
+	cfg.MaxRunning = 4096
+	cfg.QueueLimit = 4096
+	s, err := simulator.New(cfg)
 	if err != nil {
-		if errors.Is(err, capture.ErrPlan) {
-			return usagef("%v", err)
-		}
-		return err
+		return nil, usagef("--sim-time-scale: %v", err)
 	}
-	printCaptureSummary(o.io.Out, res)
-	if res.Stopped {
-		fmt.Fprintf(o.io.ErrOut, "benchseal: capture interrupted; %s is a valid run marked incomplete\n", res.Dir)
-		return silentExit{ExitError}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start simulator: %w", err)
 	}
-	return nil
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { s.Serve(sctx, ln); close(done) }()
+	opts.Endpoint = "http://" + ln.Addr().String()
+	return func() { cancel(); <-done }, nil
 }
 
 func renderProgress(w io.Writer, p capture.Progress) {

@@ -1,0 +1,146 @@
+package capture
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// Default synthetic prompt and output lengths, in tokens.
+const (
+	DefaultInputTokens  = 128
+	DefaultOutputTokens = 128
+)
+
+// PresetProtocol is the one ready plan: short and long prompts × short and
+// long outputs × increasing load (ProtocolPoints).
+const PresetProtocol = "protocol"
+
+// LoadSpec is a load as capture's command line states it: one list of
+// loads sharing the counts, or the protocol preset over such a list. Its
+// Plan method is how those flags become a Plan; its errors name the flags.
+type LoadSpec struct {
+	// Concurrency (closed loop) or Rate (open loop, requests per second):
+	// the load of each point, in order. At most one is set.
+	Concurrency []int
+	Rate        []float64
+	// Arrival of rate points: constant, poisson or gamma; "" is poisson,
+	// or gamma when Burstiness is given.
+	Arrival string
+	// Burstiness is the gamma shape (1 = poisson, < 1 burstier); nil: not
+	// given. Only gamma arrivals use it.
+	Burstiness *float64
+	// Requests and Duration end each measured point (whichever first);
+	// one of them is needed unless a preset sets the counts.
+	Requests int
+	Duration time.Duration
+	Warmup   schema.Warmup
+	// Repeats of the whole sweep (0: 1).
+	Repeats        int
+	Timeout        time.Duration
+	MaxOutstanding int
+	// CancelFraction of requests are cancelled CancelAfter their send.
+	CancelFraction float64
+	CancelAfter    time.Duration
+	Seed           int64
+	// InputTokens and OutputTokens are the synthetic lengths; nil: the
+	// defaults. The protocol preset sets its own, so it refuses them.
+	InputTokens, OutputTokens *int
+	// Preset is "" or PresetProtocol.
+	Preset string
+}
+
+// flagError is a LoadSpec mistake, said in terms of the flags; it is an
+// ErrPlan.
+type flagError string
+
+func (e flagError) Error() string        { return string(e) }
+func (e flagError) Is(target error) bool { return target == ErrPlan }
+
+// Plan returns the normalized plan s states. Every error is an ErrPlan.
+func (s LoadSpec) Plan() (*Plan, error) {
+	p := &Plan{
+		Warmup:         s.Warmup,
+		Repeats:        s.Repeats,
+		RequestTimeout: schema.Duration(s.Timeout),
+		MaxOutstanding: s.MaxOutstanding,
+		Seed:           s.Seed,
+		InputTokens:    DefaultInputTokens,
+		OutputTokens:   DefaultOutputTokens,
+	}
+	if s.InputTokens != nil {
+		p.InputTokens = *s.InputTokens
+	}
+	if s.OutputTokens != nil {
+		p.OutputTokens = *s.OutputTokens
+	}
+	if s.CancelFraction != 0 || s.CancelAfter != 0 {
+		p.Cancel = &Cancel{Fraction: s.CancelFraction, After: schema.Duration(s.CancelAfter)}
+	}
+	arrival, burstiness := s.Arrival, 0.0
+	if s.Burstiness != nil {
+		burstiness = *s.Burstiness
+		if arrival == "" {
+			arrival = schema.ArrivalGamma
+		}
+	}
+	if arrival == "" {
+		arrival = schema.ArrivalPoisson
+	}
+	var loads []float64
+	p.Mode = schema.ModeConcurrency
+	switch {
+	case len(s.Rate) > 0:
+		p.Mode = schema.ModeRate
+		loads = s.Rate
+	case len(s.Concurrency) > 0:
+		for _, c := range s.Concurrency {
+			loads = append(loads, float64(c))
+		}
+	}
+	// rateArrival sets the arrival of a rate point.
+	rateArrival := func(pt *schema.Point) {
+		if p.Mode != schema.ModeRate {
+			return
+		}
+		pt.Arrival = arrival
+		if arrival == schema.ArrivalGamma {
+			pt.Burstiness = burstiness
+		}
+	}
+	switch s.Preset {
+	case "":
+		if loads == nil {
+			return nil, flagError("give --concurrency, --rate, --preset protocol or --plan")
+		}
+		if s.Requests == 0 && s.Duration == 0 {
+			return nil, flagError("give --requests or --duration")
+		}
+		for _, l := range loads {
+			pt := schema.Point{Requests: s.Requests, Duration: schema.Duration(s.Duration)}
+			if p.Mode == schema.ModeRate {
+				pt.Rate = l
+				rateArrival(&pt)
+			} else {
+				pt.Concurrency = int(l)
+			}
+			p.Points = append(p.Points, pt)
+		}
+	case PresetProtocol:
+		if s.InputTokens != nil || s.OutputTokens != nil {
+			return nil, flagError("--preset protocol sets the prompt and output lengths; drop --input-tokens/--output-tokens")
+		}
+		p.Points = ProtocolPoints(p.Mode, loads, s.Requests)
+		for i := range p.Points {
+			p.Points[i].Duration = schema.Duration(s.Duration)
+			rateArrival(&p.Points[i])
+		}
+	default:
+		return nil, flagError(fmt.Sprintf("--preset %q: the only preset is protocol", s.Preset))
+	}
+	if err := p.Normalize(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
