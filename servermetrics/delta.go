@@ -3,6 +3,8 @@ package servermetrics
 import (
 	"fmt"
 	"math"
+
+	"github.com/benchseal/benchseal/stats"
 )
 
 // Column is the server-side column of one point × repeat: what the
@@ -68,14 +70,20 @@ type CounterDelta struct {
 
 // GaugePeak is the largest value a gauge showed over the scrapes of a
 // point, and its least-squares slope per second over them (nil with
-// fewer than two scrapes at distinct times).
+// fewer than two scrapes at distinct times) with the slope's 95 %
+// confidence interval (stats.LinearFit; nil with fewer than three).
 type GaugePeak struct {
-	Role    string   `json:"role"`
-	Metric  string   `json:"metric"`
-	Peak    float64  `json:"peak"`
-	Scrapes int      `json:"scrapes"`
-	Slope   *float64 `json:"slope_per_s"`
+	Role      string   `json:"role"`
+	Metric    string   `json:"metric"`
+	Peak      float64  `json:"peak"`
+	Scrapes   int      `json:"scrapes"`
+	Slope     *float64 `json:"slope_per_s"`
+	SlopeLow  *float64 `json:"slope_low_per_s"`
+	SlopeHigh *float64 `json:"slope_high_per_s"`
 }
+
+// SlopeConfidence is the coverage of a gauge slope's interval.
+const SlopeConfidence = 0.95
 
 // Quantiles estimated by Delta.
 var Quantiles = []float64{0.5, 0.9, 0.99}
@@ -272,32 +280,11 @@ func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {
 	if g.Scrapes == 0 {
 		return nil, "not exposed by the server"
 	}
-	if s, ok := slope(xs, ys); ok {
-		g.Slope = &s
+	if f, err := stats.LinearFit(xs, ys, SlopeConfidence); err == nil {
+		g.Slope = &f.Slope
+		if f.Bounded {
+			g.SlopeLow, g.SlopeHigh = &f.Low, &f.High
+		}
 	}
 	return g, ""
-}
-
-// slope is the least-squares slope of ys over xs; ok is false when the
-// xs do not vary.
-func slope(xs, ys []float64) (float64, bool) {
-	n := float64(len(xs))
-	if len(xs) < 2 {
-		return 0, false
-	}
-	var mx, my float64
-	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
-	}
-	mx, my = mx/n, my/n
-	var sxx, sxy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
-	}
-	if sxx == 0 {
-		return 0, false
-	}
-	return sxy / sxx, true
 }

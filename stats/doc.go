@@ -1,7 +1,9 @@
-// Package stats holds the significance tests benchseal's compare uses: the
-// two-sided Mann–Whitney U test (exact distribution for small samples, with
-// or without ties; normal approximation with tie and continuity correction
-// above) and the Holm–Bonferroni correction for many comparisons. Medians
+// Package stats holds the statistics benchseal's compare and replay use:
+// the two-sided Mann–Whitney U test (exact distribution for small samples,
+// with or without ties; normal approximation with tie and continuity
+// correction above), the Holm–Bonferroni correction for many comparisons,
+// and the one least-squares line with its slope's Student-t interval
+// (LinearFit) that overload trends and server gauge slopes use. Medians
 // and their distribution-free intervals are replay.SummarizeValues; this
 // package does not compute them a second time.
 package stats

@@ -47,7 +47,7 @@ var forbidden = map[string][]string{
 	"capture":       {module + "/verify", module + "/artifact", module + "/replay", module + "/importer"},
 	"simulator":     {module + "/"},
 	"stats":         {module + "/"},
-	"servermetrics": {module + "/"},
+	"servermetrics": {module + "/"}, // but stats, a leaf below it
 	"compare":       {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
 	"redact":        {module + "/"},
 	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
@@ -82,6 +82,9 @@ func TestImportsPointDownward(t *testing.T) {
 						// leaves: only themselves
 						if d == module+"/"+top || strings.HasPrefix(d, module+"/"+top+"/") {
 							continue
+						}
+						if top == "servermetrics" && d == module+"/stats" {
+							continue // the one least-squares fit
 						}
 					}
 					t.Errorf("%s depends on %s, which it must not", p.ImportPath, d)
