@@ -124,6 +124,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
 	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, definitionReasons(def, m))
+	cfg.over = newOverloadCfg(m)
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -225,6 +226,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
 	}
 	addServerColumns(run, m, slo, res.Results)
+	for _, p := range res.Results {
+		decideOverload(p)
+	}
 	res.Summary = summarise(res.Results, max(m.Load.Repeats, 1))
 	if cfg.sweep != nil {
 		res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))
@@ -368,6 +372,7 @@ type config struct {
 	gate   *gate
 	sweep  *SweepSpec
 	mlperf *MLPerfLimits
+	over   *overloadCfg
 }
 
 // group accumulates one point and repeat.
@@ -407,6 +412,8 @@ type group struct {
 	peer *peerGroup
 	// cold accumulates the warmup records (nil: none).
 	cold *coldGroup
+	// od keeps the send and end times for the overload test.
+	od overloadData
 }
 
 // bigSum is an exact int64 sum that spills into a big integer.
@@ -466,6 +473,7 @@ func (g *group) add(rec *schema.Record) error {
 	if !g.haveSent || rec.SentNS < g.minSent {
 		g.minSent, g.haveSent = rec.SentNS, true
 	}
+	g.od.add(rec)
 	if rec.ScheduledNS != nil {
 		s := *rec.ScheduledNS
 		g.lag.add(rec.SentNS - s)
@@ -758,6 +766,8 @@ func (g *group) finish(k groupKey) *PointResult {
 	if g.cold != nil {
 		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
 	}
+	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
+	g.od = overloadData{}
 	return pr
 }
 

@@ -196,6 +196,9 @@ type PointResult struct {
 	// Cold is the point's warmup, reported apart from the measured
 	// requests; nil when the point had no warmup records.
 	Cold *ColdResult
+	// Overload says whether the point kept up with its load, and whether
+	// the client kept its schedule (never nil in a replay result).
+	Overload *Overload
 }
 
 // Lookup resolves a claim path inside a point result: a scalar key
@@ -230,6 +233,11 @@ func (p *PointResult) Lookup(path string) (Value, bool) {
 			return Null, false
 		}
 		return p.MLPerf.Field(tail)
+	case "overload":
+		if p.Overload == nil {
+			return Null, false
+		}
+		return p.Overload.Field(tail)
 	}
 	if d, ok := p.Dists[head]; ok {
 		return d.Field(tail)
@@ -243,7 +251,10 @@ func (p *PointResult) NullReason(path string) (string, bool) {
 	if r, ok := p.NullReasons[path]; ok {
 		return r, true
 	}
-	head, _, _ := strings.Cut(path, ".")
+	head, tail, _ := strings.Cut(path, ".")
+	if head == "overload" && p.Overload != nil {
+		return p.Overload.NullReason(tail)
+	}
 	r, ok := p.NullReasons[head]
 	return r, ok
 }

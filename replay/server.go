@@ -37,6 +37,15 @@ type ServerColumn struct {
 	// GapReason says why ClientMinusServerTTFTNS is nil when both means
 	// exist: the two means cover different requests.
 	GapReason string
+	// waiting holds the engine's waiting-queue gauge at each scrape, for
+	// the overload test's queue trend.
+	waiting []gaugeAt
+}
+
+// gaugeAt is a gauge's value at a scrape's time (run clock).
+type gaugeAt struct {
+	atNS int64
+	v    float64
 }
 
 // ServerAttainment is, for one limit of the replay's SLO, the share of
@@ -133,6 +142,11 @@ func serverColumn(op AttachmentOpener, sm *schema.ServerMetrics, p *PointResult)
 		return absent("%v", err)
 	}
 	out := &ServerColumn{Column: col, Scrapes: len(snaps)}
+	for _, s := range snaps {
+		if v, ok := s.Gauge(col.Engine, servermetrics.RoleWaiting); ok {
+			out.waiting = append(out.waiting, gaugeAt{s.AtNS, v})
+		}
+	}
 	if d, ok := p.Dists["ttft_ns"]; ok && p.NullReasons["ttft_ns"] == "" {
 		if cm, ok := d.Mean.Float64(); ok {
 			for _, h := range col.Histograms {

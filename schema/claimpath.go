@@ -38,6 +38,12 @@ var (
 		"ttft_ns.p50", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p99",
 	}
 	claimSummaryFields = []string{"median", "ci_low", "ci_high", "n"}
+	// ClaimOverloadKeys are the keys of overload.KEY, in output order: the
+	// two flags (1 set, 0 not set) and the quantities they rest on.
+	ClaimOverloadKeys = []string{
+		"overloaded", "generator_limited", "offered_rate", "arrival_rate", "completion_rate", "backlog_share",
+		"outstanding_peak", "outstanding_slope_per_s", "send_lag_slope_ns_per_s",
+	}
 )
 
 // ClaimDists returns the distributions a claim may name under definitions
@@ -48,7 +54,8 @@ func ClaimDists(definitions string) []string {
 
 // CheckClaimMetric reports whether path names a metric replay computes
 // under definitions: a scalar ("goodput"), "counts.KEY", "DIST.KEY"
-// ("ttft_ns.p99"), "stalls.KEY", "mlperf.KEY", or "summary.METRIC.FIELD".
+// ("ttft_ns.p99"), "stalls.KEY", "mlperf.KEY", "overload.KEY", or
+// "summary.METRIC.FIELD".
 // Paths are matched exactly (no case folding, no spaces).
 func CheckClaimMetric(definitions, path string) error {
 	if definitions == "" {
@@ -75,6 +82,8 @@ func CheckClaimMetric(definitions, path string) error {
 			keys = claimStallKeys
 		case head == "mlperf":
 			keys = claimMLPerfKeys
+		case head == "overload":
+			keys = ClaimOverloadKeys
 		case slices.Contains(ClaimDists(definitions), head):
 			keys = ClaimDistKeys
 		}
@@ -85,6 +94,6 @@ func CheckClaimMetric(definitions, path string) error {
 			return fmt.Errorf("%q: %q is not a key of %s (want one of %s)", path, key, head, strings.Join(keys, ", "))
 		}
 	}
-	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY or summary.METRIC.FIELD)",
+	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY, overload.KEY or summary.METRIC.FIELD)",
 		path, definitions, strings.Join(ClaimDists(definitions), ", "))
 }

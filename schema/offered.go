@@ -30,10 +30,11 @@ func (o *offeredLoad) add(cell int, rec *Record) {
 	}
 }
 
-// peak returns the most requests in flight at once: a request is in
-// flight from sent_ns until end_ns, and one ending at the instant another
-// is sent has freed its slot.
-func peak(spans [][2]int64) int64 {
+// PeakInFlight returns the most requests in flight at once among spans
+// of [sent_ns, end_ns]: a request is in flight from sent_ns until end_ns,
+// and one ending at the instant another is sent has freed its slot.
+// spans is not modified.
+func PeakInFlight(spans [][2]int64) int64 {
 	type ev struct {
 		t int64
 		d int64
@@ -74,7 +75,7 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 			if len(spans) == 0 {
 				continue
 			}
-			top, conc := peak(spans), int64(p.Concurrency)
+			top, conc := PeakInFlight(spans), int64(p.Concurrency)
 			f := "load.points[" + strconv.Itoa(i) + "].concurrency"
 			switch {
 			case top > conc:

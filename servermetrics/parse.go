@@ -176,3 +176,17 @@ func textToFamilies(r io.Reader) (fams map[string]*dto.MetricFamily, err error) 
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(r)
 }
+
+// Gauge returns a gauge of the engine by role (RoleWaiting, RoleRunning,
+// …), summed over its series; ok is false when the snapshot does not
+// hold it.
+func (s *Snapshot) Gauge(engine, role string) (float64, bool) {
+	for _, n := range Names {
+		if n.Engine == engine && n.Role == role && n.Kind == KindGauge {
+			if f, ok := s.lookup(n); ok {
+				return f.Sum, true
+			}
+		}
+	}
+	return 0, false
+}

@@ -214,6 +214,9 @@ func newPointView(p *replay.PointResult) pointView {
 		}
 		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "MLPerf server check", Value: s + " (ms)", Text: true})
 	}
+	for _, rw := range overloadRows(p) {
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: rw.metric, Value: strings.TrimSpace(rw.value + " " + rw.unit), Text: true})
+	}
 	for _, k := range distOrder(p) {
 		d := p.Dists[k]
 		scale, unit, name := distUnit(k)

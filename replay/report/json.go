@@ -195,6 +195,10 @@ func JSON(out io.Writer, r *replay.Result) error {
 		if sc := p.Server; sc != nil {
 			w.kv("server", serverJSON(sc))
 		}
+		if o := p.Overload; o != nil {
+			w.key("overload")
+			w.overload(o)
+		}
 		if c := p.MLPerf; c != nil {
 			w.key("mlperf")
 			w.open('{')

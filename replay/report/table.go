@@ -251,7 +251,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
-		for _, rw := range slices.Concat(rows(p), coldRows(p), serverRows(p)) {
+		for _, rw := range slices.Concat(rows(p), coldRows(p), serverRows(p), overloadRows(p)) {
 			fmt.Fprintf(&b, "  %-24s %s %s\n", rw.metric, rw.value, rw.unit)
 		}
 	}
@@ -335,6 +335,11 @@ func CSV(out io.Writer, r *replay.Result) error {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 			}
 		}
+		if o := p.Overload; o != nil {
+			for _, kv := range overloadCSV(o) {
+				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+			}
+		}
 	}
 	for _, ps := range r.Summary {
 		for _, m := range replay.SummaryMetrics {
@@ -398,6 +403,12 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		if srv := serverRows(p); len(srv) > 0 {
 			fmt.Fprint(&b, "\n| server (engine's own metrics) | value | unit |\n|---|---|---|\n")
 			for _, rw := range srv {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+			}
+		}
+		if ov := overloadRows(p); len(ov) > 0 {
+			fmt.Fprint(&b, "\n| load (overload test) | value | unit |\n|---|---|---|\n")
+			for _, rw := range ov {
 				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
 			}
 		}

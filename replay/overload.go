@@ -1,0 +1,494 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
+)
+
+// The overload test (docs/replay.md, "Overload"). Its constants are part
+// of the contract: changing one changes which points are flagged.
+const (
+	// OverloadTolerancePercent is how far arrivals may exceed
+	// completions over the fit window (as a share of the arrivals), and
+	// how large a significant rise of the outstanding count must be (as a
+	// share of its mean), before a point is overloaded.
+	OverloadTolerancePercent = 10
+	// OverloadWindows is the number of equal windows the fit window is
+	// cut into; the outstanding count is averaged over each.
+	OverloadWindows = 20
+	// OverloadMinArrivals is the fewest arrivals in the fit window the
+	// test judges.
+	OverloadMinArrivals = 20
+	// GeneratorLagBoundNS bounds the send lag (sent − scheduled) of an
+	// open loop: a p99 above it, or a significant rise by more than it,
+	// flags the point generator-limited.
+	GeneratorLagBoundNS = int64(10 * time.Millisecond)
+	// TrendConfidence is the coverage of every trend's interval.
+	TrendConfidence = 0.95
+)
+
+// Loops of a load point.
+const (
+	LoopOpen   = "open"   // rate mode: requests follow a schedule
+	LoopClosed = "closed" // concurrency mode: a request follows an end
+)
+
+// OverloadKeys are the claim paths overload.KEY, in output order. The two
+// flags are 1 (set) or 0 (not set) as numbers.
+var OverloadKeys = schema.ClaimOverloadKeys
+
+// Trend is a least-squares slope over a point with its interval at
+// TrendConfidence (stats.LinearFit); every value is null, with Reason,
+// when it cannot be fitted.
+type Trend struct {
+	Slope, Low, High Value
+	// Points is how many values the line was fitted to.
+	Points int
+	Reason string
+}
+
+// Significant reports whether the interval lies wholly above 0.
+func (t Trend) Significant() bool {
+	l, ok := t.Low.Float64()
+	return ok && l > 0
+}
+
+// Flag is a yes/no finding: Set is nil when the records cannot decide
+// it (never false in its place), and Why gives the evidence, or why it is
+// undecided or not applicable.
+type Flag struct {
+	Set *bool
+	Why string
+}
+
+// True reports whether the flag is set.
+func (f Flag) True() bool { return f.Set != nil && *f.Set }
+
+// Value is the flag as a claimable number: 1, 0 or null.
+func (f Flag) Value() Value {
+	switch {
+	case f.Set == nil:
+		return Null
+	case *f.Set:
+		return Int(1)
+	}
+	return Int(0)
+}
+
+func setFlag(set bool, why string) Flag { return Flag{Set: &set, Why: why} }
+
+// Overload describes whether a point × repeat kept up with its load: the
+// offered and achieved arrival rate, completions against arrivals, the
+// outstanding requests over time, the send lag's trend and, with server
+// metrics, the engine's waiting queue; and the two flags derived from
+// them.
+type Overload struct {
+	// Loop is LoopOpen or LoopClosed.
+	Loop string
+	// OfferedRate is the declared rate (req/s; null for a closed loop);
+	// ArrivalRate the achieved one, (sent − 1) ÷ (last − first send).
+	OfferedRate, ArrivalRate Value
+	// FitStartNS and FitEndNS bound the fit window in the run's clock:
+	// the arrival span without its first quarter, where the load settles.
+	FitStartNS, FitEndNS int64
+	// Arrivals and Completions count the sends and ends (any status)
+	// inside the fit window; FitArrivalRate and CompletionRate are them
+	// per second; BacklogShare is (arrivals − completions) ÷ arrivals.
+	Arrivals, Completions                  int64
+	FitArrivalRate, CompletionRate         Value
+	BacklogShare                           Value
+	OutstandingPeak, OutstandingMean       Value
+	Outstanding, SendLag                   Trend
+	SendLagP99NS                           Value
+	Queue                                  *Trend
+	Overloaded, GeneratorLimited           Flag
+	clientJudged, clientOver               bool
+	// Reasons maps a key of OverloadKeys (or "outstanding", "send_lag",
+	// "fit") to why it is null.
+	Reasons map[string]string
+}
+
+// Field returns overload.KEY as a value (flags as 1/0).
+func (o *Overload) Field(key string) (Value, bool) {
+	switch key {
+	case "overloaded":
+		return o.Overloaded.Value(), true
+	case "generator_limited":
+		return o.GeneratorLimited.Value(), true
+	case "offered_rate":
+		return o.OfferedRate, true
+	case "arrival_rate":
+		return o.ArrivalRate, true
+	case "completion_rate":
+		return o.CompletionRate, true
+	case "backlog_share":
+		return o.BacklogShare, true
+	case "outstanding_peak":
+		return o.OutstandingPeak, true
+	case "outstanding_slope_per_s":
+		return o.Outstanding.Slope, true
+	case "send_lag_slope_ns_per_s":
+		return o.SendLag.Slope, true
+	}
+	return Null, false
+}
+
+// NullReason says why overload.KEY is null.
+func (o *Overload) NullReason(key string) (string, bool) {
+	switch key {
+	case "overloaded":
+		if o.Overloaded.Set == nil {
+			return o.Overloaded.Why, true
+		}
+	case "generator_limited":
+		if o.GeneratorLimited.Set == nil {
+			return o.GeneratorLimited.Why, true
+		}
+	case "outstanding_slope_per_s":
+		if o.Outstanding.Slope.IsNull() {
+			return o.Outstanding.Reason, true
+		}
+	case "send_lag_slope_ns_per_s":
+		if o.SendLag.Slope.IsNull() {
+			return o.SendLag.Reason, true
+		}
+	}
+	r, ok := o.Reasons[key]
+	return r, ok
+}
+
+// Flags names the flags set on a point ("overloaded",
+// "generator-limited"), for claims and decisions.
+func (o *Overload) Flags() []string {
+	if o == nil {
+		return nil
+	}
+	var out []string
+	if o.Overloaded.True() {
+		out = append(out, "overloaded")
+	}
+	if o.GeneratorLimited.True() {
+		out = append(out, "generator-limited")
+	}
+	return out
+}
+
+// overloadCfg is what the overload test needs from the manifest.
+type overloadCfg struct {
+	loop    string
+	offered map[string]float64
+	// noTimes says why sent_ns/end_ns cannot be used; noLag why
+	// scheduled_ns/sent_ns cannot ("" when they can).
+	noTimes, noLag string
+}
+
+func newOverloadCfg(m *schema.Manifest) *overloadCfg {
+	c := &overloadCfg{offered: map[string]float64{}}
+	switch m.Load.Mode {
+	case schema.ModeRate:
+		c.loop = LoopOpen
+	case schema.ModeConcurrency:
+		c.loop = LoopClosed
+	}
+	for _, p := range m.Load.Points {
+		if p.Rate > 0 {
+			c.offered[p.Name] = p.Rate
+		}
+	}
+	absent := func(fields ...string) string {
+		var rs []string
+		for _, f := range fields {
+			if o := m.Provenance.Field(f); !o.Usable() {
+				rs = append(rs, f+" not measured by the source ("+o.How+")")
+			}
+		}
+		return strings.Join(rs, "; ")
+	}
+	c.noTimes = absent(schema.FieldSent, schema.FieldEnd)
+	c.noLag = absent(schema.FieldScheduled, schema.FieldSent)
+	return c
+}
+
+// overloadData is what a group keeps for the test: per measured request
+// its [sent, end] and, when scheduled, its [scheduled, lag] (32 bytes a
+// request at most).
+type overloadData struct {
+	spans [][2]int64
+	lags  [][2]int64
+}
+
+func (d *overloadData) add(rec *schema.Record) {
+	d.spans = append(d.spans, [2]int64{rec.SentNS, rec.EndNS})
+	if rec.ScheduledNS != nil {
+		d.lags = append(d.lags, [2]int64{*rec.ScheduledNS, rec.SentNS - *rec.ScheduledNS})
+	}
+}
+
+func nullTrend(why string) Trend { return Trend{Slope: Null, Low: Null, High: Null, Reason: why} }
+
+// fitTrend fits ys over xs (seconds).
+func fitTrend(xs, ys []float64) Trend {
+	f, err := stats.LinearFit(xs, ys, TrendConfidence)
+	if err != nil {
+		return nullTrend(strings.TrimPrefix(err.Error(), "stats: "))
+	}
+	t := Trend{Slope: Float(f.Slope), Low: Null, High: Null, Points: f.N}
+	if f.Bounded {
+		t.Low, t.High = Float(f.Low), Float(f.High)
+	} else {
+		t.Reason = fmt.Sprintf("%d points leave no interval (need 3)", f.N)
+	}
+	return t
+}
+
+// overload computes the client side of the test for one point × repeat;
+// decideOverload completes it once the server column is known.
+func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Overload {
+	o := &Overload{Loop: c.loop, OfferedRate: Null, ArrivalRate: Null, FitArrivalRate: Null, CompletionRate: Null, BacklogShare: Null,
+		OutstandingPeak: Null, OutstandingMean: Null, SendLagP99NS: Null, Reasons: map[string]string{}}
+	switch c.loop {
+	case LoopOpen:
+		if r, ok := c.offered[point]; ok {
+			o.OfferedRate = Exact(new(big.Rat).SetFloat64(r))
+		} else {
+			o.Reasons["offered_rate"] = "the manifest states no rate for this point"
+		}
+	case LoopClosed:
+		o.Reasons["offered_rate"] = "closed loop: arrivals follow completions, so no rate is offered"
+	default:
+		o.Reasons["offered_rate"] = "unknown load mode"
+	}
+	o.Outstanding, o.SendLag = nullTrend(""), nullTrend("")
+	d.sendLag(c, o, lagDist)
+	if c.noTimes != "" {
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "outstanding_peak", "fit"} {
+			o.Reasons[k] = c.noTimes
+		}
+		o.Outstanding.Reason = c.noTimes
+		return o
+	}
+	spans := d.spans
+	if len(spans) < 2 {
+		why := fmt.Sprintf("%d measured request(s): no arrival span", len(spans))
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+			o.Reasons[k] = why
+		}
+		o.Outstanding.Reason = why
+		if len(spans) == 1 {
+			o.OutstandingPeak = Int(1)
+		} else {
+			o.Reasons["outstanding_peak"] = why
+		}
+		return o
+	}
+	o.OutstandingPeak = Int(schema.PeakInFlight(spans))
+	first, last := spans[0][0], spans[0][0]
+	firstE2E := spans[0][1] - spans[0][0]
+	for _, s := range spans {
+		if s[0] < first {
+			first, firstE2E = s[0], s[1]-s[0]
+		}
+		last = max(last, s[0])
+	}
+	span := last - first
+	if span <= 0 {
+		why := "every request was sent at the same instant: no arrival span"
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+			o.Reasons[k] = why
+		}
+		o.Outstanding.Reason = why
+		return o
+	}
+	o.ArrivalRate = perSecond(big.NewInt(int64(len(spans)-1)), span)
+	t0, t1 := first+span/4, last
+	o.FitStartNS, o.FitEndNS = t0, t1
+	for _, s := range spans {
+		if s[0] > t0 && s[0] <= t1 {
+			o.Arrivals++
+		}
+		if s[1] > t0 && s[1] <= t1 {
+			o.Completions++
+		}
+	}
+	fit := t1 - t0
+	o.FitArrivalRate = perSecond(big.NewInt(o.Arrivals), fit)
+	o.CompletionRate = perSecond(big.NewInt(o.Completions), fit)
+	if o.Arrivals > 0 {
+		o.BacklogShare = Frac(o.Arrivals-o.Completions, o.Arrivals)
+	} else {
+		o.Reasons["backlog_share"] = "no arrival in the fit window"
+	}
+	// The outstanding count, averaged over each of OverloadWindows equal
+	// windows of the fit window (exactly: Σ overlap ÷ width).
+	if fit < OverloadWindows {
+		o.Outstanding.Reason = "fit window shorter than one ns per window"
+	} else {
+		xs, ys := make([]float64, OverloadWindows), make([]float64, OverloadWindows)
+		var total float64
+		for i := range OverloadWindows {
+			lo := t0 + fit*int64(i)/OverloadWindows
+			hi := t0 + fit*int64(i+1)/OverloadWindows
+			var in int64
+			for _, s := range spans {
+				a, b := max(s[0], lo), min(s[1], hi)
+				if b > a {
+					in += b - a
+				}
+			}
+			xs[i] = float64(lo+hi) / 2 / 1e9
+			ys[i] = float64(in) / float64(hi-lo)
+			total += ys[i]
+		}
+		o.Outstanding = fitTrend(xs, ys)
+		o.OutstandingMean = Float(total / OverloadWindows)
+	}
+	// The client-side test.
+	switch {
+	case firstE2E > span/4:
+		o.Reasons["fit"] = fmt.Sprintf("too short to judge: the first request took %s ms, longer than the first quarter of the arrival span (%s ms) set aside for the load to settle",
+			msText(firstE2E), msText(span/4))
+	case o.Arrivals < OverloadMinArrivals:
+		o.Reasons["fit"] = fmt.Sprintf("too few arrivals to judge: %d in the fit window, need %d", o.Arrivals, OverloadMinArrivals)
+	default:
+		o.clientJudged = true
+		var why []string
+		if 100*(o.Arrivals-o.Completions) > OverloadTolerancePercent*o.Arrivals {
+			why = append(why, fmt.Sprintf("arrivals exceeded completions by %d of %d (more than %d %%) over the fit window", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent))
+		}
+		if o.Outstanding.Significant() {
+			s, _ := o.Outstanding.Slope.Float64()
+			m, _ := o.OutstandingMean.Float64()
+			rise := s * float64(fit) / 1e9
+			if 100*rise >= OverloadTolerancePercent*max(m, 1) {
+				lo, _ := o.Outstanding.Low.Float64()
+				why = append(why, fmt.Sprintf("outstanding requests rose by %.3g over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0; mean %.3g)", rise, s, lo, m))
+			}
+		}
+		if len(why) > 0 {
+			o.clientOver = true
+			o.Reasons["evidence"] = strings.Join(why, "; ")
+		}
+	}
+	return o
+}
+
+func msText(ns int64) string {
+	return new(big.Rat).SetFrac64(ns, 1e6).FloatString(3)
+}
+
+// sendLag sets the send-lag trend and the generator-limited flag.
+func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
+	if c.loop == LoopClosed {
+		na := "not applicable: a closed loop sends each request when an earlier one ends; there is no schedule to keep"
+		o.SendLag.Reason = na
+		o.GeneratorLimited = Flag{Why: na}
+		return
+	}
+	if c.noLag != "" {
+		o.SendLag.Reason = c.noLag
+		o.GeneratorLimited = Flag{Why: c.noLag}
+		return
+	}
+	if len(d.lags) == 0 || lagDist.N == 0 {
+		why := "no measured request has scheduled_ns"
+		o.SendLag.Reason = why
+		o.GeneratorLimited = Flag{Why: why}
+		return
+	}
+	lags := slices.Clone(d.lags)
+	slices.SortFunc(lags, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	xs, ys := make([]float64, len(lags)), make([]float64, len(lags))
+	for i, l := range lags {
+		xs[i], ys[i] = float64(l[0])/1e9, float64(l[1])
+	}
+	o.SendLag = fitTrend(xs, ys)
+	p99 := lagDist.P[slices.IndexFunc(Percentiles, func(p Percentile) bool { return p.Key == "p99" })]
+	o.SendLagP99NS = p99
+	bound := new(big.Rat).SetInt64(GeneratorLagBoundNS)
+	if p99.Rat().Cmp(bound) > 0 {
+		o.GeneratorLimited = setFlag(true, fmt.Sprintf("send_lag p99 %s ms > %s ms: the client did not keep the schedule", msText(p99.Rat().Num().Int64()), msText(GeneratorLagBoundNS)))
+		return
+	}
+	if o.SendLag.Significant() {
+		s, _ := o.SendLag.Slope.Float64()
+		span := xs[len(xs)-1] - xs[0]
+		if s*span > float64(GeneratorLagBoundNS) {
+			o.GeneratorLimited = setFlag(true, fmt.Sprintf("send lag rose by %.3f ms over the point (slope significant at 95 %%), more than %s ms: the client fell behind the schedule", s*span/1e6, msText(GeneratorLagBoundNS)))
+			return
+		}
+	}
+	o.GeneratorLimited = setFlag(false, fmt.Sprintf("send_lag p99 %s ms ≤ %s ms and no significant rise beyond it", msText(p99.Rat().Num().Int64()), msText(GeneratorLagBoundNS)))
+}
+
+// decideOverload adds the server's waiting-queue trend (when the run has
+// a server column) and sets the overloaded flag.
+func decideOverload(p *PointResult) {
+	o := p.Overload
+	if o == nil {
+		return
+	}
+	if sc := p.Server; sc != nil {
+		t := nullTrend("")
+		switch {
+		case sc.Column == nil:
+			t.Reason = "no server column: " + sc.Reason
+		case o.FitEndNS <= o.FitStartNS:
+			t.Reason = "no fit window"
+		default:
+			var xs, ys []float64
+			for _, w := range sc.waiting {
+				if w.atNS > o.FitStartNS && w.atNS <= o.FitEndNS {
+					xs, ys = append(xs, float64(w.atNS)/1e9), append(ys, w.v)
+				}
+			}
+			if len(xs) < 3 {
+				t.Reason = fmt.Sprintf("%d waiting-queue scrape(s) inside the fit window, need 3", len(xs))
+			} else {
+				t = fitTrend(xs, ys)
+			}
+		}
+		o.Queue = &t
+	}
+	queueOver := false
+	if q := o.Queue; q != nil && q.Significant() {
+		s, _ := q.Slope.Float64()
+		rise := s * float64(o.FitEndNS-o.FitStartNS) / 1e9
+		if rise >= 1 {
+			queueOver = true
+			lo, _ := q.Low.Float64()
+			ev := fmt.Sprintf("the server's waiting queue rose by %.3g requests over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0)", rise, s, lo)
+			o.Reasons["evidence"] = strings.TrimPrefix(o.Reasons["evidence"]+"; "+ev, "; ")
+		}
+	}
+	switch {
+	case o.clientOver || queueOver:
+		o.Overloaded = setFlag(true, o.Reasons["evidence"])
+	case o.clientJudged:
+		why := fmt.Sprintf("completions kept up with arrivals (backlog %d of %d, within %d %%) and the outstanding count shows no significant rise", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent)
+		if o.Queue != nil {
+			if o.Queue.Slope.IsNull() {
+				why += "; server queue trend unknown: " + o.Queue.Reason
+			} else {
+				why += "; nor does the server's waiting queue"
+			}
+		}
+		o.Overloaded = setFlag(false, why)
+	default:
+		why := o.Reasons["fit"]
+		if why == "" {
+			why = "the client-side test could not run"
+		}
+		if o.Queue != nil && !o.Queue.Slope.IsNull() {
+			why += "; the server's waiting queue shows no significant rise, which alone does not show the point kept up"
+		}
+		o.Overloaded = Flag{Why: why}
+	}
+	delete(o.Reasons, "evidence")
+}
