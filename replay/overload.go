@@ -101,15 +101,15 @@ type Overload struct {
 	// Arrivals and Completions count the sends and ends (any status)
 	// inside the fit window; FitArrivalRate and CompletionRate are them
 	// per second; BacklogShare is (arrivals − completions) ÷ arrivals.
-	Arrivals, Completions                  int64
-	FitArrivalRate, CompletionRate         Value
-	BacklogShare                           Value
-	OutstandingPeak, OutstandingMean       Value
-	Outstanding, SendLag                   Trend
-	SendLagP99NS                           Value
-	Queue                                  *Trend
-	Overloaded, GeneratorLimited           Flag
-	clientJudged, clientOver               bool
+	Arrivals, Completions            int64
+	FitArrivalRate, CompletionRate   Value
+	BacklogShare                     Value
+	OutstandingPeak, OutstandingMean Value
+	Outstanding, SendLag             Trend
+	SendLagP99NS                     Value
+	Queue                            *Trend
+	Overloaded, GeneratorLimited     Flag
+	clientJudged, clientOver         bool
 	// Reasons maps a key of OverloadKeys (or "outstanding", "send_lag",
 	// "fit") to why it is null.
 	Reasons map[string]string
