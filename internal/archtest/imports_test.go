@@ -50,6 +50,7 @@ var forbidden = map[string][]string{
 	"servermetrics": {module + "/"}, // but stats, a leaf below it
 	"compare":       {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
 	"redact":        {module + "/"},
+	"k8s":           {module + "/"},
 	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 
@@ -78,7 +79,7 @@ func TestImportsPointDownward(t *testing.T) {
 			for _, b := range bad {
 				prefix := strings.TrimSuffix(b, "/")
 				if d == prefix || strings.HasPrefix(d, prefix+"/") {
-					if top == "schema" || top == "simulator" || top == "stats" || top == "redact" || top == "servermetrics" {
+					if top == "schema" || top == "simulator" || top == "stats" || top == "redact" || top == "servermetrics" || top == "k8s" {
 						// leaves: only themselves
 						if d == module+"/"+top || strings.HasPrefix(d, module+"/"+top+"/") {
 							continue

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// k8sBase are the required flags of k8s job.
+var k8sBase = []string{"k8s", "job", "--shards", "3", "--image", "benchseal:dev", "--endpoint", "http://127.0.0.1:8000",
+	"--model", "m", "--push", "127.0.0.1:5000/bench/run:v1"}
+
+// decodeJobYAML decodes the last document of a rendering strictly into a
+// Job, and the ConfigMap before it when there is one.
+func decodeJobYAML(t *testing.T, s string) (*batchv1.Job, *corev1.ConfigMap) {
+	t.Helper()
+	docs := strings.Split(s, "---\n")
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(docs[len(docs)-1]), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, s)
+	}
+	var cm *corev1.ConfigMap
+	if len(docs) == 3 {
+		cm = &corev1.ConfigMap{}
+		if err := yaml.UnmarshalStrict([]byte(docs[1]), cm); err != nil {
+			t.Fatalf("strict decode of the ConfigMap: %v", err)
+		}
+	}
+	return &job, cm
+}
+
+func podContainer(job *batchv1.Job, name string) corev1.Container {
+	s := job.Spec.Template.Spec
+	for _, c := range append(slices.Clone(s.InitContainers), s.Containers...) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return corev1.Container{}
+}
+
+func TestK8sJobFlagsToJobFields(t *testing.T) {
+	dir := t.TempDir()
+	planPath := filepath.Join(dir, "load.json")
+	loadPlan := `{"mode": "concurrency", "points": [{"name": "c4", "concurrency": 4, "requests": 100}], "seed": 7}` + "\n"
+	if err := os.WriteFile(planPath, []byte(loadPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		check func(*testing.T, *batchv1.Job, *corev1.ConfigMap)
+	}{
+		{"shards and capture flags after --", []string{"--", "--rate", "800", "--requests", "2000"}, func(t *testing.T, j *batchv1.Job, cm *corev1.ConfigMap) {
+			if *j.Spec.Completions != 3 || *j.Spec.Parallelism != 3 || *j.Spec.CompletionMode != batchv1.IndexedCompletion || cm != nil {
+				t.Errorf("spec %+v cm %v", j.Spec, cm)
+			}
+			args := podContainer(j, "capture").Args
+			if !slices.Equal(args[len(args)-4:], []string{"--rate", "800", "--requests", "2000"}) || argAfter(args, "--shards") != "3" {
+				t.Errorf("capture args %q", args)
+			}
+			if got := podContainer(j, "push").Args[2]; got != "127.0.0.1:5000/bench/run:v1-shard-$(JOB_COMPLETION_INDEX)" {
+				t.Errorf("push ref %q", got)
+			}
+		}},
+		{"plan in a ConfigMap", []string{"--plan", planPath, "--name", "b1"}, func(t *testing.T, j *batchv1.Job, cm *corev1.ConfigMap) {
+			if cm == nil || cm.Name != "b1-plan" || cm.Data["plan.json"] != loadPlan || j.Name != "b1" {
+				t.Fatalf("cm %+v job %s", cm, j.Name)
+			}
+		}},
+		{"start-at, anti-affinity, requests, secrets", []string{"--start-at", "2026-12-01T10:00:00+01:00", "--anti-affinity", "--cpu", "2", "--memory", "1Gi",
+			"--registry-secret", "regcred", "--api-key-secret", "ek", "--key-secret", "sk", "--plain-http", "--image-pull-policy", "Never", "--namespace", "load",
+			"--", "--concurrency", "8"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
+			c := podContainer(j, "capture")
+			if argAfter(c.Args, "--start-at") != "2026-12-01T09:00:00Z" || c.Resources.Requests.Cpu().String() != "2" || c.ImagePullPolicy != corev1.PullNever {
+				t.Errorf("capture %+v", c)
+			}
+			if a := j.Spec.Template.Spec.Affinity; a == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+				t.Errorf("bare --anti-affinity is not required: %+v", a)
+			}
+			if p := podContainer(j, "push"); p.Args[len(p.Args)-1] != "--plain-http" {
+				t.Errorf("push %q", p.Args)
+			}
+			if j.Namespace != "load" || j.Spec.Template.Spec.Volumes[1].Secret.SecretName != "sk" {
+				t.Errorf("namespace %q volumes %+v", j.Namespace, j.Spec.Template.Spec.Volumes)
+			}
+		}},
+		{"preferred anti-affinity", []string{"--anti-affinity=preferred", "--", "--concurrency", "8"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
+			if a := j.Spec.Template.Spec.Affinity; a == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+				t.Errorf("affinity %+v", a)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), c.args...)...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			j, cm := decodeJobYAML(t, out)
+			c.check(t, j, cm)
+		})
+	}
+}
+
+func argAfter(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func TestK8sJobOutFileIsWritten(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "job.yaml")
+	code, stdout, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), "--out", out, "--", "--rate", "5")...)
+	if code != ExitOK || stdout != "" || !strings.Contains(errOut, "wrote "+out) {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeJobYAML(t, string(b))
+}
+
+func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	badPlan := filepath.Join(dir, "bad.json")
+	os.WriteFile(badPlan, []byte(`{"mode": "closed", "points": []}`), 0o644)
+	base := func(drop string, extra ...string) []string {
+		var a []string
+		for i := 0; i < len(k8sBase); i++ {
+			if k8sBase[i] == drop {
+				i++
+				continue
+			}
+			a = append(a, k8sBase[i])
+		}
+		return append(a, extra...)
+	}
+	load := []string{"--", "--rate", "5"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no shards", base("--shards", load...), `"shards" not set`},
+		{"no image", base("--image", load...), `"image" not set`},
+		{"zero shards", append(base("--shards", "--shards", "0"), load...), "shards 0"},
+		{"shards not a number", append(base("--shards", "--shards", "x"), load...), "invalid argument"},
+		{"no load", base(""), "no load"},
+		{"unknown capture flag", base("", "--", "--rat", "5"), "unknown flag: --rat"},
+		{"capture positional", base("", "--", "--rate", "5", "extra"), `unexpected argument "extra"`},
+		{"argument before --", base("", "extra"), `unexpected argument "extra"`},
+		{"reserved capture flag", base("", "--", "--rate", "5", "--out", "x"), "--out after"},
+		{"load flag beside plan", base("", "--plan", badPlan, "--", "--rate", "5"), "--plan sets the load"},
+		{"invalid plan", base("", "--plan", badPlan), "--plan"},
+		{"missing plan", base("", "--plan", filepath.Join(dir, "nope.json")), "--plan"},
+		{"bad start-at", base("", append([]string{"--start-at", "tomorrow"}, load...)...), "RFC 3339"},
+		{"bad anti-affinity", base("", append([]string{"--anti-affinity=always"}, load...)...), "anti-affinity"},
+		{"bad memory", base("", append([]string{"--memory", "lots"}, load...)...), "memory request"},
+		{"push by digest", append(base("--push", "--push", "h/r@sha256:"+strings.Repeat("a", 64)), load...), "digest"},
+		{"endpoint without scheme", append(base("--endpoint", "--endpoint", "h:80"), load...), "endpoint"},
+		{"bad pull policy", base("", append([]string{"--image-pull-policy", "Sometimes"}, load...)...), "pull policy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, nil, c.args...)
+			if code != ExitUsage || !strings.Contains(errOut, c.want) || out != "" {
+				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, ExitUsage, c.want, out, errOut)
+			}
+		})
+	}
+}
