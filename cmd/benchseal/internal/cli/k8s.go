@@ -13,8 +13,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("k8s", newK8sCmd) }
-
 func newK8sCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k8s job",
@@ -89,7 +87,8 @@ token. Values are escaped from Kubernetes' $(VAR) expansion.`,
 	f.StringVar(&o.opts.Namespace, "namespace", "", "namespace of the objects (default: kubectl's)")
 	f.IntVar(&o.opts.Shards, "shards", 0, "N: shards, completions and parallelism (required)")
 	f.StringVar(&o.opts.Image, "image", "", "benchseal container image, built from the repository's Dockerfile (required)")
-	f.StringVar(&o.pullPolicy, "image-pull-policy", "", "Always, IfNotPresent or Never (default: Kubernetes')")
+	enumFlag(f, &o.pullPolicy, "image-pull-policy", "", []string{string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever)},
+		"Always, IfNotPresent or Never (default: Kubernetes')")
 	f.StringVar(&o.opts.Endpoint, "endpoint", "", "server base URL as the pods reach it (required)")
 	f.StringVar(&o.opts.Model, "model", "", "model name sent in every request (required)")
 	f.StringVar(&o.plan, "plan", "", "capture plan file (pre-registered or load plan), carried in a ConfigMap")
@@ -99,7 +98,8 @@ token. Values are escaped from Kubernetes' $(VAR) expansion.`,
 	f.StringVar(&o.opts.KeySecret, "key-secret", "benchseal-signing-key", `Secret with the signing key ("key") and its password ("password")`)
 	f.StringVar(&o.opts.RegistrySecret, "registry-secret", "", "kubernetes.io/dockerconfigjson Secret with the registry credentials (default: anonymous)")
 	f.StringVar(&o.opts.APIKeySecret, "api-key-secret", "", `Secret whose "api-key" is the endpoint's API key`)
-	f.StringVar(&o.opts.AntiAffinity, "anti-affinity", "", "spread shards one per node: required or preferred (bare flag: required)")
+	enumFlag(f, &o.opts.AntiAffinity, "anti-affinity", k8s.AntiAffinityNone, []string{k8s.AntiAffinityRequired, k8s.AntiAffinityPreferred},
+		"spread shards one per node: required or preferred (bare flag: required)")
 	f.Lookup("anti-affinity").NoOptDefVal = k8s.AntiAffinityRequired
 	f.StringVar(&o.opts.CPU, "cpu", "", "CPU request of the capture container (e.g. 2, 1500m)")
 	f.StringVar(&o.opts.Memory, "memory", "", "memory request of the capture container (e.g. 1Gi)")

@@ -168,7 +168,7 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"bad memory", base("", append([]string{"--memory", "lots"}, load...)...), "memory request"},
 		{"push by digest", append(base("--push", "--push", "h/r@sha256:"+strings.Repeat("a", 64)), load...), "digest"},
 		{"endpoint without scheme", append(base("--endpoint", "--endpoint", "h:80"), load...), "endpoint"},
-		{"bad pull policy", base("", append([]string{"--image-pull-policy", "Sometimes"}, load...)...), "pull policy"},
+		{"bad pull policy", base("", append([]string{"--image-pull-policy", "Sometimes"}, load...)...), "--image-pull-policy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runArgs(t, nil, c.args...)
