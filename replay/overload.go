@@ -3,6 +3,7 @@ package replay
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -366,9 +367,9 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 			s, _ := o.Outstanding.Slope.Float64()
 			m, _ := o.OutstandingMean.Float64()
 			rise := s * float64(fit) / 1e9
-			if 100*rise >= OverloadTolerancePercent*max(m, 1) {
+			if rise >= outstandingRiseBound(m) {
 				lo, _ := o.Outstanding.Low.Float64()
-				why = append(why, fmt.Sprintf("outstanding requests rose by %.3g over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0; mean %.3g)", rise, s, lo, m))
+				why = append(why, fmt.Sprintf("outstanding requests rose by %.3g over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0; at least %.3g for mean %.3g)", rise, s, lo, outstandingRiseBound(m), m))
 			}
 		}
 		if len(why) > 0 {
@@ -377,6 +378,16 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		}
 	}
 	return o
+}
+
+// outstandingRiseBound is the least fitted rise of the outstanding count
+// over the fit window that counts as overload, for a window mean m: the
+// tolerance share of m, and three standard deviations of a Poisson count
+// of mean m (3·√m), so that the fluctuation of a steady load (whose
+// window averages are correlated, which narrows the interval) does not
+// pass for a trend.
+func outstandingRiseBound(m float64) float64 {
+	return max(float64(OverloadTolerancePercent)/100*m, 3*math.Sqrt(max(m, 1)))
 }
 
 func msText(ns int64) string {

@@ -1,0 +1,259 @@
+package replay
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/servermetrics"
+)
+
+// queueSim is a synthetic server: slots requests run at once, the others
+// wait in one FIFO queue; a request's service takes svc ns.
+type queueSim struct {
+	free []int64 // when each slot frees
+}
+
+func newQueueSim(slots int) *queueSim { return &queueSim{free: make([]int64, slots)} }
+
+// serve returns when a request arriving at t with service svc ends.
+func (q *queueSim) serve(t, svc int64) int64 {
+	i := 0
+	for j, f := range q.free {
+		if f < q.free[i] {
+			i = j
+		}
+	}
+	end := max(t, q.free[i]) + svc
+	q.free[i] = end
+	return end
+}
+
+// openLoopRun is a rate-mode point: Poisson arrivals at rates[i] for
+// counts[i] requests each (in turn), served by a 4-slot server with
+// 100 ms ± 20 ms service (capacity about 40 req/s). lag(i) is request i's
+// send lag.
+func openLoopRun(seed uint64, rates []float64, counts []int, lag func(i int) int64) *memRun {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	q := newQueueSim(4)
+	var recs []*schema.Record
+	t := int64(0)
+	for k, rate := range rates {
+		for range counts[k] {
+			t += int64(rng.ExpFloat64() / rate * 1e9)
+			i := len(recs)
+			sched := t
+			sent := sched + lag(i)
+			end := q.serve(sent, 80e6+int64(rng.IntN(40e6)))
+			recs = append(recs, &schema.Record{ID: fmt.Sprintf("p.r0.m%d", i), Point: "p", Phase: schema.PhaseMeasure, ScheduledNS: &sched, SentNS: sent, EndNS: end,
+				ChunksNS: []int64{(end - sent) / 2, end - sent}, OutputTokens: 2, InputTokens: 10, Status: schema.StatusOK})
+		}
+	}
+	slices.SortFunc(recs, func(a, b *schema.Record) int { return int(a.SentNS - b.SentNS) })
+	m := manifest(schema.Point{Name: "p", Rate: rates[0], Arrival: schema.ArrivalPoisson})
+	return &memRun{m: m, recs: recs}
+}
+
+// closedLoopRun is a concurrency-mode point: workers send back to back
+// (1 ms apart) to a server of slots slots with 100 ms ± 20 ms service.
+func closedLoopRun(seed uint64, workers, slots, n int) *memRun {
+	rng := rand.New(rand.NewPCG(seed, 17))
+	q := newQueueSim(slots)
+	next := make([]int64, workers)
+	var recs []*schema.Record
+	for i := range n {
+		w := 0
+		for j := range next {
+			if next[j] < next[w] {
+				w = j
+			}
+		}
+		sent := next[w]
+		end := q.serve(sent, 80e6+int64(rng.IntN(40e6)))
+		next[w] = end + 1e6
+		recs = append(recs, &schema.Record{ID: fmt.Sprintf("p.r0.m%d", i), Point: "p", Phase: schema.PhaseMeasure, SentNS: sent, EndNS: end,
+			ChunksNS: []int64{(end - sent) / 2, end - sent}, OutputTokens: 2, InputTokens: 10, Status: schema.StatusOK})
+	}
+	slices.SortFunc(recs, func(a, b *schema.Record) int { return int(a.SentNS - b.SentNS) })
+	m := manifest(schema.Point{Name: "p", Concurrency: workers})
+	m.Load.Mode = schema.ModeConcurrency
+	return &memRun{m: m, recs: recs}
+}
+
+func noLag(int) int64 { return int64(0) }
+
+func overloadOf(t *testing.T, run *memRun) *Overload {
+	t.Helper()
+	o := mustReplay(t, run, Options{}).Results[0].Overload
+	if o == nil {
+		t.Fatal("no overload result")
+	}
+	return o
+}
+
+func wantFlag(t *testing.T, what string, f Flag, want *bool) {
+	t.Helper()
+	switch {
+	case want == nil && f.Set != nil:
+		t.Errorf("%s = %v (%s), want null", what, *f.Set, f.Why)
+	case want != nil && (f.Set == nil || *f.Set != *want):
+		t.Errorf("%s = %v (%s), want %v", what, f.Value(), f.Why, *want)
+	}
+	if f.Why == "" {
+		t.Errorf("%s has no reason", what)
+	}
+}
+
+// An open loop pushed past its capacity halfway through (24 req/s, then
+// 60 req/s against about 40) is flagged overloaded, with the evidence;
+// the same server at a steady 24 req/s is not, for any of 20 seeds.
+func TestOverloadOpenLoopOnsetDetectedStableNot(t *testing.T) {
+	for seed := range uint64(20) {
+		o := overloadOf(t, openLoopRun(seed, []float64{24, 60}, []int{300, 300}, noLag))
+		wantFlag(t, fmt.Sprintf("seed %d onset: overloaded", seed), o.Overloaded, ptr(true))
+		if !o.Outstanding.Significant() || !strings.Contains(o.Overloaded.Why, "arrivals exceeded completions") {
+			t.Errorf("seed %d onset: outstanding %+v, why %q", seed, o.Outstanding, o.Overloaded.Why)
+		}
+		wantFlag(t, "onset: generator-limited", o.GeneratorLimited, ptr(false))
+
+		s := overloadOf(t, openLoopRun(seed, []float64{24}, []int{600}, noLag))
+		wantFlag(t, fmt.Sprintf("seed %d stable: overloaded", seed), s.Overloaded, ptr(false))
+		wantFlag(t, "stable: generator-limited", s.GeneratorLimited, ptr(false))
+		if c, a := s.CompletionRate.Rat(), s.FitArrivalRate.Rat(); c == nil || a == nil || s.Arrivals < 300 {
+			t.Errorf("seed %d stable: rates %v %v, arrivals %d", seed, c, a, s.Arrivals)
+		}
+		if r, _ := s.OfferedRate.Float64(); r != 24 || s.Loop != LoopOpen {
+			t.Errorf("offered %v loop %q", s.OfferedRate, s.Loop)
+		}
+	}
+}
+
+// A closed loop cannot pile up requests at the client: completions keep
+// up with arrivals and the outstanding count stays at the concurrency,
+// so it is not overloaded on client evidence alone, even when the server
+// has fewer slots than workers; generator-limited does not apply.
+func TestOverloadClosedLoopStableNotFlaggedGeneratorNotApplicable(t *testing.T) {
+	for _, slots := range []int{16, 4} {
+		o := overloadOf(t, closedLoopRun(3, 8, slots, 800))
+		wantFlag(t, fmt.Sprintf("%d slots: overloaded", slots), o.Overloaded, ptr(false))
+		wantFlag(t, "generator-limited", o.GeneratorLimited, nil)
+		if !strings.Contains(o.GeneratorLimited.Why, "not applicable") || o.Loop != LoopClosed || !o.OfferedRate.IsNull() {
+			t.Errorf("closed loop: %+v", o)
+		}
+		if p, _ := o.OutstandingPeak.Float64(); p != 8 {
+			t.Errorf("peak = %v, want 8", o.OutstandingPeak)
+		}
+	}
+}
+
+// A closed loop whose server slows down halfway (its waiting queue goes
+// from 0 to 6 and stays) is flagged overloaded by the server's
+// waiting-queue trend; the same queue flat at 0 leaves it not flagged.
+func TestOverloadClosedLoopQueueOnsetDetectedByServerTrend(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		queue func(frac float64) float64
+		want  bool
+	}{
+		{"onset", func(f float64) float64 {
+			if f < 0.5 {
+				return 0
+			}
+			return 6
+		}, true},
+		{"flat", func(float64) float64 { return 0 }, false},
+	} {
+		res := mustReplay(t, closedLoopRun(5, 8, 16, 800), Options{})
+		p := res.Results[0]
+		o := p.Overload
+		sc := &ServerColumn{Column: &servermetrics.Column{Engine: servermetrics.EngineVLLM}}
+		for i := range 21 { // a scrape every 5 % of the fit window
+			at := o.FitStartNS + (o.FitEndNS-o.FitStartNS)*int64(i)/20
+			sc.waiting = append(sc.waiting, gaugeAt{at, tc.queue(float64(i) / 20)})
+		}
+		p.Server = sc
+		o.Overloaded = Flag{}
+		decideOverload(p)
+		wantFlag(t, tc.name+": overloaded", o.Overloaded, &tc.want)
+		if o.Queue == nil || (tc.want && !strings.Contains(o.Overloaded.Why, "waiting queue rose")) {
+			t.Errorf("%s: queue %+v, why %q", tc.name, o.Queue, o.Overloaded.Why)
+		}
+	}
+}
+
+// A client that sends 5 % of its requests 30 ms late did not keep the
+// schedule: generator-limited, with the p99 in the evidence.
+func TestGeneratorLimitedWhenSendLagP99AboveBound(t *testing.T) {
+	late := func(i int) int64 {
+		if i%20 == 0 {
+			return 30e6
+		}
+		return 200e3
+	}
+	o := overloadOf(t, openLoopRun(1, []float64{24}, []int{600}, late))
+	wantFlag(t, "generator-limited", o.GeneratorLimited, ptr(true))
+	if !strings.Contains(o.GeneratorLimited.Why, "send_lag p99 30.000 ms > 10.000 ms") {
+		t.Errorf("why = %q", o.GeneratorLimited.Why)
+	}
+	// A lag that grows steadily by 40 ms over the point also is, though
+	// most requests stay under the bound... as long as p99 does not
+	// already say so, the trend does.
+	grow := func(i int) int64 { return int64(i) * 15e3 } // 0 … 9 ms
+	g := overloadOf(t, openLoopRun(1, []float64{24}, []int{600}, grow))
+	wantFlag(t, "growing lag below the bound", g.GeneratorLimited, ptr(false))
+	if !g.SendLag.Significant() {
+		t.Errorf("send-lag trend %+v, want significant", g.SendLag)
+	}
+}
+
+// Fields the source did not measure make the flags null with the reason,
+// never false; too few requests too.
+func TestOverloadFlagsNullWhenNotMeasured(t *testing.T) {
+	run := openLoopRun(2, []float64{24}, []int{600}, noLag)
+	run.m.Provenance = &schema.Provenance{}
+	run.m.Provenance.Set(schema.FieldSent, schema.FieldAbsent, "every request placed at 0")
+	o := overloadOf(t, run)
+	wantFlag(t, "overloaded", o.Overloaded, nil)
+	wantFlag(t, "generator-limited", o.GeneratorLimited, nil)
+	if !strings.Contains(o.Overloaded.Why, "sent_ns not measured") || !o.ArrivalRate.IsNull() || !o.OutstandingPeak.IsNull() {
+		t.Errorf("overload %+v", o)
+	}
+	res := mustReplay(t, run, Options{})
+	if _, why := res.Resolve("p", 0, "overload.overloaded"); !strings.Contains(why, "sent_ns not measured") {
+		t.Errorf("claim reason %q", why)
+	}
+
+	few := openLoopRun(2, []float64{24}, []int{12}, noLag)
+	f := overloadOf(t, few)
+	wantFlag(t, "few: overloaded", f.Overloaded, nil)
+	if !strings.Contains(f.Overloaded.Why, "to judge") {
+		t.Errorf("why %q", f.Overloaded.Why)
+	}
+	// Without scheduled_ns an open loop's lag is unknown.
+	for _, r := range few.recs {
+		r.ScheduledNS = nil
+	}
+	wantFlag(t, "no schedule: generator-limited", overloadOf(t, few).GeneratorLimited, nil)
+}
+
+// The flags are claimable as 1/0 and resolve through the claim paths.
+func TestOverloadClaimPaths(t *testing.T) {
+	res := mustReplay(t, openLoopRun(0, []float64{24, 60}, []int{300, 300}, noLag), Options{})
+	for _, k := range OverloadKeys {
+		if err := schema.CheckClaimMetric("benchseal", "overload."+k); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+		if _, ok := res.Results[0].Lookup("overload." + k); !ok {
+			t.Errorf("overload.%s does not resolve", k)
+		}
+	}
+	if v, why := res.Resolve("p", 0, "overload.overloaded"); why != "" || v.Rat().Cmp(Int(1).Rat()) != 0 {
+		t.Errorf("overload.overloaded = %v (%s), want 1", v, why)
+	}
+	if err := schema.CheckClaimMetric("benchseal", "overload.nope"); err == nil {
+		t.Error("overload.nope accepted")
+	}
+}
