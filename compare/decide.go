@@ -82,8 +82,13 @@ type Row struct {
 	// Eligible is false when the row cannot win; Ineligible says why.
 	Eligible   bool
 	Ineligible string
-	// Notes are confidence notes (benchstat warnings of the summaries).
+	// Notes are confidence notes (benchstat warnings of the summaries)
+	// and the replay's flags of the chosen point.
 	Notes []string
+	// Flagged says, when the chosen point is flagged overloaded or
+	// generator-limited in any repeat, which and how often ("" if not):
+	// a decision resting on it says so.
+	Flagged string
 }
 
 // Decision is the answer to "which configuration, under this objective".
@@ -181,6 +186,26 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 	return d, nil
 }
 
+// FlagLine names the flags set on the repeats of a point with how many
+// repeats each covers ("overloaded in 2 of 3 repeats"), or "".
+func FlagLine(reps []*replay.PointResult) string {
+	count := map[string]int{}
+	var order []string
+	for _, p := range reps {
+		for _, f := range p.Overload.Flags() {
+			if count[f] == 0 {
+				order = append(order, f)
+			}
+			count[f]++
+		}
+	}
+	var parts []string
+	for _, f := range order {
+		parts = append(parts, fmt.Sprintf("%s in %d of %d repeats", f, count[f], len(reps)))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	r := Row{Input: idx, Name: in.Name, PrefixCache: in.Manifest.Engine.PrefixCache, Evidence: in.Manifest.Evidence,
 		Hardware: HardwareText(in.Manifest), Eligible: true, OutputTokens: replay.Null, Errors: map[string]int64{}}
@@ -258,6 +283,10 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 				r.Notes = append(r.Notes, w)
 			}
 		}
+	}
+	if f := FlagLine(reps); f != "" && opts.Objective != MaxCapacity {
+		r.Flagged = r.Name + "'s " + r.Point + " is " + f
+		r.Notes = append(r.Notes, "point "+r.Point+" is "+f)
 	}
 	for _, v := range r.Capacity.Values {
 		if c := v.Rat(); c != nil && c.Sign() == 0 {
@@ -389,6 +418,14 @@ func (d *Decision) rank() {
 			what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
 	}
 	d.Limits = append(d.Limits, warns...)
+	for _, i := range cand {
+		if f := d.Rows[i].Flagged; f != "" {
+			d.Limits = append(d.Limits, f+": its "+what+" was measured at a point that did not keep up with its load (or whose client did not keep the schedule)")
+			if d.Verdict == Winner && i == w {
+				d.Answer += "; the win rests on a flagged point: " + f
+			}
+		}
+	}
 	if d.Shift != nil && !d.Shift.Bounded {
 		d.Limits = append(d.Limits, fmt.Sprintf("too few repeats for a 95 %% interval of the difference (the widest covers %.3g %%)", 100*d.Shift.Confidence))
 	}

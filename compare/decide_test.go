@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/replay"
@@ -28,5 +30,31 @@ func TestDecideCountsNotSentApart(t *testing.T) {
 	}
 	if row.Sent != 20 {
 		t.Errorf("declared = %d, want 20", row.Sent)
+	}
+}
+
+// A win at an overloaded point is not silent: the decision's limits name
+// the flag and how many repeats carry it, and so does its answer.
+func TestDecideWinAtAnOverloadedPointSaysSo(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 21, 22, 20, 21}, []int64{60, 61, 62, 60, 61})
+	yes := true
+	for i, pr := range b.Result.Results {
+		pr.Overload = &replay.Overload{GeneratorLimited: replay.Flag{Why: "n/a"}, Overloaded: replay.Flag{Why: "test"}}
+		if i < 3 {
+			pr.Overload.Overloaded.Set = &yes
+		}
+	}
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := strings.Join(d.Limits, "\n")
+	if d.Verdict != Winner || d.Winner != 1 || !strings.Contains(limits, "is overloaded in 3 of 5 repeats") ||
+		!strings.Contains(d.Answer, "the win rests on a flagged point") || !slices.Contains(d.Rows[1].Notes, "point c8 is overloaded in 3 of 5 repeats") {
+		t.Errorf("verdict %s, answer %q, limits %q, notes %q", d.Verdict, d.Answer, limits, d.Rows[1].Notes)
+	}
+	if strings.Contains(limits, "a's") {
+		t.Errorf("unflagged a named: %q", limits)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/benchseal/benchseal/schema"
@@ -88,10 +89,30 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 				}
 				compareClaim(&ck, v, c.Value, cl.Tolerance)
 			}
+			if res != nil {
+				ck.Flags = res.pointFlags(pc)
+			}
 			out = append(out, ck)
 		}
 	}
 	return out, nil
+}
+
+// pointFlags names the flags of a claim's point: of its repeat, or of any
+// repeat for a claim without one (summaries span every repeat).
+func (r *Result) pointFlags(pc schema.PointClaim) []string {
+	var out []string
+	for _, p := range r.Results {
+		if p.Point != pc.Point || (pc.Repeat != nil && p.Repeat != *pc.Repeat) {
+			continue
+		}
+		for _, f := range p.Overload.Flags() {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // compareClaim sets the outcome of a claim whose value the records

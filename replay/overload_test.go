@@ -257,3 +257,31 @@ func TestOverloadClaimPaths(t *testing.T) {
 		t.Error("overload.nope accepted")
 	}
 }
+
+// A claim about an overloaded point carries the flag, whatever its
+// outcome; one about a steady point carries none; the flag itself can be
+// claimed (1) and checked.
+func TestClaimOnAnOverloadedPointShowsTheFlag(t *testing.T) {
+	over := openLoopRun(0, []float64{24, 60}, []int{300, 300}, noLag)
+	res := mustReplay(t, over, Options{})
+	tp, _ := res.Results[0].Scalars["request_throughput"].Float64()
+	claims := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9, Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{
+		{Metric: "request_throughput", Value: tp}, {Metric: "overload.overloaded", Value: 1}, {Metric: "overload.generator_limited", Value: 1},
+	}}}}
+	over.c = claims
+	checks, err := ClaimChecker{}.CheckClaims(t.Context(), over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{schema.ClaimMatched, schema.ClaimMatched, schema.ClaimMismatched} {
+		if c := checks[i]; c.Outcome != want || !slices.Equal(c.Flags, []string{"overloaded"}) {
+			t.Errorf("claim %s: outcome %s flags %v, want %s with [overloaded]", c.Metric, c.Outcome, c.Flags, want)
+		}
+	}
+	steady := openLoopRun(0, []float64{24}, []int{600}, noLag)
+	steady.c = &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9, Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{{Metric: "overload.overloaded", Value: 0}}}}}
+	checks, err = ClaimChecker{}.CheckClaims(t.Context(), steady)
+	if err != nil || checks[0].Outcome != schema.ClaimMatched || len(checks[0].Flags) != 0 {
+		t.Errorf("steady: %+v, %v", checks, err)
+	}
+}

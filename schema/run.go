@@ -44,4 +44,9 @@ type ClaimCheck struct {
 	Tolerance float64  `json:"tolerance"`
 	Outcome   string   `json:"outcome"` // matched | mismatched | not-recomputable
 	Reason    string   `json:"reason,omitempty"`
+	// Flags names what replay found about the claimed point × repeat
+	// (or, for a summary claim, any repeat of the point): "overloaded",
+	// "generator-limited". A number claimed for a flagged point is shown
+	// with its flag, whatever the outcome.
+	Flags []string `json:"flags,omitempty"`
 }

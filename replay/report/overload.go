@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/benchseal/benchseal/replay"
 )
@@ -160,24 +159,4 @@ func overloadCSV(o *replay.Overload) [][2]string {
 	}
 	out = append(out, [2]string{"overload.overloaded_reason", o.Overloaded.Why}, [2]string{"overload.generator_limited_reason", o.GeneratorLimited.Why})
 	return out
-}
-
-// flagWords names the flags set on the repeats of a point, with how many
-// repeats each covers ("overloaded in 2 of 3 repeats"), or "".
-func flagWords(reps []*replay.PointResult) string {
-	count := map[string]int{}
-	var order []string
-	for _, p := range reps {
-		for _, f := range p.Overload.Flags() {
-			if count[f] == 0 {
-				order = append(order, f)
-			}
-			count[f]++
-		}
-	}
-	var parts []string
-	for _, f := range order {
-		parts = append(parts, fmt.Sprintf("%s in %d of %d repeats", f, count[f], len(reps)))
-	}
-	return strings.Join(parts, ", ")
 }

@@ -285,7 +285,8 @@ func statusWord(s string) string {
 }
 
 // writeClaimChecks prints the outcome of the claims recomputation: a count
-// per outcome, then every claim that did not match (every claim with all).
+// per outcome, then every claim that did not match or is about a flagged
+// point (every claim with all).
 func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	if len(checks) == 0 {
 		return
@@ -302,8 +303,8 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	}
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, c := range checks {
-		if c.Outcome == schema.ClaimMatched && !all {
-			continue
+		if c.Outcome == schema.ClaimMatched && !all && len(c.Flags) == 0 {
+			continue // a claim on a flagged point is always shown, with its flag
 		}
 		where := c.Point
 		if c.Repeat != nil {
@@ -323,6 +324,9 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 			// What follows "claimed X, recomputed Y" (e.g. that the claim
 			// was marked not recomputable).
 			line += " (" + more + ")"
+		}
+		if len(c.Flags) > 0 {
+			line += " [point flagged: " + strings.Join(c.Flags, ", ") + "]"
 		}
 		fmt.Fprintln(w, line)
 	}
