@@ -123,7 +123,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
-	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, definitionReasons(def, m))
+	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
 	cfg.over = newOverloadCfg(m)
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
@@ -185,7 +185,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Schema: SchemaV1, Definitions: def.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases, Cost: cost}
+	res := &Result{Schema: SchemaV1, Definitions: def.Name(), Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases(), Cost: cost}
 	if m.Plan != nil {
 		res.Plan = "sha256:" + m.Plan.SHA256
 	}
@@ -200,7 +200,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if len(groups) == 0 {
 		res.Notes = append(res.Notes, noRecordsNote(m))
 	}
-	res.Notes = append(res.Notes, def.Notes...)
+	res.Notes = append(res.Notes, def.Notes()...)
 	seen := map[string]bool{}
 	keys := orderGroups(m, groups)
 	for i, pr := range finishGroups(groups, keys) {
@@ -359,7 +359,7 @@ func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
 }
 
 type config struct {
-	def *Definition
+	def Definition
 	slo SLOSpec
 	// untimed is set for the non-streaming boundary: a response arrives
 	// whole, so only the end-to-end latency is measured.
@@ -435,9 +435,8 @@ func (b *bigSum) value() *big.Int { return new(big.Int).Add(&b.big, big.NewInt(b
 
 func newGroup(cfg *config) *group {
 	g := &group{cfg: cfg}
-	if !cfg.def.canonical() {
-		g.peer = newPeerGroup(cfg.def)
-		g.peer.slo = cfg.slo
+	if rules := cfg.def.peerRules(); rules != nil {
+		g.peer = &peerGroup{rules: rules, slo: cfg.slo}
 	}
 	return g
 }

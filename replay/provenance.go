@@ -122,17 +122,6 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 	return g
 }
 
-// definitionReasons returns the metrics a peer definition cannot compute
-// from this run's records although their fields were measured: the tool
-// defines them over values the records do not hold.
-func definitionReasons(def *Definition, m *schema.Manifest) map[string]string {
-	if def.Name == "genai-perf" && m.Client.TokenCounts == "server-usage" {
-		why := "GenAI-Perf counts output tokens with its client tokenizer; the records hold the server's usage counts"
-		return map[string]string{"output_token_throughput": why, "total_token_throughput": why}
-	}
-	return nil
-}
-
 // window returns the window of a group: the records' own (w, measured),
 // else the tool's stored window with its label, else none with a reason.
 //

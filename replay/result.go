@@ -178,7 +178,7 @@ type PointResult struct {
 	// Scalars holds the values of ScalarKeys.
 	Scalars map[string]Value
 	// Dists holds the distributions of DistNames, plus any extra
-	// distributions a peer definition defines (see Definition.Extra).
+	// distributions a peer definition defines (see Definition.ExtraDists).
 	Dists  map[string]Dist
 	Stalls Stalls
 	// MLPerf is set when the MLPerf server check was asked for.

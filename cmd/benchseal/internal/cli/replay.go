@@ -48,10 +48,9 @@ Meanings:
 
 Definitions (--definitions):
 `)
-	for _, n := range replay.DefinitionNames {
-		d, _ := replay.LookupDefinition(n)
-		fmt.Fprintf(&b, "\n  %s — %s\n", d.Name, d.Summary)
-		for _, line := range strings.Split(d.Help, "\n") {
+	for _, d := range replay.Definitions() {
+		fmt.Fprintf(&b, "\n  %s — %s\n", d.Name(), d.Summary())
+		for _, line := range strings.Split(d.Help(), "\n") {
 			fmt.Fprintf(&b, "      %s\n", line)
 		}
 	}

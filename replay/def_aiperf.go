@@ -1,0 +1,222 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// aiperfDef is NVIDIA AIPerf's definitions (research/clients.md §1.1;
+// research/metrics.md §4).
+var aiperfDef = &aiperfDefinition{info: info{
+	name:    "aiperf",
+	summary: "NVIDIA AIPerf: ITL = (latency − TTFT)/(OSL − 1) (→ tpot_ns), inter-chunk latency (→ itl_ns), numpy linear, ddof 0",
+	help: `Valid (non-error) records only. ttft = first content response − request start; request_latency = last content response −
+start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as tpot_ns); inter_chunk_latency =
+pooled content-chunk gaps (itl_ns); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
+÷ duration (float64), total_token_throughput counting input + output tokens. Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig: metrics {tag: {value, unit}} as AIPerf
+wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit;
+slo_attainment = good ÷ (valid + error) records.`,
+	aliases: map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput"},
+}, storedITL: true}
+
+// aiperfDefinition is AIPerf's, or (roundITL) GenAI-Perf's, which AIPerf
+// replaced and whose per-request file it reads the same way.
+type aiperfDefinition struct {
+	info
+	// storedITL: AIPerf's inter_token_latency as it stored it is used
+	// when present (GenAI-Perf recomputes it).
+	storedITL bool
+	// roundITL: GenAI-Perf rounds the ITL to integer ns.
+	roundITL bool
+}
+
+func (d *aiperfDefinition) peerRules() peerRules {
+	return &aiperfRules{storedITL: d.storedITL, roundITL: d.roundITL}
+}
+
+type aiperfRules struct {
+	floatSamples
+	storedITL, roundITL bool
+	startNS, endNS      int64 // AIPerf epoch-ns timestamps, exact
+	haveNS              bool
+}
+
+func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
+	p.span(float64(rec.SentNS), float64(rec.SentNS)+lastOr(rec, 0))
+	// Error records are not valid records: they enter no statistic, only
+	// the attainment denominator (AIPerf's good_request_fraction counts
+	// errors; clients.md §1.1).
+	if !ok || (o != nil && o.present("error")) {
+		return
+	}
+	// AIPerf's TTFT tag: "time_to_first_token" since Oct 2025
+	// (ai-dynamo/aiperf PR #343), "ttft" before. Its latencies are
+	// integer ns (perf_ns differences) written in ms: rounded back.
+	ttft, okT := o.aiperfMetric("time_to_first_token", true)
+	if !okT {
+		ttft, okT = o.aiperfMetric("ttft", true)
+	}
+	lat, okL := o.aiperfMetric("request_latency", true)
+	F, L, okR := recFirstLast(rec)
+	if !okT {
+		ttft, okT = F, okR
+	}
+	if !okL {
+		lat, okL = L, okR
+	}
+	if !okT || !okL {
+		return
+	}
+	p.succ++
+	osl := float64(rec.OutputTokens)
+	if v, ok := o.num("metrics.output_sequence_length.value", "output_sequence_length"); ok {
+		osl = v
+	}
+	a.ttft = append(a.ttft, ttft)
+	a.e2e = append(a.e2e, lat)
+	// ITL needs OSL ≥ 2: AIPerf gives a one-token answer NoMetricValue
+	// (excluded), so it fails an ITL limit (missing value ⇒ not good).
+	tp := math.NaN()
+	if osl >= 2 {
+		if v, ok := o.aiperfMetric("inter_token_latency", false); ok && a.storedITL {
+			tp = v
+		} else {
+			tp = (lat - ttft) / (osl - 1)
+			if a.roundITL {
+				// GenAI-Perf: Python round(), half to even
+				// (llm_profile_data_parser.py; clients.md §1.2).
+				tp = math.RoundToEven(tp)
+			}
+		}
+		a.tpot = append(a.tpot, tp)
+	}
+	if g, ok := o.aiperfList("inter_chunk_latency"); ok {
+		a.itl = append(a.itl, g...)
+	} else {
+		a.itl = append(a.itl, recGaps(rec)...)
+	}
+	p.outTok += int64(osl)
+	isl := float64(rec.InputTokens)
+	if v, ok := o.num("metrics.input_sequence_length.value", "input_sequence_length"); ok {
+		isl = v
+	}
+	p.inTok += int64(isl) + int64(osl) // total tokens: input + output
+	if s, ok := o.integer("metrics.min_request_timestamp.value", "min_request_timestamp"); ok {
+		if e, ok := o.integer("metrics.max_response_timestamp.value", "max_response_timestamp"); ok {
+			if !a.haveNS || s < a.startNS {
+				a.startNS = s
+			}
+			if !a.haveNS || e > a.endNS {
+				a.endNS = e
+			}
+			a.haveNS = true
+		}
+	}
+	p.judge(ttft, lat, tp, osl, schema.OneTokenFail)
+}
+
+func (a *aiperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
+	a.numpyDists(pr)
+	// benchmark_duration = max_response_timestamp − min_request_timestamp
+	// (epoch ns, exact as integers) when the records carry them, else the
+	// span of the records' times.
+	dur := math.NaN()
+	if a.haveNS {
+		dur = float64(a.endNS - a.startNS)
+	} else {
+		dur = p.spanWindow(pr, g)
+	}
+	p.throughputs(pr, dur)
+	p.goodput(pr, dur, p.sent)
+}
+
+func lastOr(rec *schema.Record, d float64) float64 {
+	if len(rec.ChunksNS) == 0 {
+		return d
+	}
+	return float64(rec.ChunksNS[len(rec.ChunksNS)-1])
+}
+
+// aiperfFields offers use the value under "metrics.TAG", then under "TAG",
+// with its unit: AIPerf writes {value, unit}, or a bare value in ms. It
+// stops at the first value use accepts and reports whether one was.
+func (o orig) aiperfFields(tag string, use func(v any, unit string) bool) bool {
+	if o == nil {
+		return false
+	}
+	for _, base := range []string{"metrics." + tag, tag} {
+		v, ok := o.get(base)
+		if !ok {
+			continue
+		}
+		unit := "ms"
+		if m, ok := v.(map[string]any); ok {
+			if u, ok := m["unit"].(string); ok {
+				unit = u
+			}
+			v = m["value"]
+		}
+		if use(v, unit) {
+			return true
+		}
+	}
+	return false
+}
+
+// aiperfMetric reads an AIPerf record metric in ns. Integral-ns metrics
+// are rounded back to the integer ns AIPerf measured.
+func (o orig) aiperfMetric(tag string, integral bool) (float64, bool) {
+	var out float64
+	ok := o.aiperfFields(tag, func(v any, unit string) bool {
+		f, ok := toFloat(v)
+		if !ok {
+			return false
+		}
+		out = f * unitNS(unit)
+		if integral {
+			out = math.Round(out)
+		}
+		return true
+	})
+	return out, ok
+}
+
+// aiperfList reads an AIPerf list metric (e.g. inter-chunk latencies) in
+// integer ns. An element that is not a number makes the whole list unread.
+func (o orig) aiperfList(tag string) ([]float64, bool) {
+	var out []float64
+	bad := false
+	o.aiperfFields(tag, func(v any, unit string) bool {
+		arr, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		out = make([]float64, 0, len(arr))
+		for _, x := range arr {
+			f, ok := toFloat(x)
+			if !ok {
+				bad = true
+				return true
+			}
+			out = append(out, math.Round(f*unitNS(unit)))
+		}
+		return true
+	})
+	if bad || out == nil {
+		return nil, false
+	}
+	return out, true
+}
+
+func unitNS(u string) float64 {
+	switch u {
+	case "ns":
+		return 1
+	case "us":
+		return 1e3
+	case "s", "sec":
+		return 1e9
+	}
+	return 1e6
+}

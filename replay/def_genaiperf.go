@@ -1,0 +1,27 @@
+package replay
+
+import "github.com/benchseal/benchseal/schema"
+
+// genaiPerfDef is GenAI-Perf's definitions (research/clients.md §1.2): as
+// AIPerf's, read from the same per-request fields, but the ITL is always
+// recomputed and rounded to integer ns.
+var genaiPerfDef = &genaiPerfDefinition{aiperfDefinition{info: info{
+	name:    "genai-perf",
+	summary: "GenAI-Perf: ITL = round((latency − TTFT)/(OSL − 1)) (→ tpot_ns), numpy linear, ddof 0",
+	help: `ttft = response_timestamps[0] − timestamp; latency = last response − timestamp; inter_token_latency =
+round((latency − ttft)/(OSL − 1)) (Python round, half to even) when > 1 response and OSL > 1 (tpot_ns); duration = max last
+response − min request timestamp; numpy linear percentiles, np.std (ddof 0).`,
+	aliases: map[string]string{"time_to_first_token": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns"},
+}, roundITL: true}}
+
+type genaiPerfDefinition struct{ aiperfDefinition }
+
+// unmeasured: GenAI-Perf counts output tokens with its client tokenizer,
+// so server usage counts give other token throughputs than it reported.
+func (*genaiPerfDefinition) unmeasured(m *schema.Manifest) map[string]string {
+	if m.Client.TokenCounts == "server-usage" {
+		why := "GenAI-Perf counts output tokens with its client tokenizer; the records hold the server's usage counts"
+		return map[string]string{"output_token_throughput": why, "total_token_throughput": why}
+	}
+	return nil
+}

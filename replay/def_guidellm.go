@@ -1,0 +1,210 @@
+package replay
+
+import (
+	"math"
+	"slices"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// guidellmDef is GuideLLM's definitions (research/clients.md §1.5); its
+// statistics (weighted inverted-CDF percentiles, rate distributions) are
+// in guidellm.go.
+var guidellmDef = &guidellmDefinition{info{
+	name:    "guidellm",
+	summary: "GuideLLM: ITL = (last−first token)/(n−1) weighted (→ tpot_ns), TPOT incl. TTFT (extra), inverted-CDF weighted percentiles",
+	help: `Successful requests inside the measurement window (request_end ≥ measure_start and request_start ≤ measure_end).
+ttft = first_token_iteration − request_start; request_latency = request_end − request_start; inter_token_latency =
+(last_token_iteration − first_token_iteration)/(output_tokens − 1), weighted by output_tokens − 1 (tpot_ns);
+time_per_output_token = (last_token_iteration − request_start)/output_tokens, weighted by output_tokens
+(time_per_output_token_ns). Weighted mean, population-weighted std, percentiles = first value whose cumulative weight ≥ q.
+Window = measure_end − measure_start (orig) else max(request_end) − min(request_start). orig: info.timings (epoch s).
+Rates are GuideLLM's duration-weighted rate distributions (requests_per_second, output_tokens_per_second,
+tokens_per_second, prompt_tokens_per_second; n = requests or tokens counted): events (request_end inside the window;
+prompt tokens at the first token; one output token at the first token iteration and (n − 1)/(iterations − 1) at each
+later iteration, spaced evenly to the last) merged when equal or within 0.1 ms, each weighted by the time from the
+midpoint with its predecessor to the midpoint with its successor; request/output_token/total_token_throughput are
+their means.`,
+	aliases: map[string]string{"time_to_first_token_ms": "ttft_ns", "inter_token_latency_ms": "tpot_ns", "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": "e2e_ns",
+		"requests_per_second": "requests_per_second", "output_tokens_per_second": "output_tokens_per_second", "tokens_per_second": "tokens_per_second", "prompt_tokens_per_second": "prompt_tokens_per_second"},
+	extras: []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
+}}
+
+type guidellmDefinition struct{ info }
+
+func (*guidellmDefinition) peerRules() peerRules { return &guidellmRules{} }
+
+// guidellmRules keep GuideLLM's times in epoch seconds, as it stores
+// them (info.timings); the span (peerGroup.start/end) is in seconds too.
+type guidellmRules struct {
+	ttft, e2e    []float64
+	itl, itlW    []float64 // GuideLLM's ITL (→ tpot_ns), weighted by n − 1
+	tpot, tpotW  []float64 // GuideLLM's TPOT (→ time_per_output_token_ns), weighted by n; nil until one is read
+	measureStart float64   // the measurement window (epoch s), when stored
+	measureEnd   float64
+	haveMeasure  bool
+	glReq, glOut []glEvent // rate-distribution events
+	glPrompt     []glEvent
+}
+
+func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
+	st, ok1 := o.num("info.timings.request_start", "timings.request_start", "request_start")
+	ft, ok2 := o.num("info.timings.first_token_iteration", "timings.first_token_iteration", "first_token_iteration")
+	lt, ok3 := o.num("info.timings.last_token_iteration", "timings.last_token_iteration", "last_token_iteration")
+	et, ok4 := o.num("info.timings.request_end", "timings.request_end", "request_end")
+	if ms, ok := o.num("measure_start_time", "scheduler_metrics.measure_start_time"); ok {
+		if me, ok := o.num("measure_end_time", "scheduler_metrics.measure_end_time"); ok {
+			r.measureStart, r.measureEnd, r.haveMeasure = ms, me, true
+		}
+	}
+	n := float64(rec.OutputTokens)
+	if v, ok := o.num("output_tokens"); ok {
+		n = v
+	}
+	in := float64(rec.InputTokens)
+	if v, ok := o.num("prompt_tokens"); ok {
+		in = v
+	}
+	var ttft, lat, itl, tpotIncl float64
+	if ok1 && ok2 && ok3 && ok4 {
+		// get_within_range: a request counts when it overlaps the
+		// measurement window (request_end ≥ measure_start and
+		// request_start ≤ measure_end), not only when inside it.
+		if r.haveMeasure && (et < r.measureStart || st > r.measureEnd) {
+			return
+		}
+		p.span(st, et)
+		// GuideLLM works in epoch seconds and reports ms metrics
+		// (×1000); converted to ns in the same float64 steps.
+		ttft = (ft - st) * 1000 * 1e6
+		lat = (et - st) * 1e9
+		if n > 1 {
+			itl = (lt - ft) * 1000 / (n - 1) * 1e6
+		}
+		if n > 0 {
+			// GuideLLM's TPOT includes the first token's wait.
+			tpotIncl = (lt - st) * 1000 / n * 1e6
+		}
+	} else {
+		F, L, okR := recFirstLast(rec)
+		p.span(float64(rec.SentNS)/1e9, float64(rec.EndNS)/1e9)
+		if !okR {
+			return
+		}
+		ttft, lat = F, float64(rec.EndNS-rec.SentNS)
+		if n > 1 {
+			itl = (L - F) / (n - 1)
+		}
+		if n > 0 {
+			tpotIncl = L / n
+		}
+	}
+	if !ok {
+		return
+	}
+	p.succ++
+	p.outTok += int64(n)
+	p.inTok += int64(n + in)
+	if ok1 && ok2 && ok3 && ok4 {
+		iters, _ := o.num("info.timings.token_iterations", "timings.token_iterations", "token_iterations")
+		r.events(et, ft, lt, true, iters, n, in)
+	} else if F, L, okR := recFirstLast(rec); okR {
+		r.events(float64(rec.EndNS)/1e9, (float64(rec.SentNS)+F)/1e9, (float64(rec.SentNS)+L)/1e9, false, 0, n, in)
+	}
+	r.ttft = append(r.ttft, ttft)
+	r.e2e = append(r.e2e, lat)
+	// ITL is None for ≤ 1 output token, and weighted by n − 1 (the gaps
+	// it averages); TPOT by n.
+	if n > 1 {
+		r.itl = append(r.itl, itl)
+		r.itlW = append(r.itlW, n-1)
+	}
+	if n > 0 {
+		r.tpot = append(r.tpot, tpotIncl)
+		r.tpotW = append(r.tpotW, n)
+	}
+	tp := math.NaN()
+	if n > 1 {
+		tp = itl
+	}
+	p.judge(ttft, lat, tp, n, "")
+}
+
+// events adds one successful request's events to GuideLLM's rate
+// distributions (request_stats.py): its end (requests); its prompt tokens
+// at the first token; its output tokens as one token at the first token
+// iteration and (n − 1)/(iterations − 1) tokens at each of the other
+// token iterations, spaced evenly up to the last one (GuideLLM stores no
+// per-iteration times) — or all n at the last token when it counted at
+// most one iteration. Times are epoch seconds.
+func (r *guidellmRules) events(end, first, last float64, haveIters bool, iters, n, in float64) {
+	r.glReq = append(r.glReq, glEvent{end, 1})
+	r.glPrompt = append(r.glPrompt, glEvent{first, in})
+	if !haveIters || iters <= 1 {
+		r.glOut = append(r.glOut, glEvent{last, n})
+		return
+	}
+	one := 0.0
+	if n != 0 {
+		one = 1
+	}
+	r.glOut = append(r.glOut, glEvent{first, one})
+	if n > 1 {
+		per := (n - 1.0) / (iters - 1.0)
+		for _, t := range glLinspace(first, last, int(iters))[1:] {
+			r.glOut = append(r.glOut, glEvent{t, per})
+		}
+	}
+}
+
+func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
+	ones := func(n int) []float64 {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = 1
+		}
+		return w
+	}
+	pr.Dists["ttft_ns"] = glValueDist(r.ttft, ones(len(r.ttft)))
+	pr.Dists["e2e_ns"] = glValueDist(r.e2e, ones(len(r.e2e)))
+	pr.Dists["tpot_ns"] = glValueDist(r.itl, r.itlW)
+	// GuideLLM keeps no chunk gaps.
+	pr.Dists["itl_ns"] = emptyDist()
+	if r.tpot != nil {
+		pr.Dists["time_per_output_token_ns"] = glValueDist(r.tpot, r.tpotW)
+	}
+	// duration = measure_end − measure_start, else the span of the
+	// requests; epoch seconds, to ns. No gate: GuideLLM's times are the
+	// tool's own, read from orig.
+	dur := math.NaN()
+	switch {
+	case r.haveMeasure:
+		dur = (r.measureEnd - r.measureStart) * 1e9
+	case p.haveSE:
+		dur = (p.end - p.start) * 1e9
+	}
+	p.throughputs(pr, dur)
+	// GuideLLM's *_per_second: means of its rate distributions.
+	// Requests are counted at their end inside the measurement window;
+	// token events are not cut to it.
+	ms, me := p.start, p.end
+	if r.haveMeasure {
+		ms, me = r.measureStart, r.measureEnd
+	}
+	total := append(slices.Clone(r.glPrompt), r.glOut...)
+	for _, x := range []struct {
+		dist, scalar string
+		d            Dist
+	}{
+		{"requests_per_second", "request_throughput", glRateDist(r.glReq, ms, me, r.haveMeasure || p.haveSE)},
+		{"output_tokens_per_second", "output_token_throughput", glRateDist(r.glOut, 0, 0, false)},
+		{"tokens_per_second", "total_token_throughput", glRateDist(total, 0, 0, false)},
+		{"prompt_tokens_per_second", "", glRateDist(r.glPrompt, 0, 0, false)},
+	} {
+		pr.Dists[x.dist] = x.d
+		if x.scalar != "" {
+			pr.Scalars[x.scalar] = x.d.Mean
+		}
+	}
+	p.goodput(pr, dur, p.sent)
+}

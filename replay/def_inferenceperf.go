@@ -1,0 +1,98 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// inferencePerfDef is kubernetes-sigs/inference-perf's definitions
+// (research/clients.md §1.7: reportgen/base.py::summarize_requests).
+var inferencePerfDef = &inferencePerfDefinition{info{
+	name:    "inference-perf",
+	summary: "kubernetes-sigs/inference-perf: TPOT (last−first token)/(N−1), ITL per token (intra-chunk gaps 0), numpy linear, no std",
+	help: `Successes only. ttft = first token time − start; tpot = (last token time − first token time)/(N − 1); ntpot =
+(end − start)/N (normalized_time_per_output_token_ns); itl = every
+consecutive token-time gap, tokens of one chunk sharing its arrival time (intra-chunk gaps 0); total_time = max end −
+min start over all requests; throughputs = successes ÷ total_time; goodput over successes: a one-token answer fails a TPOT
+limit; slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null).`,
+	aliases: map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns", "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
+	extras:  []string{"normalized_time_per_output_token_ns"},
+}}
+
+type inferencePerfDefinition struct{ info }
+
+func (*inferencePerfDefinition) peerRules() peerRules { return &inferencePerfRules{} }
+
+type inferencePerfRules struct {
+	floatSamples
+	ntpot []float64 // nil until one is read
+}
+
+func (r *inferencePerfRules) add(p *peerGroup, rec *schema.Record, _ orig, ok bool) {
+	// total_time spans all requests, failures included.
+	p.span(float64(rec.SentNS), float64(rec.EndNS))
+	if !ok || len(rec.ChunksNS) == 0 {
+		return
+	}
+	p.succ++
+	F, L, _ := recFirstLast(rec)
+	n := rec.OutputTokens
+	r.ttft = append(r.ttft, F)
+	r.e2e = append(r.e2e, float64(rec.EndNS-rec.SentNS))
+	// TPOT ends at the last token (not the response end); None (⇒ not
+	// good under a TPOT limit) for one token.
+	tp := math.NaN()
+	if n >= 2 {
+		tp = (L - F) / float64(n-1)
+		r.tpot = append(r.tpot, tp)
+	}
+	if n >= 1 {
+		// NTPOT: (end − start)/N, the request's whole latency per token.
+		r.ntpot = append(r.ntpot, float64(rec.EndNS-rec.SentNS)/float64(n))
+	}
+	// Per-token gaps: chunks are re-tokenized and each token carries its
+	// chunk's arrival time, so gaps inside a chunk are 0.
+	var prev float64
+	var have bool
+	for j, t := range rec.ChunksNS {
+		cnt := int64(1)
+		if len(rec.ChunkTokens) == len(rec.ChunksNS) {
+			cnt = rec.ChunkTokens[j]
+		} else if n > int64(len(rec.ChunksNS)) {
+			cnt = tokenIndex(rec, j+1, 0) - tokenIndex(rec, j, 0)
+			if j == len(rec.ChunksNS)-1 {
+				cnt = n - (tokenIndex(rec, j, 0) - 1)
+			}
+		}
+		for range cnt {
+			if have {
+				r.itl = append(r.itl, float64(t)-prev)
+			}
+			prev, have = float64(t), true
+		}
+	}
+	p.outTok += n
+	p.inTok += n + rec.InputTokens
+	p.judge(F, float64(rec.EndNS-rec.SentNS), tp, float64(n), schema.OneTokenFail)
+}
+
+func (r *inferencePerfRules) finish(p *peerGroup, pr *PointResult, g *group) {
+	r.numpyDists(pr)
+	keys := []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns"}
+	if r.ntpot != nil {
+		pr.Dists["normalized_time_per_output_token_ns"] = floatDist(r.ntpot, 0)
+		keys = append(keys, "normalized_time_per_output_token_ns")
+	}
+	// summarize reports mean, min, max and percentiles: no stddev.
+	for _, k := range keys {
+		d := pr.Dists[k]
+		d.Stddev = Null
+		pr.Dists[k] = d
+	}
+	dur := p.spanWindow(pr, g)
+	p.throughputs(pr, dur)
+	// goodput_percentage = good ÷ successes: failures are not in the
+	// denominator.
+	p.goodput(pr, dur, p.succ)
+}

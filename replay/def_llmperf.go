@@ -1,0 +1,103 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// llmperfDef is LLMPerf's definitions (research/clients.md §1.6).
+var llmperfDef = &llmperfDefinition{info{
+	name:    "llmperf",
+	summary: "LLMPerf: ITL = Σ gaps incl. TTFT ÷ tokens (extra inter_token_latency_ns), pandas linear percentiles, std ddof 1",
+	help: `Rows without error_code only. ttft = ttft_s; e2e = end_to_end_latency_s; inter_token_latency = inter_token_latency_s
+(LLMPerf's: Σ chunk gaps including TTFT ÷ output tokens, ≈ e2e/n) as inter_token_latency_ns; no TPOT, no chunk-gap ITL.
+pandas Series.quantile (linear), mean, std (ddof 1). Throughputs need LLMPerf's run start/end, which it does not store:
+the window falls back to max(end_ns) − min(sent_ns).`,
+	aliases: map[string]string{"ttft_s": "ttft_ns", "end_to_end_latency_s": "e2e_ns", "inter_token_latency_s": "inter_token_latency_ns"},
+	notes:   []string{"llmperf: mean_output_throughput and completed-per-minute depend on run start/end times LLMPerf does not store; the window is max(end_ns) − min(sent_ns)"},
+	extras:  []string{"inter_token_latency_ns"},
+}}
+
+type llmperfDefinition struct{ info }
+
+func (*llmperfDefinition) peerRules() peerRules { return &llmperfRules{} }
+
+type llmperfRules struct {
+	ttft, e2e []float64
+	// itl is LLMPerf's inter_token_latency: Σ time_to_next_token, which
+	// starts with the TTFT, ÷ output tokens, so ≈ e2e/n (the client's
+	// comment says "should be same as E2E_LAT"); not a chunk-gap ITL, so
+	// it is an extra distribution, never itl_ns. nil until one is read.
+	itl []float64
+}
+
+func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
+	p.span(float64(rec.SentNS), float64(rec.EndNS))
+	// metrics_summary keeps rows whose error_code is NaN only.
+	if !ok || (o != nil && o.present("error_code")) {
+		return
+	}
+	// LLMPerf times are seconds (time.monotonic differences).
+	F, L, okR := recFirstLast(rec)
+	ttft, okT := o.num("ttft_s")
+	if okT {
+		ttft *= 1e9
+	} else if okR {
+		ttft, okT = F, true
+	}
+	e2e, okE := o.num("end_to_end_latency_s")
+	if okE {
+		e2e *= 1e9
+	} else if okR {
+		e2e, okE = L, true
+	}
+	if !okT || !okE {
+		return
+	}
+	p.succ++
+	n := float64(rec.OutputTokens)
+	if v, ok := o.num("number_output_tokens"); ok {
+		n = v
+	}
+	itl, okI := o.num("inter_token_latency_s")
+	if okI {
+		itl *= 1e9
+	} else if n > 0 {
+		itl = L / n
+	}
+	r.ttft = append(r.ttft, ttft)
+	r.e2e = append(r.e2e, e2e)
+	if okI || n > 0 {
+		r.itl = append(r.itl, itl)
+	}
+	in := float64(rec.InputTokens)
+	if v, ok := o.num("number_input_tokens"); ok {
+		in = v
+	}
+	p.outTok += int64(n)
+	p.inTok += int64(n + in)
+	// LLMPerf has no goodput; a TPOT limit is judged on the per-request
+	// TPOT, none for one-token answers (the SLO's one-token policy).
+	tp := math.NaN()
+	if n >= 2 {
+		tp = (e2e - ttft) / (n - 1)
+	}
+	p.judge(ttft, e2e, tp, n, "")
+}
+
+func (r *llmperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
+	// pandas Series.quantile (linear) and Series.std (ddof 1).
+	pr.Dists["ttft_ns"] = pandasDist(r.ttft)
+	pr.Dists["e2e_ns"] = pandasDist(r.e2e)
+	pr.Dists["tpot_ns"] = emptyDist()
+	pr.Dists["itl_ns"] = emptyDist()
+	if r.itl != nil {
+		pr.Dists["inter_token_latency_ns"] = pandasDist(r.itl)
+	}
+	// LLMPerf's throughputs divide by its run start/end, which it does
+	// not store: the span of the records' times stands in (a note says).
+	dur := p.spanWindow(pr, g)
+	p.throughputs(pr, dur)
+	p.goodput(pr, dur, p.sent)
+}

@@ -1,0 +1,14 @@
+package replay
+
+// sglangDef is SGLang bench_serving's definitions (research/clients.md
+// §1.4): adapted from vLLM's benchmark_serving, it computes as vLLM does
+// (vllmRules). SGLang has no goodput (PR sgl-project/sglang#5495 was not
+// merged); goodput here follows vLLM's rule.
+var sglangDef = &vllmDefinition{info{
+	name:    "sglang",
+	summary: "SGLang bench_serving: as vLLM (TPOT per request, ITL pooled per chunk), numpy linear, ddof 0",
+	help: `As vllm: successful requests only; tpot = (latency − ttft)/(output_len − 1) for output_len > 1; itl pooled per chunk;
+duration = orig "duration" (s) else max(end_ns) − min(sent_ns); numpy linear percentiles, mean, std ddof 0. SGLang has no
+goodput; goodput here follows vllm's rule.`,
+	aliases: map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2e_latency": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_throughput": "total_token_throughput"},
+}}

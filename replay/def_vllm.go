@@ -1,0 +1,119 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// vllmDef is vLLM bench serve's definitions (research/clients.md §1.3).
+var vllmDef = &vllmDefinition{info{
+	name:    "vllm",
+	summary: "vLLM bench serve: TPOT (latency−ttft)/(n−1), ITL pooled per chunk, duration = harness wall clock, numpy linear, ddof 0",
+	help: `Successful requests only. ttft = first SSE chunk − send; e2el = latency; tpot = (latency − ttft)/(output_len − 1) for
+output_len > 1; itl = every chunk gap, pooled; duration = orig "duration" (s, the harness wall clock, carried on records) else
+max(end_ns) − min(sent_ns). request_goodput counts successes meeting every limit; a one-token answer has tpot 0 for
+goodput. numpy linear percentiles, np.mean, np.std (ddof 0) in float64 seconds, reported ×10⁹ in ns. orig: ttft (s),
+itl [s], latency (s, optional), output_len, input_len, success/error.`,
+	aliases: map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_token_throughput": "total_token_throughput", "request_goodput": "goodput"},
+}}
+
+type vllmDefinition struct{ info }
+
+func (d *vllmDefinition) peerRules() peerRules { return &vllmRules{name: d.name} }
+
+// vllmRules are vLLM's calculate_metrics, which SGLang's bench_serving
+// was adapted from (clients.md §1.4) and shares.
+type vllmRules struct {
+	floatSamples
+	name      string
+	duration  float64 // ns, from orig (the harness wall clock)
+	noLatency bool    // a record of a tool version that stores no latency
+}
+
+func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
+	// dur_s is the harness's perf_counter around dispatch and drain, in
+	// seconds; the importer carries it on every record.
+	if d, ok := o.num("duration"); ok {
+		r.duration = d * 1e9
+	}
+	p.span(float64(rec.SentNS), float64(rec.EndNS))
+	if !ok || (o != nil && o.present("error") && o["error"] != "") || (o != nil && o["success"] == false) {
+		return
+	}
+	// Times in orig are seconds (perf_counter differences).
+	F, L, okR := recFirstLast(rec)
+	ttft, okT := o.num("ttft")
+	if okT {
+		ttft *= 1e9
+	} else if okR {
+		ttft, okT = F, true
+	}
+	if !okT {
+		return
+	}
+	p.succ++
+	lat := math.NaN()
+	if v, ok := o.num("latency", "e2e_latency"); ok {
+		lat = v * 1e9
+	} else if o == nil && okR {
+		lat = L
+	} else if o != nil {
+		// SGLang and older vLLM files keep no per-request latency:
+		// e2e and tpot are not recomputable (a note says so).
+		r.noLatency = true
+	}
+	n := float64(rec.OutputTokens)
+	if v, ok := o.num("output_len"); ok {
+		n = v
+	}
+	in := float64(rec.InputTokens)
+	if v, ok := o.num("input_len"); ok {
+		in = v
+	}
+	p.outTok += int64(n)
+	p.inTok += int64(n) + int64(in)
+	r.ttft = append(r.ttft, ttft)
+	if !math.IsNaN(lat) {
+		r.e2e = append(r.e2e, lat)
+	}
+	// "if output_len <= 1, we regard tpot as 0 for goodput" (serve.py):
+	// such a request leaves the TPOT statistics but passes a TPOT limit.
+	tp := 0.0
+	if n > 1 && !math.IsNaN(lat) {
+		tp = (lat - ttft) / (n - 1)
+		r.tpot = append(r.tpot, tp)
+	} else if n > 1 {
+		tp = math.NaN()
+	}
+	// ITL is per chunk, not per token: every gap, pooled.
+	if g, ok := o.list("itl"); ok {
+		for _, x := range g {
+			r.itl = append(r.itl, x*1e9)
+		}
+	} else if o == nil {
+		r.itl = append(r.itl, recGaps(rec)...)
+	}
+	p.judge(ttft, lat, tp, 2, schema.OneTokenPass)
+}
+
+func (r *vllmRules) finish(p *peerGroup, pr *PointResult, g *group) {
+	r.numpyDists(pr)
+	// duration is the harness wall clock when stored, else the span of
+	// the records' times.
+	dur := math.NaN()
+	if r.duration > 0 {
+		dur = r.duration
+	} else {
+		dur = p.spanWindow(pr, g)
+	}
+	p.throughputs(pr, dur)
+	p.goodput(pr, dur, p.sent)
+}
+
+func (r *vllmRules) notes() []string {
+	if r.noLatency {
+		return []string{r.name + ": per-request latency not stored by this tool version: e2e and tpot not recomputable"}
+	}
+	return nil
+}
