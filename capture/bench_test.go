@@ -85,7 +85,7 @@ func BenchmarkCaptureEndpoint(b *testing.B) {
 	if url == "" {
 		b.Skip("BENCHSEAL_BENCH_ENDPOINT not set")
 	}
-	for _, conc := range []int{64, 256} {
+	for _, conc := range []int{16, 64, 256, 1024} {
 		b.Run(fmt.Sprintf("c%d", conc), func(b *testing.B) {
 			var chunks int64
 			cpu0 := processCPU()

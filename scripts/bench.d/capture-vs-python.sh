@@ -8,13 +8,21 @@
 #     (user+sys of the client process from getrusage, via /usr/bin/time,
 #     start-up included) and chunks/s;
 #   - open loop (poisson): the rate is raised until the client's send-lag
-#     p99 reaches 1 ms; the highest rate below is reported with its p99.
+#     p99 reaches 1 ms; the highest rate below is reported with its p99;
+#   - where `perf stat` can count tracepoints (root or perf_event_paranoid
+#     <= -1): system calls, socket reads (read + recvfrom, whether they
+#     return bytes or not) and context switches per 1,000 chunks, which show
+#     how many chunks each client takes per wake-up;
+#   - the floor: BenchmarkReadFloor (capture/floor_linux_test.go) reads the
+#     same streams with nothing else done, through net/http and through one
+#     goroutine over a raw epoll, pinned like the clients
+#     (CAPTURE_VS_FLOOR=0 skips it).
 # The machine's cores may be shared with other work: figures are noisy, so
 # every level is measured CAPTURE_VS_REPEATS times.
 # Knobs: CAPTURE_VS_SECONDS (per level, default 6), CAPTURE_VS_CONCURRENCY
 # ("16 64 256 1024"), CAPTURE_VS_RATES, CAPTURE_VS_REPEATS (default 2),
 # CAPTURE_VS_TOKENS (closed loop output tokens, default 128),
-# CAPTURE_VS_RATE_TOKENS (open loop, default 64).
+# CAPTURE_VS_RATE_TOKENS (open loop, default 64), CAPTURE_VS_FLOOR (1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-bin/benchseal}
@@ -53,10 +61,21 @@ sim_pid=$!
 for _ in $(seq 50); do grep -q 'http://' "$work/sim.out" 2>/dev/null && break; sleep 0.1; done
 url=$(grep -o 'http://[0-9.:]*' "$work/sim.out")
 
-# run_capture DIR CPUFILE capture-args... ; prints "requests ok chunks cpu_s wall_s lag50 lag99 lagmax" (µs)
+# perf stat around each client when it can count system calls.
+events=raw_syscalls:sys_enter,context-switches,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom
+perfstat=()
+if perf stat -x, -o "$work/p" -e "$events" true 2>/dev/null; then perfstat=(perf stat -x, -o "$work/perf" -e "$events" --); fi
+# counts prints "syscalls reads ctxsw" of the last client run (-1 without perf).
+counts() {
+  if [ ${#perfstat[@]} -eq 0 ]; then echo "-1 -1 -1"; return; fi
+  awk -F, '$3=="raw_syscalls:sys_enter"{s=$1} $3=="context-switches"{c=$1} $3~/sys_enter_read$|sys_enter_recvfrom$/{r+=$1} END{print s+0, r+0, c+0}' "$work/perf"
+}
+
+# run_capture DIR CPUFILE capture-args... ; prints
+# "requests ok chunks cpu_s wall_s lag50 lag99 lagmax sys_s syscalls reads ctxsw" (lags in µs)
 run_capture() {
   local dir=$1 tf=$2; shift 2
-  taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$BIN" capture --endpoint "$url" --model benchseal-sim --out "$dir" \
+  taskset -c 1 "${perfstat[@]}" /usr/bin/time -f '%U %S' -o "$tf" "$BIN" capture --endpoint "$url" --model benchseal-sim --out "$dir" \
     --input-tokens 16 --no-probe --progress never "$@" >/dev/null
   "$PY" - "$dir" "$(awk '{print $1+$2}' "$tf")" "$(awk '{print $2}' "$tf")" <<'EOF'
 import json, sys
@@ -67,30 +86,34 @@ chunks = sum(len(r["chunks_ns"]) for r in m)
 ok = sum(r["status"] == "ok" for r in m)
 t0 = min(r["sent_ns"] for r in m); t1 = max(r["end_ns"] for r in m)
 p = lambda q: lags[max(1, -(-q * len(lags) // 100)) - 1] / 1e3 if lags else 0
-print(len(m), ok, chunks, cpu, (t1 - t0) / 1e9, p(50), p(99), lags[-1] / 1e3 if lags else 0, sy)
+print(len(m), ok, chunks, cpu, (t1 - t0) / 1e9, p(50), p(99), lags[-1] / 1e3 if lags else 0, sy, end="")
 EOF
+  echo " $(counts)"
 }
 
 # run_py CPUFILE pyclient-args... ; same columns
 run_py() {
   local tf=$1; shift
-  taskset -c 1 /usr/bin/time -f '%U %S' -o "$tf" "$PY" scripts/bench.d/pyclient.py --url "$url" --model benchseal-sim \
+  taskset -c 1 "${perfstat[@]}" /usr/bin/time -f '%U %S' -o "$tf" "$PY" scripts/bench.d/pyclient.py --url "$url" --model benchseal-sim \
     --input-tokens 16 "$@" >"$work/py.json"
   "$PY" - "$work/py.json" "$(awk '{print $1+$2}' "$tf")" "$(awk '{print $2}' "$tf")" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1])); cpu = float(sys.argv[2]); sy = float(sys.argv[3])
-print(j["requests"], j["ok"], j["chunks"], cpu, j["wall_s"], j["lag_p50_us"] or 0, j["lag_p99_us"] or 0, j["lag_max_us"] or 0, sy)
+print(j["requests"], j["ok"], j["chunks"], cpu, j["wall_s"], j["lag_p50_us"] or 0, j["lag_p99_us"] or 0, j["lag_max_us"] or 0, sy, end="")
 EOF
+  echo " $(counts)"
 }
 
-row() { # label client "requests ok chunks cpu wall lag50 lag99 lagmax sys" [lags]
-  echo "$3" | awk -v l="$1" -v c="$2" -v lags="${4:-}" '{printf "%8s %-8s %7d %7d %9d %9.0f %10.2f %5.0f%%", l, c, $1, $2, $3, $3/$5, $4*1e6/($3>0?$3:1), ($4>0?100*$9/$4:0)
+row() { # label client "requests ok chunks cpu wall lag50 lag99 lagmax sys syscalls reads ctxsw" [lags]
+  echo "$3" | awk -v l="$1" -v c="$2" -v lags="${4:-}" '{k=($3>0?$3:1)/1000
+    printf "%8s %-8s %7d %7d %9d %9.0f %10.2f %5.0f%%", l, c, $1, $2, $3, $3/$5, $4*1e3/k, ($4>0?100*$9/$4:0)
+    if ($10 >= 0) printf " %9.0f %9.0f %9.0f", $10/k, $11/k, $12/k; else printf " %9s %9s %9s", "-", "-", "-"
     if (lags != "") printf " %9.0f %9.0f", $6, $7; printf "\n"}'
 }
 
 echo "capture vs python: simulator on CPU 0, clients on CPU 1; load average $(cut -d' ' -f1-3 /proc/loadavg); ${SECS}s per level"
 echo "closed loop, ${TOKENS} tokens per request (1 ms/token, one token per chunk)"
-printf '%8s %-8s %7s %7s %9s %9s %10s %6s\n' conc client sent ok chunks chunks/s cpums/1kc sys
+printf '%8s %-8s %7s %7s %9s %9s %10s %6s %9s %9s %9s\n' conc client sent ok chunks chunks/s cpums/1kc sys sysc/1kc reads/1kc ctxsw/1kc
 for rep in $(seq "$REPEATS"); do
   for c in $CONCS; do
     out=$(run_capture "$work/c$c-$rep" "$work/t" --concurrency "$c" --duration "${SECS}s" --output-tokens "$TOKENS")
@@ -100,8 +123,19 @@ for rep in $(seq "$REPEATS"); do
   done
 done
 
+if [ "${CAPTURE_VS_FLOOR:-1}" != 0 ]; then
+  echo "floor: the same streams read with nothing else done (BenchmarkReadFloor, ${SECS}s not applied: 2 requests per stream)"
+  go test -c -o "$work/capture.test" ./capture
+  printf '%8s %-14s %9s %10s %9s\n' conc reader chunks/s cpums/1kc reads/1kc
+  BENCHSEAL_BENCH_ENDPOINT=$url taskset -c 1 "$work/capture.test" -test.run '^$' -test.benchtime 1x \
+    -test.count "$REPEATS" -test.bench "ReadFloor/./^c($(echo $CONCS | tr ' ' '|'))\$" |
+    awk '/^BenchmarkReadFloor/{split($1, n, "/"); sub(/-[0-9]+$/, "", n[3]); sub(/^c/, "", n[3])
+      for (i = 3; i < NF; i++) v[$(i+1)] = $i
+      printf "%8s %-14s %9.0f %10.2f %9.0f\n", n[3], "floor-" n[2], v["chunks/s"], v["cpu-ms/1kchunks"], v["reads/1kchunks"]}'
+fi
+
 echo "open loop (poisson), ${RTOKENS} tokens per request: highest rate with send-lag p99 < 1 ms"
-printf '%8s %-8s %7s %7s %9s %9s %10s %6s %9s %9s\n' rate/s client sent ok chunks chunks/s cpums/1kc sys lag50µs lag99µs
+printf '%8s %-8s %7s %7s %9s %9s %10s %6s %9s %9s %9s %9s %9s\n' rate/s client sent ok chunks chunks/s cpums/1kc sys sysc/1kc reads/1kc ctxsw/1kc lag50µs lag99µs
 for rep in $(seq "$REPEATS"); do
   for client in capture python; do
     best= first=
