@@ -13,10 +13,12 @@ package capture
 // chunks go to encoding/json (whose own limit is 10,000).
 const fastMaxDepth = 64
 
-// chunkScan is the fast parser's state: the data and a read position.
+// chunkScan is the fast parser's state: the data, a read position and
+// whether the last string literal read held an escape.
 type chunkScan struct {
-	b []byte
-	i int
+	b   []byte
+	i   int
+	esc bool
 }
 
 // fastChunk classifies data, a whole JSON chunk already trimmed of white
@@ -39,7 +41,7 @@ func fastChunk(data []byte) (c Chunk, usage Usage, hasUsage, ok bool) {
 			bit = kObject
 			// "error" (even spelt with escapes) is an in-band error.
 			v, isNull, ok := s.str()
-			if !ok || (!isNull && (string(v) == `"error"` || hasBackslash(v))) {
+			if !ok || (!isNull && (string(v) == `"error"` || s.esc)) {
 				return false
 			}
 		case "message":
@@ -135,61 +137,69 @@ func (s *chunkScan) key() ([]byte, bool) {
 		return nil, false
 	}
 	k := lit[1 : len(lit)-1]
-	if hasBackslash(k) || !s.consume(':') {
+	if s.esc || !s.consume(':') {
 		return nil, false
 	}
 	return k, true
 }
 
 // stringLit reads a JSON string at s.i (which is '"') and returns it with
-// its quotes. Escapes are checked, not decoded: a literal longer than ""
-// always decodes to a non-empty string.
+// its quotes; s.esc says whether it held an escape. Escapes are checked,
+// not decoded: a literal longer than "" always decodes to a non-empty
+// string. Plain bytes are passed by a table lookup on local copies of the
+// position and slice (chunk strings are short: a call to bytes.IndexByte
+// per string costs more than it saves).
 func (s *chunkScan) stringLit() ([]byte, bool) {
-	start := s.i
-	s.i++
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return s.b[start:s.i], true
-		case c < 0x20:
+	b, start := s.b, s.i
+	i := start + 1
+	s.esc = false
+	for {
+		for i < len(b) && !strSpecial[b[i]] {
+			i++
+		}
+		if i >= len(b) {
 			return nil, false
-		case c == '\\':
-			if s.i+1 >= len(s.b) {
+		}
+		switch b[i] {
+		case '"':
+			s.i = i + 1
+			return b[start:s.i], true
+		case '\\':
+		default:
+			return nil, false // a control character
+		}
+		s.esc = true
+		if i+1 >= len(b) {
+			return nil, false
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(b) {
 				return nil, false
 			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) {
+			for _, h := range b[i+2 : i+6] {
+				if !isHex(h) {
 					return nil, false
 				}
-				for _, h := range s.b[s.i+2 : s.i+6] {
-					if !isHex(h) {
-						return nil, false
-					}
-				}
-				s.i += 6
-			default:
-				return nil, false
 			}
+			i += 6
 		default:
-			s.i++
+			return nil, false
 		}
 	}
-	return nil, false
 }
 
-func hasBackslash(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
+// strSpecial marks the bytes that end a run of plain string bytes: the
+// quote, the backslash and the control characters JSON forbids unescaped.
+var strSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
 	}
-	return false
-}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

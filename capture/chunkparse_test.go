@@ -38,6 +38,9 @@ func chunkSeeds(t testing.TB) [][]byte {
 		`{"choices":[{"delta":"x"}]}`,
 		"{\"choices\":[{\"delta\":{\"content\":\"a\x01\"}}]}",
 		`{"ſ":1}`,
+		`{"id":"an id with \"quotes\" and \\ slashes long","choices":[{"delta":{"content":"\""}}]}`,
+		"{\"id\":\"0123456789abcdef\x1f\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+		"{\"choices\":[{\"delta\":{\"content\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xff\xfe\"}}]}",
 	} {
 		out = append(out, []byte(s))
 	}
@@ -130,4 +133,60 @@ func FuzzFastChunk(f *testing.F) {
 		}
 		sameAsEncodingJSON(t, data)
 	})
+}
+
+// TestStringLitControl checks that the string scanner refuses a control
+// character and takes every other byte (bar quote and backslash), at every
+// position of strings up to 17 bytes among printable and high (UTF-8)
+// neighbours.
+func TestStringLitControl(t *testing.T) {
+	for _, fill := range []byte{'a', 0x20, 0x7f, 0x80, 0xe9, 0xff} {
+		for n := 1; n <= 17; n++ {
+			for pos := range n {
+				for v := range 256 {
+					if v == '"' || v == '\\' {
+						continue
+					}
+					b := bytes.Repeat([]byte{fill}, n+2)
+					b[0], b[n+1], b[pos+1] = '"', '"', byte(v)
+					s := chunkScan{b: b}
+					lit, ok := s.stringLit()
+					if want := v >= 0x20; ok != want || (ok && !bytes.Equal(lit, b)) {
+						t.Fatalf("stringLit(%q) = %q, %v; want ok %v", b, lit, ok, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestStringLitEscapes pins the string scanner's answers on escapes and
+// control characters, including a quote that is itself escaped and a
+// control character after an escape.
+func TestStringLitEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		lit     string
+		ok, esc bool
+	}{
+		{`"abc"x`, `"abc"`, true, false},
+		{`""`, `""`, true, false},
+		{`"a\"b"`, `"a\"b"`, true, true},
+		{`"a\\"b"`, `"a\\"`, true, true},
+		{`"\u00e9 long enough to take the word path"`, `"\u00e9 long enough to take the word path"`, true, true},
+		{`"\u00g9"`, ``, false, false},
+		{`"\x"`, ``, false, false},
+		{`"abc`, ``, false, false},
+		{`"a\`, ``, false, false},
+		{`"a\u12`, ``, false, false},
+		{"\"0123456789\tabcdef\"", ``, false, false},
+		{"\"a\\n\x01\"", ``, false, false},
+		{"\"\xc3\xa9\xff\"", "\"\xc3\xa9\xff\"", true, false},
+	} {
+		s := chunkScan{b: []byte(tc.in)}
+		lit, ok := s.stringLit()
+		if ok != tc.ok || string(lit) != tc.lit || (ok && s.esc != tc.esc) {
+			t.Errorf("stringLit(%q) = %q, %v (esc %v), want %q, %v (esc %v)", tc.in, lit, ok, s.esc, tc.lit, tc.ok, tc.esc)
+		}
+	}
 }
