@@ -18,6 +18,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/artifact/registry"
+	"github.com/benchseal/benchseal/artifact/registry/registrytest"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -93,7 +94,7 @@ func TestPushPullRoundTripIsByteIdentical(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			_, host := newFakeRegistry(t, api)
+			_, host := registrytest.NewFake(t, api)
 			opts := registry.Options{PlainHTTP: true}
 			tmp := t.TempDir()
 			orig, pub := artifacttest.SignedBundle(t, filepath.Join(tmp, "orig"))
@@ -147,7 +148,7 @@ func TestPushPullRoundTripIsByteIdentical(t *testing.T) {
 func TestPushSecondSignatureThenPullHasBoth(t *testing.T) {
 	for _, api := range []bool{false, true} {
 		ctx := context.Background()
-		_, host := newFakeRegistry(t, api)
+		_, host := registrytest.NewFake(t, api)
 		opts := registry.Options{PlainHTTP: true, ReferrersTagSchema: !api}
 		tmp := t.TempDir()
 		orig, pub := artifacttest.SignedBundle(t, filepath.Join(tmp, "orig"))
@@ -184,9 +185,9 @@ func TestPushSecondSignatureThenPullHasBoth(t *testing.T) {
 
 // pushed returns a fake registry holding a signed bundle under repoName:v1,
 // the bundle and its run manifest.
-func pushed(t *testing.T, api bool) (*fakeRegistry, string, *artifact.Bundle) {
+func pushed(t *testing.T, api bool) (*registrytest.Fake, string, *artifact.Bundle) {
 	t.Helper()
-	f, host := newFakeRegistry(t, api)
+	f, host := registrytest.NewFake(t, api)
 	orig, _ := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "orig"))
 	if _, err := registry.Push(context.Background(), orig, host+"/"+repoName+":v1", registry.Options{PlainHTTP: true}); err != nil {
 		t.Fatal(err)
@@ -203,41 +204,41 @@ func TestPullFailsClosed(t *testing.T) {
 	tests := []struct {
 		name    string
 		chunked bool
-		alter   func(f *fakeRegistry, b *artifact.Bundle) digest.Digest // returns the blob named in the error
+		alter   func(f *registrytest.Fake, b *artifact.Bundle) digest.Digest // returns the blob named in the error
 		want    string
 	}{
-		{name: "record layer with a flipped byte", alter: func(f *fakeRegistry, b *artifact.Bundle) digest.Digest {
+		{name: "record layer with a flipped byte", alter: func(f *registrytest.Fake, b *artifact.Bundle) digest.Digest {
 			d := b.RecordLayers()[0].Descriptor.Digest
-			body := f.blob0(repoName, d)
+			body := f.Blob(repoName, d)
 			body[len(body)/2] ^= 1
-			f.setBlob(repoName, d, body)
+			f.SetBlob(repoName, d, body)
 			return d
 		}, want: "digest mismatch"},
-		{name: "oversized blob", chunked: true, alter: func(f *fakeRegistry, b *artifact.Bundle) digest.Digest {
+		{name: "oversized blob", chunked: true, alter: func(f *registrytest.Fake, b *artifact.Bundle) digest.Digest {
 			d := b.Layers()[0].Descriptor.Digest
-			f.setBlob(repoName, d, append(f.blob0(repoName, d), "trailing"...))
+			f.SetBlob(repoName, d, append(f.Blob(repoName, d), "trailing"...))
 			return d
 		}, want: "more data than the declared size"},
-		{name: "short blob", chunked: true, alter: func(f *fakeRegistry, b *artifact.Bundle) digest.Digest {
+		{name: "short blob", chunked: true, alter: func(f *registrytest.Fake, b *artifact.Bundle) digest.Digest {
 			d := b.Layers()[1].Descriptor.Digest
-			body := f.blob0(repoName, d)
-			f.setBlob(repoName, d, body[:len(body)-1])
+			body := f.Blob(repoName, d)
+			f.SetBlob(repoName, d, body[:len(body)-1])
 			return d
 		}, want: "size mismatch"},
-		{name: "signature blob altered", alter: func(f *fakeRegistry, b *artifact.Bundle) digest.Digest {
+		{name: "signature blob altered", alter: func(f *registrytest.Fake, b *artifact.Bundle) digest.Digest {
 			d := b.Referrers()[0].Bundle.Digest
-			body := f.blob0(repoName, d)
+			body := f.Blob(repoName, d)
 			body[10] ^= 1
-			f.setBlob(repoName, d, body)
+			f.SetBlob(repoName, d, body)
 			return d
 		}, want: "digest mismatch"},
-		{name: "layer over the size limit", alter: func(f *fakeRegistry, b *artifact.Bundle) digest.Digest {
+		{name: "layer over the size limit", alter: func(f *registrytest.Fake, b *artifact.Bundle) digest.Digest {
 			var m map[string]any
 			json.Unmarshal(b.RunManifestBytes(), &m)
 			l := m["layers"].([]any)[1].(map[string]any)
 			l["size"] = artifact.MaxBlobSize + 1
 			mb, _ := json.Marshal(m)
-			f.putManifest(repoName, "v1", mb)
+			f.PutManifest(repoName, "v1", mb)
 			return digest.Digest(l["digest"].(string))
 		}, want: "out of range"},
 	}
@@ -245,7 +246,7 @@ func TestPullFailsClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, ref, b := pushed(t, false)
 			d := tt.alter(f, b)
-			f.chunked = tt.chunked
+			f.Chunked = tt.chunked
 			dir := t.TempDir()
 			for _, out := range []string{filepath.Join(dir, "out"), filepath.Join(dir, "out.tar")} {
 				_, err := registry.Pull(context.Background(), ref, out, registry.Options{PlainHTTP: true})
@@ -272,13 +273,13 @@ func TestPullSkipsForeignReferrer(t *testing.T) {
 	json.Unmarshal(rb, &m)
 	m.Annotations["x"] = "y"
 	foreign, _ := json.Marshal(m)
-	fd := f.putManifest(repoName, "foreign", foreign)
+	fd := f.PutManifest(repoName, "foreign", foreign)
 	// And one of another subject entirely.
 	other := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest,
 		ArtifactType: artifact.MediaTypeSigstoreBundle, Config: m.Config, Layers: m.Layers,
 		Subject: &ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromString("x"), Size: 1}}
 	ob, _ := json.Marshal(other)
-	f.putManifest(repoName, "other", ob)
+	f.PutManifest(repoName, "other", ob)
 
 	out := filepath.Join(t.TempDir(), "out")
 	res, err := registry.Pull(context.Background(), ref, out, registry.Options{PlainHTTP: true})

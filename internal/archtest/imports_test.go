@@ -51,6 +51,7 @@ var forbidden = map[string][]string{
 	"compare":       {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
 	"redact":        {module + "/"},
 	"k8s":           {module + "/"},
+	"collect":       {module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/synth", module + "/compare"},
 	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 

@@ -1,4 +1,4 @@
-package registry_test
+package registrytest
 
 import (
 	"bytes"
@@ -16,18 +16,18 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// fakeRegistry is a minimal in-memory OCI distribution server for tests:
+// Fake is a minimal in-memory OCI distribution server for tests:
 // blob upload (POST + monolithic PUT), blob and manifest HEAD/GET/PUT/DELETE,
 // and, when referrersAPI is set, GET /v2/<name>/referrers/<digest> with the
 // OCI-Subject header on manifest PUT. It keeps one repository namespace per
 // name. Tests alter blobs and manifests directly to simulate a hostile or
 // corrupt registry.
-type fakeRegistry struct {
+type Fake struct {
 	mu           sync.Mutex
 	referrersAPI bool
-	// chunked serves bodies without Content-Length, so only the client's
-	// own size checks apply.
-	chunked   bool
+	// Chunked serves bodies without Content-Length, so only the client's
+	// own size checks apply. Set it before the client starts.
+	Chunked   bool
 	blobs     map[string][]byte // name@digest
 	manifests map[string][]byte // name@digest
 	types     map[string]string // name@digest -> media type
@@ -35,8 +35,10 @@ type fakeRegistry struct {
 	uploads   int
 }
 
-func newFakeRegistry(t *testing.T, referrersAPI bool) (*fakeRegistry, string) {
-	f := &fakeRegistry{
+// NewFake starts a Fake on 127.0.0.1 (closed when the test ends) and
+// returns it with its host:port.
+func NewFake(t testing.TB, referrersAPI bool) (*Fake, string) {
+	f := &Fake{
 		referrersAPI: referrersAPI,
 		blobs:        map[string][]byte{},
 		manifests:    map[string][]byte{},
@@ -48,7 +50,8 @@ func newFakeRegistry(t *testing.T, referrersAPI bool) (*fakeRegistry, string) {
 	return f, strings.TrimPrefix(srv.URL, "http://")
 }
 
-func (f *fakeRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP serves the distribution API.
+func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p := r.URL.Path
@@ -78,10 +81,10 @@ func (f *fakeRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.NotFound(w, r)
 }
 
-func (f *fakeRegistry) serve(w http.ResponseWriter, r *http.Request, mediaType string, d string, body []byte) {
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request, mediaType string, d string, body []byte) {
 	w.Header().Set("Content-Type", mediaType)
 	w.Header().Set("Docker-Content-Digest", d)
-	if f.chunked && r.Method == http.MethodGet {
+	if f.Chunked && r.Method == http.MethodGet {
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		w.Write(body)
@@ -94,7 +97,7 @@ func (f *fakeRegistry) serve(w http.ResponseWriter, r *http.Request, mediaType s
 	}
 }
 
-func (f *fakeRegistry) upload(w http.ResponseWriter, r *http.Request, name, id string) {
+func (f *Fake) upload(w http.ResponseWriter, r *http.Request, name, id string) {
 	switch r.Method {
 	case http.MethodPost:
 		f.uploads++
@@ -115,7 +118,7 @@ func (f *fakeRegistry) upload(w http.ResponseWriter, r *http.Request, name, id s
 	}
 }
 
-func (f *fakeRegistry) blob(w http.ResponseWriter, r *http.Request, name, d string) {
+func (f *Fake) blob(w http.ResponseWriter, r *http.Request, name, d string) {
 	body, ok := f.blobs[name+"@"+d]
 	if !ok {
 		http.NotFound(w, r)
@@ -124,7 +127,7 @@ func (f *fakeRegistry) blob(w http.ResponseWriter, r *http.Request, name, d stri
 	f.serve(w, r, "application/octet-stream", d, body)
 }
 
-func (f *fakeRegistry) manifest(w http.ResponseWriter, r *http.Request, name, ref string) {
+func (f *Fake) manifest(w http.ResponseWriter, r *http.Request, name, ref string) {
 	d := ref
 	if !strings.HasPrefix(ref, "sha256:") {
 		d = f.tags[name+":"+ref]
@@ -169,7 +172,7 @@ func (f *fakeRegistry) manifest(w http.ResponseWriter, r *http.Request, name, re
 	}
 }
 
-func (f *fakeRegistry) referrers(w http.ResponseWriter, r *http.Request, name, d string) {
+func (f *Fake) referrers(w http.ResponseWriter, r *http.Request, name, d string) {
 	if !f.referrersAPI {
 		http.NotFound(w, r)
 		return
@@ -194,15 +197,15 @@ func (f *fakeRegistry) referrers(w http.ResponseWriter, r *http.Request, name, d
 	w.Write(b)
 }
 
-// setBlob replaces the stored bytes of a blob.
-func (f *fakeRegistry) setBlob(name string, d digest.Digest, body []byte) {
+// SetBlob replaces the stored bytes of a blob.
+func (f *Fake) SetBlob(name string, d digest.Digest, body []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.blobs[name+"@"+d.String()] = body
 }
 
-// putManifest stores a manifest and tags it.
-func (f *fakeRegistry) putManifest(name, tag string, body []byte) digest.Digest {
+// PutManifest stores a manifest and tags it.
+func (f *Fake) PutManifest(name, tag string, body []byte) digest.Digest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := digest.FromBytes(body)
@@ -212,7 +215,8 @@ func (f *fakeRegistry) putManifest(name, tag string, body []byte) digest.Digest 
 	return d
 }
 
-func (f *fakeRegistry) blob0(name string, d digest.Digest) []byte {
+// Blob returns a copy of the stored bytes of a blob.
+func (f *Fake) Blob(name string, d digest.Digest) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return bytes.Clone(f.blobs[name+"@"+d.String()])
