@@ -207,3 +207,48 @@ func TestComparePagesEscapeRunStrings(t *testing.T) {
 		t.Error("a run string broke the Markdown")
 	}
 }
+
+// A point flagged overloaded in any repeat is shaded in the charts, named
+// in the shade's tooltip and in the value table's flags row, and every
+// output format prints the flag.
+func TestFlaggedPointIsShadedAndPrintedInEveryFormat(t *testing.T) {
+	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	for _, p := range res.Results {
+		if p.Point == "r2" && p.Repeat == 1 {
+			p.Overload.Overloaded = replay.Flag{Set: &yes, Why: "arrivals exceeded completions by 9 of 40"}
+		}
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`<rect class="overloaded"`, "<title>r2: overloaded in 1 of 2 repeats</title>", `<td>flags</td><td class="num">-</td><td class="num">overloaded in 1 of 2 repeats</td>`, "Shaded points are flagged"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	if strings.Count(page, `<rect class="overloaded"`) != 3 {
+		t.Errorf("want the point shaded in the 3 load-point charts, got %d", strings.Count(page, `<rect class="overloaded"`))
+	}
+	if _, problems := chartProblems(t, page); len(problems) > 0 {
+		t.Errorf("chart problems: %v", problems)
+	}
+	for f, want := range map[Format]string{
+		FormatText: "YES: arrivals exceeded completions by 9 of 40", FormatMarkdown: "| overloaded | YES: arrivals exceeded",
+		FormatJSON: `"overloaded": true`, FormatCSV: "benchseal,r2,1,overload.overloaded,1",
+		FormatHTML: "<td>overloaded</td><td colspan=\"2\" class=\"text\">YES: arrivals exceeded",
+	} {
+		b.Reset()
+		if err := Write(&b, f, res); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s lacks %q", f, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
 )
 
@@ -40,6 +41,15 @@ type plot struct {
 	// categorical says x is a point index: the data table then has one
 	// column per tick.
 	categorical bool
+	// shades mark load points (categorical x) the replay flagged.
+	shades []shade
+}
+
+// shade marks the slot of a flagged load point: class overloaded or
+// generator-limited, label saying which flags in how many repeats.
+type shade struct {
+	x                  *big.Rat
+	class, label, line string
 }
 
 // refLine is a horizontal reference line at y (display units).
@@ -81,6 +91,9 @@ type chartView struct {
 	Legend                                []legendView
 	VLine                                 *vlineView
 	HLines                                []hlineView
+	// Shades are the flagged points' slots; PlotH is the plot's height.
+	Shades []shadeView
+	PlotH  string
 	// Table holds the plotted values, readable without hovering.
 	Table dataTable
 }
@@ -92,6 +105,8 @@ type dataTable struct {
 }
 
 type hlineView struct{ Y, LabelX, LabelY, Label string }
+
+type shadeView struct{ X, W, Class, Label string }
 
 type legendView struct{ Class, Name string }
 
@@ -261,6 +276,26 @@ func (p *plot) layout() chartView {
 		return cv
 	}
 	cv.Table = p.table()
+	cv.PlotH = px(rat(plotB - plotT))
+	for _, sh := range p.shades {
+		half := big.NewRat(1, 2)
+		lo := lerp(new(big.Rat).Sub(sh.x, half), p.x0, p.x1, plotL, plotR)
+		hi := lerp(new(big.Rat).Add(sh.x, half), p.x0, p.x1, plotL, plotR)
+		cv.Shades = append(cv.Shades, shadeView{X: px(lo), W: px(hi.Sub(hi, lo)), Class: sh.class, Label: sh.label})
+	}
+	if len(p.shades) > 0 && p.categorical {
+		row := []string{"flags"}
+		for _, tk := range p.xTicks {
+			v := "-"
+			for _, sh := range p.shades {
+				if sh.x.Cmp(tk.x) == 0 {
+					v = sh.line
+				}
+			}
+			row = append(row, v)
+		}
+		cv.Table.Rows = append(cv.Table.Rows, row)
+	}
 	for _, h := range hlines {
 		cv.HLines = append(cv.HLines, hlineView{Y: yAt(h.y), LabelX: px(rat(plotR - 4)),
 			LabelY: px(new(big.Rat).Sub(lerp(h.y, zero, top, plotB, plotT), rat(4))), Label: h.label})
@@ -418,11 +453,34 @@ func metricSeries(r *replay.Result, name, class, metric string, scale *big.Rat, 
 
 const repeatsCaption = "Lines join the medians across repeats (filled dots); hollow dots are the single repeats. The table under each chart lists the medians."
 
+// flagShades are the shades of the load points flagged in any repeat,
+// and the caption sentence that explains them ("" when none is).
+func flagShades(r *replay.Result) ([]shade, string) {
+	points, reps := byPoint(r)
+	var out []shade
+	for i, pt := range points {
+		line := compare.FlagLine(reps[pt])
+		if line == "" {
+			continue
+		}
+		class := "generator-limited"
+		if strings.Contains(line, "overloaded") {
+			class = "overloaded"
+		}
+		out = append(out, shade{x: rat(int64(i)), class: class, label: pt + ": " + line, line: line})
+	}
+	if len(out) == 0 {
+		return nil, ""
+	}
+	return out, "Shaded points are flagged (red: overloaded, arrivals outran completions; amber: generator-limited, the client did not keep its schedule): their numbers describe a load the point did not sustain."
+}
+
 func htmlCharts(r *replay.Result) []chartView {
 	points, _ := byPoint(r)
 	if len(points) == 0 {
 		return nil
 	}
+	shades, shadeCaption := flagShades(r)
 	x0, x1, ticks := pointTicks(points)
 	xLabel := "load point (run order)"
 	tput := plot{title: "Goodput and request throughput by load point", yLabel: "throughput (req/s)", xLabel: xLabel,
@@ -431,6 +489,8 @@ func htmlCharts(r *replay.Result) []chartView {
 	if !r.SLO.Any() {
 		tput.caption = "Goodput is undefined: no SLO is set. " + repeatsCaption
 	}
+	tput.shades = shades
+	tput.caption = strings.TrimSpace(tput.caption + " " + shadeCaption)
 	// Goodput is drawn last so that it shows where it equals throughput.
 	tput.series = []plotSeries{
 		metricSeries(r, "Request throughput", seriesClass(1, false), "request_throughput", one, "req/s"),
@@ -442,7 +502,8 @@ func htmlCharts(r *replay.Result) []chartView {
 		limit     *int64
 	}{{"ttft", "TTFT", r.SLO.TTFTNS}, {"e2e", "E2E latency", r.SLO.E2ENS}} {
 		lat := plot{title: d.name + " p50 and p99 by load point", yLabel: d.name + " (ms)", xLabel: xLabel,
-			x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined " + d.key + " (n = 0 at every point)", caption: repeatsCaption}
+			x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined " + d.key + " (n = 0 at every point)",
+			caption: strings.TrimSpace(repeatsCaption + " " + shadeCaption), shades: shades}
 		lat.series = []plotSeries{
 			metricSeries(r, d.name+" p50", seriesClass(0, false), d.key+"_ns.p50", nsToMS, "ms"),
 			metricSeries(r, d.name+" p99", seriesClass(1, true), d.key+"_ns.p99", nsToMS, "ms"),

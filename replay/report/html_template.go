@@ -30,6 +30,8 @@ text.empty{fill:var(--muted);font-size:14px}
 .series.dash path{stroke-dasharray:7 4}
 .series circle.med{fill:currentColor}
 .series circle.rep{fill:#fff;stroke:currentColor;stroke-width:1.2}
+rect.overloaded{fill:#d55e00;fill-opacity:.13}
+rect.generator-limited{fill:#e69f00;fill-opacity:.13}
 .vline line{stroke:var(--muted);stroke-dasharray:3 3}
 .vline text{fill:var(--muted)}
 .legend{list-style:none;padding:0;margin:4px 0 0;display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12.5px}
@@ -254,6 +256,9 @@ const htmlSource = `<!DOCTYPE html>
 <g class="grid">
 {{- range .YTicks}}<line x1="{{$.L}}" x2="{{$.R}}" y1="{{.Pos}}" y2="{{.Pos}}"/>{{end -}}
 </g>
+{{- range .Shades}}
+<rect class="{{.Class}}" x="{{.X}}" y="{{$.T}}" width="{{.W}}" height="{{$.PlotH}}"><title>{{.Label}}</title></rect>
+{{- end}}
 <g class="axis">
 <line x1="{{.L}}" x2="{{.L}}" y1="{{.T}}" y2="{{.B}}"/>
 <line x1="{{.L}}" x2="{{.R}}" y1="{{.B}}" y2="{{.B}}"/>
