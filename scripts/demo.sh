@@ -36,6 +36,23 @@ run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
 echo "client columns and, beside them, the server column from the simulator's own /metrics (scraped before, during and after each point):"
 "$B" replay "$OUT/run" | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client'
 
+step "2b. Overload visible: a rate sweep whose second point is far past the simulator's capacity (4 slots)"
+"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.2 --chunk-tokens 4 --max-running 4 --queue-limit 1000 >"$OUT/sim-over.log" 2>&1 &
+SIM_OVER=$!
+for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-over.log" 2>/dev/null && break; sleep 0.1; done
+URL_OVER=$(grep -o 'http://[0-9.:]*' "$OUT/sim-over.log" | head -1)
+run "$B" capture --endpoint "$URL_OVER" --model benchseal-sim --out "$OUT/over" --rate 10,200 --requests 120 \
+  --warmup-requests 2 --seed 1 --output-tokens 32 --server-metrics-interval 100ms --progress never | tail -1
+kill $SIM_OVER 2>/dev/null || true
+run "$B" replay "$OUT/over" >"$OUT/over.txt"
+grep -E '^point|^  (overloaded|generator-limited|arrival rate|completions|outstanding|server queue trend) ' "$OUT/over.txt"
+run "$B" replay "$OUT/over" --output html >"$OUT/report-overload.html"
+echo "HTML report with the overloaded point shaded: $OUT/report-overload.html"
+sed -n '/^point rate-200 repeat 0/,/^$/p' "$OUT/over.txt" | grep -q '^  overloaded  *YES' ||
+  { echo "the point past capacity was not flagged overloaded"; exit 1; }
+sed -n '/^point rate-10 repeat 0/,/^$/p' "$OUT/over.txt" | grep -q '^  overloaded  *no' ||
+  { echo "the point within capacity was flagged or undecided"; exit 1; }
+
 step "3. Publisher: record the headline numbers as claims, make a key, pack and sign"
 run "$B" replay "$OUT/run" --write-claims "$OUT/run/claims.json" >/dev/null
 run "$B" keygen --out "$OUT/keys/publisher"
