@@ -206,7 +206,7 @@ func TestRunRefusesNonEmptyDirectory(t *testing.T) {
 	o := baseOptions(t, ts.URL)
 	os.MkdirAll(o.OutDir, 0o755)
 	os.WriteFile(filepath.Join(o.OutDir, "x"), nil, 0o644)
-	if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrCapture) {
+	if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrNotEmpty) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -53,10 +54,7 @@ type LoadSpec struct {
 
 // flagError is a LoadSpec mistake, said in terms of the flags; it is an
 // ErrPlan.
-type flagError string
-
-func (e flagError) Error() string        { return string(e) }
-func (e flagError) Is(target error) bool { return target == ErrPlan }
+func flagError(msg string) error { return errcond.Errorf(ErrPlan, "%s", msg) }
 
 // Plan returns the normalized plan s states. Every error is an ErrPlan.
 func (s LoadSpec) Plan() (*Plan, error) {

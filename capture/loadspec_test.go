@@ -126,3 +126,28 @@ func TestRunLeavesTheCallersPlanAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOptionErrors: options without what every capture needs are
+// ErrOptions, refused before anything is sent or written.
+func TestRunOptionErrors(t *testing.T) {
+	good := func() capture.Options {
+		return capture.Options{
+			Endpoint: "http://127.0.0.1:1",
+			OutDir:   filepath.Join(t.TempDir(), "run"),
+			Request:  capture.RequestOptions{Model: "m", Stream: true},
+			Plan:     capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 1, Requests: 1}}},
+		}
+	}
+	cases := map[string]func(*capture.Options){
+		"no output directory": func(o *capture.Options) { o.OutDir = "" },
+		"no model":            func(o *capture.Options) { o.Request.Model = "" },
+		"endpoint":            func(o *capture.Options) { o.Endpoint = "localhost:8000" },
+	}
+	for name, mod := range cases {
+		o := good()
+		mod(&o)
+		if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrOptions) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -182,7 +182,7 @@ func finishManifest(m *schema.Manifest, overlay []byte, sets []string) error {
 		m.Unknown = []string{}
 	}
 	if err := schema.ApplyOverlay(m, overlay, sets); err != nil {
-		return fmt.Errorf("%w: %w", ErrCapture, err)
+		return fmt.Errorf("capture failed: %w", err)
 	}
 	m.Unknown = append(m.Unknown, schema.MissingMustState(m)...)
 	slices.Sort(m.Unknown)

@@ -19,8 +19,22 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// ErrCapture is the root of the errors Run returns for a failed capture.
-var ErrCapture = errors.New("capture failed")
+// Conditions Run refuses or fails on, besides ErrPlan, ErrPreflight and
+// ErrTooManyFailures (one sentinel per condition; messages say "capture
+// failed: ..." with the details).
+var (
+	// ErrOptions: the options lack what every capture needs (an output
+	// directory, a model, an http:// or https:// endpoint).
+	ErrOptions = errors.New("invalid capture options")
+	// ErrInvalidManifest: the manifest the options would make (Manifest,
+	// Overlay, Sets) does not validate; nothing was sent or written.
+	ErrInvalidManifest = errors.New("the manifest would be invalid (state it with --set or --manifest)")
+	// ErrNotEmpty: the output directory exists and holds files.
+	ErrNotEmpty = errors.New("exists and is not empty (refusing to overwrite)")
+	// ErrNoServerMetrics: the server-metrics URL named in the options did
+	// not answer with engine metrics before the run.
+	ErrNoServerMetrics = errors.New("no engine metrics")
+)
 
 // ClientName is the manifest's client.name for runs this package writes.
 const ClientName = "benchseal-capture"
@@ -191,10 +205,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	if o.OutDir == "" {
-		return nil, fmt.Errorf("%w: no output directory", ErrCapture)
+		return nil, fmt.Errorf("capture failed: %w: no output directory", ErrOptions)
 	}
 	if o.Request.Model == "" {
-		return nil, fmt.Errorf("%w: no model", ErrCapture)
+		return nil, fmt.Errorf("capture failed: %w: no model", ErrOptions)
 	}
 	if o.Request.API == "" {
 		o.Request.API = APIChat
@@ -202,7 +216,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	base := strings.TrimRight(o.Endpoint, "/")
 	base = strings.TrimSuffix(base, "/v1")
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("%w: endpoint %q: want an http:// or https:// URL", ErrCapture, o.Endpoint)
+		return nil, fmt.Errorf("capture failed: %w: endpoint %q: want an http:// or https:// URL", ErrOptions, o.Endpoint)
 	}
 	path := "/v1/chat/completions"
 	if o.Request.API == APICompletions {
@@ -263,8 +277,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Refuse before sending anything or touching the output directory when
 	// the publisher's settings would make an invalid manifest.
 	if probs := schema.ValidateManifest(m, schema.ManifestFile); len(probs) > 0 {
-		return nil, fmt.Errorf("%w: the manifest would be invalid (state it with --set or --manifest): %w",
-			ErrCapture, &schema.ValidationError{Problems: probs})
+		return nil, fmt.Errorf("capture failed: %w: %w", ErrInvalidManifest, &schema.ValidationError{Problems: probs})
 	}
 
 	if !o.SkipPreflight {
@@ -410,7 +423,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Progress(r.snapshot(true))
 	}
 	if sinkErr != nil {
-		return res, fmt.Errorf("%w: %w", ErrCapture, sinkErr)
+		return res, fmt.Errorf("capture failed: %w", sinkErr)
 	}
 	if tooMany != nil {
 		return res, tooMany
@@ -429,7 +442,7 @@ func prepareDir(dir string) error {
 	case err != nil:
 		return fmt.Errorf("create run directory: %w", err)
 	case len(entries) > 0:
-		return fmt.Errorf("%w: create run directory %s: exists and is not empty (refusing to overwrite)", ErrCapture, dir)
+		return fmt.Errorf("capture failed: create run directory %s: %w", dir, ErrNotEmpty)
 	}
 	return nil
 }

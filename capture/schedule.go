@@ -148,7 +148,7 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	for i := range r.items {
 		b, err := RequestBody(o.Request, &r.items[i])
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrCapture, err)
+			return nil, fmt.Errorf("capture failed: %w", err)
 		}
 		r.bodies[i] = b
 	}

@@ -71,7 +71,7 @@ func (r *runner) newScraper(ctx context.Context, base string, m *schema.Manifest
 			setNote(m, "server_metrics", fmt.Sprintf("not scraped: %s did not answer with engine metrics (%v)", url, err))
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: server metrics %s: %w", ErrCapture, url, err)
+		return nil, fmt.Errorf("capture failed: server metrics %s: %w: %w", url, ErrNoServerMetrics, err)
 	}
 	m.ServerMetrics = &schema.ServerMetrics{URL: url, Interval: schema.Duration(s.interval), Scrapes: []schema.Scrape{}}
 	return s, nil

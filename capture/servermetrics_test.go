@@ -100,7 +100,7 @@ func TestServerMetricsAutoWithoutMetricsSaysSoAndExplicitURLMustAnswer(t *testin
 	}
 	o = baseOptions(t, proxy.URL)
 	o.ServerMetrics = proxy.URL + "/metrics"
-	if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrCapture) {
+	if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrNoServerMetrics) {
 		t.Errorf("explicit URL that does not answer: err %v", err)
 	}
 	if _, err := os.Stat(o.OutDir); !os.IsNotExist(err) {

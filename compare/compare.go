@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
@@ -68,18 +69,18 @@ func (o *Options) check() error {
 		o.Alpha = DefaultAlpha
 	}
 	if !(o.Alpha > 0 && o.Alpha < 1) {
-		return fmt.Errorf("compare: alpha %v is not in (0, 1): %w", o.Alpha, ErrCompare)
+		return errcond.Errorf(ErrInvalidOption, "compare: alpha %v is not in (0, 1)", o.Alpha)
 	}
 	switch o.Correction {
 	case "":
 		o.Correction = CorrectionNone
 	case CorrectionNone, CorrectionHolm:
 	default:
-		return fmt.Errorf("compare: correction %q is not none or holm: %w", o.Correction, ErrCompare)
+		return errcond.Errorf(ErrInvalidOption, "compare: correction %q is not none or holm", o.Correction)
 	}
 	for _, a := range o.Guard.Allow {
 		if !slices.Contains(RequiredChecks, a) || a == CheckQualityGate {
-			return fmt.Errorf("compare: %q is not a check whose difference can be allowed (%s): %w", a, strings.Join(allowable(), ", "), ErrCompare)
+			return errcond.Errorf(ErrInvalidOption, "compare: %q is not a check whose difference can be allowed (%s)", a, strings.Join(allowable(), ", "))
 		}
 	}
 	return nil
@@ -355,7 +356,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 func split(ins []*Input) (measured, refs []*Input, err error) {
 	for _, in := range ins {
 		if in == nil || in.Manifest == nil || in.Result == nil {
-			return nil, nil, fmt.Errorf("compare: input without manifest or replay result: %w", ErrCompare)
+			return nil, nil, fmt.Errorf("compare: %w", ErrIncompleteInput)
 		}
 		if in.External() {
 			refs = append(refs, in)

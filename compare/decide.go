@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
@@ -125,7 +126,7 @@ type Decision struct {
 // Decide ranks the inputs under the objective.
 func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 	if !slices.Contains(Objectives, opts.Objective) {
-		return nil, fmt.Errorf("compare: objective %q is not one of %s: %w", opts.Objective, strings.Join(Objectives, ", "), ErrCompare)
+		return nil, errcond.Errorf(ErrInvalidOption, "compare: objective %q is not one of %s", opts.Objective, strings.Join(Objectives, ", "))
 	}
 	copts := Options{Guard: opts.Guard, Alpha: opts.Alpha}
 	if err := copts.check(); err != nil {
@@ -135,7 +136,7 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 		opts.Target = big.NewRat(9, 10)
 	}
 	if opts.Target.Sign() <= 0 || opts.Target.Cmp(big.NewRat(1, 1)) > 0 {
-		return nil, fmt.Errorf("compare: attainment target %s is not in (0, 1]: %w", opts.Target.FloatString(3), ErrCompare)
+		return nil, errcond.Errorf(ErrInvalidOption, "compare: attainment target %s is not in (0, 1]", opts.Target.FloatString(3))
 	}
 	d := &Decision{Schema: DecideSchemaV1, Objective: opts.Objective, Target: opts.Target, Alpha: copts.Alpha, Best: -1, Winner: -1, RunnerUp: -1, Margin: replay.Null, P: 1}
 	var err error

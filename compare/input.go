@@ -7,8 +7,14 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// ErrCompare is the root of every error of this package.
-var ErrCompare = errors.New("compare")
+// Conditions of this package's errors (messages say what went wrong).
+var (
+	// ErrInvalidOption: an option is out of its range (alpha, correction,
+	// an allowed difference, objective, attainment target).
+	ErrInvalidOption = errors.New("invalid option")
+	// ErrIncompleteInput: an input lacks its manifest or replay result.
+	ErrIncompleteInput = errors.New("input without manifest or replay result")
+)
 
 // Verification states of an input.
 const (

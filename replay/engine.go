@@ -16,8 +16,11 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// ErrReplay is the root of every error of this package.
-var ErrReplay = errors.New("replay")
+// ErrBadOption is the condition of an option value the engine cannot take
+// (an SLO, sweep, MLPerf limit, smooth-goodput parameter or fraction that
+// does not parse or is out of range). Such errors read as the message
+// alone, so a caller can prefix the flag the value came from.
+var ErrBadOption = errors.New("bad option value")
 
 // DefaultStallThresholdNS is the stall threshold when no TPOT limit is set.
 const DefaultStallThresholdNS = int64(1e9)

@@ -1,12 +1,12 @@
 package replay
 
 import (
-	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -189,13 +189,8 @@ func ParseFraction(s string) (*big.Rat, error) {
 	return r, nil
 }
 
-// inputError is a bad option value. Its text is the message alone, so a
-// caller can prefix the flag it came from; it matches ErrReplay.
-type inputError struct{ msg string }
-
-func (e *inputError) Error() string        { return e.msg }
-func (e *inputError) Is(target error) bool { return target == ErrReplay }
-
+// badInput returns an ErrBadOption error. Its text is the message alone,
+// so a caller can prefix the flag the value came from.
 func badInput(format string, args ...any) error {
-	return &inputError{fmt.Sprintf(format, args...)}
+	return errcond.Errorf(ErrBadOption, format, args...)
 }

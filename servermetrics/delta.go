@@ -1,9 +1,9 @@
 package servermetrics
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/stats"
 )
 
@@ -93,14 +93,14 @@ var Quantiles = []float64{0.5, 0.9, 0.99}
 // gauges' peaks and slopes). engine "" detects it from the last scrape.
 func Delta(engine string, scrapes []*Snapshot) (*Column, error) {
 	if len(scrapes) < 2 {
-		return nil, fmt.Errorf("%w: need a scrape before and after the point, have %d", ErrServerMetrics, len(scrapes))
+		return nil, errcond.Errorf(ErrTooFewScrapes, "server metrics: need a scrape before and after the point, have %d", len(scrapes))
 	}
 	before, after := scrapes[0], scrapes[len(scrapes)-1]
 	if engine == "" {
 		engine = DetectEngine(after)
 	}
 	if engine == "" {
-		return nil, fmt.Errorf("%w: no known engine metrics (vLLM, SGLang or TGI names) in the scrapes", ErrServerMetrics)
+		return nil, ErrNoEngineMetrics
 	}
 	c := &Column{Engine: engine, Histograms: []HistogramDelta{}, Counters: []CounterDelta{}, Gauges: []GaugePeak{}, Absent: []Absent{}}
 	for _, n := range Names {

@@ -8,13 +8,24 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
 
-// ErrServerMetrics is the root of the errors this package returns.
-var ErrServerMetrics = errors.New("server metrics")
+// Conditions of this package's errors, one sentinel each.
+var (
+	// ErrTooLarge: a scrape is larger than MaxScrapeBytes.
+	ErrTooLarge = fmt.Errorf("server metrics: scrape larger than %d bytes", MaxScrapeBytes)
+	// ErrMalformed: a scrape is not the Prometheus text exposition format,
+	// or a metric in it is not what its type says.
+	ErrMalformed = errors.New("malformed scrape")
+	// ErrTooFewScrapes: Delta needs a scrape before and one after.
+	ErrTooFewScrapes = errors.New("too few scrapes")
+	// ErrNoEngineMetrics: no metric of a known engine in the scrapes.
+	ErrNoEngineMetrics = errors.New("server metrics: no known engine metrics (vLLM, SGLang or TGI names) in the scrapes")
+)
 
 // MaxScrapeBytes bounds one scrape read by Parse.
 const MaxScrapeBytes = 16 << 20
@@ -56,16 +67,16 @@ func Parse(r io.Reader) (*Snapshot, error) {
 	lr := &io.LimitedReader{R: r, N: MaxScrapeBytes + 1}
 	fams, err := textToFamilies(lr)
 	if lr.N <= 0 {
-		return nil, fmt.Errorf("%w: scrape larger than %d bytes", ErrServerMetrics, MaxScrapeBytes)
+		return nil, ErrTooLarge
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: parse exposition: %w", ErrServerMetrics, err)
+		return nil, errcond.Errorf(ErrMalformed, "server metrics: parse exposition: %w", err)
 	}
 	s := &Snapshot{Families: map[string]*Family{}}
 	for name, mf := range fams {
 		f, err := family(mf)
 		if err != nil {
-			return nil, fmt.Errorf("%w: metric %s: %w", ErrServerMetrics, name, err)
+			return nil, errcond.Errorf(ErrMalformed, "server metrics: metric %s: %w", name, err)
 		}
 		if f != nil {
 			s.Families[name] = f

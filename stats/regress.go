@@ -1,8 +1,9 @@
 package stats
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // Fit is the ordinary least-squares line y = Intercept + Slope·x through
@@ -30,16 +31,16 @@ func LinearFit(xs, ys []float64, confidence float64) (Fit, error) {
 	n := len(xs)
 	switch {
 	case n != len(ys):
-		return Fit{}, fmt.Errorf("%w: %d x values but %d y values", ErrStats, n, len(ys))
+		return Fit{}, errcond.Errorf(ErrLengthMismatch, "stats: %d x values but %d y values", n, len(ys))
 	case n < 2:
-		return Fit{}, fmt.Errorf("%w: a line needs at least 2 points, have %d", ErrStats, n)
+		return Fit{}, errcond.Errorf(ErrSampleSize, "stats: a line needs at least 2 points, have %d", n)
 	case !(confidence > 0 && confidence < 1):
-		return Fit{}, fmt.Errorf("%w: confidence %v is not in (0, 1)", ErrStats, confidence)
+		return Fit{}, errcond.Errorf(ErrConfidence, "stats: confidence %v is not in (0, 1)", confidence)
 	}
 	var mx, my float64
 	for i := range xs {
 		if math.IsNaN(xs[i]) || math.IsInf(xs[i], 0) || math.IsNaN(ys[i]) || math.IsInf(ys[i], 0) {
-			return Fit{}, fmt.Errorf("%w: point %d is not finite", ErrStats, i)
+			return Fit{}, errcond.Errorf(ErrNotFinite, "stats: point %d is not finite", i)
 		}
 		mx += xs[i]
 		my += ys[i]
@@ -52,7 +53,7 @@ func LinearFit(xs, ys []float64, confidence float64) (Fit, error) {
 		sxy += dx * (ys[i] - my)
 	}
 	if sxx == 0 {
-		return Fit{}, fmt.Errorf("%w: all x values are equal, so no slope exists", ErrStats)
+		return Fit{}, errcond.Errorf(ErrSamplesEqual, "stats: all x values are equal, so no slope exists")
 	}
 	f := Fit{N: n, Slope: sxy / sxx, Confidence: confidence}
 	f.Intercept = my - f.Slope*mx

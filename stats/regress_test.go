@@ -82,18 +82,21 @@ func TestLinearFitTwoPointsHasNoInterval(t *testing.T) {
 }
 
 func TestLinearFitRejectsBadInput(t *testing.T) {
-	for name, in := range map[string][2][]float64{
-		"one point":      {{1}, {1}},
-		"lengths differ": {{1, 2}, {1}},
-		"constant x":     {{3, 3, 3}, {1, 2, 3}},
-		"nan":            {{1, 2, math.NaN()}, {1, 2, 3}},
-		"inf":            {{1, 2, 3}, {1, math.Inf(1), 3}},
+	for name, c := range map[string]struct {
+		in   [2][]float64
+		cond error
+	}{
+		"one point":      {[2][]float64{{1}, {1}}, ErrSampleSize},
+		"lengths differ": {[2][]float64{{1, 2}, {1}}, ErrLengthMismatch},
+		"constant x":     {[2][]float64{{3, 3, 3}, {1, 2, 3}}, ErrSamplesEqual},
+		"nan":            {[2][]float64{{1, 2, math.NaN()}, {1, 2, 3}}, ErrNotFinite},
+		"inf":            {[2][]float64{{1, 2, 3}, {1, math.Inf(1), 3}}, ErrNotFinite},
 	} {
-		if _, err := LinearFit(in[0], in[1], 0.95); !errors.Is(err, ErrStats) {
-			t.Errorf("%s: err = %v, want ErrStats", name, err)
+		if _, err := LinearFit(c.in[0], c.in[1], 0.95); !errors.Is(err, c.cond) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.cond)
 		}
 	}
-	if _, err := LinearFit([]float64{1, 2, 3}, []float64{1, 2, 3}, 1); !errors.Is(err, ErrStats) {
-		t.Errorf("confidence 1: err = %v, want ErrStats", err)
+	if _, err := LinearFit([]float64{1, 2, 3}, []float64{1, 2, 3}, 1); !errors.Is(err, ErrConfidence) {
+		t.Errorf("confidence 1: err = %v, want ErrConfidence", err)
 	}
 }

@@ -1,8 +1,9 @@
 package stats
 
 import (
-	"fmt"
 	"slices"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // Shift is the Hodges–Lehmann estimate of how much x1 is shifted against
@@ -34,10 +35,10 @@ func ShiftCI(x1, x2 []float64, confidence float64) (Shift, error) {
 		return Shift{}, ErrSampleSize
 	}
 	if n1 > ExactLimit || n2 > ExactLimit {
-		return Shift{}, fmt.Errorf("%w: shift interval needs at most %d values per sample", ErrStats, ExactLimit)
+		return Shift{}, ErrTooManyValues
 	}
 	if !(confidence > 0 && confidence < 1) {
-		return Shift{}, fmt.Errorf("%w: confidence %v is not in (0, 1)", ErrStats, confidence)
+		return Shift{}, errcond.Errorf(ErrConfidence, "stats: confidence %v is not in (0, 1)", confidence)
 	}
 	d := make([]float64, 0, n1*n2)
 	for _, a := range x1 {

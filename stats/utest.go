@@ -7,18 +7,28 @@ import (
 	"slices"
 )
 
-// ErrStats is the root of every error of this package.
-var ErrStats = errors.New("stats")
-
-// Sentinels of the U test; both wrap ErrStats. Callers report such a
-// comparison as not significant (p = 1) with the error as a warning, as
-// benchstat does.
+// Conditions of this package's errors, one sentinel each. Callers report
+// a comparison that meets one as not significant (p = 1) with the error
+// as a warning, as benchstat does.
 var (
-	// ErrSampleSize: a sample is empty.
-	ErrSampleSize = fmt.Errorf("%w: sample is empty", ErrStats)
+	// ErrSampleSize: a sample has too few values (the U test needs one,
+	// a line two).
+	ErrSampleSize = errors.New("stats: sample is empty")
 	// ErrSamplesEqual: every value of both samples is equal, so no
-	// ordering exists to test.
-	ErrSamplesEqual = fmt.Errorf("%w: all samples are equal", ErrStats)
+	// ordering exists to test (for a line: every x is equal, so no slope
+	// exists).
+	ErrSamplesEqual = errors.New("stats: all samples are equal")
+	// ErrNaN: a sample holds NaN, which has no rank.
+	ErrNaN = errors.New("stats: NaN in a sample")
+	// ErrNotFinite: a point of a line is NaN or infinite.
+	ErrNotFinite = errors.New("point not finite")
+	// ErrLengthMismatch: a line's x and y values differ in number.
+	ErrLengthMismatch = errors.New("x and y lengths differ")
+	// ErrTooManyValues: a sample is too large for the exact shift
+	// interval (more than ExactLimit values).
+	ErrTooManyValues = fmt.Errorf("stats: shift interval needs at most %d values per sample", ExactLimit)
+	// ErrConfidence: a confidence level outside (0, 1).
+	ErrConfidence = errors.New("confidence out of range")
 )
 
 // ExactLimit is the largest sample size (of each sample) for which the
@@ -67,7 +77,7 @@ func MannWhitneyU(x1, x2 []float64) (UTest, error) {
 	}
 	for _, e := range all {
 		if math.IsNaN(e.v) {
-			return res, fmt.Errorf("%w: NaN in a sample", ErrStats)
+			return res, ErrNaN
 		}
 	}
 	slices.SortFunc(all, func(a, b lv) int {

@@ -78,7 +78,7 @@ func TestMannWhitneyUDegenerateSamplesFail(t *testing.T) {
 	if r, err := MannWhitneyU([]float64{2, 2}, []float64{2, 2, 2}); !errors.Is(err, ErrSamplesEqual) || r.P != 1 {
 		t.Errorf("all equal: %v p=%v", err, r.P)
 	}
-	if _, err := MannWhitneyU([]float64{math.NaN()}, []float64{1}); !errors.Is(err, ErrStats) {
+	if _, err := MannWhitneyU([]float64{math.NaN()}, []float64{1}); !errors.Is(err, ErrNaN) || err.Error() != "stats: NaN in a sample" {
 		t.Errorf("NaN: %v", err)
 	}
 }

@@ -55,9 +55,30 @@ var forbidden = map[string][]string{
 	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 
+// errcond gives errors their condition; every package may use it, and it
+// imports nothing of the module (TestErrcondIsALeaf).
+const errcond = module + "/internal/errcond"
+
 // cliOnly are imports only cmd/ may make directly: library packages never
 // parse flags. (Third-party code may use them internally.)
 var cliOnly = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}
+
+// TestErrcondIsALeaf: the error-condition helper every package may import
+// depends on no package of the module.
+func TestErrcondIsALeaf(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if p.ImportPath != errcond {
+			continue
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, module+"/") {
+				t.Errorf("%s depends on %s", errcond, d)
+			}
+		}
+		return
+	}
+	t.Fatalf("%s not found", errcond)
+}
 
 func TestImportsPointDownward(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -81,8 +102,9 @@ func TestImportsPointDownward(t *testing.T) {
 				prefix := strings.TrimSuffix(b, "/")
 				if d == prefix || strings.HasPrefix(d, prefix+"/") {
 					if top == "schema" || top == "simulator" || top == "stats" || top == "redact" || top == "servermetrics" || top == "k8s" {
-						// leaves: only themselves
-						if d == module+"/"+top || strings.HasPrefix(d, module+"/"+top+"/") {
+						// leaves: only themselves, and errcond (which
+						// imports nothing of the module)
+						if d == module+"/"+top || strings.HasPrefix(d, module+"/"+top+"/") || d == errcond {
 							continue
 						}
 						if top == "servermetrics" && d == module+"/stats" {

@@ -103,7 +103,7 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"replay unknown definitions", `unknown definitions "vlm"`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)
-	raw := regexp.MustCompile(`strconv\.|archive/tar|lstat |threshold|: replay$`)
+	raw := regexp.MustCompile(`strconv\.|archive/tar|lstat |threshold|: (replay|compare|capture|stats)$`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runArgs(t, map[string]string{"BENCHSEAL_PASSWORD": ""}, c.args...)
