@@ -334,8 +334,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		xs, ys := make([]float64, OverloadWindows), make([]float64, OverloadWindows)
 		var total float64
 		for i := range OverloadWindows {
-			lo := t0 + fit*int64(i)/OverloadWindows
-			hi := t0 + fit*int64(i+1)/OverloadWindows
+			lo, hi := t0+windowEdge(fit, i), t0+windowEdge(fit, i+1)
 			var in int64
 			for _, s := range spans {
 				a, b := max(s[0], lo), min(s[1], hi)
@@ -388,6 +387,12 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 // pass for a trend.
 func outstandingRiseBound(m float64) float64 {
 	return max(float64(OverloadTolerancePercent)/100*m, 3*math.Sqrt(max(m, 1)))
+}
+
+// windowEdge is ⌊fit·i ÷ OverloadWindows⌋ without overflowing int64.
+func windowEdge(fit int64, i int) int64 {
+	q, r := fit/OverloadWindows, fit%OverloadWindows
+	return q*int64(i) + r*int64(i)/OverloadWindows
 }
 
 func msText(ns int64) string {

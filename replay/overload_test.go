@@ -285,3 +285,20 @@ func TestClaimOnAnOverloadedPointShowsTheFlag(t *testing.T) {
 		t.Errorf("steady: %+v, %v", checks, err)
 	}
 }
+
+// Hostile times (a run spanning most of int64, ends before sends) give
+// numbers or nulls with reasons, never a panic.
+func TestOverloadSurvivesExtremeTimes(t *testing.T) {
+	const big = int64(1) << 62
+	run := openLoopRun(4, []float64{24}, []int{40}, noLag)
+	run.recs[0].SentNS, run.recs[0].EndNS = 0, big
+	run.recs[1].EndNS = run.recs[1].SentNS - 5
+	last := run.recs[len(run.recs)-1]
+	last.SentNS, last.EndNS = big, big+10
+	sch := int64(-big)
+	last.ScheduledNS = &sch
+	o := overloadOf(t, run)
+	if o.Overloaded.Why == "" || o.GeneratorLimited.Why == "" {
+		t.Errorf("flags without reasons: %+v", o)
+	}
+}
