@@ -348,6 +348,17 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 		}
 	}
 	res.Loads = loads
+	for _, in := range res.Inputs {
+		for _, p := range Points(in.Result) {
+			o, ok := PointLoad(in.Manifest, p)
+			if !ok || !matched[o.String()] {
+				continue
+			}
+			if f := FlagLine(Repeats(in.Result, p)); f != "" {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s's point %s (%s) is %s: its comparisons describe a load it did not sustain", in.Name, p, o.String(), f))
+			}
+		}
+	}
 	res.applyCorrection()
 	return res, nil
 }

@@ -58,3 +58,18 @@ func TestDecideWinAtAnOverloadedPointSaysSo(t *testing.T) {
 		t.Errorf("unflagged a named: %q", limits)
 	}
 }
+
+// Compare names a compared point that is flagged in its notes.
+func TestCompareNamesAFlaggedPoint(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10}, []int64{50, 51, 52, 50})
+	b := fakeInput("b", []int64{20, 21, 22, 20}, []int64{60, 61, 62, 60})
+	yes := true
+	b.Result.Results[0].Overload = &replay.Overload{Overloaded: replay.Flag{Set: &yes, Why: "test"}}
+	r, err := Compare([]*Input{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Join(r.Notes, "\n"); !strings.Contains(n, "b's point c8 (concurrency 8) is overloaded in 1 of 4 repeats") || strings.Contains(n, "a's point") {
+		t.Errorf("notes %q", n)
+	}
+}
