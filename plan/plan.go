@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -49,6 +50,9 @@ type Plan struct {
 	// Configurations names the configurations to be compared, each run
 	// separately under this plan.
 	Configurations []Configuration `json:"configurations,omitempty"`
+	// StartAt is the common start (RFC 3339) of a sharded capture of the
+	// plan: every shard waits for it (capture --start-at overrides).
+	StartAt string `json:"start_at,omitempty"`
 }
 
 // Workload is the planned workload.
@@ -127,6 +131,11 @@ func (p *Plan) Validate() error {
 	}
 	if p.Load.Repeats < 1 {
 		bad("load.repeats %d: must be at least 1", p.Load.Repeats)
+	}
+	if p.StartAt != "" {
+		if _, err := time.Parse(time.RFC3339Nano, p.StartAt); err != nil {
+			bad("start_at %q: want an RFC 3339 time", p.StartAt)
+		}
 	}
 	if err := schema.CheckLoadLimits(&schema.Load{Points: p.Load.Points, Warmup: p.Load.Warmup, Repeats: p.Load.Repeats, MaxOutstanding: p.Load.MaxOutstanding}, "plan"); err != nil {
 		errs = append(errs, err)

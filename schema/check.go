@@ -275,6 +275,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 
 	validateLoad(ps, &m.Load, m.ExternalReference())
+	validateSharding(ps, m)
 	if m.Load.Generator == GeneratorBenchsealV1 && m.Load.Mode == ModeRate && m.Client.Seed == nil {
 		ps.add("client.seed", "must be set: load.generator %q regenerates the rate schedule from it", GeneratorBenchsealV1)
 	}

@@ -57,7 +57,11 @@ func (c *RecordChecker) checkGenerated(cell int, rec *Record, add func(field, fo
 		add("id", "%q does not follow load.generator %q: want \"%s.r%d.%c<k>\"", rec.ID, GeneratorBenchsealV1, rec.Point, rec.Repeat, ph)
 		return
 	}
-	g := &c.gen[gi]
+	s := c.shardOf(cell, k)
+	if c.shards > 1 && rec.Shard != nil && *rec.Shard != int64(s) {
+		add("shard", "is %d, but the split rule %q gives request %d of this phase to shard %d", *rec.Shard, ShardSplitV1, k, s)
+	}
+	g := &c.gen[gi*c.shards+s]
 	if g.n == 0 || k > g.maxK {
 		g.maxK = k
 	}
@@ -96,7 +100,10 @@ type phasePlan struct {
 // the seed, and an incomplete run holds only what an interruption can
 // leave (see checkInterruption).
 func (c *RecordChecker) checkCompleteness(add func(field, format string, args ...any)) {
-	var order []phaseState // GeneratorBenchsealV1 phases in run order
+	// GeneratorBenchsealV1 phases in run order, one list per shard: each
+	// shard runs the whole plan in that order, and is interrupted once.
+	order := make([][]phaseState, c.shards)
+	S := c.shards
 	for r := range c.repeats {
 		for i := range c.m.Load.Points {
 			p := &c.m.Load.Points[i]
@@ -105,17 +112,30 @@ func (c *RecordChecker) checkCompleteness(add func(field, format string, args ..
 				wp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseWarmup, requests: c.m.Load.Warmup.Requests,
 					duration: c.m.Load.Warmup.Duration, field: "load.warmup.requests"}
 				c.checkCount(add, &wp, c.warmed[cell])
-				order = append(order, phaseState{wp, c.checkGeneratedPhase(add, &wp, &c.gen[2*cell+1])})
+				gi := (2*cell + 1) * S
+				for s, st := range c.checkGeneratedPhase(add, &wp, c.gen[gi:gi+S]) {
+					order[s] = append(order[s], phaseState{wp, st})
+				}
 			}
 			mp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseMeasure, requests: p.Requests, duration: p.Duration,
 				field: "load.points[" + strconv.Itoa(i) + "].requests"}
 			c.checkCount(add, &mp, c.measured[cell])
 			if c.gen != nil {
-				order = append(order, phaseState{mp, c.checkGeneratedPhase(add, &mp, &c.gen[2*cell])})
+				gi := 2 * cell * S
+				for s, st := range c.checkGeneratedPhase(add, &mp, c.gen[gi:gi+S]) {
+					order[s] = append(order[s], phaseState{mp, st})
+				}
 			}
 		}
 	}
-	c.checkInterruption(add, order)
+	for s := range order {
+		if c.shardIdx >= 0 && s != c.shardIdx {
+			continue
+		}
+		if !c.checkInterruption(add, order[s], s) {
+			return
+		}
+	}
 }
 
 // Phase states of a GeneratorBenchsealV1 phase.
@@ -138,10 +158,13 @@ type phaseState struct {
 // stopped in holding a contiguous prefix of its requests (the ones in
 // flight recorded as cancelled, or lost with a kill and counted missing),
 // and no record after it. Anything else — a hole, a short phase followed
-// by a later one — is work removed, not an interruption.
-func (c *RecordChecker) checkInterruption(add func(field, format string, args ...any), order []phaseState) {
+// by a later one — is work removed, not an interruption. In a sharded run
+// each shard (its share of every phase) is checked so; a shard never run
+// is one interrupted before its first request. It returns false when it
+// reported a problem.
+func (c *RecordChecker) checkInterruption(add func(field, format string, args ...any), order []phaseState, shard int) bool {
 	if !c.m.Incomplete {
-		return
+		return true
 	}
 	stop := -1
 	for i, ps := range order {
@@ -149,88 +172,169 @@ func (c *RecordChecker) checkInterruption(add func(field, format string, args ..
 		case stop < 0 && ps.state != phaseComplete:
 			stop = i
 		case stop >= 0 && ps.state != phaseEmpty:
-			add("", "incomplete run: %s has records, but %s before it in run order (repeat by repeat, point by point, warmup first) is not complete: an interruption stops a run once, so this is work removed", ps.pp.what(), order[stop].pp.what())
-			return
+			who := ""
+			if c.shards > 1 {
+				who = " of " + shardDesc(shard, c.shards)
+			}
+			add("", "incomplete run: %s has records%s, but %s before it in run order (repeat by repeat, point by point, warmup first) is not complete: an interruption stops a run once, so this is work removed", ps.pp.what(), who, order[stop].pp.what())
+			return false
 		}
 	}
+	return true
 }
 
 func (pp *phasePlan) what() string {
 	return fmt.Sprintf("point %q repeat %d (%s)", pp.point.Name, pp.repeat, pp.phase)
 }
 
-// checkCount compares the records of a phase with its declared count.
+// share returns how many of a phase's n requests the run holds when
+// complete: all of them, or a shard run's share.
+func (c *RecordChecker) share(pp *phasePlan, n int64) int64 {
+	if c.shardIdx < 0 {
+		return n
+	}
+	return ShardRequests(c.m.Load.Mode, pp.point.Concurrency, c.shards, c.shardIdx, n)
+}
+
+// checkCount compares the records of a phase with its declared count (a
+// shard run's: its share of it).
 func (c *RecordChecker) checkCount(add func(field, format string, args ...any), pp *phasePlan, have int64) {
 	n := int64(pp.requests)
 	if n <= 0 {
 		return
 	}
+	n = c.share(pp, n)
 	if have < n && pp.duration == 0 && pp.phase == PhaseMeasure {
 		c.sum.Missing += n - have
 	}
+	what := pp.what()
+	if c.shardIdx >= 0 {
+		what += " in the run of " + shardDesc(c.shardIdx, c.shards)
+	}
 	switch {
 	case have > n:
-		add(pp.field, "%s has %d records, more than the %d declared", pp.what(), have, n)
+		add(pp.field, "%s has %d records, more than the %d declared", what, have, n)
 	case have < n && pp.duration == 0 && !c.m.Incomplete && have > 0:
-		add(pp.field, "%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, and then they count as cancelled)", pp.what(), have, n, n-have)
+		add(pp.field, "%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, and then they count as cancelled)", what, have, n, n-have)
 	}
 }
 
 // checkGeneratedPhase checks the request numbers and the schedule of one
-// phase of a GeneratorBenchsealV1 run and returns whether the phase is
-// empty, partial or complete. Request numbers are contiguous from 0 even
-// in an incomplete run (capture writes them in order). A phase is complete
-// when it has its declared count, in rate mode every request of the
-// schedule regenerated from the seed; a closed-loop phase bounded only by
-// its duration is complete once it has records (nothing fixes its count).
-func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args ...any), pp *phasePlan, g *genCell) int {
-	if g.n == 0 {
-		return phaseEmpty
-	}
-	state := phaseComplete
-	n := int64(pp.requests)
-	if n > 0 && g.maxK >= n {
-		add("id", "%s has request number %d, beyond the %d declared (%s)", pp.what(), g.maxK, n, pp.field)
-	}
-	if n > 0 && pp.duration == 0 && g.n < n {
-		state = phasePartial
-	}
-	if g.maxK+1 != g.n {
-		add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
-	}
-	if g.ends != nil {
-		if !c.checkRanDuration(add, pp, g) {
-			state = phasePartial
+// phase of a GeneratorBenchsealV1 run, given its counters per shard (one
+// when not sharded), and returns per shard whether its share of the phase
+// is empty, partial or complete. Request numbers are contiguous from 0 in
+// each shard's share (ShardOf) even in an incomplete run (capture writes
+// them in order). A share is complete when it has all of the declared
+// count's, in rate mode all of the schedule regenerated from the seed; a
+// closed-loop phase bounded only by its duration (never sharded) is
+// complete once it has records (nothing fixes its count).
+func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args ...any), pp *phasePlan, gs []genCell) []int {
+	states := make([]int, len(gs))
+	var total, maxK int64 = 0, -1
+	for _, g := range gs {
+		total += g.n
+		if g.n > 0 {
+			maxK = max(maxK, g.maxK)
 		}
+	}
+	if total == 0 {
+		return states
+	}
+	mode, conc, S := c.m.Load.Mode, pp.point.Concurrency, len(gs)
+	n := int64(pp.requests)
+	if n > 0 && maxK >= n {
+		add("id", "%s has request number %d, beyond the %d declared (%s)", pp.what(), maxK, n, pp.field)
+	}
+	for s := range gs {
+		g := &gs[s]
+		if g.n == 0 {
+			continue
+		}
+		if S == 1 {
+			if g.maxK+1 != g.n {
+				add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
+			}
+		} else if want := ShardRequests(mode, conc, S, s, g.maxK+1); want != g.n {
+			add("id", "%s: %s's request numbers run to %d, so it had %d requests to send before, but only %d records exist: %d request(s) are missing (an interruption leaves each shard a contiguous prefix of its requests)", pp.what(), shardDesc(s, S), g.maxK, want, g.n, want-g.n)
+		}
+	}
+	// A closed-loop phase bounded by its duration (never sharded) must
+	// have run it.
+	durationShort := false
+	if g := &gs[0]; S == 1 && g.ends != nil {
+		durationShort = !c.checkRanDuration(add, pp, g)
 		g.ends = nil
 	}
-	if !c.rate || len(g.sched) == 0 || c.m.Client.Seed == nil {
-		return state
+	// length is the phase's number of requests when known (-1: not).
+	length := int64(-1)
+	if n > 0 && pp.duration == 0 {
+		length = n
 	}
-	// Regenerate one more request than could matter, so a longer schedule
-	// (missing work at the end of a duration-bounded phase) shows, but
-	// never more than the records allow for (plus the requests an
-	// interrupted capture may have lost in flight): a declared count or a
-	// request number is the publisher's, and must not make this loop long.
-	want := min(max(g.maxK+1, g.n), g.n+maxLostInFlight) + 1
-	if c.m.Incomplete {
-		// The phase an interruption stopped in counts its unsent
-		// requests as missing: regenerate them (bounded).
-		want = g.n + maxMissingRegenerated
-	}
-	if n > 0 {
-		want = min(want, n)
-	}
-	sched := Schedule(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, int(want), time.Duration(pp.duration),
-		*c.m.Client.Seed, uint64(pp.pi)<<20|uint64(len(pp.phase)))
-	if int64(len(sched)) > g.n {
-		state = phasePartial
-		if !c.m.Incomplete {
-			add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), g.n)
-		} else if pp.duration > 0 && pp.phase == PhaseMeasure {
-			// checkCount counts the missing of a count-bounded phase.
-			c.sum.Missing += int64(len(sched)) - g.n
+	var sched []int64
+	if c.rate && c.m.Client.Seed != nil {
+		// Regenerate one more request than could matter, so a longer
+		// schedule (missing work at the end of a duration-bounded phase)
+		// shows, but never more than the records allow for (plus the
+		// requests an interrupted capture may have lost in flight): a
+		// declared count or a request number is the publisher's, and must
+		// not make this loop long. A shard run holds one in S.
+		have := total * int64(max(S, c.shards))
+		want := min(max(maxK+1, have), have+maxLostInFlight*int64(c.shards)) + 1
+		if c.m.Incomplete {
+			// The phase an interruption stopped in counts its unsent
+			// requests as missing: regenerate them (bounded).
+			want = have + maxMissingRegenerated
 		}
+		if n > 0 {
+			want = min(want, n)
+		}
+		sched = Schedule(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, int(want), time.Duration(pp.duration),
+			*c.m.Client.Seed, uint64(pp.pi)<<20|uint64(len(pp.phase)))
+		length = int64(len(sched))
+	}
+	for s := range gs {
+		g := &gs[s]
+		if c.shardIdx >= 0 && s != c.shardIdx {
+			continue
+		}
+		switch {
+		case g.n == 0:
+			states[s] = phaseEmpty
+		case durationShort:
+			states[s] = phasePartial
+		case length < 0 || g.n >= ShardRequests(mode, conc, c.shards, s, length):
+			states[s] = phaseComplete
+		default:
+			states[s] = phasePartial
+		}
+	}
+	if sched != nil {
+		if expect := c.share(pp, length); expect > total {
+			if !c.m.Incomplete {
+				add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), total)
+			} else if pp.duration > 0 && pp.phase == PhaseMeasure {
+				// checkCount counts the missing of a count-bounded phase.
+				c.sum.Missing += expect - total
+			}
+		}
+	}
+	if sched == nil {
+		return states
+	}
+	for s := range gs {
+		c.checkShardSchedule(add, pp, &gs[s], s, sched)
+	}
+	return states
+}
+
+// checkShardSchedule compares the scheduled times of one shard's share of
+// a rate phase (all of it when not sharded) with the schedule regenerated
+// from the seed, relative to the share's first request: shards start
+// their phases on their own clocks, so only offsets within a shard are
+// fixed by the seed.
+func (c *RecordChecker) checkShardSchedule(add func(field, format string, args ...any), pp *phasePlan, g *genCell, s int, sched []int64) {
+	if len(g.sched) == 0 {
+		return
 	}
 	slices.SortFunc(g.sched, func(a, b kSched) int {
 		switch {
@@ -260,10 +364,13 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 		}
 	}
 	if bad > 0 {
-		add("scheduled_ns", "%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), bad, GeneratorBenchsealV1, first)
+		who := ""
+		if len(g.sched) > 0 && c.shards > 1 {
+			who = " (" + shardDesc(s, c.shards) + ")"
+		}
+		add("scheduled_ns", "%s%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), who, bad, GeneratorBenchsealV1, first)
 	}
 	g.sched = nil
-	return state
 }
 
 // DurationEndToleranceNS is how long before the end of its declared

@@ -122,6 +122,10 @@ type Manifest struct {
 	// Plan names the pre-registered plan the run executed; nil when the
 	// run was not pre-registered.
 	Plan *PlanRef `json:"plan,omitempty"`
+	// Shard marks a run that is one shard of a sharded capture; Shards
+	// is the bookkeeping of a run merged from shards. Both nil otherwise.
+	Shard  *Shard  `json:"shard,omitempty"`
+	Shards *Shards `json:"shards,omitempty"`
 	// ServerMetrics indexes the engine's /metrics scrapes kept under
 	// attachments/server-metrics/; nil when none were taken.
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`

@@ -69,21 +69,32 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 	if c.offered == nil {
 		return
 	}
+	S := c.shards
 	for i, p := range c.m.Load.Points {
 		for r := range c.repeats {
-			spans := c.offered.spans[i*c.repeats+r]
-			if len(spans) == 0 {
-				continue
+			for sh := range S {
+				ci := (i*c.repeats+r)*S + sh
+				spans := c.offered.spans[ci]
+				if len(spans) == 0 {
+					continue
+				}
+				// A shard runs its share of the point's workers
+				// (ShardSplitV1); the shards' requests overlap only as
+				// far as their clocks say, so each is checked alone.
+				top, conc := PeakInFlight(spans), int64(ShardWorkers(p.Concurrency, S, sh))
+				f := "load.points[" + strconv.Itoa(i) + "].concurrency"
+				who := ""
+				if S > 1 {
+					who = " (" + shardDesc(sh, S) + ", its share of the concurrency " + strconv.FormatInt(conc, 10) + ")"
+				}
+				switch {
+				case top > conc:
+					add(f, "point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency %d%s", p.Name, r, top, conc, who)
+				case !c.m.Incomplete && 2*top < min(conc, int64(len(spans))):
+					add(f, "point %q repeat %d never has more than %d measured requests in flight, under half its declared concurrency %d%s (load.generator %q starts that many at once)", p.Name, r, top, conc, who, GeneratorBenchsealV1)
+				}
+				c.offered.spans[ci] = nil
 			}
-			top, conc := PeakInFlight(spans), int64(p.Concurrency)
-			f := "load.points[" + strconv.Itoa(i) + "].concurrency"
-			switch {
-			case top > conc:
-				add(f, "point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency %d", p.Name, r, top, conc)
-			case !c.m.Incomplete && 2*top < min(conc, int64(len(spans))):
-				add(f, "point %q repeat %d never has more than %d measured requests in flight, under half its declared concurrency %d (load.generator %q starts that many at once)", p.Name, r, top, conc, GeneratorBenchsealV1)
-			}
-			c.offered.spans[i*c.repeats+r] = nil
 		}
 	}
 }

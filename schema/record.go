@@ -21,11 +21,15 @@ const (
 // integer nanoseconds: ScheduledNS, SentNS and EndNS since the run epoch,
 // ChunksNS since SentNS, all on one monotonic clock.
 type Record struct {
-	ID          string `json:"id"`
-	Point       string `json:"point"`
-	Repeat      int    `json:"repeat"`
-	Phase       string `json:"phase"`
-	Item        *int64 `json:"item,omitempty"`
+	ID     string `json:"id"`
+	Point  string `json:"point"`
+	Repeat int    `json:"repeat"`
+	Phase  string `json:"phase"`
+	Item   *int64 `json:"item,omitempty"`
+	// Shard is the shard that sent the request, in a shard run or a run
+	// merged from shards (manifest.shard, manifest.shards); absent
+	// otherwise.
+	Shard       *int64 `json:"shard,omitempty"`
 	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
 	SentNS      int64  `json:"sent_ns"`
 	EndNS       int64  `json:"end_ns"`

@@ -39,6 +39,12 @@ type RecordChecker struct {
 	tokensPerChunk bool
 	chunksUsable   bool
 	offered        *offeredLoad
+	// shards is the shard count (1: not sharded); shardIdx the index of a
+	// shard run (-1 otherwise); shardRecs counts a merged run's records
+	// by shard.
+	shards    int
+	shardIdx  int
+	shardRecs []int64
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -80,15 +86,19 @@ type RunSummary struct {
 // the load limits allow (ValidateManifest reports that): nothing is
 // allocated per declared point × repeat.
 func NewRecordChecker(m *Manifest) *RecordChecker {
-	if m != nil && !WithinLoadLimits(&m.Load) {
+	if m != nil && (!WithinLoadLimits(&m.Load) || m.ShardCount() > MaxShards ||
+		m.ShardCount()*len(m.Load.Points)*max(m.Load.Repeats, 1) > MaxShardCells ||
+		(m.Shards != nil && len(m.Shards.Members) != m.Shards.Count)) {
 		m = nil
 	}
 	c := &RecordChecker{
-		m:   m,
-		s1:  maphash.MakeSeed(),
-		s2:  maphash.MakeSeed(),
-		ids: make(map[[2]uint64]uint32, 1024),
-		sum: RunSummary{Status: map[string]int64{}},
+		m:        m,
+		s1:       maphash.MakeSeed(),
+		s2:       maphash.MakeSeed(),
+		ids:      make(map[[2]uint64]uint32, 1024),
+		sum:      RunSummary{Status: map[string]int64{}},
+		shards:   1,
+		shardIdx: -1,
 	}
 	if m != nil {
 		c.sum.Incomplete, c.sum.IncompleteReason = m.Incomplete, m.IncompleteReason
@@ -104,10 +114,17 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.items = int64(m.Workload.Items)
 		c.measured = make([]int64, len(m.Load.Points)*c.repeats)
 		c.warmed = make([]int64, len(m.Load.Points)*c.repeats)
-		if m.Load.Generator == GeneratorBenchsealV1 {
-			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats)
+		c.shards = m.ShardCount()
+		if m.Shard != nil {
+			c.shardIdx = m.Shard.Index
 		}
-		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats)
+		if m.Shards != nil {
+			c.shardRecs = make([]int64, c.shards)
+		}
+		if m.Load.Generator == GeneratorBenchsealV1 {
+			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats*c.shards)
+		}
+		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats*c.shards)
 		pv := m.Provenance
 		c.noSched = pv.Field(FieldScheduled).Status == FieldAbsent
 		c.noChunkTokens = pv.Field(FieldChunkTokens).Status == FieldAbsent
@@ -211,8 +228,9 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		if c.gen != nil && (rec.Phase == PhaseMeasure || rec.Phase == PhaseWarmup) {
 			c.checkGenerated(cell, rec, add)
 		}
-		c.offered.add(cell, rec)
+		c.offered.add(cell*c.shards+c.recordShard(rec), rec)
 	}
+	c.checkShard(rec, add)
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
 		add("item", "%d is out of range [0, workload.items)", *rec.Item)
 	}
@@ -358,7 +376,7 @@ func (c *RecordChecker) Finish() []Problem {
 	} else {
 		for i, p := range c.m.Load.Points {
 			for r := range c.repeats {
-				if c.measured[i*c.repeats+r] == 0 {
+				if c.measured[i*c.repeats+r] == 0 && !c.noShare(i) {
 					add("load.points["+strconv.Itoa(i)+"]", "point %q repeat %d has no measured records", p.Name, r)
 				}
 			}
@@ -369,6 +387,7 @@ func (c *RecordChecker) Finish() []Problem {
 	}
 	c.checkCompleteness(add)
 	c.checkOfferedLoad(add)
+	c.checkShardCounts(add)
 	return ps
 }
 
@@ -384,6 +403,9 @@ func (c *RecordChecker) coveragePrefix(pointMajor bool) bool {
 			p, r = a/c.repeats, a%c.repeats
 		} else {
 			r, p = a/np, a%np
+		}
+		if c.noShare(p) {
+			continue
 		}
 		has := c.measured[p*c.repeats+r] > 0
 		if has && gap {

@@ -58,6 +58,7 @@ const (
 	fRepeat
 	fPhase
 	fItem
+	fShard
 	fScheduled
 	fSent
 	fEnd
@@ -72,7 +73,7 @@ const (
 )
 
 var recordFieldNames = [numRecordFields]string{
-	"id", "point", "repeat", "phase", "item", "scheduled_ns", "sent_ns", "end_ns",
+	"id", "point", "repeat", "phase", "item", "shard", "scheduled_ns", "sent_ns", "end_ns",
 	"chunks_ns", "chunk_tokens", "input_tokens", "output_tokens", "status", "error", "orig",
 }
 
@@ -92,6 +93,8 @@ func recordField(key []byte) int {
 		return fPhase
 	case "item":
 		return fItem
+	case "shard":
+		return fShard
 	case "scheduled_ns":
 		return fScheduled
 	case "sent_ns":
@@ -131,6 +134,7 @@ type recordDecoder struct {
 	orig      []byte
 	lastPoint string
 	item      int64
+	shard     int64
 	sched     int64
 
 	doc     bool // a multi-line document: errors carry a line number
@@ -185,6 +189,10 @@ func (d *recordDecoder) detach(rec *Record) {
 	if rec.Item != nil {
 		v := *rec.Item
 		rec.Item = &v
+	}
+	if rec.Shard != nil {
+		v := *rec.Shard
+		rec.Shard = &v
 	}
 	if rec.ScheduledNS != nil {
 		v := *rec.ScheduledNS
@@ -365,6 +373,13 @@ func (d *recordDecoder) value(f int, rec *Record) error {
 		}
 		if d.item, err = d.intValue(); err == nil {
 			rec.Item = &d.item
+		}
+	case fShard:
+		if d.null() {
+			return nil
+		}
+		if d.shard, err = d.intValue(); err == nil {
+			rec.Shard = &d.shard
 		}
 	case fScheduled:
 		if d.null() {
@@ -876,6 +891,10 @@ func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	if rec.Item != nil {
 		buf = append(buf, `,"item":`...)
 		buf = strconv.AppendInt(buf, *rec.Item, 10)
+	}
+	if rec.Shard != nil {
+		buf = append(buf, `,"shard":`...)
+		buf = strconv.AppendInt(buf, *rec.Shard, 10)
 	}
 	if rec.ScheduledNS != nil {
 		buf = append(buf, `,"scheduled_ns":`...)

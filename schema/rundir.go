@@ -198,7 +198,7 @@ func (rr *RecordReader) Next() (*Record, error) {
 
 // NextInto decodes the next record into rec, or returns io.EOF after the
 // last one. It does not allocate for chunk arrays: rec's slices and
-// pointers (ChunksNS, ChunkTokens, Orig, Item, ScheduledNS) alias buffers
+// pointers (ChunksNS, ChunkTokens, Orig, Item, Shard, ScheduledNS) alias buffers
 // the reader reuses, valid only until the next call. A decoding error is a
 // *DecodeError naming file, line and field; the reader can go on with the
 // next line after one. An error reading the source (for example a corrupt
