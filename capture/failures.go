@@ -112,8 +112,8 @@ func (r *runner) noteEnd(c *cell, rec *schema.Record) {
 		return
 	}
 	sample := int64(MinErrorSample)
-	if c.n > 0 {
-		sample = min(sample, int64(c.n))
+	if n := c.count(); n > 0 {
+		sample = min(sample, int64(n))
 	}
 	if done >= sample && float64(bad) > thr*float64(done) {
 		r.abort(fmt.Errorf("%w: point %s repeat %d (%s): %d of %d requests failed (%.0f%%), more than --max-error-rate %.0f%%",

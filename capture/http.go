@@ -62,7 +62,7 @@ func (r *runner) newRecord(c *cell, k int) *schema.Record {
 	if c.phase == schema.PhaseWarmup {
 		ph = "w"
 	}
-	return &schema.Record{
+	rec := &schema.Record{
 		ID:       fmt.Sprintf("%s.r%d.%s%d", c.pt.Name, c.repeat, ph, k),
 		Point:    c.pt.Name,
 		Repeat:   c.repeat,
@@ -70,9 +70,16 @@ func (r *runner) newRecord(c *cell, k int) *schema.Record {
 		Item:     &item,
 		ChunksNS: []int64{},
 	}
+	if r.o.Shard != nil || !r.o.StartAt.IsZero() {
+		s := int64(c.shard.Index)
+		rec.Shard = &s
+	}
+	return rec
 }
 
-func (r *runner) finish(c *cell, k int, rec *schema.Record) {
+// finish ends request number j of this process in cell c (its position
+// in the process's share: the request number itself when not sharded).
+func (r *runner) finish(c *cell, j int, rec *schema.Record) {
 	if rec.Status != schema.StatusOK {
 		r.cur.bad.Add(1)
 	}
@@ -82,12 +89,12 @@ func (r *runner) finish(c *cell, k int, rec *schema.Record) {
 	if c.phase == schema.PhaseMeasure {
 		c.stats.add(rec)
 	}
-	c.order.release(k, rec, func(rec *schema.Record) { r.sink.add(rec) })
+	c.order.release(j, rec, func(rec *schema.Record) { r.sink.add(rec) })
 }
 
-// do sends request k of cell c and records it. sched is the intended send
-// time (open loop) or nil.
-func (r *runner) do(c *cell, k int, sched *int64) {
+// do sends request k of cell c, the process's j-th, and records it. sched
+// is the intended send time (open loop) or nil.
+func (r *runner) do(c *cell, k, j int, sched *int64) {
 	if sched == nil {
 		r.inflight.Add(1)
 	}
@@ -125,7 +132,7 @@ func (r *runner) do(c *cell, k int, sched *int64) {
 		t := time.AfterFunc(time.Duration(lim.cancel), func() { cancel(errPlannedCancel) })
 		defer t.Stop()
 	}
-	defer func() { lim.enforce(rec); r.finish(c, k, rec) }()
+	defer func() { lim.enforce(rec); r.finish(c, j, rec) }()
 	resp, err := r.client.Do(req)
 	if err != nil {
 		rec.EndNS = r.now()

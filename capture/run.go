@@ -104,6 +104,18 @@ type Options struct {
 	// "" for none. The raw scrapes are kept under
 	// attachments/server-metrics/ and indexed in manifest.server_metrics.
 	ServerMetrics string
+	// Shard, when set, makes this process one shard of a sharded capture:
+	// it generates the whole seeded plan and sends only its share
+	// (schema.ShardSplitV1), recording each request under its global
+	// number; benchseal merge joins the shards into one run.
+	Shard *ShardSpec
+	// StartAt, when set, is the common start of all shards: the run's
+	// first request waits for it, and a shard that starts late records by
+	// how much (manifest.shard.late_ns).
+	StartAt time.Time
+	// ReadClock reads the machine's wall-clock error bounds when the
+	// epoch is taken (default ReadClock); set for tests.
+	ReadClock func(context.Context) *schema.Clock
 	// ServerMetricsInterval is the period of the scrapes during a point
 	// (default DefaultServerMetricsInterval).
 	ServerMetricsInterval time.Duration
@@ -213,6 +225,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Request.API == "" {
 		o.Request.API = APIChat
 	}
+	if o.Shard != nil {
+		if err := o.Shard.check(); err != nil {
+			return nil, err
+		}
+		if err := checkShardable(&o.Plan); err != nil {
+			return nil, err
+		}
+	}
 	base := strings.TrimRight(o.Endpoint, "/")
 	base = strings.TrimSuffix(base, "/v1")
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
@@ -302,7 +322,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := schema.WriteFileAtomic(filepath.Join(o.OutDir, schema.WorkloadFile), wl.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
+	var clk *schema.Clock
+	if o.Shard != nil || !o.StartAt.IsZero() {
+		rc := o.ReadClock
+		if rc == nil {
+			rc = ReadClock
+		}
+		clk = rc(ctx)
+		if err := waitStart(ctx, o.StartAt); err != nil {
+			return nil, fmt.Errorf("%w: waiting for the common start %s: %w", ErrCapture, o.StartAt.UTC().Format(time.RFC3339), err)
+		}
+	}
 	r.markStart(m) // the run's t=0, just before the first request
+	r.shardManifest(m, clk)
 	if err := writeManifest(o.OutDir, m); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,10 @@ type cell struct {
 	// order hands the phase's records to the sink in request-number
 	// order (see inOrder).
 	order inOrder
+	// shard is the process's shard (Count 0 or 1: not sharded); ks the
+	// request numbers it sends of a closed-loop cell (see share).
+	shard ShardSpec
+	ks    []int
 }
 
 // inOrder releases a phase's records in request-number order: a record
@@ -165,11 +169,17 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 					w.items = pools[i].measure
 				}
 				r.layout(w, stream|1)
+				if o.Shard != nil {
+					w.share(p.Mode, *o.Shard)
+				}
 				cells = append(cells, w)
 			}
 			c := &cell{idx: i, pt: pt, repeat: rep, phase: schema.PhaseMeasure,
 				n: pt.Requests, dur: time.Duration(pt.Duration), items: pools[i].measure}
 			r.layout(c, stream|2)
+			if o.Shard != nil {
+				c.share(p.Mode, *o.Shard)
+			}
 			cells = append(cells, c)
 		}
 	}
@@ -232,7 +242,8 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 			deadline = start + int64(c.dur)
 		}
 		var next atomic.Int64
-		for range c.pt.Concurrency {
+		n := c.count()
+		for range c.workers() {
 			wg.Go(func() {
 				// The deadline is checked before a request number is
 				// taken, so the numbers sent are contiguous (validate
@@ -241,11 +252,11 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 					if deadline > 0 && r.now() >= deadline {
 						return
 					}
-					k := int(next.Add(1) - 1)
-					if c.n > 0 && k >= c.n {
+					j := int(next.Add(1) - 1)
+					if n > 0 && j >= n {
 						return
 					}
-					r.do(c, k, nil)
+					r.do(c, c.kAt(j), j, nil)
 				}
 			})
 		}
@@ -259,12 +270,13 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 const preciseWindow = 2 * time.Millisecond
 
 func (r *runner) runOpenLoop(ctx context.Context, c *cell, start int64, wg *sync.WaitGroup) {
-	capN := int64(r.o.Plan.MaxOutstanding)
+	capN := int64(r.maxOutstanding())
 	defer lockSenderThread()()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for k, off := range c.sched {
-		target := start + off
+	for j := range c.count() {
+		k := c.kAt(j)
+		target := start + c.sched[k]
 		// Coarse wait on a runtime timer (cancellable), then a precise
 		// kernel sleep for the last preciseWindow.
 		if d := time.Duration(target-r.now()) - preciseWindow; d > 0 {
@@ -288,12 +300,12 @@ func (r *runner) runOpenLoop(ctx context.Context, c *cell, start int64, wg *sync
 			rec.Status = schema.StatusRejected
 			rec.Error = fmt.Sprintf("client: %d requests outstanding (max_outstanding); not sent", capN)
 			r.cur.sent.Add(1)
-			r.finish(c, k, rec)
+			r.finish(c, j, rec)
 			continue
 		}
 		r.inflight.Add(1)
 		wg.Go(func() {
-			r.do(c, k, &sched)
+			r.do(c, k, j, &sched)
 		})
 	}
 }

@@ -59,7 +59,7 @@ func (r *runner) setCurrent(c *cell, cellNo int) {
 	r.cur.point, r.cur.phase, r.cur.cell, r.cur.repeat = c.pt.Name, c.phase, cellNo, c.repeat
 	r.cur.rate = c.pt.Rate
 	r.cur.phaseStart = r.now()
-	r.cur.requests = int64(c.n)
+	r.cur.requests = int64(c.count())
 	r.cur.expectedEnd = 0
 	if len(c.sched) > 0 {
 		r.cur.expectedEnd = r.cur.phaseStart + c.sched[len(c.sched)-1]
