@@ -52,6 +52,7 @@ var forbidden = map[string][]string{
 	"redact":        {module + "/"},
 	"k8s":           {module + "/"},
 	"collect":       {module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/synth", module + "/compare"},
+	"merge":         {module + "/verify", module + "/artifact", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
 	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 

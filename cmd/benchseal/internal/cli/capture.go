@@ -67,6 +67,9 @@ type captureOptions struct {
 	http2              bool
 	noPreflight        bool
 	maxErrorRate       float64
+	shard              string
+	shards             int
+	startAt            string
 }
 
 // planFlags are the load flags a --plan file replaces.
@@ -163,11 +166,15 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.BoolVar(&o.noProbe, "no-probe", false, "do not ask the server's /v1/models and /version")
 	f.BoolVar(&o.http2, "http2", false, "speak HTTP/2 where an https:// server offers it (ALPN); http:// stays HTTP/1.1")
 	f.BoolVar(&o.noPreflight, "no-preflight", false, "skip the checks before the run (the model is listed by /v1/models when offered; one probe request succeeds)")
+	f.StringVar(&o.shard, "shard", "", "capture only shard I/N of the plan: the whole seeded schedule is generated and every N-th request sent (merge the shards with benchseal merge)")
+	f.IntVar(&o.shards, "shards", 0, "capture one of N shards, its index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
+	f.StringVar(&o.startAt, "start-at", "", "common start of all shards (RFC 3339): wait for it; a late shard records by how much")
 	f.Float64Var(&o.maxErrorRate, "max-error-rate", 0.5, "stop the run (exit 1, run kept marked incomplete) when more than this fraction of a phase's requests failed, after 20 (0: never)")
 	cmd.MarkFlagsMutuallyExclusive("endpoint", "simulate")
 	cmd.MarkFlagsOneRequired("endpoint", "simulate")
 	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
 	cmd.MarkFlagsMutuallyExclusive("plan", "preset")
+	cmd.MarkFlagsMutuallyExclusive("shard", "shards")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -383,6 +390,9 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	if cmd.Flags().Changed("temperature") {
 		t := o.temperature
 		opts.Request.Temperature = &t
+	}
+	if err := shardOptions(cmd, o, &opts); err != nil {
+		return none, err
 	}
 	if o.prompts != "" {
 		f, err := os.Open(o.prompts)

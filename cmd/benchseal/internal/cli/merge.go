@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/merge"
+	"github.com/benchseal/benchseal/schema"
+)
+
+func init() { register("merge", newMergeCmd) }
+
+type mergeOptions struct {
+	io              *IO
+	shardDirs       []string
+	out             string
+	shards          int
+	allowIncomplete bool
+	commandLine     []string
+}
+
+func newMergeCmd(io *IO) *cobra.Command {
+	o := &mergeOptions{io: io}
+	cmd := &cobra.Command{
+		Use:   "merge SHARD_RUNDIR... --out RUNDIR",
+		Short: "Join the shard runs of a sharded capture into one run (exit 3 when refused)",
+		Long: `merge joins the run directories written by capture --shard I/N (or --shards N
+in a Kubernetes Indexed Job) into one run directory. Each shard run must
+validate; all must come from the same plan, seed and manifest (everything but
+the run id, times, epoch, shard, host and command line equal), hold distinct
+shard indices of one count, and together cover every scheduled request of every
+point × repeat. A missing or incomplete shard is refused unless
+--allow-incomplete, which writes the run marked incomplete with the missing
+requests counted as not sent.
+
+Records keep their global request numbers and say which shard sent them. Each
+shard's times move by its offset (its epoch minus the earliest, by the
+machines' wall clocks); chunk times are relative to sent_ns, so no per-request
+latency depends on two clocks. The offsets are as good as the clocks: the
+manifest's shards.timeline_uncertainty_ns sums the two largest error bounds the
+shards' kernels stated (null when a clock gave none), and replay prints the
+window, throughput and goodput with that uncertainty.
+
+The run is built beside --out and renamed into place only after it validates.
+
+Exit codes: 0 merged; 3 refused (a shard invalid, missing, overlapping, from
+another plan or seed); 1 I/O; 2 usage.`,
+		Example: `  benchseal capture --simulate --rate 200 --requests 1000 --seed 7 --shard 0/2 --out s0
+  benchseal capture --simulate --rate 200 --requests 1000 --seed 7 --shard 1/2 --out s1
+  benchseal merge s0 s1 --out run`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.shardDirs = args
+			o.commandLine = commandLine(cmd)
+			if len(args) == 0 {
+				return usagef("give the shard run directories to merge")
+			}
+			if o.shards < 0 || o.shards > schema.MaxShards {
+				return usagef("--shards %d: want 1..%d", o.shards, schema.MaxShards)
+			}
+			return runMerge(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty)")
+	f.IntVar(&o.shards, "shards", 0, "the shard count expected (default: the count the shards state); set it when a whole shard may be absent")
+	f.BoolVar(&o.allowIncomplete, "allow-incomplete", false, "write the run marked incomplete when a shard is missing or incomplete (its requests counted as not sent) instead of refusing")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func runMerge(ctx context.Context, o *mergeOptions) error {
+	for _, d := range o.shardDirs {
+		if err := checkRunDirArg(d); err != nil {
+			return err
+		}
+	}
+	res, err := merge.Merge(ctx, o.shardDirs, o.out, merge.Options{
+		AllowIncomplete: o.allowIncomplete,
+		Shards:          o.shards,
+		CommandLine:     o.commandLine,
+	})
+	if err != nil {
+		if errors.Is(err, merge.ErrMerge) {
+			return rejected(err)
+		}
+		return err
+	}
+	printMerge(o.io, res)
+	return nil
+}
+
+func printMerge(io *IO, res *merge.Result) {
+	m := res.Manifest
+	fmt.Fprintf(io.Out, "merged %d shard run(s) of %d into %s: %d records\n", m.Shards.Count-len(res.Missing), m.Shards.Count, res.Dir, res.Records)
+	for _, mb := range m.Shards.Members {
+		if mb.Missing {
+			fmt.Fprintf(io.Out, "  shard %d: MISSING (its requests count as not sent)\n", mb.Index)
+			continue
+		}
+		clk := "clock: no bound"
+		if e, ok := mb.Clock.Bound(); ok {
+			clk = fmt.Sprintf("clock: ±%.3f ms (kernel maxerror)", float64(e)/1e6)
+		}
+		fmt.Fprintf(io.Out, "  shard %d: %d records, offset %.3f ms, late %.3f ms, %s", mb.Index, mb.Records, float64(mb.OffsetNS)/1e6, float64(mb.LateNS)/1e6, clk)
+		if mb.Incomplete {
+			fmt.Fprintf(io.Out, ", INCOMPLETE: %s", mb.IncompleteReason)
+		}
+		fmt.Fprintln(io.Out)
+	}
+	if u := m.Shards.TimelineUncertaintyNS; u != nil {
+		fmt.Fprintf(io.Out, "timeline uncertainty between shards: ±%.3f ms\n", float64(*u)/1e6)
+	} else {
+		fmt.Fprintf(io.Out, "timeline uncertainty between shards: unknown (%s)\n", m.Shards.UncertaintyReason)
+	}
+	if m.Incomplete {
+		fmt.Fprintf(io.Out, "INCOMPLETE: %s\n", m.IncompleteReason)
+	}
+}

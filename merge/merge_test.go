@@ -1,0 +1,286 @@
+package merge_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/merge"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+func sim(t testing.TB) *httptest.Server {
+	t.Helper()
+	cfg := simulator.DefaultConfig()
+	cfg.Seed = 7
+	cfg.TimeScale = 0.01
+	s, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func synced(context.Context) *schema.Clock {
+	return &schema.Clock{Source: "adjtimex", Synced: true, MaxErrorNS: 250_000, EstErrorNS: 20_000, Status: "TIME_OK STA_PLL"}
+}
+
+func plans() map[string]capture.Plan {
+	return map[string]capture.Plan{
+		"rate": {
+			Mode:   schema.ModeRate,
+			Points: []schema.Point{{Name: "r1", Rate: 400, Arrival: schema.ArrivalPoisson, Requests: 23}, {Name: "r2", Rate: 300, Arrival: schema.ArrivalGamma, Burstiness: 0.5, Requests: 17}},
+			Warmup: schema.Warmup{Requests: 5}, Repeats: 2, Seed: 11, InputTokens: 16, OutputTokens: 4,
+		},
+		"concurrency": {
+			Mode:   schema.ModeConcurrency,
+			Points: []schema.Point{{Name: "c5", Concurrency: 5, Requests: 21}, {Name: "c2", Concurrency: 2, Requests: 9}},
+			Warmup: schema.Warmup{Requests: 3}, Repeats: 2, Seed: 5, InputTokens: 16, OutputTokens: 4,
+		},
+	}
+}
+
+func options(url string, p capture.Plan, dir string, shard *capture.ShardSpec) capture.Options {
+	return capture.Options{
+		Endpoint:  url,
+		Request:   capture.RequestOptions{Model: "benchseal-sim", API: capture.APIChat, Stream: true, ForceLength: true},
+		Plan:      p,
+		OutDir:    dir,
+		Probe:     true,
+		Shard:     shard,
+		ReadClock: synced,
+	}
+}
+
+// captureShards runs the plan as n in-process shards into dir/shard-I.
+func captureShards(t *testing.T, url string, p capture.Plan, dir string, n int) []string {
+	t.Helper()
+	var dirs []string
+	for i := range n {
+		d := filepath.Join(dir, "shard-"+string(rune('0'+i)))
+		if _, err := capture.Run(context.Background(), options(url, p, d, &capture.ShardSpec{Index: i, Count: n})); err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+func records(t *testing.T, dir string) (*schema.Manifest, []*schema.Record) {
+	t.Helper()
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := rd.OpenRecordReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Close()
+	var out []*schema.Record
+	for {
+		r, err := rr.Next()
+		if err == io.EOF {
+			return rd.Manifest(), out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+}
+
+type planned struct {
+	item  int64
+	sched int64 // scheduled_ns minus that of the shard's first request of the phase
+	shard int64
+}
+
+func phaseKey(r *schema.Record) string { return r.Point + "/" + string(rune('0'+r.Repeat)) + r.Phase }
+
+// schedule maps each request id to its item and (rate mode) its scheduled
+// offset from the first request of its phase sent by the same shard.
+func schedule(recs []*schema.Record) map[string]planned {
+	first := map[string]int64{}
+	for _, r := range recs {
+		if r.ScheduledNS == nil {
+			continue
+		}
+		k := phaseKey(r) + "/" + shardOf(r)
+		if v, ok := first[k]; !ok || *r.ScheduledNS < v {
+			first[k] = *r.ScheduledNS
+		}
+	}
+	out := map[string]planned{}
+	for _, r := range recs {
+		p := planned{item: *r.Item, shard: -1}
+		if r.Shard != nil {
+			p.shard = *r.Shard
+		}
+		if r.ScheduledNS != nil {
+			p.sched = *r.ScheduledNS - first[phaseKey(r)+"/"+shardOf(r)]
+		}
+		out[r.ID] = p
+	}
+	return out
+}
+
+func shardOf(r *schema.Record) string {
+	if r.Shard == nil {
+		return "-"
+	}
+	return string(rune('0' + *r.Shard))
+}
+
+// TestMergedShardsEqualSingleProcessSchedule: N shards of one seeded plan,
+// merged, hold exactly the requests of a single process run of the same
+// seed, each with the same item and (within every shard) the same schedule,
+// and the merged run validates.
+func TestMergedShardsEqualSingleProcessSchedule(t *testing.T) {
+	ts := sim(t)
+	for name, p := range plans() {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			single := filepath.Join(dir, "single")
+			if _, err := capture.Run(context.Background(), options(ts.URL, p, single, nil)); err != nil {
+				t.Fatal(err)
+			}
+			const n = 3
+			dirs := captureShards(t, ts.URL, p, dir, n)
+			out := filepath.Join(dir, "merged")
+			res, err := merge.Merge(context.Background(), dirs, out, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.ValidateRunDir(out, 20); err != nil {
+				t.Fatalf("merged run invalid: %v", err)
+			}
+			_, srecs := records(t, single)
+			m, mrecs := records(t, out)
+			if m.Shards == nil || m.Shards.Count != n || m.Incomplete {
+				t.Fatalf("merged manifest shards %+v incomplete %v", m.Shards, m.Incomplete)
+			}
+			if m.Shards.TimelineUncertaintyNS == nil || *m.Shards.TimelineUncertaintyNS != 500_000 {
+				t.Errorf("timeline uncertainty %v, want 500000 (two bounds of 250 µs)", m.Shards.TimelineUncertaintyNS)
+			}
+			if res.Records != int64(len(srecs)) || len(mrecs) != len(srecs) {
+				t.Fatalf("merged %d records (result %d), single process %d", len(mrecs), res.Records, len(srecs))
+			}
+			want, got := schedule(srecs), schedule(mrecs)
+			for id, g := range got {
+				w, ok := want[id]
+				if !ok {
+					t.Fatalf("merged request %s is not in the single-process run", id)
+				}
+				if g.item != w.item {
+					t.Errorf("%s: item %d, single process %d", id, g.item, w.item)
+				}
+				if g.shard < 0 {
+					t.Errorf("%s: no shard", id)
+				}
+			}
+			// Within a shard, the schedule offsets equal the single
+			// process's differences between the same requests.
+			firstOf := map[string]string{}
+			for _, r := range mrecs {
+				if r.ScheduledNS == nil {
+					continue
+				}
+				k := phaseKey(r) + "/" + shardOf(r)
+				if got[r.ID].sched == 0 {
+					firstOf[k] = r.ID
+				}
+			}
+			for _, r := range mrecs {
+				if r.ScheduledNS == nil {
+					continue
+				}
+				base := firstOf[phaseKey(r)+"/"+shardOf(r)]
+				exp := want[r.ID].sched - want[base].sched
+				if d := got[r.ID].sched - exp; d > 1000 || d < -1000 {
+					t.Errorf("%s: scheduled %d ns after its shard's first, single process says %d", r.ID, got[r.ID].sched, exp)
+				}
+			}
+			if p.Mode == schema.ModeConcurrency && !strings.Contains(m.Notes["shards"], "merged from 3") {
+				t.Errorf("notes %v", m.Notes)
+			}
+		})
+	}
+}
+
+// TestMergeRefusesBadShardSets: a missing shard, an overlap, a different
+// seed, a run that is no shard, and an incomplete shard are refused with
+// the shard file named; --allow-incomplete writes a valid incomplete run
+// with the missing requests counted.
+func TestMergeRefusesBadShardSets(t *testing.T) {
+	ts := sim(t)
+	p := plans()["rate"]
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, p, dir, 3)
+	other := p
+	other.Seed = 12
+	odd := filepath.Join(dir, "seed12")
+	if _, err := capture.Run(context.Background(), options(ts.URL, other, odd, &capture.ShardSpec{Index: 2, Count: 3})); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain")
+	if _, err := capture.Run(context.Background(), options(ts.URL, p, plain, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		dirs  []string
+		want  []string
+		shard int
+	}{
+		{"missing", dirs[:2], []string{"no run given for shard(s) 2 of 3", "--allow-incomplete"}, 0},
+		{"overlap", []string{dirs[0], dirs[1], dirs[1]}, []string{dirs[1], "both shard 1 of 3", "disjoint"}, 0},
+		{"other seed", []string{dirs[0], dirs[1], odd}, []string{odd, "differs from", "seed 12, not 11"}, 0},
+		{"not a shard", []string{dirs[0], plain}, []string{plain, "not a shard run"}, 0},
+		{"count", []string{dirs[0]}, []string{dirs[0], "shard 0 of 3, but the merge is of 4"}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			_, err := merge.Merge(context.Background(), tc.dirs, out, merge.Options{Shards: tc.shard})
+			if !errors.Is(err, merge.ErrMerge) {
+				t.Fatalf("err %v, want ErrMerge", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+				t.Errorf("refused merge left %s", out)
+			}
+		})
+	}
+	t.Run("allow incomplete", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		res, err := merge.Merge(context.Background(), dirs[:2], out, merge.Options{AllowIncomplete: true, Shards: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := schema.CheckRunDir(out, 20)
+		if err != nil {
+			t.Fatalf("incomplete merged run invalid: %v", err)
+		}
+		if !sum.Incomplete || len(res.Missing) != 1 || res.Missing[0] != 2 {
+			t.Fatalf("summary %+v, missing %v", sum, res.Missing)
+		}
+		// Shard 2 of 3 owes every third measured request: 2 repeats ×
+		// (23 and 17 requests) → 2 × (7 + 5) = 24.
+		if sum.Missing != 24 {
+			t.Errorf("missing %d, want 24", sum.Missing)
+		}
+	})
+}
