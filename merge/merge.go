@@ -121,18 +121,12 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	st, err := schema.NewStagingDir(out)
+	st, err := schema.NewStagedDir(out)
 	if err != nil {
 		return nil, fmt.Errorf("merge into %s: %w", out, err)
 	}
-	defer st.Release()
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(st.Path)
-		}
-	}()
-	counts, err := writeRecords(ctx, filepath.Join(st.Path, schema.RecordsFile), byIndex, m)
+	defer st.Discard()
+	counts, err := writeRecords(ctx, st.Join(schema.RecordsFile), byIndex, m)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +135,7 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 		res.Records += n
 	}
 	if first.rd.WorkloadPath != "" {
-		if err := copyFile(first.rd.WorkloadPath, filepath.Join(st.Path, schema.WorkloadFile)); err != nil {
+		if err := copyFile(first.rd.WorkloadPath, st.Join(schema.WorkloadFile)); err != nil {
 			return nil, err
 		}
 	}
@@ -149,17 +143,16 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	if err != nil {
 		return nil, fmt.Errorf("merge: write manifest: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(st.Path, schema.ManifestFile), b, 0o644); err != nil {
+	if err := st.WriteFile(schema.ManifestFile, b); err != nil {
 		return nil, fmt.Errorf("merge: write manifest: %w", err)
 	}
 	// The merged run must validate before it takes the output's place.
-	if _, err := schema.CheckRunDirContext(ctx, st.Path, 20); err != nil {
+	if _, err := schema.CheckRunDirContext(ctx, st.Path(), 20); err != nil {
 		return nil, fmt.Errorf("%w: the merged run would not validate: %w", ErrMerge, err)
 	}
-	if err := place(st.Path, out); err != nil {
-		return nil, err
+	if err := st.Publish(true); err != nil {
+		return nil, fmt.Errorf("merge into %s: %w", out, err)
 	}
-	ok = true
 	res.Dir, res.Manifest = out, m
 	return res, nil
 }
@@ -184,20 +177,6 @@ func checkOut(out string) error {
 	return nil
 }
 
-// place renames the staging directory onto out (an empty directory there
-// is replaced).
-func place(staging, out string) error {
-	if err := os.Rename(staging, out); err != nil {
-		if rmErr := os.Remove(out); rmErr != nil {
-			return fmt.Errorf("merge into %s: %w", out, err)
-		}
-		if err := os.Rename(staging, out); err != nil {
-			return fmt.Errorf("merge into %s: %w", out, err)
-		}
-	}
-	return nil
-}
-
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -212,7 +191,10 @@ func copyFile(src, dst string) error {
 		f.Close()
 		return fmt.Errorf("merge: copy %s: %w", src, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("merge: copy %s: %w", src, err)
+	}
+	return nil
 }
 
 // openShard validates a shard run and reads its manifest.
@@ -535,8 +517,8 @@ func writeRecords(ctx context.Context, path string, byIndex []*shardRun, m *sche
 	if err := w.Flush(); err != nil {
 		return nil, fmt.Errorf("merge: write records: %w", err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("merge: write records: %w", err)
 	}
-	return counts, f.Close()
+	return counts, nil
 }

@@ -263,7 +263,9 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	durationShort := false
 	if g := &gs[0]; S == 1 && g.ends != nil {
 		durationShort = !c.checkRanDuration(add, pp, g)
-		g.ends = nil
+	}
+	for s := range gs {
+		gs[s].ends = nil
 	}
 	// length is the phase's number of requests when known (-1: not).
 	length := int64(-1)

@@ -11,8 +11,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func init() { register("merge", newMergeCmd) }
-
 type mergeOptions struct {
 	io              *IO
 	shardDirs       []string
