@@ -393,9 +393,6 @@ func validateSLO(ps *problems, prefix string, s *SLO) {
 	}
 }
 
-// Metric definitions a claims file may follow.
-var claimDefinitions = []string{"benchseal", "aiperf", "vllm", "sglang", "guidellm", "llmperf", "mlperf", "genai-perf", "inference-perf"}
-
 // MaxClaimTolerance is the largest relative tolerance claims may state.
 // benchseal's own definitions recompute exactly and peer definitions
 // reproduce the tools' float64 arithmetic, so a looser tolerance could only

@@ -21,12 +21,6 @@ var (
 	ClaimCounts = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good", "not_sent"}
 	// ClaimDistNames are the canonical distributions, in output order.
 	ClaimDistNames = []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns"}
-	// claimExtraDists are the distributions a peer definition adds.
-	claimExtraDists = map[string][]string{
-		"llmperf":        {"inter_token_latency_ns"},
-		"guidellm":       {"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
-		"inference-perf": {"normalized_time_per_output_token_ns"},
-	}
 	// ClaimDistKeys are the keys of a distribution, in output order.
 	ClaimDistKeys   = []string{"n", "mean", "stddev", "min", "p01", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "max"}
 	claimStallKeys  = []string{"threshold_ns", "count", "requests", "max_gap_ns"}

@@ -7,8 +7,8 @@ import "encoding/json"
 type Claims struct {
 	Schema string `json:"schema"`
 	// Definitions names the metric definitions the values follow:
-	// "benchseal" or a peer tool ("aiperf", "vllm", "sglang", "guidellm",
-	// "llmperf", "mlperf", "genai-perf", "inference-perf").
+	// "benchseal" or a peer tool (claimdefs.go lists them, generated from
+	// replay's registry of definitions).
 	Definitions string `json:"definitions"`
 	// Tolerance is the relative error allowed when a verifier recomputes
 	// a value (e.g. 1e-9).
