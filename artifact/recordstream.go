@@ -1,8 +1,8 @@
 package artifact
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -174,49 +174,119 @@ func readShard(ctx context.Context, b *Bundle, l Layer, out chan<- shardBatch) {
 	}
 	defer rc.Close()
 	src := &errRecorder{r: rc}
-	sc := bufio.NewScanner(src)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxRecordLineSize)
-	batch := shardBatch{recs: make([]*schema.Record, 0, streamBatch), first: 1}
-	line := 0
+	rr := schema.NewRecordReader(src, l.Title)
+	var st batchStore
+	batch := shardBatch{first: 1}
 	var n int64
 	fail := func(err error) { batch.err = err; send(batch) }
-	for sc.Scan() {
-		line++
+	for {
+		rec := st.next()
+		err := rr.NextInto(rec)
+		if err == io.EOF {
+			break
+		}
 		n++
-		rec, err := schema.DecodeRecord(sc.Bytes())
 		if err != nil {
-			if serr := src.err; serr != nil && serr != io.EOF {
+			var de *schema.DecodeError
+			switch {
+			case src.err != nil && src.err != io.EOF:
 				// The line was cut short by the layer failing its
 				// checks (more data than the declared size, a decoder
 				// error): that is the cause to report.
-				fail(wrapInvalid(CheckUncompressed, l.Title, serr))
-				return
+				fail(wrapInvalid(CheckUncompressed, l.Title, src.err))
+			case errors.As(err, &de):
+				fail(invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, rr.Line()), "%v", &schema.DecodeError{Field: de.Field, Msg: de.Msg}))
+			default:
+				fail(wrapInvalid(CheckUncompressed, l.Title, errors.Unwrap(err)))
 			}
-			fail(invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, line), "%v", err))
 			return
 		}
 		if rec.Point != l.Point || rec.Repeat != l.Repeat {
-			fail(invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, line),
+			fail(invalid(CheckSchema, fmt.Sprintf("%s:%d", l.Title, rr.Line()),
 				"record of point %q repeat %d in the shard of point %q repeat %d", rec.Point, rec.Repeat, l.Point, l.Repeat))
 			return
 		}
-		batch.recs = append(batch.recs, rec)
+		batch.recs = append(batch.recs, st.keep(rec))
 		if len(batch.recs) == streamBatch {
 			if !send(batch) {
 				return
 			}
-			batch = shardBatch{recs: make([]*schema.Record, 0, streamBatch), first: line + 1}
+			batch = shardBatch{first: rr.Line() + 1}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		fail(wrapInvalid(CheckUncompressed, l.Title, err))
-		return
 	}
 	if n != l.Records {
 		fail(invalid(CheckSchema, l.Title, "%d records, the layer declares %d", n, l.Records))
 		return
 	}
 	fail(io.EOF)
+}
+
+// batchStore holds decoded records in a few large allocations instead of
+// several per record: records, their chunk arrays and orig bytes are
+// carved from slabs that stay alive while any record in them is used.
+type batchStore struct {
+	recs  []schema.Record
+	ints  []int64
+	bytes []byte
+	vals  []int64
+}
+
+const (
+	slabRecords = 256
+	slabInts    = 32 << 10
+	slabBytes   = 64 << 10
+)
+
+// next returns a zeroed record to decode into.
+func (s *batchStore) next() *schema.Record {
+	if len(s.recs) == cap(s.recs) {
+		s.recs = make([]schema.Record, 0, slabRecords)
+	}
+	s.recs = s.recs[:len(s.recs)+1]
+	return &s.recs[len(s.recs)-1]
+}
+
+// keep moves what rec borrows from the reader's buffers into the slabs
+// and returns rec, which is then the caller's for good.
+func (s *batchStore) keep(rec *schema.Record) *schema.Record {
+	if rec.ChunksNS != nil {
+		rec.ChunksNS = s.ints64(rec.ChunksNS)
+	}
+	if rec.ChunkTokens != nil {
+		rec.ChunkTokens = s.ints64(rec.ChunkTokens)
+	}
+	if rec.Orig != nil {
+		if len(s.bytes)+len(rec.Orig) > cap(s.bytes) {
+			s.bytes = make([]byte, 0, max(slabBytes, len(rec.Orig)))
+		}
+		n := len(s.bytes)
+		s.bytes = append(s.bytes, rec.Orig...)
+		rec.Orig = s.bytes[n:len(s.bytes):len(s.bytes)]
+	}
+	if rec.Item != nil {
+		rec.Item = s.val(*rec.Item)
+	}
+	if rec.ScheduledNS != nil {
+		rec.ScheduledNS = s.val(*rec.ScheduledNS)
+	}
+	return rec
+}
+
+func (s *batchStore) ints64(v []int64) []int64 {
+	if len(s.ints)+len(v) > cap(s.ints) {
+		s.ints = make([]int64, 0, max(slabInts, len(v)))
+	}
+	n := len(s.ints)
+	s.ints = append(s.ints, v...)
+	return s.ints[n:len(s.ints):len(s.ints)]
+}
+
+func (s *batchStore) val(v int64) *int64 {
+	if len(s.vals) == cap(s.vals) {
+		s.vals = make([]int64, 0, 2*slabRecords)
+	}
+	s.vals = append(s.vals, v)
+	return &s.vals[len(s.vals)-1]
 }
 
 // errRecorder passes reads through, keeping the first error.
