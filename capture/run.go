@@ -330,7 +330,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		clk = rc(ctx)
 		if err := waitStart(ctx, o.StartAt); err != nil {
-			return nil, fmt.Errorf("%w: waiting for the common start %s: %w", ErrCapture, o.StartAt.UTC().Format(time.RFC3339), err)
+			return nil, fmt.Errorf("wait for the common start %s: %w", o.StartAt.UTC().Format(time.RFC3339), err)
 		}
 	}
 	r.markStart(m) // the run's t=0, just before the first request
