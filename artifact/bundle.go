@@ -191,7 +191,7 @@ func (b *Bundle) load() error {
 	}
 
 	// The run manifest.
-	b.runBytes, err = b.readBlob(b.runDesc, MaxManifestSize, CheckDescriptor)
+	b.runBytes, err = b.readBlob(b.runDesc, MaxManifestSize, CheckDescriptors)
 	if err != nil {
 		return err
 	}
@@ -220,13 +220,13 @@ func (b *Bundle) readBlob(d ocispec.Descriptor, limit int64, check string) ([]by
 	name := blobPath(d.Digest)
 	sz, ok := b.src.size(name)
 	if !ok {
-		return nil, invalid(CheckDescriptor, string(d.Digest), "blob missing")
+		return nil, invalid(CheckDescriptors, string(d.Digest), "blob missing")
 	}
 	if sz != d.Size {
-		return nil, invalid(CheckDescriptor, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
+		return nil, invalid(CheckDescriptors, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
 	}
 	if d.Size > limit {
-		return nil, invalid(CheckDescriptor, string(d.Digest), "size %d over the limit %d", d.Size, limit)
+		return nil, invalid(CheckDescriptors, string(d.Digest), "size %d over the limit %d", d.Size, limit)
 	}
 	rc, err := b.src.open(name)
 	if err != nil {
@@ -250,7 +250,7 @@ func (b *Bundle) checkEmptyConfig(d ocispec.Descriptor, owner string, used map[s
 	if !isEmptyConfig(d) {
 		return invalid(CheckManifest, owner, "config must be the empty descriptor")
 	}
-	if _, err := b.readBlob(d, 2, CheckDescriptor); err != nil {
+	if _, err := b.readBlob(d, 2, CheckDescriptors); err != nil {
 		return err
 	}
 	used[blobPath(d.Digest)] = true
@@ -276,10 +276,10 @@ func (b *Bundle) checkRunManifest(used map[string]bool) error {
 		p := blobPath(d.Digest)
 		sz, ok := b.src.size(p)
 		if !ok {
-			return invalid(CheckDescriptor, string(d.Digest), "blob of layer %q missing", l.Title)
+			return invalid(CheckDescriptors, string(d.Digest), "blob of layer %q missing", l.Title)
 		}
 		if sz != d.Size {
-			return invalid(CheckDescriptor, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
+			return invalid(CheckDescriptors, string(d.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, d.Size)
 		}
 		used[p] = true
 	}
@@ -345,7 +345,7 @@ func checkRunShape(mb []byte, name string) (ocispec.Manifest, []Layer, error) {
 func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Referrer, error) {
 	r := Referrer{Descriptor: d}
 	name := string(d.Digest)
-	mb, err := b.readBlob(d, MaxManifestSize, CheckDescriptor)
+	mb, err := b.readBlob(d, MaxManifestSize, CheckDescriptors)
 	if err != nil {
 		return r, err
 	}
@@ -362,10 +362,10 @@ func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Refer
 	p := blobPath(l.Digest)
 	sz, ok := b.src.size(p)
 	if !ok {
-		return r, invalid(CheckDescriptor, string(l.Digest), "signature blob missing")
+		return r, invalid(CheckDescriptors, string(l.Digest), "signature blob missing")
 	}
 	if sz != l.Size {
-		return r, invalid(CheckDescriptor, string(l.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, l.Size)
+		return r, invalid(CheckDescriptors, string(l.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, l.Size)
 	}
 	used[p] = true
 	r.Bundle = l
@@ -379,25 +379,25 @@ func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Refer
 func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec.Manifest, error) {
 	var m ocispec.Manifest
 	if err := decodeStrict(mb, &m); err != nil {
-		return m, invalid(CheckReferrer, name, "%v", err)
+		return m, invalid(CheckSignature, name, "%v", err)
 	}
 	switch {
 	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
-		return m, invalid(CheckReferrer, name, "not an image manifest v2")
+		return m, invalid(CheckSignature, name, "not an image manifest v2")
 	case m.ArtifactType != MediaTypeSigstoreBundle:
-		return m, invalid(CheckReferrer, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
+		return m, invalid(CheckSignature, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
 	case m.Subject == nil:
-		return m, invalid(CheckReferrer, name, "no subject")
+		return m, invalid(CheckSignature, name, "no subject")
 	case m.Subject.Digest != run.Digest || m.Subject.Size != run.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
-		return m, invalid(CheckReferrer, name, "subject %s is not the run manifest %s", m.Subject.Digest, run.Digest)
+		return m, invalid(CheckSignature, name, "subject %s is not the run manifest %s", m.Subject.Digest, run.Digest)
 	case len(m.Layers) != 1:
-		return m, invalid(CheckReferrer, name, "%d layers, want 1", len(m.Layers))
+		return m, invalid(CheckSignature, name, "%d layers, want 1", len(m.Layers))
 	}
 	for k := range m.Annotations {
 		switch k {
 		case AnnotationBundleContent, AnnotationBundlePredicateType, AnnotationCreated:
 		default:
-			return m, invalid(CheckReferrer, name, "unexpected annotation %q", k)
+			return m, invalid(CheckSignature, name, "unexpected annotation %q", k)
 		}
 	}
 	if !isEmptyConfig(m.Config) {
@@ -405,13 +405,13 @@ func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec
 	}
 	l := m.Layers[0]
 	if err := checkDescriptor(l, MaxSignatureBundleSize); err != nil {
-		return m, invalid(CheckReferrer, name, "%v", err)
+		return m, invalid(CheckSignature, name, "%v", err)
 	}
 	if l.MediaType != MediaTypeSigstoreBundle {
-		return m, invalid(CheckReferrer, name, "layer media type %q, want %q", l.MediaType, MediaTypeSigstoreBundle)
+		return m, invalid(CheckSignature, name, "layer media type %q, want %q", l.MediaType, MediaTypeSigstoreBundle)
 	}
 	if len(l.Annotations) > 0 || l.ArtifactType != "" {
-		return m, invalid(CheckReferrer, name, "unexpected layer annotations")
+		return m, invalid(CheckSignature, name, "unexpected layer annotations")
 	}
 	return m, nil
 }
@@ -419,7 +419,7 @@ func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec
 // ReadSignature returns the Sigstore bundle JSON of a referrer, digest
 // verified.
 func (b *Bundle) ReadSignature(r Referrer) ([]byte, error) {
-	return b.readBlob(r.Bundle, MaxSignatureBundleSize, CheckDescriptor)
+	return b.readBlob(r.Bundle, MaxSignatureBundleSize, CheckDescriptors)
 }
 
 func (b *Bundle) layerOf(kind string) *Layer {
@@ -433,7 +433,7 @@ func (b *Bundle) layerOf(kind string) *Layer {
 
 func (b *Bundle) loadDocuments() error {
 	ml := b.layerOf(KindManifest)
-	mb, err := b.readBlob(ml.Descriptor, MaxDocumentSize, CheckDescriptor)
+	mb, err := b.readBlob(ml.Descriptor, MaxDocumentSize, CheckDescriptors)
 	if err != nil {
 		return err
 	}
@@ -445,7 +445,7 @@ func (b *Bundle) loadDocuments() error {
 		return invalid(CheckSchema, TitleManifest, "run_id %q differs from the run manifest's %q", b.manifest.RunID, b.run.Annotations[AnnotationRunID])
 	}
 	if cl := b.layerOf(KindClaims); cl != nil {
-		cb, err := b.readBlob(cl.Descriptor, MaxDocumentSize, CheckDescriptor)
+		cb, err := b.readBlob(cl.Descriptor, MaxDocumentSize, CheckDescriptors)
 		if err != nil {
 			return err
 		}
@@ -465,7 +465,7 @@ func (b *Bundle) OpenBlob(l Layer) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	vr := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest), describe(l.Descriptor))
+	vr := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptors, string(l.Descriptor.Digest), describe(l.Descriptor))
 	return struct {
 		io.Reader
 		io.Closer
@@ -481,7 +481,7 @@ func (b *Bundle) OpenLayer(l Layer) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	stored := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptor, string(l.Descriptor.Digest), describe(l.Descriptor))
+	stored := newVerifyingReader(rc, l.Descriptor.Digest, l.Descriptor.Size, CheckDescriptors, string(l.Descriptor.Digest), describe(l.Descriptor))
 	if !l.Compressed {
 		return struct {
 			io.Reader
@@ -537,7 +537,7 @@ func (l *layerReader) Read(p []byte) (int, error) {
 			return n, derr
 		}
 		if !l.stored.done {
-			return n, invalid(CheckDescriptor, string(l.stored.want), "stored blob not fully consumed")
+			return n, invalid(CheckDescriptors, string(l.stored.want), "stored blob not fully consumed")
 		}
 		l.done = true
 		if n > 0 {

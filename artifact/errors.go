@@ -10,15 +10,20 @@ import (
 var ErrInvalid = errors.New("invalid bundle")
 
 // Names of the checks an Error can come from, in verification order.
+// They are the names verify reports (verify.CheckContainer is
+// CheckContainer, and so on), so an Error names the failed check itself.
 const (
 	CheckContainer    = "container"    // tar or directory structure
 	CheckLayout       = "layout"       // oci-layout and index.json
-	CheckDescriptor   = "descriptor"   // digest, size and limits of a blob
 	CheckManifest     = "manifest"     // run manifest shape and media types
-	CheckReferrer     = "referrer"     // signature referrer shape
+	CheckDescriptors  = "descriptors"  // digest, size and limits of every blob
+	CheckSignature    = "signature"    // signature referrer shape
 	CheckUncompressed = "uncompressed" // uncompressed digests and sizes
 	CheckSchema       = "schema"       // decoding of the run documents
 )
+
+// Checks lists the checks an Error can name, in verification order.
+var Checks = []string{CheckContainer, CheckLayout, CheckManifest, CheckDescriptors, CheckSignature, CheckUncompressed, CheckSchema}
 
 // Error is a rejection naming the check that failed and the blob (file name
 // or digest) it failed on. It wraps ErrInvalid.

@@ -22,7 +22,7 @@ func (b *Bundle) RunManifestBytes() []byte { return bytes.Clone(b.runBytes) }
 // ReadReferrerManifest returns the referrer manifest of r exactly as
 // stored, digest verified.
 func (b *Bundle) ReadReferrerManifest(r Referrer) ([]byte, error) {
-	return b.readBlob(r.Descriptor, MaxManifestSize, CheckDescriptor)
+	return b.readBlob(r.Descriptor, MaxManifestSize, CheckDescriptors)
 }
 
 // EmptyConfig returns the empty config blob ("{}") every benchseal
@@ -57,7 +57,7 @@ func ParseRunManifest(mb []byte, name string) (ocispec.Manifest, []Layer, error)
 // single Sigstore bundle layer within MaxSignatureBundleSize.
 func ParseReferrerManifest(mb []byte, name string, run ocispec.Descriptor) (ocispec.Manifest, error) {
 	if int64(len(mb)) > MaxManifestSize {
-		return ocispec.Manifest{}, invalid(CheckReferrer, name, "size %d over the limit %d", len(mb), MaxManifestSize)
+		return ocispec.Manifest{}, invalid(CheckSignature, name, "size %d over the limit %d", len(mb), MaxManifestSize)
 	}
 	return checkReferrerShape(mb, name, run)
 }
@@ -68,10 +68,10 @@ func ParseReferrerManifest(mb []byte, name string, run ocispec.Descriptor) (ocis
 // before anything is read or allocated.
 func ReadVerified(r io.Reader, d ocispec.Descriptor, limit int64) ([]byte, error) {
 	if err := checkDescriptor(d, limit); err != nil {
-		return nil, invalid(CheckDescriptor, string(d.Digest), "%v", err)
+		return nil, invalid(CheckDescriptors, string(d.Digest), "%v", err)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, d.Size))
-	if _, err := io.Copy(buf, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptor, string(d.Digest), describe(d))); err != nil {
+	if _, err := io.Copy(buf, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptors, string(d.Digest), describe(d))); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -107,12 +107,12 @@ func NewLayoutWriter(out string) (*LayoutWriter, error) {
 func (w *LayoutWriter) Has(d digest.Digest) bool { return w.blobs[d] }
 
 // WriteBlob stores the blob d read from r. d is checked with
-// CheckDescriptor(d, limit) before reading; while streaming, r must give
+// CheckDescriptors(d, limit) before reading; while streaming, r must give
 // exactly d.Size bytes with digest d.Digest, else the blob is discarded and
 // the error (an *Error naming the digest) returned.
 func (w *LayoutWriter) WriteBlob(r io.Reader, d ocispec.Descriptor, limit int64) error {
 	if err := checkDescriptor(d, limit); err != nil {
-		return invalid(CheckDescriptor, string(d.Digest), "%v", err)
+		return invalid(CheckDescriptors, string(d.Digest), "%v", err)
 	}
 	if w.blobs[d.Digest] {
 		return nil
@@ -121,7 +121,7 @@ func (w *LayoutWriter) WriteBlob(r io.Reader, d ocispec.Descriptor, limit int64)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(bw, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptor, string(d.Digest), describe(d))); err != nil {
+	if _, err := io.Copy(bw, newVerifyingReader(r, d.Digest, d.Size, CheckDescriptors, string(d.Digest), describe(d))); err != nil {
 		bw.abort()
 		return err
 	}
@@ -130,7 +130,7 @@ func (w *LayoutWriter) WriteBlob(r io.Reader, d ocispec.Descriptor, limit int64)
 		return err
 	}
 	if got != d.Digest { // cannot happen: the verifying reader checked it
-		return invalid(CheckDescriptor, string(d.Digest), "digest mismatch in %s: expected %s, content is %s", describe(d), d.Digest, got)
+		return invalid(CheckDescriptors, string(d.Digest), "digest mismatch in %s: expected %s, content is %s", describe(d), d.Digest, got)
 	}
 	w.blobs[d.Digest] = true
 	return nil

@@ -184,7 +184,7 @@ func TestOpenRejectsBadDescriptorsAndDocuments(t *testing.T) {
 			e["digest"] = strings.ToUpper(e["digest"].(string)[:10]) + e["digest"].(string)[10:]
 		}},
 		{name: "short hex", check: artifact.CheckLayout, index: func(i map[string]any) { firstEntry(i)["digest"] = "sha256:abc" }},
-		{name: "size mismatch", check: artifact.CheckDescriptor, index: func(i map[string]any) {
+		{name: "size mismatch", check: artifact.CheckDescriptors, index: func(i map[string]any) {
 			e := firstEntry(i)
 			e["size"] = e["size"].(float64) + 1
 		}},
@@ -205,7 +205,7 @@ func TestOpenRejectsBadDescriptorsAndDocuments(t *testing.T) {
 		{name: "foreign layer digest algorithm", check: artifact.CheckManifest, man: func(m map[string]any) {
 			layer(m, 1)["digest"] = "md5:" + strings.Repeat("a", 32)
 		}},
-		{name: "layer size mismatch", check: artifact.CheckDescriptor, man: func(m map[string]any) {
+		{name: "layer size mismatch", check: artifact.CheckDescriptors, man: func(m map[string]any) {
 			l := layer(m, 1)
 			l["size"] = l["size"].(float64) + 1
 		}},

@@ -53,7 +53,7 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		}
 		data, err := b.ReadSignature(r)
 		if err != nil {
-			_, blob, cause := mapArtifactErr(err)
+			_, blob, cause := artifactErr(err)
 			return res.fail(CheckAttestations, blob, cause)
 		}
 		ar, sb, a, err := readAttestation("referrer "+string(r.Descriptor.Digest), data)

@@ -46,7 +46,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 			rc.Close()
 		}
 		if err != nil {
-			_, blob, cause := mapArtifactErr(err)
+			_, blob, cause := artifactErr(err)
 			uncompressedErr, uncompressedBlob = cause, blob
 			break
 		}
@@ -83,7 +83,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 				break
 			}
 			if err != nil {
-				streamCheck, streamBlob, streamErr = mapArtifactErr(err)
+				streamCheck, streamBlob, streamErr = artifactErr(err)
 				break
 			}
 			if feed != nil {
@@ -116,20 +116,20 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 	}
 	switch {
 	case uncompressedErr != nil:
-		out = append(out, res.fail(CheckUncompress, uncompressedBlob, uncompressedErr))
+		out = append(out, res.fail(CheckUncompressed, uncompressedBlob, uncompressedErr))
 		res.skip(CheckSchema, "not run: uncompressed content did not verify")
 		res.skip(CheckConsistency, "not run: uncompressed content did not verify")
 		return out
-	case streamErr != nil && (streamCheck == CheckUncompress || streamCheck == CheckDescriptors):
+	case streamErr != nil && (streamCheck == CheckUncompressed || streamCheck == CheckDescriptors):
 		out = append(out, res.fail(streamCheck, streamBlob, streamErr))
 		if streamCheck == CheckDescriptors {
-			res.skip(CheckUncompress, "not run: a stored blob did not verify")
+			res.skip(CheckUncompressed, "not run: a stored blob did not verify")
 		}
 		res.skip(CheckSchema, "not run: record shards did not verify")
 		res.skip(CheckConsistency, "not run: record shards did not verify")
 		return out
 	}
-	res.pass(CheckUncompress, fmt.Sprintf("%d layers decompress (window ≤ %d MiB) to their declared sha256 and size", len(b.Layers()), artifact.ZstdMaxWindow>>20))
+	res.pass(CheckUncompressed, fmt.Sprintf("%d layers decompress (window ≤ %d MiB) to their declared sha256 and size", len(b.Layers()), artifact.ZstdMaxWindow>>20))
 	if streamErr != nil {
 		problems = append(problems, schema.Problem{File: streamBlob, Message: streamErr.Error()})
 	}

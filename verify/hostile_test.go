@@ -66,7 +66,7 @@ func TestVerifyRejectsDataAfterTheRecordsFrame(t *testing.T) {
 			if err == nil || res.Verified {
 				t.Fatal("VERIFIED a records blob with data after its frame")
 			}
-			if c := res.Check(verify.CheckUncompress); c == nil || c.Status != verify.StatusFailed {
+			if c := res.Check(verify.CheckUncompressed); c == nil || c.Status != verify.StatusFailed {
 				t.Errorf("want the uncompressed check to fail, got %+v", c)
 			}
 		})
@@ -84,7 +84,7 @@ func TestVerifyStopsAfterTheSignatureFails(t *testing.T) {
 		if err == nil || res.Verified {
 			t.Fatal("verified with the wrong key")
 		}
-		c := res.Check(verify.CheckUncompress)
+		c := res.Check(verify.CheckUncompressed)
 		switch {
 		case !all && c.Status != verify.StatusSkipped:
 			t.Errorf("content checked after the signature failed: %+v", c)
@@ -114,7 +114,7 @@ func TestVerifyReportsAShortDeclaredSizeAsSuch(t *testing.T) {
 	if err == nil || res.Verified {
 		t.Fatal("verified")
 	}
-	if c := res.Check(verify.CheckUncompress); c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "declared size") {
+	if c := res.Check(verify.CheckUncompressed); c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "declared size") {
 		t.Errorf("uncompressed check %+v, want a declared-size failure", c)
 	}
 }

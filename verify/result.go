@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -11,27 +12,28 @@ import (
 const ResultMediaType = "application/vnd.benchseal.verify.result.v1+json"
 
 // Names of the checks, in the order Verify runs them (the order of the
-// issue's specification).
+// issue's specification). Those the bundle reader performs are artifact's
+// names, so an artifact.Error names the check it failed.
 const (
-	CheckContainer    = "container"        // the tar or directory is safe to read
-	CheckLayout       = "layout"           // oci-layout and index.json
-	CheckManifest     = "manifest"         // run manifest: artifactType, config, layer media types, limits
-	CheckDescriptors  = "descriptors"      // every blob: sha256 only, size and digest while streaming
-	CheckSignature    = "signature"        // Sigstore bundles verified by pinned keys only
-	CheckStatement    = "statement"        // in-toto statement: payload type, predicate type, subjects, predicate
-	CheckUncompress   = "uncompressed"     // uncompressed digests and sizes, bounded decompression
-	CheckSchema       = "schema"           // schema and semantic validation of manifest, claims and records
-	CheckConsistency  = "consistency"      // shards cover the plan, warmup present, counts add up
-	CheckImport       = "import-rederive"  // an imported run is what its importer derives from the attached source files (ImportChecker)
-	CheckClaims       = "claims-recompute" // every claim recomputes (ClaimChecker)
-	CheckPlan         = "plan"             // the run matches its pre-registered plan
-	CheckAttestations = "attestations"     // reviewer attestations (SLSA VSA) by the required reviewers
+	CheckContainer    = artifact.CheckContainer    // the tar or directory is safe to read
+	CheckLayout       = artifact.CheckLayout       // oci-layout and index.json
+	CheckManifest     = artifact.CheckManifest     // run manifest: artifactType, config, layer media types, limits
+	CheckDescriptors  = artifact.CheckDescriptors  // every blob: sha256 only, size and digest while streaming
+	CheckSignature    = artifact.CheckSignature    // Sigstore bundles verified by pinned keys only
+	CheckStatement    = "statement"                // in-toto statement: payload type, predicate type, subjects, predicate
+	CheckUncompressed = artifact.CheckUncompressed // uncompressed digests and sizes, bounded decompression
+	CheckSchema       = artifact.CheckSchema       // schema and semantic validation of manifest, claims and records
+	CheckConsistency  = "consistency"              // shards cover the plan, warmup present, counts add up
+	CheckImport       = "import-rederive"          // an imported run is what its importer derives from the attached source files (ImportChecker)
+	CheckClaims       = "claims-recompute"         // every claim recomputes (ClaimChecker)
+	CheckPlan         = "plan"                     // the run matches its pre-registered plan
+	CheckAttestations = "attestations"             // reviewer attestations (SLSA VSA) by the required reviewers
 )
 
 // CheckOrder lists the checks in the order they run.
 var CheckOrder = []string{
 	CheckContainer, CheckLayout, CheckManifest, CheckDescriptors, CheckSignature,
-	CheckStatement, CheckUncompress, CheckSchema, CheckConsistency, CheckImport, CheckClaims,
+	CheckStatement, CheckUncompressed, CheckSchema, CheckConsistency, CheckImport, CheckClaims,
 	CheckPlan, CheckAttestations,
 }
 

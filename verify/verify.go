@@ -194,28 +194,20 @@ func (r *Result) finish(errs []error) error {
 	return nil
 }
 
-var artifactChecks = map[string]string{
-	artifact.CheckContainer:    CheckContainer,
-	artifact.CheckLayout:       CheckLayout,
-	artifact.CheckManifest:     CheckManifest,
-	artifact.CheckDescriptor:   CheckDescriptors,
-	artifact.CheckReferrer:     CheckSignature,
-	artifact.CheckUncompressed: CheckUncompress,
-	artifact.CheckSchema:       CheckSchema,
-}
-
-func mapArtifactErr(err error) (check, blob string, cause error) {
+// artifactErr splits an error of the bundle reader into the check it
+// names (artifact's check names are verify's), the blob and the cause; an
+// error naming no check of verify's (the bundle could not be read at all)
+// fails the container check.
+func artifactErr(err error) (check, blob string, cause error) {
 	var ae *artifact.Error
-	if errors.As(err, &ae) {
-		if c, ok := artifactChecks[ae.Check]; ok {
-			return c, ae.Blob, ae.Err
-		}
+	if errors.As(err, &ae) && slices.Contains(CheckOrder, ae.Check) {
+		return ae.Check, ae.Blob, ae.Err
 	}
 	return CheckContainer, "", err
 }
 
 func (r *Result) openFailed(err error) error {
-	check, blob, cause := mapArtifactErr(err)
+	check, blob, cause := artifactErr(err)
 	structural := []string{CheckContainer, CheckLayout, CheckManifest}
 	for _, n := range structural {
 		if n == check {
@@ -286,7 +278,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	// the full list; the cheap checks after them still run.
 	skipContent := len(errs) > 0 && !p.AllChecks
 	if skipContent {
-		for _, n := range []string{CheckUncompress, CheckSchema, CheckConsistency, CheckClaims} {
+		for _, n := range []string{CheckUncompressed, CheckSchema, CheckConsistency, CheckClaims} {
 			res.skip(n, "not run: the signature check failed (AllChecks runs it anyway)")
 		}
 	}
@@ -319,7 +311,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		// whatever the content pass found: report it alone, as when
 		// the blobs were checked before anything else.
 		failed(ce)
-		for _, n := range []string{CheckUncompress, CheckSchema, CheckConsistency, CheckClaims} {
+		for _, n := range []string{CheckUncompressed, CheckSchema, CheckConsistency, CheckClaims} {
 			if skipContent {
 				break
 			}
@@ -392,7 +384,7 @@ func (v *Verifier) checkDescriptors(ctx context.Context, b *artifact.Bundle, res
 		err = b.CheckBlobs(ctx)
 	}
 	if err != nil {
-		check, blob, cause := mapArtifactErr(err)
+		check, blob, cause := artifactErr(err)
 		if check == CheckContainer {
 			check = CheckDescriptors
 		}
@@ -425,7 +417,7 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 	for _, r := range b.ReferrersOf(artifact.PredicateTypeRun) {
 		data, err := b.ReadSignature(r)
 		if err != nil {
-			_, blob, cause := mapArtifactErr(err)
+			_, blob, cause := artifactErr(err)
 			return res.fail(CheckSignature, blob, cause)
 		}
 		inputs = append(inputs, sigInput{"referrer " + string(r.Descriptor.Digest), data})
@@ -567,7 +559,7 @@ func checkStatement(payload, want []byte) error {
 
 func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err error, requireAll bool) *CheckError {
 	if err != nil {
-		check, blob, cause := mapArtifactErr(err)
+		check, blob, cause := artifactErr(err)
 		if !errors.Is(err, artifact.ErrInvalid) {
 			check, blob, cause = CheckClaims, "", err
 		}

@@ -127,7 +127,7 @@ func fetchBlob(ctx context.Context, repo *remote.Repository, w *artifact.LayoutW
 		return nil
 	}
 	if err := artifact.ValidateDescriptor(d, limit); err != nil {
-		return &artifact.Error{Check: artifact.CheckDescriptor, Blob: string(d.Digest), Err: err}
+		return &artifact.Error{Check: artifact.CheckDescriptors, Blob: string(d.Digest), Err: err}
 	}
 	rc, err := repo.Fetch(ctx, d)
 	if err != nil {

@@ -96,7 +96,7 @@ func manifestDescriptor(d digest.Digest, size int64) ocispec.Descriptor {
 // digest-checked while it streams.
 func fetchBytes(ctx context.Context, repo *remote.Repository, d ocispec.Descriptor, limit int64) ([]byte, error) {
 	if err := artifact.ValidateDescriptor(d, limit); err != nil {
-		return nil, &artifact.Error{Check: artifact.CheckDescriptor, Blob: string(d.Digest), Err: err}
+		return nil, &artifact.Error{Check: artifact.CheckDescriptors, Blob: string(d.Digest), Err: err}
 	}
 	rc, err := repo.Fetch(ctx, d)
 	if err != nil {
