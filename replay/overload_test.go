@@ -302,3 +302,22 @@ func TestOverloadSurvivesExtremeTimes(t *testing.T) {
 		t.Errorf("flags without reasons: %+v", o)
 	}
 }
+
+// The publisher's default claims assert each point's flags where they are
+// decided, and leave them out where they are null.
+func TestPublishedClaimsAssertTheFlags(t *testing.T) {
+	c := mustReplay(t, openLoopRun(0, []float64{24, 60}, []int{300, 300}, noLag), Options{}).Claims(nil, DefaultClaimTolerance)
+	got := map[string]float64{}
+	for _, m := range c.Points[0].Metrics {
+		got[m.Metric] = m.Value
+	}
+	if got["overload.overloaded"] != 1 || got["overload.generator_limited"] != 0 {
+		t.Errorf("claims %v", got)
+	}
+	c = mustReplay(t, closedLoopRun(1, 4, 4, 200), Options{}).Claims(nil, DefaultClaimTolerance)
+	for _, m := range c.Points[0].Metrics {
+		if m.Metric == "overload.generator_limited" {
+			t.Errorf("a null flag was claimed: %+v", m)
+		}
+	}
+}
