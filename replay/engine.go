@@ -769,6 +769,7 @@ func (g *group) finish(k groupKey) *PointResult {
 		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
+	pr.Overload.missing = g.missing
 	g.od = overloadData{}
 	return pr
 }

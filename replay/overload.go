@@ -111,6 +111,9 @@ type Overload struct {
 	Queue                            *Trend
 	Overloaded, GeneratorLimited     Flag
 	clientJudged, clientOver         bool
+	// missing counts declared requests without a record (incomplete
+	// runs): such a point cannot be shown to have kept up.
+	missing int64
 	// Reasons maps a key of OverloadKeys (or "outstanding", "send_lag",
 	// "fit") to why it is null.
 	Reasons map[string]string
@@ -486,6 +489,8 @@ func decideOverload(p *PointResult) {
 	switch {
 	case o.clientOver || queueOver:
 		o.Overloaded = setFlag(true, o.Reasons["evidence"])
+	case o.missing > 0:
+		o.Overloaded = Flag{Why: fmt.Sprintf("%d declared measured request(s) have no record (incomplete run): a point that lost requests cannot be shown to have kept up with its load", o.missing)}
 	case o.clientJudged:
 		why := fmt.Sprintf("completions kept up with arrivals (backlog %d of %d, within %d %%) and the outstanding count shows no significant rise", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent)
 		if o.Queue != nil {

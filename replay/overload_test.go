@@ -321,3 +321,19 @@ func TestPublishedClaimsAssertTheFlags(t *testing.T) {
 		}
 	}
 }
+
+// Leaving requests out never makes a point look as if it kept up: a
+// steady point of an incomplete run with requests missing is undecided,
+// and an overloaded one stays flagged.
+func TestOverloadOfAnIncompleteRunNeverClearsAPoint(t *testing.T) {
+	for _, tc := range []struct {
+		rates  []float64
+		counts []int
+		want   *bool
+	}{{[]float64{24}, []int{600}, nil}, {[]float64{24, 60}, []int{300, 300}, ptr(true)}} {
+		run := openLoopRun(6, tc.rates, tc.counts, noLag)
+		run.m.Load.Points[0].Requests = 700
+		run.m.Incomplete, run.m.IncompleteReason = true, "interrupted"
+		wantFlag(t, fmt.Sprintf("incomplete %v", tc.rates), overloadOf(t, run).Overloaded, tc.want)
+	}
+}
