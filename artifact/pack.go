@@ -100,6 +100,11 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	if sh == nil {
 		return nil, fmt.Errorf("pack %s: the manifest validated but could not be read again", runDir)
 	}
+	if sh.skipped > 0 {
+		// Validation rejects such records; should the manifest have
+		// changed under us, no record is left out silently.
+		return nil, fmt.Errorf("pack %s: %d record(s) outside the plan of %s passed validation (was it changed while packing?)", runDir, sh.skipped, schema.ManifestFile)
+	}
 	m := rd.Manifest()
 	created := opts.Created
 	if created.IsZero() {
@@ -324,7 +329,7 @@ type sharder struct {
 	order   map[string]int
 	repeats int
 	shards  map[shardKey]*shardFile
-	err     error
+	skipped int64 // records outside the plan, not written
 }
 
 type shardFile struct {
@@ -352,6 +357,7 @@ func (s *stage) newSharder(m *schema.Manifest) (*sharder, error) {
 // add writes one record line to its shard.
 func (sh *sharder) add(line []byte, rec *schema.Record) error {
 	if _, ok := sh.order[rec.Point]; !ok || rec.Repeat < 0 || rec.Repeat >= sh.repeats {
+		sh.skipped++
 		return nil
 	}
 	k := shardKey{rec.Point, rec.Repeat}
