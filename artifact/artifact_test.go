@@ -263,7 +263,7 @@ func TestKeygenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := artifact.LoadPrivateKey(priv, []byte("wrong")); !errors.Is(err, artifact.ErrKey) {
+	if _, err := artifact.LoadPrivateKey(priv, []byte("wrong")); !errors.Is(err, artifact.ErrKey) || !errors.Is(err, artifact.ErrKeyNotOpened) {
 		t.Fatalf("wrong password: %v", err)
 	}
 	p, err := artifact.ParsePublicKey(pub)

@@ -13,13 +13,19 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 )
 
-// ErrKey is the root of key errors.
+// ErrKey is the condition of a key that cannot be used: not a key, not
+// ECDSA P-256, or not opened.
 var ErrKey = errors.New("bad key")
+
+// ErrKeyNotOpened: a private key did not decode or decrypt with the
+// password given (most often a wrong password). It is also an ErrKey.
+var ErrKeyNotOpened = errors.New("private key not opened")
 
 // GenerateKey makes an ECDSA P-256 key pair: the private key PEM-encoded in
 // cosign's "ENCRYPTED SIGSTORE PRIVATE KEY" format (scrypt + secretbox,
@@ -52,7 +58,7 @@ func LoadPrivateKey(pemBytes, password []byte) (*Signer, error) {
 	}
 	k, err := cryptoutils.UnmarshalPEMToPrivateKey(pemBytes, cryptoutils.StaticPasswordFunc(password))
 	if err != nil {
-		return nil, fmt.Errorf("%w: load private key (wrong password?): %v", ErrKey, err)
+		return nil, errcond.Errorf(ErrKeyNotOpened, "%w: load private key (wrong password?): %v", ErrKey, err)
 	}
 	priv, ok := k.(*ecdsa.PrivateKey)
 	if !ok || priv.Curve != elliptic.P256() {

@@ -154,7 +154,7 @@ func loadSigner(io *IO, path string) (*artifact.Signer, error) {
 	}
 	s, err := artifact.LoadPrivateKey(b, pw)
 	if err != nil {
-		if strings.Contains(err.Error(), "wrong password") {
+		if errors.Is(err, artifact.ErrKeyNotOpened) {
 			src := "BENCHSEAL_PASSWORD is set, and its value did not open it"
 			if io.Getenv("BENCHSEAL_PASSWORD") == "" {
 				src = "BENCHSEAL_PASSWORD is unset, so the empty password (or the one typed at the prompt) was tried"
