@@ -136,6 +136,17 @@ type Options struct {
 	// ReadyTimeout, when positive, waits up to that long for GET
 	// /v1/models to answer before anything else is sent.
 	ReadyTimeout time.Duration
+	// ResetPrefixCache empties the engine's prefix cache before every
+	// point × repeat (before its warmup): POST /reset_prefix_cache
+	// (vLLM), then /flush_cache (SGLang), the detected engine's first.
+	// Each attempt is recorded in manifest.server_state; a failed one
+	// leaves that point's cache state unknown and the run goes on.
+	ResetPrefixCache bool
+	// ServerFresh declares that the server was freshly started for the
+	// run. When the first /metrics scrape (taken before any request)
+	// holds the engine's counters, the fresh start is measured instead,
+	// and a declaration it contradicts stops the run.
+	ServerFresh bool
 }
 
 // Progress is a snapshot of a running capture.
@@ -300,16 +311,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("capture failed: %w: %w", ErrInvalidManifest, &schema.ValidationError{Problems: probs})
 	}
 
+	// The first scrape comes before any request (preflight's too): it is
+	// the evidence of a fresh start.
+	scr, err := r.newScraper(ctx, base, m)
+	if err != nil {
+		return nil, err
+	}
+	keeper, err := r.newStateKeeper(base, scr, m)
+	if err != nil {
+		return nil, err
+	}
 	if !o.SkipPreflight {
 		if err := r.preflight(ctx, base); err != nil {
 			return nil, err
 		}
 	}
-	scr, err := r.newScraper(ctx, base, m)
-	if err != nil {
+	if err := prepareDir(o.OutDir); err != nil {
 		return nil, err
 	}
-	if err := prepareDir(o.OutDir); err != nil {
+	if err := keeper.writeFresh(); err != nil {
 		return nil, err
 	}
 	if o.Probe {
@@ -398,8 +418,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if c.phase == schema.PhaseMeasure {
 			cellNo++
 		}
+		keeper.begin(ctx, c)
 		t0 := r.now()
 		scr.around(ctx, c, func() { r.runCell(ctx, c, cellNo) })
+		if c.phase == schema.PhaseWarmup {
+			keeper.warmed(r.now() - t0)
+		}
 		if c.phase == schema.PhaseMeasure {
 			res.Cells = append(res.Cells, c.stats.summary(c, time.Duration(r.now()-t0)))
 		}
@@ -444,6 +468,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		m.IncompleteReason = "records could not be written completely: " + sinkErr.Error()
 	}
 	scr.record(m)
+	keeper.record(m)
 	// Fields measured during the run (token_counts) may now be stated.
 	if err := finishManifest(m, nil, nil); err != nil {
 		return res, err

@@ -40,6 +40,11 @@ type scraper struct {
 	mu       sync.Mutex
 	list     []schema.Scrape
 	seq      int
+	// engine is the engine the first scrape showed; first is that
+	// scrape, taken before any request, and firstWall when it arrived.
+	engine    string
+	first     []byte
+	firstWall time.Time
 }
 
 // newScraper resolves Options.ServerMetrics against the endpoint: ""
@@ -60,12 +65,16 @@ func (r *runner) newScraper(ctx context.Context, base string, m *schema.Manifest
 		s.interval = DefaultServerMetricsInterval
 	}
 	b, err := s.get(ctx)
+	s.firstWall = time.Now()
 	if err == nil {
 		var snap *servermetrics.Snapshot
-		if snap, err = servermetrics.Parse(bytes.NewReader(b)); err == nil && servermetrics.DetectEngine(snap) == "" {
-			err = fmt.Errorf("no vLLM, SGLang or TGI metric names in the answer")
+		if snap, err = servermetrics.Parse(bytes.NewReader(b)); err == nil {
+			if s.engine = servermetrics.DetectEngine(snap); s.engine == "" {
+				err = fmt.Errorf("no vLLM, SGLang or TGI metric names in the answer")
+			}
 		}
 	}
+	s.first = b
 	if err != nil {
 		if want == ServerMetricsAuto {
 			setNote(m, "server_metrics", fmt.Sprintf("not scraped: %s did not answer with engine metrics (%v)", url, err))

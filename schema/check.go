@@ -296,6 +296,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 	validateProvenance(ps, m)
 	validateServerMetrics(ps, m)
+	validateServerState(ps, m)
 
 	// unknown must be said
 	known := manifestFields()

@@ -129,6 +129,10 @@ type Manifest struct {
 	// ServerMetrics indexes the engine's /metrics scrapes kept under
 	// attachments/server-metrics/; nil when none were taken.
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
+	// ServerState says whether the server was freshly started and, per
+	// point × repeat, how long its warmup ran and the prefix cache's
+	// state; nil when the run states none of it.
+	ServerState *ServerState `json:"server_state,omitempty"`
 	// Unknown lists, as dotted JSON paths (e.g. "hardware.interconnect"),
 	// the fields the publisher declares unknown. A field that is empty and
 	// not listed here is a validation error for the fields the schema marks

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -67,7 +68,25 @@ type Config struct {
 	KeepAlive time.Duration
 	// DefaultMaxTokens applies when a request sets no max_tokens.
 	DefaultMaxTokens int
+	// PrefixCaching models a prefix cache: a prompt seen before since the
+	// start or the last reset skips the per-token part of its prefill
+	// (the whole prompt is the cached prefix).
+	PrefixCaching bool
+	// ColdStart is extra prefill time of the first request after the
+	// server started (graph capture, compilation, allocation).
+	ColdStart time.Duration
+	// CacheResetPath is where POST empties the prefix cache (default
+	// ResetPathVLLM; ResetPathSGLang to act as SGLang; "none" serves no
+	// reset endpoint, so a reset gets 404 as from a vLLM started without
+	// VLLM_SERVER_DEV_MODE=1).
+	CacheResetPath string
 }
+
+// Reset endpoints the simulator can serve (POST): vLLM's and SGLang's.
+const (
+	ResetPathVLLM   = "/reset_prefix_cache"
+	ResetPathSGLang = "/flush_cache"
+)
 
 // DefaultConfig returns the documented default latency model: 20 ms +
 // 50 µs per prompt token of prefill, 10 ms + 100 µs per other running
@@ -100,6 +119,15 @@ type Server struct {
 	rejected atomic.Int64
 	mux      *http.ServeMux
 	metrics  *metrics
+	// started is when New returned (process_start_time_seconds).
+	started time.Time
+	// cold is set until the first request's prefill has been planned.
+	cold atomic.Bool
+	// cache holds the prompts seen since the start or the last reset
+	// (PrefixCaching), by hash.
+	cacheMu sync.Mutex
+	cache   map[uint64]bool
+	resets  atomic.Int64
 }
 
 // CheckTimeScale accepts a time scale in (0, 1000]. New treats a zero
@@ -137,7 +165,13 @@ func New(cfg Config) (*Server, error) {
 	if err := CheckTimeScale(cfg.TimeScale); err != nil {
 		errs = append(errs, err)
 	}
-	for name, v := range map[string]time.Duration{"prefill base": cfg.PrefillBase, "prefill per token": cfg.PrefillPerToken,
+	if cfg.CacheResetPath == "" {
+		cfg.CacheResetPath = ResetPathVLLM
+	}
+	if cfg.CacheResetPath != ResetPathVLLM && cfg.CacheResetPath != ResetPathSGLang && cfg.CacheResetPath != "none" {
+		errs = append(errs, fmt.Errorf("cache reset path %q is none of %s, %s, none", cfg.CacheResetPath, ResetPathVLLM, ResetPathSGLang))
+	}
+	for name, v := range map[string]time.Duration{"cold start": cfg.ColdStart, "prefill base": cfg.PrefillBase, "prefill per token": cfg.PrefillPerToken,
 		"decode base": cfg.DecodeBase, "decode per running": cfg.DecodePerRunning, "stall": cfg.Stall, "keep-alive": cfg.KeepAlive} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative", name))
@@ -158,8 +192,13 @@ func New(cfg Config) (*Server, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
 	}
-	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), metrics: newMetrics()}
+	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), metrics: newMetrics(),
+		started: time.Now(), cache: map[uint64]bool{}}
+	s.cold.Store(true)
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
+	if cfg.CacheResetPath != "none" {
+		s.mux.HandleFunc("POST "+cfg.CacheResetPath, s.resetCache)
+	}
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
 	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -212,6 +251,20 @@ func (s *Server) mark(w http.ResponseWriter) {
 	h.Set(Header, "1")
 	h.Set("Server", Owner)
 }
+
+// resetCache empties the prefix cache, as vLLM's POST
+// /reset_prefix_cache and SGLang's POST /flush_cache do.
+func (s *Server) resetCache(w http.ResponseWriter, r *http.Request) {
+	s.mark(w)
+	s.cacheMu.Lock()
+	clear(s.cache)
+	s.cacheMu.Unlock()
+	s.resets.Add(1)
+	w.WriteHeader(http.StatusOK)
+}
+
+// Resets returns how many times the prefix cache was reset.
+func (s *Server) Resets() int64 { return s.resets.Load() }
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	s.mark(w)
@@ -323,6 +376,18 @@ func (s *Server) plan(q *request, chat bool) *plan {
 		p.failAt = rng.IntN(len(p.chunks) + 1)
 	}
 	p.prefill = s.cfg.PrefillBase + time.Duration(p.promptTokens)*s.cfg.PrefillPerToken
+	if s.cfg.PrefixCaching {
+		key := h.Sum64()
+		s.cacheMu.Lock()
+		if s.cache[key] {
+			p.prefill = s.cfg.PrefillBase
+		}
+		s.cache[key] = true
+		s.cacheMu.Unlock()
+	}
+	if s.cold.Swap(false) {
+		p.prefill += s.cfg.ColdStart
+	}
 	return p
 }
 

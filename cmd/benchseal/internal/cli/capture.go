@@ -30,6 +30,8 @@ type captureOptions struct {
 	noStream                  bool
 	serverMetrics             string
 	serverMetricsInterval     time.Duration
+	resetPrefixCache          bool
+	serverFresh               bool
 	apiKeyEnv                 string
 	simulate                  bool
 	simTimeScale              float64
@@ -131,6 +133,8 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
 	f.StringVar(&o.serverMetrics, "server-metrics", capture.ServerMetricsAuto, "engine Prometheus metrics URL scraped before, during and after every point (auto: the endpoint's /metrics when it answers with engine metrics; off: none)")
 	f.DurationVar(&o.serverMetricsInterval, "server-metrics-interval", capture.DefaultServerMetricsInterval, "period of the server-metrics scrapes during a point")
+	f.BoolVar(&o.resetPrefixCache, "reset-prefix-cache", false, "empty the engine's prefix cache before every point × repeat (POST /reset_prefix_cache, vLLM; /flush_cache, SGLang); each attempt is recorded, a failed one leaves that point's cache state unknown")
+	f.BoolVar(&o.serverFresh, "server-fresh", false, "declare that the server was freshly started for this run (measured instead when /metrics before the run holds the engine's counters; a contradicted declaration stops the run)")
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (sent as Bearer, never recorded)")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 0, "wait up to this long for GET /v1/models to answer before starting")
 	f.StringVar(&o.concurrency, "concurrency", "", "closed loop: outstanding requests, or a comma list of points")
@@ -378,6 +382,8 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		OutDir:                o.out,
 		ServerMetrics:         serverMetricsOption(o.serverMetrics),
 		ServerMetricsInterval: o.serverMetricsInterval,
+		ResetPrefixCache:      o.resetPrefixCache,
+		ServerFresh:           o.serverFresh,
 		Sets:                  redactArgs(nil, o.sets, apiKey),
 		Probe:                 !o.noProbe,
 		Grace:                 o.grace,

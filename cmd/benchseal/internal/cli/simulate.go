@@ -68,6 +68,9 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.IntVar(&c.ReasoningTokens, "reasoning-tokens", 0, "first N tokens of chat answers sent as reasoning_content")
 	f.DurationVar(&c.KeepAlive, "keep-alive", 0, "send ': keep-alive' comments at this interval while a request waits (0: never)")
 	f.IntVar(&c.DefaultMaxTokens, "default-max-tokens", c.DefaultMaxTokens, "output length when a request sets no max_tokens")
+	f.BoolVar(&c.PrefixCaching, "prefix-caching", false, "model a prefix cache: a prompt seen since the start or the last reset skips its per-token prefill")
+	f.DurationVar(&c.ColdStart, "cold-start", 0, "extra prefill time of the first request after start")
+	f.StringVar(&c.CacheResetPath, "cache-reset-path", simulator.ResetPathVLLM, "POST endpoint that empties the prefix cache: /reset_prefix_cache (vLLM), /flush_cache (SGLang) or none")
 	return cmd
 }
 

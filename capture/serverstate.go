@@ -1,0 +1,183 @@
+// The server's state: a fresh start, each point's warmup and prefix cache.
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/servermetrics"
+)
+
+// resetTimeout bounds one call of a prefix-cache reset endpoint.
+const resetTimeout = 30 * time.Second
+
+// FreshScrape is the attachment name of the scrape taken before capture
+// sent any request, which a measured fresh start is read from.
+const FreshScrape = schema.ServerMetricsDir + "/fresh.prom"
+
+// stateKeeper builds manifest.server_state while the run goes.
+type stateKeeper struct {
+	r    *runner
+	base string
+	// paths are the reset endpoints in the order to try them; after a
+	// success, the one that answered comes first.
+	paths []string
+	// declared is the publisher's engine.prefix_cache (empty or warm),
+	// used per point when no reset is asked for.
+	declared string
+	fresh    *schema.FreshStart
+	freshRaw []byte
+	points   []*schema.PointState
+	cur      *schema.PointState
+}
+
+// newStateKeeper resolves the fresh-start evidence before any request is
+// sent (even preflight's): first, scraped by the scraper when there is
+// one, measured when the engine's counters are in it; else declared when
+// Options.ServerFresh says so. A declared fresh start the scrape
+// contradicts stops the run before anything is written.
+func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest) (*stateKeeper, error) {
+	k := &stateKeeper{r: r, base: base}
+	if r.o.ResetPrefixCache {
+		k.paths = []string{schema.ResetVLLM, schema.ResetSGLang}
+		if scr != nil && scr.engine == servermetrics.EngineSGLang {
+			k.paths = []string{schema.ResetSGLang, schema.ResetVLLM}
+		}
+	} else if pc := m.Engine.PrefixCache; pc == schema.CacheEmpty || pc == schema.CacheWarm {
+		k.declared = pc
+	}
+	if scr != nil && scr.first != nil {
+		snap, err := servermetrics.Parse(bytes.NewReader(scr.first))
+		if err == nil {
+			if sv, ok := servermetrics.ServedBefore(snap); ok {
+				reqs, toks := sv.Requests, sv.PromptTokens
+				h := sha256.Sum256(scr.first)
+				k.fresh = &schema.FreshStart{Fresh: sv.Fresh(), Source: schema.StateMeasured, Scrape: FreshScrape, SHA256: hex.EncodeToString(h[:]),
+					RequestsBefore: &reqs, PromptTokensBefore: &toks}
+				if sv.HaveStart {
+					up := scr.firstWall.UnixNano() - int64(sv.ProcessStart*1e9)
+					k.fresh.UptimeNS = &up
+				}
+				k.freshRaw = scr.first
+				if r.o.ServerFresh && !sv.Fresh() {
+					return nil, fmt.Errorf("%w: --server-fresh declares a freshly started server, but its /metrics before the run count %v finished requests and %v prompt tokens",
+						ErrCapture, reqs, toks)
+				}
+			}
+		}
+	}
+	if k.fresh == nil && r.o.ServerFresh {
+		k.fresh = &schema.FreshStart{Fresh: true, Source: schema.StateDeclared}
+	}
+	return k, nil
+}
+
+// writeFresh stores the fresh-start scrape as an attachment (the run
+// directory exists by now).
+func (k *stateKeeper) writeFresh() error {
+	if k.freshRaw == nil {
+		return nil
+	}
+	p := filepath.Join(k.r.o.OutDir, schema.AttachmentsDir, filepath.FromSlash(FreshScrape))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return schema.WriteFileAtomic(p, k.freshRaw, 0o644)
+}
+
+// begin is called before every cell: the first cell of a point × repeat
+// opens its state entry and, when asked, resets the prefix cache first.
+func (k *stateKeeper) begin(ctx context.Context, c *cell) {
+	if k.cur != nil && k.cur.Point == c.pt.Name && k.cur.Repeat == c.repeat {
+		return
+	}
+	ps := &schema.PointState{Point: c.pt.Name, Repeat: c.repeat, PrefixCache: schema.PrefixCacheUnknown}
+	switch {
+	case k.paths != nil:
+		ps.Reset = k.reset(ctx)
+		if ps.Reset.OK {
+			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheEmpty, schema.StateReset
+		}
+	case k.declared != "":
+		ps.PrefixCache, ps.PrefixCacheSource = k.declared, schema.StateDeclared
+	}
+	k.points = append(k.points, ps)
+	k.cur = ps
+}
+
+// warmed records how long the current point's warmup ran.
+func (k *stateKeeper) warmed(d int64) { k.cur.WarmupNS = &d }
+
+// reset calls the reset endpoints in order until one answers 2xx. A
+// failure is recorded, never fatal: the point's cache state is then
+// unknown (docs/capture.md).
+func (k *stateKeeper) reset(ctx context.Context) *schema.CacheReset {
+	cr := &schema.CacheReset{AtNS: k.r.now(), Calls: []schema.ResetCall{}}
+	for i, p := range k.paths {
+		call := k.call(ctx, p)
+		cr.Calls = append(cr.Calls, call)
+		if call.OK() {
+			cr.OK = true
+			if i > 0 {
+				k.paths = append([]string{p}, append(k.paths[:i:i], k.paths[i+1:]...)...)
+			}
+			break
+		}
+	}
+	cr.DoneNS = k.r.now()
+	return cr
+}
+
+func (k *stateKeeper) call(ctx context.Context, path string) schema.ResetCall {
+	out := schema.ResetCall{Path: path}
+	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, k.base+path, nil)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	if k.r.o.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+k.r.o.APIKey)
+	}
+	resp, err := k.r.client.Do(req)
+	if err != nil {
+		out.Error = strings.TrimSpace(err.Error())
+		return out
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	out.Status = resp.StatusCode
+	if !out.OK() {
+		out.Error = "HTTP " + resp.Status
+	}
+	return out
+}
+
+// record writes manifest.server_state (nothing when there is nothing to
+// say, so runs without these features keep their manifest).
+func (k *stateKeeper) record(m *schema.Manifest) {
+	if k == nil {
+		return
+	}
+	ss := &schema.ServerState{Fresh: k.fresh}
+	interesting := k.fresh != nil || k.paths != nil || k.declared != ""
+	for _, p := range k.points {
+		ss.Points = append(ss.Points, *p)
+		interesting = interesting || p.WarmupNS != nil
+	}
+	if interesting {
+		m.ServerState = ss
+	}
+}

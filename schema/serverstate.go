@@ -1,0 +1,215 @@
+package schema
+
+import (
+	"fmt"
+	"path"
+)
+
+// Prefix-cache states of a point × repeat (manifest.server_state.points[]
+// prefix_cache): the engine's prefix cache when the point's first request
+// (warmup or measured) was sent.
+const (
+	PrefixCacheEmpty   = "empty"
+	PrefixCacheWarm    = "warm"
+	PrefixCacheUnknown = "unknown"
+)
+
+// Sources of a server-state fact: measured by capture (a recorded reset
+// call, a stored scrape), or the publisher's declaration, which nothing
+// in the run backs.
+const (
+	StateReset    = "reset"
+	StateMeasured = "measured"
+	StateDeclared = "declared"
+)
+
+// Reset endpoints capture knows (POST): vLLM's and SGLang's.
+const (
+	ResetVLLM   = "/reset_prefix_cache"
+	ResetSGLang = "/flush_cache"
+)
+
+// ServerState is what capture measured or the publisher declared about the
+// server's state (manifest.server_state): whether it was freshly started,
+// and per point × repeat the warmup's duration and the prefix cache's
+// state. Nil in runs that say nothing about it.
+type ServerState struct {
+	// Fresh says whether the server was freshly started for the run; nil:
+	// not stated.
+	Fresh *FreshStart `json:"fresh,omitempty"`
+	// Points holds one entry per point × repeat capture ran, in run order.
+	Points []PointState `json:"points,omitempty"`
+}
+
+// FreshStart says whether the server had served anything before the run.
+type FreshStart struct {
+	Fresh bool `json:"fresh"`
+	// Source is measured (from Scrape) or declared (capture --server-fresh).
+	Source string `json:"source"`
+	// Scrape is the attachment (server-metrics/NAME.prom) of the engine's
+	// /metrics scraped before capture sent any request, and SHA256 its
+	// digest: measured only.
+	Scrape string `json:"scrape,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// RequestsBefore and PromptTokensBefore are the engine's totals of
+	// finished requests and prompt tokens in that scrape; Fresh (measured)
+	// is both being zero.
+	RequestsBefore     *float64 `json:"requests_before,omitempty"`
+	PromptTokensBefore *float64 `json:"prompt_tokens_before,omitempty"`
+	// UptimeNS is the scrape's wall-clock time minus the engine's
+	// process_start_time_seconds (server and client clocks may differ);
+	// nil when the engine does not expose it.
+	UptimeNS *int64 `json:"uptime_ns,omitempty"`
+}
+
+// PointState is the server state of one point × repeat.
+type PointState struct {
+	Point  string `json:"point"`
+	Repeat int    `json:"repeat"`
+	// WarmupNS is how long the point's warmup phase ran, from before its
+	// first send to after its last request ended (capture's clock); nil
+	// without a warmup.
+	WarmupNS *int64 `json:"warmup_ns,omitempty"`
+	// PrefixCache is empty, warm or unknown.
+	PrefixCache string `json:"prefix_cache"`
+	// PrefixCacheSource is reset (a recorded successful Reset before the
+	// point), declared (the publisher's word), or "" with unknown.
+	PrefixCacheSource string `json:"prefix_cache_source,omitempty"`
+	// Reset is capture's call of the engine's reset endpoint before the
+	// point (capture --reset-prefix-cache); nil when none was made.
+	Reset *CacheReset `json:"reset,omitempty"`
+}
+
+// CacheReset records one attempt to empty the engine's prefix cache: the
+// endpoints tried in order, and whether one answered 2xx.
+type CacheReset struct {
+	// AtNS is when the first call was sent and DoneNS when the last
+	// answer arrived, in the run's clock.
+	AtNS   int64       `json:"at_ns"`
+	DoneNS int64       `json:"done_ns"`
+	Calls  []ResetCall `json:"calls"`
+	OK     bool        `json:"ok"`
+}
+
+// ResetCall is one POST to a reset endpoint.
+type ResetCall struct {
+	Path string `json:"path"`
+	// Status is the HTTP status (0: no answer, Error says why).
+	Status int    `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// OK reports whether the call answered 2xx.
+func (c ResetCall) OK() bool { return c.Status >= 200 && c.Status < 300 }
+
+// validateServerState checks manifest.server_state: known states and
+// sources, an empty cache of source reset backed by a recorded successful
+// reset call, a measured fresh start backed by a stored scrape, and
+// entries naming declared points and repeats once each.
+func validateServerState(ps *problems, m *Manifest) {
+	ss := m.ServerState
+	if ss == nil {
+		return
+	}
+	if f := ss.Fresh; f != nil {
+		switch f.Source {
+		case StateMeasured:
+			if !scrapeFileRE.MatchString(f.Scrape) || path.Clean(f.Scrape) != f.Scrape {
+				ps.add("server_state.fresh.scrape", "a measured fresh start names its scrape server-metrics/NAME.prom, got %q", f.Scrape)
+			}
+			if !sha256RE.MatchString(f.SHA256) {
+				ps.add("server_state.fresh.sha256", "must be 64 lowercase hex digits")
+			}
+			if f.RequestsBefore == nil || f.PromptTokensBefore == nil {
+				ps.add("server_state.fresh", "a measured fresh start states requests_before and prompt_tokens_before")
+			} else if f.Fresh != (*f.RequestsBefore == 0 && *f.PromptTokensBefore == 0) {
+				ps.add("server_state.fresh.fresh", "is %v, but requests_before %v and prompt_tokens_before %v say %v",
+					f.Fresh, *f.RequestsBefore, *f.PromptTokensBefore, !f.Fresh)
+			}
+		case StateDeclared:
+			if f.Scrape != "" || f.SHA256 != "" || f.RequestsBefore != nil || f.PromptTokensBefore != nil || f.UptimeNS != nil {
+				ps.add("server_state.fresh", "a declared fresh start carries no measurement (scrape, counts, uptime)")
+			}
+		default:
+			ps.add("server_state.fresh.source", "must be %s, got %q", quoteList(StateMeasured, StateDeclared), f.Source)
+		}
+	}
+	seen := map[string]bool{}
+	for i, p := range ss.Points {
+		f := fmt.Sprintf("server_state.points[%d]", i)
+		declared := false
+		for _, pt := range m.Load.Points {
+			declared = declared || pt.Name == p.Point
+		}
+		if !declared {
+			ps.add(f+".point", "%q is not a declared load point", p.Point)
+		}
+		if p.Repeat < 0 || (m.Load.Repeats > 0 && p.Repeat >= m.Load.Repeats) {
+			ps.add(f+".repeat", "must be in [0, %d), got %d", m.Load.Repeats, p.Repeat)
+		}
+		key := fmt.Sprintf("%q/%d", p.Point, p.Repeat)
+		if seen[key] {
+			ps.add(f, "point %q repeat %d is listed twice", p.Point, p.Repeat)
+		}
+		seen[key] = true
+		if p.WarmupNS != nil && *p.WarmupNS < 0 {
+			ps.add(f+".warmup_ns", "must not be negative")
+		}
+		if r := p.Reset; r != nil {
+			if len(r.Calls) == 0 {
+				ps.add(f+".reset.calls", "a reset lists the calls it made")
+			}
+			anyOK := false
+			for j, c := range r.Calls {
+				if c.Path != ResetVLLM && c.Path != ResetSGLang {
+					ps.add(fmt.Sprintf("%s.reset.calls[%d].path", f, j), "must be %s, got %q", quoteList(ResetVLLM, ResetSGLang), c.Path)
+				}
+				anyOK = anyOK || c.OK()
+			}
+			if r.OK != anyOK {
+				ps.add(f+".reset.ok", "is %v, but the calls say %v (ok means one call answered 2xx)", r.OK, anyOK)
+			}
+			if r.AtNS < 0 || r.DoneNS < r.AtNS {
+				ps.add(f+".reset", "at_ns %d and done_ns %d: want 0 ≤ at_ns ≤ done_ns", r.AtNS, r.DoneNS)
+			}
+		}
+		switch p.PrefixCache {
+		case PrefixCacheEmpty, PrefixCacheWarm:
+			switch p.PrefixCacheSource {
+			case StateReset:
+				if p.PrefixCache != PrefixCacheEmpty || p.Reset == nil || !p.Reset.OK {
+					ps.add(f+".prefix_cache_source", "reset: only an empty cache after a recorded successful reset (reset.ok) is of source reset")
+				}
+			case StateDeclared:
+			default:
+				ps.add(f+".prefix_cache_source", "must be %s for a %s cache, got %q", quoteList(StateReset, StateDeclared), p.PrefixCache, p.PrefixCacheSource)
+			}
+		case PrefixCacheUnknown:
+			if p.PrefixCacheSource != "" {
+				ps.add(f+".prefix_cache_source", "an unknown cache has no source, got %q", p.PrefixCacheSource)
+			}
+		default:
+			ps.add(f+".prefix_cache", "must be %s, got %q", quoteList(PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheUnknown), p.PrefixCache)
+		}
+	}
+}
+
+// UnverifiedServerState lists, for verify's warnings, the server-state
+// facts of m that only the publisher's word backs: a declared fresh
+// start, and a declared empty or warm prefix cache.
+func UnverifiedServerState(m *Manifest) []string {
+	ss := m.ServerState
+	if ss == nil {
+		return nil
+	}
+	var out []string
+	if f := ss.Fresh; f != nil && f.Source == StateDeclared {
+		out = append(out, fmt.Sprintf("server_state.fresh %v is declared by the publisher (capture --server-fresh), not measured", f.Fresh))
+	}
+	for _, p := range ss.Points {
+		if p.PrefixCacheSource == StateDeclared {
+			out = append(out, fmt.Sprintf("point %s repeat %d: prefix cache %s is declared by the publisher, not backed by a recorded successful reset", p.Point, p.Repeat, p.PrefixCache))
+		}
+	}
+	return out
+}
