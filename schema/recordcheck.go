@@ -45,6 +45,9 @@ type RecordChecker struct {
 	shards    int
 	shardIdx  int
 	shardRecs []int64
+	// state checks the records against manifest.server_state (nil: none,
+	// or a merged run, whose shards ran on clocks of their own).
+	state *stateCheck
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -125,6 +128,9 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats*c.shards)
 		}
 		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats*c.shards)
+		if c.shards == 1 {
+			c.state = newStateCheck(m, c.points, c.repeats)
+		}
 		pv := m.Provenance
 		c.noSched = pv.Field(FieldScheduled).Status == FieldAbsent
 		c.noChunkTokens = pv.Field(FieldChunkTokens).Status == FieldAbsent
@@ -229,6 +235,9 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 			c.checkGenerated(cell, rec, add)
 		}
 		c.offered.add(cell*c.shards+c.recordShard(rec), rec)
+		if c.state != nil {
+			c.state.add(cell, rec)
+		}
 	}
 	c.checkShard(rec, add)
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
@@ -388,6 +397,9 @@ func (c *RecordChecker) Finish() []Problem {
 	c.checkCompleteness(add)
 	c.checkOfferedLoad(add)
 	c.checkShardCounts(add)
+	if c.state != nil {
+		c.state.finish(c.m, add)
+	}
 	return ps
 }
 

@@ -213,3 +213,69 @@ func UnverifiedServerState(m *Manifest) []string {
 	}
 	return out
 }
+
+// stateCheck checks records against manifest.server_state: a reset that
+// makes a point's cache empty ended before the point's first request was
+// sent, and a point's warmup_ns is not shorter than its warmup records'
+// span (first send to last end).
+type stateCheck struct {
+	// per cell (point index × repeats + repeat): the entry's index in
+	// server_state.points, -1 when none.
+	entry          []int
+	firstSent      []int64 // any phase, valid once seen
+	warmFirst      []int64
+	warmEnd        []int64
+	warmSeen, seen []bool
+}
+
+func newStateCheck(m *Manifest, points map[string]int, repeats int) *stateCheck {
+	ss := m.ServerState
+	if ss == nil || len(ss.Points) == 0 || !m.Provenance.Field(FieldSent).Usable() || !m.Provenance.Field(FieldEnd).Usable() {
+		return nil
+	}
+	n := len(m.Load.Points) * repeats
+	s := &stateCheck{entry: make([]int, n), firstSent: make([]int64, n), warmFirst: make([]int64, n), warmEnd: make([]int64, n),
+		warmSeen: make([]bool, n), seen: make([]bool, n)}
+	for i := range s.entry {
+		s.entry[i] = -1
+	}
+	for i, p := range ss.Points {
+		pi, ok := points[p.Point]
+		if ok && p.Repeat >= 0 && p.Repeat < repeats && s.entry[pi*repeats+p.Repeat] < 0 {
+			s.entry[pi*repeats+p.Repeat] = i
+		}
+	}
+	return s
+}
+
+func (s *stateCheck) add(cell int, rec *Record) {
+	if !s.seen[cell] || rec.SentNS < s.firstSent[cell] {
+		s.firstSent[cell], s.seen[cell] = rec.SentNS, true
+	}
+	if rec.Phase != PhaseWarmup {
+		return
+	}
+	if !s.warmSeen[cell] || rec.SentNS < s.warmFirst[cell] {
+		s.warmFirst[cell] = rec.SentNS
+	}
+	if !s.warmSeen[cell] || rec.EndNS > s.warmEnd[cell] {
+		s.warmEnd[cell] = rec.EndNS
+	}
+	s.warmSeen[cell] = true
+}
+
+func (s *stateCheck) finish(m *Manifest, add func(field, format string, args ...any)) {
+	for cell, i := range s.entry {
+		if i < 0 {
+			continue
+		}
+		p := m.ServerState.Points[i]
+		f := fmt.Sprintf("server_state.points[%d]", i)
+		if r := p.Reset; r != nil && p.PrefixCacheSource == StateReset && s.seen[cell] && s.firstSent[cell] < r.DoneNS {
+			add(f+".reset", "ended at %d, after the point's first request was sent at %d: the cache was not shown empty for it", r.DoneNS, s.firstSent[cell])
+		}
+		if w := p.WarmupNS; w != nil && s.warmSeen[cell] && s.warmEnd[cell]-s.warmFirst[cell] > *w {
+			add(f+".warmup_ns", "%d is shorter than the span of its warmup records (%d, first send to last end)", *w, s.warmEnd[cell]-s.warmFirst[cell])
+		}
+	}
+}

@@ -353,6 +353,13 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 
+	// The server's state: measured facts against their evidence.
+	if c := res.check(CheckConsistency); !skipContent && c.Status == StatusPassed {
+		if err := checkServerState(b, res); err != nil {
+			failed(res.fail(CheckConsistency, "manifest.server_state", err))
+		}
+	}
+
 	// 12. The pre-registered plan; 13. reviewer attestations.
 	if ce := v.checkPlan(ctx, b, p, res); ce != nil {
 		failed(ce)
