@@ -34,6 +34,10 @@ var (
 	// ErrNoServerMetrics: the server-metrics URL named in the options did
 	// not answer with engine metrics before the run.
 	ErrNoServerMetrics = errors.New("no engine metrics")
+	// ErrNotFresh: Options.ServerFresh declares a freshly started server,
+	// but its /metrics before the run count requests it already served;
+	// nothing was sent or written.
+	ErrNotFresh = errors.New("the server is not freshly started")
 )
 
 // ClientName is the manifest's client.name for runs this package writes.

@@ -71,8 +71,8 @@ func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest) (
 				}
 				k.freshRaw = scr.first
 				if r.o.ServerFresh && !sv.Fresh() {
-					return nil, fmt.Errorf("%w: --server-fresh declares a freshly started server, but its /metrics before the run count %v finished requests and %v prompt tokens",
-						ErrCapture, reqs, toks)
+					return nil, fmt.Errorf("capture failed: %w: --server-fresh declares it, but its /metrics before the run count %v finished requests and %v prompt tokens",
+						ErrNotFresh, reqs, toks)
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func TestServerFreshDeclaredOrMeasured(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := capture.Run(context.Background(), o)
-		if err == nil || !strings.Contains(err.Error(), "--server-fresh") {
+		if !errors.Is(err, capture.ErrNotFresh) || !strings.Contains(err.Error(), "--server-fresh") {
 			t.Fatalf("err %v, want the contradicted declaration", err)
 		}
 		if _, err := os.Stat(o.OutDir); !os.IsNotExist(err) {
