@@ -240,6 +240,9 @@ func comparable(m *schema.Manifest) ([]byte, error) {
 	c.RunID, c.StartTime, c.FinishTime, c.EpochUnixNS = "", "", "", 0
 	c.Incomplete, c.IncompleteReason = false, ""
 	c.Shard = nil
+	// Each shard measured its own warmup durations and reset calls: the
+	// server state is per process and not joined (mergedManifest).
+	c.ServerState = nil
 	c.Client.CommandLine, c.Client.Host, c.Client.TokenCounts = nil, nil, ""
 	c.Unknown = slices.DeleteFunc(slices.Clone(c.Unknown), func(u string) bool {
 		return u == "client.token_counts" || strings.HasPrefix(u, "client.host")
@@ -323,6 +326,16 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 	m.FinishTime = finish.UTC().Format(time.RFC3339Nano)
 	m.Shard = nil
 	m.Incomplete, m.IncompleteReason = false, ""
+	if m.ServerState != nil {
+		// Warmup durations and prefix-cache resets were measured by each
+		// shard on its own clock; the merged run states none of them (the
+		// warmup records, and so the cold column, are kept).
+		m.ServerState = nil
+		if m.Notes == nil {
+			m.Notes = map[string]string{}
+		}
+		m.Notes["server_state"] = "not joined: each shard recorded its own warmup durations and prefix-cache resets on its own clock"
+	}
 	if len(o.CommandLine) > 0 {
 		m.Client.CommandLine = slices.Clone(o.CommandLine)
 	}
