@@ -421,7 +421,7 @@ func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
 		o.GeneratorLimited = Flag{Why: why}
 		return
 	}
-	lags := slices.Clone(d.lags)
+	lags := d.lags // sorted in place: the group is finished
 	slices.SortFunc(lags, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	xs, ys := make([]float64, len(lags)), make([]float64, len(lags))
 	for i, l := range lags {
