@@ -500,6 +500,9 @@ func decideOverload(p *PointResult) {
 				why += "; nor does the server's waiting queue"
 			}
 		}
+		if o.Loop == LoopClosed && (o.Queue == nil || o.Queue.Slope.IsNull()) {
+			why += " (a closed loop cannot pile requests up at the client, so only the server's waiting queue could show the engine falling behind, and it was not measured)"
+		}
 		o.Overloaded = setFlag(false, why)
 	default:
 		why := o.Reasons["fit"]

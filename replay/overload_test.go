@@ -140,7 +140,8 @@ func TestOverloadClosedLoopStableNotFlaggedGeneratorNotApplicable(t *testing.T) 
 		o := overloadOf(t, closedLoopRun(3, 8, slots, 800))
 		wantFlag(t, fmt.Sprintf("%d slots: overloaded", slots), o.Overloaded, ptr(false))
 		wantFlag(t, "generator-limited", o.GeneratorLimited, nil)
-		if !strings.Contains(o.GeneratorLimited.Why, "not applicable") || o.Loop != LoopClosed || !o.OfferedRate.IsNull() {
+		if !strings.Contains(o.GeneratorLimited.Why, "not applicable") || o.Loop != LoopClosed || !o.OfferedRate.IsNull() ||
+			!strings.Contains(o.Overloaded.Why, "a closed loop cannot pile requests up at the client") {
 			t.Errorf("closed loop: %+v", o)
 		}
 		if p, _ := o.OutstandingPeak.Float64(); p != 8 {
