@@ -139,7 +139,7 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 0, "wait up to this long for GET /v1/models to answer before starting")
 	f.StringVar(&o.concurrency, "concurrency", "", "closed loop: outstanding requests, or a comma list of points")
 	f.StringVar(&o.rate, "rate", "", "open loop: requests per second, or a comma list of points")
-	f.StringVar(&o.arrival, "arrival", schema.ArrivalPoisson, "rate arrivals: constant, poisson or gamma")
+	enumFlag(f, &o.arrival, "arrival", schema.ArrivalPoisson, []string{schema.ArrivalConstant, schema.ArrivalPoisson, schema.ArrivalGamma}, "rate arrivals: constant, poisson or gamma")
 	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape (1 = poisson, < 1 burstier); implies --arrival gamma")
 	f.IntVar(&o.requests, "requests", 0, "measured requests per point")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration per point (with --requests: whichever ends first)")

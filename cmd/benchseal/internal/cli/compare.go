@@ -37,7 +37,7 @@ func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.keys, "key", nil, "pinned public key PEM (repeatable): each bundle must verify under one of them, and the key that did is printed")
 	fl.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "UNSAFE: accept bundles without checking signatures (integrity only); each is labelled unsigned")
-	fl.StringVar(&f.definitions, "definitions", "benchseal", "metric definitions for every input: "+strings.Join(replay.DefinitionNames, "|"))
+	enumFlag(fl, &f.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions for every input: "+strings.Join(replay.DefinitionNames, "|"))
 	fl.StringVar(&f.slo, "slo", "", "one SLO for every input, e.g. ttft=200ms,e2e=5s,tpot=50ms (default: the manifests', which must agree)")
 	fl.BoolVar(&f.allowWorkload, "allow-different-workload", false, "compare runs whose workload hashes differ (said in the result)")
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
@@ -62,9 +62,6 @@ func (f *inputFlags) loadOptions(target string) (load.Options, compare.GuardOpti
 	var lo load.Options
 	var g compare.GuardOptions
 	lo.Import = f.imports
-	if _, err := replay.LookupDefinition(f.definitions); err != nil {
-		return lo, g, usagef("%v", err)
-	}
 	lo.Replay.Definitions = f.definitions
 	if f.slo != "" {
 		s, err := replay.ParseSLO(f.slo)

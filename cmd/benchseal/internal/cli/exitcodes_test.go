@@ -104,7 +104,7 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"pack with a public key", "is a public key: signing takes the private key", []string{"pack", run, "--out", filepath.Join(dir, "p.tar"), "--key", pubPath}, ExitUsage},
 		{"sign with a public key", "is a public key: signing takes the private key", []string{"sign", bundle, "--key", pubPath}, ExitUsage},
 		{"replay an invalid run", "load.repeats", []string{"replay", huge}, ExitRejected},
-		{"replay unknown definitions", `unknown definitions "vlm"`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
+		{"replay unknown definitions", `invalid argument "vlm" for "--definitions" flag: want one of benchseal,`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)
 	raw := regexp.MustCompile(`strconv\.|archive/tar|lstat |threshold|: (replay|compare|capture|stats)$`)

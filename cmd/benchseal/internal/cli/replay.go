@@ -92,7 +92,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. ttft=200ms,e2e=5s,tpot=50ms,one_token=fail")
-	f.StringVar(&o.definitions, "definitions", "benchseal", "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
+	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
@@ -107,9 +107,6 @@ func newReplayCmd(io *IO) *cobra.Command {
 func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	var opts replay.Options
 	var err error
-	if _, err := replay.LookupDefinition(o.definitions); err != nil {
-		return usagef("%v", err)
-	}
 	opts.Definitions = o.definitions
 	if o.slo != "" || cmd.Flags().Changed("slo") {
 		s, err := replay.ParseSLO(o.slo)

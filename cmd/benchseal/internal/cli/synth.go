@@ -57,7 +57,7 @@ server's 48 batch slots) × 2 repeats, 1800 measured requests.`,
 	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty; required)")
 	f.Uint64Var(&o.opts.Seed, "seed", o.opts.Seed, "seed of the pseudo-random stream")
 	f.IntVar(&o.opts.Requests, "requests", o.opts.Requests, "measured requests over all points and repeats")
-	f.StringVar(&o.opts.Mode, "mode", o.opts.Mode, "load mode: concurrency (closed loop) or rate (open loop, Poisson)")
+	enumFlag(f, &o.opts.Mode, "mode", o.opts.Mode, []string{schema.ModeConcurrency, schema.ModeRate}, "load mode: concurrency (closed loop) or rate (open loop, Poisson)")
 	f.StringVar(&o.points, "points", "", "comma-separated concurrency levels or rates in requests/s (default 4,16,64 or 8,24,48)")
 	f.IntVar(&o.opts.Repeats, "repeats", o.opts.Repeats, "measured repeats of every point")
 	f.IntVar(&o.opts.Warmup, "warmup", o.opts.Warmup, "warmup requests before each point")
