@@ -18,7 +18,7 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*" | sed "s#$OUT#\$OUT#g; s#$B#benchseal#g" >&2; "$@"; }
 
 step "1. Start the local simulator (a labelled simulator on loopback, not an inference engine)"
-"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 \
+"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 --prefix-caching \
   --max-running 8 --queue-limit 7 --error-rate 0.1 --stall-prob 0.002 --stall 400ms >"$OUT/simulator.log" 2>&1 &
 SIM=$!
 trap 'kill $SIM 2>/dev/null || true' EXIT
@@ -27,14 +27,27 @@ URL=$(grep -o 'http://[0-9.:]*' "$OUT/simulator.log" | head -1)
 [ -n "$URL" ] || { echo "simulator did not start"; cat "$OUT/simulator.log"; exit 1; }
 echo "simulator at $URL"
 
-step "2. Publisher: capture a concurrency sweep (3 points x 2 repeats, warmup, SLO declared before the run)"
+step "2. Publisher: capture a concurrency sweep (3 points x 2 repeats, warmup, prefix cache emptied before each, SLO declared before the run)"
 run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
   --concurrency 1,4,16 --requests 24 --warmup-requests 4 --repeats 2 --seed 1 --output-tokens 32 \
+  --reset-prefix-cache --server-fresh \
   --set slo.ttft=500ms --set slo.e2e=3s --set slo.tpot=30ms --set slo.one_token=pass \
   --location same-host --progress never
 "$B" validate "$OUT/run"
 echo "client columns and, beside them, the server column from the simulator's own /metrics (scraped before, during and after each point):"
-"$B" replay "$OUT/run" | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client'
+"$B" replay "$OUT/run" | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client|^  cold'
+echo "the server's state as capture recorded it (manifest.server_state): a measured fresh start, and per point the warmup and the prefix-cache reset:"
+python3 - "$OUT/run/manifest.json" <<'PY'
+import json, sys
+ss = json.load(open(sys.argv[1]))["server_state"]
+f = ss.get("fresh")
+if f:
+    print(f"  fresh start: {f['fresh']} ({f['source']}: {f.get('requests_before')} requests and {f.get('prompt_tokens_before')} prompt tokens served before the run)")
+for p in ss["points"]:
+    r = p.get("reset") or {}
+    calls = ", ".join(f"{c['path']} {c['status']}" for c in r.get("calls", []))
+    print(f"  {p['point']} repeat {p['repeat']}: warmup {p.get('warmup_ns', 0) / 1e6:.1f} ms, prefix cache {p['prefix_cache']} ({p.get('prefix_cache_source', 'no source')}; {calls or 'no reset'})")
+PY
 
 step "2b. Overload visible: a rate sweep whose second point is far past the simulator's capacity (4 slots)"
 "$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.2 --chunk-tokens 4 --max-running 4 --queue-limit 1000 >"$OUT/sim-over.log" 2>&1 &
