@@ -128,6 +128,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
 	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
 	cfg.over = newOverloadCfg(m)
+	cfg.shards = m.Shards
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -376,6 +377,9 @@ type config struct {
 	sweep  *SweepSpec
 	mlperf *MLPerfLimits
 	over   *overloadCfg
+	// shards is the bookkeeping of a run merged from shards (nil
+	// otherwise): its timeline uncertainty bounds the window.
+	shards *schema.Shards
 }
 
 // group accumulates one point and repeat.
@@ -770,6 +774,7 @@ func (g *group) finish(k groupKey) *PointResult {
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
+	pr.Timeline = timelineOf(g.cfg.shards, pr)
 	g.od = overloadData{}
 	return pr
 }

@@ -199,6 +199,10 @@ type PointResult struct {
 	// Overload says whether the point kept up with its load, and whether
 	// the client kept its schedule (never nil in a replay result).
 	Overload *Overload
+	// Timeline bounds, for a run merged from shards, the metrics that
+	// combine shards' clocks (the window and the rates over it); nil for
+	// a run captured by one process.
+	Timeline *Timeline
 }
 
 // Lookup resolves a claim path inside a point result: a scalar key

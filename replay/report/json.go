@@ -199,6 +199,20 @@ func JSON(out io.Writer, r *replay.Result) error {
 			w.key("overload")
 			w.overload(o)
 		}
+		if t := p.Timeline; t != nil {
+			w.key("timeline")
+			w.open('{')
+			w.kv("shards", strconv.Itoa(t.Shards))
+			w.kv("uncertainty_ns", Number(t.UncertaintyNS))
+			for _, iv := range timelineIntervals(t) {
+				w.key(iv.key)
+				w.raw("[" + Number(iv.v.Low) + ", " + Number(iv.v.High) + "]")
+			}
+			if t.Reason != "" {
+				w.ks("reason", t.Reason)
+			}
+			w.close('}')
+		}
 		if c := p.MLPerf; c != nil {
 			w.key("mlperf")
 			w.open('{')

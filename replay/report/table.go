@@ -100,6 +100,9 @@ func scalarRows(p *replay.PointResult) []row {
 			add(k, k, one, 4, "per 1M tokens")
 		}
 	}
+	if t := p.Timeline; t != nil {
+		out = append(out, timelineRow(t))
+	}
 	add("slo_attainment", "slo_attainment", hundred, 2, "% of declared")
 	add("slo_attainment_ok", "slo_attainment_ok", hundred, 2, "% of ok")
 	if why, ok := p.NullReasons["stalls"]; ok {
@@ -337,6 +340,11 @@ func CSV(out io.Writer, r *replay.Result) error {
 		}
 		if o := p.Overload; o != nil {
 			for _, kv := range overloadCSV(o) {
+				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+			}
+		}
+		if t := p.Timeline; t != nil {
+			for _, kv := range timelineCSV(t) {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 			}
 		}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+type timelineInterval struct {
+	key  string
+	v    replay.Interval
+	unit string
+}
+
+// timelineIntervals lists a point's clock-uncertainty intervals in output
+// order.
+func timelineIntervals(t *replay.Timeline) []timelineInterval {
+	return []timelineInterval{
+		{"window_ns", t.WindowNS, "ms"},
+		{"request_throughput", t.RequestThroughput, "req/s"},
+		{"goodput", t.Goodput, "req/s"},
+	}
+}
+
+// timelineRow is the text line of a run merged from shards: the window
+// and the rates with the range the shards' clocks leave them.
+func timelineRow(t *replay.Timeline) row {
+	if t.UncertaintyNS.IsNull() {
+		return row{"shard clocks", fmt.Sprintf("%d shards; window, throughput and goodput uncertain by an unknown amount: %s", t.Shards, t.Reason), ""}
+	}
+	iv := func(i replay.Interval, scale string) string {
+		if scale == "ms" {
+			return Decimal(i.Low, nsToMS, 3) + " .. " + Decimal(i.High, nsToMS, 3)
+		}
+		return Decimal(i.Low, one, 3) + " .. " + Decimal(i.High, one, 3)
+	}
+	s := fmt.Sprintf("%d shards, timelines placed to ± %s ms: window %s ms, request_throughput %s req/s, goodput %s req/s",
+		t.Shards, Decimal(t.UncertaintyNS, nsToMS, 3), iv(t.WindowNS, "ms"), iv(t.RequestThroughput, ""), iv(t.Goodput, ""))
+	if t.Reason != "" {
+		s += "; " + t.Reason
+	}
+	return row{"shard clocks", s, ""}
+}
+
+func timelineCSV(t *replay.Timeline) [][2]string {
+	out := [][2]string{{"timeline.uncertainty_ns", Number(t.UncertaintyNS)}}
+	for _, iv := range timelineIntervals(t) {
+		out = append(out, [2]string{"timeline." + iv.key + ".low", Number(iv.v.Low)}, [2]string{"timeline." + iv.key + ".high", Number(iv.v.High)})
+	}
+	if t.Reason != "" {
+		out = append(out, [2]string{"timeline.reason", t.Reason})
+	}
+	return out
+}
