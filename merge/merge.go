@@ -281,8 +281,8 @@ func sameRun(a, b *shardRun) error {
 	}
 	slices.Sort(diff)
 	what := strings.Join(diff, ", ")
-	if slices.Contains(diff, "client") && a.m.Client.Seed != nil && b.m.Client.Seed != nil && *a.m.Client.Seed != *b.m.Client.Seed {
-		what += fmt.Sprintf(" (seed %d, not %d)", *b.m.Client.Seed, *a.m.Client.Seed)
+	if sa, sb := a.m.Client.Seed, b.m.Client.Seed; sa != nil && sb != nil && *sa != *sb {
+		what = fmt.Sprintf("client.seed (%d, not %d), and so %s", *sb, *sa, what)
 	}
 	return fmt.Errorf("%w: %s differs from %s in %s: shards must come from one plan, seed and manifest", ErrMerge, b.dir, a.dir, what)
 }

@@ -244,7 +244,7 @@ func TestMergeRefusesBadShardSets(t *testing.T) {
 	}{
 		{"missing", dirs[:2], []string{"no run given for shard(s) 2 of 3", "--allow-incomplete"}, 0},
 		{"overlap", []string{dirs[0], dirs[1], dirs[1]}, []string{dirs[1], "both shard 1 of 3", "disjoint"}, 0},
-		{"other seed", []string{dirs[0], dirs[1], odd}, []string{odd, "differs from", "seed 12, not 11"}, 0},
+		{"other seed", []string{dirs[0], dirs[1], odd}, []string{odd, "differs from", "client.seed (12, not 11)"}, 0},
 		{"not a shard", []string{dirs[0], plain}, []string{plain, "not a shard run"}, 0},
 		{"count", []string{dirs[0]}, []string{dirs[0], "shard 0 of 3, but the merge is of 4"}, 4},
 	} {
@@ -283,4 +283,120 @@ func TestMergeRefusesBadShardSets(t *testing.T) {
 			t.Errorf("missing %d, want 24", sum.Missing)
 		}
 	})
+}
+
+// rewrite copies run dir src to a new directory, passing the manifest and
+// each record through the mutators (a record mutator returning false drops
+// the record).
+func rewrite(t *testing.T, src string, mm func(*schema.Manifest), rm func(*schema.Record) bool) string {
+	t.Helper()
+	m, recs := records(t, src)
+	dst := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(dst, 0o755)
+	if mm != nil {
+		mm(m)
+	}
+	var buf []byte
+	for _, r := range recs {
+		if rm != nil && !rm(r) {
+			continue
+		}
+		var err error
+		if buf, err = schema.AppendRecord(buf, r); err != nil {
+			t.Fatal(err)
+		}
+		buf = append(buf, '\n')
+	}
+	mb, err := schema.MarshalDocument(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dst, schema.ManifestFile), mb, 0o644)
+	os.WriteFile(filepath.Join(dst, schema.RecordsFile), buf, 0o644)
+	wl, _ := os.ReadFile(filepath.Join(src, schema.WorkloadFile))
+	os.WriteFile(filepath.Join(dst, schema.WorkloadFile), wl, 0o644)
+	return dst
+}
+
+// TestValidateCatchesTamperedShardBookkeeping: a hostile publisher edits a
+// merged run; every edit that drops or duplicates a shard's work, or
+// misstates the bookkeeping, is invalid, and the one honest way to drop a
+// shard (marked missing, the run incomplete) counts its requests missing.
+func TestValidateCatchesTamperedShardBookkeeping(t *testing.T) {
+	ts := sim(t)
+	for name, p := range plans() {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			dirs := captureShards(t, ts.URL, p, dir, 3)
+			out := filepath.Join(dir, "merged")
+			if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.ValidateRunDir(out, 20); err != nil {
+				t.Fatal(err)
+			}
+			drop2 := func(r *schema.Record) bool { return *r.Shard != 2 }
+			for _, tc := range []struct {
+				name string
+				mm   func(*schema.Manifest)
+				rm   func(*schema.Record) bool
+				want string
+			}{
+				{"shard 2 dropped", nil, drop2, "missing"},
+				{"shard 2 dropped, members count kept", func(m *schema.Manifest) { m.Incomplete, m.IncompleteReason = true, "x" }, drop2, "records"},
+				{"record relabelled to another shard", nil, func(r *schema.Record) bool {
+					if *r.Shard == 1 {
+						v := int64(0)
+						r.Shard = &v
+					}
+					return true
+				}, "split rule"},
+				{"shard field removed", nil, func(r *schema.Record) bool { r.Shard = nil; return true }, "names the shard that sent it"},
+				{"present member marked missing", func(m *schema.Manifest) {
+					mb := &m.Shards.Members[1]
+					mb.Missing, mb.RunID, mb.Records = true, "", 0
+					m.Incomplete, m.IncompleteReason = true, "x"
+				}, nil, "marked missing"},
+				{"offset moved", func(m *schema.Manifest) { m.Shards.Members[1].OffsetNS += 1000 }, nil, "offset_ns"},
+				{"uncertainty understated", func(m *schema.Manifest) { u := int64(1); m.Shards.TimelineUncertaintyNS = &u }, nil, "timeline_uncertainty_ns"},
+				{"missing shard, run complete", func(m *schema.Manifest) {
+					mb := &m.Shards.Members[2]
+					*mb = schema.ShardMember{Index: 2, Missing: true}
+				}, drop2, "must be marked incomplete"},
+				{"sharding removed", func(m *schema.Manifest) { m.Shards = nil }, nil, "declares no sharding"},
+				{"a shard count lowered", func(m *schema.Manifest) {
+					m.Shards.Count = 2
+					m.Shards.Members = m.Shards.Members[:2]
+				}, drop2, "shard"},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					d := rewrite(t, out, tc.mm, tc.rm)
+					err := schema.ValidateRunDir(d, 50)
+					if err == nil {
+						t.Fatal("tampered run validates")
+					}
+					if !strings.Contains(err.Error(), tc.want) {
+						t.Errorf("error does not say %q:\n%v", tc.want, err)
+					}
+				})
+			}
+			// The honest way: shard 2 marked missing, the run incomplete.
+			d := rewrite(t, out, func(m *schema.Manifest) {
+				m.Shards.Members[2] = schema.ShardMember{Index: 2, Missing: true}
+				u, ok, why := schema.TimelineUncertainty(m.Shards.Members)
+				m.Shards.TimelineUncertaintyNS, m.Shards.UncertaintyReason = nil, why
+				if ok {
+					m.Shards.TimelineUncertaintyNS = &u
+				}
+				m.Incomplete, m.IncompleteReason = true, "shard 2 missing"
+			}, drop2)
+			sum, err := schema.CheckRunDir(d, 20)
+			if err != nil {
+				t.Fatalf("honestly incomplete run invalid: %v", err)
+			}
+			if sum.Missing == 0 {
+				t.Error("the missing shard's requests are not counted missing")
+			}
+		})
+	}
 }
