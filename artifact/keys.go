@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -109,7 +110,7 @@ func (s *Signer) SignData(_ context.Context, data []byte) ([]byte, []byte, error
 		return nil, nil, err
 	}
 	sum := sha256.Sum256(data)
-	sig, err := sv.SignMessage(bytesReader(data))
+	sig, err := sv.SignMessage(bytes.NewReader(data))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,7 +130,7 @@ func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 	if block == nil || block.Type != "PUBLIC KEY" {
 		return nil, fmt.Errorf("%w: not a PEM \"PUBLIC KEY\"", ErrKey)
 	}
-	if len(bytesTrim(rest)) > 0 {
+	if len(bytes.TrimSpace(rest)) > 0 {
 		return nil, fmt.Errorf("%w: trailing data after the public key", ErrKey)
 	}
 	k, err := x509.ParsePKIXPublicKey(block.Bytes)

@@ -1,7 +1,6 @@
 package artifact
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,9 +16,6 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"google.golang.org/protobuf/encoding/protojson"
 )
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-func bytesTrim(b []byte) []byte      { return bytes.TrimSpace(b) }
 
 // DetachedPath returns where the detached Sigstore bundle of the bundle at
 // path is written: path + ".sigstore.json".

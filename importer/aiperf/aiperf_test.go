@@ -33,7 +33,7 @@ func TestExternalCheck(t *testing.T) {
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
-// replay engine's peer formulas (reported to the lead), by metric.
+// replay engine's peer formulas, by metric.
 var knownMismatch = map[string]string{}
 
 func TestBadInputFails(t *testing.T) {
