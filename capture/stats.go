@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
 )
 
 // CellStats summarises one measured (point, repeat) cell.
@@ -120,8 +121,8 @@ func (a *cellAcc) summary(c *cell, d time.Duration) CellStats {
 	return s
 }
 
-// nearestRank is the nearest-rank percentile of sorted v.
-func nearestRank(v []int64, p int) int64 {
-	i := (p*len(v) + 99) / 100
-	return v[max(1, i)-1]
+// nearestRank is the nearest-rank p-th percentile of sorted v (the rule
+// replay's percentiles follow).
+func nearestRank(v []int64, p int64) int64 {
+	return v[stats.NearestRank(int64(len(v)), p, 100)-1]
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
 )
 
 // ErrBadOption is the condition of an option value the engine cannot take
@@ -798,14 +799,6 @@ func nullWindowRates(pr *PointResult, missing int64) string {
 	return fmt.Sprintf("point %s repeat %d: %d declared measured request(s) have no record (incomplete run); they count as not sent and as SLO misses, and its throughputs, goodput and cost are null: the window they needed is unknown", pr.Point, pr.Repeat, missing)
 }
 
-// nearestRank returns max(1, ⌈a·n/b⌉).
-func nearestRank(n, a, b int64) int64 {
-	num := new(big.Int).Mul(big.NewInt(a), big.NewInt(n))
-	num.Add(num, big.NewInt(b-1))
-	num.Quo(num, big.NewInt(b))
-	return max(1, num.Int64())
-}
-
 func intDist(s *intSamples) Dist {
 	d := emptyDist()
 	n := s.n()
@@ -818,7 +811,7 @@ func intDist(s *intSamples) Dist {
 	d.Min, d.Max = Int(s.min), Int(s.max)
 	rs := make([]int64, len(Percentiles))
 	for i, p := range Percentiles {
-		rs[i] = nearestRank(n, p.Num, p.Den)
+		rs[i] = stats.NearestRank(n, p.Num, p.Den)
 	}
 	for i, v := range s.ranks(rs) {
 		d.P[i] = Int(v)
@@ -842,7 +835,7 @@ func ratDist(s *ratSamples) Dist {
 	d.Stddev = sqrtOf(v.Sub(v, m2))
 	rs := []int64{1, n}
 	for _, p := range Percentiles {
-		rs = append(rs, nearestRank(n, p.Num, p.Den))
+		rs = append(rs, stats.NearestRank(n, p.Num, p.Den))
 	}
 	xs := s.ranks(rs)
 	d.Min, d.Max = xs[0].value(), xs[1].value()

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/benchseal/benchseal/stats"
 )
 
 // sampleSets are value sets that exercise every path of intSamples: small
@@ -87,7 +89,7 @@ func TestRanksMatchSort(t *testing.T) {
 		// second-level pass holds.
 		rs := []int64{n, 1}
 		for _, p := range Percentiles {
-			rs = append(rs, nearestRank(n, p.Num, p.Den))
+			rs = append(rs, stats.NearestRank(n, p.Num, p.Den))
 		}
 		for i := range int64(600) {
 			rs = append(rs, 1+i*n/600)
@@ -122,7 +124,7 @@ func TestRatRanksMatchSort(t *testing.T) {
 		slices.SortStableFunc(sorted, cmpFrac)
 		rs := []int64{1, int64(n)}
 		for _, p := range Percentiles {
-			rs = append(rs, nearestRank(int64(n), p.Num, p.Den))
+			rs = append(rs, stats.NearestRank(int64(n), p.Num, p.Den))
 		}
 		for i, got := range s.ranks(rs) {
 			if want := sorted[rs[i]-1]; cmpFrac(got, want) != 0 {

@@ -3,7 +3,8 @@
 // with or without ties; normal approximation with tie and continuity
 // correction above), the Holm–Bonferroni correction for many comparisons,
 // and the one least-squares line with its slope's Student-t interval
-// (LinearFit) that overload trends and server gauge slopes use. Medians
+// (LinearFit) that overload trends and server gauge slopes use, and the
+// nearest-rank percentile rule (NearestRank) capture and replay share. Medians
 // and their distribution-free intervals are replay.SummarizeValues; this
 // package does not compute them a second time.
 package stats
