@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -15,6 +16,21 @@ import (
 func enumFlag(f *pflag.FlagSet, p *string, name, value string, values []string, usage string) {
 	*p = value
 	f.Var(&enumValue{p: p, values: values}, name, usage)
+}
+
+// completeEnums makes the shell complete every enum flag of c and the
+// commands below it with the values it takes.
+func completeEnums(c *cobra.Command) {
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if e, ok := f.Value.(*enumValue); ok {
+			_ = c.RegisterFlagCompletionFunc(f.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+				return e.values, cobra.ShellCompDirectiveNoFileComp
+			})
+		}
+	})
+	for _, sub := range c.Commands() {
+		completeEnums(sub)
+	}
 }
 
 // enumValue is the pflag.Value of an enumFlag.

@@ -179,6 +179,7 @@ per-request timestamps.`,
 		newVerifyCmd(io, d),
 		newVersionCmd(io),
 	)
+	completeEnums(root)
 	return root
 }
 

@@ -85,3 +85,12 @@ func TestEnumFlagsListTheirValues(t *testing.T) {
 		t.Fatalf("%d enum flags found; want the output, api, evidence ... flags", n)
 	}
 }
+
+// TestEnumFlagsCompleteTheirValues: the shell completes an enum flag with
+// the values it takes.
+func TestEnumFlagsCompleteTheirValues(t *testing.T) {
+	code, out, errOut := runArgs(t, nil, cobra.ShellCompRequestCmd, "verify", "b.tar", "--output", "")
+	if code != ExitOK || out != "text\njson\n:4\n" {
+		t.Fatalf("exit %d, completion %q\n%s", code, out, errOut)
+	}
+}
