@@ -5,6 +5,7 @@ package replay
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/benchseal/benchseal/schema"
@@ -108,7 +109,9 @@ func (c *coldGroup) finish(untimed bool, prov *schema.Provenance, pr *PointResul
 	if len(rs) > 0 {
 		null("duration_ns", strings.Join(rs, "; "))
 	} else {
-		out.DurationNS = Int(c.maxEnd - c.firstSent)
+		// In big integers: a hostile run's times may be any int64.
+		d := new(big.Int).Sub(big.NewInt(c.maxEnd), big.NewInt(c.firstSent))
+		out.DurationNS = Exact(new(big.Rat).SetInt(d))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestColdColumnFromWarmupRecords(t *testing.T) {
 		firstID  string
 		first    int64 // -1: null
 		firstWhy string
-		duration int64 // -1: null
+		duration int64 // -1: null; -2: MaxInt64 − MinInt64
 		ttftN    int64
 		ttftMax  int64
 		e2eMean  *big.Rat
@@ -105,7 +106,10 @@ func TestColdColumnFromWarmupRecords(t *testing.T) {
 			} else {
 				ratEq(t, "first ttft", c.FirstTTFTNS, big.NewRat(tc.first, 1))
 			}
-			if tc.duration < 0 {
+			if tc.duration == -2 {
+				want := new(big.Rat).SetInt(new(big.Int).Sub(big.NewInt(math.MaxInt64), big.NewInt(math.MinInt64)))
+				ratEq(t, "duration", c.DurationNS, want)
+			} else if tc.duration < 0 {
 				if !c.DurationNS.IsNull() || c.NullReasons["duration_ns"] == "" {
 					t.Errorf("duration %v, want null with a reason", c.DurationNS.Rat())
 				}
