@@ -182,13 +182,7 @@ const htmlSource = `<!DOCTYPE html>
 <h3>rates and SLO</h3>
 <table>
 <tbody>
-{{- range .Scalars}}
-{{- if .Text}}
-<tr><td>{{.Metric}}</td><td colspan="2" class="text">{{.Value}}</td></tr>
-{{- else}}
-<tr><td>{{.Metric}}</td><td class="num">{{.Value}}</td><td class="unit">{{.Unit}}</td></tr>
-{{- end}}
-{{- end}}
+{{- template "scalarrows" .Scalars}}
 </tbody>
 </table>
 </div>
@@ -197,13 +191,7 @@ const htmlSource = `<!DOCTYPE html>
 <div class="scroll"><table>
 <thead><tr><th></th>{{range .DistKeys}}<th class="num">{{.}}</th>{{end}}<th>unit</th></tr></thead>
 <tbody>
-{{- range .Dists}}
-{{- if .Null}}
-<tr><td>{{.Name}}</td><td colspan="{{.Span}}" class="text">{{.Null}}</td><td class="unit">{{.Unit}}</td></tr>
-{{- else}}
-<tr><td>{{.Name}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td class="unit">{{.Unit}}</td></tr>
-{{- end}}
-{{- end}}
+{{- template "distrows" .Dists}}
 </tbody>
 </table></div>
 <p class="meanings">{{range $.Meanings}}<span>{{.}}</span>{{end}}</p>
@@ -211,25 +199,13 @@ const htmlSource = `<!DOCTYPE html>
 <h3>cold (warmup requests)</h3>
 <table>
 <tbody>
-{{- range .Cold}}
-{{- if .Text}}
-<tr><td>{{.Metric}}</td><td colspan="2" class="text">{{.Value}}</td></tr>
-{{- else}}
-<tr><td>{{.Metric}}</td><td class="num">{{.Value}}</td><td class="unit">{{.Unit}}</td></tr>
-{{- end}}
-{{- end}}
+{{- template "scalarrows" .Cold}}
 </tbody>
 </table>
 <div class="scroll"><table>
 <thead><tr><th></th>{{range .DistKeys}}<th class="num">{{.}}</th>{{end}}<th>unit</th></tr></thead>
 <tbody>
-{{- range .ColdDists}}
-{{- if .Null}}
-<tr><td>{{.Name}}</td><td colspan="{{.Span}}" class="text">{{.Null}}</td><td class="unit">{{.Unit}}</td></tr>
-{{- else}}
-<tr><td>{{.Name}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td class="unit">{{.Unit}}</td></tr>
-{{- end}}
-{{- end}}
+{{- template "distrows" .ColdDists}}
 </tbody>
 </table></div>
 <p class="meanings"><span>{{$.ColdMeaning}}</span></p>
@@ -250,7 +226,19 @@ const htmlSource = `<!DOCTYPE html>
 </main>
 </body>
 </html>
-{{define "chart"}}<figure>
+{{define "scalarrows"}}{{- range .}}
+{{- if .Text}}
+<tr><td>{{.Metric}}</td><td colspan="2" class="text">{{.Value}}</td></tr>
+{{- else}}
+<tr><td>{{.Metric}}</td><td class="num">{{.Value}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- end}}
+{{- end}}{{end}}{{define "distrows"}}{{- range .}}
+{{- if .Null}}
+<tr><td>{{.Name}}</td><td colspan="{{.Span}}" class="text">{{.Null}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- else}}
+<tr><td>{{.Name}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td class="unit">{{.Unit}}</td></tr>
+{{- end}}
+{{- end}}{{end}}{{define "chart"}}<figure>
 <figcaption>{{.Title}}</figcaption>
 <svg viewBox="{{.ViewBox}}" role="img" aria-label="{{.Title}}">
 <g class="grid">
