@@ -1,0 +1,495 @@
+package replay
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
+)
+
+// This file holds the canonical accumulator of one point and repeat (a
+// group): what it counts per record, exactly, and how it finishes into a
+// PointResult. engine.go drives the groups over a run.
+
+type config struct {
+	def Definition
+	slo SLOSpec
+	// untimed is set for the non-streaming boundary: a response arrives
+	// whole, so only the end-to-end latency is measured.
+	untimed bool
+	// prov is the manifest's provenance (nil: every field measured).
+	prov   *schema.Provenance
+	smooth *SmoothParams
+	stall  int64
+	// gate nulls the metrics the records cannot determine (nil: none).
+	gate   *gate
+	sweep  *SweepSpec
+	mlperf *MLPerfLimits
+	over   *overloadCfg
+	// shards is the bookkeeping of a run merged from shards (nil
+	// otherwise): its timeline uncertainty bounds the window.
+	shards *schema.Shards
+}
+
+// group accumulates one point and repeat.
+type group struct {
+	cfg    *config
+	counts Counts
+	// missing counts declared requests without a record (incomplete
+	// runs), already in counts as not sent.
+	missing int64
+
+	haveSent bool
+	minSent  int64
+	haveLast bool
+	maxLast  int64
+	haveSch  bool
+	minSch   int64
+	maxSch   int64
+
+	outTok, inTok, goodTok bigSum
+
+	ttft, e2e, itl, lag, ttftS, e2eS intSamples
+	tpot                             ratSamples
+	gaps                             []int64 // scratch: one request's ITLs
+
+	stallReqs, stallCount int64
+	stallMax              int64
+	haveStall             bool
+
+	smoothTok   bigSum
+	smoothLate  bigSum // Σ min(max(l,0), L)
+	haveSmooth  bool
+	sweepConst  int64
+	sweepVals   []frac
+	mlperfTPOT  intSamples // truncated TPOTs
+	mlperfOneTk int64
+
+	peer *peerGroup
+	// cold accumulates the warmup records (nil: none).
+	cold *coldGroup
+	// od keeps the send and end times for the overload test.
+	od overloadData
+}
+
+// bigSum is an exact int64 sum that spills into a big integer.
+type bigSum struct {
+	s   int64
+	big big.Int
+}
+
+func (b *bigSum) add(x int64) {
+	r := b.s + x
+	if (x > 0 && r < b.s) || (x < 0 && r > b.s) {
+		b.big.Add(&b.big, big.NewInt(b.s))
+		r = x
+	}
+	b.s = r
+}
+
+func (b *bigSum) value() *big.Int { return new(big.Int).Add(&b.big, big.NewInt(b.s)) }
+
+func newGroup(cfg *config) *group {
+	g := &group{cfg: cfg}
+	if rules := cfg.def.peerRules(); rules != nil {
+		g.peer = &peerGroup{rules: rules, slo: cfg.slo}
+	}
+	return g
+}
+
+func (g *group) add(rec *schema.Record) error {
+	if rec.Phase == schema.PhaseWarmup {
+		g.counts.Warmup++
+		if g.cold == nil {
+			g.cold = &coldGroup{}
+		}
+		g.cold.add(rec)
+		return nil
+	}
+	if rec.Phase != schema.PhaseMeasure {
+		return fmt.Errorf("unknown phase %q", rec.Phase)
+	}
+	c := &g.counts
+	c.Sent++
+	switch rec.Status {
+	case schema.StatusOK:
+		c.OK++
+	case schema.StatusError:
+		c.Error++
+	case schema.StatusTimeout:
+		c.Timeout++
+	case schema.StatusCancelled:
+		c.Cancelled++
+	case schema.StatusRejected:
+		c.Rejected++
+	default:
+		return fmt.Errorf("unknown status %q", rec.Status)
+	}
+	if !g.haveSent || rec.SentNS < g.minSent {
+		g.minSent, g.haveSent = rec.SentNS, true
+	}
+	g.od.add(rec)
+	if rec.ScheduledNS != nil {
+		s := *rec.ScheduledNS
+		g.lag.add(rec.SentNS - s)
+		if !g.haveSch || s < g.minSch {
+			g.minSch = s
+		}
+		if !g.haveSch || s > g.maxSch {
+			g.maxSch = s
+		}
+		g.haveSch = true
+	}
+	if g.peer != nil {
+		if err := g.peer.add(rec); err != nil {
+			return err
+		}
+	}
+	k := len(rec.ChunksNS)
+	if g.cfg.smooth != nil {
+		g.addSmooth(rec)
+	}
+	if rec.Status != schema.StatusOK {
+		return nil
+	}
+	if k == 0 {
+		c.OKNoContent++
+		return nil
+	}
+	n := rec.OutputTokens
+	F, L := rec.ChunksNS[0], rec.ChunksNS[k-1]
+	last := rec.SentNS + L
+	if !g.haveLast || last > g.maxLast {
+		g.maxLast, g.haveLast = last, true
+	}
+	g.outTok.add(n)
+	g.inTok.add(rec.InputTokens + n)
+	g.e2e.add(L)
+	if rec.ScheduledNS != nil {
+		g.e2eS.add(last - *rec.ScheduledNS)
+	}
+	if g.cfg.untimed {
+		return g.addUntimedSLO(L, n)
+	}
+	g.ttft.add(F)
+	if n >= 2 {
+		g.tpot.add(L-F, n-1)
+	} else {
+		c.OneToken++
+	}
+	if g.cfg.mlperf != nil {
+		if n >= 2 {
+			g.mlperfTPOT.add((L - F) / (n - 1))
+		} else {
+			g.mlperfOneTk++
+		}
+	}
+	stalls := int64(0)
+	if k > 1 {
+		gaps, stall := g.gaps[:0], g.cfg.stall
+		mx := rec.ChunksNS[1] - rec.ChunksNS[0]
+		for j := 1; j < k; j++ {
+			gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
+			gaps = append(gaps, gap)
+			if gap > stall {
+				stalls++
+			}
+			mx = max(mx, gap)
+		}
+		g.itl.addAll(gaps)
+		g.gaps = gaps
+		if !g.haveStall || mx > g.stallMax {
+			g.stallMax, g.haveStall = mx, true
+		}
+	}
+	if stalls > 0 {
+		g.stallReqs++
+		g.stallCount += stalls
+	}
+	if rec.ScheduledNS != nil {
+		g.ttftS.add(rec.SentNS + F - *rec.ScheduledNS)
+	}
+	// SLO.
+	slo := g.cfg.slo
+	pass := func(skip string) bool {
+		if skip != "ttft" && slo.TTFTNS != nil && F > *slo.TTFTNS {
+			return false
+		}
+		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
+			return false
+		}
+		if skip != "tpot" && slo.TPOTNS != nil {
+			if n < 2 {
+				return slo.OneToken == schema.OneTokenPass
+			}
+			// (L−F)/(n−1) ≤ T ⇔ L−F ≤ T·(n−1), in 128 bits.
+			if cmpFrac(frac{L - F, n - 1}, frac{*slo.TPOTNS, 1}) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if slo.Any() && pass("") {
+		c.Good++
+		g.goodTok.add(n)
+	}
+	if sw := g.cfg.sweep; sw != nil && pass(sw.Metric) {
+		switch sw.Metric {
+		case "ttft":
+			g.sweepVals = append(g.sweepVals, frac{F, 1})
+		case "e2e":
+			g.sweepVals = append(g.sweepVals, frac{L, 1})
+		case "tpot":
+			if n >= 2 {
+				g.sweepVals = append(g.sweepVals, frac{L - F, n - 1})
+			} else if slo.OneToken == schema.OneTokenPass {
+				g.sweepConst++
+			}
+		}
+	}
+	return nil
+}
+
+// NonStreamingNote explains what replay measures at the non-streaming
+// boundary.
+const NonStreamingNote = "boundary non-streaming: each response arrived whole, so only e2e is measured; " +
+	"ttft, tpot and itl are not (n = 0); a TTFT limit is checked against e2e (an upper bound of TTFT), " +
+	"and a TPOT limit cannot be shown to hold, so it fails"
+
+// addUntimedSLO applies the SLO to an ok response of the non-streaming
+// boundary, where only its end-to-end latency L is known.
+func (g *group) addUntimedSLO(L, n int64) error {
+	slo := g.cfg.slo
+	pass := func(skip string) bool {
+		if skip != "ttft" && slo.TTFTNS != nil && L > *slo.TTFTNS {
+			return false
+		}
+		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
+			return false
+		}
+		if skip != "tpot" && slo.TPOTNS != nil {
+			return false
+		}
+		return true
+	}
+	if slo.Any() && pass("") {
+		g.counts.Good++
+		g.goodTok.add(n)
+	}
+	if sw := g.cfg.sweep; sw != nil && pass(sw.Metric) && sw.Metric != "tpot" {
+		g.sweepVals = append(g.sweepVals, frac{L, 1})
+	}
+	return nil
+}
+
+// tokenIndex returns the 1-based index of the first token of chunk j of k
+// chunks: from chunk_tokens when given, else one token per chunk when the
+// counts agree, else tokens spread evenly (⌊j·n/k⌋+1).
+func tokenIndex(rec *schema.Record, j int, cum int64) int64 {
+	k := int64(len(rec.ChunksNS))
+	n := rec.OutputTokens
+	switch {
+	case len(rec.ChunkTokens) == len(rec.ChunksNS):
+		return cum + 1
+	case n == k || n <= 0:
+		return int64(j) + 1
+	default:
+		return int64(j)*n/k + 1
+	}
+}
+
+func (g *group) addSmooth(rec *schema.Record) {
+	p := g.cfg.smooth
+	n := rec.OutputTokens
+	if len(rec.ChunksNS) == 0 {
+		return // l_r undefined: benefit 0
+	}
+	C := rec.SentNS
+	if rec.ScheduledNS != nil {
+		C = *rec.ScheduledNS
+	}
+	var cum int64
+	var l int64
+	for j, t := range rec.ChunksNS {
+		i := tokenIndex(rec, j, cum)
+		late := rec.SentNS + t - C - p.VNS*i
+		if j == 0 || late > l {
+			l = late
+		}
+		if len(rec.ChunkTokens) == len(rec.ChunksNS) {
+			cum += rec.ChunkTokens[j]
+		}
+	}
+	g.smoothTok.add(n)
+	g.smoothLate.add(min(max(l, 0), p.LNS))
+	g.haveSmooth = true
+}
+
+func (p *SmoothParams) check() error {
+	const want = "smooth goodput needs alpha=A (a decimal ≥ 0), v=DURATION (> 0, per output token) and f=linear:DURATION (> 0), e.g. alpha=2.5,v=200ms,f=linear:2s"
+	switch {
+	case p.Alpha == nil:
+		return badInput("%s; alpha is missing", want)
+	case p.Alpha.Sign() < 0:
+		return badInput("%s; alpha is negative", want)
+	case p.VNS <= 0:
+		return badInput("%s; v is missing or 0", want)
+	case p.F == "":
+		return badInput("%s; f is missing", want)
+	case p.F != "linear":
+		return badInput("%s; f=%s is not linear", want, p.F)
+	case p.LNS <= 0:
+		return badInput("%s; the duration of f=linear: is missing or 0", want)
+	}
+	return nil
+}
+
+func (g *group) window() int64 {
+	if !g.haveSent || !g.haveLast {
+		return 0
+	}
+	return g.maxLast - g.minSent
+}
+
+// measuredWindow returns the group's window as the gate allows it: the
+// records' own, else the tool's stored window (src says which), else none
+// (why says why).
+func (g *group) measuredWindow(k groupKey) (w int64, ok bool, src, why string) {
+	return g.cfg.gate.window(k, g)
+}
+
+func (g *group) finish(k groupKey) *PointResult {
+	pr := &PointResult{Point: k.point, Repeat: k.repeat, Counts: g.counts, Scalars: map[string]Value{}, Dists: map[string]Dist{}}
+	okc := g.counts.OK - g.counts.OKNoContent
+	w, hasWindow, src, whyNoWindow := g.measuredWindow(k)
+	pr.WindowSource = src
+	if hasWindow {
+		pr.Scalars["window_ns"] = Int(w)
+	} else {
+		pr.Scalars["window_ns"] = Null
+	}
+	pr.Scalars["request_throughput"] = perSecond(big.NewInt(okc), w)
+	pr.Scalars["output_token_throughput"] = perSecond(g.outTok.value(), w)
+	pr.Scalars["total_token_throughput"] = perSecond(g.inTok.value(), w)
+	slo := g.cfg.slo
+	if slo.Any() {
+		pr.Scalars["goodput"] = perSecond(big.NewInt(g.counts.Good), w)
+		pr.Scalars["token_goodput"] = perSecond(g.goodTok.value(), w)
+		pr.Scalars["slo_attainment"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Declared()))
+		pr.Scalars["slo_attainment_ok"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.OK))
+	} else {
+		for _, s := range []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok"} {
+			pr.Scalars[s] = Null
+		}
+	}
+	pr.Scalars["smooth_goodput"] = Null
+	if p := g.cfg.smooth; p != nil && w > 0 {
+		// Σ(n_r − α·min(max(l,0),L)/L)·10⁹/T.
+		b := new(big.Rat).SetInt(g.smoothTok.value())
+		pen := new(big.Rat).SetFrac(g.smoothLate.value(), big.NewInt(p.LNS))
+		pen.Mul(pen, p.Alpha)
+		b.Sub(b, pen)
+		b.Mul(b, big.NewRat(1e9, w))
+		pr.Scalars["smooth_goodput"] = Exact(b)
+	}
+	pr.Dists["ttft_ns"] = intDist(&g.ttft)
+	pr.Dists["e2e_ns"] = intDist(&g.e2e)
+	pr.Dists["tpot_ns"] = ratDist(&g.tpot)
+	pr.Dists["itl_ns"] = intDist(&g.itl)
+	pr.Dists["send_lag_ns"] = intDist(&g.lag)
+	pr.Dists["ttft_sched_ns"] = intDist(&g.ttftS)
+	pr.Dists["e2e_sched_ns"] = intDist(&g.e2eS)
+	pr.Stalls = Stalls{ThresholdNS: g.cfg.stall, Count: g.stallCount, Requests: g.stallReqs, MaxGapNS: Null}
+	if g.haveStall {
+		pr.Stalls.MaxGapNS = Int(g.stallMax)
+	}
+	if g.cfg.mlperf != nil {
+		pr.MLPerf = g.mlperfCheck(k, g.cfg.mlperf)
+	}
+	if g.peer != nil {
+		g.peer.finish(pr, g)
+		whyNoWindow = g.peer.noWindow
+	}
+	if !slo.Any() {
+		// Without an objective no request is good or bad: null, not 0.
+		if pr.NullReasons == nil {
+			pr.NullReasons = map[string]string{}
+		}
+		pr.NullReasons["counts.good"] = ReasonNoSLO
+	}
+	g.cfg.gate.apply(pr, whyNoWindow)
+	if g.cold != nil {
+		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
+	}
+	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
+	pr.Overload.missing = g.missing
+	pr.Timeline = timelineOf(g.cfg.shards, pr)
+	g.od = overloadData{}
+	return pr
+}
+
+// ReasonNoSLO is the null reason of counts.good when no SLO is set.
+const ReasonNoSLO = "no SLO: nothing defines a good request"
+
+// windowRates are the scalars that depend on a measurement window.
+var windowRates = []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput", "smooth_goodput",
+	CostPerMillionOutputTokens, CostPerMillionGoodTokens}
+
+// nullWindowRates nulls the rates of a group with missing requests: the
+// window those would have needed is unknown, and a rate over the shorter
+// window of the recorded ones could rise when slow requests are left out.
+func nullWindowRates(pr *PointResult, missing int64) string {
+	for _, s := range windowRates {
+		if _, ok := pr.Scalars[s]; ok {
+			pr.Scalars[s] = Null
+		}
+	}
+	return fmt.Sprintf("point %s repeat %d: %d declared measured request(s) have no record (incomplete run); they count as not sent and as SLO misses, and its throughputs, goodput and cost are null: the window they needed is unknown", pr.Point, pr.Repeat, missing)
+}
+
+func intDist(s *intSamples) Dist {
+	d := emptyDist()
+	n := s.n()
+	d.N = n
+	if n == 0 {
+		return d
+	}
+	sum, sq := s.acc.sums()
+	d.Mean, d.Stddev = meanStd(n, sum, sq)
+	d.Min, d.Max = Int(s.min), Int(s.max)
+	rs := make([]int64, len(Percentiles))
+	for i, p := range Percentiles {
+		rs[i] = stats.NearestRank(n, p.Num, p.Den)
+	}
+	for i, v := range s.ranks(rs) {
+		d.P[i] = Int(v)
+	}
+	return d
+}
+
+func ratDist(s *ratSamples) Dist {
+	d := emptyDist()
+	n := s.n()
+	d.N = n
+	if n == 0 {
+		return d
+	}
+	sum, sq := s.sums()
+	bn := new(big.Rat).SetInt64(n)
+	d.Mean = Exact(new(big.Rat).Quo(sum, bn))
+	// var = Σx²/n − (Σx/n)².
+	v := new(big.Rat).Quo(sq, bn)
+	m2 := new(big.Rat).Mul(d.Mean.r, d.Mean.r)
+	d.Stddev = sqrtOf(v.Sub(v, m2))
+	rs := []int64{1, n}
+	for _, p := range Percentiles {
+		rs = append(rs, stats.NearestRank(n, p.Num, p.Den))
+	}
+	xs := s.ranks(rs)
+	d.Min, d.Max = xs[0].value(), xs[1].value()
+	for i := range Percentiles {
+		d.P[i] = xs[2+i].value()
+	}
+	return d
+}
