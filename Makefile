@@ -6,7 +6,7 @@ STATICCHECK_VERSION := 0.8.2
 COSIGN_VERSION      := v2.6.5
 export CGO_ENABLED ?= 0
 
-.PHONY: crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -61,6 +61,10 @@ interop: build
 ## registry: push/pull round trip through a loopback distribution v3.1.2 registry.
 registry: build
 	bash scripts/registry.sh v3.1.2
+
+## k8s-dryrun: server-side dry run of the rendered Jobs on a loopback kube-apiserver (builds it once; installs etcd).
+k8s-dryrun: build
+	bash scripts/k8s-dryrun.sh v1.37.2
 
 ## crashtest: SIGKILL pack (dir, tar, --key), sign and capture at random instants (KILLS each, default 20).
 crashtest: build

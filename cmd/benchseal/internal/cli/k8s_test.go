@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -176,5 +177,55 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, ExitUsage, c.want, out, errOut)
 			}
 		})
+	}
+}
+
+// TestK8sJobStepsParseWithTheirCommands parses each pod step's arguments
+// (after the kubelet's $$ unescaping, with the completion index expanded)
+// with the flags of the benchseal command it runs, so the Job and the
+// commands cannot drift apart.
+func TestK8sJobStepsParseWithTheirCommands(t *testing.T) {
+	dir := t.TempDir()
+	planPath := filepath.Join(dir, "load.json")
+	os.WriteFile(planPath, []byte(`{"mode": "rate", "points": [{"name": "r8", "rate": 8, "requests": 80}], "seed": 7}`), 0o644)
+	args := append(slices.Clone(k8sBase), "--plan", planPath, "--start-at", "2026-12-01T10:00:00Z", "--api-key-secret", "k", "--plain-http",
+		"--model", "m$(X)")
+	code, out, errOut := runArgs(t, nil, args...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	job, _ := decodeJobYAML(t, out)
+	io := &IO{Getenv: func(string) string { return "" }}
+	cmds := map[string]func(*IO) *cobra.Command{"capture": newCaptureCmd, "pack": newPackCmd, "push": newPushCmd}
+	for _, step := range []string{"capture", "pack", "push"} {
+		c := podContainer(job, step)
+		if len(c.Args) == 0 || c.Args[0] != step {
+			t.Fatalf("%s: args %q", step, c.Args)
+		}
+		kubelet := make([]string, len(c.Args)-1)
+		for i, a := range c.Args[1:] {
+			kubelet[i] = strings.ReplaceAll(strings.ReplaceAll(a, "$(JOB_COMPLETION_INDEX)", "2"), "$$", "$")
+		}
+		cmd := cmds[step](io)
+		if err := cmd.Flags().Parse(kubelet); err != nil {
+			t.Errorf("%s %q: %v", step, kubelet, err)
+			continue
+		}
+		if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+			t.Errorf("%s %q: %v", step, kubelet, err)
+		}
+		if err := cmd.ValidateRequiredFlags(); err != nil {
+			t.Errorf("%s %q: %v", step, kubelet, err)
+		}
+		switch step {
+		case "capture":
+			if got := cmd.Flags().Lookup("model").Value.String(); got != "m$(X)" {
+				t.Errorf("capture --model %q after the kubelet's expansion", got)
+			}
+		case "push":
+			if got := cmd.Flags().Args(); len(got) != 2 || got[1] != "127.0.0.1:5000/bench/run:v1-shard-2" {
+				t.Errorf("push arguments %q", got)
+			}
+		}
 	}
 }
