@@ -15,15 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // ErrOptions is the root of every error about Options.
 var ErrOptions = errors.New("invalid job options")
-
-// MaxShards bounds the shards of one Job (Kubernetes accepts up to 10^5
-// completions for an Indexed Job; a capture fan-out past a thousand load
-// clients is a mistake).
-const MaxShards = 1000
 
 // MaxPlanSize bounds the plan carried in the ConfigMap: Kubernetes stores
 // a ConfigMap in one etcd value of at most 1 MiB.
@@ -90,7 +87,8 @@ type Options struct {
 	Name string
 	// Namespace is optional; empty leaves it to kubectl.
 	Namespace string
-	// Shards is N: completions = parallelism = N, indexes 0..N-1.
+	// Shards is N: completions = parallelism = N, indexes 0..N-1, at most
+	// schema.MaxShards (Kubernetes allows more).
 	Shards int
 	// Image is the benchseal container image (the repository's
 	// Dockerfile).
@@ -158,8 +156,8 @@ func (o *Options) validate() (corev1.ResourceList, error) {
 			bad("namespace %q: %s", o.Namespace, strings.Join(msgs, "; "))
 		}
 	}
-	if o.Shards < 1 || o.Shards > MaxShards {
-		bad("shards %d: must be in [1, %d]", o.Shards, MaxShards)
+	if o.Shards < 1 || o.Shards > schema.MaxShards {
+		bad("shards %d: must be in [1, %d]", o.Shards, schema.MaxShards)
 	}
 	if o.Image == "" || strings.ContainsAny(o.Image, " \t\r\n") {
 		bad("image %q: a container image reference without spaces", o.Image)

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -339,7 +341,7 @@ func TestBuildBadOptionsFail(t *testing.T) {
 		{"long name", func(o *Options) { o.Name = strings.Repeat("a", 53) }, "at most 52"},
 		{"bad namespace", func(o *Options) { o.Namespace = "a_b" }, "namespace"},
 		{"zero shards", func(o *Options) { o.Shards = 0 }, "shards 0"},
-		{"too many shards", func(o *Options) { o.Shards = MaxShards + 1 }, "shards 1001"},
+		{"too many shards", func(o *Options) { o.Shards = schema.MaxShards + 1 }, "shards 4097"},
 		{"no image", func(o *Options) { o.Image = "" }, "image"},
 		{"image with a space", func(o *Options) { o.Image = "a b" }, "image"},
 		{"bad pull policy", func(o *Options) { o.PullPolicy = "Sometimes" }, "pull policy"},

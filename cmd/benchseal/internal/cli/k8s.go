@@ -124,14 +124,26 @@ func runK8sJob(o *k8sJobOptions) error {
 	}
 	o.opts.CaptureArgs = o.captureArgs
 	if o.plan != "" {
-		if _, _, err := readCapturePlan(o.plan); err != nil {
+		_, registered, err := readCapturePlan(o.plan)
+		if err != nil {
 			return err
+		}
+		if registered != nil && registered.StartAt != "" {
+			planned, _ := time.Parse(time.RFC3339Nano, registered.StartAt) // checked by plan.Decode
+			if o.startAt != "" && !planned.Equal(o.opts.StartAt) {
+				return usagef("--start-at %s: the pre-registered plan starts at %s", o.startAt, registered.StartAt)
+			}
+			o.opts.StartAt = time.Time{} // capture takes it from the plan
+			o.startAt = registered.StartAt
 		}
 		b, err := readFileLimited(o.plan, plan.MaxSize)
 		if err != nil {
 			return usagef("--plan: %v", err)
 		}
 		o.opts.Plan = b
+	}
+	if o.startAt == "" && o.opts.Shards > 1 {
+		fmt.Fprintln(o.io.ErrOut, "benchseal: warning: no --start-at: each shard starts when its pod does, not together")
 	}
 	b, err := k8s.Render(o.opts)
 	if err != nil {

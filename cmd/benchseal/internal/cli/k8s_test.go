@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,5 +228,56 @@ func TestK8sJobStepsParseWithTheirCommands(t *testing.T) {
 				t.Errorf("push arguments %q", got)
 			}
 		}
+	}
+}
+
+func TestK8sJobHonoursThePlansStart(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "plan.json")
+	if code, _, errOut := runArgs(t, nil, "plan", "init", "--out", p, "--rate", "8", "--requests", "40", "--seed", "3",
+		"--input-tokens", "8", "--output-tokens", "8", "--slo", "ttft=2s,e2e=10s,tpot=1s"); code != ExitOK {
+		t.Fatalf("plan init: %s", errOut)
+	}
+	b, _ := os.ReadFile(p)
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["start_at"] = "2026-12-01T10:00:00Z"
+	b, _ = json.Marshal(doc)
+	os.WriteFile(p, b, 0o644)
+	base := append(slices.Clone(k8sBase), "--plan", p)
+	for _, c := range []struct {
+		name     string
+		extra    []string
+		code     int
+		stderr   string
+		startArg string
+	}{
+		{"plan's start, no flag", nil, ExitOK, "", ""},
+		{"the same start given", []string{"--start-at", "2026-12-01T11:00:00+01:00"}, ExitOK, "", ""},
+		{"another start given", []string{"--start-at", "2026-12-01T10:00:01Z"}, ExitUsage, "the pre-registered plan starts at 2026-12-01T10:00:00Z", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, nil, append(slices.Clone(base), c.extra...)...)
+			if code != c.code || !strings.Contains(errOut, c.stderr) || strings.Contains(errOut, "warning") {
+				t.Fatalf("exit %d, want %d with %q\n%s", code, c.code, c.stderr, errOut)
+			}
+			if code != ExitOK {
+				return
+			}
+			job, cm := decodeJobYAML(t, out)
+			if got := argAfter(podContainer(job, "capture").Args, "--start-at"); got != c.startArg {
+				t.Errorf("capture --start-at %q, want the plan's start to be read by capture", got)
+			}
+			if cm == nil || !strings.Contains(cm.Data["plan.json"], `"start_at":"2026-12-01T10:00:00Z"`) {
+				t.Errorf("the ConfigMap does not carry the plan as given")
+			}
+		})
+	}
+	// Without any start the shards would begin whenever their pods do.
+	_, _, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), "--", "--rate", "5")...)
+	if !strings.Contains(errOut, "warning: no --start-at") {
+		t.Errorf("no warning without a common start: %q", errOut)
 	}
 }

@@ -18,12 +18,13 @@ type mergeOptions struct {
 	shards          int
 	allowIncomplete bool
 	commandLine     []string
+	pull            mergePullFlags
 }
 
-func newMergeCmd(io *IO) *cobra.Command {
-	o := &mergeOptions{io: io}
+func newMergeCmd(io *IO, d *Deps) *cobra.Command {
+	o := &mergeOptions{io: io, pull: mergePullFlags{deps: d}}
 	cmd := &cobra.Command{
-		Use:   "merge SHARD_RUNDIR... --out RUNDIR",
+		Use:   "merge (SHARD_RUNDIR... | --pull REF --shards N (--key PUB ... | --certificate-identity ID ...)) --out RUNDIR",
 		Short: "Join the shard runs of a sharded capture into one run (exit 3 when refused)",
 		Long: `merge joins the run directories written by capture --shard I/N (or --shards N
 in a Kubernetes Indexed Job) into one run directory. Each shard run must
@@ -44,15 +45,31 @@ window, throughput and goodput with that uncertainty.
 
 The run is built beside --out and renamed into place only after it validates.
 
+--pull REF --shards N collects the shards a Kubernetes Job of 'benchseal k8s
+job' pushed: it pulls REF-shard-0 … REF-shard-(N-1), verifies each bundle as
+'benchseal verify' does (only the keys given with --key, or the keyless
+identity with --trusted-root; every key must have signed; --allow-unsigned
+checks integrity only and says so), unpacks the verified bundles into a
+temporary directory and merges them. A shard that fails verification is
+refused (exit 3); a shard the registry does not have is refused too, or with
+--allow-incomplete counted missing. Registry credentials as for pull.
+
 Exit codes: 0 merged; 3 refused (a shard invalid, missing, overlapping, from
 another plan or seed); 1 I/O; 2 usage.`,
 		Example: `  benchseal capture --simulate --rate 200 --requests 1000 --seed 7 --shard 0/2 --out s0
   benchseal capture --simulate --rate 200 --requests 1000 --seed 7 --shard 1/2 --out s1
-  benchseal merge s0 s1 --out run`,
+  benchseal merge s0 s1 --out run
+  benchseal merge --pull registry.example/bench/run:v1 --shards 8 --key publisher.pub --out run`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.shardDirs = args
 			o.commandLine = commandLine(cmd)
+			if o.pull.ref != "" {
+				return runMergePull(cmd.Context(), o)
+			}
+			if name := o.pull.strayFlag(cmd.Flags()); name != "" {
+				return usagef("--%s goes with --pull", name)
+			}
 			if len(args) == 0 {
 				return usagef("give the shard run directories to merge")
 			}
@@ -66,6 +83,7 @@ another plan or seed); 1 I/O; 2 usage.`,
 	f.StringVar(&o.out, "out", "", "run directory to create (must not exist or be empty)")
 	f.IntVar(&o.shards, "shards", 0, "the shard count expected (default: the count the shards state); set it when a whole shard may be absent")
 	f.BoolVar(&o.allowIncomplete, "allow-incomplete", false, "write the run marked incomplete when a shard is missing or incomplete (its requests counted as not sent) instead of refusing")
+	o.pull.bind(f)
 	cmd.MarkFlagRequired("out")
 	return cmd
 }

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/artifact/registry"
+	"github.com/benchseal/benchseal/artifact/registry/registrytest"
+)
+
+// pushedShards captures n shards with the simulator, packs each signed
+// by the publisher test key and pushes shard I (for I in push) to
+// REF-shard-I of a fake registry. It returns REF and the publisher's
+// public key file.
+func pushedShards(t *testing.T, n int, push ...int) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	_, host := registrytest.NewFake(t, false)
+	ref := host + "/bench/run:v1"
+	for _, i := range push {
+		run := filepath.Join(dir, "s"+strconv.Itoa(i))
+		code, _, errOut := runArgs(t, nil, "capture", "--simulate", "--sim-time-scale", "0.01", "--rate", "400", "--requests", "12",
+			"--seed", "7", "--shard", strconv.Itoa(i)+"/"+strconv.Itoa(n), "--out", run, "--progress", "never")
+		if code != ExitOK {
+			t.Fatalf("capture shard %d: exit %d: %s", i, code, errOut)
+		}
+		b := run + ".tar"
+		if _, err := artifact.Pack(context.Background(), run, b, artifact.PackOptions{Signer: artifacttest.Publisher(t)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := registry.Push(context.Background(), b, ref+"-shard-"+strconv.Itoa(i), registry.Options{PlainHTTP: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub := filepath.Join(dir, "publisher.pub")
+	if err := os.WriteFile(pub, artifacttest.Publisher(t).Public().PEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ref, pub
+}
+
+func TestMergePullVerifiesAndMergesTheShards(t *testing.T) {
+	ref, pub := pushedShards(t, 2, 0, 1)
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, errOut := runArgs(t, nil, "merge", "--pull", ref, "--shards", "2", "--key", pub, "--plain-http", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	for _, want := range []string{"pulled shard 0: " + ref + "-shard-0", "pulled shard 1: " + ref + "-shard-1", ") verified\n", "merged 2 shard run(s) of 2"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code, _, errOut := runArgs(t, nil, "validate", out); code != ExitOK {
+		t.Errorf("the merged run does not validate: %s", errOut)
+	}
+	// A second merge into the same --out is refused; the first is kept.
+	if code, _, _ := runArgs(t, nil, "merge", "--pull", ref, "--shards", "2", "--key", pub, "--plain-http", "--out", out); code == ExitOK {
+		t.Error("merged over an existing run")
+	}
+}
+
+func TestMergePullRefusals(t *testing.T) {
+	ref, pub := pushedShards(t, 2, 0)
+	dir := t.TempDir()
+	other := filepath.Join(dir, "reviewer.pub")
+	os.WriteFile(other, artifacttest.Reviewer(t).Public().PEM(), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing shard", []string{"--shards", "2", "--key", pub}, ExitRejected, "shard missing from the registry"},
+		{"another signer", []string{"--shards", "1", "--key", other}, ExitRejected, "shard bundle rejected"},
+		{"missing shard allowed", []string{"--shards", "2", "--key", pub, "--allow-incomplete"}, ExitOK, "MISSING"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			code, stdout, errOut := runArgs(t, nil, append([]string{"merge", "--pull", ref, "--plain-http", "--out", out}, c.args...)...)
+			if code != c.code || !strings.Contains(stdout+errOut, c.want) {
+				t.Fatalf("exit %d, want %d with %q\n%s\n%s", code, c.code, c.want, stdout, errOut)
+			}
+			if _, err := os.Stat(out); (err == nil) != (c.code == ExitOK) {
+				t.Errorf("--out exists: %v, want %v", err == nil, c.code == ExitOK)
+			}
+		})
+	}
+}
+
+func TestMergePullUsage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no shards", []string{"--pull", "h/r:v1", "--key", "k.pub"}, "--pull needs --shards"},
+		{"shard dirs too", []string{"--pull", "h/r:v1", "--shards", "2", "--key", "k.pub", "s0"}, "give no shard directories"},
+		{"no key", []string{"--pull", "h/r:v1", "--shards", "2"}, "needs at least one --key"},
+		{"key and allow-unsigned", []string{"--pull", "h/r:v1", "--shards", "2", "--key", "k.pub", "--allow-unsigned"}, "cannot be used together"},
+		{"key without pull", []string{"s0", "--key", "k.pub"}, "--key goes with --pull"},
+		{"digest reference", []string{"--pull", "h/r@sha256:" + strings.Repeat("a", 64), "--shards", "2", "--allow-unsigned"}, "digest"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, errOut := runArgs(t, nil, append([]string{"merge", "--out", out}, c.args...)...)
+			if code != ExitUsage || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, want %d with %q\n%s\n%s", code, ExitUsage, c.want, stdout, errOut)
+			}
+		})
+	}
+}
