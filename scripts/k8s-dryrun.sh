@@ -183,7 +183,13 @@ check_rendering "the minimum" 2 bench-min --image benchseal:dev --endpoint http:
 echo "== the control: the server refuses what is wrong"
 sed 's/^  completionMode: Indexed$/  completionMode: Indexed\n  completionsMode: Indexed/' bench-min.yaml.1 >unknown.yaml
 code=$(apply unknown.yaml jobs apis/batch/v1 bench-min)
-if [ "$code" = 400 ] || [ "$code" = 422 ]; then pass "an unknown field is refused (HTTP $code)"; else fail "an unknown field: HTTP $code"; cat "$WORK/resp"; fi
+# (server-side apply reports a field outside the schema as HTTP 500,
+# "failed to create typed patch object ... field not declared in schema")
+if [ "$code" != 200 ] && [ "$code" != 201 ] && grep -q 'completionsMode' "$WORK/resp"; then
+  pass "an unknown field is refused (HTTP $code, named)"
+else
+  fail "an unknown field: HTTP $code"; cat "$WORK/resp"
+fi
 sed 's/^  parallelism: 2$/  parallelism: -1/' bench-min.yaml.1 >negative.yaml
 code=$(apply negative.yaml jobs apis/batch/v1 bench-min)
 if [ "$code" = 422 ]; then pass "a negative parallelism is refused (HTTP $code)"; else fail "a negative parallelism: HTTP $code"; cat "$WORK/resp"; fi
