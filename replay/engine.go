@@ -198,6 +198,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}
 		}
 	}
+	if sh := m.Shard; sh != nil && sh.Count > 1 {
+		res.Notes = append(res.Notes, fmt.Sprintf("this run is shard %d of %d of a sharded capture: its counts, window and rates cover only this shard's share of the load (benchseal merge joins the shards into the run)", sh.Index, sh.Count))
+	}
 	if cfg.untimed {
 		res.Notes = append(res.Notes, NonStreamingNote)
 	}
@@ -268,7 +271,12 @@ func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) i
 			if g != nil {
 				have = g.counts.Sent
 			}
-			miss := int64(p.Requests) - have
+			declared := int64(p.Requests)
+			if sh := m.Shard; sh != nil && sh.Count > 1 {
+				// A shard run declares the whole plan but owes its share.
+				declared = schema.ShardRequests(m.Load.Mode, p.Concurrency, sh.Count, sh.Index, declared)
+			}
+			miss := declared - have
 			if miss <= 0 {
 				continue
 			}

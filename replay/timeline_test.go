@@ -42,3 +42,25 @@ func TestTimelineBoundsWindowAndRates(t *testing.T) {
 		t.Errorf("unknown uncertainty: %+v", unknown)
 	}
 }
+
+func TestShardRunOwesOnlyItsShare(t *testing.T) {
+	m := &schema.Manifest{Shard: &schema.Shard{Index: 1, Count: 3}}
+	m.Load.Mode = schema.ModeRate
+	m.Load.Repeats = 1
+	m.Load.Points = []schema.Point{{Name: "p", Rate: 10, Requests: 10}}
+	def, err := LookupDefinition("benchseal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{def: def}
+	g := newGroup(cfg)
+	g.counts.Sent = 3 // requests 1, 4, 7 of 10
+	groups := map[groupKey]*group{{"p", 0}: g}
+	if miss := countMissing(m, groups, cfg); miss != 0 {
+		t.Errorf("a complete shard run misses %d (the other shards' requests counted)", miss)
+	}
+	g.counts.Sent = 2
+	if miss := countMissing(m, groups, cfg); miss != 1 {
+		t.Errorf("a shard run one short misses %d, want 1", miss)
+	}
+}

@@ -121,7 +121,11 @@ func printMerge(io *IO, res *merge.Result) {
 		if e, ok := mb.Clock.Bound(); ok {
 			clk = fmt.Sprintf("clock: ±%.3f ms (kernel maxerror)", float64(e)/1e6)
 		}
-		fmt.Fprintf(io.Out, "  shard %d: %d records, offset %.3f ms, late %.3f ms, %s", mb.Index, mb.Records, float64(mb.OffsetNS)/1e6, float64(mb.LateNS)/1e6, clk)
+		late := ""
+		if mb.LateNS != 0 {
+			late = fmt.Sprintf(", %.3f ms after the common start", float64(mb.LateNS)/1e6)
+		}
+		fmt.Fprintf(io.Out, "  shard %d: %d records, offset %.3f ms%s, %s", mb.Index, mb.Records, float64(mb.OffsetNS)/1e6, late, clk)
 		if mb.Incomplete {
 			fmt.Fprintf(io.Out, ", INCOMPLETE: %s", mb.IncompleteReason)
 		}

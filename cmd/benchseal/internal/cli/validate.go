@@ -103,6 +103,9 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	}
 	fmt.Fprintf(o.io.Out, "%s: valid (%d records: %d measured, %d warmup; %d chunks)\n",
 		o.dir, sum.Records, sum.Measure, sum.Warmup, sum.Chunks)
+	if m := shardOfRun(o.dir); m != "" {
+		fmt.Fprintln(o.io.Out, m)
+	}
 	if sum.Incomplete {
 		fmt.Fprintf(o.io.Out, "WARNING: the run is marked INCOMPLETE (%s): %d declared measured request(s) have no record: replay counts them as not sent and as misses in SLO attainment\n",
 			sum.IncompleteReason, sum.Missing)
@@ -121,4 +124,15 @@ func checkImportedDir(ctx context.Context, imports verify.ImportChecker, dir str
 		return nil
 	}
 	return imports.CheckImport(ctx, rd, rd.ReadAttachment)
+}
+
+// shardOfRun says, for a shard run, that it holds one shard's share ("" for
+// any other run or when the manifest cannot be read).
+func shardOfRun(dir string) string {
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil || rd.Manifest().Shard == nil || rd.Manifest().Shard.Count < 2 {
+		return ""
+	}
+	s := rd.Manifest().Shard
+	return fmt.Sprintf("NOTE: this run is shard %d of %d of a sharded capture: it holds only that shard's share of the plan; benchseal merge joins the shards into the run", s.Index, s.Count)
 }
