@@ -31,6 +31,30 @@ type ColdResult struct {
 	// ended ok with content, as the measured ones are computed.
 	TTFT, E2E   Dist
 	NullReasons map[string]string
+	// PrefixCache and PrefixCacheSource are the point's prefix-cache
+	// state when its first request was sent and who says so
+	// (manifest.server_state: reset, declared, or "" with unknown); both
+	// "" when the manifest states none.
+	PrefixCache, PrefixCacheSource string
+}
+
+// addServerState copies each point's prefix-cache state from
+// manifest.server_state into its cold column.
+func addServerState(m *schema.Manifest, results []*PointResult) {
+	if m.ServerState == nil {
+		return
+	}
+	for _, p := range results {
+		if p.Cold == nil {
+			continue
+		}
+		for _, s := range m.ServerState.Points {
+			if s.Point == p.Point && s.Repeat == p.Repeat {
+				p.Cold.PrefixCache, p.Cold.PrefixCacheSource = s.PrefixCache, s.PrefixCacheSource
+				break
+			}
+		}
+	}
 }
 
 // coldGroup accumulates the warmup records of one point × repeat.

@@ -130,3 +130,16 @@ func TestColdColumnFromWarmupRecords(t *testing.T) {
 		})
 	}
 }
+
+func TestColdColumnCarriesThePointsPrefixCacheState(t *testing.T) {
+	m := manifest()
+	m.Load.Warmup = schema.Warmup{Requests: 1}
+	recs := []*schema.Record{warm("w0", 0, 10, schema.StatusOK, 5, 10), req(20, 2, 5, 10)}
+	if c := mustReplay(t, &memRun{m: m, recs: recs}, Options{}).Point("p", 0).Cold; c.PrefixCache != "" || c.PrefixCacheSource != "" {
+		t.Errorf("state %q/%q from a manifest stating none", c.PrefixCache, c.PrefixCacheSource)
+	}
+	m.ServerState = &schema.ServerState{Points: []schema.PointState{{Point: "p", Repeat: 0, PrefixCache: schema.PrefixCacheEmpty, PrefixCacheSource: schema.StateDeclared}}}
+	if c := mustReplay(t, &memRun{m: m, recs: recs}, Options{}).Point("p", 0).Cold; c.PrefixCache != schema.PrefixCacheEmpty || c.PrefixCacheSource != schema.StateDeclared {
+		t.Errorf("state %q/%q, want empty/declared", c.PrefixCache, c.PrefixCacheSource)
+	}
+}

@@ -233,6 +233,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
 	}
 	addServerColumns(run, m, slo, res.Results)
+	addServerState(m, res.Results)
 	for _, p := range res.Results {
 		decideOverload(p)
 	}

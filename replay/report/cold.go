@@ -39,6 +39,9 @@ func coldRows(p *replay.PointResult) []row {
 		return nil
 	}
 	out := []row{{"cold", fmt.Sprintf("warmup: %d requests, %d ok; %s", c.Requests, c.OK, ColdMeaning), ""}}
+	if pc := prefixCacheText(c); pc != "" {
+		out = append(out, row{"cold prefix cache", pc, ""})
+	}
 	v, u := coldValue(c, "first_ttft_ns", c.FirstTTFTNS)
 	if u != "" {
 		u += " (request " + c.FirstID + ")"
@@ -55,6 +58,23 @@ func coldRows(p *replay.PointResult) []row {
 		out = append(out, row{name, distText(distCells(d.d, nsToMS)), "ms"})
 	}
 	return out
+}
+
+// prefixCacheText says the point's prefix-cache state and who says so
+// ("" when the manifest states none).
+func prefixCacheText(c *replay.ColdResult) string {
+	switch c.PrefixCacheSource {
+	case "":
+		if c.PrefixCache == "" {
+			return ""
+		}
+		return c.PrefixCache + " when the point's first request was sent"
+	case "reset":
+		return c.PrefixCache + " when the point's first request was sent (a recorded successful reset before it)"
+	case "declared":
+		return c.PrefixCache + " when the point's first request was sent (declared by the publisher: unverified)"
+	}
+	return c.PrefixCache + " (" + c.PrefixCacheSource + ")"
 }
 
 // distText is a distribution's cells (replay.CoreDistKeys) on one line.
@@ -75,6 +95,10 @@ func (w *jw) cold(c *replay.ColdResult) {
 	w.ks("first_id", c.FirstID)
 	w.kv("first_ttft_ns", Number(c.FirstTTFTNS))
 	w.kv("duration_ns", Number(c.DurationNS))
+	if c.PrefixCache != "" {
+		w.ks("prefix_cache", c.PrefixCache)
+		w.ks("prefix_cache_source", c.PrefixCacheSource)
+	}
 	for _, d := range coldDists(c) {
 		w.key(d.key)
 		w.dist(d.d)
@@ -97,6 +121,9 @@ func coldCSV(c *replay.ColdResult) [][2]string {
 		{"cold.first_ttft_ns", csvNum(c.FirstTTFTNS)},
 		{"cold.duration_ns", csvNum(c.DurationNS)},
 	}
+	if c.PrefixCache != "" {
+		out = append(out, [2]string{"cold.prefix_cache", c.PrefixCache}, [2]string{"cold.prefix_cache_source", c.PrefixCacheSource})
+	}
 	for _, d := range coldDists(c) {
 		for _, f := range replay.DistKeys {
 			v, _ := d.d.Field(f)
@@ -115,6 +142,9 @@ func coldCSV(c *replay.ColdResult) [][2]string {
 // distributions.
 func coldView(c *replay.ColdResult) (scalars []scalarRow, dists []distRow) {
 	scalars = append(scalars, scalarRow{Metric: "Warmup requests", Value: fmt.Sprintf("%d (%d ok)", c.Requests, c.OK), Text: true})
+	if pc := prefixCacheText(c); pc != "" {
+		scalars = append(scalars, scalarRow{Metric: "Prefix cache", Value: pc, Text: true})
+	}
 	for _, s := range []struct {
 		key, name string
 		v         replay.Value
