@@ -60,7 +60,8 @@ would load the server again at another time; merge finds it missing.
 in a ConfigMap NAME-plan rendered before the Job; a start time in the plan is
 honoured by capture. Without a plan, give the load as capture flags after "--"
 (e.g. -- --rate 800 --requests 20000); they are checked against capture's
-flags. --start-at makes every shard begin together; a shard that starts late
+flags, and those that cannot work in a pod are refused: local files
+(--prompts, --manifest), --server-metrics and --reset-prefix-cache. --start-at makes every shard begin together; a shard that starts late
 records by how much. --anti-affinity spreads shards one per node (required, or
 preferred); --cpu and --memory are the capture container's requests. The pods
 run as a non-root user with a read-only root filesystem and no service account
@@ -177,6 +178,17 @@ func checkCaptureArgs(io *IO, args []string, withPlan bool) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("capture flags after \"--\": unexpected argument %q", fs.Arg(0))
+	}
+	for _, name := range []string{"prompts", "manifest"} {
+		if fs.Changed(name) {
+			return usagef("capture flag --%s after \"--\": it names a local file, which does not travel into the pods", name)
+		}
+	}
+	if fs.Changed("server-metrics") && fs.Lookup("server-metrics").Value.String() != "off" {
+		return usagef("capture flag --server-metrics after \"--\": shards do not scrape (merge does not join scrapes); scrape the engine separately")
+	}
+	if fs.Changed("reset-prefix-cache") {
+		return usagef("capture flag --reset-prefix-cache after \"--\": each shard would empty the cache under the others' load")
 	}
 	load := false
 	for _, name := range planFlags {
