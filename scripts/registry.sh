@@ -11,7 +11,11 @@
 #      reviewer's attestation as three referrers of one run manifest, pushed,
 #      pulled and verified with --plan and --require-attestation;
 #   5. a blob altered on the registry's disk makes pull fail closed (exit 3,
-#      nothing written); pull refuses an existing output.
+#      nothing written); pull refuses an existing output;
+#   6. a sharded capture as the k8s Job runs it: three shards captured,
+#      packed signed and pushed to REF-shard-I; merge --pull verifies and
+#      merges them into the run a local merge gives; another signer, a
+#      missing shard and a shard under another's tag are refused.
 # Usage: scripts/registry.sh [REGISTRY_VERSION]   (make registry; default v3.1.2)
 set -euo pipefail
 REGISTRY_VERSION=${1:-v3.1.2}
@@ -163,6 +167,30 @@ printf "$(printf '\\%03o' $(((c + 1) % 256)))" | dd of="$BLOB" bs=1 seek=100 con
 expect_exit 3 "pull of a tampered blob fails closed" "$BENCHSEAL" pull "$REF" --out tampered.tar --plain-http
 if grep -q "${LAYER}" "$WORK/out"; then pass "the error names the blob"; else fail "the error does not name $LAYER"; fi
 if [ -e tampered.tar ] || ls -A | grep -q '^\.tampered'; then fail "pull left files behind"; else pass "nothing written"; fi
+
+echo "== 6. sharded capture: three signed shard bundles pushed as the k8s Job does, merge --pull"
+SREF=$HOST/bench/sharded:v1
+for i in 0 1 2; do
+  "$BENCHSEAL" capture --simulate --sim-time-scale 0.01 --rate 300 --requests 30 --warmup-requests 3 --repeats 2 \
+    --seed 9 --shard "$i/3" --out "shard-$i" --progress never >/dev/null
+  "$BENCHSEAL" pack "shard-$i" --out "shard-$i.tar" --key publisher.key >/dev/null
+  "$BENCHSEAL" push "shard-$i.tar" "$SREF-shard-$i" --plain-http >/dev/null
+done
+expect_ok "merge --pull of three shards, each verified with the publisher key" \
+  "$BENCHSEAL" merge --pull "$SREF" --shards 3 --key publisher.pub --plain-http --out pulled-merge
+grep -c '^pulled shard [0-2]: .* verified$' "$WORK/out" | grep -qx 3 && pass "every shard bundle reported verified" || { fail "not every shard reported verified"; cat "$WORK/out"; }
+expect_ok "the merged run validates" "$BENCHSEAL" validate pulled-merge
+"$BENCHSEAL" merge shard-0 shard-1 shard-2 --out local-merge >/dev/null
+equal "the pulled merge has the records of a merge of the local shard directories" \
+  "$(cat pulled-merge/records.jsonl* | sha256sum)" "$(cat local-merge/records.jsonl* | sha256sum)"
+expect_exit 3 "a shard signed by another key is refused" \
+  "$BENCHSEAL" merge --pull "$SREF" --shards 3 --key reviewer.pub --plain-http --out wrong-key
+expect_exit 3 "a shard missing from the registry is refused" \
+  "$BENCHSEAL" merge --pull "$SREF" --shards 4 --key publisher.pub --plain-http --out four
+if [ -e wrong-key ] || [ -e four ]; then fail "a refused merge --pull left output"; else pass "refused merges wrote nothing"; fi
+"$BENCHSEAL" push "shard-1.tar" "$SREF-shard-2" --plain-http >/dev/null
+expect_exit 3 "shard 1's bundle under shard 2's tag is refused by merge" \
+  "$BENCHSEAL" merge --pull "$SREF" --shards 3 --key publisher.pub --plain-http --out swapped
 
 echo
 if [ "$failures" -ne 0 ]; then echo "registry: $failures check(s) FAILED"; exit 1; fi
