@@ -16,10 +16,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the files derived from the definitions registry")
 
+// schemaPrintScript holds the expected output of benchseal schema print
+// claims, a copy of the claims JSON Schema.
+const schemaPrintScript = "../cmd/benchseal/internal/cli/testdata/script/schema_print.txtar"
+
 // derivedFiles renders what schema and docs derive from the registry:
 // schema/claimdefs.go (the claims validation's names and extra
 // distributions), the definitions enums of the claims and plan JSON
-// Schemas, and the claims table of docs/format.md. cur holds each file's
+// Schemas (and of the copy the schema print script expects), and the
+// claims table of docs/format.md. cur holds each file's
 // current contents.
 func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 	t.Helper()
@@ -51,7 +56,7 @@ func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 	out := map[string][]byte{"../schema/claimdefs.go": src}
 
 	enum := regexp.MustCompile(`("definitions": \{\n(\s*)"enum": \[\n)((?:\s*"[^"]*",?\n)*)(\s*\])`)
-	for _, f := range []string{"../schema/jsonschema/claims.schema.json", "../schema/jsonschema/plan.schema.json"} {
+	for _, f := range []string{"../schema/jsonschema/claims.schema.json", "../schema/jsonschema/plan.schema.json", schemaPrintScript} {
 		m := enum.FindSubmatchIndex(cur[f])
 		if m == nil {
 			t.Fatalf("%s: no definitions enum", f)
@@ -88,13 +93,14 @@ func quoted(xs []string, sep string) string {
 
 // TestDefinitionsInSync keeps everything that lists the definitions
 // derived from the one registry: the claims validation (schema's
-// claimdefs.go), the claims and plan JSON Schema enums, the claims table
+// claimdefs.go), the claims and plan JSON Schema enums (and the schema
+// print script's copy), the claims table
 // of docs/format.md, and the claim paths schema accepts per definitions
 // (CheckClaimMetric, against ExtraDists). Run with -update after adding a
 // definition.
 func TestDefinitionsInSync(t *testing.T) {
 	cur := map[string][]byte{}
-	for _, f := range []string{"../schema/claimdefs.go", "../schema/jsonschema/claims.schema.json", "../schema/jsonschema/plan.schema.json", "../docs/format.md"} {
+	for _, f := range []string{"../schema/claimdefs.go", "../schema/jsonschema/claims.schema.json", "../schema/jsonschema/plan.schema.json", schemaPrintScript, "../docs/format.md"} {
 		b, err := os.ReadFile(f)
 		if err != nil && !(*update && os.IsNotExist(err)) {
 			t.Fatal(err)
