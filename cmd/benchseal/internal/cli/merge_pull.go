@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact/registry"
 	"github.com/benchseal/benchseal/collect"
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -51,6 +52,9 @@ func runMergePull(ctx context.Context, o *mergeOptions) error {
 	}
 	if o.shards < 1 {
 		return usagef("--pull needs --shards N: the number of shards the Job ran")
+	}
+	if o.shards > schema.MaxShards {
+		return usagef("--shards %d: want 1..%d", o.shards, schema.MaxShards)
 	}
 	trusted := len(p.trust.keys) > 0 || p.trust.identityGiven()
 	if !trusted && !p.allowUnsigned {

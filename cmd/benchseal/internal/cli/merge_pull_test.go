@@ -102,6 +102,7 @@ func TestMergePullUsage(t *testing.T) {
 		want string
 	}{
 		{"no shards", []string{"--pull", "h/r:v1", "--key", "k.pub"}, "--pull needs --shards"},
+		{"too many shards", []string{"--pull", "h/r:v1", "--key", "k.pub", "--shards", "4097"}, "--shards 4097: want 1..4096"},
 		{"shard dirs too", []string{"--pull", "h/r:v1", "--shards", "2", "--key", "k.pub", "s0"}, "give no shard directories"},
 		{"no key", []string{"--pull", "h/r:v1", "--shards", "2"}, "needs at least one --key"},
 		{"key and allow-unsigned", []string{"--pull", "h/r:v1", "--shards", "2", "--key", "k.pub", "--allow-unsigned"}, "cannot be used together"},
