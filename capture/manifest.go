@@ -3,8 +3,6 @@
 package capture
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -29,12 +27,6 @@ func writeManifest(dir string, m *schema.Manifest) error {
 	return schema.WriteFileAtomic(filepath.Join(dir, schema.ManifestFile), b, 0o644)
 }
 
-func newRunID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // baseManifest fills what capture knows before the run.
 func (r *runner) baseManifest() *schema.Manifest {
 	o := r.o
@@ -45,7 +37,7 @@ func (r *runner) baseManifest() *schema.Manifest {
 	}
 	m.Schema = schema.ManifestSchemaV1
 	if m.RunID == "" {
-		m.RunID = newRunID()
+		m.RunID = schema.NewRunID()
 	}
 	if m.Evidence == "" {
 		m.Evidence = schema.EvidenceSelfRun

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"container/heap"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -320,7 +319,7 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 	if err := json.Unmarshal(mustJSON(base.m), &m); err != nil {
 		return nil, fmt.Errorf("merge: copy manifest: %w", err)
 	}
-	m.RunID = newRunID()
+	m.RunID = schema.NewRunID()
 	m.EpochUnixNS = epoch
 	m.StartTime = time.Unix(0, epoch).UTC().Format(time.RFC3339Nano)
 	m.FinishTime = finish.UTC().Format(time.RFC3339Nano)
@@ -404,12 +403,6 @@ func mustJSON(v any) []byte {
 		panic(err) // a decoded manifest always marshals
 	}
 	return b
-}
-
-func newRunID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // head is the next record of one shard's stream with its run-order key.

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -413,4 +415,11 @@ func (e ExternalRef) UnverifiedLabel() string {
 		by += ", submitter " + e.Submitter
 	}
 	return "UNVERIFIED (external, as published by " + by + "; not recomputable from records)"
+}
+
+// NewRunID returns a fresh random run id (24 hex digits).
+func NewRunID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
