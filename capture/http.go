@@ -93,8 +93,9 @@ func (r *runner) finish(c *cell, j int, rec *schema.Record) {
 }
 
 // do sends request k of cell c, the process's j-th, and records it. sched
-// is the intended send time (open loop) or nil.
-func (r *runner) do(c *cell, k, j int, sched *int64) {
+// is the intended send time (open loop) or nil. It returns the record's
+// end_ns, which a closed-loop worker compares with its phase's deadline.
+func (r *runner) do(c *cell, k, j int, sched *int64) (endNS int64) {
 	if sched == nil {
 		r.inflight.Add(1)
 	}
@@ -119,6 +120,7 @@ func (r *runner) do(c *cell, k, j int, sched *int64) {
 	}
 	r.cur.sent.Add(1)
 	rec.SentNS = r.now()
+	c.noteSent(rec.SentNS)
 	// The timeout and the planned cancellation count from the send time
 	// just taken, so end_ns − sent_ns is never shorter than either. The
 	// timers only stop the waiting; enforceLimits decides the status from
@@ -132,7 +134,11 @@ func (r *runner) do(c *cell, k, j int, sched *int64) {
 		t := time.AfterFunc(time.Duration(lim.cancel), func() { cancel(errPlannedCancel) })
 		defer t.Stop()
 	}
-	defer func() { lim.enforce(rec); r.finish(c, j, rec) }()
+	defer func() {
+		lim.enforce(rec)
+		endNS = rec.EndNS
+		r.finish(c, j, rec)
+	}()
 	resp, err := r.client.Do(req)
 	if err != nil {
 		rec.EndNS = r.now()
@@ -169,6 +175,7 @@ func (r *runner) do(c *cell, k, j int, sched *int64) {
 	} else {
 		r.readWhole(ctx, resp.Body, rec, it)
 	}
+	return // endNS is set by the deferred finish
 }
 
 // limits are the client-side deadlines of one request, in nanoseconds

@@ -3,6 +3,7 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,5 +127,48 @@ func TestScheduleOffTheSeedIsInvalid(t *testing.T) {
 	err := validateRunDir(o.OutDir)
 	if !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "off the schedule regenerated") {
 		t.Fatalf("validate: %v", err)
+	}
+}
+
+// A closed loop bounded by its duration has no request count: dropping its
+// last requests keeps the request numbers a contiguous prefix, and a
+// phase of a second or less used to pass whatever was cut (attack
+// finding). Each worker sends until its last request ends after the
+// phase's first send + duration, so a captured run is valid as it is and
+// invalid with its tail cut, however short the phase.
+func TestDurationPhaseTailDroppedIsInvalid(t *testing.T) {
+	ts := fastSim(t, nil)
+	o := baseOptions(t, ts.URL)
+	o.Plan.Mode = schema.ModeConcurrency
+	o.Plan.Points = []schema.Point{{Concurrency: 4, Duration: schema.Duration(300 * time.Millisecond)}}
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateRunDir(o.OutDir); err != nil {
+		t.Fatalf("captured run: %v", err)
+	}
+	rf := readRun(t, o.OutDir)
+	measured := 0
+	for _, r := range rf.recs {
+		if r.Phase == schema.PhaseMeasure {
+			measured++
+		}
+	}
+	if measured < 8 {
+		t.Fatalf("only %d measured requests", measured)
+	}
+	// Keep the first half of the request numbers: a contiguous prefix.
+	keepBelow := measured / 2
+	rewriteRecords(t, o.OutDir, rf.recs, func(r *schema.Record) bool {
+		if r.Phase != schema.PhaseMeasure {
+			return true
+		}
+		var k int
+		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, ".m")+2:], "%d", &k)
+		return k < keepBelow
+	})
+	err := validateRunDir(o.OutDir)
+	if !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "cut short") {
+		t.Fatalf("validate after dropping the tail: %v, want invalid with \"cut short\"", err)
 	}
 }

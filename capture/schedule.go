@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,20 @@ type cell struct {
 	// request numbers it sends of a closed-loop cell (see share).
 	shard ShardSpec
 	ks    []int
+	// firstSent is the earliest send time recorded in the phase so far
+	// (math.MaxInt64 before the first): a closed loop bounded by its
+	// duration runs until first send + duration (see runCell).
+	firstSent atomic.Int64
+}
+
+// noteSent lowers firstSent to sent when it is earlier.
+func (c *cell) noteSent(sent int64) {
+	for {
+		cur := c.firstSent.Load()
+		if sent >= cur || c.firstSent.CompareAndSwap(cur, sent) {
+			return
+		}
+	}
 }
 
 // inOrder releases a phase's records in request-number order: a record
@@ -232,31 +247,35 @@ func putU64(b []byte, v uint64) {
 // runCell sends one phase and waits for its requests to end.
 func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 	r.setCurrent(c, cellNo)
+	c.firstSent.Store(math.MaxInt64)
 	start := r.now()
 	var wg sync.WaitGroup
 	if c.sched != nil {
 		r.runOpenLoop(ctx, c, start, &wg)
 	} else {
-		deadline := int64(0)
-		if c.dur > 0 {
-			deadline = start + int64(c.dur)
-		}
 		var next atomic.Int64
 		n := c.count()
 		for range c.workers() {
 			wg.Go(func() {
-				// The deadline is checked before a request number is
-				// taken, so the numbers sent are contiguous (validate
-				// checks it under schema.GeneratorBenchsealV1).
+				// A phase bounded by its duration ends at its first
+				// send + duration, judged by the end_ns each worker's
+				// last request recorded: so every worker's last
+				// request ends after that deadline, exactly what
+				// validate checks (schema: a phase cut short is
+				// missing work). The deadline is checked before a
+				// request number is taken, so the numbers sent are
+				// contiguous (validate checks it under
+				// schema.GeneratorBenchsealV1).
+				sentOne, lastEnd := false, int64(0)
 				for ctx.Err() == nil {
-					if deadline > 0 && r.now() >= deadline {
+					if c.dur > 0 && sentOne && lastEnd >= c.firstSent.Load()+int64(c.dur) {
 						return
 					}
 					j := int(next.Add(1) - 1)
 					if n > 0 && j >= n {
 						return
 					}
-					r.do(c, c.kAt(j), j, nil)
+					lastEnd, sentOne = r.do(c, c.kAt(j), j, nil), true
 				}
 			})
 		}

@@ -376,12 +376,11 @@ func (c *RecordChecker) checkShardSchedule(add func(field, format string, args .
 }
 
 // DurationEndToleranceNS is how long before the end of its declared
-// duration the last requests of a closed-loop phase may end. capture's
-// workers check the deadline just after a request ends (and the phase's
-// first send comes just after its start), so a genuine phase ends within
-// microseconds of it; the allowance covers a loaded client. A phase cut
-// short by more than this is missing work.
-const DurationEndToleranceNS = int64(time.Second)
+// duration the last requests of a closed-loop phase may end: none. capture's
+// workers stop when the end_ns of their last request reaches the phase's
+// first send + duration (so a loaded client cannot end a worker early),
+// which is the deadline checked here; the allowance only absorbs rounding.
+const DurationEndToleranceNS = int64(time.Microsecond)
 
 // phaseDuration returns the declared duration of the phase of cell.
 func (c *RecordChecker) phaseDuration(cell int, phase string) Duration {
@@ -414,7 +413,7 @@ func (c *RecordChecker) checkRanDuration(add func(field, format string, args ...
 		return true
 	}
 	if !c.m.Incomplete {
-		add("end_ns", "%s: only %d request(s) end after the phase's declared duration of %s (less %s) from its first send, but each of its %d concurrent workers sends until then: the phase was cut short, so work is missing",
+		add("end_ns", "%s: only %d request(s) end after the phase's declared duration of %s (less %s of rounding) from its first send, but each of its %d concurrent workers sends until then: the phase was cut short, so work is missing",
 			pp.what(), late, time.Duration(pp.duration), time.Duration(DurationEndToleranceNS), pp.point.Concurrency)
 	}
 	return false
