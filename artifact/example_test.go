@@ -9,29 +9,8 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/artifact"
-	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
 )
-
-// writeSynthRun writes a small deterministic synthetic run into dir (capture
-// and import write real ones the same way).
-func writeSynthRun(ctx context.Context, dir string) string {
-	run := filepath.Join(dir, "run")
-	w, err := schema.CreateRun(run, false)
-	if err != nil {
-		log.Fatal(err)
-	}
-	opts := synth.DefaultOptions()
-	opts.Requests, opts.Points, opts.Repeats, opts.Warmup, opts.WorkloadItems = 80, []float64{2, 8}, 1, 2, 20
-	if _, err := synth.Generate(ctx, opts, w); err != nil {
-		w.Abort()
-		log.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
-		log.Fatal(err)
-	}
-	return run
-}
 
 // Pack validates a run directory and writes it as an OCI image layout, one
 // records layer per load point and repeat. The same run packed with the same
@@ -43,7 +22,13 @@ func ExamplePack() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	run := writeSynthRun(ctx, dir)
+	// A small synthetic run directory (capture and import write real ones).
+	run := filepath.Join(dir, "run")
+	opts := synth.DefaultOptions()
+	opts.Requests, opts.Points, opts.Repeats, opts.Warmup, opts.WorkloadItems = 80, []float64{2, 8}, 1, 2, 20
+	if _, _, err := synth.WriteRun(ctx, run, opts, false); err != nil {
+		log.Fatal(err)
+	}
 
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // e.g. from SOURCE_DATE_EPOCH
 	res, err := artifact.Pack(ctx, run, filepath.Join(dir, "bundle"), artifact.PackOptions{Created: created})

@@ -12,26 +12,6 @@ import (
 	"github.com/benchseal/benchseal/synth"
 )
 
-// writeSynthRun writes a small deterministic synthetic run into dir (capture
-// and import write real ones the same way).
-func writeSynthRun(ctx context.Context, dir string) string {
-	run := filepath.Join(dir, "run")
-	w, err := schema.CreateRun(run, false)
-	if err != nil {
-		log.Fatal(err)
-	}
-	opts := synth.DefaultOptions()
-	opts.Requests, opts.Points, opts.Repeats, opts.Warmup, opts.WorkloadItems = 80, []float64{2, 8}, 1, 2, 20
-	if _, err := synth.Generate(ctx, opts, w); err != nil {
-		w.Abort()
-		log.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
-		log.Fatal(err)
-	}
-	return run
-}
-
 // Replay recomputes every metric of a run from its records, here under
 // benchseal's canonical definitions and, for comparison with a vLLM
 // report, under vLLM's. The result is the same on any machine.
@@ -43,12 +23,19 @@ func ExampleReplay() {
 	}
 	defer os.RemoveAll(dir)
 
-	run, err := schema.OpenRunDir(writeSynthRun(ctx, dir))
+	// A small synthetic run directory (capture and import write real ones).
+	run := filepath.Join(dir, "run")
+	opts := synth.DefaultOptions()
+	opts.Requests, opts.Points, opts.Repeats, opts.Warmup, opts.WorkloadItems = 80, []float64{2, 8}, 1, 2, 20
+	if _, _, err := synth.WriteRun(ctx, run, opts, false); err != nil {
+		log.Fatal(err)
+	}
+	rd, err := schema.OpenRunDir(run)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, defs := range []string{"benchseal", "vllm"} {
-		res, err := replay.Replay(ctx, run, replay.Options{Definitions: defs})
+		res, err := replay.Replay(ctx, rd, replay.Options{Definitions: defs})
 		if err != nil {
 			log.Fatal(err)
 		}

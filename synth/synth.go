@@ -184,6 +184,28 @@ func Generate(ctx context.Context, opts Options, w *schema.RunWriter) (*schema.M
 	return m, nil
 }
 
+// WriteRun writes a synthetic run directory at dir (which must not exist
+// or be empty), records zstd-compressed when compress is set: Generate
+// into a new run writer, committed only when it succeeded, so a failure
+// leaves nothing at dir. It returns the manifest and the number of
+// records written.
+func WriteRun(ctx context.Context, dir string, opts Options, compress bool) (*schema.Manifest, int64, error) {
+	w, err := schema.CreateRun(dir, compress)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := Generate(ctx, opts, w)
+	if err != nil {
+		w.Abort()
+		return nil, 0, err
+	}
+	n := w.Records().Count()
+	if err := w.Commit(); err != nil {
+		return nil, 0, err
+	}
+	return m, n, nil
+}
+
 type gen struct {
 	opts  Options
 	rng   *rand.Rand

@@ -184,3 +184,24 @@ func BenchmarkGenerate(b *testing.B) {
 		w.Abort()
 	}
 }
+
+func TestWriteRunFailureLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	o := synth.DefaultOptions()
+	o.Requests = 0 // invalid
+	if _, _, err := synth.WriteRun(context.Background(), dir, o, false); err == nil {
+		t.Fatal("want an error for 0 requests")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("something was left at %s: %v", dir, err)
+	}
+	o = synth.DefaultOptions()
+	o.Requests, o.Points, o.Repeats = 20, []float64{2}, 1
+	m, n, err := synth.WriteRun(context.Background(), dir, o, false)
+	if err != nil || n != 20+8 || m.RunID == "" { // 20 measured, 8 warmup
+		t.Fatalf("WriteRun = %v records, %v", n, err)
+	}
+	if err := schema.ValidateRunDir(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/artifact"
-	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -31,17 +30,9 @@ func ExampleVerifier_Verify() {
 	// The publisher: a small synthetic run, packed and signed. (A real
 	// key comes from artifact.GenerateKey and artifact.LoadPrivateKey.)
 	run := filepath.Join(dir, "run")
-	w, err := schema.CreateRun(run, false)
-	if err != nil {
-		log.Fatal(err)
-	}
 	opts := synth.DefaultOptions()
 	opts.Requests, opts.Points, opts.Repeats, opts.Warmup, opts.WorkloadItems = 80, []float64{2, 8}, 1, 2, 20
-	if _, err := synth.Generate(ctx, opts, w); err != nil {
-		w.Abort()
-		log.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
+	if _, _, err := synth.WriteRun(ctx, run, opts, false); err != nil {
 		log.Fatal(err)
 	}
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

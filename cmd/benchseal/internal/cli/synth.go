@@ -89,17 +89,8 @@ func runSynth(ctx context.Context, o *synthOptions) error {
 	if err := o.opts.Validate(); err != nil {
 		return usageError{err}
 	}
-	w, err := schema.CreateRun(o.out, o.zstd)
+	m, n, err := synth.WriteRun(ctx, o.out, o.opts, o.zstd)
 	if err != nil {
-		return err
-	}
-	m, err := synth.Generate(ctx, o.opts, w)
-	if err != nil {
-		w.Abort()
-		return err
-	}
-	n := w.Records().Count()
-	if err := w.Commit(); err != nil {
 		return err
 	}
 	file := schema.RecordsFile
