@@ -18,10 +18,11 @@ import (
 	"github.com/benchseal/benchseal/importer/mlperf"
 	"github.com/benchseal/benchseal/importer/sglang"
 	"github.com/benchseal/benchseal/importer/vllm"
+	"github.com/benchseal/benchseal/schema"
 )
 
-// ParseFunc parses the files of one import into a result. It never
-// touches the file system.
+// ParseFunc parses the files of one import into a result with every
+// record in memory. It never touches the file system.
 type ParseFunc func(files []ingest.File) (*ingest.Result, error)
 
 // Importer describes one tool's importer.
@@ -30,18 +31,34 @@ type Importer struct {
 	Tool string
 	// Files describes the files the importer takes.
 	Files string
+	// Parse returns every record in memory (tests, small inputs).
 	Parse ParseFunc
+	// Stream passes each record on as it is built; Import and verify's
+	// re-derivation use it.
+	Stream ingest.StreamFunc
+}
+
+// streamed is the importer of a tool whose parser emits records as it
+// reads them.
+func streamed(tool, files string, stream ingest.StreamFunc) Importer {
+	return Importer{tool, files, func(f []ingest.File) (*ingest.Result, error) { return ingest.Collect(stream, f) }, stream}
+}
+
+// inMemory is the importer of a tool whose input cannot be read element
+// by element: the records are built in memory, then written.
+func inMemory(tool, files string, parse ParseFunc) Importer {
+	return Importer{tool, files, parse, ingest.Stream(parse)}
 }
 
 var registry = map[string]Importer{
-	aiperf.Tool:        {aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Parse},
-	genaiperf.Tool:     {genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Parse},
-	vllm.Tool:          {vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse},
-	sglang.Tool:        {sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Parse},
-	guidellm.Tool:      {guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Parse},
-	llmperf.Tool:       {llmperf.Tool, "*_individual_responses.json [*_summary.json]", llmperf.Parse},
-	inferenceperf.Tool: {inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Parse},
-	mlperf.Tool:        {mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse},
+	aiperf.Tool:        inMemory(aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Parse),
+	genaiperf.Tool:     inMemory(genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Parse),
+	vllm.Tool:          inMemory(vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
+	sglang.Tool:        inMemory(sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Parse),
+	guidellm.Tool:      inMemory(guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Parse),
+	llmperf.Tool:       inMemory(llmperf.Tool, "*_individual_responses.json [*_summary.json]", llmperf.Parse),
+	inferenceperf.Tool: inMemory(inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Parse),
+	mlperf.Tool:        inMemory(mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse),
 }
 
 // Lookup returns the importer of tool, whose name is matched without
@@ -87,7 +104,9 @@ func ReadFiles(paths []string) ([]ingest.File, error) {
 }
 
 // Import parses files with tool's importer and writes the run directory
-// at dest atomically: on any error nothing is left at dest.
+// at dest atomically, each record as it is parsed (ingest.WriteStream):
+// on any error nothing is left at dest. The result holds no records;
+// Result.Written counts them.
 func Import(ctx context.Context, tool string, files []ingest.File, dest string, opts Options) (*ingest.Result, error) {
 	im, ok := Lookup(tool)
 	if !ok {
@@ -102,16 +121,25 @@ func Import(ctx context.Context, tool string, files []ingest.File, dest string, 
 	}
 	// Credentials never reach the parser, the records or attachments/.
 	files, warnings := ingest.Redact(files)
-	res, err := im.Parse(files)
+	stream := func(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
+		res, err := im.Stream(files, func(rec *schema.Record) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return emit(rec)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return res, ctx.Err()
+	}
+	res, err := ingest.WriteStream(dest, tool, files, stream, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("import %s: %w", tool, err)
 	}
 	res.Warnings = append(res.Warnings, warnings...)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := ingest.Write(dest, tool, files, res, opts); err != nil {
-		return nil, fmt.Errorf("import %s: %w", tool, err)
-	}
 	return res, nil
 }

@@ -82,53 +82,74 @@ func CheckRederived(ctx context.Context, run schema.Run, attachment func(name st
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	res, err := im.Parse(files)
+	// The re-imported records are kept as the hash of their canonical
+	// encoding per id (about 100 bytes a record), never all in memory.
+	want := map[string][sha256.Size]byte{}
+	facts := &ingest.RecordFacts{}
+	var buf []byte
+	res, err := im.Stream(files, func(rec *schema.Record) error {
+		facts.Add(rec)
+		var err error
+		if buf, err = schema.AppendRecord(buf[:0], rec); err != nil {
+			return fmt.Errorf("record %s: %w", rec.ID, err)
+		}
+		want[rec.ID] = sha256.Sum256(buf)
+		return nil
+	})
 	if err != nil {
 		return fail("re-import with %s: %v", im.Tool, err)
 	}
+	res.Facts = facts
 	if err := ingest.FromFiles(res, im.Tool, files); err != nil {
 		return fail("re-import with %s: %v", im.Tool, err)
 	}
-	want := &res.Manifest
-	if m.Evidence != want.Evidence {
-		return fail("manifest.evidence: %q, the %s importer derives %q", m.Evidence, im.Tool, want.Evidence)
+	wantM := &res.Manifest
+	if m.Evidence != wantM.Evidence {
+		return fail("manifest.evidence: %q, the %s importer derives %q", m.Evidence, im.Tool, wantM.Evidence)
 	}
-	if err := sameJSON("manifest.provenance", want.Provenance, m.Provenance, true); err != nil {
+	if err := sameJSON("manifest.provenance", wantM.Provenance, m.Provenance, true); err != nil {
 		return fail("%v", err)
 	}
 	// The MLPerf importer also reads the submission's directory names
 	// (division, submitter, system), which attachments do not keep: those
 	// are the publisher's word; every value the log files give must match.
-	if err := sameJSON("manifest.external", logFields(want.External), logFields(m.External), true); err != nil {
+	if err := sameJSON("manifest.external", logFields(wantM.External), logFields(m.External), true); err != nil {
 		return fail("%v", err)
 	}
 	// source.derived is prose (and names path-derived MLPerf fields); the
 	// tool, version and pinned files must match.
-	ws, gs := *want.Source, *m.Source
+	ws, gs := *wantM.Source, *m.Source
 	ws.Derived, gs.Derived = nil, nil
 	if err := sameJSON("manifest.source", ws, gs, false); err != nil {
 		return fail("%v", err)
 	}
-	if err := sameJSON("manifest.load", want.Load, m.Load, false); err != nil {
+	if err := sameJSON("manifest.load", wantM.Load, m.Load, false); err != nil {
 		return fail("%v", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return sameRecords(ctx, run, res.Records, fail)
+	return sameRecords(ctx, run, want, func(id string) []byte { return reimported(im.Stream, files, id) }, fail)
 }
 
-// sameRecords requires the run's records to be exactly recs, byte for
-// byte in their canonical encoding, in any order.
-func sameRecords(ctx context.Context, run schema.Run, recs []schema.Record, fail func(string, ...any) error) error {
-	want := make(map[string][]byte, len(recs))
-	for i := range recs {
-		b, err := schema.AppendRecord(nil, &recs[i])
-		if err != nil {
-			return fail("re-imported record %s: %v", recs[i].ID, err)
+// reimported returns the canonical encoding of the last record with id
+// that stream emits from files (the one a hash in sameRecords's want
+// stands for), to show it in an error.
+func reimported(stream ingest.StreamFunc, files []ingest.File, id string) []byte {
+	var out []byte
+	_, _ = stream(files, func(rec *schema.Record) error {
+		if rec.ID == id {
+			out, _ = schema.AppendRecord(out[:0], rec)
 		}
-		want[recs[i].ID] = b
-	}
+		return nil
+	})
+	return out
+}
+
+// sameRecords requires the run's records to be exactly those whose
+// canonical encodings hash to want (by id), byte for byte, in any order.
+// show returns the re-imported record of an id, for the error.
+func sameRecords(ctx context.Context, run schema.Run, want map[string][sha256.Size]byte, show func(id string) []byte, fail func(string, ...any) error) error {
 	it, err := run.OpenRecords()
 	if err != nil {
 		return err
@@ -159,8 +180,8 @@ func sameRecords(ctx context.Context, run schema.Run, recs []schema.Record, fail
 		if err != nil {
 			return fail("record %q: %v", rec.ID, err)
 		}
-		if !bytes.Equal(buf, w) {
-			return fail("record %q differs from the one its source file gives: stored %s, re-imported %s", rec.ID, clip(buf), clip(w))
+		if sha256.Sum256(buf) != w {
+			return fail("record %q differs from the one its source file gives: stored %s, re-imported %s", rec.ID, clip(buf), clip(show(rec.ID)))
 		}
 	}
 	if len(seen) != len(want) {

@@ -113,6 +113,9 @@ type RunWriter struct {
 	rw        *RecordWriter
 	done      bool
 	reclaimed []Reclaimed
+	// recordsClosed is set by CloseRecords, with its error in closeErr.
+	recordsClosed bool
+	closeErr      error
 }
 
 // Reclaimed lists the leftovers of killed runs at the same destination that
@@ -229,6 +232,27 @@ func (w *RunWriter) AddAttachment(name string, r io.Reader) (sum string, size in
 	return hex.EncodeToString(h.Sum(nil)), size, f.Close()
 }
 
+// CloseRecords ends the record stream, so that the staged records file
+// can be read back (RecordsPath) before Commit; no record can be written
+// after it. Commit calls it when it was not called.
+func (w *RunWriter) CloseRecords() error {
+	if w.recordsClosed {
+		return w.closeErr
+	}
+	w.recordsClosed = true
+	err := w.rw.Close()
+	if cerr := w.records.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		w.closeErr = fmt.Errorf("write records: %w", err)
+	}
+	return w.closeErr
+}
+
+// RecordsPath returns the path of the staged records file.
+func (w *RunWriter) RecordsPath() string { return w.records.Name() }
+
 // Commit finishes the records and moves the run into place: every file
 // and directory is synced before the rename (StagedDir.Publish).
 func (w *RunWriter) Commit() error {
@@ -236,13 +260,9 @@ func (w *RunWriter) Commit() error {
 		return errors.New("run already committed or aborted")
 	}
 	w.done = true
-	err := w.rw.Close()
-	if cerr := w.records.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := w.CloseRecords(); err != nil {
 		w.sd.Discard()
-		return fmt.Errorf("write records: %w", err)
+		return err
 	}
 	if err := w.sd.Publish(true); err != nil {
 		return fmt.Errorf("create run: %w", err)
@@ -256,6 +276,8 @@ func (w *RunWriter) Abort() {
 		return
 	}
 	w.done = true
-	w.records.Close()
+	if !w.recordsClosed {
+		w.records.Close()
+	}
 	w.sd.Discard()
 }

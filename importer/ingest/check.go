@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"io"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,7 +12,7 @@ import (
 // fillPeakConcurrency sets the concurrency of every concurrency-mode point
 // that the files did not state to the peak number of requests in flight
 // among its records, and says so in source.derived.
-func fillPeakConcurrency(res *Result) {
+func fillPeakConcurrency(res *Result, facts *RecordFacts) {
 	m := &res.Manifest
 	if m.Load.Mode != schema.ModeConcurrency {
 		return
@@ -26,10 +27,8 @@ func fillPeakConcurrency(res *Result) {
 			d int
 		}
 		var evs []ev
-		for _, r := range res.Records {
-			if r.Point == p.Name {
-				evs = append(evs, ev{r.SentNS, +1}, ev{r.EndNS, -1})
-			}
+		for _, r := range facts.spans[p.Name] {
+			evs = append(evs, ev{r[0], +1}, ev{r[1], -1})
 		}
 		sort.Slice(evs, func(a, b int) bool {
 			if evs[a].t != evs[b].t {
@@ -52,18 +51,14 @@ func fillPeakConcurrency(res *Result) {
 
 // fillWarmup declares a warmup when records are in the warmup phase but
 // the files stated none: the largest number of warmup records of a point.
-func fillWarmup(res *Result) {
+func fillWarmup(res *Result, facts *RecordFacts) {
 	m := &res.Manifest
 	if m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0 {
 		return
 	}
-	per := map[string]int{}
 	most := 0
-	for _, r := range res.Records {
-		if r.Phase == schema.PhaseWarmup {
-			per[r.Point]++
-			most = max(most, per[r.Point])
-		}
+	for _, n := range facts.warmup {
+		most = max(most, n)
 	}
 	if most > 0 {
 		m.Load.Warmup.Requests = most
@@ -77,6 +72,19 @@ func fillWarmup(res *Result) {
 // external-evidence reference (schema.Manifest.ExternalReference), as for
 // MLPerf.
 func Check(res *Result) error {
+	i := 0
+	return check(res, func() (*schema.Record, error) {
+		if i == len(res.Records) {
+			return nil, io.EOF
+		}
+		i++
+		return &res.Records[i-1], nil
+	})
+}
+
+// check is Check with the records read from next, which returns io.EOF
+// after the last.
+func check(res *Result, next func() (*schema.Record, error)) error {
 	m := &res.Manifest
 	var ps []schema.Problem
 	ps = append(ps, schema.ValidateManifest(m, schema.ManifestFile)...)
@@ -84,11 +92,15 @@ func Check(res *Result) error {
 		ps = append(ps, schema.ValidateClaims(res.Claims, m, schema.ClaimsFile)...)
 	}
 	rc := schema.NewRecordChecker(m)
-	for i := range res.Records {
-		ps = append(ps, rc.Check(schema.RecordsFile, i+1, &res.Records[i])...)
-		if len(ps) > 50 {
+	for line := 1; len(ps) <= 50; line++ {
+		rec, err := next()
+		if err == io.EOF {
 			break
 		}
+		if err != nil {
+			return err
+		}
+		ps = append(ps, rc.Check(schema.RecordsFile, line, rec)...)
 	}
 	ps = append(ps, rc.Finish()...)
 	if len(ps) == 0 {

@@ -36,6 +36,12 @@ type Result struct {
 	Manifest schema.Manifest
 	Records  []schema.Record
 	Claims   *schema.Claims
+	// Facts are what was kept of the records an importer emitted instead
+	// of returning them (WriteStream sets it); nil when all are in
+	// Records.
+	Facts *RecordFacts
+	// Written is the number of records WriteStream wrote.
+	Written int64
 	// Warnings are non-fatal findings the user must see (e.g. credentials
 	// redacted from the input files).
 	Warnings []string

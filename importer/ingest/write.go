@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -40,24 +39,38 @@ func RunID(tool string, files []File) string {
 // recomputes manifest.unknown, then validates the whole result in memory
 // (Check).
 func Finish(res *Result, tool string, files []File, opts WriteOptions) error {
+	if err := finishManifest(res, tool, files, opts); err != nil {
+		return err
+	}
+	return invalidRun(Check(res), opts)
+}
+
+// finishManifest is Finish without the validation: FromFiles, then the
+// publisher's overlay.
+func finishManifest(res *Result, tool string, files []File, opts WriteOptions) error {
 	if err := FromFiles(res, tool, files); err != nil {
 		return err
 	}
-	m := &res.Manifest
 	if len(opts.Overlay) > 0 || len(opts.Set) > 0 {
-		if err := ApplyOverlay(m, opts.Overlay, opts.Set); err != nil {
+		if err := ApplyOverlay(&res.Manifest, opts.Overlay, opts.Set); err != nil {
 			return err
 		}
 	}
-	if err := Check(res); err != nil {
-		err = fmt.Errorf("imported run is not valid: %w", err)
-		if len(opts.Overlay) == 0 && len(opts.Set) == 0 {
-			// Nothing but the files made it: they are bad input.
-			err = badInput{err}
-		}
-		return err
-	}
 	return nil
+}
+
+// invalidRun wraps a validation error of the finished run (nil stays
+// nil); without an overlay it is bad input, as nothing but the files made
+// the run.
+func invalidRun(err error, opts WriteOptions) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("imported run is not valid: %w", err)
+	if len(opts.Overlay) == 0 && len(opts.Set) == 0 {
+		err = badInput{err}
+	}
+	return err
 }
 
 // FromFiles completes a parsed result with everything an import derives
@@ -87,8 +100,9 @@ func FromFiles(res *Result, tool string, files []File) error {
 			OriginalSHA256: f.OriginalSHA256, Redactions: f.Redactions})
 	}
 	sort.Slice(m.Source.Files, func(i, j int) bool { return m.Source.Files[i].Name < m.Source.Files[j].Name })
-	fillPeakConcurrency(res)
-	fillWarmup(res)
+	facts := factsOf(res)
+	fillPeakConcurrency(res, facts)
+	fillWarmup(res, facts)
 	if m.EpochUnixNS <= 0 {
 		// The files do not say when the run took place: declared unknown,
 		// never invented.
@@ -103,47 +117,12 @@ func FromFiles(res *Result, tool string, files []File) error {
 	return FillUnknown(m)
 }
 
-// Write writes res as a run directory at dest, with the original files
-// byte-for-byte under attachments/. It calls Finish first. The run is
-// built in a temporary sibling directory and moved into place only when
-// complete: on any error nothing is left at dest.
-func Write(dest, tool string, files []File, res *Result, opts WriteOptions) (err error) {
-	if err := Finish(res, tool, files, opts); err != nil {
-		return err
-	}
-	w, err := schema.CreateRun(dest, opts.Compress)
-	if err != nil {
-		return err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			w.Abort()
-		}
-	}()
-	if err := w.SetManifest(&res.Manifest); err != nil {
-		return err
-	}
-	if res.Claims != nil {
-		if err := w.SetClaims(res.Claims); err != nil {
-			return err
-		}
-	}
-	for i := range res.Records {
-		if err := w.WriteRecord(&res.Records[i]); err != nil {
-			return fmt.Errorf("write record %d: %w", i, err)
-		}
-	}
-	for _, f := range files {
-		if _, _, err := w.AddAttachment(path.Base(f.Name), bytes.NewReader(f.Data)); err != nil {
-			return err
-		}
-	}
-	if err := w.Commit(); err != nil {
-		return err
-	}
-	committed = true
-	return nil
+// Write writes res, whose records are in memory, as a run directory at
+// dest, with the original files byte-for-byte under attachments/, as
+// WriteStream does. On any error nothing is left at dest.
+func Write(dest, tool string, files []File, res *Result, opts WriteOptions) error {
+	_, err := WriteStream(dest, tool, files, func([]File, RecordFunc) (*Result, error) { return res, nil }, opts)
+	return err
 }
 
 // badInput marks an error caused by the input files alone.

@@ -98,6 +98,6 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 		}
 	}
 	fmt.Fprintf(io.Out, "imported %s: %d records, %d load points, %d claims (%d not recomputable), %d unknown fields -> %s\n",
-		tool, len(res.Records), len(res.Manifest.Load.Points), claims, notRecomputable, len(res.Manifest.Unknown), o.out)
+		tool, res.Written, len(res.Manifest.Load.Points), claims, notRecomputable, len(res.Manifest.Unknown), o.out)
 	return nil
 }
