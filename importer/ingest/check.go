@@ -1,8 +1,8 @@
 package ingest
 
 import (
-	"io"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
