@@ -1,8 +1,10 @@
 package schema
 
 import (
+	"cmp"
 	"fmt"
 	"path"
+	"slices"
 )
 
 // Prefix-cache states of a point × repeat (manifest.server_state.points[]
@@ -134,9 +136,13 @@ func validateServerState(ps *problems, m *Manifest) {
 			ps.add("server_state.fresh.source", "must be %s, got %q", quoteList(StateMeasured, StateDeclared), f.Source)
 		}
 	}
+	timed := m.Provenance.Field(FieldSent).Usable() && m.Provenance.Field(FieldEnd).Usable()
 	seen := map[string]bool{}
 	for i, p := range ss.Points {
 		f := fmt.Sprintf("server_state.points[%d]", i)
+		if p.PrefixCacheSource == StateReset && !timed {
+			ps.add(f+".prefix_cache_source", "reset: an empty cache of source reset needs measured sent_ns and end_ns, to show the reset came after every earlier request ended and before the point's first")
+		}
 		declared := false
 		for _, pt := range m.Load.Points {
 			declared = declared || pt.Name == p.Point
@@ -216,9 +222,15 @@ func UnverifiedServerState(m *Manifest) []string {
 
 // stateCheck checks records against manifest.server_state: a reset that
 // makes a point's cache empty ended before the point's first request was
-// sent, and a point's warmup_ns is not shorter than its warmup records'
-// span (first send to last end).
+// sent and started after every request sent before it had ended (one
+// still running could refill the cache), and a point's warmup_ns is not
+// shorter than its warmup records' span (first send to last end).
 type stateCheck struct {
+	// resets are the resets behind an empty cache of source reset, by
+	// start time; overlap holds, per entry of server_state.points, the
+	// first record found in flight when its reset started.
+	resets  []resetStart
+	overlap map[int]*inFlight
 	// per cell (point index × repeats + repeat): the entry's index in
 	// server_state.points, -1 when none.
 	entry          []int
@@ -245,10 +257,39 @@ func newStateCheck(m *Manifest, points map[string]int, repeats int) *stateCheck 
 			s.entry[pi*repeats+p.Repeat] = i
 		}
 	}
+	for i, p := range ss.Points {
+		if p.PrefixCacheSource == StateReset && p.Reset != nil {
+			s.resets = append(s.resets, resetStart{at: p.Reset.AtNS, entry: i})
+		}
+	}
+	slices.SortStableFunc(s.resets, func(a, b resetStart) int { return cmp.Compare(a.at, b.at) })
 	return s
 }
 
+// inFlight is a record that was running when a reset started.
+type inFlight struct {
+	id, point string
+	repeat    int
+	sent, end int64
+}
+
+// resetStart is when the reset of server_state.points[entry] started.
+type resetStart struct {
+	at    int64
+	entry int
+}
+
 func (s *stateCheck) add(cell int, rec *Record) {
+	// The first reset to start after rec was sent: rec overlaps it when
+	// it ended later (a later reset can then only be flagged by another
+	// record, which suffices: the run is invalid either way).
+	if j, _ := slices.BinarySearchFunc(s.resets, rec.SentNS+1, func(r resetStart, t int64) int { return cmp.Compare(r.at, t) }); j < len(s.resets) &&
+		s.resets[j].at < rec.EndNS && s.overlap[s.resets[j].entry] == nil {
+		if s.overlap == nil {
+			s.overlap = map[int]*inFlight{}
+		}
+		s.overlap[s.resets[j].entry] = &inFlight{id: rec.ID, point: rec.Point, repeat: rec.Repeat, sent: rec.SentNS, end: rec.EndNS}
+	}
 	if !s.seen[cell] || rec.SentNS < s.firstSent[cell] {
 		s.firstSent[cell], s.seen[cell] = rec.SentNS, true
 	}
@@ -273,6 +314,10 @@ func (s *stateCheck) finish(m *Manifest, add func(field, format string, args ...
 		f := fmt.Sprintf("server_state.points[%d]", i)
 		if r := p.Reset; r != nil && p.PrefixCacheSource == StateReset && s.seen[cell] && s.firstSent[cell] < r.DoneNS {
 			add(f+".reset", "ended at %d, after the point's first request was sent at %d: the cache was not shown empty for it", r.DoneNS, s.firstSent[cell])
+		}
+		if r := s.overlap[i]; r != nil {
+			add(f+".reset", "started at %d while record id %q (point %s repeat %d, sent at %d) was still in flight until %d: a request running after the reset can refill the cache, so it was not shown empty",
+				p.Reset.AtNS, r.id, r.point, r.repeat, r.sent, r.end)
 		}
 		if w := p.WarmupNS; w != nil && s.warmSeen[cell] && s.warmEnd[cell]-s.warmFirst[cell] > *w {
 			add(f+".warmup_ns", "%d is shorter than the span of its warmup records (%d, first send to last end)", *w, s.warmEnd[cell]-s.warmFirst[cell])

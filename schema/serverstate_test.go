@@ -1,7 +1,10 @@
 package schema_test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,4 +56,77 @@ func TestServerStateIsCheckedAgainstItselfAndTheRecords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestResetMustFollowEveryEarlierRequest: an empty cache of source reset
+// is refused when a request of an earlier point was still running after
+// the reset started (it can refill the cache), and when the run cannot
+// show it (no measured sent_ns/end_ns).
+func TestResetMustFollowEveryEarlierRequest(t *testing.T) {
+	dir := baseRun(t, false)
+	recs := readRecords(t, dir)
+	// The last record of c1 repeat 0 to end, and c1 repeat 1's first send.
+	var last map[string]any
+	first := int64(1) << 62
+	for _, r := range recs {
+		if r["point"] == "c1" && r["repeat"] == 0.0 && (last == nil || r["end_ns"].(float64) > last["end_ns"].(float64)) {
+			last = r
+		}
+		if r["point"] == "c1" && r["repeat"] == 1.0 {
+			first = min(first, int64(r["sent_ns"].(float64)))
+		}
+	}
+	end := int64(last["end_ns"].(float64))
+	if end > first {
+		t.Fatalf("fixture: repeat 1 starts (%d) before repeat 0 ends (%d)", first, end)
+	}
+	reset := func(at int64) map[string]any {
+		return map[string]any{"points": []any{map[string]any{"point": "c1", "repeat": 1, "prefix_cache": "empty", "prefix_cache_source": "reset",
+			"reset": map[string]any{"at_ns": at, "done_ns": at, "ok": true, "calls": []any{map[string]any{"path": "/reset_prefix_cache", "status": 200}}}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"a reset after the previous point ended", func(m map[string]any) { m["server_state"] = reset(end) }, ""},
+		{"a reset while the previous point's last request ran", func(m map[string]any) { m["server_state"] = reset(end - 1) },
+			"was still in flight until " + strconv.FormatInt(end, 10)},
+		{"a reset in a run without measured end times", func(m map[string]any) {
+			m["server_state"] = reset(end)
+			m["provenance"] = map[string]any{"fields": map[string]any{"end_ns": map[string]any{"status": "absent", "how": "not measured"}}}
+		}, "needs measured sent_ns and end_ns"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := filepath.Join(t.TempDir(), "run")
+			if err := os.CopyFS(d, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			editJSON(t, filepath.Join(d, schema.ManifestFile), tc.edit)
+			err := schema.ValidateRunDir(d, 20)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid reset rejected: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err %v, want a problem saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func readRecords(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, schema.RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }

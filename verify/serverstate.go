@@ -16,8 +16,8 @@ import (
 // unverified warnings. A measured fresh start is re-read from its stored
 // scrape: its digest, and the engine's counters in it, must be what the
 // manifest says. (Schema validation already ties an empty cache of source
-// reset to a recorded successful reset that ended before the point's
-// first request.)
+// reset to a recorded successful reset that started after every earlier
+// request ended and ended before the point's first request.)
 func checkServerState(b *artifact.Bundle, res *Result) error {
 	m := b.Manifest()
 	for _, u := range schema.UnverifiedServerState(m) {
