@@ -121,7 +121,7 @@ func (a *aiperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	// benchmark_duration = max_response_timestamp − min_request_timestamp
 	// (epoch ns, exact as integers) when the records carry them, else the
 	// span of the records' times.
-	dur := math.NaN()
+	var dur float64
 	if a.haveNS {
 		dur = float64(a.endNS - a.startNS)
 	} else {

@@ -101,7 +101,7 @@ func (r *vllmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	r.numpyDists(pr)
 	// duration is the harness wall clock when stored, else the span of
 	// the records' times.
-	dur := math.NaN()
+	var dur float64
 	if r.duration > 0 {
 		dur = r.duration
 	} else {
