@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -12,8 +13,11 @@ import (
 // sink appends records to records.jsonl as requests finish. Records are
 // encoded by the goroutine that finished the request, gathered in memory
 // and written by one flusher goroutine every interval (or sooner when a
-// megabyte is pending), always as whole lines in one write call, so a
-// killed process leaves only complete lines behind.
+// megabyte is pending). A killed process may leave a torn last line (a
+// large buffer is not written atomically); a write that fails or is cut
+// short (a full disk, a file-size limit) is undone: the file is truncated
+// back to the end of the last complete line and no further records are
+// written, so the run kept is valid and marked incomplete.
 //
 // The memory it holds is bounded: when max bytes are pending (the disk is
 // slower than the load), add waits for the flusher to take them. Waiting
@@ -21,14 +25,18 @@ import (
 // in the records rather than as a process that grows until it is killed.
 type sink struct {
 	f        *os.File
+	write    func([]byte) (int, error) // f.Write; tests replace it
 	mu       sync.Mutex
 	room     *sync.Cond // signalled when the flusher takes the buffer
 	max      int
 	waits    int64 // times add waited for room, for tests
 	closing  bool  // set by close: add no longer waits
 	buf      []byte
+	bufN     int64 // records in buf
 	spare    []byte
-	n        int64
+	n        int64 // records written completely
+	written  int64 // bytes written, always at a line end
+	failed   bool  // a write failed: records are no longer kept
 	err      error
 	kick     chan struct{}
 	stop     chan struct{}
@@ -55,7 +63,7 @@ func newSinkFile(f *os.File, interval time.Duration) *sink {
 	if interval <= 0 {
 		interval = 200 * time.Millisecond
 	}
-	s := &sink{f: f, max: sinkMaxBytes, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
+	s := &sink{f: f, write: f.Write, max: sinkMaxBytes, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), interval: interval}
 	s.room = sync.NewCond(&s.mu)
 	go s.loop()
 	return s
@@ -89,8 +97,14 @@ func (s *sink) add(rec *schema.Record) {
 		}
 		s.room.Wait()
 	}
+	if s.failed {
+		s.mu.Unlock()
+		*bp = b
+		s.encPool.Put(bp)
+		return
+	}
 	s.buf = append(s.buf, b...)
-	s.n++
+	s.bufN++
 	big := len(s.buf) >= sinkKickBytes
 	s.mu.Unlock()
 	*bp = b
@@ -119,22 +133,38 @@ func (s *sink) loop() {
 	}
 }
 
-// flush writes what is pending. Only the flusher goroutine calls it.
+// flush writes what is pending. Only the flusher goroutine calls it. A
+// write that fails or is cut short is undone (truncated back to the last
+// complete line) and fails the sink: later records are dropped.
 func (s *sink) flush() {
 	s.mu.Lock()
-	b := s.buf
-	s.buf = s.spare[:0]
+	b, n := s.buf, s.bufN
+	s.buf, s.bufN = s.spare[:0], 0
 	s.room.Broadcast()
 	s.mu.Unlock()
 	if len(b) > 0 {
-		_, err := s.f.Write(b)
-		if err != nil {
-			s.mu.Lock()
+		w, err := s.write(b)
+		if err == nil && w < len(b) {
+			err = io.ErrShortWrite
+		}
+		s.mu.Lock()
+		if err == nil {
+			s.written += int64(w)
+			s.n += n
+		} else {
+			s.failed = true
+			s.buf, s.bufN = nil, 0
+			s.room.Broadcast()
 			if s.err == nil {
 				s.err = fmt.Errorf("write records: %w", err)
 			}
-			s.mu.Unlock()
+			if w > 0 {
+				if terr := s.f.Truncate(s.written); terr != nil {
+					s.err = fmt.Errorf("%w; removing the torn line: %w", s.err, terr)
+				}
+			}
 		}
+		s.mu.Unlock()
 	}
 	s.spare = b[:0]
 	if cap(s.spare) > 16<<20 {
@@ -142,7 +172,7 @@ func (s *sink) flush() {
 	}
 }
 
-// count returns the number of records added.
+// count returns the number of records written completely to the file.
 func (s *sink) count() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,8 +3,11 @@ package capture
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,5 +73,75 @@ func TestSinkBoundsMemory(t *testing.T) {
 		if rec.ID != strconv.Itoa(i) {
 			t.Fatalf("line %d holds record %s, want %d", i+1, rec.ID, i)
 		}
+	}
+}
+
+// TestSinkShortWriteLeavesWholeLines: a write cut short in the middle of
+// the buffer (a full disk, a file-size limit) is undone back to the last
+// complete line, and no record is written after it, so records.jsonl holds
+// only whole records and count says how many.
+func TestSinkShortWriteLeavesWholeLines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail func(f *os.File, b []byte) (int, error)
+	}{
+		{"short", func(f *os.File, b []byte) (int, error) { return f.Write(b[:len(b)/2]) }},
+		{"error", func(f *os.File, b []byte) (int, error) {
+			n, _ := f.Write(b[:len(b)/3])
+			return n, syscall.ENOSPC
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), schema.RecordsFile)
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := newSinkFile(f, time.Hour)
+			writes := 0
+			s.write = func(b []byte) (int, error) {
+				writes++
+				if writes == 2 {
+					return tc.fail(f, b)
+				}
+				return f.Write(b)
+			}
+			rec := func(i int) *schema.Record {
+				return &schema.Record{ID: strconv.Itoa(i), Status: schema.StatusOK, ChunksNS: []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+			}
+			for i := range 10 {
+				s.add(rec(i))
+			}
+			s.flush() // write 1: complete
+			for i := 10; i < 30; i++ {
+				s.add(rec(i))
+			}
+			s.flush() // write 2: cut short
+			for i := 30; i < 40; i++ {
+				s.add(rec(i))
+			}
+			if err := s.close(); err == nil {
+				t.Fatal("close after a failed write returned no error")
+			}
+			if writes != 2 {
+				t.Errorf("%d writes; want none after the failed one", writes)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) == 0 || data[len(data)-1] != '\n' {
+				t.Fatalf("records.jsonl ends in a torn line: %q", data[max(0, len(data)-40):])
+			}
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			if len(lines) != 10 || s.count() != 10 {
+				t.Fatalf("%d lines, count %d; want the 10 written before the failure", len(lines), s.count())
+			}
+			for i, l := range lines {
+				if _, err := schema.DecodeRecord([]byte(l)); err != nil {
+					t.Fatalf("line %d: %v", i+1, err)
+				}
+			}
+		})
 	}
 }
