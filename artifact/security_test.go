@@ -328,3 +328,23 @@ func TestOpenRejectsLenientTars(t *testing.T) {
 		})
 	}
 }
+
+// A tar cut inside an entry says so, not "bad size".
+func TestOpenNamesATruncatedTar(t *testing.T) {
+	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b.tar"), artifacttest.RunOptions{})
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(t.TempDir(), "cut.tar")
+	os.WriteFile(q, good[:len(good)/2], 0o644)
+	b, err := artifact.Open(q)
+	if err == nil {
+		b.Close()
+		t.Fatal("opened a truncated tar")
+	}
+	wantInvalid(t, err, artifact.CheckContainer)
+	if !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("error %q does not say the archive is truncated", err)
+	}
+}

@@ -218,8 +218,11 @@ func indexTar(f *os.File) (*tarSource, error) {
 		if err := checkLayoutName(name); err != nil {
 			return nil, err
 		}
-		if hdr.Size < 0 || hdr.Size > MaxBlobSize || cr.pos+hdr.Size > total {
-			return nil, fmt.Errorf("tar entry %q: bad size %d", hdr.Name, hdr.Size)
+		switch {
+		case hdr.Size < 0 || hdr.Size > MaxBlobSize:
+			return nil, fmt.Errorf("tar entry %q: size %d out of range (0 to %d bytes)", hdr.Name, hdr.Size, MaxBlobSize)
+		case cr.pos+hdr.Size > total:
+			return nil, fmt.Errorf("tar entry %q: the archive is truncated: the entry declares %d bytes, only %d follow its header", hdr.Name, hdr.Size, total-cr.pos)
 		}
 		ts.files[name] = tarEntry{off: cr.pos, size: hdr.Size}
 		ts.list = append(ts.list, name)

@@ -81,3 +81,34 @@ func TestDurationPhaseCutShortIsMissingWork(t *testing.T) {
 		}
 	}
 }
+
+// A problem Finish finds across the records of several files (a bundle's
+// shards) names no single file: it used to name the shard read last,
+// which was not the one at fault (attack finding).
+func TestFinishProblemsAcrossShardsNameNoShard(t *testing.T) {
+	m := &Manifest{Load: Load{Mode: ModeConcurrency, Repeats: 1,
+		Points: []Point{{Name: "a", Concurrency: 1, Requests: 2}, {Name: "b", Concurrency: 1, Requests: 2}}}}
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{RecordsFile, RecordsFile}, RecordsFile + ": "},
+		{[]string{"records/a/0.jsonl.zst", "records/b/0.jsonl.zst"}, "records: "},
+	} {
+		c := NewRecordChecker(m)
+		for i, f := range tc.files {
+			// Point b holds one record of the two declared.
+			p := []string{"a", "b"}[i]
+			for k := range 2 - i {
+				r := &Record{ID: p + strconv.Itoa(k), Point: p, Phase: PhaseMeasure, Status: StatusOK, SentNS: 1, EndNS: 2, ChunksNS: []int64{1}, OutputTokens: 1}
+				if ps := c.Check(f, k+1, r); len(ps) > 0 {
+					t.Fatal(ps)
+				}
+			}
+		}
+		ps := c.Finish()
+		if len(ps) == 0 || !strings.HasPrefix(ps[0].String(), tc.want) {
+			t.Errorf("files %v: Finish problems %v, want them to start %q", tc.files, ps, tc.want)
+		}
+	}
+}

@@ -29,7 +29,10 @@ type RecordChecker struct {
 	warmed   []int64 // warmup records, indexed as measured
 	gen      []genCell
 	lastFile string
-	sum      RunSummary
+	// manyFiles: the records came from several files (a bundle's
+	// shards), so a problem across records names no single one.
+	manyFiles bool
+	sum       RunSummary
 	// absent holds the record fields manifest.provenance declares absent
 	// that a record could carry: a record must then not hold them.
 	noSched, noChunkTokens bool
@@ -148,6 +151,9 @@ func (c *RecordChecker) Summary() RunSummary { return c.sum }
 // the problems), and returns its problems.
 func (c *RecordChecker) Check(file string, line int, rec *Record) []Problem {
 	var ps []Problem
+	if c.lastFile != "" && file != c.lastFile {
+		c.manyFiles = true
+	}
 	c.lastFile = file
 	c.check(line, rec, func(field, format string, args ...any) {
 		if formatHook != nil {
@@ -361,7 +367,12 @@ func (c *RecordChecker) checkTimeout(rec *Record, add func(field, format string,
 // no declared work is missing (see checkCompleteness).
 func (c *RecordChecker) Finish() []Problem {
 	file := c.lastFile
-	if file == "" {
+	switch {
+	case c.manyFiles:
+		// A problem found across all records (a count, a missing
+		// shard, a request moved) is not about the file read last.
+		file = "records"
+	case file == "":
 		file = RecordsFile
 	}
 	var ps []Problem

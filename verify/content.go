@@ -175,16 +175,28 @@ type shardCount struct{ measure, warmup int64 }
 // shard outside the plan, measured records in each, warmup records when
 // warmup was declared, and record counts that add up to the predicate's.
 func consistency(b *artifact.Bundle, m *schema.Manifest, counts map[string]*shardCount) *blobErr {
-	declared := map[string]bool{}
-	for _, p := range m.Load.Points {
-		declared[p.Name] = true
+	declared := map[string]int{} // point name → index
+	for i, p := range m.Load.Points {
+		if _, dup := declared[p.Name]; !dup {
+			declared[p.Name] = i
+		}
 	}
 	repeats := max(m.Load.Repeats, 1)
 	have := map[string]artifact.Layer{}
 	var total int64
+	prev := -1
 	for _, l := range b.RecordLayers() {
-		if !declared[l.Point] || l.Repeat >= repeats {
+		pi, ok := declared[l.Point]
+		if !ok || l.Repeat >= repeats {
 			return &blobErr{l.Title, fmt.Errorf("shard of point %q repeat %d is outside the plan (%d points, %d repeats)", l.Point, l.Repeat, len(m.Load.Points), repeats)}
+		}
+		// The records are the run's only in this order: points as the
+		// manifest lists them, then repeats ascending (what pack
+		// writes and unpack reads back).
+		if rank := pi*repeats + l.Repeat; rank <= prev {
+			return &blobErr{l.Title, fmt.Errorf("shard of point %q repeat %d is out of order: record shards follow the manifest's point order, then repeats ascending", l.Point, l.Repeat)}
+		} else {
+			prev = rank
 		}
 		have[fmt.Sprintf("%s\x00%d", l.Point, l.Repeat)] = l
 		total += l.Records

@@ -159,3 +159,44 @@ func TestVerifyReadsEachStoredBlobOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyRejectsRecordShardsOutOfOrder: record shards follow the
+// manifest's point order, then repeats ascending; a bundle whose shards
+// were reordered (each intact, re-signed) holds the run's records in
+// another order than the run's, and unpack would give that order back.
+func TestVerifyRejectsRecordShardsOutOfOrder(t *testing.T) {
+	for name, swap := range map[string][2]int{
+		"repeats swapped": {0, 1}, // point 0 repeat 0 ↔ point 0 repeat 1
+		"points swapped":  {0, 2}, // point 0 repeat 0 ↔ point 1 repeat 0
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+			b, err := artifact.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := -1
+			for i, l := range b.Layers() {
+				if l.Kind == artifact.KindRecords {
+					first = i
+					break
+				}
+			}
+			b.Close()
+			i, j := first+swap[0], first+swap[1]
+			artifacttest.EditLayout(t, p, nil, func(m map[string]any) {
+				ls := m["layers"].([]any)
+				ls[i], ls[j] = ls[j], ls[i]
+			})
+			sig := artifacttest.SignStatementOf(t, p)
+			v := newVerifier(t, []*artifact.PublicKey{artifacttest.Publisher(t).Public()})
+			res, err := v.Verify(context.Background(), p, verify.Policy{Detached: [][]byte{sig}})
+			if err == nil || res.Verified {
+				t.Fatal("VERIFIED a bundle whose record shards are out of order")
+			}
+			if c := res.Check(verify.CheckConsistency); c == nil || c.Status != verify.StatusFailed || !strings.Contains(c.Reason, "out of order") {
+				t.Errorf("want the consistency check to fail naming the order, got %+v", c)
+			}
+		})
+	}
+}

@@ -125,7 +125,7 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 		}
 		fmt.Fprintf(w, "claims     %d (definitions %s)\n", n, c.Definitions)
 	}
-	fmt.Fprintf(w, "\nlayers (%d)\n", len(b.Layers()))
+	fmt.Fprintf(w, "\nlayers (%d; their bytes are NOT read or checked here: run verify)\n", len(b.Layers()))
 	for _, l := range b.Layers() {
 		fmt.Fprintf(w, "  %-36s %10d bytes", l.Title, l.Descriptor.Size)
 		if l.Compressed {

@@ -182,10 +182,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 // openRunOrBundle opens a run directory (one holding manifest.json) or a
 // bundle (a layout directory or tar file).
 // invalidAsRejected maps bad input (a manifest beyond the limits, a record
-// line too long), whether found while opening the run or while replaying
-// it, to exit 3, as validate says; other errors pass through.
+// line too long, a damaged bundle), whether found while opening the run or
+// while replaying it, to exit 3, as validate and verify say; other errors
+// pass through.
 func invalidAsRejected(err error) error {
-	if errors.Is(err, schema.ErrInvalid) {
+	if errors.Is(err, schema.ErrInvalid) || errors.Is(err, artifact.ErrInvalid) {
 		return rejected(err)
 	}
 	return err
@@ -207,7 +208,7 @@ func openRunOrBundle(path string) (schema.Run, func(), error) {
 	}
 	b, err := artifact.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, func() { b.Close() }, nil
 }
