@@ -266,6 +266,9 @@ func (s *batchStore) keep(rec *schema.Record) *schema.Record {
 	if rec.Item != nil {
 		rec.Item = s.val(*rec.Item)
 	}
+	if rec.Shard != nil {
+		rec.Shard = s.val(*rec.Shard)
+	}
 	if rec.ScheduledNS != nil {
 		rec.ScheduledNS = s.val(*rec.ScheduledNS)
 	}
@@ -283,7 +286,7 @@ func (s *batchStore) ints64(v []int64) []int64 {
 
 func (s *batchStore) val(v int64) *int64 {
 	if len(s.vals) == cap(s.vals) {
-		s.vals = make([]int64, 0, 2*slabRecords)
+		s.vals = make([]int64, 0, 3*slabRecords)
 	}
 	s.vals = append(s.vals, v)
 	return &s.vals[len(s.vals)-1]

@@ -36,8 +36,8 @@ type recordBatch struct {
 }
 
 type batchSlot struct {
-	rec         schema.Record
-	item, sched int64
+	rec                schema.Record
+	item, shard, sched int64
 }
 
 // recordStream reads an iterator in its own goroutine.
@@ -151,6 +151,10 @@ func (b *recordBatch) fill(it schema.RecordIterator, into recordInto) {
 		if rec.Item != nil {
 			sl.item = *rec.Item
 			rec.Item = &sl.item
+		}
+		if rec.Shard != nil {
+			sl.shard = *rec.Shard
+			rec.Shard = &sl.shard
 		}
 		if rec.ScheduledNS != nil {
 			sl.sched = *rec.ScheduledNS
