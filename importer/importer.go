@@ -51,7 +51,7 @@ func inMemory(tool, files string, parse ParseFunc) Importer {
 }
 
 var registry = map[string]Importer{
-	aiperf.Tool:        inMemory(aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Parse),
+	aiperf.Tool:        streamed(aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Stream),
 	genaiperf.Tool:     inMemory(genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Parse),
 	vllm.Tool:          inMemory(vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
 	sglang.Tool:        inMemory(sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Parse),
@@ -90,7 +90,13 @@ func ReadFiles(paths []string) ([]ingest.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read input: %w", err)
 		}
-		b, err := io.ReadAll(io.LimitReader(f, ingest.MaxFileSize+1))
+		// Sized from the file's length: io.ReadAll alone would hold up to
+		// twice the file while its buffer grows.
+		var b []byte
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= ingest.MaxFileSize {
+			b = make([]byte, 0, st.Size()+1)
+		}
+		b, err = readAll(io.LimitReader(f, ingest.MaxFileSize+1), b)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p, err)
@@ -101,6 +107,23 @@ func ReadFiles(paths []string) ([]ingest.File, error) {
 		out = append(out, ingest.File{Name: filepath.ToSlash(p), Data: b})
 	}
 	return out, nil
+}
+
+// readAll appends r's bytes to b until EOF.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // Import parses files with tool's importer and writes the run directory

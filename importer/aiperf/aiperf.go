@@ -90,29 +90,40 @@ func ParseExport(r io.Reader, name string) ([]Line, error) {
 
 func parseExport(data []byte, name string) ([]Line, error) {
 	var out []Line
-	for i, raw := range ingest.SplitLines(data) {
-		lineNo := i + 1
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
+	err := ingest.EachLine(data, func(lineNo, _ int, raw []byte) error {
+		l, ok, err := exportLine(name, lineNo, raw)
+		if ok {
+			l.Raw = append(json.RawMessage(nil), raw...)
+			out = append(out, l)
 		}
-		var l Line
-		if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
-			return nil, err
-		}
-		if l.Metrics == nil && l.Error == nil {
-			return nil, ingest.RecordErrorf(name, lineNo, lineNo-1, "metrics", "missing: not an AIPerf profile_export.jsonl record")
-		}
-		if _, err := l.start(); err != nil {
-			return nil, ingest.RecordErrorf(name, lineNo, lineNo-1, "metadata", "%v", err)
-		}
-		l.Raw = append(json.RawMessage(nil), raw...)
-		l.LineNo = lineNo
-		out = append(out, l)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, ingest.Errorf(name, "no records")
 	}
 	return out, nil
+}
+
+// exportLine decodes and checks line lineNo of profile_export.jsonl; ok
+// is false for a blank line. Raw is left unset.
+func exportLine(name string, lineNo int, raw []byte) (l Line, ok bool, err error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return l, false, nil
+	}
+	if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
+		return l, false, err
+	}
+	if l.Metrics == nil && l.Error == nil {
+		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metrics", "missing: not an AIPerf profile_export.jsonl record")
+	}
+	if _, err := l.start(); err != nil {
+		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metadata", "%v", err)
+	}
+	l.LineNo = lineNo
+	return l, true, nil
 }
 
 // Stats is one metric's block in profile_export_aiperf.json.
@@ -276,25 +287,36 @@ func ParseRaw(r io.Reader, name string) ([]RawLine, error) {
 
 func parseRaw(data []byte, name string) ([]RawLine, error) {
 	var out []RawLine
-	for i, raw := range ingest.SplitLines(data) {
-		lineNo := i + 1
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
+	err := ingest.EachLine(data, func(lineNo, _ int, raw []byte) error {
+		l, ok, err := rawLine(name, lineNo, raw)
+		if ok {
+			out = append(out, l)
 		}
-		var l RawLine
-		if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
-			return nil, err
-		}
-		if l.StartPerfNS == "" {
-			return nil, ingest.RecordErrorf(name, lineNo, lineNo-1, "start_perf_ns", "missing: not an AIPerf raw export record")
-		}
-		l.LineNo = lineNo
-		out = append(out, l)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, ingest.Errorf(name, "no records")
 	}
 	return out, nil
+}
+
+// rawLine decodes and checks line lineNo of profile_export_raw.jsonl; ok
+// is false for a blank line.
+func rawLine(name string, lineNo int, raw []byte) (l RawLine, ok bool, err error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return l, false, nil
+	}
+	if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
+		return l, false, err
+	}
+	if l.StartPerfNS == "" {
+		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "start_perf_ns", "missing: not an AIPerf raw export record")
+	}
+	l.LineNo = lineNo
+	return l, true, nil
 }
 
 // rawChunks returns the offsets (ns since start_perf_ns) of the responses
@@ -423,18 +445,26 @@ func status(e *ErrorDetails, cancelled bool) string {
 // no load; otherwise the point is named after its concurrency or rate.
 const PointName = "profile"
 
-// Parse builds an import from AIPerf files: profile_export.jsonl
-// (required), profile_export_aiperf.json (the tool's summary, turned into
-// claims) and profile_export_raw.jsonl (absolute per-chunk times).
-// Each file is recognised by its content.
+// Parse builds an import from AIPerf files with every record in memory
+// (Stream, collected).
 func Parse(files []ingest.File) (*ingest.Result, error) {
+	return ingest.Collect(Stream, files)
+}
+
+// Stream builds an import from AIPerf files: profile_export.jsonl
+// (required), profile_export_aiperf.json (the tool's summary, turned into
+// claims) and profile_export_raw.jsonl (absolute per-chunk times). Each
+// file is recognised by its content. The JSON Lines files are read line
+// by line and only where each line is and when it started are kept (48
+// bytes a line); each record is rebuilt from its line and passed to emit
+// in order of start. Lines are decoded three times: to check them, to
+// build and check every record in file order (so the first bad line is
+// the one reported), and to emit the records sorted by start.
+func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
 	var (
-		lines   []Line
-		linesOf string
-		sum     *Summary
-		sumOf   string
-		raws    []RawLine
-		rawOf   string
+		exp, raw *lineIndex
+		sum      *Summary
+		sumOf    string
 	)
 	for _, f := range files {
 		head := ingest.Sniff(f.Data, 4096)
@@ -444,23 +474,23 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 		case bytes.HasPrefix(head, []byte("Metric,")):
 			// The CSV twin of the summary: kept as an attachment only.
 		case head[0] == '{' && firstLineHas(f.Data, "start_perf_ns"):
-			if raws != nil {
-				return nil, ingest.Errorf(f.Name, "a second raw export (first was %s)", rawOf)
+			if raw != nil {
+				return nil, ingest.Errorf(f.Name, "a second raw export (first was %s)", raw.name)
 			}
-			r, err := parseRaw(f.Data, f.Name)
+			r, err := indexLines(f.Data, f.Name, true)
 			if err != nil {
 				return nil, err
 			}
-			raws, rawOf = r, f.Name
+			raw = r
 		case head[0] == '{' && firstLineHas(f.Data, "metadata"):
-			if lines != nil {
-				return nil, ingest.Errorf(f.Name, "a second profile_export.jsonl (first was %s)", linesOf)
+			if exp != nil {
+				return nil, ingest.Errorf(f.Name, "a second profile_export.jsonl (first was %s)", exp.name)
 			}
-			l, err := parseExport(f.Data, f.Name)
+			l, err := indexLines(f.Data, f.Name, false)
 			if err != nil {
 				return nil, err
 			}
-			lines, linesOf = l, f.Name
+			exp = l
 		case head[0] == '{':
 			if sum != nil {
 				return nil, ingest.Errorf(f.Name, "a second summary (first was %s)", sumOf)
@@ -474,48 +504,113 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 			return nil, ingest.Errorf(f.Name, "not an AIPerf export (expected profile_export.jsonl, profile_export_aiperf.json or profile_export_raw.jsonl)")
 		}
 	}
-	if lines == nil && raws == nil {
+	if exp == nil && raw == nil {
 		return nil, fmt.Errorf("import aiperf: %w: need profile_export.jsonl (or profile_export_raw.jsonl)", ingest.ErrNoFiles)
 	}
-	return build(lines, linesOf, sum, sumOf, raws, rawOf)
+	return build(exp, sum, sumOf, raw, emit)
 }
 
-// firstLineHas reports whether the first line of data is a JSON object
-// with the top-level key.
-func firstLineHas(data []byte, key string) bool {
-	line := data
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		line = data[:i]
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(line, &obj) != nil {
-		return false
-	}
-	_, ok := obj[key]
-	return ok
+// lineRef locates one checked line of a JSON Lines export.
+type lineRef struct {
+	off, n, lineNo int
+	start          int64
+	// startErr is why a raw export line has no start time.
+	startErr error
 }
 
-func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawLine, rawOf string) (*ingest.Result, error) {
-	rawByID := map[string]*RawLine{}
-	for i := range raws {
-		if id := raws[i].Metadata.XRequestID; id != "" {
-			rawByID[id] = &raws[i]
+// lineIndex is a checked JSON Lines export (profile_export.jsonl or, when
+// raw, profile_export_raw.jsonl) as where its lines are.
+type lineIndex struct {
+	name string
+	data []byte
+	refs []lineRef
+	raw  bool
+	// byID maps a raw export's request ids to their line (the last one
+	// with the id).
+	byID map[string]int
+}
+
+// indexLines checks every line of data as profile_export.jsonl (or, when
+// raw, profile_export_raw.jsonl) and keeps where each line is.
+func indexLines(data []byte, name string, raw bool) (*lineIndex, error) {
+	x := &lineIndex{name: name, data: data, raw: raw}
+	if raw {
+		x.byID = map[string]int{}
+	}
+	err := ingest.EachLine(data, func(lineNo, off int, b []byte) error {
+		ref := lineRef{off: off, n: len(b), lineNo: lineNo}
+		if raw {
+			l, ok, err := rawLine(name, lineNo, b)
+			if !ok {
+				return err
+			}
+			ref.start, ref.startErr = l.start()
+			if id := l.Metadata.XRequestID; id != "" {
+				x.byID[id] = len(x.refs)
+			}
+		} else {
+			l, ok, err := exportLine(name, lineNo, b)
+			if !ok {
+				return err
+			}
+			ref.start, _ = l.start()
 		}
+		x.refs = append(x.refs, ref)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if len(x.refs) == 0 {
+		return nil, ingest.Errorf(name, "no records")
+	}
+	return x, nil
+}
+
+// bytes returns line i.
+func (x *lineIndex) bytes(i int) []byte {
+	r := x.refs[i]
+	return x.data[r.off : r.off+r.n]
+}
+
+// line decodes line i of profile_export.jsonl; Raw aliases the file.
+func (x *lineIndex) line(i int) (Line, error) {
+	l, _, err := exportLine(x.name, x.refs[i].lineNo, x.bytes(i))
+	l.Raw = x.bytes(i)
+	return l, err
+}
+
+// rawLine decodes line i of profile_export_raw.jsonl.
+func (x *lineIndex) rawLine(i int) (RawLine, error) {
+	l, _, err := rawLine(x.name, x.refs[i].lineNo, x.bytes(i))
+	return l, err
+}
+
+// builder rebuilds records from the lines of an export.
+type builder struct {
+	linesOf      string
+	raw          *lineIndex
+	epoch        int64
+	point        string
+	nonStreaming bool
+}
+
+func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
 	// Epoch: the earliest request start.
 	epoch := int64(math.MaxInt64)
 	last := int64(math.MinInt64)
-	for i := range lines {
-		s, _ := lines[i].start()
-		epoch = min(epoch, s)
-	}
-	for i := range raws {
-		if len(lines) == 0 {
-			s, err := raws[i].start()
-			if err != nil {
-				return nil, ingest.RecordErrorf(rawOf, raws[i].LineNo, raws[i].LineNo-1, "metadata", "%v", err)
+	src := exp // the file whose lines are the records
+	if exp != nil {
+		for _, r := range exp.refs {
+			epoch = min(epoch, r.start)
+		}
+	} else {
+		src = raw
+		for _, r := range raw.refs {
+			if r.startErr != nil {
+				return nil, ingest.RecordErrorf(raw.name, r.lineNo, r.lineNo-1, "metadata", "%v", r.startErr)
 			}
-			epoch = min(epoch, s)
+			epoch = min(epoch, r.start)
 		}
 	}
 	point := PointName
@@ -533,181 +628,27 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 	// A record without a TTFT metric is only valid when the summary says
 	// the run was not streaming.
 	nonStreaming := sum != nil && sum.InputConfig.Endpoint.Streaming != nil && !*sum.InputConfig.Endpoint.Streaming
-	var recs []schema.Record
+	b := &builder{raw: raw, epoch: epoch, point: point, nonStreaming: nonStreaming}
+	if exp != nil {
+		b.linesOf = exp.name
+	}
+	// First every record is built and checked in file order, keeping
+	// nothing but the latest end and whether the raw export gave chunks.
 	usedRaw := false
-	for i := range lines {
-		l := &lines[i]
-		start, _ := l.start()
-		rec := schema.Record{
-			ID:     fmt.Sprintf("%s:%d", path.Base(linesOf), l.LineNo),
-			Point:  point,
-			Phase:  l.phase(),
-			SentNS: start - epoch,
-			Orig:   l.Raw,
-		}
-		if l.Metadata.XRequestID != "" {
-			rec.ID = l.Metadata.XRequestID
-		}
-		if v, ok, err := l.count(linesOf, "input_sequence_length"); err != nil {
-			return nil, err
-		} else if ok {
-			rec.InputTokens = v
-		} else if v, ok, err := l.count(linesOf, "error_isl"); err == nil && ok {
-			rec.InputTokens = v
-		}
-		endAbs := int64(0)
-		if l.Metadata.RequestEndNS != "" {
-			v, err := ingest.Int(l.Metadata.RequestEndNS)
-			if err != nil {
-				return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata.request_end_ns", "%v", err)
-			}
-			endAbs = v
-		}
-		if l.Error != nil {
-			rec.Status = status(l.Error, l.Metadata.WasCancelled)
-			rec.Error = strings.TrimSpace(l.Error.Type + ": " + l.Error.Message)
-			rec.ChunksNS = []int64{}
-			if endAbs == 0 && l.Metadata.CancellationTimeNS != "" {
-				if v, err := ingest.Int(l.Metadata.CancellationTimeNS); err == nil {
-					endAbs = v
-				}
-			}
-			if endAbs == 0 {
-				endAbs = start
-			}
-			if endAbs < start {
-				return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata", "request ends before it starts (negative duration)")
-			}
-			rec.EndNS = endAbs - epoch
-			last = max(last, endAbs)
-			recs = append(recs, rec)
-			continue
-		}
-		rec.Status = schema.StatusOK
-		lat, okLat, err := l.duration(linesOf, "request_latency")
+	for i := range src.refs {
+		_, end, fromRaw, err := b.record(src, i)
 		if err != nil {
 			return nil, err
 		}
-		if !okLat {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.request_latency", "missing")
-		}
-		ttftTag, okTTFT := firstTag(ttftTags, func(t string) bool { _, ok := l.Metrics[t]; return ok })
-		var ttft int64
-		if okTTFT {
-			if ttft, _, err = l.duration(linesOf, ttftTag); err != nil {
-				return nil, err
-			}
-		} else if !nonStreaming {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics", "no time-to-first-token metric (AIPerf writes it as %s): a streaming record cannot be rebuilt without it; if the run was not streaming, add profile_export_aiperf.json, which says so", strings.Join(ttftTags, " or "))
-		}
-		osl, okOSL, err := l.count(linesOf, "output_sequence_length")
-		if err != nil {
-			return nil, err
-		}
-		if !okOSL {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.output_sequence_length", "missing")
-		}
-		rec.OutputTokens = osl
-		fromRaw := false
-		gaps, okGaps, err := l.gaps(linesOf)
-		if err != nil {
-			return nil, err
-		}
-		if rl := rawByID[l.Metadata.XRequestID]; rl != nil {
-			ch, err := rawChunks(rl, rawOf)
-			if err != nil {
-				return nil, err
-			}
-			// Content chunks: those from the first token to the last.
-			var kept []int64
-			for _, c := range ch {
-				if (!okTTFT || c >= ttft) && c <= lat {
-					kept = append(kept, c)
-				}
-			}
-			if len(kept) > 0 {
-				rec.ChunksNS = kept
-				usedRaw, fromRaw = true, true
-			}
-		}
-		if rec.ChunksNS == nil {
-			switch {
-			case okTTFT && okGaps:
-				ch := make([]int64, 0, len(gaps)+1)
-				t := ttft
-				ch = append(ch, t)
-				for _, g := range gaps {
-					t += g
-					ch = append(ch, t)
-				}
-				rec.ChunksNS = ch
-			case okTTFT:
-				rec.ChunksNS = []int64{ttft}
-				if lat != ttft {
-					rec.ChunksNS = append(rec.ChunksNS, lat)
-				}
-			default:
-				rec.ChunksNS = []int64{lat}
-			}
-		}
-		if okTTFT && ttft > lat {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics."+ttftTag, "larger than request_latency")
-		}
-		if n := rec.ChunksNS[len(rec.ChunksNS)-1]; !fromRaw && (n-lat > int64(len(rec.ChunksNS)) || lat-n > int64(len(rec.ChunksNS))) {
-			return nil, ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency", "time to first token + Σ inter_chunk_latency = %d ns, request_latency = %d ns: inconsistent values or units", n, lat)
-		}
-		if endAbs == 0 {
-			if mr, ok := l.Metrics["max_response_timestamp"]; ok && mr.Unit == "ns" {
-				var n json.Number
-				if json.Unmarshal(mr.Value, &n) == nil {
-					if v, err := ingest.Int(n); err == nil {
-						endAbs = v
-					}
-				}
-			}
-		}
-		if endAbs == 0 {
-			endAbs = start + lat
-		}
-		if endAbs-start < rec.ChunksNS[len(rec.ChunksNS)-1] {
-			endAbs = start + rec.ChunksNS[len(rec.ChunksNS)-1]
-		}
-		rec.EndNS = endAbs - epoch
-		last = max(last, endAbs)
-		recs = append(recs, rec)
+		last = max(last, end)
+		usedRaw = usedRaw || fromRaw
 	}
-	if len(lines) == 0 {
-		// Raw export only.
-		for i := range raws {
-			rl := &raws[i]
-			start, _ := rl.start()
-			ch, err := rawChunks(rl, rawOf)
-			if err != nil {
-				return nil, err
-			}
-			rec := schema.Record{ID: rl.Metadata.XRequestID, Point: point, Phase: phaseOf(rl.Metadata), SentNS: start - epoch, ChunksNS: ch}
-			if rec.ID == "" {
-				rec.ID = fmt.Sprintf("%s:%d", path.Base(rawOf), rl.LineNo)
-			}
-			if rl.Error != nil {
-				rec.Status = status(rl.Error, rl.Metadata.WasCancelled)
-				rec.Error = strings.TrimSpace(rl.Error.Type + ": " + rl.Error.Message)
-			} else {
-				rec.Status = schema.StatusOK
-				rec.OutputTokens = int64(len(ch))
-			}
-			end := start
-			if len(ch) > 0 {
-				end = start + ch[len(ch)-1]
-			}
-			rec.EndNS = end - epoch
-			last = max(last, end)
-			recs = append(recs, rec)
-		}
+	rawOf := ""
+	if raw != nil {
+		rawOf = raw.name
 	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].SentNS < recs[j].SentNS })
 	m := ingest.NewManifest(Tool, version, epoch, last)
-	if len(lines) > 0 {
+	if exp != nil {
 		ingest.Derive(&m, "sent_ns: metadata request start (request_start_ns or timestamp_ns) minus the earliest start")
 		if usedRaw {
 			ingest.Derive(&m, "chunks_ns: responses[].perf_ns − start_perf_ns from %s (absolute per-chunk times)", rawOf)
@@ -719,7 +660,7 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 	} else {
 		ingest.Derive(&m, "output_tokens: number of content responses (no token counts in the raw export)")
 	}
-	declareProvenance(&m, len(lines) > 0, usedRaw)
+	declareProvenance(&m, exp != nil, usedRaw)
 	if nonStreaming {
 		ingest.Absent(&m, schema.FieldFirstChunk, "non-streaming: no first-token time; chunks_ns holds one element at request_latency")
 		ingest.Derived(&m, schema.FieldChunks, "non-streaming: one element at request_latency")
@@ -738,7 +679,229 @@ func build(lines []Line, linesOf string, sum *Summary, sumOf string, raws []RawL
 	if err != nil {
 		return nil, err
 	}
-	return &ingest.Result{Manifest: m, Records: recs, Claims: c}, nil
+	// Then the records are rebuilt and emitted in order of start (sent_ns),
+	// ties in file order.
+	order := make([]int32, len(src.refs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return src.refs[order[i]].start < src.refs[order[j]].start })
+	for _, i := range order {
+		rec, _, _, err := b.record(src, int(i))
+		if err != nil {
+			return nil, err
+		}
+		if err := emit(&rec); err != nil {
+			return nil, err
+		}
+	}
+	return &ingest.Result{Manifest: m, Claims: c}, nil
+}
+
+// record rebuilds the record of line i of src, with the absolute time it
+// ended and whether its chunk times come from the raw export.
+func (b *builder) record(src *lineIndex, i int) (schema.Record, int64, bool, error) {
+	if src.raw {
+		rec, end, err := b.rawRecord(i)
+		return rec, end, false, err
+	}
+	l, err := src.line(i)
+	if err != nil {
+		return schema.Record{}, 0, false, err
+	}
+	return b.exportRecord(&l)
+}
+
+// exportRecord rebuilds the record of one profile_export.jsonl line.
+func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRaw bool, err error) {
+	linesOf := b.linesOf
+	fail := func(e error) (schema.Record, int64, bool, error) { return schema.Record{}, 0, false, e }
+	start, _ := l.start()
+	rec = schema.Record{
+		ID:     fmt.Sprintf("%s:%d", path.Base(linesOf), l.LineNo),
+		Point:  b.point,
+		Phase:  l.phase(),
+		SentNS: start - b.epoch,
+		Orig:   l.Raw,
+	}
+	if l.Metadata.XRequestID != "" {
+		rec.ID = l.Metadata.XRequestID
+	}
+	if v, ok, err := l.count(linesOf, "input_sequence_length"); err != nil {
+		return fail(err)
+	} else if ok {
+		rec.InputTokens = v
+	} else if v, ok, err := l.count(linesOf, "error_isl"); err == nil && ok {
+		rec.InputTokens = v
+	}
+	if l.Metadata.RequestEndNS != "" {
+		v, err := ingest.Int(l.Metadata.RequestEndNS)
+		if err != nil {
+			return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata.request_end_ns", "%v", err))
+		}
+		endAbs = v
+	}
+	if l.Error != nil {
+		rec.Status = status(l.Error, l.Metadata.WasCancelled)
+		rec.Error = strings.TrimSpace(l.Error.Type + ": " + l.Error.Message)
+		rec.ChunksNS = []int64{}
+		if endAbs == 0 && l.Metadata.CancellationTimeNS != "" {
+			if v, err := ingest.Int(l.Metadata.CancellationTimeNS); err == nil {
+				endAbs = v
+			}
+		}
+		if endAbs == 0 {
+			endAbs = start
+		}
+		if endAbs < start {
+			return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata", "request ends before it starts (negative duration)"))
+		}
+		rec.EndNS = endAbs - b.epoch
+		return rec, endAbs, false, nil
+	}
+	rec.Status = schema.StatusOK
+	lat, okLat, err := l.duration(linesOf, "request_latency")
+	if err != nil {
+		return fail(err)
+	}
+	if !okLat {
+		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.request_latency", "missing"))
+	}
+	ttftTag, okTTFT := firstTag(ttftTags, func(t string) bool { _, ok := l.Metrics[t]; return ok })
+	var ttft int64
+	if okTTFT {
+		if ttft, _, err = l.duration(linesOf, ttftTag); err != nil {
+			return fail(err)
+		}
+	} else if !b.nonStreaming {
+		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics", "no time-to-first-token metric (AIPerf writes it as %s): a streaming record cannot be rebuilt without it; if the run was not streaming, add profile_export_aiperf.json, which says so", strings.Join(ttftTags, " or ")))
+	}
+	osl, okOSL, err := l.count(linesOf, "output_sequence_length")
+	if err != nil {
+		return fail(err)
+	}
+	if !okOSL {
+		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.output_sequence_length", "missing"))
+	}
+	rec.OutputTokens = osl
+	gaps, okGaps, err := l.gaps(linesOf)
+	if err != nil {
+		return fail(err)
+	}
+	if b.raw != nil {
+		if j, ok := b.raw.byID[l.Metadata.XRequestID]; ok {
+			rl, err := b.raw.rawLine(j)
+			if err != nil {
+				return fail(err)
+			}
+			ch, err := rawChunks(&rl, b.raw.name)
+			if err != nil {
+				return fail(err)
+			}
+			// Content chunks: those from the first token to the last.
+			var kept []int64
+			for _, c := range ch {
+				if (!okTTFT || c >= ttft) && c <= lat {
+					kept = append(kept, c)
+				}
+			}
+			if len(kept) > 0 {
+				rec.ChunksNS = kept
+				fromRaw = true
+			}
+		}
+	}
+	if rec.ChunksNS == nil {
+		switch {
+		case okTTFT && okGaps:
+			ch := make([]int64, 0, len(gaps)+1)
+			t := ttft
+			ch = append(ch, t)
+			for _, g := range gaps {
+				t += g
+				ch = append(ch, t)
+			}
+			rec.ChunksNS = ch
+		case okTTFT:
+			rec.ChunksNS = []int64{ttft}
+			if lat != ttft {
+				rec.ChunksNS = append(rec.ChunksNS, lat)
+			}
+		default:
+			rec.ChunksNS = []int64{lat}
+		}
+	}
+	if okTTFT && ttft > lat {
+		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics."+ttftTag, "larger than request_latency"))
+	}
+	if n := rec.ChunksNS[len(rec.ChunksNS)-1]; !fromRaw && (n-lat > int64(len(rec.ChunksNS)) || lat-n > int64(len(rec.ChunksNS))) {
+		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency", "time to first token + Σ inter_chunk_latency = %d ns, request_latency = %d ns: inconsistent values or units", n, lat))
+	}
+	if endAbs == 0 {
+		if mr, ok := l.Metrics["max_response_timestamp"]; ok && mr.Unit == "ns" {
+			var n json.Number
+			if json.Unmarshal(mr.Value, &n) == nil {
+				if v, err := ingest.Int(n); err == nil {
+					endAbs = v
+				}
+			}
+		}
+	}
+	if endAbs == 0 {
+		endAbs = start + lat
+	}
+	if endAbs-start < rec.ChunksNS[len(rec.ChunksNS)-1] {
+		endAbs = start + rec.ChunksNS[len(rec.ChunksNS)-1]
+	}
+	rec.EndNS = endAbs - b.epoch
+	return rec, endAbs, fromRaw, nil
+}
+
+// rawRecord rebuilds the record of line i of the raw export, when there
+// is no profile_export.jsonl.
+func (b *builder) rawRecord(i int) (schema.Record, int64, error) {
+	rl, err := b.raw.rawLine(i)
+	if err != nil {
+		return schema.Record{}, 0, err
+	}
+	rawOf := b.raw.name
+	start, _ := rl.start()
+	ch, err := rawChunks(&rl, rawOf)
+	if err != nil {
+		return schema.Record{}, 0, err
+	}
+	rec := schema.Record{ID: rl.Metadata.XRequestID, Point: b.point, Phase: phaseOf(rl.Metadata), SentNS: start - b.epoch, ChunksNS: ch}
+	if rec.ID == "" {
+		rec.ID = fmt.Sprintf("%s:%d", path.Base(rawOf), rl.LineNo)
+	}
+	if rl.Error != nil {
+		rec.Status = status(rl.Error, rl.Metadata.WasCancelled)
+		rec.Error = strings.TrimSpace(rl.Error.Type + ": " + rl.Error.Message)
+	} else {
+		rec.Status = schema.StatusOK
+		rec.OutputTokens = int64(len(ch))
+	}
+	end := start
+	if len(ch) > 0 {
+		end = start + ch[len(ch)-1]
+	}
+	rec.EndNS = end - b.epoch
+	return rec, end, nil
+}
+
+// firstLineHas reports whether the first line of data is a JSON object
+// with the top-level key.
+func firstLineHas(data []byte, key string) bool {
+	line := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line = data[:i]
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(line, &obj) != nil {
+		return false
+	}
+	_, ok := obj[key]
+	return ok
 }
 
 func (l *RawLine) start() (int64, error) {

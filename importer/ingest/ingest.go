@@ -218,6 +218,27 @@ func SplitLines(data []byte) [][]byte {
 	return out
 }
 
+// EachLine calls fn with each line of JSON Lines data, without its
+// newline (and carriage return), its 1-based number and its offset in
+// data, in order, stopping at the first error. A final line without
+// newline is passed too. It keeps nothing: a parser reading line by line
+// holds one line at a time.
+func EachLine(data []byte, fn func(lineNo, off int, line []byte) error) error {
+	off := 0
+	for n := 1; off < len(data); n++ {
+		line := data[off:]
+		next := len(data)
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, next = line[:i], off+i+1
+		}
+		if err := fn(n, off, bytes.TrimSuffix(line, []byte{'\r'})); err != nil {
+			return err
+		}
+		off = next
+	}
+	return nil
+}
+
 // Sniff returns up to n leading bytes of data with leading whitespace
 // removed, for format detection.
 func Sniff(data []byte, n int) []byte {

@@ -1,0 +1,73 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/aiperf"
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+var aiperfFiles = []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json"}
+
+// A streamed import writes the records the in-memory parser builds, in
+// the same order, byte for byte.
+func TestStreamedImportWritesTheParsedRecords(t *testing.T) {
+	files := importtest.Load(t, aiperf.Tool, aiperfFiles...)
+	res, err := aiperf.Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for i := range res.Records {
+		if want, err = schema.AppendRecord(want, &res.Records[i]); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+	}
+	dest := filepath.Join(t.TempDir(), "run")
+	got, err := Import(context.Background(), aiperf.Tool, files, dest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Written != int64(len(res.Records)) || len(got.Records) != 0 {
+		t.Errorf("Written = %d, Records = %d; want %d written, none kept", got.Written, len(got.Records), len(res.Records))
+	}
+	b, err := os.ReadFile(filepath.Join(dest, schema.RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("streamed records differ from the parsed ones")
+	}
+}
+
+// A bad line in the middle of a streamed file is reported by file, line
+// and field, and nothing is left at the destination.
+func TestStreamedImportErrorNamesFileAndLine(t *testing.T) {
+	files := importtest.Load(t, aiperf.Tool, aiperfFiles...)
+	lines := bytes.SplitAfter(files[0].Data, []byte("\n"))
+	lines[56] = bytes.Replace(lines[56], []byte(`"request_latency":`), []byte(`"x_request_latency":`), 1)
+	files[0].Data = bytes.Join(lines, nil)
+	dest := filepath.Join(t.TempDir(), "run")
+	_, err := Import(context.Background(), aiperf.Tool, files, dest, Options{})
+	if err == nil {
+		t.Fatal("import succeeded")
+	}
+	if !errors.Is(err, ingest.ErrBadInput) || !strings.Contains(err.Error(), "run1_profile_export.jsonl:57: record 56: metrics.request_latency: missing") {
+		t.Errorf("error %q does not name file, line and field", err)
+	}
+	if _, serr := os.Stat(dest); !os.IsNotExist(serr) {
+		t.Errorf("%s exists after a failed import", dest)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
