@@ -99,18 +99,20 @@ type Overload struct {
 	// FitStartNS and FitEndNS bound the fit window in the run's clock:
 	// the arrival span without its first quarter, where the load settles.
 	FitStartNS, FitEndNS int64
-	// Arrivals and Completions count the sends and ends (any status)
-	// inside the fit window; FitArrivalRate and CompletionRate are them
-	// per second; BacklogShare is (arrivals − completions) ÷ arrivals.
-	Arrivals, Completions            int64
-	FitArrivalRate, CompletionRate   Value
-	BacklogShare                     Value
-	OutstandingPeak, OutstandingMean Value
-	Outstanding, SendLag             Trend
-	SendLagP99NS                     Value
-	Queue                            *Trend
-	Overloaded, GeneratorLimited     Flag
-	clientJudged, clientOver         bool
+	// Arrivals counts the sends inside the fit window, Completions the
+	// ends of served requests (any status but rejected: a rejected
+	// request is an arrival that was not served) and FitRejected the
+	// rejected arrivals; FitArrivalRate and CompletionRate are them per
+	// second; BacklogShare is (arrivals − completions) ÷ arrivals.
+	Arrivals, Completions, FitRejected int64
+	FitArrivalRate, CompletionRate     Value
+	BacklogShare                       Value
+	OutstandingPeak, OutstandingMean   Value
+	Outstanding, SendLag               Trend
+	SendLagP99NS                       Value
+	Queue                              *Trend
+	Overloaded, GeneratorLimited       Flag
+	clientJudged, clientOver           bool
 	// missing counts declared requests without a record (incomplete
 	// runs): such a point cannot be shown to have kept up.
 	missing int64
@@ -221,15 +223,22 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 }
 
 // overloadData is what a group keeps for the test: per measured request
-// its [sent, end] and, when scheduled, its [scheduled, lag] (32 bytes a
-// request at most).
+// its [sent, end], whether it was rejected and, when scheduled, its
+// [scheduled, lag] (33 bytes a request at most).
 type overloadData struct {
-	spans [][2]int64
-	lags  [][2]int64
+	spans    [][2]int64
+	rejected []bool
+	nRej     int64
+	lags     [][2]int64
 }
 
 func (d *overloadData) add(rec *schema.Record) {
 	d.spans = append(d.spans, [2]int64{rec.SentNS, rec.EndNS})
+	rej := rec.Status == schema.StatusRejected
+	d.rejected = append(d.rejected, rej)
+	if rej {
+		d.nRej++
+	}
 	if rec.ScheduledNS != nil {
 		d.lags = append(d.lags, [2]int64{*rec.ScheduledNS, rec.SentNS - *rec.ScheduledNS})
 	}
@@ -271,6 +280,14 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	}
 	o.Outstanding, o.SendLag = nullTrend(""), nullTrend("")
 	d.sendLag(c, o, lagDist)
+	// Rule 0: a point that rejected more than the tolerance of its
+	// requests (the client refusing to send past its cap, or the server
+	// turning them away) did not serve its load, however long it ran.
+	if n := int64(len(d.spans)); 100*d.nRej > OverloadTolerancePercent*n {
+		o.clientOver = true
+		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) were rejected, not served (more than %d %%): the point shed the load it could not serve",
+			d.nRej, n, new(big.Rat).SetFrac64(100*d.nRej, n).FloatString(1), OverloadTolerancePercent))
+	}
 	if c.noTimes != "" {
 		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "outstanding_peak", "fit"} {
 			o.Reasons[k] = c.noTimes
@@ -313,11 +330,14 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	o.ArrivalRate = perSecond(big.NewInt(int64(len(spans)-1)), span)
 	t0, t1 := first+span/4, last
 	o.FitStartNS, o.FitEndNS = t0, t1
-	for _, s := range spans {
+	for i, s := range spans {
 		if s[0] > t0 && s[0] <= t1 {
 			o.Arrivals++
+			if d.rejected[i] {
+				o.FitRejected++
+			}
 		}
-		if s[1] > t0 && s[1] <= t1 {
+		if s[1] > t0 && s[1] <= t1 && !d.rejected[i] {
 			o.Completions++
 		}
 	}
@@ -353,17 +373,28 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		o.OutstandingMean = Float(total / OverloadWindows)
 	}
 	// The client-side test.
+	gate := ""
 	switch {
 	case firstE2E > span/4:
-		o.Reasons["fit"] = fmt.Sprintf("too short to judge: the first request took %s ms, longer than the first quarter of the arrival span (%s ms) set aside for the load to settle",
+		gate = fmt.Sprintf("too short to judge: the first request took %s ms, longer than the first quarter of the arrival span (%s ms) set aside for the load to settle",
 			msText(firstE2E), msText(span/4))
 	case o.Arrivals < OverloadMinArrivals:
-		o.Reasons["fit"] = fmt.Sprintf("too few arrivals to judge: %d in the fit window, need %d", o.Arrivals, OverloadMinArrivals)
-	default:
+		gate = fmt.Sprintf("too few arrivals to judge: %d in the fit window, need %d", o.Arrivals, OverloadMinArrivals)
+	}
+	if gate != "" {
+		o.Reasons["fit"] = gate
+		if c.loop == LoopOpen {
+			d.latencyRise(o)
+		}
+	} else {
 		o.clientJudged = true
 		var why []string
 		if 100*(o.Arrivals-o.Completions) > OverloadTolerancePercent*o.Arrivals {
-			why = append(why, fmt.Sprintf("arrivals exceeded completions by %d of %d (more than %d %%) over the fit window", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent))
+			rej := ""
+			if o.FitRejected > 0 {
+				rej = fmt.Sprintf(" (%d of the arrivals were rejected)", o.FitRejected)
+			}
+			why = append(why, fmt.Sprintf("arrivals exceeded completions by %d of %d (more than %d %%) over the fit window%s", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent, rej))
 		}
 		if o.Outstanding.Significant() {
 			s, _ := o.Outstanding.Slope.Float64()
@@ -376,10 +407,43 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		}
 		if len(why) > 0 {
 			o.clientOver = true
-			o.Reasons["evidence"] = strings.Join(why, "; ")
+			o.addEvidence(strings.Join(why, "; "))
 		}
 	}
 	return o
+}
+
+// addEvidence appends to the evidence for overloaded = true.
+func (o *Overload) addEvidence(ev string) {
+	o.Reasons["evidence"] = strings.TrimPrefix(o.Reasons["evidence"]+"; "+ev, "; ")
+}
+
+// latencyRise is the test for an open-loop point too short for the fit
+// window: its served requests' latency (end − sent, s) fitted against
+// their send time (s). A load the server keeps up with leaves the
+// latency flat however short the point is; arrivals that outpace the
+// service by a share x make each second of arrivals add about x seconds
+// of waiting. So with at least OverloadMinArrivals served requests, a
+// slope whose 95 % interval lies wholly above the tolerance (0.1 s per s)
+// decides the point overloaded; anything less leaves it undecided.
+func (d *overloadData) latencyRise(o *Overload) {
+	var xs, ys []float64
+	for i, s := range d.spans {
+		if !d.rejected[i] && s[1] >= s[0] {
+			xs, ys = append(xs, float64(s[0])/1e9), append(ys, float64(s[1]-s[0])/1e9)
+		}
+	}
+	if len(xs) < OverloadMinArrivals {
+		return
+	}
+	t := fitTrend(xs, ys)
+	bound := float64(OverloadTolerancePercent) / 100
+	if lo, ok := t.Low.Float64(); ok && lo > bound {
+		s, _ := t.Slope.Float64()
+		o.clientOver = true
+		o.addEvidence(fmt.Sprintf("though short, the latency of its %d served requests rose with their send time by %.3g s per s (95 %% CI low %.3g > %.2g): arrivals outpaced the service by more than %d %%",
+			t.Points, s, lo, bound, OverloadTolerancePercent))
+	}
 }
 
 // outstandingRiseBound is the least fitted rise of the outstanding count
@@ -482,8 +546,7 @@ func decideOverload(p *PointResult) {
 		if rise >= 1 {
 			queueOver = true
 			lo, _ := q.Low.Float64()
-			ev := fmt.Sprintf("the server's waiting queue rose by %.3g requests over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0)", rise, s, lo)
-			o.Reasons["evidence"] = strings.TrimPrefix(o.Reasons["evidence"]+"; "+ev, "; ")
+			o.addEvidence(fmt.Sprintf("the server's waiting queue rose by %.3g requests over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0)", rise, s, lo))
 		}
 	}
 	switch {

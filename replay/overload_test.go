@@ -338,3 +338,111 @@ func TestOverloadOfAnIncompleteRunNeverClearsAPoint(t *testing.T) {
 		wantFlag(t, fmt.Sprintf("incomplete %v", tc.rates), overloadOf(t, run).Overloaded, tc.want)
 	}
 }
+
+// shedRun is a rate-mode point against the 4-slot server of openLoopRun
+// that sheds load: a request arriving while capN are outstanding is
+// rejected (by the client's own cap when client, else by a server 429
+// after 1 ms), and a seeded share reject of the others is rejected at
+// random (a 429 unrelated to load).
+func shedRun(seed uint64, rate float64, n, capN int, client bool, reject float64) *memRun {
+	rng := rand.New(rand.NewPCG(seed, 19))
+	q := newQueueSim(4)
+	var recs []*schema.Record
+	var ends []int64
+	t := int64(0)
+	for i := range n {
+		t += int64(rng.ExpFloat64() / rate * 1e9)
+		sched := t
+		out := 0
+		for _, e := range ends {
+			if e > t {
+				out++
+			}
+		}
+		rec := &schema.Record{ID: fmt.Sprintf("p.r0.m%d", i), Point: "p", Phase: schema.PhaseMeasure, ScheduledNS: &sched, SentNS: t, InputTokens: 10, ChunksNS: []int64{}}
+		switch {
+		case out >= capN && client:
+			rec.EndNS, rec.Status, rec.Error = t, schema.StatusRejected, fmt.Sprintf("client: %d requests outstanding (max_outstanding); not sent", capN)
+		case out >= capN || rng.Float64() < reject:
+			rec.EndNS, rec.Status, rec.Error = t+1e6, schema.StatusRejected, "429"
+		default:
+			end := q.serve(t, 80e6+int64(rng.IntN(40e6)))
+			rec.EndNS, rec.Status, rec.OutputTokens = end, schema.StatusOK, 2
+			rec.ChunksNS = []int64{(end - t) / 2, end - t}
+			ends = append(ends, end)
+		}
+		recs = append(recs, rec)
+	}
+	m := manifest(schema.Point{Name: "p", Rate: rate, Arrival: schema.ArrivalPoisson})
+	return &memRun{m: m, recs: recs}
+}
+
+// A point that sheds the load it cannot serve — the client refusing to
+// send past its cap, or the server answering 429 — is overloaded:
+// rejected requests are arrivals that were not served, not completions
+// that kept up. The flag is claimed as 1. A steady point with 2 % of
+// random 429s stays not overloaded, for 20 seeds.
+func TestOverloadedWhenTheLoadIsShedByRejection(t *testing.T) {
+	for _, client := range []bool{true, false} {
+		run := shedRun(1, 120, 1500, 8, client, 0)
+		res := mustReplay(t, run, Options{})
+		o := res.Results[0].Overload
+		wantFlag(t, fmt.Sprintf("client %v: overloaded", client), o.Overloaded, ptr(true))
+		if !strings.Contains(o.Overloaded.Why, "rejected") || o.Completions*2 > o.Arrivals {
+			t.Errorf("client %v: completions %d of %d arrivals, why %q", client, o.Completions, o.Arrivals, o.Overloaded.Why)
+		}
+		c := res.Claims(nil, DefaultClaimTolerance)
+		for _, m := range c.Points[0].Metrics {
+			if m.Metric == "overload.overloaded" && m.Value != 1 {
+				t.Errorf("client %v: claimed overload.overloaded = %v", client, m.Value)
+			}
+		}
+	}
+	for seed := range uint64(20) {
+		o := overloadOf(t, shedRun(seed, 24, 600, 1000, false, 0.02))
+		wantFlag(t, fmt.Sprintf("seed %d steady with random 429s: overloaded", seed), o.Overloaded, ptr(false))
+	}
+}
+
+// shortRun is a short rate-mode point (n requests at rate) against a
+// server of slots slots with service svc ± 20 %, busy for the first
+// busy ns with earlier work (a point that follows an overloaded one).
+func shortRun(seed uint64, rate float64, n, slots int, svc, busy int64) *memRun {
+	rng := rand.New(rand.NewPCG(seed, 23))
+	q := newQueueSim(slots)
+	for i := range q.free {
+		q.free[i] = busy
+	}
+	var recs []*schema.Record
+	t := int64(0)
+	for i := range n {
+		t += int64(rng.ExpFloat64() / rate * 1e9)
+		sched := t
+		end := q.serve(t, svc*4/5+rng.Int64N(svc*2/5))
+		recs = append(recs, &schema.Record{ID: fmt.Sprintf("p.r0.m%d", i), Point: "p", Phase: schema.PhaseMeasure, ScheduledNS: &sched, SentNS: t, EndNS: end,
+			ChunksNS: []int64{(end - t) / 2, end - t}, OutputTokens: 2, InputTokens: 10, Status: schema.StatusOK})
+	}
+	m := manifest(schema.Point{Name: "p", Rate: rate, Arrival: schema.ArrivalPoisson})
+	return &memRun{m: m, recs: recs}
+}
+
+// A short point far past capacity (100 requests at 200 req/s against
+// about 40, behind 300 ms of earlier work, so its first request is slower
+// than the settle quarter) is decided overloaded: the latency of its
+// requests climbs with their send time. A short burst into a server with
+// room for all of it (latency flat) stays undecided, never true, for 20
+// seeds.
+func TestShortOverloadedPointIsDecided(t *testing.T) {
+	for seed := range uint64(20) {
+		o := overloadOf(t, shortRun(seed, 200, 100, 4, 100e6, 300e6))
+		wantFlag(t, fmt.Sprintf("seed %d short overloaded", seed), o.Overloaded, ptr(true))
+		if !strings.Contains(o.Overloaded.Why, "latency") {
+			t.Errorf("seed %d: why %q", seed, o.Overloaded.Why)
+		}
+		b := overloadOf(t, shortRun(seed, 200, 40, 64, 500e6, 0))
+		wantFlag(t, fmt.Sprintf("seed %d short burst with room", seed), b.Overloaded, nil)
+		if !strings.Contains(b.Overloaded.Why, "to judge") {
+			t.Errorf("seed %d burst: why %q", seed, b.Overloaded.Why)
+		}
+	}
+}

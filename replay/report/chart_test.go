@@ -252,3 +252,27 @@ func TestFlaggedPointIsShadedAndPrintedInEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepTextPrintsTheOverloadFlags: the text sweep (printed alone)
+// carries each point's flags as the other formats do.
+func TestSweepTextPrintsTheOverloadFlags(t *testing.T) {
+	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	for _, p := range res.Results {
+		if p.Point == "r2" && p.Repeat == 1 {
+			p.Overload.Overloaded = replay.Flag{Set: &yes, Why: "arrivals exceeded completions by 9 of 40"}
+		}
+	}
+	var b bytes.Buffer
+	if err := Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"r2/1 overloaded YES: arrivals exceeded completions by 9 of 40", "r1/0 overloaded ", "generator-limited "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text sweep lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -71,8 +71,12 @@ func overloadRows(p *replay.PointResult) []row {
 	if why, ok := o.Reasons["completion_rate"]; ok {
 		out = append(out, row{"completions", NullText(why), ""})
 	} else {
-		out = append(out, row{"completions", fmt.Sprintf("%d ends of %d arrivals in the fit window (%s ms wide, from %s ms): completion rate %s req/s vs arrival rate %s req/s; backlog %s %%",
-			o.Completions, o.Arrivals, Decimal(replay.Int(o.FitEndNS-o.FitStartNS), nsToMS, 3), Decimal(replay.Int(o.FitStartNS), nsToMS, 3),
+		rej := ""
+		if o.FitRejected > 0 {
+			rej = fmt.Sprintf(" (%d rejected: not served, so not completions)", o.FitRejected)
+		}
+		out = append(out, row{"completions", fmt.Sprintf("%d ends of %d arrivals%s in the fit window (%s ms wide, from %s ms): completion rate %s req/s vs arrival rate %s req/s; backlog %s %%",
+			o.Completions, o.Arrivals, rej, Decimal(replay.Int(o.FitEndNS-o.FitStartNS), nsToMS, 3), Decimal(replay.Int(o.FitStartNS), nsToMS, 3),
 			Decimal(o.CompletionRate, one, 3), Decimal(o.FitArrivalRate, one, 3), Decimal(o.BacklogShare, hundred, 2)), ""})
 	}
 	outstanding := "peak " + Decimal(o.OutstandingPeak, one, 0)

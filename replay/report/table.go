@@ -300,6 +300,17 @@ func writeSweepText(b *strings.Builder, r *replay.Result) {
 		}
 		b.WriteByte('\n')
 	}
+	// The sweep is printed alone, so each point's load flags come with it
+	// (the evidence behind them is in the full report).
+	var flags []string
+	for _, p := range r.Results {
+		if o := p.Overload; o != nil {
+			flags = append(flags, fmt.Sprintf("  %s/%d overloaded %s; generator-limited %s\n", p.Point, p.Repeat, flagText(o.Overloaded), flagText(o.GeneratorLimited)))
+		}
+	}
+	if len(flags) > 0 {
+		fmt.Fprintf(b, "\nload flags (overload test)\n%s", strings.Join(flags, ""))
+	}
 }
 
 // CSV writes one line per point, repeat and metric path, with the value
