@@ -12,6 +12,7 @@ import (
 	"github.com/benchseal/benchseal/importer/aiperf"
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/importer/sglang"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -66,6 +67,27 @@ func TestStreamedImportErrorNamesFileAndLine(t *testing.T) {
 	}
 	if _, serr := os.Stat(dest); !os.IsNotExist(serr) {
 		t.Errorf("%s exists after a failed import", dest)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// A bad load point (line 2) of a streamed SGLang output names file, line
+// and field, after the records of line 1 were written to the staged run;
+// nothing is left at the destination.
+func TestStreamedSGLangErrorNamesFileAndLine(t *testing.T) {
+	files := importtest.Load(t, sglang.Tool, "sglang_0101_12_256_64.jsonl")
+	lines := bytes.SplitAfter(files[0].Data, []byte("\n"))
+	lines[1] = bytes.Replace(lines[1], []byte(`"duration": `), []byte(`"duration": -`), 1)
+	files[0].Data = bytes.Join(lines, nil)
+	dest := filepath.Join(t.TempDir(), "run")
+	_, err := Import(context.Background(), sglang.Tool, files, dest, Options{})
+	if err == nil {
+		t.Fatal("import succeeded")
+	}
+	if !errors.Is(err, ingest.ErrBadInput) || !strings.Contains(err.Error(), "sglang_0101_12_256_64.jsonl:2: duration:") {
+		t.Errorf("error %q does not name file, line and field", err)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)

@@ -30,33 +30,15 @@ func ParseOutput(r io.Reader, name string) ([]Run, error) {
 
 func parseOutput(data []byte, name string) ([]Run, error) {
 	var out []Run
-	for i, line := range ingest.SplitLines(data) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	err := ingest.EachLine(data, func(lineNo, _ int, line []byte) error {
+		r, ok, err := outputLine(name, lineNo, line)
+		if ok {
+			out = append(out, r)
 		}
-		var o serve.Object
-		// bench_serving writes with Python's json.dumps: its default
-		// --request-rate inf is a bare Infinity, not JSON.
-		if err := ingest.DecodeJSONLine(name, i+1, ingest.QuotePythonLiterals(line), &o); err != nil {
-			return nil, err
-		}
-		var missing []string
-		for _, k := range []string{"duration", "completed", "mean_ttft_ms"} {
-			if !o.Has(k) {
-				missing = append(missing, k)
-			}
-		}
-		if len(missing) > 0 {
-			return nil, ingest.RecordErrorf(name, i+1, i, "", "not an SGLang bench_serving result: %s missing", strings.Join(missing, ", "))
-		}
-		if !o.Has("ttfts") && !o.Has("itls") && !o.Has("output_lens") {
-			return nil, ingest.RecordErrorf(name, i+1, i, "ttfts", "missing: this result was saved without --output-details, the bench_serving flag that writes the per-request lists (input_lens, output_lens, ttfts, itls) an import needs; rerun with --output-details")
-		}
-		l, err := serve.ReadLists(o, name, i+1)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Run{Fields: o, Lists: l, Line: i + 1})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, ingest.Errorf(name, "no results")
@@ -64,24 +46,75 @@ func parseOutput(data []byte, name string) ([]Run, error) {
 	return out, nil
 }
 
-// Parse builds an import from one or more output files; every line of
-// every file is a load point.
+// outputLine decodes and checks line lineNo of an output file; ok is
+// false for a blank line.
+func outputLine(name string, lineNo int, line []byte) (Run, bool, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return Run{}, false, nil
+	}
+	var o serve.Object
+	// bench_serving writes with Python's json.dumps: its default
+	// --request-rate inf is a bare Infinity, not JSON.
+	if err := ingest.DecodeJSONLine(name, lineNo, ingest.QuotePythonLiterals(line), &o); err != nil {
+		return Run{}, false, err
+	}
+	var missing []string
+	for _, k := range []string{"duration", "completed", "mean_ttft_ms"} {
+		if !o.Has(k) {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return Run{}, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "", "not an SGLang bench_serving result: %s missing", strings.Join(missing, ", "))
+	}
+	if !o.Has("ttfts") && !o.Has("itls") && !o.Has("output_lens") {
+		return Run{}, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "ttfts", "missing: this result was saved without --output-details, the bench_serving flag that writes the per-request lists (input_lens, output_lens, ttfts, itls) an import needs; rerun with --output-details")
+	}
+	l, err := serve.ReadLists(o, name, lineNo)
+	if err != nil {
+		return Run{}, false, err
+	}
+	return Run{Fields: o, Lists: l, Line: lineNo}, true, nil
+}
+
+// Parse builds an import from one or more output files with every record
+// in memory (Stream, collected).
 func Parse(files []ingest.File) (*ingest.Result, error) {
+	return ingest.Collect(Stream, files)
+}
+
+// runRef locates one checked line (one load point) of an output file.
+type runRef struct {
+	file         string
+	data         []byte
+	off, n, Line int
+}
+
+// Stream builds an import from one or more output files; every line of
+// every file is a load point. The files are read line by line: every
+// line is checked first, keeping only where it is; then each line is
+// decoded again, its records built and passed to emit. A line holds one
+// load point's per-request lists (columns), so one line's records are in
+// memory at a time.
+func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("import sglang: %w", ingest.ErrNoFiles)
 	}
-	type fileRun struct {
-		Run
-		file string
-	}
-	var runs []fileRun
+	var runs []runRef
 	for _, f := range files {
-		rs, err := parseOutput(f.Data, f.Name)
+		n := len(runs)
+		err := ingest.EachLine(f.Data, func(lineNo, off int, line []byte) error {
+			_, ok, err := outputLine(f.Name, lineNo, line)
+			if ok {
+				runs = append(runs, runRef{f.Name, f.Data, off, len(line), lineNo})
+			}
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rs {
-			runs = append(runs, fileRun{r, f.Name})
+		if len(runs) == n {
+			return nil, ingest.Errorf(f.Name, "no results")
 		}
 	}
 	m := ingest.NewManifest(Tool, "", 0, 0)
@@ -89,10 +122,17 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 	m.Client.TokenCounts = "server-usage"
 	m.Load.Mode = schema.ModeConcurrency
 	c := ingest.NewClaimSet(Tool)
-	var recs []schema.Record
 	names := map[string]int{}
 	offset := int64(0)
-	for ri, r := range runs {
+	for ri, ref := range runs {
+		run, _, err := outputLine(ref.file, ref.Line, ref.data[ref.off:ref.off+ref.n])
+		if err != nil {
+			return nil, err
+		}
+		r := struct {
+			Run
+			file string
+		}{run, ref.file}
 		o := r.Fields
 		pt := schema.Point{Requests: r.Lists.N}
 		rate := math.Inf(1)
@@ -141,7 +181,11 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 			rb.Records[i].EndNS += offset
 		}
 		offset += max(dur, rb.LastNS)
-		recs = append(recs, rb.Records...)
+		for i := range rb.Records {
+			if err := emit(&rb.Records[i]); err != nil {
+				return nil, err
+			}
+		}
 		m.Load.Points = append(m.Load.Points, pt)
 		ingest.SetNote(&m, "sglang."+pt.Name+".duration_s", string(o.Number("duration")))
 		if dur > 0 {
@@ -226,7 +270,7 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+	return &ingest.Result{Manifest: m, Claims: claims}, nil
 }
 
 const noLatency = "SGLang's --output-details saves ttfts and itls but no per-request latency: its e2e_latency and tpot use the time of the last chunk including [DONE], which is not stored"
