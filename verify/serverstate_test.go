@@ -54,7 +54,7 @@ func stateBundle(t *testing.T, state map[string]any, scrape string) string {
 	if err := os.WriteFile(mp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "b.tar")
+	out := filepath.Join(t.TempDir(), "b")
 	if _, err := artifact.Pack(context.Background(), run, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,9 @@ func stateBundle(t *testing.T, state map[string]any, scrape string) string {
 
 // An empty cache of source reset without a recorded successful reset is
 // refused by schema validation (schema TestServerStateIsCheckedAgainstItselfAndTheRecords),
-// which pack runs and verify's schema check runs again.
+// which pack runs and verify's schema check runs again. A state that
+// pack refuses (schema TestStoredScrapesAreCheckedByValidate) is crafted
+// into a packed bundle, as a hostile publisher would.
 func TestServerStateClaimsNeedTheirEvidence(t *testing.T) {
 	sum := sha256.Sum256([]byte(servedScrape))
 	digest := hex.EncodeToString(sum[:])
@@ -82,14 +84,32 @@ func TestServerStateClaimsNeedTheirEvidence(t *testing.T) {
 		{name: "measured not fresh, as the scrape says", state: measured(false, 5, 640), scrape: servedScrape, noWarned: true},
 		{name: "a fresh start the stored scrape contradicts", state: measured(true, 0, 0), scrape: servedScrape,
 			fail: "counts 5 requests and 640 prompt tokens, the manifest says 0 and 0"},
-		{name: "a measured fresh start without its scrape", state: measured(false, 5, 640), fail: "server_state.fresh"},
+		{name: "a measured fresh start without its scrape", state: measured(false, 5, 640), fail: `"server_state.fresh.scrape": the scrape attachments/server-metrics/fresh.prom: sha256`},
 		{name: "a declared fresh start is verified but unverified", state: map[string]any{"fresh": map[string]any{"fresh": true, "source": "declared"}},
 			warning: "UNVERIFIED server state: server_state.fresh true is declared"},
 		{name: "a declared empty cache is unverified", state: map[string]any{"points": []any{map[string]any{"point": "c1", "repeat": 0,
 			"prefix_cache": "empty", "prefix_cache_source": "declared"}}}, warning: "prefix cache empty is declared by the publisher, not backed by a recorded successful reset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := stateBundle(t, tc.state, tc.scrape)
+			var p string
+			if tc.fail == "" {
+				p = stateBundle(t, tc.state, tc.scrape)
+			} else {
+				p = stateBundle(t, measured(false, 5, 640), servedScrape)
+				rewriteManifestLayer(t, p, func(m map[string]any) { m["server_state"] = tc.state })
+				if tc.scrape == "" {
+					b, err := artifact.Open(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					i := len(b.Layers()) - 1
+					if l := b.Layers()[i]; l.Title != "attachments/server-metrics/fresh.prom" {
+						t.Fatalf("last layer is %s", l.Title)
+					}
+					b.Close()
+					artifacttest.ReplaceLayer(t, p, i, []byte(servedScrape+"# altered\n"), nil)
+				}
+			}
 			res, err := newVerifier(t, nil).Verify(context.Background(), p, verify.Policy{AllowUnsignedUnsafe: true})
 			if tc.fail != "" {
 				if err == nil || res.Verified || !strings.Contains(err.Error(), tc.fail) {
@@ -108,5 +128,26 @@ func TestServerStateClaimsNeedTheirEvidence(t *testing.T) {
 				t.Errorf("a measured state is warned about:\n%s", w)
 			}
 		})
+	}
+}
+
+// TestStoredScrapeMissingFromTheBundleIsRejected: a scrape
+// manifest.server_metrics names that the bundle lacks is a rejection,
+// not a silently absent server column.
+func TestStoredScrapeMissingFromTheBundleIsRejected(t *testing.T) {
+	sum := sha256.Sum256([]byte(servedScrape))
+	digest := hex.EncodeToString(sum[:])
+	p := stateBundle(t, map[string]any{"fresh": map[string]any{"fresh": false, "source": "measured", "scrape": "server-metrics/fresh.prom",
+		"sha256": digest, "requests_before": 5, "prompt_tokens_before": 640}}, servedScrape)
+	rewriteManifestLayer(t, p, func(m map[string]any) {
+		m["server_metrics"] = map[string]any{"url": "http://127.0.0.1:1/metrics", "interval": "1s", "scrapes": []any{
+			map[string]any{"point": "c1", "repeat": 0, "when": "before", "at_ns": 0, "file": "server-metrics/fresh.prom", "sha256": digest},
+			map[string]any{"point": "c1", "repeat": 0, "when": "after", "at_ns": 1, "file": "server-metrics/gone.prom", "sha256": digest},
+		}}
+	})
+	res, err := newVerifier(t, nil).Verify(context.Background(), p, verify.Policy{AllowUnsignedUnsafe: true})
+	want := `"server_metrics.scrapes[1].file": the scrape attachments/server-metrics/gone.prom: attachment server-metrics/gone.prom: not in the bundle`
+	if err == nil || res.Verified || !strings.Contains(err.Error(), want) {
+		t.Fatalf("verified %v err %v, want a rejection saying %q", res != nil && res.Verified, err, want)
 	}
 }

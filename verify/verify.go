@@ -356,7 +356,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	// The server's state: measured facts against their evidence.
 	if c := res.check(CheckConsistency); !skipContent && c.Status == StatusPassed {
 		if err := checkServerState(b, res); err != nil {
-			failed(res.fail(CheckConsistency, "manifest.server_state", err))
+			failed(res.fail(CheckConsistency, "manifest server-metrics evidence", err))
 		}
 	}
 

@@ -1,0 +1,136 @@
+// The stored server-metrics scrapes against the manifest that names them.
+
+package schema
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/benchseal/benchseal/servermetrics"
+)
+
+// UptimeSlackNS is how far a fresh start's uptime_ns may exceed the
+// run's start (epoch_unix_ns) minus the engine's process start: the
+// rounding of process_start_time_seconds to nanoseconds.
+const UptimeSlackNS = 1_000_000
+
+// CheckServerEvidence checks every server-metrics scrape manifest m names
+// (manifest.server_metrics.scrapes and a measured
+// server_state.fresh.scrape) against its stored bytes, which read returns
+// by attachment name (relative to attachments/): present, of the sha256
+// the manifest states, and parsable; a measured fresh start's counters,
+// its fresh flag and its uptime_ns are re-derived from its scrape (the
+// uptime is bounded by the run's start, since the scrape was taken before
+// it: its own wall time is not stored). file names the manifest in the
+// problems. validate (run directories, so pack) and verify (bundles) both
+// call it, so pack signs nothing verify would reject for it.
+func CheckServerEvidence(m *Manifest, file string, read func(name string) ([]byte, error)) []Problem {
+	if m == nil {
+		return nil
+	}
+	var out []Problem
+	add := func(field, format string, a ...any) {
+		out = append(out, Problem{File: file, Field: field, Message: fmt.Sprintf(format, a...)})
+	}
+	load := func(field, name, sum string) *servermetrics.Snapshot {
+		if !scrapeFileRE.MatchString(name) || path.Clean(name) != name {
+			return nil // reported by ValidateManifest
+		}
+		b, err := read(name)
+		if err != nil {
+			add(field, "the scrape %s/%s: %v", AttachmentsDir, name, err)
+			return nil
+		}
+		if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sum {
+			add(field, "the scrape %s/%s: sha256 %s differs from the manifest's %s", AttachmentsDir, name, hex.EncodeToString(h[:]), sum)
+			return nil
+		}
+		snap, err := servermetrics.Parse(bytes.NewReader(b))
+		if err != nil {
+			add(field, "the scrape %s/%s: %v", AttachmentsDir, name, err)
+			return nil
+		}
+		return snap
+	}
+	if sm := m.ServerMetrics; sm != nil {
+		for i, s := range sm.Scrapes {
+			if s.Error == "" {
+				load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
+			}
+		}
+	}
+	if m.ServerState == nil || m.ServerState.Fresh == nil || m.ServerState.Fresh.Source != StateMeasured {
+		return out
+	}
+	f := m.ServerState.Fresh
+	snap := load("server_state.fresh.scrape", f.Scrape, f.SHA256)
+	if snap == nil {
+		return out
+	}
+	sv, ok := servermetrics.ServedBefore(snap)
+	switch {
+	case !ok:
+		add("server_state.fresh", "%s holds no engine request and prompt-token counters, so it measures nothing", f.Scrape)
+		return out
+	case f.RequestsBefore == nil || f.PromptTokensBefore == nil || sv.Requests != *f.RequestsBefore || sv.PromptTokens != *f.PromptTokensBefore:
+		add("server_state.fresh", "%s counts %v requests and %v prompt tokens, the manifest says %v and %v",
+			f.Scrape, sv.Requests, sv.PromptTokens, orNone(f.RequestsBefore), orNone(f.PromptTokensBefore))
+	case sv.Fresh() != f.Fresh:
+		add("server_state.fresh.fresh", "is %v, but %s says %v", f.Fresh, f.Scrape, sv.Fresh())
+	}
+	switch {
+	case sv.HaveStart != (f.UptimeNS != nil):
+		add("server_state.fresh.uptime_ns", "stated: %v, but %s has %s: %v (uptime is stated exactly when it is)", f.UptimeNS != nil, f.Scrape, servermetrics.ProcessStartMetric, sv.HaveStart)
+	case f.UptimeNS != nil:
+		if most := m.EpochUnixNS - int64(sv.ProcessStart*1e9); *f.UptimeNS > most+UptimeSlackNS {
+			add("server_state.fresh.uptime_ns", "%d, but %s says the engine started %d ns before the run did (epoch_unix_ns), and the scrape came before the run", *f.UptimeNS, f.Scrape, most)
+		}
+	}
+	return out
+}
+
+func orNone(p *float64) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
+}
+
+// readAttachmentFile reads the attachment name of the run directory dir
+// for CheckServerEvidence: a regular file of at most
+// servermetrics.MaxScrapeBytes.
+func readAttachmentFile(dir string) func(name string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		p := filepath.Join(dir, AttachmentsDir, filepath.FromSlash(name))
+		st, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errors.New("not in the run directory")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !st.Mode().IsRegular() {
+			return nil, errors.New("not a regular file")
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		b, err := io.ReadAll(io.LimitReader(fh, servermetrics.MaxScrapeBytes+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > servermetrics.MaxScrapeBytes {
+			return nil, fmt.Errorf("larger than %d bytes", servermetrics.MaxScrapeBytes)
+		}
+		return b, nil
+	}
+}

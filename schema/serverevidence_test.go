@@ -1,0 +1,105 @@
+package schema_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// A vLLM scrape of an engine that has served nothing, started at Unix
+// time 1000 s.
+const freshScrape = `# TYPE vllm:request_success_total counter
+vllm:request_success_total{model_name="m"} 0
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{model_name="m"} 0
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds 1000
+`
+
+func digest(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// TestStoredScrapesAreCheckedByValidate: every scrape the manifest names
+// (server_metrics.scrapes and a measured fresh start) must be present,
+// of its sha256 and parsable, and a measured fresh start's counters and
+// uptime must be what its scrape says; pack runs this check, verify runs
+// the same function on bundles.
+func TestStoredScrapesAreCheckedByValidate(t *testing.T) {
+	const epoch = int64(2000e9) // the run starts 1000 s after the engine
+	scrapes := func(sum1 string) map[string]any {
+		return map[string]any{"url": "http://127.0.0.1:1/metrics", "interval": "1s", "scrapes": []any{
+			map[string]any{"point": "c1", "repeat": 0, "when": "before", "at_ns": 0, "file": "server-metrics/a.prom", "sha256": sum1},
+			map[string]any{"point": "c1", "repeat": 0, "when": "after", "at_ns": 5, "file": "server-metrics/b.prom", "sha256": digest(freshScrape)},
+			map[string]any{"point": "c1", "repeat": 1, "when": "before", "at_ns": 6, "error": "connection refused"},
+		}}
+	}
+	fresh := func(kv ...any) map[string]any {
+		f := map[string]any{"fresh": true, "source": "measured", "scrape": "server-metrics/fresh.prom", "sha256": digest(freshScrape),
+			"requests_before": 0, "prompt_tokens_before": 0, "uptime_ns": 999e9}
+		for i := 0; i < len(kv); i += 2 {
+			f[kv[i].(string)] = kv[i+1]
+		}
+		return map[string]any{"fresh": f}
+	}
+	files := map[string]string{"a.prom": freshScrape, "b.prom": freshScrape, "fresh.prom": freshScrape}
+	for _, tc := range []struct {
+		name  string
+		edit  func(m map[string]any)
+		files map[string]string // replacing files (value "" removes it)
+		want  string            // "" valid
+	}{
+		{"every scrape present and as stated", func(m map[string]any) { m["server_metrics"] = scrapes(digest(freshScrape)); m["server_state"] = fresh() }, nil, ""},
+		{"a listed scrape is missing", func(m map[string]any) { m["server_metrics"] = scrapes(digest(freshScrape)) }, map[string]string{"a.prom": ""},
+			`"server_metrics.scrapes[0].file": the scrape attachments/server-metrics/a.prom: not in the run directory`},
+		{"a listed scrape was altered", func(m map[string]any) { m["server_metrics"] = scrapes(digest(freshScrape)) }, map[string]string{"a.prom": freshScrape + "# x\n"},
+			`"server_metrics.scrapes[0].file": the scrape attachments/server-metrics/a.prom: sha256`},
+		{"a listed scrape does not parse", func(m map[string]any) { m["server_metrics"] = scrapes(digest("x{\n")) }, map[string]string{"a.prom": "x{\n"},
+			"a.prom: server metrics: parse exposition"},
+		{"the fresh scrape is missing", func(m map[string]any) { m["server_state"] = fresh() }, map[string]string{"fresh.prom": ""},
+			`"server_state.fresh.scrape": the scrape attachments/server-metrics/fresh.prom: not in the run directory`},
+		{"the fresh scrape's counters contradict the manifest (digest updated)", func(m map[string]any) {
+			m["server_state"] = fresh("sha256", digest(strings.Replace(freshScrape, "} 0", "} 5", 1)))
+		}, map[string]string{"fresh.prom": strings.Replace(freshScrape, "} 0", "} 5", 1)}, "counts 5 requests and 0 prompt tokens, the manifest says 0 and 0"},
+		{"an uptime longer than the scrape allows", func(m map[string]any) { m["server_state"] = fresh("uptime_ns", 999999999999999) }, nil,
+			`"server_state.fresh.uptime_ns": 999999999999999, but server-metrics/fresh.prom says the engine started 1000000000000 ns before the run did`},
+		{"an uptime the scrape cannot give", func(m map[string]any) {
+			m["server_state"] = fresh("sha256", digest(freshScrape[:strings.Index(freshScrape, "# TYPE process")]))
+		}, map[string]string{"fresh.prom": freshScrape[:strings.Index(freshScrape, "# TYPE process")]}, "uptime is stated exactly when it is"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := baseRun(t, false)
+			sd := filepath.Join(dir, schema.AttachmentsDir, schema.ServerMetricsDir)
+			if err := os.MkdirAll(sd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, body := range files {
+				if b, ok := tc.files[name]; ok {
+					if body = b; body == "" {
+						continue
+					}
+				}
+				if err := os.WriteFile(filepath.Join(sd, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+				m["epoch_unix_ns"] = epoch
+				tc.edit(m)
+			})
+			err := schema.ValidateRunDir(dir, 20)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid run rejected: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err %v, want a problem saying %q", err, tc.want)
+			}
+		})
+	}
+}
