@@ -55,7 +55,10 @@ func TestStoredScrapesAreCheckedByValidate(t *testing.T) {
 		files map[string]string // replacing files (value "" removes it)
 		want  string            // "" valid
 	}{
-		{"every scrape present and as stated", func(m map[string]any) { m["server_metrics"] = scrapes(digest(freshScrape)); m["server_state"] = fresh() }, nil, ""},
+		{"every scrape present and as stated", func(m map[string]any) {
+			m["server_metrics"] = scrapes(digest(freshScrape))
+			m["server_state"] = fresh()
+		}, nil, ""},
 		{"a listed scrape is missing", func(m map[string]any) { m["server_metrics"] = scrapes(digest(freshScrape)) }, map[string]string{"a.prom": ""},
 			`"server_metrics.scrapes[0].file": the scrape attachments/server-metrics/a.prom: not in the run directory`},
 		{"a listed scrape was altered", func(m map[string]any) { m["server_metrics"] = scrapes(digest(freshScrape)) }, map[string]string{"a.prom": freshScrape + "# x\n"},
