@@ -93,6 +93,10 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	if err := schema.ValidateRunDirEach(ctx, runDir, maxProblems, each); err != nil {
 		return nil, err
 	}
+	// The stored scrapes, as verify will check them.
+	if probs := CheckRunDirServerEvidence(runDir); len(probs) > 0 {
+		return nil, &schema.ValidationError{Problems: probs}
+	}
 	rd, err := schema.OpenRunDir(runDir)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,12 @@ type Scrape struct {
 
 var scrapeFileRE = regexp.MustCompile(`^server-metrics/[A-Za-z0-9._-]+\.prom$`)
 
+// IsScrapeFile reports whether name is a well-formed scrape attachment
+// name: server-metrics/NAME.prom, clean.
+func IsScrapeFile(name string) bool {
+	return scrapeFileRE.MatchString(name) && path.Clean(name) == name
+}
+
 // validateServerMetrics checks manifest.server_metrics against the load
 // plan.
 func validateServerMetrics(ps *problems, m *Manifest) {

@@ -8,7 +8,7 @@ import (
 )
 
 // checkServerState checks the server-metrics evidence the manifest names
-// against the bundle's attachments (schema.CheckServerEvidence, the check
+// against the bundle's attachments (artifact.CheckServerEvidence, the check
 // validate makes on a run directory: every stored scrape present, of its
 // sha256 and parsable; a measured fresh start's counters and uptime
 // re-derived from its scrape), and lists the declared server-state facts
@@ -22,7 +22,7 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 		res.Warnings = append(res.Warnings, "UNVERIFIED server state: "+u)
 	}
 	var errs []error
-	for _, p := range schema.CheckServerEvidence(m, schema.ManifestFile, b.ReadAttachment) {
+	for _, p := range artifact.CheckServerEvidence(m, schema.ManifestFile, b.ReadAttachment) {
 		errs = append(errs, errors.New(p.String()))
 	}
 	return errors.Join(errs...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -66,6 +67,13 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err
+	}
+	// The stored server-metrics scrapes, as pack and verify check them.
+	if probs := artifact.CheckRunDirServerEvidence(o.dir); len(probs) > 0 {
+		if ve == nil {
+			ve = &schema.ValidationError{}
+		}
+		ve.Problems = append(ve.Problems, probs...)
 	}
 	if ve == nil {
 		// An imported run must be what its importer derives from the

@@ -1,13 +1,17 @@
-package schema_test
+package artifact_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -26,12 +30,12 @@ func digest(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// TestStoredScrapesAreCheckedByValidate: every scrape the manifest names
+// TestStoredScrapesAreCheckedByPack: every scrape the manifest names
 // (server_metrics.scrapes and a measured fresh start) must be present,
 // of its sha256 and parsable, and a measured fresh start's counters and
-// uptime must be what its scrape says; pack runs this check, verify runs
-// the same function on bundles.
-func TestStoredScrapesAreCheckedByValidate(t *testing.T) {
+// uptime must be what its scrape says; pack refuses the run otherwise
+// (validate runs the same check, verify the same function on bundles).
+func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 	const epoch = int64(2000e9) // the run starts 1000 s after the engine
 	scrapes := func(sum1 string) map[string]any {
 		return map[string]any{"url": "http://127.0.0.1:1/metrics", "interval": "1s", "scrapes": []any{
@@ -77,7 +81,7 @@ func TestStoredScrapesAreCheckedByValidate(t *testing.T) {
 		}, map[string]string{"fresh.prom": freshScrape[:strings.Index(freshScrape, "# TYPE process")]}, "uptime is stated exactly when it is"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := baseRun(t, false)
+			dir := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{Generator: true})
 			sd := filepath.Join(dir, schema.AttachmentsDir, schema.ServerMetricsDir)
 			if err := os.MkdirAll(sd, 0o755); err != nil {
 				t.Fatal(err)
@@ -96,7 +100,10 @@ func TestStoredScrapesAreCheckedByValidate(t *testing.T) {
 				m["epoch_unix_ns"] = epoch
 				tc.edit(m)
 			})
-			err := schema.ValidateRunDir(dir, 20)
+			_, err := artifact.Pack(context.Background(), dir, filepath.Join(t.TempDir(), "b"), artifact.PackOptions{Created: artifacttest.Created})
+			if probs := artifact.CheckRunDirServerEvidence(dir); (len(probs) == 0) != (tc.want == "") {
+				t.Errorf("CheckRunDirServerEvidence (validate's check): %v", probs)
+			}
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid run rejected: %v", err)
@@ -104,5 +111,24 @@ func TestStoredScrapesAreCheckedByValidate(t *testing.T) {
 				t.Fatalf("err %v, want a problem saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func editJSON(t *testing.T, path string, edit func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,6 @@
 // The stored server-metrics scrapes against the manifest that names them.
 
-package schema
+package artifact
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
 
@@ -29,32 +29,33 @@ const UptimeSlackNS = 1_000_000
 // its fresh flag and its uptime_ns are re-derived from its scrape (the
 // uptime is bounded by the run's start, since the scrape was taken before
 // it: its own wall time is not stored). file names the manifest in the
-// problems. validate (run directories, so pack) and verify (bundles) both
-// call it, so pack signs nothing verify would reject for it.
-func CheckServerEvidence(m *Manifest, file string, read func(name string) ([]byte, error)) []Problem {
+// problems. validate and pack (run directories, CheckRunDirServerEvidence)
+// and verify (bundles) all call it, so pack signs nothing verify would
+// reject for it. (It lives here, not in schema, which parses no scrape.)
+func CheckServerEvidence(m *schema.Manifest, file string, read func(name string) ([]byte, error)) []schema.Problem {
 	if m == nil {
 		return nil
 	}
-	var out []Problem
+	var out []schema.Problem
 	add := func(field, format string, a ...any) {
-		out = append(out, Problem{File: file, Field: field, Message: fmt.Sprintf(format, a...)})
+		out = append(out, schema.Problem{File: file, Field: field, Message: fmt.Sprintf(format, a...)})
 	}
 	load := func(field, name, sum string) *servermetrics.Snapshot {
-		if !scrapeFileRE.MatchString(name) || path.Clean(name) != name {
+		if !schema.IsScrapeFile(name) {
 			return nil // reported by ValidateManifest
 		}
 		b, err := read(name)
 		if err != nil {
-			add(field, "the scrape %s/%s: %v", AttachmentsDir, name, err)
+			add(field, "the scrape %s/%s: %v", schema.AttachmentsDir, name, err)
 			return nil
 		}
 		if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != sum {
-			add(field, "the scrape %s/%s: sha256 %s differs from the manifest's %s", AttachmentsDir, name, hex.EncodeToString(h[:]), sum)
+			add(field, "the scrape %s/%s: sha256 %s differs from the manifest's %s", schema.AttachmentsDir, name, hex.EncodeToString(h[:]), sum)
 			return nil
 		}
 		snap, err := servermetrics.Parse(bytes.NewReader(b))
 		if err != nil {
-			add(field, "the scrape %s/%s: %v", AttachmentsDir, name, err)
+			add(field, "the scrape %s/%s: %v", schema.AttachmentsDir, name, err)
 			return nil
 		}
 		return snap
@@ -66,7 +67,7 @@ func CheckServerEvidence(m *Manifest, file string, read func(name string) ([]byt
 			}
 		}
 	}
-	if m.ServerState == nil || m.ServerState.Fresh == nil || m.ServerState.Fresh.Source != StateMeasured {
+	if m.ServerState == nil || m.ServerState.Fresh == nil || m.ServerState.Fresh.Source != schema.StateMeasured {
 		return out
 	}
 	f := m.ServerState.Fresh
@@ -103,12 +104,29 @@ func orNone(p *float64) any {
 	return *p
 }
 
+// CheckRunDirServerEvidence is CheckServerEvidence on the run directory
+// dir, reading its manifest (nil when that does not decode: validation
+// says why).
+func CheckRunDirServerEvidence(dir string) []schema.Problem {
+	mf := filepath.Join(dir, schema.ManifestFile)
+	f, err := os.Open(mf)
+	if err != nil {
+		return nil
+	}
+	m, err := schema.DecodeManifest(f, mf)
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	return CheckServerEvidence(m, mf, readAttachmentFile(dir))
+}
+
 // readAttachmentFile reads the attachment name of the run directory dir
 // for CheckServerEvidence: a regular file of at most
 // servermetrics.MaxScrapeBytes.
 func readAttachmentFile(dir string) func(name string) ([]byte, error) {
 	return func(name string) ([]byte, error) {
-		p := filepath.Join(dir, AttachmentsDir, filepath.FromSlash(name))
+		p := filepath.Join(dir, schema.AttachmentsDir, filepath.FromSlash(name))
 		st, err := os.Lstat(p)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, errors.New("not in the run directory")
