@@ -6,5 +6,6 @@
 // tool's files into an ingest.Result (manifest, rebuilt records and the
 // tool's own summary as claims) without touching the file system; this
 // package maps tool names to those parsers and Import writes the result
-// atomically as a run directory (see ingest.Write).
+// atomically as a run directory, each record as it is parsed (see
+// ingest.WriteStream).
 package importer
