@@ -389,7 +389,8 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	} else {
 		o.clientJudged = true
 		var why []string
-		if 100*(o.Arrivals-o.Completions) > OverloadTolerancePercent*o.Arrivals {
+		m, _ := o.OutstandingMean.Float64()
+		if backlog := o.Arrivals - o.Completions; 100*backlog > OverloadTolerancePercent*o.Arrivals && float64(backlog) >= backlogNoiseBound(m) {
 			rej := ""
 			if o.FitRejected > 0 {
 				rej = fmt.Sprintf(" (%d of the arrivals were rejected)", o.FitRejected)
@@ -454,6 +455,16 @@ func (d *overloadData) latencyRise(o *Overload) {
 // pass for a trend.
 func outstandingRiseBound(m float64) float64 {
 	return max(float64(OverloadTolerancePercent)/100*m, 3*math.Sqrt(max(m, 1)))
+}
+
+// backlogNoiseBound is the least backlog (arrivals − completions over
+// the fit window) that counts as overload for an outstanding mean m.
+// For a steady load the backlog is the change of the outstanding count
+// between the window's ends, the difference of two counts of about a
+// Poisson spread √m each, so three standard deviations of it, 3·√(2m),
+// is what a short point's noise can reach.
+func backlogNoiseBound(m float64) float64 {
+	return 3 * math.Sqrt(2*max(m, 1))
 }
 
 // windowEdge is ⌊fit·i ÷ OverloadWindows⌋ without overflowing int64.
