@@ -15,6 +15,7 @@ import (
 	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/merge"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -122,5 +123,94 @@ func TestVerifyRejectsAWrongShardOnAnEarlyRecord(t *testing.T) {
 	f := failures(res)
 	if !strings.Contains(f, title+":1:") || !strings.Contains(f, `field "shard"`) {
 		t.Errorf("failure does not name %s:1 and field \"shard\":\n%s", title, f)
+	}
+}
+
+// TestVerifyLeavesShardPlacementClaimsUnverified: in a merged run, claims
+// that rest on where the shards' timelines sit relative to each other
+// (window, throughputs, goodput, overload) depend on clocks the shards
+// declare themselves: verify lists them UNVERIFIED with that reason even
+// when the records agree, while per-request latencies and counts are
+// MATCHED, and a claim the records contradict is still MISMATCHED.
+func TestVerifyLeavesShardPlacementClaimsUnverified(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2)
+	out := filepath.Join(dir, "merged")
+	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := schema.OpenRunDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), rd, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := res.Claims(nil, replay.DefaultClaimTolerance)
+	pack := func(name string, edit func(*schema.Claims)) string {
+		t.Helper()
+		c := *claims
+		c.Points = nil
+		for _, pc := range claims.Points {
+			pc.Metrics = append([]schema.Claim(nil), pc.Metrics...)
+			c.Points = append(c.Points, pc)
+		}
+		if edit != nil {
+			edit(&c)
+		}
+		b, err := schema.MarshalDocument(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, schema.ClaimsFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if _, err := artifact.Pack(context.Background(), out, p, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	vr := verifyUnsigned(t, pack("honest.oci", nil))
+	if !vr.Verified {
+		t.Fatalf("honest merged bundle with claims not verified:\n%s", failures(vr))
+	}
+	claimed := map[string]bool{}
+	for _, pc := range claims.Points {
+		for _, c := range pc.Metrics {
+			claimed[c.Metric] = true
+		}
+	}
+	unverified := map[string]string{}
+	for _, c := range vr.Unverified {
+		unverified[c.Metric] = c.Reason
+	}
+	if !claimed["request_throughput"] || !claimed["window_ns"] {
+		t.Fatal("window_ns and request_throughput not claimed")
+	}
+	for _, m := range []string{"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput", "overload.overloaded", "summary.request_throughput.median"} {
+		if r, ok := unverified[m]; claimed[m] && (!ok || !strings.Contains(r, "declared by the shards")) {
+			t.Errorf("%s: unverified %v (%q), want UNVERIFIED because the clocks are declared by the shards", m, ok, r)
+		}
+	}
+	for _, m := range []string{"counts.sent", "ttft_ns.p50", "e2e_ns.p99", "itl_ns.p50"} {
+		if !claimed[m] {
+			t.Errorf("%s not claimed", m)
+		}
+		if r, ok := unverified[m]; ok {
+			t.Errorf("%s is UNVERIFIED (%s), but it does not depend on the shards' placement", m, r)
+		}
+	}
+	vr = verifyUnsigned(t, pack("inflated.oci", func(c *schema.Claims) {
+		for i := range c.Points[0].Metrics {
+			if c.Points[0].Metrics[i].Metric == "request_throughput" {
+				c.Points[0].Metrics[i].Value *= 1.8
+			}
+		}
+	}))
+	if vr.Verified {
+		t.Fatal("VERIFIED a merged bundle whose request_throughput claim the records contradict")
 	}
 }

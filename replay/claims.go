@@ -92,6 +92,12 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 			if res != nil {
 				ck.Flags = res.pointFlags(pc)
 			}
+			if n := placedShards(run.Manifest()); n > 1 && ck.Outcome == schema.ClaimMatched && schema.ClaimRestsOnShardPlacement(c.Metric) {
+				// The records agree with the claim only given the
+				// shards' own word on their clocks.
+				ck.Outcome = schema.ClaimNotRecomputable
+				ck.Reason = strings.TrimPrefix(ck.Reason+"; ", "; ") + shardPlacementReason(n)
+			}
 			out = append(out, ck)
 		}
 	}
@@ -237,4 +243,26 @@ func sloString(s schema.SLO) string {
 		return "none"
 	}
 	return strings.Join(parts, ",")
+}
+
+// placedShards is the number of shards whose records a merged run places
+// on one timeline (0 for a run not merged from shards).
+func placedShards(m *schema.Manifest) int {
+	if m == nil || m.Shards == nil {
+		return 0
+	}
+	n := 0
+	for _, mb := range m.Shards.Members {
+		if !mb.Missing {
+			n++
+		}
+	}
+	return n
+}
+
+// shardPlacementReason says why a claim resting on the placement of n
+// shards' timelines is not verified even when the records agree with it.
+func shardPlacementReason(n int) string {
+	return fmt.Sprintf("recomputed value agrees, but it rests on the relative placement of %d shards' timelines, "+
+		"placed by clocks (epochs and error bounds) declared by the shards themselves (unverified)", n)
 }

@@ -424,7 +424,7 @@ func (g *group) finish(k groupKey) *PointResult {
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
-	pr.Timeline = timelineOf(g.cfg.shards, pr)
+	pr.Timeline = timelineOf(g.cfg.shards, pr, g.maxLast)
 	g.od = overloadData{}
 	return pr
 }

@@ -16,11 +16,24 @@ import (
 // (manifest.shards.timeline_uncertainty_ns), and so are the rates over
 // it. Per-request latencies (TTFT, TPOT, ITL, E2E) are differences on one
 // machine's monotonic clock and carry no such uncertainty.
+//
+// The uncertainty is the declared anchor error (the two largest members'
+// kernel bounds, manifest.shards.timeline_uncertainty_ns) plus a drift
+// term: after its anchor each shard's clock may run off true time by up
+// to DriftPPM (the kernel's frequency tolerance, the rate at which it
+// grows its own maximum error between synchronisations), so two of them
+// may part by 2 × DriftPPM of the time elapsed since the run's epoch,
+// taken at the point's last token. Both rest on what the shards declared
+// about their clocks: nothing in the records confirms them.
 type Timeline struct {
 	Shards int
-	// UncertaintyNS is null when a shard's clock gave no bound (Reason).
+	// UncertaintyNS is AnchorNS + DriftNS; null when a shard's clock gave
+	// no bound (Reason).
 	UncertaintyNS Value
-	Reason        string
+	// AnchorNS is manifest.shards.timeline_uncertainty_ns (declared by
+	// the shards); DriftNS the drift term.
+	AnchorNS, DriftNS Value
+	Reason            string
 	// WindowNS, RequestThroughput and Goodput are the intervals the clock
 	// uncertainty allows: [window − u, window + u] and the rates over
 	// those ends (a high end null when window − u ≤ 0).
@@ -30,20 +43,33 @@ type Timeline struct {
 // Interval is a closed range of values; an end is null when unknown.
 type Interval struct{ Low, High Value }
 
+// DriftPPM bounds, in parts per million, how fast a shard's clock may run
+// off true time after it was read: the kernel's frequency tolerance
+// (adjtimex MAXFREQ, 500 ppm), at which it grows its own maximum error.
+const DriftPPM = 500
+
 // timelineOf bounds pr's window and rates by the shards' timeline
-// uncertainty; nil when the run is not merged from shards.
-func timelineOf(sh *schema.Shards, pr *PointResult) *Timeline {
+// uncertainty; lastNS is the point's last token in ns since the run's
+// epoch (how long the shards' clocks may have drifted). nil when the run
+// is not merged from shards.
+func timelineOf(sh *schema.Shards, pr *PointResult, lastNS int64) *Timeline {
 	if sh == nil {
 		return nil
 	}
-	t := &Timeline{Shards: sh.Count, UncertaintyNS: Null,
+	t := &Timeline{Shards: sh.Count, UncertaintyNS: Null, AnchorNS: Null, DriftNS: Null,
 		WindowNS: Interval{Null, Null}, RequestThroughput: Interval{Null, Null}, Goodput: Interval{Null, Null}}
 	if sh.TimelineUncertaintyNS == nil {
 		t.Reason = sh.UncertaintyReason
 		return t
 	}
-	u := *sh.TimelineUncertaintyNS
-	t.UncertaintyNS = Int(u)
+	anchor := *sh.TimelineUncertaintyNS
+	// Two clocks, each up to DriftPPM off: ceil(2·DriftPPM·lastNS/10⁶).
+	drift := int64(0)
+	if lastNS > 0 {
+		drift = (lastNS/1_000_000)*2*DriftPPM + ((lastNS%1_000_000)*2*DriftPPM+999_999)/1_000_000
+	}
+	u := anchor + drift
+	t.AnchorNS, t.DriftNS, t.UncertaintyNS = Int(anchor), Int(drift), Int(u)
 	wv := pr.Scalars["window_ns"]
 	if !wv.IsInt() {
 		t.Reason = "no window"

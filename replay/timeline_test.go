@@ -15,7 +15,7 @@ func TestTimelineBoundsWindowAndRates(t *testing.T) {
 		"request_throughput": Frac(90, 1), // 90 requests in 1 s
 		"goodput":            Null,
 	}}
-	tl := timelineOf(sh, pr)
+	tl := timelineOf(sh, pr, 0)
 	check := func(name string, v Value, want *big.Rat) {
 		t.Helper()
 		if want == nil {
@@ -34,12 +34,34 @@ func TestTimelineBoundsWindowAndRates(t *testing.T) {
 	check("throughput high", tl.RequestThroughput.High, big.NewRat(100, 1))
 	check("goodput low", tl.Goodput.Low, nil)
 
-	if timelineOf(nil, pr) != nil {
+	if timelineOf(nil, pr, 0) != nil {
 		t.Error("a run not merged from shards has a timeline")
 	}
-	unknown := timelineOf(&schema.Shards{Count: 2, UncertaintyReason: "shard 1 unsynchronised"}, pr)
+	unknown := timelineOf(&schema.Shards{Count: 2, UncertaintyReason: "shard 1 unsynchronised"}, pr, 0)
 	if !unknown.UncertaintyNS.IsNull() || !unknown.WindowNS.High.IsNull() || unknown.Reason != "shard 1 unsynchronised" {
 		t.Errorf("unknown uncertainty: %+v", unknown)
+	}
+}
+
+// TestTimelineAddsClockDrift: the shards' clocks may part by 2 × 500 ppm
+// of the time elapsed since the run's epoch, on top of their declared
+// bounds: 100 s in, 100 ms more.
+func TestTimelineAddsClockDrift(t *testing.T) {
+	u := int64(100_000_000)
+	sh := &schema.Shards{Count: 2, TimelineUncertaintyNS: &u}
+	pr := &PointResult{Scalars: map[string]Value{"window_ns": Int(1_000_000_000), "request_throughput": Frac(90, 1), "goodput": Null}}
+	tl := timelineOf(sh, pr, 100_000_000_000)
+	for name, c := range map[string]struct {
+		v    Value
+		want int64
+	}{"anchor": {tl.AnchorNS, 100_000_000}, "drift": {tl.DriftNS, 100_000_000}, "uncertainty": {tl.UncertaintyNS, 200_000_000},
+		"window low": {tl.WindowNS.Low, 800_000_000}, "window high": {tl.WindowNS.High, 1_200_000_000}} {
+		if c.v.Rat() == nil || c.v.Rat().Cmp(big.NewRat(c.want, 1)) != 0 {
+			t.Errorf("%s = %v, want %d", name, c.v.Rat(), c.want)
+		}
+	}
+	if d := timelineOf(sh, pr, 1).DriftNS; d.Rat().Cmp(big.NewRat(1, 1)) != 0 {
+		t.Errorf("drift after 1 ns = %v, want 1 (rounded up)", d.Rat())
 	}
 }
 

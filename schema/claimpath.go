@@ -91,3 +91,35 @@ func CheckClaimMetric(definitions, path string) error {
 	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY, overload.KEY or summary.METRIC.FIELD)",
 		path, definitions, strings.Join(ClaimDists(definitions), ", "))
 }
+
+// placementFree are the claim heads whose values a run merged from shards
+// determines without placing two shards' timelines relative to each other:
+// per-request differences on one machine's monotonic clock (latencies,
+// send lag against the shard's own schedule, stalls) and counts.
+var placementFree = []string{
+	"counts", "stalls", "slo_attainment", "slo_attainment_ok",
+	"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns",
+	"time_per_output_token_ns", "inter_token_latency_ns", "normalized_time_per_output_token_ns",
+}
+
+// placementFreeMLPerf are the mlperf.KEY keys that do not depend on the
+// run's duration (which spans shards).
+var placementFreeMLPerf = []string{"ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries"}
+
+// ClaimRestsOnShardPlacement reports whether the value of claim path (as
+// CheckClaimMetric accepts it) depends, in a run merged from several
+// shards, on where the shards' timelines sit relative to each other: the
+// window and everything computed over it (throughputs, goodputs, cost per
+// token, rate distributions, the overload analysis, MLPerf's duration and
+// validity). Those shards' clocks (epochs and error bounds) are declared
+// by the shards themselves, so such a claim cannot be verified from the
+// records. Anything not known to be free of placement is reported as
+// resting on it.
+func ClaimRestsOnShardPlacement(path string) bool {
+	path = strings.TrimPrefix(path, "summary.")
+	head, key, _ := strings.Cut(path, ".")
+	if head == "mlperf" {
+		return !slices.Contains(placementFreeMLPerf, key)
+	}
+	return !slices.Contains(placementFree, head)
+}

@@ -204,6 +204,9 @@ func JSON(out io.Writer, r *replay.Result) error {
 			w.open('{')
 			w.kv("shards", strconv.Itoa(t.Shards))
 			w.kv("uncertainty_ns", Number(t.UncertaintyNS))
+			w.kv("anchor_ns", Number(t.AnchorNS))
+			w.kv("drift_ns", Number(t.DriftNS))
+			w.ks("clocks", ClocksDeclared)
 			for _, iv := range timelineIntervals(t) {
 				w.key(iv.key)
 				w.raw("[" + Number(iv.v.Low) + ", " + Number(iv.v.High) + "]")

@@ -22,11 +22,15 @@ func timelineIntervals(t *replay.Timeline) []timelineInterval {
 	}
 }
 
+// ClocksDeclared says where the shards' clock bounds and epochs come from:
+// each shard's own manifest, checked only for consistency.
+const ClocksDeclared = "declared by the shards (unverified)"
+
 // timelineRow is the text line of a run merged from shards: the window
 // and the rates with the range the shards' clocks leave them.
 func timelineRow(t *replay.Timeline) row {
 	if t.UncertaintyNS.IsNull() {
-		return row{"shard clocks", fmt.Sprintf("%d shards; window, throughput and goodput uncertain by an unknown amount: %s", t.Shards, t.Reason), ""}
+		return row{"shard clocks", fmt.Sprintf("%s; %d shards; window, throughput and goodput uncertain by an unknown amount: %s", ClocksDeclared, t.Shards, t.Reason), ""}
 	}
 	iv := func(i replay.Interval, scale string) string {
 		if scale == "ms" {
@@ -34,8 +38,9 @@ func timelineRow(t *replay.Timeline) row {
 		}
 		return Decimal(i.Low, one, 3) + " .. " + Decimal(i.High, one, 3)
 	}
-	s := fmt.Sprintf("%d shards, timelines placed to ± %s ms: window %s ms, request_throughput %s req/s, goodput %s req/s",
-		t.Shards, Decimal(t.UncertaintyNS, nsToMS, 3), iv(t.WindowNS, "ms"), iv(t.RequestThroughput, ""), iv(t.Goodput, ""))
+	s := fmt.Sprintf("%s; %d shards, timelines placed to ± %s ms (clock bounds %s ms + drift %s ms at %d ppm): window %s ms, request_throughput %s req/s, goodput %s req/s",
+		ClocksDeclared, t.Shards, Decimal(t.UncertaintyNS, nsToMS, 3), Decimal(t.AnchorNS, nsToMS, 3), Decimal(t.DriftNS, nsToMS, 3), replay.DriftPPM,
+		iv(t.WindowNS, "ms"), iv(t.RequestThroughput, ""), iv(t.Goodput, ""))
 	if t.Reason != "" {
 		s += "; " + t.Reason
 	}
@@ -43,7 +48,7 @@ func timelineRow(t *replay.Timeline) row {
 }
 
 func timelineCSV(t *replay.Timeline) [][2]string {
-	out := [][2]string{{"timeline.uncertainty_ns", Number(t.UncertaintyNS)}}
+	out := [][2]string{{"timeline.uncertainty_ns", Number(t.UncertaintyNS)}, {"timeline.anchor_ns", Number(t.AnchorNS)}, {"timeline.drift_ns", Number(t.DriftNS)}}
 	for _, iv := range timelineIntervals(t) {
 		out = append(out, [2]string{"timeline." + iv.key + ".low", Number(iv.v.Low)}, [2]string{"timeline." + iv.key + ".high", Number(iv.v.High)})
 	}
