@@ -212,16 +212,7 @@ func TestComparePagesEscapeRunStrings(t *testing.T) {
 // in the shade's tooltip and in the value table's flags row, and every
 // output format prints the flag.
 func TestFlaggedPointIsShadedAndPrintedInEveryFormat(t *testing.T) {
-	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	yes := true
-	for _, p := range res.Results {
-		if p.Point == "r2" && p.Repeat == 1 {
-			p.Overload.Overloaded = replay.Flag{Set: &yes, Why: "arrivals exceeded completions by 9 of 40"}
-		}
-	}
+	res := flaggedSmallRun(t, replay.Options{})
 	var b bytes.Buffer
 	if err := HTML(&b, res); err != nil {
 		t.Fatal(err)
@@ -256,16 +247,7 @@ func TestFlaggedPointIsShadedAndPrintedInEveryFormat(t *testing.T) {
 // TestSweepTextPrintsTheOverloadFlags: the text sweep (printed alone)
 // carries each point's flags as the other formats do.
 func TestSweepTextPrintsTheOverloadFlags(t *testing.T) {
-	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	yes := true
-	for _, p := range res.Results {
-		if p.Point == "r2" && p.Repeat == 1 {
-			p.Overload.Overloaded = replay.Flag{Set: &yes, Why: "arrivals exceeded completions by 9 of 40"}
-		}
-	}
+	res := flaggedSmallRun(t, replay.Options{Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5}})
 	var b bytes.Buffer
 	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
@@ -275,4 +257,21 @@ func TestSweepTextPrintsTheOverloadFlags(t *testing.T) {
 			t.Errorf("text sweep lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+// flaggedSmallRun is the small run replayed with o, its point r2 repeat
+// 1 marked overloaded.
+func flaggedSmallRun(t *testing.T, o replay.Options) *replay.Result {
+	t.Helper()
+	res, err := replay.Replay(context.Background(), smallRun(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	for _, p := range res.Results {
+		if p.Point == "r2" && p.Repeat == 1 {
+			p.Overload.Overloaded = replay.Flag{Set: &yes, Why: "arrivals exceeded completions by 9 of 40"}
+		}
+	}
+	return res
 }
