@@ -1,7 +1,11 @@
 package servermetrics
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/stats"
@@ -52,13 +56,15 @@ type EdgeShare struct {
 }
 
 // Estimate is a bucket-interpolated percentile: the true value lies in
-// [Lo, Hi] (the bucket's edges); Value is nil when the percentile falls
-// above the last finite edge (Hi is then null: no upper bound).
+// [Lo, Hi] (the bucket's edges). Value is nil, with Reason, when the
+// percentile falls above the last finite edge (Hi is then null: no upper
+// bound) or when only the bucket's bounds are given (see estimate).
 type Estimate struct {
 	Quantile float64  `json:"quantile"`
 	Value    *float64 `json:"value"`
 	Lo       float64  `json:"lo"`
 	Hi       *float64 `json:"hi"`
+	Reason   string   `json:"reason,omitempty"`
 }
 
 // CounterDelta is a counter's increase between two scrapes.
@@ -145,8 +151,50 @@ func pair(n Name, before, after *Snapshot) (b, a *Family, reason string) {
 		return nil, nil, "missing from the scrape before the point"
 	case !oka:
 		return nil, nil, "missing from the scrape after the point"
+	case b.Bad != "":
+		return nil, nil, "in the scrape before the point, " + b.Bad
+	case a.Bad != "":
+		return nil, nil, "in the scrape after the point, " + a.Bad
 	}
 	return b, a, ""
+}
+
+// seriesReset reports whether a series of b went down or vanished in a:
+// checked per label set, since another series' growth can hide it in the
+// sums.
+func seriesReset(b, a *Family) bool {
+	for k, v := range b.Series {
+		w, ok := a.Series[k]
+		if !ok || w < v {
+			return true
+		}
+		for j, c := range b.Cums[k] {
+			if ac := a.Cums[k]; j >= len(ac) || ac[j] < c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notFinite is the reason of a quantity whose arithmetic overflowed.
+const notFinite = "not a finite number (the difference between the scrapes overflows)"
+
+// edgesChanged names the bucket edges only one scrape has. The text
+// parser drops a bucket whose le is not a number (le="NaN"), so such an
+// edge shows as missing.
+func edgesChanged(before, after []float64) string {
+	only := func(xs, ys []float64) string {
+		var out []string
+		for _, x := range xs {
+			if !slices.Contains(ys, x) {
+				out = append(out, strconv.FormatFloat(x, 'g', -1, 64))
+			}
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	return fmt.Sprintf("bucket edges changed between the scrapes (only before the point: %s; only after: %s; a bucket whose le is not a number, such as NaN, is dropped when parsed, so it shows as missing)",
+		only(before, after), only(after, before))
 }
 
 const resetReason = "counter reset between the scrapes (a value went down: the engine restarted or a series vanished)"
@@ -156,10 +204,14 @@ func counterDelta(n Name, before, after *Snapshot) (*CounterDelta, string) {
 	if why != "" {
 		return nil, why
 	}
-	if a.Sum < b.Sum {
+	if a.Sum < b.Sum || seriesReset(b, a) {
 		return nil, resetReason
 	}
-	return &CounterDelta{Role: n.Role, Metric: n.Metric, Delta: a.Sum - b.Sum}, ""
+	d := a.Sum - b.Sum
+	if !finite(d) {
+		return nil, notFinite
+	}
+	return &CounterDelta{Role: n.Role, Metric: n.Metric, Delta: d}, ""
 }
 
 func histDelta(n Name, before, after *Snapshot) (*HistogramDelta, string) {
@@ -168,17 +220,15 @@ func histDelta(n Name, before, after *Snapshot) (*HistogramDelta, string) {
 		return nil, why
 	}
 	b, a := bf.Hist, af.Hist
-	if len(a.Bounds) != len(b.Bounds) {
-		return nil, "bucket edges changed between the scrapes"
-	}
-	for i := range a.Bounds {
-		if a.Bounds[i] != b.Bounds[i] {
-			return nil, "bucket edges changed between the scrapes"
-		}
+	if !slices.Equal(a.Bounds, b.Bounds) {
+		return nil, edgesChanged(b.Bounds, a.Bounds)
 	}
 	d := &Hist{Bounds: a.Bounds, Cum: make([]float64, len(a.Cum)), Count: a.Count - b.Count, Sum: a.Sum - b.Sum}
-	if d.Count < 0 || d.Sum < 0 {
+	if d.Count < 0 || d.Sum < 0 || seriesReset(bf, af) {
 		return nil, resetReason
+	}
+	if !finite(d.Sum) {
+		return nil, notFinite
 	}
 	for i := range a.Cum {
 		d.Cum[i] = a.Cum[i] - b.Cum[i]
@@ -196,15 +246,26 @@ func histDelta(n Name, before, after *Snapshot) (*HistogramDelta, string) {
 		out.Under = append(out.Under, EdgeShare{Edge: e, Share: d.Cum[i] / d.Count})
 	}
 	for _, q := range Quantiles {
-		out.Estimates = append(out.Estimates, d.estimate(q))
+		out.Estimates = append(out.Estimates, d.estimate(q, mean))
 	}
 	return out, ""
 }
 
+// Reasons of an estimate given as bounds only.
+const (
+	AboveLastEdge = "above the last finite bucket edge: no upper bound"
+	FromZero      = "the bucket starts at 0: interpolating from 0 would assume observations spread evenly over it, which the histogram's sum can contradict, so only its bounds are given"
+	AboveMarkov   = "the interpolated value exceeds mean ÷ (1 − quantile), which no non-negative observations allow, so only the bucket's bounds are given"
+)
+
 // estimate interpolates quantile q linearly inside its bucket, the rule
 // of Prometheus' histogram_quantile; the first bucket starts at 0 (or at
-// its edge when that is negative).
-func (h *Hist) estimate(q float64) Estimate {
+// its edge when that is negative). Only the bucket's bounds are given
+// (Value nil, Reason says why) when the bucket starts at 0, or when the
+// edges are non-negative and the value exceeds mean/(1−q) (Markov's
+// inequality: a q-quantile v of non-negative observations has
+// (1−q)·v ≤ mean), so an estimate never contradicts the mean.
+func (h *Hist) estimate(q, mean float64) Estimate {
 	rank := q * h.Count
 	prevCum, lo := 0.0, 0.0
 	if len(h.Bounds) > 0 && h.Bounds[0] < 0 {
@@ -218,11 +279,22 @@ func (h *Hist) estimate(q float64) Estimate {
 				v = lo + (up-lo)*(rank-prevCum)/in
 			}
 			hi := up
-			return Estimate{Quantile: q, Value: &v, Lo: lo, Hi: &hi}
+			e := Estimate{Quantile: q, Lo: lo, Hi: &hi}
+			switch {
+			case lo == 0 && up > 0:
+				e.Reason = FromZero
+			case lo >= 0 && q < 1 && v > mean/(1-q):
+				e.Reason = AboveMarkov
+			case !finite(v):
+				e.Reason = notFinite
+			default:
+				e.Value = &v
+			}
+			return e
 		}
 		prevCum, lo = h.Cum[i], up
 	}
-	return Estimate{Quantile: q, Lo: lo}
+	return Estimate{Quantile: q, Lo: lo, Reason: AboveLastEdge}
 }
 
 // Attainment is the share of observations at or below limit (seconds):
@@ -268,6 +340,9 @@ func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {
 		if !ok {
 			continue
 		}
+		if f.Bad != "" {
+			return nil, f.Bad
+		}
 		v := f.Sum
 		if n.Role == RoleKVCache {
 			v = f.Max
@@ -280,9 +355,9 @@ func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {
 	if g.Scrapes == 0 {
 		return nil, "not exposed by the server"
 	}
-	if f, err := stats.LinearFit(xs, ys, SlopeConfidence); err == nil {
+	if f, err := stats.LinearFit(xs, ys, SlopeConfidence); err == nil && finite(f.Slope) {
 		g.Slope = &f.Slope
-		if f.Bounded {
+		if f.Bounded && finite(f.Low) && finite(f.High) {
 			g.SlopeLow, g.SlopeHigh = &f.Low, &f.High
 		}
 	}

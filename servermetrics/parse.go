@@ -48,7 +48,34 @@ type Family struct {
 	Sum, Max float64
 	// Hist is set for a histogram.
 	Hist *Hist
+	// Series holds each series' value (a counter or gauge) or count (a
+	// histogram) by its label set, so a reset of one series is seen even
+	// when another grows by more; Cums holds a histogram series'
+	// cumulative bucket counts.
+	Series map[string]float64
+	Cums   map[string][]float64
+	// Bad says why the family gives no number (a sum over its series or
+	// of a histogram's observations that is not finite); "" when it does.
+	Bad string
 }
+
+// seriesKey is a series' label set, name=value pairs in the order the
+// parser sorted them.
+func seriesKey(m *dto.Metric) string {
+	var b strings.Builder
+	for _, l := range m.GetLabel() {
+		b.WriteString(l.GetName())
+		b.WriteByte('=')
+		b.WriteString(l.GetValue())
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// overflowReason is Family.Bad of a sum over series that overflows.
+const overflowReason = "the sum over its series is not a finite number (it overflows)"
 
 // Hist is a cumulative histogram: Cum[i] observations were at most
 // Bounds[i] (finite edges, ascending); Count includes those above the
@@ -88,7 +115,7 @@ func Parse(r io.Reader) (*Snapshot, error) {
 func family(mf *dto.MetricFamily) (*Family, error) {
 	switch mf.GetType() {
 	case dto.MetricType_COUNTER, dto.MetricType_GAUGE:
-		f := &Family{Kind: KindGauge, Max: math.Inf(-1)}
+		f := &Family{Kind: KindGauge, Max: math.Inf(-1), Series: map[string]float64{}}
 		if mf.GetType() == dto.MetricType_COUNTER {
 			f.Kind = KindCounter
 		}
@@ -97,18 +124,23 @@ func family(mf *dto.MetricFamily) (*Family, error) {
 			if f.Kind == KindCounter {
 				v = m.GetCounter().GetValue()
 			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !finite(v) {
 				return nil, fmt.Errorf("value %v is not a finite number", v)
 			}
 			f.Sum += v
 			f.Max = max(f.Max, v)
+			f.Series[seriesKey(m)] += v
 		}
 		if len(mf.GetMetric()) == 0 {
 			f.Max = 0
 		}
+		if !finite(f.Sum) {
+			f.Bad = overflowReason
+		}
 		return f, nil
 	case dto.MetricType_HISTOGRAM:
 		h := &Hist{}
+		f := &Family{Kind: KindHistogram, Hist: h, Series: map[string]float64{}, Cums: map[string][]float64{}}
 		for i, m := range mf.GetMetric() {
 			mh := m.GetHistogram()
 			var bounds, cum []float64
@@ -132,11 +164,22 @@ func family(mf *dto.MetricFamily) (*Family, error) {
 			}
 			h.Count += float64(mh.GetSampleCount())
 			h.Sum += mh.GetSampleSum()
+			k := seriesKey(m)
+			f.Series[k] += float64(mh.GetSampleCount())
+			if old, ok := f.Cums[k]; ok {
+				for j := range cum {
+					cum[j] += old[j]
+				}
+			}
+			f.Cums[k] = cum
 		}
-		if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) {
-			return nil, fmt.Errorf("sum %v is not a finite number", h.Sum)
+		switch {
+		case !finite(h.Sum) && f.Bad == "":
+			f.Bad = "the sum of its observations is not a finite number"
+		case !finite(h.Count) && f.Bad == "":
+			f.Bad = overflowReason
 		}
-		return &Family{Kind: KindHistogram, Hist: h}, nil
+		return f, nil
 	}
 	return nil, nil
 }

@@ -37,7 +37,7 @@ func ServedBefore(s *Snapshot) (Served, bool) {
 			return out, false
 		}
 		f, ok := s.lookup(n)
-		if !ok {
+		if !ok || f.Bad != "" {
 			return out, false
 		}
 		if role == RoleRequestSuccess {

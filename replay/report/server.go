@@ -66,11 +66,14 @@ func serverHist(h servermetrics.HistogramDelta) string {
 	fmt.Fprintf(&b, "n %s  mean %.3f", trimFloat(h.Count), *h.Mean*1e3)
 	for _, e := range h.Estimates {
 		fmt.Fprintf(&b, "  ~p%s ", trimFloat(e.Quantile*100))
-		if e.Value == nil {
+		switch {
+		case e.Value != nil:
+			fmt.Fprintf(&b, "%.3f [%.3f, %.3f]", *e.Value*1e3, e.Lo*1e3, *e.Hi*1e3)
+		case e.Hi != nil: // bounds only (servermetrics.Estimate)
+			fmt.Fprintf(&b, "in [%.3f, %.3f]", e.Lo*1e3, *e.Hi*1e3)
+		default:
 			fmt.Fprintf(&b, "> %.3f", e.Lo*1e3)
-			continue
 		}
-		fmt.Fprintf(&b, "%.3f [%.3f, %.3f]", *e.Value*1e3, e.Lo*1e3, *e.Hi*1e3)
 	}
 	return b.String()
 }
