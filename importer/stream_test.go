@@ -12,6 +12,7 @@ import (
 	"github.com/benchseal/benchseal/importer/aiperf"
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/importer/llmperf"
 	"github.com/benchseal/benchseal/importer/sglang"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -88,6 +89,31 @@ func TestStreamedSGLangErrorNamesFileAndLine(t *testing.T) {
 	}
 	if !errors.Is(err, ingest.ErrBadInput) || !strings.Contains(err.Error(), "sglang_0101_12_256_64.jsonl:2: duration:") {
 		t.Errorf("error %q does not name file, line and field", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// A bad entry of a streamed LLMPerf list names file, entry and field,
+// after the entries before it were written to the staged run; nothing is
+// left at the destination.
+func TestStreamedLLMPerfErrorNamesFileAndRecord(t *testing.T) {
+	files := importtest.Load(t, llmperf.Tool, "groq_70b_individual_responses.json", "groq_70b_summary.json")
+	d := files[0].Data
+	at := 0
+	for range 3 { // the fourth entry's count
+		at += bytes.Index(d[at:], []byte(`"number_output_tokens": 150`)) + 1
+	}
+	i := at - 1 + len(`"number_output_tokens": `)
+	files[0].Data = append(append(append([]byte(nil), d[:i]...), '-'), d[i:]...)
+	dest := filepath.Join(t.TempDir(), "run")
+	_, err := Import(context.Background(), llmperf.Tool, files, dest, Options{})
+	if err == nil {
+		t.Fatal("import succeeded")
+	}
+	if !errors.Is(err, ingest.ErrBadInput) || !strings.Contains(err.Error(), "groq_70b_individual_responses.json: record ") || !strings.Contains(err.Error(), ": number_output_tokens: not a token count: -150") {
+		t.Errorf("error %q does not name file, record and field", err)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)

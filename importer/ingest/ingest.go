@@ -121,28 +121,80 @@ func ReadParse[T any](r io.Reader, name string, parse func(data []byte, name str
 // DecodeJSONList decodes data, a JSON list, into one T per element, in
 // order. Each element is decoded with DecodeJSON; a failure is reported
 // as record i of name. check, when not nil, is called on each element
-// right after it is decoded, with its raw JSON, and its error is returned
-// as is. An empty list gives an empty, non-nil slice.
+// right after it is decoded, with its raw JSON (a copy of its own), and
+// its error is returned as is. An empty list gives an empty, non-nil
+// slice.
 func DecodeJSONList[T any](name string, data []byte, check func(i int, raw json.RawMessage, v *T) error) ([]T, error) {
-	var raws []json.RawMessage
-	if err := DecodeJSON(name, data, &raws); err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(raws))
-	for i, raw := range raws {
+	out := make([]T, 0)
+	err := EachJSONElement(name, data, func(i int, b []byte) error {
+		raw := append(json.RawMessage(nil), b...)
 		var v T
 		if err := DecodeJSON(name, raw, &v); err != nil {
-			return nil, RecordErrorf(name, 0, i, "", "%v", err)
+			return RecordErrorf(name, 0, i, "", "%v", err)
 		}
 		if check != nil {
 			if err := check(i, raw, &v); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// EachJSONElement calls fn with the index and exact bytes of each element
+// of data, a JSON list, in order, stopping at the first error. Elements
+// are read one at a time (json.Decoder Token/More) and raw is valid only
+// during the call: nothing is kept. When data is not one well-formed JSON
+// list, the error is DecodeJSON's, before fn is called at all.
+func EachJSONElement(name string, data []byte, fn func(i int, raw []byte) error) error {
+	if !json.Valid(data) {
+		// The error, located as DecodeJSON locates it; skipValue keeps
+		// nothing of the elements.
+		var skip []skipValue
+		if err := DecodeJSON(name, data, &skip); err != nil {
+			return err
+		}
+	}
+	if h := Sniff(data, 1); len(h) == 0 || h[0] != '[' {
+		// Not a list: DecodeJSON's type error, or null, a list of none.
+		var raws []json.RawMessage
+		if err := DecodeJSON(name, data, &raws); err != nil {
+			return err
+		}
+		for i, raw := range raws {
+			if err := fn(i, raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return jsonError(name, data, 0, err)
+	}
+	var raw json.RawMessage
+	for i := 0; dec.More(); i++ {
+		raw = raw[:0]
+		if err := dec.Decode(&raw); err != nil {
+			return jsonError(name, data, 0, err)
+		}
+		if err := fn(i, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipValue decodes any JSON value into nothing.
+type skipValue struct{}
+
+// UnmarshalJSON accepts any value.
+func (*skipValue) UnmarshalJSON([]byte) error { return nil }
 
 // RawNumber returns raw as a number: the number itself, or the text of a
 // string (tools write "inf" or "12.5" as strings), left for the caller to

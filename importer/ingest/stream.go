@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -46,7 +47,7 @@ func Stream(parse func([]File) (*Result, error)) StreamFunc {
 func Collect(stream StreamFunc, files []File) (*Result, error) {
 	var recs []schema.Record
 	res, err := stream(files, func(rec *schema.Record) error {
-		recs = append(recs, *rec)
+		recs = append(recs, own(rec))
 		return nil
 	})
 	if err != nil {
@@ -54,6 +55,30 @@ func Collect(stream StreamFunc, files []File) (*Result, error) {
 	}
 	res.Records = recs
 	return res, nil
+}
+
+// own returns a copy of rec that shares no memory with it (an emitted
+// record's slices may alias the parser's buffers).
+func own(rec *schema.Record) schema.Record {
+	r := *rec
+	r.ChunksNS = cloneNonNil(rec.ChunksNS)
+	r.ChunkTokens = cloneNonNil(rec.ChunkTokens)
+	r.Orig = json.RawMessage(cloneNonNil([]byte(rec.Orig)))
+	for _, p := range []**int64{&r.Item, &r.Shard, &r.ScheduledNS} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	return r
+}
+
+// cloneNonNil copies s, keeping nil and empty apart (the encoding does).
+func cloneNonNil[T any](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // RecordFacts is what an import keeps of each record it has written: the

@@ -36,15 +36,10 @@ func ParseIndividual(r io.Reader, name string) ([]Response, error) {
 }
 
 func parseIndividual(data []byte, name string) ([]Response, error) {
-	out, err := ingest.DecodeJSONList(name, data, func(i int, raw json.RawMessage, r *Response) error {
-		var keys map[string]json.RawMessage
-		json.Unmarshal(raw, &keys)
-		for _, k := range []string{"ttft_s", "end_to_end_latency_s", "number_output_tokens"} {
-			if _, ok := keys[k]; !ok {
-				return ingest.RecordErrorf(name, 0, i, k, "missing: not an LLMPerf individual response")
-			}
-		}
-		r.Raw = raw
+	var out []Response
+	err := eachResponse(data, name, func(_ int, r *Response) error {
+		r.Raw = append(json.RawMessage(nil), r.Raw...)
+		out = append(out, *r)
 		return nil
 	})
 	if err != nil {
@@ -54,6 +49,27 @@ func parseIndividual(data []byte, name string) ([]Response, error) {
 		return nil, ingest.Errorf(name, "no responses")
 	}
 	return out, nil
+}
+
+// eachResponse decodes and checks the entries of *_individual_responses.json
+// one at a time, calling fn with each; r.Raw is valid only during the
+// call.
+func eachResponse(data []byte, name string, fn func(i int, r *Response) error) error {
+	return ingest.EachJSONElement(name, data, func(i int, raw []byte) error {
+		var r Response
+		if err := ingest.DecodeJSON(name, raw, &r); err != nil {
+			return ingest.RecordErrorf(name, 0, i, "", "%v", err)
+		}
+		var keys map[string]json.RawMessage
+		json.Unmarshal(raw, &keys)
+		for _, k := range []string{"ttft_s", "end_to_end_latency_s", "number_output_tokens"} {
+			if _, ok := keys[k]; !ok {
+				return ingest.RecordErrorf(name, 0, i, k, "missing: not an LLMPerf individual response")
+			}
+		}
+		r.Raw = raw
+		return fn(i, &r)
+	})
 }
 
 // Summary is *_summary.json, its fields kept raw.
@@ -85,11 +101,20 @@ func (s Summary) str(k string) string {
 	return v
 }
 
-// Parse builds an import from LLMPerf files: the individual responses
-// (required) and the summary (optional), recognised by content.
+// Parse builds an import from LLMPerf files with every record in memory
+// (Stream, collected).
 func Parse(files []ingest.File) (*ingest.Result, error) {
+	return ingest.Collect(Stream, files)
+}
+
+// Stream builds an import from LLMPerf files: the individual responses
+// (required) and the summary (optional), recognised by content. The
+// individual responses, a JSON list, are read element by element: once to
+// check and count them, once to build each record and pass it to emit.
+func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
 	var (
-		resp  []Response
+		resp  []byte
+		n     int
 		respF string
 		sum   Summary
 		sumF  string
@@ -103,11 +128,14 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 			if resp != nil {
 				return nil, ingest.Errorf(f.Name, "a second individual responses file (first was %s)", respF)
 			}
-			r, err := parseIndividual(f.Data, f.Name)
-			if err != nil {
+			count := 0
+			if err := eachResponse(f.Data, f.Name, func(int, *Response) error { count++; return nil }); err != nil {
 				return nil, err
 			}
-			resp, respF = r, f.Name
+			if count == 0 {
+				return nil, ingest.Errorf(f.Name, "no responses")
+			}
+			resp, n, respF = f.Data, count, f.Name
 		case h[0] == '{':
 			if sum != nil {
 				return nil, ingest.Errorf(f.Name, "a second summary (first was %s)", sumF)
@@ -124,12 +152,13 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 	if resp == nil {
 		return nil, fmt.Errorf("import llmperf: %w: need *_individual_responses.json", ingest.ErrNoFiles)
 	}
-	return build(resp, respF, sum, sumF)
+	each := func(fn func(i int, r *Response) error) error { return eachResponse(resp, respF, fn) }
+	return build(each, n, respF, sum, sumF, emit)
 }
 
 const noWindow = "LLMPerf did not store the run's start and end times (time.monotonic around the whole run), so the denominator of its rates cannot be rebuilt"
 
-func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Result, error) {
+func build(each func(func(i int, r *Response) error) error, n int, respF string, sum Summary, sumF string, emit ingest.RecordFunc) (*ingest.Result, error) {
 	point := "llmperf"
 	conc := int64(0)
 	if sum != nil {
@@ -138,39 +167,37 @@ func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Res
 			point = ingest.PointName(schema.ModeConcurrency, float64(v))
 		}
 	}
-	recs := make([]schema.Record, 0, len(resp))
 	last := int64(0)
-	for i, r := range resp {
+	err := each(func(i int, r *Response) error {
 		rec := schema.Record{ID: fmt.Sprint(i), Point: point, Phase: schema.PhaseMeasure, ChunksNS: []int64{}, Orig: r.Raw}
 		if r.NumberInputTokens != "" {
 			v, err := ingest.Int(r.NumberInputTokens)
 			if err != nil || v < 0 {
-				return nil, ingest.RecordErrorf(respF, 0, i, "number_input_tokens", "not a token count: %s", r.NumberInputTokens)
+				return ingest.RecordErrorf(respF, 0, i, "number_input_tokens", "not a token count: %s", r.NumberInputTokens)
 			}
 			rec.InputTokens = v
 		}
 		if r.ErrorCode != "" {
 			rec.Status = schema.StatusError
 			rec.Error = strings.TrimSpace("error_code " + string(r.ErrorCode) + ": " + r.ErrorMsg)
-			recs = append(recs, rec)
-			continue
+			return emit(&rec)
 		}
 		rec.Status = schema.StatusOK
 		out, err := ingest.Int(r.NumberOutputTokens)
 		if err != nil || out < 0 {
-			return nil, ingest.RecordErrorf(respF, 0, i, "number_output_tokens", "not a token count: %s", r.NumberOutputTokens)
+			return ingest.RecordErrorf(respF, 0, i, "number_output_tokens", "not a token count: %s", r.NumberOutputTokens)
 		}
 		rec.OutputTokens = out
 		ttft, err := ingest.NonNegNS(r.TTFTS, ingest.Second, "ttft_s")
 		if err != nil {
-			return nil, ingest.RecordErrorf(respF, 0, i, "ttft_s", "%v", err)
+			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "%v", err)
 		}
 		e2e, err := ingest.NonNegNS(r.EndToEndLatencyS, ingest.Second, "end_to_end_latency_s")
 		if err != nil {
-			return nil, ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%v", err)
+			return ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%v", err)
 		}
 		if ttft > e2e {
-			return nil, ingest.RecordErrorf(respF, 0, i, "ttft_s", "ttft %s s exceeds end_to_end_latency %s s (mixed units?)", r.TTFTS, r.EndToEndLatencyS)
+			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "ttft %s s exceeds end_to_end_latency %s s (mixed units?)", r.TTFTS, r.EndToEndLatencyS)
 		}
 		rec.ChunksNS = []int64{ttft}
 		if e2e > ttft {
@@ -178,7 +205,10 @@ func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Res
 		}
 		rec.EndNS = e2e
 		last = max(last, e2e)
-		recs = append(recs, rec)
+		return emit(&rec)
+	})
+	if err != nil {
+		return nil, err
 	}
 	epoch := int64(0)
 	version := ""
@@ -194,7 +224,7 @@ func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Res
 	m.Client.TokenCounts = "client-tokenizer"
 	m.Decoding.Streaming = true
 	m.Load.Mode = schema.ModeConcurrency
-	pt := schema.Point{Name: point, Concurrency: int(conc), Requests: len(resp)}
+	pt := schema.Point{Name: point, Concurrency: int(conc), Requests: n}
 	ingest.Derive(&m, "sent_ns: not stored by LLMPerf; every request placed at t=0 (the run's start and the requests' send times are unknown)")
 	ingest.Derive(&m, "chunks_ns: only TTFT and end-to-end latency were stored; chunks_ns = [ttft_s, end_to_end_latency_s] in ns, not the real chunks")
 	ingest.Derive(&m, "end_ns: end_to_end_latency_s")
@@ -250,7 +280,7 @@ func build(resp []Response, respF string, sum Summary, sumF string) (*ingest.Res
 	if err != nil {
 		return nil, err
 	}
-	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+	return &ingest.Result{Manifest: m, Claims: claims}, nil
 }
 
 // llmperfWindow returns the run's window (ns) as LLMPerf measured it:
