@@ -65,6 +65,11 @@ type Row struct {
 	// Capacity is, per repeat, the highest offered load whose SLO
 	// attainment meets the target.
 	Capacity Side
+	// CapacityAtLeast is, when the SLO attainment target is met at every
+	// tested load in some repeat (the test did not bound the capacity),
+	// the highest load tested there (the lowest such over repeats); Null
+	// otherwise.
+	CapacityAtLeast replay.Value
 	// Errors counts the failed requests of Point over all repeats, by
 	// kind (error, timeout, cancelled, rejected, not_sent: declared
 	// requests an incomplete run never sent).
@@ -244,7 +249,8 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	}
 	r.Goodput = side(in, best, "goodput")
 	r.Cost = side(in, best, replay.CostPerMillionGoodTokens)
-	r.Capacity = capacitySide(in, opts.Target)
+	var capNotes []string
+	r.Capacity, r.CapacityAtLeast, capNotes = capacitySide(in, opts.Target)
 	switch opts.Objective {
 	case MaxGoodput:
 		r.Objective = r.Goodput
@@ -289,11 +295,8 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 		r.Flagged = r.Name + "'s " + r.Point + " is " + f
 		r.Notes = append(r.Notes, "point "+r.Point+" is "+f)
 	}
-	for _, v := range r.Capacity.Values {
-		if c := v.Rat(); c != nil && c.Sign() == 0 {
-			r.Notes = append(r.Notes, "capacity 0: in some repeats no load point meets the attainment target (below the lowest offered load)")
-			break
-		}
+	for _, w := range capNotes {
+		r.Notes = append(r.Notes, "capacity: "+w)
 	}
 	if r.Objective.Summary.N == 0 {
 		r.Eligible, r.Ineligible = false, r.Objective.NullReason
@@ -302,11 +305,14 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 }
 
 // capacitySide is, per repeat, the highest offered load whose SLO
-// attainment meets target. A repeat where no point meets it has capacity
-// 0 (below the lowest offered load); one where any attainment is
-// undefined has none.
-func capacitySide(in *Input, target *big.Rat) Side {
-	s := Side{}
+// attainment meets target, when some tested load fails it (the target is
+// crossed inside the test). A repeat where every tested load meets the
+// target has no capacity: the test did not bound it (it is at least the
+// highest load tested, returned as atLeast, the lowest such bound over
+// repeats); one where no load meets it has none either (it is below the
+// lowest load tested), nor one where any attainment is undefined.
+func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, notes []string) {
+	atLeast = replay.Null
 	byRepeat := map[int][]*replay.PointResult{}
 	var order []int
 	for _, pr := range in.Result.Results {
@@ -316,37 +322,74 @@ func capacitySide(in *Input, target *big.Rat) Side {
 		byRepeat[pr.Repeat] = append(byRepeat[pr.Repeat], pr)
 	}
 	slices.Sort(order)
-	reason := ""
+	var reasons []string
+	unbounded, none := 0, 0
+	var lowest *big.Rat
 	for _, rep := range order {
-		v := replay.Int(0)
+		v := replay.Null
+		var pass, low *big.Rat
+		failed, undefined := false, false
 		for _, pr := range byRepeat[rep] {
 			o, ok := PointLoad(in.Manifest, pr.Point)
 			if !ok {
-				v, reason = replay.Null, "offered load of point "+pr.Point+" not stated"
+				undefined = true
+				reasons = append(reasons, "offered load of point "+pr.Point+" not stated")
 				break
 			}
 			a := pr.Scalars["slo_attainment"].Rat()
 			if a == nil {
-				v, reason = replay.Null, NullReason(in, "slo_attainment")
+				undefined = true
+				reasons = append(reasons, NullReason(in, "slo_attainment"))
 				break
 			}
-			if a.Cmp(target) >= 0 {
-				l := new(big.Rat).SetFloat64(o.Value())
-				if c := v.Rat(); c != nil && l.Cmp(c) > 0 {
-					v = replay.Exact(l)
-				}
+			l := new(big.Rat).SetFloat64(o.Value())
+			if low == nil || l.Cmp(low) < 0 {
+				low = l
 			}
+			if a.Cmp(target) < 0 {
+				failed = true
+			} else if pass == nil || l.Cmp(pass) > 0 {
+				pass = l
+			}
+		}
+		switch {
+		case undefined:
+		case pass == nil:
+			none++
+			if lowest == nil || (low != nil && low.Cmp(lowest) < 0) {
+				lowest = low
+			}
+		case !failed:
+			unbounded++
+			if b := atLeast.Rat(); b == nil || pass.Cmp(b) < 0 {
+				atLeast = replay.Exact(pass)
+			}
+		default:
+			v = replay.Exact(pass)
 		}
 		s.Values = append(s.Values, v)
 	}
 	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
-	if s.Summary.N == 0 {
-		s.NullReason = reason
-		if reason == "" {
-			s.NullReason = "no load points"
+	n := len(order)
+	if unbounded > 0 {
+		reasons = append(reasons, fmt.Sprintf("the SLO attainment target is met at every tested load in %d of %d repeats: capacity not bounded by the test (≥ %s, never crossed)", unbounded, n, atLeast.Rat().FloatString(3)))
+	}
+	if none > 0 {
+		reasons = append(reasons, fmt.Sprintf("no tested load meets the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", none, n, lowest.FloatString(3)))
+	}
+	for _, r := range reasons {
+		if !slices.Contains(notes, r) {
+			notes = append(notes, r)
 		}
 	}
-	return s
+	if s.Summary.N == 0 {
+		s.NullReason = strings.Join(notes, "; ")
+		if s.NullReason == "" {
+			s.NullReason = "no load points"
+		}
+		notes = nil
+	}
+	return s, atLeast, notes
 }
 
 // rank picks the winner: the eligible row with the best median, if it is
@@ -415,8 +458,13 @@ func (d *Decision) rank() {
 	} else {
 		d.Verdict = NoSignificantWinner
 		d.Winner = -1
-		d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %.3g, %s)",
-			what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
+		if wm.Rat().Cmp(rm.Rat()) == 0 {
+			d.Answer = fmt.Sprintf("no configuration wins on %s: the medians of %s and %s tie (p = %.3g, %s)",
+				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.P, n)
+		} else {
+			d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %.3g, %s)",
+				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
+		}
 	}
 	d.Limits = append(d.Limits, warns...)
 	for _, i := range cand {

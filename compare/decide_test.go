@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -71,5 +72,56 @@ func TestCompareNamesAFlaggedPoint(t *testing.T) {
 	}
 	if n := strings.Join(r.Notes, "\n"); !strings.Contains(n, "b's point c8 (concurrency 8) is overloaded in 1 of 4 repeats") || strings.Contains(n, "a's point") {
 		t.Errorf("notes %q", n)
+	}
+}
+
+// sweepInput is a concurrency sweep c4, c8, c16 whose repeats reach the
+// given SLO attainments (percent) at each point.
+func sweepInput(name string, att ...[3]int64) *Input {
+	m := &schema.Manifest{Load: schema.Load{Mode: schema.ModeConcurrency, Repeats: len(att),
+		Points: []schema.Point{{Name: "c4", Concurrency: 4}, {Name: "c8", Concurrency: 8}, {Name: "c16", Concurrency: 16}}}}
+	res := &replay.Result{}
+	for r, a := range att {
+		for i, p := range m.Load.Points {
+			res.Results = append(res.Results, &replay.PointResult{Point: p.Name, Repeat: r, Counts: replay.Counts{Sent: 10, OK: 10},
+				Scalars: map[string]replay.Value{"slo_attainment": replay.Frac(a[i], 100), "goodput": replay.Int(1)}})
+		}
+	}
+	return &Input{Name: name, Manifest: m, Result: res}
+}
+
+// TestDecideCapacityRule: capacity is the highest offered load whose SLO
+// attainment meets the target when some tested load fails it; when every
+// tested load meets it the test did not bound it (null, "≥ highest
+// tested, never crossed"), and when none does it is null with that
+// reason, never 0 and never the highest point tested.
+func TestDecideCapacityRule(t *testing.T) {
+	opts := DecideOptions{Objective: MaxCapacity, Target: big.NewRat(9, 10)}
+	crossed := decideRow(sweepInput("a", [3]int64{100, 95, 50}, [3]int64{100, 90, 80}), 0, opts)
+	if c := crossed.Capacity.Summary.Median.Rat(); c == nil || c.Cmp(big.NewRat(8, 1)) != 0 || !crossed.CapacityAtLeast.IsNull() {
+		t.Errorf("crossed: capacity %v, at least %v", crossed.Capacity.Summary.Median, crossed.CapacityAtLeast)
+	}
+	never := decideRow(sweepInput("b", [3]int64{100, 95, 91}, [3]int64{100, 100, 100}), 0, opts)
+	if !never.Capacity.Summary.Median.IsNull() || never.CapacityAtLeast.Rat() == nil || never.CapacityAtLeast.Rat().Cmp(big.NewRat(16, 1)) != 0 ||
+		!strings.Contains(never.Capacity.NullReason, "not bounded by the test (≥ 16.000, never crossed)") {
+		t.Errorf("never crossed: capacity %v, at least %v, reason %q", never.Capacity.Summary.Median, never.CapacityAtLeast, never.Capacity.NullReason)
+	}
+	none := decideRow(sweepInput("c", [3]int64{50, 40, 10}), 0, opts)
+	if !none.Capacity.Summary.Median.IsNull() || !none.CapacityAtLeast.IsNull() || !strings.Contains(none.Capacity.NullReason, "no tested load meets") {
+		t.Errorf("none: capacity %v, reason %q", none.Capacity.Summary.Median, none.Capacity.NullReason)
+	}
+}
+
+// TestDecideTieSaysTheMediansTie: equal medians are a tie, not a "best
+// median".
+func TestDecideTieSaysTheMediansTie(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52})
+	b := fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != NoSignificantWinner || strings.Contains(d.Answer, "best median") || !strings.Contains(d.Answer, "the medians of a and b tie") {
+		t.Errorf("%s: %s", d.Verdict, d.Answer)
 	}
 }

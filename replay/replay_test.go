@@ -401,7 +401,7 @@ func TestSmoothGoodputPaperExamples(t *testing.T) {
 	}
 }
 
-func TestCapacityInterpolates(t *testing.T) {
+func TestCapacityIsTheHighestPassingRate(t *testing.T) {
 	ms := int64(1e6)
 	m := manifest(schema.Point{Name: "a", Rate: 1}, schema.Point{Name: "b", Rate: 2}, schema.Point{Name: "c", Rate: 3})
 	var recs []*schema.Record
@@ -421,9 +421,21 @@ func TestCapacityInterpolates(t *testing.T) {
 	add("b", 8, 2)
 	add("c", 5, 5)
 	r := mustReplay(t, &memRun{m: m, recs: recs}, Options{SLO: &SLOSpec{TTFTNS: ptr(100 * ms), OneToken: "pass"}})
-	// crossing 0.9 between (2, 0.8)? no: (1, 1.0) → (2, 0.8): λ = 1 + (0.9−1)/(0.8−1) = 1.5.
-	ratEq(t, "capacity", r.Capacity.Rate, big.NewRat(3, 2))
+	// (1, 1.0) passes, (2, 0.8) fails: capacity is the highest passing
+	// rate, 1 (no interpolation: the same rule as decide).
+	ratEq(t, "capacity", r.Capacity.Rate, big.NewRat(1, 1))
 	ratEq(t, "max passing", r.Capacity.MaxPassingRate, big.NewRat(1, 1))
+	// Every rate passes at a 0.5 target: not bounded by the test.
+	r = mustReplay(t, &memRun{m: m, recs: recs}, Options{SLO: &SLOSpec{TTFTNS: ptr(100 * ms), OneToken: "pass"}, AttainmentTarget: big.NewRat(1, 2)})
+	if !r.Capacity.Rate.IsNull() || !strings.Contains(r.Capacity.NullReason, "≥ 3.000 req/s, never crossed") {
+		t.Errorf("never crossed: %v %q", r.Capacity.Rate, r.Capacity.NullReason)
+	}
+	// No rate passes at a target of 1 except a: a passes. At 1 with a bad too: none.
+	add("a", 0, 1)
+	r = mustReplay(t, &memRun{m: m, recs: recs}, Options{SLO: &SLOSpec{TTFTNS: ptr(100 * ms), OneToken: "pass"}, AttainmentTarget: big.NewRat(1, 1)})
+	if !r.Capacity.Rate.IsNull() || !strings.Contains(r.Capacity.NullReason, "no tested rate meets") {
+		t.Errorf("none: %v %q", r.Capacity.Rate, r.Capacity.NullReason)
+	}
 }
 
 // pct returns a percentile of d by key.

@@ -134,9 +134,12 @@ func buildSweep(spec *SweepSpec, groups map[groupKey]*group, order []groupKey) *
 	return sw
 }
 
-// Capacity is the DistServe-style capacity of a rate sweep: the offered
-// rate at which the median SLO attainment across repeats first falls to
-// the target, by linear interpolation between the bracketing points.
+// Capacity is the capacity of a rate sweep: the highest offered rate
+// whose median SLO attainment across repeats meets the target, when some
+// tested rate fails it. When every tested rate meets the target the test
+// did not bound the capacity (it is at least the highest rate tested:
+// null, "never crossed"); when none does it is below the lowest rate
+// tested (null). The same rule as compare's decide.
 type Capacity struct {
 	Target *big.Rat
 	// Rates and Attainment are the curve, by increasing rate.
@@ -144,11 +147,13 @@ type Capacity struct {
 	Rates      []Value
 	Attainment []Value
 	Goodput    []Value
-	// Rate is the interpolated crossing, Null when the curve never
-	// crosses the target inside the sweep.
-	Rate Value
+	// Rate is the capacity, Null when the sweep does not bound it;
+	// NullReason then says why.
+	Rate       Value
+	NullReason string
 	// MaxPassingRate is the highest rate whose attainment meets the
-	// target (no interpolation), Null when none does.
+	// target, Null when none does (when Rate is Null because every rate
+	// passed, the lower bound of the capacity).
 	MaxPassingRate Value
 }
 
@@ -193,19 +198,25 @@ func capacity(m *schema.Manifest, res *Result, target *big.Rat) *Capacity {
 			c.MaxPassingRate = Exact(p.rate)
 		}
 	}
-	for j := 0; j+1 < len(pts); j++ {
-		y0, y1 := pts[j].att.Rat(), pts[j+1].att.Rat()
-		if y0 == nil || y1 == nil {
-			continue
+	failed, undefined := false, false
+	for _, p := range pts {
+		a := p.att.Rat()
+		switch {
+		case a == nil:
+			undefined = true
+		case a.Cmp(target) < 0:
+			failed = true
 		}
-		if y0.Cmp(target) >= 0 && y1.Cmp(target) < 0 {
-			// λ = (X − y0)(λ1 − λ0)/(y1 − y0) + λ0
-			num := new(big.Rat).Sub(target, y0)
-			num.Mul(num, new(big.Rat).Sub(pts[j+1].rate, pts[j].rate))
-			num.Quo(num, new(big.Rat).Sub(y1, y0))
-			c.Rate = Exact(num.Add(num, pts[j].rate))
-			break
-		}
+	}
+	switch {
+	case undefined:
+		c.NullReason = "the SLO attainment of some rate is undefined"
+	case c.MaxPassingRate.IsNull():
+		c.NullReason = "no tested rate meets the SLO attainment target: capacity below the lowest rate tested (" + pts[0].rate.FloatString(3) + " req/s)"
+	case !failed:
+		c.NullReason = "the SLO attainment target is met at every tested rate: capacity not bounded by the test (≥ " + c.MaxPassingRate.Rat().FloatString(3) + " req/s, never crossed)"
+	default:
+		c.Rate = c.MaxPassingRate
 	}
 	return c
 }

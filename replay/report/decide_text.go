@@ -97,7 +97,11 @@ func newDecideModel(d *compare.Decision) *decideModel {
 			notes = append(notes, r.Ineligible)
 		}
 		notes = append(notes, r.Notes...)
-		t.Rows = append(t.Rows, []string{name, ev, r.Hardware, point, sideText(r.Goodput, gp), errs, tokens, costText, sideText(r.Capacity, capn), r.PrefixCache, strconv.Itoa(r.Repeats), fn.mark(dedupe(notes))})
+		capText := sideText(r.Capacity, capn)
+		if r.Capacity.Summary.N == 0 && !r.CapacityAtLeast.IsNull() {
+			capText = "≥ " + Decimal(r.CapacityAtLeast, capn.Scale, capn.Places) + ", never crossed"
+		}
+		t.Rows = append(t.Rows, []string{name, ev, r.Hardware, point, sideText(r.Goodput, gp), errs, tokens, costText, capText, r.PrefixCache, strconv.Itoa(r.Repeats), fn.mark(dedupe(notes))})
 	}
 	m.Table = t
 	m.Footnotes = fn.list

@@ -151,7 +151,7 @@ const htmlSource = `<!DOCTYPE html>
 {{- end}}
 {{- with .Capacity}}
 <h3>capacity at attainment {{.Target}} %</h3>
-<p>capacity (where the median attainment curve first crosses the target, linearly interpolated): {{.Rate}} req/s{{if eq .Rate "-"}} (no crossing inside the points){{end}}; highest passing rate: {{.MaxPassing}} req/s</p>
+<p>capacity (the highest offered rate whose median attainment meets the target): {{if eq .Rate "-"}}null ({{.NullReason}}){{else}}{{.Rate}} req/s{{end}}; highest passing rate: {{.MaxPassing}} req/s</p>
 <div class="scroll"><table>
 <thead><tr><th>point</th><th class="num">rate (req/s)</th><th class="num">attainment (% of declared)</th><th class="num">goodput (req/s)</th></tr></thead>
 <tbody>

@@ -290,6 +290,9 @@ func JSON(out io.Writer, r *replay.Result) error {
 		w.open('{')
 		w.kv("attainment_target", Number(replay.Exact(c.Target)))
 		w.kv("rate", Number(c.Rate))
+		if c.Rate.IsNull() {
+			w.ks("null_reason", c.NullReason)
+		}
 		w.kv("max_passing_rate", Number(c.MaxPassingRate))
 		w.key("curve")
 		w.open('[')

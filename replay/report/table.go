@@ -280,7 +280,11 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 		}
 	}
 	if c := r.Capacity; c != nil {
-		fmt.Fprintf(b, "\ncapacity at attainment %s: %s req/s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), Decimal(c.Rate, one, 3), Decimal(c.MaxPassingRate, one, 3))
+		capText := Decimal(c.Rate, one, 3) + " req/s"
+		if c.Rate.IsNull() {
+			capText = "null (" + c.NullReason + ")"
+		}
+		fmt.Fprintf(b, "\ncapacity at attainment %s (highest offered rate meeting it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capText, Decimal(c.MaxPassingRate, one, 3))
 		for i := range c.Points {
 			fmt.Fprintf(b, "  %-12s rate %s  attainment %s  goodput %s\n", c.Points[i], Decimal(c.Rates[i], one, 3), Decimal(c.Attainment[i], one, 4), Decimal(c.Goodput[i], one, 3))
 		}

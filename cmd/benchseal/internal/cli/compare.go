@@ -245,7 +245,9 @@ the manifests' when they agree):
                             requests (manifest cost.price_per_hour over the
                             measurement window); no price → unknown, cannot win
   max-capacity              highest offered load whose SLO attainment meets
-                            --attainment-target, per repeat
+                            --attainment-target, per repeat, when some
+                            tested load fails it; met at every tested load:
+                            "≥ highest load, never crossed" (null)
 
 The decision table lists, per configuration: goodput, errors by kind,
 completed output tokens, cost per million good tokens (or unknown), capacity,

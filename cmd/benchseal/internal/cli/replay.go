@@ -65,7 +65,7 @@ text output prints the sweep alone; without :steps the limits are round:
 50ms, 100ms, 200ms, … 2s);
 --mlperf ttft=450ms,tpot=40ms runs the MLPerf server validity check (p99 by
 index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries);
---attainment-target sets the attainment of the DistServe-style capacity.
+--attainment-target sets the attainment of the capacity (highest passing rate).
 
 --write-claims FILE records the result as the publisher's claims (per point and
 repeat: request accounting, window, rates, goodput, attainment and the quoted
