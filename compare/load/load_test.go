@@ -183,12 +183,21 @@ func TestCompareSameSeedIsNotSignificant(t *testing.T) {
 			t.Errorf("%s %s significant (p %v)", c.Load, c.Metric.Path, c.P)
 		}
 	}
-	d, err := compare.Decide(inputs(t, load.Options{}, a, b), compare.DecideOptions{Objective: compare.MaxCapacity})
+	d, err := compare.Decide(inputs(t, load.Options{}, a, b), compare.DecideOptions{Objective: compare.MaxGoodput})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Verdict != compare.NoSignificantWinner || d.Winner != -1 || !strings.Contains(d.Answer, "not significant") {
+	if d.Verdict != compare.NoSignificantWinner || d.Winner != -1 || !strings.Contains(d.Answer, "the medians of") {
 		t.Errorf("decide: %s %d: %s", d.Verdict, d.Winner, d.Answer)
+	}
+	// Every load meets the SLO: capacity is not bounded by the test, so
+	// there is no capacity to decide on, and the limits say why.
+	d, err = compare.Decide(inputs(t, load.Options{}, a, b), compare.DecideOptions{Objective: compare.MaxCapacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != compare.NoDecision || !strings.Contains(strings.Join(d.Limits, "\n"), "never crossed") {
+		t.Errorf("decide capacity: %s: %s %q", d.Verdict, d.Answer, d.Limits)
 	}
 }
 
