@@ -76,13 +76,20 @@ run "$B" verify "$OUT/run.oci" --key "$OUT/keys/publisher.pub"
 
 step "5. Reviewer: a copy with one byte changed in a records layer is rejected (exit 3)"
 cp -r "$OUT/run.oci" "$OUT/tampered.oci"
-layer=$(ls -S "$OUT/tampered.oci/blobs/sha256" | head -1)
-python3 - "$OUT/tampered.oci/blobs/sha256/$layer" <<'PY'
-import sys
-p = sys.argv[1]
+# The records layer is found by its media type in the run manifest that
+# index.json names (not by size: the largest blob may be the signature).
+python3 - "$OUT/tampered.oci" <<'PY'
+import json, sys
+d = sys.argv[1]
+index = json.load(open(d + '/index.json'))
+run = [m for m in index['manifests'] if m.get('artifactType') == 'application/vnd.benchseal.run.v1'][0]
+manifest = json.load(open(d + '/blobs/sha256/' + run['digest'].split(':')[1]))
+layer = [l for l in manifest['layers'] if l['mediaType'] == 'application/vnd.benchseal.run.records.v1.jsonl+zstd'][0]
+p = d + '/blobs/sha256/' + layer['digest'].split(':')[1]
 b = bytearray(open(p, 'rb').read())
 b[len(b) // 2] ^= 0x01
 open(p, 'wb').write(bytes(b))
+print('changed one byte of', layer['annotations']['org.opencontainers.image.title'])
 PY
 set +e
 "$B" verify "$OUT/tampered.oci" --key "$OUT/keys/publisher.pub" >"$OUT/tampered.txt" 2>&1
@@ -91,6 +98,8 @@ set -e
 grep -E '^(FAIL|REJECTED)' "$OUT/tampered.txt" || true
 echo "exit code $rc"
 [ "$rc" -eq 3 ] || { echo "tampered bundle was not rejected"; exit 1; }
+grep -qE '^FAIL +descriptors +digest mismatch in "records/' "$OUT/tampered.txt" ||
+  { echo "the rejection does not name the changed records layer"; exit 1; }
 
 step "6. Buyer: goodput under the publisher's SLO, then under my own stricter one (the bundle is not changed)"
 run "$B" replay "$OUT/run.oci" --output csv >"$OUT/replay-publisher.csv"
