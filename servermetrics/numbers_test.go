@@ -118,3 +118,17 @@ func TestEstimatesDoNotContradictTheMean(t *testing.T) {
 		t.Errorf("p95 within the bound: %+v, want 5.05", e)
 	}
 }
+
+// The same series with its labels in another order is the same series,
+// not a vanished one (no false reset).
+func TestSeriesLabelOrderDoesNotMatter(t *testing.T) {
+	before := parse(t, strings.ReplaceAll(promptTokens, "vllm:prompt_tokens_total %s", `vllm:prompt_tokens_total{a="1",b="2"} 10`), 0)
+	after := parse(t, strings.ReplaceAll(promptTokens, "vllm:prompt_tokens_total %s", `vllm:prompt_tokens_total{b="2",a="1"} 30`), 1e9)
+	c, err := Delta(EngineVLLM, []*Snapshot{before, after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Counters) != 1 || c.Counters[0].Delta != 20 {
+		t.Errorf("counters %+v absent %+v, want prompt_tokens 20", c.Counters, c.Absent)
+	}
+}

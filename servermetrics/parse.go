@@ -59,17 +59,16 @@ type Family struct {
 	Bad string
 }
 
-// seriesKey is a series' label set, name=value pairs in the order the
-// parser sorted them.
+// seriesKey is a series' label set: its name=value pairs sorted by name
+// (the text parser keeps them in the scrape's order, which may differ
+// between scrapes).
 func seriesKey(m *dto.Metric) string {
-	var b strings.Builder
+	pairs := make([]string, 0, len(m.GetLabel()))
 	for _, l := range m.GetLabel() {
-		b.WriteString(l.GetName())
-		b.WriteByte('=')
-		b.WriteString(l.GetValue())
-		b.WriteByte(0xff)
+		pairs = append(pairs, l.GetName()+"\xff"+l.GetValue())
 	}
-	return b.String()
+	slices.Sort(pairs)
+	return strings.Join(pairs, "\xfe")
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
