@@ -89,22 +89,11 @@ func ParseExport(r io.Reader, name string) ([]Line, error) {
 }
 
 func parseExport(data []byte, name string) ([]Line, error) {
-	var out []Line
-	err := ingest.EachLine(data, func(lineNo, _ int, raw []byte) error {
+	return ingest.ReadLines(data, name, "records", func(name string, lineNo int, raw []byte) (Line, bool, error) {
 		l, ok, err := exportLine(name, lineNo, raw)
-		if ok {
-			l.Raw = append(json.RawMessage(nil), raw...)
-			out = append(out, l)
-		}
-		return err
+		l.Raw = append(json.RawMessage(nil), raw...)
+		return l, ok, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, ingest.Errorf(name, "no records")
-	}
-	return out, nil
 }
 
 // exportLine decodes and checks line lineNo of profile_export.jsonl; ok
@@ -286,21 +275,7 @@ func ParseRaw(r io.Reader, name string) ([]RawLine, error) {
 }
 
 func parseRaw(data []byte, name string) ([]RawLine, error) {
-	var out []RawLine
-	err := ingest.EachLine(data, func(lineNo, _ int, raw []byte) error {
-		l, ok, err := rawLine(name, lineNo, raw)
-		if ok {
-			out = append(out, l)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, ingest.Errorf(name, "no records")
-	}
-	return out, nil
+	return ingest.ReadLines(data, name, "records", rawLine)
 }
 
 // rawLine decodes and checks line lineNo of profile_export_raw.jsonl; ok

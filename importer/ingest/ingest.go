@@ -291,6 +291,27 @@ func EachLine(data []byte, fn func(lineNo, off int, line []byte) error) error {
 	return nil
 }
 
+// ReadLines returns the values parse gives for the lines of JSON Lines
+// data (ok false: a blank line, skipped), in order; an error of parse is
+// returned as is, and a file without a value is an error ("no <what>").
+func ReadLines[T any](data []byte, name, what string, parse func(name string, lineNo int, line []byte) (T, bool, error)) ([]T, error) {
+	var out []T
+	err := EachLine(data, func(lineNo, _ int, line []byte) error {
+		v, ok, err := parse(name, lineNo, line)
+		if ok {
+			out = append(out, v)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, Errorf(name, "no %s", what)
+	}
+	return out, nil
+}
+
 // Sniff returns up to n leading bytes of data with leading whitespace
 // removed, for format detection.
 func Sniff(data []byte, n int) []byte {

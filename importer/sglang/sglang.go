@@ -29,21 +29,7 @@ func ParseOutput(r io.Reader, name string) ([]Run, error) {
 }
 
 func parseOutput(data []byte, name string) ([]Run, error) {
-	var out []Run
-	err := ingest.EachLine(data, func(lineNo, _ int, line []byte) error {
-		r, ok, err := outputLine(name, lineNo, line)
-		if ok {
-			out = append(out, r)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, ingest.Errorf(name, "no results")
-	}
-	return out, nil
+	return ingest.ReadLines(data, name, "results", outputLine)
 }
 
 // outputLine decodes and checks line lineNo of an output file; ok is
