@@ -275,3 +275,33 @@ func flaggedSmallRun(t *testing.T, o replay.Options) *replay.Result {
 	}
 	return res
 }
+
+// TestCompareOutputsSayWhatTPOTAndITLMean: compare's text and HTML carry
+// the tpot/itl definitions like replay's outputs (newuser2 §10), and a
+// replay under a peer tool's definitions prints that tool's formula.
+func TestCompareOutputsSayWhatTPOTAndITLMean(t *testing.T) {
+	cr, err := compare.Compare(compareInputs(t), compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txt, page bytes.Buffer
+	if err := CompareText(&txt, cr); err != nil {
+		t.Fatal(err)
+	}
+	if err := CompareHTML(&page, cr); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": txt.String(), "html": page.String()} {
+		for _, want := range []string{Meanings["tpot_ns"], Meanings["itl_ns"]} {
+			if !strings.Contains(out, html.EscapeString(want)) && !strings.Contains(out, want) {
+				t.Errorf("compare %s lacks %q", name, want)
+			}
+		}
+	}
+	for _, defs := range []string{"vllm", "aiperf"} {
+		m := MeaningsFor(defs)
+		if m["tpot_ns"] == Meanings["tpot_ns"] || !strings.Contains(m["tpot_ns"], "− ttft") && !strings.Contains(m["tpot_ns"], "− TTFT") {
+			t.Errorf("%s: tpot meaning %q is not the tool's formula", defs, m["tpot_ns"])
+		}
+	}
+}

@@ -82,6 +82,9 @@ const compareSource = `<!DOCTYPE html>
 {{- with .Footnotes}}
 <ol class="footnotes">{{range .}}<li>{{.}}</li>{{end}}</ol>
 {{- end}}
+{{- if .Tables}}
+<p class="meanings">{{range .Meanings}}<span>{{.}}</span>{{end}}</p>
+{{- end}}
 {{- with .Summary}}
 <p class="caption">{{.}}</p>
 {{- end}}

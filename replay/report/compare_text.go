@@ -57,6 +57,8 @@ type compareModel struct {
 	Summary    string
 	Unmatched  table
 	Notes      []string
+	// Meanings say what tpot and itl mean in the tables.
+	Meanings []string
 }
 
 func guardTable(g *compare.Guard, ins []*compare.Input) table {
@@ -94,6 +96,11 @@ func orDash(s string) string {
 
 func newCompareModel(r *compare.Result) *compareModel {
 	m := &compareModel{Verdict: r.Guard.Verdict, Refusals: r.Guard.Refusals, Notes: r.Notes}
+	defs := "benchseal"
+	if len(r.Inputs) > 0 && r.Inputs[0].Result != nil {
+		defs = r.Inputs[0].Result.Definitions
+	}
+	m.Meanings = []string{MeaningsFor(defs)["tpot_ns"], MeaningsFor(defs)["itl_ns"]}
 	for i, in := range r.Inputs {
 		m.Inputs = append(m.Inputs, newIdentity(inputLabel(i), in))
 	}
@@ -238,6 +245,9 @@ func CompareText(out io.Writer, r *compare.Result) error {
 	}
 	for i, f := range m.Footnotes {
 		fmt.Fprintf(&b, "(%d) %s\n", i+1, f)
+	}
+	if len(m.Tables) > 0 {
+		fmt.Fprintf(&b, "%s\n", strings.Join(m.Meanings, "\n"))
 	}
 	if m.Summary != "" {
 		fmt.Fprintf(&b, "\n%s\n", m.Summary)

@@ -10,10 +10,33 @@ import (
 	"github.com/benchseal/benchseal/replay"
 )
 
-// Meanings say what tpot and itl mean, wherever they are printed.
+// Meanings say what tpot and itl mean under benchseal's definitions,
+// wherever they are printed.
 var Meanings = map[string]string{
 	"tpot_ns": "tpot = (last − first content token) ÷ (output tokens − 1), per request; NVIDIA/AIPerf call this ITL",
 	"itl_ns":  "itl = gaps between content chunks, pooled, as vLLM/SGLang mean it",
+}
+
+// peerMeanings are tpot and itl under a peer tool's definitions (the
+// name replay.Result.Definitions gives), in that tool's own formula.
+var peerMeanings = map[string]map[string]string{
+	"vllm": {
+		"tpot_ns": "tpot = (latency − ttft) ÷ (output tokens − 1), per request, latency to the end of the stream (vLLM's TPOT)",
+		"itl_ns":  "itl = every gap between content chunks, pooled (vLLM's ITL)",
+	},
+	"aiperf": {
+		"tpot_ns": "tpot = (request latency − TTFT) ÷ (output tokens − 1), per request (AIPerf's inter_token_latency)",
+		"itl_ns":  "itl = gaps between content chunks, pooled (AIPerf's inter_chunk_latency)",
+	},
+}
+
+// MeaningsFor says what tpot and itl mean under the named definitions:
+// the peer tool's own formula where it has one, benchseal's otherwise.
+func MeaningsFor(definitions string) map[string]string {
+	if m, ok := peerMeanings[definitions]; ok {
+		return m
+	}
+	return Meanings
 }
 
 // jw writes indented JSON with keys in a fixed order.
@@ -138,8 +161,8 @@ func JSON(out io.Writer, r *replay.Result) error {
 	}
 	w.key("meanings")
 	w.open('{')
-	w.ks("itl_ns", Meanings["itl_ns"])
-	w.ks("tpot_ns", Meanings["tpot_ns"])
+	w.ks("itl_ns", MeaningsFor(r.Definitions)["itl_ns"])
+	w.ks("tpot_ns", MeaningsFor(r.Definitions)["tpot_ns"])
 	w.close('}')
 	w.key("aliases")
 	w.stringMap(r.Aliases)

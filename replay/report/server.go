@@ -24,7 +24,12 @@ func serverRows(p *replay.PointResult) []row {
 	c := sc.Column
 	out := []row{{"server", fmt.Sprintf("%s /metrics, %d scrapes: the engine's own timers, not merged into the client columns above; percentiles are bucket-interpolated estimates [bucket edges]", c.Engine, sc.Scrapes), ""}}
 	for _, h := range c.Histograms {
-		out = append(out, row{"server " + h.Role, serverHist(h), "ms"})
+		label := "server " + h.Role
+		if h.Role == servermetrics.RoleTPOT || h.Role == servermetrics.RoleITL {
+			// Not the client's tpot/itl: the engine's own histogram.
+			label += " (engine's own " + h.Metric + ")"
+		}
+		out = append(out, row{label, serverHist(h), "ms"})
 	}
 	for _, a := range sc.Attainment {
 		out = append(out, row{"server slo " + a.Metric + " ≤ " + Decimal(replay.Int(a.LimitNS), nsToMS, 3) + " ms", serverAttain(a), ""})

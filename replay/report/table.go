@@ -241,7 +241,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	if r.Cost != nil {
 		fmt.Fprintf(&b, "cost: %s %s per hour over each measurement window\n", r.Cost.Text, r.Cost.Currency)
 	}
-	fmt.Fprintf(&b, "%s\n%s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
+	fmt.Fprintf(&b, "%s\n%s\n", MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"])
 	if r.Sweep != nil {
 		// A sweep is asked for on its own: the table, not the whole
 		// report before it (--output json or html give both).
@@ -396,7 +396,7 @@ func Markdown(out io.Writer, r *replay.Result) error {
 	if r.Cost != nil {
 		fmt.Fprintf(&b, "**cost:** %s %s per hour over each measurement window\n\n", r.Cost.Text, r.Cost.Currency)
 	}
-	fmt.Fprintf(&b, "- %s\n- %s\n", Meanings["tpot_ns"], Meanings["itl_ns"])
+	fmt.Fprintf(&b, "- %s\n- %s\n", MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"])
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", p.Point, p.Repeat)
