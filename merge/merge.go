@@ -97,6 +97,12 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 		if err := sameRun(first, sr); err != nil {
 			return nil, err
 		}
+		// Shards of one run start together: a different (or no) common
+		// start is another run, or shards whose phases would overlap.
+		if a, b := first.m.Shard.StartAt, sr.m.Shard.StartAt; a != b {
+			return nil, fmt.Errorf("%w: %s was started at %s, but %s at %s: shards of one run share one --start-at",
+				ErrMerge, sr.dir, startAt(b), first.dir, startAt(a))
+		}
 	}
 	res := &Result{}
 	for i, sr := range byIndex {
@@ -284,6 +290,13 @@ func sameRun(a, b *shardRun) error {
 		what = fmt.Sprintf("client.seed (%d, not %d), and so %s", *sb, *sa, what)
 	}
 	return fmt.Errorf("%w: %s differs from %s in %s: shards must come from one plan, seed and manifest", ErrMerge, b.dir, a.dir, what)
+}
+
+func startAt(s string) string {
+	if s == "" {
+		return "no common start (no --start-at)"
+	}
+	return s
 }
 
 func ints(v []int) string {

@@ -112,7 +112,11 @@ func (r *Result) pointFlags(pc schema.PointClaim) []string {
 		if p.Point != pc.Point || (pc.Repeat != nil && p.Repeat != *pc.Repeat) {
 			continue
 		}
-		for _, f := range p.Overload.Flags() {
+		flags := slices.Clone(p.Overload.Flags())
+		if len(p.PhasesOverlap) > 0 {
+			flags = append(flags, PhasesOverlapFlag)
+		}
+		for _, f := range flags {
 			if !slices.Contains(out, f) {
 				out = append(out, f)
 			}

@@ -143,6 +143,8 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	st := newRecordStream(it)
 	defer st.stop() // before it.Close
 	groups := map[groupKey]*group{}
+	merged := m.Shards != nil && m.Shards.Count > 1
+	var spans phaseSpans
 	var (
 		g    *group // the group of the previous record: runs are long
 		gkey groupKey
@@ -170,6 +172,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			}
 			if err := g.add(rec); err != nil {
 				return nil, fmt.Errorf("replay: record %q: %w", rec.ID, err)
+			}
+			if merged {
+				spans.add(rec)
 			}
 		}
 		if b.err == io.EOF {
@@ -217,6 +222,12 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			res.Notes = append(res.Notes, nullWindowRates(pr, g.missing))
 		}
 		res.Results = append(res.Results, pr)
+		if merged {
+			if ov := spans.overlaps(pr.Point, pr.Repeat); len(ov) > 0 {
+				pr.PhasesOverlap = ov
+				res.Notes = append(res.Notes, overlapNote(pr, ov))
+			}
+		}
 		if g.peer != nil {
 			for _, n := range g.peer.notesList() {
 				if !seen[n] {

@@ -174,6 +174,10 @@ var DistNames = schema.ClaimDistNames
 type PointResult struct {
 	Point  string
 	Repeat int
+	// PhasesOverlap lists, for a run merged from shards, the other
+	// shards' phases that ran during this point's measured phase on the
+	// merged timeline (PhasesOverlapFlag); empty when none did.
+	PhasesOverlap []string
 	Counts Counts
 	// Scalars holds the values of ScalarKeys.
 	Scalars map[string]Value

@@ -1,0 +1,107 @@
+package merge_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/merge"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// TestMergeRefusesShardsOfAnotherStart: shards whose common start
+// (shard.start_at) differs, or of which one had none, are not one run:
+// merge refuses them naming both directories (attack2 §3).
+func TestMergeRefusesShardsOfAnotherStart(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2)
+	for name, c := range map[string]struct{ a, b string }{
+		"different starts": {"2026-11-30T15:00:00Z", "2026-11-30T15:00:02Z"},
+		"one without":      {"", "2026-11-30T15:00:02Z"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := rewrite(t, dirs[0], func(m *schema.Manifest) { m.Shard.StartAt = c.a }, nil)
+			b := rewrite(t, dirs[1], func(m *schema.Manifest) { m.Shard.StartAt = c.b }, nil)
+			_, err := merge.Merge(context.Background(), []string{a, b}, filepath.Join(t.TempDir(), "m"), merge.Options{})
+			if err == nil || !errors.Is(err, merge.ErrMerge) || !strings.Contains(err.Error(), "start") || !strings.Contains(err.Error(), b) {
+				t.Fatalf("merge of shards of different starts: %v", err)
+			}
+		})
+	}
+	a := rewrite(t, dirs[0], func(m *schema.Manifest) { m.Shard.StartAt = "2026-11-30T15:00:00Z" }, nil)
+	b := rewrite(t, dirs[1], func(m *schema.Manifest) { m.Shard.StartAt = "2026-11-30T15:00:00Z" }, nil)
+	if _, err := merge.Merge(context.Background(), []string{a, b}, filepath.Join(t.TempDir(), "m"), merge.Options{}); err != nil {
+		t.Fatalf("shards of one start refused: %v", err)
+	}
+}
+
+// TestReplayFlagsPhasesOverlappingAcrossShards: when one shard's measured
+// phase ran while another shard ran another point or phase on the merged
+// timeline, replay flags that point (phases_overlap, a note naming the
+// shards) and verify's claims on it carry the flag; shards that did not
+// overlap are not flagged.
+func TestReplayFlagsPhasesOverlappingAcrossShards(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2) // one after the other: no overlap
+	out := filepath.Join(dir, "merged")
+	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	replayDir := func(d string) *replay.Result {
+		t.Helper()
+		rd, err := schema.OpenRunDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := replay.Replay(context.Background(), rd, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, p := range replayDir(out).Results {
+		if len(p.PhasesOverlap) > 0 {
+			t.Errorf("sequential shards: point %s/%d flagged %v", p.Point, p.Repeat, p.PhasesOverlap)
+		}
+	}
+	// Move shard 1 so that it starts when shard 0 starts point r1
+	// repeat 1: shard 1's repeat 0 then runs during shard 0's repeat 1.
+	_, recs := records(t, out)
+	var base1, t0 int64 = -1, -1
+	for _, r := range recs {
+		if *r.Shard == 1 && (base1 < 0 || r.SentNS < base1) {
+			base1 = r.SentNS
+		}
+		if *r.Shard == 0 && r.Point == "r1" && r.Repeat == 1 && (t0 < 0 || r.SentNS < t0) {
+			t0 = r.SentNS
+		}
+	}
+	moved := rewrite(t, out, nil, func(r *schema.Record) bool {
+		if *r.Shard == 1 {
+			d := t0 - base1
+			r.SentNS += d
+			r.EndNS += d
+			if r.ScheduledNS != nil {
+				*r.ScheduledNS += d
+			}
+		}
+		return true
+	})
+	res := replayDir(moved)
+	p := res.Point("r1", 1)
+	if p == nil || len(p.PhasesOverlap) == 0 {
+		t.Fatalf("point r1 repeat 1 not flagged: %+v", p)
+	}
+	if !strings.Contains(p.PhasesOverlap[0], "shard 0 measured it") || !strings.Contains(p.PhasesOverlap[0], "shard 1 ran point r1 repeat 0") {
+		t.Errorf("overlap %q does not name the shards and the phase", p.PhasesOverlap[0])
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "phases_overlap: point r1 repeat 1:") }) {
+		t.Errorf("no phases_overlap note: %q", res.Notes)
+	}
+}
