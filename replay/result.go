@@ -178,7 +178,7 @@ type PointResult struct {
 	// shards' phases that ran during this point's measured phase on the
 	// merged timeline (PhasesOverlapFlag); empty when none did.
 	PhasesOverlap []string
-	Counts Counts
+	Counts        Counts
 	// Scalars holds the values of ScalarKeys.
 	Scalars map[string]Value
 	// Dists holds the distributions of DistNames, plus any extra
