@@ -3,7 +3,6 @@ package artifact
 import (
 	"bytes"
 	"io"
-	"reflect"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -34,12 +33,7 @@ func TestBatchStoreKeepsEveryBorrowedField(t *testing.T) {
 		}
 		got = append(got, st.keep(rec))
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d records, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if !reflect.DeepEqual(*got[i], want[i]) {
-			t.Errorf("record %d kept as %+v, written %+v", i, *got[i], want[i])
-		}
+	if err := schematest.Compare(got, want); err != nil {
+		t.Error(err)
 	}
 }

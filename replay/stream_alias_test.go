@@ -3,7 +3,6 @@ package replay
 import (
 	"bytes"
 	"io"
-	"reflect"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -25,12 +24,7 @@ func TestBatchFillKeepsEveryBorrowedField(t *testing.T) {
 	if b.err != io.EOF {
 		t.Fatalf("batch ended with %v, want EOF", b.err)
 	}
-	if len(b.recs) != len(want) {
-		t.Fatalf("%d records, want %d", len(b.recs), len(want))
-	}
-	for i := range want {
-		if !reflect.DeepEqual(*b.recs[i], want[i]) {
-			t.Errorf("record %d kept as %+v, written %+v", i, *b.recs[i], want[i])
-		}
+	if err := schematest.Compare(b.recs, want); err != nil {
+		t.Error(err)
 	}
 }

@@ -50,3 +50,17 @@ func Distinct(n int) ([]schema.Record, []byte, error) {
 	}
 	return recs, lines, nil
 }
+
+// Compare reports the first record of got that differs from want (as
+// Distinct wrote them), or a different count.
+func Compare(got []*schema.Record, want []schema.Record) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(*got[i], want[i]) {
+			return fmt.Errorf("record %d kept as %+v, written %+v", i, *got[i], want[i])
+		}
+	}
+	return nil
+}
