@@ -43,10 +43,12 @@ func coldRows(p *replay.PointResult) []row {
 		out = append(out, row{"cold prefix cache", pc, ""})
 	}
 	v, u := coldValue(c, "first_ttft_ns", c.FirstTTFTNS)
+	label := "cold first ttft"
 	if u != "" {
-		u += " (request " + c.FirstID + ")"
+		// The request goes in the label: the unit column holds the unit.
+		label += " (request " + c.FirstID + ")"
 	}
-	out = append(out, row{"cold first ttft", v, u})
+	out = append(out, row{label, v, u})
 	v, u = coldValue(c, "duration_ns", c.DurationNS)
 	out = append(out, row{"cold warmup duration", v, u})
 	for _, d := range coldDists(c) {

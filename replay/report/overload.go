@@ -94,7 +94,7 @@ func overloadRows(p *replay.PointResult) []row {
 	}
 	out = append(out, row{"send-lag trend", lag, ""})
 	if q := o.Queue; q != nil {
-		out = append(out, row{"server queue trend", trendText(*q, 1, "per s"), "waiting requests"})
+		out = append(out, row{"server queue trend (waiting requests)", trendText(*q, 1, "per s"), ""})
 	}
 	return out
 }

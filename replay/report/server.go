@@ -35,7 +35,7 @@ func serverRows(p *replay.PointResult) []row {
 		out = append(out, row{"server slo " + a.Metric + " ≤ " + Decimal(replay.Int(a.LimitNS), nsToMS, 3) + " ms", serverAttain(a), ""})
 	}
 	if g := sc.ClientMinusServerTTFTNS; g != nil {
-		out = append(out, row{"client − server ttft", fmt.Sprintf("%.3f (mean difference: %s)", *g/1e6, replay.ServerGapLabel), "ms"})
+		out = append(out, row{"client − server ttft", fmt.Sprintf("%.3f ms (mean difference: %s)", *g/1e6, replay.ServerGapLabel), ""})
 	} else if sc.GapReason != "" {
 		out = append(out, row{"client − server ttft", NullText(sc.GapReason), ""})
 	}
