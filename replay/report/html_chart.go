@@ -537,7 +537,7 @@ func sweepChart(r *replay.Result) chartView {
 		x0: lo, x1: hi, empty: "no defined goodput",
 		caption: "Goodput under each " + sw.Metric + " limit, the other limits fixed. " + repeatsCaption}
 	if sw.Metric == "tpot" {
-		p.caption += " " + Meanings["tpot_ns"] + "."
+		p.caption += " " + MeaningsFor(r.Definitions)["tpot_ns"] + "."
 	}
 	p.numericX(lo, hi, "ms")
 	var order []string
