@@ -226,3 +226,28 @@ func TestSettingsMakingAnInvalidManifestAreRefusedBeforeAnyRequest(t *testing.T)
 		t.Errorf("output directory was created: %v", statErr)
 	}
 }
+
+// TestStoppedWhileWaitingForStartLeavesNothing: a capture stopped while it
+// waits for --start-at (a pod deleted before the common start) writes
+// nothing to its run directory, so a re-run at the same directory works.
+func TestStoppedWhileWaitingForStartLeavesNothing(t *testing.T) {
+	ts := fastSim(t, nil)
+	o := baseOptions(t, ts.URL)
+	o.StartAt = time.Now().Add(time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The clock is read just before the wait: stop the capture there.
+	o.ReadClock = func(context.Context) *schema.Clock { cancel(); return nil }
+	if _, err := capture.Run(ctx, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("capture stopped during the wait: err = %v", err)
+	}
+	if ents, err := os.ReadDir(o.OutDir); err == nil && len(ents) > 0 {
+		t.Fatalf("the run directory holds %s after a stop before the start", ents[0].Name())
+	}
+	o.StartAt = time.Time{}
+	o.ReadClock = nil
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatalf("re-run at the same directory: %v", err)
+	}
+	checkRun(t, o.OutDir, readRun(t, o.OutDir))
+}

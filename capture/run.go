@@ -343,9 +343,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := schema.WriteFileAtomic(filepath.Join(o.OutDir, schema.WorkloadFile), wl.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
 	var clk *schema.Clock
 	if o.Shard != nil || !o.StartAt.IsZero() {
 		rc := o.ReadClock
@@ -356,6 +353,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := waitStart(ctx, o.StartAt); err != nil {
 			return nil, fmt.Errorf("wait for the common start %s: %w", o.StartAt.UTC().Format(time.RFC3339), err)
 		}
+	}
+	// Nothing is written to the run directory before the wait is over: a
+	// capture stopped while waiting leaves it empty, ready for a re-run.
+	if err := schema.WriteFileAtomic(filepath.Join(o.OutDir, schema.WorkloadFile), wl.Bytes(), 0o644); err != nil {
+		return nil, err
 	}
 	r.markStart(m) // the run's t=0, just before the first request
 	r.shardManifest(m, clk)
