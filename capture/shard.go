@@ -43,9 +43,12 @@ func (s ShardSpec) check() error {
 
 // checkShardable refuses a plan the split rule cannot number: a closed
 // loop bounded only by a duration has no global request numbers.
-func checkShardable(p *Plan) error {
+func checkShardable(p *Plan, shards int) error {
 	if p.Mode != schema.ModeConcurrency {
 		return nil
+	}
+	if err := CheckShardCount(p, shards); err != nil {
+		return err
 	}
 	for _, pt := range p.Points {
 		if pt.Requests == 0 {
@@ -54,6 +57,22 @@ func checkShardable(p *Plan) error {
 	}
 	if p.Warmup.Duration > 0 && p.Warmup.Requests == 0 {
 		return fmt.Errorf("%w: warmup: a sharded closed-loop warmup needs a request count", ErrPlan)
+	}
+	return nil
+}
+
+// CheckShardCount refuses to split a closed-loop plan into more shards
+// than its smallest point has workers: a shard without a worker would
+// send nothing and leave a run with no records.
+func CheckShardCount(p *Plan, shards int) error {
+	if p.Mode != schema.ModeConcurrency {
+		return nil
+	}
+	for _, pt := range p.Points {
+		if shards > pt.Concurrency {
+			return fmt.Errorf("%w: %d shards but a closed-loop point has concurrency %d: each shard needs at least one worker (use at most %d shards)",
+				ErrPlan, shards, pt.Concurrency, pt.Concurrency)
+		}
 	}
 	return nil
 }

@@ -80,6 +80,13 @@ var planFlags = []string{"concurrency", "rate", "arrival", "burstiness", "reques
 	"input-tokens", "output-tokens", "preset"}
 
 func newCaptureCmd(io *IO) *cobra.Command {
+	cmd, _ := newCaptureCommand(io)
+	return cmd
+}
+
+// newCaptureCommand returns the capture command and the options its flags
+// fill (k8s job parses capture's flags with it).
+func newCaptureCommand(io *IO) (*cobra.Command, *captureOptions) {
 	o := &captureOptions{io: io}
 	cmd := &cobra.Command{
 		Use:   "capture --endpoint URL --model NAME --out RUNDIR (--concurrency N[,N...] | --rate R[,R...] | --preset protocol | --plan PLAN.json)",
@@ -180,7 +187,7 @@ in-process simulator instead of --endpoint (evidence "synthetic").`,
 	cmd.MarkFlagsMutuallyExclusive("plan", "preset")
 	cmd.MarkFlagsMutuallyExclusive("shard", "shards")
 	cmd.MarkFlagRequired("out")
-	return cmd
+	return cmd, o
 }
 
 func parseList[T any](s, flag string, parse func(string) (T, error)) ([]T, error) {

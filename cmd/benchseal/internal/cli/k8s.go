@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/k8s"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
@@ -120,15 +121,17 @@ func runK8sJob(o *k8sJobOptions) error {
 		}
 		o.opts.StartAt = t
 	}
-	if err := checkCaptureArgs(o.io, o.captureArgs, o.plan != ""); err != nil {
+	load, err := checkCaptureArgs(o.io, o.captureArgs, o.plan != "")
+	if err != nil {
 		return err
 	}
 	o.opts.CaptureArgs = o.captureArgs
 	if o.plan != "" {
-		_, registered, err := readCapturePlan(o.plan)
+		p, registered, err := readCapturePlan(o.plan)
 		if err != nil {
 			return err
 		}
+		load = p
 		if registered != nil && registered.StartAt != "" {
 			planned, _ := time.Parse(time.RFC3339Nano, registered.StartAt) // checked by plan.Decode
 			if o.startAt != "" && !planned.Equal(o.opts.StartAt) {
@@ -142,6 +145,9 @@ func runK8sJob(o *k8sJobOptions) error {
 			return usagef("--plan: %v", err)
 		}
 		o.opts.Plan = b
+	}
+	if err := capture.CheckShardCount(load, o.opts.Shards); err != nil {
+		return usagef("--shards %d: %v", o.opts.Shards, err)
 	}
 	if o.startAt == "" && o.opts.Shards > 1 {
 		fmt.Fprintln(o.io.ErrOut, "benchseal: warning: no --start-at: each shard starts when its pod does, not together")
@@ -164,43 +170,47 @@ func runK8sJob(o *k8sJobOptions) error {
 // checkCaptureArgs parses the capture flags given after "--" with
 // capture's own flag set, so a typo fails here and not in N pods: unknown
 // flags, positional arguments, flags the Job sets, load flags beside a
-// plan, and no load at all are usage errors.
-func checkCaptureArgs(io *IO, args []string, withPlan bool) error {
+// plan, and no load at all are usage errors. It returns the load the flags
+// describe (nil with --plan: the caller reads the plan file).
+func checkCaptureArgs(io *IO, args []string, withPlan bool) (*capture.Plan, error) {
 	for _, a := range args {
 		if name, ok := k8s.ReservedCaptureFlag(a); ok {
-			return usagef("capture flag --%s after \"--\": the Job sets it (use the k8s job flag)", name)
+			return nil, usagef("capture flag --%s after \"--\": the Job sets it (use the k8s job flag)", name)
 		}
 	}
-	c := newCaptureCmd(io)
+	c, co := newCaptureCommand(io)
 	fs := c.Flags()
 	if err := fs.Parse(args); err != nil {
-		return usagef("capture flags after \"--\": %v", err)
+		return nil, usagef("capture flags after \"--\": %v", err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("capture flags after \"--\": unexpected argument %q", fs.Arg(0))
+		return nil, usagef("capture flags after \"--\": unexpected argument %q", fs.Arg(0))
 	}
 	for _, name := range []string{"prompts", "manifest"} {
 		if fs.Changed(name) {
-			return usagef("capture flag --%s after \"--\": it names a local file, which does not travel into the pods", name)
+			return nil, usagef("capture flag --%s after \"--\": it names a local file, which does not travel into the pods", name)
 		}
 	}
 	if fs.Changed("server-metrics") && fs.Lookup("server-metrics").Value.String() != "off" {
-		return usagef("capture flag --server-metrics after \"--\": shards do not scrape (merge does not join scrapes); scrape the engine separately")
+		return nil, usagef("capture flag --server-metrics after \"--\": shards do not scrape (merge does not join scrapes); scrape the engine separately")
 	}
 	if fs.Changed("reset-prefix-cache") {
-		return usagef("capture flag --reset-prefix-cache after \"--\": each shard would empty the cache under the others' load")
+		return nil, usagef("capture flag --reset-prefix-cache after \"--\": each shard would empty the cache under the others' load")
 	}
 	load := false
 	for _, name := range planFlags {
 		if fs.Changed(name) {
 			if withPlan {
-				return usagef("capture flag --%s after \"--\": --plan sets the load", name)
+				return nil, usagef("capture flag --%s after \"--\": --plan sets the load", name)
 			}
 			load = load || slices.Contains([]string{"concurrency", "rate", "preset"}, name)
 		}
 	}
 	if !withPlan && !load {
-		return usagef("no load: give --plan, or capture's --concurrency, --rate or --preset after \"--\"")
+		return nil, usagef("no load: give --plan, or capture's --concurrency, --rate or --preset after \"--\"")
 	}
-	return nil
+	if withPlan {
+		return nil, nil // the plan file is read by the caller
+	}
+	return buildPlan(c, co)
 }

@@ -78,7 +78,7 @@ func TestK8sJobFlagsToJobFields(t *testing.T) {
 		}},
 		{"start-at, anti-affinity, requests, secrets", []string{"--start-at", "2026-12-01T10:00:00+01:00", "--anti-affinity", "--cpu", "2", "--memory", "1Gi",
 			"--registry-secret", "regcred", "--api-key-secret", "ek", "--key-secret", "sk", "--plain-http", "--image-pull-policy", "Never", "--namespace", "load",
-			"--", "--concurrency", "8"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
+			"--", "--concurrency", "8", "--requests", "80"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
 			c := podContainer(j, "capture")
 			if argAfter(c.Args, "--start-at") != "2026-12-01T09:00:00Z" || c.Resources.Requests.Cpu().String() != "2" || c.ImagePullPolicy != corev1.PullNever {
 				t.Errorf("capture %+v", c)
@@ -93,7 +93,7 @@ func TestK8sJobFlagsToJobFields(t *testing.T) {
 				t.Errorf("namespace %q volumes %+v", j.Namespace, j.Spec.Template.Spec.Volumes)
 			}
 		}},
-		{"preferred anti-affinity", []string{"--anti-affinity=preferred", "--", "--concurrency", "8"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
+		{"preferred anti-affinity", []string{"--anti-affinity=preferred", "--", "--concurrency", "8", "--requests", "80"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
 			if a := j.Spec.Template.Spec.Affinity; a == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
 				t.Errorf("affinity %+v", a)
 			}
@@ -121,7 +121,7 @@ func argAfter(args []string, flag string) string {
 
 func TestK8sJobOutFileIsWritten(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "job.yaml")
-	code, stdout, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), "--out", out, "--", "--rate", "5")...)
+	code, stdout, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), "--out", out, "--", "--rate", "5", "--requests", "10")...)
 	if code != ExitOK || stdout != "" || !strings.Contains(errOut, "wrote "+out) {
 		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, errOut)
 	}
@@ -147,7 +147,7 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		}
 		return append(a, extra...)
 	}
-	load := []string{"--", "--rate", "5"}
+	load := []string{"--", "--rate", "5", "--requests", "10"}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -167,7 +167,7 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"server metrics", base("", "--", "--rate", "5", "--server-metrics", "http://h/metrics"), "shards do not scrape"},
 		{"prefix cache reset", base("", "--", "--rate", "5", "--reset-prefix-cache"), "under the others' load"},
 		{"help", base("", "--", "--rate", "5", "--help"), "help"},
-		{"load flag beside plan", base("", "--plan", badPlan, "--", "--rate", "5"), "--plan sets the load"},
+		{"load flag beside plan", base("", "--plan", badPlan, "--", "--rate", "5", "--requests", "10"), "--plan sets the load"},
 		{"invalid plan", base("", "--plan", badPlan), "--plan"},
 		{"missing plan", base("", "--plan", filepath.Join(dir, "nope.json")), "--plan"},
 		{"bad start-at", base("", append([]string{"--start-at", "tomorrow"}, load...)...), "RFC 3339"},
@@ -175,6 +175,7 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"bad memory", base("", append([]string{"--memory", "lots"}, load...)...), "memory request"},
 		{"push by digest", append(base("--push", "--push", "h/r@sha256:"+strings.Repeat("a", 64)), load...), "digest"},
 		{"endpoint without scheme", append(base("--endpoint", "--endpoint", "h:80"), load...), "endpoint"},
+		{"more shards than closed-loop workers", base("", "--", "--concurrency", "2,8", "--requests", "30"), "3 shards but a closed-loop point has concurrency 2"},
 		{"bad pull policy", base("", append([]string{"--image-pull-policy", "Sometimes"}, load...)...), "--image-pull-policy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -281,7 +282,7 @@ func TestK8sJobHonoursThePlansStart(t *testing.T) {
 		})
 	}
 	// Without any start the shards would begin whenever their pods do.
-	_, _, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), "--", "--rate", "5")...)
+	_, _, errOut := runArgs(t, nil, append(slices.Clone(k8sBase), "--", "--rate", "5", "--requests", "10")...)
 	if !strings.Contains(errOut, "warning: no --start-at") {
 		t.Errorf("no warning without a common start: %q", errOut)
 	}
