@@ -78,11 +78,20 @@ func runMergePull(ctx context.Context, o *mergeOptions) error {
 	if p.allowUnsigned {
 		fmt.Fprintln(o.io.ErrOut, "benchseal: WARNING: --allow-unsigned: the shards' signatures are NOT checked; NOTHING IS AUTHENTICATED")
 	}
-	dir, err := os.MkdirTemp("", "benchseal-merge-pull-")
+	// The shards are staged beside --out, in a locked entry that the next
+	// run reclaims when this one is killed (never in $TMPDIR, often RAM).
+	if _, err := schema.ReclaimStale(o.out); err != nil {
+		return err
+	}
+	st, err := schema.NewStagingDir(o.out)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		os.RemoveAll(st.Path)
+		st.Release()
+	}()
+	dir := st.Path
 	res, err := collect.Shards(ctx, p.ref, o.shards, dir, collect.Options{
 		Registry:     ropts,
 		Verifier:     v,

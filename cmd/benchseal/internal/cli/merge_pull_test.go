@@ -2,7 +2,12 @@ package cli
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -115,5 +120,66 @@ func TestMergePullUsage(t *testing.T) {
 				t.Fatalf("exit %d, want %d with %q\n%s\n%s", code, ExitUsage, c.want, stdout, errOut)
 			}
 		})
+	}
+}
+
+// TestMergePullKilledLeavesNothingTheNextRunKeeps: merge --pull killed
+// with SIGKILL while pulling leaves its staging beside --out, never in
+// $TMPDIR, and the next merge into that --out removes it.
+func TestMergePullKilledLeavesNothingTheNextRunKeeps(t *testing.T) {
+	ref, pub := pushedShards(t, 2, 0, 1)
+	host, path, _ := strings.Cut(ref, "/")
+	// A proxy that holds every request until the child has been killed.
+	arrived := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-gate
+		httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: host}).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	defer release()
+	pref := strings.TrimPrefix(proxy.URL, "http://") + "/" + path
+	tmp := t.TempDir()
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "run")
+	cmd := exec.Command(os.Args[0], "merge", "--pull", pref, "--shards", "2", "--key", pub, "--plain-http", "--out", out)
+	cmd.Env = append(os.Environ(), "BENCHSEAL_TEST_MAIN=1", "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-arrived: // the staging exists: the pull has begun
+	case err := <-exited:
+		t.Fatalf("merge --pull ended before pulling: %v", err)
+	}
+	cmd.Process.Kill()
+	<-exited
+	release()
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("the killed merge --pull left %s in $TMPDIR", ents[0].Name())
+	}
+	if code, stdout, errOut := runArgs(t, nil, "merge", "--pull", pref, "--shards", "2", "--key", pub, "--plain-http", "--out", out); code != ExitOK {
+		t.Fatalf("next merge: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	ents, _ := os.ReadDir(outDir)
+	if len(ents) != 1 || ents[0].Name() != "run" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside --out after the next merge: %q, want only run", names)
 	}
 }
