@@ -240,6 +240,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Request.API == "" {
 		o.Request.API = APIChat
 	}
+	if !o.StartAt.IsZero() {
+		if err := CheckStartAt(o.StartAt, time.Now()); err != nil {
+			return nil, fmt.Errorf("capture failed: %w: %w", ErrOptions, err)
+		}
+	}
 	if o.Shard != nil {
 		if err := o.Shard.check(); err != nil {
 			return nil, err

@@ -124,6 +124,26 @@ func (c *cell) workers() int {
 	return schema.ShardWorkers(c.pt.Concurrency, max(c.shard.Count, 1), c.shard.Index)
 }
 
+// Bounds of a common start (CheckStartAt): a start further in the past is
+// a mistake (the run would be recorded as that late), one further ahead
+// a process that waits for weeks.
+const (
+	MaxStartPast   = 24 * time.Hour
+	MaxStartFuture = 30 * 24 * time.Hour
+)
+
+// CheckStartAt refuses a common start more than MaxStartPast before now or
+// more than MaxStartFuture after it.
+func CheckStartAt(at, now time.Time) error {
+	switch {
+	case at.Before(now.Add(-MaxStartPast)):
+		return fmt.Errorf("start %s is more than a day in the past (now %s)", at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case at.After(now.Add(MaxStartFuture)):
+		return fmt.Errorf("start %s is more than 30 days ahead (now %s)", at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // waitStart sleeps until at (the common start of all shards); it returns
 // early with ctx's error.
 func waitStart(ctx context.Context, at time.Time) error {
@@ -154,7 +174,7 @@ func (r *runner) shardManifest(m *schema.Manifest, clk *schema.Clock) {
 	sh := &schema.Shard{Index: s.Index, Count: s.Count, Clock: clk}
 	if !o.StartAt.IsZero() {
 		sh.StartAt = o.StartAt.UTC().Format(time.RFC3339Nano)
-		sh.LateNS = m.EpochUnixNS - o.StartAt.UnixNano()
+		sh.LateNS, _ = schema.ShardLateNS(m.EpochUnixNS, o.StartAt) // fits: CheckStartAt bounds the start
 	}
 	m.Shard = sh
 	if s.Count > 1 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/merge"
@@ -396,6 +397,45 @@ func TestValidateCatchesTamperedShardBookkeeping(t *testing.T) {
 			}
 			if sum.Missing == 0 {
 				t.Error("the missing shard's requests are not counted missing")
+			}
+		})
+	}
+}
+
+// TestValidateChecksLateNS: a shard's late_ns must be its epoch minus the
+// common start, and a start too far from the epoch to state it in int64
+// nanoseconds (before 1678: it overflowed into a large "early") is
+// invalid.
+func TestValidateChecksLateNS(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2)
+	start := func(at string, late int64) func(*schema.Manifest) {
+		return func(m *schema.Manifest) {
+			if at == "" {
+				at = time.Unix(0, m.EpochUnixNS-late).UTC().Format(time.RFC3339Nano)
+			}
+			m.Shard.StartAt, m.Shard.LateNS = at, late
+		}
+	}
+	if err := schema.ValidateRunDir(rewrite(t, dirs[0], start("", 2500), nil), 20); err != nil {
+		t.Fatalf("an honest late_ns is refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		mm   func(*schema.Manifest)
+		want string
+	}{
+		{"start before 1678", start("1600-01-01T00:00:00Z", -4974597574966212424), "too far from epoch_unix_ns"},
+		{"late_ns misstated", func(m *schema.Manifest) {
+			start("", 2500)(m)
+			m.Shard.LateNS = -1
+		}, "epoch_unix_ns minus start_at is 2500"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := schema.ValidateRunDir(rewrite(t, dirs[0], tc.mm, nil), 20)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ package schema
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 )
@@ -242,8 +243,15 @@ func validateSharding(ps *problems, m *Manifest) {
 			ps.add("shard.index", "%d is out of range [0, %d)", s.Index, s.Count)
 		}
 		if s.StartAt != "" {
-			if _, err := time.Parse(time.RFC3339Nano, s.StartAt); err != nil {
+			at, err := time.Parse(time.RFC3339Nano, s.StartAt)
+			switch late, ok := ShardLateNS(m.EpochUnixNS, at); {
+			case err != nil:
 				ps.add("shard.start_at", "must be an RFC 3339 time, got %q", s.StartAt)
+			case m.EpochUnixNS <= 0: // epoch_unix_ns is checked on its own
+			case !ok:
+				ps.add("shard.start_at", "%s is too far from epoch_unix_ns for late_ns to be stated in nanoseconds", s.StartAt)
+			case s.LateNS != late:
+				ps.add("shard.late_ns", "is %d, but epoch_unix_ns minus start_at is %d", s.LateNS, late)
 			}
 		}
 		validateClock(ps, "shard.clock", s.Clock)
@@ -401,4 +409,15 @@ func (c *RecordChecker) noShare(i int) bool {
 	}
 	p := &c.m.Load.Points[i]
 	return p.Requests > 0 && ShardRequests(c.m.Load.Mode, p.Concurrency, c.shards, c.shardIdx, int64(p.Requests)) == 0
+}
+
+// ShardLateNS returns how late a shard whose epoch is epochUnixNS began
+// after the common start at (negative: early), and false when that does
+// not fit in int64 nanoseconds (starts about 292 years apart).
+func ShardLateNS(epochUnixNS int64, at time.Time) (int64, bool) {
+	d := time.Unix(0, epochUnixNS).Sub(at) // saturates instead of overflowing
+	if d == math.MaxInt64 || d == math.MinInt64 {
+		return 0, false
+	}
+	return int64(d), true
 }

@@ -46,6 +46,9 @@ func shardOptions(cmd *cobra.Command, o *captureOptions, opts *capture.Options) 
 		if err != nil {
 			return usagef("--start-at %q: want an RFC 3339 time such as 2026-11-30T14:00:00Z", at)
 		}
+		if err := capture.CheckStartAt(t, time.Now()); err != nil {
+			return usagef("%s: %v", startSource(o.startAt), err)
+		}
 		opts.StartAt = t
 	}
 	if opts.Shard != nil {
@@ -57,4 +60,12 @@ func shardOptions(cmd *cobra.Command, o *captureOptions, opts *capture.Options) 
 		opts.ServerMetrics = ""
 	}
 	return nil
+}
+
+// startSource names where a common start came from, for a message.
+func startSource(flag string) string {
+	if flag != "" {
+		return "--start-at"
+	}
+	return "the pre-registered plan's start_at"
 }

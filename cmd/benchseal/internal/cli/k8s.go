@@ -146,6 +146,16 @@ func runK8sJob(o *k8sJobOptions) error {
 		}
 		o.opts.Plan = b
 	}
+	if o.startAt != "" {
+		at, _ := time.Parse(time.RFC3339Nano, o.startAt) // parsed above, or checked by plan.Decode
+		if err := capture.CheckStartAt(at, time.Now()); err != nil {
+			from := "--start-at"
+			if o.opts.StartAt.IsZero() {
+				from = startSource("")
+			}
+			return usagef("%s: %v", from, err)
+		}
+	}
 	if err := capture.CheckShardCount(load, o.opts.Shards); err != nil {
 		return usagef("--shards %d: %v", o.opts.Shards, err)
 	}

@@ -7,12 +7,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
+
+// k8sStart is a common start two days ahead, in whole seconds: within
+// the range k8s job accepts whenever the test runs.
+var k8sStart = time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 
 // k8sBase are the required flags of k8s job.
 var k8sBase = []string{"k8s", "job", "--shards", "3", "--image", "benchseal:dev", "--endpoint", "http://127.0.0.1:8000",
@@ -76,11 +81,11 @@ func TestK8sJobFlagsToJobFields(t *testing.T) {
 				t.Fatalf("cm %+v job %s", cm, j.Name)
 			}
 		}},
-		{"start-at, anti-affinity, requests, secrets", []string{"--start-at", "2026-12-01T10:00:00+01:00", "--anti-affinity", "--cpu", "2", "--memory", "1Gi",
+		{"start-at, anti-affinity, requests, secrets", []string{"--start-at", k8sStart.In(time.FixedZone("", 3600)).Format(time.RFC3339), "--anti-affinity", "--cpu", "2", "--memory", "1Gi",
 			"--registry-secret", "regcred", "--api-key-secret", "ek", "--key-secret", "sk", "--plain-http", "--image-pull-policy", "Never", "--namespace", "load",
 			"--", "--concurrency", "8", "--requests", "80"}, func(t *testing.T, j *batchv1.Job, _ *corev1.ConfigMap) {
 			c := podContainer(j, "capture")
-			if argAfter(c.Args, "--start-at") != "2026-12-01T09:00:00Z" || c.Resources.Requests.Cpu().String() != "2" || c.ImagePullPolicy != corev1.PullNever {
+			if argAfter(c.Args, "--start-at") != k8sStart.Format(time.RFC3339) || c.Resources.Requests.Cpu().String() != "2" || c.ImagePullPolicy != corev1.PullNever {
 				t.Errorf("capture %+v", c)
 			}
 			if a := j.Spec.Template.Spec.Affinity; a == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
@@ -171,6 +176,9 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"invalid plan", base("", "--plan", badPlan), "--plan"},
 		{"missing plan", base("", "--plan", filepath.Join(dir, "nope.json")), "--plan"},
 		{"bad start-at", base("", append([]string{"--start-at", "tomorrow"}, load...)...), "RFC 3339"},
+		{"start-at before 1678", base("", append([]string{"--start-at", "1600-01-01T00:00:00Z"}, load...)...), "more than a day in the past"},
+		{"start-at two days ago", base("", append([]string{"--start-at", time.Now().Add(-48 * time.Hour).Format(time.RFC3339)}, load...)...), "more than a day in the past"},
+		{"start-at in 9999", base("", append([]string{"--start-at", "9999-12-31T23:59:59Z"}, load...)...), "more than 30 days ahead"},
 		{"bad anti-affinity", base("", append([]string{"--anti-affinity=always"}, load...)...), "anti-affinity"},
 		{"bad memory", base("", append([]string{"--memory", "lots"}, load...)...), "memory request"},
 		{"push by digest", append(base("--push", "--push", "h/r@sha256:"+strings.Repeat("a", 64)), load...), "digest"},
@@ -195,7 +203,7 @@ func TestK8sJobStepsParseWithTheirCommands(t *testing.T) {
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "load.json")
 	os.WriteFile(planPath, []byte(`{"mode": "rate", "points": [{"name": "r8", "rate": 8, "requests": 80}], "seed": 7}`), 0o644)
-	args := append(slices.Clone(k8sBase), "--plan", planPath, "--start-at", "2026-12-01T10:00:00Z", "--api-key-secret", "k", "--plain-http",
+	args := append(slices.Clone(k8sBase), "--plan", planPath, "--start-at", k8sStart.Format(time.RFC3339), "--api-key-secret", "k", "--plain-http",
 		"--model", "m$(X)")
 	code, out, errOut := runArgs(t, nil, args...)
 	if code != ExitOK {
@@ -249,7 +257,7 @@ func TestK8sJobHonoursThePlansStart(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	doc["start_at"] = "2026-12-01T10:00:00Z"
+	doc["start_at"] = k8sStart.Format(time.RFC3339)
 	b, _ = json.Marshal(doc)
 	os.WriteFile(p, b, 0o644)
 	base := append(slices.Clone(k8sBase), "--plan", p)
@@ -261,8 +269,8 @@ func TestK8sJobHonoursThePlansStart(t *testing.T) {
 		startArg string
 	}{
 		{"plan's start, no flag", nil, ExitOK, "", ""},
-		{"the same start given", []string{"--start-at", "2026-12-01T11:00:00+01:00"}, ExitOK, "", ""},
-		{"another start given", []string{"--start-at", "2026-12-01T10:00:01Z"}, ExitUsage, "the pre-registered plan starts at 2026-12-01T10:00:00Z", ""},
+		{"the same start given", []string{"--start-at", k8sStart.In(time.FixedZone("", 3600)).Format(time.RFC3339)}, ExitOK, "", ""},
+		{"another start given", []string{"--start-at", k8sStart.Add(time.Second).Format(time.RFC3339)}, ExitUsage, "the pre-registered plan starts at " + k8sStart.Format(time.RFC3339), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runArgs(t, nil, append(slices.Clone(base), c.extra...)...)
@@ -276,7 +284,7 @@ func TestK8sJobHonoursThePlansStart(t *testing.T) {
 			if got := argAfter(podContainer(job, "capture").Args, "--start-at"); got != c.startArg {
 				t.Errorf("capture --start-at %q, want the plan's start to be read by capture", got)
 			}
-			if cm == nil || !strings.Contains(cm.Data["plan.json"], `"start_at":"2026-12-01T10:00:00Z"`) {
+			if cm == nil || !strings.Contains(cm.Data["plan.json"], `"start_at":"`+k8sStart.Format(time.RFC3339)+`"`) {
 				t.Errorf("the ConfigMap does not carry the plan as given")
 			}
 		})

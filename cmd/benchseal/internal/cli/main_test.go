@@ -42,6 +42,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SOURCE_DATE_EPOCH", "")
 			env.Setenv("BENCHSEAL_PASSWORD", "")
 			env.Setenv("NO_COLOR", "1")
+			// $START_PAST: a common start a minute ago (capture refuses
+			// one more than a day in the past).
+			env.Setenv("START_PAST", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))
 			return nil
 		},
 	})
