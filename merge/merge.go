@@ -174,7 +174,8 @@ func checkOut(out string) error {
 	case err != nil:
 		return fmt.Errorf("merge into %s: %w", out, err)
 	case len(ents) > 0:
-		return fmt.Errorf("%w: %s exists and is not empty (refusing to overwrite)", ErrMerge, out)
+		// Not ErrMerge: no shard was refused; the output cannot be written.
+		return fmt.Errorf("merge into %s: it exists and is not empty (refusing to overwrite)", out)
 	}
 	if _, err := schema.ReclaimStale(out); err != nil {
 		return err

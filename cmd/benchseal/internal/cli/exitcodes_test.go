@@ -93,6 +93,7 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"validate a missing path", "no such file or directory", []string{"validate", missing}, ExitError},
 		{"merge a run that is no shard", "is not a shard run", []string{"merge", run, "--out", filepath.Join(dir, "m1")}, ExitRejected},
 		{"merge without shards", "give the shard run directories", []string{"merge", "--out", filepath.Join(dir, "m2")}, ExitUsage},
+		{"merge into an existing --out", "exists and is not empty", []string{"merge", run, "--out", run}, ExitError},
 		{"merge a missing path", "no such file or directory", []string{"merge", missing, "--out", filepath.Join(dir, "m3")}, ExitError},
 		{"capture a bad shard", "want 0 ≤ index < count", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c4"), "--concurrency", "1", "--requests", "1", "--shard", "3/2"}, ExitUsage},
 		{"capture bad concurrency", `"x" is not a whole number`, []string{"capture", "--simulate", "--out", filepath.Join(dir, "c1"), "--concurrency", "1,x"}, ExitUsage},
