@@ -440,3 +440,36 @@ func TestValidateChecksLateNS(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateDuplicateRecordInAMergedRun: a record written twice into a
+// merged run is a duplicate id, never "-1 request(s) are missing".
+func TestValidateDuplicateRecordInAMergedRun(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2)
+	out := filepath.Join(dir, "merged")
+	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	d := rewrite(t, out, func(m *schema.Manifest) { m.Shards.Members[1].Records++ }, nil)
+	p := filepath.Join(d, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dup string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.Contains(l, `"shard":1,`) {
+			dup = l
+			break
+		}
+	}
+	os.WriteFile(p, append(b, dup...), 0o644)
+	err = schema.ValidateRunDir(d, 50)
+	if err == nil || !strings.Contains(err.Error(), "duplicate id") {
+		t.Fatalf("err = %v, want a duplicate id", err)
+	}
+	if strings.Contains(err.Error(), "-1 request(s)") {
+		t.Errorf("a duplicate is reported as -1 missing requests:\n%v", err)
+	}
+}

@@ -250,11 +250,16 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 		if g.n == 0 {
 			continue
 		}
-		if S == 1 {
-			if g.maxK+1 != g.n {
-				add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, g.maxK+1-g.n)
-			}
-		} else if want := ShardRequests(mode, conc, S, s, g.maxK+1); want != g.n {
+		want, whose := g.maxK+1, ""
+		if S > 1 {
+			want, whose = ShardRequests(mode, conc, S, s, g.maxK+1), shardDesc(s, S)+"'s "
+		}
+		switch {
+		case g.n > want: // more records than numbers: some number repeats
+			add("id", "%s: %srequest numbers run to %d, which leaves room for %d records, but %d exist (a request number is repeated)", pp.what(), whose, g.maxK, want, g.n)
+		case g.n < want && S == 1:
+			add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, want-g.n)
+		case g.n < want:
 			add("id", "%s: %s's request numbers run to %d, so it had %d requests to send before, but only %d records exist: %d request(s) are missing (an interruption leaves each shard a contiguous prefix of its requests)", pp.what(), shardDesc(s, S), g.maxK, want, g.n, want-g.n)
 		}
 	}
