@@ -44,7 +44,7 @@ func plans() map[string]capture.Plan {
 		},
 		"concurrency": {
 			Mode:   schema.ModeConcurrency,
-			Points: []schema.Point{{Name: "c5", Concurrency: 5, Requests: 21}, {Name: "c2", Concurrency: 2, Requests: 9}},
+			Points: []schema.Point{{Name: "c5", Concurrency: 5, Requests: 21}, {Name: "c3", Concurrency: 3, Requests: 9}},
 			Warmup: schema.Warmup{Requests: 3}, Repeats: 2, Seed: 5, InputTokens: 16, OutputTokens: 4,
 		},
 	}
@@ -471,5 +471,35 @@ func TestValidateDuplicateRecordInAMergedRun(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "-1 request(s)") {
 		t.Errorf("a duplicate is reported as -1 missing requests:\n%v", err)
+	}
+}
+
+// TestIncompleteReasonStaysShort: merging one shard of 4096 with
+// --allow-incomplete states the 4095 missing ones as ranges, not as 4095
+// clauses (183 KB printed by every validate and replay).
+func TestIncompleteReasonStaysShort(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	p := plans()["rate"]
+	for i := range p.Points {
+		p.Points[i].Requests = 4096 * 2
+		p.Points[i].Rate = 1e6
+	}
+	p.Warmup, p.Repeats = schema.Warmup{}, 1
+	d := filepath.Join(dir, "shard-3")
+	if _, err := capture.Run(context.Background(), options(ts.URL, p, d, &capture.ShardSpec{Index: 3, Count: 4096})); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "merged")
+	res, err := merge.Merge(context.Background(), []string{d}, out, merge.Options{AllowIncomplete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "merged from shards: shards 0-2, 4-4095 of 4096 were not merged (missing)"
+	if r := res.Manifest.IncompleteReason; r != want {
+		t.Errorf("incomplete_reason (%d bytes) = %.200q, want %q", len(r), r, want)
+	}
+	if err := schema.ValidateRunDir(out, 20); err != nil {
+		t.Fatal(err)
 	}
 }
