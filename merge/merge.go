@@ -353,11 +353,16 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 		m.Client.CommandLine = slices.Clone(o.CommandLine)
 	}
 	sh := &schema.Shards{Count: len(byIndex), Split: schema.ShardSplitV1}
+	// The reason stays short for thousands of shards: missing shards as
+	// ranges, the first few incomplete shards' reasons (every member
+	// keeps its own).
 	var reasons []string
+	var missing []int
+	incomplete := 0
 	for i, sr := range byIndex {
 		if sr == nil {
 			sh.Members = append(sh.Members, schema.ShardMember{Index: i, Missing: true})
-			reasons = append(reasons, fmt.Sprintf("shard %d of %d was not merged (missing)", i, len(byIndex)))
+			missing = append(missing, i)
 			continue
 		}
 		sum := sha256.Sum256(sr.mbytes)
@@ -368,7 +373,9 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 			Incomplete: sr.m.Incomplete, IncompleteReason: sr.m.IncompleteReason,
 		}
 		if sr.m.Incomplete {
-			reasons = append(reasons, fmt.Sprintf("shard %d of %d is incomplete: %s", i, len(byIndex), sr.m.IncompleteReason))
+			if incomplete++; incomplete <= maxReasons {
+				reasons = append(reasons, fmt.Sprintf("shard %d of %d is incomplete: %s", i, len(byIndex), sr.m.IncompleteReason))
+			}
 		}
 		if sr.m.Client.TokenCounts == "chunk-count-estimate" {
 			m.Client.TokenCounts = sr.m.Client.TokenCounts
@@ -384,6 +391,15 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 		sh.UncertaintyReason = why
 	}
 	m.Shards = sh
+	if incomplete > maxReasons {
+		reasons = append(reasons, fmt.Sprintf("%d more shards are incomplete (shards.members[].incomplete_reason)", incomplete-maxReasons))
+	}
+	switch {
+	case len(missing) == 1:
+		reasons = append([]string{fmt.Sprintf("shard %d of %d was not merged (missing)", missing[0], len(byIndex))}, reasons...)
+	case len(missing) > 1:
+		reasons = append([]string{fmt.Sprintf("shards %s of %d were not merged (missing)", indexRanges(missing, maxReasons), len(byIndex))}, reasons...)
+	}
 	if len(reasons) > 0 {
 		m.Incomplete = true
 		m.IncompleteReason = "merged from shards: " + strings.Join(reasons, "; ")
@@ -541,4 +557,33 @@ func writeRecords(ctx context.Context, path string, byIndex []*shardRun, m *sche
 		return nil, fmt.Errorf("merge: write records: %w", err)
 	}
 	return counts, nil
+}
+
+// maxReasons bounds the clauses of a merged run's incomplete_reason.
+const maxReasons = 8
+
+// indexRanges writes ascending indices as ranges ("0-2, 4, 6-4095"), the
+// first max of them, then how many more ranges there are.
+func indexRanges(idx []int, max int) string {
+	var parts []string
+	more := 0
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		switch {
+		case len(parts) == max:
+			more++
+		case i == j:
+			parts = append(parts, strconv.Itoa(idx[i]))
+		default:
+			parts = append(parts, strconv.Itoa(idx[i])+"-"+strconv.Itoa(idx[j]))
+		}
+		i = j + 1
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more ranges", more))
+	}
+	return strings.Join(parts, ", ")
 }
