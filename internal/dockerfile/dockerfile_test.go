@@ -94,7 +94,8 @@ func TestDockerfileShape(t *testing.T) {
 	if gv := args["GO_VERSION"]; !regexp.MustCompile(`^1\.\d+\.\d+$`).MatchString(gv) {
 		t.Errorf("GO_VERSION %q: pin a full Go release", gv)
 	}
-	if !strings.HasPrefix(froms[1].args, "gcr.io/distroless/static-") || !strings.HasSuffix(froms[1].args, ":nonroot") {
+	// A digest after the tag (see the Dockerfile's note on pinning) is allowed.
+	if !regexp.MustCompile(`^gcr\.io/distroless/static-\S+:nonroot(@sha256:[0-9a-f]{64})?$`).MatchString(froms[1].args) {
 		t.Errorf("line %d: final stage %q: want distroless/static, nonroot", froms[1].line, froms[1].args)
 	}
 	var user, entry, copied string
