@@ -7,11 +7,24 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchseal/benchseal/merge"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
+
+// setStart gives a shard run the common start at ("": none) and the
+// late_ns validate requires with it.
+func setStart(at string) func(*schema.Manifest) {
+	return func(m *schema.Manifest) {
+		m.Shard.StartAt, m.Shard.LateNS = at, 0
+		if at != "" {
+			t, _ := time.Parse(time.RFC3339, at)
+			m.Shard.LateNS, _ = schema.ShardLateNS(m.EpochUnixNS, t)
+		}
+	}
+}
 
 // TestMergeRefusesShardsOfAnotherStart: shards whose common start
 // (shard.start_at) differs, or of which one had none, are not one run:
@@ -25,16 +38,16 @@ func TestMergeRefusesShardsOfAnotherStart(t *testing.T) {
 		"one without":      {"", "2026-11-30T15:00:02Z"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			a := rewrite(t, dirs[0], func(m *schema.Manifest) { m.Shard.StartAt = c.a }, nil)
-			b := rewrite(t, dirs[1], func(m *schema.Manifest) { m.Shard.StartAt = c.b }, nil)
+			a := rewrite(t, dirs[0], setStart(c.a), nil)
+			b := rewrite(t, dirs[1], setStart(c.b), nil)
 			_, err := merge.Merge(context.Background(), []string{a, b}, filepath.Join(t.TempDir(), "m"), merge.Options{})
 			if err == nil || !errors.Is(err, merge.ErrMerge) || !strings.Contains(err.Error(), "start") || !strings.Contains(err.Error(), b) {
 				t.Fatalf("merge of shards of different starts: %v", err)
 			}
 		})
 	}
-	a := rewrite(t, dirs[0], func(m *schema.Manifest) { m.Shard.StartAt = "2026-11-30T15:00:00Z" }, nil)
-	b := rewrite(t, dirs[1], func(m *schema.Manifest) { m.Shard.StartAt = "2026-11-30T15:00:00Z" }, nil)
+	a := rewrite(t, dirs[0], setStart("2026-11-30T15:00:00Z"), nil)
+	b := rewrite(t, dirs[1], setStart("2026-11-30T15:00:00Z"), nil)
 	if _, err := merge.Merge(context.Background(), []string{a, b}, filepath.Join(t.TempDir(), "m"), merge.Options{}); err != nil {
 		t.Fatalf("shards of one start refused: %v", err)
 	}
