@@ -62,6 +62,18 @@ func options(url string, p capture.Plan, dir string, shard *capture.ShardSpec) c
 	}
 }
 
+// mergedRun captures the "rate" plan as two shards into dir and merges
+// them into dir/merged, which it returns.
+func mergedRun(t *testing.T, dir string) string {
+	t.Helper()
+	dirs := captureShards(t, sim(t).URL, plans()["rate"], dir, 2)
+	out := filepath.Join(dir, "merged")
+	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // captureShards runs the plan as n in-process shards into dir/shard-I.
 func captureShards(t *testing.T, url string, p capture.Plan, dir string, n int) []string {
 	t.Helper()
@@ -444,13 +456,7 @@ func TestValidateChecksLateNS(t *testing.T) {
 // TestValidateDuplicateRecordInAMergedRun: a record written twice into a
 // merged run is a duplicate id, never "-1 request(s) are missing".
 func TestValidateDuplicateRecordInAMergedRun(t *testing.T) {
-	ts := sim(t)
-	dir := t.TempDir()
-	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2)
-	out := filepath.Join(dir, "merged")
-	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	out := mergedRun(t, t.TempDir())
 	d := rewrite(t, out, func(m *schema.Manifest) { m.Shards.Members[1].Records++ }, nil)
 	p := filepath.Join(d, schema.RecordsFile)
 	b, err := os.ReadFile(p)

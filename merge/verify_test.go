@@ -47,13 +47,8 @@ func failures(res *verify.Result) string {
 // stream left record.shard aliased to the reader's buffer (every record of
 // a layer then carried the shard of the last one decoded).
 func TestMergedRunPacksAndVerifies(t *testing.T) {
-	ts := sim(t)
 	dir := t.TempDir()
-	dirs := captureShards(t, ts.URL, plans()["rate"], dir, 2)
-	out := filepath.Join(dir, "merged")
-	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	out := mergedRun(t, dir)
 	b := filepath.Join(dir, "merged.oci")
 	if _, err := artifact.Pack(context.Background(), out, b, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
 		t.Fatal(err)
