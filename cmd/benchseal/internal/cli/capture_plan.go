@@ -16,7 +16,7 @@ import (
 func readCapturePlan(path string) (*capture.Plan, *plan.Plan, error) {
 	b, err := readFileLimited(path, plan.MaxSize)
 	if err != nil {
-		return nil, nil, usagef("--plan: %v", err)
+		return nil, nil, fmt.Errorf("--plan: %w", err) // a file it cannot read: exit 1, not usage
 	}
 	var head struct {
 		Schema string `json:"schema"`

@@ -142,7 +142,7 @@ func runK8sJob(o *k8sJobOptions) error {
 		}
 		b, err := readFileLimited(o.plan, plan.MaxSize)
 		if err != nil {
-			return usagef("--plan: %v", err)
+			return fmt.Errorf("--plan: %w", err)
 		}
 		o.opts.Plan = b
 	}

@@ -174,7 +174,6 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"help", base("", "--", "--rate", "5", "--help"), "help"},
 		{"load flag beside plan", base("", "--plan", badPlan, "--", "--rate", "5", "--requests", "10"), "--plan sets the load"},
 		{"invalid plan", base("", "--plan", badPlan), "--plan"},
-		{"missing plan", base("", "--plan", filepath.Join(dir, "nope.json")), "--plan"},
 		{"bad start-at", base("", append([]string{"--start-at", "tomorrow"}, load...)...), "RFC 3339"},
 		{"start-at before 1678", base("", append([]string{"--start-at", "1600-01-01T00:00:00Z"}, load...)...), "more than a day in the past"},
 		{"start-at two days ago", base("", append([]string{"--start-at", time.Now().Add(-48 * time.Hour).Format(time.RFC3339)}, load...)...), "more than a day in the past"},
@@ -192,6 +191,22 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, ExitUsage, c.want, out, errOut)
 			}
 		})
+	}
+}
+
+// TestK8sJobUnreadablePlanIsAFileError: a --plan file that cannot be read
+// is an operational error (exit 1, as the README's table says), not a
+// usage error; capture's --plan says the same.
+func TestK8sJobUnreadablePlanIsAFileError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	for _, args := range [][]string{
+		append(slices.Clone(k8sBase), "--plan", missing),
+		{"capture", "--simulate", "--plan", missing, "--out", filepath.Join(t.TempDir(), "run")},
+	} {
+		code, out, errOut := runArgs(t, nil, args...)
+		if code != ExitError || !strings.Contains(errOut, "--plan: open "+missing) || out != "" {
+			t.Fatalf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args[0], code, ExitError, out, errOut)
+		}
 	}
 }
 
