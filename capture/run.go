@@ -164,7 +164,8 @@ type Progress struct {
 	// duration or schedule ends).
 	Requests int64
 	InFlight int64
-	// OfferedRate is the point's rate (0 in concurrency mode);
+	// OfferedRate is the point's rate, this shard's share of it in a shard
+	// run (0 in concurrency mode);
 	// AchievedRate is sends per second so far in the phase.
 	OfferedRate, AchievedRate float64
 	Elapsed                   time.Duration // since the run started

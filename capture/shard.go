@@ -108,6 +108,15 @@ func (c *cell) count() int {
 	return int(schema.ShardRequests(schema.ModeRate, 0, c.shard.Count, c.shard.Index, int64(c.n)))
 }
 
+// offeredRate is the rate this process is offered in the cell: the
+// point's rate, or in a shard run the rate times the shard's share of the
+// schedule's arrivals (schema.ShardRateShare), so a shard's achieved rate is set against the load it
+// was given, not the whole point's (0 in concurrency mode).
+func (c *cell) offeredRate() float64 {
+	k, of := schema.ShardRateShare(c.shard.Count, c.shard.Index, int64(c.n))
+	return c.pt.Rate * float64(k) / float64(of)
+}
+
 // kAt returns the request number of this process's j-th request.
 func (c *cell) kAt(j int) int {
 	switch {

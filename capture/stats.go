@@ -18,7 +18,8 @@ type CellStats struct {
 	Requests int64
 	ByStatus map[string]int64
 	Chunks   int64
-	// OfferedRate is a rate point's rate. AchievedRate is, for a rate
+	// OfferedRate is a rate point's rate, or in a shard run this shard's
+	// share of it (Cell.offeredRate). AchievedRate is, for a rate
 	// point, sends per second over the span of sends; for a concurrency
 	// point, requests ended per second of the cell.
 	OfferedRate, AchievedRate float64
@@ -58,7 +59,7 @@ func (a *cellAcc) add(rec *schema.Record) {
 func (r *runner) setCurrent(c *cell, cellNo int) {
 	r.cur.Lock()
 	r.cur.point, r.cur.phase, r.cur.cell, r.cur.repeat = c.pt.Name, c.phase, cellNo, c.repeat
-	r.cur.rate = c.pt.Rate
+	r.cur.rate = c.offeredRate()
 	r.cur.phaseStart = r.now()
 	r.cur.requests = int64(c.count())
 	r.cur.expectedEnd = 0
@@ -100,7 +101,7 @@ func (a *cellAcc) summary(c *cell, d time.Duration) CellStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := CellStats{Point: c.pt.Name, Repeat: c.repeat, ByStatus: map[string]int64{}, Chunks: a.chunks,
-		OfferedRate: c.pt.Rate, Duration: d}
+		OfferedRate: c.offeredRate(), Duration: d}
 	for k, v := range a.byStatus {
 		s.ByStatus[k] = v
 		s.Requests += v

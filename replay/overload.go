@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,9 +94,13 @@ func setFlag(set bool, why string) Flag { return Flag{Set: &set, Why: why} }
 type Overload struct {
 	// Loop is LoopOpen or LoopClosed.
 	Loop string
-	// OfferedRate is the declared rate (req/s; null for a closed loop);
-	// ArrivalRate the achieved one, (sent − 1) ÷ (last − first send).
+	// OfferedRate is the declared rate (req/s; null for a closed loop),
+	// in a shard run the shard's share of it; ArrivalRate the achieved
+	// one, (sent − 1) ÷ (last − first send).
 	OfferedRate, ArrivalRate Value
+	// OfferedShare, in a shard run, says OfferedRate is the shard's share
+	// of the point's rate and how it was taken ("" otherwise).
+	OfferedShare string
 	// FitStartNS and FitEndNS bound the fit window in the run's clock:
 	// the arrival span without its first quarter, where the load settles.
 	FitStartNS, FitEndNS int64
@@ -189,14 +194,16 @@ func (o *Overload) Flags() []string {
 // overloadCfg is what the overload test needs from the manifest.
 type overloadCfg struct {
 	loop    string
-	offered map[string]float64
+	offered map[string]*big.Rat
+	// shareNote says, in a shard run, that offered is the shard's share.
+	shareNote map[string]string
 	// noTimes says why sent_ns/end_ns cannot be used; noLag why
 	// scheduled_ns/sent_ns cannot ("" when they can).
 	noTimes, noLag string
 }
 
 func newOverloadCfg(m *schema.Manifest) *overloadCfg {
-	c := &overloadCfg{offered: map[string]float64{}}
+	c := &overloadCfg{offered: map[string]*big.Rat{}, shareNote: map[string]string{}}
 	switch m.Load.Mode {
 	case schema.ModeRate:
 		c.loop = LoopOpen
@@ -204,9 +211,19 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 		c.loop = LoopClosed
 	}
 	for _, p := range m.Load.Points {
-		if p.Rate > 0 {
-			c.offered[p.Name] = p.Rate
+		if p.Rate <= 0 {
+			continue
 		}
+		r := new(big.Rat).SetFloat64(p.Rate)
+		if sh := m.Shard; sh != nil && sh.Count > 1 {
+			// A shard run is offered its share of the point's arrivals,
+			// the load its achieved rate is set against.
+			k, of := schema.ShardRateShare(sh.Count, sh.Index, int64(p.Requests))
+			r.Mul(r, big.NewRat(k, of))
+			c.shareNote[p.Name] = fmt.Sprintf("shard %d of %d's share (%d of %d arrivals) of the point's %s req/s",
+				sh.Index, sh.Count, k, of, strconv.FormatFloat(p.Rate, 'f', -1, 64))
+		}
+		c.offered[p.Name] = r
 	}
 	absent := func(fields ...string) string {
 		var rs []string
@@ -269,7 +286,8 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	switch c.loop {
 	case LoopOpen:
 		if r, ok := c.offered[point]; ok {
-			o.OfferedRate = Exact(new(big.Rat).SetFloat64(r))
+			o.OfferedRate = Exact(new(big.Rat).Set(r))
+			o.OfferedShare = c.shareNote[point]
 		} else {
 			o.Reasons["offered_rate"] = "the manifest states no rate for this point"
 		}

@@ -170,6 +170,21 @@ func ShardRequests(mode string, concurrency, count, index int, n int64) int64 {
 	return full*w + per(int64(count), int64(index), rest)
 }
 
+// ShardRateShare returns the share of an open-loop point's arrivals that
+// shard index of count sends, as the fraction k/of: its ShardRequests of
+// the point's n requests, or 1/count for a point bounded by a duration
+// (n = 0). A shard's offered rate is the point's rate times it (capture's
+// summary and replay's overload test of a shard run).
+func ShardRateShare(count, index int, n int64) (k, of int64) {
+	switch {
+	case count <= 1:
+		return 1, 1
+	case n <= 0:
+		return 1, int64(count)
+	}
+	return ShardRequests(ModeRate, 0, count, index, n), n
+}
+
 // shardDesc names a shard for messages.
 func shardDesc(s, count int) string { return fmt.Sprintf("shard %d of %d", s, count) }
 

@@ -68,6 +68,9 @@ func overloadRows(p *replay.PointResult) []row {
 		{"generator-limited", flagText(o.GeneratorLimited), ""},
 		{"arrival rate", "offered " + rateText(o.OfferedRate, o, "offered_rate") + "; achieved " + rateText(o.ArrivalRate, o, "arrival_rate"), "(" + o.Loop + " loop)"},
 	}
+	if o.OfferedShare != "" {
+		out = append(out, row{"offered", o.OfferedShare, ""})
+	}
 	if why, ok := o.Reasons["completion_rate"]; ok {
 		out = append(out, row{"completions", NullText(why), ""})
 	} else {
@@ -120,6 +123,9 @@ func (w *jw) overload(o *replay.Overload) {
 	w.kv("generator_limited", flagJSON(o.GeneratorLimited))
 	w.ks("generator_limited_reason", o.GeneratorLimited.Why)
 	w.kv("offered_rate", Number(o.OfferedRate))
+	if o.OfferedShare != "" {
+		w.ks("offered_rate_share", o.OfferedShare)
+	}
 	w.kv("arrival_rate", Number(o.ArrivalRate))
 	if o.FitEndNS > o.FitStartNS {
 		w.kv("fit_start_ns", strconv.FormatInt(o.FitStartNS, 10))

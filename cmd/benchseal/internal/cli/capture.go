@@ -549,7 +549,11 @@ func progressLine(w io.Writer, p capture.Progress) {
 
 func printCaptureSummary(w io.Writer, res *capture.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate req/s (achieved / offered)\tsend lag p99 (ms)\tduration (s)")
+	offered := "offered"
+	if sh := res.Manifest.Shard; sh != nil && sh.Count > 1 {
+		offered = fmt.Sprintf("offered to shard %d of %d", sh.Index, sh.Count) // its share of the point's rate
+	}
+	fmt.Fprintf(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate req/s (achieved / %s)\tsend lag p99 (ms)\tduration (s)\n", offered)
 	for _, c := range res.Cells {
 		ok := c.ByStatus[schema.StatusOK]
 		rate := fmt.Sprintf("%.2f", c.AchievedRate)
