@@ -197,18 +197,31 @@ type overloadCfg struct {
 	offered map[string]*big.Rat
 	// shareNote says, in a shard run, that offered is the shard's share.
 	shareNote map[string]string
+	// burst maps a closed-loop point to the workers that sent it when no
+	// warmup came first: that many first sends are the loop's initial
+	// fill, sent at once, not arrivals that followed completions.
+	burst map[string]int
 	// noTimes says why sent_ns/end_ns cannot be used; noLag why
 	// scheduled_ns/sent_ns cannot ("" when they can).
 	noTimes, noLag string
 }
 
 func newOverloadCfg(m *schema.Manifest) *overloadCfg {
-	c := &overloadCfg{offered: map[string]*big.Rat{}, shareNote: map[string]string{}}
+	c := &overloadCfg{offered: map[string]*big.Rat{}, shareNote: map[string]string{}, burst: map[string]int{}}
 	switch m.Load.Mode {
 	case schema.ModeRate:
 		c.loop = LoopOpen
 	case schema.ModeConcurrency:
 		c.loop = LoopClosed
+	}
+	if c.loop == LoopClosed && m.Load.Warmup.Requests == 0 && m.Load.Warmup.Duration == 0 {
+		for _, p := range m.Load.Points {
+			w := p.Concurrency
+			if sh := m.Shard; sh != nil && sh.Count > 1 {
+				w = schema.ShardWorkers(p.Concurrency, sh.Count, sh.Index)
+			}
+			c.burst[p.Name] = w
+		}
 	}
 	for _, p := range m.Load.Points {
 		if p.Rate <= 0 {
@@ -328,6 +341,17 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		return o
 	}
 	o.OutstandingPeak = Int(schema.PeakInFlight(spans))
+	if w := c.burst[point]; w > 0 && len(spans) <= w {
+		// Every send was the closed loop's initial fill: the sends came
+		// at once, none waited for a completion, so their spacing is no
+		// arrival rate (AIPerf's 100 requests at concurrency 100).
+		why := fmt.Sprintf("every one of the %d measured requests was in the closed loop's initial burst (%d workers, no warmup): none was sent after a completion, so there is no arrival rate", len(spans), w)
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+			o.Reasons[k] = why
+		}
+		o.Outstanding.Reason = why
+		return o
+	}
 	first, last := spans[0][0], spans[0][0]
 	firstE2E := spans[0][1] - spans[0][0]
 	for _, s := range spans {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -460,5 +461,49 @@ func TestShortSteadyPointBacklogNoiseNotFlagged(t *testing.T) {
 	}
 	if flagged > 2 {
 		t.Errorf("%d of 200 short steady points flagged overloaded, want at most 2", flagged)
+	}
+}
+
+// A closed loop whose measured requests all fit in its workers, with no
+// warmup before them (AIPerf's 100 requests at concurrency 100), sent
+// them at once: their spacing is no arrival rate, so arrival rate,
+// completions and backlog are null with that reason; one request more
+// than the workers makes them a loop again.
+func TestClosedLoopInitialBurstHasNoArrivalRate(t *testing.T) {
+	o := overloadOf(t, closedLoopRun(3, 100, 4, 100))
+	for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share"} {
+		v, _ := o.Field(k)
+		if why, _ := o.NullReason(k); !v.IsNull() || !strings.Contains(why, "initial burst (100 workers, no warmup)") {
+			t.Errorf("%s = %v (%q), want null for the initial burst", k, v, why)
+		}
+	}
+	o = overloadOf(t, closedLoopRun(3, 100, 4, 101))
+	if o.ArrivalRate.IsNull() {
+		t.Errorf("101 requests of 100 workers: arrival rate null (%v)", o.Reasons)
+	}
+	warm := closedLoopRun(3, 100, 4, 100)
+	warm.m.Load.Warmup = schema.Warmup{Requests: 100}
+	for i, r := range warm.recs { // after a warmup, the sends follow completions
+		r.SentNS += int64(i) * 1e6
+		r.EndNS += int64(i) * 1e6
+	}
+	if o := overloadOf(t, warm); o.ArrivalRate.IsNull() {
+		t.Errorf("after a warmup: arrival rate null (%v)", o.Reasons)
+	}
+}
+
+// A shard run is offered its share of the point's rate (shard 1 of 2 of
+// a 24 req/s point of 600 requests: 300 of them, 12 req/s), and says so;
+// the same run unsharded is offered the whole 24.
+func TestShardRunIsOfferedItsShare(t *testing.T) {
+	run := openLoopRun(1, []float64{24}, []int{300}, noLag)
+	run.m.Load.Points[0].Requests = 600
+	if o := overloadOf(t, run); o.OfferedShare != "" || o.OfferedRate.Rat().Cmp(big.NewRat(24, 1)) != 0 {
+		t.Fatalf("unsharded: offered %v %q", o.OfferedRate, o.OfferedShare)
+	}
+	run.m.Shard = &schema.Shard{Index: 1, Count: 2}
+	o := overloadOf(t, run)
+	if o.OfferedRate.Rat().Cmp(big.NewRat(12, 1)) != 0 || o.OfferedShare != "shard 1 of 2's share (300 of 600 arrivals) of the point's 24 req/s" {
+		t.Errorf("shard 1 of 2: offered %v %q", o.OfferedRate, o.OfferedShare)
 	}
 }
