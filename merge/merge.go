@@ -34,6 +34,9 @@ type Options struct {
 	Shards int
 	// CommandLine, when set, becomes the merged run's client.command_line.
 	CommandLine []string
+	// Pulled maps a shard index to the bundle merge --pull took it from
+	// (recorded as shards.members[].pulled).
+	Pulled map[int]*schema.ShardPull
 }
 
 // Result describes a merged run.
@@ -371,6 +374,7 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 			EpochUnixNS: sr.m.EpochUnixNS, OffsetNS: sr.m.EpochUnixNS - epoch,
 			LateNS: sr.m.Shard.LateNS, Clock: sr.m.Shard.Clock, Host: sr.m.Client.Host,
 			Incomplete: sr.m.Incomplete, IncompleteReason: sr.m.IncompleteReason,
+			Pulled: o.Pulled[i],
 		}
 		if sr.m.Incomplete {
 			if incomplete++; incomplete <= maxReasons {

@@ -377,6 +377,15 @@ func TestValidateCatchesTamperedShardBookkeeping(t *testing.T) {
 					*mb = schema.ShardMember{Index: 2, Missing: true}
 				}, drop2, "must be marked incomplete"},
 				{"sharding removed", func(m *schema.Manifest) { m.Shards = nil }, nil, "declares no sharding"},
+				{"unsigned pull claimed as signed by nobody", func(m *schema.Manifest) {
+					m.Shards.Members[0].Pulled = &schema.ShardPull{Ref: "r-shard-0", BundleDigest: "sha256:" + strings.Repeat("a", 64), Authenticated: true, By: schema.ShardPullUnsigned}
+				}, nil, "pulled.by"},
+				{"unauthenticated pull with a signer", func(m *schema.Manifest) {
+					m.Shards.Members[0].Pulled = &schema.ShardPull{Ref: "r-shard-0", BundleDigest: "sha256:" + strings.Repeat("a", 64), By: "key sha256:ab"}
+				}, nil, "pulled.by"},
+				{"pull without a bundle digest", func(m *schema.Manifest) {
+					m.Shards.Members[0].Pulled = &schema.ShardPull{Ref: "r-shard-0", BundleDigest: "abc", By: schema.ShardPullUnsigned}
+				}, nil, "pulled.bundle_digest"},
 				{"a shard count lowered", func(m *schema.Manifest) {
 					m.Shards.Count = 2
 					m.Shards.Members = m.Shards.Members[:2]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 	"time"
 )
 
@@ -107,6 +108,65 @@ type ShardMember struct {
 	// Incomplete is set when the shard's own run was incomplete.
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Pulled, set by merge --pull, names the signed bundle the shard run
+	// was unpacked from and how it was authenticated (nil: merged from a
+	// directory given on the command line).
+	Pulled *ShardPull `json:"pulled,omitempty"`
+}
+
+// ShardPull is how merge --pull obtained one shard: the reference and
+// the digest of the OCI bundle it pulled and verified, and who signed it.
+type ShardPull struct {
+	Ref          string `json:"ref"`
+	BundleDigest string `json:"bundle_digest"`
+	// Authenticated is true when a signature by a trusted key or keyless
+	// identity was verified; By then names it ("key sha256:…",
+	// "identity ID issuer ISSUER"), else it is ShardPullUnsigned.
+	Authenticated bool   `json:"authenticated"`
+	By            string `json:"by"`
+}
+
+// ShardPullUnsigned is ShardPull.By of a shard merged with
+// --allow-unsigned: its integrity was checked, its origin was not.
+const ShardPullUnsigned = "unsigned: --allow-unsigned (integrity checked, nothing authenticated)"
+
+// validateShardPull checks a member's pull record: a reference, a
+// sha256 bundle digest, and By naming the signer exactly when the shard
+// was authenticated.
+func validateShardPull(ps *problems, f string, p *ShardPull) {
+	switch {
+	case p == nil:
+		return
+	case p.Ref == "":
+		ps.add(f+".ref", "must name the reference pulled")
+	case !strings.HasPrefix(p.BundleDigest, "sha256:") || !sha256RE.MatchString(strings.TrimPrefix(p.BundleDigest, "sha256:")):
+		ps.add(f+".bundle_digest", "is %q, want sha256: and 64 lowercase hex digits", p.BundleDigest)
+	case !p.Authenticated && p.By != ShardPullUnsigned:
+		ps.add(f+".by", "is %q, but an unauthenticated shard is %q", p.By, ShardPullUnsigned)
+	case p.Authenticated && (p.By == "" || p.By == ShardPullUnsigned):
+		ps.add(f+".by", "must name the key or identity that authenticated the shard")
+	}
+}
+
+// UnauthenticatedShards returns the indexes of a merged run's members
+// whose origin nobody checked: pulled by merge --pull --allow-unsigned, and
+// merged from directories given on the command line (no signature on
+// them was checked; the signature of the merged bundle covers only the
+// merge).
+func (s *Shards) UnauthenticatedShards() (unsigned, local []int) {
+	if s == nil {
+		return nil, nil
+	}
+	for _, mb := range s.Members {
+		switch {
+		case mb.Missing:
+		case mb.Pulled == nil:
+			local = append(local, mb.Index)
+		case !mb.Pulled.Authenticated:
+			unsigned = append(unsigned, mb.Index)
+		}
+	}
+	return unsigned, local
 }
 
 // ShardSplitV1 is the split rule of benchseal's sharded capture. Every
@@ -299,8 +359,12 @@ func validateSharding(ps *problems, m *Manifest) {
 				ps.add(f+".offset_ns", "is %d, but the shard's epoch_unix_ns minus the run's is %d", mb.OffsetNS, mb.EpochUnixNS-m.EpochUnixNS)
 			}
 			validateClock(ps, f+".clock", mb.Clock)
+			validateShardPull(ps, f+".pulled", mb.Pulled)
 			if mb.Missing {
 				gap = true
+				if mb.Pulled != nil {
+					ps.add(f+".pulled", "a missing shard was not pulled")
+				}
 				if mb.Records != 0 || mb.RunID != "" {
 					ps.add(f, "is marked missing but names a run or records")
 				}

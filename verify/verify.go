@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -234,6 +235,9 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	}
 	for _, u := range schema.UnverifiedCompleteness(m) {
 		res.Warnings = append(res.Warnings, "UNVERIFIED completeness: "+u)
+	}
+	if unsigned, local := m.Shards.UnauthenticatedShards(); len(unsigned)+len(local) > 0 {
+		res.Warnings = append(res.Warnings, shardOriginWarning(unsigned, local))
 	}
 	res.ManifestDigest = string(b.RunDescriptor().Digest)
 	for _, e := range m.External {
@@ -648,4 +652,25 @@ func (v *Verifier) reviewerHint(b *artifact.Bundle, signers []Signer, verifiedBy
 		return ""
 	}
 	return fmt.Sprintf("%s signed a reviewer attestation on this run, not the run itself: give a reviewer's key with --require-attestation, not --key", strings.Join(names, ", "))
+}
+
+// shardOriginWarning says which members of a merged run were never
+// authenticated: pulled with --allow-unsigned, or merged from directories.
+func shardOriginWarning(unsigned, local []int) string {
+	var parts []string
+	if len(unsigned) > 0 {
+		parts = append(parts, fmt.Sprintf("shard(s) %s pulled with merge --pull --allow-unsigned (integrity checked, signer not)", intList(unsigned)))
+	}
+	if len(local) > 0 {
+		parts = append(parts, fmt.Sprintf("shard(s) %s merged from local directories (no shard signature checked)", intList(local)))
+	}
+	return "UNVERIFIED shard origin: " + strings.Join(parts, "; ") + ": this bundle's signature covers the merge, not who captured them"
+}
+
+func intList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }

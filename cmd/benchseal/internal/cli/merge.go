@@ -19,6 +19,8 @@ type mergeOptions struct {
 	allowIncomplete bool
 	commandLine     []string
 	pull            mergePullFlags
+	// pulled records, per shard index, the bundle merge --pull took it from.
+	pulled map[int]*schema.ShardPull
 }
 
 func newMergeCmd(io *IO, d *Deps) *cobra.Command {
@@ -98,6 +100,7 @@ func runMerge(ctx context.Context, o *mergeOptions) error {
 		AllowIncomplete: o.allowIncomplete,
 		Shards:          o.shards,
 		CommandLine:     o.commandLine,
+		Pulled:          o.pulled,
 	})
 	if err != nil {
 		if errors.Is(err, merge.ErrMerge) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -107,11 +109,15 @@ func runMergePull(ctx context.Context, o *mergeOptions) error {
 		}
 		return err
 	}
+	o.pulled = map[int]*schema.ShardPull{}
 	for _, s := range res.Shards {
 		how := "verified, NOT authenticated (--allow-unsigned)"
+		pull := &schema.ShardPull{Ref: s.Ref, BundleDigest: s.Result.ManifestDigest, By: schema.ShardPullUnsigned}
 		if s.Result.Authenticated {
-			how = "verified"
+			pull.Authenticated, pull.By = true, signedBy(s.Result)
+			how = "verified, signed by " + pull.By
 		}
+		o.pulled[s.Index] = pull
 		fmt.Fprintf(o.io.Out, "pulled shard %d: %s (manifest %s) %s\n", s.Index, s.Ref, s.Result.ManifestDigest, how)
 	}
 	for _, i := range res.Missing {
@@ -122,4 +128,24 @@ func runMergePull(ctx context.Context, o *mergeOptions) error {
 	}
 	o.shardDirs = res.RunDirs()
 	return runMerge(ctx, o)
+}
+
+// signedBy names what authenticated a verified bundle: the fingerprints of
+// the pinned keys, or the identities and issuers of keyless signatures,
+// that verified it.
+func signedBy(r *verify.Result) string {
+	var by []string
+	for _, sig := range r.Signatures {
+		switch {
+		case !sig.Verified:
+		case sig.Key != "":
+			by = append(by, "key "+sig.Key)
+		case sig.Identity != "":
+			by = append(by, "identity "+sig.Identity+" issuer "+sig.Issuer)
+		}
+	}
+	if len(by) == 0 {
+		return "a verified signature" // Authenticated, but the result names no signer
+	}
+	return strings.Join(slices.Compact(by), ", ")
 }

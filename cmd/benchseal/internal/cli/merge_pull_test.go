@@ -17,6 +17,7 @@ import (
 	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/artifact/registry"
 	"github.com/benchseal/benchseal/artifact/registry/registrytest"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // pushedShards captures n shards with the simulator, packs each signed
@@ -57,7 +58,7 @@ func TestMergePullVerifiesAndMergesTheShards(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
 	}
-	for _, want := range []string{"pulled shard 0: " + ref + "-shard-0", "pulled shard 1: " + ref + "-shard-1", ") verified\n", "merged 2 shard run(s) of 2"} {
+	for _, want := range []string{"pulled shard 0: " + ref + "-shard-0", "pulled shard 1: " + ref + "-shard-1", ") verified, signed by key sha256:", "merged 2 shard run(s) of 2"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -68,6 +69,78 @@ func TestMergePullVerifiesAndMergesTheShards(t *testing.T) {
 	// A second merge into the same --out is refused; the first is kept.
 	if code, _, _ := runArgs(t, nil, "merge", "--pull", ref, "--shards", "2", "--key", pub, "--plain-http", "--out", out); code == ExitOK {
 		t.Error("merged over an existing run")
+	}
+}
+
+// TestMergePullRecordsHowEachShardWasAuthenticated: the merged manifest
+// names, per member, the bundle merge --pull took it from and who signed
+// it, or that nothing was authenticated (--allow-unsigned); verify of the
+// packed merged run warns UNVERIFIED about unauthenticated members and
+// about members merged from directories, and not about signed ones.
+func TestMergePullRecordsHowEachShardWasAuthenticated(t *testing.T) {
+	ref, pub := pushedShards(t, 2, 0, 1)
+	dir := t.TempDir()
+	verifyMerged := func(run string) (*schema.Manifest, string) {
+		t.Helper()
+		f, err := os.Open(filepath.Join(run, schema.ManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		m, err := schema.DecodeManifest(f, schema.ManifestFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := run + ".tar"
+		if _, err := artifact.Pack(context.Background(), run, b, artifact.PackOptions{Signer: artifacttest.Publisher(t)}); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, errOut := runArgs(t, nil, "verify", b, "--key", pub)
+		if code != ExitOK {
+			t.Fatalf("verify: exit %d\n%s\n%s", code, stdout, errOut)
+		}
+		return m, stdout + errOut
+	}
+	for _, c := range []struct {
+		flag, by, warn string
+	}{
+		{"--key", "key sha256:", ""},
+		{"--allow-unsigned", schema.ShardPullUnsigned, "UNVERIFIED shard origin: shard(s) 0, 1 pulled with merge --pull --allow-unsigned"},
+	} {
+		out := filepath.Join(dir, strings.TrimPrefix(c.flag, "--"))
+		args := []string{"merge", "--pull", ref, "--shards", "2", "--plain-http", "--out", out, c.flag}
+		if c.flag == "--key" {
+			args = append(args, pub)
+		}
+		if code, stdout, errOut := runArgs(t, nil, args...); code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s\n%s", c.flag, code, stdout, errOut)
+		}
+		m, said := verifyMerged(out)
+		for i, mb := range m.Shards.Members {
+			p := mb.Pulled
+			if p == nil || p.Ref != ref+"-shard-"+strconv.Itoa(i) || !strings.HasPrefix(p.BundleDigest, "sha256:") ||
+				p.Authenticated != (c.flag == "--key") || !strings.HasPrefix(p.By, c.by) {
+				t.Errorf("%s: member %d pulled = %+v", c.flag, i, p)
+			}
+		}
+		if c.warn != "" && !strings.Contains(said, c.warn) || c.warn == "" && strings.Contains(said, "shard origin") {
+			t.Errorf("%s: verify said (want %q):\n%s", c.flag, c.warn, said)
+		}
+	}
+	// Shards merged from directories: nothing of them was authenticated.
+	local := filepath.Join(dir, "local")
+	for i := range 2 {
+		run := filepath.Join(dir, "d"+strconv.Itoa(i))
+		if code, _, errOut := runArgs(t, nil, "capture", "--simulate", "--sim-time-scale", "0.01", "--rate", "400", "--requests", "12",
+			"--seed", "7", "--shard", strconv.Itoa(i)+"/2", "--out", run, "--progress", "never"); code != ExitOK {
+			t.Fatal(errOut)
+		}
+	}
+	if code, _, errOut := runArgs(t, nil, "merge", filepath.Join(dir, "d0"), filepath.Join(dir, "d1"), "--out", local); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	if _, said := verifyMerged(local); !strings.Contains(said, "UNVERIFIED shard origin: shard(s) 0, 1 merged from local directories") {
+		t.Errorf("local merge: verify said:\n%s", said)
 	}
 }
 
