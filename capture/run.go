@@ -335,6 +335,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := r.preflight(ctx, base); err != nil {
 			return nil, err
 		}
+		setNote(m, schema.NotePreflight, "one probe request, built like the run's first one, was sent and answered before the first point and is not recorded: "+
+			"a cold start of the server went into it, so the first point's cold column starts after it (capture --no-preflight keeps the cold start in the warmup)")
 	}
 	if err := prepareDir(o.OutDir); err != nil {
 		return nil, err

@@ -36,6 +36,20 @@ type ColdResult struct {
 	// (manifest.server_state: reset, declared, or "" with unknown); both
 	// "" when the manifest states none.
 	PrefixCache, PrefixCacheSource string
+	// AfterProbe, on the run's first point × repeat, is the manifest's
+	// NotePreflight: an unrecorded probe was answered before this warmup,
+	// so a cold start went into it ("" otherwise).
+	AfterProbe string
+}
+
+// addPreflight marks the cold column of the run's first point × repeat
+// when capture's preflight probe came before it (schema.NotePreflight).
+func addPreflight(m *schema.Manifest, results []*PointResult) {
+	note := m.Notes[schema.NotePreflight]
+	if note == "" || len(results) == 0 || results[0].Cold == nil {
+		return
+	}
+	results[0].Cold.AfterProbe = note
 }
 
 // addServerState copies each point's prefix-cache state from

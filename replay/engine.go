@@ -245,6 +245,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	addServerColumns(run, m, slo, res.Results)
 	addServerState(m, res.Results)
+	addPreflight(m, res.Results)
 	for _, p := range res.Results {
 		decideOverload(p)
 	}

@@ -140,7 +140,8 @@ type Manifest struct {
 	// not listed here is a validation error for the fields the schema marks
 	// as must-state.
 	Unknown []string `json:"unknown"`
-	// Notes holds free-form publisher remarks keyed by topic.
+	// Notes holds free-form publisher remarks keyed by topic (capture
+	// sets NotePreflight when its probe came before the first point).
 	Notes map[string]string `json:"notes,omitempty"`
 }
 
@@ -423,3 +424,9 @@ func NewRunID() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// NotePreflight is the manifest note capture writes when its preflight
+// probe, a request it does not record, was answered before the first
+// point: a server's cold start went into the probe, so replay's cold
+// column of the first point starts after it.
+const NotePreflight = "preflight"

@@ -49,6 +49,9 @@ func coldRows(p *replay.PointResult) []row {
 		label += " (request " + c.FirstID + ")"
 	}
 	out = append(out, row{label, v, u})
+	if c.AfterProbe != "" {
+		out = append(out, row{"cold after probe", "an unrecorded preflight probe was answered before this warmup: a cold start of the server went into it, not into this column (capture --no-preflight keeps it)", ""})
+	}
 	v, u = coldValue(c, "duration_ns", c.DurationNS)
 	out = append(out, row{"cold warmup duration", v, u})
 	for _, d := range coldDists(c) {
@@ -100,6 +103,9 @@ func (w *jw) cold(c *replay.ColdResult) {
 	if c.PrefixCache != "" {
 		w.ks("prefix_cache", c.PrefixCache)
 		w.ks("prefix_cache_source", c.PrefixCacheSource)
+	}
+	if c.AfterProbe != "" {
+		w.ks("after_probe", c.AfterProbe)
 	}
 	for _, d := range coldDists(c) {
 		w.key(d.key)
