@@ -250,7 +250,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := o.Shard.check(); err != nil {
 			return nil, err
 		}
-		if err := checkShardable(&o.Plan, o.Shard.Count); err != nil {
+		if err := CheckShardable(&o.Plan, o.Shard.Count); err != nil {
 			return nil, err
 		}
 	}

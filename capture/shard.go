@@ -41,9 +41,12 @@ func (s ShardSpec) check() error {
 	return nil
 }
 
-// checkShardable refuses a plan the split rule cannot number: a closed
-// loop bounded only by a duration has no global request numbers.
-func checkShardable(p *Plan, shards int) error {
+// CheckShardable refuses a plan that cannot run split into shards
+// processes: a closed loop bounded only by a duration has no global
+// request numbers, and one with fewer workers than shards leaves a shard
+// idle. capture.Run checks it; k8s job checks it before rendering a Job,
+// so the rule is one.
+func CheckShardable(p *Plan, shards int) error {
 	if p.Mode != schema.ModeConcurrency {
 		return nil
 	}

@@ -156,7 +156,7 @@ func runK8sJob(o *k8sJobOptions) error {
 			return usagef("%s: %v", from, err)
 		}
 	}
-	if err := capture.CheckShardCount(load, o.opts.Shards); err != nil {
+	if err := capture.CheckShardable(load, o.opts.Shards); err != nil { // the check sharded capture makes
 		return usagef("--shards %d: %v", o.opts.Shards, err)
 	}
 	if o.startAt == "" && o.opts.Shards > 1 {

@@ -141,6 +141,8 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	badPlan := filepath.Join(dir, "bad.json")
 	os.WriteFile(badPlan, []byte(`{"mode": "closed", "points": []}`), 0o644)
+	durPlan := filepath.Join(dir, "dur.json")
+	os.WriteFile(durPlan, []byte(`{"mode": "concurrency", "points": [{"concurrency": 4, "duration": "60s"}], "seed": 1}`), 0o644)
 	base := func(drop string, extra ...string) []string {
 		var a []string
 		for i := 0; i < len(k8sBase); i++ {
@@ -173,6 +175,9 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"prefix cache reset", base("", "--", "--rate", "5", "--reset-prefix-cache"), "under the others' load"},
 		{"help", base("", "--", "--rate", "5", "--help"), "help"},
 		{"load flag beside plan", base("", "--plan", badPlan, "--", "--rate", "5", "--requests", "10"), "--plan sets the load"},
+		{"duration-bounded closed loop", base("", "--", "--concurrency", "4", "--duration", "60s"), "a sharded closed-loop point needs a request count"},
+		{"duration-bounded closed-loop plan", base("", "--plan", durPlan), "a sharded closed-loop point needs a request count"},
+		{"duration-bounded closed-loop warmup", base("", "--", "--concurrency", "4", "--requests", "40", "--warmup-duration", "5s"), "warmup needs a request count"},
 		{"invalid plan", base("", "--plan", badPlan), "--plan"},
 		{"bad start-at", base("", append([]string{"--start-at", "tomorrow"}, load...)...), "RFC 3339"},
 		{"start-at before 1678", base("", append([]string{"--start-at", "1600-01-01T00:00:00Z"}, load...)...), "more than a day in the past"},
