@@ -178,7 +178,7 @@ for i in 0 1 2; do
 done
 expect_ok "merge --pull of three shards, each verified with the publisher key" \
   "$BENCHSEAL" merge --pull "$SREF" --shards 3 --key publisher.pub --plain-http --out pulled-merge
-grep -c '^pulled shard [0-2]: .* verified$' "$WORK/out" | grep -qx 3 && pass "every shard bundle reported verified" || { fail "not every shard reported verified"; cat "$WORK/out"; }
+grep -c '^pulled shard [0-2]: .* verified, signed by key sha256:' "$WORK/out" | grep -qx 3 && pass "every shard bundle reported verified" || { fail "not every shard reported verified"; cat "$WORK/out"; }
 expect_ok "the merged run validates" "$BENCHSEAL" validate pulled-merge
 "$BENCHSEAL" merge shard-0 shard-1 shard-2 --out local-merge >/dev/null
 equal "the pulled merge has the records of a merge of the local shard directories" \
