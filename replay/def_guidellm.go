@@ -57,14 +57,8 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 			r.measureStart, r.measureEnd, r.haveMeasure = ms, me, true
 		}
 	}
-	n := float64(rec.OutputTokens)
-	if v, ok := o.num("output_tokens"); ok {
-		n = v
-	}
-	in := float64(rec.InputTokens)
-	if v, ok := o.num("prompt_tokens"); ok {
-		in = v
-	}
+	n := o.numOr(float64(rec.OutputTokens), "output_tokens")
+	in := o.numOr(float64(rec.InputTokens), "prompt_tokens")
 	var ttft, lat, itl, tpotIncl float64
 	if ok1 && ok2 && ok3 && ok4 {
 		// get_within_range: a request counts when it overlaps the

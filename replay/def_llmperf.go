@@ -40,12 +40,7 @@ func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	}
 	// LLMPerf times are seconds (time.monotonic differences).
 	F, L, okR := recFirstLast(rec)
-	ttft, okT := o.num("ttft_s")
-	if okT {
-		ttft *= 1e9
-	} else if okR {
-		ttft, okT = F, true
-	}
+	ttft, okT := o.secondsOr(F, okR, "ttft_s")
 	e2e, okE := o.num("end_to_end_latency_s")
 	if okE {
 		e2e *= 1e9
@@ -56,10 +51,7 @@ func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		return
 	}
 	p.succ++
-	n := float64(rec.OutputTokens)
-	if v, ok := o.num("number_output_tokens"); ok {
-		n = v
-	}
+	n := o.numOr(float64(rec.OutputTokens), "number_output_tokens")
 	itl, okI := o.num("inter_token_latency_s")
 	if okI {
 		itl *= 1e9
@@ -71,10 +63,7 @@ func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	if okI || n > 0 {
 		r.itl = append(r.itl, itl)
 	}
-	in := float64(rec.InputTokens)
-	if v, ok := o.num("number_input_tokens"); ok {
-		in = v
-	}
+	in := o.numOr(float64(rec.InputTokens), "number_input_tokens")
 	p.outTok += int64(n)
 	p.inTok += int64(n + in)
 	// LLMPerf has no goodput; a TPOT limit is judged on the per-request

@@ -43,12 +43,7 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	}
 	// Times in orig are seconds (perf_counter differences).
 	F, L, okR := recFirstLast(rec)
-	ttft, okT := o.num("ttft")
-	if okT {
-		ttft *= 1e9
-	} else if okR {
-		ttft, okT = F, true
-	}
+	ttft, okT := o.secondsOr(F, okR, "ttft")
 	if !okT {
 		return
 	}
@@ -63,14 +58,8 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		// e2e and tpot are not recomputable (a note says so).
 		r.noLatency = true
 	}
-	n := float64(rec.OutputTokens)
-	if v, ok := o.num("output_len"); ok {
-		n = v
-	}
-	in := float64(rec.InputTokens)
-	if v, ok := o.num("input_len"); ok {
-		in = v
-	}
+	n := o.numOr(float64(rec.OutputTokens), "output_len")
+	in := o.numOr(float64(rec.InputTokens), "input_len")
 	p.outTok += int64(n)
 	p.inTok += int64(n) + int64(in)
 	r.ttft = append(r.ttft, ttft)

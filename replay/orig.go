@@ -65,6 +65,26 @@ func (o orig) num(paths ...string) (float64, bool) {
 	return 0, false
 }
 
+// numOr returns the first of paths holding a number, or def when none
+// does: the tool's own value where its file kept one, the record's
+// otherwise.
+func (o orig) numOr(def float64, paths ...string) float64 {
+	if v, ok := o.num(paths...); ok {
+		return v
+	}
+	return def
+}
+
+// secondsOr returns the first of paths holding a number of seconds, in
+// nanoseconds, or fallback (already in nanoseconds) when none does; ok
+// is false when neither is there.
+func (o orig) secondsOr(fallback float64, fallbackOK bool, paths ...string) (ns float64, ok bool) {
+	if v, ok := o.num(paths...); ok {
+		return v * 1e9, true
+	}
+	return fallback, fallbackOK
+}
+
 // integer returns the first of paths holding an integer (epoch ns
 // timestamps lose precision as float64).
 func (o orig) integer(paths ...string) (int64, bool) {
