@@ -69,10 +69,7 @@ func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		return
 	}
 	p.succ++
-	osl := float64(rec.OutputTokens)
-	if v, ok := o.num("metrics.output_sequence_length.value", "output_sequence_length"); ok {
-		osl = v
-	}
+	osl := o.numOr(float64(rec.OutputTokens), "metrics.output_sequence_length.value", "output_sequence_length")
 	a.ttft = append(a.ttft, ttft)
 	a.e2e = append(a.e2e, lat)
 	// ITL needs OSL ≥ 2: AIPerf gives a one-token answer NoMetricValue
@@ -97,10 +94,7 @@ func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		a.itl = append(a.itl, recGaps(rec)...)
 	}
 	p.outTok += int64(osl)
-	isl := float64(rec.InputTokens)
-	if v, ok := o.num("metrics.input_sequence_length.value", "input_sequence_length"); ok {
-		isl = v
-	}
+	isl := o.numOr(float64(rec.InputTokens), "metrics.input_sequence_length.value", "input_sequence_length")
 	p.inTok += int64(isl) + int64(osl) // total tokens: input + output
 	if s, ok := o.integer("metrics.min_request_timestamp.value", "min_request_timestamp"); ok {
 		if e, ok := o.integer("metrics.max_response_timestamp.value", "max_response_timestamp"); ok {
