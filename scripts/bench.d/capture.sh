@@ -22,13 +22,8 @@ sim_pid=
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-# 1 ms per token, no slowdown with load, no queue limit: the simulator is
-# made as cheap as it can be, so the client is what is measured.
-"$BIN" simulate --listen 127.0.0.1:0 --any-model --prefill-base 1ms --prefill-per-token 0 \
-  --decode-base 1ms --decode-per-running 0 --max-running 100000 --queue-limit 100000 >"$work/sim.out" &
-sim_pid=$!
-for _ in $(seq 50); do grep -q 'http://' "$work/sim.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'http://[0-9.:]*' "$work/sim.out")
+. "$(dirname "$0")/../lib/cheapsim.sh"
+start_cheap_sim
 
 stats() { # run dir, client cpu seconds -> one line of numbers
   python3 - "$1" "$2" <<'EOF'

@@ -23,11 +23,8 @@ sim_pid=
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-"$BIN" simulate --listen 127.0.0.1:0 --any-model --prefill-base 1ms --prefill-per-token 0 \
-  --decode-base 1ms --decode-per-running 0 --max-running 100000 --queue-limit 100000 >"$work/sim.out" 2>"$work/sim.err" &
-sim_pid=$!
-for _ in $(seq 50); do grep -q 'http://' "$work/sim.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'http://[0-9.:]*' "$work/sim.out")
+. "$(dirname "$0")/../lib/cheapsim.sh"
+start_cheap_sim
 n=$(awk -v r="$RATE" -v s="$SECS" 'BEGIN{printf "%d", r*s}')
 
 echo "shards bench: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), poisson ${RATE} req/s total, ${n} requests, ${TOKENS} tokens/request at 1 ms/token"
