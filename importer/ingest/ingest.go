@@ -100,7 +100,9 @@ func DecodeJSON(name string, data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(name, data, 0, err)
 	}
-	if _, err := dec.Token(); err == nil {
+	// Anything but the end after the value is trailing data, a token or
+	// not ("{} x" is not one value).
+	if _, err := dec.Token(); err != io.EOF {
 		return Errorf(name, "trailing data after the JSON value")
 	}
 	return nil
@@ -152,13 +154,9 @@ func DecodeJSONList[T any](name string, data []byte, check func(i int, raw json.
 // during the call: nothing is kept. When data is not one well-formed JSON
 // list, the error is DecodeJSON's, before fn is called at all.
 func EachJSONElement(name string, data []byte, fn func(i int, raw []byte) error) error {
-	if !json.Valid(data) {
-		// The error, located as DecodeJSON locates it; skipValue keeps
-		// nothing of the elements.
-		var skip []skipValue
-		if err := DecodeJSON(name, data, &skip); err != nil {
-			return err
-		}
+	w, err := NewJSONWalker(name, data)
+	if err != nil {
+		return err
 	}
 	if h := Sniff(data, 1); len(h) == 0 || h[0] != '[' {
 		// Not a list: DecodeJSON's type error, or null, a list of none.
@@ -173,21 +171,13 @@ func EachJSONElement(name string, data []byte, fn func(i int, raw []byte) error)
 		}
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return jsonError(name, data, 0, err)
-	}
-	var raw json.RawMessage
-	for i := 0; dec.More(); i++ {
-		raw = raw[:0]
-		if err := dec.Decode(&raw); err != nil {
-			return jsonError(name, data, 0, err)
-		}
-		if err := fn(i, raw); err != nil {
+	return w.List("", func(i int) error {
+		_, raw, err := w.Raw()
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		return fn(i, raw)
+	})
 }
 
 // skipValue decodes any JSON value into nothing.
@@ -218,7 +208,7 @@ func DecodeJSONLine(name string, line int, data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(name, data, line, err)
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return &InputError{File: name, Line: line, Record: line - 1, Err: errors.New("trailing data after the JSON value")}
 	}
 	return nil
