@@ -1,0 +1,99 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrConfig is the root of configuration errors.
+var ErrConfig = errors.New("invalid simulator config")
+
+// Config is the simulator's latency model. All durations are multiplied by
+// TimeScale before use. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// Seed makes every per-request random choice (output length when not
+	// forced, chunk sizes, stalls, error injection) a function of the seed
+	// and the request's prompt.
+	Seed int64
+	// Model is the one model served (default "benchseal-sim"); requests for
+	// another model get 404. AnyModel accepts any name.
+	Model    string
+	AnyModel bool
+	// Version is reported by /version.
+	Version string
+	// TimeScale multiplies every duration (e.g. 0.01 for fast tests).
+	TimeScale float64
+	// Prefill time = PrefillBase + PrefillPerToken × prompt tokens.
+	PrefillBase, PrefillPerToken time.Duration
+	// Each output token takes DecodeBase + DecodePerRunning × (requests
+	// decoding or prefilling at that moment − 1).
+	DecodeBase, DecodePerRunning time.Duration
+	// MaxRunning requests are served at once (a batch); up to QueueLimit
+	// more wait for a slot; beyond that the answer is 429.
+	MaxRunning, QueueLimit int
+	// Each chunk carries 1..MaxChunkTokens tokens (uniform).
+	MaxChunkTokens int
+	// Before each chunk, with probability StallProb, the stream stalls for
+	// Stall extra.
+	StallProb float64
+	Stall     time.Duration
+	// ErrorRate is the fraction of streamed requests that fail mid-stream
+	// with an in-band error event (HTTP status stays 200).
+	ErrorRate float64
+	// ReasoningTokens of each chat answer (at most all of them) are sent
+	// as delta.reasoning_content before the content.
+	ReasoningTokens int
+	// KeepAlive, when > 0, sends ": keep-alive" comment lines at this
+	// interval while a request waits in the queue or in prefill.
+	KeepAlive time.Duration
+	// DefaultMaxTokens applies when a request sets no max_tokens.
+	DefaultMaxTokens int
+	// PrefixCaching models a prefix cache: a prompt seen before since the
+	// start or the last reset skips the per-token part of its prefill
+	// (the whole prompt is the cached prefix).
+	PrefixCaching bool
+	// ColdStart is extra prefill time of the first request after the
+	// server started (graph capture, compilation, allocation).
+	ColdStart time.Duration
+	// CacheResetPath is where POST empties the prefix cache (default
+	// ResetPathVLLM; ResetPathSGLang to act as SGLang; "none" serves no
+	// reset endpoint, so a reset gets 404 as from a vLLM started without
+	// VLLM_SERVER_DEV_MODE=1).
+	CacheResetPath string
+}
+
+// Reset endpoints the simulator can serve (POST): vLLM's and SGLang's.
+const (
+	ResetPathVLLM   = "/reset_prefix_cache"
+	ResetPathSGLang = "/flush_cache"
+)
+
+// DefaultConfig returns the documented default latency model: 20 ms +
+// 50 µs per prompt token of prefill, 10 ms + 100 µs per other running
+// request per output token, 64 running, 256 queued, 1-token chunks.
+func DefaultConfig() Config {
+	return Config{
+		Model:            "benchseal-sim",
+		Version:          "0.1.0-sim",
+		TimeScale:        1,
+		PrefillBase:      20 * time.Millisecond,
+		PrefillPerToken:  50 * time.Microsecond,
+		DecodeBase:       10 * time.Millisecond,
+		DecodePerRunning: 100 * time.Microsecond,
+		MaxRunning:       64,
+		QueueLimit:       256,
+		MaxChunkTokens:   1,
+		DefaultMaxTokens: 16,
+	}
+}
+
+// CheckTimeScale accepts a time scale in (0, 1000]. New treats a zero
+// Config.TimeScale as 1; a command that takes the scale as a flag checks the
+// value given with CheckTimeScale first, so that 0 is refused, not ignored.
+func CheckTimeScale(v float64) error {
+	if !(v > 0 && v <= 1000) {
+		return fmt.Errorf("time scale %v out of range (0, 1000]", v)
+	}
+	return nil
+}
