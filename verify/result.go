@@ -3,6 +3,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
@@ -167,3 +168,65 @@ func (r *Result) check(name string) *CheckResult {
 
 // Check returns the result of the named check, or nil.
 func (r *Result) Check(name string) *CheckResult { return r.check(name) }
+
+func newResult(path string) *Result {
+	r := &Result{MediaType: ResultMediaType, Bundle: path, Signatures: []SignatureResult{}}
+	for _, n := range CheckOrder {
+		r.Checks = append(r.Checks, CheckResult{Name: n, Status: StatusSkipped, Reason: "not reached"})
+	}
+	return r
+}
+
+func (r *Result) pass(name, reason string) {
+	c := r.check(name)
+	c.Status, c.Reason = StatusPassed, reason
+}
+
+func (r *Result) skip(name, reason string) {
+	c := r.check(name)
+	c.Status, c.Reason = StatusSkipped, reason
+}
+
+func (r *Result) fail(name, blob string, err error) *CheckError {
+	c := r.check(name)
+	c.Status, c.Reason, c.Blob = StatusFailed, err.Error(), blob
+	return &CheckError{Check: name, Blob: blob, Err: err}
+}
+
+// finish closes the result: Verified when nothing failed.
+func (r *Result) finish(errs []error) error {
+	for _, c := range r.Checks {
+		if c.Status == StatusFailed {
+			r.Verified = false
+			r.Authenticated = false
+			return errors.Join(errs...)
+		}
+	}
+	r.Verified = true
+	return nil
+}
+
+// artifactErr splits an error of the bundle reader into the check it
+// names (artifact's check names are verify's), the blob and the cause; an
+// error naming no check of verify's (the bundle could not be read at all)
+// fails the container check.
+func artifactErr(err error) (check, blob string, cause error) {
+	var ae *artifact.Error
+	if errors.As(err, &ae) && slices.Contains(CheckOrder, ae.Check) {
+		return ae.Check, ae.Blob, ae.Err
+	}
+	return CheckContainer, "", err
+}
+
+func (r *Result) openFailed(err error) error {
+	check, blob, cause := artifactErr(err)
+	structural := []string{CheckContainer, CheckLayout, CheckManifest}
+	for _, n := range structural {
+		if n == check {
+			break
+		}
+		r.pass(n, "")
+	}
+	ce := r.fail(check, blob, cause)
+	return r.finish([]error{ce})
+}
