@@ -1,0 +1,336 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
+)
+
+// overloadCfg is what the overload test needs from the manifest.
+type overloadCfg struct {
+	loop    string
+	offered map[string]*big.Rat
+	// shareNote says, in a shard run, that offered is the shard's share.
+	shareNote map[string]string
+	// burst maps a closed-loop point to the workers that sent it when no
+	// warmup came first: that many first sends are the loop's initial
+	// fill, sent at once, not arrivals that followed completions.
+	burst map[string]int
+	// noTimes says why sent_ns/end_ns cannot be used; noLag why
+	// scheduled_ns/sent_ns cannot ("" when they can).
+	noTimes, noLag string
+}
+
+func newOverloadCfg(m *schema.Manifest) *overloadCfg {
+	c := &overloadCfg{offered: map[string]*big.Rat{}, shareNote: map[string]string{}, burst: map[string]int{}}
+	switch m.Load.Mode {
+	case schema.ModeRate:
+		c.loop = LoopOpen
+	case schema.ModeConcurrency:
+		c.loop = LoopClosed
+	}
+	if c.loop == LoopClosed && m.Load.Warmup.Requests == 0 && m.Load.Warmup.Duration == 0 {
+		for _, p := range m.Load.Points {
+			w := p.Concurrency
+			if sh := m.Shard; sh != nil && sh.Count > 1 {
+				w = schema.ShardWorkers(p.Concurrency, sh.Count, sh.Index)
+			}
+			c.burst[p.Name] = w
+		}
+	}
+	for _, p := range m.Load.Points {
+		if p.Rate <= 0 {
+			continue
+		}
+		r := new(big.Rat).SetFloat64(p.Rate)
+		if sh := m.Shard; sh != nil && sh.Count > 1 {
+			// A shard run is offered its share of the point's arrivals,
+			// the load its achieved rate is set against.
+			k, of := schema.ShardRateShare(sh.Count, sh.Index, int64(p.Requests))
+			r.Mul(r, big.NewRat(k, of))
+			c.shareNote[p.Name] = fmt.Sprintf("shard %d of %d's share (%d of %d arrivals) of the point's %s req/s",
+				sh.Index, sh.Count, k, of, strconv.FormatFloat(p.Rate, 'f', -1, 64))
+		}
+		c.offered[p.Name] = r
+	}
+	absent := func(fields ...string) string {
+		var rs []string
+		for _, f := range fields {
+			if o := m.Provenance.Field(f); !o.Usable() {
+				rs = append(rs, f+" not measured by the source ("+o.How+")")
+			}
+		}
+		return strings.Join(rs, "; ")
+	}
+	c.noTimes = absent(schema.FieldSent, schema.FieldEnd)
+	c.noLag = absent(schema.FieldScheduled, schema.FieldSent)
+	return c
+}
+
+// overloadData is what a group keeps for the test: per measured request
+// its [sent, end], whether it was rejected and, when scheduled, its
+// [scheduled, lag] (33 bytes a request at most).
+type overloadData struct {
+	spans    [][2]int64
+	rejected []bool
+	nRej     int64
+	lags     [][2]int64
+}
+
+func (d *overloadData) add(rec *schema.Record) {
+	d.spans = append(d.spans, [2]int64{rec.SentNS, rec.EndNS})
+	rej := rec.Status == schema.StatusRejected
+	d.rejected = append(d.rejected, rej)
+	if rej {
+		d.nRej++
+	}
+	if rec.ScheduledNS != nil {
+		d.lags = append(d.lags, [2]int64{*rec.ScheduledNS, rec.SentNS - *rec.ScheduledNS})
+	}
+}
+
+func nullTrend(why string) Trend { return Trend{Slope: Null, Low: Null, High: Null, Reason: why} }
+
+// fitTrend fits ys over xs (seconds).
+func fitTrend(xs, ys []float64) Trend {
+	f, err := stats.LinearFit(xs, ys, TrendConfidence)
+	if err != nil {
+		return nullTrend(strings.TrimPrefix(err.Error(), "stats: "))
+	}
+	t := Trend{Slope: Float(f.Slope), Low: Null, High: Null, Points: f.N}
+	if f.Bounded {
+		t.Low, t.High = Float(f.Low), Float(f.High)
+	} else {
+		t.Reason = fmt.Sprintf("%d points leave no interval (need 3)", f.N)
+	}
+	return t
+}
+
+// overload computes the client side of the test for one point × repeat;
+// decideOverload completes it once the server column is known.
+func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Overload {
+	o := &Overload{Loop: c.loop, OfferedRate: Null, ArrivalRate: Null, FitArrivalRate: Null, CompletionRate: Null, BacklogShare: Null,
+		OutstandingPeak: Null, OutstandingMean: Null, SendLagP99NS: Null, Reasons: map[string]string{}}
+	switch c.loop {
+	case LoopOpen:
+		if r, ok := c.offered[point]; ok {
+			o.OfferedRate = Exact(new(big.Rat).Set(r))
+			o.OfferedShare = c.shareNote[point]
+		} else {
+			o.Reasons["offered_rate"] = "the manifest states no rate for this point"
+		}
+	case LoopClosed:
+		o.Reasons["offered_rate"] = "closed loop: arrivals follow completions, so no rate is offered"
+	default:
+		o.Reasons["offered_rate"] = "unknown load mode"
+	}
+	o.Outstanding, o.SendLag = nullTrend(""), nullTrend("")
+	d.sendLag(c, o, lagDist)
+	// Rule 0: a point that rejected more than the tolerance of its
+	// requests (the client refusing to send past its cap, or the server
+	// turning them away) did not serve its load, however long it ran.
+	if n := int64(len(d.spans)); 100*d.nRej > OverloadTolerancePercent*n {
+		o.clientOver = true
+		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) were rejected, not served (more than %d %%): the point shed the load it could not serve",
+			d.nRej, n, new(big.Rat).SetFrac64(100*d.nRej, n).FloatString(1), OverloadTolerancePercent))
+	}
+	if c.noTimes != "" {
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "outstanding_peak", "fit"} {
+			o.Reasons[k] = c.noTimes
+		}
+		o.Outstanding.Reason = c.noTimes
+		return o
+	}
+	spans := d.spans
+	if len(spans) < 2 {
+		why := fmt.Sprintf("%d measured request(s): no arrival span", len(spans))
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+			o.Reasons[k] = why
+		}
+		o.Outstanding.Reason = why
+		if len(spans) == 1 {
+			o.OutstandingPeak = Int(1)
+		} else {
+			o.Reasons["outstanding_peak"] = why
+		}
+		return o
+	}
+	o.OutstandingPeak = Int(schema.PeakInFlight(spans))
+	if w := c.burst[point]; w > 0 && len(spans) <= w {
+		// Every send was the closed loop's initial fill: the sends came
+		// at once, none waited for a completion, so their spacing is no
+		// arrival rate (AIPerf's 100 requests at concurrency 100).
+		why := fmt.Sprintf("every one of the %d measured requests was in the closed loop's initial burst (%d workers, no warmup): none was sent after a completion, so there is no arrival rate", len(spans), w)
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+			o.Reasons[k] = why
+		}
+		o.Outstanding.Reason = why
+		return o
+	}
+	first, last := spans[0][0], spans[0][0]
+	firstE2E := spans[0][1] - spans[0][0]
+	for _, s := range spans {
+		if s[0] < first {
+			first, firstE2E = s[0], s[1]-s[0]
+		}
+		last = max(last, s[0])
+	}
+	span := last - first
+	if span <= 0 {
+		why := "every request was sent at the same instant: no arrival span"
+		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+			o.Reasons[k] = why
+		}
+		o.Outstanding.Reason = why
+		return o
+	}
+	o.ArrivalRate = perSecond(big.NewInt(int64(len(spans)-1)), span)
+	t0, t1 := first+span/4, last
+	o.FitStartNS, o.FitEndNS = t0, t1
+	for i, s := range spans {
+		if s[0] > t0 && s[0] <= t1 {
+			o.Arrivals++
+			if d.rejected[i] {
+				o.FitRejected++
+			}
+		}
+		if s[1] > t0 && s[1] <= t1 && !d.rejected[i] {
+			o.Completions++
+		}
+	}
+	fit := t1 - t0
+	o.FitArrivalRate = perSecond(big.NewInt(o.Arrivals), fit)
+	o.CompletionRate = perSecond(big.NewInt(o.Completions), fit)
+	if o.Arrivals > 0 {
+		o.BacklogShare = Frac(o.Arrivals-o.Completions, o.Arrivals)
+	} else {
+		o.Reasons["backlog_share"] = "no arrival in the fit window"
+	}
+	// The outstanding count, averaged over each of OverloadWindows equal
+	// windows of the fit window (exactly: Σ overlap ÷ width).
+	if fit < OverloadWindows {
+		o.Outstanding.Reason = "fit window shorter than one ns per window"
+	} else {
+		xs, ys := make([]float64, OverloadWindows), make([]float64, OverloadWindows)
+		var total float64
+		for i := range OverloadWindows {
+			lo, hi := t0+windowEdge(fit, i), t0+windowEdge(fit, i+1)
+			var in int64
+			for _, s := range spans {
+				a, b := max(s[0], lo), min(s[1], hi)
+				if b > a {
+					in += b - a
+				}
+			}
+			xs[i] = float64(lo+hi) / 2 / 1e9
+			ys[i] = float64(in) / float64(hi-lo)
+			total += ys[i]
+		}
+		o.Outstanding = fitTrend(xs, ys)
+		o.OutstandingMean = Float(total / OverloadWindows)
+	}
+	// The client-side test.
+	gate := ""
+	switch {
+	case firstE2E > span/4:
+		gate = fmt.Sprintf("too short to judge: the first request took %s ms, longer than the first quarter of the arrival span (%s ms) set aside for the load to settle",
+			msText(firstE2E), msText(span/4))
+	case o.Arrivals < OverloadMinArrivals:
+		gate = fmt.Sprintf("too few arrivals to judge: %d in the fit window, need %d", o.Arrivals, OverloadMinArrivals)
+	}
+	if gate != "" {
+		o.Reasons["fit"] = gate
+		if c.loop == LoopOpen {
+			d.latencyRise(o)
+		}
+	} else {
+		o.clientJudged = true
+		var why []string
+		m, _ := o.OutstandingMean.Float64()
+		if backlog := o.Arrivals - o.Completions; 100*backlog > OverloadTolerancePercent*o.Arrivals && float64(backlog) >= backlogNoiseBound(m) {
+			rej := ""
+			if o.FitRejected > 0 {
+				rej = fmt.Sprintf(" (%d of the arrivals were rejected)", o.FitRejected)
+			}
+			why = append(why, fmt.Sprintf("arrivals exceeded completions by %d of %d (more than %d %%) over the fit window%s", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent, rej))
+		}
+		if o.Outstanding.Significant() {
+			s, _ := o.Outstanding.Slope.Float64()
+			m, _ := o.OutstandingMean.Float64()
+			rise := s * float64(fit) / 1e9
+			if rise >= outstandingRiseBound(m) {
+				lo, _ := o.Outstanding.Low.Float64()
+				why = append(why, fmt.Sprintf("outstanding requests rose by %.3g over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0; at least %.3g for mean %.3g)", rise, s, lo, outstandingRiseBound(m), m))
+			}
+		}
+		if len(why) > 0 {
+			o.clientOver = true
+			o.addEvidence(strings.Join(why, "; "))
+		}
+	}
+	return o
+}
+
+// addEvidence appends to the evidence for overloaded = true.
+func (o *Overload) addEvidence(ev string) {
+	o.Reasons["evidence"] = strings.TrimPrefix(o.Reasons["evidence"]+"; "+ev, "; ")
+}
+
+// latencyRise is the test for an open-loop point too short for the fit
+// window: its served requests' latency (end − sent, s) fitted against
+// their send time (s). A load the server keeps up with leaves the
+// latency flat however short the point is; arrivals that outpace the
+// service by a share x make each second of arrivals add about x seconds
+// of waiting. So with at least OverloadMinArrivals served requests, a
+// slope whose 95 % interval lies wholly above the tolerance (0.1 s per s)
+// decides the point overloaded; anything less leaves it undecided.
+func (d *overloadData) latencyRise(o *Overload) {
+	var xs, ys []float64
+	for i, s := range d.spans {
+		if !d.rejected[i] && s[1] >= s[0] {
+			xs, ys = append(xs, float64(s[0])/1e9), append(ys, float64(s[1]-s[0])/1e9)
+		}
+	}
+	if len(xs) < OverloadMinArrivals {
+		return
+	}
+	t := fitTrend(xs, ys)
+	bound := float64(OverloadTolerancePercent) / 100
+	if lo, ok := t.Low.Float64(); ok && lo > bound {
+		s, _ := t.Slope.Float64()
+		o.clientOver = true
+		o.addEvidence(fmt.Sprintf("though short, the latency of its %d served requests rose with their send time by %.3g s per s (95 %% CI low %.3g > %.2g): arrivals outpaced the service by more than %d %%",
+			t.Points, s, lo, bound, OverloadTolerancePercent))
+	}
+}
+
+// outstandingRiseBound is the least fitted rise of the outstanding count
+// over the fit window that counts as overload, for a window mean m: the
+// tolerance share of m, and three standard deviations of a Poisson count
+// of mean m (3·√m), so that the fluctuation of a steady load (whose
+// window averages are correlated, which narrows the interval) does not
+// pass for a trend.
+func outstandingRiseBound(m float64) float64 {
+	return max(float64(OverloadTolerancePercent)/100*m, 3*math.Sqrt(max(m, 1)))
+}
+
+// backlogNoiseBound is the least backlog (arrivals − completions over
+// the fit window) that counts as overload for an outstanding mean m.
+// For a steady load the backlog is the change of the outstanding count
+// between the window's ends, the difference of two counts of about a
+// Poisson spread √m each, so three standard deviations of it, 3·√(2m),
+// is what a short point's noise can reach.
+func backlogNoiseBound(m float64) float64 {
+	return 3 * math.Sqrt(2*max(m, 1))
+}
+
+// windowEdge is ⌊fit·i ÷ OverloadWindows⌋ without overflowing int64.
+func windowEdge(fit int64, i int) int64 {
+	q, r := fit/OverloadWindows, fit%OverloadWindows
+	return q*int64(i) + r*int64(i)/OverloadWindows
+}

@@ -1,0 +1,56 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"math/big"
+	"slices"
+)
+
+func msText(ns int64) string {
+	return new(big.Rat).SetFrac64(ns, 1e6).FloatString(3)
+}
+
+// sendLag sets the send-lag trend and the generator-limited flag.
+func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
+	if c.loop == LoopClosed {
+		na := "not applicable: a closed loop sends each request when an earlier one ends; there is no schedule to keep"
+		o.SendLag.Reason = na
+		o.GeneratorLimited = Flag{Why: na}
+		return
+	}
+	if c.noLag != "" {
+		o.SendLag.Reason = c.noLag
+		o.GeneratorLimited = Flag{Why: c.noLag}
+		return
+	}
+	if len(d.lags) == 0 || lagDist.N == 0 {
+		why := "no measured request has scheduled_ns"
+		o.SendLag.Reason = why
+		o.GeneratorLimited = Flag{Why: why}
+		return
+	}
+	lags := d.lags // sorted in place: the group is finished
+	slices.SortFunc(lags, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	xs, ys := make([]float64, len(lags)), make([]float64, len(lags))
+	for i, l := range lags {
+		xs[i], ys[i] = float64(l[0])/1e9, float64(l[1])
+	}
+	o.SendLag = fitTrend(xs, ys)
+	p99 := lagDist.P[slices.IndexFunc(Percentiles, func(p Percentile) bool { return p.Key == "p99" })]
+	o.SendLagP99NS = p99
+	bound := new(big.Rat).SetInt64(GeneratorLagBoundNS)
+	if p99.Rat().Cmp(bound) > 0 {
+		o.GeneratorLimited = setFlag(true, fmt.Sprintf("send_lag p99 %s ms > %s ms: the client did not keep the schedule", msText(p99.Rat().Num().Int64()), msText(GeneratorLagBoundNS)))
+		return
+	}
+	if o.SendLag.Significant() {
+		s, _ := o.SendLag.Slope.Float64()
+		span := xs[len(xs)-1] - xs[0]
+		if s*span > float64(GeneratorLagBoundNS) {
+			o.GeneratorLimited = setFlag(true, fmt.Sprintf("send lag rose by %.3f ms over the point (slope significant at 95 %%), more than %s ms: the client fell behind the schedule", s*span/1e6, msText(GeneratorLagBoundNS)))
+			return
+		}
+	}
+	o.GeneratorLimited = setFlag(false, fmt.Sprintf("send_lag p99 %s ms ≤ %s ms and no significant rise beyond it", msText(p99.Rat().Num().Int64()), msText(GeneratorLagBoundNS)))
+}
