@@ -136,3 +136,77 @@ func (b *Bundle) referrerBlobs(sb []byte, predicateType string) (map[string][]by
 	}
 	return add, ib, rd, nil
 }
+
+func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Referrer, error) {
+	r := Referrer{Descriptor: d}
+	name := string(d.Digest)
+	mb, err := b.readBlob(d, MaxManifestSize, CheckDescriptors)
+	if err != nil {
+		return r, err
+	}
+	used[blobPath(d.Digest)] = true
+	r.Manifest, err = checkReferrerShape(mb, name, b.runDesc)
+	if err != nil {
+		return r, err
+	}
+	m := &r.Manifest
+	if err := b.checkEmptyConfig(m.Config, name, used); err != nil {
+		return r, err
+	}
+	l := m.Layers[0]
+	p := blobPath(l.Digest)
+	sz, ok := b.src.size(p)
+	if !ok {
+		return r, invalid(CheckDescriptors, string(l.Digest), "signature blob missing")
+	}
+	if sz != l.Size {
+		return r, invalid(CheckDescriptors, string(l.Digest), "size mismatch: blob is %d bytes, descriptor says %d", sz, l.Size)
+	}
+	used[p] = true
+	r.Bundle = l
+	return r, nil
+}
+
+// checkReferrerShape decodes a signature referrer manifest strictly and
+// checks everything about it that does not need the other blobs: its
+// fields, that its subject is the run manifest run, its annotations, the
+// empty config descriptor and its single Sigstore bundle layer.
+func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec.Manifest, error) {
+	var m ocispec.Manifest
+	if err := decodeStrict(mb, &m); err != nil {
+		return m, invalid(CheckSignature, name, "%v", err)
+	}
+	switch {
+	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
+		return m, invalid(CheckSignature, name, "not an image manifest v2")
+	case m.ArtifactType != MediaTypeSigstoreBundle:
+		return m, invalid(CheckSignature, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
+	case m.Subject == nil:
+		return m, invalid(CheckSignature, name, "no subject")
+	case m.Subject.Digest != run.Digest || m.Subject.Size != run.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
+		return m, invalid(CheckSignature, name, "subject %s is not the run manifest %s", m.Subject.Digest, run.Digest)
+	case len(m.Layers) != 1:
+		return m, invalid(CheckSignature, name, "%d layers, want 1", len(m.Layers))
+	}
+	for k := range m.Annotations {
+		switch k {
+		case AnnotationBundleContent, AnnotationBundlePredicateType, AnnotationCreated:
+		default:
+			return m, invalid(CheckSignature, name, "unexpected annotation %q", k)
+		}
+	}
+	if !isEmptyConfig(m.Config) {
+		return m, invalid(CheckManifest, name, "config must be the empty descriptor")
+	}
+	l := m.Layers[0]
+	if err := checkDescriptor(l, MaxSignatureBundleSize); err != nil {
+		return m, invalid(CheckSignature, name, "%v", err)
+	}
+	if l.MediaType != MediaTypeSigstoreBundle {
+		return m, invalid(CheckSignature, name, "layer media type %q, want %q", l.MediaType, MediaTypeSigstoreBundle)
+	}
+	if len(l.Annotations) > 0 || l.ArtifactType != "" {
+		return m, invalid(CheckSignature, name, "unexpected layer annotations")
+	}
+	return m, nil
+}
