@@ -50,7 +50,7 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("%w: no shard runs given", ErrMerge)
 	}
-	if err := checkOut(out); err != nil {
+	if err := CheckOut(out); err != nil {
 		return nil, err
 	}
 	runs := make([]*shardRun, 0, len(dirs))
@@ -146,9 +146,11 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	return res, nil
 }
 
-// checkOut refuses an output that exists and is not an empty directory,
-// and removes what killed merges left beside it.
-func checkOut(out string) error {
+// CheckOut refuses an output that exists and is not an empty directory,
+// and removes what killed merges left beside it. Merge calls it first; a
+// caller with slow work to do before Merge (pulling the shards from a
+// registry) calls it before that work, so a refused output costs nothing.
+func CheckOut(out string) error {
 	if out == "" {
 		return fmt.Errorf("%w: no output directory", ErrMerge)
 	}

@@ -103,13 +103,19 @@ func runMerge(ctx context.Context, o *mergeOptions) error {
 		Pulled:          o.pulled,
 	})
 	if err != nil {
-		if errors.Is(err, merge.ErrMerge) {
-			return rejected(err)
-		}
-		return err
+		return mergeError(err)
 	}
 	printMerge(o.io, res)
 	return nil
+}
+
+// mergeError maps an error of package merge to its exit code: a refused
+// merge is "checked and rejected" (3), anything else an error (1).
+func mergeError(err error) error {
+	if errors.Is(err, merge.ErrMerge) {
+		return rejected(err)
+	}
+	return err
 }
 
 func printMerge(io *IO, res *merge.Result) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact/registry"
 	"github.com/benchseal/benchseal/collect"
+	"github.com/benchseal/benchseal/merge"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -76,6 +77,10 @@ func runMergePull(ctx context.Context, o *mergeOptions) error {
 	ropts, err := p.registry.options(o.io, p.ref)
 	if err != nil {
 		return err
+	}
+	// Refuse an --out merge would refuse, before pulling anything.
+	if err := merge.CheckOut(o.out); err != nil {
+		return mergeError(err)
 	}
 	if p.allowUnsigned {
 		fmt.Fprintln(o.io.ErrOut, "benchseal: WARNING: --allow-unsigned: the shards' signatures are NOT checked; NOTHING IS AUTHENTICATED")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -254,5 +255,53 @@ func TestMergePullKilledLeavesNothingTheNextRunKeeps(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("beside --out after the next merge: %q, want only run", names)
+	}
+}
+
+// TestMergePullRefusesAnOutputBeforePulling: an --out local merge would
+// refuse (not empty; empty name) is refused by merge --pull with the same
+// message and exit code, before a single request reaches the registry.
+func TestMergePullRefusesAnOutputBeforePulling(t *testing.T) {
+	fake, _ := registrytest.NewFake(t, false)
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/bench/run:v1"
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard := filepath.Join(t.TempDir(), "s0")
+	if code, _, errOut := runArgs(t, nil, "capture", "--simulate", "--sim-time-scale", "0.01", "--rate", "400", "--requests", "4",
+		"--seed", "7", "--shard", "0/1", "--out", shard, "--progress", "never"); code != ExitOK {
+		t.Fatalf("capture: exit %d: %s", code, errOut)
+	}
+	for _, c := range []struct{ name, out, want string }{
+		{"not empty", full, "it exists and is not empty"},
+		{"no name", "", "no output directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			localCode, _, localErr := runArgs(t, nil, "merge", shard, "--out", c.out)
+			if localCode == ExitOK || !strings.Contains(localErr, c.want) {
+				t.Fatalf("local merge: exit %d, want a refusal with %q\n%s", localCode, c.want, localErr)
+			}
+			requests.Store(0)
+			code, stdout, errOut := runArgs(t, nil, "merge", "--pull", ref, "--shards", "1", "--allow-unsigned", "--plain-http", "--out", c.out)
+			if code != localCode || errOut != localErr {
+				t.Errorf("merge --pull: exit %d, want %d as a local merge\n%s\nwant stderr\n%s", code, localCode, errOut, localErr)
+			}
+			if strings.Contains(stdout, "pulled shard") {
+				t.Errorf("merge --pull pulled before refusing --out:\n%s", stdout)
+			}
+			if n := requests.Load(); n != 0 {
+				t.Errorf("merge --pull sent %d request(s) to the registry before refusing --out", n)
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(full, "keep")); err != nil || string(b) != "old" {
+		t.Errorf("the refused --out was changed: %q, %v", b, err)
 	}
 }
