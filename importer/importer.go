@@ -52,12 +52,12 @@ func inMemory(tool, files string, parse ParseFunc) Importer {
 
 var registry = map[string]Importer{
 	aiperf.Tool:        streamed(aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Stream),
-	genaiperf.Tool:     inMemory(genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Parse),
+	genaiperf.Tool:     streamed(genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Stream),
 	vllm.Tool:          inMemory(vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
 	sglang.Tool:        streamed(sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Stream),
 	guidellm.Tool:      inMemory(guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Parse),
 	llmperf.Tool:       streamed(llmperf.Tool, "*_individual_responses.json [*_summary.json]", llmperf.Stream),
-	inferenceperf.Tool: inMemory(inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Parse),
+	inferenceperf.Tool: streamed(inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Stream),
 	mlperf.Tool:        inMemory(mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse),
 }
 

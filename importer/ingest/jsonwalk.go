@@ -80,8 +80,8 @@ func (w *JSONWalker) container(field string, open json.Delim, what string, each 
 		return nil
 	}
 	if d, ok := t.(json.Delim); !ok || d != open {
-		// The token's last byte: a token never spans lines.
-		return &InputError{File: w.name, Line: w.Line(int(w.dec.InputOffset()) - 1), Record: -1, Field: field, Err: fmt.Errorf("wrong type: JSON %s where %s was expected", kindOf(t), what)}
+		// At the token's last byte: a token never spans lines.
+		return w.Errorf(field, "wrong type: JSON %s where %s was expected", kindOf(t), what)
 	}
 	for w.dec.More() {
 		if err := each(); err != nil {
@@ -112,15 +112,21 @@ func (w *JSONWalker) Skip() error {
 }
 
 // Decode reads the next value into v as DecodeJSON does, returning its
-// offset in the file. An error names the file, the line in the file,
-// record rec (-1: none) and the field, field joined with the path of the
-// wrong value inside it.
-func (w *JSONWalker) Decode(rec int, field string, v any) (off int, err error) {
+// offset and length in the file. An error names the file, the line in the
+// file, record rec (-1: none) and the field, field joined with the path
+// of the wrong value inside it.
+func (w *JSONWalker) Decode(rec int, field string, v any) (off, n int, err error) {
 	off, raw, err := w.Raw()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return off, DecodeJSONAt(w.name, w.data, off, raw, rec, field, v)
+	return off, len(raw), DecodeJSONAt(w.name, w.data, off, raw, rec, field, v)
+}
+
+// Errorf returns an InputError about field at the walker's position (the
+// line of the last token read).
+func (w *JSONWalker) Errorf(field, format string, args ...any) error {
+	return &InputError{File: w.name, Line: w.Line(int(w.dec.InputOffset()) - 1), Record: -1, Field: field, Err: fmt.Errorf(format, args...)}
 }
 
 // DecodeJSONAt decodes raw, the JSON value at offset off of data (the file

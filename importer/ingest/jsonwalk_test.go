@@ -41,7 +41,7 @@ func TestJSONWalkerLocatesValues(t *testing.T) {
 				var v struct {
 					X int `json:"x"`
 				}
-				off, err := w.Decode(i, "a["+string(rune('0'+i))+"]", &v)
+				off, _, err := w.Decode(i, "a["+string(rune('0'+i))+"]", &v)
 				offs = append(offs, off)
 				return err
 			})
