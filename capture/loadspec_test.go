@@ -151,3 +151,26 @@ func TestRunOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEndpoint: one rule for the endpoint, shared by Run and the
+// capture command's --endpoint check.
+func TestCheckEndpoint(t *testing.T) {
+	for _, c := range []struct {
+		endpoint string
+		ok       bool
+	}{
+		{"http://127.0.0.1:8000", true},
+		{"https://inference.example/v1", true},
+		{"http://[::1]:8000/", true},
+		{"localhost:8000", false},
+		{"127.0.0.1:8000", false},
+		{"http://", false},
+		{"ftp://host/v1", false},
+		{"", false},
+		{"http://host:port:x/%zz", false},
+	} {
+		if err := capture.CheckEndpoint(c.endpoint); (err == nil) != c.ok {
+			t.Errorf("CheckEndpoint(%q) = %v, want ok %v", c.endpoint, err, c.ok)
+		}
+	}
+}

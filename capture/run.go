@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,6 +223,15 @@ type runner struct {
 	cells    int
 }
 
+// CheckEndpoint accepts the endpoint a capture sends to: an http:// or
+// https:// URL with a host (Run refuses any other as ErrOptions).
+func CheckEndpoint(endpoint string) error {
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("endpoint %q: want an http:// or https:// URL", endpoint)
+	}
+	return nil
+}
+
 // Run captures a benchmark run into o.OutDir. When ctx ends, sending stops,
 // in-flight requests get o.Grace to finish and the run is finished as
 // incomplete; Run then returns the result and no error. An error means the
@@ -254,11 +264,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := CheckEndpoint(o.Endpoint); err != nil {
+		return nil, fmt.Errorf("capture failed: %w: %w", ErrOptions, err)
+	}
 	base := strings.TrimRight(o.Endpoint, "/")
 	base = strings.TrimSuffix(base, "/v1")
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return nil, fmt.Errorf("capture failed: %w: endpoint %q: want an http:// or https:// URL", ErrOptions, o.Endpoint)
-	}
 	path := "/v1/chat/completions"
 	if o.Request.API == APICompletions {
 		path = "/v1/completions"

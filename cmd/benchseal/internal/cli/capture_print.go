@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/schema"
+)
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func renderProgress(w io.Writer, p capture.Progress) {
+	rate := fmt.Sprintf("%.1f/s", p.AchievedRate)
+	if p.OfferedRate > 0 {
+		rate = fmt.Sprintf("%.1f of %.1f/s", p.AchievedRate, p.OfferedRate)
+	}
+	rem := "?"
+	if p.Remaining >= 0 {
+		rem = p.Remaining.Round(time.Second).String()
+	}
+	fmt.Fprintf(w, "\r\033[K[%d/%d] %s r%d %s  sent %d done %d failed %d in-flight %d  %s  elapsed %s remaining ~%s",
+		p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, p.Sent, p.Done, p.Failed, p.InFlight, rate,
+		p.Elapsed.Round(time.Second), rem)
+	if p.Final {
+		fmt.Fprintln(w)
+	}
+}
+
+// maxFailuresShown is how many failed requests capture prints as they
+// happen; the rest are counted in the summary.
+const maxFailuresShown = 5
+
+// progressLineInterval is how often capture prints a progress line when
+// stderr is not a terminal.
+const progressLineInterval = 10 * time.Second
+
+// failurePrinter prints the first n failed requests as they end, then says
+// that later ones are only counted.
+func failurePrinter(w io.Writer, n int) func(capture.Failure) {
+	shown := 0
+	return func(f capture.Failure) {
+		switch {
+		case shown < n:
+			fmt.Fprintf(w, "benchseal: request %s (point %s repeat %d %s) failed: %s: %s\n", f.ID, f.Point, f.Repeat, f.Phase, f.Status, f.Error)
+		case shown == n:
+			fmt.Fprintln(w, "benchseal: more requests failed; they are counted by reason in the summary")
+		default:
+			return
+		}
+		shown++
+	}
+}
+
+// progressLine prints one plain progress line (no cursor control).
+func progressLine(w io.Writer, p capture.Progress) {
+	done := fmt.Sprint(p.Done)
+	if p.Requests > 0 {
+		done = fmt.Sprintf("%d/%d", p.Done, p.Requests)
+	}
+	state := "progress"
+	if p.Final {
+		state = "finished"
+	}
+	fmt.Fprintf(w, "%s: [%d/%d] point %s repeat %d %s: %s done, %d failed, %d in flight, %.1f req/s, elapsed %s\n",
+		state, p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, done, p.Failed, p.InFlight, p.AchievedRate, p.Elapsed.Round(time.Second))
+}
+
+func printCaptureSummary(w io.Writer, res *capture.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	offered := "offered"
+	if sh := res.Manifest.Shard; sh != nil && sh.Count > 1 {
+		offered = fmt.Sprintf("offered to shard %d of %d", sh.Index, sh.Count) // its share of the point's rate
+	}
+	fmt.Fprintf(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate req/s (achieved / %s)\tsend lag p99 (ms)\tduration (s)\n", offered)
+	for _, c := range res.Cells {
+		ok := c.ByStatus[schema.StatusOK]
+		rate := fmt.Sprintf("%.2f", c.AchievedRate)
+		lag := "-"
+		if c.OfferedRate > 0 {
+			rate = fmt.Sprintf("%.2f / %.2f", c.AchievedRate, c.OfferedRate)
+			lag = fmt.Sprintf("%.3f", float64(c.SendLagP99)/1e6)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.3f\n", c.Point, c.Repeat, c.Requests, ok, c.Requests-ok, c.Chunks,
+			rate, lag, c.Duration.Seconds())
+	}
+	tw.Flush()
+	state := "complete"
+	if res.Manifest.Incomplete {
+		state = "incomplete: " + res.Manifest.IncompleteReason
+	}
+	if len(res.Failures) > 0 {
+		fmt.Fprintln(w, "failed requests by reason:")
+		for i, f := range res.Failures {
+			if i == 10 {
+				fmt.Fprintf(w, "  … %d more reason(s)\n", len(res.Failures)-10)
+				break
+			}
+			fmt.Fprintf(w, "  %6d  %s\n", f.Count, f.Kind)
+		}
+	}
+	fmt.Fprintf(w, "wrote %s: %d records, %d content chunks, evidence %s (%s)\n", res.Dir, res.Records, res.Chunks, res.Manifest.Evidence, state)
+	fmt.Fprintln(w, planLine(res.Manifest))
+}
