@@ -1,0 +1,67 @@
+package aiperf
+
+import "github.com/benchseal/benchseal/importer/ingest"
+
+// distributions maps AIPerf record-metric tags to replay distributions.
+// AIPerf's "inter_token_latency" is (request_latency − TTFT)/(OSL − 1) per
+// request, which the replay contract calls tpot; its pooled per-chunk gaps
+// ("inter_chunk_latency") are the contract's itl.
+var distributions = []struct {
+	tags []string
+	dist string
+}{
+	{ttftTags, "ttft_ns"},
+	{[]string{"request_latency"}, "e2e_ns"},
+	{[]string{"inter_token_latency"}, "tpot_ns"},
+	{[]string{"inter_chunk_latency"}, "itl_ns"},
+}
+
+// percentiles are the statistics a t-digest approximates.
+var percentiles = map[string]bool{"p1": true, "p5": true, "p10": true, "p25": true, "p50": true, "p75": true, "p90": true, "p95": true, "p99": true}
+
+var statOrder = []string{"count", "avg", "std", "min", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "max"}
+
+func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
+	approx, isApprox := approxICL(s)
+	for _, d := range distributions {
+		tag, ok := firstTag(d.tags, func(t string) bool { _, ok := s.Metrics[t]; return ok })
+		if !ok {
+			continue
+		}
+		st := s.Metrics[tag]
+		u, ok := unitNS(st.Unit)
+		if !ok {
+			continue
+		}
+		for _, k := range statOrder {
+			v, ok := st.Values[k]
+			if !ok {
+				continue
+			}
+			mul := u
+			if k == "count" {
+				mul = 1
+			}
+			if isApprox && d.dist == "itl_ns" && percentiles[k] {
+				c.AddNotRecomputable(file, point, d.dist+"."+ingest.StatKeys[k], tag+"."+k, v, mul, approx)
+				continue
+			}
+			c.Add(file, point, d.dist+"."+ingest.StatKeys[k], tag+"."+k, v, mul)
+		}
+	}
+	scalar := func(tag, metric string, mul int64) {
+		if st, ok := s.Metrics[tag]; ok {
+			c.Add(file, point, metric, tag+".avg", st.Values["avg"], mul)
+		}
+	}
+	scalar("request_count", "counts.ok", 1)
+	if st, ok := s.Metrics["benchmark_duration"]; ok {
+		if u, ok := unitNS(st.Unit); ok {
+			c.Add(file, point, "window_ns", "benchmark_duration.avg", st.Values["avg"], u)
+		}
+	}
+	scalar("request_throughput", "request_throughput", 1)
+	scalar("output_token_throughput", "output_token_throughput", 1)
+	scalar("total_token_throughput", "total_token_throughput", 1)
+	scalar("goodput", "goodput", 1)
+}
