@@ -25,12 +25,31 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 // (required), profile_export_aiperf.json (the tool's summary, turned into
 // claims) and profile_export_raw.jsonl (absolute per-chunk times). Each
 // file is recognised by its content. The JSON Lines files are read line
-// by line and only where each line is and when it started are kept (48
+// by line and only where each line is and when it started are kept (16
 // bytes a line); each record is rebuilt from its line and passed to emit
-// in order of start. Lines are decoded three times: to check them, to
-// build and check every record in file order (so the first bad line is
-// the one reported), and to emit the records sorted by start.
+// in order of start. A line of profile_export.jsonl is decoded twice:
+// its metadata to index it, and whole to build its record. A raw export
+// line is decoded whole to index it and again when a record uses it.
+//
+// The records are checked as they are built, in order of start. When one
+// is bad (or emit fails), the files are checked again, decoding every
+// line whole in file order, so that the error reported is that of the
+// first bad line of the file, whatever order the lines started in.
 func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
+	res, err := stream(files, emit)
+	if err != nil {
+		if _, first := stream(files, nil); first != nil {
+			return nil, first
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// stream is Stream without the second look; without emit it decodes every
+// line whole and builds the records in file order (build).
+func stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
+	full := emit == nil
 	var (
 		exp, raw *lineIndex
 		sum      *Summary
@@ -47,7 +66,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 			if raw != nil {
 				return nil, ingest.Errorf(f.Name, "a second raw export (first was %s)", raw.name)
 			}
-			r, err := indexLines(f.Data, f.Name, true)
+			r, err := indexLines(f.Data, f.Name, true, full)
 			if err != nil {
 				return nil, err
 			}
@@ -56,7 +75,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 			if exp != nil {
 				return nil, ingest.Errorf(f.Name, "a second profile_export.jsonl (first was %s)", exp.name)
 			}
-			l, err := indexLines(f.Data, f.Name, false)
+			l, err := indexLines(f.Data, f.Name, false, full)
 			if err != nil {
 				return nil, err
 			}

@@ -1,11 +1,12 @@
 package aiperf
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -21,28 +22,26 @@ type builder struct {
 	nonStreaming bool
 }
 
+// build rebuilds the records of exp (or, without it, of raw) with the
+// summary sum, read from sumOf. With emit, the records are built in order
+// of start (sent_ns), ties in file order, and passed to emit; the refs of
+// the record file are sorted so. Without emit, they are built in file
+// order and only checked: the first error is that of the first bad line.
 func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
-	// Epoch: the earliest request start.
-	epoch := int64(math.MaxInt64)
-	last := int64(math.MinInt64)
 	src := exp // the file whose lines are the records
-	if exp != nil {
-		for _, r := range exp.refs {
-			epoch = min(epoch, r.start)
-		}
-	} else {
+	if exp == nil {
 		src = raw
-		for _, r := range raw.refs {
-			if r.startErr != nil {
-				return nil, ingest.RecordErrorf(raw.name, r.lineNo, r.lineNo-1, "metadata", "%v", r.startErr)
-			}
-			epoch = min(epoch, r.start)
+		if raw.startErr != nil {
+			return nil, ingest.RecordErrorf(raw.name, raw.startErrLine, raw.startErrLine-1, "metadata", "%v", raw.startErr)
 		}
 	}
+	// Epoch: the earliest request start.
+	epoch := int64(math.MaxInt64)
+	for _, r := range src.refs {
+		epoch = min(epoch, r.start)
+	}
 	point := PointName
-	version := ""
 	if sum != nil {
-		version = sum.AIPerfVersion
 		ld := sum.load()
 		switch {
 		case ld.rate > 0:
@@ -58,68 +57,38 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	if exp != nil {
 		b.linesOf = exp.name
 	}
-	// First every record is built and checked in file order, keeping
-	// nothing but the latest end and whether the raw export gave chunks.
+	if emit != nil {
+		// Only the refs of the record file are sorted: those of a raw
+		// export beside profile_export.jsonl stay in file order for byID.
+		slices.SortStableFunc(src.refs, func(x, y lineRef) int { return cmp.Compare(x.start, y.start) })
+	}
+	// Of the records nothing is kept but the latest end and whether the
+	// raw export gave chunks.
+	last := int64(math.MinInt64)
 	usedRaw := false
 	for i := range src.refs {
-		_, end, fromRaw, err := b.record(src, i)
+		rec, end, fromRaw, err := b.record(src, i)
 		if err != nil {
 			return nil, err
 		}
 		last = max(last, end)
 		usedRaw = usedRaw || fromRaw
-	}
-	rawOf := ""
-	if raw != nil {
-		rawOf = raw.name
-	}
-	m := ingest.NewManifest(Tool, version, epoch, last)
-	if exp != nil {
-		ingest.Derive(&m, "sent_ns: metadata request start (request_start_ns or timestamp_ns) minus the earliest start")
-		if usedRaw {
-			ingest.Derive(&m, "chunks_ns: responses[].perf_ns − start_perf_ns from %s (absolute per-chunk times)", rawOf)
-		} else {
-			ingest.Derive(&m, "chunks_ns: rebuilt as time_to_first_token (ttft before Oct 2025) + cumulative sum of inter_chunk_latency (ms, exact to the ns); non-streaming records: one chunk at request_latency")
+		if emit != nil {
+			if err := emit(&rec); err != nil {
+				return nil, err
+			}
 		}
-		ingest.Derive(&m, "end_ns: request_end_ns, else max_response_timestamp, else start + request_latency; failed requests without an end time end at their start")
-		ingest.Derive(&m, "output_tokens: output_sequence_length (output + reasoning tokens, AIPerf's count); input_tokens: input_sequence_length")
-	} else {
-		ingest.Derive(&m, "output_tokens: number of content responses (no token counts in the raw export)")
 	}
-	declareProvenance(&m, exp != nil, usedRaw)
-	if nonStreaming {
-		ingest.Absent(&m, schema.FieldFirstChunk, "non-streaming: no first-token time; chunks_ns holds one element at request_latency")
-		ingest.Derived(&m, schema.FieldChunks, "non-streaming: one element at request_latency")
-	}
-	m.Client.TokenCounts = "tool-reported"
-	m.Decoding.Streaming = true
-	m.Load.Mode = schema.ModeConcurrency
-	pt := schema.Point{Name: point}
+	m, pt := manifest(exp, raw, sum, epoch, last, usedRaw, nonStreaming)
+	pt.Name = point
+	m.Load.Points = []schema.Point{pt}
 	claims := ingest.NewClaimSet(Tool)
 	if sum != nil {
-		fillManifest(&m, sum, &pt)
 		addClaims(claims, sum, sumOf, point)
 	}
-	m.Load.Points = []schema.Point{pt}
 	c, err := claims.Claims()
 	if err != nil {
 		return nil, err
-	}
-	// Then the records are rebuilt and emitted in order of start (sent_ns),
-	// ties in file order.
-	order := make([]int32, len(src.refs))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	sort.SliceStable(order, func(i, j int) bool { return src.refs[order[i]].start < src.refs[order[j]].start })
-	for _, i := range order {
-		rec, _, _, err := b.record(src, int(i))
-		if err != nil {
-			return nil, err
-		}
-		if err := emit(&rec); err != nil {
-			return nil, err
-		}
 	}
 	return &ingest.Result{Manifest: m, Claims: c}, nil
 }
@@ -142,11 +111,11 @@ func (b *builder) record(src *lineIndex, i int) (schema.Record, int64, bool, err
 func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRaw bool, err error) {
 	linesOf := b.linesOf
 	fail := func(e error) (schema.Record, int64, bool, error) { return schema.Record{}, 0, false, e }
-	start, _ := l.start()
+	start, _ := l.Metadata.start()
 	rec = schema.Record{
 		ID:     fmt.Sprintf("%s:%d", path.Base(linesOf), l.LineNo),
 		Point:  b.point,
-		Phase:  l.phase(),
+		Phase:  l.Metadata.phase(),
 		SentNS: start - b.epoch,
 		Orig:   l.Raw,
 	}
@@ -291,12 +260,12 @@ func (b *builder) rawRecord(i int) (schema.Record, int64, error) {
 		return schema.Record{}, 0, err
 	}
 	rawOf := b.raw.name
-	start, _ := rl.start()
+	start, _ := rl.Metadata.start()
 	ch, err := rawChunks(&rl, rawOf)
 	if err != nil {
 		return schema.Record{}, 0, err
 	}
-	rec := schema.Record{ID: rl.Metadata.XRequestID, Point: b.point, Phase: phaseOf(rl.Metadata), SentNS: start - b.epoch, ChunksNS: ch}
+	rec := schema.Record{ID: rl.Metadata.XRequestID, Point: b.point, Phase: rl.Metadata.phase(), SentNS: start - b.epoch, ChunksNS: ch}
 	if rec.ID == "" {
 		rec.ID = fmt.Sprintf("%s:%d", path.Base(rawOf), rl.LineNo)
 	}

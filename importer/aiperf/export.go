@@ -53,11 +53,18 @@ type Line struct {
 	LineNo int `json:"-"`
 }
 
+// startTimes are the metadata fields that say when a request started:
+// request_start_ns (schema 1.x) or timestamp_ns (development schema).
+type startTimes struct {
+	TimestampNS    json.Number `json:"timestamp_ns"`
+	RequestStartNS json.Number `json:"request_start_ns"`
+}
+
 // start returns the request's wall-clock start in Unix ns.
-func (l *Line) start() (int64, error) {
-	n := l.Metadata.RequestStartNS
+func (t startTimes) start() (int64, error) {
+	n := t.RequestStartNS
 	if n == "" {
-		n = l.Metadata.TimestampNS
+		n = t.TimestampNS
 	}
 	if n == "" {
 		return 0, fmt.Errorf("neither metadata.request_start_ns nor metadata.timestamp_ns is set")
@@ -65,10 +72,16 @@ func (l *Line) start() (int64, error) {
 	return ingest.Int(n)
 }
 
-func (l *Line) phase() string {
-	p := l.Metadata.BenchmarkPhase
+// start returns the request's wall-clock start in Unix ns.
+func (m *Metadata) start() (int64, error) {
+	return startTimes{TimestampNS: m.TimestampNS, RequestStartNS: m.RequestStartNS}.start()
+}
+
+// phase returns the record phase of the request.
+func (m *Metadata) phase() string {
+	p := m.BenchmarkPhase
 	if p == "" {
-		p = l.Metadata.CreditPhase
+		p = m.CreditPhase
 	}
 	if strings.EqualFold(p, "warmup") {
 		return schema.PhaseWarmup
@@ -96,13 +109,19 @@ func exportLine(name string, lineNo int, raw []byte) (l Line, ok bool, err error
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return l, false, nil
 	}
-	if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
-		return l, false, err
+	if json.Unmarshal(raw, &l) != nil {
+		// json.Unmarshal reads the line where it is; ingest.DecodeJSONLine
+		// copies it but names line and field in its errors (and decodes
+		// the same values: Line has no field that UseNumber changes).
+		l = Line{}
+		if err := ingest.DecodeJSONLine(name, lineNo, raw, &l); err != nil {
+			return l, false, err
+		}
 	}
 	if l.Metrics == nil && l.Error == nil {
 		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metrics", "missing: not an AIPerf profile_export.jsonl record")
 	}
-	if _, err := l.start(); err != nil {
+	if _, err := l.Metadata.start(); err != nil {
 		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metadata", "%v", err)
 	}
 	l.LineNo = lineNo
@@ -183,9 +202,4 @@ func (l *Line) gaps(name string) ([]int64, bool, error) {
 		out[i] = v
 	}
 	return out, true, nil
-}
-
-func phaseOf(md Metadata) string {
-	tmp := Line{Metadata: md}
-	return tmp.phase()
 }

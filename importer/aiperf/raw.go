@@ -79,8 +79,3 @@ func rawChunks(l *RawLine, name string) ([]int64, error) {
 	}
 	return out, nil
 }
-
-func (l *RawLine) start() (int64, error) {
-	tmp := Line{Metadata: l.Metadata}
-	return tmp.start()
-}
