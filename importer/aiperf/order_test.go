@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -117,4 +118,30 @@ func TestUnreferencedBadRawLineFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "profile_export_raw.jsonl:2:") || !strings.Contains(err.Error(), "responses") {
 		t.Fatalf("error %v, want line 2 of the raw export and field responses", err)
 	}
+}
+
+// The one-pass import (Stream) and the check that decodes every line
+// whole and builds the records in file order agree on every input: the
+// same error, or the same manifest and claims.
+func FuzzStreamMatchesFileOrderCheck(f *testing.F) {
+	seed := importtest.Load(f, Tool, fixture...)
+	// Small seeds (a few lines, some out of order) keep each run short.
+	lines := bytes.SplitAfter(seed[0].Data, []byte("\n"))
+	f.Add(bytes.Join(lines[:4], nil))
+	f.Add(bytes.Join([][]byte{lines[40], lines[3], []byte("\n"), lines[20]}, nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		files := append([]ingest.File(nil), seed...)
+		files[0] = ingest.File{Name: seed[0].Name, Data: data}
+		res, err := Parse(files)
+		want, wantErr := stream(files, nil)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("Stream: %v; file-order check: %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if !reflect.DeepEqual(res.Manifest, want.Manifest) || !reflect.DeepEqual(res.Claims, want.Claims) {
+			t.Fatal("Stream and the file-order check give different manifests or claims")
+		}
+	})
 }
