@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // Tool is the importer's tool name, also the claims' definitions.
@@ -32,15 +33,22 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 // line is decoded whole to index it and again when a record uses it.
 //
 // The records are checked as they are built, in order of start. When one
-// is bad (or emit fails), the files are checked again, decoding every
-// line whole in file order, so that the error reported is that of the
-// first bad line of the file, whatever order the lines started in.
+// is bad, the files are checked again, decoding every line whole in file
+// order, so that the error reported is that of the first bad line of the
+// file, whatever order the lines started in. An error of emit (a full
+// disk, a cancelled import) is returned at once, as is.
 func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
-	res, err := stream(files, emit)
-	if err != nil {
+	var emitErr error
+	res, err := stream(files, func(rec *schema.Record) error {
+		emitErr = emit(rec)
+		return emitErr
+	})
+	if err != nil && emitErr == nil {
 		if _, first := stream(files, nil); first != nil {
 			return nil, first
 		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, nil

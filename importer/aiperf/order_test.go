@@ -3,6 +3,7 @@ package aiperf
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // exportLines returns the lines of the run1 profile_export.jsonl and the
@@ -144,4 +146,21 @@ func FuzzStreamMatchesFileOrderCheck(f *testing.F) {
 			t.Fatal("Stream and the file-order check give different manifests or claims")
 		}
 	})
+}
+
+// An error of emit (a full disk, a cancelled import) ends the import at
+// once and is returned as is, even when a later line is bad too.
+func TestEmitErrorIsReturnedAsIs(t *testing.T) {
+	files, lines, _, b := exportLines(t)
+	lines[b] = bytes.Replace(lines[b], []byte(`"request_latency":`), []byte(`"x_request_latency":`), 1)
+	files[0].Data = bytes.Join(lines, nil)
+	full := errors.New("disk full")
+	calls := 0
+	_, err := Stream(files, func(*schema.Record) error {
+		calls++
+		return full
+	})
+	if err != full || calls != 1 {
+		t.Fatalf("error %v after %d calls, want %v after 1", err, calls, full)
+	}
 }
