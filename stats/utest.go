@@ -117,23 +117,34 @@ func MannWhitneyU(x1, x2 []float64) (UTest, error) {
 	res.U2 = float64(n1*n2) - res.U1
 	if n1 <= ExactLimit && n2 <= ExactLimit {
 		res.Exact = true
-		res.P = exactP(n1, groups, min(u1x2, 2*n1*n2-u1x2))
+		res.P = exactP(n1, n2, groups, u1x2)
 		return res, nil
 	}
 	res.P = normalP(n1, n2, groups, res.U1, res.U2)
 	return res, nil
 }
 
-// exactP is the two-sided p-value 2·Pr[U ≤ uMinX2/2] (at most 1) under the
-// permutation distribution given the tie groups. The mid-ranks are
-// symmetric about (N+1)/2, so the distribution of U is symmetric and
-// doubling one tail is exact.
-func exactP(n1 int, groups []int, uMinX2 int) float64 {
-	var tail float64
-	for _, w := range uWays(n1, groups, uMinX2) {
-		tail += w
+// exactP is the two-sided p-value min(1, 2·min(Pr[U1 ≤ u], Pr[U1 ≥ u]))
+// of the observed doubled U1 = u1x2 under the permutation distribution
+// given the tie groups: the convention of scipy's exact method. Both tails
+// are summed from the whole distribution. With ties it is not symmetric
+// (the mid-ranks are symmetric about (N+1)/2 only when the tie-group
+// sizes read the same backwards), so doubling one tail chosen by the
+// observed side of the mean would be wrong; without ties the two tails
+// mirror each other and this is 2·Pr[U ≤ min(U1, U2)].
+func exactP(n1, n2 int, groups []int, u1x2 int) float64 {
+	ways := uWays(n1, groups, 2*n1*n2)
+	var lo, hi, total float64
+	for u, w := range ways {
+		total += w
+		if u <= u1x2 {
+			lo += w
+		}
+		if u >= u1x2 {
+			hi += w
+		}
 	}
-	return min(1, 2*tail/binomial(sum(groups), n1))
+	return min(1, 2*min(lo, hi)/total)
 }
 
 // uWays returns, for every doubled U from 0 to limitX2, the number of ways
@@ -162,9 +173,12 @@ func uWays(n1 int, groups []int, limitX2 int) []float64 {
 		// updated for this group: each group is applied once.
 		for k := min(n1, pos+t); k >= 1; k-- {
 			row := ways[k]
+			// k values among the first pos+t ranks sum (doubled) to at
+			// most the k largest of them, and at least the k smallest.
+			top, bottom := min(limit, k*(2*(pos+t)-k+1)), k*(k+1)
 			for j := 1; j <= t && j <= k; j++ {
 				src, shift, cj := ways[k-j], j*r, binom[j]
-				for s := limit; s >= shift; s-- {
+				for s := top; s >= max(shift, bottom); s-- {
 					if v := src[s-shift]; v != 0 {
 						row[s] += cj * v
 					}

@@ -9,18 +9,19 @@ import itertools
 from scipy.stats import mannwhitneyu, rankdata
 
 def brute(x, y):
+    # p = min(1, 2·min(Pr[U1 <= obs], Pr[U1 >= obs])), scipy's exact
+    # convention; both tails counted (with ties U1 is not symmetric).
     pooled = list(x) + list(y)
     r = rankdata(pooled)
     n1 = len(x)
     obs = sum(r[:n1]) - n1 * (n1 + 1) / 2
-    u = min(obs, n1 * len(y) - obs)
-    tail = total = 0
+    lo = hi = total = 0
     for c in itertools.combinations(range(len(pooled)), n1):
         s = sum(r[i] for i in c) - n1 * (n1 + 1) / 2
         total += 1
-        if min(s, n1 * len(y) - s) <= u + 1e-9 and s <= u + 1e-9:
-            tail += 1
-    return obs, min(1.0, 2 * tail / total)
+        lo += s <= obs + 1e-9
+        hi += s >= obs - 1e-9
+    return obs, min(1.0, 2 * min(lo, hi) / total)
 
 cases = {
     "exact": [
@@ -38,6 +39,12 @@ cases = {
         ([1, 2, 2, 3], [2, 3, 4, 4]),
         ([5, 5, 5], [6, 6, 7]),
         ([1, 1, 2, 2, 3], [3, 3, 4, 4, 5, 5]),
+        ([10, 10], [5, 5, 5]),
+        ([10, 10, 10], [5, 5, 5, 5]),
+        ([1, 1, 1, 1, 3, 1], [2, 3]),
+        ([4, 3, 3, 4, 3, 4], [2, 2]),
+        ([1, 1, 2, 2, 2, 3], [1, 3, 3]),
+        ([7, 7, 7, 7, 8], [8, 9, 9]),
     ],
 }
 for kind, cs in cases.items():
