@@ -3,13 +3,18 @@ package importer
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/importer/aiperf"
+	"github.com/benchseal/benchseal/importer/genaiperf"
+	"github.com/benchseal/benchseal/importer/inferenceperf"
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 	"github.com/benchseal/benchseal/importer/llmperf"
@@ -17,37 +22,106 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
+var update = flag.Bool("update", false, "rewrite golden files")
+
 var aiperfFiles = []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json"}
 
-// A streamed import writes the records the in-memory parser builds, in
-// the same order, byte for byte.
-func TestStreamedImportWritesTheParsedRecords(t *testing.T) {
-	files := importtest.Load(t, aiperf.Tool, aiperfFiles...)
-	res, err := aiperf.Parse(files)
-	if err != nil {
-		t.Fatal(err)
+// importCase is one import: a tool's fixture, or a synthetic input whose
+// requests are stored out of order of start over several points.
+type importCase struct {
+	name, tool string
+	files      func(testing.TB) []ingest.File
+}
+
+func importCases() []importCase {
+	var cases []importCase
+	for _, tool := range Tools() {
+		cases = append(cases, importCase{tool, tool, func(tb testing.TB) []ingest.File { return importtest.Load(tb, tool, fixtures[tool]...) }})
 	}
-	var want []byte
-	for i := range res.Records {
-		if want, err = schema.AppendRecord(want, &res.Records[i]); err != nil {
+	return append(cases,
+		importCase{"genai-perf-synthetic", genaiperf.Tool, func(tb testing.TB) []ingest.File {
+			return []ingest.File{{Name: "profile_export.json", Data: syntheticGenAIPerf(tb, 2000, 3)}}
+		}},
+		importCase{"inference-perf-synthetic", inferenceperf.Tool, func(tb testing.TB) []ingest.File {
+			return []ingest.File{{Name: "per_request_lifecycle_metrics.json", Data: syntheticInferencePerf(tb, 2000)}}
+		}},
+	)
+}
+
+// A streamed import writes the records the in-memory parser builds, in
+// the same order, byte for byte, and keeps none of them.
+func TestStreamedImportWritesTheParsedRecords(t *testing.T) {
+	for _, tc := range importCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			files := tc.files(t)
+			im, _ := Lookup(tc.tool)
+			res, err := im.Parse(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []byte
+			for i := range res.Records {
+				if want, err = schema.AppendRecord(want, &res.Records[i]); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, '\n')
+			}
+			dest := filepath.Join(t.TempDir(), "run")
+			got, err := Import(context.Background(), tc.tool, files, dest, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Written != int64(len(res.Records)) || len(got.Records) != 0 {
+				t.Errorf("Written = %d, Records = %d; want %d written, none kept", got.Written, len(got.Records), len(res.Records))
+			}
+			b, err := os.ReadFile(filepath.Join(dest, schema.RecordsFile))
+			if err != nil && len(res.Records) > 0 {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b, want) {
+				t.Errorf("streamed records differ from the parsed ones")
+			}
+		})
+	}
+}
+
+// Every import writes what it wrote when the importers read whole
+// documents (testdata/imports.golden: SHA-256 of each file of the run
+// directory, written by commit b21fcca's importers for the fixtures and
+// the synthetic inputs): streaming changed no byte.
+func TestImportsMatchGoldenDigests(t *testing.T) {
+	var got bytes.Buffer
+	for _, tc := range importCases() {
+		dest := filepath.Join(t.TempDir(), "run")
+		if _, err := Import(context.Background(), tc.tool, tc.files(t), dest, Options{}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, f := range []string{schema.RecordsFile, "manifest.json", "claims.json"} {
+			b, err := os.ReadFile(filepath.Join(dest, f))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&got, "%s %s %x\n", tc.name, f, sha256.Sum256(b))
+		}
+	}
+	golden := filepath.Join("testdata", "imports.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, '\n')
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	dest := filepath.Join(t.TempDir(), "run")
-	got, err := Import(context.Background(), aiperf.Tool, files, dest, Options{})
+	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Written != int64(len(res.Records)) || len(got.Records) != 0 {
-		t.Errorf("Written = %d, Records = %d; want %d written, none kept", got.Written, len(got.Records), len(res.Records))
-	}
-	b, err := os.ReadFile(filepath.Join(dest, schema.RecordsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Errorf("streamed records differ from the parsed ones")
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("imports differ from %s:\ngot:\n%s\nwant:\n%s", golden, got.Bytes(), want)
 	}
 }
 
@@ -117,5 +191,67 @@ func TestStreamedLLMPerfErrorNamesFileAndRecord(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// A bad request deep inside a streamed GenAI-Perf export or inference-perf
+// list is reported by file, record and field (and the line, for a value
+// of the wrong type), and nothing is left at the destination.
+func TestStreamedJSONErrorNamesFileRecordAndField(t *testing.T) {
+	gp := syntheticGenAIPerf(t, 300, 2)
+	ip := syntheticInferencePerf(t, 300)
+	// nth returns data with the n-th (0-based) occurrence of old replaced.
+	nth := func(data []byte, n int, old, new string) []byte {
+		at := 0
+		for range n {
+			at += bytes.Index(data[at:], []byte(old)) + 1
+		}
+		i := at + bytes.Index(data[at:], []byte(old))
+		return append(append(append([]byte(nil), data[:i]...), new...), data[i+len(old):]...)
+	}
+	tests := []struct {
+		name, tool string
+		file       ingest.File
+		want       string
+	}{
+		{"genai-perf wrong type", genaiperf.Tool, ingest.File{Name: "profile_export.json", Data: nth(gp, 200, `"timestamp": `, `"timestamp": true, "x": `)},
+			`profile_export.json:%d: record 200: experiments[1].requests[50].timestamp: wrong type: JSON bool`},
+		{"genai-perf negative duration", genaiperf.Tool, ingest.File{Name: "profile_export.json", Data: nth(gp, 201, `"response_timestamps": [`, `"response_timestamps": [1,`)},
+			"profile_export.json: record 201: experiments[1].requests[51].response_timestamps[0]: before the request"},
+		{"genai-perf duplicate requests", genaiperf.Tool, ingest.File{Name: "profile_export.json", Data: nth(gp, 1, `"requests": [`, `"requests": [], "Requests": [`)},
+			`profile_export.json:%d: experiments[1].requests: duplicate key "Requests"`},
+		{"inference-perf chunk outside the request", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"chunk_times": [`, `"chunk_times": [1,`)},
+			"per_request_lifecycle_metrics.json: record 250: info.response_metrics.chunk_times[0]: outside start_time..end_time"},
+		{"inference-perf wrong type", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"stage_id": `, `"stage_id": [], "x": `)},
+			`per_request_lifecycle_metrics.json:%d: record 250: info.request_metrics.stage_id: wrong type: JSON array`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "run")
+			_, err := Import(context.Background(), tt.tool, []ingest.File{tt.file}, dest, Options{})
+			if err == nil {
+				t.Fatal("import succeeded")
+			}
+			want := tt.want
+			if strings.Contains(want, "%d") {
+				// The line of the bad value: the first line of the file
+				// that differs from the good one, in the pretty-printed input.
+				good := gp
+				if tt.tool == inferenceperf.Tool {
+					good = ip
+				}
+				i := 0
+				for i < len(good) && good[i] == tt.file.Data[i] {
+					i++
+				}
+				want = fmt.Sprintf(want, 1+bytes.Count(good[:i], []byte{'\n'}))
+			}
+			if !errors.Is(err, ingest.ErrBadInput) || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not contain %q", err, want)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(dest)); len(ents) != 0 {
+				t.Errorf("left behind: %v", ents)
+			}
+		})
 	}
 }

@@ -139,3 +139,7 @@ func TestCSVSummary(t *testing.T) {
 		t.Fatalf("CSV beside the export: %v", err)
 	}
 }
+
+func FuzzStream(f *testing.F) {
+	importtest.FuzzStream(f, importtest.Load(f, "genai-perf", fixture...), 0, Stream)
+}

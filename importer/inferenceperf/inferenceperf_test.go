@@ -36,3 +36,7 @@ func TestBadInputFails(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	importtest.FuzzParse(f, Tool, importtest.Load(f, "inference-perf", fixture...), 0, Parse)
 }
+
+func FuzzStream(f *testing.F) {
+	importtest.FuzzStream(f, importtest.Load(f, "inference-perf", fixture...), 0, Stream)
+}

@@ -276,3 +276,38 @@ func WantOutcomes(t *testing.T, checks []schema.ClaimCheck, want Outcomes) {
 		t.Errorf("not recomputable metrics = %q, want %q", got.NotRecomputableMetrics, want.NotRecomputableMetrics)
 	}
 }
+
+// errStop is what FuzzStream's emit returns to stop a stream.
+var errStop = errors.New("stop")
+
+// FuzzStream checks a streaming importer on data as file i of seed: it
+// never panics; it emits records in order of sent_ns (the importers
+// sort by start); and when emit fails at some record, the stream stops
+// there and returns emit's error.
+func FuzzStream(f *testing.F, seed []ingest.File, i int, stream ingest.StreamFunc) {
+	f.Add(seed[i].Data, uint16(0))
+	f.Add(seed[i].Data, uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, stopAt uint16) {
+		files := append([]ingest.File(nil), seed...)
+		files[i] = ingest.File{Name: seed[i].Name, Data: data}
+		n, last := 0, int64(math.MinInt64)
+		_, err := stream(files, func(rec *schema.Record) error {
+			if rec.SentNS < last {
+				t.Fatalf("record %d (%s) sent at %d, before the previous one (%d)", n, rec.ID, rec.SentNS, last)
+			}
+			last = rec.SentNS
+			if n++; n == int(stopAt) {
+				return errStop
+			}
+			return nil
+		})
+		if stopAt > 0 && n >= int(stopAt) {
+			if n > int(stopAt) {
+				t.Fatalf("%d records emitted after emit failed at record %d", n-int(stopAt), stopAt)
+			}
+			if !errors.Is(err, errStop) {
+				t.Fatalf("emit failed, the stream returned %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,127 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/genaiperf"
+	"github.com/benchseal/benchseal/importer/inferenceperf"
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+)
+
+// shift is a deterministic pseudo-random offset of request i below mod,
+// so synthetic requests are stored out of order of start (the importers
+// must sort them).
+func shift(i, mod int) int { return (i * 7919 * 104729) % mod }
+
+// decodeNumbers decodes b keeping numbers exact.
+func decodeNumbers(tb testing.TB, b []byte, v any) {
+	tb.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// syntheticGenAIPerf returns a profile_export.json of n requests spread
+// over points experiments at concurrency 4, 8, … (two with the same
+// value when points > 2): the fixture's requests over and over, each
+// moved by its own offset of up to a second, every 101st without a
+// response, in an order that is not the order of start.
+func syntheticGenAIPerf(tb testing.TB, n, points int) []byte {
+	tb.Helper()
+	var fx map[string]any
+	decodeNumbers(tb, importtest.Load(tb, genaiperf.Tool, "profile_export.json")[0].Data, &fx)
+	src := fx["experiments"].([]any)[0].(map[string]any)["requests"].([]any)
+	exps := make([]any, points)
+	reqs := make([][]any, points)
+	for i := 0; i < n; i++ {
+		r := map[string]any{}
+		for k, v := range src[i%len(src)].(map[string]any) {
+			r[k] = v
+		}
+		d := int64(shift(i, 1e9))
+		move := func(v any) json.Number {
+			t, err := v.(json.Number).Int64()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return json.Number(strconv.FormatInt(t+d, 10))
+		}
+		r["timestamp"] = move(r["timestamp"])
+		var ts []any
+		for _, t := range r["response_timestamps"].([]any) {
+			ts = append(ts, move(t))
+		}
+		if i%101 == 0 {
+			ts, r["response_outputs"] = []any{}, []any{}
+		}
+		r["response_timestamps"] = ts
+		reqs[i%points] = append(reqs[i%points], r)
+	}
+	for x := range exps {
+		exps[x] = map[string]any{"experiment": map[string]any{"mode": "concurrency", "value": 4 * (1 + x%2)}, "requests": reqs[x]}
+	}
+	fx["experiments"] = exps
+	b, err := json.MarshalIndent(fx, "", " ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// syntheticInferencePerf returns a per_request_lifecycle_metrics.json of
+// n requests over three stages: the fixture's requests over and over,
+// each moved by its own offset (ms steps), in an order that is not the
+// order of start.
+func syntheticInferencePerf(tb testing.TB, n int) []byte {
+	tb.Helper()
+	var src []map[string]any
+	decodeNumbers(tb, importtest.Load(tb, inferenceperf.Tool, "per_request_lifecycle_metrics.json")[0].Data, &src)
+	out := make([]any, n)
+	for i := range out {
+		d := float64(shift(i, 100000)) / 1000
+		move := func(v any) json.Number {
+			f, err := v.(json.Number).Float64()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return json.Number(strconv.FormatFloat(f+d, 'f', 6, 64))
+		}
+		moveAll := func(v any) []any {
+			var o []any
+			for _, t := range v.([]any) {
+				o = append(o, move(t))
+			}
+			return o
+		}
+		s := src[i%len(src)]
+		info := s["info"].(map[string]any)
+		rm := map[string]any{}
+		for k, v := range info["response_metrics"].(map[string]any) {
+			rm[k] = v
+		}
+		rm["chunk_times"] = moveAll(rm["chunk_times"])
+		rm["output_token_times"] = moveAll(rm["output_token_times"])
+		reqm := map[string]any{}
+		for k, v := range info["request_metrics"].(map[string]any) {
+			reqm[k] = v
+		}
+		reqm["stage_id"] = i % 3
+		r := map[string]any{}
+		for k, v := range s {
+			r[k] = v
+		}
+		r["start_time"], r["end_time"] = move(s["start_time"]), move(s["end_time"])
+		r["info"] = map[string]any{"request_metrics": reqm, "response_metrics": rm}
+		out[i] = r
+	}
+	b, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
