@@ -167,22 +167,39 @@ type Side struct {
 	// Summary is the median and its distribution-free interval over the
 	// defined values (replay.SummarizeValues).
 	Summary replay.Summary
-	// NullReason says why no value is defined, "" when some is.
+	// NullReason says why the side has no summary and is not tested:
+	// the metric is undefined in every repeat, or in some of them (a
+	// median or a test of the others would leave their work out); ""
+	// when every repeat's value is defined.
 	NullReason string
 }
 
 func side(in *Input, point, metric string) Side {
 	s := Side{Point: point}
 	reason := ""
+	var undefined []string
 	for _, pr := range Repeats(in.Result, point) {
 		v, _ := pr.Lookup(metric)
 		s.Values = append(s.Values, v)
-		if r, ok := pr.NullReason(metric); ok && v.IsNull() && reason == "" {
+		if !v.IsNull() {
+			continue
+		}
+		undefined = append(undefined, strconv.Itoa(pr.Repeat))
+		if r, ok := pr.NullReason(metric); ok && reason == "" {
 			reason = "not measured: " + r
 		}
 	}
 	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
-	if s.Summary.N == 0 {
+	switch {
+	case len(undefined) > 0 && len(undefined) < len(s.Values):
+		// SummarizeValues is null here too; the reason names the
+		// repeats and, when replay gave one, why.
+		s.NullReason = fmt.Sprintf("undefined in %d of %d repeats (repeat %s): not tested, a median or test of the others would leave their work out",
+			len(undefined), len(s.Values), strings.Join(undefined, ", "))
+		if reason != "" {
+			s.NullReason += "; " + reason
+		}
+	case s.Summary.N == 0:
 		s.NullReason = reason
 		if reason == "" {
 			s.NullReason = NullReason(in, metric)
@@ -381,8 +398,12 @@ func split(ins []*Input) (measured, refs []*Input, err error) {
 func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha float64) Comparison {
 	c := Comparison{Load: load, Metric: m, Other: idx, Base: side(base, bp, m.Path), Patch: side(in, p, m.Path), Change: replay.Null, P: 1, PAdjusted: 1}
 	c.Change = RelativeChange(c.Base.Summary.Median, c.Patch.Summary.Median)
-	x1, x2 := floats(c.Base.Values), floats(c.Patch.Values)
-	if isCost(m.Path) && len(x1) > 0 && len(x2) > 0 {
+	// A side is tested only when its metric is defined in every repeat:
+	// leaving out a repeat where it is undefined (every request failed,
+	// say) would test the work that went well against all of the other
+	// side's.
+	baseOK, patchOK := c.Base.NullReason == "", c.Patch.NullReason == ""
+	if isCost(m.Path) && baseOK && patchOK {
 		if cb, cp := currency(base), currency(in); cb != cp {
 			c.Change = replay.Null
 			c.Note = fmt.Sprintf("not compared: prices in different currencies (%s: %q, %s: %q)", base.Name, cb, in.Name, cp)
@@ -390,18 +411,21 @@ func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha fl
 		}
 	}
 	switch {
-	case len(x1) == 0 && len(x2) == 0:
+	case !baseOK && !patchOK && c.Base.NullReason == c.Patch.NullReason:
 		c.Note = "undefined in both: " + c.Base.NullReason
 		return c
-	case len(x1) == 0:
+	case !baseOK && !patchOK:
+		c.Note = base.Name + ": " + c.Base.NullReason + "; " + in.Name + ": " + c.Patch.NullReason
+		return c
+	case !baseOK:
 		c.Note = base.Name + ": " + c.Base.NullReason
 		return c
-	case len(x2) == 0:
+	case !patchOK:
 		c.Note = in.Name + ": " + c.Patch.NullReason
 		return c
 	}
 	c.Tested = true
-	t, err := stats.MannWhitneyU(x1, x2)
+	t, err := stats.MannWhitneyU(floats(c.Base.Values), floats(c.Patch.Values))
 	if err != nil {
 		c.Warnings = append(c.Warnings, err.Error())
 	} else {
