@@ -96,39 +96,66 @@ func allowable() []string {
 	return out
 }
 
-// OfferedLoad is what a load point offers: a concurrency or an arrival
-// rate. Load points of different runs match when their offered loads are
-// equal, whatever they are named.
+// OfferedLoad is what a load point offers, by the run's load mode: in
+// concurrency mode the number of concurrent clients; in rate mode the
+// arrival rate and process (and gamma burstiness), with the point's
+// concurrency cap (max concurrency, 0 when none) as a further attribute.
+// Load points of different runs match when their offered loads are
+// equal in every one of these, whatever the points are named.
 type OfferedLoad struct {
 	Mode        string
 	Concurrency int
 	Rate        float64
+	Arrival     string
+	Burstiness  float64
 }
 
-// String is "concurrency 16" or "rate 4 req/s"; "" when unknown.
+// String is "concurrency 16", or "rate 4 req/s poisson" with ", max
+// concurrency 8" when the point caps it (and " burstiness 0.5" for gamma
+// arrivals); "" when unknown. It is the key compare matches points on.
 func (o OfferedLoad) String() string {
-	switch {
-	case o.Concurrency > 0:
+	if s := o.rateText(); s != "" {
+		if o.Concurrency > 0 {
+			s += ", max concurrency " + strconv.Itoa(o.Concurrency)
+		}
+		return s
+	}
+	if o.Concurrency > 0 {
 		return "concurrency " + strconv.Itoa(o.Concurrency)
-	case o.Rate > 0:
-		return "rate " + strconv.FormatFloat(o.Rate, 'f', -1, 64) + " req/s"
 	}
 	return ""
 }
 
-// Value is the offered load as a number (concurrency, or rate in req/s).
-func (o OfferedLoad) Value() float64 {
-	if o.Concurrency > 0 {
-		return float64(o.Concurrency)
+// rateText is the rate and arrival process of a rate-mode load ("" in
+// concurrency mode).
+func (o OfferedLoad) rateText() string {
+	if o.Mode == schema.ModeConcurrency || !(o.Rate > 0) {
+		return ""
 	}
-	return o.Rate
+	s := "rate " + strconv.FormatFloat(o.Rate, 'f', -1, 64) + " req/s"
+	if o.Arrival != "" {
+		s += " " + o.Arrival
+	}
+	if o.Arrival == schema.ArrivalGamma {
+		s += " burstiness " + strconv.FormatFloat(o.Burstiness, 'f', -1, 64)
+	}
+	return s
+}
+
+// Value is the offered load as a number: the rate in req/s in rate mode,
+// else the concurrency.
+func (o OfferedLoad) Value() float64 {
+	if o.rateText() != "" {
+		return o.Rate
+	}
+	return float64(o.Concurrency)
 }
 
 // PointLoad returns the offered load the manifest states for a point.
 func PointLoad(m *schema.Manifest, point string) (OfferedLoad, bool) {
 	for _, p := range m.Load.Points {
 		if p.Name == point {
-			o := OfferedLoad{Mode: m.Load.Mode, Concurrency: p.Concurrency, Rate: p.Rate}
+			o := OfferedLoad{Mode: m.Load.Mode, Concurrency: p.Concurrency, Rate: p.Rate, Arrival: p.Arrival, Burstiness: p.Burstiness}
 			return o, o.String() != ""
 		}
 	}
@@ -312,6 +339,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 	}
 	base := res.Inputs[0]
 	baseLoads := map[string]string{} // load → point
+	baseRates := map[string]string{} // rate and arrival → load, to say why a capped rate does not match
 	for _, p := range Points(base.Result) {
 		o, ok := PointLoad(base.Manifest, p)
 		if !ok {
@@ -323,6 +351,9 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 			continue
 		}
 		baseLoads[o.String()] = p
+		if r := o.rateText(); r != "" {
+			baseRates[r] = o.String()
+		}
 		res.Loads = append(res.Loads, o.String())
 	}
 	matched := map[string]bool{}
@@ -337,7 +368,11 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 			}
 			bp, ok := baseLoads[o.String()]
 			if !ok {
-				res.Unmatched = append(res.Unmatched, Unmatched{Input: in.Name, Point: p, Load: o.String(), Reason: "no point of " + base.Name + " offers this load"})
+				why := "no point of " + base.Name + " offers this load"
+				if l, near := baseRates[o.rateText()]; near && o.rateText() != "" {
+					why += " (" + base.Name + "'s point " + baseLoads[l] + " offers " + l + ": the same rate with another concurrency cap is another load)"
+				}
+				res.Unmatched = append(res.Unmatched, Unmatched{Input: in.Name, Point: p, Load: o.String(), Reason: why})
 				continue
 			}
 			if seen[o.String()] {
