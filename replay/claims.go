@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -44,9 +45,15 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 	}
 	var res *Result
 	var defErr error
-	if _, err := lookupDefinition(cl.Definitions); err != nil {
+	policyWhy := ""
+	if d, err := lookupDefinition(cl.Definitions); err != nil {
 		defErr = err
 	} else {
+		stated := SLOFromManifest(run.Manifest().SLO)
+		if opts.SLO != nil {
+			stated = *opts.SLO
+		}
+		policyWhy = oneTokenRefusal(d, stated)
 		r, err := Replay(ctx, run, opts)
 		if err != nil {
 			return nil, err
@@ -63,6 +70,8 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 			case schema.CheckClaimMetric(cl.Definitions, c.Metric) != nil:
 				// A claim on a metric nobody recomputes could say anything.
 				ck.Outcome, ck.Reason = schema.ClaimMismatched, "unknown metric: "+schema.CheckClaimMetric(cl.Definitions, c.Metric).Error()
+			case policyWhy != "" && claimUsesSLO(c.Metric):
+				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, policyWhy
 			default:
 				v, reason := resolveClaim(res, pc, c.Metric)
 				if c.NotRecomputable != "" {
@@ -269,4 +278,30 @@ func placedShards(m *schema.Manifest) int {
 func shardPlacementReason(n int) string {
 	return fmt.Sprintf("recomputed value agrees, but it rests on the relative placement of %d shards' timelines, "+
 		"placed by clocks (epochs and error bounds) declared by the shards themselves (unverified)", n)
+}
+
+// oneTokenRefusal says why a claim under slo that depends on it cannot be
+// computed under definitions d ("" when it can): the SLO has a TPOT limit
+// and states (or, unstated, implies) a one-token policy other than the
+// one d applies whatever the SLO says. Replaying would give the number
+// under the tool's policy, not the claim's.
+func oneTokenRefusal(d Definition, slo SLOSpec) string {
+	pol, rule := d.OneToken()
+	stated := cmp.Or(slo.OneToken, schema.OneTokenPass)
+	if pol == "" || slo.TPOTNS == nil || stated == pol {
+		return ""
+	}
+	return fmt.Sprintf("not computable under %s definitions: the claims' SLO has a TPOT limit and one_token %s, but %s (one_token %s, whatever the SLO states)",
+		d.Name(), stated, rule, pol)
+}
+
+// claimUsesSLO reports whether a claim path's value depends on the SLO
+// (goodput, attainment, good counts and costs, or their summaries).
+func claimUsesSLO(path string) bool {
+	if rest, ok := strings.CutPrefix(path, "summary."); ok {
+		if i := strings.LastIndex(rest, "."); i >= 0 {
+			path = rest[:i]
+		}
+	}
+	return slices.Contains(sloMetrics, path)
 }

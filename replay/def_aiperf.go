@@ -14,10 +14,12 @@ var aiperfDef = &aiperfDefinition{info: info{
 	help: `Valid (non-error) records only. ttft = first content response − request start; request_latency = last content response −
 start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as tpot_ns); inter_chunk_latency =
 pooled content-chunk gaps (itl_ns); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
-÷ duration (float64), total_token_throughput counting input + output tokens. Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig: metrics {tag: {value, unit}} as AIPerf
-wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit;
+÷ duration (float64), total_token_throughput counting input + output tokens. Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig (read only in an AIPerf import): metrics {tag: {value, unit}} as AIPerf
+wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit, whatever the SLO states;
 slo_attainment = good ÷ (valid + error) records.`,
-	aliases: map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput"},
+	oneToken:     schema.OneTokenFail,
+	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
+	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput"},
 }, storedITL: true}
 
 // aiperfDefinition is AIPerf's, or (roundITL) GenAI-Perf's, which AIPerf
@@ -107,7 +109,7 @@ func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 			a.haveNS = true
 		}
 	}
-	p.judge(ttft, lat, tp, osl, schema.OneTokenFail)
+	p.judge(ttft, lat, tp, osl)
 }
 
 func (a *aiperfRules) finish(p *peerGroup, pr *PointResult, g *group) {

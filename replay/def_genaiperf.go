@@ -10,8 +10,11 @@ var genaiPerfDef = &genaiPerfDefinition{aiperfDefinition{info: info{
 	summary: "GenAI-Perf: ITL = round((latency − TTFT)/(OSL − 1)) (→ tpot_ns), numpy linear, ddof 0",
 	help: `ttft = response_timestamps[0] − timestamp; latency = last response − timestamp; inter_token_latency =
 round((latency − ttft)/(OSL − 1)) (Python round, half to even) when > 1 response and OSL > 1 (tpot_ns); duration = max last
-response − min request timestamp; numpy linear percentiles, np.std (ddof 0).`,
-	aliases: map[string]string{"time_to_first_token": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns"},
+response − min request timestamp; numpy linear percentiles, np.std (ddof 0). A one-token answer fails a TPOT (ITL)
+limit, whatever the SLO states.`,
+	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns"},
+	oneToken:     schema.OneTokenFail,
+	oneTokenRule: "GenAI-Perf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
 }, roundITL: true}}
 
 type genaiPerfDefinition struct{ aiperfDefinition }

@@ -18,7 +18,7 @@ ttft = first_token_iteration − request_start; request_latency = request_end �
 (last_token_iteration − first_token_iteration)/(output_tokens − 1), weighted by output_tokens − 1 (tpot_ns);
 time_per_output_token = (last_token_iteration − request_start)/output_tokens, weighted by output_tokens
 (time_per_output_token_ns). Weighted mean, population-weighted std, percentiles = first value whose cumulative weight ≥ q.
-Window = measure_end − measure_start (orig) else max(request_end) − min(request_start). orig: info.timings (epoch s).
+Window = measure_end − measure_start (orig) else max(request_end) − min(request_start). orig (read only in a GuideLLM import): info.timings (epoch s).
 Rates are GuideLLM's duration-weighted rate distributions (requests_per_second, output_tokens_per_second,
 tokens_per_second, prompt_tokens_per_second; n = requests or tokens counted): events (request_end inside the window;
 prompt tokens at the first token; one output token at the first token iteration and (n − 1)/(iterations − 1) at each
@@ -121,7 +121,7 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	if n > 1 {
 		tp = itl
 	}
-	p.judge(ttft, lat, tp, n, "")
+	p.judge(ttft, lat, tp, n)
 }
 
 // events adds one successful request's events to GuideLLM's rate
@@ -168,12 +168,18 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 		pr.Dists["time_per_output_token_ns"] = glValueDist(r.tpot, r.tpotW)
 	}
 	// duration = measure_end − measure_start, else the span of the
-	// requests; epoch seconds, to ns. No gate: GuideLLM's times are the
-	// tool's own, read from orig.
+	// requests; epoch seconds, to ns. GuideLLM's own times (orig, read
+	// only in a GuideLLM import) need no gate; the records' do: when
+	// their send times were not measured, the window is the gate's and
+	// the rate distributions, built from the requests' times, are null.
 	dur := math.NaN()
+	noTimes := ""
 	switch {
 	case r.haveMeasure:
 		dur = (r.measureEnd - r.measureStart) * 1e9
+	case g.cfg.gate.windowUnmeasured():
+		dur = p.gated(pr, g)
+		noTimes = "GuideLLM's rates are distributions over the requests' own times: " + g.cfg.gate.windowReason
 	case p.haveSE:
 		dur = (p.end - p.start) * 1e9
 	}
@@ -198,6 +204,12 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 		pr.Dists[x.dist] = x.d
 		if x.scalar != "" {
 			pr.Scalars[x.scalar] = x.d.Mean
+		}
+		if noTimes != "" {
+			setNull(pr, x.dist, noTimes)
+			if x.scalar != "" {
+				setNull(pr, x.scalar, noTimes)
+			}
 		}
 	}
 	p.goodput(pr, dur, p.sent)

@@ -15,9 +15,11 @@ var inferencePerfDef = &inferencePerfDefinition{info{
 (end − start)/N (normalized_time_per_output_token_ns); itl = every
 consecutive token-time gap, tokens of one chunk sharing its arrival time (intra-chunk gaps 0); total_time = max end −
 min start over all requests; throughputs = successes ÷ total_time; goodput over successes: a one-token answer fails a TPOT
-limit; slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null).`,
-	aliases: map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns", "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
-	extras:  []string{"normalized_time_per_output_token_ns"},
+limit (whatever the SLO states); slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null).`,
+	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns", "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
+	extras:       []string{"normalized_time_per_output_token_ns"},
+	oneToken:     schema.OneTokenFail,
+	oneTokenRule: "inference-perf gives a one-token answer no TPOT (None), which fails a TPOT limit",
 }}
 
 type inferencePerfDefinition struct{ info }
@@ -74,7 +76,7 @@ func (r *inferencePerfRules) add(p *peerGroup, rec *schema.Record, _ orig, ok bo
 	}
 	p.outTok += n
 	p.inTok += n + rec.InputTokens
-	p.judge(F, float64(rec.EndNS-rec.SentNS), tp, float64(n), schema.OneTokenFail)
+	p.judge(F, float64(rec.EndNS-rec.SentNS), tp, float64(n))
 }
 
 func (r *inferencePerfRules) finish(p *peerGroup, pr *PointResult, g *group) {

@@ -72,7 +72,7 @@ func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	if n >= 2 {
 		tp = (e2e - ttft) / (n - 1)
 	}
-	p.judge(ttft, e2e, tp, n, "")
+	p.judge(ttft, e2e, tp, n)
 }
 
 func (r *llmperfRules) finish(p *peerGroup, pr *PointResult, g *group) {

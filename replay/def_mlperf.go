@@ -15,8 +15,10 @@ var mlperfDef = &mlperfDefinition{info{
 	summary: "MLPerf LoadGen: TTFT from scheduled time, TPOT truncated to int ns, percentile sorted[⌊n·p⌋], no stddev",
 	help: `ttft = first token − scheduled time (actual send when unscheduled); latency = last token − scheduled; tpot =
 (latency − ttft)/(n − 1) truncated to integer ns; percentile = sorted[⌊n·p⌋] (p as a double, as LoadGen); mean = integer sum
-÷ count; no stddev (null). request_throughput = (completed − 1) ÷ duration. Use --mlperf for the validity check.`,
-	aliases: map[string]string{"result_first_token_99.00_percentile_latency_ns": "ttft_ns.p99", "result_time_per_output_token_99.00_percentile_ns": "tpot_ns.p99", "result_first_token_mean_latency_ns": "ttft_ns.mean"},
+÷ count; no stddev (null); a one-token answer fails a TPOT limit, whatever the SLO states. request_throughput = (completed − 1) ÷ duration. Use --mlperf for the validity check.`,
+	aliases:      map[string]string{"result_first_token_99.00_percentile_latency_ns": "ttft_ns.p99", "result_time_per_output_token_99.00_percentile_ns": "tpot_ns.p99", "result_first_token_mean_latency_ns": "ttft_ns.mean"},
+	oneToken:     schema.OneTokenFail,
+	oneTokenRule: "LoadGen logs an answer of n ≤ 1 tokens as an error (no TPOT), so a one-token answer fails a TPOT limit",
 }}
 
 type mlperfDefinition struct{ info }
@@ -54,7 +56,7 @@ func (r *mlperfRules) add(p *peerGroup, rec *schema.Record, _ orig, ok bool) {
 		r.tpot.add(t)
 		tp = float64(t)
 	}
-	p.judge(float64(first), float64(last), tp, float64(n), schema.OneTokenFail)
+	p.judge(float64(first), float64(last), tp, float64(n))
 }
 
 func (r *mlperfRules) finish(p *peerGroup, pr *PointResult, g *group) {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/benchseal/benchseal/schema"
@@ -10,12 +11,16 @@ import (
 var vllmDef = &vllmDefinition{info{
 	name:    "vllm",
 	summary: "vLLM bench serve: TPOT (latency−ttft)/(n−1), ITL pooled per chunk, duration = harness wall clock, numpy linear, ddof 0",
-	help: `Successful requests only. ttft = first SSE chunk − send; e2el = latency; tpot = (latency − ttft)/(output_len − 1) for
-output_len > 1; itl = every chunk gap, pooled; duration = orig "duration" (s, the harness wall clock, carried on records) else
-max(end_ns) − min(sent_ns). request_goodput counts successes meeting every limit; a one-token answer has tpot 0 for
-goodput. numpy linear percentiles, np.mean, np.std (ddof 0) in float64 seconds, reported ×10⁹ in ns. orig: ttft (s),
-itl [s], latency (s, optional), output_len, input_len, success/error.`,
-	aliases: map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_token_throughput": "total_token_throughput", "request_goodput": "goodput"},
+	help: `Successful requests only. ttft = first SSE chunk − send; e2el = latency: orig latency, else end_ns − sent_ns (to the
+end of the stream, as vLLM's 2024 benchmark_serving and SGLang; null when end_ns was not measured); tpot = (latency −
+ttft)/(output_len − 1) for output_len > 1; itl = every chunk gap, pooled; duration = orig "duration" (s, the harness wall
+clock, carried on records) else max(end_ns) − min(sent_ns). request_goodput counts successes meeting every limit; a
+one-token answer has tpot 0 for goodput (one_token pass, whatever the SLO states). numpy linear percentiles, np.mean, np.std
+(ddof 0) in float64 seconds, reported ×10⁹ in ns. orig (read only in a vLLM import): ttft (s), itl [s], latency (s,
+optional), output_len, input_len, success/error.`,
+	aliases:      map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_token_throughput": "total_token_throughput", "request_goodput": "goodput"},
+	oneToken:     schema.OneTokenPass,
+	oneTokenRule: `vLLM gives a one-token answer tpot 0 for goodput ("if output_len <= 1, we regard tpot as 0 for goodput"), so it passes a TPOT limit`,
 }}
 
 type vllmDefinition struct{ info }
@@ -26,9 +31,11 @@ func (d *vllmDefinition) peerRules() peerRules { return &vllmRules{name: d.name}
 // was adapted from (clients.md §1.4) and shares.
 type vllmRules struct {
 	floatSamples
-	name      string
-	duration  float64 // ns, from orig (the harness wall clock)
-	noLatency bool    // a record of a tool version that stores no latency
+	name     string
+	duration float64 // ns, from orig (the harness wall clock)
+	// noLatency says why some success has no latency ("" when all have
+	// one): its e2e and tpot, and any e2e or tpot limit, are unknown.
+	noLatency string
 }
 
 func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
@@ -42,21 +49,35 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		return
 	}
 	// Times in orig are seconds (perf_counter differences).
-	F, L, okR := recFirstLast(rec)
+	F, _, okR := recFirstLast(rec)
 	ttft, okT := o.secondsOr(F, okR, "ttft")
 	if !okT {
 		return
 	}
 	p.succ++
 	lat := math.NaN()
+	why := ""
 	if v, ok := o.num("latency", "e2e_latency"); ok {
 		lat = v * 1e9
-	} else if o == nil && okR {
-		lat = L
 	} else if o != nil {
 		// SGLang and older vLLM files keep no per-request latency:
 		// e2e and tpot are not recomputable (a note says so).
-		r.noLatency = true
+		why = r.name + ": per-request latency not stored by this tool version: e2e and tpot not recomputable"
+	} else if end := p.prov.Field(schema.FieldEnd); end.Status == schema.FieldMeasured {
+		// The latency runs to the end of the stream: SGLang's
+		// bench_serving, adapted from vLLM's 2024 benchmark_serving,
+		// sets latency = perf_counter() − st on every chunk including
+		// [DONE] (research/clients.md §1.4), which the LambdaLabs vLLM
+		// file's latencies follow (not ttft + Σ itl). vLLM's current
+		// serve.py stops at the last token chunk (clients.md §1.3);
+		// these definitions keep the 2024 rule. The records' end_ns is
+		// that end; their last chunk is not.
+		lat = float64(rec.EndNS - rec.SentNS)
+	} else {
+		why = fmt.Sprintf("%s: the latency runs to the end of the stream (end_ns), which the source did not measure (end_ns %s: %s): e2e and tpot not recomputable", r.name, end.Status, end.How)
+	}
+	if why != "" {
+		r.noLatency, p.unjudgedWhy = why, why
 	}
 	n := o.numOr(float64(rec.OutputTokens), "output_len")
 	in := o.numOr(float64(rec.InputTokens), "input_len")
@@ -83,11 +104,17 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	} else if o == nil {
 		r.itl = append(r.itl, recGaps(rec)...)
 	}
-	p.judge(ttft, lat, tp, 2, schema.OneTokenPass)
+	p.judge(ttft, lat, tp, n)
 }
 
 func (r *vllmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	r.numpyDists(pr)
+	if r.noLatency != "" {
+		// Distributions over the requests that had a latency would
+		// leave the others out.
+		setNull(pr, "e2e_ns", r.noLatency)
+		setNull(pr, "tpot_ns", r.noLatency)
+	}
 	// duration is the harness wall clock when stored, else the span of
 	// the records' times.
 	var dur float64
@@ -101,8 +128,8 @@ func (r *vllmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 }
 
 func (r *vllmRules) notes() []string {
-	if r.noLatency {
-		return []string{r.name + ": per-request latency not stored by this tool version: e2e and tpot not recomputable"}
+	if r.noLatency != "" {
+		return []string{r.noLatency}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -32,6 +33,10 @@ type Definition interface {
 	// ExtraDists are the distributions these definitions add to the
 	// canonical ones (ClaimDistNames), which a claim may name.
 	ExtraDists() []string
+	// OneToken is the one-token policy these definitions apply whatever
+	// the SLO states ("" when they follow the SLO's), and rule the
+	// tool's rule in words.
+	OneToken() (policy, rule string)
 
 	// peerRules returns a fresh accumulator for one point and repeat, or
 	// nil for the canonical definitions (computed by the engine itself).
@@ -74,6 +79,9 @@ type info struct {
 	aliases             map[string]string
 	notes               []string
 	extras              []string
+	// oneToken is the tool's fixed one-token policy ("" follows the
+	// SLO's), oneTokenRule the tool's rule in words.
+	oneToken, oneTokenRule string
 }
 
 func (i *info) Name() string                                  { return i.name }
@@ -82,6 +90,7 @@ func (i *info) Help() string                                  { return i.help }
 func (i *info) Aliases() map[string]string                    { return i.aliases }
 func (i *info) Notes() []string                               { return i.notes }
 func (i *info) ExtraDists() []string                          { return slices.Clone(i.extras) }
+func (i *info) OneToken() (string, string)                    { return i.oneToken, i.oneTokenRule }
 func (i *info) unmeasured(*schema.Manifest) map[string]string { return nil }
 
 func lookupDefinition(name string) (Definition, error) {
@@ -98,3 +107,25 @@ func lookupDefinition(name string) (Definition, error) {
 
 // LookupDefinition returns the named definitions.
 func LookupDefinition(name string) (Definition, error) { return lookupDefinition(name) }
+
+// applyOneTokenPolicy returns slo with the one-token policy def applies:
+// a tool that fixes its own overrides the SLO's. The note names the
+// tool's rule when the policy differs from the SLO's, or when it matters
+// (a TPOT limit is set); "" otherwise.
+func applyOneTokenPolicy(def Definition, slo SLOSpec) (SLOSpec, string) {
+	pol, rule := def.OneToken()
+	if pol == "" {
+		return slo, ""
+	}
+	stated := slo.OneToken
+	slo.OneToken = pol
+	switch {
+	case !slo.Any():
+		return slo, ""
+	case pol != stated:
+		return slo, fmt.Sprintf("%s: %s; one_token %s applied, overriding the SLO's one_token %s", def.Name(), rule, pol, stated)
+	case slo.TPOTNS != nil:
+		return slo, fmt.Sprintf("%s: %s; one_token %s applied whatever the SLO states", def.Name(), rule, pol)
+	}
+	return slo, ""
+}

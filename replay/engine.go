@@ -124,11 +124,15 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			stall = *slo.TPOTNS
 		}
 	}
+	slo, sloNote := applyOneTokenPolicy(def, slo)
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
 	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
 	cfg.over = newOverloadCfg(m)
 	cfg.shards = m.Shards
+	if m.Evidence == schema.EvidenceImported && m.Source != nil {
+		cfg.origTool = m.Source.Tool
+	}
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
 			return nil, err
@@ -213,6 +217,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		res.Notes = append(res.Notes, noRecordsNote(m))
 	}
 	res.Notes = append(res.Notes, def.Notes()...)
+	if sloNote != "" {
+		res.Notes = append(res.Notes, sloNote)
+	}
 	seen := map[string]bool{}
 	keys := orderGroups(m, groups)
 	for i, pr := range finishGroups(groups, keys) {
@@ -251,7 +258,13 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	res.Summary = summarise(res.Results, max(m.Load.Repeats, 1))
 	if cfg.sweep != nil {
-		res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))
+		if def.peerRules() != nil {
+			var notes []string
+			res.Sweep, notes = buildPeerSweep(cfg.sweep, groups, orderGroups(m, groups))
+			res.Notes = append(res.Notes, notes...)
+		} else {
+			res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))
+		}
 		if why := cfg.gate.sweepReason(cfg.sweep.Metric); why != "" {
 			res.Sweep.null()
 			res.Notes = append(res.Notes, "sweep of "+cfg.sweep.Metric+" is null: "+why)

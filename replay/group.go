@@ -30,6 +30,9 @@ type config struct {
 	// shards is the bookkeeping of a run merged from shards (nil
 	// otherwise): its timeline uncertainty bounds the window.
 	shards *schema.Shards
+	// origTool is the tool an imported run was imported from ("" for
+	// any other run): peer definitions read orig only as their own.
+	origTool string
 }
 
 // group accumulates one point and repeat.
@@ -92,9 +95,7 @@ func (b *bigSum) value() *big.Int { return new(big.Int).Add(&b.big, big.NewInt(b
 
 func newGroup(cfg *config) *group {
 	g := &group{cfg: cfg}
-	if rules := cfg.def.peerRules(); rules != nil {
-		g.peer = &peerGroup{rules: rules, slo: cfg.slo}
-	}
+	g.peer = newPeerGroup(cfg)
 	return g
 }
 

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/benchseal/benchseal/schema"
@@ -24,17 +25,50 @@ type peerRules interface {
 type peerGroup struct {
 	rules            peerRules
 	succ, good, sent int64
-	outTok, inTok    int64   // inTok: input + output tokens (total-token throughput)
-	start, end       float64 // the span of the records' times (ns, or epoch s for GuideLLM)
-	haveSE           bool
+	// unjudged counts the successes an SLO limit cannot judge (a value
+	// the source did not store); goodput, attainment and counts.good
+	// are then null with unjudgedWhy.
+	unjudged    int64
+	unjudgedWhy string
+	// readOrig is set when the run was imported from this tool: only
+	// then are the records' orig fields its own (another tool's orig
+	// means something else under the same names).
+	readOrig bool
+	prov     *schema.Provenance
+	// sweep, when set, collects what the sweep needs (see peer_sweep.go);
+	// dur and den are the window and attainment denominator finish used.
+	sweep         *peerSweep
+	dur           float64
+	den           int64
+	outTok, inTok int64   // inTok: input + output tokens (total-token throughput)
+	start, end    float64 // the span of the records' times (ns, or epoch s for GuideLLM)
+	haveSE        bool
 	// noWindow says why the records give no window ("" when they do).
 	noWindow string
 	slo      SLOSpec
 }
 
+// newPeerGroup returns the accumulator of one point and repeat under
+// cfg's peer definitions, or nil under the canonical ones.
+func newPeerGroup(cfg *config) *peerGroup {
+	rules := cfg.def.peerRules()
+	if rules == nil {
+		return nil
+	}
+	p := &peerGroup{rules: rules, slo: cfg.slo, readOrig: cfg.origTool == cfg.def.Name(), prov: cfg.prov}
+	if cfg.sweep != nil {
+		p.sweep = &peerSweep{metric: cfg.sweep.Metric}
+	}
+	return p
+}
+
 func (p *peerGroup) add(rec *schema.Record) error {
 	p.sent++
-	p.rules.add(p, rec, parseOrig(rec.Orig), rec.Status == schema.StatusOK)
+	var o orig
+	if p.readOrig {
+		o = parseOrig(rec.Orig)
+	}
+	p.rules.add(p, rec, o, rec.Status == schema.StatusOK)
 	return nil
 }
 
@@ -77,33 +111,69 @@ func recGaps(rec *schema.Record) []float64 {
 	return g
 }
 
-// judge applies the SLO to one successful request's tool values; policy
-// overrides the one-token policy ("" keeps the SLO's). A NaN tpot is a
-// request the tool gives no TPOT.
-func (p *peerGroup) judge(ttft, e2e, tpot, n float64, policy string) {
+// judge applies the SLO to one successful request's tool values, under
+// the one-token policy in p.slo (the definitions' own when they fix one).
+// A NaN tpot with n < 2 is a one-token answer, which the tool gives no
+// TPOT; any other NaN is a value the source did not store: a limit on it
+// cannot be judged, so the request is neither good nor a miss unless
+// another limit fails it (unjudged, and goodput is null).
+func (p *peerGroup) judge(ttft, e2e, tpot, n float64) {
 	s := p.slo
+	if p.sweep != nil {
+		p.sweep.add(s, ttft, e2e, tpot, n)
+	}
 	if !s.Any() {
 		return
 	}
-	if policy == "" {
-		policy = s.OneToken
-	}
-	if s.TTFTNS != nil && !(ttft <= float64(*s.TTFTNS)) {
-		return
-	}
-	if s.E2ENS != nil && !(e2e <= float64(*s.E2ENS)) {
-		return
-	}
-	if s.TPOTNS != nil {
-		if math.IsNaN(tpot) {
-			if n >= 2 || policy != schema.OneTokenPass {
-				return
-			}
-		} else if !(tpot <= float64(*s.TPOTNS)) {
+	v := tri(passes)
+	for _, c := range []tri{limitTri(ttft, s.TTFTNS), limitTri(e2e, s.E2ENS), tpotTri(tpot, n, s.TPOTNS, s.OneToken)} {
+		if c == fails {
 			return
 		}
+		if c == unknown {
+			v = unknown
+		}
+	}
+	if v == unknown {
+		p.unjudged++
+		return
 	}
 	p.good++
+}
+
+// tri is one request's verdict under one limit.
+type tri int
+
+const (
+	passes tri = iota
+	fails
+	unknown
+)
+
+// limitTri judges value v (ns) against an inclusive limit; nil passes, a
+// NaN (not stored) is unknown.
+func limitTri(v float64, limit *int64) tri {
+	switch {
+	case limit == nil:
+		return passes
+	case math.IsNaN(v):
+		return unknown
+	case v <= float64(*limit):
+		return passes
+	}
+	return fails
+}
+
+// tpotTri judges a TPOT; a NaN TPOT of an answer of fewer than two tokens
+// follows the one-token policy.
+func tpotTri(tpot, n float64, limit *int64, policy string) tri {
+	if limit != nil && math.IsNaN(tpot) && n < 2 {
+		if policy == schema.OneTokenPass {
+			return passes
+		}
+		return fails
+	}
+	return limitTri(tpot, limit)
 }
 
 // gated returns the window the records give (mlperf, or the span of the
@@ -157,6 +227,7 @@ func (p *peerGroup) tokenThroughputs(pr *PointResult, dur float64) {
 // goodput writes goodput and SLO attainment when an SLO is set; den is
 // the attainment denominator the tool divides by.
 func (p *peerGroup) goodput(pr *PointResult, dur float64, den int64) {
+	p.dur, p.den = dur, den
 	if !p.slo.Any() {
 		return
 	}
@@ -173,6 +244,12 @@ func (p *peerGroup) goodput(pr *PointResult, dur float64, den int64) {
 	}
 	pr.Counts.Good = p.good
 	pr.Scalars["token_goodput"] = Null
+	if p.unjudged > 0 {
+		why := fmt.Sprintf("%s; the SLO cannot be judged for %d successful request(s)", p.unjudgedWhy, p.unjudged)
+		for _, k := range []string{"goodput", "slo_attainment", "slo_attainment_ok", "counts.good"} {
+			setNull(pr, k, why)
+		}
+	}
 }
 
 // floatSamples are the per-request values of the tools that compute in

@@ -187,32 +187,7 @@ func (g *gate) apply(pr *PointResult, windowReason string) {
 	if g == nil {
 		return
 	}
-	set := func(k, reason string) {
-		if reason == "" {
-			return
-		}
-		if pr.NullReasons == nil {
-			pr.NullReasons = map[string]string{}
-		}
-		if old, ok := pr.NullReasons[k]; ok {
-			if strings.Contains(old, reason) {
-				return
-			}
-			reason = old + "; " + reason
-		}
-		pr.NullReasons[k] = reason
-		switch {
-		case k == "stalls":
-			pr.Stalls = Stalls{ThresholdNS: pr.Stalls.ThresholdNS, MaxGapNS: Null}
-		default:
-			if _, ok := pr.Scalars[k]; ok {
-				pr.Scalars[k] = Null
-			}
-			if _, ok := pr.Dists[k]; ok {
-				pr.Dists[k] = emptyDist()
-			}
-		}
-	}
+	set := func(k, reason string) { setNull(pr, k, reason) }
 	if windowReason != "" {
 		set("window_ns", windowReason)
 		for _, k := range windowRates {
@@ -223,5 +198,34 @@ func (g *gate) apply(pr *PointResult, windowReason string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(g.fieldReasons)) {
 		set(k, g.fieldReasons[k])
+	}
+}
+
+// setNull makes metric k of pr (a scalar, a distribution, "stalls" or a
+// count such as "counts.good") null, adding reason to its null reasons.
+func setNull(pr *PointResult, k, reason string) {
+	if reason == "" {
+		return
+	}
+	if pr.NullReasons == nil {
+		pr.NullReasons = map[string]string{}
+	}
+	if old, ok := pr.NullReasons[k]; ok {
+		if strings.Contains(old, reason) {
+			return
+		}
+		reason = old + "; " + reason
+	}
+	pr.NullReasons[k] = reason
+	switch {
+	case k == "stalls":
+		pr.Stalls = Stalls{ThresholdNS: pr.Stalls.ThresholdNS, MaxGapNS: Null}
+	default:
+		if _, ok := pr.Scalars[k]; ok {
+			pr.Scalars[k] = Null
+		}
+		if _, ok := pr.Dists[k]; ok {
+			pr.Dists[k] = emptyDist()
+		}
 	}
 }
