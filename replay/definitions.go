@@ -123,6 +123,7 @@ func applyOneTokenPolicy(def Definition, slo SLOSpec) (SLOSpec, string) {
 	case !slo.Any():
 		return slo, ""
 	case pol != stated:
+		slo.OverriddenOneToken = stated
 		return slo, fmt.Sprintf("%s: %s; one_token %s applied, overriding the SLO's one_token %s", def.Name(), rule, pol, stated)
 	case slo.TPOTNS != nil:
 		return slo, fmt.Sprintf("%s: %s; one_token %s applied whatever the SLO states", def.Name(), rule, pol)

@@ -177,6 +177,9 @@ func TestPeerOneTokenPolicyIsPrinted(t *testing.T) {
 			if want == "" {
 				want, good = stated, map[string]int64{"pass": 3, "fail": 2}[stated]
 			}
+			if over := c.fixed != "" && c.fixed != stated; over != (res.SLO.OverriddenOneToken == stated) {
+				t.Errorf("%s, SLO one_token %s: overridden %q", c.def, stated, res.SLO.OverriddenOneToken)
+			}
 			if res.SLO.OneToken != want || res.Results[0].Counts.Good != good {
 				t.Errorf("%s, SLO one_token %s: printed %s, good %d; want %s, %d", c.def, stated, res.SLO.OneToken, res.Results[0].Counts.Good, want, good)
 			}

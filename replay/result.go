@@ -270,8 +270,11 @@ func (p *PointResult) NullReason(path string) (string, bool) {
 // SLOSpec is the resolved objective of a replay. A nil limit is not set.
 type SLOSpec struct {
 	TTFTNS, E2ENS, TPOTNS *int64
-	// OneToken is "pass" or "fail".
+	// OneToken is "pass" or "fail": the policy applied.
 	OneToken string
+	// OverriddenOneToken is the SLO's own policy when the definitions
+	// applied their tool's rule in its place ("" otherwise).
+	OverriddenOneToken string
 	// Source says where the SLO came from: "manifest", "flag" or "none".
 	Source string
 	// NotApplied lists, when an SLO given to Replay replaced the

@@ -228,7 +228,11 @@ func sloLine(r *replay.Result) string {
 			src = "--slo; manifest limits " + strings.Join(r.SLO.NotApplied, ", ") + " not applied"
 		}
 	}
-	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), r.SLO.OneToken, src)
+	pol := r.SLO.OneToken
+	if o := r.SLO.OverriddenOneToken; o != "" {
+		pol += " (" + r.Definitions + "'s own rule; the SLO states " + o + ")"
+	}
+	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), pol, src)
 }
 
 // Text writes a human-readable report.
