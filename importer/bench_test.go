@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/importer/aiperf"
+	"github.com/benchseal/benchseal/importer/genaiperf"
+	"github.com/benchseal/benchseal/importer/guidellm"
+	"github.com/benchseal/benchseal/importer/inferenceperf"
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 )
@@ -70,8 +73,35 @@ func peakHeap() (stop func() uint64) {
 // (peak-heap-MB) beside the input size (input-MB): streaming keeps the
 // records out of memory, so the peak stays near the input's size.
 func BenchmarkImportAIPerfJSONL(b *testing.B) {
-	data := syntheticAIPerf(b, 5000)
-	in := filepath.Join(b.TempDir(), "profile_export.jsonl")
+	benchImport(b, aiperf.Tool, "profile_export.jsonl", syntheticAIPerf(b, 5000))
+}
+
+// BenchmarkImportGenAIPerf imports a 20,000-request (30 MB) synthetic
+// GenAI-Perf profile_export.json over three experiments, stored out of
+// order of start, and reports the peak live heap beside the input size.
+func BenchmarkImportGenAIPerf(b *testing.B) {
+	benchImport(b, genaiperf.Tool, "profile_export.json", syntheticGenAIPerf(b, 20000, 3))
+}
+
+// BenchmarkImportInferencePerf imports a 20,000-request (23 MB) synthetic
+// per_request_lifecycle_metrics.json over three stages, stored out of
+// order of start, and reports the peak live heap beside the input size.
+func BenchmarkImportInferencePerf(b *testing.B) {
+	benchImport(b, inferenceperf.Tool, "per_request_lifecycle_metrics.json", syntheticInferencePerf(b, 20000))
+}
+
+// BenchmarkImportGuideLLM imports a 20,000-request synthetic GuideLLM
+// benchmarks.json over three benchmarks, stored out of order of start,
+// and reports the peak live heap beside the input size.
+func BenchmarkImportGuideLLM(b *testing.B) {
+	benchImport(b, guidellm.Tool, "benchmarks.json", syntheticGuideLLM(b, 20000))
+}
+
+// benchImport imports data, written to a file called name, with tool's
+// importer from the file (ReadFiles, Import) and reports the peak live
+// heap (peak-heap-MB) beside the input size (input-MB).
+func benchImport(b *testing.B, tool, name string, data []byte) {
+	in := filepath.Join(b.TempDir(), name)
 	if err := os.WriteFile(in, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +116,7 @@ func BenchmarkImportAIPerfJSONL(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Import(context.Background(), aiperf.Tool, files, dest, Options{Set: []string{"model.name=synthetic"}}); err != nil {
+		if _, err := Import(context.Background(), tool, files, dest, Options{Set: []string{"model.name=synthetic"}}); err != nil {
 			b.Fatal(err)
 		}
 		files = nil

@@ -55,7 +55,7 @@ var registry = map[string]Importer{
 	genaiperf.Tool:     streamed(genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Stream),
 	vllm.Tool:          inMemory(vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
 	sglang.Tool:        streamed(sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Stream),
-	guidellm.Tool:      inMemory(guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Parse),
+	guidellm.Tool:      streamed(guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Stream),
 	llmperf.Tool:       streamed(llmperf.Tool, "*_individual_responses.json [*_summary.json]", llmperf.Stream),
 	inferenceperf.Tool: streamed(inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Stream),
 	mlperf.Tool:        inMemory(mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse),

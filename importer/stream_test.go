@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchseal/benchseal/importer/aiperf"
 	"github.com/benchseal/benchseal/importer/genaiperf"
+	"github.com/benchseal/benchseal/importer/guidellm"
 	"github.com/benchseal/benchseal/importer/inferenceperf"
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
@@ -41,6 +42,9 @@ func importCases() []importCase {
 	return append(cases,
 		importCase{"genai-perf-synthetic", genaiperf.Tool, func(tb testing.TB) []ingest.File {
 			return []ingest.File{{Name: "profile_export.json", Data: syntheticGenAIPerf(tb, 2000, 3)}}
+		}},
+		importCase{"guidellm-synthetic", guidellm.Tool, func(tb testing.TB) []ingest.File {
+			return []ingest.File{{Name: "benchmarks.json", Data: syntheticGuideLLM(tb, 2000)}}
 		}},
 		importCase{"inference-perf-synthetic", inferenceperf.Tool, func(tb testing.TB) []ingest.File {
 			return []ingest.File{{Name: "per_request_lifecycle_metrics.json", Data: syntheticInferencePerf(tb, 2000)}}
@@ -200,6 +204,7 @@ func TestStreamedLLMPerfErrorNamesFileAndRecord(t *testing.T) {
 func TestStreamedJSONErrorNamesFileRecordAndField(t *testing.T) {
 	gp := syntheticGenAIPerf(t, 300, 2)
 	ip := syntheticInferencePerf(t, 300)
+	gl := syntheticGuideLLM(t, 300)
 	// nth returns data with the n-th (0-based) occurrence of old replaced.
 	nth := func(data []byte, n int, old, new string) []byte {
 		at := 0
@@ -220,6 +225,12 @@ func TestStreamedJSONErrorNamesFileRecordAndField(t *testing.T) {
 			"profile_export.json: record 201: experiments[1].requests[51].response_timestamps[0]: before the request"},
 		{"genai-perf duplicate requests", genaiperf.Tool, ingest.File{Name: "profile_export.json", Data: nth(gp, 1, `"requests": [`, `"requests": [], "Requests": [`)},
 			`profile_export.json:%d: experiments[1].requests: duplicate key "Requests"`},
+		{"guidellm wrong type", guidellm.Tool, ingest.File{Name: "benchmarks.json", Data: nth(gl, 150, `"prompt_tokens": `, `"prompt_tokens": true, "x": `)},
+			`benchmarks.json:%d: benchmarks[1].requests.successful[50].prompt_tokens: wrong type: JSON bool`},
+		{"guidellm negative duration", guidellm.Tool, ingest.File{Name: "benchmarks.json", Data: nth(gl, 150, `"request_end": `, `"request_end": 1, "x": `)},
+			`benchmarks.json: benchmarks[1].requests.successful[`},
+		{"guidellm duplicate group", guidellm.Tool, ingest.File{Name: "benchmarks.json", Data: nth(gl, 1, `"total": null}`, `"errored": [], "total": null}`)},
+			`benchmarks.json:%d: benchmarks[1].requests.errored: duplicate key "errored"`},
 		{"inference-perf chunk outside the request", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"chunk_times": [`, `"chunk_times": [1,`)},
 			"per_request_lifecycle_metrics.json: record 250: info.response_metrics.chunk_times[0]: outside start_time..end_time"},
 		{"inference-perf wrong type", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"stage_id": `, `"stage_id": [], "x": `)},
@@ -236,10 +247,7 @@ func TestStreamedJSONErrorNamesFileRecordAndField(t *testing.T) {
 			if strings.Contains(want, "%d") {
 				// The line of the bad value: the first line of the file
 				// that differs from the good one, in the pretty-printed input.
-				good := gp
-				if tt.tool == inferenceperf.Tool {
-					good = ip
-				}
+				good := map[string][]byte{genaiperf.Tool: gp, inferenceperf.Tool: ip, guidellm.Tool: gl}[tt.tool]
 				i := 0
 				for i < len(good) && good[i] == tt.file.Data[i] {
 					i++

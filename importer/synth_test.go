@@ -3,10 +3,14 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/benchseal/benchseal/importer/genaiperf"
+	"github.com/benchseal/benchseal/importer/guidellm"
 	"github.com/benchseal/benchseal/importer/inferenceperf"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 )
@@ -124,4 +128,97 @@ func syntheticInferencePerf(tb testing.TB, n int) []byte {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// syntheticGuideLLM returns a benchmarks.json of n requests over three
+// benchmarks: the fixture's benchmark with its successful requests over
+// and over, each moved by its own offset (up to 30 s, so some fall outside
+// the measurement window), every 7th errored and every 11th incomplete.
+// The groups are written successful first (the importer reads them
+// sorted), and the requests are not in order of start.
+func syntheticGuideLLM(tb testing.TB, n int) []byte {
+	tb.Helper()
+	var fx map[string]json.RawMessage
+	decodeNumbers(tb, importtest.Load(tb, guidellm.Tool, "qwen3_4b_concurrent_benchmarks.json")[0].Data, &fx)
+	var benches []map[string]json.RawMessage
+	decodeNumbers(tb, fx["benchmarks"], &benches)
+	var reqs struct {
+		Successful []map[string]any `json:"successful"`
+	}
+	decodeNumbers(tb, benches[0]["requests"], &reqs)
+	const points = 3
+	groups := make([][3][]any, points) // successful, errored, incomplete
+	for i := 0; i < n; i++ {
+		src := reqs.Successful[i%len(reqs.Successful)]
+		d := float64(shift(i, 30000)) / 1000
+		r := map[string]any{}
+		for k, v := range src {
+			r[k] = v
+		}
+		info := map[string]any{}
+		for k, v := range src["info"].(map[string]any) {
+			info[k] = v
+		}
+		tm := map[string]any{}
+		for k, v := range info["timings"].(map[string]any) {
+			f, err := v.(json.Number).Float64()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if k == "request_iterations" || k == "token_iterations" {
+				tm[k] = v
+				continue
+			}
+			tm[k] = json.Number(strconv.FormatFloat(f+d, 'f', 7, 64))
+		}
+		info["timings"] = tm
+		r["info"] = info
+		r["request_id"] = "r-" + strconv.Itoa(i)
+		g := 0
+		switch {
+		case i%7 == 3:
+			g = 1
+			info["error"] = "HTTP 500"
+		case i%11 == 5:
+			g = 2
+			info["error"] = "cancelled"
+		}
+		groups[i%points][g] = append(groups[i%points][g], r)
+	}
+	// The fixture's args cap each benchmark at 4 requests.
+	var args map[string]json.RawMessage
+	decodeNumbers(tb, fx["args"], &args)
+	delete(args, "max_requests")
+	fx["args"], _ = json.Marshal(args)
+	var out bytes.Buffer
+	out.WriteString("{\n")
+	for _, k := range []string{"metadata", "args"} {
+		fmt.Fprintf(&out, "%q: %s,\n", k, fx[k])
+	}
+	out.WriteString(`"benchmarks": [`)
+	for p := range points {
+		if p > 0 {
+			out.WriteString(",")
+		}
+		out.WriteString("\n{")
+		for _, k := range slices.Sorted(maps.Keys(benches[0])) {
+			if k != "requests" {
+				fmt.Fprintf(&out, "%q: %s, ", k, benches[0][k])
+			}
+		}
+		out.WriteString(`"requests": {`)
+		for j, g := range []string{"successful", "errored", "incomplete"} {
+			b, err := json.MarshalIndent(groups[p][j], "", " ")
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if groups[p][j] == nil {
+				b = []byte("[]")
+			}
+			fmt.Fprintf(&out, "%q: %s, ", g, b)
+		}
+		out.WriteString(`"total": null}}`)
+	}
+	out.WriteString("\n]}\n")
+	return out.Bytes()
 }

@@ -300,7 +300,7 @@ func (b *builder) record(ref *requestRef) (req, error) {
 // returns the load mode (rate when any experiment is).
 func pointsOf(exps []experiment) ([]schema.Point, string) {
 	mode := schema.ModeConcurrency
-	names := map[string]int{}
+	var names ingest.PointNames
 	points := make([]schema.Point, 0, len(exps))
 	for _, x := range exps {
 		pt := schema.Point{Requests: x.requests}
@@ -315,10 +315,7 @@ func pointsOf(exps []experiment) ([]schema.Point, string) {
 			pt.Concurrency = int(v)
 			pt.Name = ingest.PointName(schema.ModeConcurrency, float64(v))
 		}
-		if n := names[pt.Name]; n > 0 {
-			pt.Name = fmt.Sprintf("%s#%d", pt.Name, n+1)
-		}
-		names[pt.Name]++
+		pt.Name = names.Unique(pt.Name)
 		points = append(points, pt)
 	}
 	return points, mode

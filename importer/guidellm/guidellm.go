@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"sort"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -99,21 +97,6 @@ func parseReport(data []byte, name string) (*Report, error) {
 	return &rep, nil
 }
 
-// Parse builds an import from one GuideLLM report.
-func Parse(files []ingest.File) (*ingest.Result, error) {
-	if len(files) == 0 {
-		return nil, fmt.Errorf("import guidellm: %w", ingest.ErrNoFiles)
-	}
-	if len(files) > 1 {
-		return nil, ingest.Errorf(files[1].Name, "guidellm takes one report per import")
-	}
-	rep, err := parseReport(files[0].Data, files[0].Name)
-	if err != nil {
-		return nil, err
-	}
-	return build(rep, files[0].Name)
-}
-
 // statusOf maps GuideLLM's request groups to record statuses.
 var statusOf = map[string]string{
 	"successful": schema.StatusOK,
@@ -122,133 +105,9 @@ var statusOf = map[string]string{
 }
 
 type parsedReq struct {
-	rec       schema.Record
-	startNS   int64
-	endNS     int64
-	benchmark int
-}
-
-func build(rep *Report, file string) (*ingest.Result, error) {
-	epoch := int64(math.MaxInt64)
-	var reqs []parsedReq
-	var points []schema.Point
-	names := map[string]int{}
-	windows := make([][2]int64, len(rep.Benchmarks))
-	modes := map[string]bool{}
-	for bi := range rep.Benchmarks {
-		b := &rep.Benchmarks[bi]
-		field := fmt.Sprintf("benchmarks[%d]", bi)
-		var sm schedMetrics
-		if len(b.SchedulerMetrics) > 0 {
-			if err := json.Unmarshal(b.SchedulerMetrics, &sm); err != nil {
-				return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "not an object")
-			}
-		}
-		ms, me := sm.MeasureStartTime, sm.MeasureEndTime
-		if ms == "" {
-			ms = b.StartTime
-		}
-		if me == "" {
-			me = b.EndTime
-		}
-		msNS, err := ingest.ToNS(ms, ingest.Second)
-		if err != nil {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_start_time", "%v", err)
-		}
-		meNS, err := ingest.ToNS(me, ingest.Second)
-		if err != nil {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_end_time", "%v", err)
-		}
-		if meNS < msNS {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "measurement window ends before it starts (negative duration)")
-		}
-		windows[bi] = [2]int64{msNS, meNS}
-		window := map[string]json.Number{"measure_start_time": ms, "measure_end_time": me}
-		pt, mode := pointOf(b)
-		modes[mode] = true
-		if n := names[pt.Name]; n > 0 {
-			pt.Name = fmt.Sprintf("%s#%d", pt.Name, n+1)
-		}
-		names[pt.Name]++
-		pt.Duration = schema.Duration(meNS - msNS)
-		points = append(points, pt)
-		groups := make([]string, 0, len(b.Requests))
-		for g := range b.Requests {
-			groups = append(groups, g)
-		}
-		sort.Strings(groups)
-		for _, g := range groups {
-			st, ok := statusOf[g]
-			if !ok {
-				continue // "total" is null or a duplicate of the others
-			}
-			for ri, raw := range b.Requests[g] {
-				rf := fmt.Sprintf("%s.requests.%s[%d]", field, g, ri)
-				p, err := request(raw, file, rf, st, pt.Name, window)
-				if err != nil {
-					return nil, err
-				}
-				p.benchmark = bi
-				if p.endNS < msNS || p.startNS > meNS {
-					p.rec.Phase = schema.PhaseWarmup
-				}
-				epoch = min(epoch, p.startNS)
-				reqs = append(reqs, p)
-			}
-		}
-	}
-	if len(reqs) == 0 {
-		return nil, ingest.Errorf(file, "the report holds no requests")
-	}
-	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].startNS < reqs[j].startNS })
-	recs := make([]schema.Record, len(reqs))
-	last := epoch
-	for i := range reqs {
-		recs[i] = reqs[i].rec
-		recs[i].SentNS = reqs[i].startNS - epoch
-		recs[i].EndNS = reqs[i].endNS - epoch
-		last = max(last, reqs[i].endNS)
-	}
-	m := ingest.NewManifest(Tool, rep.Metadata.GuideLLMVersion, epoch, last)
-	m.Load.Points = points
-	m.Load.Mode = schema.ModeConcurrency
-	if modes[schema.ModeRate] {
-		m.Load.Mode = schema.ModeRate
-	}
-	m.Decoding.Streaming = true
-	m.Client.TokenCounts = "server-usage"
-	ingest.Derive(&m, "sent_ns: info.timings.request_start (epoch seconds) minus the earliest; end_ns: info.timings.request_end")
-	ingest.Derive(&m, "chunks_ns: GuideLLM stores only first_token_iteration and last_token_iteration (and a count of token iterations); chunks_ns = [first, last], the chunks in between are not stored")
-	ingest.Derive(&m, "phase: requests outside a benchmark's measurement window (scheduler_metrics.measure_start_time..measure_end_time, GuideLLM's rule: request_end ≥ start and request_start ≤ end) are warmup (warmup or cooldown)")
-	ingest.Derive(&m, "status: successful → ok, errored → error, incomplete → cancelled")
-	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
-	ingest.Absent(&m, schema.FieldChunks, "GuideLLM stores only the first and last token iterations; chunks_ns holds those two, not the chunks between them")
-	ingest.Derive(&m, "orig.scheduler_metrics: the benchmark's measure_start_time and measure_end_time, copied into every record of the benchmark")
-	ingest.Derive(&m, "load.points[i].duration: the benchmark's measurement window; exact values in notes[\"guidellm.<point>.scheduler_metrics\"]")
-	if v := rep.Metadata.PythonVersion; v != "" {
-		ingest.SetNote(&m, "guidellm.python_version", v)
-	}
-	if v := rep.Metadata.Platform; v != "" {
-		ingest.SetNote(&m, "guidellm.platform", v)
-	}
-	fillFromArgs(&m, rep.Args)
-	c := ingest.NewClaimSet(Tool)
-	for bi := range rep.Benchmarks {
-		b := &rep.Benchmarks[bi]
-		pn := points[bi].Name
-		if len(b.SchedulerMetrics) > 0 {
-			ingest.SetNote(&m, "guidellm."+pn+".scheduler_metrics", compactJSON(b.SchedulerMetrics))
-		}
-		if b.WarmupDuration != "" || b.CooldownDuration != "" {
-			ingest.SetNote(&m, "guidellm."+pn+".warmup_cooldown_s", fmt.Sprintf("warmup_duration %s, cooldown_duration %s", b.WarmupDuration, b.CooldownDuration))
-		}
-		claimBenchmark(c, b, file, pn, bi)
-	}
-	claims, err := c.Claims()
-	if err != nil {
-		return nil, err
-	}
-	return &ingest.Result{Manifest: m, Records: recs, Claims: claims}, nil
+	rec     schema.Record
+	startNS int64
+	endNS   int64
 }
 
 func compactJSON(raw json.RawMessage) string {
@@ -289,11 +148,9 @@ func pointOf(b *Benchmark) (schema.Point, string) {
 	return schema.Point{Name: name}, schema.ModeConcurrency
 }
 
-func request(raw json.RawMessage, file, field, status, point string, window map[string]json.Number) (parsedReq, error) {
-	var r Request
-	if err := ingest.DecodeJSON(file, raw, &r); err != nil {
-		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field, "%v", err)
-	}
+// request builds and checks the record of r, decoded from raw, one
+// request of file at field.
+func request(r *Request, raw json.RawMessage, file, field, status, point string, window map[string]json.Number) (parsedReq, error) {
 	tm := r.Info.Timings
 	if tm == nil {
 		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "missing")

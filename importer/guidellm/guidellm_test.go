@@ -133,3 +133,7 @@ func toNode(n *yaml.Node, v any) {
 func FuzzParse(f *testing.F) {
 	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 0, Parse)
 }
+
+func FuzzStream(f *testing.F) {
+	importtest.FuzzStream(f, importtest.Load(f, Tool, fixture...), 0, Stream)
+}

@@ -100,3 +100,26 @@ var StatKeys = map[string]string{
 func PointName(mode string, v float64) string {
 	return fmt.Sprintf("%s-%s", mode, strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.6f", v), "0"), "."))
 }
+
+// PointNames gives load points unique names: the first point called x
+// keeps x, the next ones are x#2, x#3, … (skipping a name already given).
+// The zero value is ready to use.
+type PointNames struct {
+	used map[string]bool
+	next map[string]int
+}
+
+// Unique returns the name of the next point called name.
+func (p *PointNames) Unique(name string) string {
+	if p.used == nil {
+		p.used, p.next = map[string]bool{}, map[string]int{}
+	}
+	out := name
+	for k := max(p.next[name], 1); p.used[out]; {
+		k++
+		out = fmt.Sprintf("%s#%d", name, k)
+		p.next[name] = k
+	}
+	p.used[out] = true
+	return out
+}

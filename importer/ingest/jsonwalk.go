@@ -123,6 +123,32 @@ func (w *JSONWalker) Decode(rec int, field string, v any) (off, n int, err error
 	return off, len(raw), DecodeJSONAt(w.name, w.data, off, raw, rec, field, v)
 }
 
+// DecodeKey reads the next value, that of key in the object being
+// walked, into v as if the object were {key: value}: v's own key
+// matching applies (encoding/json's, case-insensitive), and the keys of
+// an object read one by one into one v merge as a whole-object decode
+// merges them. Errors are located as Decode locates them; field names the
+// object.
+func (w *JSONWalker) DecodeKey(key, field string, v any) error {
+	off, raw, err := w.Raw()
+	if err != nil {
+		return err
+	}
+	k, _ := json.Marshal(key)
+	obj := make([]byte, 0, len(k)+len(raw)+3)
+	obj = append(append(append(append(append(obj, '{'), k...), ':'), raw...), '}')
+	// The key adds no line (json.Marshal escapes newlines), so lines in
+	// obj are lines from off.
+	return DecodeJSONAt(w.name, w.data, off, obj, -1, field, v)
+}
+
+// NextIsNull reports whether the next value is null, without reading it.
+func (w *JSONWalker) NextIsNull() bool {
+	rest := w.data[min(int(w.dec.InputOffset()), len(w.data)):]
+	rest = bytes.TrimLeft(rest, " \t\r\n:,")
+	return bytes.HasPrefix(rest, []byte("null"))
+}
+
 // Errorf returns an InputError about field at the walker's position (the
 // line of the last token read).
 func (w *JSONWalker) Errorf(field, format string, args ...any) error {
@@ -143,9 +169,9 @@ func DecodeJSONAt(name string, data []byte, off int, raw []byte, rec int, field 
 		return err
 	}
 	e2 := *e
-	if e2.Line > 0 {
-		e2.Line += bytes.Count(data[:min(max(off, 0), len(data))], []byte{'\n'})
-	}
+	// The line in raw (or, when the decoder gave none, raw's first)
+	// moved to the file.
+	e2.Line = max(e2.Line, 1) + bytes.Count(data[:min(max(off, 0), len(data))], []byte{'\n'})
 	e2.Record = rec
 	switch {
 	case field == "":

@@ -91,3 +91,17 @@ func TestJSONWalkerRejectsInvalidDocuments(t *testing.T) {
 		}
 	}
 }
+
+// Three points with one name get x, x#2, x#3: the names were once counted
+// under the suffixed name, so the third was x#2 again and the import
+// failed as declaring a point twice.
+func TestPointNamesAreUnique(t *testing.T) {
+	var p PointNames
+	got := []string{p.Unique("x#2"), p.Unique("x"), p.Unique("x"), p.Unique("x"), p.Unique("y")}
+	want := []string{"x#2", "x", "x#3", "x#4", "y"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("names %v, want %v", got, want)
+		}
+	}
+}

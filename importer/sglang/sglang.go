@@ -108,7 +108,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 	m.Client.TokenCounts = "server-usage"
 	m.Load.Mode = schema.ModeConcurrency
 	c := ingest.NewClaimSet(Tool)
-	names := map[string]int{}
+	var names ingest.PointNames
 	offset := int64(0)
 	for ri, ref := range runs {
 		run, _, err := outputLine(ref.file, ref.Line, ref.data[ref.off:ref.off+ref.n])
@@ -147,10 +147,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 			pt.Concurrency = r.Lists.N
 			pt.Name = ingest.PointName(schema.ModeConcurrency, float64(r.Lists.N))
 		}
-		if n := names[pt.Name]; n > 0 {
-			pt.Name = fmt.Sprintf("%s#%d", pt.Name, n+1)
-		}
-		names[pt.Name]++
+		pt.Name = names.Unique(pt.Name)
 		dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
 		if err != nil {
 			return nil, ingest.RecordErrorf(r.file, r.Line, -1, "duration", "%v", err)
