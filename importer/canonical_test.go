@@ -3,7 +3,6 @@ package importer
 import (
 	"context"
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/benchseal/benchseal/replay"
@@ -13,10 +12,6 @@ import (
 const (
 	// same: equal within the tool's rounding.
 	same = "matches"
-	// window: the tool divides by its own window, which differs from the
-	// records' (first send to last chunk); rescaled by the ratio of the
-	// two windows the canonical value equals the tool's.
-	window = "matches after rescaling to the tool's window"
 	// null: the records cannot determine it; null with a reason.
 	null = "null with a reason"
 	// other: the tool publishes a different statistic under that name.
@@ -37,7 +32,7 @@ var canonicalVersusTool = []struct {
 	{"sglang", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same, "total_token_throughput": same}},
 	{"llmperf", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same}},
 	{"guidellm", map[string]string{"counts.ok": same, "request_throughput": other, "output_token_throughput": other, "total_token_throughput": other}},
-	{"inference-perf", map[string]string{"counts.ok": same, "request_throughput": window, "output_token_throughput": window, "total_token_throughput": window}},
+	{"inference-perf", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same, "total_token_throughput": same}},
 }
 
 // toolRounding is the relative error a tool's printed number carries (it
@@ -69,20 +64,6 @@ func TestCanonicalMetricsMatchTheToolOrAreNull(t *testing.T) {
 				if p == nil {
 					t.Fatalf("no result for point %s", pc.Point)
 				}
-				// The tool's window: claimed, else its completed requests ÷
-				// its request throughput (inference-perf divides by the span
-				// of its sends, load_summary.send_duration).
-				toolWindow := math.NaN()
-				for _, c := range pc.Metrics {
-					if c.Metric == "request_throughput" && c.Value > 0 {
-						toolWindow = float64(p.Counts.OK) / c.Value * 1e9
-					}
-				}
-				for _, c := range pc.Metrics {
-					if c.Metric == "window_ns" {
-						toolWindow = c.Value
-					}
-				}
 				for _, c := range pc.Metrics {
 					want, ok := tt.want[c.Metric]
 					if !ok {
@@ -98,17 +79,10 @@ func TestCanonicalMetricsMatchTheToolOrAreNull(t *testing.T) {
 						if _, ok := p.NullReason(c.Metric); !ok {
 							t.Errorf("%s %s: no null reason in the result", pc.Point, c.Metric)
 						}
-					case same, other, window:
+					case same, other:
 						if v.IsNull() {
 							t.Errorf("%s %s is null (%s), want a number", pc.Point, c.Metric, reason)
 							continue
-						}
-						if want == window {
-							w, _ := p.Scalars["window_ns"].Float64()
-							if math.IsNaN(toolWindow) {
-								t.Fatalf("%s: the tool's window is not claimed", pc.Point)
-							}
-							got *= w / toolWindow
 						}
 						rel := replay.RelError(got, c.Value)
 						if want == other {

@@ -8,8 +8,8 @@ var benchsealDef = &benchsealDefinition{info{
 	help: `ttft = chunks_ns[0]; e2e = chunks_ns[last] (final content token); tpot = (chunks_ns[last] − chunks_ns[0]) ÷ (output_tokens − 1)
 per request, exact rational, for answers of ≥ 2 tokens (NVIDIA/AIPerf call this ITL); itl = gaps between consecutive content
 chunks, pooled over requests (as vLLM/SGLang mean ITL); send_lag = sent − scheduled; ttft_sched/e2e_sched from the scheduled
-time. Only ok requests with ≥ 1 content chunk enter latency distributions. Window = latest final token of ok requests −
-earliest sent_ns of measured requests. Percentile = sorted[max(1, ⌈q·n⌉) − 1], q exact (p01 = 0.1th, p1, p5, p10, p25,
+time. Only ok requests with ≥ 1 content chunk enter latency distributions. Window = the elapsed measurement interval: latest
+end (end_ns, or the last chunk if later) of any measured request, ok or failed − earliest sent_ns of measured requests. Percentile = sorted[max(1, ⌈q·n⌉) − 1], q exact (p01 = 0.1th, p1, p5, p10, p25,
 p50, p75, p90, p95, p99, p999). Stddev population (ddof 0), exact.
 Goodput = ok requests meeting every SLO limit (inclusive) per second of the window; slo_attainment = good ÷ sent,
 slo_attainment_ok = good ÷ ok.`,

@@ -128,6 +128,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
 	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
+	cfg.skip = skippedMetrics(slo, opts.Smooth != nil, m.Cost != nil)
 	cfg.over = newOverloadCfg(m)
 	cfg.shards = m.Shards
 	if m.Evidence == schema.EvidenceImported && m.Source != nil {

@@ -23,7 +23,10 @@ type config struct {
 	smooth *SmoothParams
 	stall  int64
 	// gate nulls the metrics the records cannot determine (nil: none).
-	gate   *gate
+	gate *gate
+	// skip holds the metrics this replay does not compute anyway
+	// (skippedMetrics).
+	skip   map[string]bool
 	sweep  *SweepSpec
 	mlperf *MLPerfLimits
 	over   *overloadCfg
@@ -45,6 +48,11 @@ type group struct {
 
 	haveSent bool
 	minSent  int64
+	// maxEnd is the latest end of any measured request, ok or failed
+	// (end_ns, or its last chunk if later): the elapsed window's end.
+	maxEnd int64
+	// maxLast is the latest final token of an ok request (the window of
+	// the peer tools that stop there).
 	haveLast bool
 	maxLast  int64
 	haveSch  bool
@@ -127,9 +135,17 @@ func (g *group) add(rec *schema.Record) error {
 	default:
 		return fmt.Errorf("unknown status %q", rec.Status)
 	}
-	if !g.haveSent || rec.SentNS < g.minSent {
-		g.minSent, g.haveSent = rec.SentNS, true
+	end := rec.EndNS
+	if k := len(rec.ChunksNS); k > 0 {
+		end = max(end, rec.SentNS+rec.ChunksNS[k-1])
 	}
+	if !g.haveSent || rec.SentNS < g.minSent {
+		g.minSent = rec.SentNS
+	}
+	if !g.haveSent || end > g.maxEnd {
+		g.maxEnd = end
+	}
+	g.haveSent = true
 	g.od.add(rec)
 	if rec.ScheduledNS != nil {
 		s := *rec.ScheduledNS
@@ -346,19 +362,44 @@ func (p *SmoothParams) check() error {
 	return nil
 }
 
-func (g *group) window() int64 {
-	if !g.haveSent || !g.haveLast {
-		return 0
+// elapsedWindow is benchseal's measurement window: from the earliest send
+// of a measured request to the latest end of any measured request, ok or
+// failed (timeout, error, cancelled, rejected), so the time a failed
+// request held its slot stays in the denominator and failing hard work
+// can never shorten it. Requests without a record (not sent) do not
+// extend it. ok is false when no measured request was sent.
+func (g *group) elapsedWindow() (w int64, ok bool) {
+	if !g.haveSent {
+		return 0, false
 	}
-	return g.maxLast - g.minSent
+	return g.maxEnd - g.minSent, true
 }
 
-// measuredWindow returns the group's window as the gate allows it: the
-// records' own, else the tool's stored window (src says which), else none
-// (why says why).
-func (g *group) measuredWindow(k groupKey) (w int64, ok bool, src, why string) {
-	return g.cfg.gate.window(k, g)
+// okWindow is the window from the earliest send to the latest final token
+// of an ok request: the window of peer tools that stop there (MLPerf's
+// definitions read it). ok is false without such a token.
+func (g *group) okWindow() (w int64, ok bool) {
+	if !g.haveSent || !g.haveLast {
+		return 0, false
+	}
+	return g.maxLast - g.minSent, true
 }
+
+// measuredWindow returns the group's elapsed window as the gate allows
+// it: the records' own, else the tool's stored window (src says which),
+// else none (why says why).
+func (g *group) measuredWindow(k groupKey) (w int64, ok bool, src, why string) {
+	ew, have := g.elapsedWindow()
+	return g.cfg.gate.window(k, g, ew, have)
+}
+
+// ReasonNothingSent is the null reason of the window and every rate of a
+// point and repeat in which no measured request was sent.
+const ReasonNothingSent = "no measured request was sent: there is no elapsed measurement window"
+
+// ReasonZeroWindow is the null reason of the rates of a point and repeat
+// whose measured requests were all sent and ended at one instant.
+const ReasonZeroWindow = "the window is 0 ns (every measured request was sent and ended at one instant): no rate over it"
 
 func (g *group) finish(k groupKey) *PointResult {
 	pr := &PointResult{Point: k.point, Repeat: k.repeat, Counts: g.counts, Scalars: map[string]Value{}, Dists: map[string]Dist{}}
@@ -419,13 +460,25 @@ func (g *group) finish(k groupKey) *PointResult {
 		}
 		pr.NullReasons["counts.good"] = ReasonNoSLO
 	}
-	g.cfg.gate.apply(pr, whyNoWindow)
+	if whyNoWindow == "" && g.peer == nil {
+		switch {
+		case !hasWindow && !g.haveSent:
+			whyNoWindow = ReasonNothingSent
+		case hasWindow && w <= 0:
+			for _, k := range windowRates {
+				if !g.cfg.skip[k] {
+					setNull(pr, k, ReasonZeroWindow)
+				}
+			}
+		}
+	}
+	g.cfg.gate.apply(pr, whyNoWindow, g.cfg.skip)
 	if g.cold != nil {
 		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
-	pr.Timeline = timelineOf(g.cfg.shards, pr, g.maxLast)
+	pr.Timeline = timelineOf(g.cfg.shards, pr, g.maxEnd)
 	g.od = overloadData{}
 	return pr
 }

@@ -176,11 +176,13 @@ func tpotTri(tpot, n float64, limit *int64, policy string) tri {
 	return limitTri(tpot, limit)
 }
 
-// gated returns the window the records give (mlperf, or the span of the
-// records' times) taken through the gate: the tool's stored window, or
-// none (NaN), when the send times were not measured.
+// gated returns the window the records give (mlperf: first send to the
+// last ok token, or the span of the records' times) taken through the
+// gate: the tool's stored window, or none (NaN), when the send times were
+// not measured.
 func (p *peerGroup) gated(pr *PointResult, g *group) float64 {
-	w, ok, src, why := g.cfg.gate.window(groupKey{pr.Point, pr.Repeat}, g)
+	ow, have := g.okWindow()
+	w, ok, src, why := g.cfg.gate.window(groupKey{pr.Point, pr.Repeat}, g, ow, have)
 	pr.WindowSource, p.noWindow = src, why
 	if !ok {
 		return math.NaN()

@@ -24,7 +24,7 @@ var metricFields = map[string][]string{
 	"send_lag_ns":              {schema.FieldScheduled, schema.FieldSent},
 	"ttft_sched_ns":            {schema.FieldScheduled, schema.FieldSent, schema.FieldFirstChunk},
 	"e2e_sched_ns":             {schema.FieldScheduled, schema.FieldSent, schema.FieldLastChunk},
-	"window_ns":                {schema.FieldSent, schema.FieldLastChunk},
+	"window_ns":                {schema.FieldSent, schema.FieldEnd},
 	"output_token_throughput":  {schema.FieldOutputTokens},
 	"total_token_throughput":   {schema.FieldInputTokens, schema.FieldOutputTokens},
 	"token_goodput":            {schema.FieldOutputTokens},
@@ -49,13 +49,22 @@ type gate struct {
 	fieldReasons map[string]string
 	// windowReason says why the records give no window ("" when they do).
 	windowReason string
-	// skip holds the metrics not computed anyway.
-	skip map[string]bool
 	// imported is set for an imported run, the only kind whose stored
 	// tool windows count; concurrency holds each concurrency-mode point's
 	// concurrency, bounding a stored window from below.
 	imported    bool
 	concurrency map[string]int64
+}
+
+// skippedMetrics returns the metrics a replay does not compute anyway:
+// smooth goodput without its parameters, costs without a price, the SLO
+// metrics without an SLO. They are null for the reason the notes give.
+func skippedMetrics(slo SLOSpec, smooth, cost bool) map[string]bool {
+	skip := map[string]bool{"smooth_goodput": !smooth, CostPerMillionOutputTokens: !cost, CostPerMillionGoodTokens: !cost || !slo.Any()}
+	for _, k := range sloMetrics {
+		skip[k] = skip[k] || !slo.Any()
+	}
+	return skip
 }
 
 // newGate returns the gate of a replay, or nil when nothing is absent.
@@ -67,10 +76,7 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 	if p == nil && len(extra) == 0 {
 		return nil
 	}
-	skip := map[string]bool{"smooth_goodput": !smooth, CostPerMillionOutputTokens: !cost, CostPerMillionGoodTokens: !cost || !slo.Any()}
-	for _, k := range sloMetrics {
-		skip[k] = skip[k] || !slo.Any()
-	}
+	skip := skippedMetrics(slo, smooth, cost)
 	absent := func(fields ...string) string {
 		var rs []string
 		for _, f := range fields {
@@ -90,7 +96,7 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 	if slo.TPOTNS != nil {
 		sloFields = append(sloFields, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens)
 	}
-	g := &gate{prov: p, fieldReasons: map[string]string{}, skip: skip, imported: m.Evidence == schema.EvidenceImported, concurrency: map[string]int64{}}
+	g := &gate{prov: p, fieldReasons: map[string]string{}, imported: m.Evidence == schema.EvidenceImported, concurrency: map[string]int64{}}
 	if m.Load.Mode == schema.ModeConcurrency {
 		for _, pt := range m.Load.Points {
 			g.concurrency[pt.Name] = int64(pt.Concurrency)
@@ -122,8 +128,10 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 	return g
 }
 
-// window returns the window of a group: the records' own (w, measured),
-// else the tool's stored window with its label, else none with a reason.
+// window returns the window of a group: the records' own (rw, which the
+// caller's definitions take from the records; have is false when they give
+// none), else the tool's stored window with its label, else none with a
+// reason.
 //
 // A stored window is a publisher's number, so it is checked against what
 // the records do determine: it cannot be shorter than the longest request
@@ -131,9 +139,9 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 // concurrency C, shorter than Σ e2e ÷ C (at most C requests at once). An
 // impossible window gives no window, with the reason; so does one stored
 // for a run that is not an import (only an importer speaks for a tool).
-func (g *gate) window(k groupKey, grp *group) (int64, bool, string, string) {
+func (g *gate) window(k groupKey, grp *group, rw int64, have bool) (int64, bool, string, string) {
 	if g == nil || g.windowReason == "" {
-		return grp.window(), grp.haveSent && grp.haveLast, "", ""
+		return rw, have, "", ""
 	}
 	none := "no measured window: " + g.windowReason
 	tw, ok := g.prov.Window(k.point, k.repeat)
@@ -182,27 +190,29 @@ func (g *gate) sweepReason(metric string) string {
 func (g *gate) windowUnmeasured() bool { return g != nil && g.windowReason != "" }
 
 // apply nulls every metric of pr the records cannot determine and records
-// why in pr.NullReasons. windowReason is the group's (from window).
-func (g *gate) apply(pr *PointResult, windowReason string) {
-	if g == nil {
-		return
-	}
-	set := func(k, reason string) { setNull(pr, k, reason) }
+// why in pr.NullReasons. windowReason is the group's (from window, or why
+// the records give no window at all); skip holds the metrics not computed
+// anyway, which get no reason. A nil gate applies only windowReason.
+func (g *gate) apply(pr *PointResult, windowReason string, skip map[string]bool) {
 	if windowReason != "" {
-		set("window_ns", windowReason)
+		setNull(pr, "window_ns", windowReason)
 		for _, k := range windowRates {
-			if !g.skip[k] {
-				set(k, windowReason)
+			if !skip[k] {
+				setNull(pr, k, windowReason)
 			}
 		}
 	}
+	if g == nil {
+		return
+	}
 	for _, k := range slices.Sorted(maps.Keys(g.fieldReasons)) {
-		set(k, g.fieldReasons[k])
+		setNull(pr, k, g.fieldReasons[k])
 	}
 }
 
 // setNull makes metric k of pr (a scalar, a distribution, "stalls" or a
-// count such as "counts.good") null, adding reason to its null reasons.
+// count such as "counts.good") null, adding reason to its null reasons,
+// each clause once (JoinReasons).
 func setNull(pr *PointResult, k, reason string) {
 	if reason == "" {
 		return
@@ -210,13 +220,7 @@ func setNull(pr *PointResult, k, reason string) {
 	if pr.NullReasons == nil {
 		pr.NullReasons = map[string]string{}
 	}
-	if old, ok := pr.NullReasons[k]; ok {
-		if strings.Contains(old, reason) {
-			return
-		}
-		reason = old + "; " + reason
-	}
-	pr.NullReasons[k] = reason
+	pr.NullReasons[k] = JoinReasons(pr.NullReasons[k], reason)
 	switch {
 	case k == "stalls":
 		pr.Stalls = Stalls{ThresholdNS: pr.Stalls.ThresholdNS, MaxGapNS: Null}

@@ -265,10 +265,14 @@ func TestEdgeCases(t *testing.T) {
 		if p.Counts.Sent != 1 || p.Counts.Error != 1 || p.Counts.Warmup != 1 {
 			t.Errorf("counts %+v", p.Counts)
 		}
-		for _, k := range []string{"window_ns", "request_throughput", "goodput", "output_token_throughput"} {
-			if !p.Scalars[k].IsNull() {
-				t.Errorf("%s not null", k)
-			}
+		// The failed request ran 5 ns: good 0 ÷ elapsed 5 ns is 0, not null
+		// (attack3 finding 3a).
+		ratEq(t, "window", p.Scalars["window_ns"], big.NewRat(5, 1))
+		for _, k := range []string{"request_throughput", "goodput", "token_goodput", "output_token_throughput", "total_token_throughput"} {
+			ratEq(t, k, p.Scalars[k], new(big.Rat))
+		}
+		if len(p.NullReasons) != 0 {
+			t.Errorf("null reasons %v", p.NullReasons)
 		}
 		ratEq(t, "attainment", p.Scalars["slo_attainment"], big.NewRat(0, 1))
 		if p.Dists["ttft_ns"].N != 0 || !p.Dists["ttft_ns"].Mean.IsNull() {
@@ -281,6 +285,9 @@ func TestEdgeCases(t *testing.T) {
 		ratEq(t, "window", p.Scalars["window_ns"], big.NewRat(0, 1))
 		if !p.Scalars["request_throughput"].IsNull() {
 			t.Error("rate over a zero window")
+		}
+		if why := p.NullReasons["request_throughput"]; why != ReasonZeroWindow {
+			t.Errorf("zero window rate reason %q", why)
 		}
 		if p.Counts.OneToken != 1 || p.Dists["tpot_ns"].N != 0 {
 			t.Error("one-token answer got a tpot")

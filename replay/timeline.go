@@ -10,8 +10,8 @@ import (
 )
 
 // Timeline is the clock uncertainty of a point × repeat of a run merged
-// from shards. The window runs from the first send to the last final
-// token, which may come from two shards whose timelines were placed by
+// from shards. The window runs from the first send to the last end of a
+// measured request, which may come from two shards whose timelines were placed by
 // their wall clocks: it is known to ± UncertaintyNS
 // (manifest.shards.timeline_uncertainty_ns), and so are the rates over
 // it. Per-request latencies (TTFT, TPOT, ITL, E2E) are differences on one
@@ -23,7 +23,7 @@ import (
 // to DriftPPM (the kernel's frequency tolerance, the rate at which it
 // grows its own maximum error between synchronisations), so two of them
 // may part by 2 × DriftPPM of the time elapsed since the run's epoch,
-// taken at the point's last token. Both rest on what the shards declared
+// taken at the window's end. Both rest on what the shards declared
 // about their clocks: nothing in the records confirms them.
 type Timeline struct {
 	Shards int
@@ -49,9 +49,9 @@ type Interval struct{ Low, High Value }
 const DriftPPM = 500
 
 // timelineOf bounds pr's window and rates by the shards' timeline
-// uncertainty; lastNS is the point's last token in ns since the run's
-// epoch (how long the shards' clocks may have drifted). nil when the run
-// is not merged from shards.
+// uncertainty; lastNS is the window's end (the point's last request end)
+// in ns since the run's epoch (how long the shards' clocks may have
+// drifted). nil when the run is not merged from shards.
 func timelineOf(sh *schema.Shards, pr *PointResult, lastNS int64) *Timeline {
 	if sh == nil {
 		return nil
