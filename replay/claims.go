@@ -82,10 +82,10 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 						break
 					}
 					compareClaim(&ck, v, c.Value, cl.Tolerance)
-					ck.Reason = strings.TrimPrefix(ck.Reason+"; ", "; ") + fmt.Sprintf("marked not recomputable (%q) but the records recompute it", c.NotRecomputable)
+					ck.Reason = JoinReasons(ck.Reason, fmt.Sprintf("marked not recomputable (%q) but the records recompute it", c.NotRecomputable))
 					break
 				}
-				if reason == reasonSummaryUndefined || reason == reasonUndefined {
+				if reason == reasonSummaryUndefined || strings.HasPrefix(reason, reasonUndefined) {
 					// The records were replayed and the value they give
 					// is undefined: a number claimed for it is not
 					// borne out by the evidence.
@@ -105,7 +105,7 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 				// The records agree with the claim only given the
 				// shards' own word on their clocks.
 				ck.Outcome = schema.ClaimNotRecomputable
-				ck.Reason = strings.TrimPrefix(ck.Reason+"; ", "; ") + shardPlacementReason(n)
+				ck.Reason = JoinReasons(ck.Reason, shardPlacementReason(n))
 			}
 			out = append(out, ck)
 		}
@@ -195,7 +195,7 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 			}
 			if v.IsNull() {
 				for _, p := range r.Results {
-					if why, ok := p.NullReason(metric); ok && p.Point == point {
+					if why, ok := p.NullReason(metric); ok && p.Point == point && !undefinedByRecords(why) {
 						return Null, "the records cannot determine it: " + why
 					}
 				}
@@ -214,6 +214,10 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 		return Null, fmt.Sprintf("metric %q is not computed under %s definitions", path, r.Definitions)
 	}
 	if why, ok := p.NullReason(path); ok {
+		if undefinedByRecords(why) {
+			// The records do determine it: undefined.
+			return Null, reasonUndefined + ": " + why
+		}
 		return Null, "the records cannot determine it: " + why
 	}
 	if v.IsNull() {
@@ -228,6 +232,19 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 		return Null, reasonUndefined
 	}
 	return v, ""
+}
+
+// undefinedByRecords reports whether a null reason says the value is
+// undefined given the records (nothing sent, a zero window) rather than
+// that they cannot determine it: a number claimed for it is mismatched,
+// not unverifiable.
+func undefinedByRecords(why string) bool {
+	for _, c := range reasonClauses(why) {
+		if c != ReasonNothingSent && c != ReasonZeroWindow {
+			return false
+		}
+	}
+	return why != ""
 }
 
 func resolveClaim(r *Result, pc schema.PointClaim, path string) (Value, string) {

@@ -266,7 +266,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		} else {
 			res.Sweep = buildSweep(cfg.sweep, groups, orderGroups(m, groups))
 		}
-		if why := cfg.gate.sweepReason(cfg.sweep.Metric); why != "" {
+		if why := cfg.gate.sweepReason(cfg.sweep.Metric, slo); why != "" {
 			res.Sweep.null()
 			res.Notes = append(res.Notes, "sweep of "+cfg.sweep.Metric+" is null: "+why)
 		}

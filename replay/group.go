@@ -271,15 +271,23 @@ func (g *group) add(rec *schema.Record) error {
 // NonStreamingNote explains what replay measures at the non-streaming
 // boundary.
 const NonStreamingNote = "boundary non-streaming: each response arrived whole, so only e2e is measured; " +
-	"ttft, tpot and itl are not (n = 0); a TTFT limit is checked against e2e (an upper bound of TTFT), " +
-	"and a TPOT limit cannot be shown to hold, so it fails"
+	"ttft, tpot and itl are not (n = 0); under an SLO with a TTFT or TPOT limit, goodput, token_goodput, " +
+	"counts.good and SLO attainment are null with the reason (first_chunk_ns not measured): no response " +
+	"can be shown to meet those limits; an E2E-only SLO is applied to e2e"
+
+// ReasonNonStreamingFirstChunk is how a non-streaming run's first_chunk_ns
+// is absent when its manifest has no provenance block saying so.
+const ReasonNonStreamingFirstChunk = "non-streaming: the response arrived whole, so there is no first-token time"
 
 // addUntimedSLO applies the SLO to an ok response of the non-streaming
-// boundary, where only its end-to-end latency L is known.
+// boundary, where only its end-to-end latency L is known. Only an E2E
+// limit can be judged: with a TTFT or TPOT limit the gate nulls every SLO
+// metric (first_chunk_ns is absent at this boundary), so such a limit
+// counts the response as not good here and the count is never shown.
 func (g *group) addUntimedSLO(L, n int64) error {
 	slo := g.cfg.slo
 	pass := func(skip string) bool {
-		if skip != "ttft" && slo.TTFTNS != nil && L > *slo.TTFTNS {
+		if skip != "ttft" && slo.TTFTNS != nil {
 			return false
 		}
 		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
@@ -294,7 +302,7 @@ func (g *group) addUntimedSLO(L, n int64) error {
 		g.counts.Good++
 		g.goodTok.add(n)
 	}
-	if sw := g.cfg.sweep; sw != nil && pass(sw.Metric) && sw.Metric != "tpot" {
+	if sw := g.cfg.sweep; sw != nil && sw.Metric == "e2e" && pass(sw.Metric) {
 		g.sweepVals = append(g.sweepVals, frac{L, 1})
 	}
 	return nil

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math/big"
 )
 
@@ -17,11 +18,27 @@ type MLPerfLimits struct {
 // the scheduled time and of TPOT truncated to integer ns, each ≤ its limit;
 // early stopping on both; minimum duration and query count; no answer of
 // fewer than two tokens.
+//
+// In LoadGen every issued query is completed and enters both latency
+// arrays and the overlatency counts (research/metrics.md §3.2); a query
+// that failed (error, timeout, cancelled, rejected, an ok answer without
+// content, or a declared request never sent) has no latency within any
+// limit, so it enters them as +∞: over both limits, and the p99 when the
+// index ⌊n·0.99⌋ falls among the failures. A failure also completes with
+// fewer than two tokens, which LoadGen logs as an error (logging.cc
+// "Number of tokens need to be greater than 1"): the run is invalid, with
+// the reason "N queries failed".
 type MLPerfCheck struct {
-	Valid                bool
-	TTFTP99NS, TPOTP99NS Value
-	// TTFTOver and TPOTOver count samples strictly over the limit.
+	Valid bool
+	// TTFTP99NS and TPOTP99NS are null when the p99 is a failed query
+	// (+∞; TTFTP99Failed, TPOTP99Failed) or there is no query.
+	TTFTP99NS, TPOTP99NS         Value
+	TTFTP99Failed, TPOTP99Failed bool
+	// TTFTOver and TPOTOver count queries strictly over the limit, failed
+	// queries included.
 	TTFTOver, TPOTOver int64
+	// Failed counts the issued queries without a latency (+∞).
+	Failed int64
 	// TTFTMinQueries and TPOTMinQueries are the early-stopping minimum
 	// query counts for those overlatency counts (Null when not computed).
 	TTFTMinQueries, TPOTMinQueries Value
@@ -127,17 +144,28 @@ func (g *group) mlperfCheck(k groupKey, lim *MLPerfLimits) *MLPerfCheck {
 			c.Reasons = append(c.Reasons, "no scheduled times: TTFT measured from the actual send")
 		}
 	}
-	check := func(name string, s *intSamples, limit int64, p99 *Value, over *int64, minq *Value) {
-		n := s.n()
+	// Every issued query without content failed: +∞ in both arrays.
+	c.Failed = c.Queries - (g.counts.OK - g.counts.OKNoContent)
+	if c.Failed > 0 {
+		fail(fmt.Sprintf("%d of %d queries failed (no latency: +∞ in the p99 and the overlatency counts; LoadGen logs a query completed without two tokens as an error)", c.Failed, c.Queries))
+	}
+	check := func(name string, s *intSamples, limit int64, p99 *Value, p99Failed *bool, over *int64, minq *Value) {
+		n := s.n() + c.Failed
 		if n == 0 {
 			fail(name + ": no samples")
 			return
 		}
-		v := s.ranks([]int64{mlperfIndex(n, 99, 100) + 1})[0]
-		*p99 = Int(v)
-		if v > limit {
-			fail(name + " p99 over the limit")
+		if i := mlperfIndex(n, 99, 100); i < s.n() {
+			v := s.ranks([]int64{i + 1})[0]
+			*p99 = Int(v)
+			if v > limit {
+				fail(name + " p99 over the limit")
+			}
+		} else {
+			*p99Failed = true
+			fail(name + " p99 is a failed query (+∞): over the limit")
 		}
+		*over = c.Failed
 		s.each(func(x int64) {
 			if x > limit {
 				*over++
@@ -150,8 +178,8 @@ func (g *group) mlperfCheck(k groupKey, lim *MLPerfLimits) *MLPerfCheck {
 			fail(name + ": early stopping needs more queries")
 		}
 	}
-	check("ttft", ttft, lim.TTFTNS, &c.TTFTP99NS, &c.TTFTOver, &c.TTFTMinQueries)
-	check("tpot", &g.mlperfTPOT, lim.TPOTNS, &c.TPOTP99NS, &c.TPOTOver, &c.TPOTMinQueries)
+	check("ttft", ttft, lim.TTFTNS, &c.TTFTP99NS, &c.TTFTP99Failed, &c.TTFTOver, &c.TTFTMinQueries)
+	check("tpot", &g.mlperfTPOT, lim.TPOTNS, &c.TPOTP99NS, &c.TPOTP99Failed, &c.TPOTOver, &c.TPOTMinQueries)
 	if g.mlperfOneTk > 0 {
 		fail("answers of fewer than two tokens (LoadGen: Number of tokens need to be greater than 1)")
 	}

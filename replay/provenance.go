@@ -71,8 +71,24 @@ func skippedMetrics(slo SLOSpec, smooth, cost bool) map[string]bool {
 // Metrics the replay does not compute anyway (smooth goodput without its
 // parameters, SLO metrics without an SLO, costs without a price) get no
 // reason here: they are null for the reason the notes give.
+//
+// At the non-streaming boundary no first-token time exists whatever the
+// provenance block says (a run without one included): first_chunk_ns is
+// absent, so TTFT, TPOT and an SLO with a TTFT or TPOT limit are null with
+// that reason, never judged against e2e.
 func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[string]string) *gate {
 	p := m.Provenance
+	if m.Client.Boundary == schema.BoundaryNonStreaming && p.Field(schema.FieldFirstChunk).Usable() {
+		q := &schema.Provenance{}
+		if p != nil {
+			q.Windows = p.Windows
+			for k, o := range p.Fields {
+				q.Set(k, o.Status, o.How)
+			}
+		}
+		q.Set(schema.FieldFirstChunk, schema.FieldAbsent, ReasonNonStreamingFirstChunk)
+		p = q
+	}
 	if p == nil && len(extra) == 0 {
 		return nil
 	}
@@ -166,19 +182,26 @@ func (g *gate) window(k groupKey, grp *group, rw int64, have bool) (int64, bool,
 }
 
 // sweepReason says why the records cannot determine a sweep of metric
-// (ttft, e2e or tpot): a field it reads was not measured ("" if they can).
-func (g *gate) sweepReason(metric string) string {
+// (ttft, e2e or tpot) under slo: a field it, or another limit of slo the
+// sweep holds fixed, reads was not measured ("" if they can).
+func (g *gate) sweepReason(metric string, slo SLOSpec) string {
 	if g == nil {
 		return ""
 	}
-	fields := map[string][]string{
+	limitFields := map[string][]string{
 		"ttft": {schema.FieldFirstChunk},
 		"e2e":  {schema.FieldLastChunk},
 		"tpot": {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
-	}[metric]
+	}
+	fields := limitFields[metric]
+	for name, lim := range map[string]*int64{"ttft": slo.TTFTNS, "e2e": slo.E2ENS, "tpot": slo.TPOTNS} {
+		if lim != nil && name != metric {
+			fields = append(fields, limitFields[name]...)
+		}
+	}
 	var rs []string
-	for _, f := range fields {
-		if o := g.prov.Field(f); !o.Usable() {
+	for _, f := range schema.ProvenanceFields {
+		if o := g.prov.Field(f); slices.Contains(fields, f) && !o.Usable() {
 			rs = append(rs, f+" not measured by the source ("+o.How+")")
 		}
 	}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"math/big"
 	"testing"
 
@@ -78,6 +79,21 @@ func TestWindowWithoutMeasuredRequestIsNullWithReason(t *testing.T) {
 	}
 	if _, ok := p.NullReasons["smooth_goodput"]; ok {
 		t.Error("smooth goodput, not asked for, got a reason")
+	}
+	// The records determine that there is no goodput: a number claimed
+	// for it is mismatched, not unverifiable.
+	run := &memRun{m: manifest(), recs: []*schema.Record{w}}
+	run.m.SLO = schema.SLO{TTFT: 10}
+	run.c = &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9, SLO: &schema.SLO{TTFT: 10},
+		Points: []schema.PointClaim{{Point: "p", Metrics: []schema.Claim{{Metric: "goodput", Value: 5}, {Metric: "summary.goodput.median", Value: 5}}}}}
+	cks, err := ClaimChecker{}.CheckClaims(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ck := range cks {
+		if ck.Outcome != schema.ClaimMismatched {
+			t.Errorf("claim %s on a point with nothing sent: %s (%s), want mismatched", ck.Metric, ck.Outcome, ck.Reason)
+		}
 	}
 }
 

@@ -71,8 +71,11 @@ type plotSeries struct {
 type plotPt struct {
 	x, y *big.Rat
 	tip  string
+	// null marks a repeat whose value is null (y nil): it is drawn as a
+	// cross on the x axis, never left out silently.
+	null bool
 	// xl and val are the point's x and y as printed in the chart's data
-	// table (line points only).
+	// table (line points; val also for a null repeat).
 	xl, val string
 }
 
@@ -114,6 +117,8 @@ type tickView struct{ Pos, Label, Full string }
 type seriesView struct {
 	Class, Name, Path string
 	Dots, Reps        []dotView
+	// Nulls are the repeats whose value is null, as crosses on the axis.
+	Nulls []dotView
 }
 
 type dotView struct{ X, Y, Tip string }
@@ -323,11 +328,17 @@ func (p *plot) layout() chartView {
 		}
 		sv.Path = path.String()
 		for _, pt := range s.reps {
-			if pt.y != nil {
+			switch {
+			case pt.y != nil:
 				sv.Reps = append(sv.Reps, dotView{X: xAt(pt.x), Y: yAt(pt.y), Tip: pt.tip})
+			case pt.null:
+				sv.Nulls = append(sv.Nulls, dotView{X: xAt(pt.x), Y: px(rat(plotB + 4)), Tip: pt.tip})
 			}
 		}
 		cv.Series = append(cv.Series, sv)
+	}
+	if nullRepeats(p.series) {
+		cv.Caption = strings.TrimSpace(cv.Caption + " " + nullRepeatsCaption)
 	}
 	if p.vline != nil && p.vline.Cmp(p.x0) >= 0 && p.vline.Cmp(p.x1) <= 0 {
 		x := lerp(p.vline, p.x0, p.x1, plotL, plotR)
@@ -342,8 +353,24 @@ func (p *plot) layout() chartView {
 	return cv
 }
 
+// nullRepeatsCaption explains the crosses of null repeats.
+const nullRepeatsCaption = "A cross on the x axis marks a repeat whose value is null (why: in its tooltip and the table); the median of that point is then null too."
+
+// nullRepeats reports whether any series has a null repeat.
+func nullRepeats(series []plotSeries) bool {
+	for _, s := range series {
+		for _, pt := range s.reps {
+			if pt.null {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // table lays out the plotted line values: one column per tick for a
-// categorical x, else one row per point (series, x, y).
+// categorical x, else one row per point (series, x, y); a series with
+// null repeats adds a row naming them per tick.
 func (p *plot) table() dataTable {
 	var t dataTable
 	if p.categorical {
@@ -353,6 +380,8 @@ func (p *plot) table() dataTable {
 		}
 		for _, s := range p.series {
 			row := []string{s.name}
+			nulls := []string{s.name + ": null repeats"}
+			anyNull := false
 			for _, tk := range p.xTicks {
 				v := "-"
 				for _, pt := range s.line {
@@ -361,8 +390,23 @@ func (p *plot) table() dataTable {
 					}
 				}
 				row = append(row, v)
+				var ns []string
+				for _, pt := range s.reps {
+					if pt.null && pt.x.Cmp(tk.x) == 0 {
+						ns = append(ns, pt.val)
+						anyNull = true
+					}
+				}
+				cell := "-"
+				if len(ns) > 0 {
+					cell = strings.Join(ns, "; ")
+				}
+				nulls = append(nulls, cell)
 			}
 			t.Rows = append(t.Rows, row)
+			if anyNull {
+				t.Rows = append(t.Rows, nulls)
+			}
 		}
 		return t
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // slowerRun is smallRun with every response a quarter slower.
@@ -303,5 +304,58 @@ func TestCompareOutputsSayWhatTPOTAndITLMean(t *testing.T) {
 		if m["tpot_ns"] == Meanings["tpot_ns"] || !strings.Contains(m["tpot_ns"], "− ttft") && !strings.Contains(m["tpot_ns"], "− TTFT") {
 			t.Errorf("%s: tpot meaning %q is not the tool's formula", defs, m["tpot_ns"])
 		}
+	}
+}
+
+// TestChartMarksANullRepeat: a repeat whose goodput is null (here: no
+// measured request sent in r1 repeat 1) is a cross on the axis with its
+// reason, named in the caption and the value table, never a silently
+// missing dot (attack3 finding 16).
+func TestChartMarksANullRepeat(t *testing.T) {
+	run := smallRun()
+	kept := run.recs[:0]
+	for _, rec := range run.recs {
+		if rec.Point != "r1" || rec.Repeat != 1 || rec.Phase != "measure" {
+			kept = append(kept, rec)
+		}
+	}
+	run.recs = kept
+	res, err := replay.Replay(context.Background(), run, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	want := `<text class="null-rep"`
+	if n := strings.Count(page, want); n < 2 {
+		t.Errorf("%d null-repeat crosses, want one per throughput series (2)", n)
+	}
+	for _, s := range []string{"r1 repeat 1: Goodput null (" + replay.ReasonNothingSent + ")", nullRepeatsCaption, "Goodput: null repeats"} {
+		if !strings.Contains(page, html.EscapeString(s)) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	// smallRun itself has no null repeat: no cross, no caption.
+	res, _ = replay.Replay(context.Background(), smallRun(), replay.Options{})
+	b.Reset()
+	if err := HTML(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), want) || strings.Contains(b.String(), nullRepeatsCaption) {
+		t.Error("a cross or its caption without a null repeat")
+	}
+	// Without an SLO goodput is null everywhere: not drawn, no crosses.
+	run = smallRun()
+	run.m.SLO = schema.SLO{}
+	res, _ = replay.Replay(context.Background(), run, replay.Options{})
+	b.Reset()
+	if err := HTML(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), want) {
+		t.Error("crosses for goodput without an SLO")
 	}
 }

@@ -46,7 +46,7 @@ func nameOf(path, currency string) metricName {
 	case "window_ns":
 		return metricName{"Window", "ms", nsToMS, 3, "ns"}
 	case "smooth_goodput":
-		return metricName{"Smooth goodput", "req/s", one, 3, "req/s"}
+		return metricName{"Smooth goodput", "tok/s", one, 3, "tok/s"}
 	case "total_token_throughput":
 		return metricName{"Total token throughput", "tok/s", one, 1, "tok/s"}
 	case "slo_attainment_ok":

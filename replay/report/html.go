@@ -183,7 +183,7 @@ func newPointView(p *replay.PointResult) pointView {
 		pv.Scalars[len(pv.Scalars)-1].Unit += " (" + p.WindowSource + ")"
 	}
 	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
-		add(k, p.Scalars[k], one, 3, "req/s")
+		add(k, p.Scalars[k], one, 3, rateUnit(k))
 	}
 	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
 		add(k, p.Scalars[k], one, 3, "tok/s")
@@ -203,16 +203,7 @@ func newPointView(p *replay.PointResult) pointView {
 			Decimal(p.Stalls.MaxGapNS, nsToMS, 3) + " ms"})
 	}
 	if m := p.MLPerf; m != nil {
-		v := "INVALID"
-		if m.Valid {
-			v = "VALID"
-		}
-		s := v + ": ttft p99 " + Decimal(m.TTFTP99NS, nsToMS, 3) + ", tpot p99 " + Decimal(m.TPOTP99NS, nsToMS, 3) +
-			", over " + Number(replay.Int(m.TTFTOver)) + "/" + Number(replay.Int(m.TPOTOver)) + ", queries " + Number(replay.Int(m.Queries))
-		if len(m.Reasons) > 0 {
-			s += "; " + strings.Join(m.Reasons, "; ")
-		}
-		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "MLPerf server check", Value: s + " (ms)", Text: true})
+		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "MLPerf server check", Value: mlperfLine(m), Text: true})
 	}
 	for _, rw := range overloadRows(p) {
 		pv.Scalars = append(pv.Scalars, scalarRow{Metric: rw.metric, Value: strings.TrimSpace(rw.value + " " + rw.unit), Text: true})

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/benchseal/benchseal/compare"
@@ -45,8 +46,24 @@ func metricSeries(r *replay.Result, name, class, metric string, scale *big.Rat, 
 			tip: pt + ": " + name + " " + Decimal(med.Median, scale, 3) + " " + unit + " (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
 		for _, pr := range reps[pt] {
 			v, _ := pr.Lookup(metric)
-			s.reps = append(s.reps, plotPt{x: x, y: scaled(v, scale),
-				tip: pt + " repeat " + Number(replay.Int(int64(pr.Repeat))) + ": " + name + " " + Decimal(v, scale, 3) + " " + unit})
+			repeat := "repeat " + Number(replay.Int(int64(pr.Repeat)))
+			rep := pt + " " + repeat + ": " + name + " "
+			if v.IsNull() {
+				why, ok := pr.NullReason(metric)
+				if !ok {
+					why = "undefined in this repeat"
+				}
+				s.reps = append(s.reps, plotPt{x: x, null: true, tip: rep + NullText(why), val: repeat + " " + NullText(why)})
+				continue
+			}
+			s.reps = append(s.reps, plotPt{x: x, y: scaled(v, scale), tip: rep + Decimal(v, scale, 3) + " " + unit})
+		}
+	}
+	// A series null everywhere (goodput without an SLO) is not drawn at
+	// all, and the caption says why: no crosses for it.
+	if !slices.ContainsFunc(s.reps, func(p plotPt) bool { return p.y != nil }) {
+		for i := range s.reps {
+			s.reps[i].null = false
 		}
 	}
 	return s

@@ -30,6 +30,7 @@ text.empty{fill:var(--muted);font-size:14px}
 .series.dash path{stroke-dasharray:7 4}
 .series circle.med{fill:currentColor}
 .series circle.rep{fill:#fff;stroke:currentColor;stroke-width:1.2}
+.series text.null-rep{fill:currentColor;font-size:15px;font-weight:700}
 rect.overloaded{fill:#d55e00;fill-opacity:.13}
 rect.generator-limited{fill:#e69f00;fill-opacity:.13}
 .vline line{stroke:var(--muted);stroke-dasharray:3 3}
@@ -278,6 +279,9 @@ const htmlSource = `<!DOCTYPE html>
 <path d="{{.Path}}"/>
 {{- range .Reps}}
 <circle class="rep" cx="{{.X}}" cy="{{.Y}}" r="2.6"><title>{{.Tip}}</title></circle>
+{{- end}}
+{{- range .Nulls}}
+<text class="null-rep" x="{{.X}}" y="{{.Y}}" text-anchor="middle"><title>{{.Tip}}</title>×</text>
 {{- end}}
 {{- range .Dots}}
 <circle class="med" cx="{{.X}}" cy="{{.Y}}" r="3.6"><title>{{.Tip}}</title></circle>

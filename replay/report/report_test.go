@@ -77,6 +77,10 @@ func TestNonStreamingBoundaryMeasuresOnlyE2E(t *testing.T) {
 	run := smallRun()
 	run.m.Client.Boundary = schema.BoundaryNonStreaming
 	ms := int64(1e6)
+	// The manifest has no provenance block: the boundary alone makes
+	// first_chunk_ns absent. A TTFT or TPOT limit cannot be judged, so
+	// the SLO metrics are null with that reason (attack3 finding 16: the
+	// note described a rule the numbers no longer followed); -1 = null.
 	for _, tc := range []struct {
 		name     string
 		slo      replay.SLOSpec
@@ -84,9 +88,10 @@ func TestNonStreamingBoundaryMeasuresOnlyE2E(t *testing.T) {
 	}{
 		// e2e of the ok records of r1/0: 230, 260, 290, 320 ms (and the
 		// one-token answer at 220 ms).
-		{"ttft limit checked against e2e", replay.SLOSpec{TTFTNS: ptr(260 * ms), OneToken: "pass"}, 3},
+		{"ttft limit is null", replay.SLOSpec{TTFTNS: ptr(260 * ms), OneToken: "pass"}, -1},
 		{"e2e limit", replay.SLOSpec{E2ENS: ptr(290 * ms), OneToken: "pass"}, 4},
-		{"tpot limit cannot be shown to hold", replay.SLOSpec{TPOTNS: ptr(1000 * ms), OneToken: "pass"}, 0},
+		{"tpot limit is null", replay.SLOSpec{TPOTNS: ptr(1000 * ms), OneToken: "pass"}, -1},
+		{"e2e and ttft limits are null", replay.SLOSpec{E2ENS: ptr(290 * ms), TTFTNS: ptr(260 * ms), OneToken: "pass"}, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			slo := tc.slo
@@ -103,13 +108,34 @@ func TestNonStreamingBoundaryMeasuresOnlyE2E(t *testing.T) {
 			if n := p.Dists["e2e_ns"].N; n != 5 {
 				t.Errorf("e2e_ns: n = %d, want 5", n)
 			}
-			if p.Counts.Good != tc.wantGood {
+			if tc.wantGood < 0 {
+				for _, k := range []string{"counts.good", "goodput", "token_goodput", "slo_attainment", "slo_attainment_ok"} {
+					v, why := res.Resolve("r1", 0, k)
+					if !v.IsNull() || strings.Count(why, "first_chunk_ns not measured") != 1 {
+						t.Errorf("%s = %v, reason %q: want null, the reason stated once", k, v, why)
+					}
+				}
+			} else if p.Counts.Good != tc.wantGood {
 				t.Errorf("good = %d, want %d", p.Counts.Good, tc.wantGood)
 			}
 			if res.Boundary != schema.BoundaryNonStreaming || !slices.Contains(res.Notes, replay.NonStreamingNote) {
 				t.Errorf("boundary %q, notes %q", res.Boundary, res.Notes)
 			}
 		})
+	}
+	// A sweep of the e2e limit with a TTFT limit held fixed cannot be
+	// judged either: null with the note, not goodput 0 at every limit.
+	slo := replay.SLOSpec{E2ENS: ptr(290 * ms), TTFTNS: ptr(260 * ms), OneToken: "pass"}
+	res, err := replay.Replay(context.Background(), run, replay.Options{SLO: &slo, Sweep: &replay.SweepSpec{Metric: "e2e", FromNS: 100 * ms, ToNS: 300 * ms, Steps: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Sweep.Rows {
+		for _, g := range r.Goodput {
+			if !g.IsNull() {
+				t.Fatalf("sweep goodput %v under an unmeasurable TTFT limit", g)
+			}
+		}
 	}
 }
 

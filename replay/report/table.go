@@ -90,7 +90,7 @@ func scalarRows(p *replay.PointResult) []row {
 		if _, why := p.NullReasons[k]; k == "smooth_goodput" && p.Scalars[k].IsNull() && !why {
 			continue
 		}
-		add(k, k, one, 3, "req/s")
+		add(k, k, one, 3, rateUnit(k))
 	}
 	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
 		add(k, k, one, 3, "tok/s")
@@ -111,14 +111,44 @@ func scalarRows(p *replay.PointResult) []row {
 		out = append(out, row{"stalls", fmt.Sprintf("%d gaps > %s ms in %d requests; max gap %s", p.Stalls.Count, Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3), p.Stalls.Requests, Decimal(p.Stalls.MaxGapNS, nsToMS, 3)), "ms"})
 	}
 	if m := p.MLPerf; m != nil {
-		v := "INVALID"
-		if m.Valid {
-			v = "VALID"
-		}
-		out = append(out, row{"mlperf", fmt.Sprintf("%s: ttft p99 %s, tpot p99 %s, over %d/%d, queries %d; %s", v,
-			Decimal(m.TTFTP99NS, nsToMS, 3), Decimal(m.TPOTP99NS, nsToMS, 3), m.TTFTOver, m.TPOTOver, m.Queries, strings.Join(m.Reasons, "; ")), "ms"})
+		out = append(out, row{"mlperf", mlperfLine(m), ""})
 	}
 	return out
+}
+
+// rateUnit is the unit of a rate scalar printed among the request rates:
+// smooth goodput is Σ benefit (output tokens less the lateness penalty,
+// arXiv 2410.14257) per second, so tok/s; the others req/s.
+func rateUnit(k string) string {
+	if k == "smooth_goodput" {
+		return "tok/s"
+	}
+	return "req/s"
+}
+
+// mlperfLine is the MLPerf server check on one line: the verdict, the
+// p99s with their unit (+∞ when the p99 is a failed query), the
+// overlatency counts and queries, then the reasons.
+func mlperfLine(m *replay.MLPerfCheck) string {
+	v := "INVALID"
+	if m.Valid {
+		v = "VALID"
+	}
+	p99 := func(x replay.Value, failed bool) string {
+		if failed {
+			return "+∞ (a failed query)"
+		}
+		return Decimal(x, nsToMS, 3) + " ms"
+	}
+	s := fmt.Sprintf("%s: ttft p99 %s, tpot p99 %s, over %d/%d, queries %d", v,
+		p99(m.TTFTP99NS, m.TTFTP99Failed), p99(m.TPOTP99NS, m.TPOTP99Failed), m.TTFTOver, m.TPOTOver, m.Queries)
+	if m.Failed > 0 {
+		s += fmt.Sprintf(" (%d failed)", m.Failed)
+	}
+	if len(m.Reasons) > 0 {
+		s += "; " + strings.Join(m.Reasons, "; ")
+	}
+	return s
 }
 
 // distLine is one distribution of a point and repeat, formatted.

@@ -49,3 +49,18 @@ func TestCapacityUnitNamesTheLoadMode(t *testing.T) {
 		}
 	}
 }
+
+// TestMLPerfLineUnitsBesideTheirNumbers: the unit of the p99s follows
+// them, never the reason list (attack3 finding 16), and a p99 that is a
+// failed query reads +∞.
+func TestMLPerfLineUnitsBesideTheirNumbers(t *testing.T) {
+	m := &replay.MLPerfCheck{Valid: true, TTFTP99NS: replay.Int(100e6), TPOTP99NS: replay.Int(10e6), Queries: 600}
+	if got, want := mlperfLine(m), "VALID: ttft p99 100.000 ms, tpot p99 10.000 ms, over 0/0, queries 600"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	m = &replay.MLPerfCheck{TTFTP99NS: replay.Null, TTFTP99Failed: true, TPOTP99NS: replay.Int(10e6), TTFTOver: 10, TPOTOver: 10, Queries: 600, Failed: 10,
+		Reasons: []string{"fewer queries than the minimum"}}
+	if got, want := mlperfLine(m), "INVALID: ttft p99 +∞ (a failed query), tpot p99 10.000 ms, over 10/10, queries 600 (10 failed); fewer queries than the minimum"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

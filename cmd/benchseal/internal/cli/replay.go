@@ -64,7 +64,9 @@ l = max_i(t_i − d_i), benefit n − alpha·clamp(max(l,0)/L, 0, 1); without
 text output prints the sweep alone; without :steps the limits are round:
 50ms, 100ms, 200ms, … 2s);
 --mlperf ttft=450ms,tpot=40ms runs the MLPerf server validity check (p99 by
-index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries);
+index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries; as in
+LoadGen every issued query counts: a failed one is +∞, over both limits, and
+makes the check INVALID);
 --attainment-target sets the attainment of the capacity (highest passing rate).
 
 --write-claims FILE records the result as the publisher's claims (per point and
