@@ -111,8 +111,12 @@ func TestReplayFlagsPhasesOverlappingAcrossShards(t *testing.T) {
 	if p == nil || len(p.PhasesOverlap) == 0 {
 		t.Fatalf("point r1 repeat 1 not flagged: %+v", p)
 	}
-	if !strings.Contains(p.PhasesOverlap[0], "shard 0 measured it") || !strings.Contains(p.PhasesOverlap[0], "shard 1 ran point r1 repeat 0") {
-		t.Errorf("overlap %q does not name the shards and the phase", p.PhasesOverlap[0])
+	// Which phases of shard 1 fall into the window depends on the
+	// capture's timing; its repeat 0 always does, at any place in the list.
+	if !slices.ContainsFunc(p.PhasesOverlap, func(o string) bool {
+		return strings.Contains(o, "shard 0 measured it") && strings.Contains(o, "shard 1 ran point r1 repeat 0")
+	}) {
+		t.Errorf("no overlap %q names shard 0's measurement and shard 1's point r1 repeat 0", p.PhasesOverlap)
 	}
 	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "phases_overlap: point r1 repeat 1:") }) {
 		t.Errorf("no phases_overlap note: %q", res.Notes)
