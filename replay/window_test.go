@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -108,6 +109,23 @@ func TestJoinReasonsStatesEachClauseOnce(t *testing.T) {
 	} {
 		if got := JoinReasons(c.a, c.b); got != c.want {
 			t.Errorf("JoinReasons(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestElapsedWindowNeedsMeasuredEnds: the window reads sent_ns and end_ns;
+// when the source did not measure end_ns it is null with that reason,
+// never the placeholder ends.
+func TestElapsedWindowNeedsMeasuredEnds(t *testing.T) {
+	run := hardWorkRun(schema.StatusTimeout, 30)
+	run.m.Evidence = schema.EvidenceImported
+	run.m.Provenance = &schema.Provenance{}
+	run.m.Provenance.Set(schema.FieldEnd, schema.FieldAbsent, "placeholder: the send time")
+	slo := &SLOSpec{E2ENS: ptr(int64(2e9)), OneToken: schema.OneTokenPass}
+	p := mustReplay(t, run, Options{SLO: slo}).Results[0]
+	for _, k := range []string{"window_ns", "goodput", "request_throughput"} {
+		if !p.Scalars[k].IsNull() || !strings.Contains(p.NullReasons[k], "end_ns not measured") {
+			t.Errorf("%s = %v, reason %q", k, p.Scalars[k], p.NullReasons[k])
 		}
 	}
 }
