@@ -90,11 +90,11 @@ func BenchmarkImportInferencePerf(b *testing.B) {
 	benchImport(b, inferenceperf.Tool, "per_request_lifecycle_metrics.json", syntheticInferencePerf(b, 20000))
 }
 
-// BenchmarkImportGuideLLM imports a 20,000-request synthetic GuideLLM
+// BenchmarkImportGuideLLM imports a 5,000-request (32 MB) synthetic GuideLLM
 // benchmarks.json over three benchmarks, stored out of order of start,
 // and reports the peak live heap beside the input size.
 func BenchmarkImportGuideLLM(b *testing.B) {
-	benchImport(b, guidellm.Tool, "benchmarks.json", syntheticGuideLLM(b, 20000))
+	benchImport(b, guidellm.Tool, "benchmarks.json", syntheticGuideLLM(b, 5000))
 }
 
 // benchImport imports data, written to a file called name, with tool's

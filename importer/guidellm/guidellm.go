@@ -72,17 +72,23 @@ func ParseReport(r io.Reader, name string) (*Report, error) {
 	return ingest.ReadParse(r, name, parseReport)
 }
 
-func parseReport(data []byte, name string) (*Report, error) {
+// reportJSON returns a report as JSON: data itself, or benchmarks.yaml
+// converted (recognised as not starting with '{').
+func reportJSON(data []byte, name string) ([]byte, error) {
 	h := ingest.Sniff(data, 1)
 	if len(h) == 0 {
 		return nil, ingest.Errorf(name, "empty file")
 	}
 	if h[0] != '{' {
-		j, err := ingest.YAMLToJSON(name, data)
-		if err != nil {
-			return nil, err
-		}
-		data = j
+		return ingest.YAMLToJSON(name, data)
+	}
+	return data, nil
+}
+
+func parseReport(data []byte, name string) (*Report, error) {
+	data, err := reportJSON(data, name)
+	if err != nil {
+		return nil, err
 	}
 	var rep Report
 	if err := ingest.DecodeJSON(name, data, &rep); err != nil {

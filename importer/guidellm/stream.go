@@ -32,17 +32,10 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 	if len(files) > 1 {
 		return nil, ingest.Errorf(files[1].Name, "guidellm takes one report per import")
 	}
-	name, data := files[0].Name, files[0].Data
-	h := ingest.Sniff(data, 1)
-	if len(h) == 0 {
-		return nil, ingest.Errorf(name, "empty file")
-	}
-	if h[0] != '{' {
-		j, err := ingest.YAMLToJSON(name, data)
-		if err != nil {
-			return nil, err
-		}
-		data = j
+	name := files[0].Name
+	data, err := reportJSON(files[0].Data, name)
+	if err != nil {
+		return nil, err
 	}
 	x, err := indexReport(data, name)
 	if err != nil {
