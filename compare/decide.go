@@ -62,8 +62,9 @@ type Row struct {
 	Goodput   Side
 	// Cost is the cost per million good tokens.
 	Cost Side
-	// Capacity is, per repeat, the highest offered load whose SLO
-	// attainment meets the target.
+	// Capacity is, per repeat, the highest offered load up to which
+	// every tested load's SLO attainment meets the target (the first
+	// crossing, replay.FirstCrossing).
 	Capacity Side
 	// CapacityAtLeast is, when the SLO attainment target is met at every
 	// tested load in some repeat (the test did not bound the capacity),
@@ -304,13 +305,15 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	return r
 }
 
-// capacitySide is, per repeat, the highest offered load whose SLO
-// attainment meets target, when some tested load fails it (the target is
-// crossed inside the test). A repeat where every tested load meets the
+// capacitySide is, per repeat, the capacity by the first-crossing rule
+// (replay.FirstCrossing): the highest offered load L such that every
+// tested load ≤ L meets the target, when some tested load fails it. A
+// passing load above a failing one does not count; the notes say in how
+// many repeats that happened. A repeat where every tested load meets the
 // target has no capacity: the test did not bound it (it is at least the
 // highest load tested, returned as atLeast, the lowest such bound over
-// repeats); one where no load meets it has none either (it is below the
-// lowest load tested), nor one where any attainment is undefined.
+// repeats); one where the lowest load fails has none either (it is below
+// the lowest load tested), nor one where any attainment is undefined.
 func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, notes []string) {
 	atLeast = replay.Null
 	byRepeat := map[int][]*replay.PointResult{}
@@ -323,12 +326,13 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 	}
 	slices.Sort(order)
 	var reasons []string
-	unbounded, none := 0, 0
+	unbounded, none, lowFails, nonMonotone := 0, 0, 0, 0
 	var lowest *big.Rat
+	example := ""
 	for _, rep := range order {
 		v := replay.Null
-		var pass, low *big.Rat
-		failed, undefined := false, false
+		var loads, atts []*big.Rat
+		undefined := false
 		for _, pr := range byRepeat[rep] {
 			o, ok := PointLoad(in.Manifest, pr.Point)
 			if !ok {
@@ -342,30 +346,34 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 				reasons = append(reasons, NullReason(in, "slo_attainment"))
 				break
 			}
-			l := new(big.Rat).SetFloat64(o.Value())
-			if low == nil || l.Cmp(low) < 0 {
-				low = l
-			}
-			if a.Cmp(target) < 0 {
-				failed = true
-			} else if pass == nil || l.Cmp(pass) > 0 {
-				pass = l
+			loads, atts = append(loads, new(big.Rat).SetFloat64(o.Value())), append(atts, a)
+		}
+		x := replay.FirstCrossing(loads, atts, target)
+		if !undefined && x.NonMonotone() {
+			nonMonotone++
+			if example == "" {
+				example = fmt.Sprintf("%s above %s in repeat %d", x.MaxPassing.FloatString(3), x.FirstFail.FloatString(3), rep)
 			}
 		}
 		switch {
-		case undefined:
-		case pass == nil:
-			none++
-			if lowest == nil || (low != nil && low.Cmp(lowest) < 0) {
+		case undefined, len(loads) == 0:
+		case x.Below:
+			if x.MaxPassing == nil {
+				none++
+			} else {
+				lowFails++
+			}
+			low := slices.MinFunc(loads, func(a, b *big.Rat) int { return a.Cmp(b) })
+			if lowest == nil || low.Cmp(lowest) < 0 {
 				lowest = low
 			}
-		case !failed:
+		case x.Never:
 			unbounded++
-			if b := atLeast.Rat(); b == nil || pass.Cmp(b) < 0 {
-				atLeast = replay.Exact(pass)
+			if b := atLeast.Rat(); b == nil || x.MaxPassing.Cmp(b) < 0 {
+				atLeast = replay.Exact(x.MaxPassing)
 			}
 		default:
-			v = replay.Exact(pass)
+			v = replay.Exact(x.Capacity)
 		}
 		s.Values = append(s.Values, v)
 	}
@@ -376,6 +384,12 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 	}
 	if none > 0 {
 		reasons = append(reasons, fmt.Sprintf("no tested load meets the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", none, n, lowest.FloatString(3)))
+	}
+	if lowFails > 0 {
+		reasons = append(reasons, fmt.Sprintf("the lowest tested load fails the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", lowFails, n, lowest.FloatString(3)))
+	}
+	if nonMonotone > 0 {
+		reasons = append(reasons, fmt.Sprintf("SLO attainment is not monotone in %d of %d repeats (a load meeting the target above one that fails it: %s): the capacity counts only the loads below the first failing one", nonMonotone, n, example))
 	}
 	for _, r := range reasons {
 		if !slices.Contains(notes, r) {
@@ -388,6 +402,11 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 			s.NullReason = "no load points"
 		}
 		notes = nil
+		if nonMonotone > 0 {
+			// The null reason holds it too, but the notes are what every
+			// format prints beside the row.
+			notes = append(notes, reasons[len(reasons)-1])
+		}
 	}
 	return s, atLeast, notes
 }

@@ -125,3 +125,35 @@ func TestDecideTieSaysTheMediansTie(t *testing.T) {
 		t.Errorf("%s: %s", d.Verdict, d.Answer)
 	}
 }
+
+// A load meeting the target above one that fails it does not count: the
+// capacity is the first crossing (before, [1, 0.5, 1] at c4/c8/c16 gave
+// capacity 16 and beat a run that meets the target up to 8), and the
+// notes say the attainment was not monotone.
+func TestDecideCapacityIsTheFirstCrossing(t *testing.T) {
+	opts := DecideOptions{Objective: MaxCapacity, Target: big.NewRat(9, 10)}
+	nm := sweepInput("nm", [3]int64{100, 50, 100}, [3]int64{100, 50, 100}, [3]int64{100, 50, 100}, [3]int64{100, 50, 100}, [3]int64{100, 50, 100})
+	row := decideRow(nm, 0, opts)
+	if c := row.Capacity.Summary.Median.Rat(); c == nil || c.Cmp(big.NewRat(4, 1)) != 0 {
+		t.Errorf("capacity %v, want 4", row.Capacity.Summary.Median)
+	}
+	want := "capacity: SLO attainment is not monotone in 5 of 5 repeats (a load meeting the target above one that fails it: 16.000 above 8.000 in repeat 0)"
+	if !slices.ContainsFunc(row.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("notes %q, want %q", row.Notes, want)
+	}
+	mono := sweepInput("mono", [3]int64{100, 100, 50}, [3]int64{100, 100, 50}, [3]int64{100, 100, 50}, [3]int64{100, 100, 50}, [3]int64{100, 100, 50})
+	d, err := Decide([]*Input{nm, mono}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Winner != 1 || d.Verdict != Winner {
+		t.Errorf("verdict %s winner %d: %s", d.Verdict, d.Winner, d.Answer)
+	}
+	// The lowest load failing with a higher one passing: null, with both
+	// reasons, and the non-monotone note kept beside the row.
+	low := decideRow(sweepInput("low", [3]int64{50, 100, 100}), 0, opts)
+	if !low.Capacity.Summary.Median.IsNull() || !strings.Contains(low.Capacity.NullReason, "the lowest tested load fails the SLO attainment target in 1 of 1 repeats") ||
+		!slices.ContainsFunc(low.Notes, func(n string) bool { return strings.Contains(n, "not monotone") }) {
+		t.Errorf("lowest fails: capacity %v, reason %q, notes %q", low.Capacity.Summary.Median, low.Capacity.NullReason, low.Notes)
+	}
+}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math/big"
 	"slices"
 	"time"
@@ -134,12 +135,14 @@ func buildSweep(spec *SweepSpec, groups map[groupKey]*group, order []groupKey) *
 	return sw
 }
 
-// Capacity is the capacity of a rate sweep: the highest offered rate
-// whose median SLO attainment across repeats meets the target, when some
-// tested rate fails it. When every tested rate meets the target the test
-// did not bound the capacity (it is at least the highest rate tested:
-// null, "never crossed"); when none does it is below the lowest rate
-// tested (null). The same rule as compare's decide.
+// Capacity is the capacity of a rate sweep by the first-crossing rule
+// (FirstCrossing) over the median SLO attainment across repeats of each
+// rate: the highest tested rate such that every tested rate up to it
+// meets the target, when some tested rate fails it. When every tested
+// rate meets the target the test did not bound the capacity (it is at
+// least the highest rate tested: null, "never crossed"); when the lowest
+// fails it is below the lowest rate tested (null). The same rule as
+// compare's decide.
 type Capacity struct {
 	Target *big.Rat
 	// Rates and Attainment are the curve, by increasing rate.
@@ -153,8 +156,83 @@ type Capacity struct {
 	NullReason string
 	// MaxPassingRate is the highest rate whose attainment meets the
 	// target, Null when none does (when Rate is Null because every rate
-	// passed, the lower bound of the capacity).
+	// passed, the lower bound of the capacity). Above Rate when the
+	// attainment is not monotone.
 	MaxPassingRate Value
+	// NonMonotone says, when a rate above a failing one meets the target
+	// again, which ("" when the curve crosses the target once): that
+	// rate is not the capacity.
+	NonMonotone string
+}
+
+// Crossing is the first-crossing rule applied to SLO attainment over
+// increasing offered load (DistServe's find_intersection without the
+// interpolation): the capacity is the highest tested load L such that
+// every tested load ≤ L meets the target. A passing load above a failing
+// one does not count: noise alone makes attainment non-monotone, and a
+// capacity above a failing load is not bounded by the test.
+type Crossing struct {
+	// Capacity is the capacity; nil when the lowest load fails the
+	// target (Below) or every load meets it (Never).
+	Capacity *big.Rat
+	// MaxPassing is the highest load meeting the target, FirstFail the
+	// lowest failing it (nil when none).
+	MaxPassing, FirstFail *big.Rat
+	// Never: every tested load meets the target, so the test did not
+	// bound the capacity. Below: the lowest tested load fails it.
+	Never, Below bool
+}
+
+// NonMonotone reports whether some load above the first failing one
+// meets the target.
+func (c Crossing) NonMonotone() bool {
+	return c.FirstFail != nil && c.MaxPassing != nil && c.MaxPassing.Cmp(c.FirstFail) > 0
+}
+
+// NonMonotoneText says which load passes above which failing one, in the
+// unit given ("" when the curve is monotone).
+func (c Crossing) NonMonotoneText(unit string) string {
+	if !c.NonMonotone() {
+		return ""
+	}
+	return fmt.Sprintf("SLO attainment is not monotone: %s%s meets the target above %s%s, which fails it; the capacity counts only the loads below the first failing one",
+		c.MaxPassing.FloatString(3), unit, c.FirstFail.FloatString(3), unit)
+}
+
+// FirstCrossing applies the rule to loads and their attainments (the same
+// length, none nil), in any order.
+func FirstCrossing(loads, attainment []*big.Rat, target *big.Rat) Crossing {
+	idx := make([]int, len(loads))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return loads[a].Cmp(loads[b]) })
+	var c Crossing
+	for _, i := range idx {
+		if attainment[i].Cmp(target) < 0 {
+			if c.FirstFail == nil {
+				c.FirstFail = loads[i]
+			}
+			continue
+		}
+		c.MaxPassing = loads[i]
+	}
+	if len(idx) == 0 {
+		return c
+	}
+	for _, i := range idx {
+		if c.FirstFail != nil && loads[i].Cmp(c.FirstFail) >= 0 {
+			break
+		}
+		c.Capacity = loads[i]
+	}
+	switch {
+	case c.FirstFail == nil:
+		c.Never, c.Capacity = true, nil
+	case c.Capacity == nil:
+		c.Below = true
+	}
+	return c
 }
 
 func capacity(m *schema.Manifest, res *Result, target *big.Rat) *Capacity {
@@ -189,34 +267,35 @@ func capacity(m *schema.Manifest, res *Result, target *big.Rat) *Capacity {
 	}
 	slices.SortStableFunc(pts, func(a, b pt) int { return a.rate.Cmp(b.rate) })
 	c := &Capacity{Target: target, Rate: Null, MaxPassingRate: Null}
+	var rates, atts []*big.Rat
+	undefined := false
 	for _, p := range pts {
 		c.Points = append(c.Points, p.name)
 		c.Rates = append(c.Rates, Exact(p.rate))
 		c.Attainment = append(c.Attainment, p.att)
 		c.Goodput = append(c.Goodput, p.gp)
-		if a := p.att.Rat(); a != nil && a.Cmp(target) >= 0 {
-			c.MaxPassingRate = Exact(p.rate)
-		}
-	}
-	failed, undefined := false, false
-	for _, p := range pts {
-		a := p.att.Rat()
-		switch {
-		case a == nil:
+		if a := p.att.Rat(); a != nil {
+			rates, atts = append(rates, p.rate), append(atts, a)
+		} else {
 			undefined = true
-		case a.Cmp(target) < 0:
-			failed = true
 		}
 	}
+	x := FirstCrossing(rates, atts, target)
+	if x.MaxPassing != nil {
+		c.MaxPassingRate = Exact(x.MaxPassing)
+	}
+	c.NonMonotone = x.NonMonotoneText(" req/s")
 	switch {
 	case undefined:
 		c.NullReason = "the SLO attainment of some rate is undefined"
-	case c.MaxPassingRate.IsNull():
+	case x.MaxPassing == nil:
 		c.NullReason = "no tested rate meets the SLO attainment target: capacity below the lowest rate tested (" + pts[0].rate.FloatString(3) + " req/s)"
-	case !failed:
+	case x.Below:
+		c.NullReason = "the lowest tested rate fails the SLO attainment target: capacity below the lowest rate tested (" + pts[0].rate.FloatString(3) + " req/s)"
+	case x.Never:
 		c.NullReason = "the SLO attainment target is met at every tested rate: capacity not bounded by the test (≥ " + c.MaxPassingRate.Rat().FloatString(3) + " req/s, never crossed)"
 	default:
-		c.Rate = c.MaxPassingRate
+		c.Rate = Exact(x.Capacity)
 	}
 	return c
 }

@@ -61,8 +61,8 @@ type summaryRow struct {
 }
 
 type capacityView struct {
-	Target, Rate, NullReason, MaxPassing string
-	Rows                                 [][]string
+	Target, Rate, NullReason, MaxPassing, NonMonotone string
+	Rows                                              [][]string
 }
 
 type pointView struct {
@@ -136,7 +136,7 @@ func newHTMLPage(r *replay.Result) *htmlPage {
 		pg.Summary = append(pg.Summary, sv)
 	}
 	if c := r.Capacity; c != nil {
-		cv := &capacityView{Target: Decimal(replay.Exact(c.Target), hundred, 2), Rate: Decimal(c.Rate, one, 3), NullReason: c.NullReason, MaxPassing: Decimal(c.MaxPassingRate, one, 3)}
+		cv := &capacityView{Target: Decimal(replay.Exact(c.Target), hundred, 2), Rate: Decimal(c.Rate, one, 3), NullReason: c.NullReason, MaxPassing: Decimal(c.MaxPassingRate, one, 3), NonMonotone: c.NonMonotone}
 		for i := range c.Points {
 			cv.Rows = append(cv.Rows, []string{c.Points[i], Decimal(c.Rates[i], one, 3), Decimal(c.Attainment[i], hundred, 2), Decimal(c.Goodput[i], one, 3)})
 		}

@@ -152,7 +152,10 @@ const htmlSource = `<!DOCTYPE html>
 {{- end}}
 {{- with .Capacity}}
 <h3>capacity at attainment {{.Target}} %</h3>
-<p>capacity (the highest offered rate whose median attainment meets the target): {{if eq .Rate "-"}}null ({{.NullReason}}){{else}}{{.Rate}} req/s{{end}}; highest passing rate: {{.MaxPassing}} req/s</p>
+<p>capacity (the highest offered rate up to which every rate's median attainment meets the target): {{if eq .Rate "-"}}null ({{.NullReason}}){{else}}{{.Rate}} req/s{{end}}; highest passing rate: {{.MaxPassing}} req/s</p>
+{{- with .NonMonotone}}
+<p><strong>{{.}}</strong></p>
+{{- end}}
 <div class="scroll"><table>
 <thead><tr><th>point</th><th class="num">rate (req/s)</th><th class="num">attainment (% of declared)</th><th class="num">goodput (req/s)</th></tr></thead>
 <tbody>

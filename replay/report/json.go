@@ -317,6 +317,9 @@ func JSON(out io.Writer, r *replay.Result) error {
 			w.ks("null_reason", c.NullReason)
 		}
 		w.kv("max_passing_rate", Number(c.MaxPassingRate))
+		if c.NonMonotone != "" {
+			w.ks("non_monotone", c.NonMonotone)
+		}
 		w.key("curve")
 		w.open('[')
 		for i := range c.Points {

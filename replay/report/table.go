@@ -318,7 +318,10 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 		if c.Rate.IsNull() {
 			capText = "null (" + c.NullReason + ")"
 		}
-		fmt.Fprintf(b, "\ncapacity at attainment %s (highest offered rate meeting it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capText, Decimal(c.MaxPassingRate, one, 3))
+		fmt.Fprintf(b, "\ncapacity at attainment %s (highest offered rate up to which every rate meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capText, Decimal(c.MaxPassingRate, one, 3))
+		if c.NonMonotone != "" {
+			fmt.Fprintf(b, "  %s\n", c.NonMonotone)
+		}
 		for i := range c.Points {
 			fmt.Fprintf(b, "  %-12s rate %s  attainment %s  goodput %s\n", c.Points[i], Decimal(c.Rates[i], one, 3), Decimal(c.Attainment[i], one, 4), Decimal(c.Goodput[i], one, 3))
 		}

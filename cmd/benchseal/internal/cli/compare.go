@@ -244,9 +244,11 @@ the manifests' when they agree):
   min-cost-per-good-token   lowest cost per million output tokens of good
                             requests (manifest cost.price_per_hour over the
                             measurement window); no price → unknown, cannot win
-  max-capacity              highest offered load whose SLO attainment meets
-                            --attainment-target, per repeat, when some
-                            tested load fails it; met at every tested load:
+  max-capacity              per repeat, the highest offered load up to which
+                            every tested load's SLO attainment meets
+                            --attainment-target (the first crossing: a load
+                            passing above a failing one does not count, and
+                            the notes say so); met at every tested load:
                             "≥ highest load, never crossed" (null)
 
 The decision table lists, per configuration: goodput, errors by kind,

@@ -67,7 +67,8 @@ text output prints the sweep alone; without :steps the limits are round:
 index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries; as in
 LoadGen every issued query counts: a failed one is +∞, over both limits, and
 makes the check INVALID);
---attainment-target sets the attainment of the capacity (highest passing rate).
+--attainment-target sets the attainment of the capacity (the highest rate up to
+which every rate meets it: the first crossing).
 
 --write-claims FILE records the result as the publisher's claims (per point and
 repeat: request accounting, window, rates, goodput, attainment and the quoted
