@@ -200,20 +200,11 @@ func indexTar(f *os.File) (*tarSource, error) {
 			return nil, fmt.Errorf("duplicate tar entry %q", hdr.Name)
 		}
 		seen[name] = true
-		for k := range hdr.PAXRecords {
-			if strings.HasPrefix(k, "GNU.sparse.") {
-				return nil, fmt.Errorf("tar entry %q: sparse files are not accepted", hdr.Name)
-			}
+		if err := checkUSTAR(f, cr.pos, hdr, name); err != nil {
+			return nil, err
 		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if name == "" || name == "blobs" || name == "blobs/sha256" {
-				continue
-			}
-			return nil, fmt.Errorf("unexpected directory %q in tar", hdr.Name)
-		case tar.TypeReg:
-		default:
-			return nil, fmt.Errorf("tar entry %q: type %q is not a regular file (links, devices and fifos are refused)", hdr.Name, hdr.Typeflag)
+		if hdr.Typeflag == tar.TypeDir {
+			continue
 		}
 		if err := checkLayoutName(name); err != nil {
 			return nil, err
@@ -224,11 +215,92 @@ func indexTar(f *os.File) (*tarSource, error) {
 		case cr.pos+hdr.Size > total:
 			return nil, fmt.Errorf("tar entry %q: the archive is truncated: the entry declares %d bytes, only %d follow its header", hdr.Name, hdr.Size, total-cr.pos)
 		}
+		if err := checkTarPadding(f, cr.pos, hdr.Size, hdr.Name); err != nil {
+			return nil, err
+		}
 		ts.files[name] = tarEntry{off: cr.pos, size: hdr.Size}
 		ts.list = append(ts.list, name)
 	}
 	sort.Strings(ts.list)
 	return ts, nil
+}
+
+// checkUSTAR refuses a tar entry that is not written the way pack writes
+// one: a plain USTAR header (no PAX extended or global header, no GNU long
+// name or link, no v7, GNU or star header), of type '0' (a regular file) or
+// '5' (only the directories "blobs" and "blobs/sha256", which tar programs
+// add), whose stored name is exactly the layout name (no "./", "//" or
+// trailing slash on a file). Tar readers disagree on which name wins when
+// an entry carries several (Go's archive/tar takes a GNU long name over a
+// PAX path, GNU tar the PAX path), so one archive could hold two layouts;
+// with one plain name per entry every reader sees the same files. data is
+// the offset of the entry's data, just past its 512-byte header.
+func checkUSTAR(f io.ReaderAt, data int64, hdr *tar.Header, name string) error {
+	if hdr.Format != tar.FormatUSTAR || len(hdr.PAXRecords) > 0 {
+		return fmt.Errorf("tar entry %q: %v header; a bundle tar is plain USTAR (no PAX extended or global headers, no GNU long names)", hdr.Name, tarFormatName(hdr.Format))
+	}
+	var raw [512]byte
+	if data < 512 {
+		return fmt.Errorf("tar entry %q: header offset %d", hdr.Name, data)
+	}
+	if _, err := f.ReadAt(raw[:], data-512); err != nil {
+		return fmt.Errorf("read tar header of %q: %v", hdr.Name, err)
+	}
+	const typeflagOff = 156
+	switch flag := raw[typeflagOff]; {
+	case flag == tar.TypeReg && hdr.Typeflag == tar.TypeReg:
+		if hdr.Name != name {
+			return fmt.Errorf("tar entry %q: the stored name is not the plain layout name %q", hdr.Name, name)
+		}
+	case flag == tar.TypeDir && hdr.Typeflag == tar.TypeDir:
+		if name != "blobs" && name != "blobs/sha256" {
+			return fmt.Errorf("unexpected directory %q in tar", hdr.Name)
+		}
+		if hdr.Name != name && hdr.Name != name+"/" {
+			return fmt.Errorf("tar entry %q: the stored name is not the plain layout name %q", hdr.Name, name+"/")
+		}
+		if hdr.Size != 0 {
+			return fmt.Errorf("tar directory entry %q has %d bytes of data", hdr.Name, hdr.Size)
+		}
+	case hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeDir:
+		return fmt.Errorf("tar entry %q: type flag %q; a bundle tar has '0' (regular file) entries only", hdr.Name, flag)
+	default:
+		return fmt.Errorf("tar entry %q: type %q is not a regular file (links, devices and fifos are refused)", hdr.Name, hdr.Typeflag)
+	}
+	return nil
+}
+
+// tarFormatName names a tar header format for an error message.
+func tarFormatName(f tar.Format) string {
+	switch {
+	case f == tar.FormatPAX:
+		return "PAX"
+	case f == tar.FormatGNU:
+		return "GNU"
+	case f == tar.FormatUnknown:
+		return "non-standard (v7, mixed PAX and GNU, or malformed USTAR)"
+	}
+	return "non-USTAR (" + f.String() + ")"
+}
+
+// checkTarPadding refuses non-zero bytes in the padding that rounds an
+// entry's data (size bytes at offset data) up to a 512-byte block: tar
+// readers skip it, so it is bytes no reader checks, and pack writes zeros.
+func checkTarPadding(f io.ReaderAt, data, size int64, entry string) error {
+	pad := (512 - size%512) % 512
+	if pad == 0 {
+		return nil
+	}
+	buf := make([]byte, pad)
+	if _, err := f.ReadAt(buf, data+size); err != nil {
+		return fmt.Errorf("tar entry %q: read padding: %v", entry, err)
+	}
+	for i, c := range buf {
+		if c != 0 {
+			return fmt.Errorf("tar entry %q: non-zero byte in the padding after its data (offset %d)", entry, data+size+int64(i))
+		}
+	}
+	return nil
 }
 
 // MaxTarPadding caps the zero bytes accepted after a tar's end-of-archive
@@ -263,7 +335,8 @@ func checkTarEnd(f io.ReaderAt, end, total int64) error {
 }
 
 // cleanTarName turns a tar name into a layout name, refusing absolute and
-// non-local names. A leading "./" (GNU tar of ".") is accepted.
+// non-local names. It strips a leading "./" and a trailing slash, which
+// checkUSTAR then refuses on a file (a duplicate via "./" is named as such).
 func cleanTarName(n string) (string, error) {
 	orig := n
 	n = strings.TrimPrefix(n, "./")
