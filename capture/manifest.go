@@ -144,8 +144,12 @@ func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
 		if m.Engine.Server == nil {
 			m.Engine.Server = map[string]string{}
 		}
+		// A reply is kept as the server sent it, except that control
+		// characters other than newline and tab are escaped: the manifest
+		// holds none (schema.IsControlRune; engine.server alone may keep a
+		// reply's line breaks).
 		for k, v := range si.Answers {
-			m.Engine.Server[k] = v
+			m.Engine.Server[k] = schema.EscapeText(v, true)
 		}
 	}
 	if si.Simulator {
@@ -159,10 +163,10 @@ func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
 		setNote(m, "simulator", "the server identified itself as benchseal's simulator: these are synthetic measurements, not an inference engine's")
 	}
 	if m.Engine.Name == "" {
-		m.Engine.Name = si.EngineName
+		m.Engine.Name = schema.EscapeText(si.EngineName, false)
 	}
 	if m.Engine.Version == "" {
-		m.Engine.Version = si.EngineVersion
+		m.Engine.Version = schema.EscapeText(si.EngineVersion, false)
 	}
 }
 

@@ -134,7 +134,7 @@ func (s *scraper) take(ctx context.Context, c *cell, when string) {
 		}
 	}
 	if err != nil {
-		sc.Error = strings.TrimSpace(err.Error())
+		sc.Error = schema.EscapeText(strings.TrimSpace(err.Error()), false) // a manifest string: no control characters
 	}
 	s.list = append(s.list, sc)
 }

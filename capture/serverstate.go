@@ -145,7 +145,7 @@ func (k *stateKeeper) call(ctx context.Context, path string) schema.ResetCall {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, k.base+path, nil)
 	if err != nil {
-		out.Error = err.Error()
+		out.Error = schema.EscapeText(err.Error(), false)
 		return out
 	}
 	if k.r.o.APIKey != "" {
@@ -153,14 +153,14 @@ func (k *stateKeeper) call(ctx context.Context, path string) schema.ResetCall {
 	}
 	resp, err := k.r.client.Do(req)
 	if err != nil {
-		out.Error = strings.TrimSpace(err.Error())
+		out.Error = schema.EscapeText(strings.TrimSpace(err.Error()), false)
 		return out
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	out.Status = resp.StatusCode
 	if !out.OK() {
-		out.Error = "HTTP " + resp.Status
+		out.Error = schema.EscapeText("HTTP "+resp.Status, false)
 	}
 	return out
 }

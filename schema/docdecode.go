@@ -52,7 +52,7 @@ func decodeDocument(r io.Reader, limit int64, name, schemaName string, v any) er
 	if int64(len(b)) > limit {
 		return &DecodeError{File: name, Msg: fmt.Sprintf("larger than %d bytes", limit)}
 	}
-	if err := checkDocument(b); err != nil {
+	if err := checkJSONDocument(b, true); err != nil {
 		err.File = name
 		return err
 	}
@@ -122,7 +122,12 @@ func appendFoldedKey(out, key []byte) []byte {
 }
 
 // checkDocument is CheckJSON returning the concrete error.
-func checkDocument(b []byte) *DecodeError {
+func checkDocument(b []byte) *DecodeError { return checkJSONDocument(b, false) }
+
+// checkJSONDocument is checkDocument; with text, every string (object keys
+// and values) must also pass CheckText: a document a person reads on a
+// terminal (manifest, claims, plan) holds no control characters.
+func checkJSONDocument(b []byte, text bool) *DecodeError {
 	d := &recordDecoder{b: b, doc: true}
 	var path []string
 	// next ends a member or element: it drops the last path token and
@@ -173,6 +178,13 @@ func checkDocument(b []byte) *DecodeError {
 				}
 				key := string(k)
 				path = append(path, key)
+				if text {
+					if err := CheckText(key); err != nil {
+						d.i = keyPos
+						d.field = docPath(path)
+						return d.fail("key: %v", err)
+					}
+				}
 				folded := string(appendFoldedKey(nil, k))
 				if prev, dup := seen[folded]; dup {
 					d.i = keyPos
@@ -213,6 +225,19 @@ func checkDocument(b []byte) *DecodeError {
 					return err
 				}
 			}
+		case '"':
+			if text {
+				start := d.i
+				v, err := d.stringBytes()
+				if err != nil {
+					return err
+				}
+				if err := CheckText(string(v)); err != nil && !(rawReplyField(path) && onlyLineBreaks(v)) {
+					d.i = start
+					return d.fail("%v", err)
+				}
+				return nil
+			}
 		}
 		return d.skip(depth)
 	}
@@ -234,3 +259,23 @@ func checkDocument(b []byte) *DecodeError {
 }
 
 func docPath(tokens []string) string { return jsonPath(tokens) }
+
+// rawReplyField reports whether path is a value of the manifest's
+// engine.server, a server's reply kept as it came (capture stores
+// /v1/models and /version answers there): the one place where a string may
+// hold newlines, tabs and carriage returns, which a reply's JSON may end
+// with. No text output prints it.
+func rawReplyField(path []string) bool {
+	return len(path) == 3 && path[0] == "engine" && path[1] == "server"
+}
+
+// onlyLineBreaks reports whether every control character of v is a
+// newline, tab or carriage return.
+func onlyLineBreaks(v []byte) bool {
+	for _, r := range string(v) {
+		if IsControlRune(r) && r != '\n' && r != '\t' && r != '\r' {
+			return false
+		}
+	}
+	return true
+}

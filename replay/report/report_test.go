@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"flag"
 	"io"
 	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -407,5 +409,53 @@ func TestSweepOfAnUnmeasuredFieldIsNull(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "note: sweep of ttft is null: first_chunk_ns not measured by the source (non-streaming)") {
 		t.Errorf("no reason in\n%s", b.String())
+	}
+}
+
+// TestCSVCellsAreNeverFormulas: a point name is publisher text; a cell
+// that a spreadsheet would evaluate (=, +, -, @) gets a leading apostrophe
+// (attack4 finding 10: =HYPERLINK(...) as a point name), numbers stay as
+// they are.
+func TestCSVCellsAreNeverFormulas(t *testing.T) {
+	run := smallRun()
+	evil := `=HYPERLINK("http://x","y")`
+	run.m.Load.Points[0].Name = evil
+	for _, r := range run.recs {
+		if r.Point == "r1" {
+			r.Point = evil
+		}
+	}
+	res, err := replay.Replay(context.Background(), run, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, FormatCSV, res); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawEvil := false
+	for _, row := range rows {
+		for _, cell := range row {
+			if cell == "'"+evil {
+				sawEvil = true
+			}
+			if cell != "" && strings.ContainsRune("=+-@", rune(cell[0])) {
+				if _, err := strconv.ParseFloat(cell, 64); err != nil {
+					t.Errorf("cell %q would be evaluated as a formula", cell)
+				}
+			}
+		}
+	}
+	if !sawEvil {
+		t.Errorf("the point name is not written as the text '%s", evil)
+	}
+	for cell, want := range map[string]string{"-1.5": "-1.5", "+3": "+3", "@x": "'@x", "-x": "'-x", "a=b": "a=b", "\tx": "'\tx"} {
+		if got := csvCell(cell); got != want {
+			t.Errorf("csvCell(%q) = %q, want %q", cell, got, want)
+		}
 	}
 }

@@ -357,7 +357,8 @@ func writeSweepText(b *strings.Builder, r *replay.Result) {
 // CSV writes one line per point, repeat and metric path, with the value
 // as in the JSON contract (ns, per second).
 func CSV(out io.Writer, r *replay.Result) error {
-	w := csv.NewWriter(out)
+	cw := csv.NewWriter(out)
+	w := csvRows{cw}
 	w.Write([]string{"definitions", "point", "repeat", "metric", "value"})
 	for _, p := range r.Results {
 		rep := strconv.Itoa(p.Repeat)
@@ -412,8 +413,38 @@ func CSV(out io.Writer, r *replay.Result) error {
 			}
 		}
 	}
-	w.Flush()
-	return w.Error()
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvRows writes CSV rows with every cell through csvCell.
+type csvRows struct{ w *csv.Writer }
+
+// Write writes one row.
+func (c csvRows) Write(row []string) {
+	for i, v := range row {
+		row[i] = csvCell(v)
+	}
+	c.w.Write(row)
+}
+
+// csvCell guards a cell against spreadsheet formula injection: a cell that
+// starts with '=', '+', '-', '@', a tab or a carriage return and is not a
+// number (a point name such as =HYPERLINK(...) is publisher text) gets a
+// leading apostrophe, which spreadsheets read as "text, not a formula".
+// Numbers, negative ones included, are written as they are.
+func csvCell(v string) string {
+	if v == "" {
+		return v
+	}
+	switch v[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return v
+		}
+		return "'" + v
+	}
+	return v
 }
 
 func csvNum(v replay.Value) string {

@@ -52,7 +52,7 @@ func failurePrinter(w io.Writer, n int) func(capture.Failure) {
 	return func(f capture.Failure) {
 		switch {
 		case shown < n:
-			fmt.Fprintf(w, "benchseal: request %s (point %s repeat %d %s) failed: %s: %s\n", f.ID, f.Point, f.Repeat, f.Phase, f.Status, f.Error)
+			fmt.Fprintf(w, "benchseal: request %s (point %s repeat %d %s) failed: %s: %s\n", f.ID, f.Point, f.Repeat, f.Phase, f.Status, schema.EscapeText(f.Error, false))
 		case shown == n:
 			fmt.Fprintln(w, "benchseal: more requests failed; they are counted by reason in the summary")
 		default:

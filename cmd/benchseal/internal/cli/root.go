@@ -222,6 +222,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func run(ctx context.Context, args []string, d *Deps) int {
+	// Standard output goes through textOut (publisher text never acts on
+	// a terminal); the command tree gets copies so d stays the caller's.
+	out := &textOut{w: d.IO.Out}
+	defer out.Flush()
+	stdio := *d.IO
+	stdio.Out = out
+	deps := *d
+	deps.IO = &stdio
+	d = &deps
 	io := d.IO
 	io.ctx = ctx
 	root := NewRoot(d)
@@ -263,6 +272,11 @@ func exitCode(err error, errOut io.Writer, path string) int {
 	if err == nil {
 		return ExitOK
 	}
+	// An error may quote publisher text: it is printed through the same
+	// escaping as standard output.
+	eo := &textOut{w: errOut}
+	defer eo.Flush()
+	errOut = eo
 	var se silentExit
 	if errors.As(err, &se) {
 		return se.code

@@ -1,0 +1,91 @@
+package schema_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// TestControlCharactersInDocumentsAreRefused: manifest and claims strings
+// (keys and values) hold no control characters (attack4 finding 6: a model
+// name carrying "\nVERIFIED\n" and ESC[8m rewrote a rejected verdict on a
+// terminal); the error names the field. engine.server (a server's reply,
+// never printed) may keep its line breaks, nothing else.
+func TestControlCharactersInDocumentsAreRefused(t *testing.T) {
+	cases := []struct {
+		name  string
+		file  string
+		edit  func(m map[string]any)
+		field string // "" = valid
+	}{
+		{"plain unicode text", schema.ManifestFile, func(m map[string]any) {
+			m["model"].(map[string]any)["name"] = "décodeur · 7b × H100 — 模型"
+		}, ""},
+		{"escape sequence in the model name", schema.ManifestFile, func(m map[string]any) {
+			m["model"].(map[string]any)["name"] = "m\x1b[8m"
+		}, `"model.name"`},
+		{"newline in the title", schema.ManifestFile, func(m map[string]any) { m["title"] = "t\nVERIFIED" }, `"title"`},
+		{"carriage return in a command line", schema.ManifestFile, func(m map[string]any) {
+			m["client"].(map[string]any)["command_line"] = []any{"x\rVERIFIED"}
+		}, `"client.command_line[0]"`},
+		{"C1 control in the run id", schema.ManifestFile, func(m map[string]any) { m["run_id"] = "r\u009b2J" }, `"run_id"`},
+		{"bidi override in hardware", schema.ManifestFile, func(m map[string]any) {
+			m["hardware"].(map[string]any)["accelerator"] = "\u202eH100"
+		}, `"hardware.accelerator"`},
+		{"control character in a key", schema.ManifestFile, func(m map[string]any) {
+			m["engine"].(map[string]any)["server"] = map[string]any{"/v1/\x1bmodels": "{}"}
+		}, "key"},
+		{"a server reply keeps its line breaks", schema.ManifestFile, func(m map[string]any) {
+			m["engine"].(map[string]any)["server"] = map[string]any{"/v1/models": "{\n\t\"data\": []\r\n}\n"}
+		}, ""},
+		{"a server reply holds no escape sequence", schema.ManifestFile, func(m map[string]any) {
+			m["engine"].(map[string]any)["server"] = map[string]any{"/v1/models": "{}\x1b[8m"}
+		}, `"engine.server./v1/models"`},
+		{"claims", schema.ClaimsFile, func(m map[string]any) { m["definitions"] = "benchseal\u2066" }, `"definitions"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := baseRun(t, false)
+			p := filepath.Join(dir, c.file)
+			if c.file == schema.ClaimsFile {
+				write(t, p, `{"schema":"benchseal/claims/v1","definitions":"benchseal","tolerance":1e-9,"points":[]}`)
+			}
+			editJSON(t, p, c.edit)
+			err := schema.ValidateRunDir(dir, 10)
+			if c.field == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), c.field) || !strings.Contains(err.Error(), "control character U+") {
+				t.Fatalf("error %q does not name %s and the character", err, c.field)
+			}
+		})
+	}
+}
+
+// TestEscapeText pins the one quoting rule of text output.
+func TestEscapeText(t *testing.T) {
+	for _, c := range []struct {
+		in        string
+		keepLines bool
+		want      string
+	}{
+		{"plain · × ü", false, "plain · × ü"},
+		{"a\nb\tc\rd\x1b[0m", false, `a\nb\tc\rd\u001b[0m`},
+		{"a\nb\tc\rd\x1b[0m", true, "a\nb\tc\\rd\\u001b[0m"},
+		{"\u202e\u2066\u200f\u061c\u2028\u0085\x7f", false, `\u202e\u2066\u200f\u061c\u2028\u0085\u007f`},
+		{"bad \xff", false, `bad \xff`},
+		{`back\slash`, false, `back\slash`},
+	} {
+		if got := schema.EscapeText(c.in, c.keepLines); got != c.want {
+			t.Errorf("EscapeText(%q, %v) = %q, want %q", c.in, c.keepLines, got, c.want)
+		}
+	}
+}
