@@ -79,8 +79,9 @@ type Row struct {
 	// repeats (replay.Counts.Declared: sent or not).
 	Sent int64
 	// OutputTokens is the output tokens of completed requests at Point,
-	// summed over repeats; Null when a repeat's window or throughput is
-	// undefined.
+	// summed over repeats (replay.PointResult.OutputTokens, a measured
+	// count needing no window); Null only when a repeat's source did not
+	// measure output_tokens, with the reason in Notes.
 	OutputTokens replay.Value
 	PrefixCache  string
 	Evidence     string
@@ -264,6 +265,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	r.Repeats = len(reps)
 	tokens := new(big.Rat)
 	okTokens := len(reps) > 0
+	tokensWhy := ""
 	for _, pr := range reps {
 		// Declared requests never sent are failures here, as in SLO
 		// attainment, counted apart from the cancelled ones (which were
@@ -274,16 +276,23 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 		r.Errors["cancelled"] += pr.Counts.Cancelled
 		r.Errors["not_sent"] += pr.Counts.NotSent
 		r.Errors["rejected"] += pr.Counts.Rejected
-		tp, w := pr.Scalars["output_token_throughput"].Rat(), pr.Scalars["window_ns"].Rat()
-		if tp == nil || w == nil {
+		t := pr.OutputTokens.Rat()
+		if t == nil {
 			okTokens = false
+			if tokensWhy == "" {
+				tokensWhy = pr.OutputTokensNullReason
+			}
 			continue
 		}
-		t := new(big.Rat).Mul(tp, w)
-		tokens.Add(tokens, t.Quo(t, big.NewRat(1e9, 1)))
+		tokens.Add(tokens, t)
 	}
 	if okTokens {
 		r.OutputTokens = replay.Exact(tokens)
+	} else if len(reps) > 0 {
+		if tokensWhy == "" {
+			tokensWhy = "output_tokens not measured"
+		}
+		r.Notes = append(r.Notes, "completed output tokens null: "+tokensWhy)
 	}
 	for _, s := range []Side{r.Objective, r.Goodput} {
 		for _, w := range s.Summary.Warnings {

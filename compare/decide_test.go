@@ -157,3 +157,28 @@ func TestDecideCapacityIsTheFirstCrossing(t *testing.T) {
 		t.Errorf("lowest fails: capacity %v, reason %q, notes %q", low.Capacity.Summary.Median, low.Capacity.NullReason, low.Notes)
 	}
 }
+
+// decide's completed output tokens sum the measured counts: a repeat
+// without a window (or in which every request failed) still counts; only
+// a repeat whose token counts were not measured makes the sum null, and
+// the row's notes say why. Before, the sum was throughput × window, null
+// whenever the window was.
+func TestDecideOutputTokensNeedNoWindow(t *testing.T) {
+	m := &schema.Manifest{Load: schema.Load{Mode: schema.ModeConcurrency, Repeats: 2,
+		Points: []schema.Point{{Name: "c4", Concurrency: 4, Requests: 10}}}}
+	res := &replay.Result{}
+	for r, tok := range []replay.Value{replay.Int(22500), replay.Int(0)} {
+		res.Results = append(res.Results, &replay.PointResult{Point: "c4", Repeat: r, Counts: replay.Counts{Sent: 10, OK: 10},
+			Scalars: map[string]replay.Value{"window_ns": replay.Null, "output_token_throughput": replay.Null}, OutputTokens: tok})
+	}
+	in := &Input{Name: "a", Manifest: m, Result: res}
+	row := decideRow(in, 0, DecideOptions{Objective: MaxGoodput})
+	if v := row.OutputTokens.Rat(); v == nil || v.Cmp(big.NewRat(22500, 1)) != 0 {
+		t.Errorf("tokens %v, want 22500", row.OutputTokens)
+	}
+	res.Results[1].OutputTokens, res.Results[1].OutputTokensNullReason = replay.Null, "output_tokens not measured by the source (x)"
+	row = decideRow(in, 0, DecideOptions{Objective: MaxGoodput})
+	if !row.OutputTokens.IsNull() || !slices.Contains(row.Notes, "completed output tokens null: output_tokens not measured by the source (x)") {
+		t.Errorf("unmeasured: tokens %v, notes %q", row.OutputTokens, row.Notes)
+	}
+}

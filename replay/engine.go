@@ -390,6 +390,7 @@ func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
 					return
 				}
 				out[i] = groups[keys[i]].finish(keys[i])
+				groups[keys[i]].setOutputTokens(out[i])
 			}
 		})
 	}

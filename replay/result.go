@@ -207,6 +207,14 @@ type PointResult struct {
 	// combine shards' clocks (the window and the rates over it); nil for
 	// a run captured by one process.
 	Timeline *Timeline
+	// OutputTokens is the number of output tokens of the completed (ok,
+	// with content) requests, the count output_token_throughput divides
+	// by the window: a measured count, defined without a window (0 when
+	// every request failed). Null only when the source did not measure
+	// output_tokens, with OutputTokensNullReason. Not part of the replay
+	// document; decide prints it.
+	OutputTokens           Value
+	OutputTokensNullReason string
 }
 
 // Lookup resolves a claim path inside a point result: a scalar key
