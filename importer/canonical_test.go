@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/replay"
@@ -16,6 +17,9 @@ const (
 	null = "null with a reason"
 	// other: the tool publishes a different statistic under that name.
 	other = "tool publishes a different statistic"
+	// restated: equal, but over a window the tool's claimed rate defines
+	// (schema.ToolWindowFromRate), so it restates the claim, checks nothing.
+	restated = "the claim restated over a window derived from it"
 )
 
 // canonicalVersusTool lists, per real fixture, what each canonical rate and
@@ -30,7 +34,7 @@ var canonicalVersusTool = []struct {
 	{"genai-perf", map[string]string{"request_throughput": same, "output_token_throughput": null}},
 	{"vllm", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same}},
 	{"sglang", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same, "total_token_throughput": same}},
-	{"llmperf", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same}},
+	{"llmperf", map[string]string{"counts.ok": same, "request_throughput": restated, "output_token_throughput": restated}},
 	{"guidellm", map[string]string{"counts.ok": same, "request_throughput": other, "output_token_throughput": other, "total_token_throughput": other}},
 	{"inference-perf", map[string]string{"counts.ok": same, "request_throughput": same, "output_token_throughput": same, "total_token_throughput": same}},
 }
@@ -79,12 +83,15 @@ func TestCanonicalMetricsMatchTheToolOrAreNull(t *testing.T) {
 						if _, ok := p.NullReason(c.Metric); !ok {
 							t.Errorf("%s %s: no null reason in the result", pc.Point, c.Metric)
 						}
-					case same, other:
+					case same, other, restated:
 						if v.IsNull() {
 							t.Errorf("%s %s is null (%s), want a number", pc.Point, c.Metric, reason)
 							continue
 						}
 						rel := replay.RelError(got, c.Value)
+						if derived := strings.Contains(p.WindowSource, "derived from the claimed"); strings.HasSuffix(c.Metric, "_throughput") && derived != (want == restated) {
+							t.Errorf("%s %s: window %q; the table says %s", pc.Point, c.Metric, p.WindowSource, want)
+						}
 						if want == other {
 							if rel <= toolRounding {
 								t.Errorf("%s %s matches the tool (%v); the table says it does not", pc.Point, c.Metric, got)

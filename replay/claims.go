@@ -72,6 +72,8 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 				ck.Outcome, ck.Reason = schema.ClaimMismatched, "unknown metric: "+schema.CheckClaimMetric(cl.Definitions, c.Metric).Error()
 			case policyWhy != "" && claimUsesSLO(c.Metric):
 				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, policyWhy
+			case res.windowFromClaim(pc, c.Metric) != "":
+				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, res.windowFromClaim(pc, c.Metric)
 			default:
 				v, reason := resolveClaim(res, pc, c.Metric)
 				if c.NotRecomputable != "" {
@@ -315,10 +317,31 @@ func oneTokenRefusal(d Definition, slo SLOSpec) string {
 // claimUsesSLO reports whether a claim path's value depends on the SLO
 // (goodput, attainment, good counts and costs, or their summaries).
 func claimUsesSLO(path string) bool {
+	return slices.Contains(sloMetrics, claimBase(path))
+}
+
+// claimBase is the metric of a claim path: path itself, or METRIC of a
+// summary path summary.METRIC.FIELD.
+func claimBase(path string) string {
 	if rest, ok := strings.CutPrefix(path, "summary."); ok {
 		if i := strings.LastIndex(rest, "."); i >= 0 {
-			path = rest[:i]
+			return rest[:i]
 		}
 	}
-	return slices.Contains(sloMetrics, path)
+	return path
+}
+
+// windowFromClaim says why a claim on a rate of pc's point is not
+// recomputable when a repeat it covers has a stored window derived from a
+// claimed rate (gate.setWindowSource); "" otherwise.
+func (r *Result) windowFromClaim(pc schema.PointClaim, metric string) string {
+	if r == nil || !slices.Contains(windowRates, claimBase(metric)) {
+		return ""
+	}
+	for _, p := range r.Results {
+		if p.Point == pc.Point && (pc.Repeat == nil || p.Repeat == *pc.Repeat) && p.windowFromClaim != "" {
+			return p.windowFromClaim
+		}
+	}
+	return ""
 }

@@ -13,9 +13,10 @@ var llmperfDef = &llmperfDefinition{info{
 	help: `Rows without error_code only. ttft = ttft_s; e2e = end_to_end_latency_s; inter_token_latency = inter_token_latency_s
 (LLMPerf's: Σ chunk gaps including TTFT ÷ output tokens, ≈ e2e/n) as inter_token_latency_ns; no TPOT, no chunk-gap ITL.
 pandas Series.quantile (linear), mean, std (ddof 1). Throughputs need LLMPerf's run start/end, which it does not store:
-the window falls back to max(end_ns) − min(sent_ns).`,
+the window is max(end_ns) − min(sent_ns) where the send times were measured; an LLMPerf import has none, so it is
+LLMPerf's completed ÷ completed-per-minute × 60 s, derived from the claimed rate: its throughput claims are not recomputable.`,
 	aliases: map[string]string{"ttft_s": "ttft_ns", "end_to_end_latency_s": "e2e_ns", "inter_token_latency_s": "inter_token_latency_ns"},
-	notes:   []string{"llmperf: mean_output_throughput and completed-per-minute depend on run start/end times LLMPerf does not store; the window is max(end_ns) − min(sent_ns)"},
+	notes:   []string{"llmperf: LLMPerf divides its throughputs by the run's start-to-end time, which it does not store; the window is max(end_ns) − min(sent_ns) where the send times were measured, else the stored window the window line names (none without one)"},
 	extras:  []string{"inter_token_latency_ns"},
 }}
 

@@ -413,7 +413,7 @@ func (g *group) finish(k groupKey) *PointResult {
 	pr := &PointResult{Point: k.point, Repeat: k.repeat, Counts: g.counts, Scalars: map[string]Value{}, Dists: map[string]Dist{}}
 	okc := g.counts.OK - g.counts.OKNoContent
 	w, hasWindow, src, whyNoWindow := g.measuredWindow(k)
-	pr.WindowSource = src
+	g.cfg.gate.setWindowSource(pr, src)
 	if hasWindow {
 		pr.Scalars["window_ns"] = Int(w)
 	} else {

@@ -183,7 +183,8 @@ func tpotTri(tpot, n float64, limit *int64, policy string) tri {
 func (p *peerGroup) gated(pr *PointResult, g *group) float64 {
 	ow, have := g.okWindow()
 	w, ok, src, why := g.cfg.gate.window(groupKey{pr.Point, pr.Repeat}, g, ow, have)
-	pr.WindowSource, p.noWindow = src, why
+	g.cfg.gate.setWindowSource(pr, src)
+	p.noWindow = why
 	if !ok {
 		return math.NaN()
 	}

@@ -54,6 +54,10 @@ type gate struct {
 	// concurrency, bounding a stored window from below.
 	imported    bool
 	concurrency map[string]int64
+	// fromRate names the reported rate the source tool's stored windows
+	// are derived from (schema.ToolWindowFromRate), "" when they are a
+	// time the tool measured.
+	fromRate string
 }
 
 // skippedMetrics returns the metrics a replay does not compute anyway:
@@ -113,6 +117,9 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 		sloFields = append(sloFields, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens)
 	}
 	g := &gate{prov: p, fieldReasons: map[string]string{}, imported: m.Evidence == schema.EvidenceImported, concurrency: map[string]int64{}}
+	if m.Source != nil {
+		g.fromRate = schema.ToolWindowFromRate(m.Source.Tool)
+	}
 	if m.Load.Mode == schema.ModeConcurrency {
 		for _, pt := range m.Load.Points {
 			g.concurrency[pt.Name] = int64(pt.Concurrency)
@@ -178,7 +185,22 @@ func (g *gate) window(k groupKey, grp *group, rw int64, have bool) (int64, bool,
 			}
 		}
 	}
-	return tw.WindowNS, true, "the tool's own window: " + tw.How, ""
+	src := "the tool's own window: " + tw.How
+	if g.fromRate != "" {
+		src += ", derived from the claimed " + g.fromRate + ", not a measured time"
+	}
+	return tw.WindowNS, true, src, ""
+}
+
+// setWindowSource sets pr's WindowSource to src (from window) and, when
+// src is a stored tool window derived from a claimed rate, why the claims
+// on pr's rates are not recomputable.
+func (g *gate) setWindowSource(pr *PointResult, src string) {
+	pr.WindowSource = src
+	pr.windowFromClaim = ""
+	if g != nil && g.fromRate != "" && src != "" {
+		pr.windowFromClaim = "the point's window is " + src + ": a rate over it restates the tool's own rate, so a claim on a rate is not recomputable"
+	}
 }
 
 // sweepReason says why the records cannot determine a sweep of metric

@@ -194,6 +194,10 @@ type PointResult struct {
 	// WindowSource is set when the window is the tool's own stored window
 	// rather than one measured from the records; it says which.
 	WindowSource string
+	// windowFromClaim is set when that stored window is derived from a
+	// rate the tool claims: why claims on the point's rates are not
+	// recomputable (gate.setWindowSource).
+	windowFromClaim string
 	// Server is the engine's own column (manifest.server_metrics); nil
 	// when the run stored no scrapes.
 	Server *ServerColumn

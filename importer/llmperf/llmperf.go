@@ -156,6 +156,8 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 	return build(each, n, respF, sum, sumF, emit)
 }
 
+const fromRate = "LLMPerf did not store the run's start and end times; its only window is results_num_completed_requests ÷ results_num_completed_requests_per_min × 60 s, derived from the claimed rate itself, so a rate recomputed over it restates the claim"
+
 const noWindow = "LLMPerf did not store the run's start and end times (time.monotonic around the whole run), so the denominator of its rates cannot be rebuilt"
 
 func build(each func(func(i int, r *Response) error) error, n int, respF string, sum Summary, sumF string, emit ingest.RecordFunc) (*ingest.Result, error) {
@@ -328,11 +330,14 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
 	c.Add(file, point, "counts.sent", "results_num_requests_started", s.number("results_num_requests_started"), 1)
 	c.Add(file, point, "counts.ok", "results_num_completed_requests", s.number("results_num_completed_requests"), 1)
 	c.Add(file, point, "counts.error", "results_number_errors", s.number("results_number_errors"), 1)
-	// LLMPerf's rates divide by its own window, which the manifest keeps
-	// as the tool's window (llmperfWindow): recomputable from it.
-	why := ""
-	if _, ok := llmperfWindow(s); !ok {
-		why = noWindow
+	// LLMPerf's rates divide by its run start-to-end time, which it does
+	// not store. The manifest keeps completed ÷ completed-per-minute as
+	// the tool's window (llmperfWindow), but that is the claimed rate
+	// restated, so no rate claim is checked against it
+	// (schema.ToolWindowFromRate): both are not recomputable.
+	why := noWindow
+	if _, ok := llmperfWindow(s); ok {
+		why = fromRate
 	}
 	c.AddNotRecomputable(file, point, "output_token_throughput", "results_mean_output_throughput_token_per_s", s.number("results_mean_output_throughput_token_per_s"), 1, why)
 	if n := s.number("results_num_completed_requests_per_min"); n != "" {

@@ -1,9 +1,13 @@
 package llmperf
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 var fixture = []string{"groq_70b_individual_responses.json", "groq_70b_summary.json"}
@@ -23,7 +27,7 @@ func TestParseFixture(t *testing.T) {
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
-	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 35, Mismatched: 0, NotRecomputable: 0})
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 33, Mismatched: 0, NotRecomputable: 2, NotRecomputableMetrics: []string{"output_token_throughput", "request_throughput"}})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
@@ -49,4 +53,45 @@ func FuzzParseIndividual(f *testing.F) {
 
 func FuzzParseSummary(f *testing.F) {
 	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 1, Parse)
+}
+
+// TestRateClaimsOverDerivedWindowAreNotRecomputable: LLMPerf's stored
+// window is completed ÷ completed-per-minute, so its throughput claims
+// recomputed over it restate themselves. With both rates doubled in the
+// summary and the claims' own "not recomputable" marks removed (a
+// publisher's edit), they are still not recomputable, with the reason.
+func TestRateClaimsOverDerivedWindowAreNotRecomputable(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	files = importtest.Replace(t, files, 1, `"results_num_completed_requests_per_min": 176.73895115400083`, `"results_num_completed_requests_per_min": 353.47790230800166`)
+	files = importtest.Replace(t, files, 1, `"results_mean_output_throughput_token_per_s": 441.84737788500206`, `"results_mean_output_throughput_token_per_s": 883.69475577000412`)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Claims.Points {
+		for j := range res.Claims.Points[i].Metrics {
+			res.Claims.Points[i].Metrics[j].NotRecomputable = ""
+		}
+	}
+	rd, err := schema.OpenRunDir(importtest.Write(t, Tool, files, res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := replay.ClaimChecker{}.CheckClaims(context.Background(), rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, c := range checks {
+		if c.Metric != "request_throughput" && c.Metric != "output_token_throughput" {
+			continue
+		}
+		seen++
+		if c.Outcome != schema.ClaimNotRecomputable || !strings.Contains(c.Reason, "derived from the claimed results_num_completed_requests_per_min") {
+			t.Errorf("%s: %s (%s), want not recomputable: the window is derived from the claimed rate", c.Metric, c.Outcome, c.Reason)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d throughput claims checked, want 2", seen)
+	}
 }
