@@ -275,3 +275,27 @@ func TestMannWhitneyUExactMatchesEnumerationOnRandomTies(t *testing.T) {
 		}
 	}
 }
+
+// The dynamic programme's distribution of U, bounded row by row by the
+// reachable rank sums, still holds every one of the C(N, n1) splits, for
+// random tie groups up to 50 values a side.
+func TestUWaysHoldsEverySplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 100 {
+		n1 := 1 + rng.IntN(ExactLimit)
+		n := n1 + 1 + rng.IntN(ExactLimit)
+		var groups []int
+		for s := 0; s < n; {
+			g := min(1+rng.IntN(8), n-s)
+			groups = append(groups, g)
+			s += g
+		}
+		var total float64
+		for _, w := range uWays(n1, groups, 2*n1*(n-n1)) {
+			total += w
+		}
+		if b := binomial(n, n1); math.Abs(total-b) > 1e-9*b {
+			t.Fatalf("case %d: n1 %d, groups %v: %v splits, want %v", i, n1, groups, total, b)
+		}
+	}
+}
