@@ -27,6 +27,7 @@ const (
 	DevBoundary      = "boundary-changed"
 	DevWorkload      = "workload-changed" // another workload hash or item count
 	DevMetric        = "unplanned-metric" // a claimed metric the plan does not list
+	DevUnclaimed     = "metric-unclaimed" // a planned metric without a claim at a planned point
 	DevSignedLate    = "signed-after-start"
 	DevIncomplete    = "run-incomplete"
 )
@@ -174,6 +175,77 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 			dev(DevMetric, "claimed but not planned: %s", strings.Join(extra, ", "))
 		}
 	}
+	for _, u := range p.unclaimed(c) {
+		dev(DevUnclaimed, "%s", u)
+	}
+	return out
+}
+
+// unclaimed lists, per planned point, the planned metrics the claims (nil:
+// none) leave out: a planned metric must be claimed for every planned
+// repeat of every planned point, or by the point's summary (a claim
+// without a repeat). Leaving out the metrics that came out badly is the
+// selective reporting pre-registration exists to stop. Metrics the plan
+// itself makes null are not expected: goodput, token_goodput and
+// slo_attainment without a planned SLO limit, ttft_ns, tpot_ns and itl_ns
+// under the non-streaming boundary. A metric the records leave null (every
+// request of a point failed) cannot be claimed and is listed too: the run
+// did not produce what the plan promised.
+func (p *Plan) unclaimed(c *schema.Claims) []string {
+	noSLO := p.SLO.TTFT == 0 && p.SLO.E2E == 0 && p.SLO.TPOT == 0
+	var out []string
+	for _, pt := range p.Load.Points {
+		var missing []string
+		for _, m := range p.Metrics {
+			family, _, _ := strings.Cut(strings.TrimPrefix(m, "summary."), ".")
+			switch family {
+			case "goodput", "token_goodput", "slo_attainment":
+				if noSLO {
+					continue
+				}
+			case "ttft_ns", "tpot_ns", "itl_ns":
+				if p.Boundary == schema.BoundaryNonStreaming {
+					continue
+				}
+			}
+			repeats := map[int]bool{}
+			summary := false
+			if c != nil {
+				for _, pc := range c.Points {
+					if pc.Point != pt.Name {
+						continue
+					}
+					for _, mc := range pc.Metrics {
+						if !covers(m, mc.Metric) {
+							continue
+						}
+						if pc.Repeat == nil {
+							summary = true
+						} else {
+							repeats[*pc.Repeat] = true
+						}
+					}
+				}
+			}
+			if summary {
+				continue
+			}
+			var lack []string
+			for r := 0; r < p.Load.Repeats; r++ {
+				if !repeats[r] {
+					lack = append(lack, fmt.Sprint(r))
+				}
+			}
+			if len(lack) == p.Load.Repeats {
+				missing = append(missing, m)
+			} else if len(lack) > 0 {
+				missing = append(missing, m+" (repeat "+strings.Join(lack, ", ")+")")
+			}
+		}
+		if len(missing) > 0 {
+			out = append(out, fmt.Sprintf("point %q: planned but not claimed: %s", pt.Name, strings.Join(missing, ", ")))
+		}
+	}
 	return out
 }
 
@@ -183,10 +255,19 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 // plans "counts.ok").
 func (p *Plan) Plans(metric string) bool {
 	for _, m := range p.Metrics {
-		for _, path := range []string{metric, strings.TrimPrefix(metric, "summary.")} {
-			if path == m || strings.HasPrefix(path, m+".") {
-				return true
-			}
+		if covers(m, metric) {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether the planned entry m names the claim path metric
+// or a family it belongs to (see Plans).
+func covers(m, metric string) bool {
+	for _, path := range []string{metric, strings.TrimPrefix(metric, "summary.")} {
+		if path == m || strings.HasPrefix(path, m+".") {
+			return true
 		}
 	}
 	return false

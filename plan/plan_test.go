@@ -97,7 +97,10 @@ func run(t *testing.T) (*schema.Manifest, *schema.Claims, []plan.Cell) {
 		Load: schema.Load{Mode: p.Load.Mode, Points: append([]schema.Point(nil), p.Load.Points...), Repeats: 2, Warmup: p.Load.Warmup, Generator: schema.GeneratorBenchsealV1},
 		SLO:  p.SLO, Client: schema.Client{Boundary: p.Boundary, Seed: &seed},
 	}
-	c := &schema.Claims{Definitions: "benchseal", Points: []schema.PointClaim{{Point: "c1", Metrics: []schema.Claim{{Metric: "goodput"}}}}}
+	c := &schema.Claims{Definitions: "benchseal"}
+	for _, pt := range p.Load.Points {
+		c.Points = append(c.Points, schema.PointClaim{Point: pt.Name, Metrics: []schema.Claim{{Metric: "goodput"}, {Metric: "summary.ttft_ns.p99.median"}}})
+	}
 	var cells []plan.Cell
 	for _, pt := range p.Load.Points {
 		for r := 0; r < 2; r++ {
@@ -130,6 +133,15 @@ func TestCheckNamesEveryDeviation(t *testing.T) {
 		{plan.DevDefinitions, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) { c.Definitions = "vllm" }},
 		{plan.DevMetric, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) {
 			c.Points[0].Metrics = append(c.Points[0].Metrics, schema.Claim{Metric: "request_throughput"})
+		}},
+		// attack4 finding 5: planned latency metrics left unclaimed
+		{plan.DevUnclaimed, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) {
+			c.Points[1].Metrics = c.Points[1].Metrics[:1]
+		}},
+		{plan.DevUnclaimed, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) { c.Points = c.Points[:1] }},
+		{plan.DevUnclaimed, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) {
+			r := 0
+			c.Points[1] = schema.PointClaim{Point: c.Points[1].Point, Repeat: &r, Metrics: c.Points[1].Metrics}
 		}},
 		{plan.DevBoundary, func(m *schema.Manifest, _ *schema.Claims, _ *[]plan.Cell) {
 			m.Client.Boundary = schema.BoundaryNonStreaming
