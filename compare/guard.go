@@ -100,6 +100,9 @@ type field struct {
 	value string
 	// declared: listed in manifest.unknown.
 	declared bool
+	// notShipped: a stated value whose evidence the input lacks (a
+	// workload hash without the workload file).
+	notShipped bool
 }
 
 func stated(m *schema.Manifest, v string, paths ...string) field {
@@ -184,7 +187,7 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	}
 	add := func(name string, get func(in *Input) field) {
 		c := CheckResult{Name: name, Required: required[name]}
-		var missing, declared []string
+		var missing, declared, notShipped []string
 		distinct := map[string]bool{}
 		for i, in := range ins {
 			f := get(in)
@@ -196,6 +199,9 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 				missing = append(missing, names[i])
 			default:
 				distinct[f.value] = true
+				if f.notShipped {
+					notShipped = append(notShipped, names[i])
+				}
 			}
 		}
 		switch {
@@ -206,9 +212,12 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 				parts = append(parts, names[i]+": "+orNotStated(v))
 			}
 			c.Detail = strings.Join(parts, "; ")
-		case len(missing)+len(declared) > 0:
+		case len(missing)+len(declared)+len(notShipped) > 0:
 			c.Status = Unknown
 			var parts []string
+			if len(notShipped) > 0 {
+				parts = append(parts, "declared, not shipped on "+strings.Join(notShipped, ", ")+" (the hash is the publisher's word)")
+			}
 			if len(declared) > 0 {
 				parts = append(parts, "declared unknown on "+strings.Join(declared, ", "))
 			}
@@ -222,7 +231,9 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 		g.Checks = append(g.Checks, c)
 	}
 	add(CheckWorkload, func(in *Input) field {
-		return stated(in.Manifest, in.Manifest.Workload.SHA256, "workload.sha256")
+		f := stated(in.Manifest, in.Manifest.Workload.SHA256, "workload.sha256")
+		f.notShipped = in.WorkloadNotShipped
+		return f
 	})
 	add(CheckModel, func(in *Input) field {
 		return stated(in.Manifest, in.Manifest.Model.Name, "model.name")

@@ -183,3 +183,24 @@ func TestHardwareTextOfASimulatorSaysNoAccelerator(t *testing.T) {
 		}
 	}
 }
+
+// attack4 finding 4: a workload.sha256 stated without the workload file is
+// the publisher's word; the guard's workload check is unknown ("declared,
+// not shipped"), never pass, and the comparison carries it as a limit.
+// Differing declared hashes still refuse.
+func TestGuardWorkloadDeclaredNotShippedIsUnknown(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	b.WorkloadNotShipped = true
+	g := RunGuard([]*Input{a, b}, GuardOptions{})
+	c := g.Check(CheckWorkload)
+	if c.Status != Unknown || !strings.Contains(c.Detail, "declared, not shipped on b") {
+		t.Fatalf("workload check %s %q, want unknown, declared, not shipped on b", c.Status, c.Detail)
+	}
+	if g.Verdict != WithDifferences || !strings.Contains(strings.Join(g.Limits, ";"), "workload unknown: declared, not shipped on b") {
+		t.Errorf("verdict %s, limits %v", g.Verdict, g.Limits)
+	}
+	b.Manifest.Workload.SHA256 = strings.Repeat("b", 64)
+	if g := RunGuard([]*Input{a, b}, GuardOptions{}); g.Verdict != Refused {
+		t.Errorf("differing declared workloads: %s, want refused", g.Verdict)
+	}
+}

@@ -54,6 +54,10 @@ type Input struct {
 	Manifest     *schema.Manifest
 	Result       *replay.Result
 	Verification Verification
+	// WorkloadNotShipped: the manifest states workload.sha256 but the
+	// input carries no workload file, so the hash is the publisher's word
+	// (the guard's workload check is unknown, never pass).
+	WorkloadNotShipped bool
 }
 
 // External reports whether the input is external evidence only (an

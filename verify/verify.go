@@ -172,6 +172,9 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	for _, u := range schema.UnverifiedCompleteness(m) {
 		res.Warnings = append(res.Warnings, "UNVERIFIED completeness: "+u)
 	}
+	if w := workloadNotShipped(b); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	if unsigned, local := m.Shards.UnauthenticatedShards(); len(unsigned)+len(local) > 0 {
 		res.Warnings = append(res.Warnings, shardOriginWarning(unsigned, local))
 	}
@@ -339,6 +342,32 @@ func (v *Verifier) checkDescriptors(ctx context.Context, b *artifact.Bundle, res
 	}
 	res.pass(CheckDescriptors, fmt.Sprintf("%d layers and %d signature blobs match their sha256 digests and sizes", len(b.Layers()), len(b.Referrers())))
 	return nil
+}
+
+// workloadNotShipped returns the warning for a manifest that states a
+// workload.sha256 while the bundle carries no workload layer, else "": the
+// hash is then the publisher's word, nothing checks which requests were
+// sent, and compare does not count the workload as the same.
+func workloadNotShipped(b *artifact.Bundle) string {
+	m := b.Manifest()
+	if m.Workload.SHA256 == "" || HasWorkload(b) {
+		return ""
+	}
+	why := "the workload is not shipped in the bundle"
+	if m.Workload.Private {
+		why = "the workload is private (workload.private) and not shipped"
+	}
+	return fmt.Sprintf("UNVERIFIED workload (not shipped): workload.sha256 %s is the publisher's word: %s, so nothing checks which prompts were sent (compare counts the workload as unknown, not the same)", m.Workload.SHA256, why)
+}
+
+// HasWorkload reports whether the bundle carries a workload layer.
+func HasWorkload(b *artifact.Bundle) bool {
+	for _, l := range b.Layers() {
+		if l.Kind == artifact.KindWorkload {
+			return true
+		}
+	}
+	return false
 }
 
 // shardOriginWarning says which members of a merged run were never

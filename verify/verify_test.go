@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -223,5 +224,54 @@ func TestVerifyClaimMismatchNamesRepeatAndBothValues(t *testing.T) {
 	got := res.Check(verify.CheckClaims).Reason
 	if want := "c1 repeat 1 request_throughput: claimed 99, recomputed 13.98"; !strings.Contains(got, want) {
 		t.Fatalf("claims check says %q, want it to contain %q", got, want)
+	}
+}
+
+// attack4 finding 4: a manifest that states workload.sha256 while the
+// bundle ships no workload verifies, with the hash labelled UNVERIFIED (not
+// shipped); a bundle that ships its workload says nothing of the kind.
+func TestVerifyWorkloadHashWithoutWorkloadIsUnverified(t *testing.T) {
+	dir := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{NoExtras: true})
+	mp := filepath.Join(dir, schema.ManifestFile)
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["workload"] = map[string]any{"sha256": strings.Repeat("ab", 32)}
+	var unknown []any
+	for _, u := range m["unknown"].([]any) {
+		if u != "workload.sha256" {
+			unknown = append(unknown, u)
+		}
+	}
+	m["unknown"] = unknown
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "b.tar")
+	if _, err := artifact.Pack(context.Background(), dir, p, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := newVerifier(t, nil).Verify(context.Background(), p, verify.Policy{AllowUnsignedUnsafe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "UNVERIFIED workload (not shipped): workload.sha256 "+strings.Repeat("ab", 32)) {
+		t.Fatalf("no UNVERIFIED workload warning:\n%s", w)
+	}
+	shipped := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "s.tar"), artifacttest.RunOptions{})
+	res, err = newVerifier(t, nil).Verify(context.Background(), shipped, verify.Policy{AllowUnsignedUnsafe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(res.Warnings, "\n"); strings.Contains(w, "UNVERIFIED workload") {
+		t.Fatalf("a shipped workload is labelled unverified:\n%s", w)
 	}
 }

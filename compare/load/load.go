@@ -70,7 +70,8 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 		return nil, fmt.Errorf("%s: %w: verification failed: %v", path, ErrRejected, err)
 	}
 	in := &compare.Input{Name: path, Manifest: b.Manifest(), Verification: compare.Verification{
-		Status: compare.Unsigned, BundleDigest: vr.ManifestDigest, Warnings: vr.Warnings}}
+		Status: compare.Unsigned, BundleDigest: vr.ManifestDigest, Warnings: vr.Warnings},
+		WorkloadNotShipped: b.Manifest().Workload.SHA256 != "" && !verify.HasWorkload(b)}
 	if vr.Authenticated {
 		in.Verification.Status = compare.Verified
 		for _, s := range vr.Signatures {
@@ -142,7 +143,8 @@ func runDir(ctx context.Context, path string, opts Options) (*compare.Input, err
 			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
 		}
 	}
-	in := &compare.Input{Name: path, Manifest: rd.Manifest(), Verification: compare.Verification{Status: compare.RunDirectory}}
+	in := &compare.Input{Name: path, Manifest: rd.Manifest(), Verification: compare.Verification{Status: compare.RunDirectory},
+		WorkloadNotShipped: rd.Manifest().Workload.SHA256 != "" && rd.WorkloadPath == ""}
 	if in.Result, err = replay.Replay(ctx, rd, opts.Replay); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
