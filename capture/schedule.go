@@ -255,8 +255,18 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 	} else {
 		var next atomic.Int64
 		n := c.count()
+		// The workers start together: each waits until all are
+		// running, so none has sent a whole stream of requests before
+		// the last one starts (the scheduler favours a goroutine its
+		// response just woke), and the phase reaches its concurrency,
+		// as validate checks under schema.GeneratorBenchsealV1.
+		go1 := make(chan struct{})
+		var ready sync.WaitGroup
 		for range c.workers() {
+			ready.Add(1)
 			wg.Go(func() {
+				ready.Done()
+				<-go1
 				// A phase bounded by its duration ends at its first
 				// send + duration, judged by the end_ns each worker's
 				// last request recorded: so every worker's last
@@ -279,6 +289,8 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 				}
 			})
 		}
+		ready.Wait()
+		close(go1)
 	}
 	wg.Wait()
 }

@@ -65,6 +65,12 @@ func (c *RecordChecker) checkGenerated(cell int, rec *Record, add func(field, fo
 	if g.n == 0 || k > g.maxK {
 		g.maxK = k
 	}
+	if g.n == 0 || rec.SentNS < g.lo {
+		g.lo, g.loID = rec.SentNS, rec.ID
+	}
+	if g.n == 0 || rec.EndNS > g.hi {
+		g.hi, g.hiID = rec.EndNS, rec.ID
+	}
 	if !c.rate && c.phaseDuration(cell, rec.Phase) > 0 {
 		if g.n == 0 || rec.SentNS < g.firstSent {
 			g.firstSent = rec.SentNS
@@ -114,7 +120,7 @@ func (c *RecordChecker) checkCompleteness(add func(field, format string, args ..
 				c.checkCount(add, &wp, c.warmed[cell])
 				gi := (2*cell + 1) * S
 				for s, st := range c.checkGeneratedPhase(add, &wp, c.gen[gi:gi+S]) {
-					order[s] = append(order[s], phaseState{wp, st})
+					order[s] = append(order[s], phaseState{wp, st, &c.gen[gi+s]})
 				}
 			}
 			mp := phasePlan{pi: i, point: p, repeat: r, phase: PhaseMeasure, requests: p.Requests, duration: p.Duration,
@@ -123,7 +129,7 @@ func (c *RecordChecker) checkCompleteness(add func(field, format string, args ..
 			if c.gen != nil {
 				gi := 2 * cell * S
 				for s, st := range c.checkGeneratedPhase(add, &mp, c.gen[gi:gi+S]) {
-					order[s] = append(order[s], phaseState{mp, st})
+					order[s] = append(order[s], phaseState{mp, st, &c.gen[gi+s]})
 				}
 			}
 		}
@@ -132,10 +138,41 @@ func (c *RecordChecker) checkCompleteness(add func(field, format string, args ..
 		if c.shardIdx >= 0 && s != c.shardIdx {
 			continue
 		}
-		if !c.checkInterruption(add, order[s], s) {
+		if !c.checkRunOrder(add, order[s], s) || !c.checkInterruption(add, order[s], s) {
 			return
 		}
 	}
+}
+
+// checkRunOrder checks that the phases of a GeneratorBenchsealV1 run (one
+// shard's, on that shard's clock) did not overlap in time: capture runs
+// them one after another in run order (repeat by repeat, point by point,
+// warmup before measure) and starts a phase only after every request of
+// the one before has ended (runCell waits for them), so every record of a
+// phase ends no later than the first send of the next phase that has
+// records. A measured request sent before a warmup request of its point ×
+// repeat ended was not measured after the warmup: which requests are
+// "warmup" was chosen afterwards. It returns false when it reported a
+// problem.
+func (c *RecordChecker) checkRunOrder(add func(field, format string, args ...any), order []phaseState, shard int) bool {
+	var prev *phaseState
+	for i := range order {
+		ps := &order[i]
+		if ps.g.n == 0 {
+			continue
+		}
+		if prev != nil && ps.g.lo < prev.g.hi {
+			who := ""
+			if c.shards > 1 {
+				who = " in " + shardDesc(shard, c.shards)
+			}
+			add("sent_ns", "%s: request %q was sent at %d ns, before request %q of %s ended (end_ns %d)%s: under load.generator %q the phases run one after another (repeat by repeat, point by point, warmup before measure), each starting after every request of the one before has ended",
+				ps.pp.what(), ps.g.loID, ps.g.lo, prev.g.hiID, prev.pp.what(), prev.g.hi, who, GeneratorBenchsealV1)
+			return false
+		}
+		prev = ps
+	}
+	return true
 }
 
 // Phase states of a GeneratorBenchsealV1 phase.
@@ -148,6 +185,7 @@ const (
 type phaseState struct {
 	pp    phasePlan
 	state int
+	g     *genCell // the shard's counters of the phase
 }
 
 // checkInterruption checks that an incomplete GeneratorBenchsealV1 run
@@ -425,10 +463,12 @@ func (c *RecordChecker) checkRanDuration(add func(field, format string, args ...
 }
 
 // UnverifiedCompleteness lists, one sentence each, the checks that no work
-// was removed which the records of a run under m cannot get: without
-// load.generator nothing fixes the request ids or the schedule, and a point
-// with neither a request count nor a duration bounds nothing. verify prints
-// each beside its verdict as UNVERIFIED.
+// was removed (or relabelled) which the records of a run under m cannot
+// get: without load.generator nothing fixes the request ids, the schedule
+// or the run order (so not which requests are warmup), the offered load is
+// bounded only from above (closed loop, measured send and end times) or
+// not at all, and a point with neither a request count nor a duration
+// bounds nothing. verify prints each beside its verdict as UNVERIFIED.
 func UnverifiedCompleteness(m *Manifest) []string {
 	if m.ExternalReference() {
 		return nil
@@ -437,6 +477,29 @@ func UnverifiedCompleteness(m *Manifest) []string {
 	if m.Load.Generator == "" {
 		out = append(out, "no load.generator: request ids were not checked contiguous, no schedule was regenerated from a seed, "+
 			"and requests removed from a point without a request count (or from an incomplete run) cannot be detected")
+	}
+	gen := m.Load.Generator == GeneratorBenchsealV1
+	if !gen && (m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0) {
+		out = append(out, "warmup boundary: without load.generator nothing fixes the run order, so the records were not checked to "+
+			"send warmup before measure: which requests count as warmup (left out of every metric) is the publisher's word")
+	}
+	if !gen && max(m.Load.Repeats, 1)*len(m.Load.Points) > 1 {
+		out = append(out, "repeats: without load.generator the points × repeats were not checked to be measurements of their own "+
+			"(one copied from another, shifted in time, is not detected)")
+	}
+	switch {
+	case m.Imported() && m.Load.Mode == ModeConcurrency:
+		out = append(out, "offered load: an import's declared concurrency is the tool's own setting (re-derived from its files), "+
+			"not checked against the requests in flight, which some tools let exceed it")
+	case offeredChecked(m) && !gen:
+		out = append(out, "offered load: the declared concurrency of each point is checked only as an upper bound (never more "+
+			"requests in flight than declared); without load.generator nothing shows a point ran at it rather than below it")
+	case m.Load.Mode == ModeConcurrency && !offeredChecked(m):
+		out = append(out, "offered load: sent_ns and end_ns are not both measured, so the declared concurrency of each point "+
+			"was not checked against the requests in flight")
+	case m.Load.Mode == ModeRate && !gen:
+		out = append(out, "offered load: without load.generator no schedule was regenerated, so the declared rate of each "+
+			"point was not checked against the send times")
 	}
 	for i, p := range m.Load.Points {
 		if p.Requests == 0 && p.Duration == 0 && m.Load.Duration == 0 {

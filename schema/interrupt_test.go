@@ -7,11 +7,16 @@ import (
 )
 
 // genRecords returns measured records k of point p, repeat 0, under
-// GeneratorBenchsealV1 (scheduled at k × 100 ms when rate is set).
+// GeneratorBenchsealV1: scheduled at k × 100 ms when rate is set, else
+// sent by two workers in waves 100 ms apart; point "a" from 0, "b" 100 s
+// later and so on, as capture runs them one after another.
 func genRecords(p string, rate bool, ks ...int) []*Record {
 	var out []*Record
 	for _, k := range ks {
-		s := int64(k) * 100_000_000
+		s := int64(p[0]-'a')*100_000_000_000 + int64(k)*100_000_000
+		if !rate {
+			s = int64(p[0]-'a')*100_000_000_000 + int64(k/2)*100_000_000 + int64(k%2)
+		}
 		r := &Record{ID: p + ".r0.m" + strconv.Itoa(k), Point: p, Phase: PhaseMeasure, Status: StatusOK, SentNS: s, EndNS: s + 10,
 			ChunksNS: []int64{5}, OutputTokens: 1}
 		if rate {

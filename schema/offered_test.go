@@ -9,8 +9,11 @@ import (
 // Attack finding 3: a closed-loop capture's points relabelled (16 → 1,
 // 4 → 64) validated, and decide then named the relabelled run's capacity
 // 64. The records' peak of requests in flight bounds the declared
-// concurrency from above, and benchseal's generator reaches at least half
-// of it.
+// concurrency from above whatever made them (attack3 finding 15, attack4
+// finding 3: the bound ran only under benchseal/v1); under benchseal/v1,
+// whose workers start together and keep a request in flight each, the
+// peak reaches min(C, records) (attack4 finding 3b: the old "half the
+// concurrency" bound let 4 be relabelled 7).
 func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
 	// Four workers: requests k = 0..39 in ten waves of four.
 	var recs []*Record
@@ -20,19 +23,102 @@ func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
 			SentNS: s, EndNS: s + 100, ChunksNS: []int64{5, 10}, OutputTokens: 2})
 	}
 	for _, tc := range []struct {
+		gen  string
 		conc int
 		want string
 	}{
-		{4, ""},
-		{1, "4 measured requests in flight at once"},
-		{64, "under half its declared concurrency 64"},
+		{GeneratorBenchsealV1, 4, ""},
+		{GeneratorBenchsealV1, 1, "4 measured requests in flight at once"},
+		{GeneratorBenchsealV1, 3, "4 measured requests in flight at once"},
+		{GeneratorBenchsealV1, 5, "never has more than 4 measured requests in flight (sent_ns to end_ns), but its declared concurrency 5 means 5"},
+		{GeneratorBenchsealV1, 8, "never has more than 4 measured requests in flight (sent_ns to end_ns), but its declared concurrency 8 means 8"},
+		{GeneratorBenchsealV1, 64, "declared concurrency 64 means 40"},
+		{"", 4, ""},
+		{"", 1, "4 measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency 1"},
+		{"", 3, "4 measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency 3"},
+		// Without the generator only the upper bound holds (and
+		// UnverifiedCompleteness says so).
+		{"", 64, ""},
+		// An import's concurrency is the tool's setting, re-derived
+		// from its files, which some tools exceed.
+		{"imported", 1, ""},
+		// With a failed request (a 429 frees its worker at once) half
+		// of min(C, records) is enough.
+		{"benchseal/v1 one failed", 8, ""},
+		{"benchseal/v1 one failed", 9, "never has more than 4 measured requests in flight (sent_ns to end_ns), under half its declared concurrency 9"},
 	} {
-		m := &Manifest{Load: Load{Mode: ModeConcurrency, Repeats: 1, Generator: GeneratorBenchsealV1,
+		m := &Manifest{Load: Load{Mode: ModeConcurrency, Repeats: 1, Generator: tc.gen,
 			Points: []Point{{Name: "c", Concurrency: tc.conc, Requests: 40}}}}
-		got, _ := finishProblems(t, m, recs)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("concurrency %d: problems %q, want %q", tc.conc, got, tc.want)
+		if tc.gen == "imported" {
+			m.Load.Generator, m.Evidence = "", EvidenceImported
 		}
+		rs := recs
+		if tc.gen == "benchseal/v1 one failed" {
+			m.Load.Generator = GeneratorBenchsealV1
+			rs = append([]*Record(nil), recs...)
+			r0 := *recs[39]
+			r0.Status, r0.Error = StatusError, "server: HTTP 500"
+			rs[39] = &r0
+		} else if tc.gen != GeneratorBenchsealV1 {
+			rs = nil
+			for _, r := range recs {
+				r2 := *r
+				r2.ID = "x" + r.ID
+				rs = append(rs, &r2)
+			}
+		}
+		got, _ := finishProblems(t, m, rs)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("generator %q concurrency %d: problems %q, want %q", tc.gen, tc.conc, got, tc.want)
+		}
+	}
+}
+
+// Where the records cannot bound the offered load, verify says so
+// (attack4 finding 3, attack3 finding 15): the declared concurrency of a
+// run without benchseal/v1 is checked only from above, and not at all
+// when sent_ns/end_ns are not both measured; a warmup boundary without the
+// generator's run order is the publisher's word (attack4 finding 2).
+func TestUnverifiedOfferedLoadAndWarmup(t *testing.T) {
+	has := func(m *Manifest, word string) bool {
+		for _, u := range UnverifiedCompleteness(m) {
+			if strings.HasPrefix(u, word) {
+				return true
+			}
+		}
+		return false
+	}
+	pts := []Point{{Name: "c", Concurrency: 4, Requests: 40}}
+	v1 := &Manifest{Load: Load{Mode: ModeConcurrency, Generator: GeneratorBenchsealV1, Warmup: Warmup{Requests: 2}, Points: pts}}
+	if u := UnverifiedCompleteness(v1); len(u) != 0 {
+		t.Errorf("benchseal/v1 closed loop: %q, want nothing unverified", u)
+	}
+	other := &Manifest{Load: Load{Mode: ModeConcurrency, Warmup: Warmup{Requests: 2}, Points: pts}}
+	if !has(other, "offered load: the declared concurrency of each point is checked only as an upper bound") || !has(other, "warmup boundary:") {
+		t.Errorf("no generator: %q", UnverifiedCompleteness(other))
+	}
+	if has(other, "repeats:") {
+		t.Errorf("one point, one repeat: %q", UnverifiedCompleteness(other))
+	}
+	other.Load.Repeats = 2
+	if !has(other, "repeats: without load.generator") {
+		t.Errorf("two repeats, no generator: %q", UnverifiedCompleteness(other))
+	}
+	other.Load.Warmup = Warmup{}
+	if has(other, "warmup boundary:") {
+		t.Errorf("no warmup declared: %q", UnverifiedCompleteness(other))
+	}
+	v1.Provenance = &Provenance{Fields: map[string]FieldOrigin{FieldSent: {Status: FieldAbsent, How: "placeholder 0"}}}
+	if !has(v1, "offered load: sent_ns and end_ns are not both measured") {
+		t.Errorf("sent_ns absent: %q", UnverifiedCompleteness(v1))
+	}
+	imp := &Manifest{Evidence: EvidenceImported, Load: Load{Mode: ModeConcurrency, Points: pts}}
+	if !has(imp, "offered load: an import's declared concurrency is the tool's own setting") {
+		t.Errorf("import: %q", UnverifiedCompleteness(imp))
+	}
+	rate := &Manifest{Load: Load{Mode: ModeRate, Points: []Point{{Name: "r", Rate: 5, Requests: 40}}}}
+	if !has(rate, "offered load: without load.generator no schedule was regenerated") {
+		t.Errorf("rate, no generator: %q", UnverifiedCompleteness(rate))
 	}
 }
 

@@ -41,7 +41,12 @@ type RecordChecker struct {
 	// stored).
 	tokensPerChunk bool
 	chunksUsable   bool
-	offered        *offeredLoad
+	// maxTokens is decoding.max_tokens when output_tokens are the
+	// server's count (or a count of content chunks, each carrying at
+	// least one token), which never exceeds it; else 0 (no bound).
+	maxTokens int64
+	offered   *offeredLoad
+	prints    *cellPrints
 	// shards is the shard count (1: not sharded); shardIdx the index of a
 	// shard run (-1 otherwise); shardRecs counts a merged run's records
 	// by shard.
@@ -64,6 +69,10 @@ type genCell struct {
 	// the ends of the requests, to check the phase ran its duration.
 	firstSent int64
 	ends      []int64
+	// The phase's earliest send and latest end, with the ids of their
+	// records (run order: see checkRunOrder).
+	lo, hi     int64
+	loID, hiID string
 }
 
 type kSched struct{ k, s int64 }
@@ -131,6 +140,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats*c.shards)
 		}
 		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats*c.shards)
+		c.prints = newCellPrints(m, len(m.Load.Points)*c.repeats)
 		if c.shards == 1 {
 			c.state = newStateCheck(m, c.points, c.repeats)
 		}
@@ -138,6 +148,9 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.noSched = pv.Field(FieldScheduled).Status == FieldAbsent
 		c.noChunkTokens = pv.Field(FieldChunkTokens).Status == FieldAbsent
 		c.chunksUsable = pv.Field(FieldChunks).Usable()
+		if tc := m.Client.TokenCounts; tc == "server-usage" || tc == "chunk-count-estimate" {
+			c.maxTokens = int64(m.Decoding.MaxTokens)
+		}
 		c.tokensPerChunk = pv.Field(FieldChunks).Status == FieldMeasured && pv.Field(FieldOutputTokens).Status == FieldMeasured &&
 			(m.Client.TokenCounts == "server-usage" || m.Client.TokenCounts == "chunk-count-estimate")
 	}
@@ -241,6 +254,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 			c.checkGenerated(cell, rec, add)
 		}
 		c.offered.add(cell*c.shards+c.recordShard(rec), rec)
+		c.addPrint(cell, rec)
 		if c.state != nil {
 			c.state.add(cell, rec)
 		}
@@ -295,6 +309,12 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 	}
 	if rec.OutputTokens < 0 {
 		add("output_tokens", "must not be negative")
+	}
+	if c.maxTokens > 0 && rec.OutputTokens > c.maxTokens {
+		// A request never returns more tokens than its max_tokens (with
+		// ignore_eos it may still return fewer: a context limit, a stop
+		// string, a timeout), so only the upper bound holds.
+		add("output_tokens", "%d is more than decoding.max_tokens %d (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, c.maxTokens, c.m.Client.TokenCounts)
 	}
 	if rec.ChunkTokens != nil {
 		if len(rec.ChunkTokens) != len(rec.ChunksNS) {
@@ -407,6 +427,7 @@ func (c *RecordChecker) Finish() []Problem {
 	}
 	c.checkCompleteness(add)
 	c.checkOfferedLoad(add)
+	c.checkCopies(add)
 	c.checkShardCounts(add)
 	if c.state != nil {
 		c.state.finish(c.m, add)

@@ -320,7 +320,7 @@ func TestValidateRunDirNotADirectory(t *testing.T) {
 // any source, with problems located by the caller's file and line.
 func TestRecordCheckerStandalone(t *testing.T) {
 	m := &schema.Manifest{Load: schema.Load{Mode: schema.ModeConcurrency, Repeats: 1,
-		Points: []schema.Point{{Name: "p", Concurrency: 1}}}}
+		Points: []schema.Point{{Name: "p", Concurrency: 2}}}}
 	c := schema.NewRecordChecker(m)
 	ok := &schema.Record{ID: "a", Point: "p", Phase: schema.PhaseMeasure, SentNS: 10, EndNS: 30,
 		ChunksNS: []int64{5, 20}, OutputTokens: 2, Status: schema.StatusOK}
@@ -343,7 +343,7 @@ func TestIncompleteRunMayLackLaterPoints(t *testing.T) {
 		Points: []schema.Point{{Name: "a", Concurrency: 1}, {Name: "b", Concurrency: 2}}}}
 	rec := func(point string, repeat int) *schema.Record {
 		return &schema.Record{ID: point + string(rune('0'+repeat)), Point: point, Repeat: repeat, Phase: schema.PhaseMeasure,
-			SentNS: 1, EndNS: 2, ChunksNS: []int64{1}, OutputTokens: 1, Status: schema.StatusOK}
+			SentNS: 1, EndNS: 2 + int64(repeat), ChunksNS: []int64{1}, OutputTokens: 1, Status: schema.StatusOK}
 	}
 	c := schema.NewRecordChecker(m)
 	c.Check("r", 1, rec("a", 0))

@@ -131,14 +131,22 @@ func WriteRun(t testing.TB, dir string, o RunOptions) string {
 				clock += 10_000_000
 				id := fmt.Sprintf("r%06d", n)
 				if o.Generator {
+					sent = generatedSent(o, m, r, p, i)
 					id = fmt.Sprintf("%s.r%d.m%d", p.Name, r, i-o.Warmup)
 					if phase == schema.PhaseWarmup {
 						id = fmt.Sprintf("%s.r%d.w%d", p.Name, r, i)
 					}
 				}
+				end := sent + 9_000_000
+				if o.Generator {
+					// Measured on a live clock, no two requests of a
+					// capture last the same nanoseconds (a repeat equal
+					// to another is a copy).
+					end += int64(1 + r*10_000 + p.Concurrency*100 + i)
+				}
 				rec := &schema.Record{
 					ID: id, Point: p.Name, Repeat: r, Phase: phase,
-					SentNS: sent, EndNS: sent + 9_000_000,
+					SentNS: sent, EndNS: end,
 					ChunksNS:    []int64{1_000_000, 3_000_000, 5_000_000, 9_000_000},
 					InputTokens: 32, OutputTokens: 4, Status: schema.StatusOK,
 				}
@@ -176,6 +184,34 @@ func WriteRun(t testing.TB, dir string, o RunOptions) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// generatedSent returns the send time of request i (warmup first) of point
+// p, repeat r, of a run under schema.GeneratorBenchsealV1, laid out as
+// capture runs it: phases one after another (repeat by repeat, point by
+// point, warmup before measure), each 10 ms wave of a phase sending
+// concurrency requests at once (every request lasts 9 ms).
+func generatedSent(o RunOptions, m *schema.Manifest, r int, p schema.Point, i int) int64 {
+	const wave = 10_000_000
+	waves := func(n int) int64 { return int64((n + p.Concurrency - 1) / p.Concurrency) }
+	var phases int64 // waves of the phases before this point's
+	for _, q := range m.Load.Points {
+		if q.Name == p.Name {
+			break
+		}
+		phases += int64((o.Warmup+q.Concurrency-1)/q.Concurrency + (o.Requests+q.Concurrency-1)/q.Concurrency)
+	}
+	var perRepeat int64
+	for _, q := range m.Load.Points {
+		perRepeat += int64((o.Warmup+q.Concurrency-1)/q.Concurrency + (o.Requests+q.Concurrency-1)/q.Concurrency)
+	}
+	t := 1_000_000 + (int64(r)*perRepeat+phases)*wave
+	k := i
+	if i >= o.Warmup {
+		t += waves(o.Warmup) * wave
+		k = i - o.Warmup
+	}
+	return t + int64(k/p.Concurrency)*wave + int64(k%p.Concurrency)*1000
 }
 
 // Created is the fixed creation time used by PackRun.

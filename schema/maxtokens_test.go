@@ -1,0 +1,41 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+// attack4 finding 8: every record's output_tokens multiplied by 64 above
+// decoding.max_tokens 16 was valid, and verify recomputed output tok/s ×64
+// and TPOT ÷64. The server's count never exceeds max_tokens.
+func TestOutputTokensAboveMaxTokensAreInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		counts string
+		max    int
+		out    int64
+		want   string
+	}{
+		{"server-usage", 16, 16, ""},
+		{"server-usage", 16, 3, ""}, // stopped early: allowed, even under ignore_eos
+		{"server-usage", 16, 17, `field "output_tokens": 17 is more than decoding.max_tokens 16`},
+		{"server-usage", 16, 1024, `1024 is more than decoding.max_tokens 16`},
+		{"chunk-count-estimate", 16, 17, `17 is more than decoding.max_tokens 16`},
+		{"server-usage", 0, 1024, ""}, // no max_tokens stated: no bound
+		// A client's own tokenizer may count the text differently.
+		{"client-tokenizer", 16, 17, ""},
+		{"tool-reported", 16, 17, ""},
+	} {
+		m := &Manifest{Client: Client{TokenCounts: tc.counts}, Decoding: Decoding{MaxTokens: tc.max, IgnoreEOS: true},
+			Load: Load{Mode: ModeConcurrency, Repeats: 1, Points: []Point{{Name: "p", Concurrency: 1}}}}
+		c := NewRecordChecker(m)
+		ps := c.Check(RecordsFile, 1, &Record{ID: "a", Point: "p", Phase: PhaseMeasure, Status: StatusOK, SentNS: 1, EndNS: 100,
+			ChunksNS: []int64{10, 20}, OutputTokens: tc.out})
+		got := ""
+		for _, p := range ps {
+			got += p.String() + "\n"
+		}
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s max %d output %d: problems %q, want %q", tc.counts, tc.max, tc.out, got, tc.want)
+		}
+	}
+}
