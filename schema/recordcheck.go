@@ -45,8 +45,13 @@ type RecordChecker struct {
 	// server's count (or a count of content chunks, each carrying at
 	// least one token), which never exceeds it; else 0 (no bound).
 	maxTokens int64
-	offered   *offeredLoad
-	prints    *cellPrints
+	// pointMax is, under GeneratorBenchsealV1 with such token counts,
+	// each point's output_tokens (the max_tokens capture sent for its
+	// synthetic prompts; 0: prompts from a file, no bound), which a
+	// signed plan pins.
+	pointMax []int64
+	offered  *offeredLoad
+	prints   *cellPrints
 	// shards is the shard count (1: not sharded); shardIdx the index of a
 	// shard run (-1 otherwise); shardRecs counts a merged run's records
 	// by shard.
@@ -150,6 +155,12 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.chunksUsable = pv.Field(FieldChunks).Usable()
 		if tc := m.Client.TokenCounts; tc == "server-usage" || tc == "chunk-count-estimate" {
 			c.maxTokens = int64(m.Decoding.MaxTokens)
+			if m.Load.Generator == GeneratorBenchsealV1 {
+				c.pointMax = make([]int64, len(m.Load.Points))
+				for i, p := range m.Load.Points {
+					c.pointMax[i] = int64(p.OutputTokens)
+				}
+			}
 		}
 		c.tokensPerChunk = pv.Field(FieldChunks).Status == FieldMeasured && pv.Field(FieldOutputTokens).Status == FieldMeasured &&
 			(m.Client.TokenCounts == "server-usage" || m.Client.TokenCounts == "chunk-count-estimate")
@@ -315,6 +326,8 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		// ignore_eos it may still return fewer: a context limit, a stop
 		// string, a timeout), so only the upper bound holds.
 		add("output_tokens", "%d is more than decoding.max_tokens %d (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, c.maxTokens, c.m.Client.TokenCounts)
+	} else if declared && pi >= 0 && c.pointMax != nil && c.pointMax[pi] > 0 && rec.OutputTokens > c.pointMax[pi] {
+		add("output_tokens", "%d is more than load.points[%d].output_tokens %d, the max_tokens load.generator %q sent for the point (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, pi, c.pointMax[pi], GeneratorBenchsealV1, c.m.Client.TokenCounts)
 	}
 	if rec.ChunkTokens != nil {
 		if len(rec.ChunkTokens) != len(rec.ChunksNS) {
