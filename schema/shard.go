@@ -148,14 +148,17 @@ func validateShardPull(ps *problems, f string, p *ShardPull) {
 	}
 }
 
-// UnauthenticatedShards returns the indexes of a merged run's members
-// whose origin nobody checked: pulled by merge --pull --allow-unsigned, and
-// merged from directories given on the command line (no signature on
-// them was checked; the signature of the merged bundle covers only the
-// merge).
-func (s *Shards) UnauthenticatedShards() (unsigned, local []int) {
+// ShardOrigins sorts the members of a merged run (missing ones left out)
+// by how they were obtained: unsigned, pulled by merge --pull
+// --allow-unsigned; local, merged from directories given on the command
+// line; signed, pulled and, by the merger's word (pulled.authenticated and
+// by), signature-checked. None of them is checkable from the merged bundle:
+// it carries neither the shard bundles nor their signatures, so even a
+// signed member's origin is what the merger wrote, and the signature of the
+// merged bundle covers only the merge.
+func (s *Shards) ShardOrigins() (unsigned, local, signed []int) {
 	if s == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for _, mb := range s.Members {
 		switch {
@@ -164,9 +167,11 @@ func (s *Shards) UnauthenticatedShards() (unsigned, local []int) {
 			local = append(local, mb.Index)
 		case !mb.Pulled.Authenticated:
 			unsigned = append(unsigned, mb.Index)
+		default:
+			signed = append(signed, mb.Index)
 		}
 	}
-	return unsigned, local
+	return unsigned, local, signed
 }
 
 // ShardSplitV1 is the split rule of benchseal's sharded capture. Every

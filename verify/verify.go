@@ -175,8 +175,8 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	if w := workloadNotShipped(b); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	if unsigned, local := m.Shards.UnauthenticatedShards(); len(unsigned)+len(local) > 0 {
-		res.Warnings = append(res.Warnings, shardOriginWarning(unsigned, local))
+	if unsigned, local, signed := m.Shards.ShardOrigins(); len(unsigned)+len(local)+len(signed) > 0 {
+		res.Warnings = append(res.Warnings, shardOriginWarning(unsigned, local, signed))
 	}
 	res.ManifestDigest = string(b.RunDescriptor().Digest)
 	for _, e := range m.External {
@@ -370,15 +370,21 @@ func HasWorkload(b *artifact.Bundle) bool {
 	return false
 }
 
-// shardOriginWarning says which members of a merged run were never
-// authenticated: pulled with --allow-unsigned, or merged from directories.
-func shardOriginWarning(unsigned, local []int) string {
+// shardOriginWarning says how the members of a merged run were obtained:
+// pulled with --allow-unsigned, merged from directories, or pulled with a
+// signature the merger says it checked. The bundle holds no shard bundle or
+// signature, so verify checks none of them: every member's origin is
+// UNVERIFIED, the merger's word.
+func shardOriginWarning(unsigned, local, signed []int) string {
 	var parts []string
 	if len(unsigned) > 0 {
 		parts = append(parts, fmt.Sprintf("shard(s) %s pulled with merge --pull --allow-unsigned (integrity checked, signer not)", intList(unsigned)))
 	}
 	if len(local) > 0 {
 		parts = append(parts, fmt.Sprintf("shard(s) %s merged from local directories (no shard signature checked)", intList(local)))
+	}
+	if len(signed) > 0 {
+		parts = append(parts, fmt.Sprintf("shard(s) %s pulled with a signature the merger says it checked (shards.members[].pulled; the shard bundles and their signatures are not in this bundle, so it is the merger's word)", intList(signed)))
 	}
 	return "UNVERIFIED shard origin: " + strings.Join(parts, "; ") + ": this bundle's signature covers the merge, not who captured them"
 }
