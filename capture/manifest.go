@@ -4,8 +4,10 @@ package capture
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/benchseal/benchseal/schema"
@@ -167,6 +169,58 @@ func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
 	}
 	if m.Engine.Version == "" {
 		m.Engine.Version = schema.EscapeText(si.EngineVersion, false)
+	}
+}
+
+// finishManifest is the package's finishManifest for a run that may be
+// against benchseal's simulator: once the run is known to be (Options.Simulator,
+// or a response carried SimulatorHeader), the simulator's description goes
+// in first (the overlay and assignments may still name the hardware it
+// stands for), and the evidence is synthetic after them, whatever they say.
+func (r *runner) finishManifest(m *schema.Manifest, overlay []byte, sets []string) error {
+	sim := r.o.Simulator || r.simSeen.Load()
+	if sim && !r.simApplied {
+		r.simApplied = true
+		applyServerInfo(m, &ServerInfo{Simulator: true})
+	}
+	if err := finishManifest(m, overlay, sets); err != nil {
+		return err
+	}
+	if sim {
+		m.Evidence = schema.EvidenceSynthetic
+	}
+	return nil
+}
+
+// simulatorSpotter is a RoundTripper that notes every response carrying
+// SimulatorHeader.
+type simulatorSpotter struct {
+	rt   http.RoundTripper
+	seen *atomic.Bool
+}
+
+// spotSimulator wraps rt (nil: http.DefaultTransport) so that a response
+// from benchseal's simulator, on any request, marks the run synthetic.
+func (r *runner) spotSimulator(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return simulatorSpotter{rt: rt, seen: &r.simSeen}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (s simulatorSpotter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.rt.RoundTrip(req)
+	if resp != nil && resp.Header.Get(SimulatorHeader) != "" {
+		s.seen.Store(true)
+	}
+	return resp, err
+}
+
+// CloseIdleConnections closes the wrapped transport's idle connections.
+func (s simulatorSpotter) CloseIdleConnections() {
+	if c, ok := s.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }
 

@@ -42,7 +42,7 @@ var (
 )
 
 // ClientName is the manifest's client.name for runs this package writes.
-const ClientName = "benchseal-capture"
+const ClientName = schema.CaptureClientName
 
 // ProgressReason is the incomplete_reason of a manifest while its capture
 // is still running; a directory left with it was killed mid-run.
@@ -77,6 +77,12 @@ type Options struct {
 	Sets    []string
 	// Probe asks the server's /v1/models and /version before the run.
 	Probe bool
+	// Simulator declares that Endpoint is benchseal's simulator (capture
+	// --simulate). Without it, a response carrying the simulator's header
+	// (SimulatorHeader), on any request capture makes, tells the same.
+	// Either way the run's evidence is synthetic, whatever Manifest,
+	// Overlay or Sets state.
+	Simulator bool
 	// OnFailure, when set, is called for every request that does not end
 	// ok, as it ends (one call at a time).
 	OnFailure func(Failure)
@@ -204,6 +210,10 @@ type runner struct {
 	abort context.CancelCauseFunc
 
 	usageMissing atomic.Bool
+	// simSeen is set when a response carried SimulatorHeader; simApplied
+	// once the simulator's description went into the manifest.
+	simSeen    atomic.Bool
+	simApplied bool
 	// responses by HTTP major version
 	http1Responses, http2Responses atomic.Int64
 	totalChunks                    atomic.Int64
@@ -280,10 +290,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Plan.MaxOutstanding > 0 {
 		maxConns = max(maxConns, o.Plan.MaxOutstanding)
 	}
-	r := &runner{o: &o, url: base + path, client: o.HTTPClient}
-	if r.client == nil {
-		r.client = &http.Client{Transport: NewTransport(maxConns, o.HTTP2)}
+	r := &runner{o: &o, url: base + path}
+	if o.HTTPClient == nil {
+		r.client = &http.Client{Transport: r.spotSimulator(NewTransport(maxConns, o.HTTP2))}
 		defer r.client.CloseIdleConnections()
+	} else {
+		c := *o.HTTPClient
+		c.Transport = r.spotSimulator(c.Transport)
+		r.client = &c
 	}
 	if o.Registered != nil {
 		if err := checkRegistered(o.Registered, o.Sets, o.Request.Stream, o.Prompts != nil); err != nil {
@@ -306,7 +320,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.ReadyTimeout > 0 {
 		rctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
-		err := WaitReady(rctx, NewHTTPClient(1), base, o.APIKey)
+		err := WaitReady(rctx, &http.Client{Transport: r.spotSimulator(NewTransport(1, false))}, base, o.APIKey)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -322,7 +336,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	r.markStart(m) // provisional: validation needs a dated manifest
 	m.Incomplete = true
 	m.IncompleteReason = ProgressReason
-	if err := finishManifest(m, o.Overlay, o.Sets); err != nil {
+	if err := r.finishManifest(m, o.Overlay, o.Sets); err != nil {
 		return nil, err
 	}
 	// Refuse before sending anything or touching the output directory when
@@ -357,9 +371,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Probe {
 		si := ProbeServer(ctx, r.client, base, o.APIKey)
 		applyServerInfo(m, si)
-		if err := finishManifest(m, o.Overlay, o.Sets); err != nil {
-			return nil, err
+		if si.Simulator {
+			r.simSeen.Store(true)
 		}
+	}
+	// The preflight's and the probe's answers may have shown a simulator.
+	if err := r.finishManifest(m, o.Overlay, o.Sets); err != nil {
+		return nil, err
 	}
 	var clk *schema.Clock
 	if o.Shard != nil || !o.StartAt.IsZero() {
@@ -494,7 +512,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	scr.record(m)
 	keeper.record(m)
 	// Fields measured during the run (token_counts) may now be stated.
-	if err := finishManifest(m, nil, nil); err != nil {
+	if err := r.finishManifest(m, nil, nil); err != nil {
 		return res, err
 	}
 	if err := writeManifest(o.OutDir, m); err != nil {

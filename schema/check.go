@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -156,6 +157,26 @@ func quoteList(vs ...string) string {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
+// simulatedCommand tells whether a capture command line turned --simulate
+// on ("--simulate", or "--simulate=" with a true value as capture records
+// it).
+func simulatedCommand(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--simulate" {
+			return true
+		}
+		if v, ok := strings.CutPrefix(a, "--simulate="); ok {
+			if b, err := strconv.ParseBool(v); err == nil && b {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ValidateManifest runs the checks of a manifest that its JSON Schema
 // cannot express (and repeats the enumerations, so that a manifest built in
 // memory by an importer gets the same checks). file names the manifest in
@@ -198,6 +219,9 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 	if m.Evidence == EvidenceImported && m.Source == nil {
 		ps.add("source", "is required when evidence is %q", EvidenceImported)
+	}
+	if m.Evidence != EvidenceSynthetic && m.Client.Name == CaptureClientName && simulatedCommand(m.Client.CommandLine) {
+		ps.add("evidence", "is %q but client.command_line has --simulate: a run against benchseal's simulator is %q", m.Evidence, EvidenceSynthetic)
 	}
 	if m.IncompleteReason != "" && !m.Incomplete {
 		ps.add("incomplete_reason", "is set but incomplete is false")

@@ -138,6 +138,14 @@ func TestValidateManifestRules(t *testing.T) {
 		{"finish before start", func(m *Manifest) { m.FinishTime = "2026-03-01T00:00:00Z" }, "finish_time"},
 		{"bad evidence", func(m *Manifest) { m.Evidence = "hearsay" }, "evidence"},
 		{"imported without source", func(m *Manifest) { m.Evidence, m.Source = EvidenceImported, nil }, "source"},
+		{"simulated but self-run", func(m *Manifest) {
+			m.Evidence, m.Client.Name = EvidenceSelfRun, CaptureClientName
+			m.Client.CommandLine = []string{"benchseal", "capture", "--simulate=true", "--no-probe=true"}
+		}, "evidence"},
+		{"simulated (bare flag) but independent", func(m *Manifest) {
+			m.Evidence, m.Client.Name = EvidenceIndependent, CaptureClientName
+			m.Client.CommandLine = []string{"benchseal", "capture", "--simulate"}
+		}, "evidence"},
 		{"workload hash", func(m *Manifest) { m.Workload.SHA256 = "abc" }, "workload.sha256"},
 		{"provenance of an unknown field", func(m *Manifest) { m.Provenance.Set("colour_ns", FieldAbsent, "x") }, "provenance.fields.colour_ns"},
 		{"provenance status", func(m *Manifest) { m.Provenance.Set(FieldSent, "guessed", "x") }, "provenance.fields.sent_ns.status"},
@@ -157,6 +165,43 @@ func TestValidateManifestRules(t *testing.T) {
 				}
 			}
 			t.Fatalf("no problem on %s; got %v", tt.field, ps)
+		})
+	}
+}
+
+// TestSimulateOnTheCommandLineMeansSynthetic: a capture command line with
+// --simulate makes any evidence but synthetic invalid (newuser3 finding
+// 1); --simulate=false, a synthetic run, another client's command line
+// and words after "--" do not.
+func TestSimulateOnTheCommandLineMeansSynthetic(t *testing.T) {
+	cases := []struct {
+		name, client, evidence string
+		args                   []string
+		bad                    bool
+	}{
+		{"simulate, self-run", CaptureClientName, EvidenceSelfRun, []string{"benchseal", "capture", "--simulate=true"}, true},
+		{"simulate=1, vendor-run", CaptureClientName, EvidenceVendorRun, []string{"benchseal", "capture", "--simulate=1"}, true},
+		{"simulate, synthetic", CaptureClientName, EvidenceSynthetic, []string{"benchseal", "capture", "--simulate=true"}, false},
+		{"simulate=false", CaptureClientName, EvidenceSelfRun, []string{"benchseal", "capture", "--simulate=false"}, false},
+		{"another client", "some-tool", EvidenceSelfRun, []string{"some-tool", "--simulate"}, false},
+		{"after --", CaptureClientName, EvidenceSelfRun, []string{"benchseal", "capture", "--", "--simulate"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := readManifest(t)
+			m.Client.Name, m.Evidence, m.Client.CommandLine = c.client, c.evidence, c.args
+			var got []Problem
+			for _, p := range ValidateManifest(m, "manifest.json") {
+				if p.Field == "evidence" {
+					got = append(got, p)
+				}
+			}
+			if c.bad != (len(got) == 1) {
+				t.Fatalf("evidence problems %v, want bad=%v", got, c.bad)
+			}
+			if c.bad && !strings.Contains(got[0].String(), "client.command_line") {
+				t.Errorf("the problem does not name client.command_line: %s", got[0])
+			}
 		})
 	}
 }

@@ -24,6 +24,10 @@ const (
 	EvidenceSynthetic   = "synthetic"
 )
 
+// CaptureClientName is client.name of the runs benchseal capture writes;
+// ValidateManifest reads their client.command_line as capture's flags.
+const CaptureClientName = "benchseal-capture"
+
 // HardwareSimulated is what capture states as the accelerator, driver and
 // runtime of a simulator that served no model on any accelerator.
 const HardwareSimulated = "simulated server (no accelerator)"

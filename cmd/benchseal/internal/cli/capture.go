@@ -117,7 +117,9 @@ incomplete).
 
 The API key is read from the environment variable
 named by --api-key-env and never written to the run. --simulate runs against an
-in-process simulator instead of --endpoint (evidence "synthetic").`,
+in-process simulator instead of --endpoint. Its evidence is "synthetic" whatever
+--evidence, --set or --manifest say, and so is the evidence of any run whose
+server answered once with the simulator's X-Benchseal-Simulator header.`,
 		Example: `  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --concurrency 8 --requests 200
   benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --rate 5,10,20 --requests 200 --warmup-requests 10
   benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --preset protocol --set engine.name=vllm
@@ -318,6 +320,9 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 			return err
 		}
 		defer stop()
+		if statesEvidence(cmd, o.sets) {
+			fmt.Fprintf(o.io.ErrOut, "warning: --simulate: the run's evidence is %q, whatever --evidence or --set evidence= state\n", schema.EvidenceSynthetic)
+		}
 	}
 	res, err := capture.Run(ctx, opts)
 	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
@@ -336,6 +341,20 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		return silentExit{ExitError}
 	}
 	return nil
+}
+
+// statesEvidence tells whether the command line states the evidence class
+// (--evidence or --set evidence=...).
+func statesEvidence(cmd *cobra.Command, sets []string) bool {
+	if cmd.Flags().Changed("evidence") {
+		return true
+	}
+	for _, s := range sets {
+		if strings.HasPrefix(strings.TrimSpace(s), "evidence=") {
+			return true
+		}
+	}
+	return false
 }
 
 // captureOptions checks the flags and turns them into capture.Options;
@@ -466,6 +485,7 @@ func (o *captureOptions) startSimulator(ctx context.Context, opts *capture.Optio
 		return nil, err
 	}
 	opts.Endpoint = endpoint
+	opts.Simulator = true
 	return stop, nil
 }
 
