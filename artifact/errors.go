@@ -9,6 +9,12 @@ import (
 // that is malformed, unsafe, over a limit or does not match its digests.
 var ErrInvalid = errors.New("invalid bundle")
 
+// ErrNoCreationTime: Pack was given no creation time and the run's
+// finish_time is unknown (an import whose source states no instant), so
+// nothing fixes org.opencontainers.image.created; the wall clock never
+// does.
+var ErrNoCreationTime = errors.New("the run's finish_time is unknown, so the bundle's creation time cannot come from it")
+
 // Names of the checks an Error can come from, in verification order.
 // They are the names verify reports (verify.CheckContainer is
 // CheckContainer, and so on), so an Error names the failed check itself.

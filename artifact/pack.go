@@ -113,8 +113,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	created := opts.Created
 	if created.IsZero() {
 		if m.FinishTime == "" {
-			return nil, fmt.Errorf("pack %s: the run's finish_time is unknown, so the bundle's creation time cannot come from it: "+
-				"state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir)
+			return nil, fmt.Errorf("pack %s: %w: state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir, ErrNoCreationTime)
 		}
 		created, err = time.Parse(time.RFC3339Nano, m.FinishTime)
 		if err != nil {
@@ -237,7 +236,8 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 		return nil, fmt.Errorf("pack %s: %w", out, err)
 	}
 	if res.Signature != nil {
-		if err := writeDetached(out, res.Signature); err != nil {
+		// A new bundle: a detached file already there is stale.
+		if err := writeDetached(DetachedPath(out), res.Signature); err != nil {
 			return nil, err
 		}
 	}

@@ -2,8 +2,11 @@ package artifact
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,10 +20,59 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
+// Suffixes of the detached Sigstore bundles written beside a bundle: its
+// signatures and its reviewer attestations.
+const (
+	SuffixSignature   = ".sigstore.json"
+	SuffixAttestation = ".attestation.sigstore.json"
+)
+
 // DetachedPath returns where the detached Sigstore bundle of the bundle at
-// path is written: path + ".sigstore.json".
+// path is written: path + ".sigstore.json" (the publisher's, from pack
+// --key or the first sign; see DetachedPathFor for later signers).
 func DetachedPath(path string) string {
-	return strings.TrimRight(path, "/") + ".sigstore.json"
+	return strings.TrimRight(path, "/") + SuffixSignature
+}
+
+// DetachedPathFor returns where a new detached Sigstore bundle (suffix
+// SuffixSignature or SuffixAttestation) by the key pub goes beside the
+// bundle at path, so that no signer's detached file replaces another's:
+// path + suffix when that file is absent or holds a signature by the same
+// key (its public-key hint), else path + "." + the key's id (the first 16
+// hex digits of its fingerprint) + suffix, and kept names the other
+// signer's file left in place.
+func DetachedPathFor(path, suffix string, pub *PublicKey) (dp, kept string) {
+	base := strings.TrimRight(path, "/") + suffix
+	if sameKeyDetached(base, pub) {
+		return base, ""
+	}
+	id := strings.TrimPrefix(pub.Fingerprint(), "sha256:")
+	return strings.TrimRight(path, "/") + "." + id[:16] + suffix, base
+}
+
+// sameKeyDetached tells whether the file at p is absent or a Sigstore
+// bundle whose public-key hint is pub's. Anything else (another key, a
+// keyless signature, a file that is not a Sigstore bundle) is kept.
+func sameKeyDetached(p string, pub *PublicKey) bool {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var sb struct {
+		VerificationMaterial struct {
+			PublicKey struct {
+				Hint string `json:"hint"`
+			} `json:"publicKey"`
+		} `json:"verificationMaterial"`
+	}
+	if json.NewDecoder(io.LimitReader(f, MaxSignatureBundleSize)).Decode(&sb) != nil {
+		return false
+	}
+	return sb.VerificationMaterial.PublicKey.Hint == pub.Hint()
 }
 
 // SignResult describes a new signature.
@@ -31,6 +83,9 @@ type SignResult struct {
 	SigstoreBundle []byte
 	// DetachedPath is where the detached copy was written.
 	DetachedPath string
+	// KeptDetached, when set, is the detached file of another signer left
+	// in place (DetachedPathFor), DetachedPath being this key's own.
+	KeptDetached string
 	// Fingerprint is the signing key's fingerprint.
 	Fingerprint string
 	// Reclaimed lists staging leftovers of killed runs that were removed.
@@ -61,7 +116,9 @@ func SignStatement(ctx context.Context, stmt []byte, s *Signer) ([]byte, error) 
 // renameat2 RENAME_EXCHANGE; elsewhere sign a tar instead); a tar is
 // rewritten to a staging file and renamed. Staging leftovers of killed
 // signs of the same path are removed first and listed in the result.
-// Sign also writes the Sigstore bundle to DetachedPath(path).
+// Sign also writes the Sigstore bundle beside path, at
+// DetachedPathFor(path, SuffixSignature, the key): another signer's
+// detached file is never replaced.
 func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 	path = filepath.Clean(path)
 	reclaimed, err := schema.ReclaimStale(path)
@@ -89,9 +146,11 @@ func Sign(ctx context.Context, path string, s *Signer) (*SignResult, error) {
 		return nil, err
 	}
 	res.Reclaimed = reclaimed
-	if err := writeDetached(path, res); err != nil {
+	dp, kept := DetachedPathFor(path, SuffixSignature, s.Public())
+	if err := writeDetached(dp, res); err != nil {
 		return nil, err
 	}
+	res.KeptDetached = kept
 	return res, nil
 }
 
@@ -123,8 +182,8 @@ func (b *Bundle) commit(ctx context.Context, path string, add map[string][]byte,
 	return nil
 }
 
-func writeDetached(path string, res *SignResult) error {
-	dp := DetachedPath(path)
+// writeDetached writes the signature's Sigstore bundle to dp.
+func writeDetached(dp string, res *SignResult) error {
 	if err := schema.WriteFileAtomic(dp, res.SigstoreBundle, 0o644); err != nil {
 		return fmt.Errorf("sign: write %s: %w", dp, err)
 	}

@@ -2,6 +2,8 @@
 # Proves, offline, that benchseal bundles interoperate with cosign:
 #   A. cosign verifies benchseal's detached Sigstore bundle (by manifest
 #      digest and by layer blob), and rejects it after a one-byte change;
+#      a co-signer's detached bundle (BUNDLE.<key id>.sigstore.json) leaves
+#      the publisher's in place, and cosign verifies both;
 #   B. benchseal verifies a statement that cosign signed (attest-blob,
 #      --tlog-upload=false), and rejects a tampered one;
 #   C. a key made by `cosign generate-key-pair` signs with benchseal, and
@@ -89,6 +91,16 @@ expect_fail "cosign, one byte of the layer blob changed" \
 expect_fail "cosign, wrong predicate type" \
   "$COSIGN" verify-blob-attestation --insecure-ignore-tlog --trusted-root tr.json --new-bundle-format \
   --type https://example.com/other/v1 --bundle bundle.sigstore.json --key bs.pub --digest "$HEX" --digestAlg sha256
+# A co-signer's detached bundle gets its own name: the publisher's stays.
+cp -a bundle cobundle
+cp bundle.sigstore.json cobundle.sigstore.json
+"$BENCHSEAL" keygen --out cosigner >/dev/null
+expect_ok "benchseal sign --key cosigner.key (a second signer)" "$BENCHSEAL" sign cobundle --key cosigner.key
+CODETACHED=$(awk '/^  detached/{print $2}' "$WORK/out")
+expect_ok "cosign verifies the publisher's detached bundle after the co-signature" \
+  "${VERIFY_ATT[@]}" --bundle cobundle.sigstore.json --key bs.pub --digest "$HEX" --digestAlg sha256
+expect_ok "cosign verifies the co-signer's detached bundle ($CODETACHED)" \
+  "${VERIFY_ATT[@]}" --bundle "$CODETACHED" --key cosigner.pub --digest "$HEX" --digestAlg sha256
 
 echo "== B. benchseal verifies a statement cosign signed"
 COSIGN_PASSWORD= "$COSIGN" generate-key-pair --output-key-prefix cos >/dev/null 2>&1

@@ -141,11 +141,11 @@ func build(r *Result, file string) (*ingest.Result, error) {
 	m.Client.TokenCounts = "server-usage"
 	ingest.SetNote(&m, "vllm.duration_s", string(o.Number("duration")))
 	if date != "" {
-		ingest.SetNote(&m, "vllm.date", date)
+		ingest.SetNote(&m, NoteDate, date)
 		if zoned {
 			ingest.Derive(&m, "epoch_unix_ns: vLLM's date (with its stated zone) minus duration")
 		} else {
-			ingest.SetNote(&m, "vllm.date_zone", "unknown: vLLM writes the local time of the machine that saved the result, without a zone")
+			ingest.SetNote(&m, NoteDateZone, "unknown: vLLM writes the local time of the machine that saved the result, without a zone")
 			ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: vLLM's date %s is local time in an unstated zone, so it names no instant (±14 h); declared unknown, the date kept in notes[\"vllm.date\"]", date)
 		}
 	}

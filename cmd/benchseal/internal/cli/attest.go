@@ -45,7 +45,9 @@ BENCHSEAL_INTEGRITY, BENCHSEAL_RECOMPUTED (claims recomputed and matched),
 BENCHSEAL_PLAN_MATCHED (the run matched its signed plan). The attestation is
 stored as its own OCI referrer of the run manifest (one DSSE signature per
 Sigstore bundle; never a second signature in the publisher's) and written
-beside the bundle as BUNDLE.attestation.sigstore.json.
+beside the bundle as BUNDLE.attestation.sigstore.json (as
+BUNDLE.<key id>.attestation.sigstore.json when that file holds another
+reviewer's, which is kept).
 
 --sigstore-bundle FILE attaches an attestation made elsewhere (e.g. keyless
 with 'cosign attest-blob --bundle' in CI) after checking that it is a PASSED
@@ -113,11 +115,15 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 		}
 		return err
 	}
-	dp := strings.TrimRight(o.bundle, "/") + ".attestation.sigstore.json"
+	dp, kept := artifact.DetachedPathFor(o.bundle, artifact.SuffixAttestation, s.Public())
 	if err := writeAtomic(dp, res.SigstoreBundle); err != nil {
 		return err
 	}
+
 	fmt.Fprintf(o.io.Out, "attested %s\n  run        %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
 		o.bundle, res.Verification.RunID, res.Verification.ManifestDigest, s.Public().Fingerprint(), strings.Join(res.Levels, ", "), res.Referrer, dp)
+	if kept != "" {
+		fmt.Fprintf(o.io.Out, "  kept       %s (another reviewer's detached attestation)\n", kept)
+	}
 	return nil
 }

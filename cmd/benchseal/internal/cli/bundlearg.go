@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
+	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -45,10 +47,22 @@ func checkBundleArg(path string) error {
 		return nil
 	}
 	hint := ""
-	if strings.HasSuffix(path, ".sigstore.json") {
-		hint = fmt.Sprintf("; it is a signature file, give the bundle it belongs to (%s)", strings.TrimSuffix(strings.TrimSuffix(path, ".sigstore.json"), ".attestation"))
+	if strings.HasSuffix(path, artifact.SuffixSignature) {
+		hint = fmt.Sprintf("; it is a signature file, give the bundle it belongs to (%s)", signedBundlePath(path))
 	}
 	return usagef("%s is not a bundle: neither a tar archive nor an OCI layout directory (make one with benchseal pack)%s", path, hint)
+}
+
+// keyIDSuffix is the ".<key id>" a later signer's detached file carries
+// (artifact.DetachedPathFor).
+var keyIDSuffix = regexp.MustCompile(`\.[0-9a-f]{16}$`)
+
+// signedBundlePath returns the bundle a detached signature or attestation
+// file belongs to.
+func signedBundlePath(p string) string {
+	p = strings.TrimSuffix(p, artifact.SuffixSignature)
+	p = strings.TrimSuffix(p, ".attestation")
+	return keyIDSuffix.ReplaceAllString(p, "")
 }
 
 // checkRunDirArg says plainly what is wrong when path, given where a run

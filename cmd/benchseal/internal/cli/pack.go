@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/importer"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -32,7 +34,9 @@ tar when PATH ends in .tar. The layers are the manifest, the claims, the
 workload, the records sharded by load point and repeat (zstd), and the
 attachments. The same run gives byte-identical blobs and the same manifest
 digest on any machine. org.opencontainers.image.created is SOURCE_DATE_EPOCH
-when set, else the run's finish time. The write is atomic and PATH must not
+when set, else the run's finish time; a run whose finish time is unknown (an
+import whose source states no instant, e.g. vLLM's zone-less date) is refused
+(exit 1) with the command that states it. The write is atomic and PATH must not
 exist. With --key the bundle is signed as by 'benchseal sign'.`,
 		Example: `  benchseal pack demo-run --out demo.tar
   SOURCE_DATE_EPOCH=1767225600 benchseal pack demo-run --out demo --key publisher.key`,
@@ -73,6 +77,13 @@ func runPack(ctx context.Context, o *packOptions) error {
 	if err != nil {
 		return err
 	}
+	// An undatable run is refused before the key is opened (a password
+	// asked for nothing) and before the run is validated.
+	if created.IsZero() {
+		if rd, err := schema.OpenRunDir(o.run); err == nil && rd.Manifest().FinishTime == "" {
+			return creationTimeHint(o, fmt.Errorf("pack %s: %w", o.run, artifact.ErrNoCreationTime), rd.Manifest())
+		}
+	}
 	var signer *artifact.Signer
 	if o.key != "" {
 		if signer, err = loadSigner(o.io, o.key); err != nil {
@@ -85,6 +96,11 @@ func runPack(ctx context.Context, o *packOptions) error {
 		if errors.Is(err, schema.ErrInvalid) || errors.Is(err, artifact.ErrInvalid) {
 			return rejected(err)
 		}
+		if errors.Is(err, artifact.ErrNoCreationTime) {
+			if rd, rerr := schema.OpenRunDir(o.run); rerr == nil {
+				return creationTimeHint(o, err, rd.Manifest())
+			}
+		}
 		return err
 	}
 	fmt.Fprintf(o.io.Out, "packed %s\n  run        %s\n  manifest   %s\n  created    %s\n  layers     %d\n",
@@ -93,6 +109,25 @@ func runPack(ctx context.Context, o *packOptions) error {
 		printSigned(o.io, res.Path, sig)
 	}
 	return nil
+}
+
+// creationTimeHint completes err (artifact.ErrNoCreationTime) with the
+// command that states the creation time: the source's local time without
+// a zone read as UTC when the import kept one (the publisher's choice of
+// zone, said as such), else the time of packing.
+func creationTimeHint(o *packOptions, err error, m *schema.Manifest) error {
+	cmd := "benchseal pack " + shellQuote(o.run) + " --out " + shellQuote(o.out)
+	if o.key != "" {
+		cmd += " --key " + shellQuote(o.key)
+	}
+	now := fmt.Sprintf("SOURCE_DATE_EPOCH=$(date +%%s) %s", cmd)
+	if t, tool, ok := importer.UnzonedTime(m); ok {
+		local := t.Format(time.DateTime)
+		return fmt.Errorf("%w: state it with SOURCE_DATE_EPOCH (Unix seconds). %s's file dates the result %s, a local time without a zone, "+
+			"so no instant: to date the bundle by that reading taken as UTC, run\n  SOURCE_DATE_EPOCH=$(date -ud '%s' +%%s) %s\n"+
+			"or, to date it by the time of packing,\n  %s", err, tool, local, local, cmd, now)
+	}
+	return fmt.Errorf("%w: state it with SOURCE_DATE_EPOCH (Unix seconds); the run states no time, so date the bundle by the time of packing:\n  %s", err, now)
 }
 
 func resReclaimed(res *artifact.PackResult) []schema.Reclaimed {
@@ -107,4 +142,20 @@ func reportReclaimed(io *IO, rs []schema.Reclaimed) {
 	for _, r := range rs {
 		fmt.Fprintf(io.ErrOut, "benchseal: removed stale staging %s\n", r)
 	}
+}
+
+// shellQuote returns s as one POSIX shell word: unchanged when it holds
+// only safe characters, else in single quotes.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@+,%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

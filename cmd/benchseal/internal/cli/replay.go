@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,7 @@ type replayOptions struct {
 	smooth      string
 	stall       string
 	writeClaims string
+	force       bool
 	tolerance   float64
 }
 
@@ -74,6 +76,8 @@ which every rate meets it: the first crossing).
 repeat: request accounting, window, rates, goodput, attainment and the quoted
 latency percentiles; medians across repeats), under these definitions and,
 when --slo is given, that SLO; pack the run and verify recomputes every one.
+An existing FILE is never replaced without --force: an imported run's
+claims.json holds the tool's own published figures, which verify checks.
 
 JSON output (schema benchseal/replay/v1) is documented in docs/replay.md.
 --output html writes one self-contained page (inline CSS and SVG charts, no
@@ -103,8 +107,24 @@ func newReplayCmd(io *IO) *cobra.Command {
 	f.StringVar(&o.smooth, "smooth", "", "smooth goodput parameters, e.g. alpha=2.5,v=200ms,f=linear:2s")
 	f.StringVar(&o.stall, "stall-threshold", "", "stall threshold (default: the TPOT limit, else 1s)")
 	f.StringVar(&o.writeClaims, "write-claims", "", "also write the headline results as claims to this file (e.g. RUNDIR/claims.json)")
+	f.BoolVar(&o.force, "force", false, "with --write-claims: replace the file when it exists")
 	f.Float64Var(&o.tolerance, "claims-tolerance", replay.DefaultClaimTolerance, "relative tolerance recorded in the written claims")
 	return cmd
+}
+
+// refuseReplace is the error of --write-claims onto a file that exists
+// (nil when it does not).
+func refuseReplace(path string) error {
+	_, err := os.Lstat(path)
+	switch {
+	case err == nil:
+		return fmt.Errorf("replay: --write-claims %s: the file exists (refusing to replace it: an imported run's claims are the tool's own figures, "+
+			"which verify checks); pass --force to replace it, or write the claims elsewhere", path)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	default:
+		return fmt.Errorf("replay: --write-claims %s: %w", path, err)
+	}
 }
 
 func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
@@ -143,6 +163,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		}
 		opts.StallThresholdNS = *s.TTFTNS
 	}
+	if o.writeClaims != "" && !o.force {
+		if err := refuseReplace(o.writeClaims); err != nil {
+			return err
+		}
+	}
 	run, closeRun, err := openRunOrBundle(o.path)
 	if err != nil {
 		return invalidAsRejected(err)
@@ -160,6 +185,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		b, err := schema.MarshalDocument(res.Claims(nil, o.tolerance))
 		if err != nil {
 			return err
+		}
+		if !o.force {
+			if err := refuseReplace(o.writeClaims); err != nil {
+				return err
+			}
 		}
 		if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
 			return err

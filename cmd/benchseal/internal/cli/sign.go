@@ -30,7 +30,9 @@ https://benchseal.dev/attestation/run/v1) as a DSSE envelope in a Sigstore
 bundle v0.3. The signature is added inside the layout as an OCI referrer of the
 run manifest (the shape cosign uses) and written beside it as
 BUNDLE.sigstore.json for 'cosign verify-blob-attestation'. Earlier signatures
-are kept: a publisher and a reviewer can each sign. KEY is a benchseal or
+are kept: a publisher and a reviewer can each sign. When BUNDLE.sigstore.json
+holds another key's signature it is kept too, and this key's detached copy is
+BUNDLE.<key id>.sigstore.json (the first 16 hex digits of its fingerprint). KEY is a benchseal or
 cosign private key; its password comes from BENCHSEAL_PASSWORD or a prompt.
 
 --sigstore-bundle FILE attaches a signature made elsewhere instead — keyed
@@ -85,6 +87,9 @@ func signAndReport(ctx context.Context, io *IO, path string, s *artifact.Signer)
 
 func printSigned(io *IO, path string, res *artifact.SignResult) {
 	fmt.Fprintf(io.Out, "signed %s\n  key        %s\n  referrer   %s\n  detached   %s\n", path, res.Fingerprint, res.Referrer.Digest, res.DetachedPath)
+	if res.KeptDetached != "" {
+		fmt.Fprintf(io.Out, "  kept       %s (another signer's detached signature)\n", res.KeptDetached)
+	}
 }
 
 // attachExternal attaches an externally made Sigstore bundle of the given
