@@ -1,8 +1,8 @@
 # The benchseal container image, for the Kubernetes Job of 'benchseal k8s job'
 # (README "Beyond one machine"). Two stages: a pinned Go toolchain builds a
 # static binary (CGO_ENABLED=0, -trimpath), and distroless/static (no shell,
-# no libc, user nonroot 65532) runs it. internal/dockerfile's test checks this
-# file and runs its build command.
+# no libc, user nonroot 65532) runs it. internal/dockerfile's tests check this
+# file (make test) and run its build command (make dockerfile-check).
 #   docker build -t benchseal:dev .
 #   docker build --build-arg VERSION=v0.1.0 -t registry.example/benchseal:v0.1.0 .
 #

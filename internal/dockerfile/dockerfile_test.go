@@ -3,6 +3,9 @@ package dockerfile
 import (
 	"bufio"
 	"debug/elf"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,26 +125,133 @@ func TestDockerfileShape(t *testing.T) {
 	}
 }
 
-// TestDockerfileBuildCommandBuildsStaticBinary runs the go build of the
-// Dockerfile's build stage (output redirected to a temporary directory)
-// and checks the result is statically linked and runs.
-func TestDockerfileBuildCommandBuildsStaticBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	var build string
+// dockerBuild is the go build of the Dockerfile's build stage.
+type dockerBuild struct {
+	line               int
+	flag, ldflags, pkg string
+}
+
+// buildCommand returns the Dockerfile's go build, which must have the
+// form CGO_ENABLED=0 go build -trimpath -ldflags "..." -o /out/benchseal PKG.
+func buildCommand(t *testing.T) dockerBuild {
+	t.Helper()
+	var build instruction
 	for _, in := range parse(t, filepath.Join(root(t), "Dockerfile")) {
 		if in.op == "RUN" && strings.Contains(in.args, "go build") {
-			build = in.args
+			build = in
 		}
 	}
-	m := regexp.MustCompile(`^CGO_ENABLED=0 go build (-trimpath) -ldflags "([^"]*)" -o /out/benchseal (\./cmd/benchseal)$`).FindStringSubmatch(build)
+	m := regexp.MustCompile(`^CGO_ENABLED=0 go build (-trimpath) -ldflags "([^"]*)" -o /out/benchseal (\./cmd/benchseal)$`).FindStringSubmatch(build.args)
 	if m == nil {
-		t.Fatalf("build command %q: want CGO_ENABLED=0 go build -trimpath -ldflags \"...\" -o /out/benchseal ./cmd/benchseal", build)
+		t.Fatalf("Dockerfile:%d: build command %q: want CGO_ENABLED=0 go build -trimpath -ldflags \"...\" -o /out/benchseal ./cmd/benchseal", build.line, build.args)
 	}
-	ldflags := strings.ReplaceAll(m[2], "${VERSION}", "9.9.9-dockerfile-test")
+	return dockerBuild{build.line, m[1], m[2], m[3]}
+}
+
+// TestDockerfileBuildMatchesTheMakefile is the cheap half of the
+// Dockerfile check, run by make test: the Dockerfile's go build builds the
+// package the Makefile's build target and the README build, with the
+// Makefile's flags (-trimpath, CGO_ENABLED=0), and its -X sets a string
+// variable the cli package declares, from the Dockerfile's VERSION
+// argument. make dockerfile-check runs the build itself
+// (TestDockerfileBuildCommandBuildsStaticBinary).
+func TestDockerfileBuildMatchesTheMakefile(t *testing.T) {
+	b := buildCommand(t)
+	mk, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := regexp.MustCompile(`(?m)^build:\n\t\$\(GO\) build (.*) -o \$\(BIN\) (\S+)$`).FindSubmatch(mk)
+	if mm == nil {
+		t.Fatal("Makefile: no build target of the form $(GO) build FLAGS -o $(BIN) PKG")
+	}
+	if string(mm[1]) != b.flag || string(mm[2]) != b.pkg {
+		t.Errorf("Dockerfile:%d builds %s %s, the Makefile's build target %s %s", b.line, b.flag, b.pkg, mm[1], mm[2])
+	}
+	if !regexp.MustCompile(`(?m)^export CGO_ENABLED \?= 0$`).Match(mk) {
+		t.Error("Makefile: CGO_ENABLED=0 (as the Dockerfile builds) is not exported")
+	}
+	readme, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "go install "+b.pkg) || !strings.Contains(string(readme), "make dockerfile-check") {
+		t.Errorf("README.md: want the build of %s (go install %s) and make dockerfile-check named", b.pkg, b.pkg)
+	}
+	if !regexp.MustCompile(`(?m)^dockerfile-check:`).Match(mk) {
+		t.Error("Makefile: no dockerfile-check target (it runs the Dockerfile's build)")
+	}
+	x := regexp.MustCompile(`-X (\S+)\.(\w+)=\$\{VERSION\}`).FindStringSubmatch(b.ldflags)
+	if x == nil {
+		t.Fatalf("Dockerfile:%d: -ldflags %q: want -X PKG.Var=${VERSION}", b.line, b.ldflags)
+	}
+	const module = "github.com/benchseal/benchseal/"
+	if !strings.HasPrefix(x[1], module) {
+		t.Fatalf("-X %s: not a package of this module", x[1])
+	}
+	dir := filepath.Join(root(t), filepath.FromSlash(strings.TrimPrefix(x[1], module)))
+	if !declaresStringVar(t, dir, x[2]) {
+		t.Errorf("-X %s.%s: the package declares no string variable %s, so the image would not say its version", x[1], x[2], x[2])
+	}
+}
+
+// declaresStringVar tells whether the Go package in dir (tests left out)
+// declares a package-level string variable called name.
+func declaresStringVar(t *testing.T, dir, name string) bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no Go files", dir)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range g.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if n.Name != name {
+						continue
+					}
+					if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "string" {
+						return true
+					}
+					if vs.Type == nil && i < len(vs.Values) {
+						if l, ok := vs.Values[i].(*ast.BasicLit); ok && l.Kind == token.STRING {
+							return true
+						}
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestDockerfileBuildCommandBuildsStaticBinary runs the go build of the
+// Dockerfile's build stage (output redirected to a temporary directory)
+// and checks the result is statically linked and runs. It compiles the
+// whole module again with -trimpath (nothing shared with the test build),
+// so make test leaves it out: make dockerfile-check (and make k8s-dryrun)
+// set BENCHSEAL_DOCKERFILE_BUILD=1.
+func TestDockerfileBuildCommandBuildsStaticBinary(t *testing.T) {
+	if os.Getenv("BENCHSEAL_DOCKERFILE_BUILD") == "" {
+		t.Skip("builds the whole module again with -trimpath: run make dockerfile-check")
+	}
+	b := buildCommand(t)
+	ldflags := strings.ReplaceAll(b.ldflags, "${VERSION}", "9.9.9-dockerfile-test")
 	out := filepath.Join(t.TempDir(), "benchseal")
-	cmd := exec.Command("go", "build", m[1], "-ldflags", ldflags, "-o", out, m[3])
+	cmd := exec.Command("go", "build", b.flag, "-ldflags", ldflags, "-o", out, b.pkg)
 	cmd.Dir = root(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
