@@ -2,7 +2,6 @@ package artifact_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,17 +18,11 @@ func detachedHint(t *testing.T, p string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sb struct {
-		VerificationMaterial struct {
-			PublicKey struct {
-				Hint string `json:"hint"`
-			} `json:"publicKey"`
-		} `json:"verificationMaterial"`
+	hint, ok := artifact.BundleKeyHint(b)
+	if !ok {
+		t.Fatalf("%s: no public-key hint", p)
 	}
-	if err := json.Unmarshal(b, &sb); err != nil {
-		t.Fatal(err)
-	}
-	return sb.VerificationMaterial.PublicKey.Hint
+	return hint
 }
 
 // TestSecondSignerKeepsThePublishersDetachedSignature: a co-signer's

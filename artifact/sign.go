@@ -62,6 +62,21 @@ func sameKeyDetached(p string, pub *PublicKey) bool {
 		return false
 	}
 	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSignatureBundleSize))
+	if err != nil {
+		return false
+	}
+	hint, ok := BundleKeyHint(data)
+	return ok && hint == pub.Hint()
+}
+
+// BundleKeyHint reads the public-key hint of Sigstore bundle JSON, without
+// checking anything it says (a hint only labels). ok is false when data is
+// not strict JSON or holds no hint.
+func BundleKeyHint(data []byte) (hint string, ok bool) {
+	if schema.CheckJSON(data) != nil {
+		return "", false
+	}
 	var sb struct {
 		VerificationMaterial struct {
 			PublicKey struct {
@@ -69,10 +84,10 @@ func sameKeyDetached(p string, pub *PublicKey) bool {
 			} `json:"publicKey"`
 		} `json:"verificationMaterial"`
 	}
-	if json.NewDecoder(io.LimitReader(f, MaxSignatureBundleSize)).Decode(&sb) != nil {
-		return false
+	if json.Unmarshal(data, &sb) != nil || sb.VerificationMaterial.PublicKey.Hint == "" {
+		return "", false
 	}
-	return sb.VerificationMaterial.PublicKey.Hint == pub.Hint()
+	return sb.VerificationMaterial.PublicKey.Hint, true
 }
 
 // SignResult describes a new signature.

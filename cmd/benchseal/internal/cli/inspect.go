@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,18 +180,12 @@ func signatureHint(data []byte) string {
 	if schema.CheckJSON(data) != nil {
 		return "unreadable"
 	}
-	var sb struct {
-		VerificationMaterial struct {
-			PublicKey struct {
-				Hint string `json:"hint"`
-			} `json:"publicKey"`
-		} `json:"verificationMaterial"`
-	}
-	if json.Unmarshal(data, &sb) != nil || sb.VerificationMaterial.PublicKey.Hint == "" {
+	hint, ok := artifact.BundleKeyHint(data)
+	if !ok {
 		return "unknown"
 	}
-	if fp := artifact.HintFingerprint(sb.VerificationMaterial.PublicKey.Hint); fp != "" {
+	if fp := artifact.HintFingerprint(hint); fp != "" {
 		return fp
 	}
-	return "hint " + sb.VerificationMaterial.PublicKey.Hint
+	return "hint " + hint
 }
