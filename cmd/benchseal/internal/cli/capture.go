@@ -343,14 +343,14 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	return nil
 }
 
-// statesEvidence tells whether the command line states the evidence class
-// (--evidence or --set evidence=...).
+// statesEvidence tells whether the command line states an evidence class
+// other than synthetic (--evidence, or --set evidence=...).
 func statesEvidence(cmd *cobra.Command, sets []string) bool {
 	if cmd.Flags().Changed("evidence") {
 		return true
 	}
 	for _, s := range sets {
-		if strings.HasPrefix(strings.TrimSpace(s), "evidence=") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(s), "evidence="); ok && strings.TrimSpace(v) != schema.EvidenceSynthetic {
 			return true
 		}
 	}
