@@ -1,8 +1,10 @@
 package ingest
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,15 +13,24 @@ import (
 
 // fillPeakConcurrency sets the concurrency of every concurrency-mode point
 // that the files did not state to the peak number of requests in flight
-// among its records, and says so in source.derived.
+// among its records, and says so in source.derived. When the records'
+// send or end times were not measured (manifest.provenance), the peak
+// would be computed from placeholders: the concurrency is left unset
+// (source.derived says why) and the import must state it
+// (unstatedConcurrency).
 func fillPeakConcurrency(res *Result, facts *RecordFacts) {
 	m := &res.Manifest
 	if m.Load.Mode != schema.ModeConcurrency {
 		return
 	}
+	why := unmeasuredSpan(m.Provenance)
 	for i := range m.Load.Points {
 		p := &m.Load.Points[i]
 		if p.Concurrency > 0 {
+			continue
+		}
+		if why != "" {
+			Derive(m, "load.points[%d].concurrency: not stated by the files, and not derived from the records: %s; the import states it", i, why)
 			continue
 		}
 		type ev struct {
@@ -47,6 +58,48 @@ func fillPeakConcurrency(res *Result, facts *RecordFacts) {
 		p.Concurrency = peak
 		Derive(m, "load.points[%d].concurrency: not stated by the files; set to the peak number of requests in flight among its records (%d)", i, peak)
 	}
+}
+
+// unmeasuredSpan says why records with provenance p cannot give the
+// number of requests in flight: their send or end times are placeholders
+// ("" when both were measured or derived from measurements).
+func unmeasuredSpan(p *schema.Provenance) string {
+	var rs []string
+	for _, f := range []string{schema.FieldSent, schema.FieldEnd} {
+		if o := p.Field(f); !o.Usable() {
+			rs = append(rs, f+" not measured by the source ("+o.How+")")
+		}
+	}
+	return strings.Join(rs, "; ")
+}
+
+// unstatedConcurrency refuses a concurrency-mode point whose concurrency
+// neither the files nor the publisher's overlay state (fillPeakConcurrency
+// leaves it unknown when the records cannot give it): the offered load is
+// never guessed.
+func unstatedConcurrency(m *schema.Manifest) error {
+	if m.Load.Mode != schema.ModeConcurrency {
+		return nil
+	}
+	pts := slices.Clone(m.Load.Points)
+	bad := -1
+	for i := range pts {
+		if pts[i].Concurrency < 1 {
+			pts[i].Concurrency = -1
+			if bad < 0 {
+				bad = i
+			}
+		}
+	}
+	if bad < 0 {
+		return nil
+	}
+	b, err := json.Marshal(pts)
+	if err != nil {
+		return err
+	}
+	set := strings.ReplaceAll(string(b), `"concurrency":-1`, `"concurrency":N`)
+	return fmt.Errorf("load.points[%d].concurrency (point %q): the files do not state the offered concurrency and the records cannot give it (%s); state it, e.g. --set 'load.points=%s' with N the concurrency the run used", bad, pts[bad].Name, unmeasuredSpan(m.Provenance), set)
 }
 
 // fillWarmup declares a warmup when records are in the warmup phase but

@@ -56,6 +56,9 @@ func finishManifest(res *Result, tool string, files []File, opts WriteOptions) e
 			return err
 		}
 	}
+	if err := unstatedConcurrency(&res.Manifest); err != nil {
+		return badInput{err}
+	}
 	return nil
 }
 
