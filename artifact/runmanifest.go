@@ -2,9 +2,12 @@ package artifact
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 func isEmptyConfig(d ocispec.Descriptor) bool {
@@ -85,6 +88,7 @@ func checkRunShape(mb []byte, name string) (ocispec.Manifest, []Layer, error) {
 	}
 	rank := map[string]int{KindManifest: 0, KindClaims: 1, KindWorkload: 2, KindRecords: 3, KindAttachment: 4}
 	titles := map[string]bool{}
+	var attachments []string
 	last := -1
 	var layers []Layer
 	for i, d := range m.Layers {
@@ -104,7 +108,13 @@ func checkRunShape(mb []byte, name string) (ocispec.Manifest, []Layer, error) {
 			return m, nil, invalid(CheckManifest, name, "two layers titled %q", l.Title)
 		}
 		titles[l.Title] = true
+		if l.Kind == KindAttachment {
+			attachments = append(attachments, strings.TrimPrefix(l.Title, "attachments/"))
+		}
 		layers = append(layers, l)
+	}
+	if err := schema.CheckAttachmentNames(attachments); err != nil {
+		return m, nil, invalid(CheckManifest, name, "%v", err)
 	}
 	return m, layers, nil
 }

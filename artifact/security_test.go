@@ -481,3 +481,34 @@ func TestOpenRefusesNonUSTARTarEntries(t *testing.T) {
 		})
 	}
 }
+
+// attack4 finding 10: attachment titles that cannot be unpacked side by
+// side ("a" and "a/b"; "A" and "a") are refused.
+func TestOpenRefusesCollidingAttachmentTitles(t *testing.T) {
+	for name, title := range map[string]string{
+		"file and folder": "attachments/notes",
+		"letter case":     "attachments/NOTES/readme.txt",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+			artifacttest.EditLayout(t, p, nil, func(m map[string]any) {
+				ls := m["layers"].([]any)
+				last := ls[len(ls)-1].(map[string]any)
+				cp := map[string]any{}
+				for k, v := range last {
+					cp[k] = v
+				}
+				cp["annotations"] = map[string]any{artifact.AnnotationTitle: title}
+				m["layers"] = append(ls, cp)
+			})
+			b, err := artifact.Open(p)
+			if err == nil {
+				b.Close()
+			}
+			wantInvalid(t, err, artifact.CheckManifest)
+			if !strings.Contains(err.Error(), "letter case") && !strings.Contains(err.Error(), "also the folder") {
+				t.Errorf("refused for another reason: %v", err)
+			}
+		})
+	}
+}

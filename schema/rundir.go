@@ -51,6 +51,9 @@ func OpenRunDir(path string) (*RunDir, error) {
 		return nil, fmt.Errorf("open run directory %s: not a directory", path)
 	}
 	rd := &RunDir{Path: path}
+	if err := checkRunFiles(path); err != nil {
+		return nil, fmt.Errorf("open run directory %s: %w", path, err)
+	}
 	mf := filepath.Join(path, ManifestFile)
 	f, err := os.Open(mf)
 	if err != nil {
@@ -110,8 +113,24 @@ func OpenRunDir(path string) (*RunDir, error) {
 			return nil, fmt.Errorf("open run directory: %w", err)
 		}
 		sort.Strings(rd.Attachments)
+		if err := CheckAttachmentNames(rd.Attachments); err != nil {
+			return nil, fmt.Errorf("open run directory %s: %w", path, err)
+		}
 	}
 	return rd, nil
+}
+
+// checkRunFiles refuses a run's own files (manifest, claims, records,
+// workload) that exist but are not regular files of the directory, as
+// attachments must be: a symbolic link would make pack or merge of someone
+// else's run directory read a file from elsewhere.
+func checkRunFiles(dir string) error {
+	for _, n := range []string{ManifestFile, ClaimsFile, RecordsFile, RecordsZstdFile, WorkloadFile} {
+		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file (symbolic links are refused)", n)
+		}
+	}
+	return nil
 }
 
 // Manifest returns the decoded manifest.

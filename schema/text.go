@@ -90,3 +90,35 @@ func escapedRune(r rune, n int, keepLines bool) bool {
 	}
 	return IsControlRune(r)
 }
+
+// CheckAttachmentNames checks the attachment paths of a run (relative to
+// attachments/, slash-separated) for names that cannot be shown or cannot
+// be written side by side to a file system: a control character
+// (IsControlRune), two names equal but for letter case (one overwrites the
+// other on a case-insensitive file system), or a name that is a folder of
+// another ("a" and "a/b": one of them cannot be created). The error names
+// the first such name.
+func CheckAttachmentNames(names []string) error {
+	folded := make(map[string]string, len(names))
+	for _, n := range names {
+		if err := CheckText(n); err != nil {
+			return fmt.Errorf("attachment %q: %v", n, err)
+		}
+		k := strings.ToLower(strings.ToUpper(n))
+		if prev, dup := folded[k]; dup {
+			return fmt.Errorf("attachments %q and %q differ only in letter case: one would overwrite the other on a case-insensitive file system", prev, n)
+		}
+		folded[k] = n
+	}
+	for k, n := range folded {
+		for i := 0; i < len(k); i++ {
+			if k[i] != '/' {
+				continue
+			}
+			if dir, ok := folded[k[:i]]; ok {
+				return fmt.Errorf("attachment %q is a file and also the folder of attachment %q: both cannot be written", dir, n)
+			}
+		}
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +88,51 @@ func TestEscapeText(t *testing.T) {
 		if got := schema.EscapeText(c.in, c.keepLines); got != c.want {
 			t.Errorf("EscapeText(%q, %v) = %q, want %q", c.in, c.keepLines, got, c.want)
 		}
+	}
+}
+
+// attack4 finding 10: attachment names that cannot be written side by
+// side (a file that is also a folder, names equal but for case) or that
+// hold a control character are refused.
+func TestCheckAttachmentNames(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		bad   string
+	}{
+		{[]string{"a/b", "a/c", "ab", "b/a"}, ""},
+		{[]string{"a", "a/b"}, `"a" is a file and also the folder of attachment "a/b"`},
+		{[]string{"x/A", "x/a/b"}, `"x/A" is a file and also the folder of attachment "x/a/b"`},
+		{[]string{"A", "a"}, `"A" and "a" differ only in letter case`},
+		{[]string{"log\x1b[8m.txt"}, "control character U+001B"},
+	} {
+		err := schema.CheckAttachmentNames(c.names)
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("%q: %v", c.names, err)
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("%q: error %v, want %q", c.names, err, c.bad)
+		}
+	}
+}
+
+// attack4 finding 10: a run directory's manifest.json or records file that
+// is a symbolic link is refused, as attachments are.
+func TestRunDirRefusesSymlinkedFiles(t *testing.T) {
+	for _, name := range []string{schema.ManifestFile, schema.RecordsFile} {
+		t.Run(name, func(t *testing.T) {
+			dir := baseRun(t, false)
+			p := filepath.Join(dir, name)
+			moved := filepath.Join(t.TempDir(), name)
+			if err := os.Rename(p, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(moved, p); err != nil {
+				t.Fatal(err)
+			}
+			err := schema.ValidateRunDir(dir, 10)
+			if err == nil || !strings.Contains(err.Error(), name+" is not a regular file") {
+				t.Fatalf("err = %v, want %s refused as a symbolic link", err, name)
+			}
+		})
 	}
 }

@@ -149,6 +149,9 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 		return nil, fmt.Errorf("validate run %s: not a directory", dir)
 	}
 	col := &collector{max: maxProblems}
+	if err := checkRunFiles(dir); err != nil {
+		return nil, &ValidationError{Problems: []Problem{{File: dir, Message: err.Error()}}}
+	}
 
 	// Manifest.
 	var m *Manifest
@@ -203,6 +206,7 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 		if !st.IsDir() {
 			col.add(Problem{File: ad, Message: "must be a directory"})
 		} else {
+			var names []string
 			filepath.WalkDir(ad, func(p string, d os.DirEntry, err error) error {
 				if err != nil {
 					col.add(Problem{File: p, Message: err.Error()})
@@ -211,8 +215,16 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 				if !d.IsDir() && !d.Type().IsRegular() {
 					col.add(Problem{File: p, Message: "attachment is not a regular file"})
 				}
+				if !d.IsDir() {
+					if rel, err := filepath.Rel(ad, p); err == nil {
+						names = append(names, filepath.ToSlash(rel))
+					}
+				}
 				return nil
 			})
+			if err := CheckAttachmentNames(names); err != nil {
+				col.add(Problem{File: ad, Message: err.Error()})
+			}
 		}
 	}
 
