@@ -121,13 +121,14 @@ func OpenRunDir(path string) (*RunDir, error) {
 }
 
 // checkRunFiles refuses a run's own files (manifest, claims, records,
-// workload) that exist but are not regular files of the directory, as
-// attachments must be: a symbolic link would make pack or merge of someone
-// else's run directory read a file from elsewhere.
+// workload) that are symbolic links, as attachments are: a link would make
+// pack or merge of someone else's run directory read a file from
+// elsewhere. (A named pipe, which streams what a writer sends into the
+// directory, is read like a file.)
 func checkRunFiles(dir string) error {
 	for _, n := range []string{ManifestFile, ClaimsFile, RecordsFile, RecordsZstdFile, WorkloadFile} {
-		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file (symbolic links are refused)", n)
+		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link (a run's files must be in its directory)", n)
 		}
 	}
 	return nil

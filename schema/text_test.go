@@ -130,7 +130,7 @@ func TestRunDirRefusesSymlinkedFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := schema.ValidateRunDir(dir, 10)
-			if err == nil || !strings.Contains(err.Error(), name+" is not a regular file") {
+			if err == nil || !strings.Contains(err.Error(), name+" is a symbolic link") {
 				t.Fatalf("err = %v, want %s refused as a symbolic link", err, name)
 			}
 		})
