@@ -2,8 +2,6 @@ package verify_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/plan"
-	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -34,21 +31,8 @@ func testPlan() *plan.Plan {
 func plannedBundle(t *testing.T, p *plan.Plan) string {
 	t.Helper()
 	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{Generator: true})
-	mp := filepath.Join(run, schema.ManifestFile)
-	b, err := os.ReadFile(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
 	d, _ := p.Digest()
-	m["plan"] = map[string]any{"sha256": strings.TrimPrefix(d, "sha256:")}
-	b, _ = json.Marshal(m)
-	if err := os.WriteFile(mp, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editRunManifest(t, run, func(m map[string]any) { m["plan"] = map[string]any{"sha256": strings.TrimPrefix(d, "sha256:")} })
 	out := filepath.Join(t.TempDir(), "b.tar")
 	if _, err := artifact.Pack(context.Background(), run, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
 		t.Fatal(err)
