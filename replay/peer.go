@@ -46,6 +46,8 @@ type peerGroup struct {
 	// noWindow says why the records give no window ("" when they do).
 	noWindow string
 	slo      SLOSpec
+	// def names the definitions (token_goodput's null reason).
+	def string
 }
 
 // newPeerGroup returns the accumulator of one point and repeat under
@@ -55,7 +57,7 @@ func newPeerGroup(cfg *config) *peerGroup {
 	if rules == nil {
 		return nil
 	}
-	p := &peerGroup{rules: rules, slo: cfg.slo, readOrig: cfg.origTool == cfg.def.Name(), prov: cfg.prov}
+	p := &peerGroup{rules: rules, slo: cfg.slo, readOrig: cfg.origTool == cfg.def.Name(), prov: cfg.prov, def: cfg.def.Name()}
 	if cfg.sweep != nil {
 		p.sweep = &peerSweep{metric: cfg.sweep.Metric}
 	}
@@ -247,6 +249,7 @@ func (p *peerGroup) goodput(pr *PointResult, dur float64, den int64) {
 	}
 	pr.Counts.Good = p.good
 	pr.Scalars["token_goodput"] = Null
+	setNull(pr, "token_goodput", p.def+"'s definitions define no token goodput (tokens of good requests ÷ window is benchseal's metric)")
 	if p.unjudged > 0 {
 		why := fmt.Sprintf("%s; the SLO cannot be judged for %d successful request(s)", p.unjudgedWhy, p.unjudged)
 		for _, k := range []string{"goodput", "slo_attainment", "slo_attainment_ok", "counts.good"} {

@@ -285,3 +285,21 @@ func TestVLLMLatencyRunsToTheEndOfTheStream(t *testing.T) {
 		t.Errorf("derived end_ns: e2e n %d reason %q, want null with the reason", p.Dists["e2e_ns"].N, p.NullReasons["e2e_ns"])
 	}
 }
+
+// TestPeerTokenGoodputNullHasReason: no peer tool defines a token goodput,
+// so under every peer definition it is null with that reason (newuser3
+// finding 2), which every output format prints from NullReasons.
+func TestPeerTokenGoodputNullHasReason(t *testing.T) {
+	run := distServeRun()
+	for _, def := range []string{"vllm", "sglang", "aiperf", "genai-perf", "inference-perf", "mlperf", "llmperf", "guidellm"} {
+		res := mustReplay(t, run, Options{Definitions: def, SLO: &SLOSpec{TTFTNS: ptr(int64(250e6))}})
+		for _, p := range res.Results {
+			if !p.Scalars["token_goodput"].IsNull() {
+				t.Errorf("%s: token_goodput %v, want null", def, p.Scalars["token_goodput"])
+			}
+			if r, ok := p.NullReason("token_goodput"); !ok || !strings.Contains(r, def+"'s definitions define no token goodput") {
+				t.Errorf("%s: token_goodput null reason %q", def, r)
+			}
+		}
+	}
+}
