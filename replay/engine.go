@@ -235,6 +235,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 				pr.PhasesOverlap = ov
 				res.Notes = append(res.Notes, overlapNote(pr, ov))
 			}
+			if ap := spans.apart(pr.Point, pr.Repeat); ap != nil {
+				res.Notes = append(res.Notes, apartNote(pr.Point, pr.Repeat, ap))
+			}
 		}
 		if g.peer != nil {
 			for _, n := range g.peer.notesList() {
@@ -244,6 +247,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 				}
 			}
 		}
+	}
+	if n := burstNote(m, groups); n != "" {
+		res.Notes = append(res.Notes, n)
 	}
 	if opts.Smooth == nil && len(groups) > 0 {
 		res.Notes = append(res.Notes, "smooth_goodput not computed: it needs explicit parameters alpha, v and f (no default penalty function exists)")

@@ -64,6 +64,7 @@ type group struct {
 	ttft, e2e, itl, lag, ttftS, e2eS intSamples
 	tpot                             ratSamples
 	gaps                             []int64 // scratch: one request's ITLs
+	zeroGaps                         int64   // ITLs of exactly 0 ns (chunks read at one instant)
 
 	stallReqs, stallCount int64
 	stallMax              int64
@@ -209,6 +210,9 @@ func (g *group) add(rec *schema.Record) error {
 		for j := 1; j < k; j++ {
 			gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
 			gaps = append(gaps, gap)
+			if gap == 0 {
+				g.zeroGaps++
+			}
 			if gap > stall {
 				stalls++
 			}

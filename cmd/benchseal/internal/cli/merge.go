@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/merge"
+	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -106,6 +107,24 @@ func runMerge(ctx context.Context, o *mergeOptions) error {
 		return mergeError(err)
 	}
 	printMerge(o.io, res)
+	return warnShardsApart(ctx, o.io, res.Dir)
+}
+
+// warnShardsApart warns on stderr of every point whose shards measured it
+// at different times (replay.ShardsApart): the merged run is written and
+// valid, but its offered load was never offered at once.
+func warnShardsApart(ctx context.Context, io *IO, dir string) error {
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		return err
+	}
+	notes, err := replay.ShardsApart(ctx, rd)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(io.ErrOut, "benchseal: warning:", n)
+	}
 	return nil
 }
 
