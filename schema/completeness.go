@@ -253,7 +253,7 @@ func (c *RecordChecker) checkCount(add func(field, format string, args ...any), 
 	case have > n:
 		add(pp.field, "%s has %d records, more than the %d declared", what, have, n)
 	case have < n && pp.duration == 0 && !c.m.Incomplete && have > 0:
-		add(pp.field, "%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, and then they count as cancelled)", what, have, n, n-have)
+		add(pp.field, "%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, and then they count as cancelled: manifest fields incomplete and incomplete_reason, on import --set incomplete=true --set incomplete_reason=WHY)", what, have, n, n-have)
 	}
 }
 

@@ -27,7 +27,7 @@ func TestCompletenessIsBoundedByTheRecords(t *testing.T) {
 		all = append(all, p.String())
 	}
 	got := strings.Join(all, "\n")
-	for _, want := range []string{"999999999997 request(s) are missing", "beyond the regenerated schedule", "request numbers run to 999999999999"} {
+	for _, want := range []string{"999999999997 request(s) are missing", "--set incomplete=true --set incomplete_reason=", "beyond the regenerated schedule", "request numbers run to 999999999999"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems do not say %q:\n%s", want, got)
 		}

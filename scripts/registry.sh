@@ -63,7 +63,8 @@ YML
     OTEL_TRACES_EXPORTER=none "$REGISTRY" serve "$WORK/reg/config.yml" >"$WORK/reg/log" 2>&1 &
     REG_PID=$!
     for _ in $(seq 1 100); do
-      if curl -fsS -o /dev/null "http://127.0.0.1:$port/v2/"; then PORT=$port; return 0; fi
+      # -s without -S: nothing printed while the registry starts
+      if curl -fs -o /dev/null "http://127.0.0.1:$port/v2/" 2>/dev/null; then PORT=$port; return 0; fi
       kill -0 "$REG_PID" 2>/dev/null || break
       sleep 0.1
     done

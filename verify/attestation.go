@@ -183,6 +183,9 @@ type AttestResult struct {
 	SigstoreBundle []byte
 	Referrer       string
 	Levels         []string
+	// Withheld says, one line per level not reached, why (a level the
+	// run could not reach for lack of a plan is not listed).
+	Withheld []string
 }
 
 // ErrNotAttestable is returned when the bundle does not verify (or the
@@ -220,7 +223,28 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 	if err != nil {
 		return nil, err
 	}
-	return &AttestResult{Verification: res, Statement: stmt, SigstoreBundle: sb, Referrer: string(rd.Digest), Levels: levels}, nil
+	return &AttestResult{Verification: res, Statement: stmt, SigstoreBundle: sb, Referrer: string(rd.Digest), Levels: levels, Withheld: withheldLevels(res)}, nil
+}
+
+// withheldLevels says why a verified result does not reach
+// BENCHSEAL_RECOMPUTED (the rule of attestStatement); nil when it does.
+func withheldLevels(res *Result) []string {
+	if c := res.Check(CheckClaims); c != nil && c.Status != StatusPassed {
+		return []string{fmt.Sprintf("%s withheld: the claims check was %s (%s)", attest.LevelRecomputed, c.Status, c.Reason)}
+	}
+	if n := len(res.Unverified); n > 0 {
+		names := make([]string, 0, min(n, 3))
+		for _, u := range res.Unverified[:min(n, 3)] {
+			names = append(names, u.Metric+" of point "+u.Point)
+		}
+		more := ""
+		if n > 3 {
+			more = fmt.Sprintf(" and %d more", n-3)
+		}
+		return []string{fmt.Sprintf("%s withheld: %d claim(s) cannot be recomputed from the records (%s%s; verify lists them as UNVERIFIED)",
+			attest.LevelRecomputed, n, strings.Join(names, ", "), more)}
+	}
+	return nil
 }
 
 // attestStatement builds the VSA statement of a verified result.

@@ -222,7 +222,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	skipContent := len(errs) > 0 && !p.AllChecks
 	if skipContent {
 		for _, n := range []string{CheckUncompressed, CheckSchema, CheckConsistency, CheckClaims} {
-			res.skip(n, "not run: the signature check failed (AllChecks runs it anyway)")
+			res.skip(n, "not run: the signature check failed (verify --all-checks runs it anyway)")
 		}
 	}
 

@@ -459,3 +459,23 @@ func TestCSVCellsAreNeverFormulas(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSLOPrintsNone: a run without an SLO prints "slo: none", not empty
+// limits, a one-token rule and "(from none)" (newuser3 finding 8.6).
+func TestNoSLOPrintsNone(t *testing.T) {
+	run := smallRun()
+	run.m.SLO = schema.SLO{}
+	res, err := replay.Replay(context.Background(), run, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{FormatText, FormatMarkdown} {
+		var b bytes.Buffer
+		if err := Write(&b, f, res); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.String(); !strings.Contains(s, "slo:** none  \n") && !strings.Contains(s, "slo: none\n") || strings.Contains(s, "from none") {
+			t.Errorf("format %v: %s", f, s[:min(len(s), 400)])
+		}
+	}
+}

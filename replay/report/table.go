@@ -245,6 +245,9 @@ func distInsertAt(out []row) int {
 }
 
 func sloLine(r *replay.Result) string {
+	if !r.SLO.Any() {
+		return "none" // no limit: no source to name, no one-token rule to apply
+	}
 	lim := func(name string, p *int64) string {
 		if p == nil {
 			return name + " -"

@@ -21,7 +21,8 @@ import (
 )
 
 type captureOptions struct {
-	io *IO
+	io   *IO
+	live *liveProgress // the terminal progress line, when drawn
 
 	endpoint, model, out, api string
 	noStream                  bool
@@ -325,6 +326,9 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		}
 	}
 	res, err := capture.Run(ctx, opts)
+	if o.live != nil {
+		o.live.end()
+	}
 	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
 		printCaptureSummary(o.io.Out, res)
 		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
@@ -453,7 +457,8 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	}
 	switch {
 	case o.progress == "always" || (o.progress == "auto" && isTerminal(o.io.ErrOut)):
-		opts.Progress = func(p capture.Progress) { renderProgress(o.io.ErrOut, p) }
+		o.live = &liveProgress{w: o.io.ErrOut}
+		opts.Progress = o.live.render
 	case o.progress == "auto":
 		// Not a terminal (a log, CI): a plain line now and then.
 		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }

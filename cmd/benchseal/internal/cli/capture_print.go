@@ -20,6 +20,28 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// liveProgress redraws one progress line on a terminal and knows whether
+// that line is still open (drawn without its newline).
+type liveProgress struct {
+	w    io.Writer
+	open bool
+}
+
+// render redraws the line; the final one ends it.
+func (l *liveProgress) render(p capture.Progress) {
+	renderProgress(l.w, p)
+	l.open = !p.Final
+}
+
+// end closes a line left open (a capture that failed before its final
+// progress), so what is printed next starts on a line of its own.
+func (l *liveProgress) end() {
+	if l.open {
+		fmt.Fprintln(l.w)
+		l.open = false
+	}
+}
+
 func renderProgress(w io.Writer, p capture.Progress) {
 	rate := fmt.Sprintf("%.1f/s", p.AchievedRate)
 	if p.OfferedRate > 0 {

@@ -202,8 +202,9 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {
 		line := fmt.Sprintf("%-7s %-16s %s", strings.ToUpper(statusWord(c.Status)), c.Name, c.Reason)
-		if c.Blob != "" && c.Status == verify.StatusFailed {
-			line += " [" + c.Blob + "]"
+		// The blob at fault, unless the reason already names it.
+		if c.Blob != "" && c.Status == verify.StatusFailed && !strings.Contains(c.Reason, c.Blob) {
+			line += " (in " + c.Blob + ")"
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 		for _, p := range c.Problems {

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/verify"
+)
+
+// TestVerifyTextNamesTheBlobOnce: a FAIL line names the blob at fault
+// once, labelled, and does not repeat a digest its reason already gives
+// (newuser3 finding 8.5).
+func TestVerifyTextNamesTheBlobOnce(t *testing.T) {
+	d1, d2 := "sha256:35e1aaaa", "sha256:5613bbbb"
+	r := &verify.Result{Checks: []verify.CheckResult{
+		{Name: verify.CheckUncompressed, Status: verify.StatusFailed, Reason: "expected " + d1 + ", content is " + d2, Blob: d1},
+		{Name: verify.CheckSignature, Status: verify.StatusFailed, Reason: "no signature verified", Blob: d2},
+	}}
+	var b bytes.Buffer
+	writeVerifyText(&b, r, false)
+	out := b.String()
+	if strings.Count(out, d1) != 1 || strings.Contains(out, "[") {
+		t.Errorf("digest repeated or unlabelled:\n%s", out)
+	}
+	if !strings.Contains(out, "no signature verified (in "+d2+")") {
+		t.Errorf("the blob of a reason that does not name it is not labelled:\n%s", out)
+	}
+}
