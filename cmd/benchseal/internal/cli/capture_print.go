@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -104,7 +105,15 @@ func printCaptureSummary(w io.Writer, res *capture.Result) {
 	if sh := res.Manifest.Shard; sh != nil && sh.Count > 1 {
 		offered = fmt.Sprintf("offered to shard %d of %d", sh.Index, sh.Count) // its share of the point's rate
 	}
-	fmt.Fprintf(tw, "point\trepeat\trequests\tok\tfailed\tchunks\trate req/s (achieved / %s)\tsend lag p99 (ms)\tduration (s)\n", offered)
+	// Open loop: the arrival rate achieved ((sends − 1) ÷ span of sends,
+	// replay's "arrival rate … achieved") against the offered. Closed loop:
+	// no offered rate; the requests ÷ the cell's duration, a figure of its
+	// own (replay's request_throughput counts ok requests over its window).
+	rateCol := "requests ÷ duration (req/s)"
+	if slices.ContainsFunc(res.Cells, func(c capture.CellStats) bool { return c.OfferedRate > 0 }) {
+		rateCol = "arrival rate req/s (achieved / " + offered + ")"
+	}
+	fmt.Fprintf(tw, "point\trepeat\trequests\tok\tfailed\tchunks\t%s\tsend lag p99 (ms)\tduration (s)\n", rateCol)
 	for _, c := range res.Cells {
 		ok := c.ByStatus[schema.StatusOK]
 		rate := fmt.Sprintf("%.2f", c.AchievedRate)

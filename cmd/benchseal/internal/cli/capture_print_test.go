@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // TestLiveProgressEndsItsLine: a terminal progress line left open (a
@@ -25,5 +26,27 @@ func TestLiveProgressEndsItsLine(t *testing.T) {
 	l.end()
 	if s := b.String(); !strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\n\n") {
 		t.Errorf("final line: %q", s)
+	}
+}
+
+// TestCaptureSummaryRateColumn: "achieved" is the arrival rate against
+// the offered one (open loop); a closed loop's single number is labelled
+// for what it is (newuser3 finding 8.1).
+func TestCaptureSummaryRateColumn(t *testing.T) {
+	for _, c := range []struct {
+		offered  float64
+		want     string
+		wantCell string
+	}{
+		{0, "requests ÷ duration (req/s)", "53.61"},
+		{80, "arrival rate req/s (achieved / offered)", "117.17 / 80.00"},
+	} {
+		var b bytes.Buffer
+		printCaptureSummary(&b, &capture.Result{Manifest: &schema.Manifest{}, Cells: []capture.CellStats{
+			{Point: "p", Requests: 40, AchievedRate: map[bool]float64{true: 117.17, false: 53.61}[c.offered > 0], OfferedRate: c.offered}}})
+		out := b.String()
+		if !strings.Contains(out, c.want) || !strings.Contains(out, c.wantCell) || c.offered == 0 && strings.Contains(out, "achieved") {
+			t.Errorf("offered %v:\n%s", c.offered, out)
+		}
 	}
 }
