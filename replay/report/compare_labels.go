@@ -54,9 +54,9 @@ func nameOf(path, currency string) metricName {
 	case replay.CostPerMillionOutputTokens:
 		return metricName{"Cost per 1M output tokens", currency, one, 4, currency}
 	case replay.CostPerMillionGoodTokens:
-		u := "per 1M good tokens"
+		u := "per 1M good tokens, currency not stated"
 		if currency != "" {
-			u = currency + " " + u
+			u = currency + " per 1M good tokens"
 		}
 		return metricName{"Cost", u, one, 4, u}
 	case "capacity":

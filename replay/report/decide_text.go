@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -111,6 +112,9 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	if d.Best >= 0 && d.RunnerUp >= 0 {
 		on := nameOf(objectiveMetric(d.Objective), cur)
 		s := "margin " + signedPercent(d.Margin) + " (" + inputLabel(d.Best) + " against " + inputLabel(d.RunnerUp) + ")"
+		if d.Objective == compare.MinCostPerGoodToken {
+			s = costMargin(d)
+		}
 		if sh := d.Shift; sh != nil {
 			diff := func(f float64) string {
 				return Decimal(replay.Float(f), on.Scale, on.Places)
@@ -125,6 +129,20 @@ func newDecideModel(d *compare.Decision) *decideModel {
 		m.Margin = s
 	}
 	return m
+}
+
+// costMargin words a cost margin so its direction cannot be misread:
+// Margin is how much more the runner-up pays (runner-up ÷ best − 1), so
+// the best costs Margin ÷ (1 + Margin) less.
+func costMargin(d *compare.Decision) string {
+	b, r := inputLabel(d.Best), inputLabel(d.RunnerUp)
+	m := d.Margin.Rat()
+	if m == nil {
+		return "margin undefined (" + b + " against " + r + ")"
+	}
+	less := new(big.Rat).Quo(m, new(big.Rat).Add(m, big.NewRat(1, 1)))
+	return fmt.Sprintf("margin: %s costs %s %% less per good token than %s (%s costs %s %% more)",
+		b, Decimal(replay.Exact(less), hundred, 2), r, r, Decimal(d.Margin, hundred, 2))
 }
 
 func signedPercent(v replay.Value) string {

@@ -109,7 +109,7 @@ func newHTMLPage(r *replay.Result) *htmlPage {
 		pg.Incomplete = r.Incomplete.Line()
 	}
 	if r.Cost != nil {
-		pg.Cost = r.Cost.Text + " " + r.Cost.Currency + " per hour over each measurement window"
+		pg.Cost = priceText(r.Cost) + " per hour over each measurement window"
 	}
 	notes := map[string]string{}
 	for _, ps := range r.Summary {

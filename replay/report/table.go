@@ -244,6 +244,15 @@ func distInsertAt(out []row) int {
 	return len(out)
 }
 
+// priceText is the manifest's price with its currency, or says that
+// none was stated.
+func priceText(c *replay.CostSpec) string {
+	if c.Currency == "" {
+		return c.Text + " (currency not stated)"
+	}
+	return c.Text + " " + c.Currency
+}
+
 func sloLine(r *replay.Result) string {
 	if !r.SLO.Any() {
 		return "none" // no limit: no source to name, no one-token rule to apply
@@ -276,7 +285,7 @@ func Text(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
 	}
 	if r.Cost != nil {
-		fmt.Fprintf(&b, "cost: %s %s per hour over each measurement window\n", r.Cost.Text, r.Cost.Currency)
+		fmt.Fprintf(&b, "cost: %s per hour over each measurement window\n", priceText(r.Cost))
 	}
 	fmt.Fprintf(&b, "%s\n%s\n", MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"])
 	if r.Sweep != nil {
@@ -465,7 +474,7 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "**%s**\n\n", r.Incomplete.Line())
 	}
 	if r.Cost != nil {
-		fmt.Fprintf(&b, "**cost:** %s %s per hour over each measurement window\n\n", r.Cost.Text, r.Cost.Currency)
+		fmt.Fprintf(&b, "**cost:** %s per hour over each measurement window\n\n", priceText(r.Cost))
 	}
 	fmt.Fprintf(&b, "- %s\n- %s\n", MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"])
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

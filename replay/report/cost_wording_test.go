@@ -1,0 +1,29 @@
+package report
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+)
+
+// TestCostMarginReadsTheRightWay: the cheaper configuration's margin
+// says it costs less, by how much, and how much more the other pays; a
+// price without a currency says so (newuser3 finding 8.13).
+func TestCostMarginReadsTheRightWay(t *testing.T) {
+	d := &compare.Decision{Objective: compare.MinCostPerGoodToken, Best: 1, RunnerUp: 0, Margin: replay.Exact(big.NewRat(6097, 10000))}
+	if got, want := costMargin(d), "margin: B costs 37.88 % less per good token than A (A costs 60.97 % more)"; got != want {
+		t.Errorf("costMargin = %q, want %q", got, want)
+	}
+	if got := priceText(&replay.CostSpec{Text: "10.5"}); got != "10.5 (currency not stated)" {
+		t.Errorf("priceText without currency = %q", got)
+	}
+	if got := priceText(&replay.CostSpec{Text: "10.5", Currency: "USD"}); got != "10.5 USD" {
+		t.Errorf("priceText = %q", got)
+	}
+	if u := nameOf(replay.CostPerMillionGoodTokens, "").Header(); !strings.Contains(u, "currency not stated") {
+		t.Errorf("cost header without currency: %q", u)
+	}
+}
