@@ -507,3 +507,23 @@ func TestShardRunIsOfferedItsShare(t *testing.T) {
 		t.Errorf("shard 1 of 2: offered %v %q", o.OfferedRate, o.OfferedShare)
 	}
 }
+
+// A steady point whose fit window saw more ends than arrivals (requests
+// sent in the quarter set aside ended in it) has a negative backlog, and
+// the verdict says why instead of printing it bare (newuser3 finding 8.3).
+func TestNegativeBacklogIsExplained(t *testing.T) {
+	found := 0
+	for seed := range uint64(40) {
+		o := overloadOf(t, openLoopRun(seed, []float64{24}, []int{60}, noLag))
+		if o.Completions <= o.Arrivals || o.Overloaded.True() || o.Reasons["fit"] != "" {
+			continue
+		}
+		found++
+		if !strings.Contains(o.Overloaded.Why, "negative, requests sent before the fit window ended in it") {
+			t.Errorf("seed %d: backlog %d of %d: why %q", seed, o.Arrivals-o.Completions, o.Arrivals, o.Overloaded.Why)
+		}
+	}
+	if found == 0 {
+		t.Fatal("no seed gave a negative backlog")
+	}
+}

@@ -48,6 +48,9 @@ func decideOverload(p *PointResult) {
 		o.Overloaded = Flag{Why: fmt.Sprintf("%d declared measured request(s) have no record (incomplete run): a point that lost requests cannot be shown to have kept up with its load", o.missing)}
 	case o.clientJudged:
 		why := fmt.Sprintf("completions kept up with arrivals (backlog %d of %d, within %d %%) and the outstanding count shows no significant rise", o.Arrivals-o.Completions, o.Arrivals, OverloadTolerancePercent)
+		if o.Completions > o.Arrivals {
+			why = fmt.Sprintf("completions kept up with arrivals (backlog %d of %d: negative, requests sent before the fit window ended in it) and the outstanding count shows no significant rise", o.Arrivals-o.Completions, o.Arrivals)
+		}
 		if o.Queue != nil {
 			if o.Queue.Slope.IsNull() {
 				why += "; server queue trend unknown: " + o.Queue.Reason

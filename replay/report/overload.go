@@ -78,9 +78,9 @@ func overloadRows(p *replay.PointResult) []row {
 		if o.FitRejected > 0 {
 			rej = fmt.Sprintf(" (%d rejected: not served, so not completions)", o.FitRejected)
 		}
-		out = append(out, row{"completions", fmt.Sprintf("%d ends of %d arrivals%s in the fit window (%s ms wide, from %s ms): completion rate %s req/s vs arrival rate %s req/s; backlog %s %%",
+		out = append(out, row{"completions", fmt.Sprintf("%d ends of %d arrivals%s in the fit window (%s ms wide, from %s ms): completion rate %s req/s vs arrival rate %s req/s; backlog %s %%%s",
 			o.Completions, o.Arrivals, rej, Decimal(replay.Int(o.FitEndNS-o.FitStartNS), nsToMS, 3), Decimal(replay.Int(o.FitStartNS), nsToMS, 3),
-			Decimal(o.CompletionRate, one, 3), Decimal(o.FitArrivalRate, one, 3), Decimal(o.BacklogShare, hundred, 2)), ""})
+			Decimal(o.CompletionRate, one, 3), Decimal(o.FitArrivalRate, one, 3), Decimal(o.BacklogShare, hundred, 2), negativeBacklog(o)), ""})
 	}
 	outstanding := "peak " + Decimal(o.OutstandingPeak, one, 0)
 	if why, ok := o.Reasons["outstanding_peak"]; ok {
@@ -100,6 +100,18 @@ func overloadRows(p *replay.PointResult) []row {
 		out = append(out, row{"server queue trend (waiting requests)", trendText(*q, 1, "per s"), ""})
 	}
 	return out
+}
+
+// negativeBacklog explains a backlog below 0: the served requests that
+// ended in the fit window include some sent before it, so fewer were in
+// flight at its end than at its start ("" when the backlog is not
+// negative).
+func negativeBacklog(o *replay.Overload) string {
+	if o.Completions <= o.Arrivals {
+		return ""
+	}
+	return fmt.Sprintf(" (negative: %d more ends than arrivals, because requests sent before the window, in the first quarter set aside, ended in it: fewer were in flight at its end than at its start)",
+		o.Completions-o.Arrivals)
 }
 
 // overloadJSON writes results[].overload.

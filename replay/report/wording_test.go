@@ -27,3 +27,14 @@ func TestCostMarginReadsTheRightWay(t *testing.T) {
 		t.Errorf("cost header without currency: %q", u)
 	}
 }
+
+// TestNegativeBacklogText: the completions row explains a negative
+// backlog and says nothing more of a positive one (newuser3 finding 8.3).
+func TestNegativeBacklogText(t *testing.T) {
+	if s := negativeBacklog(&replay.Overload{Arrivals: 39, Completions: 41}); !strings.Contains(s, "negative: 2 more ends than arrivals") {
+		t.Errorf("negative backlog: %q", s)
+	}
+	if s := negativeBacklog(&replay.Overload{Arrivals: 39, Completions: 39}); s != "" {
+		t.Errorf("zero backlog: %q", s)
+	}
+}
