@@ -305,6 +305,14 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 		r.Flagged = r.Name + "'s " + r.Point + " is " + f
 		r.Notes = append(r.Notes, "point "+r.Point+" is "+f)
 	}
+	// A goodput above the offered load is explained (the first repeat
+	// where it happens stands for the others).
+	for _, p := range reps {
+		if n := replay.AboveOffered(p); n != "" {
+			r.Notes = append(r.Notes, n)
+			break
+		}
+	}
 	for _, w := range capNotes {
 		r.Notes = append(r.Notes, "capacity: "+w)
 	}

@@ -262,6 +262,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	addPreflight(m, res.Results)
 	for _, p := range res.Results {
 		decideOverload(p)
+		if n := AboveOffered(p); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
 	}
 	res.Summary = summarise(res.Results, max(m.Load.Repeats, 1))
 	if cfg.sweep != nil {
