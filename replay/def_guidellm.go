@@ -22,7 +22,8 @@ Window = measure_end − measure_start (orig) else max(request_end) − min(requ
 Rates are GuideLLM's duration-weighted rate distributions (requests_per_second, output_tokens_per_second,
 tokens_per_second, prompt_tokens_per_second; n = requests or tokens counted): events (request_end inside the window;
 prompt tokens at the first token; one output token at the first token iteration and (n − 1)/(iterations − 1) at each
-later iteration, spaced evenly to the last) merged when equal or within 0.1 ms, each weighted by the time from the
+later iteration, spaced evenly to the last; read from the records of any other run: each chunk's tokens at its recorded
+arrival, null when chunk times were not measured) merged when equal or within 0.1 ms, each weighted by the time from the
 midpoint with its predecessor to the midpoint with its successor; request/output_token/total_token_throughput are
 their means.`,
 	aliases: map[string]string{"time_to_first_token_ms": "ttft_ns", "inter_token_latency_ms": "tpot_ns", "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": "e2e_ns",
@@ -45,6 +46,10 @@ type guidellmRules struct {
 	haveMeasure  bool
 	glReq, glOut []glEvent // rate-distribution events
 	glPrompt     []glEvent
+	// fromRecords is set when a request's token events came from the
+	// records' chunk times (chunkEvents), which the provenance gate must
+	// let through.
+	fromRecords bool
 }
 
 func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
@@ -102,8 +107,8 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	if ok1 && ok2 && ok3 && ok4 {
 		iters, _ := o.num("info.timings.token_iterations", "timings.token_iterations", "token_iterations")
 		r.events(et, ft, lt, true, iters, n, in)
-	} else if F, L, okR := recFirstLast(rec); okR {
-		r.events(float64(rec.EndNS)/1e9, (float64(rec.SentNS)+F)/1e9, (float64(rec.SentNS)+L)/1e9, false, 0, n, in)
+	} else {
+		r.chunkEvents(rec, n, in)
 	}
 	r.ttft = append(r.ttft, ttft)
 	r.e2e = append(r.e2e, lat)
@@ -151,6 +156,37 @@ func (r *guidellmRules) events(end, first, last float64, haveIters bool, iters, 
 	}
 }
 
+// chunkEvents adds the rate-distribution events of one successful
+// request read from the records (a run that is not a GuideLLM import):
+// its end, its prompt tokens at its first chunk, and each chunk's output
+// tokens at that chunk's recorded arrival — chunk_tokens when given, else
+// the n tokens spread over the chunks as tokenIndex numbers them. The
+// records hold every chunk's time, so none of GuideLLM's evenly spaced
+// placeholders (nor all n tokens at the last token) is needed. The caller
+// has checked that the record has chunk times.
+func (r *guidellmRules) chunkEvents(rec *schema.Record, n, in float64) {
+	at := func(t int64) float64 { return float64(rec.SentNS+t) / 1e9 }
+	r.glReq = append(r.glReq, glEvent{float64(rec.EndNS) / 1e9, 1})
+	r.glPrompt = append(r.glPrompt, glEvent{at(rec.ChunksNS[0]), in})
+	k := len(rec.ChunksNS)
+	for j, t := range rec.ChunksNS {
+		var c int64
+		switch {
+		case len(rec.ChunkTokens) == k:
+			c = rec.ChunkTokens[j]
+		case j == k-1:
+			c = int64(n) - (tokenIndex(rec, j, 0) - 1)
+		default:
+			c = tokenIndex(rec, j+1, 0) - tokenIndex(rec, j, 0)
+		}
+		if rec.OutputTokens <= 0 {
+			c = 0
+		}
+		r.glOut = append(r.glOut, glEvent{at(t), float64(c)})
+	}
+	r.fromRecords = true
+}
+
 func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	ones := func(n int) []float64 {
 		w := make([]float64, n)
@@ -191,6 +227,13 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	if r.haveMeasure {
 		ms, me = r.measureStart, r.measureEnd
 	}
+	// Token events read from the records' chunk times need those times
+	// measured: when the source did not (the gate's itl_ns reason), the
+	// token rate distributions are null with that reason.
+	noChunks := ""
+	if gt := g.cfg.gate; r.fromRecords && gt != nil && gt.fieldReasons["itl_ns"] != "" {
+		noChunks = "GuideLLM's token rates place each chunk's tokens at its arrival: " + gt.fieldReasons["itl_ns"]
+	}
 	total := append(slices.Clone(r.glPrompt), r.glOut...)
 	for _, x := range []struct {
 		dist, scalar string
@@ -205,10 +248,14 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 		if x.scalar != "" {
 			pr.Scalars[x.scalar] = x.d.Mean
 		}
-		if noTimes != "" {
-			setNull(pr, x.dist, noTimes)
+		why := noTimes
+		if why == "" && x.dist != "requests_per_second" {
+			why = noChunks
+		}
+		if why != "" {
+			setNull(pr, x.dist, why)
 			if x.scalar != "" {
-				setNull(pr, x.scalar, noTimes)
+				setNull(pr, x.scalar, why)
 			}
 		}
 	}

@@ -303,3 +303,46 @@ func TestPeerTokenGoodputNullHasReason(t *testing.T) {
 		}
 	}
 }
+
+// TestGuideLLMTokenRatesUseChunkTimes reproduces reattack finding F6:
+// under GuideLLM's definitions a run that is not a GuideLLM import put
+// every output token at its request's last token although the records
+// hold each chunk's time, so staggered requests ending together gave a
+// token rate far above the tokens produced per second. Each chunk's
+// tokens now sit at its arrival; without measured chunk times the token
+// rates are null with the reason.
+func TestGuideLLMTokenRatesUseChunkTimes(t *testing.T) {
+	ms := int64(1e6)
+	var recs []*schema.Record
+	for i := range 8 {
+		var ch []int64
+		for j := 1; j <= 10; j++ {
+			ch = append(ch, int64(j)*100*ms)
+		}
+		recs = append(recs, req(int64(i)*ms, 10, ch...))
+	}
+	run := &memRun{m: manifest(), recs: recs}
+	bs := mustReplay(t, run, Options{}).Results[0]
+	gl := mustReplay(t, run, Options{Definitions: "guidellm"}).Results[0]
+	want, _ := bs.Scalars["output_token_throughput"].Float64()
+	got, _ := gl.Scalars["output_token_throughput"].Float64()
+	if gl.Scalars["output_token_throughput"].IsNull() || got > 1.5*want || got < want/1.5 {
+		t.Errorf("guidellm output_token_throughput %v, want near the %v tok/s produced (tokens at their chunks' times)", got, want)
+	}
+	if d := gl.Dists["output_tokens_per_second"]; d.N != 80 {
+		t.Errorf("guidellm output_tokens_per_second n %d, want 80 tokens", d.N)
+	}
+
+	m := manifest()
+	m.Provenance = &schema.Provenance{}
+	m.Provenance.Set(schema.FieldChunks, schema.FieldAbsent, "the tool stores no chunk times")
+	p := mustReplay(t, &memRun{m: m, recs: recs}, Options{Definitions: "guidellm"}).Results[0]
+	for _, k := range []string{"output_token_throughput", "output_tokens_per_second", "total_token_throughput"} {
+		if !strings.Contains(p.NullReasons[k], "chunks_ns not measured") {
+			t.Errorf("chunk times absent, guidellm: %s reason %q, want null for chunks_ns not measured", k, p.NullReasons[k])
+		}
+	}
+	if p.Scalars["output_token_throughput"].IsNull() == false || p.Dists["output_tokens_per_second"].N != 0 {
+		t.Errorf("chunk times absent, guidellm: token rates %v / n %d, want null", p.Scalars["output_token_throughput"], p.Dists["output_tokens_per_second"].N)
+	}
+}
