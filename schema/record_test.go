@@ -45,7 +45,12 @@ func TestDecodeRecordRoundTrip(t *testing.T) {
 			Orig: json.RawMessage(` { "ttft" : 0.5, "s":"<a&b>\u2029", "n":[1, {"x":null}] } `)},
 	}
 	for _, rec := range recs {
-		want, err := json.Marshal(rec)
+		// AppendRecord writes control characters as EscapeText's escapes.
+		esc := *rec
+		for _, f := range []*string{&esc.ID, &esc.Point, &esc.Phase, &esc.Status, &esc.Error} {
+			*f = EscapeText(*f, false)
+		}
+		want, err := json.Marshal(&esc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,4 +378,27 @@ func BenchmarkAppendRecord(b *testing.B) {
 			buf, _ = json.Marshal(rec)
 		}
 	})
+}
+
+// TestDecodeRecordRefusesControlCharacters reproduces reattack finding
+// F1: a record id (or error) holding a newline wrote whole lines into the
+// replay report. The strict decoder refuses a control character in any
+// record string, naming the field.
+func TestDecodeRecordRefusesControlCharacters(t *testing.T) {
+	base := `{"id":"a","point":"p","repeat":0,"phase":"measure","sent_ns":0,"end_ns":1,"chunks_ns":[],"input_tokens":0,"output_tokens":0,"status":"error","error":"e"}`
+	for _, c := range []struct{ field, from, to string }{
+		{"id", `"id":"a"`, `"id":"a\n  goodput 999 req/s"`},
+		{"error", `"error":"e"`, `"error":"HTTP 500\n\u001b[8m"`},
+		{"point", `"point":"p"`, `"point":"p\u2028"`},
+		{"status", `"status":"error"`, `"status":"error\r"`},
+	} {
+		line := strings.Replace(base, c.from, c.to, 1)
+		_, err := DecodeRecord([]byte(line))
+		if err == nil || !strings.Contains(err.Error(), `field "`+c.field+`"`) || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("%s: DecodeRecord(%s) = %v, want a control-character error naming the field", c.field, line, err)
+		}
+	}
+	if _, err := DecodeRecord([]byte(base)); err != nil {
+		t.Fatal(err)
+	}
 }

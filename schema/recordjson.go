@@ -442,7 +442,18 @@ func (d *recordDecoder) stringValue() ([]byte, error) {
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
 		return nil, d.fail("must be a string")
 	}
-	return d.stringBytes()
+	start := d.i
+	v, err := d.stringBytes()
+	if err != nil {
+		return nil, err
+	}
+	// A record's strings (id, point, phase, status, error) are shown in
+	// reports one per line: no control character, as in manifests.
+	if err := CheckText(string(v)); err != nil {
+		d.i = start
+		return nil, d.fail("%v", err)
+	}
+	return v, nil
 }
 
 // stringBytes parses the JSON string at d.i. The result aliases the input
@@ -878,16 +889,20 @@ func (d *recordDecoder) skipNumber() error {
 
 // AppendRecord appends the canonical JSON encoding of rec, without a
 // newline, to buf. The bytes are identical to encoding/json's Marshal of
-// rec; orig is compacted and HTML-escaped as Marshal does.
+// rec; orig is compacted and HTML-escaped as Marshal does. The one
+// difference: a control character (IsControlRune) in a string field is
+// written as EscapeText's visible escape (a server's error body with a
+// newline becomes "\\n"), since the decoder refuses control characters
+// in a record's strings.
 func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	buf = append(buf, `{"id":`...)
-	buf = appendJSONString(buf, rec.ID)
+	buf = appendJSONString(buf, EscapeText(rec.ID, false))
 	buf = append(buf, `,"point":`...)
-	buf = appendJSONString(buf, rec.Point)
+	buf = appendJSONString(buf, EscapeText(rec.Point, false))
 	buf = append(buf, `,"repeat":`...)
 	buf = strconv.AppendInt(buf, int64(rec.Repeat), 10)
 	buf = append(buf, `,"phase":`...)
-	buf = appendJSONString(buf, rec.Phase)
+	buf = appendJSONString(buf, EscapeText(rec.Phase, false))
 	if rec.Item != nil {
 		buf = append(buf, `,"item":`...)
 		buf = strconv.AppendInt(buf, *rec.Item, 10)
@@ -915,10 +930,10 @@ func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	buf = append(buf, `,"output_tokens":`...)
 	buf = strconv.AppendInt(buf, rec.OutputTokens, 10)
 	buf = append(buf, `,"status":`...)
-	buf = appendJSONString(buf, rec.Status)
+	buf = appendJSONString(buf, EscapeText(rec.Status, false))
 	if rec.Error != "" {
 		buf = append(buf, `,"error":`...)
-		buf = appendJSONString(buf, rec.Error)
+		buf = appendJSONString(buf, EscapeText(rec.Error, false))
 	}
 	if len(rec.Orig) > 0 {
 		buf = append(buf, `,"orig":`...)

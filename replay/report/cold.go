@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // ColdMeaning says what the cold column holds, wherever it is printed.
@@ -46,7 +47,7 @@ func coldRows(p *replay.PointResult) []row {
 	label := "cold first ttft"
 	if u != "" {
 		// The request goes in the label: the unit column holds the unit.
-		label += " (request " + c.FirstID + ")"
+		label += " (request " + schema.EscapeText(c.FirstID, false) + ")" // a publisher string: one line
 	}
 	out = append(out, row{label, v, u})
 	if c.AfterProbe != "" {

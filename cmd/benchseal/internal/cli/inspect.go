@@ -187,5 +187,5 @@ func signatureHint(data []byte) string {
 	if fp := artifact.HintFingerprint(hint); fp != "" {
 		return fp
 	}
-	return "hint " + hint
+	return "hint " + schema.EscapeText(hint, false) // unauthenticated: one line, escaped
 }

@@ -363,19 +363,21 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult) {
 	for _, a := range as {
 		who := "NOT verified"
 		if a.Verified {
-			who = "verified: " + a.Reviewer
+			who = "verified: " + schema.EscapeText(a.Reviewer, false)
 		}
 		fmt.Fprintf(w, "  %s: %s\n    verifier %s, verified %s, result %s, levels %s\n", a.Source, who,
 			orDash(a.VerifierID), orDash(a.TimeVerified), orDash(a.Result), orDash(strings.Join(a.Levels, ",")))
 		if a.Reason != "" {
-			fmt.Fprintf(w, "    (%s)\n", a.Reason)
+			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(a.Reason, false))
 		}
 	}
 }
 
+// orDash returns s as one line of text output (EscapeText, newlines
+// escaped: s is a publisher's string), or "-" when it is empty.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return schema.EscapeText(s, false)
 }
