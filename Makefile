@@ -54,6 +54,9 @@ docs: build
 
 check: lint test
 
+## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry.
+ci-full: test dockerfile-check interop registry
+
 ## interop: prove cosign interoperability offline (installs pinned cosign).
 interop: build
 	bash scripts/interop.sh $(COSIGN_VERSION)
