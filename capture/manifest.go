@@ -108,6 +108,8 @@ func (r *runner) baseManifest() *schema.Manifest {
 	m.Load.RequestTimeout = p.RequestTimeout
 	m.Load.MaxOutstanding = p.MaxOutstanding
 	m.Load.Generator = schema.GeneratorBenchsealV1
+	// Until the run ends and says whether every response carried usage.
+	m.Client.TokenCounts = "server-usage"
 	if c := p.Cancel; c != nil && c.Fraction > 0 {
 		setNote(m, "cancellation", fmt.Sprintf("a seeded %.4g fraction of requests is cancelled by the client %s after its send (status cancelled)", c.Fraction, time.Duration(c.After)))
 	}

@@ -245,6 +245,11 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 	if tc := m.Client.TokenCounts; tc != "" && !oneOf(tc, "server-usage", "client-tokenizer", "chunk-count-estimate", "tool-reported") {
 		ps.add("client.token_counts", "must be one of %s, got %q", quoteList("server-usage", "client-tokenizer", "chunk-count-estimate", "tool-reported"), tc)
+	} else if m.Load.Generator == GeneratorBenchsealV1 && !oneOf(tc, "server-usage", "chunk-count-estimate") {
+		// The load client writes only these two, and the record checks
+		// bound output_tokens by max_tokens and by the chunks under
+		// them: another label would lift those bounds.
+		ps.add("client.token_counts", "must be %s under load.generator %q (the only labels its client writes), got %q", quoteList("server-usage", "chunk-count-estimate"), GeneratorBenchsealV1, tc)
 	}
 
 	// hardware, engine, model

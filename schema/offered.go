@@ -24,9 +24,33 @@ type offeredLoad struct {
 // tool's own setting, which some tools' timestamps exceed (the GenAI-Perf
 // fixture has 10 requests in flight at concurrency 4); verify re-derives
 // it from the tool's files instead.
+//
+// A rate-mode run is checked the same way against its declared cap
+// (rateCap): the client counts a request in flight before it takes
+// sent_ns and until after it takes end_ns, so no more than the cap of
+// [sent_ns, end_ns] spans overlap (a cap relabelled lower fails).
 func offeredChecked(m *Manifest) bool {
 	pv := m.Provenance
-	return m.Load.Mode == ModeConcurrency && !m.Imported() && pv.Field(FieldSent).Status == FieldMeasured && pv.Field(FieldEnd).Status == FieldMeasured
+	capped := m.Load.Mode == ModeConcurrency
+	if m.Load.Mode == ModeRate {
+		for i := range m.Load.Points {
+			if c, _ := rateCap(m, i); c > 0 {
+				capped = true
+			}
+		}
+	}
+	return capped && !m.Imported() && pv.Field(FieldSent).Status == FieldMeasured && pv.Field(FieldEnd).Status == FieldMeasured
+}
+
+// rateCap returns the cap on requests in flight a rate-mode point i
+// declares and the field declaring it: the smaller of load.max_outstanding
+// and the point's concurrency, those set; 0 when neither is.
+func rateCap(m *Manifest, i int) (int64, string) {
+	c, f := int64(m.Load.MaxOutstanding), "load.max_outstanding"
+	if pc := int64(m.Load.Points[i].Concurrency); pc > 0 && (c <= 0 || pc < c) {
+		c, f = pc, "load.points["+strconv.Itoa(i)+"].concurrency"
+	}
+	return max(c, 0), f
 }
 
 func newOfferedLoad(m *Manifest, cells int) *offeredLoad {
@@ -112,6 +136,11 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 				// A shard runs its share of the point's workers
 				// (ShardSplitV1); the shards' requests overlap only as
 				// far as their clocks say, so each is checked alone.
+				if c.rate {
+					c.checkRateCap(i, r, sh, spans, add)
+					c.offered.spans[ci], c.offered.failed[ci] = nil, 0
+					continue
+				}
 				conc := int64(ShardWorkers(p.Concurrency, S, sh))
 				f := "load.points[" + strconv.Itoa(i) + "].concurrency"
 				who := ""
@@ -132,5 +161,23 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 				c.offered.spans[ci], c.offered.failed[ci] = nil, 0
 			}
 		}
+	}
+}
+
+// checkRateCap checks that rate-mode point i, repeat r, shard sh never has
+// more measured requests in flight than its declared cap (rateCap; a
+// shard's share of it as the client splits it, at least 1).
+func (c *RecordChecker) checkRateCap(i, r, sh int, spans [][2]int64, add func(field, format string, args ...any)) {
+	capN, f := rateCap(c.m, i)
+	if capN <= 0 {
+		return
+	}
+	who := ""
+	if S := c.shards; S > 1 {
+		capN = max(1, int64(ShardWorkers(int(capN), S, sh)))
+		who = " (" + shardDesc(sh, S) + ", its share of the cap " + strconv.FormatInt(capN, 10) + ")"
+	}
+	if top := PeakInFlight(spans); top > capN {
+		add(f, "rate point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared cap %d%s", c.m.Load.Points[i].Name, r, top, capN, who)
 	}
 }

@@ -198,3 +198,70 @@ func TestFinishProblemsAcrossShardsNameNoShard(t *testing.T) {
 		}
 	}
 }
+
+// Reattack finding F7: a rate-mode capture with max_outstanding 8
+// relabelled to a cap of 2 validated: the peak in flight was checked in
+// concurrency mode only. A rate point's declared cap (load.max_outstanding,
+// or a smaller point concurrency) bounds it too; imports are exempt.
+func TestRelabelledRateCapIsInvalid(t *testing.T) {
+	// Four requests in flight at once, ten times.
+	var recs []*Record
+	for k := range 40 {
+		s := int64(k/4) * 100
+		recs = append(recs, &Record{ID: "r.r0.m" + strconv.Itoa(k), Point: "r", Phase: PhaseMeasure, Status: StatusOK,
+			SentNS: s, EndNS: s + 100, ChunksNS: []int64{5, 10}, OutputTokens: 2})
+	}
+	for _, tc := range []struct {
+		maxOut, conc int
+		imported     bool
+		want         string
+	}{
+		{0, 0, false, ""},
+		{4, 0, false, ""},
+		{8, 0, false, ""},
+		{2, 0, false, "\"load.max_outstanding\": rate point \"r\" repeat 0 has 4 measured requests in flight at once (sent_ns to end_ns), more than its declared cap 2"},
+		{8, 3, false, "\"load.points[0].concurrency\": rate point \"r\" repeat 0 has 4 measured requests in flight at once (sent_ns to end_ns), more than its declared cap 3"},
+		{0, 3, false, "more than its declared cap 3"},
+		{2, 0, true, ""},
+	} {
+		m := &Manifest{Load: Load{Mode: ModeRate, Repeats: 1, MaxOutstanding: tc.maxOut,
+			Points: []Point{{Name: "r", Rate: 10, Concurrency: tc.conc, Requests: 40}}}}
+		if tc.imported {
+			m.Evidence = EvidenceImported
+		}
+		got, _ := finishProblems(t, m, recs)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("max_outstanding %d concurrency %d imported %v: problems %q, want %q", tc.maxOut, tc.conc, tc.imported, got, tc.want)
+		}
+	}
+}
+
+// Reattack finding F2: a benchseal/v1 capture whose client.token_counts
+// was relabelled "client-tokenizer" escaped the output_tokens bounds
+// (max_tokens, one token per chunk), which hold only for the labels the
+// load client writes. Under benchseal/v1 any other label is invalid.
+func TestBenchsealTokenCountsLabel(t *testing.T) {
+	for _, tc := range []struct {
+		gen, label string
+		bad        bool
+	}{
+		{GeneratorBenchsealV1, "server-usage", false},
+		{GeneratorBenchsealV1, "chunk-count-estimate", false},
+		{GeneratorBenchsealV1, "client-tokenizer", true},
+		{GeneratorBenchsealV1, "tool-reported", true},
+		{GeneratorBenchsealV1, "", true},
+		{"", "client-tokenizer", false},
+	} {
+		m := readManifest(t)
+		m.Load.Generator, m.Client.TokenCounts = tc.gen, tc.label
+		bad := false
+		for _, p := range ValidateManifest(m, "manifest.json") {
+			if p.Field == "client.token_counts" {
+				bad = true
+			}
+		}
+		if bad != tc.bad {
+			t.Errorf("generator %q token_counts %q: invalid %v, want %v", tc.gen, tc.label, bad, tc.bad)
+		}
+	}
+}
