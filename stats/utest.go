@@ -193,14 +193,6 @@ func uWays(n1 int, groups []int, limitX2 int) []float64 {
 	return ways[n1][base:]
 }
 
-func sum(xs []int) int {
-	s := 0
-	for _, x := range xs {
-		s += x
-	}
-	return s
-}
-
 // binomial is C(n, k) in floating point.
 func binomial(n, k int) float64 {
 	c := 1.0
