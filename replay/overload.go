@@ -110,6 +110,11 @@ type Overload struct {
 	Queue                              *Trend
 	Overloaded, GeneratorLimited       Flag
 	clientJudged, clientOver           bool
+	// loadFromNS and loadToNS are the measured requests' first send and
+	// last end (loadOK false when there are none or no times): the span
+	// a server gauge's scrapes must fall in to describe the point.
+	loadFromNS, loadToNS int64
+	loadOK               bool
 	// missing counts declared requests without a record (incomplete
 	// runs): such a point cannot be shown to have kept up.
 	missing int64

@@ -147,6 +147,13 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		return o
 	}
 	spans := d.spans
+	for i, s := range spans {
+		if i == 0 {
+			o.loadFromNS, o.loadToNS = s[0], s[1]
+		}
+		o.loadFromNS, o.loadToNS = min(o.loadFromNS, s[0]), max(o.loadToNS, s[0], s[1])
+	}
+	o.loadOK = len(spans) > 0
 	if len(spans) < 2 {
 		why := fmt.Sprintf("%d measured request(s): no arrival span", len(spans))
 		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {

@@ -1,6 +1,10 @@
 package replay
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/benchseal/benchseal/servermetrics"
+)
 
 // decideOverload adds the server's waiting-queue trend (when the run has
 // a server column) and sets the overloaded flag.
@@ -23,8 +27,8 @@ func decideOverload(p *PointResult) {
 					xs, ys = append(xs, float64(w.atNS)/1e9), append(ys, w.v)
 				}
 			}
-			if len(xs) < 3 {
-				t.Reason = fmt.Sprintf("%d waiting-queue scrape(s) inside the fit window, need 3", len(xs))
+			if len(xs) < servermetrics.MinFitScrapes {
+				t.Reason = fmt.Sprintf("%d waiting-queue scrape(s) inside the fit window, need %d", len(xs), servermetrics.MinFitScrapes)
 			} else {
 				t = fitTrend(xs, ys)
 			}

@@ -137,7 +137,14 @@ func serverColumn(op AttachmentOpener, sm *schema.ServerMetrics, p *PointResult)
 	if !before || !after || picked[0].When != schema.ScrapeBefore || picked[len(picked)-1].When != schema.ScrapeAfter {
 		return absent("needs a scrape before and one after the point")
 	}
-	col, err := servermetrics.Delta("", snaps)
+	var load servermetrics.Load
+	if o := p.Overload; o != nil && o.loadOK {
+		load = servermetrics.Load{FromNS: o.loadFromNS, ToNS: o.loadToNS}
+	} else {
+		load = servermetrics.NoLoad
+	}
+	load.IntervalNS = int64(sm.Interval)
+	col, err := servermetrics.Delta("", snaps, load)
 	if err != nil {
 		return absent("%v", err)
 	}

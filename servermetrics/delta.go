@@ -74,19 +74,38 @@ type CounterDelta struct {
 	Delta  float64 `json:"delta"`
 }
 
-// GaugePeak is the largest value a gauge showed over the scrapes of a
-// point, and its least-squares slope per second over them (nil with
-// fewer than two scrapes at distinct times) with the slope's 95 %
-// confidence interval (stats.LinearFit; nil with fewer than three).
+// GaugePeak is the largest value a gauge showed over the scrapes taken
+// inside the point's load (first send to last end; the idle scrapes
+// bracketing the point do not count), and its least-squares slope per
+// second over them with the slope's 95 % confidence interval
+// (stats.LinearFit). Peak is nil, with PeakReason, when no scrape fell
+// inside the load; Slope is nil, with SlopeReason, with fewer than
+// MinFitScrapes of them.
 type GaugePeak struct {
-	Role      string   `json:"role"`
-	Metric    string   `json:"metric"`
-	Peak      float64  `json:"peak"`
-	Scrapes   int      `json:"scrapes"`
-	Slope     *float64 `json:"slope_per_s"`
-	SlopeLow  *float64 `json:"slope_low_per_s"`
-	SlopeHigh *float64 `json:"slope_high_per_s"`
+	Role        string   `json:"role"`
+	Metric      string   `json:"metric"`
+	Peak        *float64 `json:"peak"`
+	PeakReason  string   `json:"peak_reason,omitempty"`
+	Scrapes     int      `json:"scrapes"`
+	Slope       *float64 `json:"slope_per_s"`
+	SlopeLow    *float64 `json:"slope_low_per_s"`
+	SlopeHigh   *float64 `json:"slope_high_per_s"`
+	SlopeReason string   `json:"slope_reason,omitempty"`
 }
+
+// MinFitScrapes is the fewest scrapes inside a window a gauge's trend is
+// fitted through (gauge slopes here, the waiting-queue trend of the
+// overload test in replay).
+const MinFitScrapes = 3
+
+// Load is the span of a point's load in the scrapes' clock: its first
+// send to its last end, in ns; IntervalNS is the period of the scrapes
+// during a point (0: none were taken).
+type Load struct{ FromNS, ToNS, IntervalNS int64 }
+
+// NoLoad is the Load of a point without measured request times: no
+// scrape falls inside it.
+var NoLoad = Load{FromNS: 1, ToNS: 0}
 
 // SlopeConfidence is the coverage of a gauge slope's interval.
 const SlopeConfidence = 0.95
@@ -95,9 +114,10 @@ const SlopeConfidence = 0.95
 var Quantiles = []float64{0.5, 0.9, 0.99}
 
 // Delta computes the server column of the window between the first and
-// last of scrapes (in time order; periodic scrapes in between feed the
-// gauges' peaks and slopes). engine "" detects it from the last scrape.
-func Delta(engine string, scrapes []*Snapshot) (*Column, error) {
+// last of scrapes (in time order); the scrapes taken inside load feed
+// the gauges' peaks and slopes. engine "" detects it from the last
+// scrape.
+func Delta(engine string, scrapes []*Snapshot, load Load) (*Column, error) {
 	if len(scrapes) < 2 {
 		return nil, errcond.Errorf(ErrTooFewScrapes, "server metrics: need a scrape before and after the point, have %d", len(scrapes))
 	}
@@ -129,7 +149,7 @@ func Delta(engine string, scrapes []*Snapshot) (*Column, error) {
 			}
 		case KindGauge:
 			var g *GaugePeak
-			g, reason = gaugePeak(n, scrapes)
+			g, reason = gaugePeak(n, scrapes, load)
 			if g != nil {
 				c.Gauges = append(c.Gauges, *g)
 			}
@@ -332,9 +352,10 @@ func (h *HistogramDelta) Attain(limit float64) (Attainment, bool) {
 	return a, true
 }
 
-func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {
-	g := &GaugePeak{Role: n.Role, Metric: n.Metric, Peak: math.Inf(-1)}
+func gaugePeak(n Name, scrapes []*Snapshot, load Load) (*GaugePeak, string) {
+	g := &GaugePeak{Role: n.Role, Metric: n.Metric}
 	var xs, ys []float64
+	exposed := false
 	for _, s := range scrapes {
 		f, ok := s.lookup(n)
 		if !ok {
@@ -343,23 +364,57 @@ func gaugePeak(n Name, scrapes []*Snapshot) (*GaugePeak, string) {
 		if f.Bad != "" {
 			return nil, f.Bad
 		}
+		exposed = true
+		if s.AtNS < load.FromNS || s.AtNS > load.ToNS {
+			continue
+		}
 		v := f.Sum
 		if n.Role == RoleKVCache {
 			v = f.Max
 		}
-		g.Peak = max(g.Peak, v)
+		if g.Peak == nil || v > *g.Peak {
+			g.Peak = &v
+		}
 		g.Scrapes++
 		xs = append(xs, float64(s.AtNS)/1e9)
 		ys = append(ys, v)
 	}
-	if g.Scrapes == 0 {
+	if !exposed {
 		return nil, "not exposed by the server"
+	}
+	switch {
+	case load.ToNS < load.FromNS:
+		g.PeakReason = "the point has no measured request times: no span of load to read the gauge in"
+		g.SlopeReason = g.PeakReason
+		return g, ""
+	case g.Scrapes == 0:
+		g.PeakReason = "no scrape inside the point's load (" + spacing(load.IntervalNS) + "; the point lasted " + seconds(load.ToNS-load.FromNS) + ")"
+		g.SlopeReason = g.PeakReason
+		return g, ""
+	case g.Scrapes < MinFitScrapes:
+		g.SlopeReason = fmt.Sprintf("%d scrape(s) inside the point's load, need %d", g.Scrapes, MinFitScrapes)
+		return g, ""
 	}
 	if f, err := stats.LinearFit(xs, ys, SlopeConfidence); err == nil && finite(f.Slope) {
 		g.Slope = &f.Slope
 		if f.Bounded && finite(f.Low) && finite(f.High) {
 			g.SlopeLow, g.SlopeHigh = &f.Low, &f.High
 		}
+	} else {
+		g.SlopeReason = "no slope through the scrapes inside the point's load (all at one instant)"
 	}
 	return g, ""
+}
+
+// spacing says how often scrapes were taken during a point.
+func spacing(intervalNS int64) string {
+	if intervalNS <= 0 {
+		return "no scrapes during points"
+	}
+	return "scrapes every " + seconds(intervalNS)
+}
+
+// seconds prints ns as seconds with up to 3 decimals.
+func seconds(ns int64) string {
+	return strconv.FormatFloat(math.Round(float64(ns)/1e6)/1e3, 'f', -1, 64) + "s"
 }

@@ -17,7 +17,7 @@ func TestErrorConditions(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) {
 		t.Errorf("huge scrape: %v", err)
 	}
-	_, err = Delta("", nil)
+	_, err = Delta("", nil, wholeRun)
 	if !errors.Is(err, ErrTooFewScrapes) || err.Error() != "server metrics: need a scrape before and after the point, have 0" {
 		t.Errorf("no scrapes: %v", err)
 	}
@@ -25,7 +25,7 @@ func TestErrorConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Delta("", []*Snapshot{s, s}); !errors.Is(err, ErrNoEngineMetrics) {
+	if _, err := Delta("", []*Snapshot{s, s}, wholeRun); !errors.Is(err, ErrNoEngineMetrics) {
 		t.Errorf("no engine metrics: %v", err)
 	}
 }

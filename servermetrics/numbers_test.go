@@ -36,7 +36,7 @@ func TestCounterSumOverflowIsAbsentWithItsReason(t *testing.T) {
 	}
 	before := parse(t, scrape("vllm:request_success_total{e=\"0\"} 1\n", "10"), 0)
 	after := parse(t, scrape("vllm:request_success_total{e=\"0\"} 1.7e308\nvllm:request_success_total{e=\"1\"} 1.7e308\n", "30"), 1e9)
-	c, err := Delta(EngineVLLM, []*Snapshot{before, after})
+	c, err := Delta(EngineVLLM, []*Snapshot{before, after}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestCounterSumOverflowIsAbsentWithItsReason(t *testing.T) {
 func TestCounterResetIsCheckedPerSeries(t *testing.T) {
 	before := parse(t, strings.ReplaceAll(promptTokens, "vllm:prompt_tokens_total %s", "vllm:prompt_tokens_total{engine=\"0\"} 100\nvllm:prompt_tokens_total{engine=\"1\"} 0"), 0)
 	after := parse(t, strings.ReplaceAll(promptTokens, "vllm:prompt_tokens_total %s", "vllm:prompt_tokens_total{engine=\"0\"} 10\nvllm:prompt_tokens_total{engine=\"1\"} 500"), 1e9)
-	c, err := Delta(EngineVLLM, []*Snapshot{before, after})
+	c, err := Delta(EngineVLLM, []*Snapshot{before, after}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestCounterResetIsCheckedPerSeries(t *testing.T) {
 					"vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"1\"} N1\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"+Inf\"} N1\n"+
 					"vllm:time_to_first_token_seconds_count{engine=\"1\"} N1\nvllm:time_to_first_token_seconds_sum{engine=\"1\"} N1\n")
 	}
-	c, err = Delta(EngineVLLM, []*Snapshot{parse(t, hist(50, 0), 0), parse(t, hist(5, 100), 1e9)})
+	c, err = Delta(EngineVLLM, []*Snapshot{parse(t, hist(50, 0), 0), parse(t, hist(5, 100), 1e9)}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestNaNBucketEdgeSaysSo(t *testing.T) {
 			"vllm:time_to_first_token_seconds_bucket{m=\"x\",le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{m=\"x\",le=\"+Inf\"} 1\n" +
 			"vllm:time_to_first_token_seconds_count{m=\"x\"} 1\nvllm:time_to_first_token_seconds_sum{m=\"x\"} 1\n"
 	}
-	c, err := Delta(EngineVLLM, []*Snapshot{parse(t, text("0.5"), 0), parse(t, text("NaN"), 1e9)})
+	c, err := Delta(EngineVLLM, []*Snapshot{parse(t, text("0.5"), 0), parse(t, text("NaN"), 1e9)}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestEstimatesDoNotContradictTheMean(t *testing.T) {
 func TestSeriesLabelOrderDoesNotMatter(t *testing.T) {
 	before := parse(t, strings.ReplaceAll(promptTokens, "vllm:prompt_tokens_total %s", `vllm:prompt_tokens_total{a="1",b="2"} 10`), 0)
 	after := parse(t, strings.ReplaceAll(promptTokens, "vllm:prompt_tokens_total %s", `vllm:prompt_tokens_total{b="2",a="1"} 30`), 1e9)
-	c, err := Delta(EngineVLLM, []*Snapshot{before, after})
+	c, err := Delta(EngineVLLM, []*Snapshot{before, after}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}

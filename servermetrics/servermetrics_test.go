@@ -70,7 +70,7 @@ func TestParseRejectsBadInput(t *testing.T) {
 }
 
 func TestDeltaVLLMHistogramArithmetic(t *testing.T) {
-	c, err := Delta("", []*Snapshot{load(t, "vllm_before.prom", 0), load(t, "vllm_after.prom", 10e9)})
+	c, err := Delta("", []*Snapshot{load(t, "vllm_before.prom", 0), load(t, "vllm_after.prom", 10e9)}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestDeltaVLLMHistogramArithmetic(t *testing.T) {
 	}
 	peaks := map[string]float64{}
 	for _, g := range c.Gauges {
-		peaks[g.Role] = g.Peak
+		peaks[g.Role] = *g.Peak
 	}
 	if peaks[RoleWaiting] != 3 || peaks[RoleKVCache] != 0.5 {
 		t.Errorf("gauge peaks %v", peaks)
@@ -141,7 +141,7 @@ func TestDeltaVLLMHistogramArithmetic(t *testing.T) {
 
 func TestDeltaCounterResetMakesEveryCumulativeQuantityAbsent(t *testing.T) {
 	// The after scrape precedes the before scrape: every counter went down.
-	c, err := Delta(EngineVLLM, []*Snapshot{load(t, "vllm_after.prom", 0), load(t, "vllm_before.prom", 1e9)})
+	c, err := Delta(EngineVLLM, []*Snapshot{load(t, "vllm_after.prom", 0), load(t, "vllm_before.prom", 1e9)}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestDeltaCounterResetMakesEveryCumulativeQuantityAbsent(t *testing.T) {
 func TestDeltaMissingSeriesSaysWhich(t *testing.T) {
 	before := load(t, "vllm_before.prom", 0)
 	delete(before.Families, "vllm:time_to_first_token_seconds")
-	c, err := Delta(EngineVLLM, []*Snapshot{before, load(t, "vllm_after.prom", 1e9)})
+	c, err := Delta(EngineVLLM, []*Snapshot{before, load(t, "vllm_after.prom", 1e9)}, wholeRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +178,11 @@ func TestDeltaMissingSeriesSaysWhich(t *testing.T) {
 }
 
 func TestDeltaNeedsTwoScrapesAndAKnownEngine(t *testing.T) {
-	if _, err := Delta("", []*Snapshot{load(t, "vllm_before.prom", 0)}); err == nil {
+	if _, err := Delta("", []*Snapshot{load(t, "vllm_before.prom", 0)}, wholeRun); err == nil {
 		t.Error("one scrape accepted")
 	}
 	empty := &Snapshot{Families: map[string]*Family{}}
-	if _, err := Delta("", []*Snapshot{empty, empty}); err == nil {
+	if _, err := Delta("", []*Snapshot{empty, empty}, wholeRun); err == nil {
 		t.Error("no engine accepted")
 	}
 }
@@ -214,7 +214,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := Delta("", []*Snapshot{s, s}); err != nil && DetectEngine(s) != "" {
+		if _, err := Delta("", []*Snapshot{s, s}, wholeRun); err != nil && DetectEngine(s) != "" {
 			t.Errorf("delta of a scrape with itself: %v", err)
 		}
 	})
@@ -241,3 +241,6 @@ func TestDocsTableEqualsNames(t *testing.T) {
 		}
 	}
 }
+
+// wholeRun is a load that every test scrape falls inside.
+var wholeRun = Load{ToNS: 1 << 62}

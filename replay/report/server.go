@@ -49,16 +49,55 @@ func serverRows(p *replay.PointResult) []row {
 	if len(c.Gauges) > 0 {
 		var parts []string
 		for _, g := range c.Gauges {
-			s := fmt.Sprintf("%s peak %s", g.Role, trimFloat(g.Peak))
-			if g.Slope != nil {
-				s += fmt.Sprintf(" slope %s/s", trimFloat(*g.Slope))
-			}
-			parts = append(parts, s)
+			parts = append(parts, gaugeText(g))
 		}
 		out = append(out, row{"server gauges", strings.Join(parts, "; "), ""})
 	}
 	for _, a := range c.Absent {
 		out = append(out, row{"server " + a.Role, NullText(a.Reason), ""})
+	}
+	return out
+}
+
+// gaugeText prints a gauge's peak and slope over the scrapes inside the
+// point's load; a null one reads NullText with its reason (once when
+// peak and slope share it).
+func gaugeText(g servermetrics.GaugePeak) string {
+	if g.Peak == nil {
+		if g.SlopeReason == g.PeakReason {
+			return g.Role + " peak and slope " + NullText(g.PeakReason)
+		}
+		return g.Role + " peak " + NullText(g.PeakReason) + " slope " + NullText(g.SlopeReason)
+	}
+	s := fmt.Sprintf("%s peak %s", g.Role, trimFloat(*g.Peak))
+	if g.Slope != nil {
+		return s + fmt.Sprintf(" slope %s/s", trimFloat(*g.Slope))
+	}
+	return s + " slope " + NullText(g.SlopeReason)
+}
+
+// serverGaugeCSV lists a point's server gauges as CSV metric/value
+// pairs: peak and slope per role, and the reason of each null one.
+func serverGaugeCSV(sc *replay.ServerColumn) [][2]string {
+	if sc == nil || sc.Column == nil {
+		return nil
+	}
+	var out [][2]string
+	num := func(f *float64) replay.Value {
+		if f == nil {
+			return replay.Null
+		}
+		return replay.Float(*f)
+	}
+	for _, g := range sc.Column.Gauges {
+		k := "server.gauge." + g.Role
+		out = append(out, [2]string{k + ".peak", csvNum(num(g.Peak))}, [2]string{k + ".slope_per_s", csvNum(num(g.Slope))})
+		if g.PeakReason != "" {
+			out = append(out, [2]string{"null_reason." + k + ".peak", g.PeakReason})
+		}
+		if g.SlopeReason != "" {
+			out = append(out, [2]string{"null_reason." + k + ".slope_per_s", g.SlopeReason})
+		}
 	}
 	return out
 }

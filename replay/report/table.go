@@ -403,6 +403,9 @@ func CSV(out io.Writer, r *replay.Result) error {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 			}
 		}
+		for _, kv := range serverGaugeCSV(p.Server) {
+			w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+		}
 		if o := p.Overload; o != nil {
 			for _, kv := range overloadCSV(o) {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
