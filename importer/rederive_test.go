@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -62,26 +62,6 @@ func TestRederiveEveryFixture(t *testing.T) {
 	}
 }
 
-func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
-	t.Helper()
-	p := filepath.Join(dir, schema.ManifestFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // editRecords rewrites records.jsonl line by line, keeping every other
 // byte (re-encoding would reorder orig's keys); edit returns the new line,
 // or "" to delete it.
@@ -114,13 +94,13 @@ func TestRederiveRejectsTampering(t *testing.T) {
 		want       string
 	}{
 		{"tool window halved (finding 2)", "llmperf", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) {
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				w := m["provenance"].(map[string]any)["windows"].([]any)[0].(map[string]any)
 				w["window_ns"] = 24453243292
 			})
 		}, "manifest.provenance.windows[0].window_ns"},
 		{"provenance deleted (finding 3b)", "llmperf", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) { delete(m, "provenance") })
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) { delete(m, "provenance") })
 		}, "manifest.provenance is absent"},
 		{"orig ttft divided by 4 (finding 4)", "aiperf", func(t *testing.T, dir string) {
 			ttft := regexp.MustCompile(`"ttft":\{"value":([0-9.]+)`)
@@ -138,7 +118,7 @@ func TestRederiveRejectsTampering(t *testing.T) {
 				}
 				return line
 			})
-			editManifest(t, dir, func(m map[string]any) {
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				m["load"].(map[string]any)["points"].([]any)[0].(map[string]any)["requests"] = 135
 			})
 		}, "manifest.load.points[0].requests"},
@@ -151,12 +131,12 @@ func TestRederiveRejectsTampering(t *testing.T) {
 			})
 		}, "have no record"},
 		{"MLPerf result inflated (finding 6)", "mlperf", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) {
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				m["external"].([]any)[0].(map[string]any)["results"].(map[string]any)["result_completed_tokens_per_second"] = "88400.42"
 			})
 		}, "result_completed_tokens_per_second"},
 		{"MLPerf status rewritten (finding 6)", "mlperf", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) {
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				m["external"].([]any)[0].(map[string]any)["status"] = "VALID-ish"
 			})
 		}, "manifest.external[0].status"},
@@ -166,16 +146,16 @@ func TestRederiveRejectsTampering(t *testing.T) {
 			}
 		}, "not attached"},
 		{"source list emptied", "vllm", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["files"] = []any{} })
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["files"] = []any{} })
 		}, "no source file is pinned"},
 		{"unknown tool", "vllm", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["tool"] = "vllm2" })
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["tool"] = "vllm2" })
 		}, `unknown tool "vllm2"`},
 		{"tool swapped", "vllm", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["tool"] = "sglang" })
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) { m["source"].(map[string]any)["tool"] = "sglang" })
 		}, "manifest.provenance"},
 		{"source block removed", "vllm", func(t *testing.T, dir string) {
-			editManifest(t, dir, func(m map[string]any) { delete(m, "source") })
+			artifacttest.EditRunManifest(t, dir, func(m map[string]any) { delete(m, "source") })
 		}, "manifest.source.tool"},
 	}
 	for _, c := range cases {
@@ -194,7 +174,7 @@ func TestRederiveRejectsTampering(t *testing.T) {
 // imported without source files fails.
 func TestRederiveRelabelledRun(t *testing.T) {
 	dir := importOverlaid(t, "vllm")
-	editManifest(t, dir, func(m map[string]any) {
+	artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 		delete(m, "source")
 		delete(m, "provenance")
 		m["evidence"] = schema.EvidenceIndependent
@@ -208,7 +188,7 @@ func TestRederiveRelabelledRun(t *testing.T) {
 	if err := schema.ValidateRunDir(dir, 5); err == nil || !strings.Contains(err.Error(), `field "orig"`) {
 		t.Fatalf("relabelled run with orig: %v", err)
 	}
-	editManifest(t, dir, func(m map[string]any) {
+	artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 		m["evidence"] = schema.EvidenceImported
 		m["source"] = map[string]any{"tool": "vllm", "version": "0.6.0", "files": []any{}}
 	})

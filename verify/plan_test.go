@@ -32,7 +32,7 @@ func plannedBundle(t *testing.T, p *plan.Plan) string {
 	t.Helper()
 	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{Generator: true})
 	d, _ := p.Digest()
-	editRunManifest(t, run, func(m map[string]any) { m["plan"] = map[string]any{"sha256": strings.TrimPrefix(d, "sha256:")} })
+	artifacttest.EditRunManifest(t, run, func(m map[string]any) { m["plan"] = map[string]any{"sha256": strings.TrimPrefix(d, "sha256:")} })
 	out := filepath.Join(t.TempDir(), "b.tar")
 	if _, err := artifact.Pack(context.Background(), run, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
 		t.Fatal(err)

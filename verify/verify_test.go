@@ -2,7 +2,6 @@ package verify_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -232,7 +231,7 @@ func TestVerifyClaimMismatchNamesRepeatAndBothValues(t *testing.T) {
 // shipped); a bundle that ships its workload says nothing of the kind.
 func TestVerifyWorkloadHashWithoutWorkloadIsUnverified(t *testing.T) {
 	dir := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{NoExtras: true})
-	editRunManifest(t, dir, func(m map[string]any) {
+	artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 		m["workload"] = map[string]any{"sha256": strings.Repeat("ab", 32)}
 		var unknown []any
 		for _, u := range m["unknown"].([]any) {
@@ -260,27 +259,5 @@ func TestVerifyWorkloadHashWithoutWorkloadIsUnverified(t *testing.T) {
 	}
 	if w := strings.Join(res.Warnings, "\n"); strings.Contains(w, "UNVERIFIED workload") {
 		t.Fatalf("a shipped workload is labelled unverified:\n%s", w)
-	}
-}
-
-// editRunManifest rewrites the manifest.json of the run directory run
-// through edit (as a hostile publisher would, without validating it).
-func editRunManifest(t *testing.T, run string, edit func(m map[string]any)) {
-	t.Helper()
-	mp := filepath.Join(run, schema.ManifestFile)
-	b, err := os.ReadFile(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mp, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // EditLayout rewrites index.json and, through editManifest, the run
@@ -102,4 +103,24 @@ func SignStatementOf(t testing.TB, p string) []byte {
 		t.Fatal(err)
 	}
 	return sb
+}
+
+// EditRunManifest rewrites the manifest.json of the run directory run
+// through edit, as a hostile publisher would: nothing is validated.
+func EditRunManifest(t testing.TB, run string, edit func(m map[string]any)) {
+	t.Helper()
+	p := filepath.Join(run, schema.ManifestFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, p, b)
 }
