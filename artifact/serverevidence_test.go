@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,7 +95,7 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
+			artifacttest.EditJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) {
 				m["epoch_unix_ns"] = epoch
 				tc.edit(m)
 			})
@@ -111,24 +110,5 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 				t.Fatalf("err %v, want a problem saying %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func editJSON(t *testing.T, path string, edit func(m map[string]any)) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -109,7 +109,13 @@ func SignStatementOf(t testing.TB, p string) []byte {
 // through edit, as a hostile publisher would: nothing is validated.
 func EditRunManifest(t testing.TB, run string, edit func(m map[string]any)) {
 	t.Helper()
-	p := filepath.Join(run, schema.ManifestFile)
+	EditJSON(t, filepath.Join(run, schema.ManifestFile), edit)
+}
+
+// EditJSON rewrites the JSON object in the file at p through edit,
+// without validating anything.
+func EditJSON(t testing.TB, p string, edit func(m map[string]any)) {
+	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
