@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,11 +15,6 @@ import (
 // differently. Removing or inventing a request moves every later one by a
 // whole inter-arrival gap, far more than this.
 const ScheduleToleranceNS = 1000
-
-// maxLostInFlight bounds how far request numbers may run past the records
-// of a phase before the schedule check stops regenerating (the requests in
-// flight when a capture was killed have no record).
-const maxLostInFlight = 100_000
 
 // maxMissingRegenerated bounds how many requests past the records the
 // schedule of an interrupted rate phase is regenerated to count its
@@ -142,6 +138,7 @@ func (c *RecordChecker) checkCompleteness(add func(field, format string, args ..
 			return
 		}
 	}
+	c.countUnsent()
 }
 
 // checkRunOrder checks that the phases of a GeneratorBenchsealV1 run (one
@@ -315,27 +312,10 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	if n > 0 && pp.duration == 0 {
 		length = n
 	}
-	var sched []int64
+	var walk *scheduleWalk
 	if c.rate && c.m.Client.Seed != nil {
-		// Regenerate one more request than could matter, so a longer
-		// schedule (missing work at the end of a duration-bounded phase)
-		// shows, but never more than the records allow for (plus the
-		// requests an interrupted capture may have lost in flight): a
-		// declared count or a request number is the publisher's, and must
-		// not make this loop long. A shard run holds one in S.
-		have := total * int64(max(S, c.shards))
-		want := min(max(maxK+1, have), have+maxLostInFlight*int64(c.shards)) + 1
-		if c.m.Incomplete {
-			// The phase an interruption stopped in counts its unsent
-			// requests as missing: regenerate them (bounded).
-			want = have + maxMissingRegenerated
-		}
-		if n > 0 {
-			want = min(want, n)
-		}
-		sched = Schedule(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, int(want), time.Duration(pp.duration),
-			*c.m.Client.Seed, uint64(pp.pi)<<20|uint64(len(pp.phase)))
-		length = int64(len(sched))
+		walk = c.walkSchedule(pp, gs, c.scheduleNeed(gs, n))
+		length = walk.length
 	}
 	for s := range gs {
 		g := &gs[s]
@@ -353,69 +333,171 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 			states[s] = phasePartial
 		}
 	}
-	if sched != nil {
-		if expect := c.share(pp, length); expect > total {
-			if !c.m.Incomplete {
-				add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), total)
-			} else if pp.duration > 0 && pp.phase == PhaseMeasure {
-				// checkCount counts the missing of a count-bounded phase.
-				c.sum.Missing += expect - total
-			}
-		}
-	}
-	if sched == nil {
+	if walk == nil {
 		return states
 	}
+	if expect := c.share(pp, length); expect > total {
+		switch {
+		case !c.m.Incomplete:
+			add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), total)
+		case pp.duration == 0 || pp.phase != PhaseMeasure:
+			// checkCount counts the missing of a count-bounded phase.
+		case !walk.cut:
+			c.sum.Missing += expect - total
+		default:
+			// The phase an interruption stopped in counts its unsent
+			// requests as missing, and its schedule goes on past what
+			// the records needed: count the rest once checkInterruption
+			// shows this is a phase an interruption can stop in (a
+			// publisher could cut every phase short).
+			have := total * int64(max(S, c.shards))
+			want := have + maxMissingRegenerated
+			if n > 0 {
+				want = min(want, n)
+			}
+			c.unsent = append(c.unsent, unsentCount{pp: *pp, total: total, want: want})
+		}
+	}
 	for s := range gs {
-		c.checkShardSchedule(add, pp, &gs[s], s, sched)
+		walk.report(add, c, pp, s)
+		gs[s].sched = nil
 	}
 	return states
 }
 
-// checkShardSchedule compares the scheduled times of one shard's share of
-// a rate phase (all of it when not sharded) with the schedule regenerated
-// from the seed, relative to the share's first request: shards start
-// their phases on their own clocks, so only offsets within a shard are
-// fixed by the seed.
-func (c *RecordChecker) checkShardSchedule(add func(field, format string, args ...any), pp *phasePlan, g *genCell, s int, sched []int64) {
-	if len(g.sched) == 0 {
-		return
-	}
-	slices.SortFunc(g.sched, func(a, b kSched) int {
-		switch {
-		case a.k < b.k:
-			return -1
-		case a.k > b.k:
-			return 1
-		}
-		return 0
-	})
-	base := g.sched[0]
-	bad, first := 0, ""
-	for _, e := range g.sched {
-		if e.k >= int64(len(sched)) {
-			bad++
-			if first == "" {
-				first = fmt.Sprintf("request %d is beyond the regenerated schedule of %d requests", e.k, len(sched))
+// unsentCount is a phase an interruption may have stopped in whose
+// unsent requests are counted once the run order is checked: the
+// schedule regenerated up to want offsets, less the total recorded.
+type unsentCount struct {
+	pp    phasePlan
+	total int64
+	want  int64
+}
+
+// countUnsent adds to the summary's missing the unsent requests of the
+// phases an interruption stopped in, streaming their schedules (bounded by
+// maxMissingRegenerated past the records each).
+func (c *RecordChecker) countUnsent() {
+	for _, u := range c.unsent {
+		pp := &u.pp
+		g := newScheduler(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, time.Duration(pp.duration),
+			*c.m.Client.Seed, scheduleStream(pp))
+		length := int64(0)
+		for length < u.want {
+			if _, ok := g.next(); !ok {
+				break
 			}
+			length++
+		}
+		if expect := c.share(pp, length); expect > u.total {
+			c.sum.Missing += expect - u.total
+		}
+	}
+	c.unsent = nil
+}
+
+// scheduleStream is the random stream capture draws a phase's schedule
+// from.
+func scheduleStream(pp *phasePlan) uint64 { return uint64(pp.pi)<<20 | uint64(len(pp.phase)) }
+
+// scheduleNeed returns how many offsets of a rate phase's schedule its
+// records need: up to each checked shard's next request number after its
+// records (so a schedule longer than the records shows), never beyond the
+// declared count n (when n > 0). A request number or count is the
+// publisher's and bounds nothing here; the records do: a shard's g.n
+// records, contiguous in its share, reach request number s + (g.n−1)·S at
+// most, and a larger one was reported (checkGeneratedPhase). So the walk
+// is O(records × shards) in time (shards ≤ MaxShards) and holds nothing
+// per offset.
+func (c *RecordChecker) scheduleNeed(gs []genCell, n int64) int64 {
+	S := int64(len(gs))
+	need := int64(0)
+	for s := range gs {
+		if gs[s].n == 0 && c.shardIdx >= 0 && s != c.shardIdx {
 			continue
 		}
-		got, exp := e.s-base.s, sched[e.k]-sched[base.k]
-		if d := got - exp; d > ScheduleToleranceNS || d < -ScheduleToleranceNS {
-			bad++
-			if first == "" {
-				first = fmt.Sprintf("request %d is scheduled %d ns after request %d, the regenerated schedule says %d ns", e.k, got, base.k, exp)
+		// In rate mode ShardOf gives request k to shard k mod S.
+		need = max(need, int64(s)+gs[s].n*S+1)
+	}
+	if n > 0 {
+		need = min(need, n)
+	}
+	return need
+}
+
+// scheduleWalk is the outcome of comparing the recorded schedules of a
+// rate phase's shares with the one regenerated from the seed.
+type scheduleWalk struct {
+	// length is the number of offsets regenerated: the whole schedule
+	// when cut is false, else the first length of a longer one.
+	length int64
+	cut    bool
+	bad    []int    // per shard, the records off the schedule
+	first  []string // per shard, the first of them
+}
+
+// walkSchedule regenerates the first need offsets of a rate phase's
+// schedule one at a time and compares each shard's recorded scheduled
+// times with them, relative to the share's first request: shards start
+// their phases on their own clocks, so only offsets within a shard are
+// fixed by the seed.
+func (c *RecordChecker) walkSchedule(pp *phasePlan, gs []genCell, need int64) *scheduleWalk {
+	S := len(gs)
+	w := &scheduleWalk{bad: make([]int, S), first: make([]string, S)}
+	next := make([]int, S)      // per shard, its first record not yet compared
+	baseExp := make([]int64, S) // per shard, the regenerated offset of its first record
+	for s := range gs {
+		slices.SortFunc(gs[s].sched, func(a, b kSched) int { return cmp.Compare(a.k, b.k) })
+	}
+	g := newScheduler(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, time.Duration(pp.duration),
+		*c.m.Client.Seed, scheduleStream(pp))
+	for w.length < need {
+		t, ok := g.next()
+		if !ok {
+			break
+		}
+		k := w.length
+		w.length++
+		s := ShardOf(c.m.Load.Mode, pp.point.Concurrency, S, k)
+		recs := gs[s].sched
+		if next[s] < len(recs) && recs[next[s]].k == k && next[s] == 0 {
+			baseExp[s] = t
+		}
+		for ; next[s] < len(recs) && recs[next[s]].k == k; next[s]++ {
+			e, base := recs[next[s]], recs[0]
+			got, exp := e.s-base.s, t-baseExp[s]
+			if d := got - exp; d > ScheduleToleranceNS || d < -ScheduleToleranceNS {
+				w.bad[s]++
+				if w.first[s] == "" {
+					w.first[s] = fmt.Sprintf("request %d is scheduled %d ns after request %d, the regenerated schedule says %d ns", e.k, got, base.k, exp)
+				}
 			}
 		}
 	}
-	if bad > 0 {
-		who := ""
-		if len(g.sched) > 0 && c.shards > 1 {
-			who = " (" + shardDesc(s, c.shards) + ")"
+	w.cut = w.length == need
+	for s := range gs {
+		// Records past the regenerated schedule: past its end, or
+		// numbered beyond what the records allow (reported apart).
+		if rest := len(gs[s].sched) - next[s]; rest > 0 {
+			if w.first[s] == "" {
+				w.first[s] = fmt.Sprintf("request %d is beyond the regenerated schedule of %d requests", gs[s].sched[next[s]].k, w.length)
+			}
+			w.bad[s] += rest
 		}
-		add("scheduled_ns", "%s%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), who, bad, GeneratorBenchsealV1, first)
 	}
-	g.sched = nil
+	return w
+}
+
+// report adds the problem of shard s's records off the schedule, if any.
+func (w *scheduleWalk) report(add func(field, format string, args ...any), c *RecordChecker, pp *phasePlan, s int) {
+	if w.bad[s] == 0 {
+		return
+	}
+	who := ""
+	if c.shards > 1 {
+		who = " (" + shardDesc(s, c.shards) + ")"
+	}
+	add("scheduled_ns", "%s%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), who, w.bad[s], GeneratorBenchsealV1, w.first[s])
 }
 
 // DurationEndToleranceNS is how long before the end of its declared

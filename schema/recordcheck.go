@@ -61,6 +61,9 @@ type RecordChecker struct {
 	// state checks the records against manifest.server_state (nil: none,
 	// or a merged run, whose shards ran on clocks of their own).
 	state *stateCheck
+	// unsent holds the rate phases an interruption may have stopped in,
+	// whose unsent requests are counted after the run order is checked.
+	unsent []unsentCount
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a

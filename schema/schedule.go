@@ -16,8 +16,6 @@ import (
 // bound it. The same arguments give the same schedule: validate and verify
 // regenerate a capture's schedule from its seed (see GeneratorBenchsealV1).
 func Schedule(arrival string, rate, burstiness float64, n int, limit time.Duration, seed int64, stream uint64) []int64 {
-	rng := rand.New(rand.NewPCG(uint64(seed), stream))
-	mean := 1e9 / rate
 	if n <= 0 {
 		n = math.MaxInt
 	}
@@ -26,22 +24,50 @@ func Schedule(arrival string, rate, burstiness float64, n int, limit time.Durati
 		hint = int(f)
 	}
 	out := make([]int64, 0, min(hint, n))
-	t := 0.0
+	g := newScheduler(arrival, rate, burstiness, limit, seed, stream)
 	for len(out) < n {
-		if limit > 0 && t >= float64(limit) {
+		t, ok := g.next()
+		if !ok {
 			break
 		}
-		out = append(out, int64(t))
-		switch arrival {
-		case ArrivalConstant:
-			t = float64(len(out)) * mean // no accumulated rounding drift
-		case ArrivalGamma:
-			t += gamma(rng, burstiness) * mean / burstiness
-		default: // Poisson
-			t += rng.ExpFloat64() * mean
-		}
+		out = append(out, t)
 	}
 	return out
+}
+
+// scheduler yields the offsets of Schedule one at a time, so a checker
+// walks a long schedule without holding it.
+type scheduler struct {
+	rng        *rand.Rand
+	arrival    string
+	mean       float64
+	burstiness float64
+	limit      time.Duration
+	t          float64
+	i          int64 // offsets yielded so far
+}
+
+func newScheduler(arrival string, rate, burstiness float64, limit time.Duration, seed int64, stream uint64) *scheduler {
+	return &scheduler{rng: rand.New(rand.NewPCG(uint64(seed), stream)), arrival: arrival, mean: 1e9 / rate,
+		burstiness: burstiness, limit: limit}
+}
+
+// next returns the next offset, or false at the schedule's limit.
+func (g *scheduler) next() (int64, bool) {
+	if g.limit > 0 && g.t >= float64(g.limit) {
+		return 0, false
+	}
+	out := int64(g.t)
+	g.i++
+	switch g.arrival {
+	case ArrivalConstant:
+		g.t = float64(g.i) * g.mean // no accumulated rounding drift
+	case ArrivalGamma:
+		g.t += gamma(g.rng, g.burstiness) * g.mean / g.burstiness
+	default: // Poisson
+		g.t += g.rng.ExpFloat64() * g.mean
+	}
+	return out, true
 }
 
 // gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method.
