@@ -889,11 +889,15 @@ func (d *recordDecoder) skipNumber() error {
 
 // AppendRecord appends the canonical JSON encoding of rec, without a
 // newline, to buf. The bytes are identical to encoding/json's Marshal of
-// rec; orig is compacted and HTML-escaped as Marshal does. The one
-// difference: a control character (IsControlRune) in a string field is
+// rec; orig is compacted and HTML-escaped as Marshal does. Two
+// differences: a control character (IsControlRune) in a string field is
 // written as EscapeText's visible escape (a server's error body with a
 // newline becomes "\\n"), since the decoder refuses control characters
-// in a record's strings.
+// in a record's strings; and chunks_ns, a required list, is written []
+// when it is empty whether the slice is nil or not, so that a record has
+// one encoding however it was built or decoded (the decoder gives nil or
+// an empty slice for [], depending on its scratch buffers, and reads a
+// stored null as nil).
 func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	buf = append(buf, `{"id":`...)
 	buf = appendJSONString(buf, EscapeText(rec.ID, false))
@@ -947,10 +951,8 @@ func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
+// appendIntArray writes v as a JSON array, [] when v is nil or empty.
 func appendIntArray(buf []byte, v []int64) []byte {
-	if v == nil {
-		return append(buf, "null"...)
-	}
 	buf = append(buf, '[')
 	for i, x := range v {
 		if i > 0 {
