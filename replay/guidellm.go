@@ -183,6 +183,14 @@ func glRateDist(evs []glEvent, start, end float64, bounded bool) Dist {
 // merges every run of events closer than glMergeThreshold to the run's
 // first event into that event (its occurrences become the difference of
 // running sums), until no two neighbours are that close. ev is sorted.
+//
+// GuideLLM recomputes every gap and running sum each round, and a chain
+// of close events merges one run per round: O(n²). This gives the same
+// events bit for bit in O(n log n) (glMergeEventsIterated, in the tests,
+// is the round-by-round reference): a round changes the list only at the
+// runs it merges, so only the events next to them can start a run in the
+// next round, and a running sum is recomputed only from a merged run on
+// until it equals the one before (the sums after it then are too).
 func glMergeEvents(ev []glEvent) []glEvent {
 	out := ev[:0:0]
 	for _, e := range ev {
@@ -192,67 +200,126 @@ func glMergeEvents(ev []glEvent) []glEvent {
 		}
 		out = append(out, glEvent{e.t, 0 + e.w})
 	}
-	for len(out) > 1 {
-		n := len(out)
-		within := make([]bool, n-1)
-		near := false
-		for i := range within {
-			within[i] = out[i+1].t-out[i].t <= glMergeThreshold
-			near = near || within[i]
-		}
-		if !near {
-			break
-		}
-		// Runs start where within turns true; each ends at the last event
-		// no later than its start + threshold.
-		var starts, ends []int
-		for i, w := range within {
-			if w && (i == 0 || !within[i-1]) {
-				starts = append(starts, i)
-				lim := out[i].t + glMergeThreshold
-				j, found := slices.BinarySearchFunc(out, lim, func(e glEvent, t float64) int { return cmpFloat(e.t, t) })
-				for found && j < n && out[j].t == lim {
-					j++ // side "right": past every equal time
-				}
-				ends = append(ends, j-1)
-			}
-		}
-		// Drop runs starting inside the previous (original) run.
-		if len(starts) > 1 {
-			ks, ke := starts[:1], ends[:1]
-			for k := 1; k < len(starts); k++ {
-				if starts[k] > ends[k-1] {
-					ks, ke = append(ks, starts[k]), append(ke, ends[k])
-				}
-			}
-			starts, ends = ks, ke
-		}
-		cum := make([]float64, n+1)
-		for i, e := range out {
-			cum[i+1] = cum[i] + e.w
-		}
-		remove := make([]bool, n)
-		for k, s := range starts {
-			out[s].w = cum[ends[k]+1] - cum[s]
-			for i := s + 1; i <= ends[k]; i++ {
-				remove[i] = true
-			}
-		}
-		next := out[:0:0]
-		for i, e := range out {
-			if !remove[i] {
-				next = append(next, e)
-			}
-		}
-		if len(next) == len(out) {
-			// Only single-event runs (a gap ≤ threshold that rounds above
-			// start + threshold): GuideLLM would loop forever; stop.
-			out = next
-			break
-		}
-		out = next
+	n := len(out)
+	if n < 2 {
+		return out
 	}
-	return out
+	m := newGLMerge(out)
+	cand := make([]int, 0, n)
+	for i := range n {
+		cand = append(cand, i)
+	}
+	for m.round(&cand) {
+	}
+	kept := out[:0:0]
+	for i := 0; i < n; i = m.next[i] {
+		kept = append(kept, out[i])
+	}
+	return kept
+}
+
+// glMerge is the state of glMergeEvents: the events still in the list
+// (linked by next and prev; n ends it; gone marks the merged away) and
+// cum[i], the running sum of the occurrences before event i (cum[n]: of
+// all).
+type glMerge struct {
+	ev         []glEvent
+	next, prev []int
+	gone       []bool
+	cum        []float64
+}
+
+func newGLMerge(ev []glEvent) *glMerge {
+	n := len(ev)
+	m := &glMerge{ev: ev, next: make([]int, n), prev: make([]int, n), gone: make([]bool, n), cum: make([]float64, n+1)}
+	for i := range n {
+		m.next[i], m.prev[i] = i+1, i-1
+		m.cum[i+1] = m.cum[i] + ev[i].w
+	}
+	return m
+}
+
+// within reports whether event i's next one is within the threshold.
+func (m *glMerge) within(i int) bool {
+	j := m.next[i]
+	return j < len(m.ev) && m.ev[j].t-m.ev[i].t <= glMergeThreshold
+}
+
+// start reports whether a run starts at event i: its gap is within the
+// threshold and the one before it is not.
+func (m *glMerge) start(i int) bool {
+	return !m.gone[i] && m.within(i) && (m.prev[i] < 0 || !m.within(m.prev[i]))
+}
+
+// round runs one of GuideLLM's rounds over the run starts among cand
+// (every run start is in cand), leaving in cand the events that can start
+// a run in the next round: a round changes gaps only next to the runs it
+// merges. It reports whether the round merged any events away.
+func (m *glMerge) round(cand *[]int) bool {
+	n := len(m.ev)
+	slices.Sort(*cand)
+	type run struct {
+		s, e int
+		w    float64
+	}
+	var runs []run
+	var dropped []int
+	prevEnd, last := -1, -1
+	for _, s := range *cand {
+		if s == last || !m.start(s) {
+			continue
+		}
+		last = s
+		// The run ends at the last event no later than its start +
+		// threshold (side "right": past every equal time).
+		lim, e := m.ev[s].t+glMergeThreshold, s
+		for j := m.next[e]; j < n && m.ev[j].t <= lim; j = m.next[e] {
+			e = j
+		}
+		// GuideLLM drops a run starting inside the one before it.
+		if s > prevEnd {
+			runs = append(runs, run{s, e, m.cum[m.next[e]] - m.cum[s]})
+		} else {
+			dropped = append(dropped, s)
+		}
+		prevEnd = e
+	}
+	*cand = append((*cand)[:0], dropped...)
+	if len(runs) == 0 {
+		return false
+	}
+	merged := false
+	for _, r := range runs {
+		// Every run's first event takes the difference of the running
+		// sums, a single-event run's too (a gap within the threshold
+		// whose end rounds past start + threshold).
+		m.ev[r.s].w = r.w
+		for j := m.next[r.s]; j <= r.e; j = m.next[j] {
+			m.gone[j], merged = true, true
+		}
+		after := m.next[r.e]
+		m.next[r.s] = after
+		if after < n {
+			m.prev[after] = r.s
+		}
+	}
+	for _, r := range runs {
+		// Running sums after the run, until they agree with the old
+		// (bit for bit: a NaN sum agrees with itself).
+		c := m.cum[r.s] + m.ev[r.s].w
+		for j := m.next[r.s]; math.Float64bits(m.cum[j]) != math.Float64bits(c); j = m.next[j] {
+			m.cum[j] = c
+			if j == n {
+				break
+			}
+			c += m.ev[j].w
+		}
+		*cand = append(*cand, r.s)
+		if j := m.next[r.s]; j < n {
+			*cand = append(*cand, j)
+		}
+	}
+	return merged
 }
 
 // glLinspace is numpy.linspace(a, b, num) (endpoint included): i·step + a

@@ -3,6 +3,9 @@ package replay
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +100,147 @@ func TestReplayOfExternalReferenceSaysSo(t *testing.T) {
 	res := mustReplay(t, &memRun{m: m}, Options{})
 	if len(res.Results) != 0 || len(res.Notes) == 0 || !strings.HasPrefix(res.Notes[0], NoPerRequestData+"; external evidence only (mlperf-inference 5.1.0 Server VALID)") {
 		t.Errorf("results %d, notes %q", len(res.Results), res.Notes)
+	}
+}
+
+// glMergeEventsIterated is the iteration glMergeEvents implements, step by
+// step as GuideLLM runs it (O(n) per round, O(n²) on a chain of close
+// events): the reference glMergeEvents is checked against. It merges events at equal times (adding occurrences in
+// order), then, as GuideLLM's _merge_sorted_times_with_weights, repeatedly
+// merges every run of events closer than glMergeThreshold to the run's
+// first event into that event (its occurrences become the difference of
+// running sums), until no two neighbours are that close. ev is sorted.
+func glMergeEventsIterated(ev []glEvent) []glEvent {
+	out := ev[:0:0]
+	for _, e := range ev {
+		if n := len(out); n > 0 && out[n-1].t == e.t {
+			out[n-1].w += e.w
+			continue
+		}
+		out = append(out, glEvent{e.t, 0 + e.w})
+	}
+	for len(out) > 1 {
+		n := len(out)
+		within := make([]bool, n-1)
+		near := false
+		for i := range within {
+			within[i] = out[i+1].t-out[i].t <= glMergeThreshold
+			near = near || within[i]
+		}
+		if !near {
+			break
+		}
+		// Runs start where within turns true; each ends at the last event
+		// no later than its start + threshold.
+		var starts, ends []int
+		for i, w := range within {
+			if w && (i == 0 || !within[i-1]) {
+				starts = append(starts, i)
+				lim := out[i].t + glMergeThreshold
+				j, found := slices.BinarySearchFunc(out, lim, func(e glEvent, t float64) int { return cmpFloat(e.t, t) })
+				for found && j < n && out[j].t == lim {
+					j++ // side "right": past every equal time
+				}
+				ends = append(ends, j-1)
+			}
+		}
+		// Drop runs starting inside the previous (original) run.
+		if len(starts) > 1 {
+			ks, ke := starts[:1], ends[:1]
+			for k := 1; k < len(starts); k++ {
+				if starts[k] > ends[k-1] {
+					ks, ke = append(ks, starts[k]), append(ke, ends[k])
+				}
+			}
+			starts, ends = ks, ke
+		}
+		cum := make([]float64, n+1)
+		for i, e := range out {
+			cum[i+1] = cum[i] + e.w
+		}
+		remove := make([]bool, n)
+		for k, s := range starts {
+			out[s].w = cum[ends[k]+1] - cum[s]
+			for i := s + 1; i <= ends[k]; i++ {
+				remove[i] = true
+			}
+		}
+		next := out[:0:0]
+		for i, e := range out {
+			if !remove[i] {
+				next = append(next, e)
+			}
+		}
+		if len(next) == len(out) {
+			// Only single-event runs (a gap ≤ threshold that rounds above
+			// start + threshold): GuideLLM would loop forever; stop.
+			out = next
+			break
+		}
+		out = next
+	}
+	return out
+}
+
+// glMergeEvents gives GuideLLM's round-by-round merge bit for bit: on
+// chains of close events, gaps a rounding away from the threshold, times
+// near zero and epoch times, whole and fractional occurrences.
+func TestGuideLLMMergeEqualsRoundByRound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 20000 {
+		n := 1 + rng.IntN(60)
+		base := []float64{0, -1.5e-4, 1.7e9, 3.0517578125e-05, 1}[trial%5]
+		ev := make([]glEvent, n)
+		t0 := base
+		for i := range ev {
+			switch rng.IntN(4) {
+			case 0:
+				t0 += glMergeThreshold * (0.5 + rng.Float64())
+			case 1:
+				t0 += glMergeThreshold // a gap the rounding decides
+			case 2:
+				t0 += glMergeThreshold * rng.Float64() / 10
+			default:
+				t0 = math.Nextafter(t0, math.Inf(1))
+			}
+			w := float64(rng.IntN(5))
+			if trial%2 == 1 {
+				w = rng.Float64() * math.Pow(10, float64(rng.IntN(30)-15))
+			}
+			ev[i] = glEvent{t0, w}
+		}
+		want := glMergeEventsIterated(slices.Clone(ev))
+		got := glMergeEvents(slices.Clone(ev))
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d events, want %d\nin   %v\ngot  %v\nwant %v", trial, len(got), len(want), ev, got, want)
+		}
+		for i := range want {
+			if math.Float64bits(got[i].t) != math.Float64bits(want[i].t) || math.Float64bits(got[i].w) != math.Float64bits(want[i].w) {
+				t.Fatalf("trial %d: event %d = %v, want %v\nin %v", trial, i, got[i], want[i], ev)
+			}
+		}
+	}
+}
+
+// A chain of request ends each closer than the threshold to the one
+// before merges one run per GuideLLM round; glMergeEvents does the rounds
+// in linear memory, not one list of every gap per round (10,000 events:
+// ~1.3 GB allocated round by round).
+func TestGuideLLMMergeOfAChainIsLinear(t *testing.T) {
+	const n = 10_000
+	ev := make([]glEvent, n)
+	for i := range ev {
+		ev[i] = glEvent{1.7e9 + float64(i)*0.9*glMergeThreshold, 1}
+	}
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	got := glMergeEvents(ev)
+	runtime.ReadMemStats(&b)
+	if alloc := b.TotalAlloc - a.TotalAlloc; alloc > 64*n*8 {
+		t.Errorf("merging a chain of %d events allocated %d bytes", n, alloc)
+	}
+	if len(got) != n/2 {
+		t.Errorf("merged to %d events, want %d (pairs)", len(got), n/2)
 	}
 }
