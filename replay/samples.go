@@ -71,11 +71,18 @@ func meanStd(n int64, s, sq *big.Int) (mean, std Value) {
 	return mean, std
 }
 
-const blockSize = 1 << 16
+// blockSize is the largest block of intSamples; the first is
+// firstBlockSize, and each next one twice the one before, so a
+// distribution of a few samples (one of many points × repeats) holds a
+// few hundred bytes, not a whole block.
+const (
+	blockSize      = 1 << 16
+	firstBlockSize = 1 << 6
+)
 
 // intSamples holds int64 samples compactly for exact order statistics:
-// values in [0, 2³²) as uint32 in fixed-size blocks (growing never copies),
-// others in side lists. Selection uses a histogram of the top 16 bits, so
+// values in [0, 2³²) as uint32 in blocks (growing never copies), others
+// in side lists. Selection uses a histogram of the top 16 bits, so
 // no full sort and no second copy of the data are needed.
 type intSamples struct {
 	blocks [][]uint32
@@ -100,9 +107,7 @@ func (s *intSamples) add(x int64) {
 	case x >= 1<<32:
 		s.large = append(s.large, x)
 	default:
-		if len(s.blocks) == 0 || len(s.blocks[len(s.blocks)-1]) == blockSize {
-			s.blocks = append(s.blocks, make([]uint32, 0, blockSize))
-		}
+		s.room()
 		b := &s.blocks[len(s.blocks)-1]
 		*b = append(*b, uint32(x))
 	}
@@ -118,11 +123,9 @@ func (s *intSamples) addAll(xs []int64) {
 			xs = xs[1:]
 			continue
 		}
-		if len(s.blocks) == 0 || len(s.blocks[len(s.blocks)-1]) == blockSize {
-			s.blocks = append(s.blocks, make([]uint32, 0, blockSize))
-		}
+		s.room()
 		blk := s.blocks[len(s.blocks)-1]
-		m := min(len(xs), blockSize-len(blk))
+		m := min(len(xs), cap(blk)-len(blk))
 		a := &s.acc
 		mn, mx, sum, lo, hi := s.min, s.max, a.s, a.sqLo, a.sqHi
 		i := 0
@@ -151,6 +154,20 @@ func (s *intSamples) addAll(xs []int64) {
 	}
 }
 
+// room starts a new block when the last one is full: twice the size of
+// the one before, up to blockSize.
+func (s *intSamples) room() {
+	k := len(s.blocks)
+	if k > 0 && len(s.blocks[k-1]) < cap(s.blocks[k-1]) {
+		return
+	}
+	size := firstBlockSize
+	if k > 0 {
+		size = min(2*cap(s.blocks[k-1]), blockSize)
+	}
+	s.blocks = append(s.blocks, make([]uint32, 0, size))
+}
+
 func (s *intSamples) n() int64 { return s.acc.n }
 
 // each calls f for every sample (in no particular order).
@@ -167,6 +184,10 @@ func (s *intSamples) each(f func(int64)) {
 		f(x)
 	}
 }
+
+// sortBelow is the number of samples under which ranks sorts a copy of
+// them rather than histogram them.
+const sortBelow = 1 << 12
 
 // ranks returns the order statistics at the given 1-based ranks (each in
 // [1, n]). Values in [0, 2³²) are selected by a two-level radix histogram:
@@ -192,6 +213,18 @@ func (s *intSamples) ranks(rs []int64) []int64 {
 		}
 	}
 	if len(want) == 0 {
+		return out
+	}
+	if nsmall <= sortBelow {
+		// A histogram of 2^16 buckets is more work than a sort.
+		small := make([]uint32, 0, nsmall)
+		for _, b := range s.blocks {
+			small = append(small, b...)
+		}
+		slices.Sort(small)
+		for i, r := range want {
+			out[at[i]] = int64(small[r-1])
+		}
 		return out
 	}
 	var hi uint32

@@ -11,7 +11,7 @@ import (
 )
 
 // sampleSets are value sets that exercise every path of intSamples: small
-// values (one histogram level), large ones (two levels), negatives and
+// values (one histogram level), large ones (two levels), few (sorted), negatives and
 // values ≥ 2³² (side lists), many duplicates, and sums that overflow int64.
 func sampleSets() map[string][]int64 {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -43,6 +43,10 @@ func sampleSets() map[string][]int64 {
 			return rng.Int64N(1 << 32)
 		}),
 		"one": {42},
+		// Around the sort limit of ranks, across the growing blocks.
+		"few":        gen(300, func() int64 { return 5e6 + rng.Int64N(3e8) }),
+		"sort-limit": gen(sortBelow, func() int64 { return 5e6 + rng.Int64N(3e8) }),
+		"past-limit": gen(sortBelow+1, func() int64 { return 5e6 + rng.Int64N(3e8) }),
 	}
 }
 
