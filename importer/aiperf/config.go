@@ -11,12 +11,16 @@ import (
 // Phase is one entry of input_config.phases (schema 1.3): a warmup or
 // profiling phase with its load.
 type Phase struct {
-	Name               string          `json:"name"`
-	Type               string          `json:"type"`
-	ExcludeFromResults bool            `json:"exclude_from_results"`
-	Requests           json.Number     `json:"requests"`
-	Concurrency        json.Number     `json:"concurrency"`
-	Raw                json.RawMessage `json:"-"`
+	Name               string      `json:"name"`
+	Type               string      `json:"type"`
+	ExcludeFromResults bool        `json:"exclude_from_results"`
+	Requests           json.Number `json:"requests"`
+	Concurrency        json.Number `json:"concurrency"`
+	// Duration (s) bounds a time-based phase; GracePeriod (s) is how long
+	// AIPerf then waits for requests in flight.
+	Duration    json.Number     `json:"duration"`
+	GracePeriod json.Number     `json:"grace_period"`
+	Raw         json.RawMessage `json:"-"`
 }
 
 // UnmarshalJSON keeps the phase's bytes for the manifest notes.
@@ -43,6 +47,10 @@ type loadConfig struct {
 	arrival     string
 	requests    int64
 	warmup      int64
+	// durationNS bounds a time-based profiling phase (0: count-based);
+	// grace is its grace period as AIPerf wrote it (s).
+	durationNS int64
+	grace      json.Number
 	// mode is the loadgen request_rate_mode; phaseType the profiling
 	// phase's type (schema 1.3).
 	mode, phaseType string
@@ -78,6 +86,7 @@ func (s *Summary) load() loadConfig {
 	ld.requests = posInt(lg.RequestCount)
 	ld.warmup = posInt(lg.WarmupRequests)
 	ld.mode = lg.RequestRateMode
+	ld.durationNS, ld.grace = seconds(lg.BenchmarkDuration), lg.GracePeriod
 	for i := range s.InputConfig.Phases {
 		ph := &s.InputConfig.Phases[i]
 		if ph.warmup() {
@@ -86,6 +95,9 @@ func (s *Summary) load() loadConfig {
 		}
 		ld.requests += posInt(ph.Requests)
 		ld.phaseType = ph.Type
+		if d := seconds(ph.Duration); d > 0 {
+			ld.durationNS, ld.grace = d, ph.GracePeriod
+		}
 		if strings.EqualFold(ph.Type, "concurrency") {
 			ld.concurrency = max(ld.concurrency, posInt(ph.Concurrency))
 		} else {
@@ -95,6 +107,18 @@ func (s *Summary) load() loadConfig {
 		}
 	}
 	return ld
+}
+
+// seconds returns a positive number of seconds in ns (0 otherwise).
+func seconds(n json.Number) int64 {
+	if n == "" {
+		return 0
+	}
+	v, err := ingest.NonNegNS(n, ingest.Second, "duration")
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
 }
 
 var endpoints = map[string]string{
@@ -156,6 +180,19 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 			seed = d.RandomSeed
 		}
 	}
+	if m.Workload.Dataset == "" {
+		// Schema ≤ 1.0 names the dataset under input_config.input.
+		in := ic.Input
+		switch {
+		case in.PublicDataset != "":
+			m.Workload.Dataset = in.PublicDataset
+		case in.File != "":
+			m.Workload.Dataset = in.File
+		}
+		if in.CustomDatasetType != "" {
+			ingest.SetNote(m, "aiperf.custom_dataset_type", in.CustomDatasetType)
+		}
+	}
 	if seed != "" {
 		if v, err := ingest.Int(seed); err == nil {
 			m.Client.Seed = &v
@@ -176,6 +213,14 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 	}
 	pt.Concurrency = int(ld.concurrency)
 	pt.Requests = int(ld.requests)
+	if ld.durationNS > 0 {
+		// A time-based run: AIPerf sends for this long, then waits up
+		// to the grace period for the requests in flight.
+		pt.Duration = schema.Duration(ld.durationNS)
+		if ld.grace != "" {
+			ingest.SetNote(m, "aiperf.grace_period_s", string(ld.grace))
+		}
+	}
 	m.Load.Warmup.Requests = int(ld.warmup)
 	if ld.mode != "" {
 		ingest.SetNote(m, "aiperf.request_rate_mode", ld.mode)

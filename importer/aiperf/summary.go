@@ -62,6 +62,12 @@ type Summary struct {
 				} `json:"output_tokens"`
 			} `json:"prompt"`
 			RandomSeed json.Number `json:"random_seed"`
+			// File, PublicDataset and CustomDatasetType name the
+			// dataset (schema ≤ 1.0: --input-file, --public-dataset,
+			// --custom-dataset-type).
+			File              string `json:"file"`
+			PublicDataset     string `json:"public_dataset"`
+			CustomDatasetType string `json:"custom_dataset_type"`
 		} `json:"input"`
 		Loadgen struct {
 			Concurrency     json.Number `json:"concurrency"`
@@ -70,6 +76,11 @@ type Summary struct {
 			ArrivalPattern  string      `json:"arrival_pattern"`
 			RequestCount    json.Number `json:"request_count"`
 			WarmupRequests  json.Number `json:"warmup_request_count"`
+			// BenchmarkDuration (s) bounds a time-based run
+			// (--benchmark-duration); GracePeriod (s) is how long AIPerf
+			// then waits for requests in flight.
+			BenchmarkDuration json.Number `json:"benchmark_duration"`
+			GracePeriod       json.Number `json:"benchmark_grace_period"`
 		} `json:"loadgen"`
 		CLICommand string `json:"cli_command"`
 	} `json:"input_config"`

@@ -197,3 +197,67 @@ func TestTotalTokenThroughputCountsInputAndOutput(t *testing.T) {
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 57})
 }
+
+// TestTimeBoundedPointDeclaresItsDuration: a --benchmark-duration run (the
+// loadgen layout's benchmark_duration, a 1.3 phase's duration) declares its
+// point's duration; the grace period is kept in the notes. The real
+// summaries are count-based: the time-based shape is the same file with
+// the keys AIPerf's config writes for the option added (hand edit).
+func TestTimeBoundedPointDeclaresItsDuration(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []ingest.File
+	}{
+		{"loadgen", replaceAll(importtest.Load(t, Tool, fixture...), 1, `"loadgen": {`, `"loadgen": {"benchmark_duration": 60.0, "benchmark_grace_period": 30.0, `)},
+		{"phases", replaceAll(importtest.Load(t, Tool, v010...), 1, `"name": "profiling",`, `"name": "profiling", "duration": 60.0, "grace_period": 30.0,`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if bytes.Equal(tc.files[1].Data, importtest.Load(t, Tool, map[string]string{"loadgen": fixture[1], "phases": v010[1]}[tc.name])[0].Data) {
+				t.Fatal("edit did not apply")
+			}
+			res, err := Parse(tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Manifest
+			if d := m.Load.Points[0].Duration; d != schema.Duration(60e9) {
+				t.Errorf("point duration %v, want 60 s", d)
+			}
+			if m.Notes["aiperf.grace_period_s"] != "30.0" {
+				t.Errorf("notes %v: want the grace period", m.Notes)
+			}
+		})
+	}
+	res, err := Parse(importtest.Load(t, Tool, fixture...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Manifest.Load.Points[0].Duration; d != 0 {
+		t.Errorf("count-based run: duration %v, want none", d)
+	}
+}
+
+// TestDatasetNamedByTheSummary: workload.dataset comes from the summary
+// wherever its layout names it (1.3 datasets[], ≤ 1.0 input.public_dataset
+// or input.file).
+func TestDatasetNamedByTheSummary(t *testing.T) {
+	res, err := Parse(importtest.Load(t, Tool, v010...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Manifest.Workload.Dataset; d != "datasets/aiperf/nvfp4_chatbot_flat.jsonl" {
+		t.Errorf("0.10.0 dataset %q", d)
+	}
+	for edit, want := range map[string]string{
+		`"input": {"public_dataset": "sharegpt", `:                                      "sharegpt",
+		`"input": {"file": "traces/a.jsonl", "custom_dataset_type": "mooncake_trace", `: "traces/a.jsonl",
+	} {
+		res, err := Parse(replaceAll(importtest.Load(t, Tool, fixture...), 1, `"input": {`, edit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := res.Manifest.Workload.Dataset; d != want {
+			t.Errorf("%s: dataset %q, want %q", edit, d, want)
+		}
+	}
+}

@@ -47,16 +47,29 @@ func parseSummary(data []byte, name string) (*Summary, error) {
 		return nil, ingest.Errorf(name, "not an MLPerf LoadGen summary (no \"MLPerf Results Summary\" header)")
 	}
 	s := &Summary{}
+	// open is the index of the pair a following line without a key
+	// continues (-1: none). LoadGen writes some values over several
+	// lines: "TTFT Early Stopping Result:" then " * Run successful.",
+	// "WARNING: ..." then its explanation; a blank or separator line ends
+	// them. The lines are joined with a space.
+	open := -1
 	for _, line := range ingest.SplitLines(data) {
-		k, v, ok := strings.Cut(string(line), ":")
-		if !ok || strings.HasPrefix(strings.TrimSpace(k), "*") {
+		text := strings.TrimSpace(string(line))
+		if text == "" || strings.HasPrefix(text, "=") {
+			open = -1
 			continue
 		}
+		k, v, ok := strings.Cut(text, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if k == "" || strings.HasPrefix(k, "=") {
+		if !ok || k == "" || strings.HasPrefix(k, "*") {
+			if open >= 0 {
+				p := &s.Pairs[open]
+				p[1] = strings.TrimSpace(p[1] + " " + text) // a manifest string holds no newline
+			}
 			continue
 		}
 		s.Pairs = append(s.Pairs, [2]string{k, v})
+		open = len(s.Pairs) - 1
 	}
 	for _, k := range []string{"Scenario", "Result is"} {
 		if _, ok := s.Get(k); !ok {
@@ -241,6 +254,10 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 		}
 		ref.Results["detail: lines flagged is_error"] = fmt.Sprint(errs)
 	}
+	logged := ref.Scenario // as LoadGen logged it
+	if logged != "" {
+		ref.Results[loggedScenario] = logged
+	}
 	// Submission layout: .../<division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_N
 	benchmark := ""
 	for _, d := range dirs {
@@ -256,11 +273,20 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 				if ref.Scenario != parts[i+3] {
 					ref.Results["submission scenario directory"] = parts[i+3]
 				}
+				// LoadGen runs the Interactive scenario as Server with
+				// tighter latency limits and logs "Server"; only the
+				// submission directory says Interactive.
+				if parts[i+3] == "Interactive" && ref.Scenario == "Server" {
+					ref.Scenario = "Interactive"
+				}
 				break
 			}
 		}
 	}
 	var derived []string
+	if logged != "" && ref.Scenario != logged {
+		derived = append(derived, fmt.Sprintf("external[0].scenario: %s, from the submission directory; LoadGen ran and logged it as %s (results[\"scenario (LoadGen)\"])", ref.Scenario, logged))
+	}
 	switch ref.Scenario {
 	case "Server", "Interactive":
 		// Only the datacenter category has these scenarios.
@@ -270,7 +296,8 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 		ref.Category = "edge"
 		derived = append(derived, fmt.Sprintf("external[0].category: edge, the only category with the %s scenario", ref.Scenario))
 	}
-	if n, acc, ok := systemAccelerators(ref.System); ok {
+	n, acc, fromName := systemAccelerators(ref.System)
+	if fromName {
 		ref.AcceleratorCount = n
 		ref.Results["accelerator (from system name)"] = acc
 		derived = append(derived, fmt.Sprintf("external[0].accelerator_count: %d, from the system name %q", n, ref.System))
@@ -301,38 +328,59 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 	// says how LoadGen issued queries: Server is an open loop (Poisson
 	// arrivals at target_qps), the other scenarios are not rate-driven.
 	m.Load.Mode = schema.ModeConcurrency
-	if strings.EqualFold(ref.Scenario, "Server") {
+	if strings.EqualFold(logged, "Server") {
 		m.Load.Mode = schema.ModeRate
+	}
+	if fromName {
+		// The submitter's name for the system, not a hardware query: the
+		// label says so wherever the hardware is shown.
+		m.Hardware.Accelerator, m.Hardware.AcceleratorCount = acc, n
+		m.Hardware.Details = map[string]string{"source": fmt.Sprintf("taken from the MLPerf system name %q (the submission directory), not queried from the hardware", ref.System)}
+		ingest.Derive(&m, "hardware.accelerator, hardware.accelerator_count: %d × %s, taken from the MLPerf system name %q, not queried from the hardware", n, acc, ref.System)
 	}
 	ingest.Derive(&m, "load.mode: from the LoadGen scenario (%s; Server = open loop at target_qps); no load points: LoadGen's logs hold no per-request data, and its offered load is kept in external[0].results", ref.Scenario)
 	ingest.Derive(&m, "no records: MLPerf LoadGen logs hold aggregates only; the run is an external-evidence reference (manifest.external), never fake requests")
 	if epoch != 0 {
 		ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: the detail log's test_datetime")
 	}
+	m.SLO.TTFT = schema.Duration(latencyLimit(det, "requested_server_ttft_latency", sum, "ttft_latency (ns)"))
+	m.SLO.TPOT = schema.Duration(latencyLimit(det, "requested_server_tpot_latency", sum, "tpot_latency (ns)"))
+	if m.SLO.TPOT > 0 {
+		m.SLO.OneToken = schema.OneTokenFail // LoadGen logs n_tokens ≤ 1 as error_runtime
+	}
+	if m.SLO.TTFT > 0 || m.SLO.TPOT > 0 {
+		ingest.Derive(&m, "slo: the LoadGen server constraints (p99 TTFT and TPOT limits; the detail log's requested_server_*_latency, else the summary's Test Parameters Used), not a per-request SLO")
+	}
 	if det != nil {
-		if v, ok := det.Get("requested_server_ttft_latency"); ok {
-			var ns int64
-			if _, err := fmt.Sscan(v, &ns); err == nil && ns > 0 {
-				m.SLO.TTFT = schema.Duration(ns)
-			}
-		}
-		if v, ok := det.Get("requested_server_tpot_latency"); ok {
-			var ns int64
-			if _, err := fmt.Sscan(v, &ns); err == nil && ns > 0 {
-				m.SLO.TPOT = schema.Duration(ns)
-			}
-		}
-		if m.SLO.TPOT > 0 {
-			m.SLO.OneToken = schema.OneTokenFail // LoadGen logs n_tokens ≤ 1 as error_runtime
-		}
-		if m.SLO.TTFT > 0 || m.SLO.TPOT > 0 {
-			ingest.Derive(&m, "slo: the LoadGen server constraints (p99 TTFT and TPOT limits), not a per-request SLO")
-		}
 		if v, ok := det.Get("sut_name"); ok {
 			ingest.SetNote(&m, "mlperf.sut_name", v)
 		}
 	}
 	return &ingest.Result{Manifest: m, Records: nil}, nil
+}
+
+// loggedScenario is the results key of the scenario as LoadGen logged it
+// (external[0].scenario may say Interactive, from the submission
+// directory).
+const loggedScenario = "scenario (LoadGen)"
+
+// latencyLimit returns a LoadGen latency constraint in ns: the detail
+// log's key when it is there, else the summary's "Test Parameters Used"
+// line sumKey; 0 when neither states a positive integer.
+func latencyLimit(det *Detail, detKey string, sum *Summary, sumKey string) int64 {
+	var v string
+	ok := false
+	if det != nil {
+		v, ok = det.Get(detKey)
+	}
+	if !ok && sum != nil {
+		v, ok = sum.Get(sumKey)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if !ok || err != nil || ns <= 0 {
+		return 0
+	}
+	return ns
 }
 
 // systemAccelerators reads the accelerator count and model from an MLPerf
@@ -358,6 +406,9 @@ func systemAccelerators(system string) (n int, accelerator string, ok bool) {
 // is derived from the attached logs alone, so a re-import reproduces it.
 func PathFields(ref schema.ExternalRef) schema.ExternalRef {
 	ref.Division, ref.Submitter, ref.System, ref.Category, ref.AcceleratorCount = "", "", "", "", 0
+	if v, ok := ref.Results[loggedScenario]; ok {
+		ref.Scenario = v // Interactive comes from the directory
+	}
 	if ref.Results != nil {
 		r := make(map[string]string, len(ref.Results))
 		for k, v := range ref.Results {

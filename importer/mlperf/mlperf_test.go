@@ -29,7 +29,7 @@ func TestParseFixtureIsAReferenceWithoutRecords(t *testing.T) {
 		t.Fatalf("external = %d", len(m.External))
 	}
 	e := m.External[0]
-	want := schema.ExternalRef{Kind: "mlperf-inference", Version: "5.1.0", Division: "closed", Submitter: "AMD", System: "8xMI300X_2xEPYC_9575F", Scenario: "Server", Status: "VALID"}
+	want := schema.ExternalRef{Kind: "mlperf-inference", Version: "5.1.0", Division: "closed", Submitter: "AMD", System: "8xMI300X_2xEPYC_9575F", Scenario: "Interactive", Status: "VALID"}
 	if e.Kind != want.Kind || e.Version != want.Version || e.Division != want.Division || e.Submitter != want.Submitter || e.System != want.System || e.Scenario != want.Scenario || e.Status != want.Status {
 		t.Errorf("external = %+v", e)
 	}
@@ -109,6 +109,76 @@ func TestSummaryAloneLeavesTimesUnknown(t *testing.T) {
 		if !m.Declared(f) {
 			t.Errorf("%s not declared unknown: %v", f, m.Unknown)
 		}
+	}
+}
+
+// TestSummaryAloneStatesTheSLO: without the detail log, the summary's
+// "Test Parameters Used" gives LoadGen's latency constraints.
+func TestSummaryAloneStatesTheSLO(t *testing.T) {
+	res, err := Parse(importtest.Load(t, Tool, fixture[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slo := res.Manifest.SLO; slo.TTFT != 450_000_000 || slo.TPOT != 40_000_000 || slo.OneToken != schema.OneTokenFail {
+		t.Errorf("slo %+v, want ttft 450 ms, tpot 40 ms (ttft_latency (ns), tpot_latency (ns))", slo)
+	}
+}
+
+// TestMultiLineSummaryValuesKeptWhole: LoadGen values written over
+// several lines (the early-stopping results, the WARNING) are kept whole.
+func TestMultiLineSummaryValuesKeptWhole(t *testing.T) {
+	res, err := Parse(importtest.Load(t, Tool, fixture[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Manifest.External[0].Results
+	for k, v := range map[string]string{
+		"summary: TTFT Early Stopping Result": "* Run successful.",
+		"summary: TPOT Early Stopping Result": "* Run successful.",
+		"summary: WARNING": "sample_concatenate_permutation was set to true. Generated samples per query might be different as the one in the setting. " +
+			"Check the generated_samples_per_query line in the detailed log for the real samples_per_query value",
+		"summary: performance_sample_count": "24576",
+	} {
+		if r[k] != v {
+			t.Errorf("results[%q] = %q, want %q", k, r[k], v)
+		}
+	}
+}
+
+// TestInteractiveScenarioAndAcceleratorFromTheSubmission: an Interactive
+// submission (LoadGen logs Server) is stated as Interactive, with the
+// logged scenario kept; the accelerator is taken from the system name and
+// labelled so.
+func TestInteractiveScenarioAndAcceleratorFromTheSubmission(t *testing.T) {
+	res, err := Parse(importtest.Load(t, Tool, fixture...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	e := m.External[0]
+	if e.Scenario != "Interactive" || e.Results["scenario (LoadGen)"] != "Server" || e.Category != "datacenter" || m.Load.Mode != schema.ModeRate {
+		t.Errorf("scenario %q (LoadGen %q), category %q, mode %q", e.Scenario, e.Results["scenario (LoadGen)"], e.Category, m.Load.Mode)
+	}
+	if m.Hardware.Accelerator != "MI300X" || m.Hardware.AcceleratorCount != 8 || !strings.Contains(m.Hardware.Details["source"], `MLPerf system name "8xMI300X_2xEPYC_9575F"`) {
+		t.Errorf("hardware %+v, want 8 × MI300X labelled as taken from the system name", m.Hardware)
+	}
+	said := strings.Join(m.Source.Derived, "\n")
+	for _, w := range []string{"external[0].scenario: Interactive, from the submission directory; LoadGen ran and logged it as Server", "hardware.accelerator, hardware.accelerator_count: 8 × MI300X, taken from the MLPerf system name"} {
+		if !strings.Contains(said, w) {
+			t.Errorf("source.derived does not say %q:\n%s", w, said)
+		}
+	}
+	// Without the directory only what LoadGen logged is stated.
+	flat := importtest.Load(t, Tool, fixture...)
+	for i := range flat {
+		flat[i].Name = path.Base(flat[i].Name)
+	}
+	res, err = Parse(flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Manifest.External[0]; e.Scenario != "Server" || res.Manifest.Hardware.Accelerator != "" {
+		t.Errorf("without the submission directory: scenario %q, accelerator %q", e.Scenario, res.Manifest.Hardware.Accelerator)
 	}
 }
 
