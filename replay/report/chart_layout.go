@@ -289,12 +289,14 @@ func (p *plot) layout() chartView {
 	}
 	if len(p.shades) > 0 && p.categorical {
 		row := []string{"flags"}
+		lines := map[string]string{}
+		for _, sh := range p.shades {
+			lines[sh.x.RatString()] = sh.line
+		}
 		for _, tk := range p.xTicks {
-			v := "-"
-			for _, sh := range p.shades {
-				if sh.x.Cmp(tk.x) == 0 {
-					v = sh.line
-				}
+			v, ok := lines[tk.x.RatString()]
+			if !ok {
+				v = "-"
 			}
 			row = append(row, v)
 		}
@@ -382,24 +384,31 @@ func (p *plot) table() dataTable {
 			row := []string{s.name}
 			nulls := []string{s.name + ": null repeats"}
 			anyNull := false
+			// The line's value (the last with one) and the null repeats
+			// at each x, looked up per tick: one pass, not one per tick.
+			vals, ns := map[string]string{}, map[string][]string{}
+			for _, pt := range s.line {
+				if pt.val != "" {
+					vals[pt.x.RatString()] = pt.val
+				}
+			}
+			for _, pt := range s.reps {
+				if pt.null {
+					k := pt.x.RatString()
+					ns[k] = append(ns[k], pt.val)
+				}
+			}
 			for _, tk := range p.xTicks {
-				v := "-"
-				for _, pt := range s.line {
-					if pt.x.Cmp(tk.x) == 0 && pt.val != "" {
-						v = pt.val
-					}
+				k := tk.x.RatString()
+				v, ok := vals[k]
+				if !ok {
+					v = "-"
 				}
 				row = append(row, v)
-				var ns []string
-				for _, pt := range s.reps {
-					if pt.null && pt.x.Cmp(tk.x) == 0 {
-						ns = append(ns, pt.val)
-						anyNull = true
-					}
-				}
 				cell := "-"
-				if len(ns) > 0 {
-					cell = strings.Join(ns, "; ")
+				if len(ns[k]) > 0 {
+					cell = strings.Join(ns[k], "; ")
+					anyNull = true
 				}
 				nulls = append(nulls, cell)
 			}

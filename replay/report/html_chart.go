@@ -34,14 +34,13 @@ func byPoint(r *replay.Result) (points []string, reps map[string][]*replay.Point
 func metricSeries(r *replay.Result, name, class, metric string, scale *big.Rat, unit string) plotSeries {
 	points, reps := byPoint(r)
 	s := plotSeries{name: name, class: class}
+	meds := map[string]replay.Summary{}
+	for _, ps := range r.Summary {
+		meds[ps.Point] = ps.Metrics[metric]
+	}
 	for i, pt := range points {
 		x := rat(int64(i))
-		var med replay.Summary
-		for _, ps := range r.Summary {
-			if ps.Point == pt {
-				med = ps.Metrics[metric]
-			}
-		}
+		med := meds[pt]
 		s.line = append(s.line, plotPt{x: x, y: scaled(med.Median, scale), xl: pt, val: Decimal(med.Median, scale, 3),
 			tip: pt + ": " + name + " " + Decimal(med.Median, scale, 3) + " " + unit + " (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
 		for _, pr := range reps[pt] {
