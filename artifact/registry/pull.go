@@ -57,8 +57,21 @@ type SkippedReferrer struct {
 // subject is the run manifest (others are skipped and listed); at most
 // artifact.MaxIndexEntries-1 signatures are accepted. Finally the staged
 // layout is opened with artifact.Open and only then published (rename).
-// Signatures are not verified: run verify on the result.
+// Signatures are not verified: run verify on the result. A registry that
+// does not answer in time (opts.ResponseHeaderTimeout, opts.Timeout) fails
+// the pull with ErrTimeout.
 func Pull(ctx context.Context, ref, out string, opts Options) (*PullResult, error) {
+	ctx, cancel := opts.withTimeout(ctx, "pull "+ref)
+	defer cancel()
+	res, err := pull(ctx, ref, out, opts)
+	if err != nil {
+		return nil, opts.timeoutError(ctx, err)
+	}
+	return res, nil
+}
+
+// pull is Pull under the context its overall timeout bounds.
+func pull(ctx context.Context, ref, out string, opts Options) (*PullResult, error) {
 	r, err := parseRef(ref)
 	if err != nil {
 		return nil, err

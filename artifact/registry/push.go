@@ -35,6 +35,17 @@ type PushResult struct {
 // so a client resolving the tag finds the signatures already there.
 // Pushing again is idempotent; new signatures are added.
 func Push(ctx context.Context, path, ref string, opts Options) (*PushResult, error) {
+	ctx, cancel := opts.withTimeout(ctx, "push "+ref)
+	defer cancel()
+	res, err := push(ctx, path, ref, opts)
+	if err != nil {
+		return nil, opts.timeoutError(ctx, err)
+	}
+	return res, nil
+}
+
+// push is Push under the context its overall timeout bounds.
+func push(ctx context.Context, path, ref string, opts Options) (*PushResult, error) {
 	r, err := parseRef(ref)
 	if err != nil {
 		return nil, err

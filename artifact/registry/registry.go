@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
-	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/benchseal/benchseal/artifact"
 )
@@ -32,8 +32,15 @@ type Options struct {
 	// Docker config, or auth.StaticCredential.
 	Credential auth.CredentialFunc
 	// HTTPClient is the underlying HTTP client; nil means oras-go's
-	// retrying default client.
+	// retrying client over a transport with ResponseHeaderTimeout.
 	HTTPClient *http.Client
+	// ResponseHeaderTimeout bounds the wait for each response's headers
+	// (0: DefaultResponseHeaderTimeout; negative: none). It applies to
+	// the default client only.
+	ResponseHeaderTimeout time.Duration
+	// Timeout bounds a whole Push or Pull, trickling bodies included (0:
+	// DefaultTimeout; negative: none).
+	Timeout time.Duration
 	// ReferrersTagSchema forces the referrers tag schema ("sha256-<hex>")
 	// instead of probing for the referrers API.
 	ReferrersTagSchema bool
@@ -71,11 +78,7 @@ func newRepository(ref registry.Reference, opts Options) (*remote.Repository, er
 		TagListMaxPages:      maxReferrerPages,
 		MaxMetadataBytes:     artifact.MaxManifestSize,
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = retry.DefaultClient
-	}
-	client := &auth.Client{Client: hc, Credential: opts.Credential, Cache: auth.NewCache()}
+	client := &auth.Client{Client: opts.httpClient(), Credential: opts.Credential, Cache: auth.NewCache()}
 	client.SetUserAgent("benchseal")
 	repo.Client = client
 	if opts.ReferrersTagSchema {

@@ -33,12 +33,13 @@ func (p *mergePullFlags) bind(f *pflag.FlagSet) {
 	f.BoolVar(&p.allowUnsigned, "allow-unsigned", false, "with --pull, UNSAFE: check the shard bundles' integrity only; nothing is authenticated")
 	f.BoolVar(&p.registry.plainHTTP, "plain-http", false, "with --pull: use HTTP instead of HTTPS (loopback test registries)")
 	f.StringVar(&p.registry.username, "username", "", "with --pull: registry user name; the password comes from BENCHSEAL_REGISTRY_PASSWORD (default: credentials from the Docker config)")
+	p.registry.bindTimeouts(f, "with --pull, per shard: ")
 }
 
 // strayFlag names a --pull-only flag that is set, or returns "".
 func (p *mergePullFlags) strayFlag(f *pflag.FlagSet) string {
 	for _, name := range []string{"key", "certificate-identity", "certificate-identity-regexp", "certificate-oidc-issuer",
-		"certificate-oidc-issuer-regexp", "trusted-root", "insecure-ignore-sct", "allow-unsigned", "plain-http", "username"} {
+		"certificate-oidc-issuer-regexp", "trusted-root", "insecure-ignore-sct", "allow-unsigned", "plain-http", "username", "timeout", "response-timeout"} {
 		if f.Changed(name) {
 			return name
 		}

@@ -33,7 +33,10 @@ fetched; referrers that are not benchseal signatures of this run are skipped
 and listed. Any mismatch fails the pull (exit 3) and leaves nothing at PATH;
 PATH must not exist. pull does not check signatures: run verify.
 
-Credentials as for push.`,
+A registry that sends no response headers within --response-timeout of a
+request, or does not finish the whole pull within --timeout (a registry that
+accepts and never answers, or trickles), fails the pull (exit 1) with an error
+naming the timeout. Credentials as for push.`,
 		Example: `  benchseal pull 127.0.0.1:5000/bench/run:v1 --out run.tar --plain-http
   benchseal verify run.tar --key publisher.pub`,
 		Args: exactArgs(1),

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
@@ -16,13 +18,22 @@ import (
 
 // registryFlags are the connection flags of push and pull.
 type registryFlags struct {
-	plainHTTP bool
-	username  string
+	plainHTTP       bool
+	username        string
+	timeout         time.Duration
+	responseTimeout time.Duration
 }
 
 func (f *registryFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "use HTTP instead of HTTPS (loopback test registries)")
 	cmd.Flags().StringVar(&f.username, "username", "", "registry user name; the password comes from BENCHSEAL_REGISTRY_PASSWORD (default: credentials from the Docker config)")
+	f.bindTimeouts(cmd.Flags(), "")
+}
+
+// bindTimeouts binds the registry timeouts, their help prefixed by pre.
+func (f *registryFlags) bindTimeouts(fs *pflag.FlagSet, pre string) {
+	fs.DurationVar(&f.timeout, "timeout", registry.DefaultTimeout, pre+"give up when the whole transfer is not done within this (0: never)")
+	fs.DurationVar(&f.responseTimeout, "response-timeout", registry.DefaultResponseHeaderTimeout, pre+"give up when the registry sends no response headers within this of a request (0: never)")
 }
 
 // options turns the flags and the environment into registry.Options:
@@ -30,7 +41,7 @@ func (f *registryFlags) bind(cmd *cobra.Command) {
 // ($DOCKER_CONFIG/config.json or ~/.docker/config.json, with its
 // credential helpers), else anonymous.
 func (f *registryFlags) options(io *IO, ref string) (registry.Options, error) {
-	opts := registry.Options{PlainHTTP: f.plainHTTP}
+	opts := registry.Options{PlainHTTP: f.plainHTTP, Timeout: noneIfZero(f.timeout), ResponseHeaderTimeout: noneIfZero(f.responseTimeout)}
 	if f.username != "" {
 		pw := io.Getenv("BENCHSEAL_REGISTRY_PASSWORD")
 		if pw == "" {
@@ -54,6 +65,14 @@ func (f *registryFlags) options(io *IO, ref string) (registry.Options, error) {
 	}
 	opts.Credential = credentials.Credential(store)
 	return opts, nil
+}
+
+// noneIfZero maps a flag's 0 ("never") to the library's negative.
+func noneIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // registryHost returns the host[:port] of a reference (the part before the

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact/artifacttest"
@@ -36,5 +38,45 @@ func TestPushPullUsage(t *testing.T) {
 				t.Fatalf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", code, c.code, c.err, out, errOut)
 			}
 		})
+	}
+}
+
+// pull and merge --pull from a registry that accepts and never answers
+// fail with the timeout named, through the flags that set it.
+func TestPullTimeoutFlags(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	host, dir := ln.Addr().String(), t.TempDir()
+	for _, args := range [][]string{
+		{"pull", host + "/bench/run:v1", "--out", filepath.Join(dir, "x"), "--plain-http", "--timeout", "300ms"},
+		{"merge", "--pull", host + "/bench/run:v1", "--shards", "1", "--allow-unsigned", "--out", filepath.Join(dir, "m"), "--plain-http", "--timeout", "300ms"},
+	} {
+		code, out, errOut := runArgs(t, nil, args...)
+		if code != ExitError || !strings.Contains(errOut, "overall timeout") {
+			t.Errorf("%s: exit %d, want %d naming the overall timeout\nstdout:\n%s\nstderr:\n%s", args[0], code, ExitError, out, errOut)
+		}
 	}
 }
