@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 )
@@ -157,6 +158,10 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), but its declared concurrency %d%s means %d: load.generator %q keeps every worker's request in flight", p.Name, r, low, conc, who, want, GeneratorBenchsealV1)
 				case c.offered.gen && failed && 2*low < want:
 					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), under half its declared concurrency %d%s (load.generator %q keeps every worker's request in flight; failed requests may free theirs at once)", p.Name, r, low, conc, who, GeneratorBenchsealV1)
+				case c.offered.gen:
+					if msg := turnaroundProblem(spans, conc); msg != "" {
+						add(f, "point %q repeat %d%s: %s", p.Name, r, who, msg)
+					}
 				}
 				c.offered.spans[ci], c.offered.failed[ci] = nil, 0
 			}
@@ -180,4 +185,79 @@ func (c *RecordChecker) checkRateCap(i, r, sh int, spans [][2]int64, add func(fi
 	if top := PeakInFlight(spans); top > capN {
 		add(f, "rate point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared cap %d%s", c.m.Load.Points[i].Name, r, top, capN, who)
 	}
+}
+
+// Turnaround tolerances of a closed loop under GeneratorBenchsealV1 (see
+// turnaroundProblem). On a 2-core machine shared with seven other test
+// runs, honest captures against the simulator (time scales 0.001, 0.01
+// and 1, concurrency 1 to 256) had median turnarounds of 4 to 60 µs and
+// idle shares up to 13 % (time scale 0.001, where a request takes 250 µs
+// and a scheduler delay of a few hundred µs is a large share of it).
+const (
+	// MaxMedianTurnaroundNS is the largest median time a worker of
+	// benchseal's load client may take from its request's end_ns to its
+	// next request's sent_ns.
+	MaxMedianTurnaroundNS = 100_000
+	// MaxIdleShare is the largest share of the workers' time in the
+	// steady window that may pass with no request in flight.
+	MaxIdleShare = 0.01
+	// minTurnarounds is the fewest sends after the first C that the
+	// turnaround test needs: with fewer the median says little.
+	minTurnarounds = 8
+)
+
+// turnaroundProblem tests one closed-loop cell of a run under
+// GeneratorBenchsealV1 (its measured [sent_ns, end_ns] spans, C workers)
+// for what the generator's workers do: each sends its next request as
+// soon as its previous one ended. Sorted, the j-th send after the first C
+// follows the (j−C)-th end (the peak check already holds it to at most C
+// in flight), and the time between them is a worker's turnaround; in the
+// steady window — from the C-th send, when every worker has started, to
+// the last send, before any has run out of work — the time-averaged
+// number in flight is C less the workers in turnaround. A run re-laid on
+// the clock as more workers than ran, each pausing between requests to
+// stretch c4 latencies over c16 slots, shows both: a median turnaround
+// over MaxMedianTurnaroundNS and an idle share over MaxIdleShare. Either
+// alone is honest (a loaded client's scheduler delays; a time scale where
+// requests are as short as a turnaround). It returns "" when the cell
+// passes or is too small to test.
+//
+// What it cannot catch: requests re-laid with turnarounds as short as a
+// real client's (a c4 run presented as c16 with no pause between
+// requests) obey every invariant of the records; only the server's
+// evidence of what it was running can contradict them.
+func turnaroundProblem(spans [][2]int64, conc int64) string {
+	n := int64(len(spans))
+	if conc < 1 || n-conc < minTurnarounds {
+		return ""
+	}
+	sent := make([]int64, n)
+	ends := make([]int64, n)
+	for i, s := range spans {
+		sent[i], ends[i] = s[0], s[1]
+	}
+	slices.Sort(sent)
+	slices.Sort(ends)
+	gaps := make([]int64, 0, n-conc)
+	for j := conc; j < n; j++ {
+		gaps = append(gaps, sent[j]-ends[j-conc])
+	}
+	slices.Sort(gaps)
+	median := gaps[len(gaps)/2]
+	lo, hi := sent[conc-1], sent[n-1]
+	if hi <= lo || median <= MaxMedianTurnaroundNS {
+		return ""
+	}
+	var busy float64
+	for _, s := range spans {
+		if a, b := max(s[0], lo), min(s[1], hi); b > a {
+			busy += float64(b - a)
+		}
+	}
+	idle := 1 - busy/(float64(conc)*float64(hi-lo))
+	if idle <= MaxIdleShare {
+		return ""
+	}
+	return fmt.Sprintf("its %d workers are idle %.1f %% of the time from the %d-th send to the last (time-averaged %.2f requests in flight, not %d) and the median time from a request's end to the next send is %s: load.generator %q sends each worker's next request as soon as its previous one ends (at most a median of %s, or %.0f %% idle), so these requests were not sent by %d such workers",
+		conc, 100*idle, conc, float64(conc)*(1-idle), conc, Duration(median), GeneratorBenchsealV1, Duration(MaxMedianTurnaroundNS), 100*MaxIdleShare, conc)
 }

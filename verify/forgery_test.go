@@ -1,0 +1,305 @@
+package verify_test
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/simulator"
+	"github.com/benchseal/benchseal/verify"
+)
+
+// The tests in this file reproduce forgeries by a publisher who holds the
+// signing key: capture a run against the simulator, edit its records and
+// manifest as an attacker would, recompute the claims from the edited
+// records, pack and sign it, and verify. Each forgery is one the bundle's
+// own evidence contradicts, so verify must reject it; the honest capture
+// it was made from must verify.
+
+// forgeRun is a captured run held in memory for editing.
+type forgeRun struct {
+	m    *schema.Manifest
+	recs []*schema.Record
+	dir  string
+}
+
+// captureSim captures plan against a simulator at the given time scale
+// (with its /metrics scraped when scrape is set) and reads the run back.
+func captureSim(t *testing.T, plan capture.Plan, scale float64, scrape bool, mod func(*capture.Options)) *forgeRun {
+	t.Helper()
+	cfg := simulator.DefaultConfig()
+	cfg.Seed = 7
+	cfg.TimeScale = scale
+	sim, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim)
+	defer ts.Close()
+	o := capture.Options{
+		Endpoint:      ts.URL,
+		Request:       capture.RequestOptions{Model: "benchseal-sim", API: capture.APIChat, Stream: true, ForceLength: true},
+		Plan:          plan,
+		OutDir:        filepath.Join(t.TempDir(), "run"),
+		SkipPreflight: true,
+		Simulator:     true,
+		ServerMetrics: "",
+	}
+	if scrape {
+		o.ServerMetrics = ts.URL + "/metrics"
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	return readForgeRun(t, o.OutDir)
+}
+
+func readForgeRun(t *testing.T, dir string) *forgeRun {
+	t.Helper()
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := rd.OpenRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	fr := &forgeRun{m: rd.Manifest(), dir: dir}
+	for {
+		r, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr.recs = append(fr.recs, r)
+	}
+	return fr
+}
+
+// write rewrites the run directory from fr (records, manifest) and
+// recomputes the claims from the records, as a forger would before
+// packing.
+func (fr *forgeRun) write(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{schema.RecordsFile, schema.RecordsZstdFile, schema.ClaimsFile} {
+		os.Remove(filepath.Join(fr.dir, name))
+	}
+	f, err := os.Create(filepath.Join(fr.dir, schema.RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := schema.NewRecordWriter(f, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range fr.recs {
+		if err := rw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := schema.MarshalDocument(fr.m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fr.dir, schema.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := schema.OpenRunDir(fr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), rd, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := schema.MarshalDocument(res.Claims(nil, replay.DefaultClaimTolerance))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fr.dir, schema.ClaimsFile), cb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pack packs the honest run directory fr.dir (before any edit) into a
+// bundle and returns its path.
+func (fr *forgeRun) pack(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "bundle")
+	if _, err := artifact.Pack(context.Background(), fr.dir, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// forge writes the edited run (fr.write) and checks it twice, as the two
+// tools a forger meets: validate on the run directory (which pack runs
+// before it packs anything) and verify on a bundle built from the honest
+// one (bundle, packed by fr.pack before the edit) with the forged
+// manifest, claims and record shards swapped in and signed with the
+// publisher's key, as a forger with a patched pack would. It returns
+// validate's error and verify's result and error.
+func (fr *forgeRun) forge(t *testing.T, bundle string) (error, *verify.Result, error) {
+	t.Helper()
+	fr.write(t)
+	verr := schema.ValidateRunDir(fr.dir, 50)
+	rd, err := schema.OpenRunDir(fr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := artifact.Open(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := b.Layers()
+	honest := b.Manifest().Load.Points
+	b.Close()
+	for i, l := range layers {
+		switch l.Kind {
+		case artifact.KindManifest:
+			raw, err := schema.MarshalDocument(fr.m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			artifacttest.ReplaceLayer(t, bundle, i, raw, nil)
+		case artifact.KindClaims:
+			raw, err := schema.MarshalDocument(rd.Claims())
+			if err != nil {
+				t.Fatal(err)
+			}
+			artifacttest.ReplaceLayer(t, bundle, i, raw, nil)
+		case artifact.KindRecords:
+			// The forged run keeps the honest run's points in order,
+			// perhaps renamed.
+			point := fr.m.Load.Points[slices.IndexFunc(honest, func(p schema.Point) bool { return p.Name == l.Point })].Name
+			var plain, packed bytes.Buffer
+			pw, _ := schema.NewRecordWriter(&plain, false)
+			zw, _ := schema.NewRecordWriter(&packed, true)
+			for _, r := range fr.recs {
+				if r.Point == point && r.Repeat == l.Repeat {
+					pw.Write(r)
+					zw.Write(r)
+				}
+			}
+			if err := pw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			artifacttest.ReplaceLayer(t, bundle, i, packed.Bytes(), map[string]string{
+				artifact.AnnotationUncompressedDigest: string(artifact.DigestBytes(plain.Bytes())),
+				artifact.AnnotationUncompressedSize:   strconv.Itoa(plain.Len()),
+				artifact.AnnotationRecords:            strconv.FormatInt(pw.Count(), 10),
+				artifact.AnnotationPoint:              point,
+				artifact.AnnotationTitle:              strings.Replace(l.Title, "/"+l.Point+"/", "/"+point+"/", 1),
+			})
+		}
+	}
+	sig := artifacttest.SignStatementOf(t, bundle)
+	v := newVerifier(t, []*artifact.PublicKey{artifacttest.Publisher(t).Public()}, verify.WithClaimChecker(replay.ClaimChecker{}))
+	res, err := v.Verify(context.Background(), bundle, verify.Policy{Detached: [][]byte{sig}})
+	return verr, res, err
+}
+
+// wantRejected fails t unless validate and verify both rejected the
+// forgery with a message holding want.
+func wantRejected(t *testing.T, verr error, res *verify.Result, err error, want string) {
+	t.Helper()
+	if verr == nil || !strings.Contains(verr.Error(), want) {
+		t.Errorf("validate: want a problem with %q, got %v", want, verr)
+	}
+	if err == nil || res == nil || res.Verified {
+		t.Errorf("verify: VERIFIED the forgery (err %v)", err)
+		return
+	}
+	if !strings.Contains(fmt.Sprintf("%+v", res), want) {
+		t.Errorf("verify: rejected, but not for %q: %v", want, err)
+	}
+}
+
+// wantVerified fails t unless the honest run validates and verifies.
+func wantVerified(t *testing.T, fr *forgeRun) {
+	t.Helper()
+	if err := schema.ValidateRunDir(fr.dir, 50); err != nil {
+		t.Fatalf("honest capture does not validate: %v", err)
+	}
+	out := fr.pack(t)
+	s := artifacttest.Publisher(t)
+	if _, err := artifact.Sign(context.Background(), out, s); err != nil {
+		t.Fatal(err)
+	}
+	v := newVerifier(t, []*artifact.PublicKey{s.Public()}, verify.WithClaimChecker(replay.ClaimChecker{}))
+	if res, err := v.Verify(context.Background(), out, verify.Policy{}); err != nil || !res.Verified {
+		t.Fatalf("honest capture does not verify: %v", err)
+	}
+}
+
+// relay moves the measured requests of fr (closed loop, one point) onto
+// workers new workers, each sending its next request pause after its
+// previous one ended, keeping every request's own latency and chunk
+// offsets, and relabels the point's concurrency (and its name, ids and
+// the records' point) to workers.
+func (fr *forgeRun) relay(t *testing.T, workers int, pause int64) {
+	t.Helper()
+	p := &fr.m.Load.Points[0]
+	old := p.Name
+	p.Name, p.Concurrency = fmt.Sprintf("c%d", workers), workers
+	slices.SortFunc(fr.recs, func(a, b *schema.Record) int { return cmp.Compare(a.SentNS, b.SentNS) })
+	free := make([]int64, workers)
+	for i := range free {
+		free[i] = fr.recs[0].SentNS - pause
+	}
+	for _, r := range fr.recs {
+		w := slices.Index(free, slices.Min(free))
+		lat := r.EndNS - r.SentNS
+		r.SentNS = free[w] + pause
+		r.EndNS = r.SentNS + lat
+		free[w] = r.EndNS
+		r.Point = p.Name
+		r.ID = p.Name + strings.TrimPrefix(r.ID, old)
+	}
+	slices.SortFunc(fr.recs, func(a, b *schema.Record) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+// TestForgedClosedLoopRetimingIsRejected: a concurrency-4 capture re-laid
+// as 16 workers, each re-sending 200 µs after its previous request ended,
+// keeps every request's latency (offsets from its own sent_ns) and so
+// every latency claim, at 3.4× the throughput; the peak in flight (16)
+// matches the new label. The turnaround test rejects it; the capture it
+// was made from verifies.
+func TestForgedClosedLoopRetimingIsRejected(t *testing.T) {
+	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 96}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 0.01, false, nil)
+	fr.write(t)
+	wantVerified(t, fr)
+	bundle := fr.pack(t)
+	fr.relay(t, 16, 200_000)
+	verr, res, err := fr.forge(t, bundle)
+	wantRejected(t, verr, res, err, "workers are idle")
+}
