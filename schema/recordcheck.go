@@ -64,6 +64,11 @@ type RecordChecker struct {
 	// unsent holds the rate phases an interruption may have stopped in,
 	// whose unsent requests are counted after the run order is checked.
 	unsent []unsentCount
+	// workload holds what each workload item allows (nil: not shipped);
+	// serverCounts: client.token_counts is the server's count or a count
+	// of content chunks, which the request's max_tokens bounds.
+	workload     *WorkloadItems
+	serverCounts bool
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -157,6 +162,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.noChunkTokens = pv.Field(FieldChunkTokens).Status == FieldAbsent
 		c.chunksUsable = pv.Field(FieldChunks).Usable()
 		if tc := m.Client.TokenCounts; tc == "server-usage" || tc == "chunk-count-estimate" {
+			c.serverCounts = true
 			c.maxTokens = int64(m.Decoding.MaxTokens)
 			if m.Load.Generator == GeneratorBenchsealV1 {
 				c.pointMax = make([]int64, len(m.Load.Points))
@@ -332,6 +338,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 	} else if declared && pi >= 0 && c.pointMax != nil && c.pointMax[pi] > 0 && rec.OutputTokens > c.pointMax[pi] {
 		add("output_tokens", "%d is more than load.points[%d].output_tokens %d, the max_tokens load.generator %q sent for the point (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, pi, c.pointMax[pi], GeneratorBenchsealV1, c.m.Client.TokenCounts)
 	}
+	c.checkItemTokens(rec, add)
 	if rec.ChunkTokens != nil {
 		if len(rec.ChunkTokens) != len(rec.ChunksNS) {
 			add("chunk_tokens", "has %d elements, chunks_ns has %d", len(rec.ChunkTokens), len(rec.ChunksNS))
@@ -440,6 +447,9 @@ func (c *RecordChecker) Finish() []Problem {
 	}
 	if c.warmup && c.sum.Warmup == 0 {
 		add("load.warmup", "warmup was declared but no record has phase %q", PhaseWarmup)
+	}
+	if w := c.workload; w != nil && w.Bad > 0 && c.gen != nil {
+		add("workload", "line %d of %s does not decode as a workload item (a prompt, text or messages, with token counts): load.generator %q sends only items it read", w.Bad, WorkloadFile, GeneratorBenchsealV1)
 	}
 	c.checkCompleteness(add)
 	c.checkOfferedLoad(add)

@@ -188,17 +188,22 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 		return nil, fmt.Errorf("validate run: %w", err)
 	}
 
+	// Workload, read before the records: its items bound their token
+	// counts. Its problems are listed after theirs.
+	wcol := &collector{max: col.max}
+	items, err := checkWorkload(ctx, dir, m, wcol)
+	if err != nil {
+		return nil, err
+	}
+
 	// Records.
 	checker := NewRecordChecker(m)
+	checker.SetWorkload(items)
 	if err := checkRecords(ctx, dir, checker, col, each); err != nil {
 		return nil, err
 	}
 	sum := checker.Summary()
-
-	// Workload.
-	if err := checkWorkload(ctx, dir, m, col); err != nil {
-		return nil, err
-	}
+	col.add(wcol.list...)
 
 	// Attachments.
 	ad := filepath.Join(dir, AttachmentsDir)
@@ -345,26 +350,28 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func checkWorkload(ctx context.Context, dir string, m *Manifest, col *collector) error {
+func checkWorkload(ctx context.Context, dir string, m *Manifest, col *collector) (*WorkloadItems, error) {
 	wf := filepath.Join(dir, WorkloadFile)
 	f, err := os.Open(wf)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("validate run: %w", err)
+		return nil, fmt.Errorf("validate run: %w", err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	lc := &lineCounter{}
-	if _, err := io.Copy(io.MultiWriter(h, lc), ctxReader{ctx, f}); err != nil {
+	items := NewWorkloadItems()
+	if _, err := io.Copy(io.MultiWriter(h, lc, items), ctxReader{ctx, f}); err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return fmt.Errorf("validate run: read %s: %w", wf, err)
+		return nil, fmt.Errorf("validate run: read %s: %w", wf, err)
 	}
+	items.Close()
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if m.Workload.SHA256 != "" && m.Workload.SHA256 != sum {
@@ -373,5 +380,5 @@ func checkWorkload(ctx context.Context, dir string, m *Manifest, col *collector)
 	if m.Workload.Items > 0 && m.Workload.Items != lc.n {
 		col.add(Problem{File: wf, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the file has %d lines", m.Workload.Items, lc.n)})
 	}
-	return nil
+	return items, nil
 }

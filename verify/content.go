@@ -32,6 +32,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 	uncompressedErr := error(nil)
 	uncompressedBlob := ""
 	var workloadProblems []schema.Problem
+	var items *schema.WorkloadItems
 	for _, l := range b.Layers() {
 		if l.Kind == artifact.KindRecords {
 			continue
@@ -40,9 +41,15 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 			return out
 		}
 		lines := &lineCounter{}
+		var w io.Writer = lines
+		if l.Kind == artifact.KindWorkload {
+			// Its items bound the token counts of the records.
+			items = schema.NewWorkloadItems()
+			w = io.MultiWriter(lines, items)
+		}
 		rc, err := b.OpenLayer(l)
 		if err == nil {
-			_, err = io.Copy(lines, rc)
+			_, err = io.Copy(w, rc)
 			rc.Close()
 		}
 		if err != nil {
@@ -67,6 +74,10 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 		problems = append(problems, schema.ValidateClaims(c, m, artifact.TitleClaims)...)
 	}
 	rc := schema.NewRecordChecker(m)
+	if items != nil {
+		items.Close()
+		rc.SetWorkload(items)
+	}
 	counts := map[string]*shardCount{}
 	var streamErr error
 	var streamCheck, streamBlob string

@@ -303,3 +303,55 @@ func TestForgedClosedLoopRetimingIsRejected(t *testing.T) {
 	verr, res, err := fr.forge(t, bundle)
 	wantRejected(t, verr, res, err, "workers are idle")
 }
+
+// TestForgedTokenCountsAreRejected: token counts inflated beyond what the
+// workload item and the request parameters allow. input_tokens had no
+// bound (×100 verified, total token throughput ×~60); output_tokens above
+// the item's output_tokens verified after the manifest's max_tokens was
+// raised to match (×16), and with a prompts file whose items carry their
+// own output_tokens (no single max_tokens in the manifest) ×1000 verified
+// with no edit at all.
+func TestForgedTokenCountsAreRejected(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 16}}, Seed: 1, InputTokens: 32, OutputTokens: 8}
+	prompts := []capture.Item{{Prompt: "say one thing", OutputTokens: 4}, {Prompt: "say two things", OutputTokens: 6}, {Prompt: "say three things", OutputTokens: 9}}
+	cases := []struct {
+		name    string
+		prompts []capture.Item
+		edit    func(fr *forgeRun)
+		want    string
+	}{
+		{"input ×100", nil, func(fr *forgeRun) {
+			for _, r := range fr.recs {
+				r.InputTokens *= 100
+			}
+		}, "input_tokens"},
+		{"output ×16 with max_tokens raised", nil, func(fr *forgeRun) {
+			d := &fr.m.Decoding
+			d.MaxTokens, d.MinTokens = 16*d.MaxTokens, 16*d.MinTokens
+			fr.m.Load.Points[0].OutputTokens *= 16
+			w := fr.m.Workload.OutputTokens
+			w.Min, w.Max, w.Mean = 16*w.Min, 16*w.Max, 16*w.Mean
+			for _, r := range fr.recs {
+				r.OutputTokens *= 16
+				r.ChunkTokens = nil
+			}
+		}, "workload item"},
+		{"output ×1000 with a prompts file", prompts, func(fr *forgeRun) {
+			for _, r := range fr.recs {
+				r.OutputTokens *= 1000
+				r.ChunkTokens = nil
+			}
+		}, "workload item"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fr := captureSim(t, plan, 0.01, false, func(o *capture.Options) { o.Prompts = c.prompts })
+			fr.write(t)
+			wantVerified(t, fr)
+			bundle := fr.pack(t)
+			c.edit(fr)
+			verr, res, err := fr.forge(t, bundle)
+			wantRejected(t, verr, res, err, c.want)
+		})
+	}
+}

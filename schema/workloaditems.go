@@ -1,0 +1,172 @@
+// What each workload item allows its requests' token counts.
+
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// MaxTemplateTokens is how many tokens an engine may add to a prompt
+// beyond its own text: a chat template's role headers and default system
+// prompt, a beginning-of-sequence token. The longest common ones (a
+// Llama 3.1 default system header, a gpt-oss harmony preamble) are under
+// a hundred tokens; twice that and more is allowed.
+const MaxTemplateTokens = 256
+
+// MaxWorkloadLine bounds one workload line read for its token bounds (the
+// longest line benchseal's load client reads from a prompt file).
+const MaxWorkloadLine = 16 << 20
+
+// WorkloadItems reads workload.jsonl as it is written to it (it is an
+// io.Writer, fed by the pass that hashes the file) and keeps, per item
+// (about 16 bytes each), what bounds the token counts of a request made
+// from it: the UTF-8 bytes of its text (no tokenizer makes more tokens
+// of a text than it has bytes: byte-level BPE makes at most one per byte,
+// SentencePiece with byte fallback the same), and the input and output
+// lengths the item states in tokens. RecordChecker.SetWorkload hands it
+// to the record checks.
+type WorkloadItems struct {
+	items []itemBound
+	line  []byte
+	long  bool
+	// Bad is the first line (1-based) that does not decode as a workload
+	// item, 0 when every line did.
+	Bad int
+}
+
+// itemBound is what one workload item states: its text's bytes (-1: not
+// all text, such as an image part, so no byte bound), and its input and
+// output lengths in tokens (0: not stated).
+type itemBound struct {
+	textBytes   int64
+	input, outp int32
+}
+
+// NewWorkloadItems returns an empty reader of workload items.
+func NewWorkloadItems() *WorkloadItems { return &WorkloadItems{} }
+
+// Write takes the next bytes of the workload file.
+func (w *WorkloadItems) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.appendLine(p)
+			break
+		}
+		w.appendLine(p[:i])
+		w.endLine()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *WorkloadItems) appendLine(p []byte) {
+	if w.long || len(w.line)+len(p) > MaxWorkloadLine {
+		w.long, w.line = true, w.line[:0]
+		return
+	}
+	w.line = append(w.line, p...)
+}
+
+// Close ends the last line when the file does not end with a newline.
+func (w *WorkloadItems) Close() error {
+	if len(w.line) > 0 || w.long {
+		w.endLine()
+	}
+	return nil
+}
+
+func (w *WorkloadItems) endLine() {
+	it, ok := decodeItem(w.line, w.long)
+	if !ok && w.Bad == 0 {
+		w.Bad = len(w.items) + 1
+	}
+	w.items = append(w.items, it)
+	w.line, w.long = w.line[:0], false
+}
+
+// decodeItem reads one workload line: "prompt" or "text" (a string), or
+// "messages" whose every content is a string; "input_tokens"; and the
+// output length as benchseal's load client reads it (the largest of
+// "output_tokens", "max_tokens" and "output_len"). A line that does not
+// decode bounds nothing.
+func decodeItem(b []byte, long bool) (itemBound, bool) {
+	none := itemBound{textBytes: -1}
+	if long {
+		return none, false
+	}
+	var in struct {
+		Prompt   *string `json:"prompt"`
+		Text     *string `json:"text"`
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+		MaxTokens    int64 `json:"max_tokens"`
+		OutputLen    int64 `json:"output_len"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return none, false
+	}
+	it := itemBound{textBytes: -1}
+	switch {
+	case in.Prompt != nil:
+		it.textBytes = int64(len(*in.Prompt))
+	case in.Text != nil:
+		it.textBytes = int64(len(*in.Text))
+	case len(in.Messages) > 0:
+		it.textBytes = 0
+		for _, m := range in.Messages {
+			var s string
+			if json.Unmarshal(m.Content, &s) != nil || !utf8.ValidString(s) {
+				it.textBytes = -1
+				break
+			}
+			it.textBytes += int64(len(s))
+		}
+	}
+	clamp := func(v int64) int32 { return int32(min(max(v, 0), 1<<31-1)) }
+	it.input = clamp(in.InputTokens)
+	it.outp = clamp(max(in.OutputTokens, in.MaxTokens, in.OutputLen))
+	return it, true
+}
+
+// SetWorkload gives the checker the items of the run's workload, read
+// before the records (nil: none shipped): each record's token counts are
+// then checked against its item (see checkItemTokens).
+func (c *RecordChecker) SetWorkload(w *WorkloadItems) { c.workload = w }
+
+// checkItemTokens checks a record's token counts against its workload
+// item: input_tokens within MaxTemplateTokens above (and at least half
+// of) the input length the item states in tokens, and at most the item's
+// text bytes plus MaxTemplateTokens (when the item states no length, or
+// under GeneratorBenchsealV1, whose client sends the text); under
+// GeneratorBenchsealV1 with the server's token counts, output_tokens at
+// most the item's output length, which the load client sent as the
+// request's max_tokens.
+func (c *RecordChecker) checkItemTokens(rec *Record, add func(field, format string, args ...any)) {
+	w := c.workload
+	if w == nil || rec.Item == nil || *rec.Item < 0 || *rec.Item >= int64(len(w.items)) {
+		return
+	}
+	it := w.items[*rec.Item]
+	// An item that states its input length is held to it; its text may
+	// be a placeholder (synth's "synthetic prompt 3") unless the load
+	// client sent it, which sends the text itself.
+	bytesBound := it.textBytes >= 0 && (it.input == 0 || c.gen != nil)
+	switch {
+	case bytesBound && rec.InputTokens > it.textBytes+MaxTemplateTokens:
+		add("input_tokens", "%d is more than workload item %d's %d bytes of text plus %d tokens of chat template: no tokenizer makes more tokens of a text than it has bytes", rec.InputTokens, *rec.Item, it.textBytes, MaxTemplateTokens)
+	case it.input > 0 && rec.InputTokens > int64(it.input)+MaxTemplateTokens:
+		add("input_tokens", "%d is more than workload item %d's stated input_tokens %d plus %d tokens of chat template", rec.InputTokens, *rec.Item, it.input, MaxTemplateTokens)
+	case it.input > 0 && rec.Status == StatusOK && rec.InputTokens > 0 && 2*rec.InputTokens < int64(it.input):
+		add("input_tokens", "%d is under half of workload item %d's stated input_tokens %d", rec.InputTokens, *rec.Item, it.input)
+	}
+	if c.gen != nil && c.serverCounts && it.outp > 0 && rec.OutputTokens > int64(it.outp) {
+		add("output_tokens", "%d is more than workload item %d's output_tokens %d, the max_tokens load.generator %q sent for it (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, *rec.Item, it.outp, GeneratorBenchsealV1, c.m.Client.TokenCounts)
+	}
+}
