@@ -141,13 +141,15 @@ func decodeItem(b []byte, long bool) (itemBound, bool) {
 func (c *RecordChecker) SetWorkload(w *WorkloadItems) { c.workload = w }
 
 // checkItemTokens checks a record's token counts against its workload
-// item: input_tokens within MaxTemplateTokens above (and at least half
-// of) the input length the item states in tokens, and at most the item's
+// item: input_tokens at most MaxTemplateTokens above the input length
+// the item states in tokens, and at most the item's
 // text bytes plus MaxTemplateTokens (when the item states no length, or
 // under GeneratorBenchsealV1, whose client sends the text); under
 // GeneratorBenchsealV1 with the server's token counts, output_tokens at
 // most the item's output length, which the load client sent as the
-// request's max_tokens.
+// request's max_tokens. Fewer input tokens than stated are not bounded:
+// a tokenizer may merge words, and a smaller count only lowers every
+// token throughput.
 func (c *RecordChecker) checkItemTokens(rec *Record, add func(field, format string, args ...any)) {
 	w := c.workload
 	if w == nil || rec.Item == nil || *rec.Item < 0 || *rec.Item >= int64(len(w.items)) {
@@ -163,8 +165,6 @@ func (c *RecordChecker) checkItemTokens(rec *Record, add func(field, format stri
 		add("input_tokens", "%d is more than workload item %d's %d bytes of text plus %d tokens of chat template: no tokenizer makes more tokens of a text than it has bytes", rec.InputTokens, *rec.Item, it.textBytes, MaxTemplateTokens)
 	case it.input > 0 && rec.InputTokens > int64(it.input)+MaxTemplateTokens:
 		add("input_tokens", "%d is more than workload item %d's stated input_tokens %d plus %d tokens of chat template", rec.InputTokens, *rec.Item, it.input, MaxTemplateTokens)
-	case it.input > 0 && rec.Status == StatusOK && rec.InputTokens > 0 && 2*rec.InputTokens < int64(it.input):
-		add("input_tokens", "%d is under half of workload item %d's stated input_tokens %d", rec.InputTokens, *rec.Item, it.input)
 	}
 	if c.gen != nil && c.serverCounts && it.outp > 0 && rec.OutputTokens > int64(it.outp) {
 		add("output_tokens", "%d is more than workload item %d's output_tokens %d, the max_tokens load.generator %q sent for it (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, *rec.Item, it.outp, GeneratorBenchsealV1, c.m.Client.TokenCounts)
