@@ -258,31 +258,7 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 	if logged != "" {
 		ref.Results[loggedScenario] = logged
 	}
-	// Submission layout: .../<division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_N
-	benchmark := ""
-	for _, d := range dirs {
-		parts := strings.Split(d, "/")
-		for i := range parts {
-			if parts[i] == "results" && i >= 2 && i+3 < len(parts) {
-				ref.Division = parts[i-2]
-				ref.Submitter = parts[i-1]
-				ref.System = parts[i+1]
-				ref.Results["benchmark"] = parts[i+2]
-				benchmark = parts[i+2]
-				ref.Category = ""
-				if ref.Scenario != parts[i+3] {
-					ref.Results["submission scenario directory"] = parts[i+3]
-				}
-				// LoadGen runs the Interactive scenario as Server with
-				// tighter latency limits and logs "Server"; only the
-				// submission directory says Interactive.
-				if parts[i+3] == "Interactive" && ref.Scenario == "Server" {
-					ref.Scenario = "Interactive"
-				}
-				break
-			}
-		}
-	}
+	benchmark := fromSubmissionPath(&ref, dirs)
 	var derived []string
 	if logged != "" && ref.Scenario != logged {
 		derived = append(derived, fmt.Sprintf("external[0].scenario: %s, from the submission directory; LoadGen ran and logged it as %s (results[\"scenario (LoadGen)\"])", ref.Scenario, logged))
@@ -343,20 +319,58 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 	if epoch != 0 {
 		ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: the detail log's test_datetime")
 	}
+	setSLO(&m, det, sum)
+	return &ingest.Result{Manifest: m, Records: nil}, nil
+}
+
+// fromSubmissionPath fills ref's division, submitter, system, benchmark
+// and scenario directory from the first of dirs that follows the
+// submission layout, and returns the benchmark ("" when none does).
+func fromSubmissionPath(ref *schema.ExternalRef, dirs []string) string {
+	benchmark := ""
+	// Submission layout: .../<division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_N
+	for _, d := range dirs {
+		parts := strings.Split(d, "/")
+		for i := range parts {
+			if parts[i] == "results" && i >= 2 && i+3 < len(parts) {
+				ref.Division = parts[i-2]
+				ref.Submitter = parts[i-1]
+				ref.System = parts[i+1]
+				ref.Results["benchmark"] = parts[i+2]
+				benchmark = parts[i+2]
+				ref.Category = ""
+				if ref.Scenario != parts[i+3] {
+					ref.Results["submission scenario directory"] = parts[i+3]
+				}
+				// LoadGen runs the Interactive scenario as Server with
+				// tighter latency limits and logs "Server"; only the
+				// submission directory says Interactive.
+				if parts[i+3] == "Interactive" && ref.Scenario == "Server" {
+					ref.Scenario = "Interactive"
+				}
+				break
+			}
+		}
+	}
+	return benchmark
+}
+
+// setSLO sets m's SLO from LoadGen's latency constraints and notes the
+// SUT name the detail log gives.
+func setSLO(m *schema.Manifest, det *Detail, sum *Summary) {
 	m.SLO.TTFT = schema.Duration(latencyLimit(det, "requested_server_ttft_latency", sum, "ttft_latency (ns)"))
 	m.SLO.TPOT = schema.Duration(latencyLimit(det, "requested_server_tpot_latency", sum, "tpot_latency (ns)"))
 	if m.SLO.TPOT > 0 {
 		m.SLO.OneToken = schema.OneTokenFail // LoadGen logs n_tokens ≤ 1 as error_runtime
 	}
 	if m.SLO.TTFT > 0 || m.SLO.TPOT > 0 {
-		ingest.Derive(&m, "slo: the LoadGen server constraints (p99 TTFT and TPOT limits; the detail log's requested_server_*_latency, else the summary's Test Parameters Used), not a per-request SLO")
+		ingest.Derive(m, "slo: the LoadGen server constraints (p99 TTFT and TPOT limits; the detail log's requested_server_*_latency, else the summary's Test Parameters Used), not a per-request SLO")
 	}
 	if det != nil {
 		if v, ok := det.Get("sut_name"); ok {
-			ingest.SetNote(&m, "mlperf.sut_name", v)
+			ingest.SetNote(m, "mlperf.sut_name", v)
 		}
 	}
-	return &ingest.Result{Manifest: m, Records: nil}, nil
 }
 
 // loggedScenario is the results key of the scenario as LoadGen logged it
