@@ -152,15 +152,15 @@ var failedFirst = map[string]func(testing.TB) ([]ingest.File, []string){
 		return []ingest.File{f}, nil
 	},
 	"inference-perf": func(tb testing.TB) ([]ingest.File, []string) {
-		// The earliest request fails (an error, no response chunks); the
-		// stage summary (claims) is left out.
+		// The earliest request fails as inference-perf stores a failure
+		// (an ErrorResponseInfo, no response metrics); the summaries
+		// (claims) are left out.
 		f := importtest.Load(tb, "inference-perf", "per_request_lifecycle_metrics.json")[0]
 		var fx []map[string]any
 		decodeNumbers(tb, f.Data, &fx)
 		sort.Slice(fx, func(i, j int) bool { return fx[i]["start_time"].(json.Number) < fx[j]["start_time"].(json.Number) })
-		fx[0]["error"] = "HTTP 503"
-		rm := fx[0]["info"].(map[string]any)["response_metrics"].(map[string]any)
-		rm["output_tokens"], rm["response_chunks"], rm["chunk_times"], rm["output_token_times"] = json.Number("0"), []any{}, []any{}, []any{}
+		fx[0]["error"] = map[string]any{"error_type": "ClientResponseError", "error_msg": "503, message='Service Unavailable'"}
+		fx[0]["info"].(map[string]any)["response_metrics"] = nil
 		f.Data = mustJSON(tb, fx)
 		return []ingest.File{f}, []string{"model.name=HuggingFaceTB/SmolLM2-135M-Instruct"}
 	},

@@ -20,7 +20,7 @@ var fixtures = map[string][]string{
 	"sglang":         {"sglang_0101_12_256_64.jsonl"},
 	"guidellm":       {"qwen3_4b_concurrent_benchmarks.json"},
 	"llmperf":        {"groq_70b_individual_responses.json", "groq_70b_summary.json"},
-	"inference-perf": {"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json"},
+	"inference-perf": {"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"},
 	"mlperf":         {"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"},
 }
 

@@ -234,9 +234,9 @@ func TestStreamedJSONErrorNamesFileRecordAndField(t *testing.T) {
 		{"guidellm duplicate group", guidellm.Tool, ingest.File{Name: "benchmarks.json", Data: nth(gl, 1, `"total": null}`, `"errored": [], "total": null}`)},
 			`benchmarks.json:%d: benchmarks[1].requests.errored: duplicate key "errored"`},
 		{"inference-perf chunk outside the request", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"chunk_times": [`, `"chunk_times": [1,`)},
-			"per_request_lifecycle_metrics.json: record 250: info.response_metrics.chunk_times[0]: outside start_time..end_time"},
-		{"inference-perf wrong type", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"stage_id": `, `"stage_id": [], "x": `)},
-			`per_request_lifecycle_metrics.json:%d: record 250: info.request_metrics.stage_id: wrong type: JSON array`},
+			"per_request_lifecycle_metrics.json: record 299: info.response_metrics.chunk_times[0]: outside start_time..end_time"}, // the 250th chunk_times: failed requests have none
+		{"inference-perf wrong type", inferenceperf.Tool, ingest.File{Name: "per_request_lifecycle_metrics.json", Data: nth(ip, 250, `"text": `, `"text": [], "x": `)},
+			`per_request_lifecycle_metrics.json:%d: record 250: info.request_metrics.text: wrong type: JSON array`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

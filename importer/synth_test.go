@@ -78,9 +78,9 @@ func syntheticGenAIPerf(tb testing.TB, n, points int) []byte {
 }
 
 // syntheticInferencePerf returns a per_request_lifecycle_metrics.json of
-// n requests over three stages: the fixture's requests over and over,
-// each moved by its own offset (ms steps), in an order that is not the
-// order of start.
+// n requests (inference-perf's v0.6+ layout, no stage summaries: one
+// point): the fixture's requests over and over, each moved by its own
+// offset (ms steps), in an order that is not the order of start.
 func syntheticInferencePerf(tb testing.TB, n int) []byte {
 	tb.Helper()
 	var src []map[string]any
@@ -103,24 +103,25 @@ func syntheticInferencePerf(tb testing.TB, n int) []byte {
 			return o
 		}
 		s := src[i%len(src)]
-		info := s["info"].(map[string]any)
-		rm := map[string]any{}
-		for k, v := range info["response_metrics"].(map[string]any) {
-			rm[k] = v
+		info := map[string]any{}
+		for k, v := range s["info"].(map[string]any) {
+			info[k] = v
 		}
-		rm["chunk_times"] = moveAll(rm["chunk_times"])
-		rm["output_token_times"] = moveAll(rm["output_token_times"])
-		reqm := map[string]any{}
-		for k, v := range info["request_metrics"].(map[string]any) {
-			reqm[k] = v
+		if src, ok := info["response_metrics"].(map[string]any); ok {
+			rm := map[string]any{}
+			for k, v := range src {
+				rm[k] = v
+			}
+			rm["chunk_times"] = moveAll(rm["chunk_times"])
+			rm["output_token_times"] = moveAll(rm["output_token_times"])
+			info["response_metrics"] = rm
 		}
-		reqm["stage_id"] = i % 3
 		r := map[string]any{}
 		for k, v := range s {
 			r[k] = v
 		}
 		r["start_time"], r["end_time"] = move(s["start_time"]), move(s["end_time"])
-		r["info"] = map[string]any{"request_metrics": reqm, "response_metrics": rm}
+		r["info"] = info
 		out[i] = r
 	}
 	b, err := json.MarshalIndent(out, "", " ")

@@ -15,7 +15,10 @@ var inferencePerfDef = &inferencePerfDefinition{info{
 (end − start)/N (normalized_time_per_output_token_ns); itl = every
 consecutive token-time gap, tokens of one chunk sharing its arrival time (intra-chunk gaps 0); total_time = max end −
 min start over all requests; throughputs = successes ÷ total_time; goodput over successes: a one-token answer fails a TPOT
-limit (whatever the SLO states); slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null).`,
+limit (whatever the SLO states); slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null). In an
+inference-perf import every figure comes from the float seconds in orig (start_time, end_time, output_token_times;
+output_tokens, input_tokens): a success is any request without error, streamable (ttft, tpot, itl) with more than one
+output-token time, ntpot 0 for no tokens.`,
 	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns", "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
 	extras:       []string{"normalized_time_per_output_token_ns"},
 	oneToken:     schema.OneTokenFail,
@@ -31,7 +34,13 @@ type inferencePerfRules struct {
 	ntpot []float64 // nil until one is read
 }
 
-func (r *inferencePerfRules) add(p *peerGroup, rec *schema.Record, _ orig, ok bool) {
+func (r *inferencePerfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
+	if s, okS := o.num("start_time"); okS {
+		if e, okE := o.num("end_time"); okE {
+			r.addOrig(p, rec, o, s, e, ok)
+			return
+		}
+	}
 	// total_time spans all requests, failures included.
 	p.span(float64(rec.SentNS), float64(rec.EndNS))
 	if !ok || len(rec.ChunksNS) == 0 {
@@ -77,6 +86,44 @@ func (r *inferencePerfRules) add(p *peerGroup, rec *schema.Record, _ orig, ok bo
 	p.outTok += n
 	p.inTok += n + rec.InputTokens
 	p.judge(F, float64(rec.EndNS-rec.SentNS), tp, float64(n))
+}
+
+// addOrig is add for a record imported from inference-perf: its figures
+// come from the float seconds inference-perf stored and computed with
+// (start_time, end_time s; output_token_times s; output_tokens and
+// input_tokens), each difference taken in seconds as its summarize_requests
+// does, then given in ns. A success is a request without error whatever
+// it returned; it is streamable (ttft, tpot, itl) with more than one
+// output-token time; ntpot is 0 for an answer of no tokens.
+func (r *inferencePerfRules) addOrig(p *peerGroup, rec *schema.Record, o orig, s, e float64, ok bool) {
+	p.span(s*1e9, e*1e9)
+	if !ok {
+		return
+	}
+	p.succ++
+	n := o.numOr(float64(rec.OutputTokens), "output_tokens")
+	in := o.numOr(float64(rec.InputTokens), "input_tokens")
+	r.e2e = append(r.e2e, (e-s)*1e9)
+	nt := 0.0
+	if n > 0 {
+		nt = (e - s) / n * 1e9
+	}
+	r.ntpot = append(r.ntpot, nt)
+	ttft, tp := math.NaN(), math.NaN()
+	if t, _ := o.list("output_token_times"); len(t) > 1 {
+		ttft = (t[0] - s) * 1e9
+		r.ttft = append(r.ttft, ttft)
+		if n > 1 {
+			tp = (t[len(t)-1] - t[0]) / (n - 1) * 1e9
+			r.tpot = append(r.tpot, tp)
+		}
+		for j := 1; j < len(t); j++ {
+			r.itl = append(r.itl, (t[j]-t[j-1])*1e9)
+		}
+	}
+	p.outTok += int64(n)
+	p.inTok += int64(n) + int64(in)
+	p.judge(ttft, (e-s)*1e9, tp, n)
 }
 
 func (r *inferencePerfRules) finish(p *peerGroup, pr *PointResult, g *group) {

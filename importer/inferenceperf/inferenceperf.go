@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -17,25 +18,57 @@ import (
 // Tool is the importer's tool name, also the claims' definitions.
 const Tool = "inference-perf"
 
-// Request is one entry of per_request_lifecycle_metrics.json; times in
-// seconds on one clock.
+// Request is one entry of per_request_lifecycle_metrics.json as
+// inference-perf's reportgen writes it ({start_time, end_time, request,
+// response, info, error}; times in seconds of time.perf_counter). Its info
+// is InferenceInfo.model_dump() in one of three layouts: v0.2–v0.4 keep
+// input_tokens, output_tokens and output_token_times in info itself; v0.5
+// moves the response side to info.response_info; v0.6+ have
+// info.request_metrics.text.input_tokens (mirrored as info.input_tokens) and
+// info.response_metrics. No layout writes the request's stage.
 type Request struct {
 	StartTime json.Number `json:"start_time"`
 	EndTime   json.Number `json:"end_time"`
 	Info      struct {
-		ResponseMetrics struct {
-			OutputTokens     json.Number   `json:"output_tokens"`
-			ChunkTimes       []json.Number `json:"chunk_times"`
-			OutputTokenTimes []json.Number `json:"output_token_times"`
-		} `json:"response_metrics"`
-		RequestMetrics struct {
-			PromptTokens json.Number `json:"prompt_tokens"`
-			Stage        json.Number `json:"stage_id"`
+		InputTokens json.Number `json:"input_tokens"`
+		response
+		// ResponseInfo is v0.5's, ResponseMetrics v0.6+'s.
+		ResponseInfo    *response `json:"response_info"`
+		ResponseMetrics *response `json:"response_metrics"`
+		RequestMetrics  *struct {
+			Text *struct {
+				InputTokens json.Number `json:"input_tokens"`
+			} `json:"text"`
 		} `json:"request_metrics"`
 	} `json:"info"`
 	Error   json.RawMessage `json:"error"`
 	Request json.RawMessage `json:"request"`
 	Raw     json.RawMessage `json:"-"`
+}
+
+// response is the response side of a request's info.
+type response struct {
+	OutputTokens     json.Number   `json:"output_tokens"`
+	ChunkTimes       []json.Number `json:"chunk_times"`
+	OutputTokenTimes []json.Number `json:"output_token_times"`
+}
+
+// layout returns the request's response side, the field path it is at,
+// and its input tokens with their path.
+func (r *Request) layout() (resp response, at string, in json.Number, inAt string) {
+	switch {
+	case r.Info.ResponseMetrics != nil:
+		resp, at = *r.Info.ResponseMetrics, "info.response_metrics"
+	case r.Info.ResponseInfo != nil:
+		resp, at = *r.Info.ResponseInfo, "info.response_info"
+	default:
+		resp, at = r.Info.response, "info"
+	}
+	in, inAt = r.Info.InputTokens, "info.input_tokens"
+	if rm := r.Info.RequestMetrics; rm != nil && rm.Text != nil {
+		in, inAt = rm.Text.InputTokens, "info.request_metrics.text.input_tokens"
+	}
+	return resp, at, in, inAt
 }
 
 // ParsePerRequest reads per_request_lifecycle_metrics.json with every
@@ -98,9 +131,12 @@ func decodeRequest(name string, data []byte, off int, raw []byte, i int) (Reques
 
 // Summary is one lifecycle-metrics report.
 type Summary struct {
-	Name        string
-	LoadSummary map[string]json.RawMessage `json:"load_summary"`
-	Successes   struct {
+	Name string
+	// BenchmarkTime is max end − min start over the report's requests
+	// (v0.6+).
+	BenchmarkTime json.Number                `json:"benchmark_time_seconds"`
+	LoadSummary   map[string]json.RawMessage `json:"load_summary"`
+	Successes     struct {
 		Count      json.Number                           `json:"count"`
 		Latency    map[string]map[string]json.RawMessage `json:"latency"`
 		Throughput map[string]json.Number                `json:"throughput"`
@@ -134,13 +170,14 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 }
 
 // Stream builds an import from per_request_lifecycle_metrics.json
-// (required) and summaries, recognised by content. A summary named
-// stage_N_… claims point "stage-N"; the overall summary claims the single
-// point when there is one stage. The per-request file, a JSON list, is
-// read element by element: once to check every record in file order,
-// keeping only where each entry is and when it started (24 bytes an
-// entry), then once more in order of start to rebuild each record and
-// pass it to emit.
+// (required) and lifecycle reports, recognised by content: the stage
+// summaries stage_N_lifecycle_metrics.json (each claims point "stage-N",
+// whose requests are assigned as in assign) and the run summary
+// summary_lifecycle_metrics.json (claimRun). The per-request file, a JSON
+// list, is read element by element: once to check every record in file
+// order, keeping only where each entry is and when it started and ended
+// (40 bytes an entry), then once more in order of start to rebuild each
+// record and pass it to emit.
 func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
 	var (
 		reqs *requestIndex
@@ -181,6 +218,9 @@ type requestRef struct {
 	off   int
 	n, i  int32
 	start int64
+	// startS and endS are start_time and end_time as the float64 seconds
+	// inference-perf computed with.
+	startS, endS float64
 }
 
 // requestIndex is a checked per_request_lifecycle_metrics.json as where
@@ -190,7 +230,7 @@ type requestIndex struct {
 	data        []byte
 	refs        []requestRef
 	epoch, last int64
-	points      map[string]bool
+	ok, failed  int
 	// model is the first model named by a request body.
 	model string
 }
@@ -202,16 +242,22 @@ func indexRequests(data []byte, name string) (*requestIndex, error) {
 		// Entry sizes are kept in 32 bits; ReadFiles reads at most 1 GiB.
 		return nil, ingest.Errorf(name, "larger than %d bytes", math.MaxInt32)
 	}
-	x := &requestIndex{name: name, data: data, epoch: math.MaxInt64, last: math.MinInt64, points: map[string]bool{}}
+	x := &requestIndex{name: name, data: data, epoch: math.MaxInt64, last: math.MinInt64}
 	err := eachRequest(data, name, func(i, off int, r *Request) error {
-		b, err := record(r, name, i)
+		b, err := record(r, name, i, "")
 		if err != nil {
 			return err
 		}
-		x.refs = append(x.refs, requestRef{off: off, n: int32(len(r.Raw)), i: int32(i), start: b.start})
+		ss, _ := strconv.ParseFloat(string(r.StartTime), 64)
+		es, _ := strconv.ParseFloat(string(r.EndTime), 64)
+		x.refs = append(x.refs, requestRef{off: off, n: int32(len(r.Raw)), i: int32(i), start: b.start, startS: ss, endS: es})
 		x.epoch = min(x.epoch, b.start)
 		x.last = max(x.last, b.end)
-		x.points[b.rec.Point] = true
+		if b.rec.Status == schema.StatusOK {
+			x.ok++
+		} else {
+			x.failed++
+		}
 		if x.model == "" {
 			x.model = modelOf(r.Request)
 		}
@@ -245,16 +291,9 @@ type built struct {
 	start, end int64
 }
 
-func pointOf(stage json.Number) string {
-	if stage == "" {
-		return "stage-0"
-	}
-	return "stage-" + string(stage)
-}
-
-// record builds and checks the record of entry i (its times are absolute:
-// SentNS and EndNS are set once the epoch is known).
-func record(r *Request, file string, i int) (built, error) {
+// record builds and checks the record of entry i at point (its times are
+// absolute: SentNS and EndNS are set once the epoch is known).
+func record(r *Request, file string, i int, point string) (built, error) {
 	start, err := ingest.ToNS(r.StartTime, ingest.Second)
 	if err != nil {
 		return built{}, ingest.RecordErrorf(file, 0, i, "start_time", "%v", err)
@@ -266,17 +305,22 @@ func record(r *Request, file string, i int) (built, error) {
 	if end < start {
 		return built{}, ingest.RecordErrorf(file, 0, i, "end_time", "before start_time (negative duration)")
 	}
-	rm := r.Info.ResponseMetrics
-	point := pointOf(r.Info.RequestMetrics.Stage)
+	rm, at, in, inAt := r.layout()
 	rec := schema.Record{ID: fmt.Sprint(i), Point: point, Phase: schema.PhaseMeasure, ChunksNS: []int64{}}
+	// v0.2–v0.4 store no chunk times: the chunks are the distinct token
+	// times (every token carries its chunk's arrival).
+	times, field := rm.ChunkTimes, at+".chunk_times"
+	if len(times) == 0 {
+		times, field = distinct(rm.OutputTokenTimes), at+".output_token_times"
+	}
 	var prev int64
-	for j, ct := range rm.ChunkTimes {
+	for j, ct := range times {
 		t, err := ingest.ToNS(ct, ingest.Second)
 		if err != nil {
-			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("info.response_metrics.chunk_times[%d]", j), "%v", err)
+			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("%s[%d]", field, j), "%v", err)
 		}
 		if t < start || t-start < prev || t > end {
-			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("info.response_metrics.chunk_times[%d]", j), "outside start_time..end_time or earlier than the previous chunk (negative duration or mixed units)")
+			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("%s[%d]", field, j), "outside start_time..end_time or earlier than the previous chunk (negative duration or mixed units)")
 		}
 		prev = t - start
 		rec.ChunksNS = append(rec.ChunksNS, prev)
@@ -284,53 +328,35 @@ func record(r *Request, file string, i int) (built, error) {
 	if rm.OutputTokens != "" {
 		v, err := ingest.Int(rm.OutputTokens)
 		if err != nil || v < 0 {
-			return built{}, ingest.RecordErrorf(file, 0, i, "info.response_metrics.output_tokens", "not a token count: %s", rm.OutputTokens)
+			return built{}, ingest.RecordErrorf(file, 0, i, at+".output_tokens", "not a token count: %s", rm.OutputTokens)
 		}
 		rec.OutputTokens = v
 	}
-	// Tokens per chunk: inference-perf gives every token its chunk's
-	// arrival time (output_token_times).
-	if len(rm.OutputTokenTimes) == int(rec.OutputTokens) && len(rm.ChunkTimes) > 0 {
-		counts := make([]int64, len(rm.ChunkTimes))
-		k, okTok := 0, true
-		for _, tt := range rm.OutputTokenTimes {
-			for k < len(rm.ChunkTimes) && string(rm.ChunkTimes[k]) != string(tt) {
-				k++
-			}
-			if k == len(rm.ChunkTimes) {
-				okTok = false
-				break
-			}
-			counts[k]++
-		}
-		if okTok {
-			rec.ChunkTokens = counts
-		}
+	if counts, ok := tokensPerChunk(times, rm.OutputTokenTimes); ok && len(rm.OutputTokenTimes) == int(rec.OutputTokens) {
+		rec.ChunkTokens = counts
 	}
-	if n := r.Info.RequestMetrics.PromptTokens; n != "" {
-		v, err := ingest.Int(n)
+	if in != "" {
+		v, err := ingest.Int(in)
 		if err != nil || v < 0 {
-			return built{}, ingest.RecordErrorf(file, 0, i, "info.request_metrics.prompt_tokens", "not a token count: %s", n)
+			return built{}, ingest.RecordErrorf(file, 0, i, inAt, "not a token count: %s", in)
+		}
+		if m := r.Info.InputTokens; m != "" && inAt != "info.input_tokens" && m != in {
+			return built{}, ingest.RecordErrorf(file, 0, i, "info.input_tokens", "%s, but its source info.request_metrics.text.input_tokens is %s", m, in)
 		}
 		rec.InputTokens = v
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		rec.Status = schema.StatusError
-		var msg string
-		if json.Unmarshal(r.Error, &msg) != nil {
-			msg = string(r.Error)
-		}
-		rec.Error = msg
-		if len(rec.Error) > 4096 {
-			rec.Error = rec.Error[:4096]
-		}
+		rec.Error = errorText(r.Error)
 		rec.OutputTokens, rec.ChunkTokens = 0, nil
 	} else {
 		rec.Status = schema.StatusOK
 	}
-	// Orig: the request's timing and token fields (no bodies).
+	// Orig: the request's timing and token fields under inference-perf's
+	// names, its numbers as written (no bodies): inference-perf's figures
+	// are recomputed from these float seconds.
 	orig, _ := json.Marshal(map[string]any{
-		"start_time": r.StartTime, "end_time": r.EndTime,
+		"start_time": r.StartTime, "end_time": r.EndTime, "input_tokens": in,
 		"output_tokens": rm.OutputTokens, "chunk_times": rm.ChunkTimes, "output_token_times": rm.OutputTokenTimes,
 		"error": r.Error,
 	})
@@ -338,44 +364,198 @@ func record(r *Request, file string, i int) (built, error) {
 	return built{rec: rec, start: start, end: end}, nil
 }
 
-// build rebuilds the records of reqs in order of start, passing each to
-// emit, and returns the manifest and the summaries' claims.
-func build(reqs *requestIndex, sums []*Summary, emit ingest.RecordFunc) (*ingest.Result, error) {
-	epoch, last, pts := reqs.epoch, reqs.last, reqs.points
-	names := make([]string, 0, len(pts))
-	for p := range pts {
-		names = append(names, p)
+// distinct returns times without consecutive repeats.
+func distinct(times []json.Number) []json.Number {
+	var out []json.Number
+	for _, t := range times {
+		if len(out) == 0 || out[len(out)-1] != t {
+			out = append(out, t)
+		}
 	}
-	sort.Strings(names)
-	m := ingest.NewManifest(Tool, "", epoch, last)
-	m.Decoding.Streaming = true
-	m.Client.TokenCounts = "client-tokenizer"
-	m.Load.Mode = schema.ModeRate
-	for _, n := range names {
-		m.Load.Points = append(m.Load.Points, schema.Point{Name: n})
+	return out
+}
+
+// tokensPerChunk counts the token times equal to each chunk time; ok is
+// false when a token time matches no chunk at or after the previous one.
+func tokensPerChunk(chunks, tokens []json.Number) ([]int64, bool) {
+	if len(chunks) == 0 {
+		return nil, false
 	}
-	ingest.Derive(&m, "sent_ns: start_time (s) minus the earliest; end_ns: end_time; chunks_ns: info.response_metrics.chunk_times − start_time (absolute chunk times)")
-	ingest.Derive(&m, "chunk_tokens: the number of output_token_times equal to each chunk time (inference-perf gives every token its chunk's arrival time)")
-	ingest.Derive(&m, "points: one per load stage (info.request_metrics.stage_id), named stage-N")
-	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldChunks, schema.FieldInputTokens, schema.FieldOutputTokens)
-	ingest.Derived(&m, schema.FieldChunkTokens, "the number of output_token_times equal to each chunk time")
-	m.Model.Name = reqs.model
-	// The offered rate of each stage, from its summary's load_summary.
-	stageRates := map[string]float64{}
+	counts := make([]int64, len(chunks))
+	k := 0
+	for _, tt := range tokens {
+		for k < len(chunks) && chunks[k] != tt {
+			k++
+		}
+		if k == len(chunks) {
+			return nil, false
+		}
+		counts[k]++
+	}
+	return counts, true
+}
+
+// errorText is an ErrorResponseInfo ({error_type, error_msg}) as
+// "type: message", a string error as itself, anything else as its JSON;
+// at most 4096 bytes.
+func errorText(raw json.RawMessage) string {
+	var e struct {
+		Type string `json:"error_type"`
+		Msg  string `json:"error_msg"`
+	}
+	var msg string
+	switch {
+	case json.Unmarshal(raw, &msg) == nil:
+	case json.Unmarshal(raw, &e) == nil && (e.Type != "" || e.Msg != ""):
+		msg = strings.TrimPrefix(e.Type+": "+e.Msg, ": ")
+	default:
+		msg = string(raw)
+	}
+	if len(msg) > 4096 {
+		msg = msg[:4096]
+	}
+	return msg
+}
+
+// stage is one stage summary (stage_N_lifecycle_metrics.json) with the
+// requests inference-perf gave it.
+type stage struct {
+	n     int
+	sum   *Summary
+	point string
+	refs  []requestRef
+}
+
+// summaries sorts the reports into stage summaries, by stage, and the run
+// summary (summary_lifecycle_metrics.json: a report without a requested
+// rate). A stage summary must be named stage_N_lifecycle_metrics.json, as
+// inference-perf names it: nothing else in it says which stage it is.
+func summaries(sums []*Summary) ([]*stage, *Summary, error) {
+	var (
+		stages []*stage
+		run    *Summary
+	)
+	seen := map[int]string{}
 	for _, s := range sums {
-		if mt := stageRe.FindStringSubmatch(path.Base(s.Name)); mt != nil {
-			var rate float64
-			if json.Unmarshal(s.LoadSummary["requested_rate"], &rate) == nil && rate > 0 {
-				stageRates["stage-"+mt[1]] = rate
+		mt := stageRe.FindStringSubmatch(path.Base(s.Name))
+		if mt == nil {
+			if _, ok := s.LoadSummary["requested_rate"]; ok {
+				return nil, nil, ingest.Errorf(s.Name, "a stage summary (load_summary.requested_rate) whose name does not say its stage: give it inference-perf's name stage_N_lifecycle_metrics.json")
+			}
+			if run != nil {
+				return nil, nil, ingest.Errorf(s.Name, "a second run summary (the first is %s)", run.Name)
+			}
+			run = s
+			continue
+		}
+		n, err := strconv.Atoi(mt[1])
+		if err != nil || n > 1<<20 {
+			return nil, nil, ingest.Errorf(s.Name, "stage number out of range")
+		}
+		if prev, dup := seen[n]; dup {
+			return nil, nil, ingest.Errorf(s.Name, "stage %d given twice (also %s)", n, prev)
+		}
+		seen[n] = s.Name
+		stages = append(stages, &stage{n: n, sum: s, point: "stage-" + mt[1]})
+	}
+	sort.Slice(stages, func(i, j int) bool { return stages[i].n < stages[j].n })
+	return stages, run, nil
+}
+
+// assign gives each stage its requests as inference-perf ran them: stages
+// one after another, so in order of start the first load_summary.count
+// requests are stage 0's, the next ones stage 1's, and so on. Each
+// stage's send_duration (last start − first start, float seconds), when
+// the summary states it, must be what its requests give.
+func assign(stages []*stage, refs []requestRef) error {
+	k := 0
+	for _, st := range stages {
+		n, err := ingest.Int(st.sum.count())
+		if err != nil || n <= 0 {
+			return ingest.RecordErrorf(st.sum.Name, 0, -1, "load_summary.count", "not a positive request count: %q", st.sum.count())
+		}
+		if int64(len(refs)-k) < n {
+			return ingest.Errorf(st.sum.Name, "load_summary.count %d, but only %d of the %d requests are left after the earlier stages: give every stage's summary, or none", n, len(refs)-k, len(refs))
+		}
+		st.refs = refs[k : k+int(n)]
+		k += int(n)
+		if raw, ok := st.sum.LoadSummary["send_duration"]; ok {
+			var want float64
+			if json.Unmarshal(raw, &want) == nil {
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for _, r := range st.refs {
+					lo, hi = min(lo, r.startS), max(hi, r.startS)
+				}
+				if got := hi - lo; math.Abs(got-want) > 1e-9*math.Max(math.Abs(want), 1e-9) {
+					return ingest.Errorf(st.sum.Name, "load_summary.send_duration %v s, but stage %d's requests (in order of start, %d after the earlier stages) were sent over %v s: these summaries are not of this per-request file, or a stage is missing", want, st.n, k-int(n), got)
+				}
 			}
 		}
 	}
-	for i := range m.Load.Points {
-		p := &m.Load.Points[i]
-		p.Rate = stageRates[p.Name]
-		p.Arrival = schema.ArrivalConstant
+	if k != len(refs) {
+		return ingest.Errorf(stages[len(stages)-1].sum.Name, "the stage summaries count %d requests, the per-request file holds %d: give every stage's summary, or none", k, len(refs))
 	}
-	if len(stageRates) == len(m.Load.Points) {
+	return nil
+}
+
+// count is the report's load_summary.count.
+func (s *Summary) count() json.Number {
+	var n json.Number
+	json.Unmarshal(s.LoadSummary["count"], &n)
+	return n
+}
+
+// build rebuilds the records of reqs in order of start, passing each to
+// emit, and returns the manifest and the summaries' claims.
+func build(reqs *requestIndex, sums []*Summary, emit ingest.RecordFunc) (*ingest.Result, error) {
+	stages, run, err := summaries(sums)
+	if err != nil {
+		return nil, err
+	}
+	// In order of start (ties in file order): stage assignment and the
+	// records both follow it.
+	sort.SliceStable(reqs.refs, func(i, j int) bool { return reqs.refs[i].start < reqs.refs[j].start })
+	if len(stages) > 0 {
+		if err := assign(stages, reqs.refs); err != nil {
+			return nil, err
+		}
+	} else {
+		// Without stage summaries nothing tells the stages apart: one
+		// point holds every request.
+		stages = []*stage{{n: -1, point: "run", refs: reqs.refs}}
+	}
+	m := ingest.NewManifest(Tool, "", reqs.epoch, reqs.last)
+	m.Decoding.Streaming = true
+	m.Client.TokenCounts = "client-tokenizer"
+	m.Load.Mode = schema.ModeRate
+	ingest.Derive(&m, "sent_ns: start_time (s) minus the earliest; end_ns: end_time; chunks_ns: chunk_times − start_time (info.response_metrics, v0.6+; info.response_info, v0.5), or the distinct output_token_times (info, v0.2–v0.4, which store no chunk times)")
+	ingest.Derive(&m, "chunk_tokens: the number of output_token_times equal to each chunk time (inference-perf gives every token its chunk's arrival time)")
+	ingest.Derive(&m, "input_tokens: info.request_metrics.text.input_tokens (v0.6+), else info.input_tokens")
+	if stages[0].sum != nil {
+		ingest.Derive(&m, "points: one per stage summary, named stage-N; inference-perf writes no stage per request and runs its stages one after another, so in order of start the first load_summary.count requests are the first stage's, and so on (each stage's send_duration checked)")
+	} else {
+		ingest.Derive(&m, "points: one, \"run\", holding every request (no stage summary given, so the stages cannot be told apart)")
+	}
+	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldChunks, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Derived(&m, schema.FieldChunkTokens, "the number of output_token_times equal to each chunk time")
+	m.Model.Name = reqs.model
+	pointOf := make([]string, int(maxIndex(reqs.refs))+1)
+	rated := 0
+	for _, st := range stages {
+		p := schema.Point{Name: st.point}
+		if st.sum != nil {
+			var rate float64
+			if json.Unmarshal(st.sum.LoadSummary["requested_rate"], &rate) == nil && rate > 0 {
+				p.Rate, p.Arrival = rate, schema.ArrivalConstant
+				rated++
+			}
+		}
+		m.Load.Points = append(m.Load.Points, p)
+		for _, r := range st.refs {
+			pointOf[r.i] = st.point
+		}
+	}
+	if rated == len(m.Load.Points) {
 		ingest.Derive(&m, "load.points[].rate: the stage summaries' load_summary.requested_rate; arrival: not stated in the reports, set to constant (inference-perf's default load type)")
 	} else {
 		m.Load.Mode = schema.ModeConcurrency
@@ -385,46 +565,103 @@ func build(reqs *requestIndex, sums []*Summary, emit ingest.RecordFunc) (*ingest
 		}
 	}
 	c := ingest.NewClaimSet(Tool)
-	for _, s := range sums {
-		point := ""
-		if mt := stageRe.FindStringSubmatch(path.Base(s.Name)); mt != nil {
-			point = "stage-" + mt[1]
-		} else if len(names) == 1 {
-			point = names[0]
-		}
-		if point == "" || !pts[point] {
+	claimed := map[string]json.Number{}
+	for _, st := range stages {
+		if st.sum == nil {
 			continue
 		}
-		claimSummary(c, s, point)
-		if len(s.LoadSummary) > 0 {
-			b, _ := json.Marshal(s.LoadSummary)
-			ingest.SetNote(&m, "inference-perf."+point+".load_summary", string(b))
+		claimSummary(c, st.sum, st.point, claimed)
+		if len(st.sum.LoadSummary) > 0 {
+			b, _ := json.Marshal(st.sum.LoadSummary)
+			ingest.SetNote(&m, "inference-perf."+st.point+".load_summary", string(b))
+		}
+	}
+	if run != nil {
+		if err := claimRun(c, run, stages, reqs, claimed, &m); err != nil {
+			return nil, err
 		}
 	}
 	claims, err := c.Claims()
 	if err != nil {
 		return nil, err
 	}
-	// Then the records are rebuilt and emitted in order of start
-	// (sent_ns), ties in file order.
-	sort.SliceStable(reqs.refs, func(i, j int) bool { return reqs.refs[i].start < reqs.refs[j].start })
 	for _, ref := range reqs.refs {
 		i := int(ref.i)
 		r, err := decodeRequest(reqs.name, reqs.data, ref.off, reqs.data[ref.off:ref.off+int(ref.n)], i)
 		if err != nil {
 			return nil, err
 		}
-		b, err := record(&r, reqs.name, i)
+		b, err := record(&r, reqs.name, i, pointOf[i])
 		if err != nil {
 			return nil, err
 		}
-		b.rec.SentNS = b.start - epoch
-		b.rec.EndNS = b.end - epoch
+		b.rec.SentNS = b.start - reqs.epoch
+		b.rec.EndNS = b.end - reqs.epoch
 		if err := emit(&b.rec); err != nil {
 			return nil, err
 		}
 	}
 	return &ingest.Result{Manifest: m, Claims: claims}, nil
+}
+
+func maxIndex(refs []requestRef) int32 {
+	var n int32
+	for _, r := range refs {
+		n = max(n, r.i)
+	}
+	return n
+}
+
+// claimRun claims the run summary (summary_lifecycle_metrics.json, over
+// every request). With one point its figures are that point's: claimed
+// there, or, where a stage summary claims the same figure, required to
+// be the same value. Over several stages the run summary pools points,
+// which claims do not: its counts and window are checked here against
+// the requests (an import error when they differ), its distributions and
+// rates are not claimed (said in source.derived).
+func claimRun(c *ingest.ClaimSet, run *Summary, stages []*stage, reqs *requestIndex, claimed map[string]json.Number, m *schema.Manifest) error {
+	if len(stages) == 1 {
+		mine := map[string]json.Number{}
+		tmp := ingest.NewClaimSet(Tool)
+		claimSummary(tmp, run, stages[0].point, mine)
+		for k, v := range mine {
+			if w, ok := claimed[k]; ok && w != v {
+				return ingest.Errorf(run.Name, "%s is %s, but %s states %s for the same requests", k, v, stages[0].sum.Name, w)
+			}
+		}
+		fresh := map[string]json.Number{}
+		for k, v := range mine {
+			if _, ok := claimed[k]; !ok {
+				fresh[k] = v
+			}
+		}
+		claimSummary(c, run, stages[0].point, claimed, fresh)
+		return nil
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range reqs.refs {
+		lo, hi = min(lo, r.startS), max(hi, r.endS)
+	}
+	for _, chk := range []struct {
+		field string
+		n     json.Number
+		want  float64
+	}{
+		{"load_summary.count", run.count(), float64(len(reqs.refs))},
+		{"successes.count", run.Successes.Count, float64(reqs.ok)},
+		{"failures.count", run.Failures.Count, float64(reqs.failed)},
+		{"benchmark_time_seconds", run.BenchmarkTime, hi - lo},
+	} {
+		if chk.n == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(string(chk.n), 64)
+		if err != nil || math.Abs(v-chk.want) > 1e-9*math.Max(math.Abs(chk.want), 1) {
+			return ingest.Errorf(run.Name, "%s is %s, but the per-request file gives %v", chk.field, chk.n, chk.want)
+		}
+	}
+	ingest.Derive(m, "%s: the run summary over %d stages: its request counts and benchmark_time_seconds checked against the requests; its distributions and rates pool the stages, which per-point claims cannot hold, so they are not claimed", path.Base(run.Name), len(stages))
+	return nil
 }
 
 var stageRe = regexp.MustCompile(`^stage_([0-9]+)_lifecycle_metrics\.json$`)
@@ -455,9 +692,25 @@ func statKey(k string) (string, bool) {
 	return "", false
 }
 
-func claimSummary(c *ingest.ClaimSet, s *Summary, point string) {
-	c.Add(s.Name, point, "counts.ok", "successes.count", s.Successes.Count, 1)
-	c.Add(s.Name, point, "counts.error", "failures.count", s.Failures.Count, 1)
+// claimSummary claims the figures of report s at point, recording each
+// as "point metric" and its value in claimed; with only, just the keys in
+// it.
+func claimSummary(c *ingest.ClaimSet, s *Summary, point string, claimed map[string]json.Number, only ...map[string]json.Number) {
+	add := func(metric, source string, n json.Number, mul int64) {
+		key := point + " " + metric
+		if n == "" || (len(only) > 0 && only[0][key] == "") {
+			return
+		}
+		if _, dup := claimed[key]; dup && len(only) == 0 {
+			return
+		}
+		claimed[key] = n
+		c.Add(s.Name, point, metric, source, n, mul)
+	}
+	add("counts.sent", "load_summary.count", s.count(), 1)
+	add("counts.ok", "successes.count", s.Successes.Count, 1)
+	add("counts.error", "failures.count", s.Failures.Count, 1)
+	add("window_ns", "benchmark_time_seconds", s.BenchmarkTime, ingest.Second)
 	metrics := make([]string, 0, len(s.Successes.Latency))
 	for k := range s.Successes.Latency {
 		metrics = append(metrics, k)
@@ -483,11 +736,11 @@ func claimSummary(c *ingest.ClaimSet, s *Summary, point string) {
 			if json.Unmarshal(blk[k], &n) != nil || n == "" {
 				continue
 			}
-			c.Add(s.Name, point, dist+"."+dst, "successes.latency."+mk+"."+k, n, ingest.Second)
+			add(dist+"."+dst, "successes.latency."+mk+"."+k, n, ingest.Second)
 		}
 	}
 	tp := s.Successes.Throughput
-	c.Add(s.Name, point, "request_throughput", "successes.throughput.requests_per_sec", tp["requests_per_sec"], 1)
-	c.Add(s.Name, point, "output_token_throughput", "successes.throughput.output_tokens_per_sec", tp["output_tokens_per_sec"], 1)
-	c.Add(s.Name, point, "total_token_throughput", "successes.throughput.total_tokens_per_sec", tp["total_tokens_per_sec"], 1)
+	add("request_throughput", "successes.throughput.requests_per_sec", tp["requests_per_sec"], 1)
+	add("output_token_throughput", "successes.throughput.output_tokens_per_sec", tp["output_tokens_per_sec"], 1)
+	add("total_token_throughput", "successes.throughput.total_tokens_per_sec", tp["total_tokens_per_sec"], 1)
 }
