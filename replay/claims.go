@@ -21,13 +21,51 @@ import (
 // of median, ci_low, ci_high, n (e.g. "summary.goodput.median").
 type ClaimChecker struct{}
 
-// CheckClaims replays run under its claims' definitions and SLO and
-// compares every claimed number. A run without claims gives no checks.
+// CheckClaims replays run under its claims' definitions, definitions
+// version and SLO and compares every claimed number. A run without claims
+// gives no checks.
+//
+// Claims that name no version were made before versions were named, by a
+// release whose rules were one of the versions current then (unversioned,
+// in order): they are judged under the oldest of those under which none
+// mismatches, else under the first, and say so (VersionInferred).
+//
+// Claims under the current version take one pass over the records (the
+// verifier's own); under an older version two (it and the current one),
+// naming none up to three.
 func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error) {
 	cl := run.Claims()
 	if cl == nil {
 		return nil, nil
 	}
+	if cl.DefinitionsVersion != "" {
+		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion)
+	}
+	var first []schema.ClaimCheck
+	for i, v := range unversioned(cl.Definitions) {
+		out, err := checkClaimsUnder(ctx, run, cl, v)
+		if err != nil {
+			return nil, err
+		}
+		for j := range out {
+			out[j].VersionInferred = true
+		}
+		if !slices.ContainsFunc(out, func(c schema.ClaimCheck) bool { return c.Outcome == schema.ClaimMismatched }) {
+			return out, nil
+		}
+		if i == 0 {
+			first = out
+		}
+	}
+	if first == nil {
+		// Unknown definitions: checkClaimsUnder says so per claim.
+		return checkClaimsUnder(ctx, run, cl, "")
+	}
+	return first, nil
+}
+
+// checkClaimsUnder checks cl's claims under the named version.
+func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, version string) ([]schema.ClaimCheck, error) {
 	opts := Options{Definitions: cl.Definitions}
 	if cl.SLO != nil {
 		s := SLOFromManifest(*cl.SLO)
@@ -44,9 +82,12 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 		defName = "benchseal"
 	}
 	var res *Result
+	var cv *claimVersion
 	var defErr error
 	policyWhy := ""
 	if d, err := lookupDefinition(cl.Definitions); err != nil {
+		defErr = err
+	} else if cv, err = claimsVersion(d.Name(), version); err != nil {
 		defErr = err
 	} else {
 		stated := SLOFromManifest(run.Manifest().SLO)
@@ -54,16 +95,17 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 			stated = *opts.SLO
 		}
 		policyWhy = oneTokenRefusal(d, stated)
-		r, err := Replay(ctx, run, opts)
-		if err != nil {
+		if res, err = cv.replay(ctx, run, opts); err != nil {
 			return nil, err
 		}
-		res = r
 	}
 	var out []schema.ClaimCheck
 	for _, pc := range cl.Points {
 		for _, c := range pc.Metrics {
 			ck := schema.ClaimCheck{Point: pc.Point, Repeat: pc.Repeat, Metric: c.Metric, Definitions: defName, Claimed: c.Value, Tolerance: cl.Tolerance, SLONote: sloNote}
+			if cv != nil {
+				ck.DefinitionsVersion, ck.KnownDefect = cv.under.Name, cv.under.Defect
+			}
 			switch {
 			case defErr != nil:
 				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, defErr.Error()
@@ -102,6 +144,7 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 			}
 			if res != nil {
 				ck.Flags = res.pointFlags(pc)
+				cv.compare(&ck, pc)
 			}
 			if n := placedShards(run.Manifest()); n > 1 && ck.Outcome == schema.ClaimMatched && schema.ClaimRestsOnShardPlacement(c.Metric) {
 				// The records agree with the claim only given the
@@ -242,7 +285,7 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 // not unverifiable.
 func undefinedByRecords(why string) bool {
 	for _, c := range reasonClauses(why) {
-		if c != ReasonNothingSent && c != ReasonZeroWindow {
+		if c != ReasonNothingSent && c != ReasonZeroWindow && c != ReasonNoOKToken {
 			return false
 		}
 	}

@@ -48,6 +48,16 @@ func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 			fmt.Fprintf(&g, "\t%q: {%s},\n", d.Name(), quoted(x, ", "))
 		}
 	}
+	g.WriteString("}\n\n")
+	g.WriteString("// claimVersions are the versions of each definitions, oldest first: replay's\n// versions. A claims file naming none follows the first.\n")
+	g.WriteString("var claimVersions = map[string][]string{\n")
+	for _, d := range registry {
+		var vs []string
+		for _, v := range VersionsOf(d.Name()) {
+			vs = append(vs, v.Name)
+		}
+		fmt.Fprintf(&g, "\t%q: {%s},\n", d.Name(), quoted(vs, ", "))
+	}
 	g.WriteString("}\n")
 	src, err := format.Source(g.Bytes())
 	if err != nil {

@@ -31,6 +31,9 @@ type Options struct {
 	// Definitions names the metric definitions: "" or "benchseal" for the
 	// canonical ones, or a peer tool (see DefinitionNames).
 	Definitions string
+	// Version names the definitions version to compute under ("" the
+	// current one, CurrentVersion), e.g. "benchseal/2026.11" (Versions).
+	Version string
 	// SLO, when set, replaces the manifest's SLO.
 	SLO *SLOSpec
 	// Smooth, when set, computes smooth goodput with these parameters;
@@ -69,6 +72,23 @@ func SLOFromManifest(s schema.SLO) SLOSpec {
 	return out
 }
 
+// replayVersion returns the version of def a replay computes under: name,
+// or the current one when name is "". A version whose rules this
+// benchseal no longer computes is an error that says so.
+func replayVersion(def Definition, name string) (Version, error) {
+	if name == "" {
+		name = CurrentVersion(def.Name())
+	}
+	v, err := LookupVersion(def.Name(), name)
+	if err != nil {
+		return v, err
+	}
+	if !v.Kept {
+		return v, badInput("definitions version %s: its rules are not kept in this benchseal (the first kept is %s)", v.Name, firstKept(v).Name)
+	}
+	return v, nil
+}
+
 type groupKey struct {
 	point  string
 	repeat int
@@ -82,6 +102,10 @@ type groupKey struct {
 // either.
 func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) {
 	def, err := lookupDefinition(opts.Definitions)
+	if err != nil {
+		return nil, err
+	}
+	ver, err := replayVersion(def, opts.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +149,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		}
 	}
 	slo, sloNote := applyOneTokenPolicy(def, slo)
-	cfg := &config{def: def, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
+	cfg := &config{def: def, rules: ver.rules, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
 	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
 	cfg.skip = skippedMetrics(slo, opts.Smooth != nil, m.Cost != nil)
@@ -199,7 +223,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Schema: SchemaV1, Definitions: def.Name(), Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases(), Cost: cost}
+	res := &Result{Schema: SchemaV1, Definitions: def.Name(), DefinitionsVersion: ver.Name, Boundary: m.Client.Boundary, SLO: slo, Smooth: opts.Smooth, Aliases: def.Aliases(), Cost: cost}
 	if m.Plan != nil {
 		res.Plan = "sha256:" + m.Plan.SHA256
 	}

@@ -13,8 +13,11 @@ import (
 // PointResult. engine.go drives the groups over a run.
 
 type config struct {
-	def Definition
-	slo SLOSpec
+	// rules are the switches of an older definitions version (the zero
+	// value computes the current rules).
+	rules versionRules
+	def   Definition
+	slo   SLOSpec
 	// untimed is set for the non-streaming boundary: a response arrives
 	// whole, so only the end-to-end latency is measured.
 	untimed bool
@@ -402,12 +405,22 @@ func (g *group) okWindow() (w int64, ok bool) {
 // else none (why says why).
 func (g *group) measuredWindow(k groupKey) (w int64, ok bool, src, why string) {
 	ew, have := g.elapsedWindow()
+	if g.cfg.rules.windowEndsAtLastOK {
+		// benchseal/2026.11's window, kept for the claims made under it
+		// (its known defect: versions.go).
+		ew, have = g.okWindow()
+	}
 	return g.cfg.gate.window(k, g, ew, have)
 }
 
 // ReasonNothingSent is the null reason of the window and every rate of a
 // point and repeat in which no measured request was sent.
 const ReasonNothingSent = "no measured request was sent: there is no elapsed measurement window"
+
+// ReasonNoOKToken is the null reason of the window and every rate of a
+// point and repeat under benchseal/2026.11, whose window ends at the last
+// ok request's final token, when no ok request gave one.
+const ReasonNoOKToken = "no ok request gave a final token: benchseal/2026.11's window ends at the last one"
 
 // ReasonZeroWindow is the null reason of the rates of a point and repeat
 // whose measured requests were all sent and ended at one instant.
@@ -476,6 +489,8 @@ func (g *group) finish(k groupKey) *PointResult {
 		switch {
 		case !hasWindow && !g.haveSent:
 			whyNoWindow = ReasonNothingSent
+		case !hasWindow && g.cfg.rules.windowEndsAtLastOK:
+			whyNoWindow = ReasonNoOKToken
 		case hasWindow && w <= 0:
 			for _, k := range windowRates {
 				if !g.cfg.skip[k] {
@@ -490,7 +505,11 @@ func (g *group) finish(k groupKey) *PointResult {
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
-	pr.Timeline = timelineOf(g.cfg.shards, pr, g.maxEnd)
+	end := g.maxEnd
+	if g.cfg.rules.windowEndsAtLastOK {
+		end = g.maxLast
+	}
+	pr.Timeline = timelineOf(g.cfg.shards, pr, end)
 	g.od = overloadData{}
 	return pr
 }

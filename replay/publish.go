@@ -32,9 +32,12 @@ func (r *Result) Claims(metrics []string, tolerance float64) *schema.Claims {
 	if metrics == nil {
 		metrics = HeadlineMetrics
 	}
-	c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: r.Definitions, Tolerance: tolerance, Points: []schema.PointClaim{}}
+	c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: r.Definitions, DefinitionsVersion: r.DefinitionsVersion, Tolerance: tolerance, Points: []schema.PointClaim{}}
 	if c.Definitions == "" {
 		c.Definitions = "benchseal"
+	}
+	if c.DefinitionsVersion == "" {
+		c.DefinitionsVersion = CurrentVersion(c.Definitions)
 	}
 	if r.SLO.Source == "flag" && r.SLO.Any() {
 		c.SLO = sloToSchema(r.SLO)

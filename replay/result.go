@@ -334,6 +334,9 @@ var SummaryMetrics = schema.ClaimSummaryMetrics
 type Result struct {
 	Schema      string
 	Definitions string
+	// DefinitionsVersion names the version of Definitions the result was
+	// computed under (e.g. "benchseal/2026.12"; Versions lists them).
+	DefinitionsVersion string
 	// Boundary is where the run's timestamps were taken (manifest
 	// client.boundary): client-streaming, server-timer or non-streaming.
 	Boundary string

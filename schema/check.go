@@ -439,6 +439,9 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 	}
 	if !oneOf(c.Definitions, claimDefinitions...) {
 		ps.add("definitions", "must be one of %s, got %q", quoteList(claimDefinitions...), c.Definitions)
+	} else if v := c.DefinitionsVersion; v != "" && !oneOf(v, claimVersions[c.Definitions]...) {
+		ps.add("definitions_version", "must be one of %s (the versions of %s definitions this benchseal knows; a newer benchseal may know more), got %q",
+			quoteList(claimVersions[c.Definitions]...), c.Definitions, v)
 	}
 	if !finite(c.Tolerance) || c.Tolerance < 0 || c.Tolerance > MaxClaimTolerance {
 		ps.add("tolerance", "must be a number from 0 to %g (recomputation is exact, or float64 as the tool computed), got %g", MaxClaimTolerance, c.Tolerance)

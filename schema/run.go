@@ -33,6 +33,24 @@ type ClaimCheck struct {
 	Metric string `json:"metric"`
 	// Definitions names the metric definitions used to recompute.
 	Definitions string `json:"definitions"`
+	// DefinitionsVersion names the version of those definitions the
+	// claim was recomputed under: the one its claims name, or the first
+	// when they name none (docs/format.md "Versions").
+	DefinitionsVersion string `json:"definitions_version,omitempty"`
+	// ClaimedVersion is set when the claims name a version whose rules
+	// this benchseal no longer keeps: the claim was recomputed under
+	// DefinitionsVersion, the first kept version after it.
+	ClaimedVersion string `json:"claimed_version,omitempty"`
+	// VersionInferred is set when the claims name no version (made
+	// before versions were named): DefinitionsVersion is the oldest of
+	// the versions then current under which none of them mismatches.
+	VersionInferred bool `json:"version_inferred,omitempty"`
+	// KnownDefect is the known defect of DefinitionsVersion's rules, a
+	// fixed sentence, printed beside the outcome ("" when none).
+	KnownDefect string `json:"known_defect,omitempty"`
+	// Current is set when the current version of the definitions gives a
+	// value other than the one recomputed under DefinitionsVersion.
+	Current *ClaimUnderVersion `json:"current,omitempty"`
 	// SLONote is set when the claims state an SLO of their own that
 	// differs from the one the manifest declared before the run; it names
 	// both, so a reader sees which objective the goodput claims use.
@@ -49,4 +67,16 @@ type ClaimCheck struct {
 	// "generator-limited". A number claimed for a flagged point is shown
 	// with its flag, whatever the outcome.
 	Flags []string `json:"flags,omitempty"`
+}
+
+// ClaimUnderVersion is what another definitions version gives for a
+// claim: its value, or why it has none, and what changed on the way.
+type ClaimUnderVersion struct {
+	Version string `json:"version"`
+	// Value is nil when the version gives no number (Reason says why).
+	Value  *float64 `json:"value,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	// Changed lists what changed in each version after the one the claim
+	// was recomputed under ("VERSION: change").
+	Changed []string `json:"changed"`
 }

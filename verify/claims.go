@@ -37,13 +37,14 @@ func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err erro
 			bad = append(bad, mismatchText(c))
 		}
 	}
+	res.Warnings = append(res.Warnings, versionWarnings(checks)...)
 	if notRecomp > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d claim(s) UNVERIFIED: the records cannot determine them, so their numbers are the publisher's word only (--require-recomputable rejects them)", notRecomp))
 	}
 	if len(bad) > 0 {
 		return res.fail(CheckClaims, artifact.TitleClaims, fmt.Errorf("%d claim(s) do not recompute: %s", len(bad), strings.Join(bad, "; ")))
 	}
-	reason := fmt.Sprintf("%d claim(s) matched, %d not recomputable", matched, notRecomp)
+	reason := fmt.Sprintf("%d claim(s) matched%s, %d not recomputable", matched, underVersion(checks), notRecomp)
 	if notRecomp > 0 {
 		reason += " (UNVERIFIED)"
 	}
@@ -62,5 +63,48 @@ func mismatchText(c schema.ClaimCheck) string {
 	if c.Recomputed != nil {
 		got = fmt.Sprintf("%v", *c.Recomputed)
 	}
-	return fmt.Sprintf("%s %s %s: claimed %v, recomputed %s", c.Point, rep, c.Metric, c.Claimed, got)
+	return fmt.Sprintf("%s %s %s: claimed %v, recomputed %s%s", c.Point, rep, c.Metric, c.Claimed, got, underVersion([]schema.ClaimCheck{c}))
+}
+
+// underVersion names the definitions version claims were recomputed
+// under, with its known defect: " under benchseal/2026.11 (known defect:
+// …)"; "" when the checks name none (a checker that predates versions).
+func underVersion(checks []schema.ClaimCheck) string {
+	if len(checks) == 0 || checks[0].DefinitionsVersion == "" {
+		return ""
+	}
+	s := " under " + checks[0].DefinitionsVersion
+	if d := checks[0].KnownDefect; d != "" {
+		s += " (known defect: " + d + ")"
+	}
+	return s
+}
+
+// versionWarnings says what a reader must know about the version claims
+// were recomputed under: that its rules have a known defect, that the
+// current version gives other numbers for some (and what changed), that
+// the version the claims name is no longer kept.
+func versionWarnings(checks []schema.ClaimCheck) []string {
+	if len(checks) == 0 {
+		return nil
+	}
+	c0 := checks[0]
+	var out []string
+	if c0.ClaimedVersion != "" {
+		out = append(out, fmt.Sprintf("claims follow %s, whose rules this benchseal does not keep: recomputed under %s, a value that differs there is UNVERIFIED", c0.ClaimedVersion, c0.DefinitionsVersion))
+	}
+	if c0.KnownDefect != "" {
+		out = append(out, fmt.Sprintf("claims recomputed under %s, whose rules have a known defect: %s", c0.DefinitionsVersion, c0.KnownDefect))
+	}
+	n, cur := 0, (*schema.ClaimUnderVersion)(nil)
+	for _, c := range checks {
+		if c.Current != nil {
+			n, cur = n+1, c.Current
+		}
+	}
+	if n > 0 {
+		out = append(out, fmt.Sprintf("%d claim(s) recomputed under %s give another value under the current %s (changed: %s); the claims are judged under their own version",
+			n, c0.DefinitionsVersion, cur.Version, strings.Join(cur.Changed, "; ")))
+	}
+	return out
 }

@@ -172,7 +172,7 @@ func WriteRun(t testing.TB, dir string, o RunOptions) string {
 		t.Fatal(err)
 	}
 	if !o.NoClaims {
-		c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", Tolerance: 1e-9}
+		c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", DefinitionsVersion: schema.CurrentDefinitionsVersion("benchseal"), Tolerance: 1e-9}
 		for _, p := range m.Load.Points {
 			c.Points = append(c.Points, schema.PointClaim{Point: p.Name, Metrics: []schema.Claim{{Metric: "counts.ok", Value: float64(o.Requests)}}})
 		}

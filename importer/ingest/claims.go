@@ -79,7 +79,7 @@ func (c *ClaimSet) Claims() (*schema.Claims, error) {
 	if len(c.points) == 0 {
 		return nil, nil
 	}
-	out := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: c.defs, Tolerance: Tolerance}
+	out := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: c.defs, DefinitionsVersion: schema.CurrentDefinitionsVersion(c.defs), Tolerance: Tolerance}
 	for _, p := range c.points {
 		out.Points = append(out.Points, *p)
 	}

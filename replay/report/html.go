@@ -99,7 +99,7 @@ type distRow struct {
 
 func newHTMLPage(r *replay.Result) *htmlPage {
 	pg := &htmlPage{
-		Schema: r.Schema, Definitions: r.Definitions, Boundary: boundaryLine(r.Boundary), SLO: sloLine(r),
+		Schema: r.Schema, Definitions: definitionsLine(r), Boundary: boundaryLine(r.Boundary), SLO: sloLine(r),
 		Meanings:    []string{MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"]},
 		Notes:       r.Notes,
 		Charts:      htmlCharts(r),

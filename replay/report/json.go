@@ -122,6 +122,7 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.open('{')
 	w.ks("schema", r.Schema)
 	w.ks("definitions", r.Definitions)
+	w.ks("definitions_version", r.DefinitionsVersion)
 	w.ks("boundary", r.Boundary)
 	if r.Incomplete != nil {
 		w.key("incomplete")

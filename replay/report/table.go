@@ -277,10 +277,19 @@ func sloLine(r *replay.Result) string {
 	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), pol, src)
 }
 
+// definitionsLine names a replay's definitions and the version they were
+// computed under: "benchseal (version benchseal/2026.12)".
+func definitionsLine(r *replay.Result) string {
+	if r.DefinitionsVersion == "" {
+		return r.Definitions
+	}
+	return r.Definitions + " (version " + r.DefinitionsVersion + ")"
+}
+
 // Text writes a human-readable report.
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\nplan: %s\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
+	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\nplan: %s\n", definitionsLine(r), boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
 	}
@@ -472,7 +481,7 @@ func csvNum(v replay.Value) string {
 // Markdown writes one table per point and repeat.
 func Markdown(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s  \n**plan:** %s\n\n", r.Definitions, boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
+	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s  \n**plan:** %s\n\n", definitionsLine(r), boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "**%s**\n\n", r.Incomplete.Line())
 	}

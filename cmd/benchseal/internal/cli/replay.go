@@ -21,6 +21,7 @@ type replayOptions struct {
 	path        string
 	slo         string
 	definitions string
+	version     string
 	output      string
 	sweep       string
 	mlperf      string
@@ -57,6 +58,25 @@ Definitions (--definitions):
 		}
 	}
 	b.WriteString(`
+Definitions versions (--definitions-version; docs/format.md "Versions"): a
+changed definition is a new version and the old one stays, so claims made
+under it still recompute. Default: the current version of --definitions.
+`)
+	for _, v := range replay.Versions() {
+		if v.Definitions != "benchseal" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %s", v.Name)
+		if v.Changed != "" {
+			fmt.Fprintf(&b, " — %s", v.Changed)
+		}
+		if v.Defect != "" {
+			fmt.Fprintf(&b, " (known defect: %s)", v.Defect)
+		}
+	}
+	b.WriteString(`
+  TOOL/2026.11 — each peer's first rules, not kept; TOOL/2026.12 its current ones
+
 Smooth goodput (--smooth alpha=2.5,v=200ms,f=linear:2s) follows arXiv 2410.14257:
 deadlines d_i = C + v·i from the scheduled (else sent) time, idle latency
 l = max_i(t_i − d_i), benefit n − alpha·clamp(max(l,0)/L, 0, 1); without
@@ -100,6 +120,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. ttft=200ms,e2e=5s,tpot=50ms,one_token=fail")
 	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
+	f.StringVar(&o.version, "definitions-version", "", "definitions version to compute under, e.g. benchseal/2026.11 (default: the current one)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
@@ -131,6 +152,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	var opts replay.Options
 	var err error
 	opts.Definitions = o.definitions
+	opts.Version = o.version
 	if o.slo != "" || cmd.Flags().Changed("slo") {
 		s, err := replay.ParseSLO(o.slo)
 		if err != nil {

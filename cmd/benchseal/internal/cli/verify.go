@@ -285,9 +285,24 @@ func statusWord(s string) string {
 	}
 }
 
+// versionText names the version claims were recomputed under, and the
+// version they name when its rules are no longer kept.
+func versionText(c schema.ClaimCheck) string {
+	switch {
+	case c.DefinitionsVersion == "":
+		return ""
+	case c.ClaimedVersion != "":
+		return ", claims name " + c.ClaimedVersion + ", recomputed under " + c.DefinitionsVersion
+	case c.VersionInferred:
+		return ", claims name no version (made before versions were named): recomputed under " + c.DefinitionsVersion
+	}
+	return ", recomputed under " + c.DefinitionsVersion
+}
+
 // writeClaimChecks prints the outcome of the claims recomputation: a count
-// per outcome, then every claim that did not match or is about a flagged
-// point (every claim with all).
+// per outcome, then every claim that did not match, is about a flagged
+// point or has another value under the current definitions version (every
+// claim with all).
 func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	if len(checks) == 0 {
 		return
@@ -296,16 +311,16 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	for _, c := range checks {
 		count[c.Outcome]++
 	}
-	fmt.Fprintf(w, "\nclaims (%s definitions, tolerance %s): %d matched, %d mismatched, %d not recomputable (unverified)\n",
-		checks[0].Definitions, strconv.FormatFloat(checks[0].Tolerance, 'g', -1, 64),
+	fmt.Fprintf(w, "\nclaims (%s definitions%s, tolerance %s): %d matched, %d mismatched, %d not recomputable (unverified)\n",
+		checks[0].Definitions, versionText(checks[0]), strconv.FormatFloat(checks[0].Tolerance, 'g', -1, 64),
 		count[schema.ClaimMatched], count[schema.ClaimMismatched], count[schema.ClaimNotRecomputable])
 	if n := checks[0].SLONote; n != "" {
 		fmt.Fprintf(w, "  NOTE: %s\n", n)
 	}
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, c := range checks {
-		if c.Outcome == schema.ClaimMatched && !all && len(c.Flags) == 0 {
-			continue // a claim on a flagged point is always shown, with its flag
+		if c.Outcome == schema.ClaimMatched && !all && len(c.Flags) == 0 && c.Current == nil {
+			continue // a claim on a flagged point, or one the current version gives otherwise, is always shown
 		}
 		where := c.Point
 		if c.Repeat != nil {
@@ -325,6 +340,19 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 			// What follows "claimed X, recomputed Y" (e.g. that the claim
 			// was marked not recomputable).
 			line += " (" + more + ")"
+		}
+		if c.DefinitionsVersion != "" {
+			line += " under " + c.DefinitionsVersion
+		}
+		if c.KnownDefect != "" {
+			line += " (known defect: " + c.KnownDefect + ")"
+		}
+		if cur := c.Current; cur != nil {
+			now := "none (" + cur.Reason + ")"
+			if cur.Value != nil {
+				now = num(*cur.Value)
+			}
+			line += "; under the current " + cur.Version + ": " + now + " (changed: " + strings.Join(cur.Changed, "; ") + ")"
 		}
 		if len(c.Flags) > 0 {
 			line += " [point flagged: " + strings.Join(c.Flags, ", ") + "]"

@@ -1,0 +1,185 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A Version is one frozen set of rules of a Definition, named
+// "DEFINITIONS/YYYY.MM" (the month it was released). A claims file names
+// the version its numbers were computed under (definitions_version) and a
+// verifier recomputes them under that version, so a bundle verified once
+// verifies with every later benchseal. Changing a definition adds a
+// version: the old one stays in versions, unchanged, with its tests.
+//
+// A version's rules are kept when this benchseal still computes them
+// (benchseal's own versions all are); a version whose rules are not kept
+// is listed so that claims naming it are recognised, and their numbers
+// are recomputed under the first kept version of the same definitions
+// and shown UNVERIFIED where the two differ, never mismatched.
+type Version struct {
+	// Name is "DEFINITIONS/YYYY.MM".
+	Name string
+	// Definitions names the Definition the version belongs to.
+	Definitions string
+	// Since is the commit of this repository that introduced the rules.
+	Since string
+	// Changed names what changed from the previous version of the same
+	// definitions, one short phrase per definition ("" for the first),
+	// Why says why.
+	Changed, Why string
+	// Defect is the known defect of this version's rules in one fixed
+	// sentence: a rule that made numbers false. A claim recomputed under
+	// it is printed with it. "" when none is known.
+	Defect string
+	// Kept is false when this benchseal no longer computes the version's
+	// rules (only peer definitions' first versions, whose rules were
+	// changed before versions were named).
+	Kept bool
+
+	rules versionRules
+}
+
+// versionRules are the switches that make the engine compute an older
+// version's rules; the zero value is the current rules.
+type versionRules struct {
+	// windowEndsAtLastOK ends benchseal's window at the latest final
+	// token of an ok request (benchseal/2026.11) instead of the latest
+	// end of any measured request.
+	windowEndsAtLastOK bool
+}
+
+// First release names: the version a claims file that names none follows.
+const (
+	firstRelease = "2026.11"
+	// currentRelease is the release of every definitions' current version.
+	currentRelease = "2026.12"
+	// namedRelease is the release in which claims files began to name
+	// their version: a claims file naming none follows a version up to it.
+	namedRelease = "2026.12"
+)
+
+// Known defect and change texts, each stated once.
+const (
+	windowChanged = "window: ends at the latest end of any measured request, ok or failed (was: the latest final token of an ok request)"
+	windowWhy     = "a request that failed or timed out after the last ok token did not count in the window, so failing hard work shortened it and raised goodput and throughputs"
+	windowDefect  = "its window ends at the last ok request's final token, so a request that fails or times out after it is left out of the window and failing hard work can raise goodput and throughputs"
+
+	peerChanged = "read orig only in a run imported from the tool itself, else the records through the provenance gate; vLLM/SGLang latency to end_ns; SLO limits on unstored values unknown, not misses; the tool's one-token rule applied"
+	peerWhy     = "a peer definitions read another tool's orig fields (placeholders among them) as its own and judged unstored values as SLO misses"
+)
+
+// versions lists every definitions version, oldest first per definitions.
+// benchseal's are all kept; each peer's first version is the rules of the
+// first releases, changed (7772d6e and later) before versions were named,
+// and not kept.
+var versions = func() []Version {
+	vs := []Version{
+		{Name: "benchseal/" + firstRelease, Definitions: "benchseal", Since: "2a73a39", Kept: true, Defect: windowDefect,
+			rules: versionRules{windowEndsAtLastOK: true}},
+		{Name: "benchseal/" + currentRelease, Definitions: "benchseal", Since: "3e42009", Kept: true, Changed: windowChanged, Why: windowWhy},
+	}
+	for _, d := range registry[1:] {
+		changed, why := peerChanged, peerWhy
+		switch d.Name() {
+		case "guidellm":
+			changed += "; on a run that is not a GuideLLM import each chunk's tokens at its recorded arrival (was: all n tokens at the last token)"
+			why += "; GuideLLM's rates put all of a request's tokens at its last token"
+		case "mlperf":
+			changed += "; every issued query counts in the p99 and the overlatency counts, a failed one as +inf"
+			why += "; failed queries were left out of MLPerf's p99"
+		}
+		vs = append(vs,
+			Version{Name: d.Name() + "/" + firstRelease, Definitions: d.Name(), Since: "2a73a39"},
+			Version{Name: d.Name() + "/" + currentRelease, Definitions: d.Name(), Since: "7772d6e", Kept: true, Changed: changed, Why: why})
+	}
+	return vs
+}()
+
+// Versions returns every definitions version, definitions in registry
+// order, oldest first within each.
+func Versions() []Version { return slices.Clone(versions) }
+
+// VersionsOf returns the versions of the named definitions, oldest first.
+func VersionsOf(definitions string) []Version {
+	if definitions == "" {
+		definitions = "benchseal"
+	}
+	var out []Version
+	for _, v := range versions {
+		if v.Definitions == definitions {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// CurrentVersion returns the name of the current version of the named
+// definitions ("" when there is no such definitions).
+func CurrentVersion(definitions string) string {
+	vs := VersionsOf(definitions)
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[len(vs)-1].Name
+}
+
+// FirstVersion returns the name of the first version of the named
+// definitions: the version of a claims file that names none (claims files
+// named no version until benchseal/2026.12).
+func FirstVersion(definitions string) string {
+	vs := VersionsOf(definitions)
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0].Name
+}
+
+// LookupVersion returns the named version of the named definitions.
+func LookupVersion(definitions, name string) (Version, error) {
+	vs := VersionsOf(definitions)
+	for _, v := range vs {
+		if v.Name == name {
+			return v, nil
+		}
+	}
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Name
+	}
+	return Version{}, badInput("unknown definitions version %q for %s definitions (this benchseal knows %s)", name, cmp.Or(definitions, "benchseal"), strings.Join(names, ", "))
+}
+
+// firstKept returns the oldest version of v's definitions whose rules
+// this benchseal computes, at or after v.
+func firstKept(v Version) Version {
+	vs := VersionsOf(v.Definitions)
+	i := slices.IndexFunc(vs, func(x Version) bool { return x.Name == v.Name })
+	for _, x := range vs[max(i, 0):] {
+		if x.Kept {
+			return x
+		}
+	}
+	return vs[len(vs)-1]
+}
+
+// changesSince lists, in order, what changed in the versions after from up
+// to and including to, of one definitions ("version: change").
+func changesSince(from, to Version) []string {
+	var out []string
+	in := false
+	for _, v := range VersionsOf(from.Definitions) {
+		if in && v.Changed != "" {
+			out = append(out, fmt.Sprintf("%s: %s", v.Name, v.Changed))
+		}
+		if v.Name == from.Name {
+			in = true
+		}
+		if v.Name == to.Name {
+			break
+		}
+	}
+	return out
+}
