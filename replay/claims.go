@@ -27,8 +27,10 @@ type ClaimChecker struct{}
 //
 // Claims that name no version were made before versions were named, by a
 // release whose rules were one of the versions current then (unversioned,
-// in order): they are judged under the oldest of those under which none
-// mismatches, else under the first, and say so (VersionInferred).
+// in order): they are judged under the newest of those under which none
+// mismatches (a claim resting on no changed definition then carries no
+// older version's defect), else under the newest, and say so
+// (VersionInferred).
 //
 // Claims under the current version take one pass over the records (the
 // verifier's own); under an older version two (it and the current one),
@@ -41,9 +43,10 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 	if cl.DefinitionsVersion != "" {
 		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion)
 	}
-	var first []schema.ClaimCheck
-	for i, v := range unversioned(cl.Definitions) {
-		out, err := checkClaimsUnder(ctx, run, cl, v)
+	vs := unversioned(cl.Definitions)
+	var newest []schema.ClaimCheck
+	for i := len(vs) - 1; i >= 0; i-- {
+		out, err := checkClaimsUnder(ctx, run, cl, vs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -53,15 +56,15 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 		if !slices.ContainsFunc(out, func(c schema.ClaimCheck) bool { return c.Outcome == schema.ClaimMismatched }) {
 			return out, nil
 		}
-		if i == 0 {
-			first = out
+		if newest == nil {
+			newest = out
 		}
 	}
-	if first == nil {
+	if newest == nil {
 		// Unknown definitions: checkClaimsUnder says so per claim.
 		return checkClaimsUnder(ctx, run, cl, "")
 	}
-	return first, nil
+	return newest, nil
 }
 
 // checkClaimsUnder checks cl's claims under the named version.

@@ -136,7 +136,7 @@ func TestOldVersionClaimsMatchWithDefectAndCurrentValue(t *testing.T) {
 
 // TestVersionsNeverHideAForgedClaim: a claim that matches under no version
 // is mismatched under the version its claims name, and, for claims naming
-// none, under the first release's version with the current value beside.
+// none, under the newest version current before versions were named.
 func TestVersionsNeverHideAForgedClaim(t *testing.T) {
 	run := hardWorkRun(schema.StatusTimeout, 30)
 	for _, c := range []struct {
@@ -146,7 +146,7 @@ func TestVersionsNeverHideAForgedClaim(t *testing.T) {
 	}{
 		{"benchseal/2026.11", true, "benchseal/2026.11"},
 		{"benchseal/2026.12", true, "benchseal/2026.12"},
-		{"benchseal/2026.12", false, "benchseal/2026.11"},
+		{"benchseal/2026.11", false, "benchseal/2026.12"},
 	} {
 		cl := claimsUnder(t, run, c.version, c.named)
 		for i := range cl.Points[0].Metrics {

@@ -42,7 +42,7 @@ type ClaimCheck struct {
 	// DefinitionsVersion, the first kept version after it.
 	ClaimedVersion string `json:"claimed_version,omitempty"`
 	// VersionInferred is set when the claims name no version (made
-	// before versions were named): DefinitionsVersion is the oldest of
+	// before versions were named): DefinitionsVersion is the newest of
 	// the versions then current under which none of them mismatches.
 	VersionInferred bool `json:"version_inferred,omitempty"`
 	// KnownDefect is the known defect of DefinitionsVersion's rules, a
