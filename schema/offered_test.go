@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -262,6 +265,45 @@ func TestBenchsealTokenCountsLabel(t *testing.T) {
 		}
 		if bad != tc.bad {
 			t.Errorf("generator %q token_counts %q: invalid %v, want %v", tc.gen, tc.label, bad, tc.bad)
+		}
+	}
+}
+
+// PeakInFlight is the sweep over every send (+1) and end (−1) in time
+// order, ends first at one instant, for any spans (an end before its
+// send included).
+func TestPeakInFlightIsTheSweep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 2000 {
+		spans := make([][2]int64, rng.IntN(40))
+		for i := range spans {
+			s := rng.Int64N(50)
+			spans[i] = [2]int64{s, s + rng.Int64N(20) - 2}
+		}
+		for _, instant := range []bool{false, true} {
+			type ev struct{ t, d int64 }
+			var evs []ev
+			for _, s := range spans {
+				end := s[1]
+				if instant && end == s[0] {
+					end++
+				}
+				evs = append(evs, ev{s[0], 1}, ev{end, -1})
+			}
+			slices.SortFunc(evs, func(a, b ev) int {
+				if a.t != b.t {
+					return cmp.Compare(a.t, b.t)
+				}
+				return cmp.Compare(a.d, b.d)
+			})
+			var cur, want int64
+			for _, e := range evs {
+				cur += e.d
+				want = max(want, cur)
+			}
+			if got := peakInFlight(spans, instant); got != want {
+				t.Fatalf("trial %d instant %v: peak %d, want %d (%v)", trial, instant, got, want, spans)
+			}
 		}
 	}
 }

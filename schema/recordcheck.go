@@ -13,18 +13,21 @@ import (
 // unique ids and, in Finish, that every declared point×repeat was measured.
 // It does not read files: verify feeds it records from bundle layers.
 //
-// Ids are remembered as 128-bit hashes (about 24 bytes per record), so a
-// false duplicate needs a 128-bit collision: for 10^9 records its
-// probability is below 10^-20.
+// Ids ending in a number are remembered by that number (seqIDs, about 4
+// bytes per record), others as 128-bit hashes (about 24 bytes per
+// record), so a false duplicate needs a 128-bit collision: for 10^9
+// records its probability is below 10^-20.
 type RecordChecker struct {
-	m        *Manifest
-	points   map[string]int
-	repeats  int
-	rate     bool
-	warmup   bool
-	items    int64
-	s1, s2   maphash.Seed
-	ids      map[[2]uint64]uint32
+	m       *Manifest
+	points  map[string]int
+	repeats int
+	rate    bool
+	warmup  bool
+	items   int64
+	s1, s2  maphash.Seed
+	ids     map[[2]uint64]uint32
+	// seq holds the ids ending in a number; ids the others, hashed.
+	seq      *seqIDs
 	measured []int64 // per point index × repeats + repeat
 	warmed   []int64 // warmup records, indexed as measured
 	gen      []genCell
@@ -124,6 +127,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		s1:       maphash.MakeSeed(),
 		s2:       maphash.MakeSeed(),
 		ids:      make(map[[2]uint64]uint32, 1024),
+		seq:      newSeqIDs(),
 		sum:      RunSummary{Status: map[string]int64{}},
 		shards:   1,
 		shardIdx: -1,
@@ -219,6 +223,10 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 
 	if rec.ID == "" {
 		add("id", "must not be empty")
+	} else if s, k, ok := c.seq.slice(rec.ID); ok {
+		if first, dup := c.seq.see(s, k, line); dup {
+			add("id", "duplicate id %q (first on line %d)", rec.ID, first)
+		}
 	} else {
 		k := [2]uint64{maphash.String(c.s1, rec.ID), maphash.String(c.s2, rec.ID)}
 		if first, dup := c.ids[k]; dup {
