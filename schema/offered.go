@@ -185,19 +185,24 @@ func (c *RecordChecker) checkRateCap(i, r, sh int, spans [][2]int64, add func(fi
 }
 
 // Turnaround tolerances of a closed loop under GeneratorBenchsealV1 (see
-// turnaroundProblem). On a 2-core machine shared with seven other test
-// runs, honest captures against the simulator (time scales 0.001, 0.01
-// and 1, concurrency 1 to 256) had median turnarounds of 4 to 60 µs and
-// idle shares up to 13 % (time scale 0.001, where a request takes 250 µs
-// and a scheduler delay of a few hundred µs is a large share of it).
+// turnaroundProblem). Both must be exceeded for a cell to be invalid, and
+// both sit well above what honest captures show: on a 2-core machine
+// loaded far past its cores (load average 30-40), honest captures against
+// the simulator (time scales 0.001, 0.01 and 1, concurrency 1 to 256) had
+// median turnarounds up to 661 µs and idle shares up to 13 % (time scale
+// 0.001, where a request takes 250 µs and a scheduler delay is a large
+// share of it). An honest run must never be rejected for its client's
+// scheduling, so the limits leave a factor of three and more; the check
+// then catches only re-timings with pauses of milliseconds, and a forger
+// who lays requests back to back escapes it (see turnaroundProblem).
 const (
 	// MaxMedianTurnaroundNS is the largest median time a worker of
 	// benchseal's load client may take from its request's end_ns to its
 	// next request's sent_ns.
-	MaxMedianTurnaroundNS = 100_000
+	MaxMedianTurnaroundNS = 2_000_000
 	// MaxIdleShare is the largest share of the workers' time in the
 	// steady window that may pass with no request in flight.
-	MaxIdleShare = 0.01
+	MaxIdleShare = 0.25
 	// minTurnarounds is the fewest sends after the first C that the
 	// turnaround test needs: with fewer the median says little.
 	minTurnarounds = 8

@@ -289,17 +289,18 @@ func (fr *forgeRun) relay(t *testing.T, workers int, pause int64) {
 }
 
 // TestForgedClosedLoopRetimingIsRejected: a concurrency-4 capture re-laid
-// as 16 workers, each re-sending 200 µs after its previous request ended,
+// as 16 workers, each re-sending 5 ms after its previous request ended,
 // keeps every request's latency (offsets from its own sent_ns) and so
-// every latency claim, at 3.4× the throughput; the peak in flight (16)
-// matches the new label. The turnaround test rejects it; the capture it
-// was made from verifies.
+// every latency claim, at a higher throughput; the peak in flight (16)
+// matches the new label. The turnaround test rejects it (median
+// turnaround over schema.MaxMedianTurnaroundNS, idle over
+// schema.MaxIdleShare); the capture it was made from verifies.
 func TestForgedClosedLoopRetimingIsRejected(t *testing.T) {
 	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 96}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 0.01, false, nil)
 	fr.write(t)
 	wantVerified(t, fr)
 	bundle := fr.pack(t)
-	fr.relay(t, 16, 200_000)
+	fr.relay(t, 16, 5_000_000)
 	verr, res, err := fr.forge(t, bundle)
 	wantRejected(t, verr, res, err, "workers are idle")
 }
