@@ -6,7 +6,7 @@ STATICCHECK_VERSION := 0.8.2
 COSIGN_VERSION      := v2.6.5
 export CGO_ENABLED ?= 0
 
-.PHONY: dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -54,8 +54,14 @@ docs: build
 
 check: lint test
 
-## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry.
-ci-full: test dockerfile-check interop registry
+## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry,
+## and the same bytes on linux/arm64 (under qemu-user) as on linux/amd64.
+ci-full: test dockerfile-check interop registry arm64-check
+
+## arm64-check: no fused multiply-add in benchseal's arm64 code, and replay/compare/decide outputs over
+## testdata/compat and two synthetic runs byte-identical on linux/arm64 (qemu-user-static, installed) and amd64.
+arm64-check:
+	sh scripts/arm64-check.sh
 
 ## interop: prove cosign interoperability offline (installs pinned cosign).
 interop: build

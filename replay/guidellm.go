@@ -338,9 +338,9 @@ func glLinspace(a, b float64, num int) []float64 {
 	step := delta / div
 	for i := range out {
 		if step == 0 {
-			out[i] = float64(i)/div*delta + a
+			out[i] = float64(float64(i)/div*delta) + a
 		} else {
-			out[i] = float64(i)*step + a
+			out[i] = float64(float64(i)*step) + a
 		}
 	}
 	out[num-1] = b

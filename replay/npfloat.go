@@ -60,9 +60,9 @@ func npStd(a []float64, ddof int) float64 {
 func npLerp(a, b, t float64) float64 {
 	d := b - a
 	if t >= 0.5 {
-		return b - d*(1-t)
+		return b - float64(d*(1-t))
 	}
-	return a + d*t
+	return a + float64(d*t)
 }
 
 // npPercentileLinear is numpy.percentile(a, p) with method "linear" on a
@@ -79,7 +79,7 @@ func npPercentileLinear(sorted []float64, p float64) float64 {
 	if i < 0 {
 		return sorted[0]
 	}
-	return npLerp(sorted[i], sorted[i+1], h-lo)
+	return npLerp(sorted[i], sorted[i+1], float64(h)-lo)
 }
 
 // floatDist summarises float samples (already in ns) with numpy's linear

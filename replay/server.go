@@ -167,7 +167,7 @@ func serverColumn(op AttachmentOpener, sm *schema.ServerMetrics, p *PointResult)
 					out.GapReason = fmt.Sprintf("the server observed %s first tokens, the client timed %d: the means cover different requests", strconv.FormatFloat(h.Count, 'f', -1, 64), d.N)
 					continue
 				}
-				g := cm - *h.Mean*1e9
+				g := cm - float64(*h.Mean*1e9)
 				out.ClientMinusServerTTFTNS = &g
 			}
 		}

@@ -20,7 +20,7 @@ func Schedule(arrival string, rate, burstiness float64, n int, limit time.Durati
 		n = math.MaxInt
 	}
 	hint := 1 << 20 // a preallocation hint, bounded whatever the arguments
-	if f := rate*limit.Seconds() + 16; limit > 0 && f < float64(hint) {
+	if f := float64(rate*limit.Seconds()) + 16; limit > 0 && f < float64(hint) {
 		hint = int(f)
 	}
 	out := make([]int64, 0, min(hint, n))
@@ -65,7 +65,7 @@ func (g *scheduler) next() (int64, bool) {
 	case ArrivalGamma:
 		g.t += gamma(g.rng, g.burstiness) * g.mean / g.burstiness
 	default: // Poisson
-		g.t += g.rng.ExpFloat64() * g.mean
+		g.t += float64(g.rng.ExpFloat64() * g.mean)
 	}
 	return out, true
 }
@@ -84,16 +84,16 @@ func gamma(rng *rand.Rand, shape float64) float64 {
 	c := 1 / math.Sqrt(9*d)
 	for {
 		x := rng.NormFloat64()
-		v := 1 + c*x
+		v := 1 + float64(c*x)
 		if v <= 0 {
 			continue
 		}
-		v = v * v * v
+		v = float64(v * v * v)
 		u := rng.Float64()
-		if u < 1-0.0331*x*x*x*x {
+		if u < 1-float64(0.0331*x*x*x*x) {
 			return d * v
 		}
-		if u > 0 && math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+		if u > 0 && math.Log(u) < float64(0.5*x*x)+float64(d*(1-v+math.Log(v))) {
 			return d * v
 		}
 	}

@@ -296,7 +296,7 @@ func (h *Hist) estimate(q, mean float64) Estimate {
 			in := h.Cum[i] - prevCum
 			v := up
 			if in > 0 {
-				v = lo + (up-lo)*(rank-prevCum)/in
+				v = lo + float64(float64((up-lo)*(float64(rank)-prevCum))/in)
 			}
 			hi := up
 			e := Estimate{Quantile: q, Lo: lo, Hi: &hi}

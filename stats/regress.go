@@ -49,26 +49,26 @@ func LinearFit(xs, ys []float64, confidence float64) (Fit, error) {
 	var sxx, sxy float64
 	for i := range xs {
 		dx := xs[i] - mx
-		sxx += dx * dx
-		sxy += dx * (ys[i] - my)
+		sxx += float64(dx * dx)
+		sxy += float64(dx * (ys[i] - my))
 	}
 	if sxx == 0 {
 		return Fit{}, errcond.Errorf(ErrSamplesEqual, "stats: all x values are equal, so no slope exists")
 	}
 	f := Fit{N: n, Slope: sxy / sxx, Confidence: confidence}
-	f.Intercept = my - f.Slope*mx
+	f.Intercept = my - float64(f.Slope*mx)
 	if n < 3 {
 		return f, nil
 	}
 	var sse float64
 	for i := range xs {
-		r := ys[i] - f.Intercept - f.Slope*xs[i]
-		sse += r * r
+		r := ys[i] - f.Intercept - float64(f.Slope*xs[i])
+		sse += float64(r * r)
 	}
 	df := float64(n - 2)
 	f.SE = math.Sqrt(sse / df / sxx)
-	t := TQuantile(1-(1-confidence)/2, df)
-	f.Low, f.High, f.Bounded = f.Slope-t*f.SE, f.Slope+t*f.SE, true
+	t := TQuantile(1-float64((1-confidence)/2), df)
+	f.Low, f.High, f.Bounded = f.Slope-float64(t*f.SE), f.Slope+float64(t*f.SE), true
 	return f, nil
 }
 
@@ -106,7 +106,7 @@ func TQuantile(p, df float64) float64 {
 // tCDF is Student's t distribution function at t ≥ 0:
 // 1 − I_{df/(df+t²)}(df/2, 1/2) / 2.
 func tCDF(t, df float64) float64 {
-	return 1 - regIncBeta(df/(df+t*t), df/2, 0.5)/2
+	return 1 - float64(regIncBeta(df/(df+float64(t*t)), df/2, 0.5)/2)
 }
 
 // regIncBeta is the regularised incomplete beta function I_x(a, b), from
@@ -123,7 +123,7 @@ func regIncBeta(x, a, b float64) float64 {
 	la, _ := math.Lgamma(a + b)
 	lb, _ := math.Lgamma(a)
 	lc, _ := math.Lgamma(b)
-	front := math.Exp(la - lb - lc + a*math.Log(x) + b*math.Log1p(-x))
+	front := math.Exp(la - lb - lc + float64(a*math.Log(x)) + float64(b*math.Log1p(-x)))
 	if x > (a+1)/(a+b+2) {
 		return 1 - front*betaFraction(1-x, b, a)/b
 	}
@@ -144,7 +144,7 @@ func betaFraction(x, a, b float64) float64 {
 			fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)),
 			-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)),
 		} {
-			d = 1 + num*d
+			d = 1 + float64(num*d)
 			if math.Abs(d) < tiny {
 				d = tiny
 			}
@@ -155,7 +155,7 @@ func betaFraction(x, a, b float64) float64 {
 			d = 1 / d
 			h *= d * c
 		}
-		if math.Abs(d*c-1) < 1e-15 {
+		if math.Abs(float64(d*c)-1) < 1e-15 {
 			break
 		}
 	}

@@ -113,7 +113,7 @@ func MannWhitneyU(x1, x2 []float64) (UTest, error) {
 	}
 	// U1 = R1 − n1(n1+1)/2, kept doubled as an integer.
 	u1x2 := r1x2 - n1*(n1+1)
-	res.U1 = float64(u1x2) / 2
+	res.U1 = float64(float64(u1x2) / 2)
 	res.U2 = float64(n1*n2) - res.U1
 	if n1 <= ExactLimit && n2 <= ExactLimit {
 		res.Exact = true
@@ -180,7 +180,7 @@ func uWays(n1 int, groups []int, limitX2 int) []float64 {
 				src, shift, cj := ways[k-j], j*r, binom[j]
 				for s := top; s >= max(shift, bottom); s-- {
 					if v := src[s-shift]; v != 0 {
-						row[s] += cj * v
+						row[s] += float64(cj * v)
 					}
 				}
 			}
@@ -210,10 +210,10 @@ func normalP(n1, n2 int, groups []int, u1, u2 float64) float64 {
 	var tie float64
 	for _, t := range groups {
 		ft := float64(t)
-		tie += ft*ft*ft - ft
+		tie += float64(ft*ft*ft) - ft
 	}
 	sigma := math.Sqrt(float64(n1) * float64(n2) / 12 * ((n + 1) - tie/(n*(n-1))))
-	mu := float64(n1) * float64(n2) / 2
+	mu := float64(float64(n1) * float64(n2) / 2)
 	z := (math.Max(u1, u2) - mu - 0.5) / sigma
 	return min(1, math.Erfc(z/math.Sqrt2))
 }

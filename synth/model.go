@@ -63,8 +63,8 @@ func (g *gen) workload() string {
 	var b strings.Builder
 	g.items = make([]item, g.opts.WorkloadItems)
 	for i := range g.items {
-		in := clamp(int64(math.Round(math.Exp(6.0+0.7*g.rng.NormFloat64()))), 16, 4096)
-		out := clamp(int64(math.Round(math.Exp(3.6+0.8*g.rng.NormFloat64()))), 2, maxTokens)
+		in := clamp(int64(math.Round(math.Exp(6.0+float64(0.7*g.rng.NormFloat64())))), 16, 4096)
+		out := clamp(int64(math.Round(math.Exp(3.6+float64(0.8*g.rng.NormFloat64())))), 2, maxTokens)
 		g.items[i] = item{input: in, output: out}
 		fmt.Fprintf(&b, `{"item":%d,"input_tokens":%d,"max_tokens":%d,"prompt":"synthetic prompt %d"}`+"\n", i, in, out, i)
 	}
@@ -162,7 +162,7 @@ func (g *gen) segment(ctx context.Context, point string, p float64, repeat int, 
 		var scheduled *int64
 		if rate {
 			sched += int64(g.rng.ExpFloat64() / p * 1e9)
-			lag := int64(50_000 + g.rng.ExpFloat64()*100_000)
+			lag := int64(50_000 + float64(g.rng.ExpFloat64()*100_000))
 			if g.rng.Float64() < 0.01 {
 				lag += 1_000_000 + g.rng.Int64N(4_000_000)
 			}
@@ -258,9 +258,9 @@ func (g *gen) request(srv *server, point string, repeat int, phase string, k int
 		return deadline
 	}
 	batch := float64(srv.busy.Len() + 1)
-	prefill := float64(prefillBase) + float64(prefillPerToken)*float64(in)*(1+0.02*batch)
-	t := begin + int64(prefill*(0.9+0.2*rng.Float64()))
-	step := float64(stepBase) + float64(stepPerSeq)*batch
+	prefill := float64(prefillBase) + float64(float64(prefillPerToken)*float64(in)*(1+float64(0.02*batch)))
+	t := begin + int64(prefill*(0.9+float64(0.2*rng.Float64())))
+	step := float64(stepBase) + float64(float64(stepPerSeq)*batch)
 
 	// Failures part-way: an error or a client cancel after some tokens.
 	stopAt := target + 1
@@ -293,7 +293,7 @@ func (g *gen) request(srv *server, point string, repeat int, phase string, k int
 	end := t
 	for tok := int64(0); tok < target && tok < stopAt; tok++ {
 		if tok > 0 {
-			t += int64(step * (0.85 + 0.3*rng.Float64()))
+			t += int64(step * (0.85 + float64(0.3*rng.Float64())))
 		}
 		if tok == stallAt {
 			t += 400_000_000 + rng.Int64N(2_600_000_000)
