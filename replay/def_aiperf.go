@@ -16,11 +16,14 @@ start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OS
 pooled content-chunk gaps (itl_ns); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
 ÷ duration (float64), total_token_throughput counting input + output tokens. Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig (read only in an AIPerf import): metrics {tag: {value, unit}} as AIPerf
 wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit, whatever the SLO states;
-slo_attainment = good ÷ (valid + error) records.`,
+slo_attainment = good ÷ (valid + error) records. Extra distributions from each valid record's own metric (numpy, ddof 0):
+time_to_second_token_ns (second − first response, ns), output_token_throughput_per_user (tokens/s/user),
+input_sequence_length and output_sequence_length (tokens).`,
+	extras:       []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
-	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput"},
-}, storedITL: true}
+	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput", "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
+}, storedITL: true, perRecord: true}
 
 // aiperfDefinition is AIPerf's, or (roundITL) GenAI-Perf's, which AIPerf
 // replaced and whose per-request file it reads the same way.
@@ -31,10 +34,17 @@ type aiperfDefinition struct {
 	storedITL bool
 	// roundITL: GenAI-Perf rounds the ITL to integer ns.
 	roundITL bool
+	// perRecord: the extra distributions of AIPerf's own per-record
+	// metrics (info.extras) are computed.
+	perRecord bool
 }
 
 func (d *aiperfDefinition) peerRules() peerRules {
-	return &aiperfRules{storedITL: d.storedITL, roundITL: d.roundITL}
+	r := &aiperfRules{storedITL: d.storedITL, roundITL: d.roundITL}
+	if d.perRecord {
+		r.extra = map[string][]float64{}
+	}
+	return r
 }
 
 type aiperfRules struct {
@@ -42,6 +52,9 @@ type aiperfRules struct {
 	storedITL, roundITL bool
 	startNS, endNS      int64 // AIPerf epoch-ns timestamps, exact
 	haveNS              bool
+	// extra holds the samples of the extra distributions by name (nil:
+	// not computed, GenAI-Perf).
+	extra map[string][]float64
 }
 
 func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
@@ -98,6 +111,9 @@ func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	p.outTok += int64(osl)
 	isl := o.numOr(float64(rec.InputTokens), "metrics.input_sequence_length.value", "input_sequence_length")
 	p.inTok += int64(isl) + int64(osl) // total tokens: input + output
+	if a.extra != nil {
+		a.addExtras(o, isl, osl)
+	}
 	if s, ok := o.integer("metrics.min_request_timestamp.value", "min_request_timestamp"); ok {
 		if e, ok := o.integer("metrics.max_response_timestamp.value", "max_response_timestamp"); ok {
 			if !a.haveNS || s < a.startNS {
@@ -112,8 +128,27 @@ func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	p.judge(ttft, lat, tp, osl)
 }
 
+// addExtras adds a valid record's own time_to_second_token (tag "ttst"
+// before Oct 2025), output_token_throughput_per_user (none for a record
+// that lacks them: AIPerf gives those NoMetricValue), and its ISL and OSL.
+func (a *aiperfRules) addExtras(o orig, isl, osl float64) {
+	if v, ok := o.aiperfMetric("time_to_second_token", true); ok {
+		a.extra["time_to_second_token_ns"] = append(a.extra["time_to_second_token_ns"], v)
+	} else if v, ok := o.aiperfMetric("ttst", true); ok {
+		a.extra["time_to_second_token_ns"] = append(a.extra["time_to_second_token_ns"], v)
+	}
+	if v, ok := o.aiperfValue("output_token_throughput_per_user"); ok {
+		a.extra["output_token_throughput_per_user"] = append(a.extra["output_token_throughput_per_user"], v)
+	}
+	a.extra["input_sequence_length"] = append(a.extra["input_sequence_length"], isl)
+	a.extra["output_sequence_length"] = append(a.extra["output_sequence_length"], osl)
+}
+
 func (a *aiperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	a.numpyDists(pr)
+	for k, xs := range a.extra {
+		pr.Dists[k] = floatDist(xs, 0)
+	}
 	// benchmark_duration = max_response_timestamp − min_request_timestamp
 	// (epoch ns, exact as integers) when the records carry them, else the
 	// span of the records' times.
@@ -174,6 +209,18 @@ func (o orig) aiperfMetric(tag string, integral bool) (float64, bool) {
 			out = math.Round(out)
 		}
 		return true
+	})
+	return out, ok
+}
+
+// aiperfValue reads an AIPerf record metric that is not a time (tokens,
+// tokens/s/user) as written.
+func (o orig) aiperfValue(tag string) (float64, bool) {
+	var out float64
+	ok := o.aiperfFields(tag, func(v any, _ string) bool {
+		f, ok := toFloat(v)
+		out = f
+		return ok
 	})
 	return out, ok
 }

@@ -14,15 +14,19 @@ var llmperfDef = &llmperfDefinition{info{
 (LLMPerf's: Σ chunk gaps including TTFT ÷ output tokens, ≈ e2e/n) as inter_token_latency_ns; no TPOT, no chunk-gap ITL.
 pandas Series.quantile (linear), mean, std (ddof 1). Throughputs need LLMPerf's run start/end, which it does not store:
 the window is max(end_ns) − min(sent_ns) where the send times were measured; an LLMPerf import has none, so it is
-LLMPerf's completed ÷ completed-per-minute × 60 s, derived from the claimed rate: its throughput claims are not recomputable.`,
+LLMPerf's completed ÷ completed-per-minute × 60 s, derived from the claimed rate: its throughput claims are not recomputable.
+Extra distributions of the same rows (pandas): request_output_throughput_token_per_s (the row's own, else output tokens ÷
+e2e s), number_input_tokens, number_output_tokens.`,
 	aliases: map[string]string{"ttft_s": "ttft_ns", "end_to_end_latency_s": "e2e_ns", "inter_token_latency_s": "inter_token_latency_ns"},
 	notes:   []string{"llmperf: LLMPerf divides its throughputs by the run's start-to-end time, which it does not store; the window is max(end_ns) − min(sent_ns) where the send times were measured, else the stored window the window line names (none without one)"},
-	extras:  []string{"inter_token_latency_ns"},
+	extras:  []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"},
 }}
 
 type llmperfDefinition struct{ info }
 
-func (*llmperfDefinition) peerRules() peerRules { return &llmperfRules{} }
+func (*llmperfDefinition) peerRules() peerRules {
+	return &llmperfRules{perReq: map[string][]float64{}}
+}
 
 type llmperfRules struct {
 	ttft, e2e []float64
@@ -31,6 +35,8 @@ type llmperfRules struct {
 	// comment says "should be same as E2E_LAT"); not a chunk-gap ITL, so
 	// it is an extra distribution, never itl_ns. nil until one is read.
 	itl []float64
+	// perReq holds the extra per-row distributions by name.
+	perReq map[string][]float64
 }
 
 func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
@@ -65,6 +71,15 @@ func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		r.itl = append(r.itl, itl)
 	}
 	in := o.numOr(float64(rec.InputTokens), "number_input_tokens")
+	thr, okTh := o.num("request_output_throughput_token_per_s")
+	if !okTh && e2e > 0 {
+		thr, okTh = n/(e2e/1e9), true
+	}
+	if okTh {
+		r.perReq["request_output_throughput_token_per_s"] = append(r.perReq["request_output_throughput_token_per_s"], thr)
+	}
+	r.perReq["number_input_tokens"] = append(r.perReq["number_input_tokens"], in)
+	r.perReq["number_output_tokens"] = append(r.perReq["number_output_tokens"], n)
 	p.outTok += int64(n)
 	p.inTok += int64(n + in)
 	// LLMPerf has no goodput; a TPOT limit is judged on the per-request
@@ -84,6 +99,9 @@ func (r *llmperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	pr.Dists["itl_ns"] = emptyDist()
 	if r.itl != nil {
 		pr.Dists["inter_token_latency_ns"] = pandasDist(r.itl)
+	}
+	for k, xs := range r.perReq {
+		pr.Dists[k] = pandasDist(xs)
 	}
 	// LLMPerf's throughputs divide by its run start/end, which it does
 	// not store: the span of the records' times stands in (a note says).

@@ -19,8 +19,9 @@ var claimDefinitions = []string{
 // claimExtraDists are the distributions a peer definition adds to the
 // canonical ones (ClaimDistNames), which a claim may name.
 var claimExtraDists = map[string][]string{
+	"aiperf":         {"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
 	"guidellm":       {"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
-	"llmperf":        {"inter_token_latency_ns"},
+	"llmperf":        {"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"},
 	"inference-perf": {"normalized_time_per_output_token_ns"},
 }
 

@@ -29,7 +29,7 @@ func TestParseFixture(t *testing.T) {
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
-	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 56, Mismatched: 0, NotRecomputable: 0, NotRecomputableMetrics: nil})
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 108, Mismatched: 0, NotRecomputable: 0, NotRecomputableMetrics: nil})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the

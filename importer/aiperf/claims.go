@@ -6,14 +6,22 @@ import "github.com/benchseal/benchseal/importer/ingest"
 // AIPerf's "inter_token_latency" is (request_latency − TTFT)/(OSL − 1) per
 // request, which the replay contract calls tpot; its pooled per-chunk gaps
 // ("inter_chunk_latency") are the contract's itl.
+// The extra distributions are AIPerf's own per-record metrics, which
+// replay's AIPerf definitions summarise as AIPerf does; count marks those
+// whose values are counts or rates (claimed as written, not as times).
 var distributions = []struct {
-	tags []string
-	dist string
+	tags  []string
+	dist  string
+	count bool
 }{
-	{ttftTags, "ttft_ns"},
-	{[]string{"request_latency"}, "e2e_ns"},
-	{[]string{"inter_token_latency"}, "tpot_ns"},
-	{[]string{"inter_chunk_latency"}, "itl_ns"},
+	{ttftTags, "ttft_ns", false},
+	{[]string{"request_latency"}, "e2e_ns", false},
+	{[]string{"inter_token_latency"}, "tpot_ns", false},
+	{[]string{"inter_chunk_latency"}, "itl_ns", false},
+	{ttstTags, "time_to_second_token_ns", false},
+	{[]string{"output_token_throughput_per_user"}, "output_token_throughput_per_user", true},
+	{[]string{"input_sequence_length"}, "input_sequence_length", true},
+	{[]string{"output_sequence_length"}, "output_sequence_length", true},
 }
 
 // percentiles are the statistics a t-digest approximates.
@@ -30,6 +38,9 @@ func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
 		}
 		st := s.Metrics[tag]
 		u, ok := unitNS(st.Unit)
+		if d.count {
+			u, ok = 1, st.Unit == "tokens" || st.Unit == "tokens/sec/user"
+		}
 		if !ok {
 			continue
 		}

@@ -27,6 +27,7 @@ import (
 // spelling in all of these versions.
 var (
 	ttftTags = []string{"time_to_first_token", "ttft"}
+	ttstTags = []string{"time_to_second_token", "ttst"}
 )
 
 // firstTag returns the first of tags that has reports present.

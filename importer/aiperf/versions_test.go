@@ -25,7 +25,7 @@ func replaceAll(files []ingest.File, i int, old, new string) []ingest.File {
 }
 
 // The issue's own reproduction: the run1 fixture with AIPerf's current TTFT
-// tag must import and check exactly as with the old one (56 claims, TTFT
+// tag must import and check exactly as with the old one (108 claims, TTFT
 // from the tag rather than the request's end).
 func TestTimeToFirstTokenTagImportsLikeTTFT(t *testing.T) {
 	old := importtest.Load(t, Tool, fixture...)
@@ -47,7 +47,7 @@ func TestTimeToFirstTokenTagImportsLikeTTFT(t *testing.T) {
 		}
 	}
 	checks := importtest.ExternalCheck(t, Tool, renamed, Parse, knownMismatch)
-	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 56})
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 108})
 	for _, c := range checks {
 		if c.Metric == "ttft_ns.mean" && (c.Recomputed == nil || *c.Recomputed > 2.4e9 || *c.Recomputed < 2.3e9) {
 			t.Errorf("ttft mean recomputed %v, want AIPerf's 2.343 s", c.Recomputed)
@@ -195,7 +195,7 @@ func TestTotalTokenThroughputCountsInputAndOutput(t *testing.T) {
 	}
 	files = importtest.Replace(t, files, 1, `"records": {`, fmt.Sprintf(`"records": {"total_token_throughput": {"unit": "tokens/sec", "avg": %v},`, total))
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
-	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 57})
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 109})
 }
 
 // TestTimeBoundedPointDeclaresItsDuration: a --benchmark-duration run (the
@@ -258,6 +258,29 @@ func TestDatasetNamedByTheSummary(t *testing.T) {
 		}
 		if d := res.Manifest.Workload.Dataset; d != want {
 			t.Errorf("%s: dataset %q, want %q", edit, d, want)
+		}
+	}
+}
+
+// TestPerRecordDistributionsAreClaimed: the summary's time_to_second_token
+// (ttst), output_token_throughput_per_user, input_sequence_length and
+// output_sequence_length blocks are claimed and recompute from the
+// records' own metrics, exactly.
+func TestPerRecordDistributionsAreClaimed(t *testing.T) {
+	checks := importtest.ExternalCheck(t, Tool, importtest.Load(t, Tool, fixture...), Parse, knownMismatch)
+	want := map[string]bool{"time_to_second_token_ns.p99": false, "time_to_second_token_ns.stddev": false, "output_token_throughput_per_user.mean": false,
+		"output_token_throughput_per_user.p50": false, "input_sequence_length.mean": false, "output_sequence_length.stddev": false, "output_sequence_length.n": false}
+	for _, c := range checks {
+		if _, ok := want[c.Metric]; ok {
+			if c.Outcome != schema.ClaimMatched || c.RelError == nil || *c.RelError > 1e-12 {
+				t.Errorf("%s: %s (rel %v)", c.Metric, c.Outcome, c.RelError)
+			}
+			want[c.Metric] = true
+		}
+	}
+	for m, seen := range want {
+		if !seen {
+			t.Errorf("%s not claimed", m)
 		}
 	}
 }

@@ -296,7 +296,7 @@ func llmperfWindow(s Summary) (int64, bool) {
 	return w, err == nil && w > 0
 }
 
-var distRe = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|inter_token_latency_s)_(quantiles_p[0-9]+|mean|min|max|stddev)$`)
+var distRe = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|inter_token_latency_s|request_output_throughput_token_per_s|number_input_tokens|number_output_tokens)_(quantiles_p[0-9]+|mean|min|max|stddev)$`)
 
 // dists maps LLMPerf's per-request metrics to replay distributions.
 // LLMPerf's inter_token_latency_s is, per request, Σ chunk gaps including
@@ -304,11 +304,19 @@ var distRe = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|inter_tok
 // token, which the claims name inter_token_latency_ns (replay's extra
 // distribution under LLMPerf's definitions), not itl (pooled chunk gaps)
 // or tpot.
+// The per-request output throughput (tok/s) and token counts are extra
+// distributions of the same name, claimed as written (perRow).
 var dists = map[string]string{
-	"ttft_s":                "ttft_ns",
-	"end_to_end_latency_s":  "e2e_ns",
-	"inter_token_latency_s": "inter_token_latency_ns",
+	"ttft_s":                                "ttft_ns",
+	"end_to_end_latency_s":                  "e2e_ns",
+	"inter_token_latency_s":                 "inter_token_latency_ns",
+	"request_output_throughput_token_per_s": "request_output_throughput_token_per_s",
+	"number_input_tokens":                   "number_input_tokens",
+	"number_output_tokens":                  "number_output_tokens",
 }
+
+// perRow are the dists whose values are not times.
+var perRow = map[string]bool{"request_output_throughput_token_per_s": true, "number_input_tokens": true, "number_output_tokens": true}
 
 func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
 	keys := make([]string, 0, len(s))
@@ -325,7 +333,11 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
 		if stat == "mean" || stat == "stddev" || stat == "min" || stat == "max" {
 			stat = ingest.StatKeys[stat]
 		}
-		c.Add(file, point, dists[m[1]]+"."+stat, k, s.number(k), ingest.Second)
+		mul := ingest.Second
+		if perRow[m[1]] {
+			mul = 1
+		}
+		c.Add(file, point, dists[m[1]]+"."+stat, k, s.number(k), mul)
 	}
 	c.Add(file, point, "counts.sent", "results_num_requests_started", s.number("results_num_requests_started"), 1)
 	c.Add(file, point, "counts.ok", "results_num_completed_requests", s.number("results_num_completed_requests"), 1)

@@ -27,7 +27,7 @@ func TestParseFixture(t *testing.T) {
 func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
-	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 33, Mismatched: 0, NotRecomputable: 2, NotRecomputableMetrics: []string{"output_token_throughput", "request_throughput"}})
+	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 63, Mismatched: 0, NotRecomputable: 2, NotRecomputableMetrics: []string{"output_token_throughput", "request_throughput"}})
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
@@ -93,5 +93,27 @@ func TestRateClaimsOverDerivedWindowAreNotRecomputable(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Fatalf("%d throughput claims checked, want 2", seen)
+	}
+}
+
+// TestPerRequestDistributionsAreClaimed: the summary's per-request output
+// throughput and token-count statistics are claimed and recompute from
+// the rows LLMPerf stored (pandas, ddof 1).
+func TestPerRequestDistributionsAreClaimed(t *testing.T) {
+	checks := importtest.ExternalCheck(t, Tool, importtest.Load(t, Tool, fixture...), Parse, nil)
+	want := map[string]bool{"request_output_throughput_token_per_s.p99": false, "request_output_throughput_token_per_s.stddev": false,
+		"number_input_tokens.mean": false, "number_output_tokens.p50": false, "number_output_tokens.stddev": false}
+	for _, c := range checks {
+		if _, ok := want[c.Metric]; ok {
+			if c.Outcome != schema.ClaimMatched {
+				t.Errorf("%s: %s", c.Metric, c.Outcome)
+			}
+			want[c.Metric] = true
+		}
+	}
+	for m, seen := range want {
+		if !seen {
+			t.Errorf("%s not claimed", m)
+		}
 	}
 }
