@@ -321,8 +321,17 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	add(CheckClient, func(in *Input) field {
 		c := in.Manifest.Client
 		v := joinNonEmpty(" ", c.Name, c.Version)
+		// The build, when stated, so two runs of one version built from
+		// different sources (or one modified tree) differ here by name.
+		if c.Build != nil && c.Build.ID() != "" {
+			v += " [build " + c.Build.ID() + "]"
+		}
 		if s := in.Manifest.Source; s != nil {
-			v += " (imported from " + joinNonEmpty(" ", s.Tool, s.Version) + ")"
+			v += " (imported from " + joinNonEmpty(" ", s.Tool, s.Version)
+			if s.Importer != nil && s.Importer.ID() != "" {
+				v += " by benchseal [build " + s.Importer.ID() + "]"
+			}
+			v += ")"
 		}
 		return field{value: v}
 	})

@@ -204,3 +204,25 @@ func TestGuardWorkloadDeclaredNotShippedIsUnknown(t *testing.T) {
 		t.Errorf("differing declared workloads: %s, want refused", g.Verdict)
 	}
 }
+
+// TestGuardNamesDifferentClientBuilds: two runs of one client version
+// from different builds differ on the client check, which names each
+// build's revision and executable digest; one build on both passes.
+func TestGuardNamesDifferentClientBuilds(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	clean, dirty := false, true
+	a.Manifest.Client.Build = &schema.Build{Module: "github.com/benchseal/benchseal", Version: "v0.3.0", GoVersion: "go1.26.8",
+		Revision: strings.Repeat("1", 40), Modified: &clean, ExecutableSHA256: strings.Repeat("a", 64)}
+	same := *a.Manifest.Client.Build
+	b.Manifest.Client.Build = &same
+	if g := RunGuard([]*Input{a, b}, GuardOptions{}); g.Check(CheckClient).Status != Pass {
+		t.Fatalf("one build: %+v", g.Check(CheckClient))
+	}
+	b.Manifest.Client.Build = &schema.Build{Module: "github.com/benchseal/benchseal", Version: "v0.3.0", GoVersion: "go1.26.8",
+		Revision: strings.Repeat("2", 40), Modified: &dirty, ExecutableSHA256: strings.Repeat("b", 64)}
+	c := RunGuard([]*Input{a, b}, GuardOptions{}).Check(CheckClient)
+	want := "a: benchseal [build v0.3.0, rev 111111111111, exe sha256:aaaaaaaaaaaa]; b: benchseal [build v0.3.0, rev 222222222222+modified, exe sha256:bbbbbbbbbbbb]"
+	if c.Status != Differs || c.Detail != want {
+		t.Errorf("client check %s %q, want differs %q", c.Status, c.Detail, want)
+	}
+}

@@ -116,10 +116,13 @@ func CheckRederived(ctx context.Context, run schema.Run, attachment func(name st
 	if err := sameJSON("manifest.external", logFields(wantM.External), logFields(m.External), true); err != nil {
 		return fail("%v", err)
 	}
-	// source.derived is prose (and names path-derived MLPerf fields); the
-	// tool, version and pinned files must match.
+	// source.derived is prose (and names path-derived MLPerf fields) and
+	// source.importer the publisher's word on which benchseal imported
+	// (no attachment holds it); the tool, version and pinned files must
+	// match.
 	ws, gs := *wantM.Source, *m.Source
 	ws.Derived, gs.Derived = nil, nil
+	ws.Importer, gs.Importer = nil, nil
 	if err := sameJSON("manifest.source", ws, gs, false); err != nil {
 		return fail("%v", err)
 	}

@@ -227,6 +227,10 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if m.Plan != nil {
 		res.Plan = "sha256:" + m.Plan.SHA256
 	}
+	res.ClientBuild = m.Client.Build
+	if m.Source != nil {
+		res.ImporterBuild = m.Source.Importer
+	}
 	if len(groups) > 0 { // a run without records has nothing to count
 		if missing := countMissing(m, groups, cfg); m.Incomplete || missing > 0 {
 			res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}

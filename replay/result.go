@@ -364,6 +364,10 @@ type Result struct {
 	// Incomplete is set when the run is marked incomplete (its capture
 	// was interrupted); nil for a complete run.
 	Incomplete *Incomplete
+	// ClientBuild and ImporterBuild are the executables the manifest says
+	// measured and imported the run (client.build, source.importer); nil
+	// when it states none.
+	ClientBuild, ImporterBuild *schema.Build
 }
 
 // Incomplete describes a run stopped before its plan finished.

@@ -170,6 +170,10 @@ type Client struct {
 	TokenCounts string `json:"token_counts,omitempty"`
 	// Host describes the machine the client ran on.
 	Host *Host `json:"host,omitempty"`
+	// Build identifies the client's executable (module, revision, Go
+	// version, build settings, sha256); nil when the client states none,
+	// as runs written before it was recorded and most imports.
+	Build *Build `json:"build,omitempty"`
 }
 
 // Host describes a machine.
@@ -375,6 +379,10 @@ type Source struct {
 	// Derived lists record fields that were rebuilt rather than measured,
 	// with how (e.g. "chunks_ns: rebuilt from per-chunk gaps").
 	Derived []string `json:"derived,omitempty"`
+	// Importer identifies the benchseal build that imported the files;
+	// nil for imports written before it was recorded. Nothing in the
+	// attachments can confirm it: it is the publisher's word.
+	Importer *Build `json:"importer,omitempty"`
 }
 
 // SourceFile is one original file of an import.

@@ -62,6 +62,11 @@ type Result struct {
 	Evidence string `json:"evidence,omitempty"`
 	Model    string `json:"model,omitempty"`
 	Hardware string `json:"hardware,omitempty"`
+	// ClientBuild and ImporterBuild are the executables that measured and
+	// imported the run (client.build, source.importer): the manifest's
+	// word, nil when it states none.
+	ClientBuild   *schema.Build `json:"clientBuild,omitempty"`
+	ImporterBuild *schema.Build `json:"importerBuild,omitempty"`
 	// Incomplete is true when the run is marked incomplete (its capture
 	// was interrupted); its missing requests count as not sent and as
 	// misses in SLO attainment, and a warning says so.

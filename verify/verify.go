@@ -165,6 +165,10 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	m := b.Manifest()
 	res.RunID = m.RunID
 	res.Evidence, res.Model, res.Hardware = m.Evidence, m.Model.Name, m.HardwareSummary()
+	res.ClientBuild = m.Client.Build
+	if m.Source != nil {
+		res.ImporterBuild = m.Source.Importer
+	}
 	if m.Incomplete {
 		res.Incomplete, res.IncompleteReason = true, m.IncompleteReason
 		res.Warnings = append(res.Warnings, "the run is marked INCOMPLETE ("+m.IncompleteReason+"): declared requests without a record count as not sent and as misses in SLO attainment")

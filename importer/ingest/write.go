@@ -19,6 +19,9 @@ type WriteOptions struct {
 	Set []string
 	// Compress writes records.jsonl.zst instead of records.jsonl.
 	Compress bool
+	// Importer, when set, is stated as manifest.source.importer: the
+	// build of the benchseal that imports (internal/buildinfo).
+	Importer *schema.Build
 }
 
 // RunID returns a stable run id for an import of files by tool: the tool
@@ -51,6 +54,7 @@ func finishManifest(res *Result, tool string, files []File, opts WriteOptions) e
 	if err := FromFiles(res, tool, files); err != nil {
 		return err
 	}
+	res.Manifest.Source.Importer = opts.Importer
 	if len(opts.Overlay) > 0 || len(opts.Set) > 0 {
 		if err := ApplyOverlay(&res.Manifest, opts.Overlay, opts.Set); err != nil {
 			return err

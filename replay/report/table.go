@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // Format names an output format.
@@ -286,10 +287,21 @@ func definitionsLine(r *replay.Result) string {
 	return r.Definitions + " (version " + r.DefinitionsVersion + ")"
 }
 
+// writeBuildText writes a build's lines (schema.Build.Lines) after
+// label, nothing when b is nil.
+func writeBuildText(b *strings.Builder, label string, bd *schema.Build) {
+	if bd == nil {
+		return
+	}
+	fmt.Fprintf(b, "%s: %s (%s)\n", label, strings.Join(bd.Lines(), "; "), schema.BuildUnchecked)
+}
+
 // Text writes a human-readable report.
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\nplan: %s\n", definitionsLine(r), boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
+	writeBuildText(&b, "client build", r.ClientBuild)
+	writeBuildText(&b, "importer build", r.ImporterBuild)
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
 	}

@@ -444,6 +444,7 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 
 	m := &schema.Manifest{Title: o.title, Evidence: o.evidence}
 	m.Client.Version = Version
+	m.Client.Build = currentBuild(o.io)
 	m.Client.Location = o.location
 	m.Client.CommandLine = redactArgs(o.io.ErrOut, commandLine(cmd), apiKey)
 	opts.Manifest = m

@@ -84,6 +84,11 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	}
 	fmt.Fprintf(w, "hardware   %s\n", m.HardwareSummary())
 	fmt.Fprintf(w, "boundary   %s\n", m.Client.Boundary)
+	var importer *schema.Build
+	if m.Source != nil {
+		importer = m.Source.Importer
+	}
+	writeBuilds(w, 11, m.Client.Build, importer)
 	fmt.Fprintf(w, "load       %s, %d point(s) × %d repeat(s)\n", m.Load.Mode, len(m.Load.Points), m.Load.Repeats)
 	if m.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE %s\n", m.IncompleteReason)

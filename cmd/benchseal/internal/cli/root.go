@@ -50,7 +50,7 @@ func signalExit(s os.Signal) int {
 
 // Version is the benchseal version, set at build time with
 // -ldflags "-X github.com/benchseal/benchseal/cmd/benchseal/internal/cli.Version=...".
-var Version = "0.1.0-dev"
+var Version string = devVersion // typed: the Dockerfile test requires a string variable for -X
 
 // IO is what a command reads from and writes to.
 type IO struct {

@@ -198,6 +198,7 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	if r.RunID != "" {
 		fmt.Fprintf(w, "run       %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
 		fmt.Fprintf(w, "evidence  %s\nmodel     %s\nhardware  %s\n", r.Evidence, r.Model, r.Hardware)
+		writeBuilds(w, 10, r.ClientBuild, r.ImporterBuild)
 	}
 	fmt.Fprintln(w)
 	for _, c := range r.Checks {

@@ -2,18 +2,82 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/benchseal/benchseal/internal/buildinfo"
+	"github.com/benchseal/benchseal/schema"
 )
+
+// devVersion is Version when the build set none.
+const devVersion = "0.1.0-dev"
+
+// A binary built by 'go install …@v0.3.0' (or go build in a tagged
+// checkout) carries its module version in its build info: without an -X
+// that is its version, not devVersion.
+func init() {
+	if Version != devVersion {
+		return
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		Version = bi.Main.Version
+	}
+}
+
+// currentBuild returns the running executable's build for a manifest,
+// with a warning on io.ErrOut when part of it could not be read (the
+// manifest then states what was read).
+func currentBuild(o *IO) *schema.Build {
+	b, err := buildinfo.Current()
+	if err != nil {
+		fmt.Fprintln(o.ErrOut, "warning: naming the client build:", err)
+	}
+	return b
+}
+
+// writeBuild prints a build's lines (schema.Build.Lines) under label,
+// aligned at column indent, with schema.BuildUnchecked.
+func writeBuild(w io.Writer, label string, indent int, b *schema.Build) {
+	for i, l := range b.Lines() {
+		if i == 0 {
+			fmt.Fprintf(w, "%-*s%s (%s)\n", indent, label, l, schema.BuildUnchecked)
+			continue
+		}
+		fmt.Fprintf(w, "%*s%s\n", indent, "", l)
+	}
+}
+
+// writeBuilds prints the builds a manifest states, as "client" (the
+// executable that measured) and "importer" (the benchseal that imported);
+// nothing for a manifest that states none.
+func writeBuilds(w io.Writer, indent int, client, importer *schema.Build) {
+	if client != nil {
+		writeBuild(w, "client", indent, client)
+	}
+	if importer != nil {
+		writeBuild(w, "importer", indent, importer)
+	}
+}
 
 func newVersionCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the benchseal version (as --version does)",
-		Args:  noArgs(),
+		Short: "Print the benchseal version and build (as --version prints the version)",
+		Long: `version prints the benchseal version, then the build of this executable:
+module and version, source revision and whether the tree was modified, Go
+version and build settings, and the sha256 of the executable file, as
+capture states them in client.build of every run.`,
+		Args: noArgs(),
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(io.Out, "benchseal version %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			if b := currentBuild(io); b != nil {
+				for _, l := range b.Lines() {
+					fmt.Fprintf(io.Out, "  %s\n", l)
+				}
+			}
 			return nil
 		},
 	}
