@@ -4,9 +4,11 @@ BIN       := bin/benchseal
 FUZZTIME  ?= 30s
 STATICCHECK_VERSION := 0.8.2
 COSIGN_VERSION      := v2.6.5
+CYCLONEDX_VERSION   := v1.10.0
+DIST                ?= dist
 export CGO_ENABLED ?= 0
 
-.PHONY: arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: release release-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -55,13 +57,24 @@ docs: build
 check: lint test
 
 ## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry,
-## and the same bytes on linux/arm64 (under qemu-user) as on linux/amd64.
-ci-full: test dockerfile-check interop registry arm64-check
+## the same bytes on linux/arm64 (under qemu-user) as on linux/amd64, and a release built twice to identical bytes.
+ci-full: test dockerfile-check interop registry arm64-check release-check
 
 ## arm64-check: no fused multiply-add in benchseal's arm64 code, and replay/compare/decide outputs over
 ## testdata/compat and two synthetic runs byte-identical on linux/arm64 (qemu-user-static, installed) and amd64.
 arm64-check:
 	sh scripts/arm64-check.sh
+
+## release: VERSION=vX.Y.Z [DIST=dist] [TARGETS="linux/amd64 ..."] [KEY=release.key]: reproducible archives for
+## linux, darwin, windows × amd64, arm64 of the committed HEAD, CycloneDX SBOMs (cyclonedx-gomod, pinned),
+## SHA256SUMS and an SLSA provenance statement (signed with KEY by benchseal's own signing code).
+release:
+	@test -n "$(VERSION)" || { echo "make release: VERSION=vX.Y.Z is required"; exit 2; }
+	VERSION=$(VERSION) DIST=$(DIST) CYCLONEDX_VERSION=$(CYCLONEDX_VERSION) bash scripts/release.sh
+
+## release-check: make release twice (the second with an empty Go build cache) and compare every byte.
+release-check:
+	bash scripts/release-check.sh $(or $(VERSION),v0.0.0)
 
 ## interop: prove cosign interoperability offline (installs pinned cosign).
 interop: build

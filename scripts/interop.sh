@@ -9,7 +9,11 @@
 #   C. a key made by `cosign generate-key-pair` signs with benchseal, and
 #      both benchseal and cosign verify that signature;
 #   D. cosign verifies a benchseal reviewer attestation (SLSA VSA v1) and
-#      benchseal requires one that cosign signed.
+#      benchseal requires one that cosign signed;
+#   E. make release's evidence (one target, linux/amd64, to keep the time):
+#      cosign verifies the SLSA provenance v1 that benchseal's signing code
+#      signed over the archive and its CycloneDX SBOM, SHA256SUMS checks,
+#      and the released binary names its revision and own digest.
 # Usage: scripts/interop.sh COSIGN_VERSION   (make interop passes v2.6.5)
 set -euo pipefail
 COSIGN_VERSION=${1:-v2.6.5}
@@ -155,6 +159,36 @@ expect_ok "benchseal verify --require-attestation cos.pub --require-attestation 
   "$BENCHSEAL" verify bundle --key bs.pub --require-attestation cos.pub --require-attestation rev.pub
 expect_fail "benchseal verify --require-attestation of a reviewer who did not attest" \
   "$BENCHSEAL" verify bundle --key bs.pub --require-attestation bs.pub
+
+echo "== E. release evidence (make release, linux/amd64)"
+"$BENCHSEAL" keygen --out rel >/dev/null
+expect_ok "make release VERSION=v0.0.0 TARGETS=linux/amd64 KEY=rel.key" \
+  env VERSION=v0.0.0 DIST="$WORK/dist" TARGETS=linux/amd64 KEY="$WORK/rel.key" bash "$ROOT/scripts/release.sh"
+REL=benchseal_v0.0.0_linux_amd64
+PROV_BUNDLE=dist/benchseal_v0.0.0.provenance.sigstore.json
+SLSA=(--insecure-ignore-tlog --trusted-root tr.json --new-bundle-format --type slsaprovenance1)
+expect_ok "sha256sum -c SHA256SUMS" sh -c "cd dist && sha256sum -c SHA256SUMS"
+expect_ok "cosign verify-blob-attestation --type slsaprovenance1 <archive>" \
+  "$COSIGN" verify-blob-attestation "${SLSA[@]}" --key rel.pub --bundle "$PROV_BUNDLE" "dist/$REL.tar.gz"
+expect_ok "cosign verify-blob-attestation --type slsaprovenance1 <SBOM>" \
+  "$COSIGN" verify-blob-attestation "${SLSA[@]}" --key rel.pub --bundle "$PROV_BUNDLE" "dist/$REL.cdx.json"
+expect_ok "the SBOM is CycloneDX and lists the modules benchseal signs with" \
+  sh -c "grep -q '\"bomFormat\": *\"CycloneDX\"' dist/$REL.cdx.json && grep -q 'pkg:golang/github.com/sigstore/sigstore-go@v' dist/$REL.cdx.json"
+cp "dist/$REL.tar.gz" tampered.tar.gz
+flip_byte tampered.tar.gz 100
+expect_fail "cosign, one byte of the archive changed" \
+  "$COSIGN" verify-blob-attestation "${SLSA[@]}" --key rel.pub --bundle "$PROV_BUNDLE" tampered.tar.gz
+expect_fail "cosign, the provenance checked against another key" \
+  "$COSIGN" verify-blob-attestation "${SLSA[@]}" --key bs.pub --bundle "$PROV_BUNDLE" "dist/$REL.tar.gz"
+expect_fail "cosign, the provenance checked as a run signature" \
+  "${VERIFY_ATT[@]}" --key rel.pub --bundle "$PROV_BUNDLE" "dist/$REL.tar.gz"
+REV=$(git -C "$ROOT" rev-parse HEAD)
+tar -xzf "dist/$REL.tar.gz"
+EXE_SUM=$(sha256sum "$REL/benchseal" | cut -d' ' -f1)
+expect_ok "the released binary names revision $REV and its own sha256" \
+  sh -c "'$REL/benchseal' version | grep -qx '  revision $REV (git, .*, clean tree)' && '$REL/benchseal' version | grep -qx '  executable sha256:$EXE_SUM'"
+expect_ok "the provenance names the commit and the command" \
+  sh -c "grep -q '\"gitCommit\": \"$REV\"' dist/benchseal_v0.0.0.provenance.json && grep -q '\"command\": \"make release VERSION=v0.0.0\"' dist/benchseal_v0.0.0.provenance.json"
 
 echo "interop: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,0 +1,63 @@
+package release
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func readRepo(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReadmeInstallMatchesTheRepository: the README's go install line
+// names go.mod's module path and the command's package; the keyless
+// identity the README tells users to pass is the one the workflow file
+// documents and signs as (its own path, on a tag); the workflow runs the
+// Makefile's release target with the Makefile's cosign and the
+// Dockerfile's Go.
+func TestReadmeInstallMatchesTheRepository(t *testing.T) {
+	readme, gomod := readRepo(t, "README.md"), readRepo(t, "go.mod")
+	wf, mk, df := readRepo(t, ".github/workflows/release.yml"), readRepo(t, "Makefile"), readRepo(t, "Dockerfile")
+	mod := regexp.MustCompile(`(?m)^module (\S+)$`).FindStringSubmatch(gomod)
+	if mod == nil {
+		t.Fatal("go.mod: no module line")
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "cmd", "benchseal", "main.go")); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`go install ` + regexp.QuoteMeta(mod[1]) + `/cmd/benchseal@v\d+\.\d+\.\d+`).MatchString(readme) {
+		t.Errorf("README: no 'go install %s/cmd/benchseal@vX.Y.Z'", mod[1])
+	}
+	const identity = "https://github.com/benchseal/benchseal/.github/workflows/release.yml@refs/tags/"
+	const issuer = "https://token.actions.githubusercontent.com"
+	for name, text := range map[string]string{"README.md": readme, "release.yml": wf} {
+		if !strings.Contains(text, identity) || !strings.Contains(text, issuer) {
+			t.Errorf("%s: the keyless identity %s… / %s is not named", name, identity, issuer)
+		}
+	}
+	if !strings.HasPrefix(identity, "https://"+mod[1]+"/") {
+		t.Errorf("identity %s is not of the module's repository %s", identity, mod[1])
+	}
+	if !strings.Contains(wf, `/.github/workflows/release.yml@${GITHUB_REF}`) || !strings.Contains(wf, `tags: ["v*.*.*"]`) || !strings.Contains(wf, "id-token: write") {
+		t.Error("release.yml: not signing as its own path on a tag with an OIDC token")
+	}
+	if !strings.Contains(wf, `make release VERSION="${GITHUB_REF_NAME}"`) || !regexp.MustCompile(`(?m)^release:`).MatchString(mk) {
+		t.Error("release.yml does not run the Makefile's release target")
+	}
+	cosign := regexp.MustCompile(`(?m)^COSIGN_VERSION\s*:=\s*(\S+)$`).FindStringSubmatch(mk)
+	if cosign == nil || !strings.Contains(wf, "cosign-release: "+cosign[1]) {
+		t.Errorf("release.yml: cosign is not the Makefile's %v", cosign)
+	}
+	gov := regexp.MustCompile(`(?m)^ARG GO_VERSION=(\S+)$`).FindStringSubmatch(df)
+	if gov == nil || !strings.Contains(wf, `go-version: "`+gov[1]+`"`) {
+		t.Errorf("release.yml: Go is not the Dockerfile's %v", gov)
+	}
+}
