@@ -186,7 +186,7 @@ REV=$(git -C "$ROOT" rev-parse HEAD)
 tar -xzf "dist/$REL.tar.gz"
 EXE_SUM=$(sha256sum "$REL/benchseal" | cut -d' ' -f1)
 expect_ok "the released binary names revision $REV and its own sha256" \
-  sh -c "'$REL/benchseal' version | grep -qx '  revision $REV (git, .*, clean tree)' && '$REL/benchseal' version | grep -qx '  executable sha256:$EXE_SUM'"
+  sh -c "'$REL/benchseal' version | grep -qx '  revision $REV (git, .*), clean tree' && '$REL/benchseal' version | grep -qx '  executable sha256:$EXE_SUM'"
 expect_ok "the provenance names the commit and the command" \
   sh -c "grep -q '\"gitCommit\": \"$REV\"' dist/benchseal_v0.0.0.provenance.json && grep -q '\"command\": \"make release VERSION=v0.0.0\"' dist/benchseal_v0.0.0.provenance.json"
 
