@@ -33,6 +33,7 @@ func fastChunk(data []byte) (c Chunk, usage Usage, hasUsage, ok bool) {
 		kError
 		kMessage
 		kErrorType
+		kTimings
 	)
 	ok = s.object(func(key []byte) bool {
 		var bit uint8
@@ -74,6 +75,16 @@ func fastChunk(data []byte) (c Chunk, usage Usage, hasUsage, ok bool) {
 			if !s.choices(&c) {
 				return false
 			}
+		case "timings":
+			// llama.cpp's last chunk: kept raw for parseTimings, which
+			// reads it as decodeChunk does.
+			bit = kTimings
+			s.ws()
+			start := s.i
+			if !s.skip(1) {
+				return false
+			}
+			c.timingsRaw = s.b[start:s.i]
 		default:
 			return plainKey(key) && s.skip(1)
 		}
@@ -310,6 +321,13 @@ func (s *chunkScan) usage(u *Usage) bool {
 			bit, dst = 1, &u.PromptTokens
 		case "completion_tokens":
 			bit, dst = 2, &u.CompletionTokens
+		case "prompt_tokens_details":
+			bit = 4
+			if seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			return s.details(u)
 		default:
 			return plainKey(key) && s.skip(2)
 		}
@@ -322,6 +340,32 @@ func (s *chunkScan) usage(u *Usage) bool {
 		}
 		v, ok := s.int64Value()
 		*dst = v
+		return ok
+	})
+}
+
+// details reads usage.prompt_tokens_details: null, or an object whose
+// cached_tokens is an integer or null (other members skipped). Any other
+// shape is left to encoding/json (cachedTokens).
+func (s *chunkScan) details(u *Usage) bool {
+	u.CachedTokens, u.HasCached = 0, false
+	if s.literal("null") {
+		return true
+	}
+	seen := false
+	return s.object(func(key []byte) bool {
+		if string(key) != "cached_tokens" {
+			return plainKey(key) && s.skip(3)
+		}
+		if seen {
+			return false
+		}
+		seen = true
+		if s.literal("null") {
+			return true
+		}
+		v, ok := s.int64Value()
+		u.CachedTokens, u.HasCached = v, ok
 		return ok
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -83,6 +84,9 @@ func sameAsEncodingJSON(t *testing.T, data []byte) (fast bool) {
 	if has != (want.Usage != nil) || (has && u != *want.Usage) {
 		t.Fatalf("%q: fast usage %v %+v, encoding/json %+v", data, has, u, want.Usage)
 	}
+	if gt := parseTimings(got.timingsRaw); !reflect.DeepEqual(gt, want.Timings) {
+		t.Fatalf("%q: fast timings %+v, encoding/json %+v", data, gt, want.Timings)
+	}
 	return true
 }
 
@@ -91,7 +95,7 @@ func sameAsEncodingJSON(t *testing.T, data []byte) (fast bool) {
 // and that it agrees with encoding/json on the edge cases.
 func TestFastChunkTakesWhatServersSend(t *testing.T) {
 	for _, fn := range []string{"vllm_chat.sse", "vllm_completions.sse", "vllm_reasoning.sse", "sglang_chat.sse",
-		"tgi_messages.sse", "llamacpp_chat.sse", "openai_keepalive_crlf.sse", "openai_toolcall_cr.sse"} {
+		"tgi_messages.sse", "llamacpp_chat.sse", "llamacpp_real_chat.sse", "llamacpp_real_completions.sse", "openai_keepalive_crlf.sse", "openai_toolcall_cr.sse"} {
 		for _, v := range transcriptData(t, fn) {
 			if len(v) == 0 || string(v) == "[DONE]" {
 				continue

@@ -152,14 +152,29 @@ func QueryGPU(ctx context.Context, tool string, run CommandRunner, hw *schema.Ha
 
 // ServerInfo is what the server says about itself.
 type ServerInfo struct {
-	// Answers maps an endpoint path (/v1/models, /version) to its body.
+	// Answers maps an endpoint path (/v1/models, /version, /props) to its
+	// body, and "Server" to the Server header of the first answer.
 	Answers map[string]string
 	// Simulator is true when the server identifies as benchseal's
 	// simulator (owned_by or the X-Benchseal-Simulator header).
 	Simulator bool
-	// EngineName and EngineVersion are set when the server states them.
+	// EngineName and EngineVersion are set when the server states them:
+	// vLLM and SGLang by owned_by and /version; llama.cpp (EngineLlamaCpp)
+	// by owned_by "llamacpp", its Server header "llama.cpp" or /props'
+	// build_info, which is its version.
 	EngineName, EngineVersion string
+	// Speaks is the engine whose own endpoints the server offers
+	// (EngineLlamaCpp), also when it is benchseal's simulator acting as
+	// one; "" when not recognised.
+	Speaks string
+	// Slots is llama.cpp's /props total_slots (its parallel requests,
+	// each with its own prompt cache), 0 when not stated.
+	Slots int
 }
+
+// EngineLlamaCpp is the engine.name capture states for llama.cpp's
+// server (the owned_by it sends, and servermetrics' name for it).
+const EngineLlamaCpp = "llamacpp"
 
 // SimulatorOwner is the owned_by value of the simulator's models, and
 // SimulatorHeader the response header it sets.
@@ -168,12 +183,13 @@ const (
 	SimulatorHeader = "X-Benchseal-Simulator"
 )
 
-// ProbeServer asks the server's /v1/models and /version endpoints (each
-// answer at most 64 KiB, each call bounded by a short timeout). Endpoints
-// that fail are left out; an unreachable server is not an error here.
+// ProbeServer asks the server's /v1/models, /version and /props endpoints
+// (each answer at most 64 KiB, each call bounded by a short timeout).
+// Endpoints that fail are left out; an unreachable server is not an error
+// here.
 func ProbeServer(ctx context.Context, client *http.Client, base, apiKey string) *ServerInfo {
 	si := &ServerInfo{Answers: map[string]string{}}
-	for _, path := range []string{"/v1/models", "/version"} {
+	for _, path := range []string{"/v1/models", "/version", "/props"} {
 		body, hdr, ok := get(ctx, client, base+path, apiKey)
 		if !ok {
 			continue
@@ -182,41 +198,76 @@ func ProbeServer(ctx context.Context, client *http.Client, base, apiKey string) 
 		if hdr.Get(SimulatorHeader) != "" {
 			si.Simulator = true
 		}
-		switch path {
-		case "/v1/models":
-			var m struct {
-				Data []struct {
-					OwnedBy string `json:"owned_by"`
-				} `json:"data"`
+		if sv := hdr.Get("Server"); sv != "" && si.Answers["Server"] == "" {
+			si.Answers["Server"] = sv
+			if sv == "llama.cpp" && si.EngineName == "" {
+				si.EngineName = EngineLlamaCpp
 			}
-			if json.Unmarshal([]byte(body), &m) == nil {
-				for _, d := range m.Data {
-					if d.OwnedBy == SimulatorOwner {
-						si.Simulator = true
-					}
-					if si.EngineName == "" && (d.OwnedBy == "vllm" || d.OwnedBy == "sglang") {
-						si.EngineName = d.OwnedBy
-					}
-				}
-			}
-		case "/version":
-			var v struct {
-				Version string `json:"version"`
-				Name    string `json:"name"`
-			}
-			if json.Unmarshal([]byte(body), &v) == nil {
-				si.EngineVersion = v.Version
-				if v.Name != "" {
-					si.EngineName = v.Name
-				}
+			if sv == "llama.cpp" {
+				si.Speaks = EngineLlamaCpp
 			}
 		}
+		si.read(path, body)
 	}
 	if si.Simulator {
 		si.EngineName = SimulatorOwner
 	}
 	return si
 }
+
+// read takes what one endpoint's answer says about the engine.
+func (si *ServerInfo) read(path, body string) {
+	switch path {
+	case "/v1/models":
+		var m struct {
+			Data []struct {
+				OwnedBy string `json:"owned_by"`
+			} `json:"data"`
+		}
+		if json.Unmarshal([]byte(body), &m) == nil {
+			for _, d := range m.Data {
+				if d.OwnedBy == SimulatorOwner {
+					si.Simulator = true
+				}
+				switch d.OwnedBy {
+				case "vllm", "sglang", EngineLlamaCpp:
+					si.EngineName, si.Speaks = d.OwnedBy, d.OwnedBy
+				}
+			}
+		}
+	case "/version":
+		var v struct {
+			Version string `json:"version"`
+			Name    string `json:"name"`
+		}
+		if json.Unmarshal([]byte(body), &v) == nil {
+			si.EngineVersion = v.Version
+			if v.Name != "" {
+				si.EngineName = v.Name
+			}
+		}
+	case "/props":
+		var p struct {
+			BuildInfo  string `json:"build_info"`
+			TotalSlots int    `json:"total_slots"`
+		}
+		if json.Unmarshal([]byte(body), &p) == nil && p.BuildInfo != "" {
+			if si.EngineName == "" {
+				si.EngineName = EngineLlamaCpp
+			}
+			si.Speaks = EngineLlamaCpp
+			if si.EngineName == EngineLlamaCpp && si.EngineVersion == "" {
+				si.EngineVersion = p.BuildInfo
+			}
+			if p.TotalSlots > 0 && p.TotalSlots <= maxSlots {
+				si.Slots = p.TotalSlots
+			}
+		}
+	}
+}
+
+// maxSlots bounds the slots capture erases one by one.
+const maxSlots = 4096
 
 func get(ctx context.Context, client *http.Client, url, apiKey string) (string, http.Header, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

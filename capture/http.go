@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"time"
 
@@ -85,6 +87,7 @@ func (r *runner) finish(c *cell, j int, rec *schema.Record) {
 	}
 	r.cur.done.Add(1)
 	r.noteEnd(c, rec)
+	r.keeper.noteRecord(c, rec)
 	r.totalChunks.Add(int64(len(rec.ChunksNS)))
 	if c.phase == schema.PhaseMeasure {
 		c.stats.add(rec)
@@ -107,17 +110,6 @@ func (r *runner) do(c *cell, k, j int, sched *int64) (endNS int64) {
 
 	ctx, cancel := context.WithCancelCause(r.reqBase)
 	defer cancel(nil)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.bodies[itemIdx]))
-	if err != nil {
-		panic(err) // the URL was checked in Run
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if r.o.Request.Stream {
-		req.Header.Set("Accept", "text/event-stream")
-	}
-	if r.o.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
-	}
 	r.cur.sent.Add(1)
 	rec.SentNS = r.now()
 	c.noteSent(rec.SentNS)
@@ -139,7 +131,7 @@ func (r *runner) do(c *cell, k, j int, sched *int64) (endNS int64) {
 		endNS = rec.EndNS
 		r.finish(c, j, rec)
 	}()
-	resp, err := r.client.Do(req)
+	resp, err := r.send(ctx, r.bodies[itemIdx], rec)
 	if err != nil {
 		rec.EndNS = r.now()
 		rec.Status, rec.Error = failure(ctx, err)
@@ -279,6 +271,7 @@ func (r *runner) readStream(ctx context.Context, body io.Reader, rec *schema.Rec
 	}
 	rec.EndNS = max(rec.EndNS, rec.SentNS)
 	r.fillTokens(rec, it, sres.Usage)
+	rec.Server = serverReport(sres.Usage, sres.Timings)
 	if r.o.Request.PerChunkUsage && rec.Status == schema.StatusOK {
 		rec.ChunkTokens = sres.chunkTokens()
 	}
@@ -303,7 +296,96 @@ func (r *runner) readWhole(ctx context.Context, body io.Reader, rec *schema.Reco
 		rec.ChunksNS = append(rec.ChunksNS, rec.EndNS-rec.SentNS)
 	}
 	r.fillTokens(rec, it, ch.Usage)
+	rec.Server = serverReport(ch.Usage, ch.Timings)
 }
+
+// serverReport copies what the engine said about the request beyond
+// usage's counts: its cached prompt tokens and llama.cpp's timers (ms
+// become ns, rounded; a negative or non-finite value is left out). Nil
+// when it said none of it.
+func serverReport(u *Usage, t *Timings) *schema.ServerReport {
+	var sr schema.ServerReport
+	some := false
+	count := func(dst **int64, v *int64) {
+		if v != nil && *v >= 0 {
+			n := *v
+			*dst, some = &n, true
+		}
+	}
+	ns := func(dst **int64, ms *float64) {
+		if ms == nil || !(*ms >= 0) || *ms > math.MaxInt64/1e6 {
+			return
+		}
+		n := int64(math.Round(*ms * 1e6))
+		*dst, some = &n, true
+	}
+	if u != nil && u.HasCached {
+		count(&sr.CachedTokens, &u.CachedTokens)
+	}
+	if t != nil {
+		count(&sr.PromptN, t.PromptN)
+		count(&sr.CacheN, t.CacheN)
+		count(&sr.PredictedN, t.PredictedN)
+		ns(&sr.PromptNS, t.PromptMS)
+		ns(&sr.PredictedNS, t.PredictedMS)
+	}
+	if !some {
+		return nil
+	}
+	return &sr
+}
+
+// send posts one request body. A request sent on a reused keep-alive
+// connection that the server had closed, with no byte of an answer read,
+// never reached the server (llama.cpp's server closes the connection
+// after each stream although it answered keep-alive): it is sent once
+// more on a fresh connection, its sent_ns taken again and rec.Retries
+// counting it, and from then on every request of the run gets a fresh
+// connection. Any other failure is the request's. The transport's own
+// silent resend of a request it could not write at all (a second
+// connection for one request) is counted in rec.Retries too.
+func (r *runner) send(ctx context.Context, body []byte, rec *schema.Record) (*http.Response, error) {
+	for {
+		var reused, answered bool
+		conns := 0
+		trace := &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) {
+				conns++
+				reused = i.Reused
+			},
+			GotFirstResponseByte: func() { answered = true },
+		}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, r.url, bytes.NewReader(body))
+		if err != nil {
+			panic(err) // the URL was checked in Run
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if r.o.Request.Stream {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		if r.o.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
+		}
+		client := r.client
+		if r.serverCloses.Load() {
+			client = r.fresh
+		}
+		resp, err := client.Do(req)
+		if conns > 1 {
+			rec.Retries += int64(conns - 1)
+		}
+		if err == nil || !reused || answered || ctx.Err() != nil || rec.Retries >= maxResends {
+			return resp, err
+		}
+		r.serverCloses.Store(true)
+		r.resent.Add(1)
+		rec.Retries++
+		rec.SentNS = r.now()
+	}
+}
+
+// maxResends bounds the resends of one request on a fresh connection.
+const maxResends = 1
 
 func (r *runner) fillTokens(rec *schema.Record, it *Item, usage *Usage) {
 	switch {

@@ -15,8 +15,74 @@ const (
 
 // Usage is the token usage a server reports.
 type Usage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
+	PromptTokens     int64
+	CompletionTokens int64
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens, the
+	// prompt tokens served from the engine's prefix cache (OpenAI's field;
+	// vLLM, SGLang and llama.cpp send it); HasCached says it was sent as
+	// an integer.
+	CachedTokens int64
+	HasCached    bool
+}
+
+// usageJSON is usage as sent. prompt_tokens_details is read apart
+// (cachedTokens), so that a server's odd details never fail a request.
+type usageJSON struct {
+	PromptTokens        int64           `json:"prompt_tokens"`
+	CompletionTokens    int64           `json:"completion_tokens"`
+	PromptTokensDetails json.RawMessage `json:"prompt_tokens_details"`
+}
+
+func (u *usageJSON) usage() *Usage {
+	if u == nil {
+		return nil
+	}
+	out := &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	out.CachedTokens, out.HasCached = cachedTokens(u.PromptTokensDetails)
+	return out
+}
+
+// cachedTokens reads prompt_tokens_details.cached_tokens; anything else
+// (null, another shape) is none.
+func cachedTokens(raw json.RawMessage) (int64, bool) {
+	var d struct {
+		CachedTokens *int64 `json:"cached_tokens"`
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &d) != nil || d.CachedTokens == nil {
+		return 0, false
+	}
+	return *d.CachedTokens, true
+}
+
+// Timings are llama.cpp's per-request timers (the "timings" object of its
+// last chunk or whole answer): prompt tokens computed and reused from the
+// slot's cache, tokens generated, and the milliseconds each phase took on
+// the server's clock.
+type Timings struct {
+	PromptN     *int64   `json:"prompt_n"`
+	CacheN      *int64   `json:"cache_n"`
+	PredictedN  *int64   `json:"predicted_n"`
+	PromptMS    *float64 `json:"prompt_ms"`
+	PredictedMS *float64 `json:"predicted_ms"`
+}
+
+// parseTimings reads a timings object; anything it cannot read (another
+// server's field of that name, wrong types) is no timings, never an error
+// of the request.
+func parseTimings(raw json.RawMessage) *Timings {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var t Timings
+	if json.Unmarshal(raw, &t) != nil {
+		return nil
+	}
+	if t.PromptN == nil && t.CacheN == nil && t.PredictedN == nil && t.PromptMS == nil && t.PredictedMS == nil {
+		return nil
+	}
+	return &t
 }
 
 // Chunk is what one streamed event says, as far as the client cares.
@@ -30,6 +96,11 @@ type Chunk struct {
 	Finish bool
 	// Usage is set when the chunk carries a usage object.
 	Usage *Usage
+	// Timings is set when the chunk carries llama.cpp's timings.
+	Timings *Timings
+	// timingsRaw is the timings value the fast parser found, read by
+	// parseChunk (with parseTimings, as decodeChunk does).
+	timingsRaw []byte
 	// Err is the message of an in-band error, or "" when there is none.
 	Err string
 }
@@ -53,7 +124,8 @@ type chunkJSON struct {
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage     *Usage          `json:"usage"`
+	Usage     *usageJSON      `json:"usage"`
+	Timings   json.RawMessage `json:"timings"`
 	Error     json.RawMessage `json:"error"`
 	Message   string          `json:"message"`
 	ErrorType string          `json:"error_type"`
@@ -88,6 +160,9 @@ func parseChunk(ev *Event) (c Chunk, u Usage, has bool) {
 	}
 	if !ev.ErrorField && ev.Name == "" {
 		if c, u, has, ok := fastChunk(data); ok {
+			if c.timingsRaw != nil {
+				c.Timings, c.timingsRaw = parseTimings(c.timingsRaw), nil
+			}
 			return c, u, has
 		}
 	}
@@ -112,7 +187,7 @@ func decodeChunk(ev *Event, data []byte) Chunk {
 	if msg, ok := inBandError(ev, &c, data); ok {
 		return Chunk{Err: msg}
 	}
-	out := Chunk{Usage: c.Usage}
+	out := Chunk{Usage: c.Usage.usage(), Timings: parseTimings(c.Timings)}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		if ch.FinishReason != nil && *ch.FinishReason != "" {

@@ -53,6 +53,11 @@ type Plan struct {
 	// output lengths of points that state none.
 	InputTokens  int `json:"input_tokens,omitempty"`
 	OutputTokens int `json:"output_tokens,omitempty"`
+	// DistinctPrompts gives every point × repeat synthetic prompts of its
+	// own (drawn from the seed, so in the workload and its hash), so no
+	// engine cache carries over from one cell to the next; the preflight
+	// probe then sends a prompt of its own too.
+	DistinctPrompts bool `json:"distinct_prompts,omitempty"`
 }
 
 // Cancel describes planned client-side cancellation.

@@ -96,6 +96,9 @@ func (r *runner) probeRequest(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	it := r.items[0]
+	if r.probe != nil {
+		it = *r.probe
+	}
 	it.OutputTokens = min(max(it.OutputTokens, 1), probeOutputTokens)
 	body, err := RequestBody(r.o.Request, &it)
 	if err != nil {

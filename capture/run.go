@@ -196,12 +196,15 @@ type Result struct {
 }
 
 type runner struct {
-	o       *Options
-	start   time.Time
-	client  *http.Client
-	url     string
-	items   []Item
-	bodies  [][]byte
+	o      *Options
+	start  time.Time
+	client *http.Client
+	url    string
+	items  []Item
+	bodies [][]byte
+	// probe is the preflight's prompt when it is not the first item's
+	// (Plan.DistinctPrompts).
+	probe   *Item
 	sink    *sink
 	reqBase context.Context
 
@@ -210,6 +213,13 @@ type runner struct {
 	abort context.CancelCauseFunc
 
 	usageMissing atomic.Bool
+	// fresh opens a new connection for every request; serverCloses is set
+	// once the server closed a kept-alive connection under a request
+	// (send), and resent counts the requests sent again for it.
+	keeper       *stateKeeper
+	fresh        *http.Client
+	serverCloses atomic.Bool
+	resent       atomic.Int64
 	// simSeen is set when a response carried SimulatorHeader; simApplied
 	// once the simulator's description went into the manifest.
 	simSeen    atomic.Bool
@@ -294,10 +304,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.HTTPClient == nil {
 		r.client = &http.Client{Transport: r.spotSimulator(NewTransport(maxConns, o.HTTP2))}
 		defer r.client.CloseIdleConnections()
+		tr := NewTransport(maxConns, o.HTTP2)
+		tr.DisableKeepAlives = true
+		r.fresh = &http.Client{Transport: r.spotSimulator(tr)}
 	} else {
 		c := *o.HTTPClient
+		f := *o.HTTPClient
+		if tr, ok := c.Transport.(*http.Transport); ok {
+			tr = tr.Clone()
+			tr.DisableKeepAlives = true
+			f.Transport = tr
+		}
 		c.Transport = r.spotSimulator(c.Transport)
-		r.client = &c
+		f.Transport = r.spotSimulator(f.Transport)
+		r.client, r.fresh = &c, &f
 	}
 	if o.Registered != nil {
 		if err := checkRegistered(o.Registered, o.Sets, o.Request.Stream, o.Prompts != nil); err != nil {
@@ -333,6 +353,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	m.Workload.SHA256 = sum
 	m.Workload.Items = len(r.items)
+	if o.Plan.DistinctPrompts {
+		setNote(m, "distinct_prompts", "every point × repeat sent synthetic prompts of its own (seeded; workload.jsonl holds them all), so no prompt cache carried over between them; the preflight probe sent one more, not in the workload")
+	}
 	r.markStart(m) // provisional: validation needs a dated manifest
 	m.Incomplete = true
 	m.IncompleteReason = ProgressReason
@@ -351,10 +374,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	keeper, err := r.newStateKeeper(base, scr, m)
+	// The probe asks only GETs, which no engine counts as served
+	// requests: the fresh-start scrape above still comes first.
+	var si *ServerInfo
+	if o.Probe {
+		si = ProbeServer(ctx, r.client, base, o.APIKey)
+		applyServerInfo(m, si)
+		if si.Simulator {
+			r.simSeen.Store(true)
+		}
+	}
+	keeper, err := r.newStateKeeper(base, scr, m, si)
 	if err != nil {
 		return nil, err
 	}
+	r.keeper = keeper
 	if !o.SkipPreflight {
 		if err := r.preflight(ctx, base); err != nil {
 			return nil, err
@@ -367,13 +401,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if err := keeper.writeFresh(); err != nil {
 		return nil, err
-	}
-	if o.Probe {
-		si := ProbeServer(ctx, r.client, base, o.APIKey)
-		applyServerInfo(m, si)
-		if si.Simulator {
-			r.simSeen.Store(true)
-		}
 	}
 	// The preflight's and the probe's answers may have shown a simulator.
 	if err := r.finishManifest(m, o.Overlay, o.Sets); err != nil {
@@ -498,6 +525,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		setNote(m, "http", fmt.Sprintf("HTTP/2 allowed where the server offered it (TLS ALPN): %d responses over HTTP/2, %d over HTTP/1.x; "+
 			"over HTTP/2 a chunk is timed when its stream's reader receives it from the connection's reader goroutine, "+
 			"a few microseconds after the socket read when the client is not saturated", r.http2Responses.Load(), r.http1Responses.Load()))
+	}
+	if n := r.resent.Load(); n > 0 {
+		setNote(m, "connections", fmt.Sprintf("the server closed kept-alive connections after answers (its headers said keep-alive): %d request(s) found their reused connection closed before any byte of an answer, "+
+			"so the server never saw them, and were sent again at once on a fresh connection (their records count it in retries, sent_ns is the resend's); "+
+			"from the first such request on, every request opened its own connection, so connection set-up is inside its TTFT", n))
 	}
 	if r.usageMissing.Load() {
 		m.Client.TokenCounts = "chunk-count-estimate"

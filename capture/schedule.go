@@ -96,11 +96,24 @@ func (o *inOrder) release(k int, rec *schema.Record, emit func(*schema.Record)) 
 
 // buildWorkload makes the items, pre-encodes every request body and lays
 // out the cells in run order.
+// Streams of the seeded prompt generator besides the pools': the probe's
+// prompt and a cell's warmup pool (with Plan.DistinctPrompts).
+const (
+	probeStream  = 0x70726f6265 // "probe"
+	warmupStream = 0x7761726d   // "warm"
+)
+
 func (r *runner) buildWorkload() ([]*cell, error) {
 	o := r.o
 	p := &o.Plan
 	type pool struct{ measure, warmup []int }
 	pools := make([]pool, len(p.Points))
+	// cellPools, with DistinctPrompts, are the pools of each point ×
+	// repeat, in place of pools.
+	var cellPools [][]pool
+	if o.Prompts != nil && p.DistinctPrompts {
+		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", ErrPlan)
+	}
 	if o.Prompts != nil {
 		for i := range p.Points {
 			if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
@@ -139,25 +152,55 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 		}
 		warmN = min(warmN, maxSyntheticPool)
 		made := map[shape]pool{}
+		add := func(items []Item) (idx []int) {
+			for _, it := range items {
+				idx = append(idx, len(r.items))
+				r.items = append(r.items, it)
+			}
+			return idx
+		}
 		for k, s := range order {
 			h := fnv.New64a()
 			fmt.Fprintf(h, "%d/%d", s.in, s.out)
 			st := h.Sum64()
-			var pl pool
-			for _, it := range SyntheticItems(uint64(p.Seed), st, need[s], s.in, s.out) {
-				pl.measure = append(pl.measure, len(r.items))
-				r.items = append(r.items, it)
-			}
-			if warmN > 0 {
-				for _, it := range SyntheticItems(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out) {
-					pl.warmup = append(pl.warmup, len(r.items))
-					r.items = append(r.items, it)
+			if p.DistinctPrompts {
+				// One probe prompt of the first shape; the pools are
+				// made per cell below.
+				if k == 0 {
+					r.probe = &SyntheticItems(uint64(p.Seed), st^probeStream, 1, s.in, s.out)[0]
 				}
+				continue
+			}
+			var pl pool
+			pl.measure = add(SyntheticItems(uint64(p.Seed), st, need[s], s.in, s.out))
+			if warmN > 0 {
+				pl.warmup = add(SyntheticItems(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out))
 			}
 			made[s] = pl
 		}
 		for i, pt := range p.Points {
 			pools[i] = made[shape{pt.InputTokens, pt.OutputTokens}]
+		}
+		if p.DistinctPrompts {
+			cellPools = make([][]pool, len(p.Points))
+			for i, pt := range p.Points {
+				s := shape{pt.InputTokens, pt.OutputTokens}
+				n := pt.Requests
+				if n == 0 || n > maxSyntheticPool {
+					n = maxSyntheticPool
+				}
+				for rep := range p.Repeats {
+					h := fnv.New64a()
+					fmt.Fprintf(h, "%d/%d/point%d/repeat%d", s.in, s.out, i, rep)
+					st := h.Sum64()
+					var pl pool
+					pl.measure = add(SyntheticItems(uint64(p.Seed), st, n, s.in, s.out))
+					if warmN > 0 {
+						pl.warmup = add(SyntheticItems(uint64(p.Seed), st^warmupStream, warmN, s.in, s.out))
+					}
+					cellPools[i] = append(cellPools[i], pl)
+				}
+			}
 		}
 	}
 	if len(r.items) == 0 {
@@ -176,6 +219,9 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	for rep := 0; rep < p.Repeats; rep++ {
 		for i := range p.Points {
 			pt := &p.Points[i]
+			if cellPools != nil {
+				pools[i] = cellPools[i][rep]
+			}
 			stream := uint64(i)<<20 | uint64(rep)<<8
 			if p.Warmup.Requests > 0 || p.Warmup.Duration > 0 {
 				w := &cell{idx: i, pt: pt, repeat: rep, phase: schema.PhaseWarmup,

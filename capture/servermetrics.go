@@ -70,7 +70,7 @@ func (r *runner) newScraper(ctx context.Context, base string, m *schema.Manifest
 		var snap *servermetrics.Snapshot
 		if snap, err = servermetrics.Parse(bytes.NewReader(b)); err == nil {
 			if s.engine = servermetrics.DetectEngine(snap); s.engine == "" {
-				err = fmt.Errorf("no vLLM, SGLang or TGI metric names in the answer")
+				err = fmt.Errorf("no vLLM, SGLang, TGI or llama.cpp metric names in the answer")
 			}
 		}
 	}

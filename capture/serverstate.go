@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchseal/benchseal/schema"
@@ -31,8 +32,10 @@ type stateKeeper struct {
 	r    *runner
 	base string
 	// paths are the reset endpoints in the order to try them; after a
-	// success, the one that answered comes first.
+	// success, the one that answered comes first. slots, when positive,
+	// is llama.cpp's slot count: a reset erases every slot instead.
 	paths []string
+	slots int
 	// declared is the publisher's engine.prefix_cache (empty or warm),
 	// used per point when no reset is asked for.
 	declared string
@@ -40,6 +43,73 @@ type stateKeeper struct {
 	freshRaw []byte
 	points   []*schema.PointState
 	cur      *schema.PointState
+	// obs sums the cached prompt tokens the engine reported, per point ×
+	// repeat (noteRecord, from every request goroutine).
+	obsMu sync.Mutex
+	obs   map[cellKey]*cacheObs
+}
+
+// cellKey names a point × repeat.
+type cellKey struct {
+	point  string
+	repeat int
+}
+
+// cacheObs is a point × repeat's schema.CacheUse being summed, with the
+// send time of the request FirstCached came from.
+type cacheObs struct {
+	use       schema.CacheUse
+	firstSent int64
+}
+
+// noteRecord adds an ended request to its point's cache use: ok
+// requests whose answer reported cached prompt tokens.
+func (k *stateKeeper) noteRecord(c *cell, rec *schema.Record) {
+	n, ok := rec.Server.Cached()
+	if k == nil || !ok || rec.Status != schema.StatusOK {
+		return
+	}
+	k.obsMu.Lock()
+	defer k.obsMu.Unlock()
+	key := cellKey{c.pt.Name, c.repeat}
+	o := k.obs[key]
+	if o == nil {
+		o = &cacheObs{firstSent: rec.SentNS, use: schema.CacheUse{FirstCached: n}}
+		k.obs[key] = o
+	}
+	if rec.SentNS < o.firstSent {
+		o.firstSent, o.use.FirstCached = rec.SentNS, n
+	}
+	o.use.Requests++
+	o.use.PromptTokens += rec.InputTokens
+	o.use.CachedTokens += min(n, rec.InputTokens)
+}
+
+// measure sets each point's cache use and, from it, its measured state:
+// empty when the earliest-sent request reporting cached tokens reported
+// none, warm otherwise. A recorded reset stands when the engine's report
+// agrees with it (nothing cached at first), and a declared disabled
+// cache when nothing was cached at all; otherwise the measurement wins
+// over both (the reset did not empty the cache; the cache was not off).
+func (k *stateKeeper) measure() {
+	k.obsMu.Lock()
+	defer k.obsMu.Unlock()
+	for _, ps := range k.points {
+		o := k.obs[cellKey{ps.Point, ps.Repeat}]
+		if o == nil {
+			continue
+		}
+		use := o.use
+		ps.Cache = &use
+		switch {
+		case ps.PrefixCacheSource == schema.StateReset && use.FirstCached == 0:
+		case ps.PrefixCache == schema.PrefixCacheDisabled && use.CachedTokens == 0:
+		case use.FirstCached == 0:
+			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheEmpty, schema.StateMeasured
+		default:
+			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheWarm, schema.StateMeasured
+		}
+	}
 }
 
 // newStateKeeper resolves the fresh-start evidence before any request is
@@ -47,15 +117,21 @@ type stateKeeper struct {
 // one, measured when the engine's counters are in it; else declared when
 // Options.ServerFresh says so. A declared fresh start the scrape
 // contradicts stops the run before anything is written.
-func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest) (*stateKeeper, error) {
-	k := &stateKeeper{r: r, base: base}
-	if r.o.ResetPrefixCache {
+func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest, si *ServerInfo) (*stateKeeper, error) {
+	k := &stateKeeper{r: r, base: base, obs: map[cellKey]*cacheObs{}}
+	llama := (si != nil && si.Speaks == EngineLlamaCpp) || (scr != nil && scr.engine == servermetrics.EngineLlamaCpp)
+	switch {
+	case r.o.ResetPrefixCache && llama && si != nil && si.Slots > 0:
+		k.slots = si.Slots
+	case r.o.ResetPrefixCache:
 		k.paths = []string{schema.ResetVLLM, schema.ResetSGLang}
 		if scr != nil && scr.engine == servermetrics.EngineSGLang {
 			k.paths = []string{schema.ResetSGLang, schema.ResetVLLM}
 		}
-	} else if pc := m.Engine.PrefixCache; pc == schema.CacheEmpty || pc == schema.CacheWarm {
-		k.declared = pc
+	case m.Engine.PrefixCache == schema.CacheDisabled:
+		k.declared = schema.PrefixCacheDisabled
+	case m.Engine.PrefixCache == schema.CacheEmpty || m.Engine.PrefixCache == schema.CacheWarm:
+		k.declared = m.Engine.PrefixCache
 	}
 	if scr != nil && scr.first != nil {
 		snap, err := servermetrics.Parse(bytes.NewReader(scr.first))
@@ -104,6 +180,11 @@ func (k *stateKeeper) begin(ctx context.Context, c *cell) {
 	}
 	ps := &schema.PointState{Point: c.pt.Name, Repeat: c.repeat, PrefixCache: schema.PrefixCacheUnknown}
 	switch {
+	case k.slots > 0:
+		ps.Reset = k.eraseSlots(ctx)
+		if ps.Reset.OK {
+			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheEmpty, schema.StateReset
+		}
 	case k.paths != nil:
 		ps.Reset = k.reset(ctx)
 		if ps.Reset.OK {
@@ -139,6 +220,26 @@ func (k *stateKeeper) reset(ctx context.Context) *schema.CacheReset {
 	return cr
 }
 
+// eraseSlots empties every slot's prompt cache of llama.cpp's server
+// (POST /slots/{id}?action=erase, id 0 … slots−1); the reset is ok only
+// when every slot answered 2xx. A server started without
+// --slot-save-path answers 501, and the call records its message.
+func (k *stateKeeper) eraseSlots(ctx context.Context) *schema.CacheReset {
+	cr := &schema.CacheReset{AtNS: k.r.now(), Calls: []schema.ResetCall{}}
+	ok := true
+	for id := range k.slots {
+		call := k.call(ctx, schema.SlotErasePath(id))
+		cr.Calls = append(cr.Calls, call)
+		if !call.OK() {
+			ok = false
+			break // the server refuses them all alike (501): one call says it
+		}
+	}
+	cr.OK = ok
+	cr.DoneNS = k.r.now()
+	return cr
+}
+
 func (k *stateKeeper) call(ctx context.Context, path string) schema.ResetCall {
 	out := schema.ResetCall{Path: path}
 	ctx, cancel := context.WithTimeout(ctx, resetTimeout)
@@ -151,16 +252,18 @@ func (k *stateKeeper) call(ctx context.Context, path string) schema.ResetCall {
 	if k.r.o.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+k.r.o.APIKey)
 	}
-	resp, err := k.r.client.Do(req)
+	// A fresh connection: a kept-alive one the server closed after a
+	// stream would fail the call before it reached the server.
+	resp, err := k.r.fresh.Do(req)
 	if err != nil {
 		out.Error = schema.EscapeText(strings.TrimSpace(err.Error()), false)
 		return out
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	out.Status = resp.StatusCode
 	if !out.OK() {
-		out.Error = schema.EscapeText("HTTP "+resp.Status, false)
+		out.Error = schema.EscapeText("HTTP "+resp.Status+": "+serverMessage(body), false)
 	}
 	return out
 }
@@ -171,11 +274,12 @@ func (k *stateKeeper) record(m *schema.Manifest) {
 	if k == nil {
 		return
 	}
+	k.measure()
 	ss := &schema.ServerState{Fresh: k.fresh}
-	interesting := k.fresh != nil || k.paths != nil || k.declared != ""
+	interesting := k.fresh != nil || k.paths != nil || k.slots > 0 || k.declared != ""
 	for _, p := range k.points {
 		ss.Points = append(ss.Points, *p)
-		interesting = interesting || p.WarmupNS != nil
+		interesting = interesting || p.WarmupNS != nil || p.Cache != nil
 	}
 	if interesting {
 		m.ServerState = ss

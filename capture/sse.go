@@ -241,6 +241,8 @@ type StreamResult struct {
 	Cumulative []int64
 	// Usage is the last usage seen.
 	Usage *Usage
+	// Timings are the last llama.cpp timings seen.
+	Timings *Timings
 	// Done: "[DONE]" was read; Finished: a finish_reason was seen.
 	Done, Finished bool
 	// Err is the message of an in-band error; reading stops there.
@@ -280,6 +282,9 @@ func ReadStream(sr *SSEReader, hint int) StreamResult {
 				res.Usage = new(Usage)
 			}
 			*res.Usage = u
+		}
+		if ch.Timings != nil {
+			res.Timings = ch.Timings
 		}
 		if ch.Content {
 			res.Chunks = append(res.Chunks, ev.At)

@@ -35,6 +35,8 @@ func TestTranscripts(t *testing.T) {
 		{"tgi_error_event.sse", 1, false, false, -1, "generation: Request failed", 0},
 		{"llamacpp_chat.sse", 1, true, true, 1, "", 0},
 		{"llamacpp_error.sse", 1, false, false, -1, "context shift is disabled", 0},
+		{"llamacpp_real_chat.sse", 3, true, true, 3, "", 0},
+		{"llamacpp_real_completions.sse", 3, true, true, 3, "", 0},
 		{"openai_keepalive_crlf.sse", 2, true, true, 2, "", 2},
 		{"openai_toolcall_cr.sse", 2, true, true, -1, "", 0},
 	}
@@ -61,6 +63,9 @@ func TestTranscripts(t *testing.T) {
 				}
 				if got != tt.usage {
 					t.Errorf("%s: usage %d, want %d", name, got, tt.usage)
+				}
+				if strings.HasPrefix(tt.file, "llamacpp_real") && (res.Timings == nil || res.Timings.PredictedN == nil || *res.Timings.PredictedN != tt.usage || !res.Usage.HasCached) {
+					t.Errorf("%s: timings %+v usage %+v, want llama.cpp's predicted_n and cached tokens", name, res.Timings, res.Usage)
 				}
 				if (tt.errSubstr == "") != (res.Err == "") || !strings.Contains(res.Err, tt.errSubstr) {
 					t.Errorf("%s: err %q, want %q", name, res.Err, tt.errSubstr)

@@ -96,6 +96,10 @@ func TestDecodeRecordRoundTrip(t *testing.T) {
 		sampleRecord(1),
 		sampleRecord(40),
 		{ID: "x", Point: "p", Phase: PhaseWarmup, ChunksNS: []int64{}, Status: StatusRejected, Error: "429 <too many> & \"more\"\n\u2028é\x01"},
+		{ID: "s", Point: "p", Phase: PhaseMeasure, ChunksNS: []int64{5}, InputTokens: 156, OutputTokens: 1, Status: StatusOK, Retries: 1,
+			Server: &ServerReport{CachedTokens: ptr(int64(155)), PromptN: ptr(int64(1)), CacheN: ptr(int64(155)), PredictedN: ptr(int64(1)), PromptNS: ptr(int64(1_234_567)), PredictedNS: ptr(int64(0))}},
+		{ID: "t", Point: "p", Phase: PhaseMeasure, ChunksNS: []int64{5}, OutputTokens: 1, Status: StatusOK, Server: &ServerReport{CacheN: ptr(int64(0))}},
+		{ID: "u", Point: "p", Phase: PhaseMeasure, ChunksNS: []int64{5}, OutputTokens: 1, Status: StatusOK, Server: &ServerReport{}},
 		{ID: "o", Point: "p", Phase: PhaseMeasure, ChunksNS: []int64{5}, OutputTokens: 1, Status: StatusOK,
 			Orig: json.RawMessage(` { "ttft" : 0.5, "s":"<a&b>\u2029", "n":[1, {"x":null}] } `)},
 	}
@@ -162,6 +166,12 @@ func TestDecodeRecordErrorsNameTheField(t *testing.T) {
 		{"orig not object", repl(`"status":"ok"`, `"status":"ok","orig":[1]`), `field "orig": must be a JSON object`},
 		{"duplicate key in orig", repl(`"status":"ok"`, `"status":"ok","orig":{"ttft":1,"ttft":2}`), `field "orig": invalid JSON at column`},
 		{"escaped duplicate key in orig", repl(`"status":"ok"`, `"status":"ok","orig":{"m":[{"ttft":1,"tt\u0066t":2}]}`), `duplicate key "ttft"`},
+		{"server not object", repl(`"status":"ok"`, `"status":"ok","server":[1]`), `field "server": must be a JSON object`},
+		{"server unknown key", repl(`"status":"ok"`, `"status":"ok","server":{"cache_n":1,"slot":2}`), `field "server.slot": unknown field`},
+		{"server case differs", repl(`"status":"ok"`, `"status":"ok","server":{"Cache_N":1}`), `field "server.Cache_N": unknown field`},
+		{"server duplicate", repl(`"status":"ok"`, `"status":"ok","server":{"cache_n":1,"cache_n":2}`), `field "server.cache_n": duplicate key`},
+		{"server float", repl(`"status":"ok"`, `"status":"ok","server":{"prompt_ns":1.5}`), `field "server.prompt_ns": must be an integer`},
+		{"retries null", repl(`"status":"ok"`, `"status":"ok","retries":null`), `field "retries": must be an integer`},
 		{"trailing data", goodLine + ` {}`, `trailing data after the record`},
 		{"truncated", goodLine[:40], `invalid JSON`},
 		{"empty", ``, `empty line`},
@@ -257,6 +267,10 @@ func refDecodeRecord(line []byte) (*Record, error) {
 		}
 		switch key {
 		case "item", "scheduled_ns", "chunks_ns", "chunk_tokens":
+		case "server":
+			if err := refServerKeys(raw); err != nil {
+				return nil, err
+			}
 		case "orig":
 			if raw[0] != '{' {
 				return nil, errors.New("orig not object")
@@ -282,6 +296,40 @@ func refDecodeRecord(line []byte) (*Record, error) {
 		return nil, err
 	}
 	return &rec, nil
+}
+
+// refServerKeys refuses a server object whose keys are not exactly
+// ServerReport's (encoding/json would fold their case) or repeat one.
+func refServerKeys(raw json.RawMessage) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	for k := range m {
+		known := false
+		for _, n := range serverReportFields {
+			known = known || k == n
+		}
+		if !known {
+			return errors.New("unknown server field")
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.Token()
+	n := 0
+	for dec.More() {
+		dec.Token()
+		var v json.RawMessage
+		dec.Decode(&v)
+		n++
+	}
+	if n != len(m) {
+		return errors.New("duplicate server field")
+	}
+	return nil
 }
 
 // refDuplicateKeys reports whether the JSON value dec reads has an object
@@ -325,6 +373,7 @@ func recordSeeds(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"id":"\u00e9\ud800x","point":"p","repeat":-0,"phase":"warmup","item":null,"sent_ns":0,"end_ns":0,"chunks_ns":null,"input_tokens":0,"output_tokens":0,"status":"error","orig":{"a":[1e5,true,null,"\n"]}}`))
+	f.Add([]byte(`{"id":"a","point":"p","repeat":0,"phase":"measure","sent_ns":1,"end_ns":9,"chunks_ns":[2],"input_tokens":4,"output_tokens":1,"status":"ok","retries":1,"server":{"cached_tokens":3,"prompt_n":1,"cache_n":null,"predicted_n":1,"prompt_ns":5,"predicted_ns":0}}`))
 	files, _ := filepath.Glob("testdata/records/*.jsonl")
 	for _, name := range files {
 		b, err := os.ReadFile(name)

@@ -242,6 +242,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		// relabelled as not imported must not keep it.
 		add("orig", "only an imported run (evidence %q with a source block) holds a tool's original values", EvidenceImported)
 	}
+	checkServerReport(rec, add)
 	switch rec.Phase {
 	case PhaseMeasure:
 		c.sum.Measure++
@@ -494,4 +495,34 @@ func (c *RecordChecker) coveragePrefix(pointMajor bool) bool {
 		}
 	}
 	return true
+}
+
+// checkServerReport checks a record's retries and the engine's own
+// numbers: no negative value, and no more cached prompt tokens than the
+// prompt has (cached_tokens and llama.cpp's cache_n, when the record's
+// input_tokens came from the same answer: status ok).
+func checkServerReport(rec *Record, add func(field, format string, args ...any)) {
+	if rec.Retries < 0 {
+		add("retries", "must not be negative, got %d", rec.Retries)
+	}
+	sr := rec.Server
+	if sr == nil {
+		return
+	}
+	for i, n := range serverReportFields {
+		if v := *serverReportField(sr, i); v != nil && *v < 0 {
+			add("server."+n, "must not be negative, got %d", *v)
+		}
+	}
+	if rec.Status != StatusOK {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"cached_tokens", sr.CachedTokens}, {"cache_n", sr.CacheN}} {
+		if f.v != nil && *f.v > rec.InputTokens {
+			add("server."+f.name, "%d cached prompt tokens, but input_tokens is %d", *f.v, rec.InputTokens)
+		}
+	}
 }

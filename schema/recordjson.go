@@ -68,13 +68,15 @@ const (
 	fOutput
 	fStatus
 	fError
+	fRetries
+	fServer
 	fOrig
 	numRecordFields
 )
 
 var recordFieldNames = [numRecordFields]string{
 	"id", "point", "repeat", "phase", "item", "shard", "scheduled_ns", "sent_ns", "end_ns",
-	"chunks_ns", "chunk_tokens", "input_tokens", "output_tokens", "status", "error", "orig",
+	"chunks_ns", "chunk_tokens", "input_tokens", "output_tokens", "status", "error", "retries", "server", "orig",
 }
 
 // requiredRecordFields must appear in every record line.
@@ -113,6 +115,10 @@ func recordField(key []byte) int {
 		return fStatus
 	case "error":
 		return fError
+	case "retries":
+		return fRetries
+	case "server":
+		return fServer
 	case "orig":
 		return fOrig
 	}
@@ -400,6 +406,13 @@ func (d *recordDecoder) value(f int, rec *Record) error {
 		}
 		d.tokens, err = d.intArray(d.tokens[:0])
 		rec.ChunkTokens = d.tokens
+	case fRetries:
+		rec.Retries, err = d.intValue()
+	case fServer:
+		if d.null() {
+			return nil
+		}
+		rec.Server, err = d.serverReport()
 	case fOrig:
 		if d.i >= len(d.b) || d.b[d.i] != '{' {
 			return d.fail("must be a JSON object")
@@ -411,6 +424,76 @@ func (d *recordDecoder) value(f int, rec *Record) error {
 		}
 	}
 	return err
+}
+
+// serverReport parses a record's server object: known keys only, each
+// once, integer or null values (null leaves the field unreported, as
+// encoding/json does). It allocates, since few records carry one.
+func (d *recordDecoder) serverReport() (*ServerReport, error) {
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return nil, d.fail("must be a JSON object")
+	}
+	d.i++
+	sr := new(ServerReport)
+	outer := d.field
+	var seen uint8
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		return sr, nil
+	}
+	for {
+		d.field = outer
+		d.ws()
+		if d.i >= len(d.b) || d.b[d.i] != '"' {
+			return nil, d.syntax("a field name")
+		}
+		key, err := d.stringBytes()
+		if err != nil {
+			return nil, err
+		}
+		k := -1
+		for i, n := range serverReportFields {
+			if string(key) == n {
+				k = i
+			}
+		}
+		d.field = outer + "." + string(key)
+		if k < 0 {
+			return nil, d.fail("unknown field")
+		}
+		if seen&(1<<k) != 0 {
+			return nil, d.fail("duplicate key")
+		}
+		seen |= 1 << k
+		d.ws()
+		if d.i >= len(d.b) || d.b[d.i] != ':' {
+			return nil, d.syntax("':'")
+		}
+		d.i++
+		d.ws()
+		if !d.null() {
+			v, err := d.intValue()
+			if err != nil {
+				return nil, err
+			}
+			*serverReportField(sr, k) = &v
+		}
+		d.ws()
+		if d.i >= len(d.b) {
+			return nil, d.syntax("',' or '}'")
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+			continue
+		case '}':
+			d.i++
+			d.field = outer
+			return sr, nil
+		}
+		return nil, d.syntax("',' or '}'")
+	}
 }
 
 func internStatus(s []byte) string {
@@ -938,6 +1021,27 @@ func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	if rec.Error != "" {
 		buf = append(buf, `,"error":`...)
 		buf = appendJSONString(buf, EscapeText(rec.Error, false))
+	}
+	if rec.Retries != 0 {
+		buf = append(buf, `,"retries":`...)
+		buf = strconv.AppendInt(buf, rec.Retries, 10)
+	}
+	if rec.Server != nil {
+		buf = append(buf, `,"server":{`...)
+		first := true
+		for i, n := range serverReportFields {
+			if v := *serverReportField(rec.Server, i); v != nil {
+				if !first {
+					buf = append(buf, ',')
+				}
+				first = false
+				buf = append(buf, '"')
+				buf = append(buf, n...)
+				buf = append(buf, `":`...)
+				buf = strconv.AppendInt(buf, *v, 10)
+			}
+		}
+		buf = append(buf, '}')
 	}
 	if len(rec.Orig) > 0 {
 		buf = append(buf, `,"orig":`...)

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
+	"strconv"
 )
 
 // Prefix-cache states of a point × repeat (manifest.server_state.points[]
@@ -14,6 +16,9 @@ const (
 	PrefixCacheEmpty   = "empty"
 	PrefixCacheWarm    = "warm"
 	PrefixCacheUnknown = "unknown"
+	// PrefixCacheDisabled: the engine ran without a prefix cache (the
+	// publisher's engine.prefix_cache, declared).
+	PrefixCacheDisabled = "disabled"
 )
 
 // Sources of a server-state fact: measured by capture (a recorded reset
@@ -25,11 +30,19 @@ const (
 	StateDeclared = "declared"
 )
 
-// Reset endpoints capture knows (POST): vLLM's and SGLang's.
+// Reset endpoints capture knows (POST): vLLM's and SGLang's; llama.cpp's
+// is one call per slot (SlotErasePath).
 const (
 	ResetVLLM   = "/reset_prefix_cache"
 	ResetSGLang = "/flush_cache"
 )
+
+// SlotErasePath is llama.cpp's reset of one slot's prompt cache: POST
+// /slots/ID?action=erase (501 unless the server runs with
+// --slot-save-path).
+func SlotErasePath(id int) string { return "/slots/" + strconv.Itoa(id) + "?action=erase" }
+
+var slotEraseRE = regexp.MustCompile(`^/slots/(0|[1-9][0-9]{0,8})\?action=erase$`)
 
 // ServerState is what capture measured or the publisher declared about the
 // server's state (manifest.server_state): whether it was freshly started,
@@ -80,6 +93,21 @@ type PointState struct {
 	// Reset is capture's call of the engine's reset endpoint before the
 	// point (capture --reset-prefix-cache); nil when none was made.
 	Reset *CacheReset `json:"reset,omitempty"`
+	// Cache is the prefix-cache use the engine itself reported for the
+	// point's requests (measured); nil when no answer reported it.
+	Cache *CacheUse `json:"cache,omitempty"`
+}
+
+// CacheUse sums, over the ok requests of one point × repeat (warmup and
+// measured) whose answers reported cached prompt tokens (a record's
+// server.cached_tokens or cache_n), the prompt tokens and the cached
+// ones. FirstCached is what the point's first request sent reported; a
+// measured cache state is empty when it is 0 and warm otherwise.
+type CacheUse struct {
+	Requests     int64 `json:"requests"`
+	PromptTokens int64 `json:"prompt_tokens"`
+	CachedTokens int64 `json:"cached_tokens"`
+	FirstCached  int64 `json:"first_cached"`
 }
 
 // CacheReset records one attempt to empty the engine's prefix cache: the
@@ -165,37 +193,54 @@ func validateServerState(ps *problems, m *Manifest) {
 			if len(r.Calls) == 0 {
 				ps.add(f+".reset.calls", "a reset lists the calls it made")
 			}
-			anyOK := false
+			anyOK, slots, allSlotsOK := false, 0, true
 			for j, c := range r.Calls {
-				if c.Path != ResetVLLM && c.Path != ResetSGLang {
-					ps.add(fmt.Sprintf("%s.reset.calls[%d].path", f, j), "must be %s, got %q", quoteList(ResetVLLM, ResetSGLang), c.Path)
+				switch {
+				case slotEraseRE.MatchString(c.Path):
+					slots++
+					allSlotsOK = allSlotsOK && c.OK()
+				case c.Path != ResetVLLM && c.Path != ResetSGLang:
+					ps.add(fmt.Sprintf("%s.reset.calls[%d].path", f, j), "must be %s or /slots/ID?action=erase, got %q", quoteList(ResetVLLM, ResetSGLang), c.Path)
+				default:
+					anyOK = anyOK || c.OK()
 				}
-				anyOK = anyOK || c.OK()
 			}
-			if r.OK != anyOK {
+			switch {
+			case slots > 0 && slots < len(r.Calls):
+				ps.add(f+".reset.calls", "mixes llama.cpp slot erases with other reset endpoints")
+			case slots > 0 && r.OK != allSlotsOK:
+				ps.add(f+".reset.ok", "is %v, but the calls say %v (a llama.cpp reset is ok when every slot's erase answered 2xx)", r.OK, allSlotsOK)
+			case slots == 0 && r.OK != anyOK:
 				ps.add(f+".reset.ok", "is %v, but the calls say %v (ok means one call answered 2xx)", r.OK, anyOK)
 			}
 			if r.AtNS < 0 || r.DoneNS < r.AtNS {
 				ps.add(f+".reset", "at_ns %d and done_ns %d: want 0 ≤ at_ns ≤ done_ns", r.AtNS, r.DoneNS)
 			}
 		}
+		if cu := p.Cache; cu != nil && (cu.Requests < 1 || cu.PromptTokens < 0 || cu.CachedTokens < 0 || cu.CachedTokens > cu.PromptTokens || cu.FirstCached < 0) {
+			ps.add(f+".cache", "want requests ≥ 1 and 0 ≤ cached_tokens ≤ prompt_tokens, first_cached ≥ 0; got %+v", *cu)
+		}
 		switch p.PrefixCache {
-		case PrefixCacheEmpty, PrefixCacheWarm:
+		case PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled:
 			switch p.PrefixCacheSource {
 			case StateReset:
 				if p.PrefixCache != PrefixCacheEmpty || p.Reset == nil || !p.Reset.OK {
 					ps.add(f+".prefix_cache_source", "reset: only an empty cache after a recorded successful reset (reset.ok) is of source reset")
 				}
+			case StateMeasured:
+				if p.Cache == nil || p.PrefixCache == PrefixCacheDisabled || (p.Cache.FirstCached == 0) != (p.PrefixCache == PrefixCacheEmpty) {
+					ps.add(f+".prefix_cache_source", "measured: the cache is empty when the point's first request reported no cached prompt token (cache.first_cached 0) and warm otherwise")
+				}
 			case StateDeclared:
 			default:
-				ps.add(f+".prefix_cache_source", "must be %s for a %s cache, got %q", quoteList(StateReset, StateDeclared), p.PrefixCache, p.PrefixCacheSource)
+				ps.add(f+".prefix_cache_source", "must be %s for a %s cache, got %q", quoteList(StateReset, StateMeasured, StateDeclared), p.PrefixCache, p.PrefixCacheSource)
 			}
 		case PrefixCacheUnknown:
 			if p.PrefixCacheSource != "" {
 				ps.add(f+".prefix_cache_source", "an unknown cache has no source, got %q", p.PrefixCacheSource)
 			}
 		default:
-			ps.add(f+".prefix_cache", "must be %s, got %q", quoteList(PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheUnknown), p.PrefixCache)
+			ps.add(f+".prefix_cache", "must be %s, got %q", quoteList(PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled, PrefixCacheUnknown), p.PrefixCache)
 		}
 	}
 }

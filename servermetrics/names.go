@@ -5,7 +5,12 @@ const (
 	EngineVLLM   = "vllm"
 	EngineSGLang = "sglang"
 	EngineTGI    = "tgi"
+	// EngineLlamaCpp is llama.cpp's llama-server (started with --metrics).
+	EngineLlamaCpp = "llamacpp"
 )
+
+// Engines lists the engines of Names, in the order DetectEngine tries them.
+var Engines = []string{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCpp}
 
 // Roles: what a metric measures, independent of the engine's name for it.
 const (
@@ -22,10 +27,24 @@ const (
 	RoleGenerationTokens = "generation_tokens"
 	RoleRequestSuccess   = "request_success"
 	RolePreemptions      = "preemptions"
+	// RolePromptTokensCached counts prompt tokens the engine reused from
+	// its cache instead of computing them (llama.cpp counts them apart
+	// from RolePromptTokens).
+	RolePromptTokensCached = "prompt_tokens_cached"
+	// RolePromptSeconds and RoleGenerationSeconds are the engine's total
+	// time spent on prompts and on generating tokens, in seconds.
+	RolePromptSeconds     = "prompt_seconds"
+	RoleGenerationSeconds = "generation_seconds"
+	// RoleDecodeCalls counts the engine's forward passes (llama_decode).
+	RoleDecodeCalls = "decode_calls"
 	// Gauges.
 	RoleRunning = "running"
 	RoleWaiting = "waiting"
 	RoleKVCache = "kv_cache_usage"
+	// RoleBusySlotsPerDecode is llama.cpp's mean of busy slots per
+	// forward pass since the server started: a running average, not a
+	// state.
+	RoleBusySlotsPerDecode = "busy_slots_per_decode"
 )
 
 // Metric kinds.
@@ -53,7 +72,10 @@ type Name struct {
 // (docs/server-metrics.md prints the same table). Sources: vLLM
 // docs/design/metrics.md and vllm/v1/metrics/loggers.py; SGLang
 // docs/references/production_metrics.md and metrics_collector.py; TGI
-// docs/source/reference/metrics.md. TGI has no TTFT histogram.
+// docs/source/reference/metrics.md; llama.cpp tools/server/server-task.cpp
+// (server_task_result_metrics::to_metrics, release v0.5.0 of
+// node-llama-cpp's bundle, commit de3ff815). TGI has no TTFT histogram;
+// llama.cpp exposes no histogram and no finished-requests counter at all.
 var Names = []Name{
 	{EngineVLLM, RoleTTFT, KindHistogram, "vllm:time_to_first_token_seconds", "from the frontend's arrival time (tokenization start), so it excludes the network and HTTP handling before it"},
 	{EngineVLLM, RoleITL, KindHistogram, "vllm:inter_token_latency_seconds", "one observation per engine step that produced tokens"},
@@ -88,6 +110,16 @@ var Names = []Name{
 	{EngineTGI, RoleQueue, KindHistogram, "tgi_request_queue_duration", ""},
 	{EngineTGI, RoleRequestSuccess, KindCounter, "tgi_request_success", ""},
 	{EngineTGI, RoleWaiting, KindGauge, "tgi_queue_size", ""},
+
+	{EngineLlamaCpp, RolePromptTokens, KindCounter, "llamacpp:prompt_tokens_total", "prompt tokens computed, excluding those reused from the cache (prompt_tokens_cached); added when a prompt batch is flushed"},
+	{EngineLlamaCpp, RolePromptTokensCached, KindCounter, "llamacpp:prompt_tokens_cached_total", "prompt tokens reused from a slot's cache"},
+	{EngineLlamaCpp, RoleGenerationTokens, KindCounter, "llamacpp:tokens_predicted_total", ""},
+	{EngineLlamaCpp, RolePromptSeconds, KindCounter, "llamacpp:prompt_seconds_total", ""},
+	{EngineLlamaCpp, RoleGenerationSeconds, KindCounter, "llamacpp:tokens_predicted_seconds_total", ""},
+	{EngineLlamaCpp, RoleDecodeCalls, KindCounter, "llamacpp:n_decode_total", "llama_decode() calls, excluding speculative and multimodal decoding"},
+	{EngineLlamaCpp, RoleRunning, KindGauge, "llamacpp:requests_processing", "slots processing a request"},
+	{EngineLlamaCpp, RoleWaiting, KindGauge, "llamacpp:requests_deferred", "requests deferred until a slot is free"},
+	{EngineLlamaCpp, RoleBusySlotsPerDecode, KindGauge, "llamacpp:n_busy_slots_per_decode", "an average since the server started, not a current state"},
 }
 
 // Lookup returns the engine's name for a role, if it has one.

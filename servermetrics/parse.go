@@ -24,7 +24,7 @@ var (
 	// ErrTooFewScrapes: Delta needs a scrape before and one after.
 	ErrTooFewScrapes = errors.New("too few scrapes")
 	// ErrNoEngineMetrics: no metric of a known engine in the scrapes.
-	ErrNoEngineMetrics = errors.New("server metrics: no known engine metrics (vLLM, SGLang or TGI names) in the scrapes")
+	ErrNoEngineMetrics = errors.New("server metrics: no known engine metrics (vLLM, SGLang, TGI or llama.cpp names) in the scrapes")
 )
 
 // MaxScrapeBytes bounds one scrape read by Parse.
@@ -201,7 +201,7 @@ func (s *Snapshot) lookup(n Name) (*Family, bool) {
 // one with the most known names present ("" when none is).
 func DetectEngine(s *Snapshot) string {
 	best, n := "", 0
-	for _, e := range []string{EngineVLLM, EngineSGLang, EngineTGI} {
+	for _, e := range Engines {
 		k := 0
 		for _, nm := range Names {
 			if nm.Engine == e {

@@ -202,7 +202,7 @@ func TestNamesTableHasOneEntryPerEngineRole(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, n := range []string{"sglang_docs.prom", "vllm_before.prom", "tgi.prom"} {
+	for _, n := range []string{"sglang_docs.prom", "vllm_before.prom", "tgi.prom", "llamacpp.prom"} {
 		b, err := os.ReadFile(filepath.Join("testdata", n))
 		if err != nil {
 			f.Fatal(err)
@@ -227,7 +227,7 @@ func TestDocsTableEqualsNames(t *testing.T) {
 	}
 	var rows []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "| vllm |") || strings.HasPrefix(l, "| sglang |") || strings.HasPrefix(l, "| tgi |") {
+		if strings.HasPrefix(l, "| vllm |") || strings.HasPrefix(l, "| sglang |") || strings.HasPrefix(l, "| tgi |") || strings.HasPrefix(l, "| llamacpp |") {
 			rows = append(rows, l)
 		}
 	}
@@ -244,3 +244,36 @@ func TestDocsTableEqualsNames(t *testing.T) {
 
 // wholeRun is a load that every test scrape falls inside.
 var wholeRun = Load{ToNS: 1 << 62}
+
+// TestLlamaCppScrapeIsRead: a real llama.cpp /metrics answer is detected
+// as llama.cpp (it was unknown: no server column at all) and every name
+// of the table is found in it; what llama.cpp lacks (histograms, a
+// finished-requests counter) is absent with its reason.
+func TestLlamaCppScrapeIsRead(t *testing.T) {
+	s := load(t, "llamacpp.prom", 0)
+	if got := DetectEngine(s); got != EngineLlamaCpp {
+		t.Fatalf("engine %q, want %q", got, EngineLlamaCpp)
+	}
+	col, err := Delta("", []*Snapshot{s, s}, wholeRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(col.Absent) != 0 || len(col.Histograms) != 0 {
+		t.Errorf("absent %+v histograms %d: every llama.cpp name of the table is in the scrape, none a histogram", col.Absent, len(col.Histograms))
+	}
+	got := map[string]bool{}
+	for _, c := range col.Counters {
+		got[c.Role] = true
+	}
+	for _, r := range []string{RolePromptTokens, RolePromptTokensCached, RoleGenerationTokens, RolePromptSeconds, RoleGenerationSeconds, RoleDecodeCalls} {
+		if !got[r] {
+			t.Errorf("counter %s missing", r)
+		}
+	}
+	if _, ok := Lookup(EngineLlamaCpp, RoleRequestSuccess); ok {
+		t.Error("llama.cpp has no finished-requests counter")
+	}
+	if _, ok := ServedBefore(s); ok {
+		t.Error("a fresh start cannot be measured without a finished-requests counter")
+	}
+}

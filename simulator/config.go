@@ -61,7 +61,32 @@ type Config struct {
 	// reset endpoint, so a reset gets 404 as from a vLLM started without
 	// VLLM_SERVER_DEV_MODE=1).
 	CacheResetPath string
+	// Flavor is the engine the simulator answers like: FlavorVLLM (the
+	// default) or FlavorLlamaCpp (FlavorLlamaCpp's names, endpoints and
+	// fields; see llamacpp.go).
+	Flavor string
+	// CloseAfterStream closes the connection a few milliseconds after
+	// each streamed answer ends, although the answer said keep-alive, as
+	// llama.cpp's server does: a client that reuses the connection by then
+	// loses the request it sent on it, which the server never reads.
+	CloseAfterStream bool
+	// SlotSave (FlavorLlamaCpp) acts as llama.cpp started with
+	// --slot-save-path: POST /slots/{id}?action=erase empties a slot's
+	// cache; without it the answer is 501.
+	SlotSave bool
 }
+
+// Flavors of the simulator.
+const (
+	FlavorVLLM     = "vllm"
+	FlavorLlamaCpp = "llamacpp"
+)
+
+// closeAfterStreamDelay is how long the simulator keeps a connection open
+// after a stream's end with CloseAfterStream: long enough that a client
+// on the same host has reused it (as against a loaded llama.cpp), short
+// enough not to slow a test.
+const closeAfterStreamDelay = 5 * time.Millisecond
 
 // Reset endpoints the simulator can serve (POST): vLLM's and SGLang's.
 const (

@@ -52,6 +52,7 @@ type metrics struct {
 	tpot, itl                      *histogram
 	promptTokens, generationTokens uint64
 	success                        map[string]uint64 // by finished_reason
+	llama                          llamaMetrics
 }
 
 func newMetrics() *metrics {
@@ -132,5 +133,9 @@ func (s *Server) writeMetrics(w io.Writer) {
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.mark(w)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if s.cfg.Flavor == FlavorLlamaCpp {
+		s.writeLlamaMetrics(w)
+		return
+	}
 	s.writeMetrics(w)
 }

@@ -58,6 +58,8 @@ func (q *request) promptText() string {
 // plan is what the simulator decides for one request, up front.
 type plan struct {
 	promptTokens int
+	// cached is the prompt tokens reused from the cache (FlavorLlamaCpp).
+	cached       int
 	outputTokens int
 	chunks       []int         // tokens per chunk
 	stalls       []bool        // stall before chunk i
@@ -94,8 +96,18 @@ func (s *Server) plan(q *request, chat bool) *plan {
 	if s.cfg.ErrorRate > 0 && rng.Float64() < s.cfg.ErrorRate {
 		p.failAt = rng.IntN(len(p.chunks) + 1)
 	}
-	p.prefill = s.cfg.PrefillBase + time.Duration(p.promptTokens)*s.cfg.PrefillPerToken
-	if s.cfg.PrefixCaching {
+	if s.cfg.Flavor == FlavorLlamaCpp {
+		// The server's own count: the rendered prompt with BOS, part
+		// of it reused from a slot's cache.
+		if chat {
+			text = llamaTemplate(text)
+		}
+		toks := llamaTokens(text, true)
+		p.promptTokens = len(toks)
+		p.cached = s.lcache.take(toks)
+	}
+	p.prefill = s.cfg.PrefillBase + time.Duration(p.promptTokens-p.cached)*s.cfg.PrefillPerToken
+	if s.cfg.PrefixCaching && s.cfg.Flavor != FlavorLlamaCpp {
 		key := h.Sum64()
 		s.cacheMu.Lock()
 		if s.cache[key] {

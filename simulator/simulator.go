@@ -40,6 +40,11 @@ type Server struct {
 	cacheMu sync.Mutex
 	cache   map[uint64]bool
 	resets  atomic.Int64
+	// lcache is the llama.cpp flavor's slot cache, vocab its tokenizer's
+	// ids (FlavorLlamaCpp only).
+	lcache  *slotCache
+	vocabMu sync.Mutex
+	vocab   map[string]int
 }
 
 // New checks cfg, fills defaults and returns a server.
@@ -66,6 +71,12 @@ func New(cfg Config) (*Server, error) {
 	var errs []error
 	if err := CheckTimeScale(cfg.TimeScale); err != nil {
 		errs = append(errs, err)
+	}
+	if cfg.Flavor == "" {
+		cfg.Flavor = FlavorVLLM
+	}
+	if cfg.Flavor != FlavorVLLM && cfg.Flavor != FlavorLlamaCpp {
+		errs = append(errs, fmt.Errorf("flavor %q is none of %s, %s", cfg.Flavor, FlavorVLLM, FlavorLlamaCpp))
 	}
 	if cfg.CacheResetPath == "" {
 		cfg.CacheResetPath = ResetPathVLLM
@@ -98,7 +109,13 @@ func New(cfg Config) (*Server, error) {
 		started: time.Now(), cache: map[uint64]bool{}}
 	s.cold.Store(true)
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
-	if cfg.CacheResetPath != "none" {
+	if cfg.Flavor == FlavorLlamaCpp {
+		s.lcache, s.vocab = newSlotCache(cfg.MaxRunning), map[string]int{}
+		s.mux.HandleFunc("GET /props", s.props)
+		s.mux.HandleFunc("POST /slots/{id}", s.slotAction)
+		s.mux.HandleFunc("POST /tokenize", s.tokenize)
+		s.mux.HandleFunc("POST /apply-template", s.applyTemplate)
+	} else if cfg.CacheResetPath != "none" {
 		s.mux.HandleFunc("POST "+cfg.CacheResetPath, s.resetCache)
 	}
 	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
@@ -151,6 +168,11 @@ func (s *Server) scale(d time.Duration) time.Duration {
 func (s *Server) mark(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set(Header, "1")
+	if s.cfg.Flavor == FlavorLlamaCpp {
+		h.Set("Server", LlamaCppServerHeader)
+		h.Set("Keep-Alive", "timeout=5, max=100")
+		return
+	}
 	h.Set("Server", Owner)
 }
 

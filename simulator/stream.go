@@ -33,6 +33,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 		obj = "chat.completion.chunk"
 	}
 	buf := make([]byte, 0, 512)
+	llama := s.cfg.Flavor == FlavorLlamaCpp
 	head := func() {
 		buf = append(buf[:0], `data: {"id":"`...)
 		buf = append(buf, id...)
@@ -40,9 +41,16 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 		buf = append(buf, obj...)
 		buf = append(buf, `","created":0,"model":`...)
 		buf = append(buf, quote(s.cfg.Model)...)
+		if llama {
+			buf = append(buf, `,"system_fingerprint":"`+LlamaCppBuildInfo+`"`...)
+		}
 		buf = append(buf, `,"choices":[`...)
 	}
 	usage := func(done int) {
+		if llama {
+			buf = p.llamaUsage(buf, done, tm, true)
+			return
+		}
 		buf = append(buf, `"usage":{"prompt_tokens":`...)
 		buf = strconv.AppendInt(buf, int64(p.promptTokens), 10)
 		buf = append(buf, `,"completion_tokens":`...)
@@ -150,11 +158,21 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 		buf = append(buf, ',')
 		usage(done)
 	}
+	switch {
+	case llama && !chat:
+		// llama.cpp's completions stream: usage and timings always on
+		// the finish chunk, no usage chunk.
+		buf = append(buf, ',')
+		buf = p.llamaUsage(buf, done, tm, true)
+	case llama && !includeUsage:
+		buf = append(buf, ',')
+		buf = p.llamaUsage(buf, done, tm, false)
+	}
 	buf = append(buf, "}\n\n"...)
 	if !send() {
 		return
 	}
-	if includeUsage {
+	if includeUsage && !(llama && !chat) {
 		head()
 		buf = append(buf, "],"...)
 		usage(done)
@@ -168,5 +186,25 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 		s.served.Add(1)
 		tm.output = done
 		s.metrics.finished(tm, finish)
+		if llama {
+			s.llamaFinished(tm, p.cached)
+		}
 	}
+	if s.cfg.CloseAfterStream {
+		s.closeAfter(w)
+	}
+}
+
+// closeAfter ends the chunked answer and closes its connection a moment
+// later, as llama.cpp's server does after a stream (its answer said
+// keep-alive): a request the client sent on the connection meanwhile is
+// never read.
+func (s *Server) closeAfter(w http.ResponseWriter) {
+	conn, bw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	bw.WriteString("0\r\n\r\n")
+	bw.Flush()
+	time.AfterFunc(closeAfterStreamDelay, func() { conn.Close() })
 }

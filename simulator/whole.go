@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -51,10 +52,21 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *plan, chat
 			"choices": []any{map[string]any{"index": 0, "text": text.String(), "finish_reason": "length"}},
 			"usage":   u}
 	}
+	if s.cfg.Flavor == FlavorLlamaCpp {
+		// usage with cached tokens, timings and system_fingerprint, spliced
+		// into the encoded object.
+		b, _ := json.Marshal(body)
+		tail := p.llamaUsage(append([]byte(`,"system_fingerprint":"`+LlamaCppBuildInfo+`",`), nil...), p.outputTokens, tm, true)
+		u := bytes.LastIndex(b, []byte(`,"usage":`))
+		body = json.RawMessage(append(append(b[:u:u], tail...), '}'))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if json.NewEncoder(w).Encode(body) == nil {
 		s.served.Add(1)
 		tm.output = p.outputTokens
 		s.metrics.finished(tm, "length")
+		if s.cfg.Flavor == FlavorLlamaCpp {
+			s.llamaFinished(tm, p.cached)
+		}
 	}
 }

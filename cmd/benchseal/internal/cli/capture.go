@@ -53,6 +53,7 @@ type captureOptions struct {
 	prompts            string
 	forceLength        bool
 	perChunkUsage      bool
+	distinctPrompts    bool
 	temperature        float64
 	preset             string
 	plan               string
@@ -140,7 +141,8 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
 	f.StringVar(&o.serverMetrics, "server-metrics", capture.ServerMetricsAuto, "engine Prometheus metrics URL scraped before, during and after every point (auto: the endpoint's /metrics when it answers with engine metrics; off: none)")
 	f.DurationVar(&o.serverMetricsInterval, "server-metrics-interval", capture.DefaultServerMetricsInterval, "period of the server-metrics scrapes during a point")
-	f.BoolVar(&o.resetPrefixCache, "reset-prefix-cache", false, "empty the engine's prefix cache before every point × repeat (POST /reset_prefix_cache, vLLM; /flush_cache, SGLang); each attempt is recorded, a failed one leaves that point's cache state unknown")
+	f.BoolVar(&o.resetPrefixCache, "reset-prefix-cache", false, "empty the engine's prefix cache before every point × repeat (POST /reset_prefix_cache, vLLM; /flush_cache, SGLang; POST /slots/ID?action=erase for every slot, llama.cpp started with --slot-save-path); each attempt is recorded, a failed one leaves that point's cache state to what the engine reports")
+	f.BoolVar(&o.distinctPrompts, "distinct-prompts", false, "give every point × repeat synthetic prompts of its own (seeded, in the workload), so no prompt cache carries over between them")
 	f.BoolVar(&o.serverFresh, "server-fresh", false, "declare that the server was freshly started for this run (measured instead when /metrics before the run holds the engine's counters; a contradicted declaration stops the run)")
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (sent as Bearer, never recorded)")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 0, "wait up to this long for GET /v1/models to answer before starting")
@@ -405,6 +407,7 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		MaxErrorRate:  o.maxErrorRate,
 		OnFailure:     failurePrinter(o.io.ErrOut, maxFailuresShown),
 	}
+	opts.Plan.DistinctPrompts = opts.Plan.DistinctPrompts || o.distinctPrompts
 	if cmd.Flags().Changed("temperature") {
 		t := o.temperature
 		opts.Request.Temperature = &t

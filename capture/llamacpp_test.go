@@ -1,0 +1,272 @@
+package capture_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/servermetrics"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+// llamaSim serves the simulator as llama.cpp's server: close after each
+// stream, a slot prompt cache reported in usage and timings, its
+// /metrics, /props and /tokenize.
+func llamaSim(t *testing.T, edit func(*simulator.Config)) (*simulator.Server, *httptest.Server) {
+	t.Helper()
+	cfg := simulator.DefaultConfig()
+	cfg.Seed = 3
+	cfg.TimeScale = 0.01
+	cfg.Flavor = simulator.FlavorLlamaCpp
+	cfg.CloseAfterStream = true
+	cfg.MaxRunning = 4
+	if edit != nil {
+		edit(&cfg)
+	}
+	s, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return s, ts
+}
+
+func llamaOptions(t *testing.T, url string) capture.Options {
+	o := baseOptions(t, url)
+	o.Plan.Points = []schema.Point{{Concurrency: 1, Requests: 12}, {Concurrency: 4, Requests: 16}}
+	o.Plan.Repeats = 2
+	return o
+}
+
+// TestServerClosingAfterStreamsCausesNoFailure: a server that closes the
+// connection after every stream (llama.cpp) made about one request in
+// six fail with EOF on the reused connection, although the server never
+// saw it. Each such request is now resent once on a fresh connection,
+// recorded in retries and the manifest's note, and the server served
+// every request exactly once.
+func TestServerClosingAfterStreamsCausesNoFailure(t *testing.T) {
+	sim, ts := llamaSim(t, nil)
+	o := llamaOptions(t, ts.URL)
+	o.SkipPreflight = true
+	res, err := capture.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := readRun(t, o.OutDir)
+	var retried int64
+	for _, r := range rf.recs {
+		if r.Status != schema.StatusOK {
+			t.Errorf("%s: %s %s", r.ID, r.Status, r.Error)
+		}
+		retried += r.Retries
+	}
+	if retried == 0 {
+		t.Fatal("no request was resent: the simulator did not close its connections under the client")
+	}
+	served, _ := sim.Stats()
+	if served != res.Records {
+		t.Errorf("the server served %d requests for %d records: a resend reached it twice or a record has no request", served, res.Records)
+	}
+	if n := rf.m.Notes["connections"]; !strings.Contains(n, "sent again at once on a fresh connection") {
+		t.Errorf("notes.connections = %q", n)
+	}
+}
+
+// TestServerErrorsAreNeverResent: a request the server answered, even
+// with an error, is the server's and is not sent again.
+func TestServerErrorsAreNeverResent(t *testing.T) {
+	_, ts := llamaSim(t, func(c *simulator.Config) { c.ErrorRate = 1 })
+	o := llamaOptions(t, ts.URL)
+	o.SkipPreflight = true
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readRun(t, o.OutDir).recs {
+		if r.Status != schema.StatusError || r.Retries != 0 {
+			t.Fatalf("%s: status %s retries %d, want the server's error and no resend", r.ID, r.Status, r.Retries)
+		}
+	}
+}
+
+// TestLlamaCppCacheAndTimingsAreRecordedAndTheCacheStateMeasured: every
+// record keeps the cached prompt tokens and timings the server reported,
+// consistent with its usage, and each point's cache state is measured
+// from them: with the same prompts in every point × repeat, all but the
+// first are warm (before, all were "unknown").
+func TestLlamaCppCacheAndTimingsAreRecordedAndTheCacheStateMeasured(t *testing.T) {
+	_, ts := llamaSim(t, nil)
+	o := llamaOptions(t, ts.URL)
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	rf := readRun(t, o.OutDir)
+	for _, r := range rf.recs {
+		s := r.Server
+		if s == nil || s.CachedTokens == nil || s.CacheN == nil || s.PromptN == nil || s.PredictedN == nil || s.PromptNS == nil || s.PredictedNS == nil {
+			t.Fatalf("%s: server %+v, want every field llama.cpp reports", r.ID, s)
+		}
+		if *s.CachedTokens != *s.CacheN || *s.PromptN+*s.CacheN != r.InputTokens || *s.PredictedN != r.OutputTokens {
+			t.Fatalf("%s: server %+v disagrees with input %d output %d", r.ID, *s, r.InputTokens, r.OutputTokens)
+		}
+	}
+	ss := rf.m.ServerState
+	if ss == nil || len(ss.Points) != 4 {
+		t.Fatalf("server_state %+v", ss)
+	}
+	for i, p := range ss.Points {
+		if p.Cache == nil || p.PrefixCacheSource != schema.StateMeasured {
+			t.Fatalf("point %d: %+v, want a measured state", i, p)
+		}
+		if i > 0 && (p.PrefixCache != schema.PrefixCacheWarm || p.Cache.CachedTokens*2 < p.Cache.PromptTokens) {
+			t.Errorf("point %d (%s r%d): %s with %+v, want warm and mostly cached (the prompts repeat)", i, p.Point, p.Repeat, p.PrefixCache, *p.Cache)
+		}
+	}
+}
+
+// TestLlamaCppSlotsAreErasedAndDistinctPromptsKeepTheCacheEmpty: with
+// --reset-prefix-cache capture erases every slot (total_slots from /props)
+// before each point × repeat; with distinct prompts the engine then
+// reports no cached token at the first request of any point, so every
+// state is empty (reset, confirmed by the measurement). Without
+// --slot-save-path the server answers 501, recorded with its message,
+// and the state is what the engine reported.
+func TestLlamaCppSlotsAreErasedAndDistinctPromptsKeepTheCacheEmpty(t *testing.T) {
+	t.Run("slot save path", func(t *testing.T) {
+		sim, ts := llamaSim(t, func(c *simulator.Config) { c.SlotSave = true })
+		o := llamaOptions(t, ts.URL)
+		o.ResetPrefixCache = true
+		o.Plan.DistinctPrompts = true
+		o.Request.API = capture.APICompletions // no chat template shared by every prompt
+		if _, err := capture.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		rf := readRun(t, o.OutDir)
+		for i, p := range rf.m.ServerState.Points {
+			if p.Reset == nil || !p.Reset.OK || len(p.Reset.Calls) != 4 || p.Reset.Calls[3].Path != "/slots/3?action=erase" {
+				t.Fatalf("point %d: reset %+v, want the 4 slots erased", i, p.Reset)
+			}
+			if p.PrefixCache != schema.PrefixCacheEmpty || p.PrefixCacheSource != schema.StateReset || p.Cache == nil || p.Cache.FirstCached != 0 {
+				t.Errorf("point %d: %s (%s) cache %+v, want empty after the reset, confirmed", i, p.PrefixCache, p.PrefixCacheSource, p.Cache)
+			}
+		}
+		if sim.Resets() != 4*4 {
+			t.Errorf("%d slots erased, want 16", sim.Resets())
+		}
+		if rf.m.Notes["distinct_prompts"] == "" {
+			t.Error("no note on distinct prompts")
+		}
+	})
+	t.Run("no slot save path", func(t *testing.T) {
+		_, ts := llamaSim(t, nil)
+		o := llamaOptions(t, ts.URL)
+		o.ResetPrefixCache = true
+		if _, err := capture.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		p := readRun(t, o.OutDir).m.ServerState.Points[1]
+		if p.Reset == nil || p.Reset.OK || p.Reset.Calls[0].Status != 501 || !strings.Contains(p.Reset.Calls[0].Error, "--slot-save-path") {
+			t.Fatalf("reset %+v, want the 501 with its message", p.Reset)
+		}
+		if p.PrefixCacheSource != schema.StateMeasured || p.PrefixCache != schema.PrefixCacheWarm {
+			t.Errorf("%s (%s), want warm measured", p.PrefixCache, p.PrefixCacheSource)
+		}
+	})
+}
+
+// TestLlamaCppServerMetricsAreScraped: llama.cpp's names gave no server
+// column (auto skipped the scrape, an explicit URL stopped the run); now
+// its counters are read and their deltas match the records.
+func TestLlamaCppServerMetricsAreScraped(t *testing.T) {
+	_, ts := llamaSim(t, nil)
+	o := llamaOptions(t, ts.URL)
+	o.Plan.Repeats = 1
+	o.ServerMetrics = ts.URL + "/metrics"
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	rf := readRun(t, o.OutDir)
+	sc := rf.m.ServerMetrics.Scrapes
+	if len(sc) < 2 {
+		t.Fatalf("%d scrapes", len(sc))
+	}
+	snap := func(name string) *servermetrics.Snapshot {
+		b, err := os.ReadFile(filepath.Join(o.OutDir, schema.AttachmentsDir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := servermetrics.Parse(strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	col, err := servermetrics.Delta("", []*servermetrics.Snapshot{snap(sc[0].File), snap(sc[1].File)}, servermetrics.Load{ToNS: 1 << 62})
+	if err != nil || col.Engine != servermetrics.EngineLlamaCpp {
+		t.Fatalf("column %+v, %v", col, err)
+	}
+	var in, cached, out int64
+	for _, r := range rf.recs {
+		if r.Point == sc[0].Point && r.Repeat == sc[0].Repeat {
+			n, _ := r.Server.Cached()
+			in, cached, out = in+r.InputTokens, cached+n, out+r.OutputTokens
+		}
+	}
+	want := map[string]float64{servermetrics.RolePromptTokens: float64(in - cached), servermetrics.RolePromptTokensCached: float64(cached), servermetrics.RoleGenerationTokens: float64(out)}
+	for _, c := range col.Counters {
+		if w, ok := want[c.Role]; ok && c.Delta != w {
+			t.Errorf("%s: delta %v, records say %v", c.Role, c.Delta, w)
+		}
+		delete(want, c.Role)
+	}
+	if len(want) > 0 {
+		t.Errorf("counters missing: %v", want)
+	}
+}
+
+// TestLlamaCppIsDetected: without --set, llama.cpp's server was an
+// unknown engine; its owned_by, Server header and /props build_info
+// (real answers of llama-server, testdata/llamacpp) now name it, its
+// version and its slots.
+func TestLlamaCppIsDetected(t *testing.T) {
+	models, err := os.ReadFile(filepath.Join("testdata", "llamacpp", "models.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := os.ReadFile(filepath.Join("testdata", "llamacpp", "props.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		models bool
+		header string
+	}{{"all three", true, "llama.cpp"}, {"/props alone", false, ""}, {"Server header and /props", false, "llama.cpp"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.header != "" {
+					w.Header().Set("Server", tc.header)
+				}
+				switch {
+				case r.URL.Path == "/v1/models" && tc.models:
+					w.Write(models)
+				case r.URL.Path == "/props":
+					w.Write(props)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer ts.Close()
+			si := capture.ProbeServer(context.Background(), ts.Client(), ts.URL, "")
+			if si.EngineName != capture.EngineLlamaCpp || si.Speaks != capture.EngineLlamaCpp || si.EngineVersion != "b1-de3ff81" || si.Slots != 4 || si.Simulator {
+				t.Errorf("%+v", si)
+			}
+		})
+	}
+}
