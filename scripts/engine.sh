@@ -45,7 +45,7 @@ source_tree() {
   echo "$NPM_SHA256  $work/$NPM_TARBALL" | sha256sum -c --quiet - || { echo "engine: $NPM_TARBALL: sha256 differs from the pinned one" >&2; exit 1; }
   tar -xzf "$work/$NPM_TARBALL" -C "$work" package/llama/gitRelease.bundle
   rm -rf "$SRC"
-  git clone --quiet "$work/package/llama/gitRelease.bundle" "$SRC"
+  git -c advice.detachedHead=false clone --quiet "$work/package/llama/gitRelease.bundle" "$SRC"
   local head
   head=$(git -C "$SRC" rev-parse HEAD)
   if [ "$head" != "$LLAMA_COMMIT" ]; then
