@@ -8,7 +8,7 @@ CYCLONEDX_VERSION   := v1.10.0
 DIST                ?= dist
 export CGO_ENABLED ?= 0
 
-.PHONY: release release-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: engine engine-test release release-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -57,8 +57,9 @@ docs: build
 check: lint test
 
 ## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry,
-## the same bytes on linux/arm64 (under qemu-user) as on linux/amd64, and a release built twice to identical bytes.
-ci-full: test dockerfile-check interop registry arm64-check release-check
+## the same bytes on linux/arm64 (under qemu-user) as on linux/amd64, a release built twice to identical bytes,
+## and a real inference engine.
+ci-full: test dockerfile-check interop registry arm64-check release-check engine-test
 
 ## arm64-check: no fused multiply-add in benchseal's arm64 code, and replay/compare/decide outputs over
 ## testdata/compat and two synthetic runs byte-identical on linux/arm64 (qemu-user-static, installed) and amd64.
@@ -75,6 +76,17 @@ release:
 ## release-check: make release twice (the second with an empty Go build cache) and compare every byte.
 release-check:
 	bash scripts/release-check.sh $(or $(VERSION),v0.0.0)
+
+## engine: build llama.cpp's llama-server (node-llama-cpp 3.22.1's bundled source, ~30 min on 2 cores, cached in
+## bin/tools) and write the tiny random-weight model it serves; BENCHSEAL_LLAMA_SERVER=PATH uses that binary.
+engine:
+	bash scripts/engine.sh
+
+## engine-test: capture from a real llama-server (closed and open loop, chat, completions, non-streaming),
+## validate, pack, verify, replay, and check every request against the engine's usage, timings and /metrics.
+engine-test: build
+	env $$(bash scripts/engine.sh --print-env) BENCHSEAL_BIN=$(CURDIR)/$(BIN) \
+		$(GO) test -count=1 -timeout 30m -v -run '^TestLlamaServer$$' ./internal/enginetest
 
 ## interop: prove cosign interoperability offline (installs pinned cosign).
 interop: build

@@ -132,14 +132,17 @@ func TestLlamaCppCacheAndTimingsAreRecordedAndTheCacheStateMeasured(t *testing.T
 
 // TestLlamaCppSlotsAreErasedAndDistinctPromptsKeepTheCacheEmpty: with
 // --reset-prefix-cache capture erases every slot (total_slots from /props)
-// before each point × repeat; with distinct prompts the engine then
-// reports no cached token at the first request of any point, so every
-// state is empty (reset, confirmed by the measurement). Without
-// --slot-save-path the server answers 501, recorded with its message,
-// and the state is what the engine reported.
+// before each point × repeat; with distinct prompts and no host prompt
+// cache (--cache-ram 0) the engine then reports no cached token at the
+// first request of any point, so every state is empty (reset, confirmed
+// by the measurement). With the host cache (llama.cpp's default) a slot
+// erase leaves the prompts cached: the same prompts sent again are warm,
+// measured, although every erase answered 200. Without --slot-save-path
+// the server answers 501, recorded with its message, and the state is
+// what the engine reported.
 func TestLlamaCppSlotsAreErasedAndDistinctPromptsKeepTheCacheEmpty(t *testing.T) {
 	t.Run("slot save path", func(t *testing.T) {
-		sim, ts := llamaSim(t, func(c *simulator.Config) { c.SlotSave = true })
+		sim, ts := llamaSim(t, func(c *simulator.Config) { c.SlotSave, c.NoHostCache = true, true })
 		o := llamaOptions(t, ts.URL)
 		o.ResetPrefixCache = true
 		o.Plan.DistinctPrompts = true
@@ -152,7 +155,7 @@ func TestLlamaCppSlotsAreErasedAndDistinctPromptsKeepTheCacheEmpty(t *testing.T)
 			if p.Reset == nil || !p.Reset.OK || len(p.Reset.Calls) != 4 || p.Reset.Calls[3].Path != "/slots/3?action=erase" {
 				t.Fatalf("point %d: reset %+v, want the 4 slots erased", i, p.Reset)
 			}
-			if p.PrefixCache != schema.PrefixCacheEmpty || p.PrefixCacheSource != schema.StateReset || p.Cache == nil || p.Cache.FirstCached != 0 {
+			if p.PrefixCache != schema.PrefixCacheEmpty || p.PrefixCacheSource != schema.StateReset || p.Cache == nil || p.Cache.FirstCached > 1 {
 				t.Errorf("point %d: %s (%s) cache %+v, want empty after the reset, confirmed", i, p.PrefixCache, p.PrefixCacheSource, p.Cache)
 			}
 		}
@@ -161,6 +164,19 @@ func TestLlamaCppSlotsAreErasedAndDistinctPromptsKeepTheCacheEmpty(t *testing.T)
 		}
 		if rf.m.Notes["distinct_prompts"] == "" {
 			t.Error("no note on distinct prompts")
+		}
+	})
+	t.Run("host cache outlives the erase", func(t *testing.T) {
+		_, ts := llamaSim(t, func(c *simulator.Config) { c.SlotSave = true })
+		o := llamaOptions(t, ts.URL)
+		o.ResetPrefixCache = true
+		o.Request.API = capture.APICompletions
+		if _, err := capture.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		p := readRun(t, o.OutDir).m.ServerState.Points[2] // c1 repeat 1: the prompts of repeat 0 again
+		if p.Reset == nil || !p.Reset.OK || p.PrefixCache != schema.PrefixCacheWarm || p.PrefixCacheSource != schema.StateMeasured {
+			t.Errorf("reset ok %v, state %s (%s), want the erase recorded ok and the cache measured warm", p.Reset != nil && p.Reset.OK, p.PrefixCache, p.PrefixCacheSource)
 		}
 	})
 	t.Run("no slot save path", func(t *testing.T) {

@@ -74,23 +74,23 @@ func (k *stateKeeper) noteRecord(c *cell, rec *schema.Record) {
 	key := cellKey{c.pt.Name, c.repeat}
 	o := k.obs[key]
 	if o == nil {
-		o = &cacheObs{firstSent: rec.SentNS, use: schema.CacheUse{FirstCached: n}}
+		o = &cacheObs{firstSent: rec.SentNS, use: schema.CacheUse{FirstCached: min(n, rec.InputTokens), FirstPrompt: rec.InputTokens}}
 		k.obs[key] = o
 	}
 	if rec.SentNS < o.firstSent {
-		o.firstSent, o.use.FirstCached = rec.SentNS, n
+		o.firstSent, o.use.FirstCached, o.use.FirstPrompt = rec.SentNS, min(n, rec.InputTokens), rec.InputTokens
 	}
 	o.use.Requests++
 	o.use.PromptTokens += rec.InputTokens
 	o.use.CachedTokens += min(n, rec.InputTokens)
 }
 
-// measure sets each point's cache use and, from it, its measured state:
-// empty when the earliest-sent request reporting cached tokens reported
-// none, warm otherwise. A recorded reset stands when the engine's report
-// agrees with it (nothing cached at first), and a declared disabled
-// cache when nothing was cached at all; otherwise the measurement wins
-// over both (the reset did not empty the cache; the cache was not off).
+// measure sets each point's cache use and, from it, its measured state
+// (schema.CacheUse.MeasuredWarm). A recorded reset stands when the
+// engine's report agrees with it (the first request found the cache
+// empty), and a declared disabled cache when nothing was cached at all;
+// otherwise the measurement wins over both (the reset did not empty the
+// cache; the cache was not off).
 func (k *stateKeeper) measure() {
 	k.obsMu.Lock()
 	defer k.obsMu.Unlock()
@@ -102,12 +102,12 @@ func (k *stateKeeper) measure() {
 		use := o.use
 		ps.Cache = &use
 		switch {
-		case ps.PrefixCacheSource == schema.StateReset && use.FirstCached == 0:
+		case ps.PrefixCacheSource == schema.StateReset && !use.MeasuredWarm():
 		case ps.PrefixCache == schema.PrefixCacheDisabled && use.CachedTokens == 0:
-		case use.FirstCached == 0:
-			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheEmpty, schema.StateMeasured
-		default:
+		case use.MeasuredWarm():
 			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheWarm, schema.StateMeasured
+		default:
+			ps.PrefixCache, ps.PrefixCacheSource = schema.PrefixCacheEmpty, schema.StateMeasured
 		}
 	}
 }

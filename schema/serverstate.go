@@ -101,14 +101,22 @@ type PointState struct {
 // CacheUse sums, over the ok requests of one point × repeat (warmup and
 // measured) whose answers reported cached prompt tokens (a record's
 // server.cached_tokens or cache_n), the prompt tokens and the cached
-// ones. FirstCached is what the point's first request sent reported; a
-// measured cache state is empty when it is 0 and warm otherwise.
+// ones. FirstCached and FirstPrompt are the cached and the prompt tokens
+// of the earliest-sent of them. A measured cache state is warm when that
+// request found at least half its prompt cached (MeasuredWarm), empty
+// otherwise: every prompt shares a few tokens (BOS, a chat template's
+// opening) that an engine serves from its cache however fresh it is.
 type CacheUse struct {
 	Requests     int64 `json:"requests"`
 	PromptTokens int64 `json:"prompt_tokens"`
 	CachedTokens int64 `json:"cached_tokens"`
 	FirstCached  int64 `json:"first_cached"`
+	FirstPrompt  int64 `json:"first_prompt_tokens"`
 }
+
+// MeasuredWarm is the measured state's rule: the point's first request
+// found at least half its prompt tokens cached.
+func (u *CacheUse) MeasuredWarm() bool { return 2*u.FirstCached >= u.FirstPrompt && u.FirstCached > 0 }
 
 // CacheReset records one attempt to empty the engine's prefix cache: the
 // endpoints tried in order, and whether one answered 2xx.
@@ -217,8 +225,8 @@ func validateServerState(ps *problems, m *Manifest) {
 				ps.add(f+".reset", "at_ns %d and done_ns %d: want 0 ≤ at_ns ≤ done_ns", r.AtNS, r.DoneNS)
 			}
 		}
-		if cu := p.Cache; cu != nil && (cu.Requests < 1 || cu.PromptTokens < 0 || cu.CachedTokens < 0 || cu.CachedTokens > cu.PromptTokens || cu.FirstCached < 0) {
-			ps.add(f+".cache", "want requests ≥ 1 and 0 ≤ cached_tokens ≤ prompt_tokens, first_cached ≥ 0; got %+v", *cu)
+		if cu := p.Cache; cu != nil && (cu.Requests < 1 || cu.PromptTokens < 0 || cu.CachedTokens < 0 || cu.CachedTokens > cu.PromptTokens || cu.FirstCached < 0 || cu.FirstCached > cu.FirstPrompt) {
+			ps.add(f+".cache", "want requests ≥ 1, 0 ≤ cached_tokens ≤ prompt_tokens and 0 ≤ first_cached ≤ first_prompt_tokens; got %+v", *cu)
 		}
 		switch p.PrefixCache {
 		case PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled:
@@ -228,8 +236,8 @@ func validateServerState(ps *problems, m *Manifest) {
 					ps.add(f+".prefix_cache_source", "reset: only an empty cache after a recorded successful reset (reset.ok) is of source reset")
 				}
 			case StateMeasured:
-				if p.Cache == nil || p.PrefixCache == PrefixCacheDisabled || (p.Cache.FirstCached == 0) != (p.PrefixCache == PrefixCacheEmpty) {
-					ps.add(f+".prefix_cache_source", "measured: the cache is empty when the point's first request reported no cached prompt token (cache.first_cached 0) and warm otherwise")
+				if p.Cache == nil || p.PrefixCache == PrefixCacheDisabled || p.Cache.MeasuredWarm() != (p.PrefixCache == PrefixCacheWarm) {
+					ps.add(f+".prefix_cache_source", "measured: the cache is warm when the point's first request found at least half its prompt cached (2 × cache.first_cached ≥ cache.first_prompt_tokens) and empty otherwise")
 				}
 			case StateDeclared:
 			default:

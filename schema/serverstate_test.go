@@ -43,6 +43,18 @@ func TestServerStateIsCheckedAgainstItselfAndTheRecords(t *testing.T) {
 			"scrape": "server-metrics/fresh.prom", "sha256": strings.Repeat("a", 64), "requests_before": 3, "prompt_tokens_before": 10}}, "requests_before 3"},
 		{"declared fresh carrying a measurement", map[string]any{"fresh": map[string]any{"fresh": true, "source": "declared", "requests_before": 0}}, "carries no measurement"},
 		{"declared fresh", map[string]any{"fresh": map[string]any{"fresh": true, "source": "declared"}}, ""},
+		{"llama.cpp: every slot erased", map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "reset", "reset", slotReset(true, 200, 200))}}, ""},
+		{"llama.cpp: ok although a slot's erase failed", map[string]any{"points": []any{entry("prefix_cache", "unknown", "reset", slotReset(true, 200, 501))}}, "every slot's erase answered 2xx"},
+		{"llama.cpp erases mixed with another endpoint", map[string]any{"points": []any{entry("prefix_cache", "unknown", "reset",
+			map[string]any{"at_ns": 0, "done_ns": 0, "ok": false, "calls": []any{map[string]any{"path": "/reset_prefix_cache", "status": 404}, map[string]any{"path": "/slots/0?action=erase", "status": 501}}})}}, "mixes"},
+		{"a slot path of another shape", map[string]any{"points": []any{entry("prefix_cache", "unknown", "reset",
+			map[string]any{"at_ns": 0, "done_ns": 0, "ok": false, "calls": []any{map[string]any{"path": "/slots/x?action=erase", "status": 501}}})}}, "does not match pattern"},
+		{"measured warm: most of the first prompt cached", map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured", "cache", cacheUse(39, 40))}}, ""},
+		{"measured empty: the template's few tokens cached", map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "measured", "cache", cacheUse(4, 40))}}, ""},
+		{"measured empty that the cache use contradicts", map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "measured", "cache", cacheUse(39, 40))}}, "at least half its prompt cached"},
+		{"measured without its cache use", map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured")}}, "at least half its prompt cached"},
+		{"cache use with more cached than prompt", map[string]any{"points": []any{entry("prefix_cache", "unknown", "cache", cacheUse(41, 40))}}, "first_cached ≤ first_prompt_tokens"},
+		{"disabled, declared", map[string]any{"points": []any{entry("prefix_cache", "disabled", "prefix_cache_source", "declared")}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := baseRun(t, false)
@@ -56,6 +68,18 @@ func TestServerStateIsCheckedAgainstItselfAndTheRecords(t *testing.T) {
 			}
 		})
 	}
+}
+
+func slotReset(ok bool, status ...int) map[string]any {
+	var calls []any
+	for i, st := range status {
+		calls = append(calls, map[string]any{"path": "/slots/" + strconv.Itoa(i) + "?action=erase", "status": st})
+	}
+	return map[string]any{"at_ns": 0, "done_ns": 0, "ok": ok, "calls": calls}
+}
+
+func cacheUse(first, prompt int) map[string]any {
+	return map[string]any{"requests": 1, "prompt_tokens": prompt, "cached_tokens": first, "first_cached": first, "first_prompt_tokens": prompt}
 }
 
 // TestResetMustFollowEveryEarlierRequest: an empty cache of source reset

@@ -74,6 +74,12 @@ type Config struct {
 	// --slot-save-path: POST /slots/{id}?action=erase empties a slot's
 	// cache; without it the answer is 501.
 	SlotSave bool
+	// NoHostCache (FlavorLlamaCpp) acts as llama.cpp started with
+	// --cache-ram 0: no host-memory prompt cache behind the slots, so
+	// erasing every slot empties the whole prompt cache. By default, as
+	// llama.cpp's server does, prompts a slot gives up stay cached in host
+	// memory and a slot erase leaves them there.
+	NoHostCache bool
 }
 
 // Flavors of the simulator.

@@ -54,14 +54,16 @@ func llamaTemplate(content string) string {
 // (the least recently used one when none shares any) and reuses the
 // longest prefix any slot or cached prompt shares with it, all but the
 // last token (which llama.cpp always computes again to get the next
-// token's logits). Erasing a slot also empties the host cache (the
-// simulator's simplification).
+// token's logits). Erasing a slot empties that slot only: as with
+// llama.cpp (measured against commit de3ff815), the host cache keeps
+// what it holds; noHost (--cache-ram 0) leaves no host cache at all.
 type slotCache struct {
-	mu    sync.Mutex
-	slots [][]string
-	used  []int64
-	tick  int64
-	host  [][]string
+	mu     sync.Mutex
+	slots  [][]string
+	used   []int64
+	tick   int64
+	host   [][]string
+	noHost bool
 }
 
 const hostCacheSize = 1024
@@ -101,7 +103,7 @@ func (c *slotCache) take(prompt []string) int {
 			}
 		}
 	}
-	if old := c.slots[best]; len(old) > 0 && commonPrefix(old, prompt) < len(old) {
+	if old := c.slots[best]; !c.noHost && len(old) > 0 && commonPrefix(old, prompt) < len(old) {
 		c.host = append(c.host, old)
 		if len(c.host) > hostCacheSize {
 			c.host = c.host[1:]
@@ -113,8 +115,8 @@ func (c *slotCache) take(prompt []string) int {
 	return min(cached, max(len(prompt)-1, 0))
 }
 
-// erase empties slot id (and the host cache) and returns the tokens the
-// slot held; ok is false for no such slot.
+// erase empties slot id and returns the tokens it held; ok is false for
+// no such slot.
 func (c *slotCache) erase(id int) (n int, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,7 +125,6 @@ func (c *slotCache) erase(id int) (n int, ok bool) {
 	}
 	n = len(c.slots[id])
 	c.slots[id] = nil
-	c.host = nil
 	return n, true
 }
 

@@ -111,6 +111,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
 	if cfg.Flavor == FlavorLlamaCpp {
 		s.lcache, s.vocab = newSlotCache(cfg.MaxRunning), map[string]int{}
+		s.lcache.noHost = cfg.NoHostCache
 		s.mux.HandleFunc("GET /props", s.props)
 		s.mux.HandleFunc("POST /slots/{id}", s.slotAction)
 		s.mux.HandleFunc("POST /tokenize", s.tokenize)

@@ -36,6 +36,15 @@ func Distinct(n int) ([]schema.Record, []byte, error) {
 			case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Int64:
 				p := base
 				f.Set(reflect.ValueOf(&p))
+			case f.Type() == reflect.TypeOf((*schema.ServerReport)(nil)):
+				// Every field an int64 pointer of its own (the decoder
+				// allocates a report per record: nothing is borrowed).
+				sr := reflect.New(f.Type().Elem())
+				for k := range sr.Elem().NumField() {
+					p := base*10 + int64(k)
+					sr.Elem().Field(k).Set(reflect.ValueOf(&p))
+				}
+				f.Set(sr)
 			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Int64:
 				f.Set(reflect.ValueOf([]int64{base, base + 1}))
 			case f.Kind() == reflect.Pointer || f.Kind() == reflect.Slice || f.Kind() == reflect.Map:
