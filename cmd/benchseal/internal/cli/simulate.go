@@ -70,6 +70,10 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.IntVar(&c.DefaultMaxTokens, "default-max-tokens", c.DefaultMaxTokens, "output length when a request sets no max_tokens")
 	f.BoolVar(&c.PrefixCaching, "prefix-caching", false, "model a prefix cache: a prompt seen since the start or the last reset skips its per-token prefill")
 	f.DurationVar(&c.ColdStart, "cold-start", 0, "extra prefill time of the first request after start")
+	f.StringVar(&c.Flavor, "flavor", simulator.FlavorVLLM, "the engine to answer like: vllm, or llamacpp (llama.cpp's names, /props, /tokenize, /slots, a slot prompt cache reported in usage and timings)")
+	f.BoolVar(&c.CloseAfterStream, "close-after-stream", false, "close the connection a few ms after every streamed answer, although it said keep-alive (as llama.cpp's server does)")
+	f.BoolVar(&c.SlotSave, "slot-save", false, "llamacpp flavor: act as started with --slot-save-path (slot erase allowed; 501 otherwise)")
+	f.BoolVar(&c.NoHostCache, "no-host-cache", false, "llamacpp flavor: act as started with --cache-ram 0 (no host prompt cache behind the slots)")
 	f.StringVar(&c.CacheResetPath, "cache-reset-path", simulator.ResetPathVLLM, "POST endpoint that empties the prefix cache: /reset_prefix_cache (vLLM), /flush_cache (SGLang) or none")
 	return cmd
 }
