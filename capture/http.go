@@ -274,6 +274,10 @@ func (r *runner) readStream(ctx context.Context, body io.Reader, rec *schema.Rec
 	rec.Server = serverReport(sres.Usage, sres.Timings)
 	if r.o.Request.PerChunkUsage && rec.Status == schema.StatusOK {
 		rec.ChunkTokens = sres.chunkTokens()
+		r.okStreams.Add(1)
+		if rec.ChunkTokens != nil {
+			r.perChunk.Add(1)
+		}
 	}
 }
 

@@ -286,3 +286,25 @@ func TestLlamaCppIsDetected(t *testing.T) {
 		})
 	}
 }
+
+// TestPerChunkUsageNoteSaysWhatTheServerSent: the note claimed per-chunk
+// counts a server like llama.cpp never sends (usage on the last chunk
+// only); it now says none came.
+func TestPerChunkUsageNoteSaysWhatTheServerSent(t *testing.T) {
+	_, ts := llamaSim(t, nil)
+	o := llamaOptions(t, ts.URL)
+	o.Request.PerChunkUsage = true
+	o.Plan.Repeats = 1
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	rf := readRun(t, o.OutDir)
+	if n := rf.m.Notes["per_chunk_usage"]; !strings.Contains(n, "none of the 28 ok streams") {
+		t.Errorf("note %q", n)
+	}
+	for _, r := range rf.recs {
+		if r.ChunkTokens != nil {
+			t.Fatalf("%s has chunk_tokens", r.ID)
+		}
+	}
+}

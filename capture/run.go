@@ -217,6 +217,9 @@ type runner struct {
 	// once the server closed a kept-alive connection under a request
 	// (send), and resent counts the requests sent again for it.
 	keeper       *stateKeeper
+	// okStreams counts the ok streams with per-chunk usage asked for, and
+	// perChunk those whose usage gave chunk_tokens.
+	okStreams, perChunk atomic.Int64
 	fresh        *http.Client
 	serverCloses atomic.Bool
 	resent       atomic.Int64
@@ -530,6 +533,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		setNote(m, "connections", fmt.Sprintf("the server closed kept-alive connections after answers (its headers said keep-alive): %d request(s) found their reused connection closed before any byte of an answer, "+
 			"so the server never saw them, and were sent again at once on a fresh connection (their records count it in retries, sent_ns is the resend's); "+
 			"from the first such request on, every request opened its own connection, so connection set-up is inside its TTFT", n))
+	}
+	if o.Request.PerChunkUsage {
+		if n, k := r.okStreams.Load(), r.perChunk.Load(); k == 0 {
+			setNote(m, "per_chunk_usage", fmt.Sprintf("stream_options.continuous_usage_stats requested, but none of the %d ok streams carried usage on every content chunk: no chunk_tokens recorded", n))
+		} else {
+			setNote(m, "per_chunk_usage", fmt.Sprintf("stream_options.continuous_usage_stats requested; chunk_tokens derived from cumulative usage on %d of %d ok streams (the others' usage was missing or inconsistent)", k, n))
+		}
 	}
 	if r.usageMissing.Load() {
 		m.Client.TokenCounts = "chunk-count-estimate"

@@ -27,7 +27,8 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 	s.streamHeader(w)
 	rc := http.NewResponseController(w)
 	includeUsage := q.StreamOptions != nil && q.StreamOptions.IncludeUsage
-	continuous := q.StreamOptions != nil && q.StreamOptions.ContinuousUsageStats
+	// llama.cpp ignores continuous_usage_stats: usage on the last chunk only.
+	continuous := q.StreamOptions != nil && q.StreamOptions.ContinuousUsageStats && s.cfg.Flavor != FlavorLlamaCpp
 	obj := "text_completion"
 	if chat {
 		obj = "chat.completion.chunk"
