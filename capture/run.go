@@ -216,13 +216,13 @@ type runner struct {
 	// fresh opens a new connection for every request; serverCloses is set
 	// once the server closed a kept-alive connection under a request
 	// (send), and resent counts the requests sent again for it.
-	keeper       *stateKeeper
+	keeper *stateKeeper
 	// okStreams counts the ok streams with per-chunk usage asked for, and
 	// perChunk those whose usage gave chunk_tokens.
 	okStreams, perChunk atomic.Int64
-	fresh        *http.Client
-	serverCloses atomic.Bool
-	resent       atomic.Int64
+	fresh               *http.Client
+	serverCloses        atomic.Bool
+	resent              atomic.Int64
 	// simSeen is set when a response carried SimulatorHeader; simApplied
 	// once the simulator's description went into the manifest.
 	simSeen    atomic.Bool
