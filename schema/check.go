@@ -35,24 +35,21 @@ var MustState = []string{
 	"slo.e2e",
 }
 
-// quantizedMarkers are substrings of a precision that make it a quantized
-// variant, which needs a quality gate.
-var quantizedMarkers = []string{
-	"fp8", "fp6", "fp4", "int8", "int4", "int3", "int2", "nvfp4", "mxfp4", "awq", "gptq",
-	"w8a8", "w8a16", "w4a16", "w4a8", "q8", "q6", "q5", "q4", "q3", "q2", "gguf", "nf4", "bnb", "exl2", "marlin",
-}
+// unquantizedPrecisions are the precisions, lowercased, that need no
+// quality gate: the floating-point formats a model is trained and served
+// in unchanged. Every other name needs one, whatever it is called
+// (fp8, int4, awq, gptq, compressed-tensors, float8_e4m3fn, bitsandbytes,
+// auto, ...): a list of quantized names could never be complete, and a
+// new name must not escape the gate.
+var unquantizedPrecisions = []string{"fp32", "float32", "fp16", "float16", "half", "bf16", "bfloat16"}
 
-// IsQuantized reports whether a model precision names a quantized variant
-// (fp8, int8, int4, nvfp4, awq, gptq, ...), for which the manifest must
-// carry a quality gate.
+// IsQuantized reports whether a model precision needs a quality gate: any
+// stated precision but the unquantized ones (fp32, fp16, bf16 and their
+// long names, any case). An empty precision (declared unknown) is not
+// judged here; compare treats an unknown precision as unknown.
 func IsQuantized(precision string) bool {
-	p := strings.ToLower(precision)
-	for _, m := range quantizedMarkers {
-		if strings.Contains(p, m) {
-			return true
-		}
-	}
-	return false
+	p := strings.ToLower(strings.TrimSpace(precision))
+	return p != "" && !slices.Contains(unquantizedPrecisions, p)
 }
 
 var (

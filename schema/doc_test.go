@@ -223,7 +223,12 @@ func TestMissingMustStateFillsUnknown(t *testing.T) {
 }
 
 func TestIsQuantized(t *testing.T) {
-	for p, want := range map[string]bool{"bf16": false, "fp16": false, "fp32": false, "": false, "FP8": true, "int4-awq": true, "nvfp4": true, "w8a8": true, "gptq": true} {
+	for p, want := range map[string]bool{
+		"bf16": false, "fp16": false, "fp32": false, "BF16": false, "bfloat16": false, "float16": false, "float32": false, "half": false, "": false,
+		"FP8": true, "int4-awq": true, "nvfp4": true, "w8a8": true, "gptq": true,
+		// Named by format, not by bits: each escaped a list of quantized markers.
+		"compressed-tensors": true, "float8_e4m3fn": true, "bitsandbytes": true, "auto": true, "fp16-awq": true, "bf16 (gguf q4_k_m)": true,
+	} {
 		if got := IsQuantized(p); got != want {
 			t.Errorf("IsQuantized(%q) = %v, want %v", p, got, want)
 		}

@@ -356,3 +356,21 @@ func TestForgedTokenCountsAreRejected(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantizedRunNamedByItsFormatNeedsAQualityGate: a quantized model
+// named by its format rather than its bits escaped the quality gate (and
+// then won decide against a bf16 run); only fp32, fp16 and bf16 go
+// without one.
+func TestQuantizedRunNamedByItsFormatNeedsAQualityGate(t *testing.T) {
+	for _, p := range []string{"compressed-tensors", "float8_e4m3fn", "bitsandbytes"} {
+		t.Run(p, func(t *testing.T) {
+			fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 8}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 0.01, false, nil)
+			fr.write(t)
+			bundle := fr.pack(t)
+			fr.m.Model.Precision = p
+			fr.m.Unknown = slices.DeleteFunc(fr.m.Unknown, func(u string) bool { return u == "model.precision" })
+			verr, res, err := fr.forge(t, bundle)
+			wantRejected(t, verr, res, err, "quality_gate")
+		})
+	}
+}
