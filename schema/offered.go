@@ -115,8 +115,10 @@ func peakInFlight(spans [][2]int64, instant bool) int64 {
 // when every request is ok (a point relabelled to any higher concurrency
 // fails: its peak stays at the concurrency it ran at). Requests failed at
 // once (a server answering 429) free their worker as fast as it sends
-// again, so the C never all overlap: a cell with failures must reach half
-// of min(C, records). Without the generator only the upper bound is
+// again, so the C never all overlap: a cell with f failures must reach half
+// of min(C, records) and min(C, records) − f (each failure frees at most
+// its own worker), so a run at C can be relabelled to at most
+// min(2C, C + f), never 2C with a single failure. Without the generator only the upper bound is
 // checked, and UnverifiedCompleteness says so.
 func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...any)) {
 	if c.offered == nil {
@@ -147,14 +149,15 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 				}
 				top := PeakInFlight(spans)
 				want, low := min(conc, int64(len(spans))), peakInFlight(spans, true)
-				failed := c.offered.failed[ci] > 0
+				nFailed := c.offered.failed[ci]
+				failed := nFailed > 0
 				switch {
 				case top > conc:
 					add(f, "point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency %d%s", p.Name, r, top, conc, who)
 				case c.offered.gen && !failed && low < want:
 					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), but its declared concurrency %d%s means %d: load.generator %q keeps every worker's request in flight", p.Name, r, low, conc, who, want, GeneratorBenchsealV1)
-				case c.offered.gen && failed && 2*low < want:
-					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), under half its declared concurrency %d%s (load.generator %q keeps every worker's request in flight; failed requests may free theirs at once)", p.Name, r, low, conc, who, GeneratorBenchsealV1)
+				case c.offered.gen && failed && (2*low < want || low < want-nFailed):
+					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), under half its declared concurrency %d%s or under %d less its %d failed request(s) (load.generator %q keeps every worker's request in flight; a failed request may free its worker at once, one worker per failure)", p.Name, r, low, conc, who, want, nFailed, GeneratorBenchsealV1)
 				case c.offered.gen:
 					if msg := turnaroundProblem(spans, conc); msg != "" {
 						add(f, "point %q repeat %d%s: %s", p.Name, r, who, msg)

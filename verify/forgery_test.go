@@ -374,3 +374,25 @@ func TestQuantizedRunNamedByItsFormatNeedsAQualityGate(t *testing.T) {
 		})
 	}
 }
+
+// TestOneFailureDoesNotAdmitTwiceTheConcurrency: a c4 capture with one
+// request turned into an error, relabelled c8: the peak in flight (4) was
+// half of 8, which a cell with failures was allowed, so one error
+// admitted exactly twice the real concurrency. The cell is too small for
+// the turnaround test (12 requests, 8 workers).
+func TestOneFailureDoesNotAdmitTwiceTheConcurrency(t *testing.T) {
+	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 12}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 0.01, false, nil)
+	fr.write(t)
+	bundle := fr.pack(t)
+	p := &fr.m.Load.Points[0]
+	old := p.Name
+	p.Name, p.Concurrency = "c8", 8
+	for i, r := range fr.recs {
+		r.Point, r.ID = p.Name, p.Name+strings.TrimPrefix(r.ID, old)
+		if i == len(fr.recs)-1 {
+			r.Status, r.Error = schema.StatusError, "server: 500"
+		}
+	}
+	verr, res, err := fr.forge(t, bundle)
+	wantRejected(t, verr, res, err, "failed request(s)")
+}
