@@ -462,6 +462,7 @@ func (c *RecordChecker) Finish() []Problem {
 	}
 	c.checkCompleteness(add)
 	c.checkOfferedLoad(add)
+	c.checkToolWindows(add)
 	c.checkCopies(add)
 	c.checkShardCounts(add)
 	if c.state != nil {

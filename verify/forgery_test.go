@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/importer"
+	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
@@ -395,4 +398,49 @@ func TestOneFailureDoesNotAdmitTwiceTheConcurrency(t *testing.T) {
 	}
 	verr, res, err := fr.forge(t, bundle)
 	wantRejected(t, verr, res, err, "failed request(s)")
+}
+
+// TestImportedWindowShorterThanTheOfferedLoadIsRejected: a vLLM result at
+// 1 req/s whose stored duration was cut so that its rates read 45 req/s.
+// Made from the real LambdaLabs fixture (testdata/fixtures/vllm) with its
+// request_rate set to 1, since no public vLLM result at a finite rate is
+// in testdata: 10 requests at 1 req/s spread over 9 s on average; the
+// fixture's own 5.37 s is an honest Poisson draw, 0.22 s is not.
+func TestImportedWindowShorterThanTheOfferedLoadIsRejected(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "fixtures", "vllm", "lambdalabs_llama3_8b_h100_prompt10.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		duration float64
+		want     string
+	}{{0, ""}, {0.222, "provenance.windows"}} {
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["request_rate"] = 1.0
+		if c.duration > 0 {
+			doc["duration"] = c.duration
+		}
+		b, _ := json.Marshal(doc)
+		dest := filepath.Join(t.TempDir(), "run")
+		_, err := importer.Import(context.Background(), "vllm", []ingest.File{{Name: "vllm.json", Data: b}}, dest, importer.Options{})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("honest window: %v", err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("duration %g s: want a %s problem, got %v", c.duration, c.want, err)
+		}
+		if c.want == "" && err == nil {
+			// The same run with its stored window edited after the import.
+			artifacttest.EditRunManifest(t, dest, func(m map[string]any) {
+				w := m["provenance"].(map[string]any)["windows"].([]any)[0].(map[string]any)
+				w["window_ns"] = 222_000_000
+			})
+			if err := schema.ValidateRunDir(dest, 50); err == nil || !strings.Contains(err.Error(), "provenance.windows") {
+				t.Errorf("edited window: want a provenance.windows problem, got %v", err)
+			}
+		}
+	}
 }
