@@ -3,8 +3,8 @@ package verify_test
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http/httptest"
