@@ -109,6 +109,16 @@ type RunSummary struct {
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
 	Missing          int64  `json:"missing,omitempty"`
+	// Unproven lists, for an incomplete run, the point × repeat pairs
+	// with measured records that the records cannot show complete (see
+	// unprovenCells): a claim on one is not verified by recomputing it.
+	Unproven []CellRef `json:"-"`
+}
+
+// CellRef names one point × repeat.
+type CellRef struct {
+	Point  string
+	Repeat int
 }
 
 // NewRecordChecker returns a checker for the records of the run described
@@ -461,6 +471,7 @@ func (c *RecordChecker) Finish() []Problem {
 		add("workload", "line %d of %s does not decode as a workload item (a prompt, text or messages, with token counts): load.generator %q sends only items it read", w.Bad, WorkloadFile, GeneratorBenchsealV1)
 	}
 	c.checkCompleteness(add)
+	c.sum.Unproven = c.unprovenCells()
 	c.checkOfferedLoad(add)
 	c.checkToolWindows(add)
 	c.checkCopies(add)
@@ -526,4 +537,35 @@ func checkServerReport(rec *Record, add func(field, format string, args ...any))
 			add("server."+f.name, "%d cached prompt tokens, but input_tokens is %d", *f.v, rec.InputTokens)
 		}
 	}
+}
+
+// unprovenCells returns, for a run marked incomplete, the point × repeat
+// pairs with measured records that the records cannot show complete:
+// only a point with a declared request count (and no duration) is shown
+// complete, by holding that many measured records (a shard run: its
+// share). An interruption may have cut any other short, and a publisher
+// could have dropped its slowest requests with it (without
+// load.generator nothing else fixes which requests there were; under it
+// a duration-bounded phase's end is not fixed either), so claims on them
+// are the publisher's word.
+func (c *RecordChecker) unprovenCells() []CellRef {
+	if !c.m.Incomplete {
+		return nil
+	}
+	var out []CellRef
+	for i := range c.m.Load.Points {
+		p := &c.m.Load.Points[i]
+		for r := range c.repeats {
+			have := c.measured[i*c.repeats+r]
+			if have == 0 {
+				continue
+			}
+			pp := phasePlan{point: p}
+			if p.Requests > 0 && p.Duration == 0 && have >= c.share(&pp, int64(p.Requests)) {
+				continue
+			}
+			out = append(out, CellRef{Point: p.Name, Repeat: r})
+		}
+	}
+	return out
 }

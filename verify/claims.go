@@ -20,6 +20,9 @@ func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err erro
 		}
 		return res.fail(CheckClaims, blob, cause)
 	}
+	if res.Records != nil {
+		unproven(checks, res.Records.Unproven)
+	}
 	res.Claims = checks
 	var bad []string
 	matched, notRecomp := 0, 0
@@ -107,4 +110,29 @@ func versionWarnings(checks []schema.ClaimCheck) []string {
 			n, c0.DefinitionsVersion, cur.Version, strings.Join(cur.Changed, "; ")))
 	}
 	return out
+}
+
+// unproven turns every matched claim on a point × repeat that an
+// incomplete run cannot show complete (schema.RunSummary.Unproven; a
+// summary claim: on any repeat of its point) into not recomputable: the
+// number follows from the records, but the records may lack the requests
+// an interruption — or a publisher — removed (the slowest 2 % dropped
+// moved an e2e p99 by a third).
+func unproven(checks []schema.ClaimCheck, cells []schema.CellRef) {
+	if len(cells) == 0 {
+		return
+	}
+	for i := range checks {
+		c := &checks[i]
+		if c.Outcome != schema.ClaimMatched {
+			continue
+		}
+		for _, cell := range cells {
+			if cell.Point == c.Point && (c.Repeat == nil || *c.Repeat == cell.Repeat) {
+				c.Outcome = schema.ClaimNotRecomputable
+				c.Reason = fmt.Sprintf("the run is incomplete and point %q repeat %d cannot be shown complete (no declared request count it holds in full), so requests may be missing from it: the claim recomputes from the records present, which is the publisher's word", cell.Point, cell.Repeat)
+				break
+			}
+		}
+	}
 }
