@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -232,7 +233,11 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		res.ImporterBuild = m.Source.Importer
 	}
 	if len(groups) > 0 { // a run without records has nothing to count
-		if missing := countMissing(m, groups, cfg); m.Incomplete || missing > 0 {
+		missing, err := countMissing(m, groups, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		if m.Incomplete || missing > 0 {
 			res.Incomplete = &Incomplete{Reason: m.IncompleteReason, Missing: missing}
 		}
 	}
@@ -319,12 +324,14 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 // countMissing adds, to every declared point × repeat with a request count
 // and no duration, the measured requests that have no record, as not sent
 // (a point never started becomes a group of them), and
-// returns how many it added. Only an incomplete run may miss requests
-// (validate and verify reject any other); counting them keeps goodput and
-// SLO attainment from rising when hard requests are left out.
-func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) int64 {
+// returns how many it added. Only an incomplete run may miss requests:
+// in any other the shortfall is invalid (schema.MissingWork, validate's
+// rule), and it returns that *schema.ValidationError; counting them keeps
+// goodput and SLO attainment from rising when hard requests are left out.
+func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) (int64, error) {
 	var total int64
-	for _, p := range m.Load.Points {
+	var invalid []schema.Problem
+	for i, p := range m.Load.Points {
 		if p.Requests <= 0 || p.Duration > 0 {
 			continue
 		}
@@ -344,6 +351,10 @@ func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) i
 			if miss <= 0 {
 				continue
 			}
+			if msg := schema.MissingWork(m, schema.PhaseName(m, p.Name, r, schema.PhaseMeasure), have, declared); msg != "" {
+				invalid = append(invalid, schema.Problem{File: schema.RecordsFile, Field: "load.points[" + strconv.Itoa(i) + "].requests", Message: msg})
+				continue
+			}
 			if g == nil {
 				g = newGroup(cfg)
 				groups[k] = g
@@ -356,7 +367,10 @@ func countMissing(m *schema.Manifest, groups map[groupKey]*group, cfg *config) i
 			total += miss
 		}
 	}
-	return total
+	if len(invalid) > 0 {
+		return 0, &schema.ValidationError{Problems: invalid}
+	}
+	return total, nil
 }
 
 // NoPerRequestData starts the note of a replay of a run without records.

@@ -494,13 +494,15 @@ func TestClosedLoopInitialBurstHasNoArrivalRate(t *testing.T) {
 
 // A shard run is offered its share of the point's rate (shard 1 of 2 of
 // a 24 req/s point of 600 requests: 300 of them, 12 req/s), and says so;
-// the same run unsharded is offered the whole 24.
+// the same records unsharded (a run of 300 requests: unsharded, 300 of
+// 600 would be work removed) are offered the whole 24.
 func TestShardRunIsOfferedItsShare(t *testing.T) {
 	run := openLoopRun(1, []float64{24}, []int{300}, noLag)
-	run.m.Load.Points[0].Requests = 600
+	run.m.Load.Points[0].Requests = 300
 	if o := overloadOf(t, run); o.OfferedShare != "" || o.OfferedRate.Rat().Cmp(big.NewRat(24, 1)) != 0 {
 		t.Fatalf("unsharded: offered %v %q", o.OfferedRate, o.OfferedShare)
 	}
+	run.m.Load.Points[0].Requests = 600
 	run.m.Shard = &schema.Shard{Index: 1, Count: 2}
 	o := overloadOf(t, run)
 	if o.OfferedRate.Rat().Cmp(big.NewRat(12, 1)) != 0 || o.OfferedShare != "shard 1 of 2's share (300 of 600 arrivals) of the point's 24 req/s" {

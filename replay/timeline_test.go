@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"errors"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -78,11 +80,15 @@ func TestShardRunOwesOnlyItsShare(t *testing.T) {
 	g := newGroup(cfg)
 	g.counts.Sent = 3 // requests 1, 4, 7 of 10
 	groups := map[groupKey]*group{{"p", 0}: g}
-	if miss := countMissing(m, groups, cfg); miss != 0 {
-		t.Errorf("a complete shard run misses %d (the other shards' requests counted)", miss)
+	if miss, err := countMissing(m, groups, cfg); miss != 0 || err != nil {
+		t.Errorf("a complete shard run misses %d, %v (the other shards' requests counted)", miss, err)
 	}
 	g.counts.Sent = 2
-	if miss := countMissing(m, groups, cfg); miss != 1 {
-		t.Errorf("a shard run one short misses %d, want 1", miss)
+	if _, err := countMissing(m, groups, cfg); !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "in the run of shard 1 of 3 has 2 records, the manifest declares 3") {
+		t.Errorf("a shard run one short, not marked incomplete: %v, want its share named invalid", err)
+	}
+	m.Incomplete = true
+	if miss, err := countMissing(m, groups, cfg); miss != 1 || err != nil {
+		t.Errorf("an incomplete shard run one short misses %d, %v, want 1", miss, err)
 	}
 }

@@ -242,16 +242,42 @@ func (c *RecordChecker) checkCount(add func(field, format string, args ...any), 
 	if have < n && pp.duration == 0 && pp.phase == PhaseMeasure {
 		c.sum.Missing += n - have
 	}
-	what := pp.what()
-	if c.shardIdx >= 0 {
-		what += " in the run of " + shardDesc(c.shardIdx, c.shards)
-	}
+	what := PhaseName(c.m, pp.point.Name, pp.repeat, pp.phase)
 	switch {
 	case have > n:
 		add(pp.field, "%s has %d records, more than the %d declared", what, have, n)
-	case have < n && pp.duration == 0 && !c.m.Incomplete && have > 0:
-		add(pp.field, "%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, and then they count as cancelled: manifest fields incomplete and incomplete_reason, on import --set incomplete=true --set incomplete_reason=WHY)", what, have, n, n-have)
+	case pp.duration == 0 && have > 0: // a phase without records: Finish says so
+		if msg := MissingWork(c.m, what, have, n); msg != "" {
+			add(pp.field, "%s", msg)
+		}
 	}
+}
+
+// PhaseName names a phase of a point × repeat of run m in a problem:
+// point "c4" repeat 0 (measure), in a shard run followed by whose run it
+// is.
+func PhaseName(m *Manifest, point string, repeat int, phase string) string {
+	what := (&phasePlan{point: &Point{Name: point}, repeat: repeat, phase: phase}).what()
+	if m.Shard != nil {
+		what += " in the run of " + shardDesc(m.Shard.Index, m.ShardCount())
+	}
+	return what
+}
+
+// MissingWork is the rule "no work removed" (docs/format.md) for a phase
+// whose manifest declares a request count and no duration, named what
+// (PhaseName), holding have records of the declared (a shard run: its
+// share): fewer are valid only in a run marked incomplete, where the
+// missing requests are counts.not_sent and misses in SLO attainment (see
+// replay). It returns the problem's message, or "" when there is none.
+// validate and replay both apply it.
+func MissingWork(m *Manifest, what string, have, declared int64) string {
+	if have >= declared || m.Incomplete {
+		return ""
+	}
+	return fmt.Sprintf("%s has %d records, the manifest declares %d: %d request(s) are missing (a run missing work is valid only when marked incomplete, "+
+		"and then they count as not sent (counts.not_sent) and as misses in SLO attainment: manifest fields incomplete and incomplete_reason, "+
+		"on import --set incomplete=true --set incomplete_reason=WHY)", what, have, declared, declared-have)
 }
 
 // checkGeneratedPhase checks the request numbers and the schedule of one
