@@ -32,7 +32,8 @@ type Options struct {
 	// Docker config, or auth.StaticCredential.
 	Credential auth.CredentialFunc
 	// HTTPClient is the underlying HTTP client; nil means oras-go's
-	// retrying client over a transport with ResponseHeaderTimeout.
+	// retrying client over a transport with ResponseHeaderTimeout (a
+	// timed-out request is not retried).
 	HTTPClient *http.Client
 	// ResponseHeaderTimeout bounds the wait for each response's headers
 	// (0: DefaultResponseHeaderTimeout; negative: none). It applies to

@@ -54,7 +54,28 @@ func (opts *Options) httpClient() *http.Client {
 	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	tr.TLSHandshakeTimeout = tlsHandshakeTimeout
 	tr.ResponseHeaderTimeout = header
-	return &http.Client{Transport: retry.NewTransport(tr)}
+	return &http.Client{Transport: &retry.Transport{Base: tr, Policy: retryPolicy}}
+}
+
+// retryPolicy is oras-go's retry.DefaultPolicy (up to 5 retries, 0.2-3 s
+// apart) except that a timed-out request is not retried: the default
+// retries any net.Error whose Timeout() is true, the response-header
+// timeout's included, so a silent registry took 6 response timeouts plus
+// 6.75 s of backoff where the error named one.
+func retryPolicy() retry.Policy {
+	return &retry.GenericPolicy{
+		Retryable: func(resp *http.Response, err error) (bool, error) {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return false, nil
+			}
+			return retry.DefaultPredicate(resp, err)
+		},
+		Backoff:  retry.DefaultBackoff,
+		MinWait:  200 * time.Millisecond,
+		MaxWait:  3 * time.Second,
+		MaxRetry: 5,
+	}
 }
 
 // overallTimeout is the cause of a context cancelled by the overall

@@ -1,16 +1,20 @@
 package registry_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/artifact/registry"
 )
 
@@ -96,5 +100,51 @@ func TestPullFromATricklingRegistryTimesOut(t *testing.T) {
 	err := pullOrHang(t, host+"/bench/run:v1", registry.Options{PlainHTTP: true, ResponseHeaderTimeout: -1, Timeout: 500 * time.Millisecond})
 	if !errors.Is(err, registry.ErrTimeout) || !strings.Contains(err.Error(), "overall timeout") {
 		t.Errorf("err = %v, want ErrTimeout naming the overall timeout", err)
+	}
+}
+
+// answerless returns a serve func for silentRegistry that reads each
+// request on a connection, counts it in n, and never answers.
+func answerless(n *atomic.Int64) func(net.Conn, <-chan struct{}) {
+	return func(c net.Conn, done <-chan struct{}) {
+		go func() { <-done; c.Close() }()
+		br := bufio.NewReader(c)
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			n.Add(1)
+		}
+	}
+}
+
+// A request that timed out waiting for headers is not retried: push and
+// pull against a silent registry send one request and fail after one
+// response timeout (oras-go's default policy retried it 5 times with 6.75 s
+// of backoff: 6 requests, 13 s at a 1 s timeout).
+func TestATimedOutRequestIsNotRetried(t *testing.T) {
+	bundle, _ := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b.tar"))
+	for _, op := range []string{"pull", "push"} {
+		t.Run(op, func(t *testing.T) {
+			var n atomic.Int64
+			ref := silentRegistry(t, answerless(&n)) + "/bench/run:v1"
+			opts := registry.Options{PlainHTTP: true, ResponseHeaderTimeout: 200 * time.Millisecond}
+			var err error
+			if op == "pull" {
+				err = pullOrHang(t, ref, opts)
+			} else {
+				_, err = registry.Push(context.Background(), bundle, ref, opts)
+			}
+			if !errors.Is(err, registry.ErrTimeout) || !strings.Contains(err.Error(), "within 200ms") {
+				t.Errorf("err = %v, want ErrTimeout naming 200ms", err)
+			}
+			// The listener may read the request after the client gave up.
+			for end := time.Now().Add(2 * time.Second); n.Load() == 0 && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := n.Load(); got != 1 {
+				t.Errorf("the registry received %d requests, want 1 (a timed-out request is not retried)", got)
+			}
+		})
 	}
 }

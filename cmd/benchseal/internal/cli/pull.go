@@ -36,7 +36,11 @@ PATH must not exist. pull does not check signatures: run verify.
 A registry that sends no response headers within --response-timeout of a
 request, or does not finish the whole pull within --timeout (a registry that
 accepts and never answers, or trickles), fails the pull (exit 1) with an error
-naming the timeout. Credentials as for push.`,
+naming the timeout. A request that timed out is not retried, so a silent
+registry fails the pull after one --response-timeout (once connected; connecting
+is bounded by 30 s); reset connections, cut-off answers and 5xx, 408 and 429
+answers are retried up to 5 times, 0.2-3 s apart. A negative timeout is a usage
+error (exit 2). Credentials as for push.`,
 		Example: `  benchseal pull 127.0.0.1:5000/bench/run:v1 --out run.tar --plain-http
   benchseal verify run.tar --key publisher.pub`,
 		Args: exactArgs(1),

@@ -33,7 +33,7 @@ func (f *registryFlags) bind(cmd *cobra.Command) {
 // bindTimeouts binds the registry timeouts, their help prefixed by pre.
 func (f *registryFlags) bindTimeouts(fs *pflag.FlagSet, pre string) {
 	fs.DurationVar(&f.timeout, "timeout", registry.DefaultTimeout, pre+"give up when the whole transfer is not done within this (0: never)")
-	fs.DurationVar(&f.responseTimeout, "response-timeout", registry.DefaultResponseHeaderTimeout, pre+"give up when the registry sends no response headers within this of a request (0: never)")
+	fs.DurationVar(&f.responseTimeout, "response-timeout", registry.DefaultResponseHeaderTimeout, pre+"give up when the registry sends no response headers within this of a request; a request that times out is not retried (0: never)")
 }
 
 // options turns the flags and the environment into registry.Options:
@@ -41,6 +41,14 @@ func (f *registryFlags) bindTimeouts(fs *pflag.FlagSet, pre string) {
 // ($DOCKER_CONFIG/config.json or ~/.docker/config.json, with its
 // credential helpers), else anonymous.
 func (f *registryFlags) options(io *IO, ref string) (registry.Options, error) {
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"--timeout", f.timeout}, {"--response-timeout", f.responseTimeout}} {
+		if t.d < 0 {
+			return registry.Options{}, usagef("%s must not be negative, got %s (0 is never)", t.name, t.d)
+		}
+	}
 	opts := registry.Options{PlainHTTP: f.plainHTTP, Timeout: noneIfZero(f.timeout), ResponseHeaderTimeout: noneIfZero(f.responseTimeout)}
 	if f.username != "" {
 		pw := io.Getenv("BENCHSEAL_REGISTRY_PASSWORD")
@@ -115,6 +123,7 @@ the run manifest's blobs, the run manifest, every signature referrer (subject =
 the run manifest), then the tag. On registries without the OCI referrers API
 the referrers tag sha256-<hex> is maintained instead. Every blob is digest-checked
 while it uploads. Pushing again is idempotent and adds new signatures.
+--timeout and --response-timeout, and the retries, are as for pull.
 
 Credentials: --username with the password in BENCHSEAL_REGISTRY_PASSWORD, else
 the Docker config ($DOCKER_CONFIG/config.json or ~/.docker/config.json and its
