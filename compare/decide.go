@@ -71,6 +71,12 @@ type Row struct {
 	// the highest load tested there (the lowest such over repeats); Null
 	// otherwise.
 	CapacityAtLeast replay.Value
+	// CapacityBounds is, per repeat in repeat order, what the test says
+	// of the capacity: exact where it crossed, bounded below where it
+	// never crossed, bounded above where the lowest load failed (nil
+	// where the attainment is undefined). A max-capacity decision ranks
+	// on these.
+	CapacityBounds []*Bound
 	// Errors counts the failed requests of Point over all repeats, by
 	// kind (error, timeout, cancelled, rejected, not_sent: declared
 	// requests an incomplete run never sent).
@@ -130,6 +136,10 @@ type Decision struct {
 	Limits []string
 }
 
+// syntheticExcluded is why a synthetic run is out of a decision whose
+// inputs differ in hardware.
+const syntheticExcluded = "synthetic run: it cannot win a decision about hardware"
+
 // Decide ranks the inputs under the objective.
 func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 	if !slices.Contains(Objectives, opts.Objective) {
@@ -174,7 +184,7 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 		d.Rows = append(d.Rows, decideRow(in, i, opts))
 		r := &d.Rows[i]
 		if in.Manifest.Evidence == schema.EvidenceSynthetic && hardwareDecision {
-			r.Eligible, r.Ineligible = false, "synthetic run: it cannot win a decision about hardware"
+			r.Eligible, r.Ineligible = false, syntheticExcluded
 		}
 	}
 	if opts.Objective == MinCostPerGoodToken {
@@ -252,7 +262,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	r.Goodput = side(in, best, "goodput")
 	r.Cost = side(in, best, replay.CostPerMillionGoodTokens)
 	var capNotes []string
-	r.Capacity, r.CapacityAtLeast, capNotes = capacitySide(in, opts.Target)
+	r.Capacity, r.CapacityAtLeast, r.CapacityBounds, capNotes = capacitySide(in, opts.Target)
 	switch opts.Objective {
 	case MaxGoodput:
 		r.Objective = r.Goodput
@@ -316,7 +326,17 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	for _, w := range capNotes {
 		r.Notes = append(r.Notes, "capacity: "+w)
 	}
-	if r.Objective.Summary.N == 0 {
+	switch {
+	case opts.Objective == MaxCapacity:
+		// A capacity the test bounded from one side still ranks: the
+		// row is out only when some repeat has no bound at all.
+		if len(r.CapacityBounds) == 0 || slices.Contains(r.CapacityBounds, nil) {
+			r.Eligible, r.Ineligible = false, r.Capacity.NullReason
+			if r.Ineligible == "" {
+				r.Ineligible = "capacity undefined in some repeat"
+			}
+		}
+	case r.Objective.Summary.N == 0:
 		r.Eligible, r.Ineligible = false, r.Objective.NullReason
 	}
 	return r
@@ -331,7 +351,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 // highest load tested, returned as atLeast, the lowest such bound over
 // repeats); one where the lowest load fails has none either (it is below
 // the lowest load tested), nor one where any attainment is undefined.
-func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, notes []string) {
+func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bounds []*Bound, notes []string) {
 	atLeast = replay.Null
 	byRepeat := map[int][]*replay.PointResult{}
 	var order []int
@@ -372,6 +392,7 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 				example = fmt.Sprintf("%s above %s in repeat %d", x.MaxPassing.FloatString(3), x.FirstFail.FloatString(3), rep)
 			}
 		}
+		var b *Bound
 		switch {
 		case undefined, len(loads) == 0:
 		case x.Below:
@@ -384,15 +405,19 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 			if lowest == nil || low.Cmp(lowest) < 0 {
 				lowest = low
 			}
+			b = &Bound{Kind: Below, Value: low}
 		case x.Never:
 			unbounded++
 			if b := atLeast.Rat(); b == nil || x.MaxPassing.Cmp(b) < 0 {
 				atLeast = replay.Exact(x.MaxPassing)
 			}
+			b = &Bound{Kind: AtLeast, Value: x.MaxPassing}
 		default:
 			v = replay.Exact(x.Capacity)
+			b = &Bound{Kind: Exactly, Value: x.Capacity}
 		}
 		s.Values = append(s.Values, v)
+		bounds = append(bounds, b)
 	}
 	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
 	n := len(order)
@@ -425,7 +450,7 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, not
 			notes = append(notes, reasons[len(reasons)-1])
 		}
 	}
-	return s, atLeast, notes
+	return s, atLeast, bounds, notes
 }
 
 // rank picks the winner: the eligible row with the best median, if it is
@@ -442,26 +467,44 @@ func (d *Decision) rank() {
 		}
 	}
 	slices.SortStableFunc(cand, func(a, b int) int {
-		c := d.Rows[a].Objective.Summary.Median.Rat().Cmp(d.Rows[b].Objective.Summary.Median.Rat())
+		ma, mb := d.Rows[a].Objective.Summary.Median.Rat(), d.Rows[b].Objective.Summary.Median.Rat()
+		if ma == nil || mb == nil {
+			// Only a capacity bounded from one side has no median;
+			// orderByBounds orders those.
+			return 0
+		}
+		c := ma.Cmp(mb)
 		if lowerBetter {
 			return c
 		}
 		return -c
 	})
 	what := map[string]string{MaxGoodput: "goodput", MinCostPerGoodToken: "cost per million good tokens", MaxCapacity: "capacity"}[d.Objective]
+	if d.Objective == MaxCapacity {
+		d.orderByBounds(cand)
+	}
 	if len(cand) < 2 {
 		d.Verdict = NoDecision
-		switch len(cand) {
-		case 0:
+		why := d.exclusions(what)
+		switch {
+		case len(cand) == 0 && why == "":
 			d.Answer = "no decision: no configuration has a defined " + what
-		default:
+		case len(cand) == 0:
+			d.Answer = "no decision: no configuration can win: " + why
+		case why == "":
 			d.Best = cand[0]
 			d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " has a defined " + what + "; nothing to compare it with"
+		default:
+			d.Best = cand[0]
+			d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " can win, nothing to compare it with: " + why
 		}
 		return
 	}
 	w := cand[0]
 	d.Best, d.Winner, d.RunnerUp = w, w, cand[1]
+	if d.Objective == MaxCapacity && d.rankCapacity(cand) {
+		return
+	}
 	var ps []float64
 	var warns []string
 	for _, o := range cand[1:] {
@@ -514,4 +557,50 @@ func (d *Decision) rank() {
 	if d.Shift != nil && !d.Shift.Bounded {
 		d.Limits = append(d.Limits, fmt.Sprintf("too few repeats for a 95 %% interval of the difference (the widest covers %.3g %%)", 100*d.Shift.Confidence))
 	}
+}
+
+// exclusions says why the ineligible rows are out, grouped by cause,
+// when some row is out for another cause than an undefined objective
+// ("" when every excluded row merely lacks the objective, which the
+// answer then says in its own words).
+func (d *Decision) exclusions(what string) string {
+	var undefined, synthetic, other []string
+	for _, r := range d.Rows {
+		switch {
+		case r.Eligible:
+		case r.Ineligible == syntheticExcluded:
+			synthetic = append(synthetic, r.Name)
+		case r.Ineligible == r.Objective.NullReason || r.Objective.Summary.N == 0:
+			undefined = append(undefined, r.Name)
+		default:
+			other = append(other, r.Name+": "+r.Ineligible)
+		}
+	}
+	if len(synthetic)+len(other) == 0 {
+		return ""
+	}
+	var parts []string
+	if len(undefined) > 0 {
+		parts = append(parts, names(undefined)+" "+plural(len(undefined), "has", "have")+" no defined "+what)
+	}
+	if len(synthetic) > 0 {
+		parts = append(parts, names(synthetic)+" "+plural(len(synthetic), "is a synthetic run", "are synthetic runs")+
+			" and the hardware differs: a synthetic run cannot win a decision about hardware")
+	}
+	return strings.Join(append(parts, other...), "; ")
+}
+
+// names joins names as "a", "a and b", "a, b and c".
+func names(ns []string) string {
+	if len(ns) < 2 {
+		return strings.Join(ns, "")
+	}
+	return strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

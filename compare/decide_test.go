@@ -182,3 +182,128 @@ func TestDecideOutputTokensNeedNoWindow(t *testing.T) {
 		t.Errorf("unmeasured: tokens %v, notes %q", row.OutputTokens, row.Notes)
 	}
 }
+
+// rateSweepInput is a rate sweep at 40, 80 and 120 req/s whose repeats
+// reach the given SLO attainments (percent) at each rate.
+func rateSweepInput(name string, att ...[3]int64) *Input {
+	in := sweepInput(name, att...)
+	in.Manifest.Load.Mode = schema.ModeRate
+	for i, r := range []float64{40, 80, 120} {
+		in.Manifest.Load.Points[i].Concurrency = 0
+		in.Manifest.Load.Points[i].Rate = r
+		in.Manifest.Load.Points[i].Arrival = schema.ArrivalPoisson
+	}
+	return in
+}
+
+func repeatAtt(n int, a [3]int64) [][3]int64 {
+	out := make([][3]int64, n)
+	for i := range out {
+		out[i] = a
+	}
+	return out
+}
+
+// A configuration that meets the attainment target at every tested load,
+// including the loads where the other fails, has a capacity bounded below
+// above the other's: it wins, with its bound stated (before, it was
+// "(cannot win)" and the decision "no decision"). Closed and rate mode.
+func TestDecideCapacityBoundedBelowBeatsACrossedCapacity(t *testing.T) {
+	opts := DecideOptions{Objective: MaxCapacity, Target: big.NewRat(9, 10)}
+	for _, tc := range []struct {
+		mode string
+		a, b *Input
+		want string
+	}{
+		{"concurrency", sweepInput("a", repeatAtt(5, [3]int64{100, 95, 50})...), sweepInput("b", repeatAtt(5, [3]int64{100, 100, 100})...), "≥ 16"},
+		{"rate", rateSweepInput("a", repeatAtt(5, [3]int64{100, 50, 40})...), rateSweepInput("b", repeatAtt(5, [3]int64{100, 100, 99})...), "≥ 120"},
+	} {
+		d, err := Decide([]*Input{tc.a, tc.b}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != Winner || d.Winner != 1 || !d.Rows[1].Eligible || !strings.Contains(d.Answer, tc.want) {
+			t.Errorf("%s: verdict %s winner %d eligible %v: %s (limits %q)", tc.mode, d.Verdict, d.Winner, d.Rows[1].Eligible, d.Answer, d.Limits)
+		}
+	}
+}
+
+// Two capacities that the test bounded only from below (or a crossed one
+// inside the other's bound) are not ordered by the test: the decision
+// says neither bound decides, and names the bounds.
+func TestDecideCapacityNeitherBoundDecides(t *testing.T) {
+	opts := DecideOptions{Objective: MaxCapacity, Target: big.NewRat(9, 10)}
+	a := sweepInput("a", repeatAtt(5, [3]int64{100, 100, 100})...)
+	b := sweepInput("b", repeatAtt(5, [3]int64{100, 100, 100})...)
+	// c crosses at 16, the highest load tested, where a and b pass: their
+	// capacity may be 16 too.
+	c := sweepInput("c", repeatAtt(5, [3]int64{100, 100, 95})...)
+	for _, pair := range [][]*Input{{a, b}, {a, c}} {
+		d, err := Decide(pair, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Winner != -1 || !strings.Contains(d.Answer, "neither bound decides") || !strings.Contains(d.Answer, "≥ 16") {
+			t.Errorf("%s vs %s: verdict %s winner %d: %s", pair[0].Name, pair[1].Name, d.Verdict, d.Winner, d.Answer)
+		}
+	}
+	// A capacity below the lowest load tested loses to one that crossed.
+	low := sweepInput("low", repeatAtt(5, [3]int64{50, 40, 10})...)
+	crossed := sweepInput("crossed", repeatAtt(5, [3]int64{100, 95, 50})...)
+	d, err := Decide([]*Input{low, crossed}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != Winner || d.Winner != 1 || !strings.Contains(d.Answer, "< 4") {
+		t.Errorf("below vs crossed: verdict %s winner %d: %s", d.Verdict, d.Winner, d.Answer)
+	}
+}
+
+// The bounds order two capacities only where they exclude each other.
+func TestCmpBoundsOrdersOnlyWhatTheBoundsDetermine(t *testing.T) {
+	ex := func(v int64) *Bound { return &Bound{Kind: Exactly, Value: big.NewRat(v, 1)} }
+	ge := func(v int64) *Bound { return &Bound{Kind: AtLeast, Value: big.NewRat(v, 1)} }
+	lt := func(v int64) *Bound { return &Bound{Kind: Below, Value: big.NewRat(v, 1)} }
+	for _, tc := range []struct {
+		a, b *Bound
+		c    int
+		ok   bool
+	}{
+		{ex(8), ex(8), 0, true}, {ex(8), ex(16), -1, true},
+		{ge(24), ex(8), 1, true}, {ex(8), ge(24), -1, true}, {ge(16), ex(16), 0, false}, {ge(16), ex(24), 0, false},
+		{lt(4), ex(4), -1, true}, {ex(8), lt(4), 1, true}, {lt(8), ex(4), 0, false},
+		{ge(4), lt(4), 1, true}, {lt(4), ge(8), -1, true}, {ge(4), lt(8), 0, false},
+		{ge(4), ge(8), 0, false}, {lt(4), lt(8), 0, false},
+	} {
+		c, ok := cmpBounds(tc.a, tc.b)
+		if c != tc.c || ok != tc.ok {
+			t.Errorf("cmpBounds(%s, %s) = %d, %v; want %d, %v", tc.a, tc.b, c, ok, tc.c, tc.ok)
+		}
+	}
+}
+
+// When the synthetic-versus-hardware rule excludes configurations, the
+// answer says so (before: "no configuration has a defined goodput",
+// though both goodputs are printed).
+func TestDecideAnswerNamesTheSyntheticExclusion(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 21, 22, 20, 21}, []int64{60, 61, 62, 60, 61})
+	a.Manifest.Evidence, b.Manifest.Evidence = schema.EvidenceSynthetic, schema.EvidenceSynthetic
+	b.Manifest.Hardware.Accelerator = "H200"
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != NoDecision || strings.Contains(d.Answer, "defined goodput") ||
+		!strings.Contains(d.Answer, "no configuration can win") || !strings.Contains(d.Answer, "a and b are synthetic runs and the hardware differs") {
+		t.Errorf("both synthetic: %s", d.Answer)
+	}
+	a.Manifest.Evidence = schema.EvidenceSelfRun
+	for _, pr := range a.Result.Results {
+		pr.Scalars["goodput"] = replay.Null
+	}
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if d.Verdict != NoDecision || !strings.Contains(d.Answer, "a has no defined goodput") || !strings.Contains(d.Answer, "b is a synthetic run and the hardware differs") {
+		t.Errorf("one undefined, one synthetic: %s", d.Answer)
+	}
+}

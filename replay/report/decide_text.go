@@ -99,8 +99,8 @@ func newDecideModel(d *compare.Decision) *decideModel {
 		}
 		notes = append(notes, r.Notes...)
 		capText := sideText(r.Capacity, capn)
-		if r.Capacity.Summary.N == 0 && !r.CapacityAtLeast.IsNull() {
-			capText = "≥ " + Decimal(r.CapacityAtLeast, capn.Scale, capn.Places) + ", never crossed"
+		if b := r.CapacityBoundsText(); b != "" {
+			capText = b
 		}
 		t.Rows = append(t.Rows, []string{name, ev, r.Hardware, point, sideText(r.Goodput, gp), errs, tokens, costText, capText, r.PrefixCache, strconv.Itoa(r.Repeats), fn.mark(dedupe(notes))})
 	}
