@@ -546,6 +546,9 @@ func (d *Decision) rank() {
 		}
 	}
 	d.Limits = append(d.Limits, warns...)
+	if d.Objective == MinCostPerGoodToken {
+		d.costRestsOnPrice(cand)
+	}
 	for _, i := range cand {
 		if f := d.Rows[i].Flagged; f != "" {
 			d.Limits = append(d.Limits, f+": its "+what+" was measured at a point that did not keep up with its load (or whose client did not keep the schedule)")

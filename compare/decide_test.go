@@ -3,6 +3,7 @@ package compare
 import (
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -305,5 +306,44 @@ func TestDecideAnswerNamesTheSyntheticExclusion(t *testing.T) {
 	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
 	if d.Verdict != NoDecision || !strings.Contains(d.Answer, "a has no defined goodput") || !strings.Contains(d.Answer, "b is a synthetic run and the hardware differs") {
 		t.Errorf("one undefined, one synthetic: %s", d.Answer)
+	}
+}
+
+// priced sets an input's declared price per hour and the cost per
+// million good tokens replay derives from it and each repeat's token
+// goodput.
+func priced(in *Input, price int64, tokenGoodput []int64) {
+	in.Result.Cost = &replay.CostSpec{Currency: "USD", PricePerHour: big.NewRat(price, 1), Text: strconv.FormatInt(price, 10)}
+	for i, pr := range in.Result.Results {
+		pr.Scalars["token_goodput"] = replay.Int(tokenGoodput[i])
+		pr.Scalars[replay.CostPerMillionGoodTokens] = replay.Exact(big.NewRat(price*1_000_000, 3600*tokenGoodput[i]))
+	}
+}
+
+// A cost win between configurations whose measured token goodput does
+// not differ comes from the declared prices alone: the answer and the
+// limits say the cost rests on the publisher's declared price, and the
+// price difference is not presented as a significant measured effect
+// (before: "a wins on cost per million good tokens (significant ...)").
+func TestDecideCostWinFromTheDeclaredPriceIsNotAMeasuredEffect(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{10, 12, 11, 11, 10}, []int64{50, 51, 52, 50, 51})
+	priced(a, 2, []int64{900, 950, 1000, 920, 980})
+	priced(b, 4, []int64{910, 990, 940, 960, 930})
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MinCostPerGoodToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := strings.Join(d.Limits, "\n")
+	if d.Verdict == Winner || strings.HasPrefix(d.Answer, "a wins") || strings.Contains(d.Answer, "significant at") || !strings.Contains(d.Answer, "declared price") ||
+		!strings.Contains(d.Answer, "not a measured effect") || !strings.Contains(limits, "rests on the publisher's declared price") {
+		t.Errorf("price-only win: %s %s\nlimits %s", d.Verdict, d.Answer, limits)
+	}
+	// A measured token goodput difference that the price does not undo
+	// wins, and still says the cost rests on the declared price.
+	priced(b, 2, []int64{400, 420, 410, 430, 405})
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MinCostPerGoodToken})
+	if d.Verdict != Winner || d.Winner != 0 || !strings.Contains(d.Answer, "declared price") || !strings.Contains(strings.Join(d.Limits, "\n"), "rests on the publisher's declared price") {
+		t.Errorf("measured win: %s %s\nlimits %q", d.Verdict, d.Answer, d.Limits)
 	}
 }
