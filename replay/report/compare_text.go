@@ -263,9 +263,18 @@ func CompareText(out io.Writer, r *compare.Result) error {
 	return err
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`", "[", `\[`, "]", `\]`, "#", `\#`).Replace(s)
-}
+// mdEscaper makes text inert in GitHub-flavoured Markdown: no table cell
+// (|), emphasis (* _ ~), code (`), link or image ([ ]), raw HTML or
+// entity (< > &), heading (#), math ($) or line break; the backslash
+// first, so an escape in the text cannot cancel one added here. The
+// CommonMark spec lets any ASCII punctuation be backslash-escaped
+// (https://spec.commonmark.org/0.31.2/#backslash-escapes).
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "\n", " ", "\r", " ", "*", `\*`, "_", `\_`, "~", `\~`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"`", "\\`", "[", `\[`, "]", `\]`, "#", `\#`, "$", `\$`)
+
+// mdEscape escapes text for Markdown (mdEscaper): every string a bundle
+// supplies goes through it before it reaches a Markdown report.
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
 
 func mdTable(b *strings.Builder, t table) {
 	b.WriteString("|")

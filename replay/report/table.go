@@ -493,63 +493,69 @@ func csvNum(v replay.Value) string {
 // Markdown writes one table per point and repeat.
 func Markdown(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s  \n**plan:** %s\n\n", definitionsLine(r), boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
+	// Every string that can come from the bundle (names, reasons, notes,
+	// the price's text) goes through cell, which is mdEscape.
+	cell := mdEscape
+	fmt.Fprintf(&b, "**definitions:** %s  \n**boundary:** %s  \n**slo:** %s  \n**plan:** %s\n\n", cell(definitionsLine(r)), cell(boundaryLine(r.Boundary)), cell(sloLine(r)), cell(planLine(r.Plan)))
 	if r.Incomplete != nil {
-		fmt.Fprintf(&b, "**%s**\n\n", r.Incomplete.Line())
+		fmt.Fprintf(&b, "**%s**\n\n", cell(r.Incomplete.Line()))
 	}
 	if r.Cost != nil {
-		fmt.Fprintf(&b, "**cost:** %s per hour over each measurement window\n\n", priceText(r.Cost))
+		fmt.Fprintf(&b, "**cost:** %s per hour over each measurement window\n\n", cell(priceText(r.Cost)))
 	}
-	fmt.Fprintf(&b, "- %s\n- %s\n", MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"])
-	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	fmt.Fprintf(&b, "- %s\n- %s\n", cell(MeaningsFor(r.Definitions)["tpot_ns"]), cell(MeaningsFor(r.Definitions)["itl_ns"]))
 	for _, p := range r.Results {
-		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", p.Point, p.Repeat)
+		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", cell(p.Point), p.Repeat)
 		for _, rw := range scalarRows(p) {
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
 		}
 		lines, empty := distLines(p)
 		if len(lines) > 0 {
 			fmt.Fprintf(&b, "\n| distribution | %s | unit |\n|---|%s---|\n", strings.Join(replay.CoreDistKeys, " | "), strings.Repeat("---|", len(replay.CoreDistKeys)))
 			for _, l := range lines {
 				if l.null != "" {
-					fmt.Fprintf(&b, "| %s | %s |%s %s |\n", l.name, cell(NullText(l.null)), strings.Repeat(" |", len(replay.CoreDistKeys)-1), l.unit)
+					fmt.Fprintf(&b, "| %s | %s |%s %s |\n", cell(l.name), cell(NullText(l.null)), strings.Repeat(" |", len(replay.CoreDistKeys)-1), cell(l.unit))
 					continue
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", l.name, strings.Join(l.cells, " | "), l.unit)
+				cells := make([]string, len(l.cells))
+				for i, c := range l.cells {
+					cells[i] = cell(c)
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(l.name), strings.Join(cells, " | "), cell(l.unit))
 			}
 		}
 		if len(empty) > 0 {
-			fmt.Fprintf(&b, "\n%s\n", noSamples(empty))
+			fmt.Fprintf(&b, "\n%s\n", cell(noSamples(empty)))
 		}
 		if cold := coldRows(p); len(cold) > 0 {
 			fmt.Fprint(&b, "\n| cold (warmup requests) | value | unit |\n|---|---|---|\n")
 			for _, rw := range cold {
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
 			}
 		}
 		if srv := serverRows(p); len(srv) > 0 {
 			fmt.Fprint(&b, "\n| server (engine's own metrics) | value | unit |\n|---|---|---|\n")
 			for _, rw := range srv {
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
 			}
 		}
 		if ov := overloadRows(p); len(ov) > 0 {
 			fmt.Fprint(&b, "\n| load (overload test) | value | unit |\n|---|---|---|\n")
 			for _, rw := range ov {
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", rw.metric, cell(rw.value), cell(rw.unit))
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
 			}
 		}
 	}
 	for _, ps := range r.Summary {
-		fmt.Fprintf(&b, "\n### summary of point %s across repeats\n\n| metric | median | 95%% CI low | 95%% CI high | unit | n | warnings |\n|---|---|---|---|---|---|---|\n", ps.Point)
+		fmt.Fprintf(&b, "\n### summary of point %s across repeats\n\n| metric | median | 95%% CI low | 95%% CI high | unit | n | warnings |\n|---|---|---|---|---|---|---|\n", cell(ps.Point))
 		for _, m := range replay.SummaryMetrics {
 			s := ps.Metrics[m]
 			scale, unit, places := summaryUnit(m)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N, strings.Join(s.Warnings, "; "))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N, cell(strings.Join(s.Warnings, "; ")))
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "\n> note: %s\n", n)
+		fmt.Fprintf(&b, "\n> note: %s\n", cell(n))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
