@@ -67,6 +67,10 @@ type Result struct {
 	// word, nil when it states none.
 	ClientBuild   *schema.Build `json:"clientBuild,omitempty"`
 	ImporterBuild *schema.Build `json:"importerBuild,omitempty"`
+	// SignerStatement says what of the run rests on its signer's word
+	// (schema.SignerStatement): printed beside the evidence class,
+	// wherever the verdict is.
+	SignerStatement string `json:"signerStatement,omitempty"`
 	// Incomplete is true when the run is marked incomplete (its capture
 	// was interrupted); its missing requests count as not sent and as
 	// misses in SLO attainment, and a warning says so.
@@ -200,6 +204,20 @@ func (r *Result) fail(name, blob string, err error) *CheckError {
 
 // finish closes the result: Verified when nothing failed.
 func (r *Result) finish(errs []error) error {
+	if r.RunID != "" {
+		var v schema.Vouch
+		for _, s := range r.Signatures {
+			if s.Verified && s.Identity != "" {
+				v.Identities = append(v.Identities, s.Identity+" (issuer "+s.Issuer+")")
+			}
+		}
+		for _, a := range r.Attestations {
+			if a.Verified {
+				v.Reviewers = append(v.Reviewers, a.Reviewer)
+			}
+		}
+		r.SignerStatement = schema.SignerStatement(r.Evidence, v)
+	}
 	for _, c := range r.Checks {
 		if c.Status == StatusFailed {
 			r.Verified = false

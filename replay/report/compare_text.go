@@ -382,6 +382,9 @@ func newIdentity(label string, in *compare.Input) identityView {
 	}
 	add("run id", m.RunID)
 	add("evidence", ev)
+	// compare and decide pin keys only (no keyless identity, no
+	// reviewer): nothing vouches beyond the signer.
+	add("signer's word", schema.SignerStatement(m.Evidence, schema.Vouch{}))
 	if m.Incomplete {
 		add("INCOMPLETE", m.IncompleteReason)
 	}

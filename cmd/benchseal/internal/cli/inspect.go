@@ -78,6 +78,8 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	fmt.Fprintf(w, "created    %s\n", b.Created())
 	fmt.Fprintf(w, "time       %s .. %s\n", m.StartTime, m.FinishTime)
 	fmt.Fprintf(w, "evidence   %s\n", m.Evidence)
+	// inspect checks no signature: nothing vouches beyond the signer.
+	fmt.Fprintf(w, "           %s\n", schema.SignerStatement(m.Evidence, schema.Vouch{}))
 	fmt.Fprintf(w, "model      %s\n", m.Model.Name)
 	if m.Engine.Name != "" {
 		fmt.Fprintf(w, "engine     %s %s\n", m.Engine.Name, m.Engine.Version)

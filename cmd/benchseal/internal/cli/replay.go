@@ -221,7 +221,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
 		err = report.HTMLRun(io.Out, res, in)
 	} else {
-		err = report.Write(io.Out, report.Format(o.output), res)
+		err = report.WriteRun(io.Out, report.Format(o.output), res, run.Manifest())
 	}
 	if err != nil {
 		return err

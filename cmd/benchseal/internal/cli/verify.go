@@ -257,6 +257,9 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 			fmt.Fprint(w, " · INCOMPLETE")
 		}
 		fmt.Fprintln(w)
+		if r.SignerStatement != "" {
+			fmt.Fprintln(w, r.SignerStatement)
+		}
 	}
 	unverified := ""
 	if n := len(r.Unverified); n > 0 {
