@@ -36,17 +36,72 @@ type ClaimChecker struct{}
 // verifier's own); under an older version two (it and the current one),
 // naming none up to three.
 func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error) {
+	return checkRunClaims(ctx, run, nil)
+}
+
+// CheckClaimsAndFlags is CheckClaims that also returns every flagged
+// point × repeat of the replay, claimed or not (it satisfies
+// verify.FlagChecker); a run without claims is replayed under its own
+// definitions for the flags alone.
+func (ClaimChecker) CheckClaimsAndFlags(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, []schema.PointFlags, error) {
+	var flags []schema.PointFlags
+	checks, err := checkRunClaims(ctx, run, &flags)
+	return checks, flags, err
+}
+
+// Flagged lists the point × repeat results that carry a flag, in run
+// order.
+func (r *Result) Flagged() []schema.PointFlags {
+	var out []schema.PointFlags
+	for _, p := range r.Results {
+		pf := schema.PointFlags{Point: p.Point, Repeat: p.Repeat, Flags: r.pointFlags(schema.PointClaim{Point: p.Point, Repeat: &p.Repeat})}
+		if len(pf.Flags) == 0 {
+			continue
+		}
+		for _, f := range pf.Flags {
+			pf.Why = append(pf.Why, p.flagWhy(f))
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+// flagWhy is what set a flag of the point result.
+func (p *PointResult) flagWhy(flag string) string {
+	switch {
+	case flag == PhasesOverlapFlag:
+		return "measured requests overlap the warmup or another phase"
+	case p.Overload == nil:
+		return ""
+	case flag == "overloaded":
+		return p.Overload.Overloaded.Why
+	case flag == "generator-limited":
+		return p.Overload.GeneratorLimited.Why
+	}
+	return ""
+}
+
+// checkRunClaims is CheckClaims; with flags non-nil it also sets *flags to
+// the replay's flagged points, replaying a run without claims for them.
+func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFlags) ([]schema.ClaimCheck, error) {
 	cl := run.Claims()
 	if cl == nil {
+		if flags != nil {
+			r, err := Replay(ctx, run, Options{})
+			if err != nil {
+				return nil, err
+			}
+			*flags = r.Flagged()
+		}
 		return nil, nil
 	}
 	if cl.DefinitionsVersion != "" {
-		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion)
+		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion, flags)
 	}
 	vs := unversioned(cl.Definitions)
 	var newest []schema.ClaimCheck
 	for i := len(vs) - 1; i >= 0; i-- {
-		out, err := checkClaimsUnder(ctx, run, cl, vs[i])
+		out, err := checkClaimsUnder(ctx, run, cl, vs[i], flags)
 		if err != nil {
 			return nil, err
 		}
@@ -62,13 +117,15 @@ func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.C
 	}
 	if newest == nil {
 		// Unknown definitions: checkClaimsUnder says so per claim.
-		return checkClaimsUnder(ctx, run, cl, "")
+		return checkClaimsUnder(ctx, run, cl, "", flags)
 	}
 	return newest, nil
 }
 
-// checkClaimsUnder checks cl's claims under the named version.
-func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, version string) ([]schema.ClaimCheck, error) {
+// checkClaimsUnder checks cl's claims under the named version; with flags
+// non-nil it sets *flags to that replay's flagged points (the overload
+// test is the same under every version).
+func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, version string, flags *[]schema.PointFlags) ([]schema.ClaimCheck, error) {
 	opts := Options{Definitions: cl.Definitions}
 	if cl.SLO != nil {
 		s := SLOFromManifest(*cl.SLO)
@@ -100,6 +157,9 @@ func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, ve
 		policyWhy = oneTokenRefusal(d, stated)
 		if res, err = cv.replay(ctx, run, opts); err != nil {
 			return nil, err
+		}
+		if flags != nil {
+			*flags = res.Flagged()
 		}
 	}
 	var out []schema.ClaimCheck

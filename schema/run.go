@@ -26,6 +26,17 @@ const (
 	ClaimNotRecomputable = "not-recomputable"
 )
 
+// PointFlags names what replay found about one point × repeat of a run
+// ("overloaded", "generator-limited", …): verify lists every flagged
+// point, claimed or not.
+type PointFlags struct {
+	Point  string   `json:"point"`
+	Repeat int      `json:"repeat"`
+	Flags  []string `json:"flags"`
+	// Why says, per flag in Flags order, what set it.
+	Why []string `json:"why,omitempty"`
+}
+
 // ClaimCheck is the outcome of recomputing one claimed number.
 type ClaimCheck struct {
 	Point  string `json:"point"`

@@ -122,6 +122,7 @@ type claimsRun struct {
 
 type claimsResult struct {
 	checks []schema.ClaimCheck
+	flags  []schema.PointFlags
 	err    error
 }
 
@@ -131,18 +132,23 @@ func (v *Verifier) startClaims(ctx context.Context, b *artifact.Bundle) *claimsR
 	cctx, cancel := context.WithCancel(ctx)
 	c := &claimsRun{feed: newRecordFeed(b), cancel: cancel, out: make(chan claimsResult, 1)}
 	go func() {
-		checks, err := v.checker.CheckClaims(cctx, c.feed)
+		var r claimsResult
+		if fc, ok := v.checker.(FlagChecker); ok {
+			r.checks, r.flags, r.err = fc.CheckClaimsAndFlags(cctx, c.feed)
+		} else {
+			r.checks, r.err = v.checker.CheckClaims(cctx, c.feed)
+		}
 		c.feed.done()
-		c.out <- claimsResult{checks, err}
+		c.out <- r
 	}()
 	return c
 }
 
 // wait returns the recompute's result.
-func (c *claimsRun) wait() ([]schema.ClaimCheck, error) {
+func (c *claimsRun) wait() claimsResult {
 	r := <-c.out
 	c.cancel()
-	return r.checks, r.err
+	return r
 }
 
 // abandon stops the recompute and waits for it to end.

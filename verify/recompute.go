@@ -13,6 +13,15 @@ type ClaimChecker interface {
 	CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error)
 }
 
+// FlagChecker is a ClaimChecker that also returns every flagged point ×
+// repeat of the replay it checked against, claimed or not (for a run
+// without claims, of a replay under the run's own definitions): verify
+// lists them all, so a point that did not sustain its load is visible
+// whether or not a number was claimed for it.
+type FlagChecker interface {
+	CheckClaimsAndFlags(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, []schema.PointFlags, error)
+}
+
 // ImportChecker re-derives an imported run from the source files attached
 // to it (attachment returns one by its name under attachments/) and
 // returns an error naming the first difference, or nil when the run is

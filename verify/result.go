@@ -96,6 +96,20 @@ type Result struct {
 	// each labelled UNVERIFIED.
 	UnverifiedExternal []ExternalResult `json:"unverifiedExternal,omitempty"`
 	Warnings           []string         `json:"warnings,omitempty"`
+	// Flagged lists every point × repeat the replay flagged (overloaded,
+	// generator-limited, …), claimed or not; nil when the claim checker
+	// does not report flags or the records were not replayed.
+	Flagged []schema.PointFlags `json:"flaggedPoints,omitempty"`
+}
+
+// setFlagged records the replay's flagged points; for a run without
+// claims (noClaims), a replay that failed is a warning (with claims, the
+// claims check fails on the same error).
+func (r *Result) setFlagged(flags []schema.PointFlags, err error, noClaims bool) {
+	r.Flagged = flags
+	if err != nil && noClaims {
+		r.Warnings = append(r.Warnings, "flagged points not determined: the records did not replay: "+err.Error())
+	}
 }
 
 // ExternalResult is one published result of external evidence.

@@ -241,7 +241,9 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	var contentErrs []*CheckError
 	if !skipContent {
 		var feed *recordFeed
-		if v.checker != nil && b.Claims() != nil {
+		// A flag checker replays a run without claims too, for its
+		// flagged points.
+		if _, flags := v.checker.(FlagChecker); v.checker != nil && (b.Claims() != nil || flags) {
 			claims = v.startClaims(ctx, b)
 			feed = claims.feed
 		}
@@ -285,14 +287,20 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	case skipContent:
 	case v.checker == nil:
 		res.skip(CheckClaims, "no claim checker configured (metric recomputation not run)")
-	case b.Claims() == nil:
-		res.skip(CheckClaims, "the run has no claims")
 	case len(errs) > 0:
 		res.skip(CheckClaims, "not run: an earlier check failed")
+	case b.Claims() == nil:
+		res.skip(CheckClaims, "the run has no claims")
+		if claims != nil {
+			r := claims.wait()
+			claims = nil
+			res.setFlagged(r.flags, r.err, true)
+		}
 	default:
-		checks, err := claims.wait()
+		r := claims.wait()
 		claims = nil
-		if ce := v.checkClaims(res, checks, err, p.RequireRecomputable); ce != nil {
+		res.setFlagged(r.flags, r.err, false)
+		if ce := v.checkClaims(res, r.checks, r.err, p.RequireRecomputable); ce != nil {
 			failed(ce)
 		}
 	}

@@ -233,6 +233,7 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		}
 	}
 	writeClaimChecks(w, r.Claims, showClaims)
+	writeFlagged(w, r.Flagged)
 	if len(r.UnverifiedExternal) > 0 {
 		label := ""
 		for _, x := range r.UnverifiedExternal {
@@ -362,6 +363,24 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 			line += " [point flagged: " + strings.Join(c.Flags, ", ") + "]"
 		}
 		fmt.Fprintln(w, line)
+	}
+}
+
+// writeFlagged lists every point × repeat the replay flagged, claimed or
+// not: its numbers describe a load the run did not sustain (or a client
+// that did not keep its schedule).
+func writeFlagged(w io.Writer, fs []schema.PointFlags) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nflagged points (%d, claimed or not: their numbers describe a load the run did not sustain, or a schedule the client did not keep)\n", len(fs))
+	for _, f := range fs {
+		fmt.Fprintf(w, "  FLAGGED          %s repeat %d: %s\n", schema.EscapeText(f.Point, false), f.Repeat, strings.Join(f.Flags, ", "))
+		for i, why := range f.Why {
+			if why != "" {
+				fmt.Fprintf(w, "                   %s: %s\n", f.Flags[i], why)
+			}
+		}
 	}
 }
 
