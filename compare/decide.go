@@ -551,7 +551,11 @@ func (d *Decision) rank() {
 	}
 	for _, i := range cand {
 		if f := d.Rows[i].Flagged; f != "" {
-			d.Limits = append(d.Limits, f+": its "+what+" was measured at a point that did not keep up with its load (or whose client did not keep the schedule)")
+			l := f + ": its " + what + " was measured at a point that did not keep up with its load (or whose client did not keep the schedule)"
+			if strings.Contains(f, replay.FastFailuresFlag) {
+				l += "; requests there failed far faster than its successful requests (not served: turning slow requests into instant errors raises goodput)"
+			}
+			d.Limits = append(d.Limits, l)
 			if d.Verdict == Winner && i == w {
 				d.Answer += "; the win rests on a flagged point: " + f
 			}

@@ -347,3 +347,24 @@ func TestDecideCostWinFromTheDeclaredPriceIsNotAMeasuredEffect(t *testing.T) {
 		t.Errorf("measured win: %s %s\nlimits %q", d.Verdict, d.Answer, d.Limits)
 	}
 }
+
+// A point whose failures came far faster than its successes is named in
+// the decision's limits and answer (its goodput rests on requests the
+// server did not serve).
+func TestDecideLimitsNameFastFailures(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 21, 22, 20, 21}, []int64{60, 61, 62, 60, 61})
+	yes := true
+	for _, pr := range b.Result.Results {
+		pr.Overload = &replay.Overload{FastFailures: replay.Flag{Set: &yes, Why: "test"}}
+	}
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := strings.Join(d.Limits, "\n")
+	if !strings.Contains(limits, "b's c8 is fast-failures in 5 of 5 repeats") || !strings.Contains(limits, "failed far faster than its successful requests") ||
+		!strings.Contains(d.Answer, "the win rests on a flagged point") {
+		t.Errorf("answer %q, limits %q", d.Answer, limits)
+	}
+}

@@ -26,7 +26,20 @@ const (
 	GeneratorLagBoundNS = int64(10 * time.Millisecond)
 	// TrendConfidence is the coverage of every trend's interval.
 	TrendConfidence = 0.95
+	// FastFailureDivisor: a failed request (error or timeout) that ended
+	// in under 1/FastFailureDivisor of the median end − sent of the
+	// point's successful requests failed "at once": the server did not
+	// serve it (load shed, or an SLO miss made an instant error), so the
+	// overload test counts it as it counts a rejection.
+	FastFailureDivisor = 10
+	// FastFailurePercent is the share of measured requests failing at once
+	// from which a point is flagged fast-failures.
+	FastFailurePercent = 1
 )
+
+// FastFailuresFlag names a point with failures far faster than its
+// successful requests (Overload.FastFailures).
+const FastFailuresFlag = "fast-failures"
 
 // Loops of a load point.
 const (
@@ -109,7 +122,13 @@ type Overload struct {
 	SendLagP99NS                       Value
 	Queue                              *Trend
 	Overloaded, GeneratorLimited       Flag
-	clientJudged, clientOver           bool
+	// FastFailures is set when more than FastFailurePercent of the
+	// measured requests failed at once (FastFailureDivisor); FastFailed
+	// counts them. They are not served requests in the test: they never
+	// count as completions and count with the rejections in rule 0.
+	FastFailures             Flag
+	FastFailed               int64
+	clientJudged, clientOver bool
 	// loadFromNS and loadToNS are the measured requests' first send and
 	// last end (loadOK false when there are none or no times): the span
 	// a server gauge's scrapes must fall in to describe the point.
@@ -184,6 +203,9 @@ func (o *Overload) Flags() []string {
 	}
 	if o.GeneratorLimited.True() {
 		out = append(out, "generator-limited")
+	}
+	if o.FastFailures.True() {
+		out = append(out, FastFailuresFlag)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,14 +79,19 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 type overloadData struct {
 	spans    [][2]int64
 	rejected []bool
-	nRej     int64
-	lags     [][2]int64
+	// failed marks the errors and timeouts, ok the successes (for the
+	// fast-failure rule).
+	failed, ok []bool
+	nRej       int64
+	lags       [][2]int64
 }
 
 func (d *overloadData) add(rec *schema.Record) {
 	d.spans = append(d.spans, [2]int64{rec.SentNS, rec.EndNS})
 	rej := rec.Status == schema.StatusRejected
 	d.rejected = append(d.rejected, rej)
+	d.failed = append(d.failed, rec.Status == schema.StatusError || rec.Status == schema.StatusTimeout)
+	d.ok = append(d.ok, rec.Status == schema.StatusOK)
 	if rej {
 		d.nRej++
 	}
@@ -131,13 +137,19 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	}
 	o.Outstanding, o.SendLag = nullTrend(""), nullTrend("")
 	d.sendLag(c, o, lagDist)
-	// Rule 0: a point that rejected more than the tolerance of its
-	// requests (the client refusing to send past its cap, or the server
-	// turning them away) did not serve its load, however long it ran.
-	if n := int64(len(d.spans)); 100*d.nRej > OverloadTolerancePercent*n {
+	notServed, okMedian := d.fastFailures(c, o)
+	// Rule 0: a point that rejected (or failed at once) more than the
+	// tolerance of its requests (the client refusing to send past its
+	// cap, or the server turning them away) did not serve its load,
+	// however long it ran.
+	if n, shed := int64(len(d.spans)), d.nRej+o.FastFailed; 100*shed > OverloadTolerancePercent*n {
 		o.clientOver = true
-		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) were rejected, not served (more than %d %%): the point shed the load it could not serve",
-			d.nRej, n, new(big.Rat).SetFrac64(100*d.nRej, n).FloatString(1), OverloadTolerancePercent))
+		what := "were rejected"
+		if o.FastFailed > 0 {
+			what = fmt.Sprintf("were rejected or failed at once (%d rejected, %d failed in under 1/%d of the successful requests' median %s ms)", d.nRej, o.FastFailed, FastFailureDivisor, msText(okMedian))
+		}
+		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) %s, not served (more than %d %%): the point shed the load it could not serve",
+			shed, n, new(big.Rat).SetFrac64(100*shed, n).FloatString(1), what, OverloadTolerancePercent))
 	}
 	if c.noTimes != "" {
 		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "outstanding_peak", "fit"} {
@@ -206,7 +218,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 				o.FitRejected++
 			}
 		}
-		if s[1] > t0 && s[1] <= t1 && !d.rejected[i] {
+		if s[1] > t0 && s[1] <= t1 && !notServed[i] {
 			o.Completions++
 		}
 	}
@@ -281,6 +293,50 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		}
 	}
 	return o
+}
+
+// fastFailures counts the failures that ended in under
+// 1/FastFailureDivisor of the median end − sent of the successful
+// requests and sets the fast-failures flag; it returns which requests
+// were not served (rejected or failed at once) and that median.
+func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bool, okMedian int64) {
+	notServed = d.rejected
+	if c.noTimes != "" {
+		o.FastFailures = Flag{Why: c.noTimes}
+		return notServed, 0
+	}
+	var okDur []int64
+	for i, s := range d.spans {
+		if d.ok[i] {
+			okDur = append(okDur, s[1]-s[0])
+		}
+	}
+	if len(okDur) == 0 {
+		o.FastFailures = Flag{Why: "no successful request to compare the failures' durations with"}
+		return notServed, 0
+	}
+	slices.Sort(okDur)
+	okMedian = okDur[(len(okDur)-1)/2]
+	notServed = slices.Clone(d.rejected)
+	for i, s := range d.spans {
+		if d.failed[i] && FastFailureDivisor*(s[1]-s[0]) < okMedian {
+			notServed[i] = true
+			o.FastFailed++
+		}
+	}
+	n := int64(len(d.spans))
+	set := 100*o.FastFailed > FastFailurePercent*n
+	why := fmt.Sprintf("no failure ended in under 1/%d of the successful requests' median end − sent (%s ms)", FastFailureDivisor, msText(okMedian))
+	if o.FastFailed > 0 {
+		limit := fmt.Sprintf("at most %d %%", FastFailurePercent)
+		if set {
+			limit = fmt.Sprintf("more than %d %%", FastFailurePercent)
+		}
+		why = fmt.Sprintf("%d of %d measured requests (%s) failed in under 1/%d of the successful requests' median end − sent (%s ms): counted as not served",
+			o.FastFailed, n, limit, FastFailureDivisor, msText(okMedian))
+	}
+	o.FastFailures = setFlag(set, why)
+	return notServed, okMedian
 }
 
 // addEvidence appends to the evidence for overloaded = true.

@@ -529,3 +529,45 @@ func TestNegativeBacklogIsExplained(t *testing.T) {
 		t.Fatal("no seed gave a negative backlog")
 	}
 }
+
+// fastFail turns every measured request slower than limit into an error
+// returned 1 ms after its send: SLO misses made instant failures.
+func fastFail(run *memRun, limit int64) (n int) {
+	for _, r := range run.recs {
+		if r.Phase == schema.PhaseMeasure && r.EndNS-r.SentNS > limit {
+			r.EndNS, r.Status, r.ChunksNS, r.OutputTokens = r.SentNS+1e6, schema.StatusError, nil, 0
+			n++
+		}
+	}
+	return n
+}
+
+// Failures far faster than the point's successful requests are flagged
+// (fast-failures) and are not served requests in the overload test: an
+// overloaded point whose slow requests were turned into instant errors
+// stays overloaded (before: the errors counted as completions, the
+// backlog vanished and the flag cleared), and its flags name both. A
+// stable point with a few fast errors is not flagged.
+func TestFastFailuresAreFlaggedAndDoNotClearOverload(t *testing.T) {
+	for seed := range uint64(10) {
+		run := openLoopRun(seed, []float64{24, 60}, []int{300, 300}, noLag)
+		if n := fastFail(run, 300e6); n < 60 {
+			t.Fatalf("seed %d: only %d requests made fast failures", seed, n)
+		}
+		o := overloadOf(t, run)
+		wantFlag(t, fmt.Sprintf("seed %d: fast failures", seed), o.FastFailures, ptr(true))
+		wantFlag(t, fmt.Sprintf("seed %d: overloaded", seed), o.Overloaded, ptr(true))
+		if f := o.Flags(); !slices.Contains(f, "overloaded") || !slices.Contains(f, FastFailuresFlag) {
+			t.Errorf("seed %d: flags %v", seed, f)
+		}
+		stable := openLoopRun(seed, []float64{24}, []int{600}, noLag)
+		for i, r := range stable.recs {
+			if i%200 == 7 {
+				r.EndNS, r.Status, r.ChunksNS, r.OutputTokens = r.SentNS+1e6, schema.StatusError, nil, 0
+			}
+		}
+		s := overloadOf(t, stable)
+		wantFlag(t, fmt.Sprintf("seed %d stable: fast failures", seed), s.FastFailures, ptr(false))
+		wantFlag(t, fmt.Sprintf("seed %d stable: overloaded", seed), s.Overloaded, ptr(false))
+	}
+}

@@ -66,6 +66,7 @@ func overloadRows(p *replay.PointResult) []row {
 	out := []row{
 		{"overloaded", flagText(o.Overloaded), ""},
 		{"generator-limited", flagText(o.GeneratorLimited), ""},
+		{"fast failures", flagText(o.FastFailures), ""},
 		{"arrival rate", "offered " + rateText(o.OfferedRate, o, "offered_rate") + "; achieved " + rateText(o.ArrivalRate, o, "arrival_rate"), "(" + o.Loop + " loop)"},
 	}
 	if o.OfferedShare != "" {
