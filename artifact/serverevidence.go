@@ -58,6 +58,11 @@ func CheckServerEvidence(m *schema.Manifest, file string, read func(name string)
 			add(field, "the scrape %s/%s: %v", schema.AttachmentsDir, name, err)
 			return nil
 		}
+		if m.Evidence != schema.EvidenceSynthetic && bytes.Contains(b, []byte(`="`+schema.SimulatorModel+`"`)) {
+			// The simulator labels its series with its model name.
+			add("evidence", "is %q but the scrape %s/%s (%s) has series labelled %q, the simulator's: a run against benchseal's simulator is %q",
+				m.Evidence, schema.AttachmentsDir, name, field, schema.SimulatorModel, schema.EvidenceSynthetic)
+		}
 		return snap
 	}
 	if sm := m.ServerMetrics; sm != nil {

@@ -179,8 +179,8 @@ const EngineLlamaCpp = "llamacpp"
 // SimulatorOwner is the owned_by value of the simulator's models, and
 // SimulatorHeader the response header it sets.
 const (
-	SimulatorOwner  = "benchseal-simulator"
-	SimulatorHeader = "X-Benchseal-Simulator"
+	SimulatorOwner  = schema.SimulatorOwner
+	SimulatorHeader = schema.SimulatorHeader
 )
 
 // ProbeServer asks the server's /v1/models, /version and /props endpoints

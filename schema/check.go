@@ -220,6 +220,11 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if m.Evidence != EvidenceSynthetic && m.Client.Name == CaptureClientName && simulatedCommand(m.Client.CommandLine) {
 		ps.add("evidence", "is %q but client.command_line has --simulate: a run against benchseal's simulator is %q", m.Evidence, EvidenceSynthetic)
 	}
+	if m.Evidence != EvidenceSynthetic {
+		for _, id := range SimulatorIdentity(m) {
+			ps.add("evidence", "is %q but %s: a run against benchseal's simulator is %q", m.Evidence, id, EvidenceSynthetic)
+		}
+	}
 	if m.IncompleteReason != "" && !m.Incomplete {
 		ps.add("incomplete_reason", "is set but incomplete is false")
 	}

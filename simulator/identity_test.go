@@ -1,0 +1,18 @@
+package simulator_test
+
+import (
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+// The simulator identifies itself by the names schema checks a run for
+// (schema.SimulatorIdentity, artifact.CheckServerEvidence): they stay in
+// step.
+func TestSelfIdentificationMatchesWhatValidateChecks(t *testing.T) {
+	if simulator.Owner != schema.SimulatorOwner || simulator.Header != schema.SimulatorHeader || simulator.DefaultConfig().Model != schema.SimulatorModel {
+		t.Errorf("simulator %q %q %q, schema %q %q %q", simulator.Owner, simulator.Header, simulator.DefaultConfig().Model,
+			schema.SimulatorOwner, schema.SimulatorHeader, schema.SimulatorModel)
+	}
+}
