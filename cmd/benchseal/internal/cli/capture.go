@@ -332,7 +332,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		o.live.end()
 	}
 	if errors.Is(err, capture.ErrTooManyFailures) && res != nil {
-		printCaptureSummary(o.io.Out, res)
+		printCaptureSummary(ctx, o.io.Out, res)
 		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
 	}
 	if err != nil {
@@ -341,7 +341,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		}
 		return err
 	}
-	printCaptureSummary(o.io.Out, res)
+	printCaptureSummary(ctx, o.io.Out, res)
 	if res.Stopped {
 		fmt.Fprintf(o.io.ErrOut, "benchseal: capture interrupted; %s is a valid run marked incomplete\n", res.Dir)
 		return silentExit{ExitError}

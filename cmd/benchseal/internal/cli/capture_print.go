@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/replay/report"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -99,7 +103,41 @@ func progressLine(w io.Writer, p capture.Progress) {
 		state, p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, done, p.Failed, p.InFlight, p.AchievedRate, p.Elapsed.Round(time.Second))
 }
 
-func printCaptureSummary(w io.Writer, res *capture.Result) {
+// printCaptureSummary prints the end-of-run table from the replay of the
+// run just written (report.CaptureSummary), so each number is the one
+// replay prints for that point; if the run cannot be replayed, capture's
+// own counts, each labelled as its own quantity.
+func printCaptureSummary(ctx context.Context, w io.Writer, res *capture.Result) {
+	if err := printReplayedSummary(ctx, w, res); err != nil {
+		fmt.Fprintf(w, "(the run could not be replayed for its summary: %v; capture's own counts follow)\n", err)
+		printCellStats(w, res)
+	}
+	printCaptureFooter(w, res)
+}
+
+func printReplayedSummary(ctx context.Context, w io.Writer, res *capture.Result) error {
+	run, closeRun, err := openRunOrBundle(res.Dir)
+	if err != nil {
+		return err
+	}
+	defer closeRun()
+	r, err := replay.Replay(ctx, run, replay.Options{})
+	if err != nil {
+		return err
+	}
+	chunks := map[[2]string]int64{}
+	for _, c := range res.Cells {
+		chunks[[2]string{c.Point, strconv.Itoa(c.Repeat)}] = int64(c.Chunks)
+	}
+	offered := "offered"
+	if sh := res.Manifest.Shard; sh != nil && sh.Count > 1 {
+		offered = fmt.Sprintf("offered to shard %d of %d", sh.Index, sh.Count)
+	}
+	return report.CaptureSummary(w, r, offered, func(point string, repeat int) int64 { return chunks[[2]string{point, strconv.Itoa(repeat)}] })
+}
+
+// printCellStats is capture's own per-cell table.
+func printCellStats(w io.Writer, res *capture.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	offered := "offered"
 	if sh := res.Manifest.Shard; sh != nil && sh.Count > 1 {
@@ -126,6 +164,10 @@ func printCaptureSummary(w io.Writer, res *capture.Result) {
 			rate, lag, c.Duration.Seconds())
 	}
 	tw.Flush()
+}
+
+// printCaptureFooter prints the failures by reason and what was written.
+func printCaptureFooter(w io.Writer, res *capture.Result) {
 	state := "complete"
 	if res.Manifest.Incomplete {
 		state = "incomplete: " + res.Manifest.IncompleteReason
