@@ -129,10 +129,65 @@ func CheckRederived(ctx context.Context, run schema.Run, attachment func(name st
 	if err := sameJSON("manifest.load", wantM.Load, m.Load, false); err != nil {
 		return fail("%v", err)
 	}
+	if err := sameClaims(res.Claims, run.Claims()); err != nil {
+		return fail("%v", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return sameRecords(ctx, run, want, func(id string) []byte { return reimported(im.Stream, files, id) }, fail)
+}
+
+// sameClaims requires every claim the importer derives from the tool's
+// files (the tool's own figures) to be in the run's claims with the same
+// value, definitions and not-recomputable mark, whatever definitions
+// version either names: the tool's file is the evidence for them, so a
+// claim it contradicts is never left to a recomputation. Claims the
+// importer does not derive are the publisher's and are recomputed like
+// any other.
+func sameClaims(want, got *schema.Claims) error {
+	if want == nil {
+		return nil
+	}
+	if got == nil {
+		return fmt.Errorf("%s: absent, the importer derives %d point(s) of claims from the tool's files", schema.ClaimsFile, len(want.Points))
+	}
+	if got.Definitions != want.Definitions {
+		return fmt.Errorf("%s: definitions is %q, the importer derives %q", schema.ClaimsFile, got.Definitions, want.Definitions)
+	}
+	type key struct {
+		point, metric string
+		repeat        int
+	}
+	held := map[key]schema.Claim{}
+	for _, pc := range got.Points {
+		for _, c := range pc.Metrics {
+			held[key{pc.Point, c.Metric, repeatOf(pc.Repeat)}] = c
+		}
+	}
+	for _, pc := range want.Points {
+		for _, w := range pc.Metrics {
+			k := key{pc.Point, w.Metric, repeatOf(pc.Repeat)}
+			g, ok := held[k]
+			switch {
+			case !ok:
+				return fmt.Errorf("%s: point %q repeat %d %s: absent, the importer derives %v from the tool's files", schema.ClaimsFile, k.point, k.repeat, k.metric, w.Value)
+			case g.Value != w.Value:
+				return fmt.Errorf("%s: point %q repeat %d %s: claimed %v, the tool's files give %v", schema.ClaimsFile, k.point, k.repeat, k.metric, g.Value, w.Value)
+			case g.NotRecomputable != w.NotRecomputable:
+				return fmt.Errorf("%s: point %q repeat %d %s: not_recomputable is %q, the importer derives %q", schema.ClaimsFile, k.point, k.repeat, k.metric, g.NotRecomputable, w.NotRecomputable)
+			}
+		}
+	}
+	return nil
+}
+
+// repeatOf is a claim's repeat (0 when unset, as claim paths resolve it).
+func repeatOf(r *int) int {
+	if r == nil {
+		return 0
+	}
+	return *r
 }
 
 // reimported returns the canonical encoding of the last record with id

@@ -26,11 +26,13 @@ type ClaimChecker struct{}
 // gives no checks.
 //
 // Claims that name no version were made before versions were named, by a
-// release whose rules were one of the versions current then (unversioned,
-// in order): they are judged under the newest of those under which none
-// mismatches (a claim resting on no changed definition then carries no
-// older version's defect), else under the newest, and say so
-// (VersionInferred).
+// release whose rules were one of the kept versions current then
+// (unversioned, in order): they are judged under the newest of those
+// under which none mismatches (a claim resting on no changed definition
+// then carries no older version's defect), else under the newest, and
+// say so (VersionInferred). Under a peer's definitions that is its one
+// kept version: a claim that differs there is mismatched. Claims naming a
+// version whose rules are not kept are an error (no release wrote one).
 //
 // Claims under the current version take one pass over the records (the
 // verifier's own); under an older version two (it and the current one),
@@ -96,6 +98,9 @@ func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFl
 		return nil, nil
 	}
 	if cl.DefinitionsVersion != "" {
+		if err := unwritten(cl); err != nil {
+			return nil, err
+		}
 		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion, flags)
 	}
 	vs := unversioned(cl.Definitions)

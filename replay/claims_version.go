@@ -3,32 +3,33 @@ package replay
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/benchseal/benchseal/schema"
 )
 
 // claimVersion is how one claims file is recomputed: under the version it
-// names (claimed; the first version when it names none), which is the
-// version its numbers are judged under when this benchseal keeps its
-// rules (under), and, when that is not the current version, also under
+// names (or, naming none, one of unversioned), which its numbers are
+// judged under, and, when that is not the current version, also under
 // the current one, so a reader sees where a definition has changed since.
 type claimVersion struct {
-	claimed, under, current Version
+	under, current Version
 	// cur is the replay under the current version (nil when under is
 	// current).
 	cur *Result
 }
 
-// unversioned lists the versions a claims file that names none may
-// follow, oldest first: those current in some release before claims files
-// named versions (benchseal/2026.11 before 3e42009, benchseal/2026.12
-// from it); the first is the first release's.
+// unversioned lists the versions a claims file that names none may be
+// judged under, oldest first: the kept versions current in some release
+// before claims files named versions (benchseal/2026.11 before 3e42009,
+// benchseal/2026.12 from it; a peer's TOOL/2026.12). A peer's
+// TOOL/2026.11 is not among them: its rules are not kept, so a claim
+// cannot be shown to follow them, and a claim that differs under the kept
+// version is mismatched, as it was before versions were named.
 func unversioned(definitions string) []string {
 	var out []string
 	for _, v := range VersionsOf(cmp.Or(definitions, "benchseal")) {
-		if strings.HasSuffix(v.Name, "/"+firstRelease) || strings.HasSuffix(v.Name, "/"+namedRelease) {
+		if v.Kept && (strings.HasSuffix(v.Name, "/"+firstRelease) || strings.HasSuffix(v.Name, "/"+namedRelease)) {
 			out = append(out, v.Name)
 		}
 	}
@@ -42,7 +43,19 @@ func claimsVersion(definitions, named string) (*claimVersion, error) {
 		return nil, err
 	}
 	cur, _ := LookupVersion(definitions, CurrentVersion(definitions))
-	return &claimVersion{claimed: v, under: firstKept(v), current: cur}, nil
+	return &claimVersion{under: v, current: cur}, nil
+}
+
+// unwritten returns an error naming claims.json and definitions_version
+// when cl names a version whose rules are not kept: no release wrote one
+// (claims files name versions from namedRelease on, all kept), so the
+// claims file is hand-made and is never recomputed under another version.
+func unwritten(cl *schema.Claims) error {
+	v, err := LookupVersion(cl.Definitions, cl.DefinitionsVersion)
+	if err != nil || v.Kept {
+		return nil
+	}
+	return badInput("%s: definitions_version %q was never written by any release (claims files name versions from %s on; one made before names none)", schema.ClaimsFile, v.Name, namedRelease)
 }
 
 // replay replays run under the version the claims are judged under, and
@@ -60,25 +73,9 @@ func (cv *claimVersion) replay(ctx context.Context, run schema.Run, opts Options
 	return res, nil
 }
 
-// compare completes a claim's check with what the versions add: a claimed
-// version whose rules are not kept turns a mismatch under the first kept
-// version into UNVERIFIED (the claim's own rules cannot be applied, so a
-// difference proves nothing), and a value the current version gives
-// differently is recorded beside the outcome with what changed.
+// compare records beside a claim's outcome the value the current version
+// gives, with what changed, when it differs.
 func (cv *claimVersion) compare(ck *schema.ClaimCheck, pc schema.PointClaim) {
-	if cv.claimed.Name != cv.under.Name {
-		ck.ClaimedVersion = cv.claimed.Name
-		why := fmt.Sprintf("the claims follow %s, whose rules this benchseal does not keep; recomputed under %s (changed: %s)",
-			cv.claimed.Name, cv.under.Name, strings.Join(changesSince(cv.claimed, cv.under), "; "))
-		switch ck.Outcome {
-		case schema.ClaimMatched:
-			ck.Reason = JoinReasons(ck.Reason, why+": the value agrees")
-		case schema.ClaimMismatched:
-			ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, JoinReasons(why, ck.Reason)
-		default:
-			ck.Reason = JoinReasons(ck.Reason, why)
-		}
-	}
 	if cv.cur == nil || ck.Recomputed == nil {
 		return
 	}

@@ -49,16 +49,23 @@ func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 		}
 	}
 	g.WriteString("}\n\n")
-	g.WriteString("// claimVersions are the versions of each definitions, oldest first: replay's\n// versions. A claims file naming none follows the first.\n")
+	g.WriteString("// claimVersions are the versions of each definitions a claims file may\n// name, oldest first: replay's kept versions.\n")
 	g.WriteString("var claimVersions = map[string][]string{\n")
+	var unkept []string
 	for _, d := range registry {
 		var vs []string
 		for _, v := range VersionsOf(d.Name()) {
-			vs = append(vs, v.Name)
+			if v.Kept {
+				vs = append(vs, v.Name)
+			} else {
+				unkept = append(unkept, v.Name)
+			}
 		}
 		fmt.Fprintf(&g, "\t%q: {%s},\n", d.Name(), quoted(vs, ", "))
 	}
-	g.WriteString("}\n")
+	g.WriteString("}\n\n")
+	g.WriteString("// unwrittenVersions are replay's versions whose rules are not kept: rules\n// of releases before claims files named versions, so no claims file names one.\n")
+	fmt.Fprintf(&g, "var unwrittenVersions = []string{%s}\n", quoted(unkept, ", "))
 	src, err := format.Source(g.Bytes())
 	if err != nil {
 		t.Fatal(err)

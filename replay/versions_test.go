@@ -161,31 +161,34 @@ func TestVersionsNeverHideAForgedClaim(t *testing.T) {
 	}
 }
 
-// TestClaimsOfAVersionNotKept: peer claims naming the first version (or,
-// made before versions, none) are recomputed under the first kept one; a
-// value that agrees is matched, one that differs UNVERIFIED (the claim's
-// own rules cannot be applied), never mismatched.
-func TestClaimsOfAVersionNotKept(t *testing.T) {
+// TestClaimsOfAVersionNotKeptAreInvalid: peer claims naming the first
+// version, which no release wrote (its rules are not kept), are an error
+// naming claims.json and definitions_version, never recomputed under
+// another version; claims under peer definitions naming none are judged
+// under the kept version, a value that differs mismatched.
+func TestClaimsOfAVersionNotKeptAreInvalid(t *testing.T) {
 	run := hardWorkRun(schema.StatusOK, 5)
 	res := mustReplay(t, run, Options{Definitions: "vllm"})
 	cl := res.Claims(nil, DefaultClaimTolerance)
 	if cl.DefinitionsVersion != "vllm/2026.12" {
 		t.Fatalf("claims name %q", cl.DefinitionsVersion)
 	}
-	for _, name := range []string{"vllm/2026.11", ""} {
-		cl.DefinitionsVersion = name
-		cl.Points[0].Metrics[0].Value++
-		cks := checkClaims(t, run, cl)
-		for i, c := range cks {
-			want := schema.ClaimMatched
-			if i == 0 {
-				want = schema.ClaimNotRecomputable
-			}
-			if c.Outcome != want || c.DefinitionsVersion != "vllm/2026.12" || c.ClaimedVersion != "vllm/2026.11" || !strings.Contains(c.Reason, "does not keep") {
-				t.Errorf("%q %s: %s under %s (claimed %s): %s; want %s", name, c.Metric, c.Outcome, c.DefinitionsVersion, c.ClaimedVersion, c.Reason, want)
-			}
+	cl.Points[0].Metrics[0].Value *= 10
+	cl.DefinitionsVersion = "vllm/2026.11"
+	run.c = cl
+	_, err := ClaimChecker{}.CheckClaims(context.Background(), run)
+	if err == nil || !strings.Contains(err.Error(), "claims.json") || !strings.Contains(err.Error(), "definitions_version") || !strings.Contains(err.Error(), "vllm/2026.11") {
+		t.Errorf("claims naming vllm/2026.11: err %v, want an error naming claims.json and definitions_version", err)
+	}
+	cl.DefinitionsVersion = ""
+	for i, c := range checkClaims(t, run, cl) {
+		want := schema.ClaimMatched
+		if i == 0 {
+			want = schema.ClaimMismatched
 		}
-		cl.Points[0].Metrics[0].Value--
+		if c.Outcome != want || c.DefinitionsVersion != "vllm/2026.12" || !c.VersionInferred {
+			t.Errorf("no version: %s %s under %s (inferred %v): %s; want %s", c.Metric, c.Outcome, c.DefinitionsVersion, c.VersionInferred, c.Reason, want)
+		}
 	}
 }
 

@@ -441,7 +441,13 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 	}
 	if !oneOf(c.Definitions, claimDefinitions...) {
 		ps.add("definitions", "must be one of %s, got %q", quoteList(claimDefinitions...), c.Definitions)
-	} else if v := c.DefinitionsVersion; v != "" && !oneOf(v, claimVersions[c.Definitions]...) {
+	} else if v := c.DefinitionsVersion; oneOf(v, unwrittenVersions...) {
+		// Claims files name versions from 2026.12 on; these rules are the
+		// earlier releases', which wrote no version: naming one is a
+		// hand-made claims file (docs/format.md "Versions").
+		ps.add("definitions_version", "%q was never written by any release: claims files name versions from 2026.12 on, and a claims file made before then names none (must be one of %s)",
+			v, quoteList(claimVersions[c.Definitions]...))
+	} else if v != "" && !oneOf(v, claimVersions[c.Definitions]...) {
 		ps.add("definitions_version", "must be one of %s (the versions of %s definitions this benchseal knows; a newer benchseal may know more), got %q",
 			quoteList(claimVersions[c.Definitions]...), c.Definitions, v)
 	}

@@ -25,16 +25,20 @@ var claimExtraDists = map[string][]string{
 	"inference-perf": {"normalized_time_per_output_token_ns"},
 }
 
-// claimVersions are the versions of each definitions, oldest first: replay's
-// versions. A claims file naming none follows the first.
+// claimVersions are the versions of each definitions a claims file may
+// name, oldest first: replay's kept versions.
 var claimVersions = map[string][]string{
 	"benchseal":      {"benchseal/2026.11", "benchseal/2026.12"},
-	"aiperf":         {"aiperf/2026.11", "aiperf/2026.12"},
-	"vllm":           {"vllm/2026.11", "vllm/2026.12"},
-	"sglang":         {"sglang/2026.11", "sglang/2026.12"},
-	"guidellm":       {"guidellm/2026.11", "guidellm/2026.12"},
-	"llmperf":        {"llmperf/2026.11", "llmperf/2026.12"},
-	"mlperf":         {"mlperf/2026.11", "mlperf/2026.12"},
-	"genai-perf":     {"genai-perf/2026.11", "genai-perf/2026.12"},
-	"inference-perf": {"inference-perf/2026.11", "inference-perf/2026.12"},
+	"aiperf":         {"aiperf/2026.12"},
+	"vllm":           {"vllm/2026.12"},
+	"sglang":         {"sglang/2026.12"},
+	"guidellm":       {"guidellm/2026.12"},
+	"llmperf":        {"llmperf/2026.12"},
+	"mlperf":         {"mlperf/2026.12"},
+	"genai-perf":     {"genai-perf/2026.12"},
+	"inference-perf": {"inference-perf/2026.12"},
 }
+
+// unwrittenVersions are replay's versions whose rules are not kept: rules
+// of releases before claims files named versions, so no claims file names one.
+var unwrittenVersions = []string{"aiperf/2026.11", "vllm/2026.11", "sglang/2026.11", "guidellm/2026.11", "llmperf/2026.11", "mlperf/2026.11", "genai-perf/2026.11", "inference-perf/2026.11"}

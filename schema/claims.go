@@ -12,8 +12,8 @@ type Claims struct {
 	Definitions string `json:"definitions"`
 	// DefinitionsVersion names the version of those definitions the
 	// values were computed under, e.g. "benchseal/2026.12" (docs/format.md
-	// "Versions"). Claims files made before versions were named have
-	// none: they follow the first version, FirstDefinitionsVersion.
+	// "Versions"): one of the kept versions. Claims files made before
+	// versions were named (2026.12) have none.
 	DefinitionsVersion string `json:"definitions_version,omitempty"`
 	// Tolerance is the relative error allowed when a verifier recomputes
 	// a value (e.g. 1e-9).
@@ -60,16 +60,6 @@ func (c Claims) MarshalJSON() ([]byte, error) {
 	}
 	c.Points = pts
 	return json.Marshal(plain(c))
-}
-
-// FirstDefinitionsVersion returns the first version of the named
-// definitions: the version of a claims file that names none ("" for an
-// unknown definitions).
-func FirstDefinitionsVersion(definitions string) string {
-	if vs := claimVersions[definitions]; len(vs) > 0 {
-		return vs[0]
-	}
-	return ""
 }
 
 // CurrentDefinitionsVersion returns the current version of the named

@@ -45,13 +45,9 @@ type ClaimCheck struct {
 	// Definitions names the metric definitions used to recompute.
 	Definitions string `json:"definitions"`
 	// DefinitionsVersion names the version of those definitions the
-	// claim was recomputed under: the one its claims name, or the first
-	// when they name none (docs/format.md "Versions").
+	// claim was recomputed under: the one its claims name, or the one
+	// inferred when they name none (docs/format.md "Versions").
 	DefinitionsVersion string `json:"definitions_version,omitempty"`
-	// ClaimedVersion is set when the claims name a version whose rules
-	// this benchseal no longer keeps: the claim was recomputed under
-	// DefinitionsVersion, the first kept version after it.
-	ClaimedVersion string `json:"claimed_version,omitempty"`
 	// VersionInferred is set when the claims name no version (made
 	// before versions were named): DefinitionsVersion is the newest of
 	// the versions then current under which none of them mismatches.

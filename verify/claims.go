@@ -42,7 +42,7 @@ func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err erro
 	}
 	res.Warnings = append(res.Warnings, versionWarnings(checks)...)
 	if notRecomp > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d claim(s) UNVERIFIED: the records cannot determine them, so their numbers are the publisher's word only (--require-recomputable rejects them)", notRecomp))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d claim(s) UNVERIFIED (each with its reason above): not confirmed from the records, so their numbers are the publisher's word only (--require-recomputable rejects them)", notRecomp))
 	}
 	if len(bad) > 0 {
 		return res.fail(CheckClaims, artifact.TitleClaims, fmt.Errorf("%d claim(s) do not recompute: %s", len(bad), strings.Join(bad, "; ")))
@@ -85,17 +85,13 @@ func underVersion(checks []schema.ClaimCheck) string {
 
 // versionWarnings says what a reader must know about the version claims
 // were recomputed under: that its rules have a known defect, that the
-// current version gives other numbers for some (and what changed), that
-// the version the claims name is no longer kept.
+// current version gives other numbers for some (and what changed).
 func versionWarnings(checks []schema.ClaimCheck) []string {
 	if len(checks) == 0 {
 		return nil
 	}
 	c0 := checks[0]
 	var out []string
-	if c0.ClaimedVersion != "" {
-		out = append(out, fmt.Sprintf("claims follow %s, whose rules this benchseal does not keep: recomputed under %s, a value that differs there is UNVERIFIED", c0.ClaimedVersion, c0.DefinitionsVersion))
-	}
 	if c0.KnownDefect != "" {
 		out = append(out, fmt.Sprintf("claims recomputed under %s, whose rules have a known defect: %s", c0.DefinitionsVersion, c0.KnownDefect))
 	}

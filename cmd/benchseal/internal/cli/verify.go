@@ -290,14 +290,12 @@ func statusWord(s string) string {
 	}
 }
 
-// versionText names the version claims were recomputed under, and the
-// version they name when its rules are no longer kept.
+// versionText names the version claims were recomputed under, and
+// whether it was inferred.
 func versionText(c schema.ClaimCheck) string {
 	switch {
 	case c.DefinitionsVersion == "":
 		return ""
-	case c.ClaimedVersion != "":
-		return ", claims name " + c.ClaimedVersion + ", recomputed under " + c.DefinitionsVersion
 	case c.VersionInferred:
 		return ", claims name no version (made before versions were named): recomputed under " + c.DefinitionsVersion
 	}

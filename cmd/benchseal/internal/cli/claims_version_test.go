@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+)
+
+// TestForgedImportClaimsUnderAnOldVersionAreRejected: a real vLLM import
+// whose request_throughput and output_token_throughput are claimed ×10,
+// with claims naming vllm/2026.11 (which no release wrote) or no version,
+// is never VERIFIED. Naming vllm/2026.11 is invalid (validate and pack
+// name claims.json and definitions_version); naming none, the claims are
+// recomputed under vllm/2026.12 and mismatched, and import-rederive fails
+// because the attached vLLM file gives the tool's own figures.
+func TestForgedImportClaimsUnderAnOldVersionAreRejected(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"BENCHSEAL_PASSWORD": "", "SOURCE_DATE_EPOCH": "1725697651"}
+	fx := filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "vllm", "lambdalabs_llama3_8b_h100_prompt10.json")
+	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k")); code != ExitOK {
+		t.Fatalf("keygen: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, version := range []string{"vllm/2026.11", ""} {
+		run := filepath.Join(dir, "run"+strings.ReplaceAll(version, "/", "-"))
+		if code, out, errOut := runArgs(t, env, "import", "vllm", fx, "--out", run); code != ExitOK {
+			t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+		}
+		artifacttest.EditJSON(t, filepath.Join(run, "claims.json"), func(c map[string]any) {
+			delete(c, "definitions_version")
+			if version != "" {
+				c["definitions_version"] = version
+			}
+			for _, p := range c["points"].([]any) {
+				for _, m := range p.(map[string]any)["metrics"].([]any) {
+					m := m.(map[string]any)
+					if m["metric"] == "request_throughput" || m["metric"] == "output_token_throughput" {
+						m["value"] = m["value"].(float64) * 10
+					}
+				}
+			}
+		})
+		tar := run + ".tar"
+		code, out, errOut := runArgs(t, env, "pack", run, "--out", tar, "--key", filepath.Join(dir, "k.key"))
+		if version != "" {
+			if code == ExitOK || !strings.Contains(out+errOut, "claims.json") || !strings.Contains(out+errOut, "definitions_version") || !strings.Contains(out+errOut, "never written by any release") {
+				t.Errorf("pack of claims naming %s: exit %d, want refused naming claims.json and definitions_version\n%s%s", version, code, out, errOut)
+			}
+			continue
+		}
+		if code != ExitOK {
+			t.Fatalf("pack: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, _ = runArgs(t, env, "verify", tar, "--key", filepath.Join(dir, "k.pub"))
+		for _, want := range []string{"\nREJECTED", "FAIL    import-rederive  imported run does not re-derive from its source files: claims.json: point \"concurrency-10\" repeat 0 request_throughput: claimed 18.63"} {
+			if code != ExitRejected || !strings.Contains(out, want) {
+				t.Errorf("verify of claims naming no version: exit %d, want %d and %q in\n%s", code, ExitRejected, want, out)
+				break
+			}
+		}
+	}
+}
+
+// TestForgedPeerClaimsNamingNoVersionAreMismatched: a capture whose claims
+// under vLLM's definitions name no version, request_throughput ×10, is
+// REJECTED with the claim MISMATCHED under vllm/2026.12 (it was UNVERIFIED,
+// the warning saying the records "cannot determine" a value they
+// recomputed).
+func TestForgedPeerClaimsNamingNoVersionAreMismatched(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"BENCHSEAL_PASSWORD": ""}
+	run := filepath.Join(dir, "run")
+	for _, args := range [][]string{
+		{"capture", "--simulate", "--progress", "never", "--sim-time-scale", "0.01", "--concurrency", "2", "--requests", "20", "--seed", "7", "--out", run},
+		{"replay", run, "--definitions", "vllm", "--write-claims", filepath.Join(run, "claims.json")},
+		{"keygen", "--out", filepath.Join(dir, "k")},
+	} {
+		if code, out, errOut := runArgs(t, env, args...); code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s%s", args[0], code, out, errOut)
+		}
+	}
+	artifacttest.EditJSON(t, filepath.Join(run, "claims.json"), func(c map[string]any) {
+		delete(c, "definitions_version")
+		for _, p := range c["points"].([]any) {
+			for _, m := range p.(map[string]any)["metrics"].([]any) {
+				if m := m.(map[string]any); m["metric"] == "request_throughput" {
+					m["value"] = m["value"].(float64) * 10
+				}
+			}
+		}
+	})
+	tar := filepath.Join(dir, "run.tar")
+	if code, out, errOut := runArgs(t, env, "pack", run, "--out", tar, "--key", filepath.Join(dir, "k.key")); code != ExitOK {
+		t.Fatalf("pack: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ := runArgs(t, env, "verify", tar, "--key", filepath.Join(dir, "k.pub"))
+	for _, want := range []string{"\nREJECTED", "FAIL    claims-recompute", "MISMATCHED", "request_throughput", "recomputed under vllm/2026.12"} {
+		if code != ExitRejected || !strings.Contains(out, want) {
+			t.Fatalf("verify: exit %d, want %d and %q in\n%s", code, ExitRejected, want, out)
+		}
+	}
+	if strings.Contains(out, "cannot determine them") {
+		t.Errorf("verify says the records cannot determine claims it recomputed:\n%s", out)
+	}
+}
