@@ -123,6 +123,9 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.ks("schema", r.Schema)
 	w.ks("definitions", r.Definitions)
 	w.ks("definitions_version", r.DefinitionsVersion)
+	if d := knownDefect(r); d != "" {
+		w.ks("definitions_known_defect", d)
+	}
 	w.ks("boundary", r.Boundary)
 	if r.Incomplete != nil {
 		w.key("incomplete")

@@ -284,7 +284,22 @@ func definitionsLine(r *replay.Result) string {
 	if r.DefinitionsVersion == "" {
 		return r.Definitions
 	}
-	return r.Definitions + " (version " + r.DefinitionsVersion + ")"
+	line := r.Definitions + " (version " + r.DefinitionsVersion + ")"
+	if d := knownDefect(r); d != "" {
+		line += "; known defect of this version: " + d
+	}
+	return line
+}
+
+// knownDefect returns the known defect of the version r was computed
+// under ("" when none is known), so that a replay under an old version
+// never reads as a clean result: the same fixed text verify prints.
+func knownDefect(r *replay.Result) string {
+	v, err := replay.LookupVersion(r.Definitions, r.DefinitionsVersion)
+	if err != nil {
+		return ""
+	}
+	return v.Defect
 }
 
 // writeBuildText writes a build's lines (schema.Build.Lines) after
