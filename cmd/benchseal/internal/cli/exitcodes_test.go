@@ -85,6 +85,7 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"verify a text file", "is not a bundle", []string{"verify", text, "--key", pubPath}, ExitUsage},
 		{"inspect a text file", "is not a bundle", []string{"inspect", text}, ExitUsage},
 		{"replay a signature file", "it is a signature file", []string{"replay", sig}, ExitUsage},
+		{"replay under an unknown definitions version", "unknown definitions version", []string{"replay", run, "--definitions-version", "benchseal/2025.01"}, ExitUsage},
 		{"verify a missing file", "no such file or directory", []string{"verify", missing, "--key", pubPath}, ExitError},
 		{"inspect a missing file", "no such file or directory", []string{"inspect", missing}, ExitError},
 		{"verify with the wrong key", "", []string{"verify", bundle, "--key", other}, ExitRejected},

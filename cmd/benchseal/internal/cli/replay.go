@@ -153,6 +153,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	var err error
 	opts.Definitions = o.definitions
 	opts.Version = o.version
+	if o.version != "" {
+		if _, err := replay.LookupVersion(o.definitions, o.version); err != nil {
+			return usagef("--definitions-version: %v", err)
+		}
+	}
 	if o.slo != "" || cmd.Flags().Changed("slo") {
 		s, err := replay.ParseSLO(o.slo)
 		if err != nil {
