@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -76,27 +75,8 @@ func captureSim(t *testing.T, plan capture.Plan, scale float64, scrape bool, mod
 
 func readForgeRun(t *testing.T, dir string) *forgeRun {
 	t.Helper()
-	rd, err := schema.OpenRunDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := rd.OpenRecords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	fr := &forgeRun{m: rd.Manifest(), dir: dir}
-	for {
-		r, err := it.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr.recs = append(fr.recs, r)
-	}
-	return fr
+	m, recs := artifacttest.ReadRun(t, dir)
+	return &forgeRun{m: m, dir: dir, recs: recs}
 }
 
 // write rewrites the run directory from fr (records, manifest) and

@@ -2,7 +2,9 @@ package artifacttest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -239,4 +241,31 @@ func SignedBundle(t testing.TB, out string) (string, *artifact.PublicKey) {
 		t.Fatal(err)
 	}
 	return out, s.Public()
+}
+
+// ReadRun returns the manifest and every record of the run directory dir,
+// failing t on any error: the one reader of a whole run for tests that
+// edit or cross-check its records.
+func ReadRun(t testing.TB, dir string) (*schema.Manifest, []*schema.Record) {
+	t.Helper()
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := rd.OpenRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var recs []*schema.Record
+	for {
+		r, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			return rd.Manifest(), recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
@@ -104,26 +104,8 @@ func bench(t *testing.T, bin string, args ...string) string {
 
 func readRecords(t *testing.T, dir string) []*schema.Record {
 	t.Helper()
-	rd, err := schema.OpenRunDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := rd.OpenRecords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	var recs []*schema.Record
-	for {
-		r, err := it.Next()
-		if err == io.EOF {
-			return recs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	_, recs := artifacttest.ReadRun(t, dir)
+	return recs
 }
 
 func readManifest(t *testing.T, dir string) *schema.Manifest {
