@@ -24,8 +24,8 @@ const (
 
 // canonicalVersusTool lists, per real fixture, what each canonical rate and
 // count replay prints is against the number the tool itself published
-// (its claim of the same path in claims.json). The README's external-check
-// table states the same.
+// (its claim of the same path in claims.json). docs/importers.md's table
+// "Canonical numbers on the same real outputs" states the same.
 var canonicalVersusTool = []struct {
 	tool string
 	want map[string]string // metric path → outcome

@@ -57,8 +57,13 @@ func shBlocks(t *testing.T, path string) []block {
 	return out
 }
 
-// TestREADMECommandsRun runs the README's sh blocks in order, as one bash
-// script with -e, in a fresh directory where "make build" builds
+// tourDocs are the files whose runnable sh blocks make up the tour, in the
+// order they run: the README's quick start, then the docs pages whose
+// examples continue from it in the same directory.
+var tourDocs = []string{"README.md", filepath.Join("docs", "trust.md"), filepath.Join("docs", "sharding.md")}
+
+// TestREADMECommandsRun runs the sh blocks of tourDocs in order, as one
+// bash script with -e, in a fresh directory where "make build" builds
 // bin/benchseal from this repository as the repository's Makefile does
 // (without -trimpath, so the build reuses what go test compiled) and
 // testdata/ is the repository's. Nothing the user would paste
@@ -68,22 +73,23 @@ func TestREADMECommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := shBlocks(t, filepath.Join(root, "README.md"))
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
-	ran := 0
-	for _, b := range blocks {
-		if strings.Contains(b.text, "...") || strings.Contains(b.text, "…") {
-			t.Errorf("README.md:%d: a command block elides something with an ellipsis; write it out", b.line)
+	for _, doc := range tourDocs {
+		ran := 0
+		for _, b := range shBlocks(t, filepath.Join(root, doc)) {
+			if strings.Contains(b.text, "...") || strings.Contains(b.text, "…") {
+				t.Errorf("%s:%d: a command block elides something with an ellipsis; write it out", doc, b.line)
+			}
+			if !b.run {
+				continue
+			}
+			ran++
+			script.WriteString("# " + doc + ":" + strconv.Itoa(b.line) + "\n" + b.text)
 		}
-		if !b.run {
-			continue
+		if doc == "README.md" && ran < 4 {
+			t.Fatalf("only %d runnable sh blocks in README.md; the tour is missing", ran)
 		}
-		ran++
-		script.WriteString("# README.md:" + strconv.Itoa(b.line) + "\n" + b.text)
-	}
-	if ran < 4 {
-		t.Fatalf("only %d runnable sh blocks in README.md; the tour is missing", ran)
 	}
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
@@ -114,7 +120,7 @@ func TestREADMECommandsRun(t *testing.T) {
 		}
 		t.Logf("README commands (run %d of 2) ran in %s", i+1, time.Since(start).Round(time.Millisecond))
 	}
-	for _, f := range []string{"run.oci.tar", "report.html", "decision.html", "vllm-run/manifest.json"} {
+	for _, f := range []string{"run.oci.tar", "report.html", "decision.html", "vllm-run/manifest.json", "sharded-run/manifest.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the tour did not write %s: %v", f, err)
 		}

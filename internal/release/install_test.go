@@ -17,14 +17,14 @@ func readRepo(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestReadmeInstallMatchesTheRepository: the README's go install line
-// names go.mod's module path and the command's package; the keyless
-// identity the README tells users to pass is the one the workflow file
+// TestReadmeInstallMatchesTheRepository: the install page's (docs/install.md,
+// linked from the README) go install line names go.mod's module path and
+// the command's package; the keyless identity it tells users to pass is the one the workflow file
 // documents and signs as (its own path, on a tag); the workflow runs the
 // Makefile's release target with the Makefile's cosign and the
 // Dockerfile's Go.
 func TestReadmeInstallMatchesTheRepository(t *testing.T) {
-	readme, gomod := readRepo(t, "README.md"), readRepo(t, "go.mod")
+	readme, gomod := readRepo(t, "docs/install.md"), readRepo(t, "go.mod")
 	wf, mk, df := readRepo(t, ".github/workflows/release.yml"), readRepo(t, "Makefile"), readRepo(t, "Dockerfile")
 	mod := regexp.MustCompile(`(?m)^module (\S+)$`).FindStringSubmatch(gomod)
 	if mod == nil {
@@ -34,11 +34,11 @@ func TestReadmeInstallMatchesTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`go install ` + regexp.QuoteMeta(mod[1]) + `/cmd/benchseal@v\d+\.\d+\.\d+`).MatchString(readme) {
-		t.Errorf("README: no 'go install %s/cmd/benchseal@vX.Y.Z'", mod[1])
+		t.Errorf("docs/install.md: no 'go install %s/cmd/benchseal@vX.Y.Z'", mod[1])
 	}
 	const identity = "https://github.com/benchseal/benchseal/.github/workflows/release.yml@refs/tags/"
 	const issuer = "https://token.actions.githubusercontent.com"
-	for name, text := range map[string]string{"README.md": readme, "release.yml": wf} {
+	for name, text := range map[string]string{"docs/install.md": readme, "release.yml": wf} {
 		if !strings.Contains(text, identity) || !strings.Contains(text, issuer) {
 			t.Errorf("%s: the keyless identity %s… / %s is not named", name, identity, issuer)
 		}
