@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/benchseal/benchseal/schema"
@@ -14,7 +15,9 @@ var aiperfDef = &aiperfDefinition{info: info{
 	help: `Valid (non-error) records only. ttft = first content response − request start; request_latency = last content response −
 start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as tpot_ns); inter_chunk_latency =
 pooled content-chunk gaps (itl_ns); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
-÷ duration (float64), total_token_throughput counting input + output tokens. Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig (read only in an AIPerf import): metrics {tag: {value, unit}} as AIPerf
+÷ duration (float64), total_token_throughput counting input + output tokens; a time-based run (1.x summary,
+--benchmark-duration) divides its rates and goodput by the profiling phase instead, end_time − start_time of the
+summary (grace period included; stored by the import as the tool's window, the tool's word). Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig (read only in an AIPerf import): metrics {tag: {value, unit}} as AIPerf
 wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit, whatever the SLO states;
 slo_attainment = good ÷ (valid + error) records. Extra distributions from each valid record's own metric (numpy, ddof 0):
 time_to_second_token_ns (second − first response, ns), output_token_throughput_per_user (tokens/s/user),
@@ -23,7 +26,7 @@ input_sequence_length and output_sequence_length (tokens).`,
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
 	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput", "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
-}, storedITL: true, perRecord: true}
+}, storedITL: true, perRecord: true, phaseWindow: true}
 
 // aiperfDefinition is AIPerf's, or (roundITL) GenAI-Perf's, which AIPerf
 // replaced and whose per-request file it reads the same way.
@@ -37,10 +40,13 @@ type aiperfDefinition struct {
 	// perRecord: the extra distributions of AIPerf's own per-record
 	// metrics (info.extras) are computed.
 	perRecord bool
+	// phaseWindow: the rates of a point whose AIPerf import stored the
+	// profiling phase's window (a time-based run) are over that window.
+	phaseWindow bool
 }
 
 func (d *aiperfDefinition) peerRules() peerRules {
-	r := &aiperfRules{storedITL: d.storedITL, roundITL: d.roundITL}
+	r := &aiperfRules{storedITL: d.storedITL, roundITL: d.roundITL, phaseWindow: d.phaseWindow}
 	if d.perRecord {
 		r.extra = map[string][]float64{}
 	}
@@ -50,6 +56,7 @@ func (d *aiperfDefinition) peerRules() peerRules {
 type aiperfRules struct {
 	floatSamples
 	storedITL, roundITL bool
+	phaseWindow         bool
 	startNS, endNS      int64 // AIPerf epoch-ns timestamps, exact
 	haveNS              bool
 	// extra holds the samples of the extra distributions by name (nil:
@@ -158,9 +165,45 @@ func (a *aiperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	} else {
 		dur = p.spanWindow(pr, g)
 	}
-	p.throughputs(pr, dur)
-	p.goodput(pr, dur, p.sent)
+	rateDur, why := a.rateWindow(p, pr, dur)
+	p.throughputs(pr, rateDur)
+	pr.Scalars["window_ns"] = Float(dur)
+	p.goodput(pr, rateDur, p.sent)
+	if why != "" {
+		for _, k := range []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput"} {
+			if _, ok := pr.Scalars[k]; ok {
+				setNull(pr, k, why)
+			}
+		}
+	}
 }
+
+// rateWindow is the window a time-based AIPerf run divides its rates by:
+// the profiling phase, end_time − start_time of its summary, which its
+// import stores as the tool's window (importer/aiperf/window.go gives
+// AIPerf's rule). Every other run's rates are over benchmark_duration
+// (dur). The stated phase is the tool's word: it is labelled so, and one
+// shorter than the records' own span (which it holds) gives no rate, with
+// the reason.
+func (a *aiperfRules) rateWindow(p *peerGroup, pr *PointResult, dur float64) (float64, string) {
+	if !a.phaseWindow || !p.readOrig {
+		return dur, ""
+	}
+	tw, ok := p.prov.Window(pr.Point, pr.Repeat)
+	if !ok {
+		return dur, ""
+	}
+	w := float64(tw.WindowNS)
+	if dur > w+float64(aiperfPhaseSlackNS) {
+		return math.NaN(), fmt.Sprintf("AIPerf's stated profiling phase (%s) is shorter than its requests' span (benchmark_duration %s), which it holds: no rate over it", schema.Duration(tw.WindowNS), schema.Duration(int64(dur)))
+	}
+	pr.WindowSource = fmt.Sprintf("window_ns is benchmark_duration; the rates are over AIPerf's profiling phase of this time-based run, %s (%s): the tool's word, not determined by the records", schema.Duration(tw.WindowNS), tw.How)
+	return w, ""
+}
+
+// aiperfPhaseSlackNS is how far (ns) AIPerf's phase window, written to the
+// microsecond, may fall short of the records' span it holds.
+const aiperfPhaseSlackNS = 2000
 
 func lastOr(rec *schema.Record, d float64) float64 {
 	if len(rec.ChunksNS) == 0 {

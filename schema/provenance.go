@@ -47,7 +47,9 @@ type Provenance struct {
 	Fields map[string]FieldOrigin `json:"fields"`
 	// Windows holds the measurement windows the source tool stored itself
 	// (e.g. vLLM's duration), for the points whose window the records
-	// cannot give because their send times were not measured.
+	// cannot give because their send times were not measured, and the
+	// profiling phase a time-based AIPerf run divides its rates by
+	// (importer/aiperf/window.go).
 	Windows []ToolWindow `json:"windows,omitempty"`
 }
 

@@ -82,6 +82,14 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	m, pt := manifest(exp, raw, sum, epoch, last, usedRaw, nonStreaming)
 	pt.Name = point
 	m.Load.Points = []schema.Point{pt}
+	w, err := phaseWindow(sum, sumOf, last-epoch)
+	if err != nil {
+		return nil, err
+	}
+	if w > 0 {
+		m.Provenance.Windows = append(m.Provenance.Windows, schema.ToolWindow{Point: point, WindowNS: w, How: phaseWindowHow})
+		ingest.SetNote(&m, "aiperf.rate_window", phaseWindowNote(w))
+	}
 	claims := ingest.NewClaimSet(Tool)
 	if sum != nil {
 		addClaims(claims, sum, sumOf, point)
@@ -89,6 +97,9 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	c, err := claims.Claims()
 	if err != nil {
 		return nil, err
+	}
+	if w > 0 {
+		c.Tolerance = windowTolerance(w)
 	}
 	return &ingest.Result{Manifest: m, Claims: c}, nil
 }
