@@ -48,6 +48,9 @@ type peerGroup struct {
 	slo      SLOSpec
 	// def names the definitions (token_goodput's null reason).
 	def string
+	// err is set by the rules when a record's kept values cannot be
+	// replayed under them (the replay then fails, naming the record).
+	err error
 }
 
 // newPeerGroup returns the accumulator of one point and repeat under
@@ -71,7 +74,7 @@ func (p *peerGroup) add(rec *schema.Record) error {
 		o = parseOrig(rec.Orig)
 	}
 	p.rules.add(p, rec, o, rec.Status == schema.StatusOK)
-	return nil
+	return p.err
 }
 
 func (p *peerGroup) finish(pr *PointResult, g *group) { p.rules.finish(p, pr, g) }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -76,3 +77,26 @@ func CheckLoadLimits(l *Load, file string) error {
 // WithinLoadLimits reports whether l declares no more than the load
 // limits allow.
 func WithinLoadLimits(l *Load) bool { return CheckLoadLimits(l, "") == nil }
+
+// IterationsPerOrigByte bounds a count a peer tool stores for one request
+// that a replay under its definitions expands into that many events:
+// GuideLLM's token_iterations, which its rate distributions spread over as
+// evenly spaced token events (GuideLLM stores no per-iteration times). The
+// count is bounded by the bytes of the request's kept values (record.orig):
+// at most this many per byte, so a replay's work stays linear in the
+// input's bytes. A real GuideLLM request's orig is about 2.3 kB, allowing
+// some 150,000 iterations, above the longest outputs such runs generate.
+const IterationsPerOrigByte = 64
+
+// IterationCountProblem returns why n cannot be a per-request iteration
+// count kept in an orig of origBytes bytes ("" when it can): not a whole
+// non-negative number, or more than IterationsPerOrigByte × origBytes.
+func IterationCountProblem(n float64, origBytes int) string {
+	if !(n >= 0) || math.IsInf(n, 0) || n != math.Trunc(n) {
+		return fmt.Sprintf("%v is not a whole non-negative count", n)
+	}
+	if limit := float64(IterationsPerOrigByte) * float64(origBytes); n > limit {
+		return fmt.Sprintf("%.0f is more than the limit of %d per byte of the request's stored values (%d bytes: at most %.0f)", n, IterationsPerOrigByte, origBytes, limit)
+	}
+	return ""
+}

@@ -199,6 +199,9 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 	w, _ := json.Marshal(window)
 	obj["scheduler_metrics"] = w
 	orig, _ := json.Marshal(obj)
+	if err := checkIterations(tm, orig, file, field); err != nil {
+		return parsedReq{}, err
+	}
 	rec := schema.Record{ID: r.RequestID, Point: point, Phase: schema.PhaseMeasure, Status: status, ChunksNS: []int64{}, Orig: orig}
 	if rec.ID == "" {
 		rec.ID = field
@@ -405,4 +408,43 @@ func claimBenchmark(c *ingest.ClaimSet, b *Benchmark, file, point string, bi int
 		c.Add(file, point, r.dst, prefix+r.metric+".successful.mean", n, 1)
 	}
 	c.Add(file, point, "window_ns", fmt.Sprintf("benchmarks[%d].duration", bi), b.Duration, ingest.Second)
+}
+
+// checkIterations refuses a token_iterations count (info.timings, or a
+// timings block or key at the request's top level: where replay's GuideLLM
+// definitions look) that a replay would expand into more events than the
+// request's stored bytes allow (schema.IterationCountProblem).
+func checkIterations(tm map[string]json.Number, orig []byte, file, field string) error {
+	check := func(path string, n json.Number) error {
+		if n == "" {
+			return nil
+		}
+		v, err := n.Float64()
+		why := ""
+		if err != nil {
+			why = "not a number: " + string(n)
+		} else {
+			why = schema.IterationCountProblem(v, len(orig))
+		}
+		if why != "" {
+			return ingest.RecordErrorf(file, 0, -1, field+"."+path, "%s", why)
+		}
+		return nil
+	}
+	if err := check("info.timings.token_iterations", tm["token_iterations"]); err != nil {
+		return err
+	}
+	var top struct {
+		Timings struct {
+			N json.Number `json:"token_iterations"`
+		} `json:"timings"`
+		N json.Number `json:"token_iterations"`
+	}
+	if json.Unmarshal(orig, &top) == nil {
+		if err := check("timings.token_iterations", top.Timings.N); err != nil {
+			return err
+		}
+		return check("token_iterations", top.N)
+	}
+	return nil
 }

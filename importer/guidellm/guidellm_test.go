@@ -2,8 +2,11 @@ package guidellm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +16,8 @@ import (
 	"github.com/benchseal/benchseal/importer/ingest"
 
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 var fixture = []string{"qwen3_4b_concurrent_benchmarks.json"}
@@ -47,6 +52,8 @@ func TestBadInputFails(t *testing.T) {
 		importtest.BadInput{Name: "negative duration", Files: importtest.Replace(t, good, 0, `"request_end": 1772470721.5881217`, `"request_end": 1772470600.5881217`), Want: []string{name, "requests.successful[", "negative"}},
 		importtest.BadInput{Name: "missing timings", Files: importtest.Replace(t, good, 0, `"timings":`, `"x_timings":`), Want: []string{name, "info.timings", "missing"}},
 		importtest.BadInput{Name: "mixed units", Files: importtest.Replace(t, good, 0, `"first_token_iteration": 1772470696.8517828`, `"first_token_iteration": 1772470696851.7828`), Want: []string{name, "first_token_iteration"}},
+		importtest.BadInput{Name: "huge token_iterations", Files: importtest.Replace(t, good, 0, `"token_iterations": 1024`, `"token_iterations": 1000000000000000000`), Want: []string{name, "requests.successful[0].info.timings.token_iterations", "more than the limit"}},
+		importtest.BadInput{Name: "fractional token_iterations", Files: importtest.Replace(t, good, 0, `"token_iterations": 1024`, `"token_iterations": 10.5`), Want: []string{name, "info.timings.token_iterations", "not a whole"}},
 		importtest.BadInput{Name: "no benchmarks", Files: []ingest.File{{Name: "b.json", Data: []byte(`{"benchmarks": []}`)}}, Want: []string{"b.json", "no benchmarks"}},
 	)
 	importtest.CheckBad(t, Parse, cases)
@@ -131,7 +138,47 @@ func toNode(n *yaml.Node, v any) {
 }
 
 func FuzzParse(f *testing.F) {
-	importtest.FuzzParse(f, Tool, importtest.Load(f, Tool, fixture...), 0, Parse)
+	good := importtest.Load(f, Tool, fixture...)
+	// Hostile counts: a token_iterations a replay would expand into that
+	// many events.
+	for _, n := range []string{"1000000000000000000", "1e300", "-1", "137857"} {
+		f.Add(bytes.Replace(good[0].Data, []byte(`"token_iterations": 1024`), []byte(`"token_iterations": `+n), 1))
+	}
+	importtest.FuzzParse(f, Tool, good, 0, Parse)
+}
+
+// TestHugeIterationCountFailsTheReplay: a run whose kept GuideLLM
+// token_iterations is beyond the bound (a bundle's records edited past the
+// importer) fails the replay under GuideLLM's definitions with an error
+// naming the record and field, instead of allocating that many events
+// (it panicked: makeslice: len out of range).
+func TestHugeIterationCountFailsTheReplay(t *testing.T) {
+	files := importtest.Load(t, Tool, fixture...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := importtest.Write(t, Tool, files, res)
+	p := filepath.Join(dir, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(b, []byte(`"token_iterations":1024`), []byte(`"token_iterations":1000000000000000000`), 1)
+	if bytes.Equal(edited, b) {
+		t.Fatal("edit did not apply")
+	}
+	if err := os.WriteFile(p, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = replay.ClaimChecker{}.CheckClaims(context.Background(), rd)
+	if err == nil || !strings.Contains(err.Error(), "token_iterations") || !strings.Contains(err.Error(), "6f420373-53e6-4635-9d98-195849a15ab9") {
+		t.Fatalf("replay of a huge token_iterations: %v, want an error naming the record and field", err)
+	}
 }
 
 func FuzzStream(f *testing.F) {
