@@ -48,6 +48,7 @@ func TestTimeToFirstTokenTagImportsLikeTTFT(t *testing.T) {
 	}
 	checks := importtest.ExternalCheck(t, Tool, renamed, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 108})
+	importtest.WantDocRow(t, "AIPerf `run1`, tags renamed", checks)
 	for _, c := range checks {
 		if c.Metric == "ttft_ns.mean" && (c.Recomputed == nil || *c.Recomputed > 2.4e9 || *c.Recomputed < 2.3e9) {
 			t.Errorf("ttft mean recomputed %v, want AIPerf's 2.343 s", c.Recomputed)
@@ -196,6 +197,7 @@ func TestTotalTokenThroughputCountsInputAndOutput(t *testing.T) {
 	files = importtest.Replace(t, files, 1, `"records": {`, fmt.Sprintf(`"records": {"total_token_throughput": {"unit": "tokens/sec", "avg": %v},`, total))
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 109})
+	importtest.WantDocRow(t, "AIPerf `run1` with `total_token_throughput`", checks)
 }
 
 // TestTimeBoundedPointDeclaresItsDuration: a --benchmark-duration run (the

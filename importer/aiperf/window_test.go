@@ -24,6 +24,7 @@ func TestTimeBasedRatesAreOverTheProfilingPhase(t *testing.T) {
 	}
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 109})
+	importtest.WantDocRow(t, "AIPerf time-based", checks)
 	seen := 0
 	for _, c := range checks {
 		switch c.Metric {

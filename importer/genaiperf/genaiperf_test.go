@@ -21,6 +21,7 @@ func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, "genai-perf", fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 27, Mismatched: 0, NotRecomputable: 14, NotRecomputableMetrics: []string{"output_token_throughput", "tpot_ns.max", "tpot_ns.mean", "tpot_ns.min", "tpot_ns.p1", "tpot_ns.p10", "tpot_ns.p25", "tpot_ns.p5", "tpot_ns.p50", "tpot_ns.p75", "tpot_ns.p90", "tpot_ns.p95", "tpot_ns.p99", "tpot_ns.stddev"}})
+	importtest.WantDocRow(t, "GenAI-Perf streaming", checks)
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
@@ -109,6 +110,7 @@ func TestNonStreamingExportIsE2EOnlyWithServerTokens(t *testing.T) {
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 14, NotRecomputable: 27, NotRecomputableMetrics: []string{"output_token_throughput",
 		"tpot_ns.max", "tpot_ns.mean", "tpot_ns.min", "tpot_ns.p1", "tpot_ns.p10", "tpot_ns.p25", "tpot_ns.p5", "tpot_ns.p50", "tpot_ns.p75", "tpot_ns.p90", "tpot_ns.p95", "tpot_ns.p99", "tpot_ns.stddev",
 		"ttft_ns.max", "ttft_ns.mean", "ttft_ns.min", "ttft_ns.p1", "ttft_ns.p10", "ttft_ns.p25", "ttft_ns.p5", "ttft_ns.p50", "ttft_ns.p75", "ttft_ns.p90", "ttft_ns.p95", "ttft_ns.p99", "ttft_ns.stddev"}})
+	importtest.WantDocRow(t, "GenAI-Perf non-streaming", checks)
 }
 
 func TestStreamingFlagContradictedByResponsesFails(t *testing.T) {

@@ -38,6 +38,7 @@ func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 133, Mismatched: 0, NotRecomputable: 0, NotRecomputableMetrics: nil})
+	importtest.WantDocRow(t, "GuideLLM qwen3_4b", checks)
 }
 
 // knownMismatch lists claims whose recomputation differs because of the

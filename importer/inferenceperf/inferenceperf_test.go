@@ -25,6 +25,7 @@ func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, "inference-perf", fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, wantChecks)
+	importtest.WantDocRow(t, "inference-perf v0.6+", checks)
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
@@ -120,6 +121,7 @@ func TestOlderLayoutsCheckTheSame(t *testing.T) {
 			}
 			checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 			importtest.WantOutcomes(t, checks, wantChecks)
+			importtest.WantDocRow(t, map[string]string{"v0.5": "inference-perf v0.5", "v0.4": "inference-perf v0.2–v0.4"}[v], checks)
 		})
 	}
 }

@@ -28,6 +28,7 @@ func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 63, Mismatched: 0, NotRecomputable: 2, NotRecomputableMetrics: []string{"output_token_throughput", "request_throughput"}})
+	importtest.WantDocRow(t, "LLMPerf groq_70b", checks)
 }
 
 // knownMismatch lists claims whose recomputation differs because of the

@@ -17,6 +17,7 @@ func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, "sglang", fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 34, Mismatched: 0, NotRecomputable: 24, NotRecomputableMetrics: []string{"e2e_ns.mean", "e2e_ns.p50", "e2e_ns.p90", "e2e_ns.p95", "e2e_ns.p99", "e2e_ns.stddev", "tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p90", "tpot_ns.p95", "tpot_ns.p99", "tpot_ns.stddev"}})
+	importtest.WantDocRow(t, "SGLang 2 points", checks)
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
@@ -75,7 +76,7 @@ func TestDefaultRateInfinityImports(t *testing.T) {
 	if pt := res.Manifest.Load.Points[0]; pt.Name != "concurrency-8" || pt.Rate != 0 || pt.Concurrency != 8 {
 		t.Errorf("point %+v, want concurrency-8 with no rate", pt)
 	}
-	importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
+	importtest.WantDocRow(t, "SGLang `Infinity` rate", importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch))
 }
 
 func TestPythonUndefinedNumbersFail(t *testing.T) {

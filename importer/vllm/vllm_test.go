@@ -27,6 +27,7 @@ func TestExternalCheck(t *testing.T) {
 	files := importtest.Load(t, Tool, fixture...)
 	checks := importtest.ExternalCheck(t, Tool, files, Parse, knownMismatch)
 	importtest.WantOutcomes(t, checks, importtest.Outcomes{Matched: 12, Mismatched: 0, NotRecomputable: 8, NotRecomputableMetrics: []string{"e2e_ns.mean", "e2e_ns.p50", "e2e_ns.p99", "e2e_ns.stddev", "tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p99", "tpot_ns.stddev"}})
+	importtest.WantDocRow(t, "vLLM LambdaLabs H100", checks)
 }
 
 // knownMismatch lists claims whose recomputation differs because of the
