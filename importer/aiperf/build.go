@@ -66,6 +66,7 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	// raw export gave chunks.
 	last := int64(math.MinInt64)
 	usedRaw := false
+	isl := int64(0) // Σ input tokens of the valid records (AIPerf's total_isl)
 	for i := range src.refs {
 		rec, end, fromRaw, err := b.record(src, i)
 		if err != nil {
@@ -73,6 +74,9 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 		}
 		last = max(last, end)
 		usedRaw = usedRaw || fromRaw
+		if rec.Status == schema.StatusOK {
+			isl += rec.InputTokens
+		}
 		if emit != nil {
 			if err := emit(&rec); err != nil {
 				return nil, err
@@ -98,8 +102,13 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	if err != nil {
 		return nil, err
 	}
+	tol := ingest.Tolerance
 	if w > 0 {
-		c.Tolerance = windowTolerance(w)
+		tol = windowTolerance(w)
+		c.Tolerance = tol
+	}
+	if err := checkInputRate(sum, sumOf, isl, w, tol); err != nil {
+		return nil, err
 	}
 	return &ingest.Result{Manifest: m, Claims: c}, nil
 }

@@ -2,6 +2,7 @@ package aiperf
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -86,4 +87,40 @@ func windowTolerance(w int64) float64 {
 
 func phaseWindowNote(w int64) string {
 	return fmt.Sprintf("rates (request, output-token, total-token throughput, goodput) over the profiling phase, end_time − start_time = %s, grace period included, not over benchmark_duration; claims checked to ±%s on that window", schema.Duration(w), phaseTimeSlack)
+}
+
+// checkInputRate requires input_token_throughput, which the replay contract
+// has no scalar for, to be what AIPerf computes from the records: the valid
+// records' input tokens (isl, its total_isl) over the rates' window — the
+// phase window w of a time-based run, else benchmark_duration, whose claim
+// replay checks — within tol. A summary stating another value contradicts
+// its own records, and the import (hence verify's re-derivation) fails.
+func checkInputRate(s *Summary, name string, isl, w int64, tol float64) error {
+	if s == nil {
+		return nil
+	}
+	st, ok := s.Metrics["input_token_throughput"]
+	if !ok {
+		return nil
+	}
+	got, err := st.Values["avg"].Float64()
+	if err != nil {
+		return ingest.RecordErrorf(name, 0, -1, "input_token_throughput.avg", "not a number: %s", st.Values["avg"])
+	}
+	dur := float64(w) / 1e9
+	src := "end_time − start_time"
+	if w <= 0 {
+		bd, ok := s.Metrics["benchmark_duration"]
+		u, okU := unitNS(bd.Unit)
+		d, err := bd.Values["avg"].Float64()
+		if !ok || !okU || err != nil || d <= 0 {
+			return ingest.RecordErrorf(name, 0, -1, "input_token_throughput", "stated without a benchmark_duration it is over")
+		}
+		dur, src = d*float64(u)/1e9, "benchmark_duration"
+	}
+	want := float64(isl) / dur
+	if math.Abs(got-want) > tol*math.Abs(want) {
+		return ingest.RecordErrorf(name, 0, -1, "input_token_throughput.avg", "%v is not the valid records' %d input tokens ÷ %s (%v s) = %v", got, isl, src, dur, want)
+	}
+	return nil
 }

@@ -1,9 +1,12 @@
 package aiperf
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -77,5 +80,51 @@ func TestPhaseShorterThanItsRecordsFails(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), files[1].Name) {
 			t.Errorf("%s: error %v, want one naming %s and %q", edit, err, files[1].Name, want)
 		}
+	}
+}
+
+// TestInputTokenThroughputIsChecked: input_token_throughput (newer AIPerf
+// versions; no replay scalar) must be the valid records' input tokens over
+// the rates' window: benchmark_duration (run1 with the block added from its
+// own total_isl) or a time-based run's phase window; ×1.1 fails the
+// import, naming the field.
+func TestInputTokenThroughputIsChecked(t *testing.T) {
+	base := importtest.Load(t, Tool, fixture...)
+	// run1: total_isl 48950 tokens, benchmark_duration 9.317788951 s.
+	rate := 48950 / 9.317788951
+	for _, tc := range []struct {
+		name  string
+		files func(t *testing.T, mul float64) []ingest.File
+	}{
+		{"count-based", func(t *testing.T, mul float64) []ingest.File {
+			return importtest.Replace(t, base, 1, `"records": {`, fmt.Sprintf(`"records": {"input_token_throughput": {"unit": "tokens/sec", "avg": %v},`, mul*rate))
+		}},
+		{"time-based", func(t *testing.T, mul float64) []ingest.File {
+			f := importtest.AIPerfTimeBased(t, 1)
+			if mul == 1 {
+				return f
+			}
+			var top map[string]json.RawMessage
+			if err := json.Unmarshal(f[1].Data, &top); err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Avg float64 `json:"avg"`
+			}
+			if err := json.Unmarshal(top["input_token_throughput"], &st); err != nil {
+				t.Fatal(err)
+			}
+			return importtest.Replace(t, f, 1, fmt.Sprint(st.Avg), fmt.Sprint(mul*st.Avg))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse(tc.files(t, 1)); err != nil {
+				t.Fatalf("honest input_token_throughput: %v", err)
+			}
+			_, err := Parse(tc.files(t, 1.1))
+			if err == nil || !strings.Contains(err.Error(), "input_token_throughput.avg") || !strings.Contains(err.Error(), "input tokens") {
+				t.Fatalf("×1.1: %v, want an error naming input_token_throughput.avg", err)
+			}
+		})
 	}
 }

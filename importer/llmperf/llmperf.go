@@ -275,6 +275,9 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 			pt.OutputTokens = int(v)
 			m.Decoding.MaxTokens = int(v)
 		}
+		if err := checkErrorRate(sum, sumF); err != nil {
+			return nil, err
+		}
 		claimSummary(c, sum, sumF, point)
 	}
 	m.Load.Points = []schema.Point{pt}
@@ -358,4 +361,33 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
 			c.AddValue(point, "request_throughput", "results_num_completed_requests_per_min ÷ 60", v, why)
 		}
 	}
+}
+
+// checkErrorRate requires results_error_rate, when given, to be what
+// LLMPerf computes from the two counts the claims name: errors ÷ requests
+// started, 0 with none started (token_benchmark_ray.py, metrics_summary).
+// Both counts are checked against the records, so a rate that is not
+// their quotient is the summary contradicting its own claims.
+func checkErrorRate(s Summary, file string) error {
+	n := s.number("results_error_rate")
+	if n == "" {
+		return nil
+	}
+	got, err := n.Float64()
+	if err != nil {
+		return ingest.RecordErrorf(file, 0, -1, "results_error_rate", "not a number: %s", n)
+	}
+	errs, err1 := ingest.Int(s.number("results_number_errors"))
+	started, err2 := ingest.Int(s.number("results_num_requests_started"))
+	if err1 != nil || err2 != nil || errs < 0 || started < 0 {
+		return ingest.RecordErrorf(file, 0, -1, "results_error_rate", "given without the whole counts it is the quotient of (results_number_errors, results_num_requests_started)")
+	}
+	want := 0.0
+	if started > 0 {
+		want = float64(errs) / float64(started)
+	}
+	if got != want {
+		return ingest.RecordErrorf(file, 0, -1, "results_error_rate", "%v is not results_number_errors ÷ results_num_requests_started = %d ÷ %d = %v", got, errs, started, want)
+	}
+	return nil
 }

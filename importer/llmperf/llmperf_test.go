@@ -44,6 +44,8 @@ func TestBadInputFails(t *testing.T) {
 		importtest.BadInput{Name: "missing field", Files: importtest.Replace(t, good, 0, `"end_to_end_latency_s": 0.8900090400129557`, `"x": 1`), Want: []string{name, "record 0", "end_to_end_latency_s"}},
 		importtest.BadInput{Name: "mixed units", Files: importtest.Replace(t, good, 0, `"ttft_s": 0.297977801412344`, `"ttft_s": 297.977801412344`), Want: []string{name, "record 0", "mixed units"}},
 		importtest.BadInput{Name: "summary only", Files: good[1:], Want: []string{"individual"}},
+		importtest.BadInput{Name: "error rate not errors ÷ started", Files: importtest.Replace(t, good, 1, `"results_error_rate": 0.0`, `"results_error_rate": 0.1`), Want: []string{fixture[1], "results_error_rate", "0 ÷ 150"}},
+		importtest.BadInput{Name: "error rate ×1.1", Files: importtest.Replace(t, importtest.Replace(t, good, 1, `"results_error_rate": 0.0`, `"results_error_rate": 0.022`), 1, `"results_number_errors": 0`, `"results_number_errors": 3`), Want: []string{fixture[1], "results_error_rate", "3 ÷ 150 = 0.02"}},
 	)
 	importtest.CheckBad(t, Parse, cases)
 }

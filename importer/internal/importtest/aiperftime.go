@@ -17,7 +17,8 @@ import (
 // schema 1.x writes them, schema_version "1.0" is added, the loadgen
 // states --benchmark-duration 9 and --benchmark-grace-period 30, and the
 // rates are AIPerf's for such a run: request_count, total_osl and
-// total_isl + total_osl over the summary's own end_time − start_time
+// total_isl + total_osl, and total_isl (input_token_throughput, which
+// newer versions write) over the summary's own end_time − start_time
 // (9.327762 s; benchmark_duration, kept, is 9.317789 s). mul scales the
 // stated request_throughput (1: honest).
 func AIPerfTimeBased(tb testing.TB, mul float64) []ingest.File {
@@ -58,6 +59,7 @@ func AIPerfTimeBased(tb testing.TB, mul float64) []ingest.File {
 	set("request_throughput", "requests/sec", mul*avg("request_count")/w)
 	set("output_token_throughput", "tokens/sec", avg("total_osl")/w)
 	set("total_token_throughput", "tokens/sec", (avg("total_isl")+avg("total_osl"))/w)
+	set("input_token_throughput", "tokens/sec", avg("total_isl")/w)
 	out := map[string]any{"schema_version": "1.0"}
 	for k, v := range recs {
 		out[k] = v
