@@ -32,8 +32,8 @@ func newKeygenCmd(io *IO) *cobra.Command {
 "ENCRYPTED SIGSTORE PRIVATE KEY" format (scrypt + secretbox), and PREFIX.pub,
 the public key as PEM. The password comes from BENCHSEAL_PASSWORD, else from a
 prompt when standard input is a terminal, else it is empty (the key is still
-encrypted, as cosign does) and keygen warns unless --no-password says that is
-intended. Keys made by 'cosign generate-key-pair' work with
+encrypted, as cosign does). An empty password, typed or not, is said on
+standard error: a warning naming why, or a plain note with --no-password. Keys made by 'cosign generate-key-pair' work with
 benchseal too. Existing files are never overwritten.`,
 		Example: `  BENCHSEAL_PASSWORD=secret benchseal keygen --out publisher
   benchseal pack run --out run.tar --key publisher.key`,
@@ -41,7 +41,7 @@ benchseal too. Existing files are never overwritten.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "path prefix of the key files (required)")
-	cmd.Flags().BoolVar(&o.noPassword, "no-password", false, "encrypt the private key with an empty password without a warning (when BENCHSEAL_PASSWORD is unset and there is no terminal)")
+	cmd.Flags().BoolVar(&o.noPassword, "no-password", false, "an empty password is intended: a note instead of a warning when BENCHSEAL_PASSWORD is unset and there is no terminal")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -55,12 +55,12 @@ func runKeygen(ctx context.Context, o *keygenOptions) error {
 			return err
 		}
 	}
-	pw, err := readPassword(o.io, true)
+	pw, src, err := readPassword(o.io, true)
 	if err != nil {
 		return err
 	}
-	if len(pw) == 0 && !o.noPassword {
-		fmt.Fprintf(o.io.ErrOut, "benchseal: WARNING: %s is encrypted with an EMPTY password (BENCHSEAL_PASSWORD is unset and there is no terminal to ask on); set BENCHSEAL_PASSWORD, or pass --no-password to say this is intended\n", keyPath)
+	if len(pw) == 0 {
+		fmt.Fprintln(o.io.ErrOut, emptyPasswordNote(keyPath, src, o.noPassword))
 	}
 	priv, pub, err := artifact.GenerateKey(pw)
 	if err != nil {
@@ -81,36 +81,59 @@ func runKeygen(ctx context.Context, o *keygenOptions) error {
 	return nil
 }
 
-// readPassword returns the key password: BENCHSEAL_PASSWORD when set and
-// non-empty, else a prompt when standard input is a terminal (confirmed
-// twice for a new key), else empty.
-func readPassword(io *IO, confirm bool) ([]byte, error) {
+// passwordSource says where readPassword took the password from.
+type passwordSource int
+
+const (
+	fromEnv      passwordSource = iota // BENCHSEAL_PASSWORD
+	fromPrompt                         // typed at the terminal
+	fromNoPrompt                       // neither: no variable, no terminal
+)
+
+// emptyPasswordNote is keygen's stderr line for a key encrypted with an
+// empty password: a warning naming why it is empty and how to give one,
+// or, with --no-password, a plain statement that it was intended.
+func emptyPasswordNote(keyPath string, src passwordSource, intended bool) string {
+	if intended {
+		return fmt.Sprintf("benchseal: %s is encrypted with an empty password (--no-password): anyone who reads the file can sign with it", keyPath)
+	}
+	why := "BENCHSEAL_PASSWORD is unset and there is no terminal to ask on"
+	if src == fromPrompt {
+		why = "nothing was typed at the prompt"
+	}
+	return fmt.Sprintf("benchseal: WARNING: %s is encrypted with an EMPTY password (%s): anyone who reads the file can sign with it; set BENCHSEAL_PASSWORD, or pass --no-password to say this is intended", keyPath, why)
+}
+
+// readPassword returns the key password and where it came from:
+// BENCHSEAL_PASSWORD when set and non-empty, else a prompt when standard
+// input is a terminal (confirmed twice for a new key), else empty.
+func readPassword(io *IO, confirm bool) ([]byte, passwordSource, error) {
 	ctx := io.context()
 	if pw := io.Getenv("BENCHSEAL_PASSWORD"); pw != "" {
-		return []byte(pw), nil
+		return []byte(pw), fromEnv, nil
 	}
 	f, ok := io.In.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return []byte{}, nil
+		return []byte{}, fromNoPrompt, nil
 	}
 	fmt.Fprint(io.ErrOut, "Enter password for private key: ")
 	pw, err := promptPassword(ctx, int(f.Fd()))
 	fmt.Fprintln(io.ErrOut)
 	if err != nil {
-		return nil, fmt.Errorf("read password: %w", err)
+		return nil, fromPrompt, fmt.Errorf("read password: %w", err)
 	}
 	if confirm {
 		fmt.Fprint(io.ErrOut, "Enter password for private key again: ")
 		again, err := promptPassword(ctx, int(f.Fd()))
 		fmt.Fprintln(io.ErrOut)
 		if err != nil {
-			return nil, fmt.Errorf("read password: %w", err)
+			return nil, fromPrompt, fmt.Errorf("read password: %w", err)
 		}
 		if string(again) != string(pw) {
-			return nil, errors.New("passwords do not match")
+			return nil, fromPrompt, errors.New("passwords do not match")
 		}
 	}
-	return pw, nil
+	return pw, fromPrompt, nil
 }
 
 // promptPassword reads a password from the terminal fd without echo. A
@@ -148,7 +171,7 @@ func loadSigner(io *IO, path string) (*artifact.Signer, error) {
 	if bytes.Contains(b, []byte("PUBLIC KEY-----")) && !bytes.Contains(b, []byte("PRIVATE KEY-----")) {
 		return nil, usagef("--key %s is a public key: signing takes the private key (%s.key, written beside it by keygen)", path, strings.TrimSuffix(path, filepath.Ext(path)))
 	}
-	pw, err := readPassword(io, false)
+	pw, _, err := readPassword(io, false)
 	if err != nil {
 		return nil, err
 	}
