@@ -66,7 +66,10 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	// raw export gave chunks.
 	last := int64(math.MinInt64)
 	usedRaw := false
-	isl := int64(0) // Σ input tokens of the valid records (AIPerf's total_isl)
+	// Of the profiling phase's records (AIPerf summarises that phase
+	// alone): the span, and the valid records' input tokens (total_isl).
+	isl := int64(0)
+	mFirst, mLast := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range src.refs {
 		rec, end, fromRaw, err := b.record(src, i)
 		if err != nil {
@@ -74,8 +77,11 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 		}
 		last = max(last, end)
 		usedRaw = usedRaw || fromRaw
-		if rec.Status == schema.StatusOK {
-			isl += rec.InputTokens
+		if rec.Phase == schema.PhaseMeasure {
+			mFirst, mLast = min(mFirst, epoch+rec.SentNS), max(mLast, end)
+			if rec.Status == schema.StatusOK {
+				isl += rec.InputTokens
+			}
 		}
 		if emit != nil {
 			if err := emit(&rec); err != nil {
@@ -86,7 +92,7 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	m, pt := manifest(exp, raw, sum, epoch, last, usedRaw, nonStreaming)
 	pt.Name = point
 	m.Load.Points = []schema.Point{pt}
-	w, err := phaseWindow(sum, sumOf, last-epoch)
+	w, err := phaseWindow(sum, sumOf, max(mLast-mFirst, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -128,3 +128,19 @@ func TestInputTokenThroughputIsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmupOutsideThePhaseWindow: the phase window holds the profiling
+// phase's records only; a warmup request long before it (AIPerf runs
+// warmup as its own phase) does not make the window "too short".
+func TestWarmupOutsideThePhaseWindow(t *testing.T) {
+	files := importtest.AIPerfTimeBased(t, 1)
+	files = importtest.Replace(t, files, 0, `"timestamp_ns":1759522419154829652`, `"timestamp_ns":1759522319154829652`)
+	files = importtest.Replace(t, files, 0, `"credit_phase":"profiling"`, `"credit_phase":"warmup"`)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatalf("time-based run with an early warmup request: %v", err)
+	}
+	if tw, ok := res.Manifest.Provenance.Window(res.Manifest.Load.Points[0].Name, 0); !ok || tw.WindowNS != 9327762000 {
+		t.Errorf("window %+v", tw)
+	}
+}
