@@ -90,11 +90,12 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 			each = sh.add
 		}
 	}
-	if err := schema.ValidateRunDirEach(ctx, runDir, maxProblems, each); err != nil {
+	sum, err := schema.CheckRunDirEach(ctx, runDir, maxProblems, each)
+	if err != nil {
 		return nil, err
 	}
 	// The stored scrapes, as verify will check them.
-	if probs := CheckRunDirServerEvidence(runDir); len(probs) > 0 {
+	if probs := CheckRunDirServerEvidence(runDir, sum); len(probs) > 0 {
 		return nil, &schema.ValidationError{Problems: probs}
 	}
 	rd, err := schema.OpenRunDir(runDir)

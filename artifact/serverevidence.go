@@ -32,7 +32,11 @@ const UptimeSlackNS = 1_000_000
 // problems. validate and pack (run directories, CheckRunDirServerEvidence)
 // and verify (bundles) all call it, so pack signs nothing verify would
 // reject for it. (It lives here, not in schema, which parses no scrape.)
-func CheckServerEvidence(m *schema.Manifest, file string, read func(name string) ([]byte, error)) []schema.Problem {
+//
+// tallies (schema.RunSummary.Server, from the records' check; nil when
+// the records were not read) are compared with the engine's counters
+// between each point's scrapes (see checkServerCounters).
+func CheckServerEvidence(m *schema.Manifest, file string, read func(name string) ([]byte, error), tallies []schema.ScrapeTally) []schema.Problem {
 	if m == nil {
 		return nil
 	}
@@ -65,13 +69,23 @@ func CheckServerEvidence(m *schema.Manifest, file string, read func(name string)
 		}
 		return snap
 	}
+	need := map[int]bool{}
+	for _, t := range tallies {
+		need[t.Before], need[t.Scrape] = true, true
+	}
+	counters := map[int]*servermetrics.Snapshot{}
+	engines := map[int]string{}
 	if sm := m.ServerMetrics; sm != nil {
 		for i, s := range sm.Scrapes {
 			if s.Error == "" {
-				load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
+				snap := load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
+				if snap != nil && need[i] {
+					counters[i], engines[i] = snap.Counters(), servermetrics.DetectEngine(snap)
+				}
 			}
 		}
 	}
+	out = append(out, checkServerCounters(file, tallies, counters, engines)...)
 	if m.ServerState == nil || m.ServerState.Fresh == nil || m.ServerState.Fresh.Source != schema.StateMeasured {
 		return out
 	}
@@ -111,8 +125,13 @@ func orNone(p *float64) any {
 
 // CheckRunDirServerEvidence is CheckServerEvidence on the run directory
 // dir, reading its manifest (nil when that does not decode: validation
-// says why).
-func CheckRunDirServerEvidence(dir string) []schema.Problem {
+// says why), with the tallies of its records (sum.Server; sum nil when
+// the records were not read).
+func CheckRunDirServerEvidence(dir string, sum *schema.RunSummary) []schema.Problem {
+	var tallies []schema.ScrapeTally
+	if sum != nil {
+		tallies = sum.Server
+	}
 	mf := filepath.Join(dir, schema.ManifestFile)
 	f, err := os.Open(mf)
 	if err != nil {
@@ -123,7 +142,7 @@ func CheckRunDirServerEvidence(dir string) []schema.Problem {
 	if err != nil {
 		return nil
 	}
-	return CheckServerEvidence(m, mf, readAttachmentFile(dir))
+	return CheckServerEvidence(m, mf, readAttachmentFile(dir), tallies)
 }
 
 // readAttachmentFile reads the attachment name of the run directory dir

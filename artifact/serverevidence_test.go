@@ -24,6 +24,12 @@ vllm:prompt_tokens_total{model_name="m"} 0
 process_start_time_seconds 1000
 `
 
+// servedScrape is freshScrape after the test run's point c1 repeat 0
+// (artifacttest.WriteRun): its 5 ok requests and their 160 prompt tokens
+// counted.
+var servedScrape = strings.NewReplacer("request_success_total{model_name=\"m\"} 0", "request_success_total{model_name=\"m\"} 5",
+	"prompt_tokens_total{model_name=\"m\"} 0", "prompt_tokens_total{model_name=\"m\"} 160").Replace(freshScrape)
+
 func digest(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
@@ -39,8 +45,8 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 	scrapes := func(sum1 string) map[string]any {
 		return map[string]any{"url": "http://127.0.0.1:1/metrics", "interval": "1s", "scrapes": []any{
 			map[string]any{"point": "c1", "repeat": 0, "when": "before", "at_ns": 0, "file": "server-metrics/a.prom", "sha256": sum1},
-			map[string]any{"point": "c1", "repeat": 0, "when": "after", "at_ns": 5, "file": "server-metrics/b.prom", "sha256": digest(freshScrape)},
-			map[string]any{"point": "c1", "repeat": 1, "when": "before", "at_ns": 6, "error": "connection refused"},
+			map[string]any{"point": "c1", "repeat": 0, "when": "after", "at_ns": 70_000_000, "file": "server-metrics/b.prom", "sha256": digest(servedScrape)},
+			map[string]any{"point": "c1", "repeat": 1, "when": "before", "at_ns": 70_000_001, "error": "connection refused"},
 		}}
 	}
 	fresh := func(kv ...any) map[string]any {
@@ -51,7 +57,7 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 		}
 		return map[string]any{"fresh": f}
 	}
-	files := map[string]string{"a.prom": freshScrape, "b.prom": freshScrape, "fresh.prom": freshScrape}
+	files := map[string]string{"a.prom": freshScrape, "b.prom": servedScrape, "fresh.prom": freshScrape}
 	for _, tc := range []struct {
 		name  string
 		edit  func(m map[string]any)
@@ -68,6 +74,12 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 			`"server_metrics.scrapes[0].file": the scrape attachments/server-metrics/a.prom: sha256`},
 		{"a listed scrape does not parse", func(m map[string]any) { m["server_metrics"] = scrapes(digest("x{\n")) }, map[string]string{"a.prom": "x{\n"},
 			"a.prom: server metrics: parse exposition"},
+		{"the engine counted fewer requests than the records hold", func(m map[string]any) {
+			sm := scrapes(digest(freshScrape))
+			sm["scrapes"].([]any)[1].(map[string]any)["sha256"] = digest(freshScrape)
+			m["server_metrics"] = sm
+		}, map[string]string{"b.prom": freshScrape},
+			`point "c1" repeat 0: the engine's vllm:request_success_total rose by 0 between the scrape before the point (server_metrics.scrapes[0]) and this scrape after it, but the records hold 5 ok requests`},
 		{"the fresh scrape is missing", func(m map[string]any) { m["server_state"] = fresh() }, map[string]string{"fresh.prom": ""},
 			`"server_state.fresh.scrape": the scrape attachments/server-metrics/fresh.prom: not in the run directory`},
 		{"the fresh scrape's counters contradict the manifest (digest updated)", func(m map[string]any) {
@@ -100,7 +112,8 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 				tc.edit(m)
 			})
 			_, err := artifact.Pack(context.Background(), dir, filepath.Join(t.TempDir(), "b"), artifact.PackOptions{Created: artifacttest.Created})
-			if probs := artifact.CheckRunDirServerEvidence(dir); (len(probs) == 0) != (tc.want == "") {
+			sum, _ := schema.CheckRunDir(dir, 50)
+			if probs := artifact.CheckRunDirServerEvidence(dir, sum); (len(probs) == 0) != (tc.want == "") {
 				t.Errorf("CheckRunDirServerEvidence (validate's check): %v", probs)
 			}
 			switch {

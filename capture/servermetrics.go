@@ -29,8 +29,8 @@ const ServerMetricsAuto = "auto"
 // point.
 const DefaultServerMetricsInterval = 5 * time.Second
 
-// scrapeTimeout bounds one scrape.
-const scrapeTimeout = 5 * time.Second
+// scrapeTimeout bounds one scrape (validate relies on it).
+const scrapeTimeout = time.Duration(schema.ScrapeTimeoutNS)
 
 type scraper struct {
 	r        *runner
@@ -117,8 +117,9 @@ func (s *scraper) get(ctx context.Context) ([]byte, error) {
 
 // take scrapes once and keeps the answer byte for byte as an attachment.
 func (s *scraper) take(ctx context.Context, c *cell, when string) {
+	from := s.r.now()
 	b, err := s.get(ctx)
-	sc := schema.Scrape{Point: c.pt.Name, Repeat: c.repeat, When: when, AtNS: s.r.now()}
+	sc := schema.Scrape{Point: c.pt.Name, Repeat: c.repeat, When: when, AtNS: s.r.now(), FromNS: &from}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {

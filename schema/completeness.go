@@ -576,7 +576,10 @@ func (c *RecordChecker) checkRanDuration(add func(field, format string, args ...
 // or the run order (so not which requests are warmup), the offered load is
 // bounded only from above (closed loop, measured send and end times) or
 // not at all, and a point with neither a request count nor a duration
-// bounds nothing. verify prints each beside its verdict as UNVERIFIED.
+// bounds nothing; an open-loop run without server-metrics scrapes has
+// only the records to place its sends in time (serverTally checks them
+// against the scrapes). verify prints each beside its verdict as
+// UNVERIFIED.
 func UnverifiedCompleteness(m *Manifest) []string {
 	if m.ExternalReference() {
 		return nil
@@ -609,10 +612,28 @@ func UnverifiedCompleteness(m *Manifest) []string {
 		out = append(out, "offered load: without load.generator no schedule was regenerated, so the declared rate of each "+
 			"point was not checked against the send times")
 	}
+	if m.Load.Mode == ModeRate && !m.Imported() && !hasScrapes(m) {
+		out = append(out, "open-loop timing: no server-metrics scrapes, so nothing but the records places the sends in time: "+
+			"a run moved onto a denser schedule of the same seed (its rate relabelled, every latency kept) is not detected")
+	}
 	for i, p := range m.Load.Points {
 		if p.Requests == 0 && p.Duration == 0 && m.Load.Duration == 0 {
 			out = append(out, fmt.Sprintf("load.points[%d] %q declares neither requests nor duration: nothing bounds its work, so no missing request can be detected", i, p.Name))
 		}
 	}
 	return out
+}
+
+// hasScrapes reports whether m lists a server-metrics scrape that was
+// stored (not failed).
+func hasScrapes(m *Manifest) bool {
+	if m.ServerMetrics == nil {
+		return false
+	}
+	for _, s := range m.ServerMetrics.Scrapes {
+		if s.Error == "" {
+			return true
+		}
+	}
+	return false
 }

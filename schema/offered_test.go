@@ -110,6 +110,14 @@ func TestUnverifiedOfferedLoadAndWarmup(t *testing.T) {
 	if !has(other, "repeats: without load.generator") {
 		t.Errorf("two repeats, no generator: %q", UnverifiedCompleteness(other))
 	}
+	rm := &Manifest{Load: Load{Mode: ModeRate, Generator: GeneratorBenchsealV1, Points: []Point{{Name: "r", Rate: 20, Requests: 40}}}}
+	if !has(rm, "open-loop timing: no server-metrics scrapes") {
+		t.Errorf("open loop without scrapes: %q", UnverifiedCompleteness(rm))
+	}
+	rm.ServerMetrics = &ServerMetrics{Scrapes: []Scrape{{Point: "r", When: ScrapeBefore, File: "server-metrics/000001.prom"}}}
+	if u := UnverifiedCompleteness(rm); len(u) != 0 {
+		t.Errorf("open loop with scrapes: %q, want nothing unverified", u)
+	}
 	other.Load.Warmup = Warmup{}
 	if has(other, "warmup boundary:") {
 		t.Errorf("no warmup declared: %q", UnverifiedCompleteness(other))
@@ -124,7 +132,7 @@ func TestUnverifiedOfferedLoadAndWarmup(t *testing.T) {
 	}
 	rate := &Manifest{Load: Load{Mode: ModeRate, Points: []Point{{Name: "r", Rate: 5, Requests: 40}}}}
 	if !has(rate, "offered load: without load.generator no schedule was regenerated") {
-		t.Errorf("rate, no generator: %q", UnverifiedCompleteness(rate))
+		t.Errorf("rate, no generator: %q", UnverifiedCompleteness(rm))
 	}
 }
 

@@ -72,6 +72,9 @@ type RecordChecker struct {
 	// of content chunks, which the request's max_tokens bounds.
 	workload     *WorkloadItems
 	serverCounts bool
+	// tally holds what the records say each server-metrics scrape must
+	// count (nil: no scrapes to compare).
+	tally *serverTally
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -113,6 +116,11 @@ type RunSummary struct {
 	// with measured records that the records cannot show complete (see
 	// unprovenCells): a claim on one is not verified by recomputing it.
 	Unproven []CellRef `json:"-"`
+	// Server lists, per point × repeat and later scrape, what the
+	// records say the engine must have counted since the scrape before
+	// the point (artifact.CheckServerEvidence compares it with the
+	// engine's counters).
+	Server []ScrapeTally `json:"-"`
 }
 
 // CellRef names one point × repeat.
@@ -170,6 +178,9 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.prints = newCellPrints(m, len(m.Load.Points)*c.repeats)
 		if c.shards == 1 {
 			c.state = newStateCheck(m, c.points, c.repeats)
+		}
+		if m.Shards == nil {
+			c.tally = newServerTally(m, c.points, c.repeats)
 		}
 		pv := m.Provenance
 		c.noSched = pv.Field(FieldScheduled).Status == FieldAbsent
@@ -297,6 +308,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		if c.state != nil {
 			c.state.add(cell, rec)
 		}
+		c.tally.add(cell, rec)
 	}
 	c.checkShard(rec, add)
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
@@ -479,6 +491,7 @@ func (c *RecordChecker) Finish() []Problem {
 	if c.state != nil {
 		c.state.finish(c.m, add)
 	}
+	c.sum.Server = c.tally.finish(c, add)
 	return ps
 }
 

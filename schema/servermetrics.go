@@ -38,6 +38,10 @@ type Scrape struct {
 	When string `json:"when"`
 	// AtNS is when the answer arrived, in the run's clock.
 	AtNS int64 `json:"at_ns"`
+	// FromNS is when the scrape's request was sent, in the run's clock
+	// (nil in runs captured before it was recorded): the engine's answer
+	// shows its counters at an instant between FromNS and AtNS.
+	FromNS *int64 `json:"from_ns,omitempty"`
 	// File is the attachment path (relative to attachments/) and SHA256
 	// its digest; both empty when the scrape failed (Error says why).
 	File   string `json:"file,omitempty"`
@@ -77,6 +81,9 @@ func validateServerMetrics(ps *problems, m *Manifest) {
 		}
 		if s.AtNS < 0 {
 			ps.add(f+".at_ns", "must not be negative, got %d", s.AtNS)
+		}
+		if s.FromNS != nil && (*s.FromNS < 0 || *s.FromNS > s.AtNS) {
+			ps.add(f+".from_ns", "must be in [0, at_ns %d], got %d", s.AtNS, *s.FromNS)
 		}
 		switch {
 		case s.Error != "" && (s.File != "" || s.SHA256 != ""):

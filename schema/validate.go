@@ -137,6 +137,12 @@ func ValidateRunDirEach(ctx context.Context, dir string, maxProblems int, each f
 	return err
 }
 
+// CheckRunDirEach is ValidateRunDirEach that also returns what it counted
+// in the records, as CheckRunDir does.
+func CheckRunDirEach(ctx context.Context, dir string, maxProblems int, each func(line []byte, rec *Record) error) (*RunSummary, error) {
+	return checkRunDir(ctx, dir, maxProblems, each)
+}
+
 func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]byte, *Record) error) (*RunSummary, error) {
 	if maxProblems <= 0 {
 		maxProblems = DefaultMaxProblems

@@ -243,3 +243,21 @@ func (s *Snapshot) Gauge(engine, role string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// Counters returns s reduced to the counter families of the engines
+// Names knows, what a comparison of counters between two scrapes reads,
+// so that many scrapes can be held at once.
+func (s *Snapshot) Counters() *Snapshot {
+	out := &Snapshot{AtNS: s.AtNS, Families: map[string]*Family{}}
+	for _, n := range Names {
+		if n.Kind != KindCounter {
+			continue
+		}
+		for _, name := range []string{n.Metric, strings.TrimSuffix(n.Metric, "_total"), n.Metric + "_total"} {
+			if f, ok := s.Families[name]; ok && f.Kind == KindCounter {
+				out.Families[name] = f
+			}
+		}
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
 	"github.com/benchseal/benchseal/verify"
+	"github.com/klauspost/compress/zstd"
 )
 
 // The tests in this file reproduce forgeries by a publisher who holds the
@@ -43,9 +45,19 @@ type forgeRun struct {
 // (with its /metrics scraped when scrape is set) and reads the run back.
 func captureSim(t *testing.T, plan capture.Plan, scale float64, scrape bool, mod func(*capture.Options)) *forgeRun {
 	t.Helper()
+	return captureFlavor(t, plan, scale, "", scrape, mod)
+}
+
+// captureFlavor is captureSim against the simulator flavor flavor ("":
+// vLLM's).
+func captureFlavor(t *testing.T, plan capture.Plan, scale float64, flavor string, scrape bool, mod func(*capture.Options)) *forgeRun {
+	t.Helper()
 	cfg := simulator.DefaultConfig()
 	cfg.Seed = 7
 	cfg.TimeScale = scale
+	if flavor != "" {
+		cfg.Flavor = flavor
+	}
 	sim, err := simulator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +163,7 @@ func (fr *forgeRun) pack(t *testing.T) string {
 func (fr *forgeRun) forge(t *testing.T, bundle string) (error, *verify.Result, error) {
 	t.Helper()
 	fr.write(t)
-	verr := schema.ValidateRunDir(fr.dir, 50)
+	verr := validateRun(fr.dir)
 	rd, err := schema.OpenRunDir(fr.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +189,17 @@ func (fr *forgeRun) forge(t *testing.T, bundle string) (error, *verify.Result, e
 				t.Fatal(err)
 			}
 			artifacttest.ReplaceLayer(t, bundle, i, raw, nil)
+		case artifact.KindWorkload:
+			// The run directory's workload, edited or not.
+			plain, err := os.ReadFile(filepath.Join(fr.dir, schema.WorkloadFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			zw, _ := zstd.NewWriter(nil)
+			artifacttest.ReplaceLayer(t, bundle, i, zw.EncodeAll(plain, nil), map[string]string{
+				artifact.AnnotationUncompressedDigest: string(artifact.DigestBytes(plain)),
+				artifact.AnnotationUncompressedSize:   strconv.Itoa(len(plain)),
+			})
 		case artifact.KindRecords:
 			// The forged run keeps the honest run's points in order,
 			// perhaps renamed.
@@ -211,6 +234,27 @@ func (fr *forgeRun) forge(t *testing.T, bundle string) (error, *verify.Result, e
 	return verr, res, err
 }
 
+// validateRun runs validate's checks on the run directory dir, as
+// benchseal validate and pack do: the run's own, then its stored scrapes
+// against the manifest and the records.
+func validateRun(dir string) error {
+	sum, err := schema.CheckRunDir(dir, 50)
+	var ve *schema.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return err
+	}
+	if probs := artifact.CheckRunDirServerEvidence(dir, sum); len(probs) > 0 {
+		if ve == nil {
+			ve = &schema.ValidationError{}
+		}
+		ve.Problems = append(ve.Problems, probs...)
+	}
+	if ve == nil {
+		return nil
+	}
+	return ve
+}
+
 // wantRejected fails t unless validate and verify both rejected the
 // forgery with a message holding want.
 func wantRejected(t *testing.T, verr error, res *verify.Result, err error, want string) {
@@ -230,7 +274,7 @@ func wantRejected(t *testing.T, verr error, res *verify.Result, err error, want 
 // wantVerified fails t unless the honest run validates and verifies.
 func wantVerified(t *testing.T, fr *forgeRun) {
 	t.Helper()
-	if err := schema.ValidateRunDir(fr.dir, 50); err != nil {
+	if err := validateRun(fr.dir); err != nil {
 		t.Fatalf("honest capture does not validate: %v", err)
 	}
 	out := fr.pack(t)

@@ -22,7 +22,11 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 		res.Warnings = append(res.Warnings, "UNVERIFIED server state: "+u)
 	}
 	var errs []error
-	for _, p := range artifact.CheckServerEvidence(m, schema.ManifestFile, b.ReadAttachment) {
+	var tallies []schema.ScrapeTally
+	if res.Records != nil {
+		tallies = res.Records.Server
+	}
+	for _, p := range artifact.CheckServerEvidence(m, schema.ManifestFile, b.ReadAttachment, tallies) {
 		errs = append(errs, errors.New(p.String()))
 	}
 	return errors.Join(errs...)

@@ -69,7 +69,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		return err
 	}
 	// The stored server-metrics scrapes, as pack and verify check them.
-	if probs := artifact.CheckRunDirServerEvidence(o.dir); len(probs) > 0 {
+	if probs := artifact.CheckRunDirServerEvidence(o.dir, sum); len(probs) > 0 {
 		if ve == nil {
 			ve = &schema.ValidationError{}
 		}

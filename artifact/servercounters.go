@@ -1,0 +1,94 @@
+// The engine's counters between a point's scrapes against the records.
+
+package artifact
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/servermetrics"
+)
+
+// checkServerCounters compares, for every tally (one point × repeat and
+// one of its scrapes after the before scrape), the rise of the engine's
+// counters between the two scrapes with what the records hold:
+//
+//   - the engine finished at least the ok records that had ended by the
+//     tally's instant, less Slack of them (requests ending together that
+//     it had not counted yet), and its prompt and generation token
+//     counters rose by at least their input and output tokens, less Slack
+//     times the most one record has (llama.cpp counts cached prompt
+//     tokens apart: its two prompt counters are summed);
+//   - by the after scrape it finished no more requests than the point
+//     sent plus those the tally allows from elsewhere (Elsewhere; a
+//     shard's engine serves other shards, so no upper bound there).
+//
+// Token counts are compared only where the records' counts are the
+// engine's own (client.token_counts). A counter the engine does not
+// expose, or one reset between the scrapes, is not compared. Every
+// problem names the point, repeat, counter, its rise and the records'
+// sum.
+func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map[int]*servermetrics.Snapshot, engines map[int]string) []schema.Problem {
+	var out []schema.Problem
+	for _, t := range tallies {
+		b, s := counters[t.Before], counters[t.Scrape]
+		engine := engines[t.Scrape]
+		if b == nil || s == nil || engine == "" {
+			continue
+		}
+		col, err := servermetrics.Delta(engine, []*servermetrics.Snapshot{b, s}, servermetrics.NoLoad)
+		if err != nil {
+			continue
+		}
+		rise := map[string]servermetrics.CounterDelta{}
+		for _, d := range col.Counters {
+			rise[d.Role] = d
+		}
+		field := "server_metrics.scrapes[" + strconv.Itoa(t.Scrape) + "]"
+		when := "during"
+		by := "that had ended " + strconv.FormatFloat(float64(schema.CounterLagNS)/1e9, 'f', -1, 64) + " s before it was sent"
+		if t.After {
+			when = "after"
+			if t.ByNS == 1<<63-1 {
+				by = "(all of the point's)"
+			}
+		}
+		say := func(d servermetrics.CounterDelta, verb string, records string, need float64) {
+			out = append(out, schema.Problem{File: file, Field: field, Message: fmt.Sprintf(
+				"point %q repeat %d: the engine's %s rose by %s between the scrape before the point (server_metrics.scrapes[%d]) and this scrape %s it, but the records hold %s %s: the engine would have counted %s %s",
+				t.Point, t.Repeat, d.Metric, num(d.Delta), t.Before, when, records, by, verb, num(need))})
+		}
+		if d, ok := rise[servermetrics.RoleRequestSuccess]; ok {
+			if need := float64(t.OK - t.Slack); d.Delta < need {
+				say(d, "at least", fmt.Sprintf("%d ok requests", t.OK), need)
+			}
+			if t.After && t.Elsewhere >= 0 {
+				if most := float64(t.Sent + t.Elsewhere); d.Delta > most {
+					say(d, "at most", fmt.Sprintf("%d requests in all (any status; %d more allowed for the preflight probe, requests of the phase before not yet counted and requests given up on earlier)", t.Sent, t.Elsewhere), most)
+				}
+			}
+		}
+		if d, ok := rise[servermetrics.RoleGenerationTokens]; ok && t.OutputCounted {
+			if need := float64(t.OutputTokens - t.Slack*t.MaxOutput); d.Delta < need {
+				say(d, "at least", fmt.Sprintf("%d output tokens in %d ok requests", t.OutputTokens, t.OK), need)
+			}
+		}
+		if d, ok := rise[servermetrics.RolePromptTokens]; ok && t.InputCounted {
+			if n, isLlama := servermetrics.Lookup(engine, servermetrics.RolePromptTokensCached); isLlama {
+				c, ok := rise[servermetrics.RolePromptTokensCached]
+				if !ok {
+					continue // the cached tokens are not counted: no bound
+				}
+				d.Delta += c.Delta
+				d.Metric += " + " + n.Metric
+			}
+			if need := float64(t.InputTokens - t.Slack*t.MaxInput); d.Delta < need {
+				say(d, "at least", fmt.Sprintf("%d input tokens in %d ok requests", t.InputTokens, t.OK), need)
+			}
+		}
+	}
+	return out
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

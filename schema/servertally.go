@@ -1,0 +1,308 @@
+// What the records of a point × repeat say its engine must have counted by
+// each of the point's server-metrics scrapes.
+
+package schema
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// CounterLagNS is how long after a request's end, as the client saw it,
+// an engine may still not count it: vLLM and benchseal's simulator add a
+// finished request to their counters after writing its last bytes
+// (vLLM's output handler records its stats after it has queued the
+// outputs), so a scrape sent just after a request ended can miss it.
+// Records that ended less than this before a scrape's request are not
+// held against that scrape.
+const CounterLagNS = 250_000_000
+
+// ScrapeTimeoutNS bounds one scrape: capture gives up on a /metrics
+// request after it.
+const ScrapeTimeoutNS = 5_000_000_000
+
+// AfterScrapeSlackNS bounds how long after a point × repeat's last end
+// capture sends the scrape after it: capture sends it as soon as the
+// point's last request has ended and a scrape during the point still in
+// flight then has answered, so the gap is the client's own scheduling
+// (microseconds to milliseconds; a second covers a loaded machine).
+const AfterScrapeSlackNS = 1_000_000_000
+
+// ScrapeTally is what the measured records of one point × repeat say the
+// engine must have counted between the point's scrape before it and one
+// later scrape of it (during or after), for the comparison with the
+// engine's counters (artifact.CheckServerEvidence).
+type ScrapeTally struct {
+	Point  string
+	Repeat int
+	// Before and Scrape index manifest.server_metrics.scrapes: the
+	// point's before scrape and the one compared with it; After says
+	// Scrape is the after scrape.
+	Before, Scrape int
+	After          bool
+	// ByNS: the records tallied ended before it, the earliest instant the
+	// scrape's answer can show less CounterLagNS (math.MaxInt64 for the
+	// after scrape: every record of the point, which all ended before it
+	// was sent).
+	ByNS int64
+	// OK counts the ok measured records that ended before ByNS;
+	// InputTokens and OutputTokens are their token sums.
+	OK, InputTokens, OutputTokens int64
+	// Slack is how many of them the engine may not yet have counted: the
+	// requests that can end together, the point's concurrency (its cap
+	// in rate mode). Without a cap it is 1 for a scrape during the point
+	// (ByNS leaves out the last CounterLagNS) and, for the after scrape,
+	// the ok records that ended within CounterLagNS before it was sent
+	// (not stated: before it answered, less ScrapeTimeoutNS). MaxInput
+	// and MaxOutput are the most tokens one record has.
+	Slack               int64
+	MaxInput, MaxOutput int64
+	// Sent counts every measured record of the point (any status) and
+	// Elsewhere the requests outside them the engine may have finished
+	// between the two scrapes (see elsewhere); Elsewhere is -1 when no
+	// upper bound holds: a shard's engine serves the other shards too.
+	// Set on the after scrape only.
+	Sent, Elsewhere int64
+	// InputCounted and OutputCounted: the records' input and output
+	// token counts are the engine's own (client.token_counts), so the
+	// engine's token counters bound them.
+	InputCounted, OutputCounted bool
+}
+
+// tallyCell is what a RecordChecker keeps of one point × repeat's scrapes
+// and records for the ScrapeTally list.
+type tallyCell struct {
+	before          int // index of the before scrape, -1: none usable
+	beforeAt        int64
+	probes          []tallyProbe // the later scrapes, by ByNS
+	afterFrom       int64        // the after scrape's request, -1: not stated
+	afterAt         int64        // its answer, -1: no after scrape
+	window          int64        // ok records ending less than CounterLagNS before the after scrape (see Slack)
+	windowFrom      int64
+	duringAt        int64 // the latest answer of a during scrape
+	firstSent       int64
+	firstID, lastID string
+	lastEnd         int64
+	seen            bool
+	maxIn, maxOut   int64
+	sent            int64
+}
+
+// tallyProbe holds, for one later scrape, the records that ended before
+// its ByNS and not before the previous probe's (summed in Finish).
+type tallyProbe struct {
+	scrape      int
+	by          int64
+	after       bool
+	ok, in, out int64
+}
+
+// serverTally is the ScrapeTally bookkeeping of a RecordChecker.
+type serverTally struct {
+	cells []tallyCell
+	// notOK counts the records of any phase that did not end ok: the
+	// engine may still be running such a request when the client gave
+	// up on it, and count it in a later point.
+	notOK       int64
+	inputCount  bool
+	outputCount bool
+}
+
+// newServerTally returns the bookkeeping for m's scrapes, nil when m has
+// none or its records' send and end times are not measured (nothing
+// places them against the scrapes). A merged run has no scrapes (merge
+// refuses shards holding them).
+func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTally {
+	sm := m.ServerMetrics
+	pv := m.Provenance
+	if sm == nil || len(sm.Scrapes) == 0 || m.Imported() || pv.Field(FieldSent).Status != FieldMeasured || pv.Field(FieldEnd).Status != FieldMeasured {
+		return nil
+	}
+	t := &serverTally{cells: make([]tallyCell, len(m.Load.Points)*repeats),
+		inputCount:  m.Client.TokenCounts == "server-usage",
+		outputCount: m.Client.TokenCounts == "server-usage" || m.Client.TokenCounts == "chunk-count-estimate"}
+	for i := range t.cells {
+		t.cells[i] = tallyCell{before: -1, afterFrom: -1, afterAt: -1, duringAt: -1}
+	}
+	prevAt := map[int]int64{}
+	for i, s := range sm.Scrapes {
+		pi, ok := points[s.Point]
+		if !ok || s.Repeat < 0 || s.Repeat >= repeats {
+			continue // reported by validateServerMetrics
+		}
+		ci := pi*repeats + s.Repeat
+		c := &t.cells[ci]
+		if s.When == ScrapeBefore {
+			if s.Error == "" && c.before < 0 {
+				c.before, c.beforeAt = i, s.AtNS
+				prevAt[ci] = s.AtNS
+			}
+			continue
+		}
+		if c.before < 0 {
+			continue
+		}
+		if s.When == ScrapeDuring {
+			c.duringAt = max(c.duringAt, s.AtNS)
+		}
+		if s.When == ScrapeAfter && c.afterAt < 0 {
+			c.afterAt = s.AtNS
+			c.windowFrom = s.AtNS - ScrapeTimeoutNS - CounterLagNS
+			if s.FromNS != nil {
+				c.afterFrom = *s.FromNS
+				c.windowFrom = *s.FromNS - CounterLagNS
+			}
+		}
+		// The earliest instant the answer can show: the scrape's request,
+		// or (not stated) the previous scrape's answer, since capture
+		// scrapes one at a time; capture sends the after scrape once
+		// every request of the point has ended.
+		var by int64
+		switch {
+		case s.When == ScrapeAfter:
+			by = math.MaxInt64
+		case s.FromNS != nil:
+			by = *s.FromNS - CounterLagNS
+		default:
+			by = prevAt[ci] - CounterLagNS
+		}
+		prevAt[ci] = s.AtNS
+		if s.Error == "" && (s.When == ScrapeDuring || s.When == ScrapeAfter) {
+			c.probes = append(c.probes, tallyProbe{scrape: i, by: by, after: s.When == ScrapeAfter})
+		}
+	}
+	for i := range t.cells {
+		slices.SortStableFunc(t.cells[i].probes, func(a, b tallyProbe) int { return compareInt64(a.by, b.by) })
+	}
+	return t
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// add tallies one record of cell.
+func (t *serverTally) add(cell int, rec *Record) {
+	if t == nil {
+		return
+	}
+	if rec.Status != StatusOK {
+		t.notOK++
+	}
+	c := &t.cells[cell]
+	if rec.Phase != PhaseMeasure || c.before < 0 {
+		return
+	}
+	c.sent++
+	if !c.seen || rec.SentNS < c.firstSent {
+		c.firstSent, c.firstID = rec.SentNS, rec.ID
+	}
+	if !c.seen || rec.EndNS > c.lastEnd {
+		c.lastEnd, c.lastID = rec.EndNS, rec.ID
+	}
+	c.seen = true
+	if rec.Status != StatusOK {
+		return
+	}
+	c.maxIn, c.maxOut = max(c.maxIn, rec.InputTokens), max(c.maxOut, rec.OutputTokens)
+	if c.afterAt >= 0 && rec.EndNS >= c.windowFrom {
+		c.window++
+	}
+	j, _ := slices.BinarySearchFunc(c.probes, rec.EndNS, func(p tallyProbe, end int64) int {
+		if end < p.by {
+			return 1 // p is at or after the first probe this record counts for
+		}
+		return -1
+	})
+	if j < len(c.probes) {
+		p := &c.probes[j]
+		p.ok++
+		p.in += rec.InputTokens
+		p.out += rec.OutputTokens
+	}
+}
+
+// finish checks the records against the scrapes' instants and returns
+// the tallies. Capture takes a point's before scrape before its first
+// request and sends its after scrape once the last one has ended
+// (within AfterScrapeSlackNS, when the after scrape's request instant is
+// stated): records outside that span, or a span ending long before the
+// after scrape, contradict the scrapes (a run moved onto faster schedule
+// slots leaves its after scrape far behind its last end).
+func (t *serverTally) finish(c *RecordChecker, add func(field, format string, args ...any)) []ScrapeTally {
+	if t == nil {
+		return nil
+	}
+	var out []ScrapeTally
+	var slacks []int64
+	for ci := range t.cells {
+		tc := &t.cells[ci]
+		if !tc.seen {
+			continue
+		}
+		pi, r := ci/c.repeats, ci%c.repeats
+		p := c.m.Load.Points[pi]
+		field := "server_metrics.scrapes[" + strconv.Itoa(tc.before) + "]"
+		if tc.firstSent < tc.beforeAt {
+			add(field, "point %q repeat %d: record %q was sent at %d ns, before the scrape before the point answered (at_ns %d): capture sends a point's first request after that scrape", p.Name, r, tc.firstID, tc.firstSent, tc.beforeAt)
+		}
+		switch {
+		case tc.afterAt < 0:
+		case tc.afterFrom >= 0 && tc.lastEnd > tc.afterFrom:
+			add("server_metrics.scrapes", "point %q repeat %d: record %q ended at %d ns, after the scrape after the point was sent (from_ns %d): capture sends that scrape once every request of the point has ended", p.Name, r, tc.lastID, tc.lastEnd, tc.afterFrom)
+		case tc.lastEnd > tc.afterAt:
+			add("server_metrics.scrapes", "point %q repeat %d: record %q ended at %d ns, after the scrape after the point answered (at_ns %d)", p.Name, r, tc.lastID, tc.lastEnd, tc.afterAt)
+		case tc.afterFrom >= 0 && tc.afterFrom-max(tc.lastEnd, tc.duringAt) > AfterScrapeSlackNS:
+			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d) and after any scrape during it answered; capture sends it within %s of both: the records end earlier than the run they come from",
+				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-max(tc.lastEnd, tc.duringAt)), tc.lastID, tc.lastEnd, nsSeconds(AfterScrapeSlackNS))
+		}
+		slack, capped := int64(ShardWorkers(p.Concurrency, c.shards, max(c.shardIdx, 0))), true
+		if c.rate {
+			slack, _ = rateCap(c.m, pi)
+			capped = slack > 0
+		}
+		slack = max(slack, 1)
+		slacks = append(slacks, slack)
+		var ok, in, out_ int64
+		for _, pr := range tc.probes {
+			ok, in, out_ = ok+pr.ok, in+pr.in, out_+pr.out
+			slack := slack
+			if !capped && pr.after {
+				slack = max(slack, tc.window)
+			}
+			st := ScrapeTally{Point: p.Name, Repeat: r, Before: tc.before, Scrape: pr.scrape, After: pr.after, ByNS: pr.by,
+				OK: ok, InputTokens: in, OutputTokens: out_, Slack: slack, MaxInput: tc.maxIn, MaxOutput: tc.maxOut,
+				InputCounted: t.inputCount, OutputCounted: t.outputCount, Elsewhere: -1}
+			if pr.after {
+				st.Sent = tc.sent
+			}
+			out = append(out, st)
+		}
+	}
+	// The engine may also finish, between a point's scrapes, the
+	// preflight probe, requests of the phase before the point it had not
+	// counted yet (at most that phase's concurrency) and any request the
+	// client gave up on earlier (not ok), which may still be running.
+	if c.m.Shard == nil {
+		most := slices.Max(append(slacks, 1))
+		for i := range out {
+			if out[i].After {
+				out[i].Elsewhere = 1 + most + t.notOK
+			}
+		}
+	}
+	return out
+}
+
+// nsSeconds prints ns as seconds with 3 decimals.
+func nsSeconds(ns int64) string {
+	return fmt.Sprintf("%.3f s", float64(ns)/1e9)
+}

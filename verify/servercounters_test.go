@@ -1,0 +1,261 @@
+package verify_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+// The forgeries here are ones a run's own /metrics scrapes contradict:
+// the engine's counters between a point's scrapes against the records.
+
+// editWorkload rewrites every workload item of fr with edit, and the
+// manifest's workload digest with it, as a key holder would.
+func (fr *forgeRun) editWorkload(t *testing.T, edit func(item map[string]any)) {
+	t.Helper()
+	p := filepath.Join(fr.dir, schema.WorkloadFile)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		var item map[string]any
+		if err := json.Unmarshal(line, &item); err != nil {
+			t.Fatal(err)
+		}
+		edit(item)
+		b, _ := json.Marshal(item)
+		out.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(out.Bytes())
+	fr.m.Workload.SHA256 = hex.EncodeToString(h[:])
+}
+
+// inflateOutput is the ×16 output-token forgery: every ok record's
+// output_tokens ×16 after raising, consistently, every workload item's
+// output_tokens, the point's output_tokens, decoding.max_tokens and
+// min_tokens and the workload's output statistics (each record still
+// holds its own chunks).
+func (fr *forgeRun) inflateOutput(t *testing.T, k int) {
+	t.Helper()
+	fr.editWorkload(t, func(item map[string]any) {
+		if v, ok := item["output_tokens"].(float64); ok {
+			item["output_tokens"] = v * float64(k)
+		}
+	})
+	d := &fr.m.Decoding
+	d.MaxTokens, d.MinTokens = k*d.MaxTokens, k*d.MinTokens
+	for i := range fr.m.Load.Points {
+		fr.m.Load.Points[i].OutputTokens *= k
+	}
+	if w := fr.m.Workload.OutputTokens; w != nil {
+		w.Min, w.Max, w.Mean = k*w.Min, k*w.Max, k*w.Mean
+	}
+	for _, r := range fr.recs {
+		if r.Status == schema.StatusOK {
+			r.OutputTokens *= int64(k)
+			r.ChunkTokens = nil
+		}
+	}
+}
+
+// TestForgedOutputTokensContradictTheEngineCounters: output tokens ×16
+// with the workload items, the point, max_tokens and min_tokens edited to
+// match verified (output-token throughput ×16, TPOT ÷16), though the
+// bundle's scrapes show the engine generated a sixteenth of them. Both
+// simulator flavors: vLLM's generation_tokens_total and llama.cpp's
+// tokens_predicted_total.
+func TestForgedOutputTokensContradictTheEngineCounters(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 120}}, Seed: 7, InputTokens: 32, OutputTokens: 32}
+	for _, c := range []struct{ flavor, counter string }{
+		{simulator.FlavorVLLM, "vllm:generation_tokens_total"},
+		{simulator.FlavorLlamaCpp, "llamacpp:tokens_predicted_total"},
+	} {
+		t.Run(c.flavor, func(t *testing.T) {
+			fr := captureFlavor(t, plan, 0.01, c.flavor, true, nil)
+			fr.write(t)
+			wantVerified(t, fr)
+			bundle := fr.pack(t)
+			fr.inflateOutput(t, 16)
+			verr, res, err := fr.forge(t, bundle)
+			wantRejected(t, verr, res, err, c.counter)
+			wantRejected(t, verr, res, err, `point "c4" repeat 0`)
+		})
+	}
+}
+
+// TestForgedInputAndRequestCountsContradictTheEngineCounters: input
+// tokens ×2 (within the item's stated length and the template allowance)
+// and invented requests (records copied under new ids) against the
+// engine's prompt-token and request counters; and requests removed
+// (the slowest quarter dropped, a run cut short) against its count of
+// finished requests.
+func TestForgedInputAndRequestCountsContradictTheEngineCounters(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 120}}, Seed: 7, InputTokens: 200, OutputTokens: 16}
+	cases := []struct {
+		name string
+		edit func(fr *forgeRun)
+		want string
+	}{
+		{"input ×2", func(fr *forgeRun) {
+			for _, r := range fr.recs {
+				r.InputTokens = r.InputTokens*2 - r.InputTokens/2
+			}
+		}, "vllm:prompt_tokens_total"},
+		{"slowest quarter dropped", func(fr *forgeRun) {
+			slices.SortFunc(fr.recs, func(a, b *schema.Record) int { return int((b.EndNS - b.SentNS) - (a.EndNS - a.SentNS)) })
+			fr.recs = fr.recs[len(fr.recs)/4:]
+			fr.m.Load.Points[0].Requests = len(fr.recs)
+			fr.m.Incomplete, fr.m.IncompleteReason = true, "interrupted"
+		}, "vllm:request_success_total"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fr := captureFlavor(t, plan, 0.01, "", true, nil)
+			fr.write(t)
+			wantVerified(t, fr)
+			bundle := fr.pack(t)
+			c.edit(fr)
+			verr, res, err := fr.forge(t, bundle)
+			wantRejected(t, verr, res, err, c.want)
+		})
+	}
+}
+
+// TestForgedOpenLoopRetimingContradictsTheScrapes: a 20 req/s open-loop
+// capture moved onto the 200 req/s schedule slots of the same seed
+// (scheduled_ns and sent_ns from that schedule, every latency kept) and
+// relabelled verified at 10× the request rate. The records then end long
+// before the scrape after the point was sent; with scrapes during the
+// point, the engine's count of finished requests at each contradicts
+// them too.
+func TestForgedOpenLoopRetimingContradictsTheScrapes(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		interval float64 // seconds between scrapes during the point
+		want     string
+	}{
+		{"before and after only", 0, "after its last request ended"},
+		{"scrapes during", 0.25, "vllm:request_success_total"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mod := func(o *capture.Options) {
+				if c.interval > 0 {
+					o.ServerMetricsInterval = time.Duration(c.interval * float64(time.Second))
+				}
+			}
+			plan := func(rate float64) capture.Plan {
+				return capture.Plan{Mode: schema.ModeRate, Points: []schema.Point{{Rate: rate, Arrival: schema.ArrivalConstant, Requests: 40}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+			}
+			slow := captureFlavor(t, plan(20), 0.01, "", true, mod)
+			slow.write(t)
+			wantVerified(t, slow)
+			bundle := slow.pack(t)
+			fast := captureFlavor(t, plan(200), 0.01, "", false, nil)
+			slow.retime(t, fast)
+			verr, res, err := slow.forge(t, bundle)
+			wantRejected(t, verr, res, err, c.want)
+		})
+	}
+}
+
+// retime moves fr's records onto the schedule slots of fast (the same
+// items at a higher rate) and relabels the point as fast's.
+func (fr *forgeRun) retime(t *testing.T, fast *forgeRun) {
+	t.Helper()
+	slot := map[int64]*schema.Record{}
+	for _, r := range fast.recs {
+		slot[*r.Item] = r
+	}
+	old, p := fr.m.Load.Points[0].Name, fast.m.Load.Points[0]
+	for _, r := range fr.recs {
+		f := slot[*r.Item]
+		d := r.SentNS - *r.ScheduledNS
+		lat := r.EndNS - r.SentNS
+		s := *f.ScheduledNS
+		r.ScheduledNS = &s
+		r.SentNS = s + d
+		r.EndNS = r.SentNS + lat
+		r.Point = p.Name
+		r.ID = p.Name + strings.TrimPrefix(r.ID, old)
+	}
+	fr.m.Load.Points[0].Name, fr.m.Load.Points[0].Rate = p.Name, p.Rate
+	if sm := fr.m.ServerMetrics; sm != nil {
+		for i := range sm.Scrapes {
+			if sm.Scrapes[i].Point == old {
+				sm.Scrapes[i].Point = p.Name
+			}
+		}
+	}
+	if ss := fr.m.ServerState; ss != nil {
+		for i := range ss.Points {
+			if ss.Points[i].Point == old {
+				ss.Points[i].Point = p.Name
+			}
+		}
+	}
+}
+
+// TestOpenLoopRetimingWithoutScrapesIsSaidUnverified: without scrapes
+// nothing but the records places an open-loop run's sends in time, so the
+// same re-timing verifies, and verify says what it could not check.
+func TestOpenLoopRetimingWithoutScrapesIsSaidUnverified(t *testing.T) {
+	plan := func(rate float64) capture.Plan {
+		return capture.Plan{Mode: schema.ModeRate, Points: []schema.Point{{Rate: rate, Arrival: schema.ArrivalConstant, Requests: 20}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+	}
+	slow := captureFlavor(t, plan(40), 0.01, "", false, nil)
+	slow.write(t)
+	bundle := slow.pack(t)
+	fast := captureFlavor(t, plan(400), 0.01, "", false, nil)
+	slow.retime(t, fast)
+	verr, res, err := slow.forge(t, bundle)
+	if verr != nil || err != nil || !res.Verified {
+		t.Fatalf("validate %v, verify %v: the re-timing is not detectable without scrapes, and the test should show it", verr, err)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "open-loop timing: no server-metrics scrapes") }) {
+		t.Errorf("verify's warnings do not say the open-loop timing is unverified: %q", res.Warnings)
+	}
+}
+
+// TestHonestCapturesAgreeWithTheirEngineCounters: honest captures with
+// scrapes taken often during every point (both simulator flavors, closed
+// and open loop, warmup, several repeats, at a time scale where requests
+// last well under a millisecond) validate and verify: the tolerances of
+// the counter and scrape-instant checks hold for them.
+func TestHonestCapturesAgreeWithTheirEngineCounters(t *testing.T) {
+	often := func(o *capture.Options) { o.ServerMetricsInterval = 20 * time.Millisecond }
+	for _, flavor := range []string{simulator.FlavorVLLM, simulator.FlavorLlamaCpp} {
+		for _, c := range []struct {
+			name string
+			plan capture.Plan
+		}{
+			{"closed c1,c16", capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 1, Requests: 60}, {Concurrency: 16, Requests: 200}}, Repeats: 2, Seed: 3, InputTokens: 32, OutputTokens: 16}},
+			{"closed c8 warmup", capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 8, Requests: 400}}, Warmup: schema.Warmup{Requests: 16}, Seed: 3, InputTokens: 32, OutputTokens: 16}},
+			{"rate 300 poisson", capture.Plan{Mode: schema.ModeRate, Points: []schema.Point{{Rate: 300, Arrival: schema.ArrivalPoisson, Requests: 150}}, Seed: 3, InputTokens: 32, OutputTokens: 16}},
+		} {
+			t.Run(flavor+" "+c.name, func(t *testing.T) {
+				fr := captureFlavor(t, c.plan, 0.001, flavor, true, often)
+				if n := len(fr.m.ServerMetrics.Scrapes); n < 6 {
+					t.Fatalf("only %d scrapes: the test needs scrapes during the points", n)
+				}
+				fr.write(t)
+				wantVerified(t, fr)
+			})
+		}
+	}
+}
