@@ -171,6 +171,37 @@ func TestLlamaServer(t *testing.T) {
 			bench(t, bin, "replay", oci)
 		})
 	}
+	t.Run("forged input tokens", func(t *testing.T) {
+		// +100 input tokens on every ok record, within the workload
+		// item's bound (its 32 tokens + 256 for a template): the
+		// engine's prompt counters (computed + cached) contradict it.
+		dir := filepath.Join(work, "forged")
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(work, "whole"))); err != nil {
+			t.Fatal(err)
+		}
+		recs := readRecords(t, dir)
+		for _, name := range []string{schema.RecordsFile, schema.RecordsZstdFile, schema.ClaimsFile} {
+			os.Remove(filepath.Join(dir, name))
+		}
+		var buf bytes.Buffer
+		rw, _ := schema.NewRecordWriter(&buf, false)
+		for _, r := range recs {
+			if r.Status == schema.StatusOK {
+				r.InputTokens += 100
+			}
+			rw.Write(r)
+		}
+		if err := rw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, schema.RecordsFile), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "validate", dir).CombinedOutput()
+		if want := "llamacpp:prompt_tokens_total + llamacpp:prompt_tokens_cached_total"; err == nil || !bytes.Contains(out, []byte(want)) {
+			t.Errorf("validate of the forged run: %v, want a problem naming %q:\n%s", err, want, out)
+		}
+	})
 	t.Run("slot erase without --slot-save-path", func(t *testing.T) {
 		plain := startServer(t, llama, model, false)
 		dir := filepath.Join(work, "plain")
