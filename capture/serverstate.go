@@ -46,7 +46,7 @@ type stateKeeper struct {
 	// obs sums the cached prompt tokens the engine reported, per point ×
 	// repeat (noteRecord, from every request goroutine).
 	obsMu sync.Mutex
-	obs   map[cellKey]*cacheObs
+	obs   map[cellKey]*schema.CacheTally
 }
 
 // cellKey names a point × repeat.
@@ -55,34 +55,21 @@ type cellKey struct {
 	repeat int
 }
 
-// cacheObs is a point × repeat's schema.CacheUse being summed, with the
-// send time of the request FirstCached came from.
-type cacheObs struct {
-	use       schema.CacheUse
-	firstSent int64
-}
-
-// noteRecord adds an ended request to its point's cache use: ok
-// requests whose answer reported cached prompt tokens.
+// noteRecord adds an ended request to its point's cache use
+// (schema.CacheTally).
 func (k *stateKeeper) noteRecord(c *cell, rec *schema.Record) {
-	n, ok := rec.Server.Cached()
-	if k == nil || !ok || rec.Status != schema.StatusOK {
+	if k == nil {
 		return
 	}
 	k.obsMu.Lock()
 	defer k.obsMu.Unlock()
 	key := cellKey{c.pt.Name, c.repeat}
-	o := k.obs[key]
-	if o == nil {
-		o = &cacheObs{firstSent: rec.SentNS, use: schema.CacheUse{FirstCached: min(n, rec.InputTokens), FirstPrompt: rec.InputTokens}}
-		k.obs[key] = o
+	t := k.obs[key]
+	if t == nil {
+		t = &schema.CacheTally{}
+		k.obs[key] = t
 	}
-	if rec.SentNS < o.firstSent {
-		o.firstSent, o.use.FirstCached, o.use.FirstPrompt = rec.SentNS, min(n, rec.InputTokens), rec.InputTokens
-	}
-	o.use.Requests++
-	o.use.PromptTokens += rec.InputTokens
-	o.use.CachedTokens += min(n, rec.InputTokens)
+	t.Add(rec)
 }
 
 // measure sets each point's cache use and, from it, its measured state
@@ -96,10 +83,10 @@ func (k *stateKeeper) measure() {
 	defer k.obsMu.Unlock()
 	for _, ps := range k.points {
 		o := k.obs[cellKey{ps.Point, ps.Repeat}]
-		if o == nil {
+		if o == nil || o.Use() == nil {
 			continue
 		}
-		use := o.use
+		use := *o.Use()
 		ps.Cache = &use
 		switch {
 		case ps.PrefixCacheSource == schema.StateReset && !use.MeasuredWarm():
@@ -118,7 +105,7 @@ func (k *stateKeeper) measure() {
 // Options.ServerFresh says so. A declared fresh start the scrape
 // contradicts stops the run before anything is written.
 func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest, si *ServerInfo) (*stateKeeper, error) {
-	k := &stateKeeper{r: r, base: base, obs: map[cellKey]*cacheObs{}}
+	k := &stateKeeper{r: r, base: base, obs: map[cellKey]*schema.CacheTally{}}
 	llama := (si != nil && si.Speaks == EngineLlamaCpp) || (scr != nil && scr.engine == servermetrics.EngineLlamaCpp)
 	switch {
 	case r.o.ResetPrefixCache && llama && si != nil && si.Slots > 0:

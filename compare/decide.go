@@ -225,7 +225,8 @@ func FlagLine(reps []*replay.PointResult) string {
 }
 
 func decideRow(in *Input, idx int, opts DecideOptions) Row {
-	r := Row{Input: idx, Name: in.Name, PrefixCache: in.Manifest.Engine.PrefixCache, Evidence: in.Manifest.Evidence,
+	pc, _ := PrefixCache(in)
+	r := Row{Input: idx, Name: in.Name, PrefixCache: pc, Evidence: in.Manifest.Evidence,
 		Hardware: HardwareText(in.Manifest), Eligible: true, OutputTokens: replay.Null, Errors: map[string]int64{}}
 	if r.PrefixCache == "" {
 		r.PrefixCache = "unknown"

@@ -52,8 +52,11 @@ const (
 
 // RequiredChecks must pass (or be explicitly allowed) for numbers to be
 // compared: without them the runs do not measure the same thing.
+// A warm prefix cache serves from memory the prompt a cold one computes,
+// so TTFT and prefill throughput of a warm run and a cache-off run do
+// not measure the same thing.
 var RequiredChecks = []string{CheckWorkload, CheckModel, CheckRevision, CheckTokenizer, CheckBoundary, CheckDefinitions,
-	CheckInputLengths, CheckOutputLengths, CheckLoadMode, CheckSLO, CheckQualityGate}
+	CheckInputLengths, CheckOutputLengths, CheckLoadMode, CheckSLO, CheckQualityGate, CheckPrefixCache}
 
 // CheckResult is one check of the guard.
 type CheckResult struct {
@@ -315,7 +318,11 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 		return stated(in.Manifest, in.Manifest.Model.Precision, "model.precision")
 	})
 	add(CheckPrefixCache, func(in *Input) field {
-		return stated(in.Manifest, in.Manifest.Engine.PrefixCache, "engine.prefix_cache")
+		v, measured := PrefixCache(in)
+		if measured {
+			return field{value: v}
+		}
+		return stated(in.Manifest, v, "engine.prefix_cache")
 	})
 	add(CheckEvidence, func(in *Input) field { return field{value: in.Manifest.Evidence} })
 	add(CheckClient, func(in *Input) field {
@@ -402,6 +409,8 @@ func refusal(c *CheckResult) string {
 		return c.Detail + ": a quantized variant is comparable only with a passing quality gate"
 	case CheckSLO:
 		return "the SLOs differ (" + c.Detail + "): goodput is only comparable under one SLO; pass --slo"
+	case CheckPrefixCache:
+		return "the prefix-cache states differ (" + c.Detail + "): a warm cache serves prompt tokens a cold or disabled one computes, so TTFT is not comparable; pass --allow-difference prefix_cache to compare anyway"
 	}
 	return c.Name + " differs (" + c.Detail + "); pass --allow-difference " + c.Name + " to compare anyway"
 }
@@ -429,4 +438,41 @@ func HardwareText(m *schema.Manifest) string {
 		n = strconv.Itoa(h.AcceleratorCount)
 	}
 	return n + " × " + h.Accelerator
+}
+
+// PrefixCache is the run's prefix-cache state as compare reads it, and
+// whether it is measured: where the records carry the engine's own
+// cached-token reports (replay's PointResult.Cache), the state they show
+// (warm, empty, or "warm at N of M points × repeats" when it changed
+// during the run; disabled when the publisher declares it and nothing
+// was served from a cache); else the publisher's engine.prefix_cache
+// ("" when not stated).
+func PrefixCache(in *Input) (state string, measured bool) {
+	declared := in.Manifest.Engine.PrefixCache
+	if in.Result == nil {
+		return declared, false
+	}
+	var n, warm int
+	var cached int64
+	for _, p := range in.Result.Results {
+		if p.Cache == nil {
+			continue
+		}
+		n++
+		cached += p.Cache.CachedTokens
+		if p.Cache.MeasuredWarm() {
+			warm++
+		}
+	}
+	switch {
+	case n == 0:
+		return declared, false
+	case declared == schema.CacheDisabled && cached == 0:
+		return schema.CacheDisabled, true
+	case warm == n:
+		return schema.CacheWarm, true
+	case warm == 0:
+		return schema.CacheEmpty, true
+	}
+	return fmt.Sprintf("warm at %d of %d points × repeats", warm, n), true
 }

@@ -78,9 +78,78 @@ func TestGuardShowsDifferencesAndUnknowns(t *testing.T) {
 	if g.Verdict != Refused || !strings.Contains(strings.Join(g.Refusals, ";"), "boundary differs (a: client-streaming; b: server-timer)") {
 		t.Errorf("boundary: %s %v", g.Verdict, g.Refusals)
 	}
-	g = RunGuard([]*Input{a, b}, GuardOptions{Allow: []string{CheckBoundary}})
-	if g.Verdict != WithDifferences || !strings.Contains(strings.Join(g.Limits, ";"), "prefix_cache differs: a: empty; b: warm") {
+	g = RunGuard([]*Input{a, b}, GuardOptions{Allow: []string{CheckBoundary, CheckPrefixCache}})
+	if g.Verdict != WithDifferences || !strings.Contains(strings.Join(g.Limits, ";"), "prefix_cache differs (allowed): a: empty; b: warm") {
 		t.Errorf("allowed: %s %v", g.Verdict, g.Limits)
+	}
+}
+
+// TestGuardRefusesAWarmCacheRunBesideACacheOffRun: the prefix-cache
+// state compare reads is the one the engine's per-request reports
+// measure (replay's PointResult.Cache), not only the declared one, and a
+// difference refuses the comparison: two runs both declaring an empty
+// cache, one of whose records show every point warm, are not comparable.
+func TestGuardRefusesAWarmCacheRunBesideACacheOffRun(t *testing.T) {
+	warm := &schema.CacheUse{Requests: 10, PromptTokens: 1000, CachedTokens: 990, FirstCached: 99, FirstPrompt: 100}
+	cold := &schema.CacheUse{Requests: 10, PromptTokens: 1000, CachedTokens: 10, FirstCached: 1, FirstPrompt: 100}
+	none := &schema.CacheUse{Requests: 10, PromptTokens: 1000, FirstPrompt: 100}
+	withCache := func(name string, uses ...*schema.CacheUse) *Input {
+		in := fakeInput(name, []int64{10, 11}, []int64{50, 51})
+		for i, u := range uses {
+			in.Result.Results[i].Cache = u
+		}
+		return in
+	}
+	for _, tc := range []struct {
+		name      string
+		a, b      *Input
+		verdict   string
+		valueA    string
+		valueB    string
+		refusalOn string
+	}{
+		{"declared alike, measured warm beside measured empty", withCache("a", warm, warm), withCache("b", cold, cold), Refused, "warm", "empty", "prefix-cache states differ"},
+		{"warm after the first point beside empty", withCache("a", cold, warm), withCache("b", cold, cold), Refused, "warm at 1 of 2 points × repeats", "empty", "prefix-cache states differ"},
+		{"measured warm beside declared disabled", withCache("a", warm, warm), func() *Input {
+			in := withCache("b")
+			in.Manifest.Engine.PrefixCache = schema.CacheDisabled
+			return in
+		}(), Refused, "warm", "disabled", "prefix-cache states differ"},
+		{"declared disabled, nothing cached, beside declared disabled", func() *Input {
+			in := withCache("a", none, none)
+			in.Manifest.Engine.PrefixCache = schema.CacheDisabled
+			return in
+		}(), func() *Input {
+			in := withCache("b")
+			in.Manifest.Engine.PrefixCache = schema.CacheDisabled
+			return in
+		}(), Comparable, "disabled", "disabled", ""},
+		{"declared disabled, records cached, beside declared disabled", func() *Input {
+			in := withCache("a", cold, warm)
+			in.Manifest.Engine.PrefixCache = schema.CacheDisabled
+			return in
+		}(), func() *Input {
+			in := withCache("b")
+			in.Manifest.Engine.PrefixCache = schema.CacheDisabled
+			return in
+		}(), Refused, "warm at 1 of 2 points × repeats", "disabled", "prefix-cache states differ"},
+		{"measured empty beside declared empty", withCache("a", cold, cold), withCache("b"), Comparable, "empty", "empty", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := RunGuard([]*Input{tc.a, tc.b}, GuardOptions{})
+			c := g.Check(CheckPrefixCache)
+			if g.Verdict != tc.verdict || c.Values[0] != tc.valueA || c.Values[1] != tc.valueB {
+				t.Fatalf("verdict %s, values %q, want %s with %q, %q (refusals %v)", g.Verdict, c.Values, tc.verdict, tc.valueA, tc.valueB, g.Refusals)
+			}
+			if tc.refusalOn != "" && !strings.Contains(strings.Join(g.Refusals, ";"), tc.refusalOn) {
+				t.Errorf("refusals %v, want one on %q", g.Refusals, tc.refusalOn)
+			}
+			if tc.verdict == Refused {
+				if g := RunGuard([]*Input{tc.a, tc.b}, GuardOptions{Allow: []string{CheckPrefixCache}}); g.Verdict != WithDifferences {
+					t.Errorf("allowed: %s %v", g.Verdict, g.Refusals)
+				}
+			}
+		})
 	}
 }
 

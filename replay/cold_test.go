@@ -143,3 +143,27 @@ func TestColdColumnCarriesThePointsPrefixCacheState(t *testing.T) {
 		t.Errorf("state %q/%q, want empty/declared", c.PrefixCache, c.PrefixCacheSource)
 	}
 }
+
+// TestPointCacheIsMeasuredFromTheRecords: a point's Cache sums the cached
+// prompt tokens the engine reported for its ok requests of both phases,
+// its first request being the earliest sent; nil when no answer
+// reported any.
+func TestPointCacheIsMeasuredFromTheRecords(t *testing.T) {
+	cached := func(r *schema.Record, in, n int64) *schema.Record {
+		r.InputTokens, r.Server = in, &schema.ServerReport{CachedTokens: &n}
+		return r
+	}
+	w := cached(warm("w0", 1_000, 1_800, schema.StatusOK, 700, 800), 40, 1)
+	m1 := cached(req(10_000, 2, 100, 200), 40, 39)
+	m1.ID = "m1"
+	failed := cached(req(11_000, 2, 100, 200), 40, 40)
+	failed.ID, failed.Status = "m2", schema.StatusError
+	res := mustReplay(t, &memRun{m: manifest(), recs: []*schema.Record{m1, w, failed}}, Options{})
+	want := schema.CacheUse{Requests: 2, PromptTokens: 80, CachedTokens: 40, FirstCached: 1, FirstPrompt: 40}
+	if c := res.Point("p", 0).Cache; c == nil || *c != want || c.MeasuredState() != schema.PrefixCacheEmpty {
+		t.Errorf("cache %+v, want %+v (empty)", c, want)
+	}
+	if c := mustReplay(t, &memRun{m: manifest(), recs: []*schema.Record{req(10_000, 2, 100, 200)}}, Options{}).Point("p", 0).Cache; c != nil {
+		t.Errorf("cache %+v from records reporting none", c)
+	}
+}

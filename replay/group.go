@@ -84,6 +84,8 @@ type group struct {
 	peer *peerGroup
 	// cold accumulates the warmup records (nil: none).
 	cold *coldGroup
+	// cache sums the engine's cached prompt tokens over every phase.
+	cache schema.CacheTally
 	// od keeps the send and end times for the overload test.
 	od overloadData
 }
@@ -112,6 +114,7 @@ func newGroup(cfg *config) *group {
 }
 
 func (g *group) add(rec *schema.Record) error {
+	g.cache.Add(rec)
 	if rec.Phase == schema.PhaseWarmup {
 		g.counts.Warmup++
 		if g.cold == nil {
@@ -503,6 +506,7 @@ func (g *group) finish(k groupKey) *PointResult {
 	if g.cold != nil {
 		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
 	}
+	pr.Cache = g.cache.Use()
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
 	end := g.maxEnd

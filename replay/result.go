@@ -204,6 +204,11 @@ type PointResult struct {
 	// Cold is the point's warmup, reported apart from the measured
 	// requests; nil when the point had no warmup records.
 	Cold *ColdResult
+	// Cache sums the cached prompt tokens the engine reported for the
+	// point's ok requests, warmup and measured (schema.CacheTally), and
+	// so measures its prefix-cache state (schema.CacheUse.MeasuredState);
+	// nil when no answer reported them.
+	Cache *schema.CacheUse
 	// Overload says whether the point kept up with its load, and whether
 	// the client kept its schedule (never nil in a replay result).
 	Overload *Overload

@@ -114,6 +114,78 @@ type CacheUse struct {
 	FirstPrompt  int64 `json:"first_prompt_tokens"`
 }
 
+// CacheTally sums a point × repeat's CacheUse from its records, in any
+// order: capture while it runs, validate and replay from the records
+// file, so all three apply one rule. The zero value is ready to use.
+type CacheTally struct {
+	use       CacheUse
+	firstSent int64
+	firstID   string
+}
+
+// Add counts rec when it ended ok and its answer reported cached prompt
+// tokens (ServerReport.Cached); cached tokens beyond the prompt count as
+// the prompt. The first request is the earliest sent, the smallest id
+// among equal send times, so the result does not depend on the order
+// records are added in.
+func (t *CacheTally) Add(rec *Record) {
+	n, ok := rec.Server.Cached()
+	if !ok || rec.Status != StatusOK {
+		return
+	}
+	n = min(max(n, 0), max(rec.InputTokens, 0))
+	if t.use.Requests == 0 || rec.SentNS < t.firstSent || (rec.SentNS == t.firstSent && rec.ID < t.firstID) {
+		t.firstSent, t.firstID = rec.SentNS, rec.ID
+		t.use.FirstCached, t.use.FirstPrompt = n, max(rec.InputTokens, 0)
+	}
+	t.use.Requests++
+	t.use.PromptTokens += max(rec.InputTokens, 0)
+	t.use.CachedTokens += n
+}
+
+// Use returns the sum, nil when no record was counted.
+func (t *CacheTally) Use() *CacheUse {
+	if t.use.Requests == 0 {
+		return nil
+	}
+	u := t.use
+	return &u
+}
+
+// MeasuredState is the prefix-cache state the engine's own reports show
+// for a point × repeat: warm (MeasuredWarm) or empty; "" for nil.
+func (u *CacheUse) MeasuredState() string {
+	switch {
+	case u == nil:
+		return ""
+	case u.MeasuredWarm():
+		return PrefixCacheWarm
+	}
+	return PrefixCacheEmpty
+}
+
+// Contradicts says how a point's stated prefix-cache state disagrees with
+// the engine's reports u, "" when it does not: an empty cache whose first
+// request found at least half its prompt cached, a warm one whose first
+// request did not, a disabled one that served any prompt token from a
+// cache. An unknown state contradicts nothing.
+func (u *CacheUse) Contradicts(state string) string {
+	if u == nil {
+		return ""
+	}
+	switch state {
+	case PrefixCacheEmpty, PrefixCacheWarm:
+		if m := u.MeasuredState(); m != state {
+			return fmt.Sprintf("the engine's reports say %s: its first request found %d of %d prompt tokens cached (warm from half)", m, u.FirstCached, u.FirstPrompt)
+		}
+	case PrefixCacheDisabled:
+		if u.CachedTokens > 0 {
+			return fmt.Sprintf("the engine reported %d of %d prompt tokens served from its cache over %d requests", u.CachedTokens, u.PromptTokens, u.Requests)
+		}
+	}
+	return ""
+}
+
 // MeasuredWarm is the measured state's rule: the point's first request
 // found at least half its prompt tokens cached.
 func (u *CacheUse) MeasuredWarm() bool { return 2*u.FirstCached >= u.FirstPrompt && u.FirstCached > 0 }
@@ -291,6 +363,8 @@ type stateCheck struct {
 	warmFirst      []int64
 	warmEnd        []int64
 	warmSeen, seen []bool
+	// cache sums, per cell, the cached prompt tokens the records report.
+	cache []CacheTally
 }
 
 func newStateCheck(m *Manifest, points map[string]int, repeats int) *stateCheck {
@@ -300,7 +374,7 @@ func newStateCheck(m *Manifest, points map[string]int, repeats int) *stateCheck 
 	}
 	n := len(m.Load.Points) * repeats
 	s := &stateCheck{entry: make([]int, n), firstSent: make([]int64, n), warmFirst: make([]int64, n), warmEnd: make([]int64, n),
-		warmSeen: make([]bool, n), seen: make([]bool, n)}
+		warmSeen: make([]bool, n), seen: make([]bool, n), cache: make([]CacheTally, n)}
 	for i := range s.entry {
 		s.entry[i] = -1
 	}
@@ -346,6 +420,7 @@ func (s *stateCheck) add(cell int, rec *Record) {
 	if !s.seen[cell] || rec.SentNS < s.firstSent[cell] {
 		s.firstSent[cell], s.seen[cell] = rec.SentNS, true
 	}
+	s.cache[cell].Add(rec)
 	if rec.Phase != PhaseWarmup {
 		return
 	}
@@ -372,8 +447,30 @@ func (s *stateCheck) finish(m *Manifest, add func(field, format string, args ...
 			add(f+".reset", "started at %d while record id %q (point %s repeat %d, sent at %d) was still in flight until %d: a request running after the reset can refill the cache, so it was not shown empty",
 				p.Reset.AtNS, r.id, r.point, r.repeat, r.sent, r.end)
 		}
+		s.finishCache(f, p, s.cache[cell].Use(), add)
 		if w := p.WarmupNS; w != nil && s.warmSeen[cell] && s.warmEnd[cell]-s.warmFirst[cell] > *w {
 			add(f+".warmup_ns", "%d is shorter than the span of its warmup records (%d, first send to last end)", *w, s.warmEnd[cell]-s.warmFirst[cell])
 		}
+	}
+}
+
+// finishCache checks a point's stated cache use and state against the
+// cached prompt tokens its records report (u, nil when none does): the
+// publisher's word, a recorded reset and a stated measurement alike.
+func (s *stateCheck) finishCache(f string, p PointState, u *CacheUse, add func(field, format string, args ...any)) {
+	switch {
+	case u == nil && p.Cache != nil:
+		add(f+".cache", "states the engine's cache reports, but no ok record of point %s repeat %d carries server.cached_tokens or server.cache_n", p.Point, p.Repeat)
+	case u != nil && p.Cache == nil:
+		add(f+".cache", "is missing: the records of point %s repeat %d report cached prompt tokens (%+v)", p.Point, p.Repeat, *u)
+	case u != nil && *u != *p.Cache:
+		add(f+".cache", "%+v, but the records of point %s repeat %d sum to %+v", *p.Cache, p.Point, p.Repeat, *u)
+	}
+	if why := u.Contradicts(p.PrefixCache); why != "" {
+		src := p.PrefixCacheSource
+		if src == "" {
+			src = "no source"
+		}
+		add(f+".prefix_cache", "%s (%s), but %s", p.PrefixCache, src, why)
 	}
 }

@@ -49,10 +49,6 @@ func TestServerStateIsCheckedAgainstItselfAndTheRecords(t *testing.T) {
 			map[string]any{"at_ns": 0, "done_ns": 0, "ok": false, "calls": []any{map[string]any{"path": "/reset_prefix_cache", "status": 404}, map[string]any{"path": "/slots/0?action=erase", "status": 501}}})}}, "mixes"},
 		{"a slot path of another shape", map[string]any{"points": []any{entry("prefix_cache", "unknown", "reset",
 			map[string]any{"at_ns": 0, "done_ns": 0, "ok": false, "calls": []any{map[string]any{"path": "/slots/x?action=erase", "status": 501}}})}}, "does not match pattern"},
-		{"measured warm: most of the first prompt cached", map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured", "cache", cacheUse(39, 40))}}, ""},
-		{"measured empty: the template's few tokens cached", map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "measured", "cache", cacheUse(4, 40))}}, ""},
-		{"measured empty that the cache use contradicts", map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "measured", "cache", cacheUse(39, 40))}}, "at least half its prompt cached"},
-		{"measured without its cache use", map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured")}}, "at least half its prompt cached"},
 		{"cache use with more cached than prompt", map[string]any{"points": []any{entry("prefix_cache", "unknown", "cache", cacheUse(41, 40))}}, "first_cached ≤ first_prompt_tokens"},
 		{"disabled, declared", map[string]any{"points": []any{entry("prefix_cache", "disabled", "prefix_cache_source", "declared")}}, ""},
 	} {
@@ -70,12 +66,125 @@ func TestServerStateIsCheckedAgainstItselfAndTheRecords(t *testing.T) {
 	}
 }
 
+// TestServerStateIsCheckedAgainstTheRecordsCachedTokens: a point's stated
+// cache use must be the sum of its records' server reports, and its
+// state (whoever states it: the publisher, a reset, a measurement) must
+// not contradict them.
+func TestServerStateIsCheckedAgainstTheRecordsCachedTokens(t *testing.T) {
+	entry := func(kv ...any) map[string]any {
+		e := map[string]any{"point": "c1", "repeat": 0}
+		for i := 0; i < len(kv); i += 2 {
+			e[kv[i].(string)] = kv[i+1]
+		}
+		return e
+	}
+	okReset := map[string]any{"at_ns": 0, "done_ns": 0, "ok": true, "calls": []any{map[string]any{"path": "/reset_prefix_cache", "status": 200}}}
+	for _, tc := range []struct {
+		name string
+		// first is the cached tokens of c1 repeat 0's earliest-sent record
+		// (-1: the records report none), rest those of its others.
+		first, rest int
+		// state builds server_state from the cache use the records sum to.
+		state func(use map[string]any) map[string]any
+		want  string
+	}{
+		{"measured warm: most of the first prompt cached", 1000, 3, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured", "cache", u)}}
+		}, ""},
+		{"measured empty: a few tokens cached", 1, 3, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "measured", "cache", u)}}
+		}, ""},
+		{"measured empty that the cache use contradicts", 1000, 0, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "measured", "cache", u)}}
+		}, "at least half its prompt cached"},
+		{"measured without its cache use", 1000, 0, func(map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured")}}
+		}, "at least half its prompt cached"},
+		{"a cache use the records do not sum to", 1000, 3, func(u map[string]any) map[string]any {
+			u["cached_tokens"] = u["cached_tokens"].(int64) - 1
+			return map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "measured", "cache", u)}}
+		}, "but the records of point c1 repeat 0 sum to"},
+		{"a cache use no record reports", -1, 0, func(map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "unknown", "cache", cacheUse(1, 40))}}
+		}, "no ok record of point c1 repeat 0 carries"},
+		{"records reporting a cache the state leaves out", 1, 0, func(map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "unknown")}}
+		}, "is missing: the records of point c1 repeat 0 report cached prompt tokens"},
+		{"declared empty, records warm", 1000, 0, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "declared", "cache", u)}}
+		}, "empty (declared), but the engine's reports say warm"},
+		{"empty after a reset, records warm", 1000, 0, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "empty", "prefix_cache_source", "reset", "reset", okReset, "cache", u)}}
+		}, "empty (reset), but the engine's reports say warm"},
+		{"declared disabled, records cached", 0, 2, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "disabled", "prefix_cache_source", "declared", "cache", u)}}
+		}, "disabled (declared), but the engine reported"},
+		{"declared disabled, nothing cached", 0, 0, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "disabled", "prefix_cache_source", "declared", "cache", u)}}
+		}, ""},
+		{"declared warm, records empty", 0, 0, func(u map[string]any) map[string]any {
+			return map[string]any{"points": []any{entry("prefix_cache", "warm", "prefix_cache_source", "declared", "cache", u)}}
+		}, "warm (declared), but the engine's reports say empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := baseRun(t, false)
+			use := setCached(t, dir, tc.first, tc.rest)
+			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) { m["server_state"] = tc.state(use) })
+			err := schema.ValidateRunDir(dir, 20)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid server_state rejected: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err %v, want a problem saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func slotReset(ok bool, status ...int) map[string]any {
 	var calls []any
 	for i, st := range status {
 		calls = append(calls, map[string]any{"path": "/slots/" + strconv.Itoa(i) + "?action=erase", "status": st})
 	}
 	return map[string]any{"at_ns": 0, "done_ns": 0, "ok": ok, "calls": calls}
+}
+
+// setCached writes server.cached_tokens into the ok records of c1 repeat
+// 0: first (capped at its input tokens) on the earliest sent, rest on
+// each other; none when first < 0. It returns the cache use they sum to,
+// counted here by hand.
+func setCached(t *testing.T, dir string, first, rest int) map[string]any {
+	t.Helper()
+	recs := readRecords(t, dir)
+	earliest := -1
+	for i, r := range recs {
+		if r["point"] == "c1" && r["repeat"] == 0.0 && r["status"] == "ok" && (earliest < 0 || r["sent_ns"].(float64) < recs[earliest]["sent_ns"].(float64)) {
+			earliest = i
+		}
+	}
+	var n, prompt, cached, fc, fp int64
+	var lines []string
+	for i, r := range recs {
+		if first >= 0 && r["point"] == "c1" && r["repeat"] == 0.0 && r["status"] == "ok" {
+			in := int64(r["input_tokens"].(float64))
+			c := min(int64(rest), in)
+			if i == earliest {
+				c = min(int64(first), in)
+				fc, fp = c, in
+			}
+			r["server"] = map[string]any{"cached_tokens": c}
+			n, prompt, cached = n+1, prompt+in, cached+c
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.RecordsFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"requests": n, "prompt_tokens": prompt, "cached_tokens": cached, "first_cached": fc, "first_prompt_tokens": fp}
 }
 
 func cacheUse(first, prompt int) map[string]any {

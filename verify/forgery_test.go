@@ -512,3 +512,34 @@ func TestIncompleteRunClaimsOnCellsItCannotShowCompleteAreUnverified(t *testing.
 		t.Errorf("claims on %s, complete: %v, want matched", other, byPoint[other])
 	}
 }
+
+// TestForgedColdCacheIsRejected: a run whose engine reported most of each
+// prompt served from its prefix cache (llama.cpp's simulator, the same
+// prompts in every point × repeat) relabelled as run with an empty or a
+// disabled cache, as the publisher's word, is rejected: the records'
+// cached tokens contradict it.
+func TestForgedColdCacheIsRejected(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 1, Requests: 6}, {Concurrency: 2, Requests: 6}}, Repeats: 1, Seed: 1, InputTokens: 32, OutputTokens: 8}
+	for _, tc := range []struct {
+		name, state, want string
+	}{
+		{"declared empty", schema.PrefixCacheEmpty, "empty (declared), but the engine's reports say warm"},
+		{"declared disabled", schema.PrefixCacheDisabled, "disabled (declared), but the engine reported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := captureFlavor(t, plan, 0.01, simulator.FlavorLlamaCpp, false, nil)
+			wantVerified(t, fr)
+			ss := fr.m.ServerState
+			if ss == nil || len(ss.Points) != 2 || ss.Points[1].PrefixCache != schema.PrefixCacheWarm || ss.Points[1].PrefixCacheSource != schema.StateMeasured {
+				t.Fatalf("fixture: server_state %+v, want the second point measured warm", ss)
+			}
+			bundle := fr.pack(t)
+			fr.m.Engine.PrefixCache = tc.state
+			for i := range ss.Points {
+				ss.Points[i].PrefixCache, ss.Points[i].PrefixCacheSource = tc.state, schema.StateDeclared
+			}
+			verr, res, err := fr.forge(t, bundle)
+			wantRejected(t, verr, res, err, tc.want)
+		})
+	}
+}

@@ -42,7 +42,11 @@ func (w *jw) input(in *compare.Input) {
 	w.ks("engine_version", m.Engine.Version)
 	w.ks("engine_image", m.Engine.Image)
 	w.ks("boundary", m.Client.Boundary)
-	w.ks("prefix_cache", m.Engine.PrefixCache)
+	pc, measured := compare.PrefixCache(in)
+	w.ks("prefix_cache", pc)
+	if measured {
+		w.kv("prefix_cache_measured", "true")
+	}
 	w.ks("definitions", in.Result.Definitions)
 	w.key("slo")
 	w.open('{')

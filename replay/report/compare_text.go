@@ -412,7 +412,11 @@ func newIdentity(label string, in *compare.Input) identityView {
 		slo = "none"
 	}
 	add("SLO", slo+" (from "+sloSource(in.Result.SLO.Source)+")")
-	add("prefix cache", orUnknown(m, m.Engine.PrefixCache, "engine.prefix_cache"))
+	if pc, measured := compare.PrefixCache(in); measured {
+		add("prefix cache", pc+" (measured: the engine's cached-token reports)")
+	} else {
+		add("prefix cache", orUnknown(m, pc, "engine.prefix_cache"))
+	}
 	add("verification", verificationLine(in.Verification))
 	for _, w := range in.Verification.Warnings {
 		add("warning", w)
