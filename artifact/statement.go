@@ -47,7 +47,7 @@ type PredicateRun struct {
 	Engine           string   `json:"engine,omitempty"`
 	EngineVersion    string   `json:"engineVersion,omitempty"`
 	Accelerator      string   `json:"accelerator,omitempty"`
-	AcceleratorCount int      `json:"acceleratorCount,omitempty"`
+	AcceleratorCount *int     `json:"acceleratorCount,omitempty"`
 	LoadMode         string   `json:"loadMode"`
 	Points           []string `json:"points"`
 	Repeats          int      `json:"repeats"`

@@ -139,7 +139,8 @@ func QueryGPU(ctx context.Context, tool string, run CommandRunner, hw *schema.Ha
 			if len(r) < 3 {
 				continue
 			}
-			hw.AcceleratorCount++
+			n, _ := hw.Accelerators()
+			hw.AcceleratorCount = schema.Count(n + 1)
 			if hw.Accelerator == "" {
 				hw.Accelerator = strings.TrimSpace(r[0])
 				hw.AcceleratorMemory = strings.TrimSpace(r[1])

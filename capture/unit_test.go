@@ -93,7 +93,7 @@ func TestQueryGPUParsesNvidiaSMI(t *testing.T) {
 	if err := capture.QueryGPU(context.Background(), "nvidia-smi", run, &hw); err != nil {
 		t.Fatal(err)
 	}
-	if hw.Accelerator != "NVIDIA H100 80GB HBM3" || hw.AcceleratorCount != 2 || hw.AcceleratorMemory != "81559 MiB" || hw.Driver != "NVIDIA 550.54.15" || len(hw.Details) != 1 {
+	if hw.Accelerator != "NVIDIA H100 80GB HBM3" || hw.AcceleratorCount == nil || *hw.AcceleratorCount != 2 || hw.AcceleratorMemory != "81559 MiB" || hw.Driver != "NVIDIA 550.54.15" || len(hw.Details) != 1 {
 		t.Fatalf("%+v", hw)
 	}
 	if err := capture.QueryGPU(context.Background(), "lspci", run, &hw); err == nil {

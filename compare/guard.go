@@ -430,12 +430,13 @@ func HardwareText(m *schema.Manifest) string {
 	if h.Accelerator == "" {
 		return ""
 	}
-	if h.Accelerator == schema.HardwareSimulated && h.AcceleratorCount == 0 {
+	c, stated := h.Accelerators()
+	if h.Accelerator == schema.HardwareSimulated && c == 0 {
 		return h.Accelerator
 	}
 	n := "unknown count"
-	if h.AcceleratorCount > 0 {
-		n = strconv.Itoa(h.AcceleratorCount)
+	if stated {
+		n = strconv.Itoa(c)
 	}
 	return n + " × " + h.Accelerator
 }

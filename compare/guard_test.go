@@ -15,7 +15,7 @@ func fakeInput(name string, goodput []int64, ttftMS []int64) *Input {
 	m := &schema.Manifest{RunID: name, Evidence: schema.EvidenceSelfRun,
 		Client:   schema.Client{Name: "benchseal", Boundary: schema.BoundaryClientStreaming},
 		Model:    schema.Model{Name: "org/m", Revision: "r1", Tokenizer: "org/m", Precision: "bf16"},
-		Hardware: schema.Hardware{Accelerator: "H100", AcceleratorCount: 8},
+		Hardware: schema.Hardware{Accelerator: "H100", AcceleratorCount: schema.Count(8)},
 		Engine:   schema.Engine{Name: "vllm", Version: "0.9", PrefixCache: schema.CacheEmpty},
 		Workload: schema.Workload{SHA256: strings.Repeat("a", 64), InputTokens: &schema.LengthDist{Kind: "fixed", Min: 100, Max: 100}, OutputTokens: &schema.LengthDist{Kind: "fixed", Min: 50, Max: 50}},
 		Load:     schema.Load{Mode: schema.ModeConcurrency, Points: []schema.Point{{Name: "c8", Concurrency: 8}}, Repeats: len(goodput)},
@@ -245,7 +245,7 @@ func TestHardwareTextOfASimulatorSaysNoAccelerator(t *testing.T) {
 	}{
 		{schema.Hardware{Accelerator: schema.HardwareSimulated}, "simulated server (no accelerator)"},
 		{schema.Hardware{Accelerator: "NVIDIA H200"}, "unknown count × NVIDIA H200"},
-		{schema.Hardware{Accelerator: "NVIDIA H200", AcceleratorCount: 8}, "8 × NVIDIA H200"},
+		{schema.Hardware{Accelerator: "NVIDIA H200", AcceleratorCount: schema.Count(8)}, "8 × NVIDIA H200"},
 	} {
 		if got := HardwareText(&schema.Manifest{Hardware: c.h}); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.h, got, c.want)

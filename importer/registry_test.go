@@ -106,7 +106,7 @@ func TestOverlayAndSetRemoveUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := rd.Manifest()
-	if m.Hardware.Accelerator != "H100" || m.Hardware.AcceleratorCount != 8 || m.Engine.Version != "1.0" || m.Engine.Name != "groq-lpu" {
+	if m.Hardware.Accelerator != "H100" || m.Hardware.AcceleratorCount == nil || *m.Hardware.AcceleratorCount != 8 || m.Engine.Version != "1.0" || m.Engine.Name != "groq-lpu" {
 		t.Fatalf("overlay not applied: %+v %+v", m.Hardware, m.Engine)
 	}
 	if m.Decoding.Temperature == nil || *m.Decoding.Temperature != 0 {

@@ -255,7 +255,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 
 	// hardware, engine, model
-	if m.Hardware.AcceleratorCount < 0 {
+	if n, ok := m.Hardware.Accelerators(); ok && n < 0 {
 		ps.add("hardware.accelerator_count", "must not be negative")
 	}
 	if m.Engine.Image != "" && !imageDigestRE.MatchString(m.Engine.Image) {

@@ -188,8 +188,10 @@ type Host struct {
 
 // Hardware describes the serving hardware.
 type Hardware struct {
-	Accelerator       string `json:"accelerator,omitempty"`
-	AcceleratorCount  int    `json:"accelerator_count,omitempty"`
+	Accelerator string `json:"accelerator,omitempty"`
+	// AcceleratorCount is the number of accelerators; nil: not stated.
+	// 0 is a CPU-only server, stated (never dropped as empty).
+	AcceleratorCount  *int   `json:"accelerator_count,omitempty"`
 	AcceleratorMemory string `json:"accelerator_memory,omitempty"`
 	Nodes             int    `json:"nodes,omitempty"`
 	Host              *Host  `json:"host,omitempty"`
@@ -442,3 +444,16 @@ func NewRunID() string {
 // point: a server's cold start went into the probe, so replay's cold
 // column of the first point starts after it.
 const NotePreflight = "preflight"
+
+// Accelerators returns the stated accelerator count; ok is false when
+// none is stated.
+func (h *Hardware) Accelerators() (n int, ok bool) {
+	if h.AcceleratorCount == nil {
+		return 0, false
+	}
+	return *h.AcceleratorCount, true
+}
+
+// Count returns a pointer to n, for stated counts such as
+// Hardware.AcceleratorCount.
+func Count(n int) *int { return &n }

@@ -163,6 +163,10 @@ func ApplyOverlay(m *Manifest, overlay []byte, sets []string) error {
 				if errJSON != nil {
 					errStr = errJSON
 				}
+				if listField(key) {
+					ex, _ := json.Marshal(strings.Fields(val))
+					return fmt.Errorf("--set %s=%s: %w; give the list as JSON, quoted for the shell: --set '%s=%s'", key, val, errStr, key, ex)
+				}
 				return fmt.Errorf("--set %s=%s: %w", key, val, errStr)
 			}
 		}
@@ -188,3 +192,19 @@ func ApplyOverlay(m *Manifest, overlay []byte, sets []string) error {
 // KnownManifestFields) holds a value. A pointer field holding a zero value,
 // such as "temperature": 0, is set.
 func FieldSet(m *Manifest, path string) bool { return manifestFieldSet(m, path) }
+
+// listField reports whether the manifest field at a dotted path is a list.
+func listField(path string) bool {
+	idx, ok := manifestFields()[path]
+	if !ok {
+		return false
+	}
+	t := reflect.TypeOf(Manifest{})
+	for _, i := range idx {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		t = t.Field(i).Type
+	}
+	return t.Kind() == reflect.Slice
+}

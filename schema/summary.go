@@ -11,8 +11,8 @@ func (m *Manifest) HardwareSummary() string {
 	switch {
 	case h.Accelerator == "":
 		return "unknown"
-	case h.AcceleratorCount > 0:
-		return strconv.Itoa(h.AcceleratorCount) + " × " + h.Accelerator
+	case h.AcceleratorCount != nil:
+		return strconv.Itoa(*h.AcceleratorCount) + " × " + h.Accelerator
 	}
 	return h.Accelerator + " (count unknown)"
 }

@@ -33,7 +33,7 @@ func (g *gen) manifest(workloadSum string, items int) *schema.Manifest {
 		},
 		Hardware: schema.Hardware{
 			Accelerator:      "none (synthetic queueing model)",
-			AcceleratorCount: 1,
+			AcceleratorCount: schema.Count(1),
 		},
 		Engine: schema.Engine{
 			Name:        "benchseal-synth-server",

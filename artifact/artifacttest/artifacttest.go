@@ -74,7 +74,7 @@ func Manifest(o RunOptions) *schema.Manifest {
 		EpochUnixNS: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(),
 		Evidence:    schema.EvidenceSynthetic,
 		Client:      schema.Client{Name: "artifacttest", Version: "1", Boundary: schema.BoundaryClientStreaming, Seed: &seed, TokenCounts: "server-usage"},
-		Hardware:    schema.Hardware{Accelerator: "none", AcceleratorCount: 1},
+		Hardware:    schema.Hardware{Accelerator: "none", AcceleratorCount: schema.Count(1)},
 		Engine:      schema.Engine{Name: "synthetic", Version: "1", PrefixCache: schema.CacheDisabled},
 		Model:       schema.Model{Name: "test-model", Precision: "bf16"},
 		Decoding:    schema.Decoding{Streaming: true, MaxTokens: 16},

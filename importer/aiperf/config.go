@@ -244,7 +244,7 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 			for n := range names {
 				m.Hardware.Accelerator = n
 			}
-			m.Hardware.AcceleratorCount = count
+			m.Hardware.AcceleratorCount = schema.Count(count)
 		}
 	}
 	if s.BenchmarkID != "" {

@@ -310,7 +310,7 @@ func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*inge
 	if fromName {
 		// The submitter's name for the system, not a hardware query: the
 		// label says so wherever the hardware is shown.
-		m.Hardware.Accelerator, m.Hardware.AcceleratorCount = acc, n
+		m.Hardware.Accelerator, m.Hardware.AcceleratorCount = acc, schema.Count(n)
 		m.Hardware.Details = map[string]string{"source": fmt.Sprintf("taken from the MLPerf system name %q (the submission directory), not queried from the hardware", ref.System)}
 		ingest.Derive(&m, "hardware.accelerator, hardware.accelerator_count: %d × %s, taken from the MLPerf system name %q, not queried from the hardware", n, acc, ref.System)
 	}

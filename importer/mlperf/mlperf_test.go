@@ -159,7 +159,7 @@ func TestInteractiveScenarioAndAcceleratorFromTheSubmission(t *testing.T) {
 	if e.Scenario != "Interactive" || e.Results["scenario (LoadGen)"] != "Server" || e.Category != "datacenter" || m.Load.Mode != schema.ModeRate {
 		t.Errorf("scenario %q (LoadGen %q), category %q, mode %q", e.Scenario, e.Results["scenario (LoadGen)"], e.Category, m.Load.Mode)
 	}
-	if m.Hardware.Accelerator != "MI300X" || m.Hardware.AcceleratorCount != 8 || !strings.Contains(m.Hardware.Details["source"], `MLPerf system name "8xMI300X_2xEPYC_9575F"`) {
+	if m.Hardware.Accelerator != "MI300X" || m.Hardware.AcceleratorCount == nil || *m.Hardware.AcceleratorCount != 8 || !strings.Contains(m.Hardware.Details["source"], `MLPerf system name "8xMI300X_2xEPYC_9575F"`) {
 		t.Errorf("hardware %+v, want 8 × MI300X labelled as taken from the system name", m.Hardware)
 	}
 	said := strings.Join(m.Source.Derived, "\n")

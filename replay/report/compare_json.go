@@ -33,8 +33,8 @@ func (w *jw) input(in *compare.Input) {
 	w.ks("model_revision", m.Model.Revision)
 	w.ks("precision", m.Model.Precision)
 	w.ks("accelerator", m.Hardware.Accelerator)
-	if m.Hardware.AcceleratorCount > 0 {
-		w.kv("accelerator_count", strconv.Itoa(m.Hardware.AcceleratorCount))
+	if n, ok := m.Hardware.Accelerators(); ok {
+		w.kv("accelerator_count", strconv.Itoa(n))
 	} else {
 		w.kv("accelerator_count", "null")
 	}

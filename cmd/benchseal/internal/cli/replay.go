@@ -96,6 +96,8 @@ which every rate meets it: the first crossing).
 repeat: request accounting, window, rates, goodput, attainment and the quoted
 latency percentiles; medians across repeats), under these definitions and,
 when --slo is given, that SLO; pack the run and verify recomputes every one.
+It prints what it wrote (the file, the count of claims, definitions, SLO), not
+the report; with --output it prints the report too and the note on stderr.
 An existing FILE is never replaced without --force: an imported run's
 claims.json holds the tool's own published figures, which verify checks.
 
@@ -209,7 +211,8 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
 			return usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
 		}
-		b, err := schema.MarshalDocument(res.Claims(nil, o.tolerance))
+		claims := res.Claims(nil, o.tolerance)
+		b, err := schema.MarshalDocument(claims)
 		if err != nil {
 			return err
 		}
@@ -221,6 +224,14 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
 			return err
 		}
+		// What was written, not the report it was taken from: --output
+		// asks for the report as well (on stdout; the note then goes to
+		// stderr, so the report stays parseable).
+		if !cmd.Flags().Changed("output") {
+			fmt.Fprintln(io.Out, claimsWritten(o.writeClaims, claims))
+			return nil
+		}
+		fmt.Fprintln(io.ErrOut, claimsWritten(o.writeClaims, claims))
 	}
 	if report.Format(o.output) == report.FormatHTML {
 		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
@@ -271,4 +282,31 @@ func openRunOrBundle(path string) (schema.Run, func(), error) {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, func() { b.Close() }, nil
+}
+
+// claimsWritten says what replay --write-claims wrote: the file, how many
+// claims on how many points and repeats, under which definitions and SLO.
+func claimsWritten(path string, c *schema.Claims) string {
+	n := 0
+	for _, p := range c.Points {
+		n += len(p.Metrics)
+	}
+	defs := c.Definitions
+	if c.DefinitionsVersion != "" {
+		defs += " (version " + c.DefinitionsVersion + ")"
+	}
+	slo := "the manifest's SLO"
+	if c.SLO != nil {
+		var parts []string
+		for _, l := range []struct {
+			name string
+			d    schema.Duration
+		}{{"ttft", c.SLO.TTFT}, {"e2e", c.SLO.E2E}, {"tpot", c.SLO.TPOT}} {
+			if l.d != 0 {
+				parts = append(parts, l.name+" ≤ "+l.d.String())
+			}
+		}
+		slo = "SLO " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("wrote %s: %d claims in %d point and repeat entries, definitions %s, %s, tolerance %g; pack the run and verify recomputes every one", path, n, len(c.Points), defs, slo, c.Tolerance)
 }
