@@ -12,6 +12,8 @@
 #   4. the model written by scripts/engine-model.py with the checkout's own
 #      gguf-py and Debian's numpy (/usr/bin/python3), cached as
 #      bin/tools/tiny-llama-COMMIT-MODELHASH.gguf.
+# cmake (and a C++ compiler) and python3-numpy are installed with apt-get
+# when missing (the fresh machine has neither; it runs as root).
 #
 # Usage: scripts/engine.sh [--print-env]
 # With --print-env it prints BENCHSEAL_LLAMA_SERVER=... and
@@ -34,6 +36,22 @@ MODEL_HASH=$(sha256sum scripts/engine-model.py | cut -c1-12)
 MODEL=$TOOLS/tiny-llama-$SHORT-$MODEL_HASH.gguf
 mkdir -p "$TOOLS"
 log() { echo "== engine: $*" >&2; }
+
+# need_debs installs the Debian packages named (apt-get, no recommends) when
+# one of the commands or modules they provide is missing: this machine
+# (Debian 12, root) has neither cmake nor numpy for /usr/bin/python3 when
+# fresh. Not root, or no apt-get: say what to install and stop.
+need_debs() {
+  log "installing $*"
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "engine: need the Debian packages $* (apt-get install -y --no-install-recommends $*)" >&2
+    exit 1
+  fi
+  # The package lists of a fresh machine may be empty.
+  apt-get install -y --no-install-recommends "$@" >"$TOOLS/apt.log" 2>&1 ||
+    { apt-get update >>"$TOOLS/apt.log" 2>&1 && apt-get install -y --no-install-recommends "$@" >>"$TOOLS/apt.log" 2>&1; } ||
+    { tail -20 "$TOOLS/apt.log" >&2; exit 1; }
+}
 
 # source: the pinned tarball from the registry, the bundle cloned at the pinned commit.
 source_tree() {
@@ -60,6 +78,8 @@ build_server() {
   if [ -n "${BENCHSEAL_LLAMA_SERVER:-}" ]; then BIN=$BENCHSEAL_LLAMA_SERVER; log "using $BIN"; return; fi
   if [ -x "$BIN" ] && "$BIN" --version 2>&1 | grep -q "${LLAMA_COMMIT:0:7}\|${LLAMA_COMMIT:0:8}"; then log "cached $BIN"; return; fi
   source_tree
+  command -v cmake >/dev/null || need_debs cmake
+  command -v c++ >/dev/null || need_debs g++ make
   log "cmake build of llama-server in $SRC/build (about 30 minutes on 2 loaded cores)"
   local t0=$SECONDS
   cmake -S "$SRC" -B "$SRC/build" -DGGML_NATIVE=ON -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
@@ -75,7 +95,10 @@ write_model() {
   if [ -n "${BENCHSEAL_LLAMA_MODEL:-}" ]; then MODEL=$BENCHSEAL_LLAMA_MODEL; return; fi
   if [ -s "$MODEL" ]; then log "cached $MODEL"; return; fi
   source_tree
-  "$PYTHON" -c 'import numpy' 2>/dev/null || { echo "engine: $PYTHON has no numpy (Debian: apt-get install python3-numpy)" >&2; exit 1; }
+  if ! "$PYTHON" -c 'import numpy' 2>/dev/null; then
+    [ "$PYTHON" = /usr/bin/python3 ] || { echo "engine: $PYTHON has no numpy" >&2; exit 1; }
+    need_debs python3-numpy
+  fi
   log "writing $MODEL"
   "$PYTHON" scripts/engine-model.py "$SRC" "$MODEL"
 }
