@@ -2,6 +2,8 @@ package capture_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -307,4 +309,111 @@ func TestPerChunkUsageNoteSaysWhatTheServerSent(t *testing.T) {
 			t.Fatalf("%s has chunk_tokens", r.ID)
 		}
 	}
+}
+
+// TestSyntheticPromptsAreNTokensOfTheServedModel: a synthetic prompt of
+// input_tokens N was N words, which the server counted as more (here a
+// word over five bytes is two tokens, and BOS and the chat template add
+// theirs). With the server's tokenizer endpoint each prompt is made
+// exactly N tokens as the server counts them, so every record's
+// input_tokens (the server's usage) is N, the unit of the failed ones
+// too, and the manifest says which unit it is.
+func TestSyntheticPromptsAreNTokensOfTheServedModel(t *testing.T) {
+	for _, api := range []string{capture.APIChat, capture.APICompletions} {
+		t.Run(api, func(t *testing.T) {
+			_, ts := llamaSim(t, nil)
+			o := llamaOptions(t, ts.URL)
+			o.Request.API = api
+			o.Plan.InputTokens = 40
+			if _, err := capture.Run(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			rf := readRun(t, o.OutDir)
+			for _, r := range rf.recs {
+				if r.Status == schema.StatusOK && r.InputTokens != 40 {
+					t.Fatalf("%s: the server counted %d prompt tokens, want 40", r.ID, r.InputTokens)
+				}
+			}
+			if n := rf.m.Notes[capture.NoteInputTokens]; !strings.Contains(n, "exactly N tokens of the served model") {
+				t.Errorf("note %q", n)
+			}
+			if d := rf.m.Workload.InputTokens; d == nil || d.Min != 40 || d.Max != 40 {
+				t.Errorf("workload.input_tokens %+v", d)
+			}
+			items := readWorkload(t, o.OutDir)
+			for i, it := range items {
+				if words := len(strings.Fields(it.Prompt)); it.InputTokens != 40 || words >= 40 {
+					t.Fatalf("item %d: input_tokens %d, %d words: want 40 tokens, fewer words (some words are two tokens)", i, it.InputTokens, words)
+				}
+			}
+		})
+	}
+}
+
+// TestPromptsStayWordsWithTheUnitStated: without a tokenizer endpoint
+// (the simulator acting as vLLM has none), or when counting fails, the
+// prompts stay N words and the manifest says the unit is words.
+func TestPromptsStayWordsWithTheUnitStated(t *testing.T) {
+	t.Run("no endpoint", func(t *testing.T) {
+		ts := httptest.NewServer(mustSim(t))
+		t.Cleanup(ts.Close)
+		o := baseOptions(t, ts.URL)
+		if _, err := capture.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		rf := readRun(t, o.OutDir)
+		if n := rf.m.Notes[capture.NoteInputTokens]; !strings.Contains(n, "N words of benchseal's vocabulary, not N tokens: the server offered no tokenizer endpoint") {
+			t.Errorf("note %q", n)
+		}
+		for i, it := range readWorkload(t, o.OutDir) {
+			if len(strings.Fields(it.Prompt)) != 32 {
+				t.Fatalf("item %d: %d words, want 32", i, len(strings.Fields(it.Prompt)))
+			}
+		}
+	})
+	t.Run("counting fails", func(t *testing.T) {
+		_, ts := llamaSim(t, nil)
+		o := llamaOptions(t, ts.URL)
+		o.Tokenizer = failingTokenizer{}
+		if _, err := capture.Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		rf := readRun(t, o.OutDir)
+		if n := rf.m.Notes[capture.NoteInputTokens]; !strings.Contains(n, "counting them with the server's test tokenizer failed (no tokens today)") {
+			t.Errorf("note %q", n)
+		}
+	})
+}
+
+type failingTokenizer struct{}
+
+func (failingTokenizer) Count(context.Context, string) (int, error) { return 0, errors.New("no tokens today") }
+func (failingTokenizer) Name() string                               { return "test tokenizer" }
+
+func readWorkload(t *testing.T, dir string) []capture.Item {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, schema.WorkloadFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []capture.Item
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var it capture.Item
+		if err := json.Unmarshal([]byte(l), &it); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func mustSim(t *testing.T) *simulator.Server {
+	t.Helper()
+	cfg := simulator.DefaultConfig()
+	cfg.TimeScale = 0.01
+	s, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

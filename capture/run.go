@@ -62,6 +62,9 @@ type Options struct {
 	// Prompts, when set, is the workload (from ReadPrompts); otherwise
 	// each point gets deterministic synthetic prompts of its lengths.
 	Prompts []Item
+	// Tokenizer, when set, counts the synthetic prompts' tokens in place
+	// of the server's tokenizer endpoint the probe finds (tests).
+	Tokenizer Tokenizer
 	// Dataset names the prompt source for manifest.workload.dataset.
 	Dataset string
 	// OutDir is the run directory to create; it must not exist or be empty.
@@ -385,6 +388,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		applyServerInfo(m, si)
 		if si.Simulator {
 			r.simSeen.Store(true)
+		}
+	}
+	if o.Prompts == nil {
+		if err := r.fitPrompts(ctx, base, si, m, &wl); err != nil {
+			return nil, err
 		}
 	}
 	keeper, err := r.newStateKeeper(base, scr, m, si)

@@ -246,6 +246,12 @@ func checkRecords(t *testing.T, m *schema.Manifest, recs []*schema.Record, strea
 			t.Errorf("%s: server %+v: the engine's usage and timings were not all recorded", r.ID, s)
 			continue
 		}
+		// The prompts were made 32 tokens with the engine's own
+		// tokenizer (its POST /tokenize): the engine counted exactly
+		// that many.
+		if r.InputTokens != 32 {
+			t.Errorf("%s: the engine counted %d prompt tokens for a prompt made 32 tokens with its tokenizer", r.ID, r.InputTokens)
+		}
 		if *s.PromptN+*s.CacheN != r.InputTokens || *s.CachedTokens != *s.CacheN {
 			t.Errorf("%s: input_tokens %d, engine prompt_n %d + cache_n %d, cached_tokens %d", r.ID, r.InputTokens, *s.PromptN, *s.CacheN, *s.CachedTokens)
 		}
@@ -261,6 +267,9 @@ func checkRecords(t *testing.T, m *schema.Manifest, recs []*schema.Record, strea
 		if stream && len(r.ChunksNS) > 0 && *s.PromptNS > r.ChunksNS[0] {
 			t.Errorf("%s: engine prompt time %d ns after the client's first chunk %d ns", r.ID, *s.PromptNS, r.ChunksNS[0])
 		}
+	}
+	if n := m.Notes["input_tokens"]; !strings.Contains(n, "exactly N tokens of the served model") {
+		t.Errorf("notes.input_tokens %q: want prompts of exactly N tokens, counted by the engine", n)
 	}
 	if m.Client.TokenCounts != "server-usage" {
 		t.Errorf("token_counts %q", m.Client.TokenCounts)

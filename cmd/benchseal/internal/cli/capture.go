@@ -160,7 +160,7 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.Float64Var(&o.cancelFraction, "cancel-fraction", 0, "fraction of requests the client cancels after --cancel-after")
 	f.DurationVar(&o.cancelAfter, "cancel-after", 0, "delay after send before a planned cancellation")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the request order, schedule, synthetic prompts and cancellations")
-	f.IntVar(&o.inputTokens, "input-tokens", capture.DefaultInputTokens, "synthetic prompt length in tokens (words)")
+	f.IntVar(&o.inputTokens, "input-tokens", capture.DefaultInputTokens, "synthetic prompt length: tokens of the served model, counted by its tokenizer endpoint (llama.cpp, vLLM, SGLang), else words (notes.input_tokens says which)")
 	f.IntVar(&o.outputTokens, "output-tokens", capture.DefaultOutputTokens, "target output length (max_tokens)")
 	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
 	f.BoolVar(&o.forceLength, "force-length", true, "also send min_tokens = max_tokens and ignore_eos (vLLM, SGLang, llama.cpp)")
