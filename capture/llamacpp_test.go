@@ -387,8 +387,10 @@ func TestPromptsStayWordsWithTheUnitStated(t *testing.T) {
 
 type failingTokenizer struct{}
 
-func (failingTokenizer) Count(context.Context, string) (int, error) { return 0, errors.New("no tokens today") }
-func (failingTokenizer) Name() string                               { return "test tokenizer" }
+func (failingTokenizer) Count(context.Context, string) (int, error) {
+	return 0, errors.New("no tokens today")
+}
+func (failingTokenizer) Name() string { return "test tokenizer" }
 
 func readWorkload(t *testing.T, dir string) []capture.Item {
 	t.Helper()
