@@ -227,11 +227,15 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		// What was written, not the report it was taken from: --output
 		// asks for the report as well (on stdout; the note then goes to
 		// stderr, so the report stays parseable).
+		note := claimsWritten(o.writeClaims, claims)
+		if m := run.Manifest(); m.Incomplete {
+			note += "; the run is INCOMPLETE (" + m.IncompleteReason + "): replay without --write-claims shows how the missing work is counted"
+		}
 		if !cmd.Flags().Changed("output") {
-			fmt.Fprintln(io.Out, claimsWritten(o.writeClaims, claims))
+			fmt.Fprintln(io.Out, note)
 			return nil
 		}
-		fmt.Fprintln(io.ErrOut, claimsWritten(o.writeClaims, claims))
+		fmt.Fprintln(io.ErrOut, note)
 	}
 	if report.Format(o.output) == report.FormatHTML {
 		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
