@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -418,4 +419,27 @@ func mustSim(t *testing.T) *simulator.Server {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestLlamaCppFingerprintIsRecorded: the system_fingerprint llama.cpp
+// sends in its answers (its build) is kept in engine.server beside what
+// the probe read, streaming or not (the engine's name without --set is
+// TestLlamaCppIsDetected's, from real answers; the simulator names
+// itself).
+func TestLlamaCppFingerprintIsRecorded(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprint("stream ", stream), func(t *testing.T) {
+			_, ts := llamaSim(t, nil)
+			o := llamaOptions(t, ts.URL)
+			o.Request.Stream = stream
+			o.Plan.Points, o.Plan.Repeats = o.Plan.Points[:1], 1
+			if _, err := capture.Run(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			m := readRun(t, o.OutDir).m
+			if got := m.Engine.Server[capture.ServerFingerprint]; got != simulator.LlamaCppBuildInfo {
+				t.Errorf("engine.server.system_fingerprint %q, want %q", got, simulator.LlamaCppBuildInfo)
+			}
+		})
+	}
 }

@@ -132,6 +132,7 @@ func (r *runner) probeRequest(ctx context.Context) error {
 		if err != nil {
 			return fail("reading the response: %v", err)
 		}
+		r.fingerprint = fingerprint([][]byte{b})
 		ch := ParseChunk(&Event{Data: b})
 		switch {
 		case ch.Err != "":
@@ -141,7 +142,18 @@ func (r *runner) probeRequest(ctx context.Context) error {
 		}
 		return nil
 	}
-	res := ReadStream(NewSSEReader(resp.Body, nil), 16)
+	// The first bytes of the stream are kept for the engine's
+	// system_fingerprint (detection evidence, read apart from the
+	// stream's parse).
+	head := &headBuffer{max: fingerprintBytes}
+	res := ReadStream(NewSSEReader(io.TeeReader(resp.Body, head), nil), 16)
+	var datas [][]byte
+	for _, l := range bytes.Split(head.b, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(bytes.TrimSpace(l), []byte("data:")); ok {
+			datas = append(datas, bytes.TrimSpace(d))
+		}
+	}
+	r.fingerprint = fingerprint(datas)
 	switch {
 	case res.Err != "":
 		return fail("error in the stream: %s", res.Err)
@@ -193,4 +205,42 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// ServerFingerprint is the key of manifest.engine.server that holds the
+// system_fingerprint of the preflight probe's answer: what the engine says
+// its build is, detection evidence beside /v1/models and /props.
+const ServerFingerprint = "system_fingerprint"
+
+// fingerprintBytes bounds the probe's answer kept for its
+// system_fingerprint.
+const fingerprintBytes = 64 << 10
+
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	b   []byte
+	max int
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if n := h.max - len(h.b); n > 0 {
+		h.b = append(h.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// fingerprint is the system_fingerprint the first of the answer's JSON
+// objects that carries one states (OpenAI's field; llama.cpp sends its
+// build, "b<build>-<commit>", in every chunk), "" when none does. At most
+// 200 bytes are kept.
+func fingerprint(datas [][]byte) string {
+	for _, d := range datas {
+		var c struct {
+			SystemFingerprint string `json:"system_fingerprint"`
+		}
+		if json.Unmarshal(d, &c) == nil && c.SystemFingerprint != "" {
+			return truncate(c.SystemFingerprint, 200)
+		}
+	}
+	return ""
 }

@@ -199,6 +199,9 @@ type Result struct {
 }
 
 type runner struct {
+	// fingerprint is the system_fingerprint of the preflight probe's
+	// answer ("" when none was sent or stated).
+	fingerprint string
 	o      *Options
 	start  time.Time
 	client *http.Client
@@ -403,6 +406,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if !o.SkipPreflight {
 		if err := r.preflight(ctx, base); err != nil {
 			return nil, err
+		}
+		if r.fingerprint != "" {
+			if m.Engine.Server == nil {
+				m.Engine.Server = map[string]string{}
+			}
+			m.Engine.Server[ServerFingerprint] = r.fingerprint
 		}
 		setNote(m, schema.NotePreflight, "one probe request, built like the run's first one, was sent and answered before the first point and is not recorded: "+
 			"a cold start of the server went into it, so the first point's cold column starts after it (capture --no-preflight keeps the cold start in the warmup)")

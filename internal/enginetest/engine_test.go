@@ -224,6 +224,10 @@ func checkEngine(t *testing.T, m *schema.Manifest) {
 	if m.Engine.Name != "llamacpp" || !strings.HasPrefix(m.Engine.Version, "b") || m.Engine.Server["Server"] != "llama.cpp" {
 		t.Errorf("engine %q %q server header %q: want llamacpp, its build_info, llama.cpp", m.Engine.Name, m.Engine.Version, m.Engine.Server["Server"])
 	}
+	// Its answers' system_fingerprint is its build, as /props says.
+	if fp := m.Engine.Server["system_fingerprint"]; m.Notes["preflight"] != "" && fp != m.Engine.Version {
+		t.Errorf("engine.server.system_fingerprint %q, want the build %q", fp, m.Engine.Version)
+	}
 }
 
 // checkRecords: no request failed, and each agrees with the engine's own
