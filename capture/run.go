@@ -202,12 +202,12 @@ type runner struct {
 	// fingerprint is the system_fingerprint of the preflight probe's
 	// answer ("" when none was sent or stated).
 	fingerprint string
-	o      *Options
-	start  time.Time
-	client *http.Client
-	url    string
-	items  []Item
-	bodies [][]byte
+	o           *Options
+	start       time.Time
+	client      *http.Client
+	url         string
+	items       []Item
+	bodies      [][]byte
 	// probe is the preflight's prompt when it is not the first item's
 	// (Plan.DistinctPrompts).
 	probe   *Item
