@@ -57,9 +57,9 @@ URL_OVER=$(grep -o 'http://[0-9.:]*' "$OUT/sim-over.log" | head -1)
 run "$B" capture --endpoint "$URL_OVER" --model benchseal-sim --out "$OUT/over" --rate 10,200 --requests 120 \
   --warmup-requests 2 --seed 1 --output-tokens 32 --server-metrics-interval 100ms --progress never | tail -1
 kill $SIM_OVER 2>/dev/null || true
-run "$B" replay "$OUT/over" >"$OUT/over.txt"
+run "$B" replay "$OUT/over" --out "$OUT/over.txt"
 grep -E '^point|^  (overloaded|generator-limited|arrival rate|completions|outstanding|server queue trend) ' "$OUT/over.txt"
-run "$B" replay "$OUT/over" --output html >"$OUT/report-overload.html"
+run "$B" replay "$OUT/over" --output html --out "$OUT/report-overload.html"
 echo "HTML report with the overloaded point shaded: $OUT/report-overload.html"
 sed -n '/^point rate-200 repeat 0/,/^$/p' "$OUT/over.txt" | grep -q '^  overloaded  *YES' ||
   { echo "the point past capacity was not flagged overloaded"; exit 1; }
@@ -102,8 +102,8 @@ grep -qE '^FAIL +descriptors +digest mismatch in "records/' "$OUT/tampered.txt" 
   { echo "the rejection does not name the changed records layer"; exit 1; }
 
 step "6. Buyer: goodput under the publisher's SLO, then under my own stricter one (the bundle is not changed)"
-run "$B" replay "$OUT/run.oci" --output csv >"$OUT/replay-publisher.csv"
-run "$B" replay "$OUT/run.oci" --slo ttft=40ms,e2e=600ms,tpot=8ms,one_token=fail --output csv >"$OUT/replay-buyer.csv"
+run "$B" replay "$OUT/run.oci" --output csv --out "$OUT/replay-publisher.csv"
+run "$B" replay "$OUT/run.oci" --slo ttft=40ms,e2e=600ms,tpot=8ms,one_token=fail --output csv --out "$OUT/replay-buyer.csv"
 python3 - "$OUT/replay-publisher.csv" "$OUT/replay-buyer.csv" <<'PY'
 import csv, sys
 def rows(p):
@@ -122,21 +122,21 @@ for k in pub:
           f"{num(p['goodput']):>29} | {num(b['goodput']):>24} {num(b['slo_attainment'], 3):>10}")
 PY
 
-run "$B" replay "$OUT/run.oci" --slo ttft=40ms,e2e=600ms,tpot=8ms,one_token=fail --output html >"$OUT/report-buyer.html"
+run "$B" replay "$OUT/run.oci" --slo ttft=40ms,e2e=600ms,tpot=8ms,one_token=fail --output html --out "$OUT/report-buyer.html"
 echo "HTML report with charts: $OUT/report-buyer.html"
 
 step "7. Buyer: how goodput falls as the TTFT limit tightens"
-run "$B" replay "$OUT/run.oci" --sweep-slo ttft=5ms..60ms:6 >"$OUT/sweep.txt"
+run "$B" replay "$OUT/run.oci" --sweep-slo ttft=5ms..60ms:6 --out "$OUT/sweep.txt"
 sed -n '/by ttft limit/,$p' "$OUT/sweep.txt"
 
 step "8. An existing AIPerf result: import, pack, sign, verify (its own numbers recomputed), stricter SLO"
 run "$B" import aiperf testdata/fixtures/aiperf/run1_profile_export.jsonl testdata/fixtures/aiperf/run1_profile_export_aiperf.json \
   --out "$OUT/aiperf"
 run "$B" pack "$OUT/aiperf" --out "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.key"
-run "$B" verify "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.pub" >"$OUT/aiperf-verify.txt"
+run "$B" verify "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.pub" --out "$OUT/aiperf-verify.txt"
 sed -n '/^PASS\|^FAIL\|^SKIP\|^claims\|^  NOT\|^VERIFIED\|^REJECTED/p' "$OUT/aiperf-verify.txt"
 echo "AIPerf's run had no SLO; goodput with the SLO a buyer cares about (TTFT ≤ 2 s, E2E ≤ 10 s):"
-run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s >"$OUT/aiperf-replay.txt"
+run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s --out "$OUT/aiperf-replay.txt"
 sed -n '/^point/,/slo_attainment_ok/p' "$OUT/aiperf-replay.txt"
 
 step "9. Trust chain: plan signed before the run -> capture under the plan -> pack signed -> reviewer attests"
@@ -196,10 +196,10 @@ for cfg in a b; do
     --set slo.ttft=500ms --set slo.e2e=3s --set engine.name="simulator preset $cfg" --location same-host --progress never
 done
 kill $(cat "$OUT"/sim-*.pid) 2>/dev/null || true
-run "$B" compare "$OUT/config-a" "$OUT/config-b" --output html >"$OUT/compare.html"
-run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s >"$OUT/decision.txt"
+run "$B" compare "$OUT/config-a" "$OUT/config-b" --output html --out "$OUT/compare.html"
+run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s --out "$OUT/decision.txt"
 sed -n '/^decision table/,$p' "$OUT/decision.txt"
-run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s --output html >"$OUT/decision.html"
+run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo ttft=500ms,e2e=3s --output html --out "$OUT/decision.html"
 grep -q '^ANSWER: .* wins on goodput' "$OUT/decision.txt" || { echo "the faster configuration did not win"; exit 1; }
 echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
 

@@ -31,6 +31,7 @@ type inputFlags struct {
 	alpha         float64
 	output        string
 	sweep         string
+	report        reportOut
 }
 
 func (f *inputFlags) bind(cmd *cobra.Command) {
@@ -43,6 +44,7 @@ func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann–Whitney U test")
 	enumFlag(fl, &f.output, "output", "text", []string{"text", "json", "markdown", "html"}, "output format: text|json|markdown|html")
+	f.report.bind(fl)
 	fl.StringVar(&f.sweep, "sweep-slo", "", "HTML: also chart goodput against one SLO limit per configuration, e.g. ttft=50ms..2s[:steps]")
 }
 
@@ -201,6 +203,11 @@ compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 			if err != nil {
 				return err
 			}
+			rf, err := o.report.open(io)
+			if err != nil {
+				return err
+			}
+			defer rf.Discard()
 			ins, err := loadInputs(cmd.Context(), io.ErrOut, args, lo)
 			if err != nil {
 				return err
@@ -209,7 +216,10 @@ compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 			if err != nil {
 				return err
 			}
-			if err := report.WriteCompare(io.Out, report.Format(o.output), res); err != nil {
+			if err := report.WriteCompare(rf.w, report.Format(o.output), res); err != nil {
+				return err
+			}
+			if err := rf.Commit(); err != nil {
 				return err
 			}
 			if res.Guard.Verdict == compare.Refused {
@@ -265,13 +275,18 @@ JSON output (schema benchseal/decide/v1) is described by 'benchseal schema
 decide'. Exit codes: 0 decided (including "no significant winner"), 3 an input
 was rejected or the guard refused, 1 error, 2 usage.`,
 		Example: `  benchseal decide a.oci.tar b.oci.tar --key publisher.pub --objective max-goodput --slo ttft=200ms,e2e=5s
-  benchseal decide runs/a runs/b --objective max-capacity --attainment-target 0.95 --output html > decision.html`,
+  benchseal decide runs/a runs/b --objective max-capacity --attainment-target 0.95 --output html --out decision.html`,
 		Args: minimumArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lo, g, err := o.loadOptions(o.target)
 			if err != nil {
 				return err
 			}
+			rf, err := o.report.open(io)
+			if err != nil {
+				return err
+			}
+			defer rf.Discard()
 			ins, err := loadInputs(cmd.Context(), io.ErrOut, args, lo)
 			if err != nil {
 				return err
@@ -280,7 +295,10 @@ was rejected or the guard refused, 1 error, 2 usage.`,
 			if err != nil {
 				return err
 			}
-			if err := report.WriteDecide(io.Out, report.Format(o.output), d); err != nil {
+			if err := report.WriteDecide(rf.w, report.Format(o.output), d); err != nil {
+				return err
+			}
+			if err := rf.Commit(); err != nil {
 				return err
 			}
 			if d.Guard.Verdict == compare.Refused {

@@ -18,6 +18,7 @@ import (
 )
 
 type replayOptions struct {
+	report      reportOut
 	path        string
 	slo         string
 	definitions string
@@ -103,7 +104,7 @@ claims.json holds the tool's own published figures, which verify checks.
 
 JSON output (schema benchseal/replay/v1) is documented in docs/replay.md.
 --output html writes one self-contained page (inline CSS and SVG charts, no
-script, nothing fetched): benchseal replay RUN --output html > report.html`)
+script, nothing fetched): benchseal replay RUN --output html --out report.html`)
 	return b.String()
 }
 
@@ -124,6 +125,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
 	f.StringVar(&o.version, "definitions-version", "", "definitions version to compute under, e.g. benchseal/2026.11 (default: the current one)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
+	o.report.bind(f)
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
 	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment for the capacity estimate")
@@ -197,6 +199,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 			return err
 		}
 	}
+	rf, err := o.report.open(io)
+	if err != nil {
+		return err
+	}
+	defer rf.Discard()
 	run, closeRun, err := openRunOrBundle(o.path)
 	if err != nil {
 		return invalidAsRejected(err)
@@ -239,9 +246,12 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	}
 	if report.Format(o.output) == report.FormatHTML {
 		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
-		err = report.HTMLRun(io.Out, res, in)
+		err = report.HTMLRun(rf.w, res, in)
 	} else {
-		err = report.WriteRun(io.Out, report.Format(o.output), res, run.Manifest())
+		err = report.WriteRun(rf.w, report.Format(o.output), res, run.Manifest())
+	}
+	if err == nil {
+		err = rf.Commit()
 	}
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 )
 
 type validateOptions struct {
+	report      reportOut
 	io          *IO
 	imports     verify.ImportChecker
 	dir         string
@@ -47,6 +48,7 @@ field, up to --max-problems, and exits 3 when the run is invalid.`,
 	}
 	cmd.Flags().IntVar(&o.maxProblems, "max-problems", 50, "report at most this many problems, then count the rest")
 	enumFlag(cmd.Flags(), &o.output, "output", "text", []string{"text", "json"}, "report format: text or json")
+	o.report.bind(cmd.Flags())
 	return cmd
 }
 
@@ -63,6 +65,12 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if err := checkRunDirArg(o.dir); err != nil {
 		return err
 	}
+	rf, err := o.report.open(o.io)
+	if err != nil {
+		return err
+	}
+	defer rf.Discard()
+	out := rf.w
 	sum, err := schema.CheckRunDirContext(ctx, o.dir, o.maxProblems)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
@@ -94,7 +102,10 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(o.io.Out, "%s\n", b)
+		fmt.Fprintf(out, "%s\n", b)
+		if err := rf.Commit(); err != nil {
+			return err
+		}
 		if ve != nil {
 			return silentExit{ExitRejected}
 		}
@@ -102,23 +113,26 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	}
 	if ve != nil {
 		for _, p := range ve.Problems {
-			fmt.Fprintln(o.io.Out, p.String())
+			fmt.Fprintln(out, p.String())
 		}
 		if ve.Omitted > 0 {
-			fmt.Fprintf(o.io.Out, "... and %d more (raise --max-problems to see them)\n", ve.Omitted)
+			fmt.Fprintf(out, "... and %d more (raise --max-problems to see them)\n", ve.Omitted)
+		}
+		if err := rf.Commit(); err != nil {
+			return err
 		}
 		return rejected(fmt.Errorf("%s: invalid run: %d problem(s)", o.dir, len(ve.Problems)+ve.Omitted))
 	}
-	fmt.Fprintf(o.io.Out, "%s: valid (%d records: %d measured, %d warmup; %d chunks)\n",
+	fmt.Fprintf(out, "%s: valid (%d records: %d measured, %d warmup; %d chunks)\n",
 		o.dir, sum.Records, sum.Measure, sum.Warmup, sum.Chunks)
 	if m := shardOfRun(o.dir); m != "" {
-		fmt.Fprintln(o.io.Out, m)
+		fmt.Fprintln(out, m)
 	}
 	if sum.Incomplete {
-		fmt.Fprintf(o.io.Out, "WARNING: the run is marked INCOMPLETE (%s): %d declared measured request(s) have no record: replay counts them as not sent and as misses in SLO attainment\n",
+		fmt.Fprintf(out, "WARNING: the run is marked INCOMPLETE (%s): %d declared measured request(s) have no record: replay counts them as not sent and as misses in SLO attainment\n",
 			sum.IncompleteReason, sum.Missing)
 	}
-	return nil
+	return rf.Commit()
 }
 
 // checkImportedDir re-derives the imported run directory dir from its

@@ -17,6 +17,7 @@ import (
 )
 
 type verifyOptions struct {
+	report        reportOut
 	io            *IO
 	deps          *Deps
 	bundle        string
@@ -105,6 +106,7 @@ levels.`,
 	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json"}, "report format: text or json")
+	o.report.bind(f)
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
 	f.BoolVar(&o.allChecks, "all-checks", false, "run every check even after the signature check failed (default: stop there)")
 	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
@@ -148,6 +150,11 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
+	rf, err := o.report.open(o.io)
+	if err != nil {
+		return err
+	}
+	defer rf.Discard()
 	if o.allowUnsigned {
 		fmt.Fprintln(o.io.ErrOut, "benchseal: WARNING: --allow-unsigned: signatures are NOT checked; NOTHING IS AUTHENTICATED")
 	}
@@ -160,9 +167,12 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(o.io.Out, "%s\n", b)
+		fmt.Fprintf(rf.w, "%s\n", b)
 	} else {
-		writeVerifyText(o.io.Out, res, o.showClaims)
+		writeVerifyText(rf.w, res, o.showClaims)
+	}
+	if err := rf.Commit(); err != nil {
+		return err
 	}
 	if verr != nil {
 		if ctx.Err() != nil {

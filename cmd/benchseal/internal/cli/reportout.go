@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// reportOut is the --out flag of a command that prints a report (replay,
+// compare, decide, verify, validate). A shell redirect empties an existing
+// file before the command runs, so a failing command loses the report the
+// user had; --out writes beside FILE and renames only when the report is
+// complete, so FILE holds either the old report or the whole new one.
+type reportOut struct {
+	path string
+}
+
+func (r *reportOut) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&r.path, "out", "", "write the report to FILE instead of standard output, atomically: an existing FILE is replaced only by a complete report and left as it was when the command fails")
+}
+
+// reportFile is an open --out report: Commit puts it in place, Discard
+// removes it; after either, the other does nothing.
+type reportFile struct {
+	w    io.Writer
+	f    *os.File // nil without --out
+	st   *schema.Staging
+	path string
+	done bool
+}
+
+// open returns where the report goes: standard output without --out; with
+// it, a staging file beside FILE, created before any work so that a
+// directory or an unwritable place is refused at once.
+func (r *reportOut) open(cio *IO) (*reportFile, error) {
+	if r.path == "" {
+		return &reportFile{w: cio.Out, done: true}, nil
+	}
+	if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
+		return nil, usagef("--out %s is a directory: name the report file", r.path)
+	}
+	schema.ReclaimStale(r.path) // best effort: a killed run's staging never blocks
+	f, st, err := schema.NewStagingFile(r.path, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--out %s: %w", r.path, err)
+	}
+	return &reportFile{w: &textOut{w: f}, f: f, st: st, path: r.path}, nil
+}
+
+// Commit syncs the staging file and renames it over FILE.
+func (o *reportFile) Commit() error {
+	if o.done {
+		return nil
+	}
+	o.done = true
+	defer o.st.Release()
+	tmp := o.f.Name()
+	err := o.w.(*textOut).Flush()
+	err = errors.Join(err, o.f.Sync(), o.f.Close())
+	if err == nil {
+		err = os.Rename(tmp, o.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", o.path, err)
+	}
+	schema.SyncDir(filepath.Dir(o.path))
+	return nil
+}
+
+// Discard removes the staging file, leaving FILE as it was.
+func (o *reportFile) Discard() {
+	if o.done {
+		return
+	}
+	o.done = true
+	o.f.Close()
+	os.Remove(o.f.Name())
+	o.st.Release()
+}
