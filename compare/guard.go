@@ -24,6 +24,10 @@ const (
 	// or are unknown; the differences are listed and travel with every
 	// number.
 	WithDifferences = "comparable-with-differences"
+	// SameUnknowns: no stated value differs and nothing is accepted; the
+	// only limits are facts unknown on every input alike (model revision
+	// declared unknown on both), which are listed but are no difference.
+	SameUnknowns = "comparable-same-unknowns"
 	// Refused: a required check differs (or a quantized run has no
 	// passing quality gate); no number is compared.
 	Refused = "refused"
@@ -77,7 +81,7 @@ type CheckResult struct {
 
 // Guard is the comparability verdict over the measured inputs.
 type Guard struct {
-	// Verdict is Comparable, WithDifferences or Refused.
+	// Verdict is Comparable, SameUnknowns, WithDifferences or Refused.
 	Verdict string
 	Checks  []CheckResult
 	// Refusals say why the comparison was refused.
@@ -393,12 +397,33 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	switch {
 	case len(g.Refusals) > 0:
 		g.Verdict = Refused
-	case len(g.Limits) > 0:
-		g.Verdict = WithDifferences
-	default:
+	case len(g.Limits) == 0:
 		g.Verdict = Comparable
+	case len(g.UnknownOnAll()) == len(g.Limits):
+		g.Verdict = SameUnknowns
+	default:
+		g.Verdict = WithDifferences
 	}
 	return g
+}
+
+// UnknownOnAll names the checks that no input states (not stated or
+// declared unknown on every one), in check order.
+func (g *Guard) UnknownOnAll() []string {
+	var out []string
+	for _, c := range g.Checks {
+		if c.Status != Unknown {
+			continue
+		}
+		all := true
+		for _, v := range c.Values {
+			all = all && v == ""
+		}
+		if all {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 func refusal(c *CheckResult) string {

@@ -295,3 +295,22 @@ func TestGuardNamesDifferentClientBuilds(t *testing.T) {
 		t.Errorf("client check %s %q, want differs %q", c.Status, c.Detail, want)
 	}
 }
+
+// TestGuardSameUnknownsAreNoDifference: when the only limits are facts no
+// input states (the revision declared unknown on both), the verdict says so
+// instead of "with differences"; stated on one input only, it is one.
+func TestGuardSameUnknownsAreNoDifference(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	for _, in := range []*Input{a, b} {
+		in.Manifest.Model.Revision = ""
+		in.Manifest.Unknown = []string{"model.revision"}
+	}
+	g := RunGuard([]*Input{a, b}, GuardOptions{})
+	if g.Verdict != SameUnknowns || strings.Join(g.UnknownOnAll(), ",") != CheckRevision {
+		t.Fatalf("unknown on both: %s %v", g.Verdict, g.UnknownOnAll())
+	}
+	a.Manifest.Model.Revision, a.Manifest.Unknown = "r1", nil
+	if g = RunGuard([]*Input{a, b}, GuardOptions{}); g.Verdict != WithDifferences {
+		t.Errorf("stated on a only: %s, want %s", g.Verdict, WithDifferences)
+	}
+}

@@ -95,7 +95,7 @@ func orDash(s string) string {
 }
 
 func newCompareModel(r *compare.Result) *compareModel {
-	m := &compareModel{Verdict: r.Guard.Verdict, Refusals: r.Guard.Refusals, Notes: r.Notes}
+	m := &compareModel{Verdict: guardVerdict(r.Guard, false), Refusals: r.Guard.Refusals, Notes: r.Notes}
 	defs := "benchseal"
 	if len(r.Inputs) > 0 && r.Inputs[0].Result != nil {
 		defs = r.Inputs[0].Result.Definitions
@@ -228,13 +228,31 @@ const referenceResultsCaption = "results as published, UNVERIFIED (external: not
 // unverifiedMark follows every external result.
 const unverifiedMark = "[UNVERIFIED, external]"
 
+// guardVerdict is the guard's verdict as printed: the verdict (upper case
+// for text), and for compare.SameUnknowns what no input states, so that
+// facts unknown on every input are not read as differences.
+func guardVerdict(g *compare.Guard, upper bool) string {
+	v := g.Verdict
+	if upper {
+		v = strings.ToUpper(v)
+	}
+	if g.Verdict != compare.SameUnknowns {
+		return v
+	}
+	on := "both"
+	if len(g.Checks) > 0 && len(g.Checks[0].Values) != 2 {
+		on = fmt.Sprintf("all %d", len(g.Checks[0].Values))
+	}
+	return fmt.Sprintf("%s (no stated value differs; unknown on %s: %s)", v, on, strings.Join(g.UnknownOnAll(), ", "))
+}
+
 // CompareText writes a comparison as text.
 func CompareText(out io.Writer, r *compare.Result) error {
 	m := newCompareModel(r)
 	var b strings.Builder
 	b.WriteString("benchseal compare\n\ninputs\n")
 	writeIdentityText(&b, m.Inputs, m.References)
-	fmt.Fprintf(&b, "\ncomparability guard: %s\n", strings.ToUpper(m.Verdict))
+	fmt.Fprintf(&b, "\ncomparability guard: %s\n", guardVerdict(r.Guard, true))
 	textTable(&b, m.Guard, "  ")
 	for _, s := range m.Refusals {
 		fmt.Fprintf(&b, "  REFUSED: %s\n", s)

@@ -40,7 +40,7 @@ func objectiveMetric(obj string) string {
 }
 
 func newDecideModel(d *compare.Decision) *decideModel {
-	m := &decideModel{Objective: d.Objective, Verdict: d.Verdict, GuardVerdict: d.Guard.Verdict, Answer: d.Answer, Limits: d.Limits, Refusals: d.Guard.Refusals,
+	m := &decideModel{Objective: d.Objective, Verdict: d.Verdict, GuardVerdict: guardVerdict(d.Guard, false), Answer: d.Answer, Limits: d.Limits, Refusals: d.Guard.Refusals,
 		Target: Decimal(replay.Exact(d.Target), hundred, 2) + " %"}
 	m.SLO = d.SLO
 	if m.SLO == "" {
@@ -162,7 +162,7 @@ func DecideText(out io.Writer, d *compare.Decision) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "benchseal decide: objective %s under SLO %s\n\ninputs\n", m.Objective, m.SLO)
 	writeIdentityText(&b, m.Inputs, m.References)
-	fmt.Fprintf(&b, "\ncomparability guard: %s\n", strings.ToUpper(d.Guard.Verdict))
+	fmt.Fprintf(&b, "\ncomparability guard: %s\n", guardVerdict(d.Guard, true))
 	textTable(&b, m.Guard, "  ")
 	if len(m.Table.Rows) > 0 {
 		b.WriteString("\ndecision table\n")
@@ -201,7 +201,7 @@ func DecideMarkdown(out io.Writer, d *compare.Decision) error {
 	}
 	b.WriteString("\n## Inputs\n\n")
 	writeIdentityMarkdown(&b, m.Inputs, m.References)
-	fmt.Fprintf(&b, "\n## Comparability guard: %s\n\n", d.Guard.Verdict)
+	fmt.Fprintf(&b, "\n## Comparability guard: %s\n\n", guardVerdict(d.Guard, false))
 	mdTable(&b, m.Guard)
 	if len(m.Table.Rows) > 0 {
 		b.WriteString("\n## Decision table\n\n")
