@@ -14,11 +14,11 @@ func (g *gen) manifest(workloadSum string, items int) *schema.Manifest {
 	finish := epoch.Add(time.Duration(g.clock))
 	seed := int64(o.Seed)
 	zero := 0.0
-	per := o.Requests / (len(o.Points) * o.Repeats)
+	per, total, _ := o.Split()
 	m := &schema.Manifest{
 		Schema:      schema.ManifestSchemaV1,
-		RunID:       fmt.Sprintf("synth-%s-seed%d-%d", o.Mode, o.Seed, o.Requests),
-		Title:       fmt.Sprintf("Synthetic %s sweep, %d measured requests (seed %d)", o.Mode, o.Requests, o.Seed),
+		RunID:       fmt.Sprintf("synth-%s-seed%d-%d", o.Mode, o.Seed, total),
+		Title:       fmt.Sprintf("Synthetic %s sweep, %d measured requests (seed %d)", o.Mode, total, o.Seed),
 		StartTime:   epoch.Format(time.RFC3339Nano),
 		FinishTime:  finish.Format(time.RFC3339Nano),
 		EpochUnixNS: o.EpochUnixNS,
@@ -80,8 +80,8 @@ func (g *gen) manifest(workloadSum string, items int) *schema.Manifest {
 	if o.Mode == schema.ModeRate {
 		m.Load.MaxOutstanding = maxOutstanding
 	}
-	for _, p := range o.Points {
-		pt := schema.Point{Name: o.pointName(p), Requests: per}
+	for i, p := range o.Points {
+		pt := schema.Point{Name: o.pointName(p), Requests: per[i]}
 		if o.Mode == schema.ModeRate {
 			pt.Rate = p
 			pt.Arrival = schema.ArrivalPoisson

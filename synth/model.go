@@ -75,8 +75,8 @@ func clamp(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
 
 // run simulates every point: warmup, then the repeats.
 func (g *gen) run(ctx context.Context) error {
-	per := g.opts.Requests / (len(g.opts.Points) * g.opts.Repeats)
-	for _, p := range g.opts.Points {
+	per, _, _ := g.opts.Split()
+	for i, p := range g.opts.Points {
 		name := g.opts.pointName(p)
 		if g.opts.Warmup > 0 {
 			if err := g.segment(ctx, name, p, 0, schema.PhaseWarmup, g.opts.Warmup); err != nil {
@@ -84,7 +84,7 @@ func (g *gen) run(ctx context.Context) error {
 			}
 		}
 		for r := range g.opts.Repeats {
-			if err := g.segment(ctx, name, p, r, schema.PhaseMeasure, per); err != nil {
+			if err := g.segment(ctx, name, p, r, schema.PhaseMeasure, per[i]); err != nil {
 				return err
 			}
 		}

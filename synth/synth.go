@@ -25,8 +25,8 @@ type Options struct {
 	// Seed selects the pseudo-random stream (PCG).
 	Seed uint64
 	// Requests is the number of measured requests over all points and
-	// repeats; each point×repeat gets an equal share (the first ones one
-	// more when it does not divide).
+	// repeats, split by Split: every repeat of a point gets the same
+	// count, the first points one more when it does not divide.
 	Requests int
 	// Mode is schema.ModeConcurrency (closed loop) or schema.ModeRate
 	// (open loop, Poisson arrivals).
@@ -90,15 +90,8 @@ func (o *Options) Validate() error {
 			seen[n] = true
 		}
 	}
-	if n := len(o.Points) * o.Repeats; n > 0 && o.Requests >= 1 && o.Requests%n != 0 {
-		// The manifest declares one request count per point, the same for
-		// every repeat, and validate holds each point × repeat to it.
-		lo := o.Requests / n * n
-		hint := fmt.Sprintf("%d", lo+n)
-		if lo > 0 {
-			hint = fmt.Sprintf("%d or %d", lo, lo+n)
-		}
-		errs = append(errs, fmt.Errorf("requests %d is not a multiple of %d points × %d repeats: use %s", o.Requests, len(o.Points), o.Repeats, hint))
+	if n := len(o.Points) * o.Repeats; n > 0 && o.Requests >= 1 && o.Requests < n {
+		errs = append(errs, fmt.Errorf("requests %d is fewer than %d points × %d repeats: every repeat of every point needs one", o.Requests, len(o.Points), o.Repeats))
 	}
 	if o.Repeats < 1 {
 		errs = append(errs, errors.New("repeats must be ≥ 1"))
@@ -172,4 +165,41 @@ func WriteRun(ctx context.Context, dir string, opts Options, compress bool) (*sc
 		return nil, 0, err
 	}
 	return m, n, nil
+}
+
+// Split returns how Requests is spread: the measured requests of each
+// point (the same in every repeat, as the manifest declares one count per
+// point and validate holds each repeat to it), their total, and a note
+// saying how a total that is not a multiple of points × repeats was
+// split ("" when it is). The remainder goes one request per repeat to the
+// first points; what is left under one per repeat (fewer than Repeats
+// requests) cannot be split evenly and is not run, said in the note.
+func (o Options) Split() (perPoint []int, total int, note string) {
+	cells := len(o.Points) * o.Repeats
+	if cells == 0 || o.Requests < cells {
+		return make([]int, len(o.Points)), 0, ""
+	}
+	base := o.Requests / cells
+	rem := o.Requests % cells
+	extra, left := rem/o.Repeats, rem%o.Repeats
+	perPoint = make([]int, len(o.Points))
+	for i := range perPoint {
+		perPoint[i] = base
+		if i < extra {
+			perPoint[i]++
+		}
+		total += perPoint[i] * o.Repeats
+	}
+	if rem == 0 {
+		return perPoint, total, ""
+	}
+	note = fmt.Sprintf("requests %d is not a multiple of %d points × %d repeats: each repeat of the first %d point(s) gets %d, of the others %d",
+		o.Requests, len(o.Points), o.Repeats, extra, base+1, base)
+	if extra == 0 {
+		note = fmt.Sprintf("requests %d is not a multiple of %d points × %d repeats: each repeat of every point gets %d", o.Requests, len(o.Points), o.Repeats, base)
+	}
+	if left > 0 {
+		note += fmt.Sprintf("; %d request(s) fewer than one per repeat are left out (every repeat of a point runs the same count): %d measured", left, total)
+	}
+	return perPoint, total, note
 }

@@ -3,9 +3,11 @@ package synth_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -203,5 +205,29 @@ func TestWriteRunFailureLeavesNothing(t *testing.T) {
 	}
 	if err := schema.ValidateRunDir(dir, 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSplitSpreadsTheRemainder: a total that is not a multiple of points ×
+// repeats is spread one request per repeat over the first points; what is
+// left under one per repeat is left out and said.
+func TestSplitSpreadsTheRemainder(t *testing.T) {
+	for _, c := range []struct {
+		requests, repeats int
+		per               []int
+		total             int
+		note              string
+	}{
+		{1800, 2, []int{300, 300, 300}, 1800, ""},
+		{4000, 2, []int{667, 667, 666}, 4000, "first 2 point(s) gets 667, of the others 666"},
+		{4001, 2, []int{667, 667, 666}, 4000, "1 request(s) fewer than one per repeat are left out"},
+		{7, 2, []int{1, 1, 1}, 6, "each repeat of every point gets 1; 1 request(s)"},
+	} {
+		o := synth.DefaultOptions()
+		o.Points, o.Requests, o.Repeats = []float64{1, 4, 16}, c.requests, c.repeats
+		per, total, note := o.Split()
+		if fmt.Sprint(per) != fmt.Sprint(c.per) || total != c.total || !strings.Contains(note, c.note) || (c.note == "") != (note == "") {
+			t.Errorf("%d over 3 × %d: %v %d %q, want %v %d %q", c.requests, c.repeats, per, total, note, c.per, c.total, c.note)
+		}
 	}
 }

@@ -99,5 +99,8 @@ func runSynth(ctx context.Context, o *synthOptions) error {
 	}
 	fmt.Fprintf(o.io.Out, "wrote %s: %d records (%d points × %d repeats, %s mode) in %s, workload %s\n",
 		o.out, n, len(m.Load.Points), m.Load.Repeats, m.Load.Mode, file, m.Workload.SHA256[:12])
+	if _, _, note := o.opts.Split(); note != "" {
+		fmt.Fprintln(o.io.Out, note)
+	}
 	return nil
 }
