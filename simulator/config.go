@@ -38,8 +38,9 @@ type Config struct {
 	// Stall extra.
 	StallProb float64
 	Stall     time.Duration
-	// ErrorRate is the fraction of streamed requests that fail mid-stream
-	// with an in-band error event (HTTP status stays 200).
+	// ErrorRate is the probability that a streamed request fails
+	// mid-stream with an in-band error event (HTTP status stays 200),
+	// drawn per request from the seed and the request's number.
 	ErrorRate float64
 	// ReasoningTokens of each chat answer (at most all of them) are sent
 	// as delta.reasoning_content before the content.

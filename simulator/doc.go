@@ -23,7 +23,8 @@
 //   - Output length: max_tokens (or max_completion_tokens, default
 //     DefaultMaxTokens) when ignore_eos is set or min_tokens ≥ max_tokens;
 //     otherwise uniform in [max(1, min_tokens), max_tokens].
-//   - With probability ErrorRate a streamed request fails at a random chunk
+//   - With probability ErrorRate, drawn per request from Seed and the
+//     request's number (not per prompt), a streamed request fails at a random chunk
 //     with an in-band error event, {"error":{...}}, inside the 200 stream
 //     and no [DONE].
 //   - The first ReasoningTokens of a chat answer are sent as

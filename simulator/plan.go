@@ -55,6 +55,10 @@ func (q *request) promptText() string {
 	return b.String()
 }
 
+// errorStream sets the top bit of the error draw's stream selector, so it
+// never coincides with a prompt's stream (its hash) for small request numbers.
+const errorStream = 1 << 63
+
 // plan is what the simulator decides for one request, up front.
 type plan struct {
 	promptTokens int
@@ -93,8 +97,15 @@ func (s *Server) plan(q *request, chat bool) *plan {
 		p.stalls = append(p.stalls, s.cfg.StallProb > 0 && rng.Float64() < s.cfg.StallProb)
 		left -= k
 	}
-	if s.cfg.ErrorRate > 0 && rng.Float64() < s.cfg.ErrorRate {
-		p.failAt = rng.IntN(len(p.chunks) + 1)
+	// The error draw is per request, not per prompt: a stream of its own,
+	// of the seed and the request's number, so a run that repeats a few
+	// prompts still fails about ErrorRate of its requests, and the same
+	// seed fails the same request numbers.
+	if s.cfg.ErrorRate > 0 {
+		erng := rand.New(rand.NewPCG(uint64(s.cfg.Seed), errorStream|s.planned.Add(1)))
+		if erng.Float64() < s.cfg.ErrorRate {
+			p.failAt = erng.IntN(len(p.chunks) + 1)
+		}
 	}
 	if s.cfg.Flavor == FlavorLlamaCpp {
 		// The server's own count: the rendered prompt with BOS, part

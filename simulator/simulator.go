@@ -22,11 +22,14 @@ const (
 // Server is an in-process OpenAI-compatible streaming server with a
 // simulated latency model. It implements http.Handler.
 type Server struct {
-	cfg      Config
-	slots    chan struct{}
-	waiting  atomic.Int64
-	running  atomic.Int64
-	seq      atomic.Int64
+	cfg     Config
+	slots   chan struct{}
+	waiting atomic.Int64
+	running atomic.Int64
+	seq     atomic.Int64
+	// planned counts the requests planned so far: the n-th request's
+	// error draw comes from a stream of the seed and n (plan).
+	planned  atomic.Uint64
 	served   atomic.Int64
 	rejected atomic.Int64
 	mux      *http.ServeMux

@@ -100,3 +100,34 @@ func TestUnknownModelAndBadConfig(t *testing.T) {
 		t.Error("negative time scale accepted")
 	}
 }
+
+// TestErrorRateIsPerRequestAndSeeded: one prompt sent 400 times at
+// ErrorRate 0.2 fails about a fifth of them (the draw was per prompt, so a
+// repeated prompt failed always or never: 0 errors in 1,524 requests at
+// 0.02), and the same seed fails the same request numbers.
+func TestErrorRateIsPerRequestAndSeeded(t *testing.T) {
+	body := `{"model":"benchseal-sim","prompt":"one prompt","stream":true,"max_tokens":4}`
+	failed := func() []bool {
+		ts := newSim(t, func(c *simulator.Config) { c.ErrorRate = 0.2 })
+		var out []bool
+		for range 400 {
+			_, _, s := post(t, ts.URL+"/v1/completions", body)
+			out = append(out, strings.Contains(s, `"error"`))
+		}
+		return out
+	}
+	a, b := failed(), failed()
+	n := 0
+	for i := range a {
+		if a[i] {
+			n++
+		}
+		if a[i] != b[i] {
+			t.Fatalf("request %d: failed %v with one server, %v with another of the same seed", i+1, a[i], b[i])
+		}
+	}
+	// 400 draws at 0.2: mean 80, standard deviation 8; 40..120 is 5 sigma.
+	if n < 40 || n > 120 {
+		t.Errorf("%d of 400 requests failed at ErrorRate 0.2", n)
+	}
+}

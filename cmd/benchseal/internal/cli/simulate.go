@@ -64,7 +64,7 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.IntVar(&c.MaxChunkTokens, "chunk-tokens", c.MaxChunkTokens, "each chunk carries 1..N tokens")
 	f.Float64Var(&c.StallProb, "stall-prob", 0, "probability of a stall before each chunk")
 	f.DurationVar(&c.Stall, "stall", 0, "length of a stall")
-	f.Float64Var(&c.ErrorRate, "error-rate", 0, "fraction of streams failing with an in-band error")
+	f.Float64Var(&c.ErrorRate, "error-rate", 0, "probability that a stream fails with an in-band error, drawn per request (seeded by --seed and the request's number)")
 	f.IntVar(&c.ReasoningTokens, "reasoning-tokens", 0, "first N tokens of chat answers sent as reasoning_content")
 	f.DurationVar(&c.KeepAlive, "keep-alive", 0, "send ': keep-alive' comments at this interval while a request waits (0: never)")
 	f.IntVar(&c.DefaultMaxTokens, "default-max-tokens", c.DefaultMaxTokens, "output length when a request sets no max_tokens")
