@@ -110,7 +110,7 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 		dev(DevRepeats, "planned %d repeats, run %d", l.Repeats, m.Load.Repeats)
 	}
 	if m.Load.Warmup != l.Warmup {
-		dev(DevWarmup, "planned %+v, run %+v", l.Warmup, m.Load.Warmup)
+		dev(DevWarmup, "planned %s, run %s", warmupString(l.Warmup), warmupString(m.Load.Warmup))
 	}
 	if m.Load.RequestTimeout != l.RequestTimeout {
 		dev(DevTimeout, "planned %s, run %s", l.RequestTimeout, m.Load.RequestTimeout)
@@ -291,6 +291,34 @@ func pointString(p schema.Point) string {
 	return strings.Join(parts, " ")
 }
 
+// sloString names the limits an SLO sets; a zero limit is not set and
+// reads "none", never "0s", which would read as a limit of zero.
 func sloString(s schema.SLO) string {
-	return fmt.Sprintf("ttft=%s e2e=%s tpot=%s one_token=%s", s.TTFT, s.E2E, s.TPOT, s.OneToken)
+	limit := func(d schema.Duration) string {
+		if d == 0 {
+			return "none"
+		}
+		return d.String()
+	}
+	one := s.OneToken
+	if one == "" {
+		one = "not stated"
+	}
+	return fmt.Sprintf("ttft=%s e2e=%s tpot=%s one_token=%s", limit(s.TTFT), limit(s.E2E), limit(s.TPOT), one)
+}
+
+// warmupString names a warmup as the plan and manifest state it ("2
+// requests", "30s", "none").
+func warmupString(w schema.Warmup) string {
+	var parts []string
+	if w.Requests != 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", w.Requests))
+	}
+	if w.Duration != 0 {
+		parts = append(parts, w.Duration.String())
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " and ")
 }

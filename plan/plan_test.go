@@ -200,3 +200,24 @@ func TestRunWithoutGeneratorDeviatesFromPlan(t *testing.T) {
 		t.Fatalf("no %s deviation: %v", plan.DevGenerator, devs)
 	}
 }
+
+// TestDeviationDetailsReadAsStated: a changed warmup and SLO are said in
+// the plan's words, not as Go structs, and a limit the run does not set
+// reads "none", never "0s" (a limit of zero).
+func TestDeviationDetailsReadAsStated(t *testing.T) {
+	p := example()
+	d, _ := p.Digest()
+	m, c, cells := run(t)
+	m.Load.Warmup = schema.Warmup{Requests: 4}
+	m.SLO = schema.SLO{TTFT: schema.Duration(300e6)}
+	got := map[string]string{}
+	for _, dv := range p.Check(d, m, c, cells) {
+		got[dv.Kind] = dv.Detail
+	}
+	if w := got[plan.DevWarmup]; w != "planned 2 requests, run 4 requests" {
+		t.Errorf("warmup: %q", w)
+	}
+	if s := got[plan.DevSLO]; !strings.Contains(s, "manifest ttft=300ms e2e=none tpot=none one_token=not stated") || strings.Contains(s, "0s") {
+		t.Errorf("slo: %q", s)
+	}
+}
