@@ -92,8 +92,18 @@ func (s LoadSpec) Plan() (*Plan, error) {
 	case len(s.Rate) > 0:
 		p.Mode = schema.ModeRate
 		loads = s.Rate
+		// Said in the flag's words before a plan exists: the plan's own
+		// check would name a point (rate--5) the user never wrote.
+		for _, r := range s.Rate {
+			if !(r > 0 && r <= MaxRate) {
+				return nil, flagError(fmt.Sprintf("--rate %g: want a rate above 0 and at most %d requests per second", r, MaxRate))
+			}
+		}
 	case len(s.Concurrency) > 0:
 		for _, c := range s.Concurrency {
+			if c < 1 {
+				return nil, flagError(fmt.Sprintf("--concurrency %d: want at least 1 request in flight", c))
+			}
 			loads = append(loads, float64(c))
 		}
 	}

@@ -92,7 +92,9 @@ func TestLoadSpecMistakesArePlanErrors(t *testing.T) {
 		{"preset with lengths", "--preset protocol sets the prompt and output lengths; drop --input-tokens/--output-tokens",
 			capture.LoadSpec{Preset: capture.PresetProtocol, OutputTokens: ptr(128)}},
 		{"unknown preset", `--preset "quick": the only preset is protocol`, capture.LoadSpec{Preset: "quick"}},
-		{"a load capture refuses", "invalid plan: points[0] c0: concurrency 0 out of range 1..100000", capture.LoadSpec{Concurrency: []int{0}, Requests: 1}},
+		{"a load capture refuses", "invalid plan: points[0] c200000: concurrency 200000 out of range 1..100000", capture.LoadSpec{Concurrency: []int{200000}, Requests: 1}},
+		{"a negative rate, in the flag's words", "--rate -5: want a rate above 0 and at most 1000000 requests per second", capture.LoadSpec{Rate: []float64{-5}, Requests: 1}},
+		{"no concurrency", "--concurrency 0: want at least 1 request in flight", capture.LoadSpec{Concurrency: []int{0}, Requests: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package importer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -93,12 +95,22 @@ func ReadFiles(paths []string) ([]ingest.File, error) {
 		// Sized from the file's length: io.ReadAll alone would hold up to
 		// twice the file while its buffer grows.
 		var b []byte
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= ingest.MaxFileSize {
+		st, err := f.Stat()
+		if err == nil && st.IsDir() {
+			f.Close()
+			return nil, fmt.Errorf("read %s: is a directory: import takes the tool's output files themselves", p)
+		}
+		if err == nil && st.Mode().IsRegular() && st.Size() <= ingest.MaxFileSize {
 			b = make([]byte, 0, st.Size()+1)
 		}
 		b, err = readAll(io.LimitReader(f, ingest.MaxFileSize+1), b)
 		f.Close()
 		if err != nil {
+			// An *os.PathError names the file already.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("read %s: %w", p, err)
 		}
 		if len(b) > ingest.MaxFileSize {
@@ -160,6 +172,10 @@ func Import(ctx context.Context, tool string, files []ingest.File, dest string, 
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		// A parser's own errors already say "import TOOL: …".
+		if strings.HasPrefix(err.Error(), "import "+tool+": ") {
+			return nil, err
 		}
 		return nil, fmt.Errorf("import %s: %w", tool, err)
 	}
