@@ -411,6 +411,15 @@ func validateLoad(ps *problems, l *Load, external bool) {
 	}
 }
 
+// ValidateSLO returns the problems of an SLO on its own (fields named
+// "slo.…"), the rules ValidateManifest applies to manifest.slo: a command
+// that takes the SLO from its flags checks it before any work.
+func ValidateSLO(s SLO) []Problem {
+	ps := &problems{file: ManifestFile}
+	validateSLO(ps, "slo", &s)
+	return ps.list
+}
+
 func validateSLO(ps *problems, prefix string, s *SLO) {
 	for i, d := range []Duration{s.TTFT, s.E2E, s.TPOT} {
 		if d < 0 {

@@ -436,8 +436,14 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	}
 	// The same merge capture does later, on a scratch manifest now, so a
 	// malformed --set or --manifest is a usage error before anything runs.
-	if err := schema.ApplyOverlay(&schema.Manifest{}, opts.Overlay, opts.Sets); err != nil {
+	scratch := &schema.Manifest{}
+	if err := schema.ApplyOverlay(scratch, opts.Overlay, opts.Sets); err != nil {
 		return none, usagef("%v", err)
+	}
+	// An SLO that cannot be valid (a tpot limit without one_token) is a
+	// mistake in the flags, said before the run, not after it.
+	if ps := schema.ValidateSLO(scratch.SLO); len(ps) > 0 {
+		return none, usagef("--set/--manifest: field %q: %s", ps[0].Field, ps[0].Message)
 	}
 	if o.endpoint != "" {
 		if capture.CheckEndpoint(o.endpoint) != nil {

@@ -106,6 +106,10 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"pack with a public key", "is a public key: signing takes the private key", []string{"pack", run, "--out", filepath.Join(dir, "p.tar"), "--key", pubPath}, ExitUsage},
 		{"sign with a public key", "is a public key: signing takes the private key", []string{"sign", bundle, "--key", pubPath}, ExitUsage},
 		{"replay an invalid run", "load.repeats", []string{"replay", huge}, ExitRejected},
+		{"import with a mistyped --set value", "hardware.accelerator_count must be a whole number", []string{"import", "vllm", fixture("vllm", "lambdalabs_llama3_8b_h100_prompt10.json"), "--out", filepath.Join(dir, "i1"), "--set", "hardware.accelerator_count=abc"}, ExitUsage},
+		{"import with a misspelt --set field", `unknown manifest field "hardwre"`, []string{"import", "vllm", fixture("vllm", "lambdalabs_llama3_8b_h100_prompt10.json"), "--out", filepath.Join(dir, "i2"), "--set", "hardwre.x=1"}, ExitUsage},
+		{"import a trimmed run marked incomplete", `warmup was declared but no record has phase "warmup"`, []string{"import", "aiperf", fixture("aiperf", "aiperf010_c2_profile_export.jsonl"), fixture("aiperf", "aiperf010_c2_profile_export_aiperf.json"), "--out", filepath.Join(dir, "i3"), "--set", "incomplete=true", "--set", "incomplete_reason=trimmed"}, ExitRejected},
+		{"capture a tpot limit without one_token", `field "slo.one_token": must say whether one-token answers pass or fail`, []string{"capture", "--simulate", "--out", filepath.Join(dir, "c5"), "--concurrency", "1", "--requests", "1", "--set", "slo.tpot=5ms"}, ExitUsage},
 		{"replay unknown definitions", `invalid argument "vlm" for "--definitions" flag: want one of benchseal,`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)

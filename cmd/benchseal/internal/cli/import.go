@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchseal/benchseal/importer"
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
 )
 
 type importOptions struct {
@@ -65,9 +66,14 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 	if o.manifest != "" {
 		b, err := os.ReadFile(o.manifest)
 		if err != nil {
-			return fmt.Errorf("read --manifest: %w", err)
+			return usagef("--manifest: %v", err)
 		}
 		opts.Overlay = b
+	}
+	// A malformed --set or --manifest is a usage error before anything is
+	// read, as in capture: the same merge on a scratch manifest.
+	if err := schema.ApplyOverlay(&schema.Manifest{}, opts.Overlay, opts.Set); err != nil {
+		return usagef("%v", err)
 	}
 	files, err := importer.ReadFiles(paths)
 	if err != nil {
@@ -78,7 +84,10 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 		// The files are not what they were given as (another tool's, a
 		// summary without the per-request file, a run they cannot make
 		// valid): exit 3 for every importer.
-		if errors.Is(err, ingest.ErrBadInput) || errors.Is(err, ingest.ErrNoFiles) {
+		// A run that is invalid only with the --set values applied (the
+		// hint of the first refusal followed) is the same kind of mistake.
+		var ve *schema.ValidationError
+		if errors.Is(err, ingest.ErrBadInput) || errors.Is(err, ingest.ErrNoFiles) || errors.As(err, &ve) {
 			return rejected(err)
 		}
 		return err
@@ -97,7 +106,16 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 			}
 		}
 	}
-	fmt.Fprintf(io.Out, "imported %s: %d records, %d load points, %d claims (%d not recomputable), %d unknown fields -> %s\n",
-		tool, res.Written, len(res.Manifest.Load.Points), claims, notRecomputable, len(res.Manifest.Unknown), o.out)
+	fmt.Fprintf(io.Out, "imported %s: %s, %s, %s (%d not recomputable), %s -> %s\n",
+		tool, count(res.Written, "record"), count(len(res.Manifest.Load.Points), "load point"), count(claims, "claim"),
+		notRecomputable, count(len(res.Manifest.Unknown), "unknown field"), o.out)
 	return nil
+}
+
+// count says n things in English: "1 load point", "2 load points".
+func count[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
