@@ -184,7 +184,7 @@ func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec
 	case m.Subject == nil:
 		return m, invalid(CheckSignature, name, "no subject")
 	case m.Subject.Digest != run.Digest || m.Subject.Size != run.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
-		return m, invalid(CheckSignature, name, "subject %s is not the run manifest %s", m.Subject.Digest, run.Digest)
+		return m, invalid(CheckSignature, name, "signs run manifest %s, but this bundle's run manifest is %s: the bundle was changed after it was signed (its digests recomputed), and the signature no longer covers it", m.Subject.Digest, run.Digest)
 	case len(m.Layers) != 1:
 		return m, invalid(CheckSignature, name, "%d layers, want 1", len(m.Layers))
 	}
