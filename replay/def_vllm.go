@@ -49,7 +49,7 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		return
 	}
 	// Times in orig are seconds (perf_counter differences).
-	F, _, okR := recFirstLast(rec)
+	F, L, okR := recFirstLast(rec)
 	ttft, okT := o.secondsOr(F, okR, "ttft")
 	if !okT {
 		return
@@ -63,7 +63,18 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		// SGLang and older vLLM files keep no per-request latency:
 		// e2e and tpot are not recomputable (a note says so).
 		why = r.name + ": per-request latency not stored by this tool version: e2e and tpot not recomputable"
-	} else if end := p.prov.Field(schema.FieldEnd); end.Status == schema.FieldMeasured {
+	} else if f := p.ver.latencyEnd(); p.prov.Field(f).Status != schema.FieldMeasured {
+		end, to := p.prov.Field(f), "the end of the stream"
+		if f == schema.FieldLastChunk {
+			to = "the last chunk"
+		}
+		why = fmt.Sprintf("%s: the latency runs to %s (%s), which the source did not measure (%s %s: %s): e2e and tpot not recomputable", r.name, to, f, f, end.Status, end.How)
+	} else if f == schema.FieldLastChunk {
+		// vllm/2026.11 and sglang/2026.11 (versions.go): the latency
+		// ends at the last chunk (chunk times count from the send), as
+		// vLLM's current serve.py.
+		lat = L
+	} else {
 		// The latency runs to the end of the stream: SGLang's
 		// bench_serving, adapted from vLLM's 2024 benchmark_serving,
 		// sets latency = perf_counter() − st on every chunk including
@@ -73,8 +84,6 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		// these definitions keep the 2024 rule. The records' end_ns is
 		// that end; their last chunk is not.
 		lat = float64(rec.EndNS - rec.SentNS)
-	} else {
-		why = fmt.Sprintf("%s: the latency runs to the end of the stream (end_ns), which the source did not measure (end_ns %s: %s): e2e and tpot not recomputable", r.name, end.Status, end.How)
 	}
 	if why != "" {
 		r.noLatency, p.unjudgedWhy = why, why

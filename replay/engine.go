@@ -152,7 +152,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	slo, sloNote := applyOneTokenPolicy(def, slo)
 	cfg := &config{def: def, rules: ver.rules, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
 		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
-	cfg.gate = newGate(m, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
+	cfg.gate = newGate(m, ver.rules, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
 	cfg.skip = skippedMetrics(slo, opts.Smooth != nil, m.Cost != nil)
 	cfg.over = newOverloadCfg(m)
 	cfg.shards = m.Shards

@@ -51,6 +51,8 @@ type peerGroup struct {
 	// err is set by the rules when a record's kept values cannot be
 	// replayed under them (the replay then fails, naming the record).
 	err error
+	// ver holds the switches of an older version of the definitions.
+	ver versionRules
 }
 
 // newPeerGroup returns the accumulator of one point and repeat under
@@ -60,7 +62,7 @@ func newPeerGroup(cfg *config) *peerGroup {
 	if rules == nil {
 		return nil
 	}
-	p := &peerGroup{rules: rules, slo: cfg.slo, readOrig: cfg.origTool == cfg.def.Name(), prov: cfg.prov, def: cfg.def.Name()}
+	p := &peerGroup{rules: rules, slo: cfg.slo, readOrig: cfg.origTool == cfg.def.Name(), prov: cfg.prov, def: cfg.def.Name(), ver: cfg.rules}
 	if cfg.sweep != nil {
 		p.sweep = &peerSweep{metric: cfg.sweep.Metric}
 	}

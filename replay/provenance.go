@@ -24,7 +24,7 @@ var metricFields = map[string][]string{
 	"send_lag_ns":              {schema.FieldScheduled, schema.FieldSent},
 	"ttft_sched_ns":            {schema.FieldScheduled, schema.FieldSent, schema.FieldFirstChunk},
 	"e2e_sched_ns":             {schema.FieldScheduled, schema.FieldSent, schema.FieldLastChunk},
-	"window_ns":                {schema.FieldSent, schema.FieldEnd},
+	"window_ns":                nil, // versionRules.windowFields: the window's fields are its version's
 	"output_token_throughput":  {schema.FieldOutputTokens},
 	"total_token_throughput":   {schema.FieldInputTokens, schema.FieldOutputTokens},
 	"token_goodput":            {schema.FieldOutputTokens},
@@ -80,7 +80,7 @@ func skippedMetrics(slo SLOSpec, smooth, cost bool) map[string]bool {
 // provenance block says (a run without one included): first_chunk_ns is
 // absent, so TTFT, TPOT and an SLO with a TTFT or TPOT limit are null with
 // that reason, never judged against e2e.
-func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[string]string) *gate {
+func newGate(m *schema.Manifest, rules versionRules, slo SLOSpec, smooth, cost bool, extra map[string]string) *gate {
 	p := m.Provenance
 	if m.Client.Boundary == schema.BoundaryNonStreaming && p.Field(schema.FieldFirstChunk).Usable() {
 		q := &schema.Provenance{}
@@ -130,6 +130,9 @@ func newGate(m *schema.Manifest, slo SLOSpec, smooth, cost bool, extra map[strin
 			continue
 		}
 		fs := metricFields[k]
+		if k == "window_ns" {
+			fs = rules.windowFields()
+		}
 		if slices.Contains(sloMetrics, k) {
 			fs = append(slices.Clone(fs), sloFields...)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // A Version is one frozen set of rules of a Definition, named
@@ -35,7 +37,7 @@ type Version struct {
 	// it is printed with it. "" when none is known.
 	Defect string
 	// Kept is false when this benchseal no longer computes the version's
-	// rules (only peer definitions' first versions, whose rules were
+	// rules (only some peer definitions' first versions, whose rules were
 	// changed before versions were named).
 	Kept bool
 
@@ -49,6 +51,30 @@ type versionRules struct {
 	// token of an ok request (benchseal/2026.11) instead of the latest
 	// end of any measured request.
 	windowEndsAtLastOK bool
+	// latencyToLastChunk ends vLLM's and SGLang's latency of a request
+	// whose tool stored none at its last chunk (vllm/2026.11,
+	// sglang/2026.11: vLLM's serve.py rule) instead of at end_ns, the end
+	// of the stream.
+	latencyToLastChunk bool
+}
+
+// windowFields returns the record fields the window of these rules is
+// computed from: the gate nulls it when the source did not measure one.
+// benchseal/2026.11's window ends at a last chunk, later ones at end_ns.
+func (r versionRules) windowFields() []string {
+	if r.windowEndsAtLastOK {
+		return []string{schema.FieldSent, schema.FieldLastChunk}
+	}
+	return []string{schema.FieldSent, schema.FieldEnd}
+}
+
+// latencyEnd returns the record field vLLM's and SGLang's latency of a
+// request without a stored one ends at under these rules.
+func (r versionRules) latencyEnd() string {
+	if r.latencyToLastChunk {
+		return schema.FieldLastChunk
+	}
+	return schema.FieldEnd
 }
 
 // First release names: the version a claims file that names none follows.
@@ -67,14 +93,22 @@ const (
 	windowWhy     = "a request that failed or timed out after the last ok token did not count in the window, so failing hard work shortened it and raised goodput and throughputs"
 	windowDefect  = "its window ends at the last ok request's final token, so a request that fails or times out after it is left out of the window and failing hard work can raise goodput and throughputs"
 
-	peerChanged = "read orig only in a run imported from the tool itself, else the records through the provenance gate; vLLM/SGLang latency to end_ns; SLO limits on unstored values unknown, not misses; the tool's one-token rule applied"
+	peerChanged = "read orig only in a run imported from the tool itself, else the records through the provenance gate; SLO limits on unstored values unknown, not misses; the tool's one-token rule applied"
 	peerWhy     = "a peer definitions read another tool's orig fields (placeholders among them) as its own and judged unstored values as SLO misses"
+
+	latencyChanged = "e2e and tpot of a request whose tool stored no latency run to end_ns, the end of the stream (was: its last chunk)"
+	latencyWhy     = "SGLang's bench_serving and vLLM's 2024 benchmark_serving, which these definitions follow, time the latency to the end of the stream ([DONE] included), not to the last token chunk"
 )
 
 // versions lists every definitions version, oldest first per definitions.
-// benchseal's are all kept; each peer's first version is the rules of the
-// first releases, changed (7772d6e and later) before versions were named,
-// and not kept.
+// benchseal's are all kept. Each peer's first version is the rules of the
+// first releases, changed (7772d6e and later) before versions were named.
+// vLLM's and SGLang's first versions are kept for what a captured run's
+// claims under them depend on, the latency rule (latencyToLastChunk);
+// the other changes of 7772d6e (orig read only in the tool's own
+// imports, the provenance gate, unjudged SLO limits) apply to them too,
+// as fixes of misread input that no honest claim depends on. The other
+// peers' first versions are not kept.
 var versions = func() []Version {
 	vs := []Version{
 		{Name: "benchseal/" + firstRelease, Definitions: "benchseal", Since: "2a73a39", Kept: true, Defect: windowDefect,
@@ -91,8 +125,13 @@ var versions = func() []Version {
 			changed += "; every issued query counts in the p99 and the overlatency counts, a failed one as +inf"
 			why += "; failed queries were left out of MLPerf's p99"
 		}
-		vs = append(vs,
-			Version{Name: d.Name() + "/" + firstRelease, Definitions: d.Name(), Since: "2a73a39"},
+		first := Version{Name: d.Name() + "/" + firstRelease, Definitions: d.Name(), Since: "2a73a39"}
+		switch d.Name() {
+		case "vllm", "sglang":
+			first.Kept, first.rules = true, versionRules{latencyToLastChunk: true}
+			changed, why = latencyChanged+"; "+changed, latencyWhy+"; "+why
+		}
+		vs = append(vs, first,
 			Version{Name: d.Name() + "/" + currentRelease, Definitions: d.Name(), Since: "7772d6e", Kept: true, Changed: changed, Why: why})
 	}
 	return vs

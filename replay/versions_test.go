@@ -61,7 +61,7 @@ func TestVersionErrors(t *testing.T) {
 	for _, c := range []struct{ defs, version, want string }{
 		{"", "benchseal/2025.01", "unknown definitions version"},
 		{"", "vllm/2026.12", "unknown definitions version"},
-		{"vllm", "vllm/2026.11", "not kept"},
+		{"aiperf", "aiperf/2026.11", "not kept"},
 	} {
 		_, err := Replay(context.Background(), run, Options{Definitions: c.defs, Version: c.version})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -165,29 +165,116 @@ func TestVersionsNeverHideAForgedClaim(t *testing.T) {
 // version, which no release wrote (its rules are not kept), are an error
 // naming claims.json and definitions_version, never recomputed under
 // another version; claims under peer definitions naming none are judged
-// under the kept version, a value that differs mismatched.
+// under a kept version, a value that differs under every one mismatched
+// (vLLM's, whose first version is kept, under both).
 func TestClaimsOfAVersionNotKeptAreInvalid(t *testing.T) {
 	run := hardWorkRun(schema.StatusOK, 5)
-	res := mustReplay(t, run, Options{Definitions: "vllm"})
+	res := mustReplay(t, run, Options{Definitions: "aiperf"})
 	cl := res.Claims(nil, DefaultClaimTolerance)
-	if cl.DefinitionsVersion != "vllm/2026.12" {
+	if cl.DefinitionsVersion != "aiperf/2026.12" {
 		t.Fatalf("claims name %q", cl.DefinitionsVersion)
 	}
 	cl.Points[0].Metrics[0].Value *= 10
-	cl.DefinitionsVersion = "vllm/2026.11"
+	cl.DefinitionsVersion = "aiperf/2026.11"
 	run.c = cl
 	_, err := ClaimChecker{}.CheckClaims(context.Background(), run)
-	if err == nil || !strings.Contains(err.Error(), "claims.json") || !strings.Contains(err.Error(), "definitions_version") || !strings.Contains(err.Error(), "vllm/2026.11") {
-		t.Errorf("claims naming vllm/2026.11: err %v, want an error naming claims.json and definitions_version", err)
+	if err == nil || !strings.Contains(err.Error(), "claims.json") || !strings.Contains(err.Error(), "definitions_version") || !strings.Contains(err.Error(), "aiperf/2026.11") {
+		t.Errorf("claims naming aiperf/2026.11: err %v, want an error naming claims.json and definitions_version", err)
 	}
-	cl.DefinitionsVersion = ""
-	for i, c := range checkClaims(t, run, cl) {
-		want := schema.ClaimMatched
-		if i == 0 {
-			want = schema.ClaimMismatched
+	for _, defs := range []string{"aiperf", "vllm"} {
+		cl := mustReplay(t, run, Options{Definitions: defs}).Claims(nil, DefaultClaimTolerance)
+		cl.Points[0].Metrics[0].Value *= 10
+		cl.DefinitionsVersion = ""
+		for i, c := range checkClaims(t, run, cl) {
+			want := schema.ClaimMatched
+			if i == 0 {
+				want = schema.ClaimMismatched
+			}
+			if c.Outcome != want || c.DefinitionsVersion != defs+"/2026.12" || !c.VersionInferred {
+				t.Errorf("%s, no version: %s %s under %s (inferred %v): %s; want %s", defs, c.Metric, c.Outcome, c.DefinitionsVersion, c.VersionInferred, c.Reason, want)
+			}
 		}
-		if c.Outcome != want || c.DefinitionsVersion != "vllm/2026.12" || !c.VersionInferred {
-			t.Errorf("no version: %s %s under %s (inferred %v): %s; want %s", c.Metric, c.Outcome, c.DefinitionsVersion, c.VersionInferred, c.Reason, want)
+	}
+}
+
+// streamEndRun is one ok request of 3 tokens whose stream ends (end_ns,
+// 1500 ms) well after its last chunk (1000 ms): vLLM's and SGLang's
+// latency differs between their versions.
+func streamEndRun() *memRun {
+	ms := int64(1e6)
+	r := req(0, 3, 100*ms, 550*ms, 1000*ms)
+	r.EndNS = 1500 * ms
+	return &memRun{m: manifest(), recs: []*schema.Record{r}}
+}
+
+// TestPeerLatencyUnderEachVersion: vllm/2026.11 and sglang/2026.11, the
+// rules of the releases before 7772d6e, end a captured request's latency
+// at its last chunk (and need it measured); their 2026.12 at end_ns. The
+// old rule is kept so that claims made under it still recompute.
+func TestPeerLatencyUnderEachVersion(t *testing.T) {
+	ms := 1e6
+	slo := &SLOSpec{E2ENS: ptr(int64(1200e6))}
+	for _, def := range []string{"vllm", "sglang"} {
+		for _, c := range []struct {
+			version         string
+			e2e, tpot, good float64
+		}{
+			{def + "/2026.11", 1000 * ms, 450 * ms, 1},
+			{def + "/2026.12", 1500 * ms, 700 * ms, 0},
+		} {
+			res := mustReplay(t, streamEndRun(), Options{Definitions: def, Version: c.version, SLO: slo})
+			p := res.Results[0]
+			e, _ := p.Dists["e2e_ns"].Mean.Float64()
+			tp, _ := p.Dists["tpot_ns"].Mean.Float64()
+			if res.DefinitionsVersion != c.version || e != c.e2e || tp != c.tpot || float64(p.Counts.Good) != c.good {
+				t.Errorf("%s: %s e2e %v tpot %v good %d, want e2e %v tpot %v good %v", c.version, res.DefinitionsVersion, e, tp, p.Counts.Good, c.e2e, c.tpot, c.good)
+			}
+		}
+		run := streamEndRun()
+		run.m.Provenance = &schema.Provenance{}
+		run.m.Provenance.Set(schema.FieldLastChunk, schema.FieldDerived, "placeholder")
+		p := mustReplay(t, run, Options{Definitions: def, Version: def + "/2026.11"}).Results[0]
+		if p.Dists["e2e_ns"].N != 0 || !strings.Contains(p.NullReasons["e2e_ns"], "the last chunk (last_chunk_ns), which the source did not measure") {
+			t.Errorf("%s/2026.11, last chunk not measured: e2e n %d reason %q, want null with the reason", def, p.Dists["e2e_ns"].N, p.NullReasons["e2e_ns"])
+		}
+	}
+}
+
+// TestOldPeerClaimsMatchWithCurrentValue: claims made under vLLM's or
+// SGLang's definitions by a release before versions (naming none), or
+// naming the first version, match under it and show the current value and
+// what changed beside the latencies; a forged one is mismatched under
+// every version.
+func TestOldPeerClaimsMatchWithCurrentValue(t *testing.T) {
+	for _, def := range []string{"vllm", "sglang"} {
+		for _, named := range []bool{true, false} {
+			run := streamEndRun()
+			cl := mustReplay(t, run, Options{Definitions: def, Version: def + "/2026.11"}).Claims(nil, DefaultClaimTolerance)
+			if !named {
+				cl.DefinitionsVersion = ""
+			}
+			cks := checkClaims(t, run, cl)
+			for _, c := range cks {
+				if c.Outcome != schema.ClaimMatched || c.DefinitionsVersion != def+"/2026.11" || c.VersionInferred == named || c.KnownDefect != "" {
+					t.Errorf("%s named %v: %s %s under %q (inferred %v): %s", def, named, c.Metric, c.Outcome, c.DefinitionsVersion, c.VersionInferred, c.Reason)
+				}
+			}
+			e := claim(t, cks, "e2e_ns.p50")
+			if e.Current == nil || e.Current.Value == nil || *e.Current.Value != 1500e6 || e.Current.Version != def+"/2026.12" ||
+				len(e.Current.Changed) != 1 || !strings.Contains(e.Current.Changed[0], "end_ns") {
+				t.Errorf("%s named %v: e2e's current value %+v, want 1500 ms under %s/2026.12 naming the latency change", def, named, e.Current, def)
+			}
+			if c := claim(t, cks, "ttft_ns.p50"); c.Current != nil {
+				t.Errorf("%s named %v: ttft has a current value %+v although it did not change", def, named, c.Current)
+			}
+			for i := range cl.Points[0].Metrics {
+				if cl.Points[0].Metrics[i].Metric == "e2e_ns.p50" {
+					cl.Points[0].Metrics[i].Value = 1250e6
+				}
+			}
+			if c := claim(t, checkClaims(t, run, cl), "e2e_ns.p50"); c.Outcome != schema.ClaimMismatched {
+				t.Errorf("%s named %v: forged e2e %s under %s, want mismatched", def, named, c.Outcome, c.DefinitionsVersion)
+			}
 		}
 	}
 }
@@ -226,7 +313,7 @@ func TestEveryVersionIsDocumented(t *testing.T) {
 					t.Errorf("%s: %v", v.Name, err)
 				}
 			}
-			if d.Name() == "benchseal" {
+			if d.Name() == "benchseal" || (i == 0 && v.Kept) {
 				for _, s := range []string{v.Name, v.Defect} {
 					if !strings.Contains(sec, s) {
 						t.Errorf("docs/format.md's versions section lacks %q", s)
@@ -235,7 +322,7 @@ func TestEveryVersionIsDocumented(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{"2026.11", "not kept", windowChanged} {
+	for _, s := range []string{"2026.11", "not kept", windowChanged, "`last_chunk_ns`", "`end_ns`, the end of the stream (was: its last chunk"} {
 		if !strings.Contains(sec, s) {
 			t.Errorf("docs/format.md's versions section lacks %q", s)
 		}

@@ -129,3 +129,32 @@ func TestElapsedWindowNeedsMeasuredEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestOldWindowNeedsMeasuredLastChunks: benchseal/2026.11's window ends at
+// a last chunk, so it reads sent_ns and last_chunk_ns, not end_ns: without
+// measured end_ns it is still computed, without measured last chunks it is
+// null with that reason (the current version the other way round).
+func TestOldWindowNeedsMeasuredLastChunks(t *testing.T) {
+	slo := &SLOSpec{E2ENS: ptr(int64(2e9)), OneToken: schema.OneTokenPass}
+	for _, c := range []struct {
+		field, version, null string
+	}{
+		{schema.FieldEnd, "benchseal/2026.11", ""},
+		{schema.FieldEnd, "benchseal/2026.12", "end_ns not measured"},
+		{schema.FieldLastChunk, "benchseal/2026.11", "last_chunk_ns not measured"},
+		{schema.FieldLastChunk, "benchseal/2026.12", ""},
+	} {
+		run := hardWorkRun(schema.StatusTimeout, 30)
+		run.m.Evidence = schema.EvidenceImported
+		run.m.Provenance = &schema.Provenance{}
+		run.m.Provenance.Set(c.field, schema.FieldAbsent, "placeholder")
+		p := mustReplay(t, run, Options{SLO: slo, Version: c.version}).Results[0]
+		w := p.Scalars["window_ns"]
+		if c.null == "" && (w.IsNull() || p.NullReasons["window_ns"] != "") {
+			t.Errorf("%s without %s: window %v (%q), want a window", c.version, c.field, w, p.NullReasons["window_ns"])
+		}
+		if c.null != "" && (!w.IsNull() || !strings.Contains(p.NullReasons["window_ns"], c.null)) {
+			t.Errorf("%s without %s: window %v (%q), want null: %s", c.version, c.field, w, p.NullReasons["window_ns"], c.null)
+		}
+	}
+}

@@ -1,16 +1,17 @@
 #!/bin/sh
-# generate.sh COMMIT NAME: make the compatibility bundle NAME.tar (with
+# generate.sh COMMIT NAME [DEFINITIONS]: make the compatibility bundle NAME.tar (with
 # NAME.pub, its publisher's public key) with benchseal as built at COMMIT of
 # this repository, the way a publisher of that release would have made it:
 # a scratch checkout of COMMIT, its binary, a small capture against its
-# simulator (two closed-loop points of 6 requests), its replay writing the claims, a fresh key and its pack
-# --key, which signs. Run from the repository root; it writes only
+# simulator (two closed-loop points of 6 requests), its replay writing the claims (under DEFINITIONS,
+# default benchseal's), a fresh key and its pack --key, which signs. Run from the repository root; it writes only
 # testdata/compat/NAME.tar, NAME.pub and NAME.info (the commit, the Go
 # version and the commands, for the README). A capture is measured, so two
 # runs never give the same bytes: the committed bundle is the record.
 set -eu
 commit=$1
 name=$2
+defs=${3:-}
 root=$(pwd)
 out=$root/testdata/compat
 work=$(mktemp -d)
@@ -23,7 +24,7 @@ export BENCHSEAL_PASSWORD=
 export SOURCE_DATE_EPOCH=1764460800
 cd "$work"
 capture="capture --simulate --out run --concurrency 1,2 --requests 6 --output-tokens 24 --input-tokens 16 --sim-time-scale 0.05 --seed 7 --progress never --title compat-$name"
-replay="replay run --write-claims run/claims.json --output json"
+replay="replay run --write-claims run/claims.json --output json${defs:+ --definitions $defs}"
 # shellcheck disable=SC2086
 "$b" $capture >capture.log 2>&1 || { cat capture.log; exit 1; }
 # shellcheck disable=SC2086
