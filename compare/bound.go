@@ -225,7 +225,7 @@ func boundFloats(bs []*Bound) []float64 {
 	for _, b := range bs {
 		f, _ := b.Value.Float64()
 		if b.Kind == Below {
-			f -= max(f, 1) * 1e-9
+			f -= float64(max(f, 1) * 1e-9) // explicit: no fused multiply-subtract on arm64 (internal/floatcheck)
 		}
 		out = append(out, f)
 	}

@@ -58,7 +58,7 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	lat := math.NaN()
 	why := ""
 	if v, ok := o.num("latency", "e2e_latency"); ok {
-		lat = v * 1e9
+		lat = float64(v * 1e9) // explicit: lat − ttft below must not fuse (internal/floatcheck)
 	} else if o != nil {
 		// SGLang and older vLLM files keep no per-request latency:
 		// e2e and tpot are not recomputable (a note says so).
