@@ -8,7 +8,7 @@ CYCLONEDX_VERSION   := v1.10.0
 DIST                ?= dist
 export CGO_ENABLED ?= 0
 
-.PHONY: engine engine-test release release-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: engine engine-test release release-check install-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -58,8 +58,8 @@ check: lint test
 
 ## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry,
 ## the same bytes on linux/arm64 (under qemu-user) as on linux/amd64, a release built twice to identical bytes,
-## and a real inference engine.
-ci-full: test dockerfile-check interop registry arm64-check release-check engine-test
+## docs/install.md's go install line from a module proxy layout, and a real inference engine.
+ci-full: test dockerfile-check interop registry arm64-check release-check install-check engine-test
 
 ## arm64-check: no fused multiply-add in benchseal's arm64 code, and replay/compare/decide outputs over
 ## testdata/compat and two synthetic runs byte-identical on linux/arm64 (qemu-user-static, installed) and amd64.
@@ -76,6 +76,11 @@ release:
 ## release-check: make release twice (the second with an empty Go build cache) and compare every byte.
 release-check:
 	bash scripts/release-check.sh $(or $(VERSION),v0.0.0)
+
+## install-check: docs/install.md's `go install github.com/benchseal/benchseal/cmd/benchseal@V` run against the
+## committed HEAD served at V from a file-based module proxy (no network): the binary names V and its sha256.
+install-check:
+	sh scripts/install-check.sh $(or $(VERSION),v0.99.0)
 
 ## engine: build llama.cpp's llama-server (node-llama-cpp 3.22.1's bundled source, ~30 min on 2 cores, cached in
 ## bin/tools) and write the tiny random-weight model it serves; BENCHSEAL_LLAMA_SERVER=PATH uses that binary.

@@ -9,24 +9,32 @@
 //	releasetool provenance -out FILE -version V -revision SHA [-ref REF] -command CMD
 //	    -targets os/arch,... -go GOVERSION -epoch UNIX -ldflags FLAGS -builder ID FILE ...
 //	releasetool sign -key KEY -in STATEMENT -out BUNDLE   (password: BENCHSEAL_PASSWORD)
+//	releasetool modproxy -dir DIR -version V -revision REV -time RFC3339
+//	    (a file-based GOPROXY holding this module at V, made from REV: make install-check)
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/internal/release"
 	"github.com/benchseal/benchseal/schema"
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: releasetool archive|sums|provenance|sign ...")
+		fmt.Fprintln(os.Stderr, "usage: releasetool archive|sums|provenance|sign|modproxy ...")
 		os.Exit(2)
 	}
 	var err error
@@ -39,6 +47,8 @@ func main() {
 		err = provenance(args)
 	case "sign":
 		err = signStatement(args)
+	case "modproxy":
+		err = modProxy(args)
 	default:
 		err = fmt.Errorf("unknown command %q", cmd)
 	}
@@ -162,4 +172,61 @@ func signStatement(args []string) error {
 		return err
 	}
 	return writeFile(*out, b)
+}
+
+// modProxy writes the module proxy layout (go help goproxy) of this
+// module at one version into a directory, for GOPROXY=file://DIR: @v/list,
+// V.info, V.mod and V.zip, the zip made from the committed revision by
+// golang.org/x/mod/zip (git archive: only committed files), as the
+// public proxy would make it from a tag.
+func modProxy(args []string) error {
+	fs := flag.NewFlagSet("modproxy", flag.ContinueOnError)
+	dir := fs.String("dir", "", "proxy directory to write")
+	version := fs.String("version", "", "module version (vX.Y.Z)")
+	revision := fs.String("revision", "", "git revision of the repository in the working directory")
+	when := fs.String("time", "", "the version's time (RFC 3339), for V.info")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dir == "" || *version == "" || *revision == "" || *when == "" {
+		return fmt.Errorf("modproxy: -dir, -version, -revision and -time are required")
+	}
+	t, err := time.Parse(time.RFC3339, *when)
+	if err != nil {
+		return fmt.Errorf("modproxy: -time: %w", err)
+	}
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		return fmt.Errorf("modproxy: %w", err)
+	}
+	path := modfile.ModulePath(gomod)
+	if path == "" {
+		return fmt.Errorf("modproxy: go.mod names no module")
+	}
+	mv := module.Version{Path: path, Version: *version}
+	if err := module.Check(mv.Path, mv.Version); err != nil {
+		return fmt.Errorf("modproxy: %w", err)
+	}
+	esc, err := module.EscapePath(path)
+	if err != nil {
+		return fmt.Errorf("modproxy: %w", err)
+	}
+	v := filepath.Join(*dir, filepath.FromSlash(esc), "@v")
+	if err := os.MkdirAll(v, 0o755); err != nil {
+		return err
+	}
+	var zb bytes.Buffer
+	if err := modzip.CreateFromVCS(&zb, mv, ".", *revision, ""); err != nil {
+		return fmt.Errorf("modproxy: module zip of %s: %w", *revision, err)
+	}
+	info, err := json.Marshal(struct{ Version, Time string }{*version, t.UTC().Format(time.RFC3339)})
+	if err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"list": []byte(*version + "\n"), *version + ".info": info, *version + ".mod": gomod, *version + ".zip": zb.Bytes()} {
+		if err := writeFile(filepath.Join(v, name), b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
