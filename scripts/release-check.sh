@@ -10,10 +10,14 @@ cd "$(dirname "$0")/.."
 VERSION=${1:-v0.0.0}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
+# Both builds are of the commit HEAD is at the start, even if it moves
+# while they run.
+REV=$(git rev-parse HEAD)
+export REV
 VERSION=$VERSION DIST=$WORK/a bash scripts/release.sh >/dev/null
 GOCACHE=$WORK/gocache VERSION=$VERSION DIST=$WORK/b bash scripts/release.sh >/dev/null
 if diff -r "$WORK/a" "$WORK/b" && cmp "$WORK/a/SHA256SUMS" "$WORK/b/SHA256SUMS"; then
-  echo "release-check: two builds of $(git rev-parse HEAD) (the second with an empty build cache) are identical:"
+  echo "release-check: two builds of $REV (the second with an empty build cache) are identical:"
   cat "$WORK/a/SHA256SUMS"
 else
   echo "release-check: the two builds differ" >&2

@@ -19,7 +19,8 @@
 # Nothing reads a clock: the same commit, Go version and tools give the
 # same bytes (make release-check builds twice and compares).
 # Env: VERSION (required), DIST (default dist), TARGETS (space-separated
-# GOOS/GOARCH, default all six), KEY, BUILDER_ID, CYCLONEDX_VERSION.
+# GOOS/GOARCH, default all six), KEY, BUILDER_ID, CYCLONEDX_VERSION, REV
+# (the commit, default HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -41,7 +42,8 @@ if ! "$CDX" version 2>/dev/null | grep -q "Version:[[:space:]]*${CYCLONEDX_VERSI
   GOBIN="$TOOLS" GOFLAGS=-buildvcs=false go install "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@${CYCLONEDX_VERSION}"
 fi
 
-REV=$(git rev-parse HEAD)
+# REV: the commit to release (default HEAD; release-check pins both builds to one).
+REV=$(git rev-parse "${REV:-HEAD}^{commit}")
 if [ -n "$(git status --porcelain)" ]; then
   echo "release: WARNING: the tree has uncommitted changes; the release is built from the commit $REV without them" >&2
 fi
