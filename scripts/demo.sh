@@ -19,7 +19,7 @@ run() { printf '$ %s\n' "$*" | sed "s#$OUT#\$OUT#g; s#$B#benchseal#g" >&2; "$@";
 
 step "1. Start the local simulator (a labelled simulator on loopback, not an inference engine)"
 "$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 --prefix-caching \
-  --max-running 8 --queue-limit 7 --error-rate 0.1 --stall-prob 0.002 --stall 400ms >"$OUT/simulator.log" 2>&1 &
+  --max-running 8 --queue-limit 7 --error-rate 0.02 --stall-prob 0.002 --stall 400ms >"$OUT/simulator.log" 2>&1 &
 SIM=$!
 trap 'kill $SIM 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'http://' "$OUT/simulator.log" 2>/dev/null && break; sleep 0.1; done
@@ -32,7 +32,7 @@ run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
   --concurrency 1,4,16 --requests 24 --warmup-requests 4 --repeats 2 --seed 1 --output-tokens 32 \
   --reset-prefix-cache --server-fresh \
   --set slo.ttft=500ms --set slo.e2e=3s --set slo.tpot=30ms --set slo.one_token=pass \
-  --location same-host --progress never
+  --location same-host --progress never --max-error-rate 0.9
 "$B" validate "$OUT/run"
 echo "client columns and, beside them, the server column from the simulator's own /metrics (scraped before, during and after each point):"
 "$B" replay "$OUT/run" | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client|^  cold'
