@@ -53,8 +53,14 @@ type RecordChecker struct {
 	// synthetic prompts; 0: prompts from a file, no bound), which a
 	// signed plan pins.
 	pointMax []int64
-	offered  *offeredLoad
-	prints   *cellPrints
+	// pointIn is, under GeneratorBenchsealV1, each point's input_tokens
+	// (the words of the synthetic prompts capture made for it; 0: prompts
+	// from a file), which bounds input_tokens whatever the workload items
+	// state: the items are the publisher's file, and a length deleted from
+	// them must not lift the bound to the prompt's bytes.
+	pointIn []int64
+	offered *offeredLoad
+	prints  *cellPrints
 	// shards is the shard count (1: not sharded); shardIdx the index of a
 	// shard run (-1 otherwise); shardRecs counts a merged run's records
 	// by shard.
@@ -173,6 +179,10 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		}
 		if m.Load.Generator == GeneratorBenchsealV1 {
 			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats*c.shards)
+			c.pointIn = make([]int64, len(m.Load.Points))
+			for i, p := range m.Load.Points {
+				c.pointIn[i] = int64(p.InputTokens)
+			}
 		}
 		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats*c.shards)
 		c.prints = newCellPrints(m, len(m.Load.Points)*c.repeats)
@@ -369,7 +379,14 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 	} else if declared && pi >= 0 && c.pointMax != nil && c.pointMax[pi] > 0 && rec.OutputTokens > c.pointMax[pi] {
 		add("output_tokens", "%d is more than load.points[%d].output_tokens %d, the max_tokens load.generator %q sent for the point (client.token_counts %q: the server's count, which max_tokens bounds)", rec.OutputTokens, pi, c.pointMax[pi], GeneratorBenchsealV1, c.m.Client.TokenCounts)
 	}
-	c.checkItemTokens(rec, add)
+	inChecked := false
+	if declared && pi >= 0 && c.pointIn != nil && c.pointIn[pi] > 0 {
+		inChecked = true
+		if rec.InputTokens > c.pointIn[pi]+MaxTemplateTokens {
+			add("input_tokens", "%d is more than load.points[%d].input_tokens %d plus %d tokens of chat template: load.generator %q sends the point synthetic prompts of that many words, whatever its workload items state", rec.InputTokens, pi, c.pointIn[pi], MaxTemplateTokens, GeneratorBenchsealV1)
+		}
+	}
+	c.checkItemTokens(rec, inChecked, add)
 	if rec.ChunkTokens != nil {
 		if len(rec.ChunkTokens) != len(rec.ChunksNS) {
 			add("chunk_tokens", "has %d elements, chunks_ns has %d", len(rec.ChunkTokens), len(rec.ChunksNS))

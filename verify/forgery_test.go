@@ -353,6 +353,9 @@ func TestForgedTokenCountsAreRejected(t *testing.T) {
 				r.InputTokens *= 100
 			}
 		}, "input_tokens"},
+		{"input to the prompt's bytes with the items' input_tokens deleted", nil, func(fr *forgeRun) {
+			fr.dropItemInputTokens(t)
+		}, "load.points[0].input_tokens"},
 		{"output ×16 with max_tokens raised", nil, func(fr *forgeRun) {
 			d := &fr.m.Decoding
 			d.MaxTokens, d.MinTokens = 16*d.MaxTokens, 16*d.MinTokens
@@ -381,6 +384,40 @@ func TestForgedTokenCountsAreRejected(t *testing.T) {
 			verr, res, err := fr.forge(t, bundle)
 			wantRejected(t, verr, res, err, c.want)
 		})
+	}
+}
+
+// dropItemInputTokens deletes input_tokens from every workload item (the
+// manifest's workload digest updated) and sets every ok record's
+// input_tokens to its prompt's bytes plus schema.MaxTemplateTokens, the
+// most a bound by the text's bytes allows.
+func (fr *forgeRun) dropItemInputTokens(t *testing.T) {
+	t.Helper()
+	path := filepath.Join(fr.dir, schema.WorkloadFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var bytesOf []int64
+	for _, line := range bytes.Split(bytes.TrimSuffix(raw, []byte("\n")), []byte("\n")) {
+		var it map[string]any
+		if err := json.Unmarshal(line, &it); err != nil {
+			t.Fatal(err)
+		}
+		delete(it, "input_tokens")
+		bytesOf = append(bytesOf, int64(len(it["prompt"].(string))))
+		b, _ := json.Marshal(it)
+		out.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fr.m.Workload.SHA256 = strings.TrimPrefix(string(artifact.DigestBytes(out.Bytes())), "sha256:")
+	for _, r := range fr.recs {
+		if r.Status == schema.StatusOK && r.Item != nil {
+			r.InputTokens = bytesOf[*r.Item] + schema.MaxTemplateTokens
+		}
 	}
 }
 
