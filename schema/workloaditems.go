@@ -5,6 +5,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -20,17 +21,28 @@ const MaxTemplateTokens = 256
 const MaxWorkloadLine = 16 << 20
 
 // WorkloadItems reads workload.jsonl as it is written to it (it is an
-// io.Writer, fed by the pass that hashes the file) and keeps, per item
-// (about 16 bytes each), what bounds the token counts of a request made
-// from it: the UTF-8 bytes of its text (no tokenizer makes more tokens
-// of a text than it has bytes: byte-level BPE makes at most one per byte,
-// SentencePiece with byte fallback the same), and the input and output
-// lengths the item states in tokens. RecordChecker.SetWorkload hands it
-// to the record checks.
+// io.Writer, fed by the pass that hashes the file) and keeps, for each
+// item that states something, what bounds the token counts of a request
+// made from it: the UTF-8 bytes of its text (no tokenizer makes more
+// tokens of a text than it has bytes: byte-level BPE makes at most one per
+// byte, SentencePiece with byte fallback the same), and the input and
+// output lengths the item states in tokens. RecordChecker.SetWorkload
+// hands it to the record checks.
+//
+// The file is the publisher's, and it compresses as well as they like
+// (lines of "{}" about 1000:1), so what it costs is bounded by its
+// decompressed bytes: an item that states nothing keeps nothing and is
+// only checked to be valid JSON (no decode, no allocation), and one that
+// states something ("text":"" at least, 11 bytes) keeps 20 bytes, about
+// 2 bytes per byte of the file (2.5 with the slices' growth).
 type WorkloadItems struct {
-	items []itemBound
-	line  []byte
-	long  bool
+	// lines are the (0-based) lines of the items that state something, in
+	// order; stated their bounds.
+	lines  []int64
+	stated []itemBound
+	n      int64
+	line   []byte
+	long   bool
 	// Bad is the first line (1-based) that does not decode as a workload
 	// item, 0 when every line did.
 	Bad int
@@ -40,9 +52,11 @@ type WorkloadItems struct {
 // all text, such as an image part, so no byte bound), and its input and
 // output lengths in tokens (0: not stated).
 type itemBound struct {
-	textBytes   int64
-	input, outp int32
+	textBytes, input, outp int32
 }
+
+// noBound is the bound of an item that states nothing.
+var noBound = itemBound{textBytes: -1}
 
 // NewWorkloadItems returns an empty reader of workload items.
 func NewWorkloadItems() *WorkloadItems { return &WorkloadItems{} }
@@ -56,8 +70,13 @@ func (w *WorkloadItems) Write(p []byte) (int, error) {
 			w.appendLine(p)
 			break
 		}
-		w.appendLine(p[:i])
-		w.endLine()
+		if len(w.line) == 0 && !w.long && i <= MaxWorkloadLine {
+			// The whole line is in p: decode it in place.
+			w.endLine(p[:i])
+		} else {
+			w.appendLine(p[:i])
+			w.endLine(w.line)
+		}
 		p = p[i+1:]
 	}
 	return n, nil
@@ -74,18 +93,49 @@ func (w *WorkloadItems) appendLine(p []byte) {
 // Close ends the last line when the file does not end with a newline.
 func (w *WorkloadItems) Close() error {
 	if len(w.line) > 0 || w.long {
-		w.endLine()
+		w.endLine(w.line)
 	}
 	return nil
 }
 
-func (w *WorkloadItems) endLine() {
-	it, ok := decodeItem(w.line, w.long)
-	if !ok && w.Bad == 0 {
-		w.Bad = len(w.items) + 1
+// Len returns the number of items (lines) read.
+func (w *WorkloadItems) Len() int64 { return w.n }
+
+// item returns the bound of item i (noBound for an item that states
+// nothing).
+func (w *WorkloadItems) item(i int64) itemBound {
+	k, ok := slices.BinarySearch(w.lines, i)
+	if !ok {
+		return noBound
 	}
-	w.items = append(w.items, it)
+	return w.stated[k]
+}
+
+func (w *WorkloadItems) endLine(line []byte) {
+	it, ok := decodeItem(line, w.long)
+	if !ok && w.Bad == 0 {
+		w.Bad = int(min(w.n+1, 1<<31-1))
+	}
+	if it != noBound {
+		w.lines = append(w.lines, w.n)
+		w.stated = append(w.stated, it)
+	}
+	w.n++
 	w.line, w.long = w.line[:0], false
+}
+
+// keyFree reports whether b holds noBound of the bytes every name decodeItem
+// reads is spelt with ('e' or 't', either case; encoding/json matches names
+// without regard to case, and no other character folds to either) and no
+// escape: such a line names noBound of them, so it bounds nothing.
+func keyFree(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case 'e', 'E', 't', 'T', '\\':
+			return false
+		}
+	}
+	return true
 }
 
 // decodeItem reads one workload line: "prompt" or "text" (a string), or
@@ -94,9 +144,14 @@ func (w *WorkloadItems) endLine() {
 // "output_tokens", "max_tokens" and "output_len"). A line that does not
 // decode bounds nothing.
 func decodeItem(b []byte, long bool) (itemBound, bool) {
-	none := itemBound{textBytes: -1}
 	if long {
-		return none, false
+		return noBound, false
+	}
+	if keyFree(b) {
+		// What json.Unmarshal into the struct below accepts: an object
+		// or null (no name it reads can be in it).
+		t := bytes.TrimLeft(b, " \t\r\n")
+		return noBound, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
 	}
 	var in struct {
 		Prompt   *string `json:"prompt"`
@@ -110,33 +165,34 @@ func decodeItem(b []byte, long bool) (itemBound, bool) {
 		OutputLen    int64 `json:"output_len"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
-		return none, false
+		return noBound, false
 	}
-	it := itemBound{textBytes: -1}
+	clamp := func(v int64) int32 { return int32(min(max(v, 0), 1<<31-1)) }
+	it := noBound
 	switch {
 	case in.Prompt != nil:
-		it.textBytes = int64(len(*in.Prompt))
+		it.textBytes = clamp(int64(len(*in.Prompt)))
 	case in.Text != nil:
-		it.textBytes = int64(len(*in.Text))
+		it.textBytes = clamp(int64(len(*in.Text)))
 	case len(in.Messages) > 0:
-		it.textBytes = 0
+		n := int64(0)
 		for _, m := range in.Messages {
 			var s string
 			if json.Unmarshal(m.Content, &s) != nil || !utf8.ValidString(s) {
-				it.textBytes = -1
+				n = -1
 				break
 			}
-			it.textBytes += int64(len(s))
+			n += int64(len(s))
 		}
+		it.textBytes = int32(min(n, 1<<31-1))
 	}
-	clamp := func(v int64) int32 { return int32(min(max(v, 0), 1<<31-1)) }
 	it.input = clamp(in.InputTokens)
 	it.outp = clamp(max(in.OutputTokens, in.MaxTokens, in.OutputLen))
 	return it, true
 }
 
 // SetWorkload gives the checker the items of the run's workload, read
-// before the records (nil: none shipped): each record's token counts are
+// before the records (nil: noBound shipped): each record's token counts are
 // then checked against its item (see checkItemTokens).
 func (c *RecordChecker) SetWorkload(w *WorkloadItems) { c.workload = w }
 
@@ -153,17 +209,17 @@ func (c *RecordChecker) SetWorkload(w *WorkloadItems) { c.workload = w }
 // point's synthetic length, so only output_tokens is checked here.
 func (c *RecordChecker) checkItemTokens(rec *Record, inChecked bool, add func(field, format string, args ...any)) {
 	w := c.workload
-	if w == nil || rec.Item == nil || *rec.Item < 0 || *rec.Item >= int64(len(w.items)) {
+	if w == nil || rec.Item == nil || *rec.Item < 0 || *rec.Item >= w.n {
 		return
 	}
-	it := w.items[*rec.Item]
+	it := w.item(*rec.Item)
 	// An item that states its input length is held to it; its text may
 	// be a placeholder (synth's "synthetic prompt 3") unless the load
 	// client sent it, which sends the text itself.
 	bytesBound := it.textBytes >= 0 && (it.input == 0 || c.gen != nil)
 	switch {
 	case inChecked:
-	case bytesBound && rec.InputTokens > it.textBytes+MaxTemplateTokens:
+	case bytesBound && rec.InputTokens > int64(it.textBytes)+MaxTemplateTokens:
 		add("input_tokens", "%d is more than workload item %d's %d bytes of text plus %d tokens of chat template: no tokenizer makes more tokens of a text than it has bytes", rec.InputTokens, *rec.Item, it.textBytes, MaxTemplateTokens)
 	case it.input > 0 && rec.InputTokens > int64(it.input)+MaxTemplateTokens:
 		add("input_tokens", "%d is more than workload item %d's stated input_tokens %d plus %d tokens of chat template", rec.InputTokens, *rec.Item, it.input, MaxTemplateTokens)
