@@ -184,7 +184,9 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 // unclaimed lists, per planned point, the planned metrics the claims (nil:
 // none) leave out: a planned metric must be claimed for every planned
 // repeat of every planned point, or by the point's summary (a claim
-// without a repeat). Leaving out the metrics that came out badly is the
+// without a repeat, which replay checks against the summary across the
+// point's repeats; on a metric not summarised across repeats such a claim
+// is not recomputable and covers no repeat). Leaving out the metrics that came out badly is the
 // selective reporting pre-registration exists to stop. Metrics the plan
 // itself makes null are not expected: goodput, token_goodput and
 // slo_attainment without a planned SLO limit, ttft_ns, tpot_ns and itl_ns
@@ -220,7 +222,10 @@ func (p *Plan) unclaimed(c *schema.Claims) []string {
 							continue
 						}
 						if pc.Repeat == nil {
-							summary = true
+							// Checked as the point's summary across
+							// its repeats; a metric not summarised
+							// cannot be, and covers none.
+							summary = summary || p.Load.Repeats <= 1 || strings.HasPrefix(mc.Metric, "summary.") || slices.Contains(schema.ClaimSummaryMetrics, mc.Metric)
 						} else {
 							repeats[*pc.Repeat] = true
 						}

@@ -221,3 +221,45 @@ func TestDeviationDetailsReadAsStated(t *testing.T) {
 		t.Errorf("slo: %q", s)
 	}
 }
+
+// TestClaimWithoutARepeatCoversRepeatsOnlyAsASummary: a claim without a
+// repeat counted as the point's summary, so a plan of two repeats matched
+// with claims replay checks against repeat 0 alone. Replay checks such a
+// claim against the summary across the repeats; on a metric not
+// summarised across repeats it covers none of them (one repeat planned:
+// that repeat).
+func TestClaimWithoutARepeatCoversRepeatsOnlyAsASummary(t *testing.T) {
+	for _, tc := range []struct {
+		repeats int
+		metric  string
+		covered bool
+	}{
+		{2, "ttft_ns.p90", false},
+		{2, "ttft_ns.p99", true},
+		{2, "summary.ttft_ns.p99.median", true},
+		{1, "ttft_ns.p90", true},
+	} {
+		p := example()
+		p.Load.Repeats = tc.repeats
+		p.Metrics = []string{"goodput", tc.metric}
+		d, _ := p.Digest()
+		m, c, cells := run(t)
+		m.Load.Repeats = tc.repeats
+		cells = cells[:0]
+		for _, pt := range p.Load.Points {
+			for r := range tc.repeats {
+				cells = append(cells, plan.Cell{Point: pt.Name, Repeat: r, Records: 12})
+			}
+		}
+		for i := range c.Points {
+			c.Points[i].Metrics = []schema.Claim{{Metric: "goodput"}, {Metric: tc.metric}}
+		}
+		unclaimed := false
+		for _, dv := range p.Check(d, m, c, cells) {
+			unclaimed = unclaimed || dv.Kind == plan.DevUnclaimed
+		}
+		if unclaimed == tc.covered {
+			t.Errorf("%d repeats, %s without a repeat: unclaimed %v, want %v", tc.repeats, tc.metric, unclaimed, !tc.covered)
+		}
+	}
+}

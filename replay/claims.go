@@ -360,12 +360,33 @@ func undefinedByRecords(why string) bool {
 	return why != ""
 }
 
+// resolveClaim resolves a claim's value. A claim without a repeat is the
+// point's: on a point of one repeat that repeat's value, on a point of
+// several its summary across them (summary.METRIC.median), never one
+// repeat's alone, which would let the best repeat stand for the point
+// (and a plan check count it for every repeat).
 func resolveClaim(r *Result, pc schema.PointClaim, path string) (Value, string) {
-	rep := 0
 	if pc.Repeat != nil {
-		rep = *pc.Repeat
+		return r.Resolve(pc.Point, *pc.Repeat, path)
 	}
-	return r.Resolve(pc.Point, rep, path)
+	if n := r.repeatsOf(pc.Point); n > 1 && !strings.HasPrefix(path, "summary.") {
+		if !slices.Contains(SummaryMetrics, path) {
+			return Null, fmt.Sprintf("a claim without a repeat is the point's summary across its %d repeats, and %s is not summarised across repeats (claim it per repeat)", n, path)
+		}
+		return r.Resolve(pc.Point, 0, "summary."+path+".median")
+	}
+	return r.Resolve(pc.Point, 0, path)
+}
+
+// repeatsOf counts the repeats of point in the results.
+func (r *Result) repeatsOf(point string) int {
+	n := 0
+	for _, p := range r.Results {
+		if p.Point == point {
+			n++
+		}
+	}
+	return n
 }
 
 // sloString writes an SLO as the --slo flag takes it.

@@ -116,3 +116,39 @@ func mustSLO(t *testing.T, s string) *SLOSpec {
 	}
 	return &v
 }
+
+// TestClaimWithoutARepeatIsCheckedAsTheSummary: a claim without a repeat
+// stands for the point, and was checked against repeat 0 alone, so the
+// best repeat's value could stand for a point of three (and a plan check
+// count it for every repeat). It is checked against the median across the
+// repeats; on a metric not summarised across repeats it is not
+// recomputable.
+func TestClaimWithoutARepeatIsCheckedAsTheSummary(t *testing.T) {
+	ctx := context.Background()
+	rd := synthRun(t)
+	res, err := Replay(ctx, rd, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const metric = "e2e_ns.p99"
+	point := res.Results[0].Point
+	r0, _ := res.Resolve(point, 0, metric)
+	med, _ := res.Resolve(point, 0, "summary."+metric+".median")
+	f0, _ := r0.Float64()
+	fm, _ := med.Float64()
+	if RelError(f0, fm) <= DefaultClaimTolerance {
+		t.Fatalf("repeat 0 is the median (%v): pick another metric", f0)
+	}
+	claims := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", DefinitionsVersion: res.DefinitionsVersion, Tolerance: DefaultClaimTolerance,
+		Points: []schema.PointClaim{{Point: point, Metrics: []schema.Claim{{Metric: metric, Value: f0}, {Metric: metric, Value: fm}, {Metric: "counts.ok", Value: 240}}}}}
+	checks, err := ClaimChecker{}.CheckClaims(ctx, withClaims{rd, claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{schema.ClaimMismatched, schema.ClaimMatched, schema.ClaimNotRecomputable}
+	for i, ck := range checks {
+		if ck.Outcome != want[i] {
+			t.Errorf("%s = %v without a repeat: %s (%s), want %s", ck.Metric, ck.Claimed, ck.Outcome, ck.Reason, want[i])
+		}
+	}
+}

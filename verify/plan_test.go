@@ -16,8 +16,13 @@ import (
 )
 
 // testPlan is the plan artifacttest's default run executes.
+// plannedRun is the run the plan tests pre-register: one repeat, so that
+// artifacttest's claims (one per point, without a repeat) claim the
+// planned counts of every repeat.
+var plannedRun = artifacttest.RunOptions{Generator: true, Repeats: 1}
+
 func testPlan() *plan.Plan {
-	m := artifacttest.Manifest(artifacttest.RunOptions{Generator: true})
+	m := artifacttest.Manifest(plannedRun)
 	return &plan.Plan{
 		Schema: plan.SchemaV1, Workload: plan.Workload{Kind: "synthetic"},
 		Load:        plan.Load{Mode: m.Load.Mode, Points: m.Load.Points, Warmup: m.Load.Warmup, Repeats: m.Load.Repeats, Seed: *m.Client.Seed},
@@ -30,7 +35,7 @@ func testPlan() *plan.Plan {
 // the plan p, signs it with the publisher key and returns its path.
 func plannedBundle(t *testing.T, p *plan.Plan) string {
 	t.Helper()
-	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{Generator: true})
+	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), plannedRun)
 	d, _ := p.Digest()
 	artifacttest.EditRunManifest(t, run, func(m map[string]any) { m["plan"] = map[string]any{"sha256": strings.TrimPrefix(d, "sha256:")} })
 	out := filepath.Join(t.TempDir(), "b.tar")
