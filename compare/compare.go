@@ -184,12 +184,25 @@ func Repeats(r *replay.Result, point string) []*replay.PointResult {
 	return out
 }
 
+// TwinNotes says, per repeat of in not shown independent of another
+// (replay.PointResult.TwinOf), that the two count as one repeat here.
+func TwinNotes(in *Input) []string {
+	var out []string
+	for _, p := range in.Result.Results {
+		if p.TwinOf != nil {
+			out = append(out, fmt.Sprintf("%s's point %s repeat %d is not shown independent of repeat %d (its requests' timings agree within %d ns): the two count as one repeat", in.Name, p.Point, p.Repeat, *p.TwinOf, schema.TwinToleranceNS))
+		}
+	}
+	return out
+}
+
 // Side is one input's values of one metric at one point.
 type Side struct {
 	// Point is the input's name for the load point.
 	Point string
 	// Values holds the metric of each repeat, in repeat order (Null
-	// where undefined).
+	// where undefined), without the repeats not shown independent of
+	// another (counted as that one).
 	Values []replay.Value
 	// Summary is the median and its distribution-free interval over the
 	// defined values (replay.SummarizeValues).
@@ -205,7 +218,7 @@ func side(in *Input, point, metric string) Side {
 	s := Side{Point: point}
 	reason := ""
 	var undefined []string
-	for _, pr := range Repeats(in.Result, point) {
+	for _, pr := range replay.Independent(Repeats(in.Result, point)) {
 		v, _ := pr.Lookup(metric)
 		s.Values = append(s.Values, v)
 		if !v.IsNull() {
@@ -410,6 +423,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 				res.Notes = append(res.Notes, fmt.Sprintf("%s's point %s (%s) is %s: its comparisons describe a load it did not sustain", in.Name, p, o.String(), f))
 			}
 		}
+		res.Notes = append(res.Notes, TwinNotes(in)...)
 	}
 	res.applyCorrection()
 	return res, nil

@@ -273,7 +273,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 		r.Objective = r.Capacity
 	}
 	reps := Repeats(in.Result, best)
-	r.Repeats = len(reps)
+	r.Repeats = len(replay.Independent(reps))
 	tokens := new(big.Rat)
 	okTokens := len(reps) > 0
 	tokensWhy := ""
@@ -356,7 +356,16 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bou
 	atLeast = replay.Null
 	byRepeat := map[int][]*replay.PointResult{}
 	var order []int
+	// A repeat with a point not shown independent of another repeat's
+	// counts as that repeat: its capacity is left out.
+	twin := map[int]bool{}
 	for _, pr := range in.Result.Results {
+		twin[pr.Repeat] = twin[pr.Repeat] || pr.TwinOf != nil
+	}
+	for _, pr := range in.Result.Results {
+		if twin[pr.Repeat] {
+			continue
+		}
 		if _, ok := byRepeat[pr.Repeat]; !ok {
 			order = append(order, pr.Repeat)
 		}
@@ -547,6 +556,14 @@ func (d *Decision) rank() {
 		}
 	}
 	d.Limits = append(d.Limits, warns...)
+	var twins []string
+	for _, in := range d.Inputs {
+		twins = append(twins, TwinNotes(in)...)
+	}
+	if len(twins) > 0 {
+		d.Limits = append(d.Limits, twins...)
+		d.Answer += fmt.Sprintf("; %d repeat(s) not shown independent of another count as one", len(twins))
+	}
 	if d.Objective == MinCostPerGoodToken {
 		d.costRestsOnPrice(cand)
 	}

@@ -368,3 +368,36 @@ func TestDecideLimitsNameFastFailures(t *testing.T) {
 		t.Errorf("answer %q, limits %q", d.Answer, limits)
 	}
 }
+
+// TestDecideCountsRepeatsNotShownIndependentAsOne: repeats that are
+// near-copies of one (replay.PointResult.TwinOf) turned "no winner" into
+// a significant win, their agreement collapsing the test across repeats.
+// They count as one repeat, and the answer and limits say so.
+func TestDecideCountsRepeatsNotShownIndependentAsOne(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 21, 22, 20, 21}, []int64{60, 61, 62, 60, 61})
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil || d.Verdict != Winner {
+		t.Fatalf("independent repeats: %v, verdict %s", err, d.Verdict)
+	}
+	for _, pr := range b.Result.Results[1:] {
+		zero := 0
+		pr.TwinOf = &zero
+	}
+	d, err = Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := strings.Join(d.Limits, "\n")
+	if d.Verdict == Winner || d.Rows[1].Repeats != 1 || !strings.Contains(d.Answer, "4 repeat(s) not shown independent of another count as one") ||
+		!strings.Contains(limits, "b's point c8 repeat 4 is not shown independent of repeat 0") {
+		t.Errorf("verdict %s, repeats %d, answer %q, limits %q", d.Verdict, d.Rows[1].Repeats, d.Answer, limits)
+	}
+	c, err := Compare([]*Input{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "the two count as one repeat") {
+		t.Errorf("compare notes %q", c.Notes)
+	}
+}

@@ -175,6 +175,13 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	groups := map[groupKey]*group{}
 	merged := m.Shards != nil && m.Shards.Count > 1
 	var spans phaseSpans
+	timings := schema.NewRepeatTimings(m)
+	pointIdx := make(map[string]int, len(m.Load.Points))
+	for i, p := range m.Load.Points {
+		if _, dup := pointIdx[p.Name]; !dup {
+			pointIdx[p.Name] = i
+		}
+	}
 	var (
 		g    *group // the group of the previous record: runs are long
 		gkey groupKey
@@ -205,6 +212,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			}
 			if merged {
 				spans.add(rec)
+			}
+			if pi, ok := pointIdx[rec.Point]; ok && timings != nil {
+				timings.Add(pi, rec)
 			}
 		}
 		if b.err == io.EOF {
@@ -299,6 +309,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 			res.Notes = append(res.Notes, n)
 		}
 	}
+	markTwins(res, timings.Twins())
 	res.Summary = summarise(res.Results, max(m.Load.Repeats, 1))
 	if cfg.sweep != nil {
 		if def.peerRules() != nil {

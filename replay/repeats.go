@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // CIConfidence is the confidence level of the across-repeat interval.
@@ -146,9 +148,36 @@ func SummarizeValues(vals []Value, confidence *big.Rat) Summary {
 	return s
 }
 
+// markTwins marks the repeats not shown independent (PointResult.TwinOf)
+// and says so in the notes.
+func markTwins(res *Result, twins []schema.RepeatTwin) {
+	for _, tw := range twins {
+		for _, p := range res.Results {
+			if p.Point == tw.Point && p.Repeat == tw.Repeat {
+				of := tw.Of
+				p.TwinOf = &of
+				res.Notes = append(res.Notes, tw.String()+" in the summaries across repeats, compare and decide")
+			}
+		}
+	}
+}
+
+// Independent returns results without the repeats not shown independent
+// of another (PointResult.TwinOf): each pair counts as one repeat.
+func Independent(results []*PointResult) []*PointResult {
+	out := make([]*PointResult, 0, len(results))
+	for _, p := range results {
+		if p.TwinOf == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // summarise summarises each point over its repeats; a point with fewer
 // results than the repeats declared (an incomplete run) has null
-// summaries, for the same reason as in SummarizeValues.
+// summaries, for the same reason as in SummarizeValues. A repeat not
+// shown independent of another counts as that one.
 func summarise(results []*PointResult, repeats int) []PointSummary {
 	var out []PointSummary
 	byPoint := map[string][]*PointResult{}
@@ -163,7 +192,7 @@ func summarise(results []*PointResult, repeats int) []PointSummary {
 		ps := PointSummary{Point: p, Metrics: map[string]Summary{}}
 		for _, m := range SummaryMetrics {
 			var vals []Value
-			for _, r := range byPoint[p] {
+			for _, r := range Independent(byPoint[p]) {
 				v, _ := r.Lookup(m)
 				vals = append(vals, v)
 			}

@@ -178,7 +178,12 @@ type PointResult struct {
 	// shards' phases that ran during this point's measured phase on the
 	// merged timeline (PhasesOverlapFlag); empty when none did.
 	PhasesOverlap []string
-	Counts        Counts
+	// TwinOf is, for a repeat not shown independent of an earlier repeat
+	// of its point (schema.RepeatTimings), that repeat; nil otherwise.
+	// The summaries across repeats, compare and decide count the two as
+	// one repeat.
+	TwinOf *int
+	Counts Counts
 	// Scalars holds the values of ScalarKeys.
 	Scalars map[string]Value
 	// Dists holds the distributions of DistNames, plus any extra

@@ -61,6 +61,7 @@ type RecordChecker struct {
 	pointIn []int64
 	offered *offeredLoad
 	prints  *cellPrints
+	timings *RepeatTimings
 	// shards is the shard count (1: not sharded); shardIdx the index of a
 	// shard run (-1 otherwise); shardRecs counts a merged run's records
 	// by shard.
@@ -127,6 +128,11 @@ type RunSummary struct {
 	// the point (artifact.CheckServerEvidence compares it with the
 	// engine's counters).
 	Server []ScrapeTally `json:"-"`
+	// Twins lists the repeats not shown independent of an earlier repeat
+	// of their point (RepeatTimings): a warning, not a problem, since
+	// only a copy with noise of the size of real noise is beyond doubt
+	// either way.
+	Twins []RepeatTwin `json:"-"`
 }
 
 // CellRef names one point × repeat.
@@ -186,6 +192,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		}
 		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats*c.shards)
 		c.prints = newCellPrints(m, len(m.Load.Points)*c.repeats)
+		c.timings = NewRepeatTimings(m)
 		if c.shards == 1 {
 			c.state = newStateCheck(m, c.points, c.repeats)
 		}
@@ -315,6 +322,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		}
 		c.offered.add(cell*c.shards+c.recordShard(rec), rec)
 		c.addPrint(cell, rec)
+		c.timings.Add(pi, rec)
 		if c.state != nil {
 			c.state.add(cell, rec)
 		}
@@ -504,6 +512,7 @@ func (c *RecordChecker) Finish() []Problem {
 	c.checkOfferedLoad(add)
 	c.checkToolWindows(add)
 	c.checkCopies(add)
+	c.sum.Twins = c.timings.Twins()
 	c.checkShardCounts(add)
 	if c.state != nil {
 		c.state.finish(c.m, add)

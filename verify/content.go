@@ -123,6 +123,9 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 			problems = append(problems, rc.Finish()...)
 			sum := rc.Summary()
 			res.Records = &sum
+			for _, tw := range sum.Twins {
+				res.Warnings = append(res.Warnings, "UNVERIFIED independence: "+tw.String())
+			}
 		}
 	}
 	switch {
