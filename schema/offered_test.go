@@ -18,12 +18,13 @@ import (
 // peak reaches min(C, records) (attack4 finding 3b: the old "half the
 // concurrency" bound let 4 be relabelled 7).
 func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
-	// Four workers: requests k = 0..39 in ten waves of four.
+	// Four workers: requests k = 0..39 in ten waves of four, 100 ms each
+	// (longer than LateWorkerNS in all).
 	var recs []*Record
 	for k := range 40 {
-		s := int64(k/4) * 100
+		s := int64(k/4) * 100e6
 		recs = append(recs, &Record{ID: "c.r0.m" + strconv.Itoa(k), Point: "c", Phase: PhaseMeasure, Status: StatusOK,
-			SentNS: s, EndNS: s + 100, ChunksNS: []int64{5, 10}, OutputTokens: 2})
+			SentNS: s, EndNS: s + 100e6, ChunksNS: []int64{5, 10}, OutputTokens: 2})
 	}
 	for _, tc := range []struct {
 		gen  string
@@ -315,6 +316,35 @@ func TestPeakInFlightIsTheSweep(t *testing.T) {
 			if got := peakInFlight(spans, instant); got != want {
 				t.Fatalf("trial %d instant %v: peak %d, want %d (%v)", trial, instant, got, want, spans)
 			}
+		}
+	}
+}
+
+// TestLateWorkerOfAShortCellIsNotRelabelling: an honest capture of c2 with
+// 6 requests on a loaded machine failed with "never has more than 1
+// measured requests in flight": its second worker started after the first
+// had taken every request number. A cell whose sends all fall within
+// LateWorkerNS is not held to reach its concurrency; one sending for
+// longer is.
+func TestLateWorkerOfAShortCellIsNotRelabelling(t *testing.T) {
+	for _, tc := range []struct {
+		gap  int64
+		want string
+	}{
+		{5e6, ""},
+		{100e6, "never has more than 1 measured requests in flight"},
+	} {
+		var recs []*Record
+		for k := range 6 {
+			s := int64(k) * tc.gap
+			recs = append(recs, &Record{ID: "c2.r0.m" + strconv.Itoa(k), Point: "c2", Phase: PhaseMeasure, Status: StatusOK,
+				SentNS: s, EndNS: s + tc.gap - 1000, ChunksNS: []int64{5, 10}, OutputTokens: 2})
+		}
+		m := &Manifest{Load: Load{Mode: ModeConcurrency, Repeats: 1, Generator: GeneratorBenchsealV1,
+			Points: []Point{{Name: "c2", Concurrency: 2, Requests: 6}}}}
+		got, _ := finishProblems(t, m, recs)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("sends %d ns apart: problems %q, want %q", tc.gap, got, tc.want)
 		}
 	}
 }
