@@ -446,7 +446,7 @@ func TestQuantizedRunNamedByItsFormatNeedsAQualityGate(t *testing.T) {
 // the turnaround test (12 requests, 8 workers); it is captured at time
 // scale 1 so that its sends span more than schema.LateWorkerNS.
 func TestOneFailureDoesNotAdmitTwiceTheConcurrency(t *testing.T) {
-	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 12}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 1, false, nil)
+	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 12}}, Seed: 1, InputTokens: 32, OutputTokens: 64}, 1, false, nil)
 	fr.write(t)
 	bundle := fr.pack(t)
 	p := &fr.m.Load.Points[0]
