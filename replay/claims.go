@@ -214,11 +214,17 @@ func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, ve
 				ck.Flags = res.pointFlags(pc)
 				cv.compare(&ck, pc)
 			}
-			if n := placedShards(run.Manifest()); n > 1 && ck.Outcome == schema.ClaimMatched && schema.ClaimRestsOnShardPlacement(c.Metric) {
+			if n := placedShards(run.Manifest()); n > 1 && ck.Outcome == schema.ClaimMatched {
 				// The records agree with the claim only given the
 				// shards' own word on their clocks.
-				ck.Outcome = schema.ClaimNotRecomputable
-				ck.Reason = JoinReasons(ck.Reason, shardPlacementReason(n))
+				switch {
+				case schema.ClaimRestsOnShardPlacement(c.Metric):
+					ck.Outcome = schema.ClaimNotRecomputable
+					ck.Reason = JoinReasons(ck.Reason, shardPlacementReason(n))
+				case schema.ClaimRestsOnShardOverlap(c.Metric):
+					ck.Outcome = schema.ClaimNotRecomputable
+					ck.Reason = JoinReasons(ck.Reason, shardOverlapReason(n))
+				}
 			}
 			out = append(out, ck)
 		}
@@ -429,6 +435,13 @@ func placedShards(m *schema.Manifest) int {
 func shardPlacementReason(n int) string {
 	return fmt.Sprintf("recomputed value agrees, but it rests on the relative placement of %d shards' timelines, "+
 		"placed by clocks (epochs and error bounds) declared by the shards themselves (unverified)", n)
+}
+
+// shardOverlapReason says why a claim describing the load n shards
+// offered together is not verified even when the records agree with it.
+func shardOverlapReason(n int) string {
+	return fmt.Sprintf("recomputed value agrees, but it describes the point's load summed over %d shards, which holds only if they ran at once: "+
+		"only the clocks (epochs and error bounds) the shards declare themselves place them (unverified; shards measured one after the other give the latencies of one shard's share)", n)
 }
 
 // oneTokenRefusal says why a claim under slo that depends on it cannot be

@@ -123,3 +123,16 @@ func ClaimRestsOnShardPlacement(path string) bool {
 	}
 	return !slices.Contains(placementFree, head)
 }
+
+// ClaimRestsOnShardOverlap reports whether claim path, in a run merged from
+// several shards, describes the load the shards offered together: every
+// metric but the counts (a latency is a latency at the point's summed
+// concurrency or rate only if the shards ran at once; two shards of c4
+// measured one after the other have c4 latencies). Only the shards'
+// declared epochs place them, so such a claim is not verified by the
+// records even where its value is free of placement
+// (ClaimRestsOnShardPlacement).
+func ClaimRestsOnShardOverlap(path string) bool {
+	head, _, _ := strings.Cut(strings.TrimPrefix(path, "summary."), ".")
+	return head != "counts"
+}
