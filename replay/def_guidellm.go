@@ -51,6 +51,9 @@ type guidellmRules struct {
 	// records' chunk times (chunkEvents), which the provenance gate must
 	// let through.
 	fromRecords bool
+	// atLastChunk is set when those events put a request's tokens at its
+	// first and last chunk only (guidellm/2026.11).
+	atLastChunk bool
 }
 
 func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
@@ -114,6 +117,13 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 			return
 		}
 		r.events(et, ft, lt, true, iters, n, in)
+	} else if p.ver.tokensAtLastChunk {
+		// guidellm/2026.11 (versions.go): all n output tokens at the
+		// last chunk, as GuideLLM places them when it counted at most
+		// one iteration.
+		F, L, _ := recFirstLast(rec)
+		r.events(float64(rec.EndNS)/1e9, (float64(rec.SentNS)+F)/1e9, (float64(rec.SentNS)+L)/1e9, false, 0, n, in)
+		r.fromRecords, r.atLastChunk = true, true
 	} else {
 		r.chunkEvents(rec, n, in)
 	}
@@ -238,7 +248,10 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	// measured: when the source did not (the gate's itl_ns reason), the
 	// token rate distributions are null with that reason.
 	noChunks := ""
-	if gt := g.cfg.gate; r.fromRecords && gt != nil && gt.fieldReasons["itl_ns"] != "" {
+	if gt := g.cfg.gate; r.fromRecords && gt != nil && r.atLastChunk && gt.fieldReasons["tpot_ns"] != "" {
+		// guidellm/2026.11 reads only the first and last chunk.
+		noChunks = "GuideLLM's token rates place a request's tokens at its first and last chunk: " + gt.fieldReasons["tpot_ns"]
+	} else if gt != nil && r.fromRecords && !r.atLastChunk && gt.fieldReasons["itl_ns"] != "" {
 		noChunks = "GuideLLM's token rates place each chunk's tokens at its arrival: " + gt.fieldReasons["itl_ns"]
 	}
 	total := append(slices.Clone(r.glPrompt), r.glOut...)

@@ -56,6 +56,11 @@ type versionRules struct {
 	// sglang/2026.11: vLLM's serve.py rule) instead of at end_ns, the end
 	// of the stream.
 	latencyToLastChunk bool
+	// tokensAtLastChunk puts all n output tokens of a request at its last
+	// chunk in GuideLLM's token rates on a run that is not a GuideLLM
+	// import (guidellm/2026.11, before ded935d) instead of each chunk's
+	// tokens at its recorded arrival.
+	tokensAtLastChunk bool
 }
 
 // windowFields returns the record fields the window of these rules is
@@ -98,6 +103,9 @@ const (
 
 	latencyChanged = "e2e and tpot of a request whose tool stored no latency run to end_ns, the end of the stream (was: its last chunk)"
 	latencyWhy     = "SGLang's bench_serving and vLLM's 2024 benchmark_serving, which these definitions follow, time the latency to the end of the stream ([DONE] included), not to the last token chunk"
+
+	tokensChanged = "on a run that is not a GuideLLM import each chunk's output tokens count at its recorded arrival (was: all n tokens at the request's last chunk)"
+	tokensWhy     = "GuideLLM spreads a request's tokens over its token iterations; the records hold every chunk's arrival, so putting all of them at the last chunk raised output tok/s (+23 % on a capture)"
 )
 
 // versions lists every definitions version, oldest first per definitions.
@@ -105,10 +113,12 @@ const (
 // first releases, changed (7772d6e and later) before versions were named.
 // vLLM's and SGLang's first versions are kept for what a captured run's
 // claims under them depend on, the latency rule (latencyToLastChunk);
-// the other changes of 7772d6e (orig read only in the tool's own
-// imports, the provenance gate, unjudged SLO limits) apply to them too,
-// as fixes of misread input that no honest claim depends on. The other
-// peers' first versions are not kept.
+// GuideLLM's for its token placement on a run that is not a GuideLLM
+// import (tokensAtLastChunk, changed in ded935d); the other changes of
+// 7772d6e (orig read only in the tool's own imports, the provenance gate,
+// unjudged SLO limits) apply to them too, as fixes of misread input that
+// no honest claim depends on. The other peers' first versions are not
+// kept: no claim of a captured run under them changed (docs/format.md).
 var versions = func() []Version {
 	vs := []Version{
 		{Name: "benchseal/" + firstRelease, Definitions: "benchseal", Since: "2a73a39", Kept: true, Defect: windowDefect,
@@ -118,9 +128,6 @@ var versions = func() []Version {
 	for _, d := range registry[1:] {
 		changed, why := peerChanged, peerWhy
 		switch d.Name() {
-		case "guidellm":
-			changed += "; on a run that is not a GuideLLM import each chunk's tokens at its recorded arrival (was: all n tokens at the last token)"
-			why += "; GuideLLM's rates put all of a request's tokens at its last token"
 		case "mlperf":
 			changed += "; every issued query counts in the p99 and the overlatency counts, a failed one as +inf"
 			why += "; failed queries were left out of MLPerf's p99"
@@ -130,6 +137,9 @@ var versions = func() []Version {
 		case "vllm", "sglang":
 			first.Kept, first.rules = true, versionRules{latencyToLastChunk: true}
 			changed, why = latencyChanged+"; "+changed, latencyWhy+"; "+why
+		case "guidellm":
+			first.Kept, first.rules = true, versionRules{tokensAtLastChunk: true}
+			changed, why = tokensChanged+"; "+changed, tokensWhy+"; "+why
 		}
 		vs = append(vs, first,
 			Version{Name: d.Name() + "/" + currentRelease, Definitions: d.Name(), Since: "7772d6e", Kept: true, Changed: changed, Why: why})

@@ -328,3 +328,79 @@ func TestEveryVersionIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// chunkedRun is 8 ok requests of 10 tokens, one per chunk every 100 ms,
+// sent 1 ms apart: GuideLLM's token rates differ between its versions
+// (each chunk's tokens at its arrival, or all 10 at the last chunk).
+func chunkedRun() *memRun {
+	ms := int64(1e6)
+	var recs []*schema.Record
+	for i := range 8 {
+		var ch []int64
+		for j := 1; j <= 10; j++ {
+			ch = append(ch, int64(j)*100*ms)
+		}
+		recs = append(recs, req(int64(i)*ms, 10, ch...))
+	}
+	return &memRun{m: manifest(), recs: recs}
+}
+
+// TestGuideLLMTokensUnderEachVersion: guidellm/2026.11, the rules of the
+// releases before ded935d, put a captured request's output tokens at its
+// last chunk (and need its first and last chunk measured, not every
+// chunk's time); guidellm/2026.12 each chunk's tokens at its arrival.
+// Claims made under the old rule, naming it or no version, match under it
+// with the current value and the change beside the token rates; a forged
+// one is mismatched under every version.
+func TestGuideLLMTokensUnderEachVersion(t *testing.T) {
+	run := chunkedRun()
+	oldP := mustReplay(t, run, Options{Definitions: "guidellm", Version: "guidellm/2026.11"}).Results[0]
+	newP := mustReplay(t, run, Options{Definitions: "guidellm"}).Results[0]
+	o, _ := oldP.Scalars["output_token_throughput"].Float64()
+	n, _ := newP.Scalars["output_token_throughput"].Float64()
+	if !(o > 1.5*n) {
+		t.Errorf("output_token_throughput: guidellm/2026.11 %v, guidellm/2026.12 %v; want the old (all tokens at the last chunk) well above the new", o, n)
+	}
+	for _, named := range []bool{true, false} {
+		cl := mustReplay(t, run, Options{Definitions: "guidellm", Version: "guidellm/2026.11"}).Claims(nil, DefaultClaimTolerance)
+		if !named {
+			cl.DefinitionsVersion = ""
+		}
+		cks := checkClaims(t, run, cl)
+		for _, c := range cks {
+			if c.Outcome != schema.ClaimMatched || c.DefinitionsVersion != "guidellm/2026.11" || c.VersionInferred == named || c.KnownDefect != "" {
+				t.Errorf("named %v: %s %s under %q (inferred %v): %s", named, c.Metric, c.Outcome, c.DefinitionsVersion, c.VersionInferred, c.Reason)
+			}
+		}
+		c := claim(t, cks, "output_token_throughput")
+		if c.Current == nil || c.Current.Value == nil || *c.Current.Value != n || c.Current.Version != "guidellm/2026.12" ||
+			len(c.Current.Changed) != 1 || !strings.Contains(c.Current.Changed[0], "recorded arrival") {
+			t.Errorf("named %v: output_token_throughput's current value %+v, want %v under guidellm/2026.12 naming the token change", named, c.Current, n)
+		}
+		if c := claim(t, cks, "ttft_ns.p50"); c.Current != nil {
+			t.Errorf("named %v: ttft has a current value %+v although it did not change", named, c.Current)
+		}
+		for i := range cl.Points[0].Metrics {
+			if cl.Points[0].Metrics[i].Metric == "output_token_throughput" {
+				cl.Points[0].Metrics[i].Value = (o + n) / 2
+			}
+		}
+		if c := claim(t, checkClaims(t, run, cl), "output_token_throughput"); c.Outcome != schema.ClaimMismatched {
+			t.Errorf("named %v: forged output_token_throughput %s under %s, want mismatched", named, c.Outcome, c.DefinitionsVersion)
+		}
+	}
+	// The old rule reads only the first and last chunk: absent chunk
+	// times leave it computable, an absent last chunk does not.
+	run = chunkedRun()
+	run.m.Provenance = &schema.Provenance{}
+	run.m.Provenance.Set(schema.FieldChunks, schema.FieldAbsent, "the tool stores no chunk times")
+	p := mustReplay(t, run, Options{Definitions: "guidellm", Version: "guidellm/2026.11"}).Results[0]
+	if v, _ := p.Scalars["output_token_throughput"].Float64(); v != o {
+		t.Errorf("guidellm/2026.11, chunk times absent: output_token_throughput %v (%q), want %v", v, p.NullReasons["output_token_throughput"], o)
+	}
+	run.m.Provenance.Set(schema.FieldLastChunk, schema.FieldAbsent, "the tool stores no last chunk")
+	p = mustReplay(t, run, Options{Definitions: "guidellm", Version: "guidellm/2026.11"}).Results[0]
+	if !p.Scalars["output_token_throughput"].IsNull() || !strings.Contains(p.NullReasons["output_token_throughput"], "first and last chunk") {
+		t.Errorf("guidellm/2026.11, last chunk not measured: output_token_throughput %v reason %q, want null with the reason", p.Scalars["output_token_throughput"], p.NullReasons["output_token_throughput"])
+	}
+}

@@ -32,7 +32,7 @@ var claimVersions = map[string][]string{
 	"aiperf":         {"aiperf/2026.12"},
 	"vllm":           {"vllm/2026.11", "vllm/2026.12"},
 	"sglang":         {"sglang/2026.11", "sglang/2026.12"},
-	"guidellm":       {"guidellm/2026.12"},
+	"guidellm":       {"guidellm/2026.11", "guidellm/2026.12"},
 	"llmperf":        {"llmperf/2026.12"},
 	"mlperf":         {"mlperf/2026.12"},
 	"genai-perf":     {"genai-perf/2026.12"},
@@ -41,4 +41,4 @@ var claimVersions = map[string][]string{
 
 // unwrittenVersions are replay's versions whose rules are not kept: rules
 // of releases before claims files named versions, so no claims file names one.
-var unwrittenVersions = []string{"aiperf/2026.11", "guidellm/2026.11", "llmperf/2026.11", "mlperf/2026.11", "genai-perf/2026.11", "inference-perf/2026.11"}
+var unwrittenVersions = []string{"aiperf/2026.11", "llmperf/2026.11", "mlperf/2026.11", "genai-perf/2026.11", "inference-perf/2026.11"}
