@@ -1,0 +1,75 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemoRuns runs scripts/demo.sh as "make demo" does: in a directory laid
+// out like the repository (scripts/demo.sh, bin/benchseal built from this
+// repository, testdata/ the repository's), with DEMO_OUT in a temporary
+// directory. The demo must exit 0. It takes about a minute on a quiet
+// 2-core machine; the timeout allows for a loaded one.
+func TestDemoRuns(t *testing.T) {
+	for _, tool := range []string{"bash", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"scripts", "bin"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := os.ReadFile(filepath.Join(root, "scripts", "demo.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "demo.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "benchseal"), "./cmd/benchseal")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "scripts", "demo.sh"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "DEMO_OUT="+filepath.Join(dir, "demo-out"), "NO_COLOR=1")
+	// The demo's simulators run in the background; a killed bash would
+	// leave them holding the output pipe, so the wait is bounded too.
+	cmd.WaitDelay = 10 * time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/demo.sh failed after %s: %v\n%s", time.Since(start).Round(time.Millisecond), err, tail(string(out), 60))
+	}
+	if !strings.Contains(string(out), "Demo finished") {
+		t.Fatalf("scripts/demo.sh exited 0 without finishing:\n%s", tail(string(out), 60))
+	}
+	t.Logf("scripts/demo.sh ran in %s", time.Since(start).Round(time.Millisecond))
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
