@@ -48,9 +48,11 @@ func (l *liveProgress) end() {
 }
 
 func renderProgress(w io.Writer, p capture.Progress) {
-	rate := fmt.Sprintf("%.1f/s", p.AchievedRate)
+	// Sends per second since the point started (capture.Progress), named
+	// so: it is not replay's request_throughput, which the summary prints.
+	rate := fmt.Sprintf("sent %.1f/s since start", p.AchievedRate)
 	if p.OfferedRate > 0 {
-		rate = fmt.Sprintf("%.1f of %.1f/s", p.AchievedRate, p.OfferedRate)
+		rate = fmt.Sprintf("sent %.1f/s since start of %.1f/s offered", p.AchievedRate, p.OfferedRate)
 	}
 	rem := "?"
 	if p.Remaining >= 0 {
@@ -89,7 +91,10 @@ func failurePrinter(w io.Writer, n int) func(capture.Failure) {
 	}
 }
 
-// progressLine prints one plain progress line (no cursor control).
+// progressLine prints one plain progress line (no cursor control). Its
+// rate is requests sent per second since the point started, named so
+// beside the summary's request_throughput (ok requests over replay's
+// window), a different quantity.
 func progressLine(w io.Writer, p capture.Progress) {
 	done := fmt.Sprint(p.Done)
 	if p.Requests > 0 {
@@ -99,7 +104,7 @@ func progressLine(w io.Writer, p capture.Progress) {
 	if p.Final {
 		state = "finished"
 	}
-	fmt.Fprintf(w, "%s: [%d/%d] point %s repeat %d %s: %s done, %d failed, %d in flight, %.1f req/s, elapsed %s\n",
+	fmt.Fprintf(w, "%s: [%d/%d] point %s repeat %d %s: %s done, %d failed, %d in flight, %.1f sent/s since the point started, elapsed %s\n",
 		state, p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, done, p.Failed, p.InFlight, p.AchievedRate, p.Elapsed.Round(time.Second))
 }
 
