@@ -116,7 +116,12 @@ func (r *runner) noteEnd(c *cell, rec *schema.Record) {
 		sample = min(sample, int64(n))
 	}
 	if done >= sample && float64(bad) > thr*float64(done) {
-		r.abort(fmt.Errorf("%w: point %s repeat %d (%s): %d of %d requests failed (%.0f%%), more than --max-error-rate %.0f%%",
-			ErrTooManyFailures, c.pt.Name, c.repeat, c.phase, bad, done, 100*float64(bad)/float64(done), 100*thr))
+		// The check sees the requests ended so far, not the point's final
+		// counts: the message says so and how many were still in flight
+		// (sent in the current phase, c's, and not yet ended), which the
+		// records count too.
+		inFlight := max(0, r.cur.sent.Load()-r.cur.done.Load())
+		r.abort(fmt.Errorf("%w: point %s repeat %d (%s): %d of the first %d ended requests failed (%.0f%%), more than --max-error-rate %.0f%%; %d more were in flight",
+			ErrTooManyFailures, c.pt.Name, c.repeat, c.phase, bad, done, 100*float64(bad)/float64(done), 100*thr, inFlight))
 	}
 }
