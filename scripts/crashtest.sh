@@ -21,7 +21,7 @@ fail=0
 bad() { echo "  FAIL: $*"; fail=$((fail + 1)); }
 
 "$BIN" synth --out run --requests 9996 --zstd >/dev/null || exit 1
-"$BIN" keygen --out k1 >/dev/null 2>&1 && "$BIN" keygen --out k2 >/dev/null 2>&1 || exit 1
+"$BIN" keygen --out k1 --no-password >/dev/null 2>&1 && "$BIN" keygen --out k2 --no-password >/dev/null 2>&1 || exit 1
 
 # ms: wall time of a command in milliseconds.
 ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(((e - s) / 1000000)); }

@@ -127,7 +127,7 @@ func TestLlamaServer(t *testing.T) {
 		t.Skip("BENCHSEAL_LLAMA_SERVER, BENCHSEAL_LLAMA_MODEL and BENCHSEAL_BIN not set (make engine-test sets them)")
 	}
 	work := t.TempDir()
-	bench(t, bin, "keygen", "--out", filepath.Join(work, "pub"))
+	bench(t, bin, "keygen", "--out", filepath.Join(work, "pub"), "--no-password")
 	srv := startServer(t, llama, model, true)
 	id := srv.modelID(t)
 	common := []string{"--endpoint", srv.url, "--model", id, "--input-tokens", "32", "--output-tokens", "12",

@@ -20,7 +20,7 @@ git -C "$root" worktree add --detach "$work/src" "$commit" >/dev/null
 full=$(git -C "$root" rev-parse "$commit")
 (cd "$work/src" && CGO_ENABLED=0 go build -trimpath -o "$work/benchseal" ./cmd/benchseal)
 b=$work/benchseal
-export BENCHSEAL_PASSWORD=
+export BENCHSEAL_PASSWORD=compat # a release from before --no-password has no such flag; keygen at HEAD refuses an empty one by omission
 export SOURCE_DATE_EPOCH=1764460800
 cd "$work"
 capture="capture --simulate --out run --concurrency 1,2 --requests 6 --output-tokens 24 --input-tokens 16 --sim-time-scale 0.05 --seed 7 --progress never --title compat-$name"
@@ -39,7 +39,7 @@ rm -f "$out/$name.tar.sigstore.json"
 	echo "go: $(go env GOVERSION)"
 	echo "benchseal $capture"
 	echo "benchseal $replay"
-	echo "benchseal keygen --out publisher (BENCHSEAL_PASSWORD empty)"
+	echo "BENCHSEAL_PASSWORD=compat benchseal keygen --out publisher"
 	echo "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH benchseal pack run --out $name.tar --key publisher.key"
 	echo "its own verify: $(tail -n 1 verify.log)"
 } >"$out/$name.info"

@@ -19,7 +19,7 @@ func TestForgedImportClaimsUnderAnOldVersionAreRejected(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"BENCHSEAL_PASSWORD": "", "SOURCE_DATE_EPOCH": "1725697651"}
 	fx := filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "vllm", "lambdalabs_llama3_8b_h100_prompt10.json")
-	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k")); code != ExitOK {
+	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k"), "--no-password"); code != ExitOK {
 		t.Fatalf("keygen: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, version := range []string{"vllm/2026.11", ""} {
@@ -68,7 +68,7 @@ func TestForgedPeerClaimsNamingNoVersionAreMismatched(t *testing.T) {
 	for _, args := range [][]string{
 		{"capture", "--simulate", "--progress", "never", "--sim-time-scale", "0.01", "--concurrency", "2", "--requests", "20", "--seed", "7", "--out", run},
 		{"replay", run, "--definitions", "vllm", "--write-claims", filepath.Join(run, "claims.json")},
-		{"keygen", "--out", filepath.Join(dir, "k")},
+		{"keygen", "--out", filepath.Join(dir, "k"), "--no-password"},
 	} {
 		if code, out, errOut := runArgs(t, env, args...); code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s%s", args[0], code, out, errOut)

@@ -21,7 +21,7 @@ func TestImportedRunTamperedWindow(t *testing.T) {
 	if code, out, errOut := runArgs(t, env, "import", "llmperf", filepath.Join(fx, "groq_70b_individual_responses.json"), filepath.Join(fx, "groq_70b_summary.json"), "--out", run); code != ExitOK {
 		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k")); code != ExitOK {
+	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k"), "--no-password"); code != ExitOK {
 		t.Fatalf("keygen: exit %d\n%s%s", code, out, errOut)
 	}
 	mp := filepath.Join(run, "manifest.json")

@@ -31,9 +31,11 @@ func newKeygenCmd(io *IO) *cobra.Command {
 		Long: `keygen writes PREFIX.key, an ECDSA P-256 private key encrypted in cosign's
 "ENCRYPTED SIGSTORE PRIVATE KEY" format (scrypt + secretbox), and PREFIX.pub,
 the public key as PEM. The password comes from BENCHSEAL_PASSWORD, else from a
-prompt when standard input is a terminal, else it is empty (the key is still
-encrypted, as cosign does). An empty password, typed or not, is said on
-standard error: a warning naming why, or a plain note with --no-password. Keys made by 'cosign generate-key-pair' work with
+prompt when standard input is a terminal. With neither, keygen refuses (exit
+2, nothing written) unless --no-password says an empty password is intended
+(the key is still encrypted, as cosign does). An empty password is said on
+standard error: a warning when nothing was typed at the prompt, a plain note
+with --no-password. Keys made by 'cosign generate-key-pair' work with
 benchseal too. Existing files are never overwritten.`,
 		Example: `  BENCHSEAL_PASSWORD=secret benchseal keygen --out publisher
   benchseal pack run --out run.tar --key publisher.key`,
@@ -41,7 +43,7 @@ benchseal too. Existing files are never overwritten.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runKeygen(cmd.Context(), o) },
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "path prefix of the key files (required)")
-	cmd.Flags().BoolVar(&o.noPassword, "no-password", false, "an empty password is intended: a note instead of a warning when BENCHSEAL_PASSWORD is unset and there is no terminal")
+	cmd.Flags().BoolVar(&o.noPassword, "no-password", false, "an empty password is intended: without it keygen refuses when BENCHSEAL_PASSWORD is unset and there is no terminal")
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -58,6 +60,12 @@ func runKeygen(ctx context.Context, o *keygenOptions) error {
 	pw, src, err := readPassword(o.io, true)
 	if err != nil {
 		return err
+	}
+	if len(pw) == 0 && src == fromNoPrompt && !o.noPassword {
+		// Nobody chose the empty password (a script or CI job without the
+		// variable): refuse, so an unprotected signing key is never made
+		// by omission.
+		return usagef("keygen: BENCHSEAL_PASSWORD is unset and there is no terminal to ask on: set BENCHSEAL_PASSWORD, or pass --no-password to make a key with an empty password; nothing was written")
 	}
 	if len(pw) == 0 {
 		fmt.Fprintln(o.io.ErrOut, emptyPasswordNote(keyPath, src, o.noPassword))

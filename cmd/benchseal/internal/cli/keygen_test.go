@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,5 +24,25 @@ func TestEmptyPasswordNoteNamesWhy(t *testing.T) {
 		if !strings.Contains(got, c.want) || c.intended == strings.Contains(got, "WARNING") {
 			t.Errorf("source %d, intended %v:\n got %s\nwant %s", c.src, c.intended, got, c.want)
 		}
+	}
+}
+
+// TestKeygenRefusesAnUnchosenEmptyPassword: with BENCHSEAL_PASSWORD unset
+// and no terminal, keygen exits 2 and writes nothing (it used to write a
+// key with an empty password and exit 0); --no-password makes the key.
+func TestKeygenRefusesAnUnchosenEmptyPassword(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "k")
+	code, _, errOut := runArgs(t, map[string]string{}, "keygen", "--out", prefix)
+	if code != ExitUsage || !strings.Contains(errOut, "--no-password") {
+		t.Fatalf("keygen without a password: exit %d, want %d naming --no-password\n%s", code, ExitUsage, errOut)
+	}
+	for _, f := range []string{prefix + ".key", prefix + ".pub"} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("%s was written", f)
+		}
+	}
+	if code, _, errOut := runArgs(t, map[string]string{}, "keygen", "--out", prefix, "--no-password"); code != ExitOK {
+		t.Fatalf("keygen --no-password: exit %d\n%s", code, errOut)
 	}
 }
