@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/benchseal/benchseal/replay"
@@ -18,10 +19,13 @@ import (
 // chunks gives the content chunks capture counted for a point × repeat,
 // a count replay does not print; offered names the offered rate ("offered",
 // or "offered to shard I of N", whose share of the point's rate replay
-// also sets against).
+// also sets against). The last column is replay's two load flags
+// (overloaded, generator-limited), so a point whose numbers describe a
+// load it did not sustain is not shown as plain; a warning line after the
+// table counts such points.
 func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func(point string, repeat int) int64) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	open := false
+	open, flagged := false, 0
 	for _, p := range r.Results {
 		open = open || (p.Overload != nil && p.Overload.Loop == replay.LoopOpen)
 	}
@@ -29,6 +33,7 @@ func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func
 	if open {
 		head += "\tarrival rate achieved / " + offered + " (req/s)\tsend_lag p99 (ms)"
 	}
+	head += "\tload flags (replay)"
 	fmt.Fprintln(tw, head)
 	val := func(p *replay.PointResult, k string, v replay.Value, scale *big.Rat, places int) string {
 		if _, null := p.NullReasons[k]; null || v.IsNull() {
@@ -49,7 +54,40 @@ func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func
 			}
 			line += "\t" + rate + "\t" + lag
 		}
-		fmt.Fprintln(tw, line)
+		flags := loadFlags(p.Overload)
+		if flags != "-" && flags != "unknown" {
+			flagged++
+		}
+		fmt.Fprintln(tw, line+"\t"+flags)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if flagged > 0 {
+		_, err := fmt.Fprintf(out, "WARNING: %d of %d point × repeat rows flagged by replay's overload test (overloaded: arrivals outran completions; generator-limited: the client did not keep its schedule): their numbers describe a load the point did not sustain; replay prints why\n", flagged, len(r.Results))
+		return err
+	}
+	return nil
+}
+
+// loadFlags names the set load flags of a point ("-": neither set;
+// "unknown": neither could be decided).
+func loadFlags(o *replay.Overload) string {
+	if o == nil {
+		return "unknown"
+	}
+	var set []string
+	if o.Overloaded.True() {
+		set = append(set, "overloaded")
+	}
+	if o.GeneratorLimited.True() {
+		set = append(set, "generator-limited")
+	}
+	switch {
+	case len(set) > 0:
+		return strings.Join(set, ", ")
+	case o.Overloaded.Set == nil && o.GeneratorLimited.Set == nil:
+		return "unknown"
+	}
+	return "-"
 }

@@ -94,7 +94,7 @@ func TestCaptureSummaryEqualsReplay(t *testing.T) {
 		rows := 0
 		for _, l := range lines[head+1:] {
 			f := strings.Fields(l)
-			if len(f) < 8 || f[0] == "wrote" || f[0] == "failed" {
+			if len(f) < 8 || f[0] == "wrote" || f[0] == "failed" || f[0] == "WARNING:" {
 				break
 			}
 			rows++
@@ -106,10 +106,19 @@ func TestCaptureSummaryEqualsReplay(t *testing.T) {
 			}
 			check("request_throughput", f[6], `(?m)^  request_throughput +(\S+) req/s`)
 			check("window", f[7], `(?m)^  window +(\S+) ms`)
+			flags := f[8:]
 			if mode[0] == "--rate" {
 				check("achieved arrival rate", f[8], `(?m)^  arrival rate +offered \S+ req/s; achieved (\S+) req/s`)
 				check("offered rate", f[10], `(?m)^  arrival rate +offered (\S+) req/s`)
 				check("send_lag p99", f[11], `(?m)^  send_lag +.* p99 (\S+) `)
+				flags = f[12:]
+			}
+			// The load flags column names each flag replay sets YES.
+			for _, flag := range []string{"overloaded", "generator-limited"} {
+				set := replayed(f[0], r, `(?m)^  `+flag+` +(\S+)`) == "YES:"
+				if named := strings.Contains(strings.Join(flags, " "), flag); named != set {
+					t.Errorf("%s %s repeat %d: capture's load flags %q, replay's %s set %v", mode[0], f[0], r, flags, flag, set)
+				}
 			}
 		}
 		if rows != 4 {
