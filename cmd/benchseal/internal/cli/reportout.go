@@ -16,13 +16,17 @@ import (
 // compare, decide, verify, validate). A shell redirect empties an existing
 // file before the command runs, so a failing command loses the report the
 // user had; --out writes beside FILE and renames only when the report is
-// complete, so FILE holds either the old report or the whole new one.
+// complete, so FILE holds either the old report or the whole new one. A
+// verdict (verify's REJECTED, validate's invalid, the comparability
+// guard's refusal) is a whole report and is written though the command
+// exits 3; an error that leaves no report (compare or decide stopping at
+// a rejected input) leaves FILE as it was.
 type reportOut struct {
 	path string
 }
 
 func (r *reportOut) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&r.path, "out", "", "write the report to FILE instead of standard output, atomically: an existing FILE is replaced only by a complete report and left as it was when the command fails")
+	fs.StringVar(&r.path, "out", "", "write the report to FILE instead of standard output, atomically: an existing FILE is replaced only by a complete report, and a verdict (verified, rejected, invalid, refused by the guard) is one, so it replaces FILE whatever its exit code; a command that stops without a report (a usage error, a file it cannot read, an input compare or decide rejects) leaves FILE as it was")
 }
 
 // reportFile is an open --out report: Commit puts it in place, Discard
