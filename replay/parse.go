@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -10,8 +12,16 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
+// durationSyntax is time.ParseDuration's grammar without a sign: a
+// string that matches it and does not parse overflows int64 nanoseconds.
+var durationSyntax = regexp.MustCompile(`^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
 func parseDur(s string) (int64, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil && durationSyntax.MatchString(strings.TrimSpace(s)) {
+		// Well formed, so time.ParseDuration refused it for its size.
+		return 0, badInput("%q is longer than the longest duration, %s", s, time.Duration(math.MaxInt64))
+	}
 	if err != nil || d < 0 {
 		return 0, badInput("%q is not a non-negative duration like 200ms", s)
 	}

@@ -31,6 +31,9 @@ func checkBundleArg(path string) error {
 			out := strings.TrimRight(path, "/") + ".oci.tar"
 			return usagef("%s is a run directory, not a bundle: pack it first (benchseal pack %s --out %s)", path, path, out)
 		}
+		if !hasLayoutPart(path) {
+			return usagef("%s is neither a run directory (no %s) nor a bundle (no oci-layout, index.json or blobs/): give a run directory made by capture, import or synth, or a bundle made by benchseal pack", path, schema.ManifestFile)
+		}
 		return nil
 	}
 	if !fi.Mode().IsRegular() {
@@ -109,6 +112,18 @@ func checkBundleOut(out string) error {
 		}
 	}
 	return nil
+}
+
+// hasLayoutPart reports whether dir holds any part of an OCI layout (the
+// oci-layout file, index.json or blobs/): such a directory is checked as a
+// bundle, and one missing a part is rejected by the verifier by name.
+func hasLayoutPart(dir string) bool {
+	for _, name := range []string{"oci-layout", "index.json", "blobs"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // isRunDir reports whether dir holds a run (a manifest.json) rather than

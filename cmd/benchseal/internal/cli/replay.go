@@ -137,14 +137,18 @@ func newReplayCmd(io *IO) *cobra.Command {
 	return cmd
 }
 
-// refuseReplace is the error of --write-claims onto a file that exists
-// (nil when it does not).
-func refuseReplace(path string) error {
-	_, err := os.Lstat(path)
+// refuseReplace is the error of --write-claims onto a directory, or onto
+// a file that exists without force (nil otherwise).
+func refuseReplace(path string, force bool) error {
+	fi, err := os.Lstat(path)
 	switch {
+	case err == nil && fi.IsDir():
+		return usagef("replay: --write-claims %s is a directory: name the claims file (e.g. RUNDIR/claims.json)", path)
+	case err == nil && force:
+		return nil
 	case err == nil:
-		return fmt.Errorf("replay: --write-claims %s: the file exists (refusing to replace it: an imported run's claims are the tool's own figures, "+
-			"which verify checks); pass --force to replace it, or write the claims elsewhere", path)
+		return fmt.Errorf("replay: --write-claims %s: the file exists (refusing to replace the claims in it, which may be the ones a bundle was packed with); "+
+			"pass --force to replace it, or write the claims elsewhere", path)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	default:
@@ -194,8 +198,8 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		}
 		opts.StallThresholdNS = *s.TTFTNS
 	}
-	if o.writeClaims != "" && !o.force {
-		if err := refuseReplace(o.writeClaims); err != nil {
+	if o.writeClaims != "" {
+		if err := refuseReplace(o.writeClaims, o.force); err != nil {
 			return err
 		}
 	}
@@ -223,10 +227,8 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		if err != nil {
 			return err
 		}
-		if !o.force {
-			if err := refuseReplace(o.writeClaims); err != nil {
-				return err
-			}
+		if err := refuseReplace(o.writeClaims, o.force); err != nil {
+			return err
 		}
 		if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
 			return err

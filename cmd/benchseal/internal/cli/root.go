@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -146,7 +148,7 @@ per-request timestamps.`,
 				return usageError{err}
 			}
 			if err := cmd.ValidateFlagGroups(); err != nil {
-				return usageError{err}
+				return usageError{flagGroupError(err)}
 			}
 			return nil
 		},
@@ -295,4 +297,35 @@ func exitCode(err error, errOut io.Writer, path string) int {
 		fmt.Fprintf(errOut, "benchseal: %v\n", err)
 		return ExitError
 	}
+}
+
+// exclusiveHints says, for a pair of flags that exclude each other, what
+// each one chooses.
+var exclusiveHints = map[string]string{
+	"concurrency rate":  "--concurrency N runs a closed loop, N requests in flight; --rate R an open loop, R requests per second on a schedule",
+	"endpoint simulate": "--endpoint URL measures that server; --simulate the built-in simulator",
+	"plan preset":       "--plan FILE takes the load from a plan; --preset NAME from a built-in one",
+	"shard shards":      "--shard I/N runs one shard of a sharded run; --shards N runs all N here",
+}
+
+// mutuallyExclusive matches cobra's error for flags of an exclusive group
+// given together (cobra's flag_groups.go).
+var mutuallyExclusive = regexp.MustCompile(`^if any flags in the group \[([^]]+)\] are set none of the others can be; \[([^]]+)\] were all set$`)
+
+// flagGroupError restates cobra's message for flags that exclude each
+// other as which flags were given together and which to choose.
+func flagGroupError(err error) error {
+	m := mutuallyExclusive.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	set := strings.Fields(m[2])
+	for i := range set {
+		set[i] = "--" + set[i]
+	}
+	msg := strings.Join(set, " and ") + " cannot be given together: choose one"
+	if h, ok := exclusiveHints[m[1]]; ok {
+		msg += " (" + h + ")"
+	}
+	return errors.New(msg)
 }
