@@ -26,9 +26,9 @@ git clone --quiet --no-checkout . "$work/src"
 git -C "$work/src" -c advice.detachedHead=false checkout --quiet "$rev"
 (cd "$work/src" && "$work/releasetool" modproxy -dir "$work/proxy" -version "$V" -revision "$rev" -time "$when")
 
-line=$(grep -E '^go install github\.com/benchseal/benchseal/cmd/benchseal@v[0-9]+\.[0-9]+\.[0-9]+$' docs/install.md)
+line=$(grep -E '^go install github\.com/benchseal/benchseal/cmd/benchseal@vX\.Y\.Z$' docs/install.md)
 [ "$(printf '%s\n' "$line" | wc -l)" -eq 1 ] || { echo "install-check: docs/install.md has no single go install line" >&2; exit 1; }
-cmd=$(printf '%s\n' "$line" | sed "s/@v[0-9.]*\$/@$V/")
+cmd=$(printf '%s\n' "$line" | sed "s/@vX\.Y\.Z\$/@$V/")
 echo "== $cmd (GOPROXY=file://…, module $rev at $V)"
 # go install m@v checks every dependency against sum.golang.org, not the
 # module's go.sum; with no network here (and this machine's cache of the
