@@ -32,7 +32,9 @@ func checkBundleArg(path string) error {
 			return usagef("%s is a run directory, not a bundle: pack it first (benchseal pack %s --out %s)", path, path, out)
 		}
 		if !hasLayoutPart(path) {
-			return usagef("%s is neither a run directory (no %s) nor a bundle (no oci-layout, index.json or blobs/): give a run directory made by capture, import or synth, or a bundle made by benchseal pack", path, schema.ManifestFile)
+			// Rejected (exit 3) as a damaged input is: given where a
+			// bundle is read, it is one with every part missing.
+			return rejected(fmt.Errorf("%s is neither a run directory (no %s) nor a bundle (no oci-layout, index.json or blobs/): give a run directory made by capture, import or synth, or a bundle made by benchseal pack", path, schema.ManifestFile))
 		}
 		return nil
 	}
