@@ -128,6 +128,7 @@ func (r *runner) do(c *cell, k, j int, sched *int64) (endNS int64) {
 	}
 	defer func() {
 		lim.enforce(rec)
+		r.counts.settle(rec, it)
 		endNS = rec.EndNS
 		r.finish(c, j, rec)
 	}()
@@ -392,14 +393,7 @@ func (r *runner) send(ctx context.Context, body []byte, rec *schema.Record) (*ht
 const maxResends = 1
 
 func (r *runner) fillTokens(rec *schema.Record, it *Item, usage *Usage) {
-	switch {
-	case usage != nil && usage.PromptTokens > 0:
-		rec.InputTokens = usage.PromptTokens
-	case it.InputTokens > 0:
-		rec.InputTokens = int64(it.InputTokens)
-	default:
-		rec.InputTokens = int64(approxTokens(it))
-	}
+	r.counts.learn(rec, usage)
 	if usage != nil {
 		rec.OutputTokens = usage.CompletionTokens
 		if rec.Status == schema.StatusOK && rec.OutputTokens == 0 {
@@ -415,7 +409,7 @@ func (r *runner) fillTokens(rec *schema.Record, it *Item, usage *Usage) {
 }
 
 // approxTokens estimates a prompt's tokens as its whitespace-separated
-// words when the server reports no usage.
+// words, for an ok answer without usage to a prompt no answer counted.
 func approxTokens(it *Item) int {
 	if it.Prompt != "" {
 		return len(strings.Fields(it.Prompt))

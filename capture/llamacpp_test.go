@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/schema"
@@ -442,4 +443,74 @@ func TestLlamaCppFingerprintIsRecorded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUncountedRequestsTakeTheServersCountOfTheirPrompt: with prompts in
+// words (the server has no tokenizer endpoint), a request the server did
+// not count (a 429, an in-band error before the usage) kept its prompt's
+// word count beside the server's token counts of the ok ones: two units in
+// one column. Each now takes the server's count of the same prompt from an
+// ok answer of the run, also one that came after it (the records file is
+// rewritten), or is 0, uncounted, and the manifest's note says how many.
+func TestUncountedRequestsTakeTheServersCountOfTheirPrompt(t *testing.T) {
+	_, ts := llamaSim(t, func(c *simulator.Config) {
+		c.NoTokenize, c.ErrorRate, c.Seed = true, 0.3, 5
+		c.MaxRunning, c.QueueLimit = 2, 1
+	})
+	o := llamaOptions(t, ts.URL)
+	o.SkipPreflight = true
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	rf := readRun(t, o.OutDir)
+	count := map[int64]int64{}
+	firstOK := map[int64]int64{}
+	for _, r := range rf.recs {
+		if r.Status != schema.StatusOK {
+			continue
+		}
+		if c, ok := count[*r.Item]; ok && c != r.InputTokens {
+			t.Fatalf("item %d counted %d and %d", *r.Item, c, r.InputTokens)
+		}
+		count[*r.Item] = r.InputTokens
+		if e, ok := firstOK[*r.Item]; !ok || r.EndNS < e {
+			firstOK[*r.Item] = r.EndNS
+		}
+		if r.InputTokens == 32 {
+			t.Fatalf("%s: the server counted its 32 words as 32 tokens: the test needs a server whose count differs", r.ID)
+		}
+	}
+	status := map[string]int{}
+	uncounted, later := 0, 0
+	for _, r := range rf.recs {
+		if r.Status == schema.StatusOK {
+			continue
+		}
+		status[r.Status]++
+		c, ok := count[*r.Item]
+		switch {
+		case !ok && r.InputTokens != 0:
+			t.Errorf("%s (%s): input_tokens %d, but no answer counted its prompt: want 0", r.ID, r.Status, r.InputTokens)
+		case !ok:
+			uncounted++
+		case r.InputTokens != c:
+			t.Errorf("%s (%s): input_tokens %d, the server counted its prompt %d", r.ID, r.Status, r.InputTokens, c)
+		case r.EndNS+int64(time.Millisecond) < firstOK[*r.Item]:
+			later++
+		}
+	}
+	if status[schema.StatusRejected] == 0 || status[schema.StatusError] == 0 || later == 0 {
+		t.Fatalf("want 429s, in-band errors and a failure before its prompt's first ok answer: %v, %d later", status, later)
+	}
+	n := rf.m.Notes[capture.NoteInputTokens]
+	if !strings.Contains(n, "every record's input_tokens is the server's count of its prompt") {
+		t.Errorf("note %q", n)
+	}
+	u := rf.m.Notes[capture.NoteUncountedInput]
+	if want := fmt.Sprintf("%d record(s) that did not end ok have input_tokens 0: uncounted", uncounted); uncounted > 0 && !strings.HasPrefix(u, want) {
+		t.Errorf("note %q, want %q", u, want)
+	} else if uncounted == 0 && u != "" {
+		t.Errorf("note %q names uncounted records; there are none", u)
+	}
+	t.Logf("%v failed, %d counted by a later answer, %d uncounted", status, later, uncounted)
 }

@@ -219,6 +219,8 @@ type runner struct {
 	abort context.CancelCauseFunc
 
 	usageMissing atomic.Bool
+	// counts gives records the server's count of their prompt.
+	counts *promptCounts
 	// fresh opens a new connection for every request; serverCloses is set
 	// once the server closed a kept-alive connection under a request
 	// (send), and resent counts the requests sent again for it.
@@ -337,6 +339,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.counts = newPromptCounts(len(r.items))
 
 	m := r.baseManifest()
 	if err := r.describeMachine(ctx, m); err != nil {
@@ -558,6 +561,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			setNote(m, "per_chunk_usage", fmt.Sprintf("stream_options.continuous_usage_stats requested; chunk_tokens derived from cumulative usage on %d of %d ok streams (the others' usage was missing or inconsistent)", k, n))
 		}
 	}
+	// A request the server did not count takes the count of the same
+	// prompt in another answer, learned perhaps after it was written.
+	uncountedFailed, uncountedOK, cerr := r.counts.resolve(filepath.Join(o.OutDir, schema.RecordsFile))
+	r.counts.noteRecords(m, uncountedFailed, uncountedOK, cerr)
 	if r.usageMissing.Load() {
 		m.Client.TokenCounts = "chunk-count-estimate"
 		setNote(m, "token_counts", "some responses carried no usage; their output_tokens count content chunks, an estimate")

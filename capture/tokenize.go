@@ -202,7 +202,8 @@ func FitPrompt(ctx context.Context, tok Tokenizer, prompt string, n int, stream 
 
 // NoteInputTokens is the manifest note that states the unit of the
 // synthetic prompts' lengths (workload.input_tokens, the items'
-// input_tokens, and the input_tokens of records the server did not count).
+// input_tokens) and of the records' input_tokens, and how many records
+// are uncounted (promptCounts.noteRecords).
 const NoteInputTokens = "input_tokens"
 
 // fitPrompts makes every synthetic prompt (and the preflight probe's) n
@@ -216,7 +217,7 @@ func (r *runner) fitPrompts(ctx context.Context, base string, si *ServerInfo, m 
 		tok = newTokenizer(r.client, base, r.o.APIKey, r.o.Request.Model, r.o.Request.API, si)
 	}
 	if tok == nil {
-		setNote(m, NoteInputTokens, "synthetic prompts are N words of benchseal's vocabulary, not N tokens: the server offered no tokenizer endpoint benchseal knows (llama.cpp's, vLLM's or SGLang's POST /tokenize); workload.input_tokens, the workload items' input_tokens and the input_tokens of a request the server did not count (no usage) are words, every other record's are the server's usage.prompt_tokens")
+		setNote(m, NoteInputTokens, "synthetic prompts are N words of benchseal's vocabulary, not N tokens: the server offered no tokenizer endpoint benchseal knows (llama.cpp's, vLLM's or SGLang's POST /tokenize); workload.input_tokens and the workload items' input_tokens are words")
 		return nil
 	}
 	fitted := make([]string, len(r.items))
@@ -238,7 +239,7 @@ func (r *runner) fitPrompts(ctx context.Context, base string, si *ServerInfo, m 
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			setNote(m, NoteInputTokens, fmt.Sprintf("synthetic prompts are N words of benchseal's vocabulary, not N tokens: counting them with the server's %s failed (%v); workload.input_tokens, the workload items' input_tokens and the input_tokens of a request the server did not count (no usage) are words, every other record's are the server's usage.prompt_tokens", tok.Name(), err))
+			setNote(m, NoteInputTokens, fmt.Sprintf("synthetic prompts are N words of benchseal's vocabulary, not N tokens: counting them with the server's %s failed (%v); workload.input_tokens and the workload items' input_tokens are words", tok.Name(), err))
 			return nil
 		}
 		fitted[i] = p
@@ -269,6 +270,7 @@ func (r *runner) fitPrompts(ctx context.Context, base string, si *ServerInfo, m 
 		return err
 	}
 	m.Workload.SHA256 = sum
+	r.counts.fitted = true
 	setNote(m, NoteInputTokens, fmt.Sprintf("synthetic prompts are exactly N tokens of the served model as the server counts them (its usage.prompt_tokens), each counted with the server's %s before the run: workload.input_tokens, the workload items' and every record's input_tokens are tokens", tok.Name()))
 	return nil
 }

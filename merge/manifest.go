@@ -115,6 +115,16 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 	}
 	delete(m.Notes, "shard")
 	delete(m.Notes, "http")
+	delete(m.Notes, schema.NoteUncountedInput)
+	var uncounted []string
+	for i, sr := range byIndex {
+		if sr != nil && sr.m.Notes[schema.NoteUncountedInput] != "" {
+			uncounted = append(uncounted, fmt.Sprintf("shard %d: %s", i, sr.m.Notes[schema.NoteUncountedInput]))
+		}
+	}
+	if len(uncounted) > 0 {
+		m.Notes[schema.NoteUncountedInput] = strings.Join(uncounted, "; ")
+	}
 	m.Notes["shards"] = fmt.Sprintf("merged from %d shard runs (split %s): every record keeps its global request number and names its shard; "+
 		"each shard's scheduled_ns, sent_ns and end_ns were moved by its offset_ns (its epoch minus the earliest, by the machines' wall clocks), "+
 		"so latencies within a request never depend on two clocks, while the order of requests of different shards, the window and what is "+

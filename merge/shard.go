@@ -56,7 +56,7 @@ func openShard(ctx context.Context, dir string) (*shardRun, error) {
 }
 
 // perProcessNotes are the manifest notes each shard writes of itself.
-var perProcessNotes = []string{"http", "token_counts", "shard"}
+var perProcessNotes = []string{"http", "token_counts", "shard", schema.NoteUncountedInput}
 
 // comparable returns m's JSON without what legitimately differs between
 // the shards of one capture.

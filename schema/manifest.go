@@ -445,6 +445,13 @@ func NewRunID() string {
 // column of the first point starts after it.
 const NotePreflight = "preflight"
 
+// NoteUncountedInput is the manifest note capture writes when some
+// records' input_tokens are not the server's count of their prompt (no
+// answer of the run counted it): a record that did not end ok then holds
+// 0, an ok one without usage the prompt's words. It is per process: each
+// shard of a capture counts its own, and merge keeps each shard's.
+const NoteUncountedInput = "input_tokens_uncounted"
+
 // Accelerators returns the stated accelerator count; ok is false when
 // none is stated.
 func (h *Hardware) Accelerators() (n int, ok bool) {

@@ -81,6 +81,11 @@ type Config struct {
 	// llama.cpp's server does, prompts a slot gives up stay cached in host
 	// memory and a slot erase leaves them there.
 	NoHostCache bool
+	// NoTokenize (FlavorLlamaCpp) serves no POST /tokenize and POST
+	// /apply-template (404), as a server without a tokenizer endpoint: a
+	// client cannot count its prompts before sending them, only read the
+	// usage.prompt_tokens of its answers.
+	NoTokenize bool
 }
 
 // Flavors of the simulator.

@@ -117,8 +117,10 @@ func New(cfg Config) (*Server, error) {
 		s.lcache.noHost = cfg.NoHostCache
 		s.mux.HandleFunc("GET /props", s.props)
 		s.mux.HandleFunc("POST /slots/{id}", s.slotAction)
-		s.mux.HandleFunc("POST /tokenize", s.tokenize)
-		s.mux.HandleFunc("POST /apply-template", s.applyTemplate)
+		if !cfg.NoTokenize {
+			s.mux.HandleFunc("POST /tokenize", s.tokenize)
+			s.mux.HandleFunc("POST /apply-template", s.applyTemplate)
+		}
 	} else if cfg.CacheResetPath != "none" {
 		s.mux.HandleFunc("POST "+cfg.CacheResetPath, s.resetCache)
 	}

@@ -73,6 +73,7 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.StringVar(&c.Flavor, "flavor", simulator.FlavorVLLM, "the engine to answer like: vllm, or llamacpp (llama.cpp's names, /props, /tokenize, /slots, a slot prompt cache reported in usage and timings)")
 	f.BoolVar(&c.CloseAfterStream, "close-after-stream", false, "close the connection a few ms after every streamed answer, although it said keep-alive (as llama.cpp's server does)")
 	f.BoolVar(&c.SlotSave, "slot-save", false, "llamacpp flavor: act as started with --slot-save-path (slot erase allowed; 501 otherwise)")
+	f.BoolVar(&c.NoTokenize, "no-tokenize", false, "llamacpp flavor: serve no /tokenize and /apply-template (404), as a server without a tokenizer endpoint")
 	f.BoolVar(&c.NoHostCache, "no-host-cache", false, "llamacpp flavor: act as started with --cache-ram 0 (no host prompt cache behind the slots)")
 	f.StringVar(&c.CacheResetPath, "cache-reset-path", simulator.ResetPathVLLM, "POST endpoint that empties the prefix cache: /reset_prefix_cache (vLLM), /flush_cache (SGLang) or none")
 	return cmd
