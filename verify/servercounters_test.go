@@ -235,7 +235,7 @@ func TestOpenLoopRetimingWithoutScrapesIsSaidUnverified(t *testing.T) {
 // TestHonestCapturesAgreeWithTheirEngineCounters: honest captures with
 // scrapes taken often during every point (both simulator flavors, closed
 // and open loop, warmup, several repeats, at a time scale where requests
-// last a few milliseconds, long enough on a quiet machine for the 20 ms
+// last tens of milliseconds, long enough even on a loaded machine for the 20 ms
 // scrapes to fall inside every point) validate and verify: the tolerances of
 // the counter and scrape-instant checks hold for them.
 func TestHonestCapturesAgreeWithTheirEngineCounters(t *testing.T) {
@@ -250,7 +250,7 @@ func TestHonestCapturesAgreeWithTheirEngineCounters(t *testing.T) {
 			{"rate 300 poisson", capture.Plan{Mode: schema.ModeRate, Points: []schema.Point{{Rate: 300, Arrival: schema.ArrivalPoisson, Requests: 150}}, Seed: 3, InputTokens: 32, OutputTokens: 16}},
 		} {
 			t.Run(flavor+" "+c.name, func(t *testing.T) {
-				fr := captureFlavor(t, c.plan, 0.005, flavor, true, often)
+				fr := captureFlavor(t, c.plan, 0.02, flavor, true, often)
 				if n := len(fr.m.ServerMetrics.Scrapes); n < 6 {
 					t.Fatalf("only %d scrapes: the test needs scrapes during the points", n)
 				}
