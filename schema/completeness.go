@@ -616,6 +616,15 @@ func UnverifiedCompleteness(m *Manifest) []string {
 		out = append(out, "open-loop timing: no server-metrics scrapes, so nothing but the records places the sends in time: "+
 			"a run moved onto a denser schedule of the same seed (its rate relabelled, every latency kept) is not detected")
 	}
+	switch {
+	case !m.Imported() && !hasScrapes(m):
+		out = append(out, "server counters: no server-metrics scrapes, so the records' request, input-token and output-token "+
+			"counts were not cross-checked against the engine's own counters: they are the signer's word")
+	case !m.Imported() && countFromNS(m.ServerMetrics.Scrapes) == 0:
+		out = append(out, "scrape timing: no scrape states from_ns (when its request was sent), so the records were not checked "+
+			"to end before the scrape after their point was sent, nor that scrape to follow the last end within "+nsSeconds(AfterScrapeSlackNS)+": "+
+			"a run re-laid onto a denser schedule (closed loop at more workers, open loop at a higher rate) is not detected")
+	}
 	for i, p := range m.Load.Points {
 		if p.Requests == 0 && p.Duration == 0 && m.Load.Duration == 0 {
 			out = append(out, fmt.Sprintf("load.points[%d] %q declares neither requests nor duration: nothing bounds its work, so no missing request can be detected", i, p.Name))

@@ -97,8 +97,17 @@ func TestUnverifiedOfferedLoadAndWarmup(t *testing.T) {
 	}
 	pts := []Point{{Name: "c", Concurrency: 4, Requests: 40}}
 	v1 := &Manifest{Load: Load{Mode: ModeConcurrency, Generator: GeneratorBenchsealV1, Warmup: Warmup{Requests: 2}, Points: pts}}
+	if !has(v1, "server counters: no server-metrics scrapes") {
+		t.Errorf("closed loop without scrapes: %q", UnverifiedCompleteness(v1))
+	}
+	from := int64(0)
+	v1.ServerMetrics = &ServerMetrics{Scrapes: []Scrape{{Point: "c", When: ScrapeBefore, File: "server-metrics/000001.prom", FromNS: &from}}}
 	if u := UnverifiedCompleteness(v1); len(u) != 0 {
 		t.Errorf("benchseal/v1 closed loop: %q, want nothing unverified", u)
+	}
+	v1.ServerMetrics.Scrapes[0].FromNS = nil
+	if !has(v1, "scrape timing: no scrape states from_ns") {
+		t.Errorf("scrapes without from_ns: %q", UnverifiedCompleteness(v1))
 	}
 	other := &Manifest{Load: Load{Mode: ModeConcurrency, Warmup: Warmup{Requests: 2}, Points: pts}}
 	if !has(other, "offered load: the declared concurrency of each point is checked only as an upper bound") || !has(other, "warmup boundary:") {
@@ -115,7 +124,7 @@ func TestUnverifiedOfferedLoadAndWarmup(t *testing.T) {
 	if !has(rm, "open-loop timing: no server-metrics scrapes") {
 		t.Errorf("open loop without scrapes: %q", UnverifiedCompleteness(rm))
 	}
-	rm.ServerMetrics = &ServerMetrics{Scrapes: []Scrape{{Point: "r", When: ScrapeBefore, File: "server-metrics/000001.prom"}}}
+	rm.ServerMetrics = &ServerMetrics{Scrapes: []Scrape{{Point: "r", When: ScrapeBefore, File: "server-metrics/000001.prom", FromNS: &from}}}
 	if u := UnverifiedCompleteness(rm); len(u) != 0 {
 		t.Errorf("open loop with scrapes: %q, want nothing unverified", u)
 	}

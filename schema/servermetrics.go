@@ -68,6 +68,12 @@ func validateServerMetrics(ps *problems, m *Manifest) {
 		ps.add("server_metrics.url", "must name the scraped address")
 	}
 	seen := map[string]bool{}
+	// A capture states from_ns on every scrape or (older runs) on none: some
+	// without it beside others with it is a deletion, which would switch off
+	// the scrape-instant checks of those points.
+	if with := countFromNS(sm.Scrapes); with > 0 && with < len(sm.Scrapes) {
+		ps.add("server_metrics.scrapes", "%d of %d scrapes state from_ns: a capture states it on every scrape (or, before it was recorded, on none)", with, len(sm.Scrapes))
+	}
 	for i, s := range sm.Scrapes {
 		f := fmt.Sprintf("server_metrics.scrapes[%d]", i)
 		if !slices.ContainsFunc(m.Load.Points, func(pt Point) bool { return pt.Name == s.Point }) {
@@ -100,4 +106,15 @@ func validateServerMetrics(ps *problems, m *Manifest) {
 			seen[s.File] = true
 		}
 	}
+}
+
+// countFromNS counts the scrapes that state from_ns.
+func countFromNS(ss []Scrape) int {
+	n := 0
+	for _, s := range ss {
+		if s.FromNS != nil {
+			n++
+		}
+	}
+	return n
 }

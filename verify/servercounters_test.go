@@ -260,3 +260,60 @@ func TestHonestCapturesAgreeWithTheirEngineCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestScrapesWithoutFromNSAreInvalidOrSaidUnverified: from_ns is what the
+// scrape-instant checks (records end before the scrape after the point is
+// sent, and it follows the last end within schema.AfterScrapeSlackNS) read.
+// A capture states it on every scrape, so one deleted beside the others is
+// a contradiction; deleted from all, the run reads as one from before it was
+// recorded and verifies, but verify says those checks were not made.
+func TestScrapesWithoutFromNSAreInvalidOrSaidUnverified(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 8}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+	fr := captureFlavor(t, plan, 0.01, "", true, nil)
+	fr.write(t)
+	one, all := fr.pack(t), fr.pack(t)
+	ss := fr.m.ServerMetrics.Scrapes
+	if len(ss) < 2 || countFromNS(ss) != len(ss) {
+		t.Fatalf("the capture's scrapes do not all state from_ns: %+v", ss)
+	}
+	ss[len(ss)-1].FromNS = nil
+	verr, res, err := fr.forge(t, one)
+	wantRejected(t, verr, res, err, "scrapes state from_ns")
+	for i := range ss {
+		ss[i].FromNS = nil
+	}
+	verr, res, err = fr.forge(t, all)
+	if verr != nil || err != nil || !res.Verified {
+		t.Fatalf("validate %v, verify %v: a run whose scrapes state no from_ns reads as an older run and should verify", verr, err)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "scrape timing: no scrape states from_ns") }) {
+		t.Errorf("verify's warnings do not say the scrape timing is unverified: %q", res.Warnings)
+	}
+}
+
+// TestClosedLoopRunWithoutScrapesIsSaidUnverified: with no scrapes nothing
+// cross-checks the records' counts against the engine, and verify says so
+// for a closed-loop run as it does for an open-loop one.
+func TestClosedLoopRunWithoutScrapesIsSaidUnverified(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 8}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+	fr := captureFlavor(t, plan, 0.01, "", false, nil)
+	fr.write(t)
+	bundle := fr.pack(t)
+	verr, res, err := fr.forge(t, bundle)
+	if verr != nil || err != nil || !res.Verified {
+		t.Fatalf("validate %v, verify %v", verr, err)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "server counters: no server-metrics scrapes") }) {
+		t.Errorf("verify's warnings do not say the records' counts are not cross-checked: %q", res.Warnings)
+	}
+}
+
+func countFromNS(ss []schema.Scrape) int {
+	n := 0
+	for _, s := range ss {
+		if s.FromNS != nil {
+			n++
+		}
+	}
+	return n
+}
