@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
@@ -69,28 +70,47 @@ func CheckServerEvidence(m *schema.Manifest, file string, read func(name string)
 		}
 		return snap
 	}
+	var fresh *servermetrics.Snapshot
+	measured := m.ServerState != nil && m.ServerState.Fresh != nil && m.ServerState.Fresh.Source == schema.StateMeasured
+	if measured {
+		fresh = load("server_state.fresh.scrape", m.ServerState.Fresh.Scrape, m.ServerState.Fresh.SHA256)
+	}
+	var scrapes []schema.Scrape
+	if m.ServerMetrics != nil {
+		scrapes = m.ServerMetrics.Scrapes
+	}
+	prior := priorScrapes(scrapes)
 	need := map[int]bool{}
 	for _, t := range tallies {
 		need[t.Before], need[t.Scrape] = true, true
+		if j, ok := prior[t.Before]; ok {
+			need[j] = true
+		}
 	}
 	counters := map[int]*servermetrics.Snapshot{}
 	engines := map[int]string{}
-	if sm := m.ServerMetrics; sm != nil {
-		for i, s := range sm.Scrapes {
-			if s.Error == "" {
-				snap := load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
-				if snap != nil && need[i] {
-					counters[i], engines[i] = snap.Counters(), servermetrics.DetectEngine(snap)
-				}
+	for i, s := range scrapes {
+		if s.Error == "" {
+			snap := load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
+			if snap != nil && need[i] {
+				counters[i], engines[i] = snap.Counters(), servermetrics.DetectEngine(snap)
 			}
 		}
 	}
-	out = append(out, checkServerCounters(file, tallies, counters, engines)...)
-	if m.ServerState == nil || m.ServerState.Fresh == nil || m.ServerState.Fresh.Source != schema.StateMeasured {
+	earlier := map[int]baseline{}
+	for _, t := range tallies {
+		if j, ok := prior[t.Before]; ok && counters[j] != nil {
+			earlier[t.Before] = baseline{counters[j], fmt.Sprintf("server_metrics.scrapes[%d]", j)}
+		} else if !ok && fresh != nil {
+			earlier[t.Before] = baseline{fresh.Counters(), "server_state.fresh.scrape"}
+		}
+	}
+	out = append(out, checkServerCounters(file, tallies, counters, engines, earlier)...)
+	if !measured {
 		return out
 	}
 	f := m.ServerState.Fresh
-	snap := load("server_state.fresh.scrape", f.Scrape, f.SHA256)
+	snap := fresh
 	if snap == nil {
 		return out
 	}
@@ -175,4 +195,28 @@ func readAttachmentFile(dir string) func(name string) ([]byte, error) {
 		}
 		return b, nil
 	}
+}
+
+// priorScrapes maps each stored scrape to the stored scrape taken just
+// before it (the greatest at_ns below its own; none for the earliest), in
+// O(n log n) for n scrapes.
+func priorScrapes(scrapes []schema.Scrape) map[int]int {
+	var idx []int
+	for i, s := range scrapes {
+		if s.Error == "" {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scrapes[idx[a]].AtNS < scrapes[idx[b]].AtNS })
+	out := map[int]int{}
+	last := -1 // the latest scrape strictly before the current at_ns
+	for k, i := range idx {
+		if k > 0 && scrapes[idx[k-1]].AtNS < scrapes[i].AtNS {
+			last = idx[k-1]
+		}
+		if last >= 0 {
+			out[i] = last
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -316,4 +317,51 @@ func countFromNS(ss []schema.Scrape) int {
 		}
 	}
 	return n
+}
+
+// TestFakeCounterResetDoesNotSwitchOffTheCounterCheck: output tokens ×16
+// (as above) with every counter of the point's before scrape raised by
+// 1e9, so that they go down to the after scrape as if the engine had
+// restarted, and the scrape's sha256 in the manifest to match. The rise
+// from the scrape taken before that one (here the fresh scrape before the
+// run) still bounds the records from below.
+func TestFakeCounterResetDoesNotSwitchOffTheCounterCheck(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 60}}, Seed: 7, InputTokens: 32, OutputTokens: 32}
+	fr := captureFlavor(t, plan, 0.01, simulator.FlavorVLLM, true, nil)
+	fr.write(t)
+	wantVerified(t, fr)
+	fr.inflateOutput(t, 16)
+	ss := fr.m.ServerMetrics.Scrapes
+	i := slices.IndexFunc(ss, func(s schema.Scrape) bool { return s.When == schema.ScrapeBefore })
+	if i < 0 {
+		t.Fatal("no before scrape")
+	}
+	name := filepath.Join(fr.dir, schema.AttachmentsDir, ss[i].File)
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	for k, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 2 || !strings.HasPrefix(l, "vllm:") || !strings.Contains(f[0], "_total") {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[k] = f[0] + " " + strconv.FormatFloat(v+1e9, 'f', -1, 64)
+	}
+	edited := []byte(strings.Join(lines, "\n"))
+	if err := os.WriteFile(name, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(edited)
+	ss[i].SHA256 = hex.EncodeToString(sum[:])
+	fr.write(t)
+	err = validateRun(fr.dir)
+	if err == nil || !strings.Contains(err.Error(), "vllm:generation_tokens_total") || !strings.Contains(err.Error(), "went down from the point's before scrape") {
+		t.Fatalf("validate: want the generation-token counter counted from the scrape before, got %v", err)
+	}
 }
