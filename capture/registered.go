@@ -28,13 +28,13 @@ func checkRegistered(p *plan.Plan, sets []string, stream, prompts bool) error {
 }
 
 // applyRegistered records the pre-registered plan p in the manifest the
-// capture starts from: its digest and title, and its SLO.
+// capture starts from: its reference (plan.Plan.Ref) and its SLO.
 func applyRegistered(m *schema.Manifest, p *plan.Plan) error {
-	d, err := p.Digest()
+	ref, err := p.Ref()
 	if err != nil {
 		return err
 	}
-	m.Plan = &schema.PlanRef{SHA256: strings.TrimPrefix(d, "sha256:"), Title: p.Title}
+	m.Plan = ref
 	m.SLO = p.SLO
 	return nil
 }

@@ -64,6 +64,8 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 		dev(DevPlanDigest, "the run's manifest names no plan (it was not captured under plan %s)", digest)
 	case m.Plan.SHA256 != want:
 		dev(DevPlanDigest, "the run's manifest names plan sha256:%s, not %s", m.Plan.SHA256, digest)
+	case m.Plan.Metrics != nil && !slices.Equal(m.Plan.Metrics, p.Metrics):
+		dev(DevPlanDigest, "the run's manifest lists the plan's metrics as %s; plan %s lists %s", strings.Join(m.Plan.Metrics, ","), digest, strings.Join(p.Metrics, ","))
 	}
 	if m.Incomplete {
 		dev(DevIncomplete, "the run is marked incomplete: %s", m.IncompleteReason)
@@ -172,14 +174,17 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 			}
 		}
 		if len(extra) > 0 {
-			dev(DevMetric, "claimed but not planned: %s", strings.Join(extra, ", "))
+			dev(DevMetric, "claimed but not planned: %s (%s)", strings.Join(extra, ", "), conformingClaims)
 		}
 	}
 	for _, u := range p.unclaimed(c) {
-		dev(DevUnclaimed, "%s", u)
+		dev(DevUnclaimed, "%s (%s)", u, conformingClaims)
 	}
 	return out
 }
+
+// conformingClaims says how a publisher makes claims a plan check accepts.
+const conformingClaims = "replay RUN --write-claims RUN/claims.json on the run captured under the plan claims exactly the planned metrics"
 
 // unclaimed lists, per planned point, the planned metrics the claims (nil:
 // none) leave out: a planned metric must be claimed for every planned
@@ -258,8 +263,13 @@ func (p *Plan) unclaimed(c *schema.Claims) []string {
 // entry names the path itself, or a family the path belongs to ("ttft_ns"
 // plans "ttft_ns.p99"; "goodput" plans "summary.goodput.median"; "counts"
 // plans "counts.ok").
-func (p *Plan) Plans(metric string) bool {
-	for _, m := range p.Metrics {
+func (p *Plan) Plans(metric string) bool { return Covers(p.Metrics, metric) }
+
+// Covers reports whether the planned metric list (a plan's Metrics, or the
+// copy a run's manifest keeps in plan.metrics) lists the claim path metric,
+// as Plans.
+func Covers(planned []string, metric string) bool {
+	for _, m := range planned {
 		if covers(m, metric) {
 			return true
 		}

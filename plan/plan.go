@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,6 +166,16 @@ func (p *Plan) Digest() (string, error) {
 	}
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:]), nil
+}
+
+// Ref returns what a run captured under the plan records of it in its
+// manifest: the canonical digest, the title and the metric list.
+func (p *Plan) Ref() (*schema.PlanRef, error) {
+	d, err := p.Digest()
+	if err != nil {
+		return nil, err
+	}
+	return &schema.PlanRef{SHA256: strings.TrimPrefix(d, "sha256:"), Title: p.Title, Metrics: slices.Clone(p.Metrics)}, nil
 }
 
 // Indent returns the canonical plan indented for people (what plan init

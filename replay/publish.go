@@ -1,6 +1,12 @@
 package replay
 
-import "github.com/benchseal/benchseal/schema"
+import (
+	"slices"
+	"strings"
+
+	"github.com/benchseal/benchseal/plan"
+	"github.com/benchseal/benchseal/schema"
+)
 
 // HeadlineMetrics are the claim paths a publisher claims by default for
 // every point and repeat: the request accounting, the rates, goodput under
@@ -32,6 +38,42 @@ func (r *Result) Claims(metrics []string, tolerance float64) *schema.Claims {
 	if metrics == nil {
 		metrics = HeadlineMetrics
 	}
+	return r.claims(metrics, SummaryMetrics, tolerance)
+}
+
+// PlannedClaims is Claims for a run captured under a pre-registered plan
+// whose metric list (paths or families, as plan.Covers reads them) is
+// planned: for every point and repeat, each headline metric the plan lists
+// and each listed path that is no family of a headline metric; for points
+// with two or more repeats, the median of every summarised metric the plan
+// lists. So the claims hold exactly the planned metrics, which a plan
+// check requires.
+func (r *Result) PlannedClaims(planned []string, tolerance float64) *schema.Claims {
+	perRepeat := []string{}
+	for _, h := range HeadlineMetrics {
+		if plan.Covers(planned, h) {
+			perRepeat = append(perRepeat, h)
+		}
+	}
+	for _, m := range planned {
+		if strings.HasPrefix(m, "summary.") || slices.Contains(perRepeat, m) ||
+			slices.ContainsFunc(HeadlineMetrics, func(h string) bool { return plan.Covers([]string{m}, h) }) {
+			continue
+		}
+		perRepeat = append(perRepeat, m)
+	}
+	var summary []string
+	for _, m := range SummaryMetrics {
+		if plan.Covers(planned, "summary."+m+".median") {
+			summary = append(summary, m)
+		}
+	}
+	return r.claims(perRepeat, summary, tolerance)
+}
+
+// claims builds the claims of metrics per point and repeat and of the
+// medians of summary (summarised metrics) per point.
+func (r *Result) claims(metrics, summary []string, tolerance float64) *schema.Claims {
 	c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: r.Definitions, DefinitionsVersion: r.DefinitionsVersion, Tolerance: tolerance, Points: []schema.PointClaim{}}
 	if c.Definitions == "" {
 		c.Definitions = "benchseal"
@@ -61,7 +103,7 @@ func (r *Result) Claims(metrics []string, tolerance float64) *schema.Claims {
 	}
 	for _, ps := range r.Summary {
 		pc := schema.PointClaim{Point: ps.Point, Metrics: []schema.Claim{}}
-		for _, m := range SummaryMetrics {
+		for _, m := range summary {
 			s, ok := ps.Metrics[m]
 			if !ok || s.N < 2 || s.Median.IsNull() {
 				continue

@@ -154,6 +154,11 @@ type Manifest struct {
 type PlanRef struct {
 	SHA256 string `json:"sha256"`
 	Title  string `json:"title,omitempty"`
+	// Metrics copies the plan's metric list, so that replay --write-claims
+	// claims exactly the planned metrics without the plan file at hand;
+	// nil in runs captured before it was recorded. A plan check rejects
+	// a list other than the named plan's.
+	Metrics []string `json:"metrics,omitempty"`
 }
 
 // Client describes the benchmark client that produced the records.

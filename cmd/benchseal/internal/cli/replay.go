@@ -97,6 +97,8 @@ which every rate meets it: the first crossing).
 repeat: request accounting, window, rates, goodput, attainment and the quoted
 latency percentiles; medians across repeats), under these definitions and,
 when --slo is given, that SLO; pack the run and verify recomputes every one.
+A run captured under a pre-registered plan (capture --plan) claims exactly the
+plan's metrics (its manifest copies them), as verify --plan requires.
 It prints what it wrote (the file, the count of claims, definitions, SLO), not
 the report; with --output it prints the report too and the note on stderr.
 An existing FILE is never replaced without --force: an imported run's
@@ -222,7 +224,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
 			return usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
 		}
-		claims := res.Claims(nil, o.tolerance)
+		claims, planNote := claimsToWrite(run.Manifest(), res, o.tolerance)
 		b, err := schema.MarshalDocument(claims)
 		if err != nil {
 			return err
@@ -236,7 +238,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		// What was written, not the report it was taken from: --output
 		// asks for the report as well (on stdout; the note then goes to
 		// stderr, so the report stays parseable).
-		note := claimsWritten(o.writeClaims, claims)
+		note := claimsWritten(o.writeClaims, claims) + planNote
 		if m := run.Manifest(); m.Incomplete {
 			note += "; the run is INCOMPLETE (" + m.IncompleteReason + "): replay without --write-claims shows how the missing work is counted"
 		}
@@ -298,6 +300,22 @@ func openRunOrBundle(path string) (schema.Run, func(), error) {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, func() { b.Close() }, nil
+}
+
+// claimsToWrite returns the claims replay --write-claims writes, and a
+// note on them: exactly the planned metrics when the manifest names a
+// pre-registered plan and copies its metric list (a plan check rejects any
+// other claim), else the headline metrics.
+func claimsToWrite(m *schema.Manifest, res *replay.Result, tolerance float64) (*schema.Claims, string) {
+	switch {
+	case m.Plan == nil:
+		return res.Claims(nil, tolerance), ""
+	case m.Plan.Metrics == nil:
+		return res.Claims(nil, tolerance), fmt.Sprintf("; the run names pre-registered plan sha256:%s but its manifest does not copy the plan's metrics "+
+			"(plan.metrics: it was captured before capture recorded them): every headline metric is claimed, and verify --plan rejects any the plan does not list", m.Plan.SHA256)
+	default:
+		return res.PlannedClaims(m.Plan.Metrics, tolerance), fmt.Sprintf("; only the metrics of pre-registered plan sha256:%s (%s)", m.Plan.SHA256, strings.Join(m.Plan.Metrics, ","))
+	}
 }
 
 // claimsWritten says what replay --write-claims wrote: the file, how many
