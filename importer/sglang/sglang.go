@@ -44,6 +44,16 @@ func outputLine(name string, lineNo int, line []byte) (Run, bool, error) {
 	if err := ingest.DecodeJSONLine(name, lineNo, ingest.QuotePythonLiterals(line), &o); err != nil {
 		return Run{}, false, err
 	}
+	if msg := serve.OtherFormat(o, serve.ToolSGLang); msg != "" {
+		return Run{}, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "", "%s", msg)
+	}
+	// An SGLang summary without the lists (a line written without
+	// --output-details, of any version) is told so before its summary
+	// fields are asked for: older versions write no mean_ttft_ms.
+	noLists := !o.Has("ttfts") && !o.Has("itls") && !o.Has("output_lens")
+	if noLists && serve.Shows(o, serve.ToolSGLang) {
+		return Run{}, false, noDetails(name, lineNo)
+	}
 	var missing []string
 	for _, k := range []string{"duration", "completed", "mean_ttft_ms"} {
 		if !o.Has(k) {
@@ -53,14 +63,20 @@ func outputLine(name string, lineNo int, line []byte) (Run, bool, error) {
 	if len(missing) > 0 {
 		return Run{}, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "", "not an SGLang bench_serving result: %s missing", strings.Join(missing, ", "))
 	}
-	if !o.Has("ttfts") && !o.Has("itls") && !o.Has("output_lens") {
-		return Run{}, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "ttfts", "missing: this result was saved without --output-details, the bench_serving flag that writes the per-request lists (input_lens, output_lens, ttfts, itls) an import needs; rerun with --output-details")
+	if noLists {
+		return Run{}, false, noDetails(name, lineNo)
 	}
 	l, err := serve.ReadLists(o, name, lineNo)
 	if err != nil {
 		return Run{}, false, err
 	}
 	return Run{Fields: o, Lists: l, Line: lineNo}, true, nil
+}
+
+// noDetails is the error of a result line saved without the per-request
+// lists.
+func noDetails(name string, lineNo int) error {
+	return ingest.RecordErrorf(name, lineNo, lineNo-1, "ttfts", "missing: this result was saved without --output-details, the bench_serving flag that writes the per-request lists (input_lens, output_lens, ttfts, itls) an import needs; rerun with --output-details")
 }
 
 // Parse builds an import from one or more output files with every record

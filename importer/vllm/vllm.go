@@ -1,6 +1,8 @@
 package vllm
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -27,12 +29,18 @@ func ParseResult(r io.Reader, name string) (*Result, error) {
 
 func parseResult(data []byte, name string) (*Result, error) {
 	head := ingest.Sniff(data, 1)
-	if len(head) == 0 || head[0] != '{' {
+	if len(head) == 0 {
+		return nil, ingest.Errorf(name, "the file is empty: a vLLM result is one JSON object")
+	}
+	if head[0] != '{' {
 		return nil, ingest.Errorf(name, "not a vLLM result (expected one JSON object)")
 	}
 	var o serve.Object
 	if err := ingest.DecodeJSON(name, data, &o); err != nil {
-		return nil, err
+		return nil, severalValues(data, name, err)
+	}
+	if msg := serve.OtherFormat(o, serve.ToolVLLM); msg != "" {
+		return nil, ingest.Errorf(name, "%s", msg)
 	}
 	if !o.Has("duration") || !o.Has("completed") || !(o.Has("mean_ttft_ms") || o.Has("request_throughput")) {
 		return nil, ingest.Errorf(name, "not a vLLM benchmark result: duration, completed and the ttft summary are missing")
@@ -45,6 +53,26 @@ func parseResult(data []byte, name string) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Fields: o, Lists: l}, nil
+}
+
+// severalValues explains err, the error of decoding data as one JSON
+// object, when data is JSON Lines: SGLang's bench_serving output (said so
+// when its first line shows it), or vLLM results appended one per line
+// (--append-result, or a script that collects them), of which an import
+// takes one per file. Otherwise err is returned as it is.
+func severalValues(data []byte, name string, err error) error {
+	line, _, _ := bytes.Cut(bytes.TrimLeft(data, " \t\r\n\ufeff"), []byte("\n"))
+	var first serve.Object
+	if json.Unmarshal(ingest.QuotePythonLiterals(line), &first) != nil {
+		return err
+	}
+	if msg := serve.OtherFormat(first, serve.ToolVLLM); msg != "" {
+		return ingest.Errorf(name, "%s", msg)
+	}
+	if len(bytes.TrimSpace(data)) > len(bytes.TrimSpace(line)) {
+		return ingest.Errorf(name, "the file holds one JSON object per line (JSON Lines), not one vLLM result: import takes one result per file, so put each line in a file of its own")
+	}
+	return err
 }
 
 // Parse builds an import from one vLLM result file.
