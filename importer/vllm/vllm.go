@@ -69,8 +69,12 @@ func severalValues(data []byte, name string, err error) error {
 	if msg := serve.OtherFormat(first, serve.ToolVLLM); msg != "" {
 		return ingest.Errorf(name, "%s", msg)
 	}
-	if len(bytes.TrimSpace(data)) > len(bytes.TrimSpace(line)) {
-		return ingest.Errorf(name, "the file holds one JSON object per line (JSON Lines), not one vLLM result: import takes one result per file, so put each line in a file of its own")
+	switch {
+	case len(bytes.TrimSpace(data)) == len(bytes.TrimSpace(line)):
+	case serve.Shows(first, serve.ToolVLLM):
+		return ingest.Errorf(name, "the file holds vLLM results one per line (JSON Lines), not one vLLM result: import takes one result per file, so put each line in a file of its own")
+	default:
+		return ingest.Errorf(name, "the file holds one JSON object per line (JSON Lines), not one vLLM result")
 	}
 	return err
 }

@@ -158,7 +158,8 @@ func TestImportVLLMNamesEmptyAndJSONLines(t *testing.T) {
 	jsonl := filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "vllm", "llmd_llama32_3b_l40s_results.jsonl")
 	for _, c := range []struct{ file, quote string }{
 		{empty, "the file is empty"},
-		{jsonl, "one JSON object per line (JSON Lines), not one vLLM result"},
+		{jsonl, "the file holds vLLM results one per line (JSON Lines), not one vLLM result: import takes one result per file"},
+		{filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "aiperf", "run1_profile_export.jsonl"), "the file holds one JSON object per line (JSON Lines), not one vLLM result"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main([]string{"import", "vllm", c.file, "--out", filepath.Join(dir, "out")}, strings.NewReader(""), &out, &errOut); code != ExitRejected {
