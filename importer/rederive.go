@@ -35,6 +35,23 @@ func (Rederiver) CheckImport(ctx context.Context, run schema.Run, attachment fun
 	return CheckRederived(ctx, run, attachment)
 }
 
+// CheckImportNotes calls CheckRederivedNotes.
+func (Rederiver) CheckImportNotes(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) ([]string, error) {
+	return CheckRederivedNotes(ctx, run, attachment)
+}
+
+// madeBeforeStrict reports whether run was imported by a release older
+// than the rule that every claim and manifest field today's importer
+// derives must be present: such a run names no importing build
+// (manifest.source.importer, recorded from 6aee6c1 on) or its claims
+// name no definitions version (named from 2026.12 on). Every release
+// since dd7e2d5 writes both. Both are the publisher's word, so an import
+// that omits them only turns an absent value into a printed note; a
+// value present and different is a failure under any version.
+func madeBeforeStrict(m *schema.Manifest, cl *schema.Claims) bool {
+	return m.Source.Importer == nil || (cl != nil && cl.DefinitionsVersion == "")
+}
+
 // CheckRederived requires an imported run (schema.Manifest.Imported) to be exactly what
 // its importer derives from the source files the manifest pins: the tool
 // must be known, every file in manifest.source.files must be attached
@@ -46,12 +63,31 @@ func (Rederiver) CheckImport(ctx context.Context, run schema.Run, attachment fun
 // manifest.load (points, counts, warmup, repeats). Manifest fields the
 // importer leaves unset (hardware, engine, …) are the publisher's and are
 // not compared. A run that is not imported passes. Every failure wraps
-// ErrNotRederived and names the field or record.
+// ErrNotRederived and names the field or record. Notes are not failures:
+// see CheckRederivedNotes.
 func CheckRederived(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) error {
+	_, err := CheckRederivedNotes(ctx, run, attachment)
+	return err
+}
+
+// CheckRederivedNotes is CheckRederived, and also returns a note for each
+// claim or manifest.external field today's importer derives that a run
+// imported by an older release (madeBeforeStrict) lacks: that release did
+// not derive it, so its absence contradicts nothing. In a run made by a
+// release that writes both markers an absent one is a failure.
+func CheckRederivedNotes(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) ([]string, error) {
 	m := run.Manifest()
 	if !m.Imported() {
-		return nil
+		return nil, nil
 	}
+	var notes []string
+	err := checkRederived(ctx, run, attachment, &notes)
+	return notes, err
+}
+
+// checkRederived is CheckRederivedNotes's body; notes collects the notes.
+func checkRederived(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error), notes *[]string) error {
+	m := run.Manifest()
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrNotRederived, fmt.Sprintf(format, args...))
 	}
@@ -113,7 +149,14 @@ func CheckRederived(ctx context.Context, run schema.Run, attachment func(name st
 	// The MLPerf importer also reads the submission's directory names
 	// (division, submitter, system), which attachments do not keep: those
 	// are the publisher's word; every value the log files give must match.
-	if err := sameJSON("manifest.external", logFields(wantM.External), logFields(m.External), true); err != nil {
+	older := madeBeforeStrict(m, run.Claims())
+	var absent func(path string, want any)
+	if older {
+		absent = func(path string, want any) {
+			*notes = append(*notes, fmt.Sprintf("today's %s importer also derives %s = %s from the attached files; this bundle, made by an older importer, does not state it", im.Tool, path, short(want)))
+		}
+	}
+	if err := sameJSONAbsent("manifest.external", logFields(wantM.External), logFields(m.External), absent); err != nil {
 		return fail("%v", err)
 	}
 	// source.derived is prose (and names path-derived MLPerf fields) and
@@ -129,7 +172,7 @@ func CheckRederived(ctx context.Context, run schema.Run, attachment func(name st
 	if err := sameJSON("manifest.load", wantM.Load, m.Load, false); err != nil {
 		return fail("%v", err)
 	}
-	if err := sameClaims(res.Claims, run.Claims()); err != nil {
+	if err := sameClaims(res.Claims, run.Claims(), older, notes); err != nil {
 		return fail("%v", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -144,8 +187,9 @@ func CheckRederived(ctx context.Context, run schema.Run, attachment func(name st
 // version either names: the tool's file is the evidence for them, so a
 // claim it contradicts is never left to a recomputation. Claims the
 // importer does not derive are the publisher's and are recomputed like
-// any other.
-func sameClaims(want, got *schema.Claims) error {
+// any other. When older (madeBeforeStrict), a derived claim the run lacks
+// is a note, not a failure: the release that made it did not derive it.
+func sameClaims(want, got *schema.Claims, older bool, notes *[]string) error {
 	if want == nil {
 		return nil
 	}
@@ -159,6 +203,17 @@ func sameClaims(want, got *schema.Claims) error {
 		point, metric string
 		repeat        int
 	}
+	var lacked []string
+	defer func() {
+		if n := len(lacked); n > 0 {
+			more := ""
+			if len(lacked) > 5 {
+				more = fmt.Sprintf(" and %d more", len(lacked)-5)
+				lacked = lacked[:5]
+			}
+			*notes = append(*notes, fmt.Sprintf("today's importer also derives %d claim(s) from the attached files that this bundle, made by an older importer, does not claim (%s%s); they are not verified", n, strings.Join(lacked, ", "), more))
+		}
+	}()
 	held := map[key]schema.Claim{}
 	for _, pc := range got.Points {
 		for _, c := range pc.Metrics {
@@ -170,10 +225,14 @@ func sameClaims(want, got *schema.Claims) error {
 			k := key{pc.Point, w.Metric, repeatOf(pc.Repeat)}
 			g, ok := held[k]
 			switch {
+			case !ok && older:
+				lacked = append(lacked, fmt.Sprintf("%s %s = %v", k.point, k.metric, w.Value))
 			case !ok:
 				return fmt.Errorf("%s: point %q repeat %d %s: absent, the importer derives %v from the tool's files", schema.ClaimsFile, k.point, k.repeat, k.metric, w.Value)
 			case g.Value != w.Value:
 				return fmt.Errorf("%s: point %q repeat %d %s: claimed %v, the tool's files give %v", schema.ClaimsFile, k.point, k.repeat, k.metric, g.Value, w.Value)
+			case g.NotRecomputable == "" && w.NotRecomputable != "" && older:
+				*notes = append(*notes, fmt.Sprintf("today's importer marks %s point %q repeat %d %s not recomputable (%s); this bundle, made by an older importer, does not", schema.ClaimsFile, k.point, k.repeat, k.metric, w.NotRecomputable))
 			case g.NotRecomputable != w.NotRecomputable:
 				return fmt.Errorf("%s: point %q repeat %d %s: not_recomputable is %q, the importer derives %q", schema.ClaimsFile, k.point, k.repeat, k.metric, g.NotRecomputable, w.NotRecomputable)
 			}
@@ -274,6 +333,18 @@ func clip(b []byte) string {
 // (objects may hold more keys, which the publisher's overlay filled in),
 // lists must have the same length, and a zero scalar in want is unset).
 func sameJSON(field string, want, got any, exact bool) error {
+	return compareJSON(field, want, got, exact, nil)
+}
+
+// sameJSONAbsent is sameJSON with exact, except that an object key want
+// sets and got lacks altogether is passed to absent (when non-nil) rather
+// than failing (so is an empty string, which states nothing); a key got
+// holds with another value still fails.
+func sameJSONAbsent(field string, want, got any, absent func(path string, want any)) error {
+	return compareJSON(field, want, got, true, absent)
+}
+
+func compareJSON(field string, want, got any, exact bool, absent func(path string, want any)) error {
 	wv, err := toJSONValue(want)
 	if err != nil {
 		return fmt.Errorf("%s: %v", field, err)
@@ -282,7 +353,7 @@ func sameJSON(field string, want, got any, exact bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", field, err)
 	}
-	return diff(field, wv, gv, exact)
+	return diff(field, wv, gv, exact, absent)
 }
 
 func toJSONValue(v any) (any, error) {
@@ -297,7 +368,7 @@ func toJSONValue(v any) (any, error) {
 	return out, err
 }
 
-func diff(path string, want, got any, exact bool) error {
+func diff(path string, want, got any, exact bool, absent func(path string, want any)) error {
 	mismatch := func() error {
 		return fmt.Errorf("%s is %s, the importer derives %s", path, short(got), short(want))
 	}
@@ -335,7 +406,11 @@ func diff(path string, want, got any, exact bool) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if err := diff(path+"."+k, w[k], g[k], exact); err != nil {
+			if absent != nil && olderLacks(w[k], g[k]) {
+				absent(path+"."+k, w[k])
+				continue
+			}
+			if err := diff(path+"."+k, w[k], g[k], exact, absent); err != nil {
 				return err
 			}
 		}
@@ -346,7 +421,7 @@ func diff(path string, want, got any, exact bool) error {
 			return mismatch()
 		}
 		for i := range w {
-			if err := diff(fmt.Sprintf("%s[%d]", path, i), w[i], g[i], exact); err != nil {
+			if err := diff(fmt.Sprintf("%s[%d]", path, i), w[i], g[i], exact, absent); err != nil {
 				return err
 			}
 		}
@@ -357,6 +432,23 @@ func diff(path string, want, got any, exact bool) error {
 		}
 		return nil
 	}
+}
+
+// olderLacks reports whether got, written by an older importer, lacks
+// what want (today's importer) derives without contradicting it: absent,
+// an empty string, or the first line of a multi-line value that today's
+// importer keeps whole, its lines joined with a space (e4a355b: MLPerf
+// summary values; the release before kept the first line only).
+func olderLacks(want, got any) bool {
+	if want == nil || want == "" {
+		return false
+	}
+	if got == nil {
+		return true
+	}
+	w, ws := want.(string)
+	g, gs := got.(string)
+	return ws && gs && (g == "" || strings.HasPrefix(w, g+" "))
 }
 
 func short(v any) string {

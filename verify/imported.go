@@ -36,12 +36,26 @@ func (v *Verifier) checkImport(ctx context.Context, b *artifact.Bundle, res *Res
 		}
 		return nil, fmt.Errorf("no layer attachments/%s in the bundle", name)
 	}
-	if err := v.importer.CheckImport(ctx, b, attachment); err != nil {
+	var notes []string
+	var err error
+	if n, ok := v.importer.(ImportNoter); ok {
+		notes, err = n.CheckImportNotes(ctx, b, attachment)
+	} else {
+		err = v.importer.CheckImport(ctx, b, attachment)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return res.fail(CheckImport, artifact.TitleManifest, err)
 	}
-	res.pass(CheckImport, fmt.Sprintf("re-importing the %d attached source file(s) with the %s importer gives every record, the provenance, windows, load points and counts this bundle holds", len(m.Source.Files), m.Source.Tool))
+	msg := fmt.Sprintf("re-importing the %d attached source file(s) with the %s importer gives every record, the provenance, windows, load points and counts this bundle holds", len(m.Source.Files), m.Source.Tool)
+	if len(notes) > 0 {
+		msg += fmt.Sprintf("; %d value(s) today's importer also derives are absent (made by an older importer, listed as UNVERIFIED)", len(notes))
+	}
+	res.pass(CheckImport, msg)
+	for _, n := range notes {
+		res.Warnings = append(res.Warnings, "import-rederive: "+n)
+	}
 	return nil
 }

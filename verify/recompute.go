@@ -31,3 +31,11 @@ type FlagChecker interface {
 type ImportChecker interface {
 	CheckImport(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) error
 }
+
+// ImportNoter is an ImportChecker that also returns notes: values today's
+// importer derives that a run imported by an older release lacks (that
+// release did not derive them). verify prints each as UNVERIFIED; they
+// never fail the check.
+type ImportNoter interface {
+	CheckImportNotes(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error)) ([]string, error)
+}

@@ -98,3 +98,70 @@ func TestForgedPeerClaimsNamingNoVersionAreMismatched(t *testing.T) {
 		t.Errorf("verify says the records cannot determine claims it recomputed:\n%s", out)
 	}
 }
+
+// TestDroppedDerivedImportClaimIsRejected: a real LLMPerf import made by
+// today's importer (its manifest names the importing build, its claims
+// their version) with one derived claim deleted is REJECTED by
+// import-rederive; only a bundle of an older importer (no
+// source.importer, claims naming no version) turns an absent derived
+// claim into a note. Under either, a derived claim present with another
+// value is REJECTED.
+func TestDroppedDerivedImportClaimIsRejected(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"BENCHSEAL_PASSWORD": "", "SOURCE_DATE_EPOCH": "1725697651"}
+	fx := filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "llmperf")
+	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k")); code != ExitOK {
+		t.Fatalf("keygen: exit %d\n%s%s", code, out, errOut)
+	}
+	cases := []struct {
+		name          string
+		older, forged bool
+		want          []string
+	}{
+		{"today-dropped", false, false, []string{"\nREJECTED", "FAIL    import-rederive", "number_input_tokens.max: absent, the importer derives 550"}},
+		{"older-dropped", true, false, []string{"\nVERIFIED", "today's importer also derives 1 claim(s)", "concurrency-5 number_input_tokens.max = 550"}},
+		{"today-forged", false, true, []string{"\nREJECTED", "FAIL    import-rederive", "number_input_tokens.max: claimed 5500, the tool's files give 550"}},
+		{"older-forged", true, true, []string{"\nREJECTED", "FAIL    import-rederive", "number_input_tokens.max: claimed 5500, the tool's files give 550"}},
+	}
+	for _, c := range cases {
+		run := filepath.Join(dir, c.name)
+		if code, out, errOut := runArgs(t, env, "import", "llmperf", filepath.Join(fx, "groq_70b_individual_responses.json"), filepath.Join(fx, "groq_70b_summary.json"), "--out", run); code != ExitOK {
+			t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+		}
+		artifacttest.EditJSON(t, filepath.Join(run, "claims.json"), func(cl map[string]any) {
+			if c.older {
+				delete(cl, "definitions_version")
+			}
+			for _, p := range cl["points"].([]any) {
+				p := p.(map[string]any)
+				var kept []any
+				for _, m := range p["metrics"].([]any) {
+					if m := m.(map[string]any); m["metric"] == "number_input_tokens.max" {
+						if !c.forged {
+							continue
+						}
+						m["value"] = 5500.0
+					}
+					kept = append(kept, m)
+				}
+				p["metrics"] = kept
+			}
+		})
+		if c.older {
+			artifacttest.EditJSON(t, filepath.Join(run, "manifest.json"), func(m map[string]any) {
+				delete(m["source"].(map[string]any), "importer")
+			})
+		}
+		tar := run + ".tar"
+		if code, out, errOut := runArgs(t, env, "pack", run, "--out", tar, "--key", filepath.Join(dir, "k.key")); code != ExitOK {
+			t.Fatalf("%s: pack: exit %d\n%s%s", c.name, code, out, errOut)
+		}
+		_, out, _ := runArgs(t, env, "verify", tar, "--key", filepath.Join(dir, "k.pub"))
+		for _, want := range c.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: verify lacks %q:\n%s", c.name, want, out)
+				break
+			}
+		}
+	}
+}
