@@ -110,7 +110,7 @@ func TestDroppedDerivedImportClaimIsRejected(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"BENCHSEAL_PASSWORD": "", "SOURCE_DATE_EPOCH": "1725697651"}
 	fx := filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "llmperf")
-	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k")); code != ExitOK {
+	if code, out, errOut := runArgs(t, env, "keygen", "--out", filepath.Join(dir, "k"), "--no-password"); code != ExitOK {
 		t.Fatalf("keygen: exit %d\n%s%s", code, out, errOut)
 	}
 	cases := []struct {
