@@ -110,9 +110,9 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	p.inTok += int64(n + in)
 	if ok1 && ok2 && ok3 && ok4 {
 		iters, _ := o.num("info.timings.token_iterations", "timings.token_iterations", "token_iterations")
-		// Each iteration becomes an event: bounded by the bytes kept
-		// (the importer refuses the same).
-		if why := schema.IterationCountProblem(iters, len(rec.Orig)); why != "" {
+		// Each iteration becomes an event: bounded by the output
+		// tokens and the bytes kept (the importer refuses the same).
+		if why := schema.IterationCountProblem(iters, n, len(rec.Orig)); why != "" {
 			p.err = fmt.Errorf("orig info.timings.token_iterations: %s", why)
 			return
 		}

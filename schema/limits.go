@@ -88,12 +88,20 @@ func WithinLoadLimits(l *Load) bool { return CheckLoadLimits(l, "") == nil }
 // some 150,000 iterations, above the longest outputs such runs generate.
 const IterationsPerOrigByte = 64
 
-// IterationCountProblem returns why n cannot be a per-request iteration
-// count kept in an orig of origBytes bytes ("" when it can): not a whole
-// non-negative number, or more than IterationsPerOrigByte × origBytes.
-func IterationCountProblem(n float64, origBytes int) string {
+// IterationCountProblem returns why n cannot be the iteration count of a
+// request with outputTokens output tokens whose orig is origBytes bytes
+// ("" when it can): not a whole non-negative number, more than
+// outputTokens + 1, or more than IterationsPerOrigByte × origBytes. Each
+// iteration yields at least one token, or the final one with none
+// (testdata/fixtures/guidellm: 1024 iterations for 1024 output tokens):
+// unlike the orig's bytes, which any padding field inflates, the
+// output-token bound holds no matter how large the record is.
+func IterationCountProblem(n, outputTokens float64, origBytes int) string {
 	if !(n >= 0) || math.IsInf(n, 0) || n != math.Trunc(n) {
 		return fmt.Sprintf("%v is not a whole non-negative count", n)
+	}
+	if n > outputTokens+1 {
+		return fmt.Sprintf("%.0f is more than the request's output tokens + 1 (%.0f): each iteration yields at least one token, or the last one none", n, outputTokens+1)
 	}
 	if limit := float64(IterationsPerOrigByte) * float64(origBytes); n > limit {
 		return fmt.Sprintf("%.0f is more than the limit of %d per byte of the request's stored values (%d bytes: at most %.0f)", n, IterationsPerOrigByte, origBytes, limit)

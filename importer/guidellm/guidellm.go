@@ -199,9 +199,6 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 	w, _ := json.Marshal(window)
 	obj["scheduler_metrics"] = w
 	orig, _ := json.Marshal(obj)
-	if err := checkIterations(tm, orig, file, field); err != nil {
-		return parsedReq{}, err
-	}
 	rec := schema.Record{ID: r.RequestID, Point: point, Phase: schema.PhaseMeasure, Status: status, ChunksNS: []int64{}, Orig: orig}
 	if rec.ID == "" {
 		rec.ID = field
@@ -219,6 +216,9 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".output_tokens", "not a token count: %s", r.OutputTokens)
 		}
 		rec.OutputTokens = v
+	}
+	if err := checkIterations(tm, orig, float64(rec.OutputTokens), file, field); err != nil {
+		return parsedReq{}, err
 	}
 	if r.Info.Error != nil && *r.Info.Error != "" {
 		rec.Error = *r.Info.Error
@@ -413,8 +413,9 @@ func claimBenchmark(c *ingest.ClaimSet, b *Benchmark, file, point string, bi int
 // checkIterations refuses a token_iterations count (info.timings, or a
 // timings block or key at the request's top level: where replay's GuideLLM
 // definitions look) that a replay would expand into more events than the
-// request's stored bytes allow (schema.IterationCountProblem).
-func checkIterations(tm map[string]json.Number, orig []byte, file, field string) error {
+// request's output tokens and stored bytes allow
+// (schema.IterationCountProblem).
+func checkIterations(tm map[string]json.Number, orig []byte, outputTokens float64, file, field string) error {
 	check := func(path string, n json.Number) error {
 		if n == "" {
 			return nil
@@ -424,7 +425,7 @@ func checkIterations(tm map[string]json.Number, orig []byte, file, field string)
 		if err != nil {
 			why = "not a number: " + string(n)
 		} else {
-			why = schema.IterationCountProblem(v, len(orig))
+			why = schema.IterationCountProblem(v, outputTokens, len(orig))
 		}
 		if why != "" {
 			return ingest.RecordErrorf(file, 0, -1, field+"."+path, "%s", why)

@@ -53,7 +53,11 @@ func TestBadInputFails(t *testing.T) {
 		importtest.BadInput{Name: "negative duration", Files: importtest.Replace(t, good, 0, `"request_end": 1772470721.5881217`, `"request_end": 1772470600.5881217`), Want: []string{name, "requests.successful[", "negative"}},
 		importtest.BadInput{Name: "missing timings", Files: importtest.Replace(t, good, 0, `"timings":`, `"x_timings":`), Want: []string{name, "info.timings", "missing"}},
 		importtest.BadInput{Name: "mixed units", Files: importtest.Replace(t, good, 0, `"first_token_iteration": 1772470696.8517828`, `"first_token_iteration": 1772470696851.7828`), Want: []string{name, "first_token_iteration"}},
-		importtest.BadInput{Name: "huge token_iterations", Files: importtest.Replace(t, good, 0, `"token_iterations": 1024`, `"token_iterations": 1000000000000000000`), Want: []string{name, "requests.successful[0].info.timings.token_iterations", "more than the limit"}},
+		importtest.BadInput{Name: "huge token_iterations", Files: importtest.Replace(t, good, 0, `"token_iterations": 1024`, `"token_iterations": 1000000000000000000`), Want: []string{name, "requests.successful[0].info.timings.token_iterations", "output tokens + 1"}},
+		// Padding the request inflates its stored bytes, not its
+		// output tokens: 6.4 M iterations beside 100 kB of padding for
+		// 1024 output tokens (under the per-byte bound).
+		importtest.BadInput{Name: "padded token_iterations", Files: importtest.Replace(t, importtest.Replace(t, good, 0, `"token_iterations": 1024`, `"token_iterations": 6400000`), 0, `"request_id": "6f420373`, `"pad": "`+strings.Repeat("x", 100000)+`", "request_id": "6f420373`), Want: []string{name, "requests.successful[0].info.timings.token_iterations", "more than the request's output tokens + 1 (1025)"}},
 		importtest.BadInput{Name: "fractional token_iterations", Files: importtest.Replace(t, good, 0, `"token_iterations": 1024`, `"token_iterations": 10.5`), Want: []string{name, "info.timings.token_iterations", "not a whole"}},
 		importtest.BadInput{Name: "no benchmarks", Files: []ingest.File{{Name: "b.json", Data: []byte(`{"benchmarks": []}`)}}, Want: []string{"b.json", "no benchmarks"}},
 	)
@@ -152,33 +156,39 @@ func FuzzParse(f *testing.F) {
 // token_iterations is beyond the bound (a bundle's records edited past the
 // importer) fails the replay under GuideLLM's definitions with an error
 // naming the record and field, instead of allocating that many events
-// (it panicked: makeslice: len out of range).
+// (it panicked: makeslice: len out of range). 1026 iterations for 1024
+// output tokens is within the per-byte bound a padding field inflates, and
+// still refused.
 func TestHugeIterationCountFailsTheReplay(t *testing.T) {
-	files := importtest.Load(t, Tool, fixture...)
-	res, err := Parse(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := importtest.Write(t, Tool, files, res)
-	p := filepath.Join(dir, schema.RecordsFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := bytes.Replace(b, []byte(`"token_iterations":1024`), []byte(`"token_iterations":1000000000000000000`), 1)
-	if bytes.Equal(edited, b) {
-		t.Fatal("edit did not apply")
-	}
-	if err := os.WriteFile(p, edited, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rd, err := schema.OpenRunDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = replay.ClaimChecker{}.CheckClaims(context.Background(), rd)
-	if err == nil || !strings.Contains(err.Error(), "token_iterations") || !strings.Contains(err.Error(), "6f420373-53e6-4635-9d98-195849a15ab9") {
-		t.Fatalf("replay of a huge token_iterations: %v, want an error naming the record and field", err)
+	for _, n := range []string{"1000000000000000000", "1026"} {
+		t.Run(n, func(t *testing.T) {
+			files := importtest.Load(t, Tool, fixture...)
+			res, err := Parse(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := importtest.Write(t, Tool, files, res)
+			p := filepath.Join(dir, schema.RecordsFile)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := bytes.Replace(b, []byte(`"token_iterations":1024`), []byte(`"token_iterations":`+n), 1)
+			if bytes.Equal(edited, b) {
+				t.Fatal("edit did not apply")
+			}
+			if err := os.WriteFile(p, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rd, err := schema.OpenRunDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = replay.ClaimChecker{}.CheckClaims(context.Background(), rd)
+			if err == nil || !strings.Contains(err.Error(), "token_iterations") || !strings.Contains(err.Error(), "6f420373-53e6-4635-9d98-195849a15ab9") {
+				t.Fatalf("replay of token_iterations %s: %v, want an error naming the record and field", n, err)
+			}
+		})
 	}
 }
 
