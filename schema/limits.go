@@ -100,7 +100,7 @@ func IterationCountProblem(n, outputTokens float64, origBytes int) string {
 	if !(n >= 0) || math.IsInf(n, 0) || n != math.Trunc(n) {
 		return fmt.Sprintf("%v is not a whole non-negative count", n)
 	}
-	if n > outputTokens+1 {
+	if n > outputTokens+1 { // false for an unbounded (+Inf) outputTokens
 		return fmt.Sprintf("%.0f is more than the request's output tokens + 1 (%.0f): each iteration yields at least one token, or the last one none", n, outputTokens+1)
 	}
 	if limit := float64(IterationsPerOrigByte) * float64(origBytes); n > limit {
