@@ -29,6 +29,7 @@ type RecordChecker struct {
 	// seq holds the ids ending in a number; ids the others, hashed.
 	seq      *seqIDs
 	measured []int64 // per point index × repeats + repeat
+	longest  []int64 // per cell: the longest measured end_ns − sent_ns
 	warmed   []int64 // warmup records, indexed as measured
 	gen      []genCell
 	lastFile string
@@ -175,6 +176,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		c.warmup = m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0
 		c.items = int64(m.Workload.Items)
 		c.measured = make([]int64, len(m.Load.Points)*c.repeats)
+		c.longest = make([]int64, len(m.Load.Points)*c.repeats)
 		c.warmed = make([]int64, len(m.Load.Points)*c.repeats)
 		c.shards = m.ShardCount()
 		if m.Shard != nil {
@@ -314,6 +316,9 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		switch rec.Phase {
 		case PhaseMeasure:
 			c.measured[cell]++
+			if rec.EndNS > rec.SentNS && rec.SentNS >= 0 {
+				c.longest[cell] = max(c.longest[cell], rec.EndNS-rec.SentNS)
+			}
 		case PhaseWarmup:
 			c.warmed[cell]++
 		}

@@ -28,7 +28,11 @@ const constantWindowSlack = 0.01
 // cannot catch a window shortened by less than the arrivals' own spread.
 func (c *RecordChecker) checkToolWindows(add func(field, format string, args ...any)) {
 	m := c.m
-	if !m.Imported() || m.Load.Mode != ModeRate || m.Provenance == nil {
+	if !m.Imported() || m.Provenance == nil {
+		return
+	}
+	c.checkWindowsHoldRequests(add)
+	if m.Load.Mode != ModeRate {
 		return
 	}
 	for i, p := range m.Load.Points {
@@ -58,6 +62,29 @@ func (c *RecordChecker) checkToolWindows(add func(field, format string, args ...
 			if short {
 				add("provenance.windows", "point %q repeat %d: the tool's window %s (%s) holds its %d measured requests at %.4g req/s, but they were offered at %g req/s (%s arrivals), which spreads their sends over %s on average: a window this short has probability below %g",
 					p.Name, r, Duration(w.WindowNS), w.How, n, float64(n)/(float64(w.WindowNS)/1e9), p.Rate, p.Arrival, Duration(int64(mean)), WindowFalseAlarm)
+			}
+		}
+	}
+}
+
+// checkWindowsHoldRequests checks, in Finish, that each window a peer tool
+// stored (provenance.windows) is at least its point × repeat's longest
+// measured request (end_ns − sent_ns, the latency the tool stored): every
+// tool whose window the importers keep (vLLM's and SGLang's duration,
+// AIPerf's profiling phase, LLMPerf's completed count ÷ rate) times the
+// whole run its requests were sent and answered in, so no request it
+// measured outlasts it. A shorter window was shortened, and every rate
+// recomputed over it inflated (a vLLM run whose longest request took
+// 5.17 s stating a duration of 0.5 s: 20 req/s for 1.86).
+func (c *RecordChecker) checkWindowsHoldRequests(add func(field, format string, args ...any)) {
+	m := c.m
+	for i, p := range m.Load.Points {
+		for r := range c.repeats {
+			w, ok := m.Provenance.Window(p.Name, r)
+			long := c.longest[i*c.repeats+r]
+			if ok && w.WindowNS < long {
+				add("provenance.windows", "point %q repeat %d: the tool's window %s (%s) is shorter than the longest request it measured (%s, end_ns − sent_ns): the window covers every request the tool measured",
+					p.Name, r, Duration(w.WindowNS), w.How, Duration(long))
 			}
 		}
 	}

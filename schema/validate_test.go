@@ -164,8 +164,8 @@ func TestValidateRunDirGolden(t *testing.T) {
 					"windows": []any{
 						map[string]any{"point": "c9", "repeat": 0, "window_ns": 5, "how": "duration"},
 						map[string]any{"point": "c1", "repeat": 7, "window_ns": 5, "how": "duration"},
-						map[string]any{"point": "c1", "repeat": 0, "window_ns": 5, "how": "duration"},
-						map[string]any{"point": "c1", "repeat": 0, "window_ns": 6, "how": "duration"},
+						map[string]any{"point": "c1", "repeat": 0, "window_ns": 10e9, "how": "duration"},
+						map[string]any{"point": "c1", "repeat": 0, "window_ns": 10e9 + 1, "how": "duration"},
 					},
 				}
 			})
@@ -179,7 +179,7 @@ func TestValidateRunDirGolden(t *testing.T) {
 						"chunks_ns": map[string]any{"status": "derived", "how": "ttft + Σ itl"},
 						"end_ns":    map[string]any{"status": "measured"},
 					},
-					"windows": []any{map[string]any{"point": "c1", "repeat": 0, "window_ns": 5, "how": "duration"}},
+					"windows": []any{map[string]any{"point": "c1", "repeat": 0, "window_ns": 10e9, "how": "duration"}},
 				}
 			})
 		}},

@@ -1,12 +1,14 @@
 package vllm
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/schema"
 )
 
 var fixture = []string{"lambdalabs_llama3_8b_h100_prompt10.json"}
@@ -75,5 +77,25 @@ func TestDateZone(t *testing.T) {
 	dur := res.Manifest.Load.Points[0].Duration
 	if want := time.Date(2024, 9, 7, 6, 27, 31, 0, time.UTC).UnixNano() - int64(dur); res.Manifest.EpochUnixNS != want {
 		t.Errorf("epoch %d, want %d (06:27:31 UTC − duration)", res.Manifest.EpochUnixNS, want)
+	}
+}
+
+// TestWindowShorterThanALatencyIsInvalid: the fixture's duration (5.37 s)
+// cut to 0.5 s, below the 5.36 s its longest request took, leaves a run
+// whose every rate over that window is inflated (1.86 → 20 req/s): the
+// run is invalid, naming the window and the longest request.
+func TestWindowShorterThanALatencyIsInvalid(t *testing.T) {
+	files := importtest.Replace(t, importtest.Load(t, Tool, fixture...), 0, `"duration": 5.3666093360079685`, `"duration": 0.5`)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	err = ingest.Write(dir, Tool, files, res, ingest.WriteOptions{})
+	if err == nil {
+		err = schema.ValidateRunDir(dir, 10)
+	}
+	if err == nil || !strings.Contains(err.Error(), "provenance.windows") || !strings.Contains(err.Error(), "500ms (vLLM's duration") || !strings.Contains(err.Error(), "shorter than the longest request it measured (5.364938447s") {
+		t.Fatalf("validate of a window below a latency: %v", err)
 	}
 }
