@@ -205,7 +205,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 			return err
 		}
 	}
-	rf, err := o.report.open(io)
+	rf, err := o.report.open(io, o.path)
 	if err != nil {
 		return err
 	}

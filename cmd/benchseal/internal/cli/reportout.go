@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -41,13 +42,17 @@ type reportFile struct {
 
 // open returns where the report goes: standard output without --out; with
 // it, a staging file beside FILE, created before any work so that a
-// directory or an unwritable place is refused at once.
-func (r *reportOut) open(cio *IO) (*reportFile, error) {
+// directory, an unwritable place or one of the command's inputs is
+// refused at once.
+func (r *reportOut) open(cio *IO, inputs ...string) (*reportFile, error) {
 	if r.path == "" {
 		return &reportFile{w: cio.Out, done: true}, nil
 	}
 	if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
 		return nil, usagef("--out %s is a directory: name the report file", r.path)
+	}
+	if err := refuseInputAsOut(r.path, inputs); err != nil {
+		return nil, err
 	}
 	schema.ReclaimStale(r.path) // best effort: a killed run's staging never blocks
 	f, st, err := schema.NewStagingFile(r.path, 0o644)
@@ -87,4 +92,33 @@ func (o *reportFile) Discard() {
 	o.f.Close()
 	os.Remove(o.f.Name())
 	o.st.Release()
+}
+
+// refuseInputAsOut refuses an --out that is one of the command's inputs
+// (the same file, through any link or spelling) or inside an input
+// directory (a run directory's or bundle directory's files): the report
+// would replace what the command read, or add a file to it.
+func refuseInputAsOut(out string, inputs []string) error {
+	ofi, oerr := os.Stat(out)
+	dir, derr := filepath.EvalSymlinks(filepath.Dir(out))
+	for _, in := range inputs {
+		ifi, err := os.Stat(in)
+		if err != nil {
+			continue // not a local path (a reference), or unreadable: the command says so
+		}
+		if !ifi.IsDir() {
+			if oerr == nil && os.SameFile(ofi, ifi) {
+				return usagef("--out %s is the command's input %s: name another file", out, in)
+			}
+			continue
+		}
+		root, err := filepath.EvalSymlinks(in)
+		if err != nil || derr != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return usagef("--out %s is inside the command's input directory %s: name a file outside it", out, in)
+		}
+	}
+	return nil
 }

@@ -65,7 +65,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if err := checkRunDirArg(o.dir); err != nil {
 		return err
 	}
-	rf, err := o.report.open(o.io)
+	rf, err := o.report.open(o.io, o.dir)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	rf, err := o.report.open(o.io)
+	rf, err := o.report.open(o.io, append([]string{o.bundle}, o.signatures...)...)
 	if err != nil {
 		return err
 	}
