@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
@@ -61,27 +61,8 @@ type runFiles struct {
 
 func readRun(t testing.TB, dir string) runFiles {
 	t.Helper()
-	rd, err := schema.OpenRunDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := rd.OpenRecords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	var out runFiles
-	out.m = rd.Manifest()
-	for {
-		r, err := it.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.recs = append(out.recs, r)
-	}
+	m, recs := artifacttest.ReadRun(t, dir)
+	out := runFiles{m: m, recs: recs}
 	checkRun(t, dir, out)
 	return out
 }

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -24,23 +23,7 @@ func TestSimulatorRelabelledSelfRunIsRejected(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errOut)
 	}
-	p := filepath.Join(run, schema.ManifestFile)
-	edit := func(f func(m map[string]any)) {
-		t.Helper()
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		f(m)
-		b, _ = json.MarshalIndent(m, "", "  ")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	edit := func(f func(m map[string]any)) { artifacttest.EditRunManifest(t, run, f) }
 	edit(func(m map[string]any) {
 		m["evidence"] = schema.EvidenceSelfRun
 		m["hardware"] = map[string]any{"accelerator": "NVIDIA H200", "accelerator_count": 8, "driver": "NVIDIA 570.133.20", "runtime": "CUDA 12.8"}
