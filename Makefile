@@ -3,12 +3,13 @@ GO        ?= go
 BIN       := bin/benchseal
 FUZZTIME  ?= 30s
 STATICCHECK_VERSION := 0.8.2
+DEADCODE_VERSION    := 0.52.0
 COSIGN_VERSION      := v2.6.5
 CYCLONEDX_VERSION   := v1.10.0
 DIST                ?= dist
 export CGO_ENABLED ?= 0
 
-.PHONY: engine engine-test release release-check install-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck fuzz bench demo golden docs check interop registry clean
+.PHONY: engine engine-test release release-check install-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck deadcode fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -20,8 +21,8 @@ test: fmt
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
-## lint: gofmt, go vet and staticcheck (pinned).
-lint: fmt vet staticcheck
+## lint: gofmt, go vet, staticcheck and deadcode -test (pinned): no function nothing reaches, even from tests.
+lint: fmt vet staticcheck deadcode
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -33,6 +34,9 @@ staticcheck:
 	@PATH="$$($(GO) env GOPATH)/bin:$$PATH"; staticcheck -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION))' || \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" staticcheck ./...
+
+deadcode:
+	@out=$$($(GO) run golang.org/x/tools/cmd/deadcode@v$(DEADCODE_VERSION) -test ./...); if [ -n "$$out" ]; then echo "unreachable code:"; echo "$$out"; exit 1; fi
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

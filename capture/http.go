@@ -18,14 +18,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// NewHTTPClient returns the HTTP/1.1 client capture uses: no proxy, no
+// NewTransport returns the transport capture's client uses: no proxy, no
 // transparent compression (which would delay chunks), idle connections
-// kept for maxConns streams.
-func NewHTTPClient(maxConns int) *http.Client {
-	return &http.Client{Transport: NewTransport(maxConns, false)}
-}
-
-// NewTransport returns the transport of NewHTTPClient. With http2 it also
+// kept for maxConns streams. With http2 it also
 // speaks HTTP/2 to a server that offers it during the TLS handshake
 // (ALPN), multiplexing many streams over few connections; cleartext
 // http:// endpoints stay HTTP/1.1, the protocol every inference server

@@ -111,7 +111,7 @@ type Options struct {
 	// HTTP2 lets the client speak HTTP/2 where a TLS server offers it
 	// (see NewTransport); the manifest's note "http" says what was used.
 	HTTP2 bool
-	// HTTPClient overrides the client built by NewHTTPClient.
+	// HTTPClient overrides the client built on NewTransport.
 	HTTPClient *http.Client
 	// ServerMetrics is the engine's Prometheus /metrics to scrape before,
 	// during and after every point × repeat: a URL, ServerMetricsAuto, or

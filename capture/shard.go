@@ -19,9 +19,6 @@ type ShardSpec struct {
 	Index, Count int
 }
 
-// String formats s as "I/N".
-func (s ShardSpec) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
-
 // ParseShard reads "I/N" (0 ≤ I < N ≤ schema.MaxShards).
 func ParseShard(v string) (ShardSpec, error) {
 	a, b, ok := strings.Cut(v, "/")

@@ -45,16 +45,6 @@ var Metrics = []Metric{
 	{replay.CostPerMillionGoodTokens, false},
 }
 
-// MetricByPath returns the metric with this path.
-func MetricByPath(path string) (Metric, bool) {
-	for _, m := range Metrics {
-		if m.Path == path {
-			return m, true
-		}
-	}
-	return Metric{}, false
-}
-
 // Options configure a comparison.
 type Options struct {
 	Guard GuardOptions

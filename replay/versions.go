@@ -177,17 +177,6 @@ func CurrentVersion(definitions string) string {
 	return vs[len(vs)-1].Name
 }
 
-// FirstVersion returns the name of the first version of the named
-// definitions: the version of a claims file that names none (claims files
-// named no version until benchseal/2026.12).
-func FirstVersion(definitions string) string {
-	vs := VersionsOf(definitions)
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0].Name
-}
-
 // LookupVersion returns the named version of the named definitions.
 func LookupVersion(definitions, name string) (Version, error) {
 	vs := VersionsOf(definitions)

@@ -125,18 +125,6 @@ func CheckRunDirContext(ctx context.Context, dir string, maxProblems int) (*RunS
 	return checkRunDir(ctx, dir, maxProblems, nil)
 }
 
-// ValidateRunDirEach is ValidateRunDirContext that also hands each record
-// that decoded to each, with the bytes of its line, as it streams past the
-// checks (both valid only during the call), so a caller that needs the
-// records too reads and decompresses them once. A record handed to each
-// may still be found invalid (by its own checks or by those across
-// records): act on the records only when the error returned is nil. An
-// error from each stops validation and is returned.
-func ValidateRunDirEach(ctx context.Context, dir string, maxProblems int, each func(line []byte, rec *Record) error) error {
-	_, err := checkRunDir(ctx, dir, maxProblems, each)
-	return err
-}
-
 // CheckRunDirEach is ValidateRunDirEach that also returns what it counted
 // in the records, as CheckRunDir does.
 func CheckRunDirEach(ctx context.Context, dir string, maxProblems int, each func(line []byte, rec *Record) error) (*RunSummary, error) {

@@ -68,18 +68,6 @@ func (rw *RecordWriter) Write(rec *Record) error {
 // Count returns the number of records written.
 func (rw *RecordWriter) Count() int64 { return rw.n }
 
-// Flush pushes buffered records to the underlying writer (ending a zstd
-// block, so a reader sees them).
-func (rw *RecordWriter) Flush() error {
-	if err := rw.bw.Flush(); err != nil {
-		return err
-	}
-	if rw.zw != nil {
-		return rw.zw.Flush()
-	}
-	return nil
-}
-
 // Close flushes and ends the stream. It does not close the underlying
 // writer.
 func (rw *RecordWriter) Close() error {
@@ -118,10 +106,6 @@ type RunWriter struct {
 	closeErr      error
 }
 
-// Reclaimed lists the leftovers of killed runs at the same destination that
-// CreateRun removed.
-func (w *RunWriter) Reclaimed() []Reclaimed { return w.reclaimed }
-
 // CreateRun starts writing a run directory at dest. dest must not exist,
 // or be an empty directory.
 func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
@@ -153,9 +137,6 @@ func CreateRun(dest string, compressRecords bool) (*RunWriter, error) {
 	}
 	return &RunWriter{dest: dest, sd: sd, records: f, rw: rw, reclaimed: reclaimed}, nil
 }
-
-// Dir returns the temporary directory being written.
-func (w *RunWriter) Dir() string { return w.sd.Path() }
 
 // Records returns the record writer.
 func (w *RunWriter) Records() *RecordWriter { return w.rw }

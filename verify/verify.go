@@ -65,18 +65,6 @@ func WithImportChecker(c ImportChecker) Option {
 	}
 }
 
-// WithMaxProblems caps the validation problems listed in a Result (default
-// 20).
-func WithMaxProblems(n int) Option {
-	return func(v *Verifier) error {
-		if n <= 0 {
-			return fmt.Errorf("verify: WithMaxProblems(%d): must be positive", n)
-		}
-		v.maxProblems = n
-		return nil
-	}
-}
-
 // NewVerifier returns a verifier that trusts exactly the given public keys.
 func NewVerifier(trust []*artifact.PublicKey, opts ...Option) (*Verifier, error) {
 	v := &Verifier{maxProblems: 20}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -87,20 +86,6 @@ func (m *Metadata) phase() string {
 		return schema.PhaseWarmup
 	}
 	return schema.PhaseMeasure
-}
-
-// ParseExport reads profile_export.jsonl (either schema). Every line must
-// be a record; errors name the file and line.
-func ParseExport(r io.Reader, name string) ([]Line, error) {
-	return ingest.ReadParse(r, name, parseExport)
-}
-
-func parseExport(data []byte, name string) ([]Line, error) {
-	return ingest.ReadLines(data, name, "records", func(name string, lineNo int, raw []byte) (Line, bool, error) {
-		l, ok, err := exportLine(name, lineNo, raw)
-		l.Raw = append(json.RawMessage(nil), raw...)
-		return l, ok, err
-	})
 }
 
 // exportLine decodes and checks line lineNo of profile_export.jsonl; ok

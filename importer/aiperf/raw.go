@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -18,15 +17,6 @@ type RawLine struct {
 	Responses   []json.RawMessage `json:"responses"`
 	Error       *ErrorDetails     `json:"error"`
 	LineNo      int               `json:"-"`
-}
-
-// ParseRaw reads profile_export_raw.jsonl.
-func ParseRaw(r io.Reader, name string) ([]RawLine, error) {
-	return ingest.ReadParse(r, name, parseRaw)
-}
-
-func parseRaw(data []byte, name string) ([]RawLine, error) {
-	return ingest.ReadLines(data, name, "records", rawLine)
 }
 
 // rawLine decodes and checks line lineNo of profile_export_raw.jsonl; ok

@@ -2,7 +2,6 @@ package aiperf
 
 import (
 	"encoding/json"
-	"io"
 
 	"github.com/benchseal/benchseal/importer/ingest"
 )
@@ -98,11 +97,6 @@ type Summary struct {
 	} `json:"telemetry_data"`
 	// Metrics maps metric tags to their statistics.
 	Metrics map[string]Stats `json:"-"`
-}
-
-// ParseSummary reads profile_export_aiperf.json.
-func ParseSummary(r io.Reader, name string) (*Summary, error) {
-	return ingest.ReadParse(r, name, parseSummary)
 }
 
 func parseSummary(data []byte, name string) (*Summary, error) {

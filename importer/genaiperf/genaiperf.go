@@ -2,7 +2,6 @@ package genaiperf
 
 import (
 	"encoding/json"
-	"io"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -60,30 +59,9 @@ func payloadModel(in json.RawMessage) string {
 	return body.Model
 }
 
-// ParseExport reads profile_export.json.
-func ParseExport(r io.Reader, name string) (*Export, error) {
-	return ingest.ReadParse(r, name, parseExport)
-}
-
-func parseExport(data []byte, name string) (*Export, error) {
-	var e Export
-	if err := ingest.DecodeJSON(name, data, &e); err != nil {
-		return nil, err
-	}
-	if len(e.Experiments) == 0 {
-		return nil, ingest.Errorf(name, "no experiments: not a GenAI-Perf profile_export.json")
-	}
-	return &e, nil
-}
-
 // Summary is profile_export_genai_perf.json: metric blocks {unit, avg,
 // min, max, p1…p99, std}.
 type Summary map[string]map[string]json.RawMessage
-
-// ParseSummary reads profile_export_genai_perf.json.
-func ParseSummary(r io.Reader, name string) (Summary, error) {
-	return ingest.ReadParse(r, name, parseSummary)
-}
 
 func parseSummary(data []byte, name string) (Summary, error) {
 	var top map[string]json.RawMessage

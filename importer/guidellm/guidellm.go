@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -67,12 +66,6 @@ type Request struct {
 	OutputTokens json.Number `json:"output_tokens"`
 }
 
-// ParseReport reads benchmarks.json or benchmarks.yaml (YAML is
-// recognised by content).
-func ParseReport(r io.Reader, name string) (*Report, error) {
-	return ingest.ReadParse(r, name, parseReport)
-}
-
 // reportJSON returns a report as JSON: data itself, or benchmarks.yaml
 // converted (recognised as not starting with '{').
 func reportJSON(data []byte, name string) ([]byte, error) {
@@ -84,24 +77,6 @@ func reportJSON(data []byte, name string) ([]byte, error) {
 		return ingest.YAMLToJSON(name, data)
 	}
 	return data, nil
-}
-
-func parseReport(data []byte, name string) (*Report, error) {
-	data, err := reportJSON(data, name)
-	if err != nil {
-		return nil, err
-	}
-	var rep Report
-	if err := ingest.DecodeJSON(name, data, &rep); err != nil {
-		return nil, err
-	}
-	if rep.Benchmarks == nil {
-		return nil, ingest.Errorf(name, "not a GuideLLM report: no benchmarks list")
-	}
-	if len(rep.Benchmarks) == 0 {
-		return nil, ingest.Errorf(name, "the report has no benchmarks")
-	}
-	return &rep, nil
 }
 
 // statusOf maps GuideLLM's request groups to record statuses.

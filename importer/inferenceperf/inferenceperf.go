@@ -3,7 +3,6 @@ package inferenceperf
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"path"
 	"regexp"
@@ -71,28 +70,6 @@ func (r *Request) layout() (resp response, at string, in json.Number, inAt strin
 	return resp, at, in, inAt
 }
 
-// ParsePerRequest reads per_request_lifecycle_metrics.json with every
-// request in memory.
-func ParsePerRequest(r io.Reader, name string) ([]Request, error) {
-	return ingest.ReadParse(r, name, parsePerRequest)
-}
-
-func parsePerRequest(data []byte, name string) ([]Request, error) {
-	var out []Request
-	err := eachRequest(data, name, func(i, _ int, r *Request) error {
-		r.Raw = append(json.RawMessage(nil), r.Raw...)
-		out = append(out, *r)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, ingest.Errorf(name, "no requests")
-	}
-	return out, nil
-}
-
 // eachRequest decodes and checks the entries of
 // per_request_lifecycle_metrics.json one at a time (a JSON list read with
 // ingest.JSONWalker), calling fn with each and its offset in data; r.Raw
@@ -144,11 +121,6 @@ type Summary struct {
 	Failures struct {
 		Count json.Number `json:"count"`
 	} `json:"failures"`
-}
-
-// ParseSummary reads a lifecycle-metrics summary.
-func ParseSummary(r io.Reader, name string) (*Summary, error) {
-	return ingest.ReadParse(r, name, parseSummary)
 }
 
 func parseSummary(data []byte, name string) (*Summary, error) {

@@ -108,46 +108,6 @@ func DecodeJSON(name string, data []byte, v any) error {
 	return nil
 }
 
-// ReadParse reads r, the input file called name, and returns parse(data,
-// name). At most MaxFileSize bytes are read; a longer file reaches parse
-// cut short. A read error is returned as "read <name>: <cause>".
-func ReadParse[T any](r io.Reader, name string, parse func(data []byte, name string) (T, error)) (T, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize))
-	if err != nil {
-		var zero T
-		return zero, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parse(data, name)
-}
-
-// DecodeJSONList decodes data, a JSON list, into one T per element, in
-// order. Each element is decoded with DecodeJSON; a failure is reported
-// as record i of name. check, when not nil, is called on each element
-// right after it is decoded, with its raw JSON (a copy of its own), and
-// its error is returned as is. An empty list gives an empty, non-nil
-// slice.
-func DecodeJSONList[T any](name string, data []byte, check func(i int, raw json.RawMessage, v *T) error) ([]T, error) {
-	out := make([]T, 0)
-	err := EachJSONElement(name, data, func(i int, b []byte) error {
-		raw := append(json.RawMessage(nil), b...)
-		var v T
-		if err := DecodeJSON(name, raw, &v); err != nil {
-			return RecordErrorf(name, 0, i, "", "%v", err)
-		}
-		if check != nil {
-			if err := check(i, raw, &v); err != nil {
-				return err
-			}
-		}
-		out = append(out, v)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // EachJSONElement calls fn with the index and exact bytes of each element
 // of data, a JSON list, in order, stopping at the first error. Elements
 // are read one at a time (json.Decoder Token/More) and raw is valid only
@@ -279,27 +239,6 @@ func EachLine(data []byte, fn func(lineNo, off int, line []byte) error) error {
 		off = next
 	}
 	return nil
-}
-
-// ReadLines returns the values parse gives for the lines of JSON Lines
-// data (ok false: a blank line, skipped), in order; an error of parse is
-// returned as is, and a file without a value is an error ("no <what>").
-func ReadLines[T any](data []byte, name, what string, parse func(name string, lineNo int, line []byte) (T, bool, error)) ([]T, error) {
-	var out []T
-	err := EachLine(data, func(lineNo, _ int, line []byte) error {
-		v, ok, err := parse(name, lineNo, line)
-		if ok {
-			out = append(out, v)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, Errorf(name, "no %s", what)
-	}
-	return out, nil
 }
 
 // Sniff returns up to n leading bytes of data with leading whitespace

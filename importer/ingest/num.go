@@ -74,16 +74,6 @@ func QuotientNS(num, den json.Number, unit int64) (int64, error) {
 	return ratToNS(a.Mul(a, new(big.Rat).SetInt64(unit)))
 }
 
-// FloatToNS converts a float64 in units of unit nanoseconds to integer
-// nanoseconds, rounding half to even.
-func FloatToNS(f float64, unit int64) (int64, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%v is not a finite number", f)
-	}
-	r := new(big.Rat).SetFloat64(f)
-	return ratToNS(r.Mul(r, new(big.Rat).SetInt64(unit)))
-}
-
 var maxNS = new(big.Int).SetInt64(math.MaxInt64)
 
 func ratToNS(r *big.Rat) (int64, error) {

@@ -3,7 +3,6 @@ package llmperf
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,27 +29,6 @@ type Response struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// ParseIndividual reads *_individual_responses.json.
-func ParseIndividual(r io.Reader, name string) ([]Response, error) {
-	return ingest.ReadParse(r, name, parseIndividual)
-}
-
-func parseIndividual(data []byte, name string) ([]Response, error) {
-	var out []Response
-	err := eachResponse(data, name, func(_ int, r *Response) error {
-		r.Raw = append(json.RawMessage(nil), r.Raw...)
-		out = append(out, *r)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, ingest.Errorf(name, "no responses")
-	}
-	return out, nil
-}
-
 // eachResponse decodes and checks the entries of *_individual_responses.json
 // one at a time, calling fn with each; r.Raw is valid only during the
 // call.
@@ -74,11 +52,6 @@ func eachResponse(data []byte, name string, fn func(i int, r *Response) error) e
 
 // Summary is *_summary.json, its fields kept raw.
 type Summary map[string]json.RawMessage
-
-// ParseSummary reads *_summary.json.
-func ParseSummary(r io.Reader, name string) (Summary, error) {
-	return ingest.ReadParse(r, name, parseSummary)
-}
 
 func parseSummary(data []byte, name string) (Summary, error) {
 	var s Summary

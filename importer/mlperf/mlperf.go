@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strconv"
@@ -31,15 +30,6 @@ func (s *Summary) Get(key string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// ParseSummary reads mlperf_log_summary.txt.
-func ParseSummary(r io.Reader, name string) (*Summary, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return parseSummary(data, name)
 }
 
 func parseSummary(data []byte, name string) (*Summary, error) {
@@ -117,11 +107,6 @@ func (d *Detail) Get(key string) (string, bool) {
 }
 
 const mllog = ":::MLLOG "
-
-// ParseDetail reads mlperf_log_detail.txt.
-func ParseDetail(r io.Reader, name string) (*Detail, error) {
-	return ingest.ReadParse(r, name, parseDetail)
-}
 
 func parseDetail(data []byte, name string) (*Detail, error) {
 	d := &Detail{byKey: map[string]int{}}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -21,15 +20,6 @@ type Run struct {
 	Fields serve.Object
 	Lists  *serve.Lists
 	Line   int
-}
-
-// ParseOutput reads a bench_serving output file (JSON Lines).
-func ParseOutput(r io.Reader, name string) ([]Run, error) {
-	return ingest.ReadParse(r, name, parseOutput)
-}
-
-func parseOutput(data []byte, name string) ([]Run, error) {
-	return ingest.ReadLines(data, name, "results", outputLine)
 }
 
 // outputLine decodes and checks line lineNo of an output file; ok is

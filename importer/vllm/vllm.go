@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -20,11 +19,6 @@ const Tool = "vllm"
 type Result struct {
 	Fields serve.Object
 	Lists  *serve.Lists
-}
-
-// ParseResult reads one vLLM result JSON.
-func ParseResult(r io.Reader, name string) (*Result, error) {
-	return ingest.ReadParse(r, name, parseResult)
 }
 
 func parseResult(data []byte, name string) (*Result, error) {
