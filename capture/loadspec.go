@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/internal/errcond"
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -53,10 +54,10 @@ type LoadSpec struct {
 }
 
 // flagError is a LoadSpec mistake, said in terms of the flags; it is an
-// ErrPlan.
-func flagError(msg string) error { return errcond.Errorf(ErrPlan, "%s", msg) }
+// plan.ErrPlan.
+func flagError(msg string) error { return errcond.Errorf(plan.ErrPlan, "%s", msg) }
 
-// Plan returns the normalized plan s states. Every error is an ErrPlan.
+// Plan returns the normalized plan s states. Every error is a plan.ErrPlan.
 func (s LoadSpec) Plan() (*Plan, error) {
 	p := &Plan{
 		Warmup:         s.Warmup,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -99,7 +100,7 @@ func TestLoadSpecMistakesArePlanErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.spec.Plan()
-			if !errors.Is(err, capture.ErrPlan) || err.Error() != c.want {
+			if !errors.Is(err, plan.ErrPlan) || err.Error() != c.want {
 				t.Fatalf("error %v, want ErrPlan %q", err, c.want)
 			}
 		})

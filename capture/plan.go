@@ -10,11 +10,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
-
-// ErrPlan is the root of every plan error.
-var ErrPlan = errors.New("invalid plan")
 
 // Hard limits shared by plan parsing and the runner.
 const (
@@ -78,10 +76,10 @@ func DecodePlan(r io.Reader) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: decode: %v", ErrPlan, err)
+		return nil, fmt.Errorf("%w: decode: %v", plan.ErrPlan, err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after JSON value", ErrPlan)
+		return nil, fmt.Errorf("%w: trailing data after JSON value", plan.ErrPlan)
 	}
 	if err := p.Normalize(); err != nil {
 		return nil, err
@@ -194,7 +192,7 @@ func (p *Plan) Normalize() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrPlan, errors.Join(errs...))
+		return fmt.Errorf("%w: %w", plan.ErrPlan, errors.Join(errs...))
 	}
 	return nil
 }

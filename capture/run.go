@@ -20,7 +20,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Conditions Run refuses or fails on, besides ErrPlan, ErrPreflight and
+// Conditions Run refuses or fails on, besides plan.ErrPlan, ErrPreflight and
 // ErrTooManyFailures (one sentinel per condition; messages say "capture
 // failed: ..." with the details).
 var (
@@ -145,7 +145,7 @@ type Options struct {
 	RunCommand CommandRunner
 	// Registered is the pre-registered plan Plan executes (see FromPlan):
 	// its digest, title and SLO go to the manifest, and settings that
-	// would contradict it are refused (ErrPlan) before anything is sent.
+	// would contradict it are refused (plan.ErrPlan) before anything is sent.
 	Registered *plan.Plan
 	// ReadyTimeout, when positive, waits up to that long for GET
 	// /v1/models to answer before anything else is sent.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -112,12 +113,12 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	// repeat, in place of pools.
 	var cellPools [][]pool
 	if o.Prompts != nil && p.DistinctPrompts {
-		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", ErrPlan)
+		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", plan.ErrPlan)
 	}
 	if o.Prompts != nil {
 		for i := range p.Points {
 			if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
-				return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", ErrPlan, p.Points[i].Name)
+				return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", plan.ErrPlan, p.Points[i].Name)
 			}
 			p.Points[i].InputTokens, p.Points[i].OutputTokens = 0, 0
 		}
@@ -135,7 +136,7 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 		for _, pt := range p.Points {
 			s := shape{pt.InputTokens, pt.OutputTokens}
 			if s.in == 0 {
-				return nil, fmt.Errorf("%w: point %s: no prompts file and no input_tokens for synthetic prompts", ErrPlan, pt.Name)
+				return nil, fmt.Errorf("%w: point %s: no prompts file and no input_tokens for synthetic prompts", plan.ErrPlan, pt.Name)
 			}
 			n := pt.Requests
 			if n == 0 || n > maxSyntheticPool {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -25,7 +26,7 @@ func ParseShard(v string) (ShardSpec, error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil {
-		return ShardSpec{}, fmt.Errorf("%w: shard %q: want I/N, e.g. 0/4", ErrPlan, v)
+		return ShardSpec{}, fmt.Errorf("%w: shard %q: want I/N, e.g. 0/4", plan.ErrPlan, v)
 	}
 	s := ShardSpec{Index: i, Count: n}
 	return s, s.check()
@@ -33,7 +34,7 @@ func ParseShard(v string) (ShardSpec, error) {
 
 func (s ShardSpec) check() error {
 	if s.Count < 1 || s.Count > schema.MaxShards || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("%w: shard %d/%d: want 0 ≤ index < count ≤ %d", ErrPlan, s.Index, s.Count, schema.MaxShards)
+		return fmt.Errorf("%w: shard %d/%d: want 0 ≤ index < count ≤ %d", plan.ErrPlan, s.Index, s.Count, schema.MaxShards)
 	}
 	return nil
 }
@@ -52,11 +53,11 @@ func CheckShardable(p *Plan, shards int) error {
 	}
 	for _, pt := range p.Points {
 		if pt.Requests == 0 {
-			return fmt.Errorf("%w: point %s: a sharded closed-loop point needs a request count (nothing numbers a duration-bounded closed loop's requests across shards)", ErrPlan, pt.Name)
+			return fmt.Errorf("%w: point %s: a sharded closed-loop point needs a request count (nothing numbers a duration-bounded closed loop's requests across shards)", plan.ErrPlan, pt.Name)
 		}
 	}
 	if p.Warmup.Duration > 0 && p.Warmup.Requests == 0 {
-		return fmt.Errorf("%w: warmup: a sharded closed-loop warmup needs a request count", ErrPlan)
+		return fmt.Errorf("%w: warmup: a sharded closed-loop warmup needs a request count", plan.ErrPlan)
 	}
 	return nil
 }
@@ -71,7 +72,7 @@ func CheckShardCount(p *Plan, shards int) error {
 	for _, pt := range p.Points {
 		if shards > pt.Concurrency {
 			return fmt.Errorf("%w: %d shards but a closed-loop point has concurrency %d: each shard needs at least one worker (use at most %d shards)",
-				ErrPlan, shards, pt.Concurrency, pt.Concurrency)
+				plan.ErrPlan, shards, pt.Concurrency, pt.Concurrency)
 		}
 	}
 	return nil

@@ -25,7 +25,8 @@ const PredicateType = "https://benchseal.dev/attestation/plan/v1"
 // MaxSize bounds a plan document.
 const MaxSize = 4 << 20
 
-// ErrPlan is the root of every plan error.
+// ErrPlan is the root of every plan error: of a pre-registered plan here,
+// and of the load plan capture executes (its --plan file and load flags).
 var ErrPlan = errors.New("invalid plan")
 
 // Plan is a pre-registered test plan (schema benchseal/plan/v1; JSON

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/plan"
 	preplan "github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/redact"
 	"github.com/benchseal/benchseal/schema"
@@ -336,7 +337,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
 	}
 	if err != nil {
-		if errors.Is(err, capture.ErrPlan) {
+		if errors.Is(err, plan.ErrPlan) {
 			return usagef("%v", err)
 		}
 		return err
