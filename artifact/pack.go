@@ -90,7 +90,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 			each = sh.add
 		}
 	}
-	sum, err := schema.CheckRunDirEach(ctx, runDir, maxProblems, each)
+	sum, err := schema.CheckRunDir(ctx, runDir, maxProblems, each)
 	if err != nil {
 		return nil, err
 	}

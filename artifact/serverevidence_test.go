@@ -112,7 +112,7 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 				tc.edit(m)
 			})
 			_, err := artifact.Pack(context.Background(), dir, filepath.Join(t.TempDir(), "b"), artifact.PackOptions{Created: artifacttest.Created})
-			sum, _ := schema.CheckRunDir(dir, 50)
+			sum, _ := schema.CheckRunDir(context.Background(), dir, 50, nil)
 			if probs := artifact.CheckRunDirServerEvidence(dir, sum); (len(probs) == 0) != (tc.want == "") {
 				t.Errorf("CheckRunDirServerEvidence (validate's check): %v", probs)
 			}

@@ -62,7 +62,7 @@ func TestUnpackGivesTheRunThatPacksToTheSameManifest(t *testing.T) {
 	if err := unpack(t, first.Path, out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.CheckRunDir(out, 10); err != nil {
+	if _, err := schema.CheckRunDir(context.Background(), out, 10, nil); err != nil {
 		t.Fatalf("the unpacked run does not validate: %v", err)
 	}
 	for _, f := range []string{schema.ManifestFile, schema.ClaimsFile, "attachments/notes/readme.txt"} {

@@ -58,7 +58,7 @@ func TestShardsPullsVerifiesAndUnpacksEveryShard(t *testing.T) {
 		if s.Index != i || s.Ref != ref+"-shard-"+strconv.Itoa(i) || !s.Result.Verified || !s.Result.Authenticated {
 			t.Errorf("shard %d: %+v", i, s)
 		}
-		if _, err := schema.CheckRunDir(s.RunDir, 5); err != nil {
+		if _, err := schema.CheckRunDir(context.Background(), s.RunDir, 5, nil); err != nil {
 			t.Errorf("shard %d: unpacked run invalid: %v", i, err)
 		}
 	}

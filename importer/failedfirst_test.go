@@ -238,7 +238,7 @@ func TestFailedFirstRecordVerifies(t *testing.T) {
 			if first.Status == schema.StatusOK || len(first.ChunksNS) != 0 {
 				t.Fatalf("the edited input's first record is %s with %d chunks, want a failed one without chunks", first.Status, len(first.ChunksNS))
 			}
-			if _, err := schema.CheckRunDirContext(ctx, dir, 10); err != nil {
+			if _, err := schema.CheckRunDir(ctx, dir, 10, nil); err != nil {
 				t.Fatalf("validate: %v", err)
 			}
 			if err := checkDir(t, dir); err != nil {

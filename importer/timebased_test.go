@@ -35,7 +35,7 @@ func importPackVerify(t *testing.T, tool string, files []ingest.File) error {
 	if _, err := Import(ctx, tool, files, dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.CheckRunDirContext(ctx, dir, 10); err != nil {
+	if _, err := schema.CheckRunDir(ctx, dir, 10, nil); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
 	if err := checkDir(t, dir); err != nil {

@@ -136,7 +136,7 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 		return nil, fmt.Errorf("merge: write manifest: %w", err)
 	}
 	// The merged run must validate before it takes the output's place.
-	if _, err := schema.CheckRunDirContext(ctx, st.Path(), 20); err != nil {
+	if _, err := schema.CheckRunDir(ctx, st.Path(), 20, nil); err != nil {
 		return nil, fmt.Errorf("%w: the merged run would not validate: %w", ErrMerge, err)
 	}
 	if err := st.Publish(true); err != nil {

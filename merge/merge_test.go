@@ -283,7 +283,7 @@ func TestMergeRefusesBadShardSets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum, err := schema.CheckRunDir(out, 20)
+		sum, err := schema.CheckRunDir(context.Background(), out, 20, nil)
 		if err != nil {
 			t.Fatalf("incomplete merged run invalid: %v", err)
 		}
@@ -412,7 +412,7 @@ func TestValidateCatchesTamperedShardBookkeeping(t *testing.T) {
 				}
 				m.Incomplete, m.IncompleteReason = true, "shard 2 missing"
 			}, drop2)
-			sum, err := schema.CheckRunDir(d, 20)
+			sum, err := schema.CheckRunDir(context.Background(), d, 20, nil)
 			if err != nil {
 				t.Fatalf("honestly incomplete run invalid: %v", err)
 			}

@@ -24,7 +24,7 @@ type shardRun struct {
 
 // openShard validates a shard run and reads its manifest.
 func openShard(ctx context.Context, dir string) (*shardRun, error) {
-	if _, err := schema.CheckRunDirContext(ctx, dir, 20); err != nil {
+	if _, err := schema.CheckRunDir(ctx, dir, 20, nil); err != nil {
 		return nil, fmt.Errorf("%w: shard run %s: %w", ErrMerge, dir, err)
 	}
 	rd, err := schema.OpenRunDir(dir)

@@ -102,32 +102,20 @@ func (c *collector) addErr(err error) error {
 // DefaultMaxProblems) and counting the rest, or another error when the
 // directory cannot be read.
 func ValidateRunDir(dir string, maxProblems int) error {
-	_, err := CheckRunDirContext(context.Background(), dir, maxProblems)
+	_, err := checkRunDir(context.Background(), dir, maxProblems, nil)
 	return err
 }
 
-// ValidateRunDirContext is ValidateRunDir stopping with ctx's error when
-// ctx is cancelled.
-func ValidateRunDirContext(ctx context.Context, dir string, maxProblems int) error {
-	_, err := CheckRunDirContext(ctx, dir, maxProblems)
-	return err
-}
-
-// CheckRunDir is ValidateRunDir that also returns what it counted in the
-// records, valid or not.
-func CheckRunDir(dir string, maxProblems int) (*RunSummary, error) {
-	return CheckRunDirContext(context.Background(), dir, maxProblems)
-}
-
-// CheckRunDirContext is CheckRunDir stopping with ctx's error when ctx is
-// cancelled.
-func CheckRunDirContext(ctx context.Context, dir string, maxProblems int) (*RunSummary, error) {
-	return checkRunDir(ctx, dir, maxProblems, nil)
-}
-
-// CheckRunDirEach is ValidateRunDirEach that also returns what it counted
-// in the records, as CheckRunDir does.
-func CheckRunDirEach(ctx context.Context, dir string, maxProblems int, each func(line []byte, rec *Record) error) (*RunSummary, error) {
+// CheckRunDir is ValidateRunDir stopping with ctx's error when ctx is
+// cancelled, that also returns what it counted in the records, valid or
+// not. With each set it hands each record that decoded to each, with the
+// bytes of its line, as it streams past the checks (both valid only during
+// the call), so a caller that needs the records too reads and decompresses
+// them once. A record handed to each may still be found invalid (by its
+// own checks or by those across records): act on the records only when
+// the error returned is nil. An error from each stops validation and is
+// returned.
+func CheckRunDir(ctx context.Context, dir string, maxProblems int, each func(line []byte, rec *Record) error) (*RunSummary, error) {
 	return checkRunDir(ctx, dir, maxProblems, each)
 }
 

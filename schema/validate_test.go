@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"github.com/klauspost/compress/zstd"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
@@ -280,7 +281,7 @@ func TestValidateRunDirGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := baseRun(t, tt.compress)
 			tt.breakRun(t, dir)
-			_, err := schema.CheckRunDir(dir, tt.max)
+			_, err := schema.CheckRunDir(context.Background(), dir, tt.max, nil)
 			got := "valid\n"
 			if err != nil {
 				var ve *schema.ValidationError
@@ -444,7 +445,7 @@ func TestValidateStopsEarlyOnGarbage(t *testing.T) {
 		dir := baseRun(t, false)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if err := schema.ValidateRunDirContext(ctx, dir, 10); !errors.Is(err, context.Canceled) {
+		if _, err := schema.CheckRunDir(ctx, dir, 10, nil); !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)
 		}
 	})

@@ -84,7 +84,7 @@ func TestGenerateIsValidAndRich(t *testing.T) {
 			}
 			o.Requests = 6000
 			dir := generate(t, o, false)
-			sum, err := schema.CheckRunDir(dir, 20)
+			sum, err := schema.CheckRunDir(context.Background(), dir, 20, nil)
 			if err != nil {
 				t.Fatalf("synthetic run is invalid: %v", err)
 			}

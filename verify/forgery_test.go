@@ -238,7 +238,7 @@ func (fr *forgeRun) forge(t *testing.T, bundle string) (error, *verify.Result, e
 // benchseal validate and pack do: the run's own, then its stored scrapes
 // against the manifest and the records.
 func validateRun(dir string) error {
-	sum, err := schema.CheckRunDir(dir, 50)
+	sum, err := schema.CheckRunDir(context.Background(), dir, 50, nil)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err

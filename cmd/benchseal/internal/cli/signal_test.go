@@ -176,7 +176,7 @@ func TestSignalStopsCaptureKeepingTheRun(t *testing.T) {
 			if got := cmd.ProcessState.ExitCode(); got != c.code {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", got, c.code, stderr.String())
 			}
-			sum, err := schema.CheckRunDir(out, 10)
+			sum, err := schema.CheckRunDir(context.Background(), out, 10, nil)
 			if err != nil {
 				t.Fatalf("run left by the interrupted capture: %v", err)
 			}

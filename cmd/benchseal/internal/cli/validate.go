@@ -71,7 +71,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	}
 	defer rf.Discard()
 	out := rf.w
-	sum, err := schema.CheckRunDirContext(ctx, o.dir, o.maxProblems)
+	sum, err := schema.CheckRunDir(ctx, o.dir, o.maxProblems, nil)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err
