@@ -1,0 +1,311 @@
+package archtest
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The limits every non-test function keeps: a longer or more branched
+// function is split by phase (its steps named as functions) or its rules
+// become a table. go-containerregistry's pkg/v1 has 3 functions over 100
+// lines and none over complexity 30.
+const (
+	maxFuncLines      = 100
+	maxFuncComplexity = 30
+)
+
+// permanentFuncExceptions are functions over the limits on purpose, each
+// with its reason. They may not grow past the size they were measured at.
+var permanentFuncExceptions = map[string]funcException{
+	// The hand-written record decoder (schema/recordjson.go) reads every
+	// record of a run, the hot path of validate, pack, verify and replay:
+	// value is one switch over the record's fields (each case a field's
+	// strict parse), its number parser and its skipper of orig's values are
+	// byte-level state machines, one branch per JSON grammar case, each in
+	// one loop so a record decodes in one pass without allocation; split,
+	// they would add a call per field or byte. FuzzDecodeRecord checks the
+	// decoder against encoding/json.
+	"schema.(*recordDecoder).value":    {lines: 103, complexity: 40},
+	"schema.(*recordDecoder).intValue": {lines: 57, complexity: 33},
+	"schema.(*recordDecoder).skip":     {lines: 96, complexity: 33},
+}
+
+// funcExceptions are today's offenders, measured when the limit was set:
+// each may shrink, none may grow, and an entry that fits the limits fails
+// the test until it is removed, so the list only shrinks.
+var funcExceptions = map[string]funcException{
+	"artifact.CheckServerEvidence":    {lines: 98, complexity: 34},
+	"artifact.Pack":                   {lines: 192, complexity: 45},
+	"capture.(*Plan).Normalize":       {lines: 107, complexity: 53},
+	"capture.(*runner).buildWorkload": {lines: 143, complexity: 38},
+	"capture.Run":                     {lines: 328, complexity: 76},
+	"cmd/benchseal/internal/cli.(*captureOptions).captureOptions": {lines: 111, complexity: 29},
+	"cmd/benchseal/internal/cli.newCaptureCommand":                {lines: 106, complexity: 1},
+	"cmd/benchseal/internal/cli.runReplay":                        {lines: 109, complexity: 35},
+	"cmd/benchseal/internal/cli.writeInspect":                     {lines: 112, complexity: 28},
+	"compare.(*Decision).rank":                                    {lines: 117, complexity: 33},
+	"compare.RunGuard":                                            {lines: 228, complexity: 54},
+	"compare.capacitySide":                                        {lines: 110, complexity: 30},
+	"compare.decideRow":                                           {lines: 118, complexity: 36},
+	"importer/aiperf.(*builder).exportRecord":                     {lines: 143, complexity: 49},
+	"importer/aiperf.fillManifest":                                {lines: 137, complexity: 46},
+	"importer/genaiperf.build":                                    {lines: 102, complexity: 24},
+	"importer/guidellm.build":                                     {lines: 115, complexity: 24},
+	"importer/guidellm.request":                                   {lines: 109, complexity: 37},
+	"importer/internal/serve.Records":                             {lines: 105, complexity: 30},
+	"importer/llmperf.build":                                      {lines: 127, complexity: 32},
+	"importer/mlperf.build":                                       {lines: 115, complexity: 31},
+	"importer/sglang.Stream":                                      {lines: 173, complexity: 48},
+	"importer/vllm.build":                                         {lines: 152, complexity: 44},
+	"k8s.(*Options).validate":                                     {lines: 80, complexity: 31},
+	"k8s.Build":                                                   {lines: 141, complexity: 9},
+	"merge.mergedManifest":                                        {lines: 119, complexity: 28},
+	"plan.(*Plan).Check":                                          {lines: 129, complexity: 50},
+	"replay.(*group).add":                                         {lines: 164, complexity: 58},
+	"replay.(*intSamples).ranks":                                  {lines: 124, complexity: 32},
+	"replay.(*overloadData).overload":                             {lines: 175, complexity: 42},
+	"replay.Replay":                                               {lines: 230, complexity: 72},
+	"replay.checkClaimsUnder":                                     {lines: 101, complexity: 28},
+	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
+	"replay/report.JSON":                                          {lines: 228, complexity: 30},
+	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
+	"schema.(*RecordChecker).checkGeneratedPhase":                 {lines: 101, complexity: 35},
+	"schema.ValidateManifest":                                     {lines: 171, complexity: 82},
+	"schema.checkJSONDocument":                                    {lines: 130, complexity: 36},
+	"schema.checkRunDir":                                          {lines: 101, complexity: 25},
+	"schema.validateServerState":                                  {lines: 108, complexity: 65},
+	"schema.validateSharding":                                     {lines: 106, complexity: 48},
+	"simulator.(*Server).stream":                                  {lines: 172, complexity: 45},
+	"simulator.New":                                               {lines: 84, complexity: 32},
+	"synth.(*gen).request":                                        {lines: 154, complexity: 35},
+	"verify.(*Verifier).checkContent":                             {lines: 157, complexity: 35},
+	"verify.(*Verifier).verify":                                   {lines: 171, complexity: 47},
+}
+
+type funcException struct{ lines, complexity int }
+
+// funcMeasure is one function's size.
+type funcMeasure struct {
+	name              string
+	pos               string
+	lines, complexity int
+}
+
+// TestFunctionSizeLimits fails on any non-test function over
+// maxFuncLines lines or cyclomatic complexity maxFuncComplexity that is
+// not an exception, on an exception that grew, and on an exception that
+// no longer exceeds a limit (remove it).
+func TestFunctionSizeLimits(t *testing.T) {
+	ms := measureFuncs(t, moduleRoot(t))
+	seen := map[string]bool{}
+	var over []string
+	for _, m := range ms {
+		if m.lines <= maxFuncLines && m.complexity <= maxFuncComplexity {
+			continue
+		}
+		seen[m.name] = true
+		ex, ok := permanentFuncExceptions[m.name]
+		if !ok {
+			ex, ok = funcExceptions[m.name]
+		}
+		switch {
+		case !ok:
+			over = append(over, fmt.Sprintf("%s (%s): %d lines, complexity %d", m.name, m.pos, m.lines, m.complexity))
+		case m.lines > max(ex.lines, maxFuncLines) || m.complexity > max(ex.complexity, maxFuncComplexity):
+			t.Errorf("%s (%s) grew to %d lines, complexity %d (excepted at %d lines, complexity %d): split it by phase",
+				m.name, m.pos, m.lines, m.complexity, ex.lines, ex.complexity)
+		}
+	}
+	if len(over) > 0 {
+		t.Errorf("%d function(s) over %d lines or cyclomatic complexity %d: split each by phase (or make its rules a table):\n\t%s",
+			len(over), maxFuncLines, maxFuncComplexity, strings.Join(over, "\n\t"))
+	}
+	for _, list := range []map[string]funcException{permanentFuncExceptions, funcExceptions} {
+		for name := range list {
+			if !seen[name] {
+				t.Errorf("%s is listed as an exception but is within the limits (or gone): remove it from the list", name)
+			}
+		}
+	}
+}
+
+// TestFunctionMeasure checks the measurement on known shapes.
+func TestFunctionMeasure(t *testing.T) {
+	src := `package p
+
+func simple() {}
+
+func branches(a, b bool, xs []int) int {
+	if a && b {
+		return 1
+	} else if a || b {
+		return 2
+	}
+	for _, x := range xs {
+		switch x {
+		case 1, 2:
+		case 3:
+		default:
+		}
+	}
+	f := func() {
+		for {
+			break
+		}
+	}
+	f()
+	select {
+	case <-make(chan int):
+	default:
+	}
+	return 0
+}
+
+type T struct{}
+
+func (*T) m() {}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]int{}
+	for _, m := range measureFile(fset, f, "p") {
+		got[m.name] = [2]int{m.lines, m.complexity}
+	}
+	// branches: 1 + if + && + else-if + || + range + 2 cases + for + 1 comm case = 10.
+	want := map[string][2]int{"p.simple": {1, 1}, "p.branches": {25, 10}, "p.(*T).m": {1, 1}}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: lines, complexity %v, want %v", k, got[k], w)
+		}
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	return dir
+}
+
+// measureFuncs measures every function of the module's non-test Go files,
+// named "pkgdir.Func" or "pkgdir.(Recv).Method" with pkgdir the package's
+// directory relative to the module root.
+func measureFuncs(t *testing.T, root string) []funcMeasure {
+	var out []funcMeasure
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		out = append(out, measureFile(fset, f, filepath.ToSlash(rel))...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(out, func(a, b funcMeasure) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+func measureFile(fset *token.FileSet, f *ast.File, pkg string) []funcMeasure {
+	var out []funcMeasure
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
+		out = append(out, funcMeasure{
+			name:       pkg + "." + funcName(fd),
+			pos:        fmt.Sprintf("%s:%d", filepath.Base(start.Filename), start.Line),
+			lines:      end.Line - start.Line + 1,
+			complexity: complexity(fd.Body),
+		})
+	}
+	return out
+}
+
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	var recv string
+	switch x := fd.Recv.List[0].Type.(type) {
+	case *ast.StarExpr:
+		recv = "(*" + typeName(x.X) + ")"
+	default:
+		recv = "(" + typeName(x) + ")"
+	}
+	return recv + "." + fd.Name.Name
+}
+
+func typeName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.IndexExpr:
+		return typeName(x.X)
+	case *ast.IndexListExpr:
+		return typeName(x.X)
+	}
+	return "?"
+}
+
+// complexity is the cyclomatic complexity gocyclo computes: 1, plus one
+// per if, for, range, non-default case and comm clause, && and ||,
+// function literals included in their enclosing function.
+func complexity(body *ast.BlockStmt) int {
+	c := 1
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+			c++
+		case *ast.CaseClause:
+			if x.List != nil {
+				c++
+			}
+		case *ast.CommClause:
+			if x.Comm != nil {
+				c++
+			}
+		case *ast.BinaryExpr:
+			if x.Op == token.LAND || x.Op == token.LOR {
+				c++
+			}
+		}
+		return true
+	})
+	return c
+}
