@@ -11,8 +11,9 @@ chunks, pooled over requests (as vLLM/SGLang mean ITL); send_lag = sent − sche
 time. Only ok requests with ≥ 1 content chunk enter latency distributions. Window = the elapsed measurement interval: latest
 end (end_ns, or the last chunk if later) of any measured request, ok or failed − earliest sent_ns of measured requests. Percentile = sorted[max(1, ⌈q·n⌉) − 1], q exact (p01 = 0.1th, p1, p5, p10, p25,
 p50, p75, p90, p95, p99, p999). Stddev population (ddof 0), exact.
-Goodput = ok requests meeting every SLO limit (inclusive) per second of the window; slo_attainment = good ÷ sent,
-slo_attainment_ok = good ÷ ok.`,
+Good request: ` + GoodRequestRule + `.
+goodput, token_goodput: ` + GoodputRule + `.
+slo_attainment, slo_attainment_ok: ` + AttainmentRule + `.`,
 }}
 
 type benchsealDefinition struct{ info }

@@ -24,8 +24,9 @@ const schemaPrintScript = "../cmd/benchseal/internal/cli/testdata/script/schema_
 // schema/claimdefs.go (the claims validation's names and extra
 // distributions), the definitions enums of the claims and plan JSON
 // Schemas (and of the copy the schema print script expects), and the
-// claims table of docs/format.md. cur holds each file's
-// current contents.
+// claims table of docs/format.md; and the SLO rule's rows of the metric
+// tables of docs/metrics.md and docs/replay.md (GoodRequestRule,
+// GoodputRule, AttainmentRule). cur holds each file's current contents.
 func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 	t.Helper()
 	var names []string
@@ -97,6 +98,25 @@ func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 		cells = append(cells, "`"+n+"`")
 	}
 	out[f] = row.ReplaceAll(cur[f], []byte("${1}"+strings.ReplaceAll(strings.Join(cells, ` \| `), "$", "$$")+" ${2}"))
+
+	// The SLO rule's rows of the metric tables, from the one rule text.
+	for _, d := range []struct {
+		file string
+		rows [][2]string
+	}{
+		{"../docs/metrics.md", [][2]string{{"good request", GoodRequestRule}, {"goodput, token goodput", GoodputRule}, {"SLO attainment", AttainmentRule}}},
+		{"../docs/replay.md", [][2]string{{"good request", GoodRequestRule}, {"goodput, token_goodput", GoodputRule}, {"slo_attainment, slo_attainment_ok", AttainmentRule}}},
+	} {
+		b := cur[d.file]
+		for _, r := range d.rows {
+			re := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(r[0]) + ` \| .*\|$`)
+			if !re.Match(b) {
+				t.Fatalf("%s: no %q row in the metric table", d.file, r[0])
+			}
+			b = re.ReplaceAllLiteral(b, []byte("| "+r[0]+" | "+r[1]+" |"))
+		}
+		out[d.file] = b
+	}
 	return out
 }
 
@@ -112,12 +132,13 @@ func quoted(xs []string, sep string) string {
 // derived from the one registry: the claims validation (schema's
 // claimdefs.go), the claims and plan JSON Schema enums (and the schema
 // print script's copy), the claims table
-// of docs/format.md, and the claim paths schema accepts per definitions
+// of docs/format.md, the SLO rule's rows of docs/metrics.md and
+// docs/replay.md, and the claim paths schema accepts per definitions
 // (CheckClaimMetric, against ExtraDists). Run with -update after adding a
 // definition.
 func TestDefinitionsInSync(t *testing.T) {
 	cur := map[string][]byte{}
-	for _, f := range []string{"../schema/claimdefs.go", "../schema/jsonschema/claims.schema.json", "../schema/jsonschema/plan.schema.json", schemaPrintScript, "../docs/format.md"} {
+	for _, f := range []string{"../schema/claimdefs.go", "../schema/jsonschema/claims.schema.json", "../schema/jsonschema/plan.schema.json", schemaPrintScript, "../docs/format.md", "../docs/metrics.md", "../docs/replay.md"} {
 		b, err := os.ReadFile(f)
 		if err != nil && !(*update && os.IsNotExist(err)) {
 			t.Fatal(err)
@@ -134,7 +155,7 @@ func TestDefinitionsInSync(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("%s does not match the definitions registry: run go test ./replay -run TestDefinitionsInSync -update", f)
+		t.Errorf("%s does not match the definitions registry or the SLO rule: run go test ./replay -run TestDefinitionsInSync -update", f)
 	}
 	// The registry's names are unique, lowercase, canonical first.
 	seen := map[string]bool{}

@@ -237,44 +237,11 @@ func (g *group) add(rec *schema.Record) error {
 	if rec.ScheduledNS != nil {
 		g.ttftS.add(rec.SentNS + F - *rec.ScheduledNS)
 	}
-	// SLO.
-	slo := g.cfg.slo
-	pass := func(skip string) bool {
-		if skip != "ttft" && slo.TTFTNS != nil && F > *slo.TTFTNS {
-			return false
-		}
-		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
-			return false
-		}
-		if skip != "tpot" && slo.TPOTNS != nil {
-			if n < 2 {
-				return slo.OneToken == schema.OneTokenPass
-			}
-			// (L−F)/(n−1) ≤ T ⇔ L−F ≤ T·(n−1), in 128 bits.
-			if cmpFrac(frac{L - F, n - 1}, frac{*slo.TPOTNS, 1}) > 0 {
-				return false
-			}
-		}
-		return true
+	o := Observed{TTFT: ExactNS(F, 1), E2E: ExactNS(L, 1), OneToken: n < 2}
+	if n >= 2 {
+		o.TPOT = ExactNS(L-F, n-1)
 	}
-	if slo.Any() && pass("") {
-		c.Good++
-		g.goodTok.add(n)
-	}
-	if sw := g.cfg.sweep; sw != nil && pass(sw.Metric) {
-		switch sw.Metric {
-		case "ttft":
-			g.sweepVals = append(g.sweepVals, frac{F, 1})
-		case "e2e":
-			g.sweepVals = append(g.sweepVals, frac{L, 1})
-		case "tpot":
-			if n >= 2 {
-				g.sweepVals = append(g.sweepVals, frac{L - F, n - 1})
-			} else if slo.OneToken == schema.OneTokenPass {
-				g.sweepConst++
-			}
-		}
-	}
+	g.judge(o, n)
 	return nil
 }
 
@@ -290,32 +257,34 @@ const NonStreamingNote = "boundary non-streaming: each response arrived whole, s
 const ReasonNonStreamingFirstChunk = "non-streaming: the response arrived whole, so there is no first-token time"
 
 // addUntimedSLO applies the SLO to an ok response of the non-streaming
-// boundary, where only its end-to-end latency L is known. Only an E2E
-// limit can be judged: with a TTFT or TPOT limit the gate nulls every SLO
-// metric (first_chunk_ns is absent at this boundary), so such a limit
-// counts the response as not good here and the count is never shown.
+// boundary, where only its end-to-end latency L is known: a TTFT or TPOT
+// limit leaves it unjudged (the gate nulls every SLO metric then, since
+// first_chunk_ns is absent at this boundary); an E2E limit is judged.
 func (g *group) addUntimedSLO(L, n int64) error {
+	g.judge(Observed{TTFT: NotMeasured, E2E: ExactNS(L, 1), TPOT: NotMeasured}, n)
+	return nil
+}
+
+// judge counts one ok response with content, of n output tokens, under
+// the SLO (good when it passes) and under the sweep (its swept metric's
+// value when the other limits pass; a one-token answer the policy passes
+// counts at every swept TPOT limit).
+func (g *group) judge(o Observed, n int64) {
 	slo := g.cfg.slo
-	pass := func(skip string) bool {
-		if skip != "ttft" && slo.TTFTNS != nil {
-			return false
-		}
-		if skip != "e2e" && slo.E2ENS != nil && L > *slo.E2ENS {
-			return false
-		}
-		if skip != "tpot" && slo.TPOTNS != nil {
-			return false
-		}
-		return true
-	}
-	if slo.Any() && pass("") {
+	if slo.Any() && slo.Judge(o).Verdict == Pass {
 		g.counts.Good++
 		g.goodTok.add(n)
 	}
-	if sw := g.cfg.sweep; sw != nil && sw.Metric == "e2e" && pass(sw.Metric) {
-		g.sweepVals = append(g.sweepVals, frac{L, 1})
+	sw := g.cfg.sweep
+	if sw == nil || slo.judgeSwept(o, sw.Metric).Verdict != Pass {
+		return
 	}
-	return nil
+	m := o.metric(sw.Metric)
+	if sw.Metric == "tpot" && o.OneToken {
+		g.sweepConst++
+		return
+	}
+	g.sweepVals = append(g.sweepVals, frac{m.num, m.den})
 }
 
 // tokenIndex returns the 1-based index of the first token of chunk j of k

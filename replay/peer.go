@@ -125,62 +125,20 @@ func recGaps(rec *schema.Record) []float64 {
 // cannot be judged, so the request is neither good nor a miss unless
 // another limit fails it (unjudged, and goodput is null).
 func (p *peerGroup) judge(ttft, e2e, tpot, n float64) {
+	o := Observed{TTFT: FloatNS(ttft), E2E: FloatNS(e2e), TPOT: FloatNS(tpot), OneToken: math.IsNaN(tpot) && n < 2}
 	s := p.slo
 	if p.sweep != nil {
-		p.sweep.add(s, ttft, e2e, tpot, n)
+		p.sweep.add(s, o)
 	}
 	if !s.Any() {
 		return
 	}
-	v := tri(passes)
-	for _, c := range []tri{limitTri(ttft, s.TTFTNS), limitTri(e2e, s.E2ENS), tpotTri(tpot, n, s.TPOTNS, s.OneToken)} {
-		if c == fails {
-			return
-		}
-		if c == unknown {
-			v = unknown
-		}
-	}
-	if v == unknown {
+	switch s.Judge(o).Verdict {
+	case Pass:
+		p.good++
+	case Unknown:
 		p.unjudged++
-		return
 	}
-	p.good++
-}
-
-// tri is one request's verdict under one limit.
-type tri int
-
-const (
-	passes tri = iota
-	fails
-	unknown
-)
-
-// limitTri judges value v (ns) against an inclusive limit; nil passes, a
-// NaN (not stored) is unknown.
-func limitTri(v float64, limit *int64) tri {
-	switch {
-	case limit == nil:
-		return passes
-	case math.IsNaN(v):
-		return unknown
-	case v <= float64(*limit):
-		return passes
-	}
-	return fails
-}
-
-// tpotTri judges a TPOT; a NaN TPOT of an answer of fewer than two tokens
-// follows the one-token policy.
-func tpotTri(tpot, n float64, limit *int64, policy string) tri {
-	if limit != nil && math.IsNaN(tpot) && n < 2 {
-		if policy == schema.OneTokenPass {
-			return passes
-		}
-		return fails
-	}
-	return limitTri(tpot, limit)
 }
 
 // gated returns the window the records give (mlperf: first send to the

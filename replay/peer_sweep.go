@@ -21,40 +21,18 @@ type peerSweep struct {
 
 // add takes one success's tool values; s is the applied SLO, whose limit
 // on the swept metric the sweep replaces.
-func (w *peerSweep) add(s SLOSpec, ttft, e2e, tpot, n float64) {
-	fixed := []tri{limitTri(ttft, s.TTFTNS), limitTri(e2e, s.E2ENS), tpotTri(tpot, n, s.TPOTNS, s.OneToken)}
-	var v float64
-	switch w.metric {
-	case "ttft":
-		fixed[0], v = passes, ttft
-	case "e2e":
-		fixed[1], v = passes, e2e
-	default:
-		fixed[2], v = passes, tpot
-		if math.IsNaN(tpot) && n < 2 {
-			// A one-token answer: the policy decides, whatever the limit.
-			if tpotTri(tpot, n, new(int64), s.OneToken) == passes {
-				fixed[2] = passes
-				v = math.Inf(-1)
-			} else {
-				return
-			}
-		}
-	}
-	unsure := false
-	for _, c := range fixed {
-		if c == fails {
+func (w *peerSweep) add(s SLOSpec, o Observed) {
+	switch s.judgeSwept(o, w.metric).Verdict {
+	case Fail:
+	case Unknown:
+		w.unjudged++
+	case Pass:
+		if w.metric == "tpot" && o.OneToken {
+			// A one-token answer: the policy passed it, whatever the limit.
+			w.always++
 			return
 		}
-		unsure = unsure || c == unknown
-	}
-	switch {
-	case unsure || math.IsNaN(v):
-		w.unjudged++
-	case math.IsInf(v, -1):
-		w.always++
-	default:
-		w.vals = append(w.vals, v)
+		w.vals = append(w.vals, o.metric(w.metric).f)
 	}
 }
 
