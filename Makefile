@@ -48,7 +48,9 @@ bench:
 	bash scripts/bench.sh
 
 ## demo: the main job on built-in defaults, no network.
-demo: build
+demo:
+	@echo "building $(BIN): on a cold Go build cache this takes minutes; go build -v names each package as it compiles"
+	$(GO) build -v -trimpath -o $(BIN) ./cmd/benchseal
 	bash scripts/demo.sh
 
 ## golden: rewrite golden files after an intended output change.

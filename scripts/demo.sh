@@ -14,7 +14,13 @@ rm -rf "$OUT"
 mkdir -p "$OUT/keys"
 export BENCHSEAL_PASSWORD=demo-only-password
 export SOURCE_DATE_EPOCH=
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Step headers are bold on a terminal only (and not under NO_COLOR): a log
+# file or a pipe gets no escape sequences.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n== %s\n' "$*"; }
+fi
 run() { printf '$ %s\n' "$*" | sed "s#$OUT#\$OUT#g; s#$B#benchseal#g" >&2; "$@"; }
 
 step "1. Start the local simulator (a labelled simulator on loopback, not an inference engine)"
@@ -35,7 +41,7 @@ run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
   --location same-host --progress never --max-error-rate 0.9
 "$B" validate "$OUT/run"
 echo "client columns and, beside them, the server column from the simulator's own /metrics (scraped before, during and after each point):"
-"$B" replay "$OUT/run" | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client|^  cold'
+"$B" replay "$OUT/run" --detail | sed -n '/^point c16 repeat 0/,/server gauges/p' | grep -E '^point|^  (ttft|e2e) |^  server|^  client|^  cold'
 echo "the server's state as capture recorded it (manifest.server_state): a measured fresh start, and per point the warmup and the prefix-cache reset:"
 python3 - "$OUT/run/manifest.json" <<'PY'
 import json, sys
@@ -57,7 +63,7 @@ URL_OVER=$(grep -o 'http://[0-9.:]*' "$OUT/sim-over.log" | head -1)
 run "$B" capture --endpoint "$URL_OVER" --model benchseal-sim --out "$OUT/over" --rate 10,200 --requests 120 \
   --warmup-requests 2 --seed 1 --output-tokens 32 --server-metrics-interval 100ms --progress never | tail -1
 kill $SIM_OVER 2>/dev/null || true
-run "$B" replay "$OUT/over" --out "$OUT/over.txt"
+run "$B" replay "$OUT/over" --detail --out "$OUT/over.txt"
 grep -E '^point|^  (overloaded|generator-limited|arrival rate|completions|outstanding|server queue trend) ' "$OUT/over.txt"
 run "$B" replay "$OUT/over" --output html --out "$OUT/report-overload.html"
 echo "HTML report with the overloaded point shaded: $OUT/report-overload.html"
@@ -127,7 +133,7 @@ echo "HTML report with charts: $OUT/report-buyer.html"
 
 step "7. Buyer: how goodput falls as the TTFT limit tightens"
 run "$B" replay "$OUT/run.oci" --sweep-slo ttft=5ms..60ms:6 --out "$OUT/sweep.txt"
-sed -n '/by ttft limit/,$p' "$OUT/sweep.txt"
+sed -n '/^sweep of the ttft limit/,$p' "$OUT/sweep.txt"
 
 step "8. An existing AIPerf result: import, pack, sign, verify (its own numbers recomputed), stricter SLO"
 run "$B" import aiperf testdata/fixtures/aiperf/run1_profile_export.jsonl testdata/fixtures/aiperf/run1_profile_export_aiperf.json \
@@ -137,7 +143,7 @@ run "$B" verify "$OUT/aiperf.oci.tar" --key "$OUT/keys/publisher.pub" --out "$OU
 sed -n '/^PASS\|^FAIL\|^SKIP\|^claims\|^  NOT\|^VERIFIED\|^REJECTED/p' "$OUT/aiperf-verify.txt"
 echo "AIPerf's run had no SLO; goodput with the SLO a buyer cares about (TTFT ≤ 2 s, E2E ≤ 10 s):"
 run "$B" replay "$OUT/aiperf.oci.tar" --slo ttft=2s,e2e=10s --out "$OUT/aiperf-replay.txt"
-sed -n '/^point/,/slo_attainment_ok/p' "$OUT/aiperf-replay.txt"
+sed -n '/^point/,/^$/p' "$OUT/aiperf-replay.txt"
 
 step "9. Trust chain: plan signed before the run -> capture under the plan -> pack signed -> reviewer attests"
 T="$OUT/trust"; mkdir -p "$T"

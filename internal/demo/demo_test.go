@@ -63,6 +63,11 @@ func TestDemoRuns(t *testing.T) {
 	if !strings.Contains(string(out), "Demo finished") {
 		t.Fatalf("scripts/demo.sh exited 0 without finishing:\n%s", tail(string(out), 60))
 	}
+	// Its output here is a pipe, as in a log file: no escape sequences
+	// (bold step headers are for a terminal).
+	if i := strings.IndexByte(string(out), 0x1b); i >= 0 {
+		t.Errorf("scripts/demo.sh wrote an escape sequence to a pipe: %q", string(out)[max(0, i-40):min(len(out), i+40)])
+	}
 	t.Logf("scripts/demo.sh ran in %s", time.Since(start).Round(time.Millisecond))
 }
 

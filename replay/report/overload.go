@@ -21,6 +21,18 @@ func flagText(f replay.Flag) string {
 	return "no: " + f.Why
 }
 
+// flagWord is a flag in one word (YES, no or null), where a table has
+// no room for its evidence.
+func flagWord(f replay.Flag) string {
+	switch {
+	case f.Set == nil:
+		return "null"
+	case *f.Set:
+		return "YES"
+	}
+	return "no"
+}
+
 // flagJSON is a flag as a JSON value.
 func flagJSON(f replay.Flag) string {
 	if f.Set == nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -182,6 +183,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{"small.json", FormatJSON, replay.Options{}},
 		{"small.txt", FormatText, replay.Options{}},
+		{"small_brief.txt", FormatBrief, replay.Options{}},
 		{"small.csv", FormatCSV, replay.Options{}},
 		{"small.md", FormatMarkdown, replay.Options{}},
 		{"small_vllm.json", FormatJSON, replay.Options{Definitions: "vllm"}},
@@ -316,13 +318,63 @@ func TestSweepTextIsTheSweepAloneAtRoundLimits(t *testing.T) {
 	if strings.Contains(out, "point r1 repeat 0") || strings.Contains(out, "summary of point") {
 		t.Errorf("the sweep is printed after the whole report:\n%s", out)
 	}
-	for _, want := range []string{"ttft       50.000 ms:", "ttft      100.000 ms:", "ttft     1900.000 ms:", "ttft     2000.000 ms:"} {
+	for _, want := range []string{"\n  50.000  ", "\n 100.000  ", "\n1900.000  ", "\n2000.000  "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no line %q in\n%s", want, out)
 		}
 	}
 	if strings.Contains(out, "152.632") {
 		t.Errorf("uneven limit printed:\n%s", out)
+	}
+}
+
+// TestSweepTextStatesTheLimitsHeldFixed: the text sweep's SLO line says
+// the swept limit is swept (not the manifest's value, which plays no part
+// in the tables), names the limits that stay in force, and every line of
+// its tables fits a terminal even with many points and repeats.
+func TestSweepTextStatesTheLimitsHeldFixed(t *testing.T) {
+	slo, err := replay.ParseSLO("ttft=250ms,e2e=4s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Replay(context.Background(), smallRun(), replay.Options{
+		SLO:   &slo,
+		Sweep: &replay.SweepSpec{Metric: "ttft", FromNS: 50e6, ToNS: 250e6, Steps: 5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Many points and repeats: the tables split into blocks of columns.
+	for i := 0; i < 5; i++ {
+		res.Sweep.Rows = append(res.Sweep.Rows, res.Sweep.Rows...)
+	}
+	var b bytes.Buffer
+	if err := Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"slo: ttft swept (the tables below), e2e 4000.000 ms, tpot -,",
+		"held fixed (from --slo): e2e 4000.000 ms, one_token pass; good = meets the swept limit and these",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "ttft 250.000 ms") {
+		t.Errorf("the swept limit's own value is printed:\n%s", out)
+	}
+	inTable := false
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "goodput (req/s) by") {
+			inTable = true
+		}
+		if strings.HasPrefix(line, "load flags") {
+			inTable = false
+		}
+		if inTable && utf8.RuneCountInString(line) > 100 {
+			t.Errorf("sweep table line of %d columns: %q", utf8.RuneCountInString(line), line)
+		}
 	}
 }
 

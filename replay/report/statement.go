@@ -17,7 +17,7 @@ func WriteRun(out io.Writer, f Format, r *replay.Result, m *schema.Manifest) err
 	st := schema.SignerStatement(m.Evidence, schema.Vouch{})
 	var err error
 	switch f {
-	case FormatText, "":
+	case FormatText, FormatBrief, "":
 		_, err = fmt.Fprintf(out, "evidence: %s\n%s\n", schema.EscapeText(m.Evidence, false), st)
 	case FormatMarkdown:
 		_, err = fmt.Fprintf(out, "**evidence:** %s  \n**%s**\n\n", mdEscape(m.Evidence), mdEscape(st))

@@ -39,6 +39,8 @@ func Write(out io.Writer, f Format, r *replay.Result) error {
 		return HTML(out, r)
 	case FormatText, "":
 		return Text(out, r)
+	case FormatBrief:
+		return Brief(out, r)
 	}
 	return fmt.Errorf("report: unknown format %q", f)
 }
@@ -254,11 +256,25 @@ func priceText(c *replay.CostSpec) string {
 	return c.Text + " " + c.Currency
 }
 
-func sloLine(r *replay.Result) string {
-	if !r.SLO.Any() {
+// sloLine is the SLO a report states: each limit, the one-token rule and
+// where the SLO came from.
+func sloLine(r *replay.Result) string { return sloLineSwept(r, "") }
+
+// sweepSLOLine is the SLO line of a text sweep, which prints the sweep
+// alone: the swept limit reads "swept (the tables below)", since its
+// value in the SLO plays no part in them.
+func sweepSLOLine(r *replay.Result) string { return sloLineSwept(r, r.Sweep.Metric) }
+
+// sloLineSwept is the SLO line with the limit named swept ("" none)
+// replaced by the word swept.
+func sloLineSwept(r *replay.Result, swept string) string {
+	if !r.SLO.Any() && swept == "" {
 		return "none" // no limit: no source to name, no one-token rule to apply
 	}
 	lim := func(name string, p *int64) string {
+		if name == swept {
+			return name + " swept (the tables below)"
+		}
 		if p == nil {
 			return name + " -"
 		}
@@ -311,12 +327,23 @@ func writeBuildText(b *strings.Builder, label string, bd *schema.Build) {
 	fmt.Fprintf(b, "%s: %s (%s)\n", label, strings.Join(bd.Lines(), "; "), schema.BuildUnchecked)
 }
 
+// writeHeaderText writes the lines every text report opens with: the
+// definitions, boundary, SLO (under a sweep, the swept limit reads
+// "swept", not the value the table replaces), plan and builds.
+func writeHeaderText(b *strings.Builder, r *replay.Result) {
+	slo := sloLine(r)
+	if r.Sweep != nil {
+		slo = sweepSLOLine(r)
+	}
+	fmt.Fprintf(b, "definitions: %s\nboundary: %s\nslo: %s\nplan: %s\n", definitionsLine(r), boundaryLine(r.Boundary), slo, planLine(r.Plan))
+	writeBuildText(b, "client build", r.ClientBuild)
+	writeBuildText(b, "importer build", r.ImporterBuild)
+}
+
 // Text writes a human-readable report.
 func Text(out io.Writer, r *replay.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "definitions: %s\nboundary: %s\nslo: %s\nplan: %s\n", definitionsLine(r), boundaryLine(r.Boundary), sloLine(r), planLine(r.Plan))
-	writeBuildText(&b, "client build", r.ClientBuild)
-	writeBuildText(&b, "importer build", r.ImporterBuild)
+	writeHeaderText(&b, r)
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
 	}
@@ -381,25 +408,99 @@ func writeSweepText(b *strings.Builder, r *replay.Result) {
 	if sw == nil {
 		return
 	}
-	fmt.Fprintf(b, "\ngoodput (req/s) and attainment by %s limit\n", sw.Metric)
+	fmt.Fprintf(b, "\nsweep of the %s limit\n%s\n", sw.Metric, sweepHeldLine(r))
+	limits := make([]string, len(sw.LimitsNS))
 	for i, l := range sw.LimitsNS {
-		fmt.Fprintf(b, "  %s %12s ms:", sw.Metric, Decimal(replay.Int(l), nsToMS, 3))
-		for _, row := range sw.Rows {
-			fmt.Fprintf(b, "  %s/%d %s (%s%%)", row.Point, row.Repeat, Decimal(row.Goodput[i], one, 3), Decimal(row.Attainment[i], hundred, 2))
-		}
-		b.WriteByte('\n')
+		limits[i] = Decimal(replay.Int(l), nsToMS, 3)
 	}
-	// The sweep is printed alone, so each point's load flags come with it
-	// (the evidence behind them is in the full report).
+	cells := make([]string, len(sw.Rows))
+	for j, row := range sw.Rows {
+		cells[j] = fmt.Sprintf("%s/%d", row.Point, row.Repeat)
+	}
+	good := func(row replay.SweepRow, i int) string { return Decimal(row.Goodput[i], one, 3) }
+	att := func(row replay.SweepRow, i int) string { return Decimal(row.Attainment[i], hundred, 2) }
+	writeSweepTable(b, "goodput (req/s) by "+sw.Metric+" limit (ms) and point/repeat", limits, cells, sw.Rows, good)
+	writeSweepTable(b, "SLO attainment (% of declared) by "+sw.Metric+" limit (ms) and point/repeat", limits, cells, sw.Rows, att)
+	// The sweep is printed alone, so each point's load flags come with it;
+	// the evidence behind them is in the full report.
 	var flags []string
+	cw := len("point/repeat")
+	for j := range cells {
+		cw = max(cw, len(cells[j]))
+	}
 	for _, p := range r.Results {
 		if o := p.Overload; o != nil {
-			flags = append(flags, fmt.Sprintf("  %s/%d overloaded %s; generator-limited %s\n", p.Point, p.Repeat, flagText(o.Overloaded), flagText(o.GeneratorLimited)))
+			flags = append(flags, fmt.Sprintf("%-*s  %-10s  %s\n", cw, fmt.Sprintf("%s/%d", p.Point, p.Repeat), flagWord(o.Overloaded), flagWord(o.GeneratorLimited)))
 		}
 	}
 	if len(flags) > 0 {
-		fmt.Fprintf(b, "\nload flags (overload test)\n%s", strings.Join(flags, ""))
+		fmt.Fprintf(b, "\nload flags (the overload test; its evidence and the reason of each null: replay --detail)\n%-*s  %-10s  %s\n%s", cw, "point/repeat", "overloaded", "generator-limited", strings.Join(flags, ""))
 	}
+}
+
+// sweepWidth is the width a sweep table keeps within: a terminal's.
+const sweepWidth = 100
+
+// writeSweepTable writes one sweep table: a row per limit, a column per
+// point and repeat, split into blocks of columns that fit sweepWidth.
+func writeSweepTable(b *strings.Builder, title string, limits, cells []string, rows []replay.SweepRow, val func(replay.SweepRow, int) string) {
+	fmt.Fprintf(b, "\n%s\n", title)
+	lw := len("limit")
+	for _, l := range limits {
+		lw = max(lw, len(l))
+	}
+	width := make([]int, len(rows))
+	for j, row := range rows {
+		width[j] = len(cells[j])
+		for i := range limits {
+			width[j] = max(width[j], len(val(row, i)))
+		}
+	}
+	for from := 0; from < len(rows); {
+		to, used := from, lw
+		for to < len(rows) && (to == from || used+2+width[to] <= sweepWidth) {
+			used += 2 + width[to]
+			to++
+		}
+		if from > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(b, "%*s", lw, "limit")
+		for j := from; j < to; j++ {
+			fmt.Fprintf(b, "  %*s", width[j], cells[j])
+		}
+		b.WriteByte('\n')
+		for i, l := range limits {
+			fmt.Fprintf(b, "%*s", lw, l)
+			for j := from; j < to; j++ {
+				fmt.Fprintf(b, "  %*s", width[j], val(rows[j], i))
+			}
+			b.WriteByte('\n')
+		}
+		from = to
+	}
+}
+
+// sweepHeldLine says which limits of the SLO stay in force while one is
+// swept: a request is good when it meets the swept limit and every other.
+func sweepHeldLine(r *replay.Result) string {
+	var held []string
+	for _, l := range []struct {
+		name string
+		p    *int64
+	}{{"ttft", r.SLO.TTFTNS}, {"e2e", r.SLO.E2ENS}, {"tpot", r.SLO.TPOTNS}} {
+		if l.name != r.Sweep.Metric && l.p != nil {
+			held = append(held, l.name+" "+Decimal(replay.Int(*l.p), nsToMS, 3)+" ms")
+		}
+	}
+	src := r.SLO.Source
+	if src == "flag" {
+		src = "--slo"
+	}
+	if len(held) == 0 {
+		return "no other limit is set (one_token " + r.SLO.OneToken + ")"
+	}
+	return "held fixed (from " + src + "): " + strings.Join(held, ", ") + ", one_token " + r.SLO.OneToken + "; good = meets the swept limit and these"
 }
 
 // CSV writes one line per point, repeat and metric path, with the value

@@ -68,7 +68,7 @@ func TestCaptureSummaryEqualsReplay(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("capture: exit %d\n%s\n%s", code, out, errOut)
 		}
-		code, rep, errOut := runArgs(t, nil, "replay", run)
+		code, rep, errOut := runArgs(t, nil, "replay", run, "--detail")
 		if code != ExitOK {
 			t.Fatalf("replay: exit %d\n%s", code, errOut)
 		}

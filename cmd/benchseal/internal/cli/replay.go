@@ -31,6 +31,7 @@ type replayOptions struct {
 	stall       string
 	writeClaims string
 	force       bool
+	detail      bool
 	tolerance   float64
 }
 
@@ -128,6 +129,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	f.StringVar(&o.version, "definitions-version", "", "definitions version to compute under, e.g. benchseal/2026.11 (default: the current one)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
 	o.report.bind(f)
+	f.BoolVar(&o.detail, "detail", false, "text output: every metric, percentile, count, cold, server and overload line of each point and repeat (default: one summary table)")
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
 	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment for the capacity estimate")
@@ -252,7 +254,11 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
 		err = report.HTMLRun(rf.w, res, in)
 	} else {
-		err = report.WriteRun(rf.w, report.Format(o.output), res, run.Manifest())
+		f := report.Format(o.output)
+		if f == report.FormatText && !o.detail {
+			f = report.FormatBrief
+		}
+		err = report.WriteRun(rf.w, f, res, run.Manifest())
 	}
 	if err == nil {
 		err = rf.Commit()

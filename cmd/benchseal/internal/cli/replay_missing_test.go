@@ -111,7 +111,7 @@ func TestReplayRefusesRemovedWork(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "the run is INCOMPLETE") {
 		t.Fatalf("replay --write-claims of the run marked incomplete: exit %d: %s%s", code, out, errOut)
 	}
-	if code, out, errOut = main("replay", cut); code != ExitOK {
+	if code, out, errOut = main("replay", cut, "--detail"); code != ExitOK {
 		t.Fatalf("replay of the run marked incomplete: exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(out, "INCOMPLETE run (stopped by hand): 1 declared measured request(s) have no record: counted as not sent") ||

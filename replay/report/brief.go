@@ -1,0 +1,331 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// FormatBrief is the default text of replay: the run's header lines, one
+// table row per point and repeat (and per point, the median across its
+// repeats with the bounds of its interval) holding the headline metrics,
+// a legend, and the notes. Text is the full detail (replay --detail).
+const FormatBrief Format = "brief"
+
+// briefColumn is one metric column of the brief table: its heading, unit,
+// the metric path in a point's result (a scalar name, or a distribution
+// key and field) and its summary metric across repeats. Each is printed
+// with the scale and places the detail report prints it with.
+type briefColumn struct {
+	head, unit string
+	// dist and field name a distribution's percentile ("" dist: the
+	// scalar named summary).
+	dist, field string
+	summary     string
+	// slo marks a column that exists only under an SLO.
+	slo bool
+}
+
+// briefColumns are the headline metrics, in table order.
+var briefColumns = []briefColumn{
+	{head: "goodput", unit: "req/s", summary: "goodput", slo: true},
+	{head: "attain", unit: "%", summary: "slo_attainment", slo: true},
+	{head: "req/s", unit: "req/s", summary: "request_throughput"},
+	{head: "ttft p50", unit: "ms", dist: "ttft_ns", field: "p50", summary: "ttft_ns.p50"},
+	{head: "ttft p99", unit: "ms", dist: "ttft_ns", field: "p99", summary: "ttft_ns.p99"},
+	{head: "e2e p99", unit: "ms", dist: "e2e_ns", field: "p99", summary: "e2e_ns.p99"},
+	{head: "tpot p50", unit: "ms", dist: "tpot_ns", field: "p50", summary: "tpot_ns.p50"},
+}
+
+// briefTable collects the rows of the brief table with what its legend
+// must explain: the reasons of null cells and the warnings of medians.
+type briefTable struct {
+	cols     []briefColumn
+	rows     [][]string
+	nulls    [][2]string // column heading, reason; first-seen order
+	warnings []string    // numbered footnotes of the medians
+	flags    map[string]bool
+	ci       bool // some median has a bound
+}
+
+// cell formats v as the detail report does (summaryUnit gives the scale
+// and places of every headline metric) or "null", noting why.
+func (t *briefTable) cell(c briefColumn, v replay.Value, why string) string {
+	if v.IsNull() {
+		if why != "" && !slices.Contains(t.nulls, [2]string{c.head, why}) {
+			t.nulls = append(t.nulls, [2]string{c.head, why})
+		}
+		return "null"
+	}
+	scale, _, places := summaryUnit(c.summary)
+	return Decimal(v, scale, places)
+}
+
+// pointRow is the row of one point and repeat.
+func (t *briefTable) pointRow(p *replay.PointResult) []string {
+	row := []string{p.Point, fmt.Sprint(p.Repeat)}
+	for _, c := range t.cols {
+		var v replay.Value
+		path := c.summary
+		if c.dist != "" {
+			v, _ = p.Dists[c.dist].Field(c.field)
+			path = c.dist + "." + c.field
+		} else {
+			v = p.Scalars[c.summary]
+		}
+		why, _ := p.NullReason(path)
+		row = append(row, t.cell(c, v, why))
+	}
+	return append(row, t.pointFlags(p))
+}
+
+// pointFlags names the flags of a point and repeat: the overload test's
+// (the detail report's rows hold their evidence) and declared requests
+// without a record.
+func (t *briefTable) pointFlags(p *replay.PointResult) string {
+	var fl []string
+	add := func(name string) {
+		fl = append(fl, name)
+		t.flags[name] = true
+	}
+	if p.Counts.NotSent > 0 {
+		add("incomplete")
+	}
+	if o := p.Overload; o != nil {
+		switch {
+		case o.Overloaded.Set == nil:
+			add("overload?")
+		case *o.Overloaded.Set:
+			add("OVERLOADED")
+		}
+		if o.GeneratorLimited.True() {
+			add("GEN-LIMITED")
+		}
+		if o.FastFailures.True() {
+			add("FAST-FAIL")
+		}
+	}
+	return strings.Join(fl, " ")
+}
+
+// summaryRows are a point's median row and, when some bound exists, the
+// rows of its interval's bounds.
+func (t *briefTable) summaryRows(ps replay.PointSummary) [][]string {
+	med := []string{ps.Point, "median"}
+	low := []string{"", "ci low"}
+	high := []string{"", "ci high"}
+	var marks []string
+	bounded := false
+	for _, c := range t.cols {
+		s := ps.Metrics[c.summary]
+		if s.Median.IsNull() {
+			med = append(med, "null")
+		} else {
+			med = append(med, t.cell(c, s.Median, ""))
+		}
+		for _, w := range s.Warnings {
+			i := slices.Index(t.warnings, w)
+			if i < 0 {
+				t.warnings = append(t.warnings, w)
+				i = len(t.warnings) - 1
+			}
+			if m := fmt.Sprintf("(%d)", i+1); !slices.Contains(marks, m) {
+				marks = append(marks, m)
+			}
+		}
+		if !s.CILow.IsNull() || !s.CIHigh.IsNull() {
+			bounded = true
+		}
+		scale, _, places := summaryUnit(c.summary)
+		low = append(low, Decimal(s.CILow, scale, places))
+		high = append(high, Decimal(s.CIHigh, scale, places))
+	}
+	med = append(med, strings.Join(marks, ""))
+	if !bounded {
+		return [][]string{med}
+	}
+	t.ci = true
+	return [][]string{med, append(low, ""), append(high, "")}
+}
+
+// Brief writes the default text of replay (FormatBrief). Every number in
+// it is printed as Text prints the same number.
+func Brief(out io.Writer, r *replay.Result) error {
+	var b strings.Builder
+	writeHeaderText(&b, r)
+	if r.Incomplete != nil {
+		fmt.Fprintf(&b, "%s\n", r.Incomplete.Line())
+	}
+	if r.Cost != nil {
+		fmt.Fprintf(&b, "cost: %s per hour over each measurement window (cost columns: --detail)\n", priceText(r.Cost))
+	}
+	if r.Sweep != nil {
+		writeSweepText(&b, r)
+		writeNotes(&b, r)
+		_, err := io.WriteString(out, b.String())
+		return err
+	}
+	t := &briefTable{flags: map[string]bool{}}
+	for _, c := range briefColumns {
+		if !c.slo || r.SLO.Any() {
+			t.cols = append(t.cols, c)
+		}
+	}
+	repeats := map[string]int{}
+	for _, p := range r.Results {
+		repeats[p.Point]++
+	}
+	for i, p := range r.Results {
+		t.rows = append(t.rows, t.pointRow(p))
+		last := i+1 == len(r.Results) || r.Results[i+1].Point != p.Point
+		if !last || repeats[p.Point] < 2 {
+			continue
+		}
+		for _, ps := range r.Summary {
+			if ps.Point == p.Point {
+				t.rows = append(t.rows, t.summaryRows(ps)...)
+			}
+		}
+	}
+	if len(r.Results) == 0 {
+		b.WriteString("\nno point has a measured record\n")
+	} else {
+		b.WriteByte('\n')
+		t.write(&b)
+		t.writeLegend(&b, r)
+	}
+	writeBriefExtras(&b, r)
+	writeNotes(&b, r)
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// write lays the table out: the point left-aligned, numbers right-aligned
+// under a heading and a unit line, two spaces apart, the flags last.
+func (t *briefTable) write(b *strings.Builder) {
+	head := []string{"point", "repeat"}
+	units := []string{"", ""}
+	for _, c := range t.cols {
+		head = append(head, c.head)
+		units = append(units, c.unit)
+	}
+	head = append(head, "flags")
+	units = append(units, "")
+	all := append([][]string{head, units}, t.rows...)
+	width := make([]int, len(head))
+	for _, row := range all {
+		for i, c := range row {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, row := range all {
+		var line strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			switch {
+			case i == 0:
+				line.WriteString(c + pad)
+			case i == len(row)-1:
+				if c != "" {
+					line.WriteString("  " + c)
+				}
+			default:
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+// briefFlagMeanings explain the flags column, in the order printed.
+var briefFlagMeanings = []struct{ flag, meaning string }{
+	{"OVERLOADED", "the overload test found the server falling behind the arrivals"},
+	{"overload?", "the overload test could not decide"},
+	{"GEN-LIMITED", "the load generator did not keep its schedule"},
+	{"FAST-FAIL", "many requests failed at once"},
+	{"incomplete", "declared requests have no record (counted as not sent and as SLO misses)"},
+}
+
+// writeLegend says what the columns, the median rows, the footnotes and
+// the flags mean, and where the rest is.
+func (t *briefTable) writeLegend(b *strings.Builder, r *replay.Result) {
+	b.WriteString("\n")
+	if r.SLO.Any() {
+		b.WriteString("goodput: requests meeting the SLO per second; attain: SLO attainment, % of declared requests\n")
+	}
+	b.WriteString("req/s: request throughput; ttft, e2e, tpot: percentiles of the point and repeat, in ms\n")
+	fmt.Fprintf(b, "%s\n", MeaningsFor(r.Definitions)["tpot_ns"])
+	if len(r.Summary) > 0 && slices.ContainsFunc(t.rows, func(row []string) bool { return row[1] == "median" }) {
+		b.WriteString("median: across the point's repeats (mean of the middle two for an even count)\n")
+		if t.ci {
+			b.WriteString("ci low, ci high: the median's 95% interval; -: a side these repeats do not bound (one bound: one-sided)\n")
+		}
+	}
+	writeWindowSources(b, r)
+	for i, w := range t.warnings {
+		fmt.Fprintf(b, "(%d) %s\n", i+1, w)
+	}
+	for _, n := range t.nulls {
+		fmt.Fprintf(b, "null %s: %s\n", n[0], n[1])
+	}
+	for _, f := range briefFlagMeanings {
+		if t.flags[f.flag] {
+			fmt.Fprintf(b, "%s: %s (the evidence: --detail)\n", f.flag, f.meaning)
+		}
+	}
+	b.WriteString("every metric, percentile and count of each point and repeat: --detail\n")
+}
+
+// writeWindowSources says, beside the rates, which window they divide
+// by when it is not the measured one (an import's stored tool window):
+// the qualification the detail prints on its window line.
+func writeWindowSources(b *strings.Builder, r *replay.Result) {
+	var sources []string
+	cells := map[string][]string{}
+	for _, p := range r.Results {
+		if p.WindowSource == "" {
+			continue
+		}
+		if _, ok := cells[p.WindowSource]; !ok {
+			sources = append(sources, p.WindowSource)
+		}
+		cells[p.WindowSource] = append(cells[p.WindowSource], fmt.Sprintf("%s/%d", p.Point, p.Repeat))
+	}
+	for _, src := range sources {
+		which := strings.Join(cells[src], ", ")
+		if len(cells[src]) == len(r.Results) {
+			which = "every row"
+		}
+		fmt.Fprintf(b, "rates of %s: over %s\n", which, src)
+	}
+}
+
+// writeBriefExtras writes what the table leaves out and the user asked
+// for: the capacity line and each MLPerf check.
+func writeBriefExtras(b *strings.Builder, r *replay.Result) {
+	if c := r.Capacity; c != nil {
+		capText := Decimal(c.Rate, one, 3) + " req/s"
+		if c.Rate.IsNull() {
+			capText = "null (" + c.NullReason + ")"
+		}
+		fmt.Fprintf(b, "capacity at attainment %s (highest offered rate up to which every rate meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capText, Decimal(c.MaxPassingRate, one, 3))
+		if c.NonMonotone != "" {
+			fmt.Fprintf(b, "  %s\n", c.NonMonotone)
+		}
+	}
+	for _, p := range r.Results {
+		if m := p.MLPerf; m != nil {
+			fmt.Fprintf(b, "mlperf %s/%d: %s\n", p.Point, p.Repeat, mlperfLine(m))
+		}
+	}
+}
+
+// writeNotes writes the result's notes, one a line.
+func writeNotes(b *strings.Builder, r *replay.Result) {
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+}
