@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -250,16 +251,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		}
 		fmt.Fprintln(io.ErrOut, note)
 	}
-	if report.Format(o.output) == report.FormatHTML {
-		in := &compare.Input{Name: o.path, Manifest: run.Manifest(), Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
-		err = report.HTMLRun(rf.w, res, in)
-	} else {
-		f := report.Format(o.output)
-		if f == report.FormatText && !o.detail {
-			f = report.FormatBrief
-		}
-		err = report.WriteRun(rf.w, f, res, run.Manifest())
-	}
+	err = writeReplayReport(rf.w, o, run.Manifest(), res)
 	if err == nil {
 		err = rf.Commit()
 	}
@@ -272,6 +264,20 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		return rejected(fmt.Errorf("%s: the run has no records: nothing to recompute", o.path))
 	}
 	return nil
+}
+
+// writeReplayReport writes the report in the format asked for: text is
+// the summary table unless --detail asks for every line.
+func writeReplayReport(w io.Writer, o *replayOptions, m *schema.Manifest, res *replay.Result) error {
+	f := report.Format(o.output)
+	switch {
+	case f == report.FormatHTML:
+		in := &compare.Input{Name: o.path, Manifest: m, Result: res, Verification: compare.Verification{Status: compare.NotChecked}}
+		return report.HTMLRun(w, res, in)
+	case f == report.FormatText && !o.detail:
+		f = report.FormatBrief
+	}
+	return report.WriteRun(w, f, res, m)
 }
 
 // openRunOrBundle opens a run directory (one holding manifest.json) or a
