@@ -104,6 +104,9 @@ type chartView struct {
 type dataTable struct {
 	Head []string
 	Rows [][]string
+	// Text marks the columns of words (flags, null reasons), which wrap;
+	// the others hold numbers, which do not.
+	Text []bool
 }
 
 type hlineView struct{ Y, LabelX, LabelY, Label string }
@@ -287,21 +290,6 @@ func (p *plot) layout() chartView {
 		hi := lerp(new(big.Rat).Add(sh.x, half), p.x0, p.x1, plotL, plotR)
 		cv.Shades = append(cv.Shades, shadeView{X: px(lo), W: px(hi.Sub(hi, lo)), Class: sh.class, Label: sh.label})
 	}
-	if len(p.shades) > 0 && p.categorical {
-		row := []string{"flags"}
-		lines := map[string]string{}
-		for _, sh := range p.shades {
-			lines[sh.x.RatString()] = sh.line
-		}
-		for _, tk := range p.xTicks {
-			v, ok := lines[tk.x.RatString()]
-			if !ok {
-				v = "-"
-			}
-			row = append(row, v)
-		}
-		cv.Table.Rows = append(cv.Table.Rows, row)
-	}
 	for _, h := range hlines {
 		cv.HLines = append(cv.HLines, hlineView{Y: yAt(h.y), LabelX: px(rat(plotR - 4)),
 			LabelY: px(new(big.Rat).Sub(lerp(h.y, zero, top, plotB, plotT), rat(4))), Label: h.label})
@@ -370,64 +358,74 @@ func nullRepeats(series []plotSeries) bool {
 	return false
 }
 
-// table lays out the plotted line values: one column per tick for a
-// categorical x, else one row per point (series, x, y); a series with
-// null repeats adds a row naming them per tick.
+// table lays out the plotted line values. A categorical x gives one row
+// per load point (so a long sweep grows down the page, never sideways
+// past its chart): the point, one column per series, a column of its null
+// repeats for a series that has any, and the point's flags when any point
+// is flagged. A numeric x gives one row per point (series, x, y).
 func (p *plot) table() dataTable {
 	var t dataTable
-	if p.categorical {
-		t.Head = []string{p.yLabel}
-		for _, tk := range p.xTicks {
-			t.Head = append(t.Head, tk.full)
-		}
+	if !p.categorical {
+		t.Head = []string{"series", p.xLabel, p.yLabel}
+		t.Text = []bool{false, false, false}
 		for _, s := range p.series {
-			row := []string{s.name}
-			nulls := []string{s.name + ": null repeats"}
-			anyNull := false
-			// The line's value (the last with one) and the null repeats
-			// at each x, looked up per tick: one pass, not one per tick.
-			vals, ns := map[string]string{}, map[string][]string{}
 			for _, pt := range s.line {
-				if pt.val != "" {
-					vals[pt.x.RatString()] = pt.val
+				if pt.y != nil && pt.val != "" {
+					t.Rows = append(t.Rows, []string{s.name, pt.xl, pt.val})
 				}
-			}
-			for _, pt := range s.reps {
-				if pt.null {
-					k := pt.x.RatString()
-					ns[k] = append(ns[k], pt.val)
-				}
-			}
-			for _, tk := range p.xTicks {
-				k := tk.x.RatString()
-				v, ok := vals[k]
-				if !ok {
-					v = "-"
-				}
-				row = append(row, v)
-				cell := "-"
-				if len(ns[k]) > 0 {
-					cell = strings.Join(ns[k], "; ")
-					anyNull = true
-				}
-				nulls = append(nulls, cell)
-			}
-			t.Rows = append(t.Rows, row)
-			if anyNull {
-				t.Rows = append(t.Rows, nulls)
 			}
 		}
 		return t
 	}
-	t.Head = []string{"series", p.xLabel, p.yLabel}
+	t.Head, t.Text = []string{p.xLabel}, []bool{false}
+	unit := unitOf(p.yLabel)
+	cols := make([]map[string]string, 0, 2*len(p.series)+1)
 	for _, s := range p.series {
+		vals, nulls := map[string]string{}, map[string]string{}
 		for _, pt := range s.line {
-			if pt.y != nil && pt.val != "" {
-				t.Rows = append(t.Rows, []string{s.name, pt.xl, pt.val})
+			if pt.val != "" {
+				vals[pt.x.RatString()] = pt.val
 			}
 		}
+		for _, pt := range s.reps {
+			if pt.null {
+				k := pt.x.RatString()
+				nulls[k] = strings.TrimPrefix(nulls[k]+"; "+pt.val, "; ")
+			}
+		}
+		t.Head, t.Text, cols = append(t.Head, strings.TrimSpace(s.name+" "+unit)), append(t.Text, false), append(cols, vals)
+		if len(nulls) > 0 {
+			t.Head, t.Text, cols = append(t.Head, s.name+": null repeats"), append(t.Text, true), append(cols, nulls)
+		}
+	}
+	if len(p.shades) > 0 {
+		flags := map[string]string{}
+		for _, sh := range p.shades {
+			flags[sh.x.RatString()] = sh.line
+		}
+		t.Head, t.Text, cols = append(t.Head, "flags"), append(t.Text, true), append(cols, flags)
+	}
+	for _, tk := range p.xTicks {
+		row := []string{tk.full}
+		for _, c := range cols {
+			v, ok := c[tk.x.RatString()]
+			if !ok {
+				v = "-"
+			}
+			row = append(row, v)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// unitOf is the parenthesised unit ending an axis label ("(ms)" of
+// "TTFT (ms)"), "" when there is none.
+func unitOf(label string) string {
+	if i := strings.LastIndex(label, " ("); i >= 0 && strings.HasSuffix(label, ")") {
+		return label[i+1:]
+	}
+	return ""
 }
 
 // numericX sets an x axis over [lo, hi] with round ticks in unit.

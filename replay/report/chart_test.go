@@ -210,7 +210,7 @@ func TestComparePagesEscapeRunStrings(t *testing.T) {
 }
 
 // A point flagged overloaded in any repeat is shaded in the charts, named
-// in the shade's tooltip and in the value table's flags row, and every
+// in the shade's tooltip and in the value table's flags column, and every
 // output format prints the flag.
 func TestFlaggedPointIsShadedAndPrintedInEveryFormat(t *testing.T) {
 	res := flaggedSmallRun(t, replay.Options{})
@@ -219,7 +219,7 @@ func TestFlaggedPointIsShadedAndPrintedInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{`<rect class="overloaded"`, "<title>r2: overloaded in 1 of 2 repeats</title>", `<td>flags</td><td class="num">-</td><td class="num">overloaded in 1 of 2 repeats</td>`, "Shaded points are flagged"} {
+	for _, want := range []string{`<rect class="overloaded"`, "<title>r2: overloaded in 1 of 2 repeats</title>", `<th>flags</th></tr>`, `<td class="text">overloaded in 1 of 2 repeats</td></tr>`, "Shaded points are flagged"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("html lacks %q", want)
 		}

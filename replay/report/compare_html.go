@@ -273,6 +273,7 @@ func cdfChart(ins []*compare.Input, load, dist, name string) chartView {
 				byShare[pt.val][i] = strings.TrimSuffix(pt.xl, " ms")
 			}
 		}
+		t.Text = make([]bool, len(t.Head))
 		for _, sh := range shares {
 			row := []string{sh}
 			for _, v := range byShare[sh] {

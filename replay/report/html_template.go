@@ -8,15 +8,15 @@ main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
 h1{font-size:22px;margin:0 0 14px}
 h2{font-size:18px;margin:36px 0 12px;padding-bottom:4px;border-bottom:1px solid var(--line)}
 h3{font-size:15px;margin:22px 0 6px}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:6px 18px;margin:0}
+dl.meta{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:6px 18px;margin:0}
 dl.meta dt{font-weight:600;color:var(--muted)}
-dl.meta dd{margin:0}
+dl.meta dd{margin:0;min-width:0}
 dl.meta ul{margin:0;padding-left:18px}
 .meanings{color:var(--muted);font-size:12.5px;margin:6px 0 0}
 .meanings span{display:block}
 dd.meanings{color:var(--fg);font-size:14px;margin:0}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:20px}
-figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:12px 14px}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(520px,100%),1fr));gap:20px}
+figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:12px 14px;min-width:0}
 figcaption{font-weight:600}
 svg{display:block;width:100%;height:auto}
 svg text{font-size:12px;fill:var(--fg)}
@@ -46,17 +46,19 @@ rect.generator-limited{fill:#e69f00;fill-opacity:.13}
 table{border-collapse:collapse;font-size:13px;margin:4px 0}
 th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{font-weight:600;background:var(--alt)}
+th.num{white-space:normal}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.unit{color:var(--muted)}
 td.text{max-width:22em}
 sup{color:var(--muted);margin-left:2px}
+dd,li,td.text,.answer,.caption,.meanings,h3 code,summary{overflow-wrap:anywhere}
 ol.footnotes{color:var(--muted);font-size:12.5px;padding-left:22px}
 details.point{border:1px solid var(--line);border-radius:6px;padding:8px 14px 12px;margin:12px 0}
 details.point summary{font-weight:600;font-size:15px;cursor:pointer}
 .tables{display:flex;flex-wrap:wrap;gap:10px 36px;align-items:flex-start}
 .tables p.meanings{width:0;min-width:100%}
-.identity{display:grid;grid-template-columns:repeat(auto-fit,minmax(380px,1fr));gap:14px;margin:8px 0 4px}
-.identity section{border:1px solid var(--line);border-radius:6px;padding:10px 14px}
+.identity{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(380px,100%),1fr));gap:14px;margin:8px 0 4px}
+.identity section{border:1px solid var(--line);border-radius:6px;padding:10px 14px;min-width:0}
 .identity h3{margin:0 0 8px}
 .badge{display:inline-block;font-weight:700;font-size:12.5px;padding:1px 8px;border-radius:4px;border:1.5px solid #9a6700;color:#7d4e00;background:#fff8c5;margin-left:6px}
 .badge.bad{border-color:#cf222e;color:#a40e26;background:#ffebe9}
@@ -74,6 +76,9 @@ table.values{font-size:12px;margin-top:6px}
  figure{margin:0 0 10px}
  details.point{border:0;padding:0}
  .scroll{overflow:visible}
+ table{font-size:8.5pt}
+ table.values{font-size:8pt}
+ th,td{padding:2px 4px}
  *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
 }
 `
@@ -305,10 +310,10 @@ const htmlSource = `<!DOCTYPE html>
 </ul>
 {{- with .Table.Rows}}
 <div class="scroll"><table class="values">
-<thead><tr>{{range $i, $h := $.Table.Head}}<th{{if $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>
+<thead><tr>{{range $i, $h := $.Table.Head}}<th{{if and $i (not (index $.Table.Text $i))}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .}}
-<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
+<tr>{{range $i, $c := .}}{{if not $i}}<td>{{$c}}</td>{{else if index $.Table.Text $i}}<td class="text">{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
 {{- end}}
 </tbody>
 </table></div>
