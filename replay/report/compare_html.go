@@ -42,16 +42,101 @@ func CompareHTML(out io.Writer, r *compare.Result) error {
 
 type decideHTMLPage struct {
 	*decideModel
-	Charts []chartView
+	// Decision is the decision table turned: a row per field, a column
+	// per configuration, the objective's row first.
+	Decision fieldTable
+	Charts   []chartView
 }
 
-// DecideHTML writes a decision as one self-contained HTML page.
+// fieldTable is a table of one row per field and one column per
+// configuration.
+type fieldTable struct {
+	Head []string
+	Rows []fieldRow
+}
+
+type fieldRow struct {
+	Name  string
+	Cells []string
+	// Num right-aligns the cells; Objective marks the objective's row.
+	Num, Objective bool
+}
+
+// DecideHTML writes a decision as one self-contained HTML page: the
+// answer, the decision table with the objective's row first, the
+// objective's chart first, then the other overlay charts and the inputs.
 func DecideHTML(out io.Writer, d *compare.Decision) error {
 	pg := &decideHTMLPage{decideModel: newDecideModel(d)}
+	obj := objectiveColumn(d.Objective)
+	pg.Decision = decisionFields(pg.Table, obj)
+	// A column is headed by the label, the configuration's name and
+	// whether it won ("A c2.oci.tar (WINNER)").
+	for i := range pg.Decision.Head {
+		if i < len(d.Rows) {
+			l := inputLabel(i)
+			pg.Decision.Head[i] = l + " " + d.Rows[i].Name + strings.TrimPrefix(pg.Decision.Head[i], l)
+		}
+	}
 	if d.Guard.Verdict != compare.Refused && len(d.Inputs) > 0 {
-		pg.Charts = overlayCharts(d.Inputs, nil, d.Target)
+		pg.Charts = decideCharts(d, pg.Table)
 	}
 	return decideTemplate.ExecuteTemplate(out, "decide", pg)
+}
+
+// decisionFields turns the decision table t: one row per column of t, one
+// column per configuration, so that every field of every configuration
+// is in view however many fields there are. The objective's row comes
+// first, then the best point, then the other headline values.
+func decisionFields(t table, obj int) fieldTable {
+	var ft fieldTable
+	if len(t.Rows) == 0 {
+		return ft
+	}
+	order := []int{obj, decPoint}
+	for _, c := range []int{decGoodput, decCost, decCapacity} {
+		if c != obj {
+			order = append(order, c)
+		}
+	}
+	order = append(order, decEvidence, decHardware, decErrors, decTokens, decPrefix, decRepeats, decNotes)
+	for _, r := range t.Rows {
+		ft.Head = append(ft.Head, r[decConfig])
+	}
+	for _, c := range order {
+		fr := fieldRow{Name: t.Head[c], Num: t.Num[c], Objective: c == obj}
+		if fr.Objective {
+			fr.Name += ": the objective"
+		}
+		for _, r := range t.Rows {
+			fr.Cells = append(fr.Cells, r[c])
+		}
+		ft.Rows = append(ft.Rows, fr)
+	}
+	return ft
+}
+
+// decideCharts are the decision's overlay charts with the objective's
+// first: cost per good token by offered load (the declared price said),
+// SLO attainment by offered load with the target and each configuration's
+// capacity, or goodput by offered load.
+func decideCharts(d *compare.Decision, t table) []chartView {
+	ins := d.Inputs
+	goodput := loadOverlay(ins, goodputOverlay, nil)
+	attain := loadOverlay(ins, attainmentOverlay, d.Target)
+	lat := latencyOverlays(ins)
+	switch d.Objective {
+	case compare.MinCostPerGoodToken:
+		return append([]chartView{loadOverlay(ins, costOverlay(currencyOf(ins)), nil), goodput, attain}, lat...)
+	case compare.MaxCapacity:
+		var caps []string
+		for i, r := range t.Rows {
+			caps = append(caps, inputLabel(i)+" "+r[decCapacity])
+		}
+		attain.Caption = strings.TrimSpace(attain.Caption + " Capacity at the target (the highest offered load up to which every point's median attainment meets it, " +
+			capacityUnit(ins) + "): " + strings.Join(caps, "; ") + ".")
+		return append([]chartView{attain, goodput}, lat...)
+	}
+	return append([]chartView{goodput, attain}, lat...)
 }
 
 // medianAt is the median over the repeats of one point of a metric.
@@ -78,6 +163,22 @@ func loadAxis(ins []*compare.Input) (label, unit string) {
 // attainment target when given), and the TTFT and E2E distributions at
 // each matched load.
 func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []chartView {
+	charts := latencyOverlays(ins)
+	charts = append(charts, loadOverlay(ins, goodputOverlay, nil), loadOverlay(ins, attainmentOverlay, target))
+	for _, load := range loads {
+		if sw := ins[0].Result.Sweep; sw != nil && len(sw.LimitsNS) > 0 {
+			charts = append(charts, sweepOverlay(ins, load))
+		}
+		for _, d := range []struct{ key, name string }{{"ttft_ns", "TTFT"}, {"e2e_ns", "E2E latency"}} {
+			charts = append(charts, cdfChart(ins, load, d.key, d.name))
+		}
+	}
+	return charts
+}
+
+// latencyOverlays are TTFT and E2E p50 against request throughput across
+// load points, one line per configuration, with the SLO limits.
+func latencyOverlays(ins []*compare.Input) []chartView {
 	var charts []chartView
 	slo := ins[0].Result.SLO
 	for _, d := range []struct {
@@ -111,50 +212,66 @@ func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []char
 		}
 		charts = append(charts, p.layout())
 	}
-	lx, lu := loadAxis(ins)
-	for _, m := range []struct {
-		metric, title, y string
-		scale            *big.Rat
-		places           int
-	}{
-		{"goodput", "Goodput by offered load", "goodput (req/s)", one, 3},
-		{"slo_attainment", "SLO attainment by offered load", "SLO attainment (% of declared)", hundred, 2},
-	} {
-		p := plot{title: m.title, xLabel: lx, yLabel: m.y, empty: "undefined at every point (no SLO set?)",
-			caption: "Medians across repeats, one line per configuration."}
-		xmax := new(big.Rat)
-		for i, in := range ins {
-			s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
-			for _, pt := range compare.Points(in.Result) {
-				o, ok := compare.PointLoad(in.Manifest, pt)
-				v := medianAt(in, pt, m.metric)
-				if !ok || v.IsNull() {
-					continue
-				}
-				x := new(big.Rat).SetFloat64(o.Value())
-				if x.Cmp(xmax) > 0 {
-					xmax = x
-				}
-				s.line = append(s.line, plotPt{x: x, y: scaled(v, m.scale), xl: o.String(), val: Decimal(v, m.scale, m.places),
-					tip: inputLabel(i) + " " + o.String() + ": " + Decimal(v, m.scale, m.places)})
-			}
-			p.series = append(p.series, s)
-		}
-		p.numericX(new(big.Rat), xmax, lu)
-		if m.metric == "slo_attainment" && target != nil {
-			p.hlines = append(p.hlines, refLine{y: new(big.Rat).Mul(target, hundred), label: "target " + Decimal(replay.Exact(target), hundred, 2) + " %"})
-		}
-		charts = append(charts, p.layout())
-	}
-	for _, load := range loads {
-		if sw := ins[0].Result.Sweep; sw != nil && len(sw.LimitsNS) > 0 {
-			charts = append(charts, sweepOverlay(ins, load))
-		}
-		for _, d := range []struct{ key, name string }{{"ttft_ns", "TTFT"}, {"e2e_ns", "E2E latency"}} {
-			charts = append(charts, cdfChart(ins, load, d.key, d.name))
-		}
-	}
 	return charts
+}
+
+// overlaySpec is a metric drawn against offered load: its path, the
+// chart's title, y label and empty text, how a value prints (scale,
+// places) and what a tooltip says beside it (the name and the unit).
+type overlaySpec struct {
+	metric, title, yLabel, empty, caption, tipName, tipUnit string
+	scale                                                   *big.Rat
+	places                                                  int
+}
+
+var (
+	goodputOverlay = overlaySpec{metric: "goodput", title: "Goodput by offered load", yLabel: "goodput (req/s)", empty: "undefined at every point (no SLO set?)",
+		tipName: "goodput", tipUnit: "req/s", scale: one, places: 3}
+	attainmentOverlay = overlaySpec{metric: "slo_attainment", title: "SLO attainment by offered load", yLabel: "SLO attainment (% of declared)",
+		empty: "undefined at every point (no SLO set?)", tipName: "SLO attainment", tipUnit: "% of declared", scale: hundred, places: 2}
+)
+
+// costOverlay is cost per million good tokens against offered load, in
+// currency (the declared price's).
+func costOverlay(currency string) overlaySpec {
+	n := nameOf(replay.CostPerMillionGoodTokens, currency)
+	return overlaySpec{metric: replay.CostPerMillionGoodTokens, title: "Cost per 1M good tokens by offered load", yLabel: "cost (" + n.valueUnit() + ")",
+		empty:   "undefined at every point (no declared price, cost.price_per_hour, or no good tokens)",
+		caption: "The price per hour is the publisher's declared one (cost.price_per_hour), not measured; the good tokens it divides are measured. Lower is better.",
+		tipName: "cost", tipUnit: n.valueUnit() + " at the declared price", scale: one, places: n.Places}
+}
+
+// loadOverlay draws one metric against offered load, one line per
+// configuration through the medians across repeats, with the attainment
+// target when given.
+func loadOverlay(ins []*compare.Input, m overlaySpec, target *big.Rat) chartView {
+	lx, lu := loadAxis(ins)
+	p := plot{title: m.title, xLabel: lx, yLabel: m.yLabel, empty: m.empty,
+		caption: strings.TrimSpace("Medians across repeats, one line per configuration. " + m.caption)}
+	xmax := new(big.Rat)
+	for i, in := range ins {
+		s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
+		for _, pt := range compare.Points(in.Result) {
+			o, ok := compare.PointLoad(in.Manifest, pt)
+			v := medianAt(in, pt, m.metric)
+			if !ok || v.IsNull() {
+				continue
+			}
+			x := new(big.Rat).SetFloat64(o.Value())
+			if x.Cmp(xmax) > 0 {
+				xmax = x
+			}
+			val := Decimal(v, m.scale, m.places)
+			s.line = append(s.line, plotPt{x: x, y: scaled(v, m.scale), xl: o.String(), val: val,
+				tip: inputLabel(i) + " " + o.String() + ": " + m.tipName + " " + val + " " + m.tipUnit})
+		}
+		p.series = append(p.series, s)
+	}
+	p.numericX(new(big.Rat), xmax, lu)
+	if target != nil {
+		p.hlines = append(p.hlines, refLine{y: new(big.Rat).Mul(target, hundred), label: "target " + Decimal(replay.Exact(target), hundred, 2) + " %"})
+	}
+	return p.layout()
 }
 
 // pointAt is the input's point offering load, "" when none does.

@@ -17,6 +17,17 @@ type metricName struct {
 	Places     int
 	// JSONUnit is the unit of the raw values in JSON.
 	JSONUnit string
+	// ValueUnit, when set, is the unit printed beside a single value
+	// ("2.5 USD per 1M good tokens") where Unit is the header's.
+	ValueUnit string
+}
+
+// valueUnit is the unit to print beside one value of the metric.
+func (m metricName) valueUnit() string {
+	if m.ValueUnit != "" {
+		return m.ValueUnit
+	}
+	return m.Unit
 }
 
 // Header is "TTFT p50 (ms)".
@@ -29,40 +40,46 @@ var distNames = map[string]string{"ttft_ns": "TTFT", "e2e_ns": "E2E latency", "t
 func nameOf(path, currency string) metricName {
 	if head, q, ok := strings.Cut(path, "."); ok {
 		if n, ok := distNames[head]; ok {
-			return metricName{n + " " + q, "ms", nsToMS, 3, "ns"}
+			return metricName{n + " " + q, "ms", nsToMS, 3, "ns", ""}
 		}
 	}
 	switch path {
 	case "request_throughput":
-		return metricName{"Request throughput", "req/s", one, 3, "req/s"}
+		return metricName{"Request throughput", "req/s", one, 3, "req/s", ""}
 	case "output_token_throughput":
-		return metricName{"Output token throughput", "tok/s", one, 1, "tok/s"}
+		return metricName{"Output token throughput", "tok/s", one, 1, "tok/s", ""}
 	case "goodput":
-		return metricName{"Goodput", "req/s", one, 3, "req/s"}
+		return metricName{"Goodput", "req/s", one, 3, "req/s", ""}
 	case "token_goodput":
-		return metricName{"Token goodput", "tok/s", one, 1, "tok/s"}
+		return metricName{"Token goodput", "tok/s", one, 1, "tok/s", ""}
 	case "slo_attainment":
-		return metricName{"SLO attainment", "% of declared", hundred, 2, "fraction"}
+		return metricName{"SLO attainment", "% of declared", hundred, 2, "fraction", ""}
 	case "window_ns":
-		return metricName{"Window", "ms", nsToMS, 3, "ns"}
+		return metricName{"Window", "ms", nsToMS, 3, "ns", ""}
 	case "smooth_goodput":
-		return metricName{"Smooth goodput", "tok/s", one, 3, "tok/s"}
+		return metricName{"Smooth goodput", "tok/s", one, 3, "tok/s", ""}
 	case "total_token_throughput":
-		return metricName{"Total token throughput", "tok/s", one, 1, "tok/s"}
+		return metricName{"Total token throughput", "tok/s", one, 1, "tok/s", ""}
 	case "slo_attainment_ok":
-		return metricName{"SLO attainment of ok requests", "% of ok", hundred, 2, "fraction"}
+		return metricName{"SLO attainment of ok requests", "% of ok", hundred, 2, "fraction", ""}
 	case replay.CostPerMillionOutputTokens:
-		return metricName{"Cost per 1M output tokens", currency, one, 4, currency}
+		return metricName{"Cost per 1M output tokens", currency, one, 4, currency, ""}
 	case replay.CostPerMillionGoodTokens:
+		// The price behind it is the publisher's declared one
+		// (cost.price_per_hour), never measured: the header says so.
+		c := currency
+		if c == "" {
+			c = "currency not stated"
+		}
 		u := "per 1M good tokens, currency not stated"
 		if currency != "" {
 			u = currency + " per 1M good tokens"
 		}
-		return metricName{"Cost", u, one, 4, u}
+		return metricName{Name: "Cost per 1M good tokens", Unit: c + ", at the declared price", Scale: one, Places: 4, JSONUnit: u, ValueUnit: u}
 	case "capacity":
-		return metricName{"Capacity", "offered load", one, 3, "offered load"}
+		return metricName{"Capacity", "offered load", one, 3, "offered load", ""}
 	}
-	return metricName{path, "", one, 3, ""}
+	return metricName{path, "", one, 3, "", ""}
 }
 
 // inputLabel is A, B, C, … for the measured inputs.

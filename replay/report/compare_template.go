@@ -36,6 +36,14 @@ const identitySource = `{{define "identity"}}<div class="identity">
 {{- end}}
 </tbody>
 </table></div>{{end}}
+{{define "fields"}}<div class="scroll"><table class="fields">
+<thead><tr><th></th>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range $r := .Rows}}
+<tr{{if $r.Objective}} class="objective"{{end}}><th scope="row">{{$r.Name}}</th>{{range $r.Cells}}<td{{if $r.Num}} class="num"{{end}}>{{.}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table></div>{{end}}
 {{define "guard"}}<div class="scroll"><table>
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
@@ -122,9 +130,9 @@ const decideSource = `<!DOCTYPE html>
 <h3>Limits of this answer</h3>
 <ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{- end}}
-{{- with .Table.Rows}}
+{{- with .Decision.Rows}}
 <h2>Decision table</h2>
-{{template "table" $.Table}}
+{{template "fields" $.Decision}}
 {{- with $.Footnotes}}
 <ol class="footnotes">{{range .}}<li>{{.}}</li>{{end}}</ol>
 {{- end}}

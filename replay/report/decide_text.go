@@ -39,6 +39,33 @@ func objectiveMetric(obj string) string {
 	return "goodput"
 }
 
+// The decision table's columns, in the order newDecideModel writes them.
+const (
+	decConfig = iota
+	decEvidence
+	decHardware
+	decPoint
+	decGoodput
+	decErrors
+	decTokens
+	decCost
+	decCapacity
+	decPrefix
+	decRepeats
+	decNotes
+)
+
+// objectiveColumn is the decision table's column of the objective.
+func objectiveColumn(obj string) int {
+	switch obj {
+	case compare.MinCostPerGoodToken:
+		return decCost
+	case compare.MaxCapacity:
+		return decCapacity
+	}
+	return decGoodput
+}
+
 func newDecideModel(d *compare.Decision) *decideModel {
 	m := &decideModel{Objective: d.Objective, Verdict: d.Verdict, GuardVerdict: guardVerdict(d.Guard, false), Answer: d.Answer, Limits: d.Limits, Refusals: d.Guard.Refusals,
 		Target: Decimal(replay.Exact(d.Target), hundred, 2) + " %"}
@@ -120,9 +147,9 @@ func newDecideModel(d *compare.Decision) *decideModel {
 				return Decimal(replay.Float(f), on.Scale, on.Places)
 			}
 			if sh.Bounded {
-				s += fmt.Sprintf("; difference %s %s, %.1f %% interval [%s, %s]", diff(sh.Estimate), on.Unit, 100*sh.Confidence, diff(sh.Low), diff(sh.High))
+				s += fmt.Sprintf("; difference %s %s, %.1f %% interval [%s, %s]", diff(sh.Estimate), on.valueUnit(), 100*sh.Confidence, diff(sh.Low), diff(sh.High))
 			} else {
-				s += fmt.Sprintf("; difference %s %s, no bounded 95 %% interval with these repeats", diff(sh.Estimate), on.Unit)
+				s += fmt.Sprintf("; difference %s %s, no bounded 95 %% interval with these repeats", diff(sh.Estimate), on.valueUnit())
 			}
 		}
 		s += fmt.Sprintf("; p = %.3g (Mann–Whitney U, two-sided, α = %v)", d.P, d.Alpha)

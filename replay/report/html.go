@@ -143,7 +143,7 @@ func newHTMLPage(r *replay.Result) *htmlPage {
 		pg.Capacity = cv
 	}
 	for _, p := range r.Results {
-		pg.Points = append(pg.Points, newPointView(p))
+		pg.Points = append(pg.Points, newPointView(p, r.Cost))
 	}
 	return pg
 }
@@ -161,7 +161,9 @@ func summaryUnit(m string) (*big.Rat, string, int) {
 	return one, "req/s", 3
 }
 
-func newPointView(p *replay.PointResult) pointView {
+// newPointView lays out one point × repeat; cost is the run's declared
+// price (nil: none), whose currency the cost rows carry.
+func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 	pv := pointView{Point: p.Point, Repeat: Number(replay.Int(int64(p.Repeat))), DistKeys: replay.CoreDistKeys}
 	for _, k := range replay.CountKeys {
 		v, _ := p.Count(k)
@@ -190,7 +192,7 @@ func newPointView(p *replay.PointResult) pointView {
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
 		if v := p.Scalars[k]; !v.IsNull() {
-			add(k, v, one, 4, "per 1M tokens")
+			add(k, v, one, 4, declaredPriceUnit(cost))
 		}
 	}
 	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of declared")
@@ -230,4 +232,14 @@ func newPointView(p *replay.PointResult) pointView {
 		pv.Server = append(pv.Server, serverRow{r.metric, r.value, r.unit})
 	}
 	return pv
+}
+
+// declaredPriceUnit is the unit of a cost per 1M tokens: the declared
+// price's currency, and that the price is the publisher's declared one.
+func declaredPriceUnit(c *replay.CostSpec) string {
+	cur := "currency not stated"
+	if c != nil && c.Currency != "" {
+		cur = c.Currency
+	}
+	return cur + ", at the declared price"
 }

@@ -51,7 +51,7 @@ th.num{white-space:normal}
 td.unit{color:var(--muted)}
 td.text{max-width:22em}
 sup{color:var(--muted);margin-left:2px}
-dd,li,td.text,.answer,.caption,.meanings,h3 code,summary{overflow-wrap:anywhere}
+h1,h2,h3,dd,li,td.text,.answer,.caption,.meanings,summary{overflow-wrap:anywhere}
 ol.footnotes{color:var(--muted);font-size:12.5px;padding-left:22px}
 details.point{border:1px solid var(--line);border-radius:6px;padding:8px 14px 12px;margin:12px 0}
 details.point summary{font-weight:600;font-size:15px;cursor:pointer}
@@ -68,6 +68,10 @@ td.st-differs,td.st-refused{color:#a40e26;font-weight:600}
 td.st-unknown{color:#7d4e00;font-weight:600}
 td.st-pass{color:#116329}
 table.values{font-size:12px;margin-top:6px}
+table.fields th[scope=row]{background:none;max-width:20em}
+table.fields th,table.fields td{overflow-wrap:anywhere}
+table.fields td.num{white-space:normal}
+table.fields tr.objective th,table.fields tr.objective td{background:#fff8c5;font-weight:700}
 @media print{
  body{font-size:11pt}
  main{max-width:none;padding:0}

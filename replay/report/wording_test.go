@@ -26,6 +26,15 @@ func TestCostMarginReadsTheRightWay(t *testing.T) {
 	if u := nameOf(replay.CostPerMillionGoodTokens, "").Header(); !strings.Contains(u, "currency not stated") {
 		t.Errorf("cost header without currency: %q", u)
 	}
+	// The cost header names what it is, the currency, and that the price
+	// is the publisher's declared one; a single value carries its unit.
+	usd := nameOf(replay.CostPerMillionGoodTokens, "USD")
+	if got, want := usd.Header(), "Cost per 1M good tokens (USD, at the declared price)"; got != want {
+		t.Errorf("cost header = %q, want %q", got, want)
+	}
+	if got, want := usd.valueUnit(), "USD per 1M good tokens"; got != want {
+		t.Errorf("cost value unit = %q, want %q", got, want)
+	}
 }
 
 // TestNegativeBacklogText: the completions row explains a negative
