@@ -9,7 +9,7 @@ CYCLONEDX_VERSION   := v1.10.0
 DIST                ?= dist
 export CGO_ENABLED ?= 0
 
-.PHONY: engine engine-test release release-check install-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot all build test lint vet fmt staticcheck deadcode fuzz bench demo golden docs check interop registry clean
+.PHONY: engine engine-test release release-check install-check arm64-check dockerfile-check k8s-dryrun crashtest screenshot screenshot-check all build test lint vet fmt staticcheck deadcode fuzz bench demo golden docs check interop registry clean
 
 all: build
 
@@ -62,10 +62,10 @@ docs: build
 
 check: lint test
 
-## ci-full: make test, then the proofs against real components: the Dockerfile's own build, cosign, a registry,
+## ci-full: make test, then the proofs against real components: the HTML pages in Chromium, the Dockerfile's own build, cosign, a registry,
 ## the same bytes on linux/arm64 (under qemu-user) as on linux/amd64, a release built twice to identical bytes,
 ## docs/install.md's go install line from a module proxy layout, and a real inference engine.
-ci-full: test dockerfile-check interop registry arm64-check release-check install-check engine-test
+ci-full: test screenshot-check dockerfile-check interop registry arm64-check release-check install-check engine-test
 
 ## arm64-check: no fused multiply-add in benchseal's arm64 code, and replay/compare/decide outputs over
 ## testdata/compat and two synthetic runs byte-identical on linux/arm64 (qemu-user-static, installed) and amd64.
@@ -120,9 +120,14 @@ k8s-dryrun: build dockerfile-check
 crashtest: build
 	bash scripts/crashtest.sh $(KILLS)
 
-## screenshot: render the HTML replay report in headless Chromium (installs it) to bin/report.png.
-screenshot:
-	bash scripts/screenshot.sh
+## screenshot-check: every kind of HTML page (replay, compare and decide of signed bundles, each objective) laid
+## out in headless Chromium (installs Debian's) at 1280 px, 1920 px and A4 print; fails naming each element past the
+## edge, out of its box, cut off, overlapping or scrolled out of view; full-page PNGs in bin/screenshots.
+screenshot-check:
+	GO=$(GO) bash scripts/screenshot.sh
+
+## screenshot: the same (the PNGs are its output).
+screenshot: screenshot-check
 
 clean:
 	rm -rf bin
