@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/plan"
 	preplan "github.com/benchseal/benchseal/plan"
@@ -341,6 +342,12 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 			return usagef("%v", err)
 		}
 		return err
+	}
+	// The run as pack will check it, before the summary calls it complete.
+	if !res.Stopped && !res.Manifest.Incomplete {
+		if err := artifact.CheckCapturedRun(ctx, res.Dir, 20); err != nil {
+			return err
+		}
 	}
 	printCaptureSummary(ctx, o.io.Out, res)
 	if res.Stopped {

@@ -1,0 +1,75 @@
+// A capture's check of the run it just wrote.
+
+package artifact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// CapturedRunError says that a run directory a capture just wrote is not
+// a valid run: validate, pack and verify would reject it. SharedServer is
+// set when the engine's counters show more finished requests than the
+// run sent, which on an honest capture means other clients used the
+// server during the run.
+type CapturedRunError struct {
+	Dir          string
+	Problems     []schema.Problem
+	Omitted      int
+	SharedServer bool
+}
+
+// Error names the run, its problems and, for a shared server, the cause
+// and the two ways out.
+func (e *CapturedRunError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "capture: %s was written but is not a valid run: validate, pack and verify reject it (%d problem(s))", e.Dir, len(e.Problems)+e.Omitted)
+	if e.SharedServer {
+		b.WriteString("\n  the server's counters show requests this run did not send: the server was most likely shared during the run " +
+			"(another benchmark, a canary or monitor, a load balancer's synthetic traffic), so its counters cannot vouch for this run's records." +
+			"\n  re-run against a server no other client uses, or with --server-metrics off (the run then carries no server evidence, and verify prints the claims that rest on it UNVERIFIED)")
+	}
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	if e.Omitted > 0 {
+		fmt.Fprintf(&b, "\n  … %d more", e.Omitted)
+	}
+	return b.String()
+}
+
+// upperBoundMark is what checkServerCounters says of a counter that rose
+// above what the run sent ("the engine would have counted at most N").
+const upperBoundMark = "would have counted at most"
+
+// CheckCapturedRun checks the run directory a capture just wrote as pack
+// will (the records, then the stored scrapes against them), so that a
+// capture does not report a run complete that pack then rejects. It
+// returns nil for a valid run, a *CapturedRunError naming the problems,
+// or the error that stopped the check.
+func CheckCapturedRun(ctx context.Context, dir string, maxProblems int) error {
+	sum, err := schema.CheckRunDir(ctx, dir, maxProblems, nil)
+	var ve *schema.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return err
+	}
+	e := &CapturedRunError{Dir: dir}
+	if ve != nil {
+		e.Problems, e.Omitted = ve.Problems, ve.Omitted
+	}
+	for _, p := range CheckRunDirServerEvidence(dir, sum) {
+		e.Problems = append(e.Problems, p)
+		if strings.HasPrefix(p.Field, "server_metrics.scrapes[") && strings.Contains(p.Message, upperBoundMark) {
+			e.SharedServer = true
+		}
+	}
+	if len(e.Problems) == 0 && e.Omitted == 0 {
+		return nil
+	}
+	return e
+}
