@@ -180,7 +180,7 @@ func TwinNotes(in *Input) []string {
 	var out []string
 	for _, p := range in.Result.Results {
 		if p.TwinOf != nil {
-			out = append(out, fmt.Sprintf("%s's point %s repeat %d is not shown independent of repeat %d (its requests' timings agree within %d ns): the two count as one repeat", in.Name, p.Point, p.Repeat, *p.TwinOf, schema.TwinToleranceNS))
+			out = append(out, fmt.Sprintf("%s's point %s repeat %d is not shown independent of repeat %d (its requests' timings differ from repeat %d's by less than two measurements do): the two count as one repeat", in.Name, p.Point, p.Repeat, *p.TwinOf, *p.TwinOf))
 		}
 	}
 	return out
