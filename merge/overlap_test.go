@@ -122,3 +122,69 @@ func TestReplayFlagsPhasesOverlappingAcrossShards(t *testing.T) {
 		t.Errorf("no phases_overlap note: %q", res.Notes)
 	}
 }
+
+// TestShardEpochTheRecordsContradictIsInvalid: two closed-loop shards
+// captured one after the other, the second 12 s after the first (its
+// records and its offset_ns moved together: an honest-looking merge),
+// merge with a shards_apart note. Declaring shard 1's epoch to be shard
+// 0's (offset_ns 0) while its records stay where they were, or moving its
+// epoch past its first records, left a valid run whose shard placement
+// the records deny; the run is now invalid, naming the member's
+// offset_ns. (A shard whose epoch was edited before merge, its records
+// placed by it, is not caught: nothing in the bundle but the shards'
+// epochs places them.)
+func TestShardEpochTheRecordsContradictIsInvalid(t *testing.T) {
+	ts := sim(t)
+	dir := t.TempDir()
+	dirs := captureShards(t, ts.URL, plans()["concurrency"], dir, 2)
+	out := filepath.Join(dir, "merged")
+	if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	later := int64(12_000_000_000)
+	shift := func(d int64) func(*schema.Record) bool {
+		return func(r *schema.Record) bool {
+			if *r.Shard == 1 {
+				r.SentNS += d
+				r.EndNS += d
+				if r.ScheduledNS != nil {
+					*r.ScheduledNS += d
+				}
+			}
+			return true
+		}
+	}
+	epoch := func(d int64) func(*schema.Manifest) {
+		return func(m *schema.Manifest) {
+			m.Shards.Members[1].EpochUnixNS += d
+			m.Shards.Members[1].OffsetNS += d
+		}
+	}
+	honest := rewrite(t, out, epoch(later), shift(later))
+	if err := schema.ValidateRunDir(honest, 20); err != nil {
+		t.Fatalf("shard 1 12 s later: %v", err)
+	}
+	rd, err := schema.OpenRunDir(honest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes, err := replay.ShardsApart(context.Background(), rd); err != nil || len(notes) == 0 {
+		t.Fatalf("shards captured one after the other: notes %q, %v", notes, err)
+	}
+	m, _ := records(t, honest)
+	off := m.Shards.Members[1].OffsetNS
+	for name, c := range map[string]struct {
+		d    int64
+		want string
+	}{
+		"epoch onto shard 0's":        {-off, "after it"},
+		"epoch after its first sends": {5_000_000_000, "before it"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := schema.ValidateRunDir(rewrite(t, honest, epoch(c.d), nil), 20)
+			if err == nil || !strings.Contains(err.Error(), "shards.members[1].offset_ns") || !strings.Contains(err.Error(), "contradict the shard's declared epoch") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("shard 1's epoch moved by %d ns: %v", c.d, err)
+			}
+		})
+	}
+}

@@ -65,10 +65,11 @@ type RecordChecker struct {
 	timings *RepeatTimings
 	// shards is the shard count (1: not sharded); shardIdx the index of a
 	// shard run (-1 otherwise); shardRecs counts a merged run's records
-	// by shard.
-	shards    int
-	shardIdx  int
-	shardRecs []int64
+	// by shard, shardFirst holds each shard's earliest sent_ns.
+	shards     int
+	shardIdx   int
+	shardRecs  []int64
+	shardFirst []int64
 	// state checks the records against manifest.server_state (nil: none,
 	// or a merged run, whose shards ran on clocks of their own).
 	state *stateCheck
@@ -184,6 +185,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 		}
 		if m.Shards != nil {
 			c.shardRecs = make([]int64, c.shards)
+			c.shardFirst = make([]int64, c.shards)
 		}
 		if m.Load.Generator == GeneratorBenchsealV1 {
 			c.gen = make([]genCell, 2*len(m.Load.Points)*c.repeats*c.shards)

@@ -465,6 +465,9 @@ func (c *RecordChecker) checkShard(rec *Record, add func(field, format string, a
 	case *rec.Shard < 0 || *rec.Shard >= int64(c.shards):
 		add("shard", "%d is out of range [0, %d)", *rec.Shard, c.shards)
 	case c.shardRecs != nil:
+		if c.shardRecs[*rec.Shard] == 0 || rec.SentNS < c.shardFirst[*rec.Shard] {
+			c.shardFirst[*rec.Shard] = rec.SentNS
+		}
 		c.shardRecs[*rec.Shard]++
 		if c.m.Shards.Members[*rec.Shard].Missing {
 			add("shard", "%d is marked missing in manifest.shards.members, yet sent this request", *rec.Shard)
@@ -479,11 +482,33 @@ func (c *RecordChecker) checkShardCounts(add func(field, format string, args ...
 		return
 	}
 	for i, n := range c.shardRecs {
-		if want := c.m.Shards.Members[i].Records; n != want {
+		mb := &c.m.Shards.Members[i]
+		if want := mb.Records; n != want {
 			add(fmt.Sprintf("shards.members[%d].records", i), "is %d, but %d records name shard %d", want, n, i)
+		}
+		if n == 0 || mb.Missing {
+			continue
+		}
+		// A shard's epoch is read just before its first request, and
+		// merge adds its offset_ns to every send: its earliest send lies
+		// within ShardFirstSendSlackNS after its offset.
+		switch first := c.shardFirst[i] - mb.OffsetNS; {
+		case first < 0:
+			add(fmt.Sprintf("shards.members[%d].offset_ns", i), "is %d, but shard %d's earliest record was sent at %d ns, %s before it: the records contradict the shard's declared epoch (epoch_unix_ns %d)",
+				mb.OffsetNS, i, c.shardFirst[i], Duration(-first), mb.EpochUnixNS)
+		case first > ShardFirstSendSlackNS:
+			add(fmt.Sprintf("shards.members[%d].offset_ns", i), "is %d, but shard %d's earliest record was sent at %d ns, %s after it (a shard sends its first request just after its epoch is read; at most %s): the records contradict the shard's declared epoch (epoch_unix_ns %d)",
+				mb.OffsetNS, i, c.shardFirst[i], Duration(first), Duration(ShardFirstSendSlackNS), mb.EpochUnixNS)
 		}
 	}
 }
+
+// ShardFirstSendSlackNS bounds how long after its epoch a shard sends its
+// first request: capture reads the epoch, writes the manifest, opens the
+// records file and (with --reset-prefix-cache) resets the server's cache
+// before the first send; sharded captures carry no scrapes. Honest shards
+// of the merge tests sent theirs within milliseconds.
+const ShardFirstSendSlackNS = 10_000_000_000
 
 // noShare reports whether this shard run's share of point i's measured
 // requests is empty (a closed-loop point with fewer workers than shards).
