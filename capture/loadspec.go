@@ -51,6 +51,33 @@ type LoadSpec struct {
 	InputTokens, OutputTokens *int
 	// Preset is "" or PresetProtocol.
 	Preset string
+	// Trace, when set, is the whole load: one rate point sending the
+	// trace's requests at their times (no loads, counts, warmup, preset
+	// or synthetic lengths).
+	Trace *TraceRun
+}
+
+// tracePlan is the plan of a trace replay.
+func (s LoadSpec) tracePlan(p *Plan) (*Plan, error) {
+	switch {
+	case len(s.Rate) > 0 || len(s.Concurrency) > 0 || s.Preset != "":
+		return nil, flagError("--trace sets the schedule; drop --rate, --concurrency and --preset")
+	case s.Requests != 0 || s.Duration != 0:
+		return nil, flagError("--trace sends the trace's requests; drop --requests and --duration (--trace-window selects a part)")
+	case s.Warmup.Requests != 0 || s.Warmup.Duration != 0:
+		return nil, flagError("--trace has no warmup: drop --warmup-requests and --warmup-duration")
+	case s.InputTokens != nil || s.OutputTokens != nil:
+		return nil, flagError("--trace gives every request its own lengths; drop --input-tokens and --output-tokens")
+	case s.Arrival != "" || s.Burstiness != nil:
+		return nil, flagError("--trace sets the arrivals; drop --arrival and --burstiness")
+	}
+	p.Mode = schema.ModeRate
+	p.InputTokens, p.OutputTokens = 0, 0
+	p.Points = []schema.Point{{Name: "trace", Rate: s.Trace.Rate(), Arrival: schema.ArrivalTrace, Requests: len(s.Trace.Items)}}
+	if err := p.Normalize(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // flagError is a LoadSpec mistake, said in terms of the flags; it is an
@@ -67,6 +94,9 @@ func (s LoadSpec) Plan() (*Plan, error) {
 		Seed:           s.Seed,
 		InputTokens:    DefaultInputTokens,
 		OutputTokens:   DefaultOutputTokens,
+	}
+	if s.Trace != nil {
+		return s.tracePlan(p)
 	}
 	if s.InputTokens != nil {
 		p.InputTokens = *s.InputTokens

@@ -3,6 +3,7 @@
 package capture
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -88,7 +89,13 @@ func (r *runner) baseManifest() *schema.Manifest {
 	m.Workload.Dataset = o.Dataset
 	m.Workload.InputTokens = lengthDist(r.items, func(it *Item) int { return it.InputTokens })
 	m.Workload.OutputTokens = lengthDist(r.items, func(it *Item) int { return it.OutputTokens })
-	if o.Prompts == nil {
+	if tr := o.Trace; tr != nil {
+		src := tr.Source
+		m.Workload.Trace = &src
+		m.Workload.Dataset = cmp.Or(o.Dataset, src.File)
+		m.Workload.Description = fmt.Sprintf("%d requests of the %s trace %s (sha256 %s), each a synthetic prompt of the trace's input length (words of benchseal's vocabulary, or the served model's tokens when fitted: notes.input_tokens) asking for the trace's output length in tokens", src.Requests, src.Format, src.File, src.SHA256)
+		m.Workload.InputTokens.Kind = "dataset"
+	} else if o.Prompts == nil {
 		m.Workload.Description = "synthetic prompts of random common English words, one word per intended token, generated from the plan seed"
 		if m.Workload.Dataset == "" {
 			m.Workload.Dataset = "synthetic"
@@ -113,7 +120,9 @@ func (r *runner) baseManifest() *schema.Manifest {
 	if c := p.Cancel; c != nil && c.Fraction > 0 {
 		setNote(m, "cancellation", fmt.Sprintf("a seeded %.4g fraction of requests is cancelled by the client %s after its send (status cancelled)", c.Fraction, time.Duration(c.After)))
 	}
-	if p.Mode == schema.ModeRate {
+	if tr := o.Trace; tr != nil {
+		setNote(m, "schedule", fmt.Sprintf("trace replay: request k is sent trace_ns/%g ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", tr.Source.Speedup))
+	} else if p.Mode == schema.ModeRate {
 		setNote(m, "schedule", "open loop: each rate point's send times are precomputed from the seed (first at 0, then constant, exponential or gamma gaps); records keep scheduled_ns and sent_ns")
 	} else {
 		setNote(m, "schedule", "closed loop: each of the point's concurrency workers sends its next request when the previous one ends; no scheduled_ns")

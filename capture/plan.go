@@ -183,6 +183,13 @@ func (p *Plan) Normalize() error {
 				if !(pt.Burstiness > 0 && pt.Burstiness <= 1000) {
 					bad("points[%d] %s: burstiness %v out of range (0, 1000]", i, pt.Name, pt.Burstiness)
 				}
+			case schema.ArrivalTrace:
+				if pt.Burstiness != 0 || pt.Duration != 0 || pt.Requests == 0 {
+					bad("points[%d] %s: a trace replay's point has its trace's requests, no burstiness and no duration", i, pt.Name)
+				}
+				if p.Warmup.Requests > 0 || p.Warmup.Duration > 0 {
+					bad("points[%d] %s: a trace replay has no warmup (its requests are the trace's)", i, pt.Name)
+				}
 			default:
 				bad("points[%d] %s: arrival %q: want constant, poisson or gamma", i, pt.Name, pt.Arrival)
 			}

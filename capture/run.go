@@ -62,6 +62,9 @@ type Options struct {
 	// Prompts, when set, is the workload (from ReadPrompts); otherwise
 	// each point gets deterministic synthetic prompts of its lengths.
 	Prompts []Item
+	// Trace, when set, is the workload and the schedule of the plan's one
+	// point, whose arrival is schema.ArrivalTrace (LoadSpec.Trace).
+	Trace *TraceRun
 	// Tokenizer, when set, counts the synthetic prompts' tokens in place
 	// of the server's tokenizer endpoint the probe finds (tests).
 	Tokenizer Tokenizer

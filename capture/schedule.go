@@ -115,7 +115,24 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	if o.Prompts != nil && p.DistinctPrompts {
 		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", plan.ErrPlan)
 	}
-	if o.Prompts != nil {
+	for _, pt := range p.Points {
+		if pt.Arrival == schema.ArrivalTrace && o.Trace == nil {
+			return nil, fmt.Errorf("%w: point %s: arrival %q needs a trace (capture --trace)", ErrPlan, pt.Name, schema.ArrivalTrace)
+		}
+	}
+	if o.Trace != nil {
+		if o.Prompts != nil || p.DistinctPrompts {
+			return nil, fmt.Errorf("%w: a trace replay makes its own prompts; drop the prompts file and distinct prompts", ErrPlan)
+		}
+		if len(p.Points) != 1 || p.Points[0].Arrival != schema.ArrivalTrace || p.Points[0].Requests != len(o.Trace.Items) {
+			return nil, fmt.Errorf("%w: a trace replay is one point with arrival %q and the trace's %d requests", ErrPlan, schema.ArrivalTrace, len(o.Trace.Items))
+		}
+		r.items = slices.Clone(o.Trace.Items)
+		pools[0].measure = make([]int, len(r.items))
+		for i := range pools[0].measure {
+			pools[0].measure[i] = i
+		}
+	} else if o.Prompts != nil {
 		for i := range p.Points {
 			if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
 				return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", plan.ErrPlan, p.Points[i].Name)
@@ -255,7 +272,11 @@ func (r *runner) layout(c *cell, stream uint64) {
 	if p.Mode == schema.ModeRate {
 		// Repeats use the same schedule, so they differ only by the server.
 		sched := uint64(c.idx)<<20 | uint64(len(c.phase))
-		c.sched = Schedule(c.pt.Arrival, c.pt.Rate, c.pt.Burstiness, c.n, c.dur, p.Seed, sched)
+		if c.pt.Arrival == schema.ArrivalTrace {
+			c.sched = schema.TraceSchedule(r.traceNS(), r.o.Trace.Source.Speedup)
+		} else {
+			c.sched = Schedule(c.pt.Arrival, c.pt.Rate, c.pt.Burstiness, c.n, c.dur, p.Seed, sched)
+		}
 		c.n = len(c.sched)
 	}
 	if cp := p.Cancel; cp != nil && cp.Fraction > 0 {
@@ -268,6 +289,15 @@ func (r *runner) layout(c *cell, stream uint64) {
 		}
 		c.cancelAt = cancelMask(n, cp.Fraction, p.Seed, stream)
 	}
+}
+
+// traceNS returns the trace times of a trace replay's items, in order.
+func (r *runner) traceNS() []int64 {
+	ns := make([]int64, len(r.o.Trace.Items))
+	for i, it := range r.o.Trace.Items {
+		ns[i] = *it.TraceNS
+	}
+	return ns
 }
 
 func cancelMask(n int, frac float64, seed int64, stream uint64) []bool {

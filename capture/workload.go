@@ -24,6 +24,9 @@ type Item struct {
 	// OutputTokens is the target output length (max_tokens); 0 leaves it to
 	// the server.
 	OutputTokens int `json:"output_tokens,omitempty"`
+	// TraceNS is, in a trace replay, the request's time in the trace less
+	// that of the replayed window's first request (schema.TraceSource).
+	TraceNS *int64 `json:"trace_ns,omitempty"`
 }
 
 // MaxWorkloadItems bounds the items read from a prompt file.
@@ -113,20 +116,34 @@ usually money seen car morning given body family later order close open fire riv
 // (one word approximates one token), asking for outputTokens tokens. The
 // same seed, stream and lengths give the same prompts.
 func SyntheticItems(seed uint64, stream uint64, n, inputTokens, outputTokens int) []Item {
-	rng := rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+	gen := newPromptWords(seed, stream)
 	items := make([]Item, n)
-	var b strings.Builder
 	for i := range items {
-		b.Reset()
-		for w := range inputTokens {
-			if w > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
-		}
-		items[i] = Item{Prompt: b.String(), InputTokens: inputTokens, OutputTokens: outputTokens}
+		items[i] = Item{Prompt: gen.words(inputTokens), InputTokens: inputTokens, OutputTokens: outputTokens}
 	}
 	return items
+}
+
+// promptWords draws synthetic prompts from one seeded stream.
+type promptWords struct {
+	rng *rand.Rand
+	b   strings.Builder
+}
+
+func newPromptWords(seed, stream uint64) *promptWords {
+	return &promptWords{rng: rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))}
+}
+
+// words returns the next prompt of n words.
+func (g *promptWords) words(n int) string {
+	g.b.Reset()
+	for w := range n {
+		if w > 0 {
+			g.b.WriteByte(' ')
+		}
+		g.b.WriteString(vocabulary[g.rng.IntN(len(vocabulary))])
+	}
+	return g.b.String()
 }
 
 // EncodeWorkload writes items as workload.jsonl and returns the SHA-256

@@ -306,6 +306,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 
 	validateLoad(ps, &m.Load, m.ExternalReference())
+	validateTrace(ps, m)
 	validateSharding(ps, m)
 	if m.Load.Generator == GeneratorBenchsealV1 && m.Load.Mode == ModeRate && m.Client.Seed == nil {
 		ps.add("client.seed", "must be set: load.generator %q regenerates the rate schedule from it", GeneratorBenchsealV1)
@@ -380,8 +381,8 @@ func validateLoad(ps *problems, l *Load, external bool) {
 			if !finite(p.Rate) || p.Rate <= 0 {
 				ps.add(f+".rate", "must be a finite number > 0 in rate mode")
 			}
-			if !oneOf(p.Arrival, ArrivalConstant, ArrivalPoisson, ArrivalGamma) {
-				ps.add(f+".arrival", "must be one of %s in rate mode, got %q", quoteList(ArrivalConstant, ArrivalPoisson, ArrivalGamma), p.Arrival)
+			if !oneOf(p.Arrival, ArrivalConstant, ArrivalPoisson, ArrivalGamma, ArrivalTrace) {
+				ps.add(f+".arrival", "must be one of %s in rate mode, got %q", quoteList(ArrivalConstant, ArrivalPoisson, ArrivalGamma, ArrivalTrace), p.Arrival)
 			}
 			if p.Concurrency < 0 {
 				ps.add(f+".concurrency", "must not be negative")

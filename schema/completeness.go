@@ -53,6 +53,9 @@ func (c *RecordChecker) checkGenerated(cell int, rec *Record, add func(field, fo
 		add("id", "%q does not follow load.generator %q: want \"%s.r%d.%c<k>\"", rec.ID, GeneratorBenchsealV1, rec.Point, rec.Repeat, ph)
 		return
 	}
+	if c.m.Load.Points[cell/c.repeats].Arrival == ArrivalTrace && (rec.Item == nil || *rec.Item != k) {
+		add("item", "request %d of a trace replay sends trace request %d (workload item %d), so its item must be %d", k, k, k, k)
+	}
 	s := c.shardOf(cell, k)
 	if c.shards > 1 && rec.Shard != nil && *rec.Shard != int64(s) {
 		add("shard", "is %d, but the split rule %q gives request %d of this phase to shard %d", *rec.Shard, ShardSplitV1, k, s)
@@ -339,7 +342,9 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 		length = n
 	}
 	var walk *scheduleWalk
-	if c.rate && c.m.Client.Seed != nil {
+	if _, problem := c.phaseScheduler(pp); problem != "" {
+		add("scheduled_ns", "%s: %s", pp.what(), problem)
+	} else if c.rate && c.m.Client.Seed != nil {
 		walk = c.walkSchedule(pp, gs, c.scheduleNeed(gs, n))
 		length = walk.length
 	}
@@ -365,7 +370,7 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	if expect := c.share(pp, length); expect > total {
 		switch {
 		case !c.m.Incomplete:
-			add("scheduled_ns", "%s: the schedule regenerated from client.seed has more than the %d requests recorded: work is missing", pp.what(), total)
+			add("scheduled_ns", "%s: the schedule regenerated from %s has more than the %d requests recorded: work is missing", pp.what(), scheduleSource(pp), total)
 		case pp.duration == 0 || pp.phase != PhaseMeasure:
 			// checkCount counts the missing of a count-bounded phase.
 		case !walk.cut:
@@ -406,8 +411,7 @@ type unsentCount struct {
 func (c *RecordChecker) countUnsent() {
 	for _, u := range c.unsent {
 		pp := &u.pp
-		g := newScheduler(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, time.Duration(pp.duration),
-			*c.m.Client.Seed, scheduleStream(pp))
+		g, _ := c.phaseScheduler(pp)
 		length := int64(0)
 		for length < u.want {
 			if _, ok := g.next(); !ok {
@@ -420,6 +424,43 @@ func (c *RecordChecker) countUnsent() {
 		}
 	}
 	c.unsent = nil
+}
+
+// phaseScheduler returns the generator of a rate phase's schedule: from
+// client.seed, or for a trace replay from the workload items' trace_ns.
+// problem says why a trace replay's schedule cannot be regenerated ("":
+// it can, or the phase is no trace replay).
+func (c *RecordChecker) phaseScheduler(pp *phasePlan) (g *scheduler, problem string) {
+	if pp.point.Arrival != ArrivalTrace {
+		if !c.rate || c.m.Client.Seed == nil {
+			return nil, ""
+		}
+		return newScheduler(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, time.Duration(pp.duration),
+			*c.m.Client.Seed, scheduleStream(pp)), ""
+	}
+	t := c.m.Workload.Trace
+	if t == nil {
+		return nil, "arrival " + ArrivalTrace + " without workload.trace"
+	}
+	if c.workload == nil {
+		return nil, "a trace replay's schedule is regenerated from " + WorkloadFile + ", which the run does not ship"
+	}
+	ns, ok := c.workload.TraceNS()
+	switch {
+	case !ok:
+		return nil, "a trace replay's schedule is regenerated from the trace_ns of every workload item, in order, but " + WorkloadFile + " does not give one for every item"
+	case len(ns) != t.Requests:
+		return nil, fmt.Sprintf("workload.trace declares %d requests, but %s has %d items with trace_ns", t.Requests, WorkloadFile, len(ns))
+	}
+	return &scheduler{arrival: ArrivalTrace, trace: ns, speedup: t.Speedup}, ""
+}
+
+// scheduleSource names what a rate phase's schedule is regenerated from.
+func scheduleSource(pp *phasePlan) string {
+	if pp.point.Arrival == ArrivalTrace {
+		return "the replayed trace (" + WorkloadFile + " trace_ns ÷ workload.trace.speedup)"
+	}
+	return "client.seed"
 }
 
 // scheduleStream is the random stream capture draws a phase's schedule
@@ -475,8 +516,7 @@ func (c *RecordChecker) walkSchedule(pp *phasePlan, gs []genCell, need int64) *s
 	for s := range gs {
 		slices.SortFunc(gs[s].sched, func(a, b kSched) int { return cmp.Compare(a.k, b.k) })
 	}
-	g := newScheduler(pp.point.Arrival, pp.point.Rate, pp.point.Burstiness, time.Duration(pp.duration),
-		*c.m.Client.Seed, scheduleStream(pp))
+	g, _ := c.phaseScheduler(pp)
 	for w.length < need {
 		t, ok := g.next()
 		if !ok {
@@ -523,7 +563,7 @@ func (w *scheduleWalk) report(add func(field, format string, args ...any), c *Re
 	if c.shards > 1 {
 		who = " (" + shardDesc(s, c.shards) + ")"
 	}
-	add("scheduled_ns", "%s%s: %d request(s) off the schedule regenerated from client.seed (load.generator %q), e.g. %s", pp.what(), who, w.bad[s], GeneratorBenchsealV1, w.first[s])
+	add("scheduled_ns", "%s%s: %d request(s) off the schedule regenerated from %s (load.generator %q), e.g. %s", pp.what(), who, w.bad[s], scheduleSource(pp), GeneratorBenchsealV1, w.first[s])
 }
 
 // DurationEndToleranceNS is how long before the end of its declared

@@ -50,6 +50,9 @@ const (
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
 	ArrivalGamma    = "gamma"
+	// ArrivalTrace sends each request at its time in a replayed trace
+	// (workload.trace; see TraceOffset).
+	ArrivalTrace = "trace"
 )
 
 // Prefix-cache policies.
@@ -264,6 +267,9 @@ type Workload struct {
 	Private      bool        `json:"private,omitempty"`
 	InputTokens  *LengthDist `json:"input_tokens,omitempty"`
 	OutputTokens *LengthDist `json:"output_tokens,omitempty"`
+	// Trace is the request trace the run replayed on its schedule (points
+	// with arrival "trace"); nil when it replayed none.
+	Trace *TraceSource `json:"trace,omitempty"`
 }
 
 // LengthDist summarises a token-length distribution.

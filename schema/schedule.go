@@ -45,6 +45,10 @@ type scheduler struct {
 	limit      time.Duration
 	t          float64
 	i          int64 // offsets yielded so far
+	// trace and speedup: a trace replay's schedule (arrival
+	// ArrivalTrace), TraceOffset of each trace time in turn.
+	trace   []int64
+	speedup float64
 }
 
 func newScheduler(arrival string, rate, burstiness float64, limit time.Duration, seed int64, stream uint64) *scheduler {
@@ -54,6 +58,13 @@ func newScheduler(arrival string, rate, burstiness float64, limit time.Duration,
 
 // next returns the next offset, or false at the schedule's limit.
 func (g *scheduler) next() (int64, bool) {
+	if g.arrival == ArrivalTrace {
+		if g.i >= int64(len(g.trace)) {
+			return 0, false
+		}
+		g.i++
+		return TraceOffset(g.trace[g.i-1], g.speedup), true
+	}
 	if g.limit > 0 && g.t >= float64(g.limit) {
 		return 0, false
 	}

@@ -43,6 +43,11 @@ type WorkloadItems struct {
 	n      int64
 	line   []byte
 	long   bool
+	// trace holds the trace_ns of items 0, 1, … while each states one
+	// (a trace replay's items all do: see TraceSource), 8 bytes an item;
+	// traceGap is set when an item without one came before one with.
+	trace    []int64
+	traceGap bool
 	// Bad is the first line (1-based) that does not decode as a workload
 	// item, 0 when every line did.
 	Bad int
@@ -112,9 +117,16 @@ func (w *WorkloadItems) item(i int64) itemBound {
 }
 
 func (w *WorkloadItems) endLine(line []byte) {
-	it, ok := decodeItem(line, w.long)
+	it, traceNS, ok := decodeItem(line, w.long)
 	if !ok && w.Bad == 0 {
 		w.Bad = int(min(w.n+1, 1<<31-1))
+	}
+	if traceNS >= 0 {
+		if int64(len(w.trace)) == w.n {
+			w.trace = append(w.trace, traceNS)
+		} else {
+			w.traceGap = true
+		}
 	}
 	if it != noBound {
 		w.lines = append(w.lines, w.n)
@@ -141,17 +153,18 @@ func keyFree(b []byte) bool {
 // decodeItem reads one workload line: "prompt" or "text" (a string), or
 // "messages" whose every content is a string; "input_tokens"; and the
 // output length as benchseal's load client reads it (the largest of
-// "output_tokens", "max_tokens" and "output_len"). A line that does not
-// decode bounds nothing.
-func decodeItem(b []byte, long bool) (itemBound, bool) {
+// "output_tokens", "max_tokens" and "output_len"); and "trace_ns", the
+// item's time in a replayed trace (-1: none, or negative). A line that does
+// not decode bounds nothing.
+func decodeItem(b []byte, long bool) (itemBound, int64, bool) {
 	if long {
-		return noBound, false
+		return noBound, -1, false
 	}
 	if keyFree(b) {
 		// What json.Unmarshal into the struct below accepts: an object
 		// or null (no name it reads can be in it).
 		t := bytes.TrimLeft(b, " \t\r\n")
-		return noBound, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
+		return noBound, -1, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
 	}
 	var in struct {
 		Prompt   *string `json:"prompt"`
@@ -159,13 +172,18 @@ func decodeItem(b []byte, long bool) (itemBound, bool) {
 		Messages []struct {
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
-		MaxTokens    int64 `json:"max_tokens"`
-		OutputLen    int64 `json:"output_len"`
+		InputTokens  int64  `json:"input_tokens"`
+		OutputTokens int64  `json:"output_tokens"`
+		MaxTokens    int64  `json:"max_tokens"`
+		OutputLen    int64  `json:"output_len"`
+		TraceNS      *int64 `json:"trace_ns"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
-		return noBound, false
+		return noBound, -1, false
+	}
+	traceNS := int64(-1)
+	if in.TraceNS != nil && *in.TraceNS >= 0 {
+		traceNS = *in.TraceNS
 	}
 	clamp := func(v int64) int32 { return int32(min(max(v, 0), 1<<31-1)) }
 	it := noBound
@@ -188,7 +206,14 @@ func decodeItem(b []byte, long bool) (itemBound, bool) {
 	}
 	it.input = clamp(in.InputTokens)
 	it.outp = clamp(max(in.OutputTokens, in.MaxTokens, in.OutputLen))
-	return it, true
+	return it, traceNS, true
+}
+
+// TraceNS returns the trace times of the items, in item order, when every
+// item from the first up to some item states one and none after it does
+// (a trace replay's workload); ok is false otherwise.
+func (w *WorkloadItems) TraceNS() (ns []int64, ok bool) {
+	return w.trace, len(w.trace) > 0 && !w.traceGap
 }
 
 // SetWorkload gives the checker the items of the run's workload, read

@@ -53,6 +53,10 @@ type captureOptions struct {
 	inputTokens        int
 	outputTokens       int
 	prompts            string
+	trace              string
+	traceSpeedup       float64
+	traceWindow        string
+	traceRun           *capture.TraceRun // read from --trace by buildPlan
 	forceLength        bool
 	perChunkUsage      bool
 	distinctPrompts    bool
@@ -165,6 +169,9 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.IntVar(&o.inputTokens, "input-tokens", capture.DefaultInputTokens, "synthetic prompt length: tokens of the served model, counted by its tokenizer endpoint (llama.cpp, vLLM, SGLang), else words (notes.input_tokens says which)")
 	f.IntVar(&o.outputTokens, "output-tokens", capture.DefaultOutputTokens, "target output length (max_tokens)")
 	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
+	f.StringVar(&o.trace, "trace", "", "replay a request trace on its own schedule, each request with its input and output lengths: Mooncake JSONL, Azure LLM inference CSV or BurstGPT CSV (see docs/capture.md)")
+	f.Float64Var(&o.traceSpeedup, "trace-speedup", 1, "with --trace: divide the trace's times by this (10: ten times as fast)")
+	f.StringVar(&o.traceWindow, "trace-window", "", "with --trace: replay only START..END of the trace (its time since the first request, e.g. 60s..120s; either side may be empty)")
 	f.BoolVar(&o.forceLength, "force-length", true, "also send min_tokens = max_tokens and ignore_eos (vLLM, SGLang, llama.cpp)")
 	f.BoolVar(&o.perChunkUsage, "per-chunk-usage", false, "ask for usage on every chunk (vLLM continuous_usage_stats) to record chunk_tokens")
 	f.Float64Var(&o.temperature, "temperature", 0, "sampling temperature to send (not sent unless given)")
@@ -189,6 +196,9 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	cmd.MarkFlagsOneRequired("endpoint", "simulate")
 	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
 	cmd.MarkFlagsMutuallyExclusive("plan", "preset")
+	for _, n := range []string{"plan", "prompts", "distinct-prompts"} {
+		cmd.MarkFlagsMutuallyExclusive("trace", n)
+	}
 	cmd.MarkFlagsMutuallyExclusive("shard", "shards")
 	cmd.MarkFlagRequired("out")
 	return cmd, o
@@ -275,11 +285,44 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 			return nil, err
 		}
 	}
+	if o.trace != "" {
+		if spec.Trace, err = readTrace(o); err != nil {
+			return nil, err
+		}
+		o.traceRun = spec.Trace
+	} else if fl.Changed("trace-speedup") || fl.Changed("trace-window") {
+		return nil, usagef("--trace-speedup and --trace-window need --trace")
+	}
 	p, err := spec.Plan()
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	return p, nil
+}
+
+// readTrace reads --trace and selects its --trace-window.
+func readTrace(o *captureOptions) (*capture.TraceRun, error) {
+	var w capture.TraceWindow
+	if o.traceWindow != "" {
+		var err error
+		if w, err = capture.ParseTraceWindow(o.traceWindow); err != nil {
+			return nil, usagef("--trace-window %v", err)
+		}
+	}
+	f, err := os.Open(o.trace)
+	if err != nil {
+		return nil, usagef("--trace: %v", err)
+	}
+	defer f.Close()
+	t, err := capture.ReadTrace(f, o.trace)
+	if err != nil {
+		return nil, usagef("--trace: %v", err)
+	}
+	run, err := t.Replay(w, o.traceSpeedup, o.seed)
+	if err != nil {
+		return nil, usagef("--trace: %v", err)
+	}
+	return run, nil
 }
 
 // commandLine rebuilds the exact invocation from the flags given.
@@ -416,6 +459,7 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		OnFailure:     failurePrinter(o.io.ErrOut, maxFailuresShown),
 	}
 	opts.Plan.DistinctPrompts = opts.Plan.DistinctPrompts || o.distinctPrompts
+	opts.Trace = o.traceRun
 	if cmd.Flags().Changed("temperature") {
 		t := o.temperature
 		opts.Request.Temperature = &t

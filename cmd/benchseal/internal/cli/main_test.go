@@ -31,7 +31,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitfor": cmdWaitFor},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitfor": cmdWaitFor, "jsonl": cmdJSONL},
 		Setup: func(env *testscript.Env) error {
 			// $FIXTURES: the real peer-tool outputs of testdata/fixtures.
 			fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "testdata", "fixtures"))
@@ -39,6 +39,8 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("FIXTURES", fx)
+			// $TRACES: the request-trace samples of testdata/traces.
+			env.Setenv("TRACES", filepath.Join(filepath.Dir(fx), "traces"))
 			env.Setenv("SOURCE_DATE_EPOCH", "")
 			env.Setenv("BENCHSEAL_PASSWORD", "")
 			env.Setenv("NO_COLOR", "1")
