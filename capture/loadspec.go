@@ -49,6 +49,9 @@ type LoadSpec struct {
 	// InputTokens and OutputTokens are the synthetic lengths; nil: the
 	// defaults. The protocol preset sets its own, so it refuses them.
 	InputTokens, OutputTokens *int
+	// InputLengths and OutputLengths draw the synthetic lengths from a
+	// distribution instead (Plan.InputLengths); nil: not given.
+	InputLengths, OutputLengths *LengthSpec
 	// Preset is "" or PresetProtocol.
 	Preset string
 	// Trace, when set, is the whole load: one rate point sending the
@@ -66,7 +69,7 @@ func (s LoadSpec) tracePlan(p *Plan) (*Plan, error) {
 		return nil, flagError("--trace sends the trace's requests; drop --requests and --duration (--trace-window selects a part)")
 	case s.Warmup.Requests != 0 || s.Warmup.Duration != 0:
 		return nil, flagError("--trace has no warmup: drop --warmup-requests and --warmup-duration")
-	case s.InputTokens != nil || s.OutputTokens != nil:
+	case s.InputTokens != nil || s.OutputTokens != nil || s.InputLengths != nil || s.OutputLengths != nil:
 		return nil, flagError("--trace gives every request its own lengths; drop --input-tokens and --output-tokens")
 	case s.Arrival != "" || s.Burstiness != nil:
 		return nil, flagError("--trace sets the arrivals; drop --arrival and --burstiness")
@@ -100,6 +103,13 @@ func (s LoadSpec) Plan() (*Plan, error) {
 	}
 	if s.InputTokens != nil {
 		p.InputTokens = *s.InputTokens
+	}
+	p.InputLengths, p.OutputLengths = s.InputLengths, s.OutputLengths
+	if s.InputLengths != nil {
+		p.InputTokens = 0
+	}
+	if s.OutputLengths != nil {
+		p.OutputTokens = 0
 	}
 	if s.OutputTokens != nil {
 		p.OutputTokens = *s.OutputTokens
@@ -167,7 +177,7 @@ func (s LoadSpec) Plan() (*Plan, error) {
 			p.Points = append(p.Points, pt)
 		}
 	case PresetProtocol:
-		if s.InputTokens != nil || s.OutputTokens != nil {
+		if s.InputTokens != nil || s.OutputTokens != nil || s.InputLengths != nil || s.OutputLengths != nil {
 			return nil, flagError("--preset protocol sets the prompt and output lengths; drop --input-tokens/--output-tokens")
 		}
 		p.Points = ProtocolPoints(p.Mode, loads, s.Requests)

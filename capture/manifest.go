@@ -104,6 +104,8 @@ func (r *runner) baseManifest() *schema.Manifest {
 		if len(ins) > 1 {
 			m.Workload.InputTokens.Kind = "dataset"
 		}
+		drawn(m.Workload.InputTokens, o.Plan.InputLengths)
+		drawn(m.Workload.OutputTokens, o.Plan.OutputLengths)
 	} else if m.Workload.Description == "" {
 		m.Workload.Description = fmt.Sprintf("%d prompts from %s", len(o.Prompts), o.Dataset)
 	}
@@ -128,6 +130,14 @@ func (r *runner) baseManifest() *schema.Manifest {
 		setNote(m, "schedule", "closed loop: each of the point's concurrency workers sends its next request when the previous one ends; no scheduled_ns")
 	}
 	return m
+}
+
+// drawn labels the summary d of lengths drawn from spec (nil: not drawn)
+// with its kind and spec.
+func drawn(d *schema.LengthDist, spec *LengthSpec) {
+	if d != nil && spec != nil {
+		d.Kind, d.Spec = spec.Kind, spec.String()
+	}
 }
 
 func lengthDist(items []Item, f func(*Item) int) *schema.LengthDist {

@@ -51,6 +51,12 @@ type Plan struct {
 	// output lengths of points that state none.
 	InputTokens  int `json:"input_tokens,omitempty"`
 	OutputTokens int `json:"output_tokens,omitempty"`
+	// InputLengths and OutputLengths, when set, draw each synthetic item's
+	// input and output length from a distribution (LengthSpec, seeded);
+	// every point's input_tokens and output_tokens are then the
+	// distribution's upper bound.
+	InputLengths  *LengthSpec `json:"input_lengths,omitempty"`
+	OutputLengths *LengthSpec `json:"output_lengths,omitempty"`
 	// DistinctPrompts gives every point × repeat synthetic prompts of its
 	// own (drawn from the seed, so in the workload and its hash), so no
 	// engine cache carries over from one cell to the next; the preflight
@@ -119,6 +125,29 @@ func (p *Plan) Normalize() error {
 		}
 		if c.Fraction > 0 && c.After <= 0 {
 			bad("cancel.after must be > 0")
+		}
+	}
+	// A distribution's bound is every point's length.
+	for _, d := range []struct {
+		dist  *LengthSpec
+		plan  *int
+		field string
+		get   func(*schema.Point) *int
+	}{
+		{p.InputLengths, &p.InputTokens, "input", func(pt *schema.Point) *int { return &pt.InputTokens }},
+		{p.OutputLengths, &p.OutputTokens, "output", func(pt *schema.Point) *int { return &pt.OutputTokens }},
+	} {
+		if d.dist == nil {
+			continue
+		}
+		if *d.plan != 0 && *d.plan != d.dist.Hi {
+			bad("%s_tokens %d and %s_lengths %s: the lengths' bound is the plan's %s_tokens", d.field, *d.plan, d.field, d.dist, d.field)
+		}
+		*d.plan = d.dist.Hi
+		for i := range p.Points {
+			if v := d.get(&p.Points[i]); *v != 0 && *v != d.dist.Hi {
+				bad("points[%d]: %s_tokens %d with %s_lengths %s: each synthetic item draws its length from the distribution, bounded by %d", i, d.field, *v, d.field, d.dist, d.dist.Hi)
+			}
 		}
 	}
 	seen := map[string]bool{}

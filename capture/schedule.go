@@ -185,14 +185,14 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 				// One probe prompt of the first shape; the pools are
 				// made per cell below.
 				if k == 0 {
-					r.probe = &SyntheticItems(uint64(p.Seed), st^probeStream, 1, s.in, s.out)[0]
+					r.probe = &r.synthetic(uint64(p.Seed), st^probeStream, 1, s.in, s.out)[0]
 				}
 				continue
 			}
 			var pl pool
-			pl.measure = add(SyntheticItems(uint64(p.Seed), st, need[s], s.in, s.out))
+			pl.measure = add(r.synthetic(uint64(p.Seed), st, need[s], s.in, s.out))
 			if warmN > 0 {
-				pl.warmup = add(SyntheticItems(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out))
+				pl.warmup = add(r.synthetic(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out))
 			}
 			made[s] = pl
 		}
@@ -212,9 +212,9 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 					fmt.Fprintf(h, "%d/%d/point%d/repeat%d", s.in, s.out, i, rep)
 					st := h.Sum64()
 					var pl pool
-					pl.measure = add(SyntheticItems(uint64(p.Seed), st, n, s.in, s.out))
+					pl.measure = add(r.synthetic(uint64(p.Seed), st, n, s.in, s.out))
 					if warmN > 0 {
-						pl.warmup = add(SyntheticItems(uint64(p.Seed), st^warmupStream, warmN, s.in, s.out))
+						pl.warmup = add(r.synthetic(uint64(p.Seed), st^warmupStream, warmN, s.in, s.out))
 					}
 					cellPools[i] = append(cellPools[i], pl)
 				}
@@ -289,6 +289,24 @@ func (r *runner) layout(c *cell, stream uint64) {
 		}
 		c.cancelAt = cancelMask(n, cp.Fraction, p.Seed, stream)
 	}
+}
+
+// synthetic returns n synthetic items of the shape in/out, or with the
+// plan's length distributions drawn for each item (Plan.InputLengths,
+// OutputLengths).
+func (r *runner) synthetic(seed, stream uint64, n, in, out int) []Item {
+	p := &r.o.Plan
+	if p.InputLengths == nil && p.OutputLengths == nil {
+		return SyntheticItems(seed, stream, n, in, out)
+	}
+	di, do := LengthSpec{Kind: LengthFixed, Lo: in, Hi: in}, LengthSpec{Kind: LengthFixed, Lo: out, Hi: out}
+	if p.InputLengths != nil {
+		di = *p.InputLengths
+	}
+	if p.OutputLengths != nil {
+		do = *p.OutputLengths
+	}
+	return drawnItems(seed, stream, n, di, do)
 }
 
 // traceNS returns the trace times of a trace replay's items, in order.

@@ -142,6 +142,9 @@ func lengths(d *schema.LengthDist) string {
 	if d.Kind != "" {
 		b = append(b, d.Kind)
 	}
+	if d.Spec != "" {
+		b = append(b, d.Spec)
+	}
 	if d.Min != 0 || d.Max != 0 {
 		b = append(b, "min "+strconv.Itoa(d.Min), "max "+strconv.Itoa(d.Max))
 	}

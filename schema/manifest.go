@@ -272,9 +272,16 @@ type Workload struct {
 	Trace *TraceSource `json:"trace,omitempty"`
 }
 
-// LengthDist summarises a token-length distribution.
+// LengthDist summarises a token-length distribution: the kind it was
+// drawn from and, for drawn lengths, the distribution as capture's
+// --input-tokens/--output-tokens state it; min, max and mean of the
+// workload items' lengths.
 type LengthDist struct {
-	Kind string `json:"kind,omitempty"` // fixed, uniform, normal, lognormal, dataset
+	Kind string `json:"kind,omitempty"` // fixed, uniform, normal, lognormal, empirical, dataset
+	// Spec is the distribution the lengths were drawn from (capture's
+	// LengthSpec: "64..256", "normal:512,128,1,1024", "list:100,200");
+	// empty when not drawn.
+	Spec string `json:"spec,omitempty"`
 	Min  int    `json:"min,omitempty"`
 	Max  int    `json:"max,omitempty"`
 	Mean int    `json:"mean,omitempty"`

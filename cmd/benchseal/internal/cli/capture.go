@@ -50,8 +50,8 @@ type captureOptions struct {
 	cancelFraction     float64
 	cancelAfter        time.Duration
 	seed               int64
-	inputTokens        int
-	outputTokens       int
+	inputTokens        string
+	outputTokens       string
 	prompts            string
 	trace              string
 	traceSpeedup       float64
@@ -166,8 +166,8 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.Float64Var(&o.cancelFraction, "cancel-fraction", 0, "fraction of requests the client cancels after --cancel-after")
 	f.DurationVar(&o.cancelAfter, "cancel-after", 0, "delay after send before a planned cancellation")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the request order, schedule, synthetic prompts and cancellations")
-	f.IntVar(&o.inputTokens, "input-tokens", capture.DefaultInputTokens, "synthetic prompt length: tokens of the served model, counted by its tokenizer endpoint (llama.cpp, vLLM, SGLang), else words (notes.input_tokens says which)")
-	f.IntVar(&o.outputTokens, "output-tokens", capture.DefaultOutputTokens, "target output length (max_tokens)")
+	f.StringVar(&o.inputTokens, "input-tokens", strconv.Itoa(capture.DefaultInputTokens), "synthetic prompt length: tokens of the served model, counted by its tokenizer endpoint (llama.cpp, vLLM, SGLang), else words (notes.input_tokens says which); N, or a seeded distribution: A..B (uniform), normal:MEAN,SD[,MIN,MAX], lognormal:MEAN,SD[,MIN,MAX], list:L1,L2,...")
+	f.StringVar(&o.outputTokens, "output-tokens", strconv.Itoa(capture.DefaultOutputTokens), "target output length in tokens (max_tokens): N or a distribution as for --input-tokens")
 	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
 	f.StringVar(&o.trace, "trace", "", "replay a request trace on its own schedule, each request with its input and output lengths: Mooncake JSONL, Azure LLM inference CSV or BurstGPT CSV (see docs/capture.md)")
 	f.Float64Var(&o.traceSpeedup, "trace-speedup", 1, "with --trace: divide the trace's times by this (10: ten times as fast)")
@@ -268,11 +268,23 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 	if fl.Changed("burstiness") {
 		spec.Burstiness = &o.burstiness
 	}
-	if fl.Changed("input-tokens") {
-		spec.InputTokens = &o.inputTokens
-	}
-	if fl.Changed("output-tokens") {
-		spec.OutputTokens = &o.outputTokens
+	for _, l := range []struct {
+		flag, v string
+		n       **int
+		dist    **capture.LengthSpec
+	}{{"input-tokens", o.inputTokens, &spec.InputTokens, &spec.InputLengths}, {"output-tokens", o.outputTokens, &spec.OutputTokens, &spec.OutputLengths}} {
+		if !fl.Changed(l.flag) {
+			continue
+		}
+		d, err := capture.ParseLengthSpec(l.v)
+		if err != nil {
+			return nil, usagef("--%s: %v", l.flag, err)
+		}
+		if d.Fixed() {
+			*l.n = &d.Lo
+		} else {
+			*l.dist = &d
+		}
 	}
 	var err error
 	switch {
@@ -472,7 +484,12 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		if err != nil {
 			return none, usagef("--prompts: %v", err)
 		}
-		items, err := capture.ReadPrompts(f, o.prompts, o.outputTokens)
+		out, err := capture.ParseLengthSpec(o.outputTokens)
+		if err != nil || !out.Fixed() {
+			f.Close()
+			return none, usagef("--output-tokens %q: with --prompts, give one length (the default of items that state none)", o.outputTokens)
+		}
+		items, err := capture.ReadPrompts(f, o.prompts, out.Lo)
 		f.Close()
 		if err != nil {
 			return none, usagef("--prompts: %v", err)
