@@ -60,6 +60,24 @@ type LoadSpec struct {
 	Trace *TraceRun
 }
 
+// lengths sets the plan's synthetic lengths or length distributions
+// (whose bounds Normalize makes the points' lengths).
+func (s LoadSpec) lengths(p *Plan) {
+	for _, l := range []struct {
+		n    *int
+		dist *LengthSpec
+		to   *int
+		toD  **LengthSpec
+	}{{s.InputTokens, s.InputLengths, &p.InputTokens, &p.InputLengths}, {s.OutputTokens, s.OutputLengths, &p.OutputTokens, &p.OutputLengths}} {
+		switch {
+		case l.dist != nil:
+			*l.to, *l.toD = 0, l.dist
+		case l.n != nil:
+			*l.to = *l.n
+		}
+	}
+}
+
 // tracePlan is the plan of a trace replay.
 func (s LoadSpec) tracePlan(p *Plan) (*Plan, error) {
 	switch {
@@ -101,19 +119,7 @@ func (s LoadSpec) Plan() (*Plan, error) {
 	if s.Trace != nil {
 		return s.tracePlan(p)
 	}
-	if s.InputTokens != nil {
-		p.InputTokens = *s.InputTokens
-	}
-	p.InputLengths, p.OutputLengths = s.InputLengths, s.OutputLengths
-	if s.InputLengths != nil {
-		p.InputTokens = 0
-	}
-	if s.OutputLengths != nil {
-		p.OutputTokens = 0
-	}
-	if s.OutputTokens != nil {
-		p.OutputTokens = *s.OutputTokens
-	}
+	s.lengths(p)
 	if s.CancelFraction != 0 || s.CancelAfter != 0 {
 		p.Cancel = &Cancel{Fraction: s.CancelFraction, After: schema.Duration(s.CancelAfter)}
 	}

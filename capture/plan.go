@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,45 @@ type Plan struct {
 	DistinctPrompts bool `json:"distinct_prompts,omitempty"`
 }
 
+// normalizeWorkload sets and checks the points' lengths of the plan's
+// length distributions (a distribution's bound is every point's length)
+// and the points of a trace replay, calling bad for each problem.
+func (p *Plan) normalizeWorkload(bad func(format string, args ...any)) {
+	for _, d := range []struct {
+		dist  *LengthSpec
+		plan  *int
+		field string
+		get   func(*schema.Point) *int
+	}{
+		{p.InputLengths, &p.InputTokens, "input", func(pt *schema.Point) *int { return &pt.InputTokens }},
+		{p.OutputLengths, &p.OutputTokens, "output", func(pt *schema.Point) *int { return &pt.OutputTokens }},
+	} {
+		if d.dist == nil {
+			continue
+		}
+		if *d.plan != 0 && *d.plan != d.dist.Hi {
+			bad("%s_tokens %d and %s_lengths %s: the lengths' bound is the plan's %s_tokens", d.field, *d.plan, d.field, d.dist, d.field)
+		}
+		*d.plan = d.dist.Hi
+		for i := range p.Points {
+			if v := d.get(&p.Points[i]); *v != 0 && *v != d.dist.Hi {
+				bad("points[%d]: %s_tokens %d with %s_lengths %s: each synthetic item draws its length from the distribution, bounded by %d", i, d.field, *v, d.field, d.dist, d.dist.Hi)
+			}
+		}
+	}
+	for i, pt := range p.Points {
+		if pt.Arrival != schema.ArrivalTrace {
+			continue
+		}
+		if pt.Burstiness != 0 || pt.Duration != 0 || pt.Requests == 0 {
+			bad("points[%d] %s: a trace replay's point has its trace's requests, no burstiness and no duration", i, pt.Name)
+		}
+		if p.Warmup.Requests > 0 || p.Warmup.Duration > 0 {
+			bad("points[%d] %s: a trace replay has no warmup (its requests are the trace's)", i, pt.Name)
+		}
+	}
+}
+
 // Cancel describes planned client-side cancellation.
 type Cancel struct {
 	// Fraction of requests (0..1) cancelled After their send.
@@ -98,9 +138,7 @@ func DecodePlan(r io.Reader) (*Plan, error) {
 func (p *Plan) Normalize() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if p.Repeats == 0 {
-		p.Repeats = 1
-	}
+	p.Repeats = cmp.Or(p.Repeats, 1)
 	if p.Repeats < 0 || p.Repeats > MaxRepeats {
 		bad("repeats %d out of range 1..%d", p.Repeats, MaxRepeats)
 	}
@@ -127,29 +165,7 @@ func (p *Plan) Normalize() error {
 			bad("cancel.after must be > 0")
 		}
 	}
-	// A distribution's bound is every point's length.
-	for _, d := range []struct {
-		dist  *LengthSpec
-		plan  *int
-		field string
-		get   func(*schema.Point) *int
-	}{
-		{p.InputLengths, &p.InputTokens, "input", func(pt *schema.Point) *int { return &pt.InputTokens }},
-		{p.OutputLengths, &p.OutputTokens, "output", func(pt *schema.Point) *int { return &pt.OutputTokens }},
-	} {
-		if d.dist == nil {
-			continue
-		}
-		if *d.plan != 0 && *d.plan != d.dist.Hi {
-			bad("%s_tokens %d and %s_lengths %s: the lengths' bound is the plan's %s_tokens", d.field, *d.plan, d.field, d.dist, d.field)
-		}
-		*d.plan = d.dist.Hi
-		for i := range p.Points {
-			if v := d.get(&p.Points[i]); *v != 0 && *v != d.dist.Hi {
-				bad("points[%d]: %s_tokens %d with %s_lengths %s: each synthetic item draws its length from the distribution, bounded by %d", i, d.field, *v, d.field, d.dist, d.dist.Hi)
-			}
-		}
-	}
+	p.normalizeWorkload(bad)
 	seen := map[string]bool{}
 	for i := range p.Points {
 		pt := &p.Points[i]
@@ -201,7 +217,7 @@ func (p *Plan) Normalize() error {
 				pt.Arrival = schema.ArrivalPoisson
 			}
 			switch pt.Arrival {
-			case schema.ArrivalConstant, schema.ArrivalPoisson:
+			case schema.ArrivalConstant, schema.ArrivalPoisson, schema.ArrivalTrace: // trace: see normalizeWorkload
 				if pt.Burstiness != 0 && pt.Burstiness != 1 {
 					bad("points[%d] %s: burstiness needs arrival gamma", i, pt.Name)
 				}
@@ -211,13 +227,6 @@ func (p *Plan) Normalize() error {
 				}
 				if !(pt.Burstiness > 0 && pt.Burstiness <= 1000) {
 					bad("points[%d] %s: burstiness %v out of range (0, 1000]", i, pt.Name, pt.Burstiness)
-				}
-			case schema.ArrivalTrace:
-				if pt.Burstiness != 0 || pt.Duration != 0 || pt.Requests == 0 {
-					bad("points[%d] %s: a trace replay's point has its trace's requests, no burstiness and no duration", i, pt.Name)
-				}
-				if p.Warmup.Requests > 0 || p.Warmup.Duration > 0 {
-					bad("points[%d] %s: a trace replay has no warmup (its requests are the trace's)", i, pt.Name)
 				}
 			default:
 				bad("points[%d] %s: arrival %q: want constant, poisson or gamma", i, pt.Name, pt.Arrival)

@@ -104,10 +104,15 @@ const (
 	warmupStream = 0x7761726d   // "warm"
 )
 
+// pool is the items a point's phases send: their global indices.
+type pool struct{ measure, warmup []int }
+
 func (r *runner) buildWorkload() ([]*cell, error) {
 	o := r.o
 	p := &o.Plan
-	type pool struct{ measure, warmup []int }
+	if pools, err := r.traceWorkload(); pools != nil || err != nil {
+		return r.layCells(pools, nil, err)
+	}
 	pools := make([]pool, len(p.Points))
 	// cellPools, with DistinctPrompts, are the pools of each point ×
 	// repeat, in place of pools.
@@ -115,24 +120,7 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	if o.Prompts != nil && p.DistinctPrompts {
 		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", plan.ErrPlan)
 	}
-	for _, pt := range p.Points {
-		if pt.Arrival == schema.ArrivalTrace && o.Trace == nil {
-			return nil, fmt.Errorf("%w: point %s: arrival %q needs a trace (capture --trace)", ErrPlan, pt.Name, schema.ArrivalTrace)
-		}
-	}
-	if o.Trace != nil {
-		if o.Prompts != nil || p.DistinctPrompts {
-			return nil, fmt.Errorf("%w: a trace replay makes its own prompts; drop the prompts file and distinct prompts", ErrPlan)
-		}
-		if len(p.Points) != 1 || p.Points[0].Arrival != schema.ArrivalTrace || p.Points[0].Requests != len(o.Trace.Items) {
-			return nil, fmt.Errorf("%w: a trace replay is one point with arrival %q and the trace's %d requests", ErrPlan, schema.ArrivalTrace, len(o.Trace.Items))
-		}
-		r.items = slices.Clone(o.Trace.Items)
-		pools[0].measure = make([]int, len(r.items))
-		for i := range pools[0].measure {
-			pools[0].measure[i] = i
-		}
-	} else if o.Prompts != nil {
+	if o.Prompts != nil {
 		for i := range p.Points {
 			if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
 				return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", plan.ErrPlan, p.Points[i].Name)
@@ -221,6 +209,18 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 			}
 		}
 	}
+	return r.layCells(pools, cellPools, nil)
+}
+
+// layCells encodes every item's request body and lays out the cells in run
+// order, each point's from its pool (of each repeat: cellPools, when not
+// nil); err, when not nil, is returned as is.
+func (r *runner) layCells(pools []pool, cellPools [][]pool, err error) ([]*cell, error) {
+	if err != nil {
+		return nil, err
+	}
+	o := r.o
+	p := &o.Plan
 	if len(r.items) == 0 {
 		return nil, errEmptyWorkload
 	}
@@ -263,6 +263,33 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 		}
 	}
 	return cells, nil
+}
+
+// traceWorkload makes the items and the one pool of a trace replay (nil
+// when the run replays no trace): every trace request once, in trace
+// order.
+func (r *runner) traceWorkload() ([]pool, error) {
+	o, p := r.o, &r.o.Plan
+	for _, pt := range p.Points {
+		if pt.Arrival == schema.ArrivalTrace && o.Trace == nil {
+			return nil, fmt.Errorf("%w: point %s: arrival %q needs a trace (capture --trace)", plan.ErrPlan, pt.Name, schema.ArrivalTrace)
+		}
+	}
+	if o.Trace == nil {
+		return nil, nil
+	}
+	if o.Prompts != nil || p.DistinctPrompts {
+		return nil, fmt.Errorf("%w: a trace replay makes its own prompts; drop the prompts file and distinct prompts", plan.ErrPlan)
+	}
+	if len(p.Points) != 1 || p.Points[0].Arrival != schema.ArrivalTrace || p.Points[0].Requests != len(o.Trace.Items) {
+		return nil, fmt.Errorf("%w: a trace replay is one point with arrival %q and the trace's %d requests", plan.ErrPlan, schema.ArrivalTrace, len(o.Trace.Items))
+	}
+	r.items = slices.Clone(o.Trace.Items)
+	measure := make([]int, len(r.items))
+	for i := range measure {
+		measure[i] = i
+	}
+	return []pool{{measure: measure}}, nil
 }
 
 // layout precomputes a cell's schedule and cancellations from the seed.

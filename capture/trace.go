@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -259,9 +260,94 @@ func readTraceCSV(r io.Reader, name string, t *Trace) error {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = 0
+	cols, idx, err := csvColumns(cr, name)
+	if err != nil {
+		return err
+	}
+	t.Format = cols.format
+	ti, ii, oi := idx[cols.time], idx[cols.input], idx[cols.outpt]
+	var azureBase time.Time
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
+			return &TraceError{File: name, Line: pe.Line, Err: pe.Err}
+		} else if err != nil {
+			return &TraceError{File: name, Err: err}
+		}
+		line, _ := cr.FieldPos(0)
+		if ti >= len(rec) {
+			return &TraceError{File: name, Line: line, Field: cols.time, Err: fmt.Errorf("missing: the line has %d columns", len(rec))}
+		}
+		q, ts := TraceRequest{Line: line}, strings.TrimSpace(rec[ti])
+		if cols.format == schema.TraceAzure {
+			at, err := parseAzureTime(ts)
+			if err != nil {
+				return &TraceError{File: name, Line: line, Field: cols.time, Err: err}
+			}
+			if azureBase.IsZero() {
+				azureBase = at
+			}
+			d := at.Sub(azureBase) // relative to the first line; ReadTrace rebases on the earliest
+			// Half the range each way, so rebasing on the earliest fits.
+			if d == math.MinInt64 || d == math.MaxInt64 || d < -maxTraceMS*1e6/2 || d > maxTraceMS*1e6/2 {
+				return &TraceError{File: name, Line: line, Field: cols.time, Err: fmt.Errorf("%q is too far from the first request", ts)}
+			}
+			q.AtNS = int64(d)
+		} else {
+			s, err := strconv.ParseFloat(ts, 64)
+			if err != nil {
+				return &TraceError{File: name, Line: line, Field: cols.time, Err: fmt.Errorf("%q is not a number of seconds", ts)}
+			}
+			if q.AtNS, err = msToNS(name, line, cols.time, s*1000); err != nil {
+				return err
+			}
+		}
+		if err := csvLengths(&q, rec, cols, ii, oi, name, line); err != nil {
+			return err
+		}
+		if err := t.add(name, q); err != nil {
+			return err
+		}
+	}
+}
+
+// csvLengths sets q's input and output lengths from a trace CSV record
+// (columns ii and oi of cols).
+func csvLengths(q *TraceRequest, rec []string, cols traceColumns, ii, oi int, name string, line int) error {
+	var lens [2]int64
+	for k, c := range []struct {
+		i   int
+		col string
+	}{{ii, cols.input}, {oi, cols.outpt}} {
+		if c.i >= len(rec) {
+			return &TraceError{File: name, Line: line, Field: c.col, Err: fmt.Errorf("missing: the line has %d columns", len(rec))}
+		}
+		v := strings.TrimSpace(rec[c.i])
+		var err error
+		if lens[k], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return &TraceError{File: name, Line: line, Field: c.col, Err: fmt.Errorf("%q is not a whole number of tokens", v)}
+		}
+	}
+	var err error
+	if q.InputTokens, err = traceLength(name, line, cols.input, lens[0], 1); err != nil {
+		return err
+	}
+	if cols.format == schema.TraceBurstGPT && lens[1] == 0 {
+		lens[1] = 1 // a failed request: see readTraceCSV
+	}
+	q.OutputTokens, err = traceLength(name, line, cols.outpt, lens[1], 1)
+	return err
+}
+
+// csvColumns reads a trace CSV's header and tells its format: its
+// columns and the index of each named column.
+func csvColumns(cr *csv.Reader, name string) (traceColumns, map[string]int, error) {
 	header, err := cr.Read()
 	if err != nil {
-		return &TraceError{File: name, Line: 1, Err: fmt.Errorf("read CSV header: %w", err)}
+		return traceColumns{}, nil, &TraceError{File: name, Line: 1, Err: fmt.Errorf("read CSV header: %w", err)}
 	}
 	idx := map[string]int{}
 	for i, h := range header {
@@ -278,82 +364,9 @@ func readTraceCSV(r io.Reader, name string, t *Trace) error {
 		}
 	}
 	if cols.format == "" {
-		return &TraceError{File: name, Line: 1, Err: fmt.Errorf("header %q is neither a Mooncake JSON line nor the columns of the Azure trace (TIMESTAMP, ContextTokens, GeneratedTokens) or of BurstGPT (Timestamp, Request tokens, Response tokens)", strings.Join(header, ","))}
+		return traceColumns{}, nil, &TraceError{File: name, Line: 1, Err: fmt.Errorf("header %q is neither a Mooncake JSON line nor the columns of the Azure trace (TIMESTAMP, ContextTokens, GeneratedTokens) or of BurstGPT (Timestamp, Request tokens, Response tokens)", strings.Join(header, ","))}
 	}
-	t.Format = cols.format
-	ti, ii, oi := idx[cols.time], idx[cols.input], idx[cols.outpt]
-	var azureBase time.Time
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
-			return &TraceError{File: name, Line: pe.Line, Err: pe.Err}
-		} else if err != nil {
-			return &TraceError{File: name, Err: err}
-		}
-		line, _ := cr.FieldPos(0)
-		field := func(i int, col string) (string, error) {
-			if i >= len(rec) {
-				return "", &TraceError{File: name, Line: line, Field: col, Err: fmt.Errorf("missing: the line has %d columns", len(rec))}
-			}
-			return strings.TrimSpace(rec[i]), nil
-		}
-		q := TraceRequest{Line: line}
-		ts, err := field(ti, cols.time)
-		if err != nil {
-			return err
-		}
-		if cols.format == schema.TraceAzure {
-			at, err := parseAzureTime(ts)
-			if err != nil {
-				return &TraceError{File: name, Line: line, Field: cols.time, Err: err}
-			}
-			if azureBase.IsZero() {
-				azureBase = at
-			}
-			d := at.Sub(azureBase) // relative to the first line; ReadTrace rebases on the earliest
-			if d == math.MinInt64 || d == math.MaxInt64 || d < -maxTraceMS*1e6 || d > maxTraceMS*1e6 {
-				return &TraceError{File: name, Line: line, Field: cols.time, Err: fmt.Errorf("%q is too far from the first request", ts)}
-			}
-			q.AtNS = int64(d)
-		} else {
-			s, err := strconv.ParseFloat(ts, 64)
-			if err != nil {
-				return &TraceError{File: name, Line: line, Field: cols.time, Err: fmt.Errorf("%q is not a number of seconds", ts)}
-			}
-			if q.AtNS, err = msToNS(name, line, cols.time, s*1000); err != nil {
-				return err
-			}
-		}
-		var lens [2]int64
-		for k, c := range []struct {
-			i   int
-			col string
-		}{{ii, cols.input}, {oi, cols.outpt}} {
-			v, err := field(c.i, c.col)
-			if err != nil {
-				return err
-			}
-			if lens[k], err = strconv.ParseInt(v, 10, 64); err != nil {
-				return &TraceError{File: name, Line: line, Field: c.col, Err: fmt.Errorf("%q is not a whole number of tokens", v)}
-			}
-		}
-		if q.InputTokens, err = traceLength(name, line, cols.input, lens[0], 1); err != nil {
-			return err
-		}
-		least := int64(1)
-		if cols.format == schema.TraceBurstGPT && lens[1] == 0 {
-			lens[1] = 1 // a failed request: see above
-		}
-		if q.OutputTokens, err = traceLength(name, line, cols.outpt, lens[1], least); err != nil {
-			return err
-		}
-		if err := t.add(name, q); err != nil {
-			return err
-		}
-	}
+	return cols, idx, nil
 }
 
 func parseAzureTime(s string) (time.Time, error) {
@@ -420,7 +433,7 @@ type TraceRun struct {
 // seed. speedup divides the trace's times (schema.TraceOffset).
 func (t *Trace) Replay(w TraceWindow, speedup float64, seed int64) (*TraceRun, error) {
 	if !(speedup > 0 && speedup <= schema.MaxTraceSpeedup) {
-		return nil, fmt.Errorf("%w: speedup %v: want above 0 and at most %g", ErrPlan, speedup, float64(schema.MaxTraceSpeedup))
+		return nil, fmt.Errorf("%w: speedup %v: want above 0 and at most %g", plan.ErrPlan, speedup, float64(schema.MaxTraceSpeedup))
 	}
 	var sel []TraceRequest
 	var total int64
@@ -430,12 +443,12 @@ func (t *Trace) Replay(w TraceWindow, speedup float64, seed int64) (*TraceRun, e
 		}
 		total += int64(q.InputTokens)
 		if total > MaxTraceInputTokens {
-			return nil, fmt.Errorf("%w: trace %s: the window's prompts total more than %d input tokens; narrow --trace-window", ErrPlan, t.File, MaxTraceInputTokens)
+			return nil, fmt.Errorf("%w: trace %s: the window's prompts total more than %d input tokens; narrow --trace-window", plan.ErrPlan, t.File, MaxTraceInputTokens)
 		}
 		sel = append(sel, q)
 	}
 	if len(sel) == 0 {
-		return nil, fmt.Errorf("%w: trace %s: no request in the window %s..%s (the trace spans %s)", ErrPlan, t.File, w.Start, w.End, time.Duration(t.Requests[len(t.Requests)-1].AtNS))
+		return nil, fmt.Errorf("%w: trace %s: no request in the window %s..%s (the trace spans %s)", plan.ErrPlan, t.File, w.Start, w.End, time.Duration(t.Requests[len(t.Requests)-1].AtNS))
 	}
 	run := &TraceRun{Source: schema.TraceSource{Format: t.Format, File: t.File, SHA256: t.SHA256, Speedup: speedup,
 		WindowStartNS: int64(w.Start), WindowEndNS: int64(w.End), Requests: len(sel)}}

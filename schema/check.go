@@ -306,7 +306,6 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	}
 
 	validateLoad(ps, &m.Load, m.ExternalReference())
-	validateTrace(ps, m)
 	validateSharding(ps, m)
 	if m.Load.Generator == GeneratorBenchsealV1 && m.Load.Mode == ModeRate && m.Client.Seed == nil {
 		ps.add("client.seed", "must be set: load.generator %q regenerates the rate schedule from it", GeneratorBenchsealV1)
@@ -326,9 +325,7 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if s := m.Source; s != nil && s.Tool == "" {
 		ps.add("source.tool", "must not be empty")
 	}
-	validateProvenance(ps, m)
-	validateServerMetrics(ps, m)
-	validateServerState(ps, m)
+	validateSections(ps, m)
 
 	// unknown must be said
 	known := manifestFields()
@@ -349,6 +346,15 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 		ps.add(p, "must be stated: set it or list %q in unknown", p)
 	}
 	return ps.list
+}
+
+// validateSections checks the manifest's sections that have rules of
+// their own: the replayed trace, provenance, server metrics and state.
+func validateSections(ps *problems, m *Manifest) {
+	validateTrace(ps, m)
+	validateProvenance(ps, m)
+	validateServerMetrics(ps, m)
+	validateServerState(ps, m)
 }
 
 // validateLoad checks the load plan; an external-evidence reference

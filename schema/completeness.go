@@ -341,11 +341,8 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	if n > 0 && pp.duration == 0 {
 		length = n
 	}
-	var walk *scheduleWalk
-	if _, problem := c.phaseScheduler(pp); problem != "" {
-		add("scheduled_ns", "%s: %s", pp.what(), problem)
-	} else if c.rate && c.m.Client.Seed != nil {
-		walk = c.walkSchedule(pp, gs, c.scheduleNeed(gs, n))
+	walk := c.phaseWalk(add, pp, gs, n)
+	if walk != nil {
 		length = walk.length
 	}
 	for s := range gs {
@@ -394,6 +391,19 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 		gs[s].sched = nil
 	}
 	return states
+}
+
+// phaseWalk compares a rate phase's records with its regenerated
+// schedule (nil: none to regenerate, or it cannot be, which it reports).
+func (c *RecordChecker) phaseWalk(add func(field, format string, args ...any), pp *phasePlan, gs []genCell, n int64) *scheduleWalk {
+	if _, problem := c.phaseScheduler(pp); problem != "" {
+		add("scheduled_ns", "%s: %s", pp.what(), problem)
+		return nil
+	}
+	if !c.rate || c.m.Client.Seed == nil {
+		return nil
+	}
+	return c.walkSchedule(pp, gs, c.scheduleNeed(gs, n))
 }
 
 // unsentCount is a phase an interruption may have stopped in whose

@@ -166,12 +166,6 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.Float64Var(&o.cancelFraction, "cancel-fraction", 0, "fraction of requests the client cancels after --cancel-after")
 	f.DurationVar(&o.cancelAfter, "cancel-after", 0, "delay after send before a planned cancellation")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the request order, schedule, synthetic prompts and cancellations")
-	f.StringVar(&o.inputTokens, "input-tokens", strconv.Itoa(capture.DefaultInputTokens), "synthetic prompt length: tokens of the served model, counted by its tokenizer endpoint (llama.cpp, vLLM, SGLang), else words (notes.input_tokens says which); N, or a seeded distribution: A..B (uniform), normal:MEAN,SD[,MIN,MAX], lognormal:MEAN,SD[,MIN,MAX], list:L1,L2,...")
-	f.StringVar(&o.outputTokens, "output-tokens", strconv.Itoa(capture.DefaultOutputTokens), "target output length in tokens (max_tokens): N or a distribution as for --input-tokens")
-	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
-	f.StringVar(&o.trace, "trace", "", "replay a request trace on its own schedule, each request with its input and output lengths: Mooncake JSONL, Azure LLM inference CSV or BurstGPT CSV (see docs/capture.md)")
-	f.Float64Var(&o.traceSpeedup, "trace-speedup", 1, "with --trace: divide the trace's times by this (10: ten times as fast)")
-	f.StringVar(&o.traceWindow, "trace-window", "", "with --trace: replay only START..END of the trace (its time since the first request, e.g. 60s..120s; either side may be empty)")
 	f.BoolVar(&o.forceLength, "force-length", true, "also send min_tokens = max_tokens and ignore_eos (vLLM, SGLang, llama.cpp)")
 	f.BoolVar(&o.perChunkUsage, "per-chunk-usage", false, "ask for usage on every chunk (vLLM continuous_usage_stats) to record chunk_tokens")
 	f.Float64Var(&o.temperature, "temperature", 0, "sampling temperature to send (not sent unless given)")
@@ -192,16 +186,29 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.IntVar(&o.shards, "shards", 0, "capture one of N shards, its index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	f.StringVar(&o.startAt, "start-at", "", "common start of all shards (RFC 3339): wait for it; a late shard records by how much")
 	f.Float64Var(&o.maxErrorRate, "max-error-rate", 0.5, "stop the run (exit 1, run kept marked incomplete) when more than this fraction of a phase's requests failed, after 20 (0: never)")
+	addWorkloadFlags(cmd, o) // after --plan and --distinct-prompts, which it excludes
 	cmd.MarkFlagsMutuallyExclusive("endpoint", "simulate")
 	cmd.MarkFlagsOneRequired("endpoint", "simulate")
 	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
 	cmd.MarkFlagsMutuallyExclusive("plan", "preset")
-	for _, n := range []string{"plan", "prompts", "distinct-prompts"} {
-		cmd.MarkFlagsMutuallyExclusive("trace", n)
-	}
 	cmd.MarkFlagsMutuallyExclusive("shard", "shards")
 	cmd.MarkFlagRequired("out")
 	return cmd, o
+}
+
+// addWorkloadFlags adds the flags that choose the requests' prompts and
+// lengths: synthetic lengths or distributions, a prompt file, a trace.
+func addWorkloadFlags(cmd *cobra.Command, o *captureOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.inputTokens, "input-tokens", strconv.Itoa(capture.DefaultInputTokens), "synthetic prompt length: tokens of the served model, counted by its tokenizer endpoint (llama.cpp, vLLM, SGLang), else words (notes.input_tokens says which); N, or a seeded distribution: A..B (uniform), normal:MEAN,SD[,MIN,MAX], lognormal:MEAN,SD[,MIN,MAX], list:L1,L2,...")
+	f.StringVar(&o.outputTokens, "output-tokens", strconv.Itoa(capture.DefaultOutputTokens), "target output length in tokens (max_tokens): N or a distribution as for --input-tokens")
+	f.StringVar(&o.prompts, "prompts", "", "JSONL prompt file: {\"prompt\"|\"messages\", \"output_tokens\"} per line")
+	f.StringVar(&o.trace, "trace", "", "replay a request trace on its own schedule, each request with its input and output lengths: Mooncake JSONL, Azure LLM inference CSV or BurstGPT CSV (see docs/capture.md)")
+	f.Float64Var(&o.traceSpeedup, "trace-speedup", 1, "with --trace: divide the trace's times by this (10: ten times as fast)")
+	f.StringVar(&o.traceWindow, "trace-window", "", "with --trace: replay only START..END of the trace (its time since the first request, e.g. 60s..120s; either side may be empty)")
+	for _, n := range []string{"plan", "prompts", "distinct-prompts"} {
+		cmd.MarkFlagsMutuallyExclusive("trace", n)
+	}
 }
 
 func parseList[T any](s, flag string, parse func(string) (T, error)) ([]T, error) {
@@ -426,6 +433,27 @@ func statesEvidence(cmd *cobra.Command, sets []string) bool {
 	return false
 }
 
+// readPromptsFlag reads --prompts (nil, nil without it).
+func readPromptsFlag(o *captureOptions) ([]capture.Item, error) {
+	if o.prompts == "" {
+		return nil, nil
+	}
+	out, err := capture.ParseLengthSpec(o.outputTokens)
+	if err != nil || !out.Fixed() {
+		return nil, usagef("--output-tokens %q: with --prompts, give one length (the default of items that state none)", o.outputTokens)
+	}
+	f, err := os.Open(o.prompts)
+	if err != nil {
+		return nil, usagef("--prompts: %v", err)
+	}
+	defer f.Close()
+	items, err := capture.ReadPrompts(f, o.prompts, out.Lo)
+	if err != nil {
+		return nil, usagef("--prompts: %v", err)
+	}
+	return items, nil
+}
+
 // captureOptions checks the flags and turns them into capture.Options;
 // every mistake is a usage error.
 func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, error) {
@@ -479,23 +507,10 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	if err := shardOptions(cmd, o, &opts); err != nil {
 		return none, err
 	}
-	if o.prompts != "" {
-		f, err := os.Open(o.prompts)
-		if err != nil {
-			return none, usagef("--prompts: %v", err)
-		}
-		out, err := capture.ParseLengthSpec(o.outputTokens)
-		if err != nil || !out.Fixed() {
-			f.Close()
-			return none, usagef("--output-tokens %q: with --prompts, give one length (the default of items that state none)", o.outputTokens)
-		}
-		items, err := capture.ReadPrompts(f, o.prompts, out.Lo)
-		f.Close()
-		if err != nil {
-			return none, usagef("--prompts: %v", err)
-		}
-		opts.Prompts, opts.Dataset = items, o.prompts
+	if opts.Prompts, err = readPromptsFlag(o); err != nil {
+		return none, err
 	}
+	opts.Dataset = o.prompts
 	if o.overlay != "" {
 		b, err := os.ReadFile(o.overlay)
 		if err != nil {
