@@ -86,6 +86,7 @@ func (r *runner) finish(c *cell, j int, rec *schema.Record) {
 	r.totalChunks.Add(int64(len(rec.ChunksNS)))
 	if c.phase == schema.PhaseMeasure {
 		c.stats.add(rec)
+		r.prefix.add(&r.items[*rec.Item], rec)
 	}
 	c.order.release(j, rec, func(rec *schema.Record) { r.sink.add(rec) })
 }

@@ -199,6 +199,7 @@ func applyServerInfo(m *schema.Manifest, si *ServerInfo) {
 // in first (the overlay and assignments may still name the hardware it
 // stands for), and the evidence is synthetic after them, whatever they say.
 func (r *runner) finishManifest(m *schema.Manifest, overlay []byte, sets []string) error {
+	r.prefix.note(m) // nothing before the first measured request ends
 	sim := r.o.Simulator || r.simSeen.Load()
 	if sim && !r.simApplied {
 		r.simApplied = true

@@ -241,6 +241,9 @@ type runner struct {
 	// responses by HTTP major version
 	http1Responses, http2Responses atomic.Int64
 	totalChunks                    atomic.Int64
+	// prefix compares a trace replay's expected cacheable tokens with
+	// the cached tokens the server reported.
+	prefix prefixTally
 
 	// current phase counters, for progress
 	cur struct {

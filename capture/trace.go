@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/benchseal/benchseal/plan"
@@ -453,13 +454,97 @@ func (t *Trace) Replay(w TraceWindow, speedup float64, seed int64) (*TraceRun, e
 	run := &TraceRun{Source: schema.TraceSource{Format: t.Format, File: t.File, SHA256: t.SHA256, Speedup: speedup,
 		WindowStartNS: int64(w.Start), WindowEndNS: int64(w.End), Requests: len(sel)}}
 	gen := newPromptWords(uint64(seed), traceStream)
+	blocks := newPrefixBlocks(uint64(seed))
 	t0 := sel[0].AtNS
 	run.Items = make([]Item, len(sel))
 	for i, q := range sel {
 		at := q.AtNS - t0
-		run.Items[i] = Item{Prompt: gen.words(q.InputTokens), InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, TraceNS: &at}
+		it := Item{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, TraceNS: &at}
+		if q.HashIDs == nil {
+			it.Prompt = gen.words(q.InputTokens)
+		} else {
+			var cacheable int
+			it.Prompt, cacheable = blocks.prompt(q, gen)
+			it.CacheableTokens = &cacheable
+		}
+		run.Items[i] = it
 	}
 	return run, nil
+}
+
+// TraceBlockTokens is the length of a Mooncake prefix block: the
+// published traces' hash_ids cover input_length in blocks of 512 tokens
+// (the README's sample: 6955 tokens in 14 blocks, 6472 in 13).
+const TraceBlockTokens = 512
+
+// blockStream is the random stream of the prefix blocks' words.
+const blockStream = 0x626c6f636b // "block"
+
+// prefixBlocks makes the prompts of a trace whose requests name their
+// prefix blocks (Mooncake's hash_ids): block id's text is the same
+// TraceBlockTokens words wherever it appears, so a prefix cache sees the
+// sharing the trace recorded. It remembers, per block, the most words
+// of it sent so far, to count each request's cacheable prefix.
+type prefixBlocks struct {
+	seed  uint64
+	text  map[int64][]string
+	sent  map[int64]int
+	words strings.Builder
+}
+
+func newPrefixBlocks(seed uint64) *prefixBlocks {
+	return &prefixBlocks{seed: seed, text: map[int64][]string{}, sent: map[int64]int{}}
+}
+
+// block returns the words of block id, drawn from the seed and the id
+// alone (so the same in any window of the trace).
+func (b *prefixBlocks) block(id int64) []string {
+	if w, ok := b.text[id]; ok {
+		return w
+	}
+	g := newPromptWords(b.seed, blockStream^uint64(id))
+	w := make([]string, TraceBlockTokens)
+	for i := range w {
+		w[i] = vocabulary[g.rng.IntN(len(vocabulary))]
+	}
+	b.text[id] = w
+	return w
+}
+
+// prompt returns q's prompt — its blocks in order, each TraceBlockTokens
+// words but the last, cut to input_length; words of its own past its
+// blocks — and its expected cacheable tokens: the words of its leading
+// blocks that earlier requests of the window sent (an unbounded prefix
+// cache holding every block it saw), up to the first block not sent as
+// far before.
+func (b *prefixBlocks) prompt(q TraceRequest, gen *promptWords) (string, int) {
+	b.words.Reset()
+	left, cacheable, prefix := q.InputTokens, 0, true
+	for _, id := range q.HashIDs {
+		if left == 0 {
+			break
+		}
+		w := b.block(id)[:min(TraceBlockTokens, left)]
+		for _, x := range w {
+			if b.words.Len() > 0 {
+				b.words.WriteByte(' ')
+			}
+			b.words.WriteString(x)
+		}
+		if prefix {
+			cacheable += min(len(w), b.sent[id])
+			prefix = b.sent[id] >= len(w)
+		}
+		b.sent[id] = max(b.sent[id], len(w))
+		left -= len(w)
+	}
+	if left > 0 {
+		if b.words.Len() > 0 {
+			b.words.WriteByte(' ')
+		}
+		b.words.WriteString(gen.words(left))
+	}
+	return b.words.String(), cacheable
 }
 
 // traceStream is the random stream of a trace replay's prompts.
@@ -472,4 +557,50 @@ func (tr *TraceRun) Rate() float64 {
 	last := schema.TraceOffset(*tr.Items[len(tr.Items)-1].TraceNS, tr.Source.Speedup)
 	span := max(float64(last)/1e9, 1e-3)
 	return min(float64(len(tr.Items))/span, MaxRate)
+}
+
+// prefixTally sums, over a trace replay's measured requests that ended
+// ok, the prompt tokens its prefix blocks make cacheable (Item's
+// CacheableTokens) and the cached tokens the server reported for them.
+type prefixTally struct {
+	requests, prompt, cacheable atomic.Int64
+	reported, cached            atomic.Int64
+}
+
+// add counts rec, sent from item it.
+func (t *prefixTally) add(it *Item, rec *schema.Record) {
+	if it.CacheableTokens == nil || rec.Status != schema.StatusOK {
+		return
+	}
+	t.requests.Add(1)
+	t.prompt.Add(int64(it.InputTokens))
+	t.cacheable.Add(int64(*it.CacheableTokens))
+	if n, ok := rec.Server.Cached(); ok {
+		t.reported.Add(1)
+		t.cached.Add(n)
+	}
+}
+
+// NotePrefixCache is the manifest note comparing a trace replay's
+// expected cacheable tokens with the server's cached tokens.
+const NotePrefixCache = "prefix_cache_expected"
+
+// note states the comparison in the manifest (nothing when the replay
+// named no prefix blocks).
+func (t *prefixTally) note(m *schema.Manifest) {
+	n := t.requests.Load()
+	if n == 0 {
+		return
+	}
+	pct := func(a, b int64) string {
+		return strconv.FormatFloat(100*float64(a)/float64(max(b, 1)), 'f', 1, 64) + " %"
+	}
+	msg := fmt.Sprintf("the trace's prefix blocks (hash_ids, %d tokens each, the same block text wherever an id recurs) make %d of the %d prompt tokens (%s) of the %d measured requests that ended ok a prefix an earlier request of the window sent: what an unbounded prefix cache would serve (workload items' cacheable_tokens; the prompts' words, or the served model's tokens when fitted: notes.input_tokens); ",
+		TraceBlockTokens, t.cacheable.Load(), t.prompt.Load(), pct(t.cacheable.Load(), t.prompt.Load()), n)
+	if r := t.reported.Load(); r > 0 {
+		msg += fmt.Sprintf("the server reported %d cached prompt tokens (%s of those prompt tokens) over the %d of them whose answers stated cached tokens (records' server.cached_tokens or cache_n)", t.cached.Load(), pct(t.cached.Load(), t.prompt.Load()), r)
+	} else {
+		msg += "the server reported no cached tokens (no answer stated usage.prompt_tokens_details.cached_tokens or timings.cache_n), so nothing compares them"
+	}
+	setNote(m, NotePrefixCache, msg)
 }

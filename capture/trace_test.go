@@ -205,3 +205,46 @@ func FuzzReadTrace(f *testing.F) {
 		}
 	})
 }
+
+// Prefix blocks: the same hash id is the same text wherever it recurs,
+// a prompt is its blocks cut to its input length, and a request's
+// cacheable tokens are the leading words earlier requests sent as the
+// same blocks.
+func TestTracePrefixBlocks(t *testing.T) {
+	in := `{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [7, 8]}
+{"timestamp": 1, "input_length": 700, "output_length": 1, "hash_ids": [7, 8]}
+{"timestamp": 2, "input_length": 300, "output_length": 1, "hash_ids": [7]}
+{"timestamp": 3, "input_length": 1100, "output_length": 1, "hash_ids": [9, 7]}
+{"timestamp": 4, "input_length": 5, "output_length": 1}
+`
+	tr, err := ReadTrace(strings.NewReader(in), "p.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := tr.Replay(TraceWindow{}, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := func(i int) []string { return strings.Fields(run.Items[i].Prompt) }
+	for i, it := range run.Items {
+		if n := len(words(i)); n != it.InputTokens {
+			t.Errorf("item %d has %d words, input_tokens %d", i, n, it.InputTokens)
+		}
+	}
+	if strings.Join(words(0), " ") != strings.Join(words(1)[:600], " ") || strings.Join(words(2), " ") != strings.Join(words(0)[:300], " ") {
+		t.Error("the same blocks are not the same text")
+	}
+	if strings.Join(words(3)[512:1024], " ") != strings.Join(words(0)[:512], " ") {
+		t.Error("block 7 after block 9 is not block 7's text")
+	}
+	// 0: nothing before; 1: block 7 and the 88 words of block 8 sent;
+	// 2: 300 words of block 7; 3: block 9 is new, so nothing.
+	for i, want := range []int{0, 600, 300, 0} {
+		if got := *run.Items[i].CacheableTokens; got != want {
+			t.Errorf("item %d: cacheable %d, want %d", i, got, want)
+		}
+	}
+	if run.Items[4].CacheableTokens != nil {
+		t.Error("a request without hash_ids states cacheable tokens")
+	}
+}

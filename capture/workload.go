@@ -27,6 +27,10 @@ type Item struct {
 	// TraceNS is, in a trace replay, the request's time in the trace less
 	// that of the replayed window's first request (schema.TraceSource).
 	TraceNS *int64 `json:"trace_ns,omitempty"`
+	// CacheableTokens is, in a replay of a trace naming prefix blocks,
+	// the prompt's leading words that earlier requests sent as the same
+	// blocks: what an unbounded prefix cache would serve.
+	CacheableTokens *int `json:"cacheable_tokens,omitempty"`
 }
 
 // MaxWorkloadItems bounds the items read from a prompt file.
