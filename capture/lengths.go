@@ -111,7 +111,7 @@ func ParseLengthSpec(s string) (LengthSpec, error) {
 			}
 			f[i] = v
 		}
-		d := LengthSpec{Kind: kind, Mean: f[0], SD: f[1], Lo: 1, Hi: int(min(math.Ceil(f[0]+4*f[1]), MaxSyntheticLength))}
+		d := LengthSpec{Kind: kind, Mean: f[0], SD: f[1], Lo: 1, Hi: int(min(math.Ceil(f[0]+float64(4*f[1])), MaxSyntheticLength))}
 		if len(parts) == 4 {
 			var err error
 			if d.Lo, err = length(parts[2]); err != nil {
@@ -187,12 +187,12 @@ func (d LengthSpec) draw(rng *rand.Rand) int {
 	case LengthEmpirical:
 		return d.List[rng.IntN(len(d.List))]
 	case LengthNormal:
-		x = d.Mean + d.SD*rng.NormFloat64()
+		x = d.Mean + float64(d.SD*rng.NormFloat64())
 	case LengthLognormal:
 		// The lognormal whose mean and standard deviation are d's:
 		// σ² = ln(1 + SD²/MEAN²), μ = ln MEAN − σ²/2.
 		s2 := math.Log1p(d.SD * d.SD / (d.Mean * d.Mean))
-		x = math.Exp(math.Log(d.Mean) - s2/2 + math.Sqrt(s2)*rng.NormFloat64())
+		x = math.Exp(math.Log(d.Mean) - float64(s2/2) + float64(math.Sqrt(s2)*rng.NormFloat64()))
 	default:
 		return d.Lo
 	}
