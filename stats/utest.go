@@ -240,17 +240,22 @@ func SamplesNeeded(alpha float64) (op string, n int) {
 	return ">", ExactLimit
 }
 
-// SampleWarning is benchstat's warning for a comparison that is not
-// significant and could not be with these sample sizes ("need >= 4
-// samples to detect a difference at alpha level 0.05"), or "" when none
-// applies.
+// SampleWarning says that a comparison is not significant and could not
+// be with these sample sizes: that even the most extreme ordering of n1+n2
+// values (MinP) gives p > alpha. Its text starts as benchstat's ("need >=
+// 4 ... to detect a difference at alpha level 0.05"), names the samples
+// for what they are here (repeats, on each side: the rule SamplesNeeded
+// applies) and gives the smallest p these sizes allow, so that "n=2+2"
+// beside it does not read as four samples that suffice. "" when none
+// applies. benchstat warns only when both sides are below SamplesNeeded;
+// 2+6 repeats (smallest p 0.071) is warned here too.
 func SampleWarning(t UTest, alpha float64) string {
 	if t.P <= alpha {
 		return ""
 	}
-	op, n := SamplesNeeded(alpha)
-	if t.N1 < n && t.N2 < n {
-		return fmt.Sprintf("need %s %d samples to detect a difference at alpha level %v", op, n, alpha)
+	if mp := MinP(t.N1, t.N2); mp > alpha {
+		op, n := SamplesNeeded(alpha)
+		return fmt.Sprintf("need %s %d repeats on each side to detect a difference at alpha level %v (the smallest p %d+%d repeats can give is %.3f)", op, n, alpha, t.N1, t.N2, mp)
 	}
 	return ""
 }

@@ -94,8 +94,20 @@ func TestMinPAndSampleWarningMatchBenchstat(t *testing.T) {
 		}
 	}
 	r, _ := MannWhitneyU([]float64{1, 2, 3}, []float64{4, 5, 6})
-	if w := SampleWarning(r, 0.05); w != "need >= 4 samples to detect a difference at alpha level 0.05" {
+	if w := SampleWarning(r, 0.05); w != "need >= 4 repeats on each side to detect a difference at alpha level 0.05 (the smallest p 3+3 repeats can give is 0.100)" {
 		t.Errorf("warning %q", w)
+	}
+	// 2+6 repeats cannot reach 0.05 either (2/C(8,2) = 0.071), though one
+	// side has more than 4: warned (benchstat, which asks both sides to be
+	// short, does not).
+	r, _ = MannWhitneyU([]float64{1, 2}, []float64{3, 4, 5, 6, 7, 8})
+	if w := SampleWarning(r, 0.05); w != "need >= 4 repeats on each side to detect a difference at alpha level 0.05 (the smallest p 2+6 repeats can give is 0.071)" {
+		t.Errorf("2+6: warning %q", w)
+	}
+	// 3+5 can (2/C(8,3) = 0.036): no warning.
+	r, _ = MannWhitneyU([]float64{1, 3, 5}, []float64{2, 4, 6, 7, 8})
+	if w := SampleWarning(r, 0.05); r.P <= 0.05 || w != "" {
+		t.Errorf("3+5 (p %v): warning %q", r.P, w)
 	}
 	r, _ = MannWhitneyU([]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8})
 	if w := SampleWarning(r, 0.05); w != "" {

@@ -55,8 +55,11 @@ type compareModel struct {
 	Tables     []table
 	Footnotes  []string
 	Summary    string
-	Unmatched  table
-	Notes      []string
+	// Verdicts close the report: per input compared with A, on how many
+	// metrics it tested better or worse.
+	Verdicts  []string
+	Unmatched table
+	Notes     []string
 	// Meanings say what tpot and itl mean in the tables.
 	Meanings []string
 }
@@ -129,6 +132,7 @@ func newCompareModel(r *compare.Result) *compareModel {
 		warn = append(warn, c.Warnings...)
 		warn = append(warn, c.Base.Summary.Warnings...)
 		warn = append(warn, c.Patch.Summary.Warnings...)
+		warn = append(warn, readingNotes(c)...)
 		note := c.Note
 		if c.Significant {
 			if c.Better {
@@ -147,6 +151,9 @@ func newCompareModel(r *compare.Result) *compareModel {
 	if r.Guard.Verdict != compare.Refused && len(r.Inputs) >= 2 {
 		m.Summary = fmt.Sprintf("%d comparisons tested (Mann–Whitney U, two-sided, repeats as samples) at α = %v; %s. “~” means not significant (p > α).", r.Tests, r.Alpha, corr)
 	}
+	if r.Guard.Verdict != compare.Refused {
+		m.Verdicts = compareVerdicts(r)
+	}
 	m.Unmatched = table{Head: []string{"input", "point", "offered load", "why unmatched"}}
 	label := map[string]string{}
 	for i, in := range r.Inputs {
@@ -156,6 +163,81 @@ func newCompareModel(r *compare.Result) *compareModel {
 		m.Unmatched.Rows = append(m.Unmatched.Rows, []string{label[u.Input], u.Point, orDash(u.Load), u.Reason})
 	}
 	return m
+}
+
+// readingNotes are the footnotes a comparison's cells need to be read
+// right: a relative change that is undefined, and an interval bounded on
+// one side only.
+func readingNotes(c compare.Comparison) []string {
+	var out []string
+	if c.Tested && c.Change.IsNull() {
+		if b := c.Base.Summary.Median.Rat(); b != nil && b.Sign() == 0 {
+			out = append(out, "? : the relative change is undefined: "+inputLabel(0)+"'s median is 0")
+		} else {
+			out = append(out, "? : the relative change is undefined: a median is undefined")
+		}
+	}
+	for _, s := range []compare.Side{c.Base, c.Patch} {
+		if s.Summary.N > 0 && s.Summary.CILow.IsNull() != s.Summary.CIHigh.IsNull() {
+			out = append(out, "[-, x] or [x, -]: an interval bounded on one side only: at 95 % the median is ≤ x (resp. ≥ x); these repeats bound no other side")
+			break
+		}
+	}
+	return out
+}
+
+// compareVerdicts is the closing line per input compared with A: on how
+// many of the tested metrics it is significantly better or worse (p ≤ α,
+// after the correction when one is asked for), and how many showed no
+// significant difference or could not be tested.
+func compareVerdicts(r *compare.Result) []string {
+	type tally struct{ better, worse, same, untested int }
+	var order []int
+	counts := map[int]*tally{}
+	for _, c := range r.Comparisons {
+		t := counts[c.Other]
+		if t == nil {
+			t = &tally{}
+			counts[c.Other] = t
+			order = append(order, c.Other)
+		}
+		switch {
+		case !c.Tested:
+			t.untested++
+		case c.Significant && c.Better:
+			t.better++
+		case c.Significant:
+			t.worse++
+		default:
+			t.same++
+		}
+	}
+	corr := ""
+	if r.Correction == compare.CorrectionHolm {
+		corr = ", Holm–Bonferroni adjusted"
+	}
+	var out []string
+	for _, i := range order {
+		t := counts[i]
+		tested := t.better + t.worse + t.same
+		lead := inputLabel(i) + " against " + inputLabel(0) + ": "
+		switch {
+		case t.better > 0 && t.worse == 0:
+			lead += inputLabel(i) + " better"
+		case t.worse > 0 && t.better == 0:
+			lead += inputLabel(i) + " worse"
+		case t.better > 0:
+			lead += "mixed"
+		default:
+			lead += "no significant difference"
+		}
+		s := fmt.Sprintf("%s: better on %d, worse on %d, not significant on %d of %d metric × load tests at p ≤ %v%s", lead, t.better, t.worse, t.same, tested, r.Alpha, corr)
+		if t.untested > 0 {
+			s += fmt.Sprintf("; %d not tested (undefined on a side: see the note)", t.untested)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func dedupe(ss []string) []string {
@@ -277,6 +359,12 @@ func CompareText(out io.Writer, r *compare.Result) error {
 	for _, n := range m.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
+	if len(m.Verdicts) > 0 {
+		b.WriteByte('\n')
+	}
+	for _, v := range m.Verdicts {
+		fmt.Fprintf(&b, "VERDICT: %s\n", v)
+	}
 	_, err := io.WriteString(out, b.String())
 	return err
 }
@@ -368,6 +456,9 @@ func CompareMarkdown(out io.Writer, r *compare.Result) error {
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
+	}
+	for _, v := range m.Verdicts {
+		fmt.Fprintf(&b, "\n**Verdict:** %s\n", mdEscape(v))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

@@ -84,3 +84,13 @@ func Decimal(v replay.Value, scale *big.Rat, places int) string {
 	n, _ := w.Rounded(places)
 	return fixed(n, places)
 }
+
+// MillisecondsText is a value in ns (a claim's, stored as a JSON number)
+// as the reports print the same quantity: in ms to three places, with the
+// unit ("5366.609 ms"); NaN and ±Inf, which no claim holds, read "-".
+func MillisecondsText(ns float64) string {
+	if math.IsNaN(ns) || math.IsInf(ns, 0) {
+		return "-"
+	}
+	return Decimal(replay.Float(ns), nsToMS, 3) + " ms"
+}

@@ -120,7 +120,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 		return err
 	}
 
-	fmt.Fprintf(o.io.Out, "attested %s\n  run        %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
+	fmt.Fprintf(o.io.Out, "attested %s\n  run id     %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
 		o.bundle, res.Verification.RunID, res.Verification.ManifestDigest, s.Public().Fingerprint(), strings.Join(res.Levels, ", "), res.Referrer, dp)
 	for _, w := range res.Withheld {
 		fmt.Fprintf(o.io.Out, "  %s\n", w)

@@ -183,8 +183,8 @@ unmatched points are listed. The sample is the repeat (requests within a run
 are correlated): per matched point and metric, the medians over repeats with
 their distribution-free 95 % intervals, the relative change and a two-sided
 Mann–Whitney U test at --alpha, as benchstat prints it: "~" when p > alpha,
-and "need >= 4 samples to detect a difference at alpha level 0.05" when the
-repeats cannot show a difference. The number of tests is printed;
+and "need >= 4 repeats on each side to detect a difference at alpha level
+0.05" when the repeats cannot show a difference. The number of tests is printed;
 --correction holm applies Holm–Bonferroni over all of them. Undefined values
 stay null with their reason; nothing is filled in.
 

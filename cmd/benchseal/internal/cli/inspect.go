@@ -70,7 +70,7 @@ func runInspect(o *inspectOptions) error {
 
 func writeInspect(w io.Writer, b *artifact.Bundle) {
 	m := b.Manifest()
-	fmt.Fprintf(w, "run        %s\n", m.RunID)
+	fmt.Fprintf(w, "run id     %s\n", m.RunID)
 	if m.Title != "" {
 		fmt.Fprintf(w, "title      %s\n", m.Title)
 	}

@@ -103,7 +103,7 @@ func runPack(ctx context.Context, o *packOptions) error {
 		}
 		return err
 	}
-	fmt.Fprintf(o.io.Out, "packed %s\n  run        %s\n  manifest   %s\n  created    %s\n  layers     %d\n",
+	fmt.Fprintf(o.io.Out, "packed %s\n  run dir    %s\n  manifest   %s\n  created    %s\n  layers     %d\n",
 		res.Path, o.run, res.ManifestDigest, res.Created, len(res.Layers))
 	if sig := res.Signature; sig != nil {
 		printSigned(o.io, res.Path, sig)

@@ -67,7 +67,7 @@ func runPull(ctx context.Context, o *pullOptions) error {
 	if err != nil {
 		return registryError(err)
 	}
-	fmt.Fprintf(o.io.Out, "pulled %s\n  into       %s\n  run        %s\n  manifest   %s\n  layers     %d\n",
+	fmt.Fprintf(o.io.Out, "pulled %s\n  into       %s\n  run id     %s\n  manifest   %s\n  layers     %d\n",
 		res.Reference, res.Path, res.RunID, res.ManifestDigest, res.Layers)
 	for _, r := range res.Referrers {
 		fmt.Fprintf(o.io.Out, "  referrer   %s\n", r)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/replay/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -206,7 +207,7 @@ func readFileLimited(p string, limit int64) ([]byte, error) {
 func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	fmt.Fprintf(w, "bundle    %s\n", r.Bundle)
 	if r.RunID != "" {
-		fmt.Fprintf(w, "run       %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
+		fmt.Fprintf(w, "run id    %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
 		fmt.Fprintf(w, "evidence  %s\nmodel     %s\nhardware  %s\n", r.Evidence, r.Model, r.Hardware)
 		writeBuilds(w, 10, r.ClientBuild, r.ImporterBuild)
 	}
@@ -330,8 +331,8 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 	if n := checks[0].SLONote; n != "" {
 		fmt.Fprintf(w, "  NOTE: %s\n", n)
 	}
-	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, c := range checks {
+		num := claimNumber(c.Metric)
 		if c.Outcome == schema.ClaimMatched && !all && len(c.Flags) == 0 && c.Current == nil {
 			continue // a claim on a flagged point, or one the current version gives otherwise, is always shown
 		}
@@ -371,6 +372,19 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 			line += " [point flagged: " + strings.Join(c.Flags, ", ") + "]"
 		}
 		fmt.Fprintln(w, line)
+	}
+}
+
+// claimNumber returns how the claims of metric read: the number as the
+// claim stores it, and for a duration in ns its ms rendering beside it,
+// as replay prints the same quantity (report.MillisecondsText).
+func claimNumber(metric string) func(float64) string {
+	return func(f float64) string {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if strings.Contains(metric, "_ns") {
+			s += " (" + report.MillisecondsText(f) + ")"
+		}
+		return s
 	}
 }
 
