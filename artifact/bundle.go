@@ -25,6 +25,7 @@ type Bundle struct {
 	runBytes  []byte
 	layers    []Layer
 	referrers []Referrer
+	stale     []Referrer
 	manifest  *schema.Manifest
 	claims    *schema.Claims
 	created   string
@@ -41,6 +42,10 @@ type Referrer struct {
 	Manifest   ocispec.Manifest
 	// Bundle is the descriptor of the Sigstore bundle layer.
 	Bundle ocispec.Descriptor
+	// Stale, when set, says the referrer signs another run manifest than
+	// the bundle's (the bundle changed after it was signed): such a
+	// referrer is listed by StaleReferrers, never by Referrers.
+	Stale error
 }
 
 // Open opens the bundle at path, a layout directory or a tar file, and
@@ -114,6 +119,11 @@ func (b *Bundle) Layers() []Layer { return b.layers }
 
 // Referrers returns the signature referrers in index order.
 func (b *Bundle) Referrers() []Referrer { return b.referrers }
+
+// StaleReferrers returns the signature referrers over another run
+// manifest than the bundle's (each with its Stale reason), in index
+// order: signatures the bundle no longer matches, which verify reports.
+func (b *Bundle) StaleReferrers() []Referrer { return b.stale }
 
 // Created returns the org.opencontainers.image.created annotation.
 func (b *Bundle) Created() string { return b.created }
@@ -201,6 +211,10 @@ func (b *Bundle) load() error {
 		r, err := b.loadReferrer(d, used)
 		if err != nil {
 			return err
+		}
+		if r.Stale != nil {
+			b.stale = append(b.stale, r)
+			continue
 		}
 		b.referrers = append(b.referrers, r)
 	}

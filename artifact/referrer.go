@@ -2,10 +2,12 @@ package artifact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 
+	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -146,6 +148,9 @@ func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Refer
 	}
 	used[blobPath(d.Digest)] = true
 	r.Manifest, err = checkReferrerShape(mb, name, b.runDesc)
+	if se := (*staleError)(nil); errors.As(err, &se) {
+		r.Stale, err = err, nil
+	}
 	if err != nil {
 		return r, err
 	}
@@ -183,8 +188,6 @@ func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec
 		return m, invalid(CheckSignature, name, "artifactType %q, want %q", m.ArtifactType, MediaTypeSigstoreBundle)
 	case m.Subject == nil:
 		return m, invalid(CheckSignature, name, "no subject")
-	case m.Subject.Digest != run.Digest || m.Subject.Size != run.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest:
-		return m, invalid(CheckSignature, name, "signs run manifest %s, but this bundle's run manifest is %s: the bundle was changed after it was signed (its digests recomputed), and the signature no longer covers it", m.Subject.Digest, run.Digest)
 	case len(m.Layers) != 1:
 		return m, invalid(CheckSignature, name, "%d layers, want 1", len(m.Layers))
 	}
@@ -208,5 +211,19 @@ func checkReferrerShape(mb []byte, name string, run ocispec.Descriptor) (ocispec
 	if len(l.Annotations) > 0 || l.ArtifactType != "" {
 		return m, invalid(CheckSignature, name, "unexpected layer annotations")
 	}
+	// Checked last: a referrer of the right shape over another run
+	// manifest is a stale signature (Referrer.Stale), which leaves the
+	// bundle readable so that every other check can still run.
+	if m.Subject.Digest != run.Digest || m.Subject.Size != run.Size || m.Subject.MediaType != ocispec.MediaTypeImageManifest {
+		return m, &Error{Check: CheckSignature, Blob: name, Err: &staleError{signed: m.Subject.Digest, run: run.Digest}}
+	}
 	return m, nil
+}
+
+// staleError is a signature referrer whose subject is another run
+// manifest than the bundle's.
+type staleError struct{ signed, run digest.Digest }
+
+func (e *staleError) Error() string {
+	return fmt.Sprintf("signs run manifest %s, but this bundle's run manifest is %s: the bundle was changed after it was signed (its digests recomputed), and the signature no longer covers it", e.signed, e.run)
 }

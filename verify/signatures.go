@@ -42,6 +42,18 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 	for i, d := range p.Detached {
 		inputs = append(inputs, sigInput{fmt.Sprintf("detached %d", i+1), d})
 	}
+	// A signature over another run manifest covers nothing here; it is
+	// listed with what happened, and the checks that follow still run.
+	stale := b.StaleReferrers()
+	for _, r := range stale {
+		_, _, cause := artifactErr(r.Stale)
+		res.Signatures = append(res.Signatures, SignatureResult{Source: "referrer " + string(r.Descriptor.Digest), Reason: cause.Error()})
+	}
+	if len(inputs) == 0 && len(stale) > 0 {
+		_, _, cause := artifactErr(stale[0].Stale)
+		res.skip(CheckStatement, "no signature over this run manifest")
+		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), fmt.Errorf("no valid signature: referrer %s %w", stale[0].Descriptor.Digest, cause))
+	}
 	if len(inputs) == 0 {
 		res.skip(CheckStatement, "no signature")
 		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), errors.New("the bundle is not signed (no signature referrer)"))
