@@ -182,9 +182,16 @@ type Progress struct {
 	// AchievedRate is sends per second so far in the phase.
 	OfferedRate, AchievedRate float64
 	Elapsed                   time.Duration // since the run started
+	// PhaseElapsed is the time since the current phase started.
+	PhaseElapsed time.Duration
 	// Remaining estimates the rest of the current phase (-1: unknown).
 	Remaining time.Duration
-	Final     bool
+	// RunRemaining estimates the rest of the run: the current phase's
+	// remaining time and, for each cell after the current one, the mean
+	// time the cells before it took (-1: unknown, before a cell ended or
+	// when the phase's remaining time is unknown).
+	RunRemaining time.Duration
+	Final        bool
 }
 
 // Result is what Run reports.
@@ -252,6 +259,8 @@ type runner struct {
 		cell, repeat    int
 		rate            float64
 		phaseStart      int64
+		// cellStart is when the current cell's first phase started.
+		cellStart int64
 		expectedEnd     int64 // ns since run start, 0 unknown
 		requests        int64
 		sent, done, bad atomic.Int64

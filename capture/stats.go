@@ -58,9 +58,13 @@ func (a *cellAcc) add(rec *schema.Record) {
 
 func (r *runner) setCurrent(c *cell, cellNo int) {
 	r.cur.Lock()
+	now := r.now()
+	if cellNo != r.cur.cell {
+		r.cur.cellStart = now
+	}
 	r.cur.point, r.cur.phase, r.cur.cell, r.cur.repeat = c.pt.Name, c.phase, cellNo, c.repeat
 	r.cur.rate = c.offeredRate()
-	r.cur.phaseStart = r.now()
+	r.cur.phaseStart = now
 	r.cur.requests = int64(c.count())
 	r.cur.expectedEnd = 0
 	if len(c.sched) > 0 {
@@ -82,7 +86,7 @@ func (r *runner) snapshot(final bool) Progress {
 		Point: r.cur.point, Cell: r.cur.cell, Cells: r.cells, Repeat: r.cur.repeat, Phase: r.cur.phase,
 		Sent: r.cur.sent.Load(), Done: r.cur.done.Load(), Failed: r.cur.bad.Load(),
 		InFlight: r.inflight.Load(), OfferedRate: r.cur.rate, Requests: r.cur.requests,
-		Elapsed: time.Duration(now), Remaining: -1, Final: final,
+		Elapsed: time.Duration(now), PhaseElapsed: time.Duration(max(0, now-r.cur.phaseStart)), Remaining: -1, RunRemaining: -1, Final: final,
 	}
 	if el := now - r.cur.phaseStart; el > 0 {
 		p.AchievedRate = float64(p.Sent) / (float64(el) / 1e9)
@@ -93,6 +97,14 @@ func (r *runner) snapshot(final bool) Progress {
 	case r.cur.requests > 0 && p.Done > 0:
 		el := float64(now - r.cur.phaseStart)
 		p.Remaining = time.Duration(el / float64(p.Done) * float64(r.cur.requests-p.Done))
+	}
+	switch left := p.Cells - p.Cell; {
+	case p.Remaining < 0:
+	case left == 0:
+		p.RunRemaining = p.Remaining
+	case p.Cell > 1:
+		perCell := float64(r.cur.cellStart) / float64(p.Cell-1)
+		p.RunRemaining = p.Remaining + time.Duration(perCell*float64(left))
 	}
 	return p
 }

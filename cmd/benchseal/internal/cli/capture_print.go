@@ -54,16 +54,25 @@ func renderProgress(w io.Writer, p capture.Progress) {
 	if p.OfferedRate > 0 {
 		rate = fmt.Sprintf("sent %.1f/s since start of %.1f/s offered", p.AchievedRate, p.OfferedRate)
 	}
-	rem := "?"
-	if p.Remaining >= 0 {
-		rem = p.Remaining.Round(time.Second).String()
-	}
-	fmt.Fprintf(w, "\r\033[K[%d/%d] %s r%d %s  sent %d done %d failed %d in-flight %d  %s  elapsed %s remaining ~%s",
-		p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, p.Sent, p.Done, p.Failed, p.InFlight, rate,
-		p.Elapsed.Round(time.Second), rem)
+	fmt.Fprintf(w, "\r\033[K[%d/%d] %s r%d %s  sent %d done %d failed %d in-flight %d  %s  %s",
+		p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, p.Sent, p.Done, p.Failed, p.InFlight, rate, progressTimes(p))
 	if p.Final {
 		fmt.Fprintln(w)
 	}
+}
+
+// progressTimes says where the run is in time, each figure named for
+// what it covers: the current phase of the point (elapsed, remaining) and
+// the whole run (elapsed, remaining: an estimate from the cells done).
+func progressTimes(p capture.Progress) string {
+	est := func(d time.Duration) string {
+		if d < 0 {
+			return "?"
+		}
+		return "~" + d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%s phase %s elapsed, %s left; run %s elapsed, %s left",
+		p.Phase, p.PhaseElapsed.Round(time.Second), est(p.Remaining), p.Elapsed.Round(time.Second), est(p.RunRemaining))
 }
 
 // maxFailuresShown is how many failed requests capture prints as they
@@ -104,8 +113,8 @@ func progressLine(w io.Writer, p capture.Progress) {
 	if p.Final {
 		state = "finished"
 	}
-	fmt.Fprintf(w, "%s: [%d/%d] point %s repeat %d %s: %s done, %d failed, %d in flight, %.1f sent/s since the point started, elapsed %s\n",
-		state, p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, done, p.Failed, p.InFlight, p.AchievedRate, p.Elapsed.Round(time.Second))
+	fmt.Fprintf(w, "%s: [%d/%d] point %s repeat %d %s: %s done, %d failed, %d in flight, %.1f sent/s since the point started; %s\n",
+		state, p.Cell, p.Cells, p.Point, p.Repeat, p.Phase, done, p.Failed, p.InFlight, p.AchievedRate, progressTimes(p))
 }
 
 // printCaptureSummary prints the end-of-run table from the replay of the

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/schema"
@@ -124,5 +125,21 @@ func TestCaptureSummaryEqualsReplay(t *testing.T) {
 		if rows != 4 {
 			t.Errorf("%s: %d summary rows, want 4:\n%s", mode[0], rows, out)
 		}
+	}
+}
+
+// TestProgressTimesNameWhatTheyCover: the progress line gives the
+// current phase's elapsed and remaining time and the whole run's, each
+// labelled (it printed the run's elapsed time beside the phase's
+// remaining time, as if one clock).
+func TestProgressTimesNameWhatTheyCover(t *testing.T) {
+	p := capture.Progress{Phase: "measure", Cell: 2, Cells: 4, PhaseElapsed: 12 * time.Second, Remaining: 8 * time.Second,
+		Elapsed: 50 * time.Second, RunRemaining: 48 * time.Second}
+	if got, want := progressTimes(p), "measure phase 12s elapsed, ~8s left; run 50s elapsed, ~48s left"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	p.Remaining, p.RunRemaining = -1, -1
+	if got, want := progressTimes(p), "measure phase 12s elapsed, ? left; run 50s elapsed, ? left"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
