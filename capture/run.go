@@ -255,12 +255,12 @@ type runner struct {
 	// current phase counters, for progress
 	cur struct {
 		sync.Mutex
-		point, phase    string
-		cell, repeat    int
-		rate            float64
-		phaseStart      int64
+		point, phase string
+		cell, repeat int
+		rate         float64
+		phaseStart   int64
 		// cellStart is when the current cell's first phase started.
-		cellStart int64
+		cellStart       int64
 		expectedEnd     int64 // ns since run start, 0 unknown
 		requests        int64
 		sent, done, bad atomic.Int64
