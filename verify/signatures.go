@@ -42,17 +42,8 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 	for i, d := range p.Detached {
 		inputs = append(inputs, sigInput{fmt.Sprintf("detached %d", i+1), d})
 	}
-	// A signature over another run manifest covers nothing here; it is
-	// listed with what happened, and the checks that follow still run.
-	stale := b.StaleReferrers()
-	for _, r := range stale {
-		_, _, cause := artifactErr(r.Stale)
-		res.Signatures = append(res.Signatures, SignatureResult{Source: "referrer " + string(r.Descriptor.Digest), Reason: cause.Error()})
-	}
-	if len(inputs) == 0 && len(stale) > 0 {
-		_, _, cause := artifactErr(stale[0].Stale)
-		res.skip(CheckStatement, "no signature over this run manifest")
-		return res.fail(CheckSignature, string(b.RunDescriptor().Digest), fmt.Errorf("no valid signature: referrer %s %w", stale[0].Descriptor.Digest, cause))
+	if ce := listStale(b, res, len(inputs) == 0); ce != nil {
+		return ce
 	}
 	if len(inputs) == 0 {
 		res.skip(CheckStatement, "no signature")
@@ -132,6 +123,24 @@ func (v *Verifier) checkSignatures(ctx context.Context, b *artifact.Bundle, p Po
 	res.pass(CheckSignature, fmt.Sprintf("signed over %s by every trusted signer (%d of %d signatures verified)", b.RunDescriptor().Digest, len(verifiedBy), len(inputs)))
 	res.pass(CheckStatement, fmt.Sprintf("in-toto Statement v1, predicate %s, %d subjects, predicate equals the bundle's", artifact.PredicateTypeRun, len(b.Layers())+1))
 	return nil
+}
+
+// listStale lists each signature over another run manifest than the
+// bundle's with what happened: it covers nothing here, and the checks
+// that follow still run. With no other signature (none) it fails the
+// signature check with that reason.
+func listStale(b *artifact.Bundle, res *Result, none bool) *CheckError {
+	stale := b.StaleReferrers()
+	for _, r := range stale {
+		_, _, cause := artifactErr(r.Stale)
+		res.Signatures = append(res.Signatures, SignatureResult{Source: "referrer " + string(r.Descriptor.Digest), Reason: cause.Error()})
+	}
+	if !none || len(stale) == 0 {
+		return nil
+	}
+	_, _, cause := artifactErr(stale[0].Stale)
+	res.skip(CheckStatement, "no signature over this run manifest")
+	return res.fail(CheckSignature, string(b.RunDescriptor().Digest), fmt.Errorf("no valid signature: referrer %s %w", stale[0].Descriptor.Digest, cause))
 }
 
 // verifyAny verifies a parsed Sigstore bundle against each signer in turn
