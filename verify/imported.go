@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/benchseal/benchseal/artifact"
 )
@@ -22,20 +21,9 @@ func (v *Verifier) checkImport(ctx context.Context, b *artifact.Bundle, res *Res
 	if v.importer == nil {
 		return res.fail(CheckImport, artifact.TitleManifest, errors.New("the run is imported but no import checker is configured, so its records cannot be tied to the attached source files"))
 	}
-	attachment := func(name string) ([]byte, error) {
-		for _, l := range b.Layers() {
-			if l.Kind != artifact.KindAttachment || l.Title != "attachments/"+name {
-				continue
-			}
-			rc, err := b.OpenLayer(l)
-			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			return io.ReadAll(rc)
-		}
-		return nil, fmt.Errorf("no layer attachments/%s in the bundle", name)
-	}
+	// Bundle.ReadAttachment refuses an attachment declared over
+	// schema.MaxAttachmentSize before reading it.
+	attachment := b.ReadAttachment
 	var notes []string
 	var err error
 	if n, ok := v.importer.(ImportNoter); ok {
