@@ -205,6 +205,8 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 			return nil, err
 		}
 		if _, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest(alg, digest), sgverify.WithKey())); err != nil {
+			// By text, as keylessReason explains: sigstore-go has no
+			// typed error for a digest mismatch or an unmet threshold.
 			if strings.Contains(err.Error(), "artifact digest") {
 				return nil, fmt.Errorf("%s: %v", ReasonDigest, err)
 			}
@@ -258,6 +260,17 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 }
 
 // keylessReason names the step of sigstore-go's verification that failed.
+// It matches the text of the step's error because sigstore-go (v1.3.0, the
+// version go.mod pins) offers no type or sentinel per step:
+// pkg/verify/signed_entity.go (Verifier.Verify) builds every step's error
+// with fmt.Errorf or errors.New ("failed to verify log inclusion: %w",
+// "failed to verify leaf certificate: %w", "failed to verify signed
+// certificate timestamp: %w", "signature time outside of public key
+// validity window", "failed to verify signature: %w"), and
+// pkg/verify/errors.go's ErrVerification is declared but never returned
+// there. TestKeylessPublisherIdentity checks the reasons against the
+// errors sigstore-go really returns (an expired certificate, an altered
+// log entry, a missing SCT), so a changed message fails it.
 func keylessReason(err error) error {
 	msg := err.Error()
 	var reason string
