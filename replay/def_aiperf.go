@@ -7,8 +7,8 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// aiperfDef is NVIDIA AIPerf's definitions (research/clients.md §1.1;
-// research/metrics.md §4).
+// aiperfDef is NVIDIA AIPerf's definitions (github.com/ai-dynamo/aiperf;
+// docs/replay.md, "Peer definitions", gives each formula).
 var aiperfDef = &aiperfDefinition{info: info{
 	name:    "aiperf",
 	summary: "NVIDIA AIPerf: ITL = (latency − TTFT)/(OSL − 1) (→ tpot_ns), inter-chunk latency (→ itl_ns), numpy linear, ddof 0",

@@ -2,7 +2,8 @@ package replay
 
 import "github.com/benchseal/benchseal/schema"
 
-// genaiPerfDef is GenAI-Perf's definitions (research/clients.md §1.2): as
+// genaiPerfDef is GenAI-Perf's definitions (docs/replay.md, "Peer
+// definitions"): as
 // AIPerf's, read from the same per-request fields, but the ITL is always
 // recomputed and rounded to integer ns.
 var genaiPerfDef = &genaiPerfDefinition{aiperfDefinition{info: info{

@@ -8,7 +8,8 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// guidellmDef is GuideLLM's definitions (research/clients.md §1.5); its
+// guidellmDef is GuideLLM's definitions (github.com/vllm-project/guidellm;
+// docs/replay.md, "Peer definitions"); its
 // statistics (weighted inverted-CDF percentiles, rate distributions) are
 // in guidellm.go.
 var guidellmDef = &guidellmDefinition{info{

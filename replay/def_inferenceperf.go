@@ -7,7 +7,8 @@ import (
 )
 
 // inferencePerfDef is kubernetes-sigs/inference-perf's definitions
-// (research/clients.md §1.7: reportgen/base.py::summarize_requests).
+// (github.com/kubernetes-sigs/inference-perf,
+// reportgen/base.py::summarize_requests).
 var inferencePerfDef = &inferencePerfDefinition{info{
 	name:    "inference-perf",
 	summary: "kubernetes-sigs/inference-perf: TPOT (last−first token)/(N−1), ITL per token (intra-chunk gaps 0), numpy linear, no std",

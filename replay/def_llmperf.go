@@ -6,7 +6,8 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// llmperfDef is LLMPerf's definitions (research/clients.md §1.6).
+// llmperfDef is LLMPerf's definitions (github.com/ray-project/llmperf,
+// token_benchmark_ray.py).
 var llmperfDef = &llmperfDefinition{info{
 	name:    "llmperf",
 	summary: "LLMPerf: ITL = Σ gaps incl. TTFT ÷ tokens (extra inter_token_latency_ns), pandas linear percentiles, std ddof 1",

@@ -7,8 +7,8 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// mlperfDef is MLPerf LoadGen's definitions (research/clients.md §1.9,
-// research/metrics.md §3.2); its server-scenario validity check is in
+// mlperfDef is MLPerf LoadGen's definitions (github.com/mlcommons/inference,
+// loadgen/); its server-scenario validity check is in
 // mlperf.go.
 var mlperfDef = &mlperfDefinition{info{
 	name:    "mlperf",

@@ -2,8 +2,8 @@ package replay
 
 import "github.com/benchseal/benchseal/schema"
 
-// sglangDef is SGLang bench_serving's definitions (research/clients.md
-// §1.4): adapted from vLLM's benchmark_serving, it computes as vLLM does
+// sglangDef is SGLang bench_serving's definitions (github.com/sgl-project/sglang,
+// python/sglang/bench_serving.py): adapted from vLLM's benchmark_serving, it computes as vLLM does
 // (vllmRules). SGLang has no goodput (PR sgl-project/sglang#5495 was not
 // merged); goodput here follows vLLM's rule.
 var sglangDef = &vllmDefinition{info{

@@ -7,7 +7,8 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// vllmDef is vLLM bench serve's definitions (research/clients.md §1.3).
+// vllmDef is vLLM bench serve's definitions (github.com/vllm-project/vllm,
+// vllm/benchmarks/serve.py; before it benchmarks/benchmark_serving.py).
 var vllmDef = &vllmDefinition{info{
 	name:    "vllm",
 	summary: "vLLM bench serve: TPOT (latency−ttft)/(n−1), ITL pooled per chunk, duration = harness wall clock, numpy linear, ddof 0",
@@ -78,9 +79,9 @@ func (r *vllmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 		// The latency runs to the end of the stream: SGLang's
 		// bench_serving, adapted from vLLM's 2024 benchmark_serving,
 		// sets latency = perf_counter() − st on every chunk including
-		// [DONE] (research/clients.md §1.4), which the LambdaLabs vLLM
-		// file's latencies follow (not ttft + Σ itl). vLLM's current
-		// serve.py stops at the last token chunk (clients.md §1.3);
+		// [DONE] (SGLang's python/sglang/bench_serving.py keeps that rule),
+		// which the LambdaLabs vLLM file's latencies follow (not ttft +
+		// Σ itl). vLLM's current serve.py stops at the last token chunk;
 		// these definitions keep the 2024 rule. The records' end_ns is
 		// that end; their last chunk is not.
 		lat = float64(rec.EndNS - rec.SentNS)

@@ -20,8 +20,9 @@ type MLPerfLimits struct {
 // fewer than two tokens.
 //
 // In LoadGen every issued query is completed and enters both latency
-// arrays and the overlatency counts (research/metrics.md §3.2); a query
-// that failed (error, timeout, cancelled, rejected, an ok answer without
+// arrays and the overlatency counts (github.com/mlcommons/inference,
+// loadgen/: the percentiles and counts are over every issued sample); a
+// query that failed (error, timeout, cancelled, rejected, an ok answer without
 // content, or a declared request never sent) has no latency within any
 // limit, so it enters them as +∞: over both limits, and the p99 when the
 // index ⌊n·0.99⌋ falls among the failures. A failure also completes with

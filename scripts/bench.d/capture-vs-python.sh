@@ -52,7 +52,7 @@ sim_pid=
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-# The simulator as in issue 15 (--time-scale 0.1: 1 ms per token, one token
+# The simulator as in docs/capture.md's comparison (--time-scale 0.1: 1 ms per token, one token
 # per chunk), without the per-running slowdown or a queue limit, so the
 # offered load reaches the clients.
 taskset -c 0 "$BIN" simulate --listen 127.0.0.1:0 --time-scale 0.1 --prefill-per-token 0 \

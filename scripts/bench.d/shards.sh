@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sharded capture (issue 14): the same seeded open-loop plan offered by 1, 2
+# Sharded capture: the same seeded open-loop plan offered by 1, 2
 # and 4 client processes (capture --shard I/N, started together with
 # --start-at) against one simulator process on loopback, then merged. For
 # each process count it reports the aggregate offered rate (the merged
