@@ -29,7 +29,7 @@ func detachedHint(t *testing.T, p string) string {
 // detached Sigstore bundle goes to PATH.<key id>.sigstore.json and the
 // publisher's PATH.sigstore.json is left as it was; the same key signing
 // again replaces its own file; a file that is not a signature by the key
-// is never replaced (newuser3 finding 4).
+// is never replaced.
 func TestSecondSignerKeepsThePublishersDetachedSignature(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"dir", "b.tar"} {

@@ -394,7 +394,7 @@ func paxRecord(k, v string) []byte {
 // TestOpenRefusesNonUSTARTarEntries: a bundle tar is plain USTAR with one
 // name per entry, the layout name itself. An entry whose PAX path and GNU
 // long name differ is read as two different files by Go's archive/tar and
-// GNU tar (attack4 finding 1: one tar, two verified runs), so every PAX
+// GNU tar (one tar, two verified runs), so every PAX
 // and GNU header, every non-plain name and any non-zero padding is refused.
 func TestOpenRefusesNonUSTARTarEntries(t *testing.T) {
 	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b.tar"), artifacttest.RunOptions{})
@@ -482,7 +482,7 @@ func TestOpenRefusesNonUSTARTarEntries(t *testing.T) {
 	}
 }
 
-// attack4 finding 10: attachment titles that cannot be unpacked side by
+// Attachment titles that cannot be unpacked side by
 // side ("a" and "a/b"; "A" and "a") are refused.
 func TestOpenRefusesCollidingAttachmentTitles(t *testing.T) {
 	for name, title := range map[string]string{

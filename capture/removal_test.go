@@ -90,7 +90,7 @@ func TestRemovedWorkMakesACapturedRunInvalid(t *testing.T) {
 				t.Fatalf("validate after removing work: %v, want invalid with %q", err, tc.want)
 			}
 
-			// Marking it incomplete does not help (attack finding 1): an
+			// Marking it incomplete does not help: an
 			// interruption leaves a contiguous prefix of request numbers,
 			// never the slowest requests taken out of the middle.
 			m := rf.m
@@ -132,8 +132,7 @@ func TestScheduleOffTheSeedIsInvalid(t *testing.T) {
 
 // A closed loop bounded by its duration has no request count: dropping its
 // last requests keeps the request numbers a contiguous prefix, and a
-// phase of a second or less used to pass whatever was cut (attack
-// finding). Each worker sends until its last request ends after the
+// phase of a second or less used to pass whatever was cut. Each worker sends until its last request ends after the
 // phase's first send + duration, so a captured run is valid as it is and
 // invalid with its tail cut, however short the phase.
 func TestDurationPhaseTailDroppedIsInvalid(t *testing.T) {

@@ -50,7 +50,7 @@ func (w *headerless) Flush() {
 // simulator is synthetic whether or not the server was probed, whether
 // the simulator is known from its header on any response or declared by
 // the caller, and whatever the publisher's assignments state
-// (newuser3 finding 1: --no-probe and --set evidence=self-run made a
+// (--no-probe and --set evidence=self-run made a
 // simulated run self-run).
 func TestSimulatorRunIsSyntheticWhateverTheFlags(t *testing.T) {
 	cfg := simulator.DefaultConfig()

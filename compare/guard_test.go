@@ -253,7 +253,7 @@ func TestHardwareTextOfASimulatorSaysNoAccelerator(t *testing.T) {
 	}
 }
 
-// attack4 finding 4: a workload.sha256 stated without the workload file is
+// A workload.sha256 stated without the workload file is
 // the publisher's word; the guard's workload check is unknown ("declared,
 // not shipped"), never pass, and the comparison carries it as a limit.
 // Differing declared hashes still refuse.

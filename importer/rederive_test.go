@@ -83,8 +83,8 @@ func editRecords(t *testing.T, dir string, edit func(i int, line string) string)
 	}
 }
 
-// TestRederiveRejectsTampering reproduces the hostile review's attacks on
-// imported runs (findings 2, 3b, 4, 5, 6): each edit leaves a run the
+// TestRederiveRejectsTampering: a hostile publisher's edits of an
+// imported run: each edit leaves a run the
 // schema accepts, and each must fail the re-derivation, naming what
 // differs.
 func TestRederiveRejectsTampering(t *testing.T) {
@@ -183,7 +183,7 @@ func TestRederiveRelabelledRun(t *testing.T) {
 		t.Fatalf("a run that is not imported: %v", err)
 	}
 	// ... but its records still carry the tool's orig values, which only
-	// an imported run may hold (finding 3b by relabelling: LLMPerf's
+	// an imported run may hold (a relabelled import: LLMPerf's
 	// placeholder sent_ns would otherwise read as measured).
 	if err := schema.ValidateRunDir(dir, 5); err == nil || !strings.Contains(err.Error(), `field "orig"`) {
 		t.Fatalf("relabelled run with orig: %v", err)

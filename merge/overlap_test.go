@@ -28,7 +28,7 @@ func setStart(at string) func(*schema.Manifest) {
 
 // TestMergeRefusesShardsOfAnotherStart: shards whose common start
 // (shard.start_at) differs, or of which one had none, are not one run:
-// merge refuses them naming both directories (attack2 §3).
+// merge refuses them naming both directories.
 func TestMergeRefusesShardsOfAnotherStart(t *testing.T) {
 	ts := sim(t)
 	dir := t.TempDir()

@@ -134,7 +134,7 @@ func TestCheckNamesEveryDeviation(t *testing.T) {
 		{plan.DevMetric, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) {
 			c.Points[0].Metrics = append(c.Points[0].Metrics, schema.Claim{Metric: "request_throughput"})
 		}},
-		// attack4 finding 5: planned latency metrics left unclaimed
+		// Planned latency metrics left unclaimed
 		{plan.DevUnclaimed, func(_ *schema.Manifest, c *schema.Claims, _ *[]plan.Cell) {
 			c.Points[1].Metrics = c.Points[1].Metrics[:1]
 		}},
@@ -183,7 +183,7 @@ func FuzzParseStatement(f *testing.F) {
 	})
 }
 
-// Attack finding 7: a plan-registered run with load.generator deleted (so
+// A plan-registered run with load.generator deleted (so
 // its moved scheduled_ns went unchecked) matched the plan. A run that does
 // not declare the generator capture executes plans under cannot match one.
 func TestRunWithoutGeneratorDeviatesFromPlan(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 // TestAboveOffered: a goodput above the offered rate is explained by the
 // window being shorter than requests ÷ rate; at or below it, or without
-// an offered rate (closed loop), nothing is said (newuser3 finding 8.2).
+// an offered rate (closed loop), nothing is said.
 func TestAboveOffered(t *testing.T) {
 	pt := func(offered Value, goodput, throughput Value) *PointResult {
 		return &PointResult{Point: "rate-200", Counts: Counts{Sent: 60},

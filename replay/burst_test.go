@@ -9,7 +9,7 @@ import (
 
 // TestBurstNote: a synthetic run with at least a tenth of its chunk gaps
 // at 0 ns gets the note naming the count and docs/capture.md; fewer
-// zeros, or a run not synthetic, none (newuser3 finding 6).
+// zeros, or a run not synthetic, none.
 func TestBurstNote(t *testing.T) {
 	for _, c := range []struct {
 		evidence string

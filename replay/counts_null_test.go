@@ -8,7 +8,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// TestCountsNeedTheirFields reproduces finding 9 of the hostile review:
+// TestCountsNeedTheirFields:
 // counts.good and counts.one_token read output_tokens (good only under a
 // TPOT limit); when the source did not measure it they are null with the
 // reason, and a claim on them is unverified, not matched. With no SLO at

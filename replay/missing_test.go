@@ -63,7 +63,7 @@ func TestRemovedWorkNeverRaisesAttainment(t *testing.T) {
 
 // A manifest declaring more repeats than the load limits allow is bad
 // input (ErrInvalid, the field named), never a group allocated per
-// declared repeat (attack finding 10: out of memory at 3·10^8 repeats).
+// declared repeat (out of memory at 3·10^8 repeats).
 func TestReplayRejectsLoadBeyondLimits(t *testing.T) {
 	run := genRun(1, 10)
 	run.m.Incomplete, run.m.IncompleteReason = true, "x"
@@ -75,7 +75,7 @@ func TestReplayRejectsLoadBeyondLimits(t *testing.T) {
 	}
 }
 
-// Attack finding 1 (the headline goes up): nulling one repeat's
+// The headline went up: nulling one repeat's
 // throughputs (an incomplete repeat) made the across-repeat median that of
 // the better repeats. A summary over repeats some of which are undefined,
 // or missing, is null with the reason.

@@ -8,7 +8,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// mlperfRun is attack3 finding 6's open-loop run: queries scheduled every
+// mlperfRun is an open-loop run: queries scheduled every
 // 10 ms, each answered with 11 tokens (TTFT 100 ms, TPOT 10 ms), except
 // the last `failed` ones, which time out at 30 s.
 func mlperfRun(queries, failed int) *memRun {

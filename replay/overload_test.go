@@ -512,7 +512,7 @@ func TestShardRunIsOfferedItsShare(t *testing.T) {
 
 // A steady point whose fit window saw more ends than arrivals (requests
 // sent in the quarter set aside ended in it) has a negative backlog, and
-// the verdict says why instead of printing it bare (newuser3 finding 8.3).
+// the verdict says why instead of printing it bare.
 func TestNegativeBacklogIsExplained(t *testing.T) {
 	found := 0
 	for seed := range uint64(40) {

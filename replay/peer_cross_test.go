@@ -22,8 +22,7 @@ func withOrig(r *schema.Record, o string) *schema.Record {
 	return r
 }
 
-// TestPeerDefinitionsReadOnlyTheirOwnOrig reproduces finding 8 of
-// attack3: an import replayed under another tool's definitions read that
+// TestPeerDefinitionsReadOnlyTheirOwnOrig: an import replayed under another tool's definitions read that
 // tool's keys in the wrong orig, or the records' placeholder send times.
 // A peer definition reads orig only in a run imported from that tool;
 // otherwise it reads the records through the provenance gate.
@@ -101,7 +100,7 @@ func TestPeerDefinitionsReadOnlyTheirOwnOrig(t *testing.T) {
 	}
 }
 
-// TestVLLMUnstoredLatencyIsNullNotAMiss reproduces finding 9 of attack3:
+// TestVLLMUnstoredLatencyIsNullNotAMiss:
 // a vLLM or SGLang file without per-request latency, under an e2e or TPOT
 // limit, gave goodput 0 and attainment 0 (every request "missed" a limit
 // on a value nobody stored). They are null with the reason, and so are
@@ -158,7 +157,7 @@ func distServeRun() *memRun {
 	return &memRun{m: manifest(), recs: []*schema.Record{mk(150, 40, 100), mk(300, 60, 50), mk(250, 0, 1), mk(100, 50, 10), mk(260, 30, 20)}}
 }
 
-// TestPeerOneTokenPolicyIsPrinted reproduces finding 10 of attack3: six
+// TestPeerOneTokenPolicyIsPrinted: six
 // peer definitions printed the SLO's one-token policy but applied their
 // own. The applied policy is printed, a note names the tool's rule, and
 // a claim under an SLO that states the other policy is not recomputable
@@ -223,7 +222,7 @@ func TestPeerOneTokenPolicyIsPrinted(t *testing.T) {
 	}
 }
 
-// TestPeerSweepFollowsDefinitions reproduces finding 11 of attack3:
+// TestPeerSweepFollowsDefinitions:
 // --sweep-slo under a peer --definitions was computed with benchseal's
 // rules, so one report held two goodputs for one SLO. At the SLO's own
 // limit the sweep now equals the replay's goodput and attainment, for
@@ -259,8 +258,7 @@ func sameValue(a, b Value) bool {
 	return x == y || math.Abs(x-y) <= 1e-12*math.Abs(y)
 }
 
-// TestVLLMLatencyRunsToTheEndOfTheStream reproduces finding 12 of
-// attack3: vLLM's and SGLang's definitions name the latency to the end
+// TestVLLMLatencyRunsToTheEndOfTheStream: vLLM's and SGLang's definitions name the latency to the end
 // of the stream but used the last content chunk. On records without
 // orig.latency the latency is end_ns − sent_ns; when the source did not
 // measure end_ns it is null with the reason.
@@ -287,8 +285,7 @@ func TestVLLMLatencyRunsToTheEndOfTheStream(t *testing.T) {
 }
 
 // TestPeerTokenGoodputNullHasReason: no peer tool defines a token goodput,
-// so under every peer definition it is null with that reason (newuser3
-// finding 2), which every output format prints from NullReasons.
+// so under every peer definition it is null with that reason, which every output format prints from NullReasons.
 func TestPeerTokenGoodputNullHasReason(t *testing.T) {
 	run := distServeRun()
 	for _, def := range []string{"vllm", "sglang", "aiperf", "genai-perf", "inference-perf", "mlperf", "llmperf", "guidellm"} {
@@ -304,7 +301,7 @@ func TestPeerTokenGoodputNullHasReason(t *testing.T) {
 	}
 }
 
-// TestGuideLLMTokenRatesUseChunkTimes reproduces reattack finding F6:
+// TestGuideLLMTokenRatesUseChunkTimes:
 // under GuideLLM's definitions a run that is not a GuideLLM import put
 // every output token at its request's last token although the records
 // hold each chunk's time, so staggered requests ending together gave a

@@ -265,8 +265,7 @@ func TestEdgeCases(t *testing.T) {
 		if p.Counts.Sent != 1 || p.Counts.Error != 1 || p.Counts.Warmup != 1 {
 			t.Errorf("counts %+v", p.Counts)
 		}
-		// The failed request ran 5 ns: good 0 ÷ elapsed 5 ns is 0, not null
-		// (attack3 finding 3a).
+		// The failed request ran 5 ns: good 0 ÷ elapsed 5 ns is 0, not null.
 		ratEq(t, "window", p.Scalars["window_ns"], big.NewRat(5, 1))
 		for _, k := range []string{"request_throughput", "goodput", "token_goodput", "output_token_throughput", "total_token_throughput"} {
 			ratEq(t, k, p.Scalars[k], new(big.Rat))

@@ -9,7 +9,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// hardWorkRun is attack3 finding 2's pair: 10 requests sent at 0, nine ok
+// hardWorkRun is a pair of runs: 10 requests sent at 0, nine ok
 // at 1 s, and a tenth (the hard one) that ends at endS seconds with
 // status.
 func hardWorkRun(status string, endS int64) *memRun {

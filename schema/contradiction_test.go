@@ -24,7 +24,7 @@ func mustBeInvalid(t *testing.T, dir string, want ...string) {
 	}
 }
 
-// Attack finding 11: a non-streaming run relabelled client-streaming (with
+// A non-streaming run relabelled client-streaming (with
 // decoding.streaming false left in place) made TTFT = E2E and TPOT 0.
 func TestBoundaryContradictingStreamingIsInvalid(t *testing.T) {
 	dir := baseRun(t, false)
@@ -40,7 +40,7 @@ func TestBoundaryContradictingStreamingIsInvalid(t *testing.T) {
 	mustBeInvalid(t, dir, `field "client.boundary"`, "decoding.streaming is true")
 }
 
-// Attack finding 12: a run benchseal measured itself may not declare a
+// A run benchseal measured itself may not declare a
 // field it stores "absent" (hiding send lag and the other schedule-based
 // metrics), nor store a tool's window.
 func TestProvenanceCannotHideWhatARunMeasured(t *testing.T) {
@@ -54,7 +54,7 @@ func TestProvenanceCannotHideWhatARunMeasured(t *testing.T) {
 	mustBeInvalid(t, dir, `field "provenance.fields.scheduled_ns.status"`, `field "provenance.fields.end_ns.status"`)
 }
 
-// Attack finding 14: an ok answer in six content chunks declared a
+// An ok answer in six content chunks declared a
 // one-token answer passed any TPOT limit.
 func TestMultiChunkAnswerIsNeverOneToken(t *testing.T) {
 	dir := baseRun(t, false)

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// attack4 finding 7: repeat 1 replaced by repeat 0's records shifted in
+// Repeat 1 replaced by repeat 0's records shifted in
 // time (ids and repeat renamed, the order shuffled) was valid, so the
 // across-repeat medians took the good repeat twice with zero spread.
 func TestRepeatCopiedFromAnotherIsInvalid(t *testing.T) {

@@ -170,8 +170,7 @@ func TestValidateManifestRules(t *testing.T) {
 }
 
 // TestSimulateOnTheCommandLineMeansSynthetic: a capture command line with
-// --simulate makes any evidence but synthetic invalid (newuser3 finding
-// 1); --simulate=false, a synthetic run, another client's command line
+// --simulate makes any evidence but synthetic invalid; --simulate=false, a synthetic run, another client's command line
 // and words after "--" do not.
 func TestSimulateOnTheCommandLineMeansSynthetic(t *testing.T) {
 	cases := []struct {

@@ -42,7 +42,7 @@ func finishProblems(t *testing.T, m *Manifest, recs []*Record) (string, RunSumma
 	return strings.Join(all, "\n"), c.Summary()
 }
 
-// Attack finding 1: under incomplete: true a publisher deleted requests
+// Under incomplete: true a publisher deleted requests
 // from the middle of a phase, or from a phase whose later phases are
 // complete. An interruption leaves only complete phases, then one phase
 // holding a contiguous prefix, then nothing; anything else is invalid.

@@ -9,7 +9,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// A declared load beyond the limits (attack findings 8 and 10: repeats
+// A declared load beyond the limits (repeats
 // 9·10^18 panicked, 3·10^8 exhausted memory, requests 9·10^18 printed
 // negative counts) is invalid with the field named, never a panic or an
 // allocation per declared cell.

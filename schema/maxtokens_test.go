@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// attack4 finding 8: every record's output_tokens multiplied by 64 above
+// Every record's output_tokens multiplied by 64 above
 // decoding.max_tokens 16 was valid, and verify recomputed output tok/s ×64
 // and TPOT ÷64. The server's count never exceeds max_tokens.
 func TestOutputTokensAboveMaxTokensAreInvalid(t *testing.T) {

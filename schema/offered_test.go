@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// Attack finding 3: a closed-loop capture's points relabelled (16 → 1,
+// A closed-loop capture's points relabelled (16 → 1,
 // 4 → 64) validated, and decide then named the relabelled run's capacity
 // 64. The records' peak of requests in flight bounds the declared
-// concurrency from above whatever made them (attack3 finding 15, attack4
-// finding 3: the bound ran only under benchseal/v1); under benchseal/v1,
+// concurrency from above whatever made them (the bound once ran only
+// under benchseal/v1); under benchseal/v1,
 // whose workers start together and keep a request in flight each, the
-// peak reaches min(C, records) (attack4 finding 3b: the old "half the
+// peak reaches min(C, records) (the old "half the
 // concurrency" bound let 4 be relabelled 7).
 func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
 	// Four workers: requests k = 0..39 in ten waves of four, 100 ms each
@@ -81,11 +81,11 @@ func TestRelabelledConcurrencyIsInvalid(t *testing.T) {
 	}
 }
 
-// Where the records cannot bound the offered load, verify says so
-// (attack4 finding 3, attack3 finding 15): the declared concurrency of a
+// Where the records cannot bound the offered load, verify says so:
+// the declared concurrency of a
 // run without benchseal/v1 is checked only from above, and not at all
 // when sent_ns/end_ns are not both measured; a warmup boundary without the
-// generator's run order is the publisher's word (attack4 finding 2).
+// generator's run order is the publisher's word.
 func TestUnverifiedOfferedLoadAndWarmup(t *testing.T) {
 	has := func(m *Manifest, word string) bool {
 		for _, u := range UnverifiedCompleteness(m) {
@@ -194,7 +194,7 @@ func TestDurationPhaseCutShortIsMissingWork(t *testing.T) {
 
 // A problem Finish finds across the records of several files (a bundle's
 // shards) names no single file: it used to name the shard read last,
-// which was not the one at fault (attack finding).
+// which was not the one at fault.
 func TestFinishProblemsAcrossShardsNameNoShard(t *testing.T) {
 	m := &Manifest{Load: Load{Mode: ModeConcurrency, Repeats: 1,
 		Points: []Point{{Name: "a", Concurrency: 1, Requests: 2}, {Name: "b", Concurrency: 1, Requests: 2}}}}
@@ -223,7 +223,7 @@ func TestFinishProblemsAcrossShardsNameNoShard(t *testing.T) {
 	}
 }
 
-// Reattack finding F7: a rate-mode capture with max_outstanding 8
+// A rate-mode capture with max_outstanding 8
 // relabelled to a cap of 2 validated: the peak in flight was checked in
 // concurrency mode only. A rate point's declared cap (load.max_outstanding,
 // or a smaller point concurrency) bounds it too; imports are exempt.
@@ -260,7 +260,7 @@ func TestRelabelledRateCapIsInvalid(t *testing.T) {
 	}
 }
 
-// Reattack finding F2: a benchseal/v1 capture whose client.token_counts
+// A benchseal/v1 capture whose client.token_counts
 // was relabelled "client-tokenizer" escaped the output_tokens bounds
 // (max_tokens, one token per chunk), which hold only for the labels the
 // load client writes. Under benchseal/v1 any other label is invalid.

@@ -487,8 +487,7 @@ func BenchmarkAppendRecord(b *testing.B) {
 	})
 }
 
-// TestDecodeRecordRefusesControlCharacters reproduces reattack finding
-// F1: a record id (or error) holding a newline wrote whole lines into the
+// TestDecodeRecordRefusesControlCharacters: a record id (or error) holding a newline wrote whole lines into the
 // replay report. The strict decoder refuses a control character in any
 // record string, naming the field.
 func TestDecodeRecordRefusesControlCharacters(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// attack4 finding 2: in a closed-loop benchseal/v1 capture the publisher
+// In a closed-loop benchseal/v1 capture the publisher
 // swapped warmup records with the slowest measured ones (ids, phase and
 // item exchanged, counts unchanged). capture runs warmup strictly before
 // measure, so a "warmup" request sent after a measured one is invalid.

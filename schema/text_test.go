@@ -10,7 +10,7 @@ import (
 )
 
 // TestControlCharactersInDocumentsAreRefused: manifest and claims strings
-// (keys and values) hold no control characters (attack4 finding 6: a model
+// (keys and values) hold no control characters (a model
 // name carrying "\nVERIFIED\n" and ESC[8m rewrote a rejected verdict on a
 // terminal); the error names the field. engine.server (a server's reply,
 // never printed) may keep its line breaks, nothing else.
@@ -91,7 +91,7 @@ func TestEscapeText(t *testing.T) {
 	}
 }
 
-// attack4 finding 10: attachment names that cannot be written side by
+// Attachment names that cannot be written side by
 // side (a file that is also a folder, names equal but for case) or that
 // hold a control character are refused.
 func TestCheckAttachmentNames(t *testing.T) {
@@ -115,7 +115,7 @@ func TestCheckAttachmentNames(t *testing.T) {
 	}
 }
 
-// attack4 finding 10: a run directory's manifest.json or records file that
+// A run directory's manifest.json or records file that
 // is a symbolic link is refused, as attachments are.
 func TestRunDirRefusesSymlinkedFiles(t *testing.T) {
 	for _, name := range []string{schema.ManifestFile, schema.RecordsFile} {

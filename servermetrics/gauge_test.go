@@ -7,8 +7,8 @@ import (
 
 // A gauge's peak and slope come only from scrapes inside the point's
 // load (first send to last end): the idle scrapes bracketing a short
-// point give no peak (attack3 finding 14: "running peak 0, slope 0/s"
-// for a c8 point), and a slope needs MinFitScrapes scrapes inside.
+// point give no peak (they printed "running peak 0, slope 0/s" for a
+// c8 point), and a slope needs MinFitScrapes scrapes inside.
 func TestGaugePeakOnlyFromScrapesInsideTheLoad(t *testing.T) {
 	running := func(v float64, at int64) *Snapshot {
 		return parse(t, fmt.Sprintf("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running %v\n", v), at)

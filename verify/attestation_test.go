@@ -224,14 +224,13 @@ func TestAttestWithUnverifiedClaimsWithholdsRecomputed(t *testing.T) {
 	if len(res.Verification.Unverified) == 0 {
 		t.Fatal("no unverified claims listed")
 	}
-	// The reviewer is told why (newuser3 finding 8.15).
+	// The reviewer is told why.
 	if w := strings.Join(res.Withheld, "\n"); !strings.Contains(w, attest.LevelRecomputed+" withheld: ") || !strings.Contains(w, "cannot be recomputed") {
 		t.Errorf("withheld %q", res.Withheld)
 	}
 }
 
-// TestAttestationDoesNotTransferToAnotherPublisher reproduces attack
-// finding 13: the reviewer's attestation is kept, the publisher's
+// TestAttestationDoesNotTransferToAnotherPublisher: the reviewer's attestation is kept, the publisher's
 // signature is dropped and the same run is re-signed by another key. The
 // reviewer vouched for the run as signed by the first publisher (the VSA's
 // inputAttestations name that signature), so under the new key the

@@ -89,7 +89,7 @@ func TestVerifyStopsAfterTheSignatureFails(t *testing.T) {
 		case !all && c.Status != verify.StatusSkipped:
 			t.Errorf("content checked after the signature failed: %+v", c)
 		case !all && !strings.Contains(c.Reason, "verify --all-checks") || strings.Contains(c.Reason, "AllChecks"):
-			t.Errorf("the skip names the Go field, not the flag: %+v", c) // newuser3 finding 8.4
+			t.Errorf("the skip names the Go field, not the flag: %+v", c)
 		case all && c.Status != verify.StatusPassed:
 			t.Errorf("AllChecks: uncompressed check %+v, want passed", c)
 		}

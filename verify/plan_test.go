@@ -103,7 +103,7 @@ func TestPlanSignedAfterRunStartIsADeviation(t *testing.T) {
 }
 
 // A plan given to verify comes from the publisher: one declaring 3·10^8
-// repeats (attack finding 10: out of memory, or 10^4 deviation strings) is
+// repeats (out of memory, or 10^4 deviation strings) is
 // rejected by the plan check with the field named, before anything is built
 // from it.
 func TestPlanBeyondLoadLimitsFailsPlanCheck(t *testing.T) {
@@ -120,7 +120,7 @@ func TestPlanBeyondLoadLimitsFailsPlanCheck(t *testing.T) {
 	}
 }
 
-// Attack finding 7: a run without load.generator gets weaker completeness
+// A run without load.generator gets weaker completeness
 // checks; verify says which did not run, with the word UNVERIFIED.
 func TestRunWithoutGeneratorIsUnverifiedCompleteness(t *testing.T) {
 	run := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "run"), artifacttest.RunOptions{})

@@ -16,7 +16,7 @@ import (
 
 // TestVerifyRejectsASimulatedRunNotSynthetic: a signed bundle whose
 // manifest records a capture with --simulate but states evidence
-// self-run fails the schema check, naming the field (newuser3 finding 1).
+// self-run fails the schema check, naming the field.
 func TestVerifyRejectsASimulatedRunNotSynthetic(t *testing.T) {
 	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
 	b, err := artifact.Open(p)

@@ -226,7 +226,7 @@ func TestVerifyClaimMismatchNamesRepeatAndBothValues(t *testing.T) {
 	}
 }
 
-// attack4 finding 4: a manifest that states workload.sha256 while the
+// A manifest that states workload.sha256 while the
 // bundle ships no workload verifies, with the hash labelled UNVERIFIED (not
 // shipped); a bundle that ships its workload says nothing of the kind.
 func TestVerifyWorkloadHashWithoutWorkloadIsUnverified(t *testing.T) {

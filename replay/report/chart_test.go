@@ -278,7 +278,7 @@ func flaggedSmallRun(t *testing.T, o replay.Options) *replay.Result {
 }
 
 // TestCompareOutputsSayWhatTPOTAndITLMean: compare's text and HTML carry
-// the tpot/itl definitions like replay's outputs (newuser2 §10), and a
+// the tpot/itl definitions like replay's outputs, and a
 // replay under a peer tool's definitions prints that tool's formula.
 func TestCompareOutputsSayWhatTPOTAndITLMean(t *testing.T) {
 	cr, err := compare.Compare(compareInputs(t), compare.Options{})
@@ -310,7 +310,7 @@ func TestCompareOutputsSayWhatTPOTAndITLMean(t *testing.T) {
 // TestChartMarksANullRepeat: a repeat whose goodput is null (here: no
 // measured request sent in r1 repeat 1) is a cross on the axis with its
 // reason, named in the caption and the value table, never a silently
-// missing dot (attack3 finding 16).
+// missing dot.
 func TestChartMarksANullRepeat(t *testing.T) {
 	run := smallRun()
 	kept := run.recs[:0]

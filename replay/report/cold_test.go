@@ -7,8 +7,7 @@ import (
 	"github.com/benchseal/benchseal/replay"
 )
 
-// TestColdFirstIDStaysOnOneLine reproduces reattack finding F1's display
-// half: the first warmup request's id went raw into the cold row's label,
+// TestColdFirstIDStaysOnOneLine: the first warmup request's id went raw into the cold row's label,
 // so a newline in it wrote whole report lines. The id is escaped
 // (newlines included) wherever text or Markdown prints it.
 func TestColdFirstIDStaysOnOneLine(t *testing.T) {

@@ -82,7 +82,7 @@ func TestNonStreamingBoundaryMeasuresOnlyE2E(t *testing.T) {
 	ms := int64(1e6)
 	// The manifest has no provenance block: the boundary alone makes
 	// first_chunk_ns absent. A TTFT or TPOT limit cannot be judged, so
-	// the SLO metrics are null with that reason (attack3 finding 16: the
+	// the SLO metrics are null with that reason (the
 	// note described a rule the numbers no longer followed); -1 = null.
 	for _, tc := range []struct {
 		name     string
@@ -466,7 +466,7 @@ func TestSweepOfAnUnmeasuredFieldIsNull(t *testing.T) {
 
 // TestCSVCellsAreNeverFormulas: a point name is publisher text; a cell
 // that a spreadsheet would evaluate (=, +, -, @) gets a leading apostrophe
-// (attack4 finding 10: =HYPERLINK(...) as a point name), numbers stay as
+// (=HYPERLINK(...) as a point name), numbers stay as
 // they are.
 func TestCSVCellsAreNeverFormulas(t *testing.T) {
 	run := smallRun()
@@ -513,7 +513,7 @@ func TestCSVCellsAreNeverFormulas(t *testing.T) {
 }
 
 // TestNoSLOPrintsNone: a run without an SLO prints "slo: none", not empty
-// limits, a one-token rule and "(from none)" (newuser3 finding 8.6).
+// limits, a one-token rule and "(from none)".
 func TestNoSLOPrintsNone(t *testing.T) {
 	run := smallRun()
 	run.m.SLO = schema.SLO{}

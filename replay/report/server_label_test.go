@@ -10,7 +10,7 @@ import (
 
 // TestServerTPOTAndITLRowsNameTheEngineHistogram: the server tpot/itl
 // rows are the engine's own histograms, defined unlike the client's, and
-// their labels say which (newuser2 §10).
+// their labels say which.
 func TestServerTPOTAndITLRowsNameTheEngineHistogram(t *testing.T) {
 	p := &replay.PointResult{Server: &replay.ServerColumn{Scrapes: 2, Column: &servermetrics.Column{Engine: "vllm", Histograms: []servermetrics.HistogramDelta{
 		{Role: servermetrics.RoleTPOT, Metric: "vllm:request_time_per_output_token_seconds"},

@@ -11,7 +11,7 @@ import (
 
 // A bounds-only estimate prints its bounds and no value, and a quantity
 // the scrapes cannot give stays a row with its reason in text and in
-// JSON, the rest of the column kept (attack1 #6, #7).
+// JSON, the rest of the column kept.
 func TestServerColumnPrintsBoundsOnlyAndAbsentReasons(t *testing.T) {
 	mean, hi, v, vhi := 0.0, 0.3, 0.02, 0.05
 	c := &servermetrics.Column{Engine: "vllm",

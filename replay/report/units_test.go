@@ -51,7 +51,7 @@ func TestCapacityUnitNamesTheLoadMode(t *testing.T) {
 }
 
 // TestMLPerfLineUnitsBesideTheirNumbers: the unit of the p99s follows
-// them, never the reason list (attack3 finding 16), and a p99 that is a
+// them, never the reason list, and a p99 that is a
 // failed query reads +∞.
 func TestMLPerfLineUnitsBesideTheirNumbers(t *testing.T) {
 	m := &replay.MLPerfCheck{Valid: true, TTFTP99NS: replay.Int(100e6), TPOTP99NS: replay.Int(10e6), Queries: 600}

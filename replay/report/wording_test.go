@@ -11,7 +11,7 @@ import (
 
 // TestCostMarginReadsTheRightWay: the cheaper configuration's margin
 // says it costs less, by how much, and how much more the other pays; a
-// price without a currency says so (newuser3 finding 8.13).
+// price without a currency says so.
 func TestCostMarginReadsTheRightWay(t *testing.T) {
 	d := &compare.Decision{Objective: compare.MinCostPerGoodToken, Best: 1, RunnerUp: 0, Margin: replay.Exact(big.NewRat(6097, 10000))}
 	if got, want := costMargin(d), "margin: B costs 37.88 % less per good token than A (A costs 60.97 % more)"; got != want {
@@ -38,7 +38,7 @@ func TestCostMarginReadsTheRightWay(t *testing.T) {
 }
 
 // TestNegativeBacklogText: the completions row explains a negative
-// backlog and says nothing more of a positive one (newuser3 finding 8.3).
+// backlog and says nothing more of a positive one.
 func TestNegativeBacklogText(t *testing.T) {
 	if s := negativeBacklog(&replay.Overload{Arrivals: 39, Completions: 41}); !strings.Contains(s, "negative: 2 more ends than arrivals") {
 		t.Errorf("negative backlog: %q", s)

@@ -17,8 +17,7 @@ import (
 
 // TestLiveProgressEndsItsLine: a terminal progress line left open (a
 // capture that failed before its final progress) is ended, so the next
-// message starts on a line of its own; a final line is not ended twice
-// (newuser3 finding 8.11).
+// message starts on a line of its own; a final line is not ended twice.
 func TestLiveProgressEndsItsLine(t *testing.T) {
 	var b bytes.Buffer
 	l := &liveProgress{w: &b}
@@ -37,7 +36,7 @@ func TestLiveProgressEndsItsLine(t *testing.T) {
 
 // TestCaptureSummaryRateColumn: "achieved" is the arrival rate against
 // the offered one (open loop); a closed loop's single number is labelled
-// for what it is (newuser3 finding 8.1).
+// for what it is.
 func TestCaptureSummaryRateColumn(t *testing.T) {
 	for _, c := range []struct {
 		offered  float64

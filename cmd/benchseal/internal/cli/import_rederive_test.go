@@ -8,8 +8,7 @@ import (
 	"testing"
 )
 
-// TestImportedRunTamperedWindow reproduces finding 2 of the hostile
-// review end to end: an imported LLMPerf run whose stored tool window was
+// TestImportedRunTamperedWindow, end to end: an imported LLMPerf run whose stored tool window was
 // halved (doubling request_throughput) is rejected by validate, verify
 // and compare, each naming the window, because the attached summary file
 // re-derives the true one.

@@ -7,7 +7,7 @@ import (
 	"github.com/benchseal/benchseal/verify"
 )
 
-// TestInspectEscapesUnauthenticatedText reproduces reattack finding F4: a
+// TestInspectEscapesUnauthenticatedText: a
 // signature's public-key hint (text anyone can rewrite in a bundle) was
 // printed raw by inspect, so a newline in it wrote a fake "VERIFIED"
 // signature line. The hint and an attestation's strings are escaped,

@@ -9,7 +9,7 @@ import (
 
 // TestMergeWarnsOfShardsMeasuredInTurn: shards captured one after the
 // other (no --start-at) merge, but merge warns on stderr that the
-// point's load was never offered at once (newuser3 finding 7).
+// point's load was never offered at once.
 func TestMergeWarnsOfShardsMeasuredInTurn(t *testing.T) {
 	dir := t.TempDir()
 	var dirs []string

@@ -105,7 +105,7 @@ func TestMergePullRecordsHowEachShardWasAuthenticated(t *testing.T) {
 	for _, c := range []struct {
 		flag, by, warn string
 	}{
-		// attack4 finding 9: pulled.authenticated is the merger's word
+		// pulled.authenticated is the merger's word
 		// (nothing in the bundle proves it), so even a signed member's
 		// origin is UNVERIFIED.
 		{"--key", "key sha256:", "UNVERIFIED shard origin: shard(s) 0, 1 pulled with a signature the merger says it checked"},

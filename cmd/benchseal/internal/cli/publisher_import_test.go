@@ -18,8 +18,7 @@ func fixture(tool, name string) string {
 // file (a local date without a zone) or an SGLang file (no date) leaves
 // the run's finish time unknown; pack refuses before opening the key
 // (exit 1, listed in the README's table) and prints the command that
-// states the creation time, then packs and verifies with it (newuser3
-// finding 3a).
+// states the creation time, then packs and verifies with it.
 func TestPackOfAnUndatedImportPrintsTheCommand(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"BENCHSEAL_PASSWORD": ""}
@@ -65,7 +64,7 @@ func TestPackOfAnUndatedImportPrintsTheCommand(t *testing.T) {
 
 // TestWriteClaimsRefusesToReplace: replay --write-claims onto an
 // importer's claims.json (LLMPerf's 35 figures) exits 1 and leaves the
-// file as it was; --force replaces it (newuser3 finding 3b).
+// file as it was; --force replaces it.
 func TestWriteClaimsRefusesToReplace(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
@@ -98,7 +97,7 @@ func TestWriteClaimsRefusesToReplace(t *testing.T) {
 
 // TestSecondReviewerKeepsTheFirstDetachedAttestation: two reviewers attest
 // one bundle; each detached attestation keeps its own file, and a second
-// signer's sign says which file it kept (newuser3 finding 4).
+// signer's sign says which file it kept.
 func TestSecondReviewerKeepsTheFirstDetachedAttestation(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"BENCHSEAL_PASSWORD": ""}

@@ -13,7 +13,7 @@ import (
 // TestSimulateIsSyntheticWithNoProbe: capture --simulate --no-probe --set
 // evidence=self-run writes a synthetic run (with a warning), and a run
 // whose command line says --simulate but whose evidence was edited to
-// self-run fails validate, naming the field (newuser3 finding 1).
+// self-run fails validate, naming the field.
 func TestSimulateIsSyntheticWithNoProbe(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")

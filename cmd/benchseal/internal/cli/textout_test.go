@@ -36,7 +36,7 @@ func rawControls(s string) string {
 // TestTextOutputNeverCarriesPublisherControls: a bundle whose manifest
 // strings hold an escape sequence that conceals the lines after it, a
 // carriage return, a forged "VERIFIED" line and a right-to-left override
-// (attack4 finding 6: a REJECTED bundle showed VERIFIED on a terminal).
+// (a REJECTED bundle showed VERIFIED on a terminal).
 // No text output of verify, inspect, replay (text and markdown), compare
 // or decide may carry a raw control character.
 func TestTextOutputNeverCarriesPublisherControls(t *testing.T) {

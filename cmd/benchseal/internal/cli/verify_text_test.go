@@ -9,8 +9,7 @@ import (
 )
 
 // TestVerifyTextNamesTheBlobOnce: a FAIL line names the blob at fault
-// once, labelled, and does not repeat a digest its reason already gives
-// (newuser3 finding 8.5).
+// once, labelled, and does not repeat a digest its reason already gives.
 func TestVerifyTextNamesTheBlobOnce(t *testing.T) {
 	d1, d2 := "sha256:35e1aaaa", "sha256:5613bbbb"
 	r := &verify.Result{Checks: []verify.CheckResult{
