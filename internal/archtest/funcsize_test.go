@@ -75,7 +75,6 @@ var funcExceptions = map[string]funcException{
 	"replay.Replay":                                               {lines: 230, complexity: 72},
 	"replay.checkClaimsUnder":                                     {lines: 101, complexity: 28},
 	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
-	"replay/report.JSON":                                          {lines: 228, complexity: 30},
 	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase":                 {lines: 101, complexity: 35},
 	"schema.ValidateManifest":                                     {lines: 171, complexity: 82},

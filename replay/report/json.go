@@ -116,10 +116,43 @@ func (w *jw) dist(d replay.Dist) {
 	w.close('}')
 }
 
-// JSON writes the replay JSON contract (schema "benchseal/replay/v1").
+// JSON writes the replay JSON contract (schema "benchseal/replay/v1"):
+// the run's header, one object per point and repeat, the across-repeat
+// summary, the sweep and the capacity, then the notes.
 func JSON(out io.Writer, r *replay.Result) error {
 	w := &jw{}
 	w.open('{')
+	w.header(r)
+	w.key("results")
+	w.open('[')
+	for _, p := range r.Results {
+		w.elem()
+		w.result(p)
+	}
+	w.close(']')
+	w.key("summary")
+	w.open('[')
+	for _, ps := range r.Summary {
+		w.elem()
+		w.summary(ps)
+	}
+	w.close(']')
+	if sw := r.Sweep; sw != nil {
+		w.sweep(sw)
+	}
+	w.capacity(r.Capacity)
+	w.key("notes")
+	strList(w, r.Notes)
+	w.close('}')
+	w.b.WriteByte('\n')
+	_, err := io.WriteString(out, w.b.String())
+	return err
+}
+
+// header writes what the run's results are computed under: schema,
+// definitions, boundary, completeness, cost, SLO, smooth goodput's
+// parameters, the meanings of tpot and itl, and the aliases.
+func (w *jw) header(r *replay.Result) {
 	w.ks("schema", r.Schema)
 	w.ks("definitions", r.Definitions)
 	w.ks("definitions_version", r.DefinitionsVersion)
@@ -170,148 +203,150 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.close('}')
 	w.key("aliases")
 	w.stringMap(r.Aliases)
-	w.key("results")
-	w.open('[')
-	for _, p := range r.Results {
-		w.elem()
+}
+
+// result writes one point and repeat.
+func (w *jw) result(p *replay.PointResult) {
+	w.open('{')
+	w.ks("point", p.Point)
+	w.kv("repeat", strconv.Itoa(p.Repeat))
+	w.kv("window_ns", Number(p.Scalars["window_ns"]))
+	w.key("counts")
+	w.open('{')
+	for _, k := range replay.CountKeys {
+		v, _ := p.Count(k)
+		w.kv(k, Number(v))
+	}
+	w.close('}')
+	for _, k := range replay.ScalarKeys[1:] {
+		w.kv(k, Number(p.Scalars[k]))
+	}
+	for _, k := range distOrder(p) {
+		w.key(k)
+		w.dist(p.Dists[k])
+	}
+	w.key("stalls")
+	w.open('{')
+	w.kv("threshold_ns", strconv.FormatInt(p.Stalls.ThresholdNS, 10))
+	if _, null := p.NullReasons["stalls"]; null {
+		w.kv("count", "null")
+		w.kv("requests", "null")
+	} else {
+		w.kv("count", strconv.FormatInt(p.Stalls.Count, 10))
+		w.kv("requests", strconv.FormatInt(p.Stalls.Requests, 10))
+	}
+	w.kv("max_gap_ns", Number(p.Stalls.MaxGapNS))
+	w.close('}')
+	if p.WindowSource != "" {
+		w.ks("window_source", p.WindowSource)
+	}
+	if len(p.NullReasons) > 0 {
+		w.key("null_reasons")
 		w.open('{')
-		w.ks("point", p.Point)
-		w.kv("repeat", strconv.Itoa(p.Repeat))
-		w.kv("window_ns", Number(p.Scalars["window_ns"]))
-		w.key("counts")
+		for _, k := range slices.Sorted(maps.Keys(p.NullReasons)) {
+			w.ks(k, p.NullReasons[k])
+		}
+		w.close('}')
+	}
+	if c := p.Cold; c != nil {
+		w.key("cold")
+		w.cold(c)
+	}
+	if sc := p.Server; sc != nil {
+		w.kv("server", serverJSON(sc))
+	}
+	if o := p.Overload; o != nil {
+		w.key("overload")
+		w.overload(o)
+	}
+	if t := p.Timeline; t != nil {
+		w.key("timeline")
 		w.open('{')
-		for _, k := range replay.CountKeys {
-			v, _ := p.Count(k)
+		w.kv("shards", strconv.Itoa(t.Shards))
+		w.kv("uncertainty_ns", Number(t.UncertaintyNS))
+		w.kv("anchor_ns", Number(t.AnchorNS))
+		w.kv("drift_ns", Number(t.DriftNS))
+		w.ks("clocks", ClocksDeclared)
+		for _, iv := range timelineIntervals(t) {
+			w.key(iv.key)
+			w.raw("[" + Number(iv.v.Low) + ", " + Number(iv.v.High) + "]")
+		}
+		if t.Reason != "" {
+			w.ks("reason", t.Reason)
+		}
+		w.close('}')
+	}
+	if c := p.MLPerf; c != nil {
+		w.key("mlperf")
+		w.open('{')
+		w.kv("valid", strconv.FormatBool(c.Valid))
+		for _, k := range []string{"ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"} {
+			v, _ := c.Field(k)
 			w.kv(k, Number(v))
 		}
-		w.close('}')
-		for _, k := range replay.ScalarKeys[1:] {
-			w.kv(k, Number(p.Scalars[k]))
-		}
-		for _, k := range distOrder(p) {
-			w.key(k)
-			w.dist(p.Dists[k])
-		}
-		w.key("stalls")
-		w.open('{')
-		w.kv("threshold_ns", strconv.FormatInt(p.Stalls.ThresholdNS, 10))
-		if _, null := p.NullReasons["stalls"]; null {
-			w.kv("count", "null")
-			w.kv("requests", "null")
-		} else {
-			w.kv("count", strconv.FormatInt(p.Stalls.Count, 10))
-			w.kv("requests", strconv.FormatInt(p.Stalls.Requests, 10))
-		}
-		w.kv("max_gap_ns", Number(p.Stalls.MaxGapNS))
-		w.close('}')
-		if p.WindowSource != "" {
-			w.ks("window_source", p.WindowSource)
-		}
-		if len(p.NullReasons) > 0 {
-			w.key("null_reasons")
-			w.open('{')
-			for _, k := range slices.Sorted(maps.Keys(p.NullReasons)) {
-				w.ks(k, p.NullReasons[k])
-			}
-			w.close('}')
-		}
-		if c := p.Cold; c != nil {
-			w.key("cold")
-			w.cold(c)
-		}
-		if sc := p.Server; sc != nil {
-			w.kv("server", serverJSON(sc))
-		}
-		if o := p.Overload; o != nil {
-			w.key("overload")
-			w.overload(o)
-		}
-		if t := p.Timeline; t != nil {
-			w.key("timeline")
-			w.open('{')
-			w.kv("shards", strconv.Itoa(t.Shards))
-			w.kv("uncertainty_ns", Number(t.UncertaintyNS))
-			w.kv("anchor_ns", Number(t.AnchorNS))
-			w.kv("drift_ns", Number(t.DriftNS))
-			w.ks("clocks", ClocksDeclared)
-			for _, iv := range timelineIntervals(t) {
-				w.key(iv.key)
-				w.raw("[" + Number(iv.v.Low) + ", " + Number(iv.v.High) + "]")
-			}
-			if t.Reason != "" {
-				w.ks("reason", t.Reason)
-			}
-			w.close('}')
-		}
-		if c := p.MLPerf; c != nil {
-			w.key("mlperf")
-			w.open('{')
-			w.kv("valid", strconv.FormatBool(c.Valid))
-			for _, k := range []string{"ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"} {
-				v, _ := c.Field(k)
-				w.kv(k, Number(v))
-			}
-			w.key("reasons")
-			strList(w, c.Reasons)
-			w.close('}')
-		}
+		w.key("reasons")
+		strList(w, c.Reasons)
 		w.close('}')
 	}
-	w.close(']')
-	w.key("summary")
+	w.close('}')
+}
+
+// summary writes one point's across-repeat summary.
+func (w *jw) summary(ps replay.PointSummary) {
+	w.open('{')
+	w.ks("point", ps.Point)
+	w.key("metrics")
+	w.open('{')
+	for _, m := range replay.SummaryMetrics {
+		s := ps.Metrics[m]
+		w.key(m)
+		w.open('{')
+		w.kv("median", Number(s.Median))
+		w.kv("ci_low", Number(s.CILow))
+		w.kv("ci_high", Number(s.CIHigh))
+		w.kv("confidence", Number(s.Confidence))
+		w.kv("n", strconv.Itoa(s.N))
+		w.key("warnings")
+		strList(w, s.Warnings)
+		w.close('}')
+	}
+	w.close('}')
+	w.close('}')
+}
+
+// sweep writes goodput and attainment against the swept limit.
+func (w *jw) sweep(sw *replay.Sweep) {
+	w.key("sweep")
+	w.open('{')
+	w.ks("metric", sw.Metric)
+	w.key("limits_ns")
 	w.open('[')
-	for _, ps := range r.Summary {
+	for _, l := range sw.LimitsNS {
+		w.elem()
+		w.raw(strconv.FormatInt(l, 10))
+	}
+	w.close(']')
+	w.key("rows")
+	w.open('[')
+	for _, row := range sw.Rows {
 		w.elem()
 		w.open('{')
-		w.ks("point", ps.Point)
-		w.key("metrics")
-		w.open('{')
-		for _, m := range replay.SummaryMetrics {
-			s := ps.Metrics[m]
-			w.key(m)
-			w.open('{')
-			w.kv("median", Number(s.Median))
-			w.kv("ci_low", Number(s.CILow))
-			w.kv("ci_high", Number(s.CIHigh))
-			w.kv("confidence", Number(s.Confidence))
-			w.kv("n", strconv.Itoa(s.N))
-			w.key("warnings")
-			strList(w, s.Warnings)
-			w.close('}')
-		}
-		w.close('}')
+		w.ks("point", row.Point)
+		w.kv("repeat", strconv.Itoa(row.Repeat))
+		w.key("goodput")
+		valList(w, row.Goodput)
+		w.key("slo_attainment")
+		valList(w, row.Attainment)
 		w.close('}')
 	}
 	w.close(']')
-	if sw := r.Sweep; sw != nil {
-		w.key("sweep")
-		w.open('{')
-		w.ks("metric", sw.Metric)
-		w.key("limits_ns")
-		w.open('[')
-		for _, l := range sw.LimitsNS {
-			w.elem()
-			w.raw(strconv.FormatInt(l, 10))
-		}
-		w.close(']')
-		w.key("rows")
-		w.open('[')
-		for _, row := range sw.Rows {
-			w.elem()
-			w.open('{')
-			w.ks("point", row.Point)
-			w.kv("repeat", strconv.Itoa(row.Repeat))
-			w.key("goodput")
-			valList(w, row.Goodput)
-			w.key("slo_attainment")
-			valList(w, row.Attainment)
-			w.close('}')
-		}
-		w.close(']')
-		w.close('}')
-	}
+	w.close('}')
+}
+
+// capacity writes the capacity of a rate sweep, or null.
+func (w *jw) capacity(c *replay.Capacity) {
 	w.key("capacity")
-	if c := r.Capacity; c == nil {
+	if c == nil {
 		w.raw("null")
 	} else {
 		w.open('{')
@@ -338,12 +373,6 @@ func JSON(out io.Writer, r *replay.Result) error {
 		w.close(']')
 		w.close('}')
 	}
-	w.key("notes")
-	strList(w, r.Notes)
-	w.close('}')
-	w.b.WriteByte('\n')
-	_, err := io.WriteString(out, w.b.String())
-	return err
 }
 
 // stringMap writes m as an object with sorted keys.
