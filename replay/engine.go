@@ -117,6 +117,22 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if err := schema.CheckLoadLimits(&m.Load, schema.ManifestFile); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	cfg, sloNote, err := newConfig(def, ver, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := accumulate(ctx, run, m, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(run, m, def, ver, cfg, opts, sloNote, acc)
+}
+
+// newConfig resolves what a replay computes under: the SLO (the
+// manifest's, or the one given, which replaces it whole), the one-token
+// policy the definitions apply, the stall threshold, smooth goodput's and
+// the sweep's parameters, and what the gate nulls.
+func newConfig(def Definition, ver Version, m *schema.Manifest, opts Options) (*config, string, error) {
 	slo := SLOFromManifest(m.SLO)
 	if opts.SLO != nil {
 		man := slo
@@ -135,11 +151,11 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		}
 	}
 	if slo.OneToken != schema.OneTokenPass && slo.OneToken != schema.OneTokenFail {
-		return nil, badInput("replay: one-token policy %q is neither pass nor fail", slo.OneToken)
+		return nil, "", badInput("replay: one-token policy %q is neither pass nor fail", slo.OneToken)
 	}
 	if opts.Smooth != nil {
 		if err := opts.Smooth.check(); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	stall := opts.StallThresholdNS
@@ -161,10 +177,25 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	}
 	if cfg.sweep != nil {
 		if err := cfg.sweep.check(); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 
+	return cfg, sloNote, nil
+}
+
+// accumulated is what one pass over the records gives: the groups by
+// point and repeat, the phases' spans of a merged run and the repeats'
+// timings.
+type accumulated struct {
+	groups  map[groupKey]*group
+	merged  bool
+	spans   phaseSpans
+	timings *schema.RepeatTimings
+}
+
+// accumulate streams the records once into their groups.
+func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *config) (*accumulated, error) {
 	it, err := run.OpenRecords()
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -230,6 +261,14 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
+	return &accumulated{groups: groups, merged: merged, spans: spans, timings: timings}, nil
+}
+
+// assemble finishes the groups into the result: cost, completeness,
+// notes, server columns, overload verdicts, the summary across repeats,
+// the sweep and the capacity.
+func assemble(run schema.Run, m *schema.Manifest, def Definition, ver Version, cfg *config, opts Options, sloNote string, acc *accumulated) (*Result, error) {
+	groups, merged, spans, timings, slo := acc.groups, acc.merged, &acc.spans, acc.timings, cfg.slo
 	cost, err := costFromManifest(m.Cost)
 	if err != nil {
 		return nil, err
@@ -264,33 +303,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if sloNote != "" {
 		res.Notes = append(res.Notes, sloNote)
 	}
-	seen := map[string]bool{}
-	keys := orderGroups(m, groups)
-	for i, pr := range finishGroups(groups, keys) {
-		g := groups[keys[i]]
-		addCost(pr, cost)
-		if g.missing > 0 {
-			res.Notes = append(res.Notes, nullWindowRates(pr, g.missing))
-		}
-		res.Results = append(res.Results, pr)
-		if merged {
-			if ov := spans.overlaps(pr.Point, pr.Repeat); len(ov) > 0 {
-				pr.PhasesOverlap = ov
-				res.Notes = append(res.Notes, overlapNote(pr, ov))
-			}
-			if ap := spans.apart(pr.Point, pr.Repeat); ap != nil {
-				res.Notes = append(res.Notes, apartNote(pr.Point, pr.Repeat, ap))
-			}
-		}
-		if g.peer != nil {
-			for _, n := range g.peer.notesList() {
-				if !seen[n] {
-					seen[n] = true
-					res.Notes = append(res.Notes, n)
-				}
-			}
-		}
-	}
+	res.addResults(groups, orderGroups(m, groups), cost, merged, spans)
 	if n := burstNote(m, groups); n != "" {
 		res.Notes = append(res.Notes, n)
 	}
@@ -458,4 +471,36 @@ func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
 	}
 	wg.Wait()
 	return out
+}
+
+// addResults finishes the groups, in keys' order, into res.Results with
+// their cost and the notes each gives (missing requests, overlapping or
+// apart phases of a merged run, the peer definitions' notes once each).
+func (res *Result) addResults(groups map[groupKey]*group, keys []groupKey, cost *CostSpec, merged bool, spans *phaseSpans) {
+	seen := map[string]bool{}
+	for i, pr := range finishGroups(groups, keys) {
+		g := groups[keys[i]]
+		addCost(pr, cost)
+		if g.missing > 0 {
+			res.Notes = append(res.Notes, nullWindowRates(pr, g.missing))
+		}
+		res.Results = append(res.Results, pr)
+		if merged {
+			if ov := spans.overlaps(pr.Point, pr.Repeat); len(ov) > 0 {
+				pr.PhasesOverlap = ov
+				res.Notes = append(res.Notes, overlapNote(pr, ov))
+			}
+			if ap := spans.apart(pr.Point, pr.Repeat); ap != nil {
+				res.Notes = append(res.Notes, apartNote(pr.Point, pr.Repeat, ap))
+			}
+		}
+		if g.peer != nil {
+			for _, n := range g.peer.notesList() {
+				if !seen[n] {
+					seen[n] = true
+					res.Notes = append(res.Notes, n)
+				}
+			}
+		}
+	}
 }

@@ -113,6 +113,10 @@ func newGroup(cfg *config) *group {
 	return g
 }
 
+// add accumulates one record: a warmup record goes to the cold column; a
+// measured one is counted (addSent), and an ok one with content enters
+// the latency distributions (addLatencies), its chunk gaps (addGaps) and
+// the SLO (judge).
 func (g *group) add(rec *schema.Record) error {
 	g.cache.Add(rec)
 	if rec.Phase == schema.PhaseWarmup {
@@ -126,6 +130,53 @@ func (g *group) add(rec *schema.Record) error {
 	if rec.Phase != schema.PhaseMeasure {
 		return fmt.Errorf("unknown phase %q", rec.Phase)
 	}
+	if err := g.addSent(rec); err != nil {
+		return err
+	}
+	if g.peer != nil {
+		if err := g.peer.add(rec); err != nil {
+			return err
+		}
+	}
+	if g.cfg.smooth != nil {
+		g.addSmooth(rec)
+	}
+	if rec.Status != schema.StatusOK {
+		return nil
+	}
+	k := len(rec.ChunksNS)
+	if k == 0 {
+		g.counts.OKNoContent++
+		return nil
+	}
+	n := rec.OutputTokens
+	F, L := rec.ChunksNS[0], rec.ChunksNS[k-1]
+	last := rec.SentNS + L
+	if !g.haveLast || last > g.maxLast {
+		g.maxLast, g.haveLast = last, true
+	}
+	g.outTok.add(n)
+	g.inTok.add(rec.InputTokens + n)
+	g.e2e.add(L)
+	if rec.ScheduledNS != nil {
+		g.e2eS.add(last - *rec.ScheduledNS)
+	}
+	if g.cfg.untimed {
+		return g.addUntimedSLO(L, n)
+	}
+	g.addLatencies(rec, F, L, n)
+	g.addGaps(rec)
+	o := Observed{TTFT: ExactNS(F, 1), E2E: ExactNS(L, 1), OneToken: n < 2}
+	if n >= 2 {
+		o.TPOT = ExactNS(L-F, n-1)
+	}
+	g.judge(o, n)
+	return nil
+}
+
+// addSent counts a measured record by status and widens the window and
+// the scheduled span with it.
+func (g *group) addSent(rec *schema.Record) error {
 	c := &g.counts
 	c.Sent++
 	switch rec.Status {
@@ -165,42 +216,17 @@ func (g *group) add(rec *schema.Record) error {
 		}
 		g.haveSch = true
 	}
-	if g.peer != nil {
-		if err := g.peer.add(rec); err != nil {
-			return err
-		}
-	}
-	k := len(rec.ChunksNS)
-	if g.cfg.smooth != nil {
-		g.addSmooth(rec)
-	}
-	if rec.Status != schema.StatusOK {
-		return nil
-	}
-	if k == 0 {
-		c.OKNoContent++
-		return nil
-	}
-	n := rec.OutputTokens
-	F, L := rec.ChunksNS[0], rec.ChunksNS[k-1]
-	last := rec.SentNS + L
-	if !g.haveLast || last > g.maxLast {
-		g.maxLast, g.haveLast = last, true
-	}
-	g.outTok.add(n)
-	g.inTok.add(rec.InputTokens + n)
-	g.e2e.add(L)
-	if rec.ScheduledNS != nil {
-		g.e2eS.add(last - *rec.ScheduledNS)
-	}
-	if g.cfg.untimed {
-		return g.addUntimedSLO(L, n)
-	}
+	return nil
+}
+
+// addLatencies adds a streamed ok answer's TTFT (also from its scheduled
+// time) and TPOT, first chunk F and last L, of n output tokens.
+func (g *group) addLatencies(rec *schema.Record, F, L, n int64) {
 	g.ttft.add(F)
 	if n >= 2 {
 		g.tpot.add(L-F, n-1)
 	} else {
-		c.OneToken++
+		g.counts.OneToken++
 	}
 	if g.cfg.mlperf != nil {
 		if n >= 2 {
@@ -209,40 +235,41 @@ func (g *group) add(rec *schema.Record) error {
 			g.mlperfOneTk++
 		}
 	}
+	if rec.ScheduledNS != nil {
+		g.ttftS.add(rec.SentNS + F - *rec.ScheduledNS)
+	}
+}
+
+// addGaps adds the gaps between an answer's chunks to the ITL and counts
+// those above the stall threshold.
+func (g *group) addGaps(rec *schema.Record) {
+	k := len(rec.ChunksNS)
+	if k < 2 {
+		return
+	}
 	stalls := int64(0)
-	if k > 1 {
-		gaps, stall := g.gaps[:0], g.cfg.stall
-		mx := rec.ChunksNS[1] - rec.ChunksNS[0]
-		for j := 1; j < k; j++ {
-			gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
-			gaps = append(gaps, gap)
-			if gap == 0 {
-				g.zeroGaps++
-			}
-			if gap > stall {
-				stalls++
-			}
-			mx = max(mx, gap)
+	gaps, stall := g.gaps[:0], g.cfg.stall
+	mx := rec.ChunksNS[1] - rec.ChunksNS[0]
+	for j := 1; j < k; j++ {
+		gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
+		gaps = append(gaps, gap)
+		if gap == 0 {
+			g.zeroGaps++
 		}
-		g.itl.addAll(gaps)
-		g.gaps = gaps
-		if !g.haveStall || mx > g.stallMax {
-			g.stallMax, g.haveStall = mx, true
+		if gap > stall {
+			stalls++
 		}
+		mx = max(mx, gap)
+	}
+	g.itl.addAll(gaps)
+	g.gaps = gaps
+	if !g.haveStall || mx > g.stallMax {
+		g.stallMax, g.haveStall = mx, true
 	}
 	if stalls > 0 {
 		g.stallReqs++
 		g.stallCount += stalls
 	}
-	if rec.ScheduledNS != nil {
-		g.ttftS.add(rec.SentNS + F - *rec.ScheduledNS)
-	}
-	o := Observed{TTFT: ExactNS(F, 1), E2E: ExactNS(L, 1), OneToken: n < 2}
-	if n >= 2 {
-		o.TPOT = ExactNS(L-F, n-1)
-	}
-	g.judge(o, n)
-	return nil
 }
 
 // NonStreamingNote explains what replay measures at the non-streaming
