@@ -180,6 +180,32 @@ func simulatedCommand(args []string) bool {
 // the problems.
 func ValidateManifest(m *Manifest, file string) []Problem {
 	ps := &problems{file: file}
+	for _, rule := range manifestRules {
+		rule(ps, m)
+	}
+	return ps.list
+}
+
+// manifestRules are ValidateManifest's checks, in the order their
+// problems are listed.
+var manifestRules = []func(ps *problems, m *Manifest){
+	validateRunIdentity,
+	validateClient,
+	validateHardwareAndModel,
+	validateDecoding,
+	validateWorkload,
+	func(ps *problems, m *Manifest) { validateLoad(ps, &m.Load, m.ExternalReference()) },
+	validateSharding,
+	validateRateSeed,
+	func(ps *problems, m *Manifest) { validateSLO(ps, "slo", &m.SLO) },
+	validateCostAndSources,
+	validateSections,
+	validateUnknown,
+}
+
+// validateRunIdentity checks the schema, the run id, its times and its
+// evidence.
+func validateRunIdentity(ps *problems, m *Manifest) {
 	if m.Schema != ManifestSchemaV1 {
 		ps.add("schema", "must be %q", ManifestSchemaV1)
 	}
@@ -228,8 +254,10 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if m.IncompleteReason != "" && !m.Incomplete {
 		ps.add("incomplete_reason", "is set but incomplete is false")
 	}
+}
 
-	// client
+// validateClient checks the load client and its measurement boundary.
+func validateClient(ps *problems, m *Manifest) {
 	if m.Client.Name == "" {
 		ps.add("client.name", "must not be empty")
 	}
@@ -253,8 +281,11 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 		// them: another label would lift those bounds.
 		ps.add("client.token_counts", "must be %s under load.generator %q (the only labels its client writes), got %q", quoteList("server-usage", "chunk-count-estimate"), GeneratorBenchsealV1, tc)
 	}
+}
 
-	// hardware, engine, model
+// validateHardwareAndModel checks the hardware, engine, model and quality
+// gate.
+func validateHardwareAndModel(ps *problems, m *Manifest) {
 	if n, ok := m.Hardware.Accelerators(); ok && n < 0 {
 		ps.add("hardware.accelerator_count", "must not be negative")
 	}
@@ -278,8 +309,10 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 			ps.add("quality_gate", "threshold and result must be finite numbers")
 		}
 	}
+}
 
-	// decoding
+// validateDecoding checks the decoding settings.
+func validateDecoding(ps *problems, m *Manifest) {
 	if t := m.Decoding.Temperature; t != nil && (!finite(*t) || *t < 0) {
 		ps.add("decoding.temperature", "must be a finite number ≥ 0")
 	}
@@ -291,8 +324,10 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	} else if m.Decoding.MaxTokens > 0 && m.Decoding.MinTokens > m.Decoding.MaxTokens {
 		ps.add("decoding.min_tokens", "is greater than max_tokens")
 	}
+}
 
-	// workload
+// validateWorkload checks the workload's hash, size and length ranges.
+func validateWorkload(ps *problems, m *Manifest) {
 	if s := m.Workload.SHA256; s != "" && !sha256RE.MatchString(s) {
 		ps.add("workload.sha256", "must be 64 lowercase hex digits, got %q", s)
 	}
@@ -304,14 +339,19 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 			ps.add([]string{"workload.input_tokens", "workload.output_tokens"}[i], "min is greater than max")
 		}
 	}
+}
 
-	validateLoad(ps, &m.Load, m.ExternalReference())
-	validateSharding(ps, m)
+// validateRateSeed: a rate schedule benchseal's generator made is
+// regenerated from its seed, which must be stated.
+func validateRateSeed(ps *problems, m *Manifest) {
 	if m.Load.Generator == GeneratorBenchsealV1 && m.Load.Mode == ModeRate && m.Client.Seed == nil {
 		ps.add("client.seed", "must be set: load.generator %q regenerates the rate schedule from it", GeneratorBenchsealV1)
 	}
-	validateSLO(ps, "slo", &m.SLO)
+}
 
+// validateCostAndSources checks the cost, the external references and the
+// import source.
+func validateCostAndSources(ps *problems, m *Manifest) {
 	if c := m.Cost; c != nil {
 		if c.EnergyJoules < 0 || !finite(c.EnergyJoules) {
 			ps.add("cost.energy_joules", "must be a finite number ≥ 0")
@@ -325,9 +365,11 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	if s := m.Source; s != nil && s.Tool == "" {
 		ps.add("source.tool", "must not be empty")
 	}
-	validateSections(ps, m)
+}
 
-	// unknown must be said
+// validateUnknown: unknown must be said, and only of fields that exist
+// and are not set.
+func validateUnknown(ps *problems, m *Manifest) {
 	known := manifestFields()
 	seen := map[string]bool{}
 	for i, u := range m.Unknown {
@@ -345,7 +387,6 @@ func ValidateManifest(m *Manifest, file string) []Problem {
 	for _, p := range MissingMustState(m) {
 		ps.add(p, "must be stated: set it or list %q in unknown", p)
 	}
-	return ps.list
 }
 
 // validateSections checks the manifest's sections that have rules of

@@ -75,7 +75,6 @@ var funcExceptions = map[string]funcException{
 	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
 	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase":                 {lines: 101, complexity: 35},
-	"schema.ValidateManifest":                                     {lines: 171, complexity: 82},
 	"schema.checkJSONDocument":                                    {lines: 130, complexity: 36},
 	"schema.checkRunDir":                                          {lines: 101, complexity: 25},
 	"schema.validateServerState":                                  {lines: 108, complexity: 65},
