@@ -183,10 +183,6 @@ type GuardOptions struct {
 // left out) measure the same thing.
 func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	g := &Guard{}
-	allowed := map[string]bool{}
-	for _, a := range opts.Allow {
-		allowed[a] = true
-	}
 	names := make([]string, len(ins))
 	for i, in := range ins {
 		names[i] = in.Name
@@ -195,91 +191,64 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	for _, r := range RequiredChecks {
 		required[r] = true
 	}
-	add := func(name string, get func(in *Input) field) {
-		c := CheckResult{Name: name, Required: required[name]}
-		var missing, declared, notShipped []string
-		distinct := map[string]bool{}
-		for i, in := range ins {
-			f := get(in)
-			c.Values = append(c.Values, f.value)
-			switch {
-			case f.value == "" && f.declared:
-				declared = append(declared, names[i])
-			case f.value == "":
-				missing = append(missing, names[i])
-			default:
-				distinct[f.value] = true
-				if f.notShipped {
-					notShipped = append(notShipped, names[i])
-				}
-			}
-		}
-		switch {
-		case len(distinct) > 1:
-			c.Status = Differs
-			var parts []string
-			for i, v := range c.Values {
-				parts = append(parts, names[i]+": "+orNotStated(v))
-			}
-			c.Detail = strings.Join(parts, "; ")
-		case len(missing)+len(declared)+len(notShipped) > 0:
-			c.Status = Unknown
-			var parts []string
-			if len(notShipped) > 0 {
-				parts = append(parts, "declared, not shipped on "+strings.Join(notShipped, ", ")+" (the hash is the publisher's word)")
-			}
-			if len(declared) > 0 {
-				parts = append(parts, "declared unknown on "+strings.Join(declared, ", "))
-			}
-			if len(missing) > 0 {
-				parts = append(parts, "not stated on "+strings.Join(missing, ", "))
-			}
-			c.Detail = strings.Join(parts, "; ")
-		default:
-			c.Status = Pass
-		}
-		g.Checks = append(g.Checks, c)
+	for _, gf := range guardFields {
+		g.Checks = append(g.Checks, compareField(ins, names, gf.name, required[gf.name], gf.get))
 	}
-	add(CheckWorkload, func(in *Input) field {
+	g.checkQualityGates(ins, names)
+	allowed := map[string]bool{}
+	for _, a := range opts.Allow {
+		allowed[a] = true
+	}
+	g.decide(allowed)
+	return g
+}
+
+// guardFields are the guard's checks, in output order: what each reads
+// of an input.
+var guardFields = []struct {
+	name string
+	get  func(in *Input) field
+}{
+	{CheckWorkload, func(in *Input) field {
 		f := stated(in.Manifest, in.Manifest.Workload.SHA256, "workload.sha256")
 		f.notShipped = in.WorkloadNotShipped
 		return f
-	})
-	add(CheckModel, func(in *Input) field {
+	}},
+	{CheckModel, func(in *Input) field {
 		return stated(in.Manifest, in.Manifest.Model.Name, "model.name")
-	})
-	add(CheckRevision, func(in *Input) field {
+	}},
+	{CheckRevision, func(in *Input) field {
 		return stated(in.Manifest, in.Manifest.Model.Revision, "model.revision")
-	})
-	add(CheckTokenizer, func(in *Input) field {
+	}},
+	{CheckTokenizer, func(in *Input) field {
 		m := in.Manifest.Model
 		v := m.Tokenizer
 		if v != "" && m.TokenizerRevision != "" {
 			v += "@" + m.TokenizerRevision
 		}
 		return stated(in.Manifest, v, "model.tokenizer")
-	})
-	add(CheckBoundary, func(in *Input) field {
+	}},
+	{CheckBoundary, func(in *Input) field {
 		return stated(in.Manifest, in.Manifest.Client.Boundary, "client.boundary")
-	})
-	add(CheckDefinitions, func(in *Input) field {
+	}},
+	{CheckDefinitions, func(in *Input) field {
 		v := in.Result.Definitions
 		if tc := in.Manifest.Client.TokenCounts; tc != "" {
 			v += "; output tokens: " + tc
 		}
 		return field{value: v}
-	})
-	add(CheckInputLengths, func(in *Input) field {
+	}},
+	{CheckInputLengths, func(in *Input) field {
 		return stated(in.Manifest, lengths(in.Manifest.Workload.InputTokens), "workload.input_tokens")
-	})
-	add(CheckOutputLengths, func(in *Input) field {
+	}},
+	{CheckOutputLengths, func(in *Input) field {
 		v := lengths(in.Manifest.Workload.OutputTokens)
 		if mt := in.Manifest.Decoding.MaxTokens; mt > 0 && v != "" {
 			v += "; max_tokens " + strconv.Itoa(mt)
 		}
 		return stated(in.Manifest, v, "workload.output_tokens")
-	})
-	add(CheckLoadMode, func(in *Input) field {
+	}},
+	{CheckLoadMode, func(in *Input) field {
 		l := in.Manifest.Load
 		v := l.Mode
 		if l.Mode == schema.ModeRate {
@@ -300,15 +269,15 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 			}
 		}
 		return stated(in.Manifest, v, "load.mode")
-	})
-	add(CheckSLO, func(in *Input) field {
+	}},
+	{CheckSLO, func(in *Input) field {
 		s := SLOText(in.Result.SLO)
 		if s == "" {
 			s = "none"
 		}
 		return field{value: s}
-	})
-	add(CheckQualityGate, func(in *Input) field {
+	}},
+	{CheckQualityGate, func(in *Input) field {
 		m := in.Manifest
 		if !schema.IsQuantized(m.Model.Precision) {
 			return field{value: "not needed"}
@@ -320,19 +289,19 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 			return field{value: "FAILED"}
 		}
 		return field{value: "not needed"}
-	})
-	add(CheckPrecision, func(in *Input) field {
+	}},
+	{CheckPrecision, func(in *Input) field {
 		return stated(in.Manifest, in.Manifest.Model.Precision, "model.precision")
-	})
-	add(CheckPrefixCache, func(in *Input) field {
+	}},
+	{CheckPrefixCache, func(in *Input) field {
 		v, measured := PrefixCache(in)
 		if measured {
 			return field{value: v}
 		}
 		return stated(in.Manifest, v, "engine.prefix_cache")
-	})
-	add(CheckEvidence, func(in *Input) field { return field{value: in.Manifest.Evidence} })
-	add(CheckClient, func(in *Input) field {
+	}},
+	{CheckEvidence, func(in *Input) field { return field{value: in.Manifest.Evidence} }},
+	{CheckClient, func(in *Input) field {
 		c := in.Manifest.Client
 		v := joinNonEmpty(" ", c.Name, c.Version)
 		// The build, when stated, so two runs of one version built from
@@ -348,17 +317,69 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 			v += ")"
 		}
 		return field{value: v}
-	})
-	add(CheckHardware, func(in *Input) field {
+	}},
+	{CheckHardware, func(in *Input) field {
 		return stated(in.Manifest, HardwareText(in.Manifest), "hardware.accelerator")
-	})
-	add(CheckEngine, func(in *Input) field {
+	}},
+	{CheckEngine, func(in *Input) field {
 		e := in.Manifest.Engine
 		return stated(in.Manifest, joinNonEmpty(" ", e.Name, e.Version), "engine.name")
-	})
+	}},
+}
 
-	// The quality gate is not a difference between runs but a condition
-	// on each: any quantized run without a passing gate refuses.
+// compareField compares one field across the inputs: it differs when two
+// stated values differ, and is unknown when some input does not state it
+// (or declares it unknown, or states a hash of what it did not ship).
+func compareField(ins []*Input, names []string, name string, required bool, get func(in *Input) field) CheckResult {
+	c := CheckResult{Name: name, Required: required}
+	var missing, declared, notShipped []string
+	distinct := map[string]bool{}
+	for i, in := range ins {
+		f := get(in)
+		c.Values = append(c.Values, f.value)
+		switch {
+		case f.value == "" && f.declared:
+			declared = append(declared, names[i])
+		case f.value == "":
+			missing = append(missing, names[i])
+		default:
+			distinct[f.value] = true
+			if f.notShipped {
+				notShipped = append(notShipped, names[i])
+			}
+		}
+	}
+	switch {
+	case len(distinct) > 1:
+		c.Status = Differs
+		var parts []string
+		for i, v := range c.Values {
+			parts = append(parts, names[i]+": "+orNotStated(v))
+		}
+		c.Detail = strings.Join(parts, "; ")
+	case len(missing)+len(declared)+len(notShipped) > 0:
+		c.Status = Unknown
+		var parts []string
+		if len(notShipped) > 0 {
+			parts = append(parts, "declared, not shipped on "+strings.Join(notShipped, ", ")+" (the hash is the publisher's word)")
+		}
+		if len(declared) > 0 {
+			parts = append(parts, "declared unknown on "+strings.Join(declared, ", "))
+		}
+		if len(missing) > 0 {
+			parts = append(parts, "not stated on "+strings.Join(missing, ", "))
+		}
+		c.Detail = strings.Join(parts, "; ")
+	default:
+		c.Status = Pass
+	}
+	return c
+}
+
+// checkQualityGates makes the quality gate a condition on each input,
+// not a difference between them: any quantized run without a passing
+// gate refuses.
+func (g *Guard) checkQualityGates(ins []*Input, names []string) {
 	qg := g.Check(CheckQualityGate)
 	qg.Status, qg.Detail = Pass, ""
 	var bad []string
@@ -381,7 +402,11 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	if len(bad) > 0 {
 		qg.Status, qg.Detail = Differs, strings.Join(bad, "; ")
 	}
+}
 
+// decide sorts the checks into refusals, allowed differences and limits,
+// and gives the verdict.
+func (g *Guard) decide(allowed map[string]bool) {
 	for i := range g.Checks {
 		c := &g.Checks[i]
 		switch {
@@ -407,7 +432,6 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	default:
 		g.Verdict = WithDifferences
 	}
-	return g
 }
 
 // UnknownOnAll names the checks that no input states (not stated or

@@ -52,7 +52,6 @@ var funcExceptions = map[string]funcException{
 	"cmd/benchseal/internal/cli.runReplay":                        {lines: 109, complexity: 35},
 	"cmd/benchseal/internal/cli.writeInspect":                     {lines: 112, complexity: 28},
 	"compare.(*Decision).rank":                                    {lines: 117, complexity: 33},
-	"compare.RunGuard":                                            {lines: 228, complexity: 54},
 	"compare.capacitySide":                                        {lines: 110, complexity: 30},
 	"compare.decideRow":                                           {lines: 118, complexity: 36},
 	"importer/aiperf.(*builder).exportRecord":                     {lines: 143, complexity: 49},
