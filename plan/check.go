@@ -54,25 +54,44 @@ type Cell struct {
 // canonical digest is digest, and returns every deviation in a fixed
 // order. None means the run executed exactly the plan.
 func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells []Cell) []Deviation {
-	var out []Deviation
-	dev := func(kind, format string, args ...any) {
-		out = append(out, Deviation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
-	}
+	var d deviations
+	p.checkDigest(&d, digest, m)
+	p.checkPoints(&d, m)
+	p.checkLoad(&d, m)
+	p.checkCells(&d, cells)
+	p.checkSettings(&d, m)
+	p.checkClaims(&d, c)
+	return d
+}
+
+// deviations collects a check's deviations in order.
+type deviations []Deviation
+
+func (d *deviations) add(kind, format string, args ...any) {
+	*d = append(*d, Deviation{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+}
+
+// checkDigest: the run names this plan (and its metrics) and is complete.
+func (p *Plan) checkDigest(d *deviations, digest string, m *schema.Manifest) {
 	want := strings.TrimPrefix(digest, "sha256:")
 	switch {
 	case m.Plan == nil:
-		dev(DevPlanDigest, "the run's manifest names no plan (it was not captured under plan %s)", digest)
+		d.add(DevPlanDigest, "the run's manifest names no plan (it was not captured under plan %s)", digest)
 	case m.Plan.SHA256 != want:
-		dev(DevPlanDigest, "the run's manifest names plan sha256:%s, not %s", m.Plan.SHA256, digest)
+		d.add(DevPlanDigest, "the run's manifest names plan sha256:%s, not %s", m.Plan.SHA256, digest)
 	case m.Plan.Metrics != nil && !slices.Equal(m.Plan.Metrics, p.Metrics):
-		dev(DevPlanDigest, "the run's manifest lists the plan's metrics as %s; plan %s lists %s", strings.Join(m.Plan.Metrics, ","), digest, strings.Join(p.Metrics, ","))
+		d.add(DevPlanDigest, "the run's manifest lists the plan's metrics as %s; plan %s lists %s", strings.Join(m.Plan.Metrics, ","), digest, strings.Join(p.Metrics, ","))
 	}
 	if m.Incomplete {
-		dev(DevIncomplete, "the run is marked incomplete: %s", m.IncompleteReason)
+		d.add(DevIncomplete, "the run is marked incomplete: %s", m.IncompleteReason)
 	}
+}
+
+// checkPoints: the mode and every planned point as planned, none added.
+func (p *Plan) checkPoints(d *deviations, m *schema.Manifest) {
 	l := &p.Load
 	if m.Load.Mode != l.Mode {
-		dev(DevMode, "planned %s, run %s", l.Mode, m.Load.Mode)
+		d.add(DevMode, "planned %s, run %s", l.Mode, m.Load.Mode)
 	}
 	run := map[string]schema.Point{}
 	for _, pt := range m.Load.Points {
@@ -83,7 +102,7 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 		planned[pt.Name] = pt
 		got, ok := run[pt.Name]
 		if !ok {
-			dev(DevMissingPoint, "planned point %q is not in the run", pt.Name)
+			d.add(DevMissingPoint, "planned point %q is not in the run", pt.Name)
 			continue
 		}
 		want := pt
@@ -100,37 +119,47 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 			want.Burstiness = 1
 		}
 		if got != want {
-			dev(DevPointChanged, "point %q planned %s, run %s", pt.Name, pointString(want), pointString(got))
+			d.add(DevPointChanged, "point %q planned %s, run %s", pt.Name, pointString(want), pointString(got))
 		}
 	}
 	for _, pt := range m.Load.Points {
 		if _, ok := planned[pt.Name]; !ok {
-			dev(DevUnplanned, "point %q (%s) is not in the plan", pt.Name, pointString(pt))
+			d.add(DevUnplanned, "point %q (%s) is not in the plan", pt.Name, pointString(pt))
 		}
 	}
+}
+
+// checkLoad: repeats, warmup, timeout, seed and the generator as planned.
+func (p *Plan) checkLoad(d *deviations, m *schema.Manifest) {
+	l := &p.Load
 	if m.Load.Repeats != l.Repeats {
-		dev(DevRepeats, "planned %d repeats, run %d", l.Repeats, m.Load.Repeats)
+		d.add(DevRepeats, "planned %d repeats, run %d", l.Repeats, m.Load.Repeats)
 	}
 	if m.Load.Warmup != l.Warmup {
-		dev(DevWarmup, "planned %s, run %s", warmupString(l.Warmup), warmupString(m.Load.Warmup))
+		d.add(DevWarmup, "planned %s, run %s", warmupString(l.Warmup), warmupString(m.Load.Warmup))
 	}
 	if m.Load.RequestTimeout != l.RequestTimeout {
-		dev(DevTimeout, "planned %s, run %s", l.RequestTimeout, m.Load.RequestTimeout)
+		d.add(DevTimeout, "planned %s, run %s", l.RequestTimeout, m.Load.RequestTimeout)
 	}
 	if m.Client.Seed == nil || *m.Client.Seed != l.Seed {
 		got := "none"
 		if m.Client.Seed != nil {
 			got = fmt.Sprint(*m.Client.Seed)
 		}
-		dev(DevSeed, "planned seed %d, run %s", l.Seed, got)
+		d.add(DevSeed, "planned seed %d, run %s", l.Seed, got)
 	}
 	// capture executes a plan under GeneratorBenchsealV1; only then are
 	// the ids and the schedule regenerated from the seed checked record
 	// by record, so a run without it cannot match a plan.
 	if m.Load.Generator != schema.GeneratorBenchsealV1 {
-		dev(DevGenerator, "the run declares load.generator %q, not %q: its request ids and schedule cannot be checked against the plan's seed", m.Load.Generator, schema.GeneratorBenchsealV1)
+		d.add(DevGenerator, "the run declares load.generator %q, not %q: its request ids and schedule cannot be checked against the plan's seed", m.Load.Generator, schema.GeneratorBenchsealV1)
 	}
-	// Every planned point × repeat present with the planned count.
+}
+
+// checkCells: every planned point × repeat present with the planned
+// record count.
+func (p *Plan) checkCells(d *deviations, cells []Cell) {
+	l := &p.Load
 	have := map[string]int64{}
 	for _, c := range cells {
 		have[fmt.Sprintf("%s/%d", c.Point, c.Repeat)] += c.Records
@@ -140,30 +169,39 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 			n, ok := have[fmt.Sprintf("%s/%d", pt.Name, r)]
 			switch {
 			case !ok:
-				dev(DevMissingRepeat, "point %q repeat %d has no records", pt.Name, r)
+				d.add(DevMissingRepeat, "point %q repeat %d has no records", pt.Name, r)
 			case pt.Requests > 0 && pt.Duration == 0 && l.Warmup.Duration == 0 && n != int64(pt.Requests+l.Warmup.Requests):
-				dev(DevCount, "point %q repeat %d: %d records, planned %d requests + %d warmup", pt.Name, r, n, pt.Requests, l.Warmup.Requests)
+				d.add(DevCount, "point %q repeat %d: %d records, planned %d requests + %d warmup", pt.Name, r, n, pt.Requests, l.Warmup.Requests)
 			}
 		}
 	}
+}
+
+// checkSettings: the SLO, boundary and workload as planned.
+func (p *Plan) checkSettings(d *deviations, m *schema.Manifest) {
 	if m.SLO != p.SLO {
-		dev(DevSLO, "planned %s, manifest %s", sloString(p.SLO), sloString(m.SLO))
+		d.add(DevSLO, "planned %s, manifest %s", sloString(p.SLO), sloString(m.SLO))
 	}
 	if m.Client.Boundary != p.Boundary {
-		dev(DevBoundary, "planned %s, run %s", p.Boundary, m.Client.Boundary)
+		d.add(DevBoundary, "planned %s, run %s", p.Boundary, m.Client.Boundary)
 	}
 	if w := p.Workload; w.SHA256 != "" && m.Workload.SHA256 != w.SHA256 {
-		dev(DevWorkload, "planned workload sha256 %s, run %q", w.SHA256, m.Workload.SHA256)
+		d.add(DevWorkload, "planned workload sha256 %s, run %q", w.SHA256, m.Workload.SHA256)
 	}
 	if w := p.Workload; w.Items > 0 && m.Workload.Items != w.Items {
-		dev(DevWorkload, "planned %d workload items, run %d", w.Items, m.Workload.Items)
+		d.add(DevWorkload, "planned %d workload items, run %d", w.Items, m.Workload.Items)
 	}
+}
+
+// checkClaims: the claims follow the planned definitions and SLO, claim
+// nothing unplanned and leave nothing planned unclaimed.
+func (p *Plan) checkClaims(d *deviations, c *schema.Claims) {
 	if c != nil {
 		if c.Definitions != p.Definitions {
-			dev(DevDefinitions, "planned %s, claims use %s", p.Definitions, c.Definitions)
+			d.add(DevDefinitions, "planned %s, claims use %s", p.Definitions, c.Definitions)
 		}
 		if c.SLO != nil && *c.SLO != p.SLO {
-			dev(DevSLO, "planned %s, claims use %s", sloString(p.SLO), sloString(*c.SLO))
+			d.add(DevSLO, "planned %s, claims use %s", sloString(p.SLO), sloString(*c.SLO))
 		}
 		var extra []string
 		for _, pc := range c.Points {
@@ -174,13 +212,12 @@ func (p *Plan) Check(digest string, m *schema.Manifest, c *schema.Claims, cells 
 			}
 		}
 		if len(extra) > 0 {
-			dev(DevMetric, "claimed but not planned: %s (%s)", strings.Join(extra, ", "), conformingClaims)
+			d.add(DevMetric, "claimed but not planned: %s (%s)", strings.Join(extra, ", "), conformingClaims)
 		}
 	}
 	for _, u := range p.unclaimed(c) {
-		dev(DevUnclaimed, "%s (%s)", u, conformingClaims)
+		d.add(DevUnclaimed, "%s (%s)", u, conformingClaims)
 	}
-	return out
 }
 
 // conformingClaims says how a publisher makes claims a plan check accepts.

@@ -67,7 +67,6 @@ var funcExceptions = map[string]funcException{
 	"k8s.(*Options).validate":                                     {lines: 80, complexity: 31},
 	"k8s.Build":                                                   {lines: 141, complexity: 9},
 	"merge.mergedManifest":                                        {lines: 119, complexity: 28},
-	"plan.(*Plan).Check":                                          {lines: 129, complexity: 50},
 	"replay.(*intSamples).ranks":                                  {lines: 124, complexity: 32},
 	"replay.(*overloadData).overload":                             {lines: 175, complexity: 42},
 	"replay.checkClaimsUnder":                                     {lines: 101, complexity: 28},
