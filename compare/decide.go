@@ -234,28 +234,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	if r.Hardware == "" {
 		r.Hardware = "unknown"
 	}
-	points := Points(in.Result)
-	// The best point for the objective (by median; ties keep run order).
-	metric := "goodput"
-	lowerBetter := false
-	if opts.Objective == MinCostPerGoodToken {
-		metric, lowerBetter = replay.CostPerMillionGoodTokens, true
-	}
-	best := ""
-	var bestMed *big.Rat
-	for _, p := range points {
-		s := side(in, p, metric)
-		m := s.Summary.Median.Rat()
-		if m == nil {
-			continue
-		}
-		if bestMed == nil || (lowerBetter && m.Cmp(bestMed) < 0) || (!lowerBetter && m.Cmp(bestMed) > 0) {
-			best, bestMed = p, m
-		}
-	}
-	if best == "" && len(points) > 0 {
-		best = points[len(points)-1]
-	}
+	best := bestPoint(in, opts.Objective)
 	r.Point = best
 	if o, ok := PointLoad(in.Manifest, best); ok {
 		r.Load = o.String()
@@ -274,6 +253,43 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	}
 	reps := Repeats(in.Result, best)
 	r.Repeats = len(replay.Independent(reps))
+	r.addTotals(reps)
+	r.addNotes(reps, opts, capNotes)
+	r.decideEligible(opts)
+	return r
+}
+
+// bestPoint is in's best point for the objective, by median (ties keep
+// run order); the last point when no median is known.
+func bestPoint(in *Input, objective string) string {
+	points := Points(in.Result)
+	metric := "goodput"
+	lowerBetter := false
+	if objective == MinCostPerGoodToken {
+		metric, lowerBetter = replay.CostPerMillionGoodTokens, true
+	}
+	best := ""
+	var bestMed *big.Rat
+	for _, p := range points {
+		s := side(in, p, metric)
+		m := s.Summary.Median.Rat()
+		if m == nil {
+			continue
+		}
+		if bestMed == nil || (lowerBetter && m.Cmp(bestMed) < 0) || (!lowerBetter && m.Cmp(bestMed) > 0) {
+			best, bestMed = p, m
+		}
+	}
+	if best == "" && len(points) > 0 {
+		best = points[len(points)-1]
+	}
+	return best
+}
+
+// addTotals adds up the repeats' requests, errors by kind and completed
+// output tokens (null, with the reason, when a repeat did not measure
+// them).
+func (r *Row) addTotals(reps []*replay.PointResult) {
 	tokens := new(big.Rat)
 	okTokens := len(reps) > 0
 	tokensWhy := ""
@@ -305,6 +321,11 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 		}
 		r.Notes = append(r.Notes, "completed output tokens null: "+tokensWhy)
 	}
+}
+
+// addNotes gives the row's notes: the summaries' warnings, a flagged
+// point, a goodput above the offered load, and the capacity's notes.
+func (r *Row) addNotes(reps []*replay.PointResult, opts DecideOptions, capNotes []string) {
 	for _, s := range []Side{r.Objective, r.Goodput} {
 		for _, w := range s.Summary.Warnings {
 			if !slices.Contains(r.Notes, w) {
@@ -327,6 +348,10 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	for _, w := range capNotes {
 		r.Notes = append(r.Notes, "capacity: "+w)
 	}
+}
+
+// decideEligible rules the row out when its objective is undefined.
+func (r *Row) decideEligible(opts DecideOptions) {
 	switch {
 	case opts.Objective == MaxCapacity:
 		// A capacity the test bounded from one side still ranks: the
@@ -340,7 +365,6 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	case r.Objective.Summary.N == 0:
 		r.Eligible, r.Ineligible = false, r.Objective.NullReason
 	}
-	return r
 }
 
 // capacitySide is, per repeat, the capacity by the first-crossing rule

@@ -53,7 +53,6 @@ var funcExceptions = map[string]funcException{
 	"cmd/benchseal/internal/cli.writeInspect":                     {lines: 112, complexity: 28},
 	"compare.(*Decision).rank":                                    {lines: 117, complexity: 33},
 	"compare.capacitySide":                                        {lines: 110, complexity: 30},
-	"compare.decideRow":                                           {lines: 118, complexity: 36},
 	"importer/aiperf.(*builder).exportRecord":                     {lines: 143, complexity: 49},
 	"importer/aiperf.fillManifest":                                {lines: 137, complexity: 46},
 	"importer/genaiperf.build":                                    {lines: 102, complexity: 24},
