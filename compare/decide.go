@@ -518,20 +518,7 @@ func (d *Decision) rank() {
 		d.orderByBounds(cand)
 	}
 	if len(cand) < 2 {
-		d.Verdict = NoDecision
-		why := d.exclusions(what)
-		switch {
-		case len(cand) == 0 && why == "":
-			d.Answer = "no decision: no configuration has a defined " + what
-		case len(cand) == 0:
-			d.Answer = "no decision: no configuration can win: " + why
-		case why == "":
-			d.Best = cand[0]
-			d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " has a defined " + what + "; nothing to compare it with"
-		default:
-			d.Best = cand[0]
-			d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " can win, nothing to compare it with: " + why
-		}
+		d.noDecision(cand, what)
 		return
 	}
 	w := cand[0]
@@ -539,6 +526,34 @@ func (d *Decision) rank() {
 	if d.Objective == MaxCapacity && d.rankCapacity(cand) {
 		return
 	}
+	warns := d.testWinner(cand, what, lowerBetter)
+	d.addLimits(cand, what, warns)
+}
+
+// noDecision answers when fewer than two configurations can win.
+func (d *Decision) noDecision(cand []int, what string) {
+	d.Verdict = NoDecision
+	why := d.exclusions(what)
+	switch {
+	case len(cand) == 0 && why == "":
+		d.Answer = "no decision: no configuration has a defined " + what
+	case len(cand) == 0:
+		d.Answer = "no decision: no configuration can win: " + why
+	case why == "":
+		d.Best = cand[0]
+		d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " has a defined " + what + "; nothing to compare it with"
+	default:
+		d.Best = cand[0]
+		d.Answer = "no decision: only " + d.Rows[cand[0]].Name + " can win, nothing to compare it with: " + why
+	}
+}
+
+// testWinner tests the best median against every other candidate
+// (Mann–Whitney U, Holm over the tests), with the margin and the shift's
+// interval against the runner-up, and gives the verdict; it returns the
+// tests' sample warnings.
+func (d *Decision) testWinner(cand []int, what string, lowerBetter bool) []string {
+	w := cand[0]
 	var ps []float64
 	var warns []string
 	for _, o := range cand[1:] {
@@ -579,6 +594,14 @@ func (d *Decision) rank() {
 				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
 		}
 	}
+	return warns
+}
+
+// addLimits lists what limits the decision: the tests' warnings,
+// repeats not shown independent, a cost that rests on the price, flagged
+// points and an unbounded shift interval.
+func (d *Decision) addLimits(cand []int, what string, warns []string) {
+	w := cand[0]
 	d.Limits = append(d.Limits, warns...)
 	var twins []string
 	for _, in := range d.Inputs {
