@@ -376,12 +376,12 @@ func (r *Row) decideEligible(opts DecideOptions) {
 // highest load tested, returned as atLeast, the lowest such bound over
 // repeats); one where the lowest load fails has none either (it is below
 // the lowest load tested), nor one where any attainment is undefined.
-func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bounds []*Bound, notes []string) {
-	atLeast = replay.Null
+// independentRepeats groups in's results by repeat, in repeat order. A
+// repeat with a point not shown independent of another repeat's counts
+// as that repeat: its capacity is left out.
+func independentRepeats(in *Input) (map[int][]*replay.PointResult, []int) {
 	byRepeat := map[int][]*replay.PointResult{}
 	var order []int
-	// A repeat with a point not shown independent of another repeat's
-	// counts as that repeat: its capacity is left out.
 	twin := map[int]bool{}
 	for _, pr := range in.Result.Results {
 		twin[pr.Repeat] = twin[pr.Repeat] || pr.TwinOf != nil
@@ -396,28 +396,39 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bou
 		byRepeat[pr.Repeat] = append(byRepeat[pr.Repeat], pr)
 	}
 	slices.Sort(order)
+	return byRepeat, order
+}
+
+// attainmentCurve is one repeat's SLO attainment against offered load,
+// or why it is undefined (a load not stated, an attainment null).
+func attainmentCurve(in *Input, prs []*replay.PointResult) (loads, atts []*big.Rat, why string) {
+	for _, pr := range prs {
+		o, ok := PointLoad(in.Manifest, pr.Point)
+		if !ok {
+			return loads, atts, "offered load of point " + pr.Point + " not stated"
+		}
+		a := pr.Scalars["slo_attainment"].Rat()
+		if a == nil {
+			return loads, atts, NullReason(in, "slo_attainment")
+		}
+		loads, atts = append(loads, new(big.Rat).SetFloat64(o.Value())), append(atts, a)
+	}
+	return loads, atts, ""
+}
+
+func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bounds []*Bound, notes []string) {
+	atLeast = replay.Null
+	byRepeat, order := independentRepeats(in)
 	var reasons []string
 	unbounded, none, lowFails, nonMonotone := 0, 0, 0, 0
 	var lowest *big.Rat
 	example := ""
 	for _, rep := range order {
 		v := replay.Null
-		var loads, atts []*big.Rat
-		undefined := false
-		for _, pr := range byRepeat[rep] {
-			o, ok := PointLoad(in.Manifest, pr.Point)
-			if !ok {
-				undefined = true
-				reasons = append(reasons, "offered load of point "+pr.Point+" not stated")
-				break
-			}
-			a := pr.Scalars["slo_attainment"].Rat()
-			if a == nil {
-				undefined = true
-				reasons = append(reasons, NullReason(in, "slo_attainment"))
-				break
-			}
-			loads, atts = append(loads, new(big.Rat).SetFloat64(o.Value())), append(atts, a)
+		loads, atts, why := attainmentCurve(in, byRepeat[rep])
+		undefined := why != ""
+		if undefined {
+			reasons = append(reasons, why)
 		}
 		x := replay.FirstCrossing(loads, atts, target)
 		if !undefined && x.NonMonotone() {

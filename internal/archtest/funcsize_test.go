@@ -51,7 +51,6 @@ var funcExceptions = map[string]funcException{
 	"cmd/benchseal/internal/cli.newCaptureCommand":                {lines: 106, complexity: 1},
 	"cmd/benchseal/internal/cli.runReplay":                        {lines: 109, complexity: 35},
 	"cmd/benchseal/internal/cli.writeInspect":                     {lines: 112, complexity: 28},
-	"compare.capacitySide":                                        {lines: 110, complexity: 30},
 	"importer/aiperf.(*builder).exportRecord":                     {lines: 143, complexity: 49},
 	"importer/aiperf.fillManifest":                                {lines: 137, complexity: 46},
 	"importer/genaiperf.build":                                    {lines: 102, complexity: 24},
