@@ -127,6 +127,30 @@ func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFl
 	return newest, nil
 }
 
+// checkRecomputed checks claim c of point pc against the value the
+// records give.
+func checkRecomputed(ck *schema.ClaimCheck, res *Result, pc schema.PointClaim, c schema.Claim, tol float64) {
+	v, reason := resolveClaim(res, pc, c.Metric)
+	switch {
+	case c.NotRecomputable != "" && reason != "":
+		// A claim cannot exempt itself: where the records determine the
+		// value, it is checked like any other.
+		ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, "claim marked not recomputable: "+c.NotRecomputable+"; replay: "+reason
+	case c.NotRecomputable != "":
+		compareClaim(ck, v, c.Value, tol)
+		ck.Reason = JoinReasons(ck.Reason, fmt.Sprintf("marked not recomputable (%q) but the records recompute it", c.NotRecomputable))
+	case reason == reasonSummaryUndefined || strings.HasPrefix(reason, reasonUndefined):
+		// The records were replayed and the value they give is
+		// undefined: a number claimed for it is not borne out by the
+		// evidence.
+		ck.Outcome, ck.Reason = schema.ClaimMismatched, fmt.Sprintf("claimed %v, recomputed undefined: %s", c.Value, reason)
+	case reason != "":
+		ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, reason
+	default:
+		compareClaim(ck, v, c.Value, tol)
+	}
+}
+
 // checkClaimsUnder checks cl's claims under the named version; with flags
 // non-nil it sets *flags to that replay's flagged points (the overload
 // test is the same under every version).
@@ -185,30 +209,7 @@ func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, ve
 			case res.windowFromClaim(pc, c.Metric) != "":
 				ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, res.windowFromClaim(pc, c.Metric)
 			default:
-				v, reason := resolveClaim(res, pc, c.Metric)
-				if c.NotRecomputable != "" {
-					// A claim cannot exempt itself: where the records
-					// determine the value, it is checked like any other.
-					if reason != "" {
-						ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, "claim marked not recomputable: "+c.NotRecomputable+"; replay: "+reason
-						break
-					}
-					compareClaim(&ck, v, c.Value, cl.Tolerance)
-					ck.Reason = JoinReasons(ck.Reason, fmt.Sprintf("marked not recomputable (%q) but the records recompute it", c.NotRecomputable))
-					break
-				}
-				if reason == reasonSummaryUndefined || strings.HasPrefix(reason, reasonUndefined) {
-					// The records were replayed and the value they give
-					// is undefined: a number claimed for it is not
-					// borne out by the evidence.
-					ck.Outcome, ck.Reason = schema.ClaimMismatched, fmt.Sprintf("claimed %v, recomputed undefined: %s", c.Value, reason)
-					break
-				}
-				if reason != "" {
-					ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, reason
-					break
-				}
-				compareClaim(&ck, v, c.Value, cl.Tolerance)
+				checkRecomputed(&ck, res, pc, c, cl.Tolerance)
 			}
 			if res != nil {
 				ck.Flags = res.pointFlags(pc)

@@ -66,7 +66,6 @@ var funcExceptions = map[string]funcException{
 	"merge.mergedManifest":                                        {lines: 119, complexity: 28},
 	"replay.(*intSamples).ranks":                                  {lines: 124, complexity: 32},
 	"replay.(*overloadData).overload":                             {lines: 175, complexity: 42},
-	"replay.checkClaimsUnder":                                     {lines: 101, complexity: 28},
 	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
 	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase":                 {lines: 101, complexity: 35},
