@@ -129,123 +129,12 @@ func checkDocument(b []byte) *DecodeError { return checkJSONDocument(b, false) }
 // terminal (manifest, claims, plan) holds no control characters.
 func checkJSONDocument(b []byte, text bool) *DecodeError {
 	d := &recordDecoder{b: b, doc: true}
-	var path []string
-	// next ends a member or element: it drops the last path token and
-	// consumes ',' (more follows) or end (the container is done).
-	next := func(end byte) (more bool, err error) {
-		path = path[:len(path)-1]
-		d.field = docPath(path)
-		d.ws()
-		if d.i < len(d.b) {
-			switch d.b[d.i] {
-			case ',':
-				d.i++
-				return true, nil
-			case end:
-				d.i++
-				return false, nil
-			}
-		}
-		return false, d.syntax("',' or '" + string(rune(end)) + "'")
-	}
-	var walk func(depth int) error
-	walk = func(depth int) error {
-		if depth > MaxJSONDepth {
-			return d.fail("JSON nested deeper than %d", MaxJSONDepth)
-		}
-		d.field = docPath(path)
-		if d.i >= len(d.b) {
-			return d.syntax("a JSON value")
-		}
-		switch d.b[d.i] {
-		case '{':
-			d.i++
-			seen := map[string]string{}
-			d.ws()
-			if d.i < len(d.b) && d.b[d.i] == '}' {
-				d.i++
-				return nil
-			}
-			for {
-				d.ws()
-				if d.i >= len(d.b) || d.b[d.i] != '"' {
-					return d.syntax("a field name")
-				}
-				keyPos := d.i
-				k, err := d.stringBytes()
-				if err != nil {
-					return err
-				}
-				key := string(k)
-				path = append(path, key)
-				if text {
-					if err := CheckText(key); err != nil {
-						d.i = keyPos
-						d.field = docPath(path)
-						return d.fail("key: %v", err)
-					}
-				}
-				folded := string(appendFoldedKey(nil, k))
-				if prev, dup := seen[folded]; dup {
-					d.i = keyPos
-					d.field = docPath(path)
-					if prev != key {
-						return d.fail("duplicate key: %q and %q differ only in case (at %s)", prev, key, d.pos())
-					}
-					return d.fail("duplicate key (at %s)", d.pos())
-				}
-				seen[folded] = key
-				d.ws()
-				if d.i >= len(d.b) || d.b[d.i] != ':' {
-					return d.syntax("':'")
-				}
-				d.i++
-				d.ws()
-				if err := walk(depth + 1); err != nil {
-					return err
-				}
-				if more, err := next('}'); !more {
-					return err
-				}
-			}
-		case '[':
-			d.i++
-			d.ws()
-			if d.i < len(d.b) && d.b[d.i] == ']' {
-				d.i++
-				return nil
-			}
-			for n := 0; ; n++ {
-				d.ws()
-				path = append(path, strconv.Itoa(n))
-				if err := walk(depth + 1); err != nil {
-					return err
-				}
-				if more, err := next(']'); !more {
-					return err
-				}
-			}
-		case '"':
-			if text {
-				start := d.i
-				v, err := d.stringBytes()
-				if err != nil {
-					return err
-				}
-				if err := CheckText(string(v)); err != nil && !(rawReplyField(path) && onlyLineBreaks(v)) {
-					d.i = start
-					return d.fail("%v", err)
-				}
-				return nil
-			}
-		}
-		return d.skip(depth)
-	}
+	w := &docWalker{d: d, text: text}
 	d.ws()
 	if d.i >= len(d.b) {
 		return &DecodeError{Msg: "empty document"}
 	}
-	if err := walk(0); err != nil {
+	if err := w.walk(0); err != nil {
 		var de *DecodeError
 		errors.As(err, &de)
 		return de
@@ -254,6 +143,150 @@ func checkJSONDocument(b []byte, text bool) *DecodeError {
 	if d.i != len(d.b) {
 		d.field = ""
 		return d.fail("invalid JSON at %s: trailing data after the document", d.pos()).(*DecodeError)
+	}
+	return nil
+}
+
+// docWalker walks one JSON document for checkJSONDocument, keeping the
+// path to the value it is at (for the problems it names).
+type docWalker struct {
+	d    *recordDecoder
+	path []string
+	// text: keys and strings must be publishable text (CheckText).
+	text bool
+}
+
+// next ends a member or element: it drops the last path token and
+// consumes ',' (more follows) or end (the container is done).
+func (w *docWalker) next(end byte) (more bool, err error) {
+	d := w.d
+	w.path = w.path[:len(w.path)-1]
+	d.field = docPath(w.path)
+	d.ws()
+	if d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+			return true, nil
+		case end:
+			d.i++
+			return false, nil
+		}
+	}
+	return false, d.syntax("',' or '" + string(rune(end)) + "'")
+}
+
+// walk checks the value at the decoder's position.
+func (w *docWalker) walk(depth int) error {
+	d := w.d
+	if depth > MaxJSONDepth {
+		return d.fail("JSON nested deeper than %d", MaxJSONDepth)
+	}
+	d.field = docPath(w.path)
+	if d.i >= len(d.b) {
+		return d.syntax("a JSON value")
+	}
+	switch d.b[d.i] {
+	case '{':
+		return w.object(depth)
+	case '[':
+		return w.array(depth)
+	case '"':
+		if w.text {
+			return w.str()
+		}
+	}
+	return d.skip(depth)
+}
+
+// object checks an object: its keys unique (also when case-folded) and,
+// with text, publishable.
+func (w *docWalker) object(depth int) error {
+	d := w.d
+	d.i++
+	seen := map[string]string{}
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		return nil
+	}
+	for {
+		d.ws()
+		if d.i >= len(d.b) || d.b[d.i] != '"' {
+			return d.syntax("a field name")
+		}
+		keyPos := d.i
+		k, err := d.stringBytes()
+		if err != nil {
+			return err
+		}
+		key := string(k)
+		w.path = append(w.path, key)
+		if w.text {
+			if err := CheckText(key); err != nil {
+				d.i = keyPos
+				d.field = docPath(w.path)
+				return d.fail("key: %v", err)
+			}
+		}
+		folded := string(appendFoldedKey(nil, k))
+		if prev, dup := seen[folded]; dup {
+			d.i = keyPos
+			d.field = docPath(w.path)
+			if prev != key {
+				return d.fail("duplicate key: %q and %q differ only in case (at %s)", prev, key, d.pos())
+			}
+			return d.fail("duplicate key (at %s)", d.pos())
+		}
+		seen[folded] = key
+		d.ws()
+		if d.i >= len(d.b) || d.b[d.i] != ':' {
+			return d.syntax("':'")
+		}
+		d.i++
+		d.ws()
+		if err := w.walk(depth + 1); err != nil {
+			return err
+		}
+		if more, err := w.next('}'); !more {
+			return err
+		}
+	}
+}
+
+// array checks an array's elements.
+func (w *docWalker) array(depth int) error {
+	d := w.d
+	d.i++
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		d.ws()
+		w.path = append(w.path, strconv.Itoa(n))
+		if err := w.walk(depth + 1); err != nil {
+			return err
+		}
+		if more, err := w.next(']'); !more {
+			return err
+		}
+	}
+}
+
+// str checks a string is publishable text (a raw reply's line breaks
+// allowed).
+func (w *docWalker) str() error {
+	d := w.d
+	start := d.i
+	v, err := d.stringBytes()
+	if err != nil {
+		return err
+	}
+	if err := CheckText(string(v)); err != nil && !(rawReplyField(w.path) && onlyLineBreaks(v)) {
+		d.i = start
+		return d.fail("%v", err)
 	}
 	return nil
 }
