@@ -187,33 +187,7 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 	sum := checker.Summary()
 	col.add(wcol.list...)
 
-	// Attachments.
-	ad := filepath.Join(dir, AttachmentsDir)
-	if st, err := os.Lstat(ad); err == nil {
-		if !st.IsDir() {
-			col.add(Problem{File: ad, Message: "must be a directory"})
-		} else {
-			var names []string
-			filepath.WalkDir(ad, func(p string, d os.DirEntry, err error) error {
-				if err != nil {
-					col.add(Problem{File: p, Message: err.Error()})
-					return nil
-				}
-				if !d.IsDir() && !d.Type().IsRegular() {
-					col.add(Problem{File: p, Message: "attachment is not a regular file"})
-				}
-				if !d.IsDir() {
-					if rel, err := filepath.Rel(ad, p); err == nil {
-						names = append(names, filepath.ToSlash(rel))
-					}
-				}
-				return nil
-			})
-			if err := CheckAttachmentNames(names); err != nil {
-				col.add(Problem{File: ad, Message: err.Error()})
-			}
-		}
-	}
+	checkAttachments(dir, col)
 
 	if len(col.list) > 0 || col.omitted > 0 {
 		return &sum, &ValidationError{Problems: col.list, Omitted: col.omitted}
@@ -363,4 +337,35 @@ func checkWorkload(ctx context.Context, dir string, m *Manifest, col *collector)
 		col.add(Problem{File: wf, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the file has %d lines", m.Workload.Items, lc.n)})
 	}
 	return items, nil
+}
+
+// checkAttachments checks the run's attachments directory: regular files
+// only, with names that can be unpacked side by side.
+func checkAttachments(dir string, col *collector) {
+	ad := filepath.Join(dir, AttachmentsDir)
+	if st, err := os.Lstat(ad); err == nil {
+		if !st.IsDir() {
+			col.add(Problem{File: ad, Message: "must be a directory"})
+		} else {
+			var names []string
+			filepath.WalkDir(ad, func(p string, d os.DirEntry, err error) error {
+				if err != nil {
+					col.add(Problem{File: p, Message: err.Error()})
+					return nil
+				}
+				if !d.IsDir() && !d.Type().IsRegular() {
+					col.add(Problem{File: p, Message: "attachment is not a regular file"})
+				}
+				if !d.IsDir() {
+					if rel, err := filepath.Rel(ad, p); err == nil {
+						names = append(names, filepath.ToSlash(rel))
+					}
+				}
+				return nil
+			})
+			if err := CheckAttachmentNames(names); err != nil {
+				col.add(Problem{File: ad, Message: err.Error()})
+			}
+		}
+	}
 }

@@ -69,7 +69,6 @@ var funcExceptions = map[string]funcException{
 	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
 	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase":                 {lines: 101, complexity: 35},
-	"schema.checkRunDir":                                          {lines: 101, complexity: 25},
 	"schema.validateServerState":                                  {lines: 108, complexity: 65},
 	"schema.validateSharding":                                     {lines: 106, complexity: 48},
 	"simulator.(*Server).stream":                                  {lines: 172, complexity: 45},
