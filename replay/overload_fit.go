@@ -122,35 +122,11 @@ func fitTrend(xs, ys []float64) Trend {
 func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Overload {
 	o := &Overload{Loop: c.loop, OfferedRate: Null, ArrivalRate: Null, FitArrivalRate: Null, CompletionRate: Null, BacklogShare: Null,
 		OutstandingPeak: Null, OutstandingMean: Null, SendLagP99NS: Null, Reasons: map[string]string{}}
-	switch c.loop {
-	case LoopOpen:
-		if r, ok := c.offered[point]; ok {
-			o.OfferedRate = Exact(new(big.Rat).Set(r))
-			o.OfferedShare = c.shareNote[point]
-		} else {
-			o.Reasons["offered_rate"] = "the manifest states no rate for this point"
-		}
-	case LoopClosed:
-		o.Reasons["offered_rate"] = "closed loop: arrivals follow completions, so no rate is offered"
-	default:
-		o.Reasons["offered_rate"] = "unknown load mode"
-	}
+	o.setOffered(c, point)
 	o.Outstanding, o.SendLag = nullTrend(""), nullTrend("")
 	d.sendLag(c, o, lagDist)
 	notServed, okMedian := d.fastFailures(c, o)
-	// Rule 0: a point that rejected (or failed at once) more than the
-	// tolerance of its requests (the client refusing to send past its
-	// cap, or the server turning them away) did not serve its load,
-	// however long it ran.
-	if n, shed := int64(len(d.spans)), d.nRej+o.FastFailed; 100*shed > OverloadTolerancePercent*n {
-		o.clientOver = true
-		what := "were rejected"
-		if o.FastFailed > 0 {
-			what = fmt.Sprintf("were rejected or failed at once (%d rejected, %d failed in under 1/%d of the successful requests' median %s ms)", d.nRej, o.FastFailed, FastFailureDivisor, msText(okMedian))
-		}
-		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) %s, not served (more than %d %%): the point shed the load it could not serve",
-			shed, n, new(big.Rat).SetFrac64(100*shed, n).FloatString(1), what, OverloadTolerancePercent))
-	}
+	d.shedLoad(o, okMedian)
 	if c.noTimes != "" {
 		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "outstanding_peak", "fit"} {
 			o.Reasons[k] = c.noTimes
@@ -168,10 +144,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	o.loadOK = len(spans) > 0
 	if len(spans) < 2 {
 		why := fmt.Sprintf("%d measured request(s): no arrival span", len(spans))
-		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
-			o.Reasons[k] = why
-		}
-		o.Outstanding.Reason = why
+		o.noArrivalSpan(why)
 		if len(spans) == 1 {
 			o.OutstandingPeak = Int(1)
 		} else {
@@ -185,10 +158,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		// at once, none waited for a completion, so their spacing is no
 		// arrival rate (AIPerf's 100 requests at concurrency 100).
 		why := fmt.Sprintf("every one of the %d measured requests was in the closed loop's initial burst (%d workers, no warmup): none was sent after a completion, so there is no arrival rate", len(spans), w)
-		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
-			o.Reasons[k] = why
-		}
-		o.Outstanding.Reason = why
+		o.noArrivalSpan(why)
 		return o
 	}
 	first, last := spans[0][0], spans[0][0]
@@ -202,12 +172,64 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	span := last - first
 	if span <= 0 {
 		why := "every request was sent at the same instant: no arrival span"
-		for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
-			o.Reasons[k] = why
-		}
-		o.Outstanding.Reason = why
+		o.noArrivalSpan(why)
 		return o
 	}
+	fit, t0 := d.fitCounts(o, first, last, notServed)
+	o.outstandingTrend(spans, t0, fit)
+	o.clientTest(d, c, firstE2E, span, fit)
+	return o
+}
+
+// setOffered sets the offered rate of an open loop's point, or why there
+// is none.
+func (o *Overload) setOffered(c *overloadCfg, point string) {
+	switch c.loop {
+	case LoopOpen:
+		if r, ok := c.offered[point]; ok {
+			o.OfferedRate = Exact(new(big.Rat).Set(r))
+			o.OfferedShare = c.shareNote[point]
+		} else {
+			o.Reasons["offered_rate"] = "the manifest states no rate for this point"
+		}
+	case LoopClosed:
+		o.Reasons["offered_rate"] = "closed loop: arrivals follow completions, so no rate is offered"
+	default:
+		o.Reasons["offered_rate"] = "unknown load mode"
+	}
+}
+
+// noArrivalSpan says why the arrival and completion rates, the backlog
+// and the fit are undefined.
+func (o *Overload) noArrivalSpan(why string) {
+	for _, k := range []string{"arrival_rate", "completion_rate", "backlog_share", "fit"} {
+		o.Reasons[k] = why
+	}
+	o.Outstanding.Reason = why
+}
+
+// shedLoad is rule 0: a point that rejected (or failed at once) more
+// than the tolerance of its requests (the client refusing to send past
+// its cap, or the server turning them away) did not serve its load,
+// however long it ran.
+func (d *overloadData) shedLoad(o *Overload, okMedian int64) {
+	if n, shed := int64(len(d.spans)), d.nRej+o.FastFailed; 100*shed > OverloadTolerancePercent*n {
+		o.clientOver = true
+		what := "were rejected"
+		if o.FastFailed > 0 {
+			what = fmt.Sprintf("were rejected or failed at once (%d rejected, %d failed in under 1/%d of the successful requests' median %s ms)", d.nRej, o.FastFailed, FastFailureDivisor, msText(okMedian))
+		}
+		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) %s, not served (more than %d %%): the point shed the load it could not serve",
+			shed, n, new(big.Rat).SetFrac64(100*shed, n).FloatString(1), what, OverloadTolerancePercent))
+	}
+}
+
+// fitCounts sets the arrival rate over the arrival span first..last, and
+// the arrivals, completions (of served requests) and backlog share over
+// the fit window, the span after its first quarter; it returns the fit
+// window's width and start.
+func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed []bool) (fit, t0 int64) {
+	spans, span := d.spans, last-first
 	o.ArrivalRate = perSecond(big.NewInt(int64(len(spans)-1)), span)
 	t0, t1 := first+span/4, last
 	o.FitStartNS, o.FitEndNS = t0, t1
@@ -222,7 +244,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 			o.Completions++
 		}
 	}
-	fit := t1 - t0
+	fit = t1 - t0
 	o.FitArrivalRate = perSecond(big.NewInt(o.Arrivals), fit)
 	o.CompletionRate = perSecond(big.NewInt(o.Completions), fit)
 	if o.Arrivals > 0 {
@@ -230,6 +252,12 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	} else {
 		o.Reasons["backlog_share"] = "no arrival in the fit window"
 	}
+	return fit, t0
+}
+
+// outstandingTrend fits the outstanding count's trend over the fit
+// window.
+func (o *Overload) outstandingTrend(spans [][2]int64, t0, fit int64) {
 	// The outstanding count, averaged over each of OverloadWindows equal
 	// windows of the fit window (exactly: Σ overlap ÷ width).
 	if fit < OverloadWindows {
@@ -253,7 +281,12 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		o.Outstanding = fitTrend(xs, ys)
 		o.OutstandingMean = Float(total / OverloadWindows)
 	}
-	// The client-side test.
+}
+
+// clientTest is the client-side test: backlog or rising outstanding
+// requests over the fit window, when the point is long and busy enough
+// to judge.
+func (o *Overload) clientTest(d *overloadData, c *overloadCfg, firstE2E, span, fit int64) {
 	gate := ""
 	switch {
 	case firstE2E > span/4:
@@ -292,7 +325,6 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 			o.addEvidence(strings.Join(why, "; "))
 		}
 	}
-	return o
 }
 
 // fastFailures counts the failures that ended in under
