@@ -24,8 +24,11 @@ import (
 //     sent plus those the tally allows from elsewhere (Elsewhere; a
 //     shard's engine serves other shards, so no upper bound there).
 //
-// Token counts are compared only where the records' counts are the
-// engine's own (client.token_counts). A counter the engine does not
+// Token counts are compared whatever client.token_counts says: it is the
+// signer's label, and every count it names is at most the engine's (usage
+// is the engine's own count; a content chunk carries at least one
+// generated token; a prompt's whitespace-separated words are at most its
+// tokens, since tokenizers split at whitespace). A counter the engine does not
 // expose is not compared. A counter that went down between the scrapes
 // (an engine restart, or an edited before scrape) is compared from the
 // baseline of earlier (the scrape taken before the point's before scrape,
@@ -85,12 +88,23 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 				}
 			}
 		}
-		if d, ok := rise[servermetrics.RoleGenerationTokens]; ok && t.OutputCounted {
+		if d, ok := rise[servermetrics.RoleGenerationTokens]; ok {
 			if need := float64(t.OutputTokens - t.Slack*t.MaxOutput); d.Delta < need {
 				say(d, "at least", fmt.Sprintf("%d output tokens in %d ok requests", t.OutputTokens, t.OK), need)
 			}
 		}
-		if d, ok := rise[servermetrics.RolePromptTokens]; ok && t.InputCounted {
+		if c, ok := rise[servermetrics.RolePromptTokensCached]; ok && t.After && t.Elsewhere >= 0 && t.CachedKnown && !fallback[servermetrics.RolePromptTokensCached] {
+			// The engine's count of prompt tokens served from its cache
+			// bounds the records' own reports of them from above: a warm
+			// cache presented cold (cached tokens zeroed, prompt_n raised)
+			// keeps the prompt-counter sum but not this one. The requests
+			// outside the records (Elsewhere) may each have reused at
+			// most a prompt as long as the longest record's.
+			if most := float64(t.CachedTokens + t.Elsewhere*t.MaxInput); c.Delta > most {
+				say(c, "at most", fmt.Sprintf("%d prompt tokens served from the cache in %d ok requests (the engine's own per-request reports; %d more requests allowed from elsewhere, up to %d tokens each)", t.CachedTokens, t.OK, t.Elsewhere, t.MaxInput), most)
+			}
+		}
+		if d, ok := rise[servermetrics.RolePromptTokens]; ok {
 			if n, isLlama := servermetrics.Lookup(engine, servermetrics.RolePromptTokensCached); isLlama {
 				c, ok := rise[servermetrics.RolePromptTokensCached]
 				if !ok {

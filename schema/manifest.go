@@ -28,6 +28,15 @@ const (
 // ValidateManifest reads their client.command_line as capture's flags.
 const CaptureClientName = "benchseal-capture"
 
+// CaptureRevision is the revision of capture's evidence rules this
+// version writes (client.capture_revision). Revision 1: every
+// server-metrics scrape states from_ns, and a run against benchseal's
+// in-process simulator (--simulate) or an explicit --server-metrics URL
+// holds scrapes unless --server-metrics=off (capture does not start when
+// an explicit URL does not answer, and the simulator always serves
+// /metrics).
+const CaptureRevision = 1
+
 // HardwareSimulated is what capture states as the accelerator, driver and
 // runtime of a simulator that served no model on any accelerator.
 const HardwareSimulated = "simulated server (no accelerator)"
@@ -182,6 +191,12 @@ type Client struct {
 	// version, build settings, sha256); nil when the client states none,
 	// as runs written before it was recorded and most imports.
 	Build *Build `json:"build,omitempty"`
+	// CaptureRevision is the revision of benchseal capture's evidence
+	// rules the run was written under (CaptureRevision; 0: a capture
+	// written before revisions were stated, or another client). A rule a
+	// revision promises and the run breaks is a contradiction; a run
+	// stating none gets the older, weaker reading of its evidence.
+	CaptureRevision int `json:"capture_revision,omitempty"`
 }
 
 // Host describes a machine.

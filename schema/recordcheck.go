@@ -135,6 +135,17 @@ type RunSummary struct {
 	// only a copy with noise of the size of real noise is beyond doubt
 	// either way.
 	Twins []RepeatTwin `json:"-"`
+	// Unplaced lists the measured point × repeat pairs of a capture whose
+	// timing and counts no server-metrics scrape checks (see
+	// unplacedCells), each with the reason: a claim on one is not
+	// verified by recomputing it.
+	Unplaced []CellReason `json:"-"`
+}
+
+// CellReason is a point × repeat and why a check could not run on it.
+type CellReason struct {
+	CellRef
+	Reason string
 }
 
 // CellRef names one point × repeat.
@@ -525,6 +536,7 @@ func (c *RecordChecker) Finish() []Problem {
 		c.state.finish(c.m, add)
 	}
 	c.sum.Server = c.tally.finish(c, add)
+	c.sum.Unplaced = c.unplacedCells()
 	return ps
 }
 

@@ -5,6 +5,8 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // When a server-metrics scrape was taken relative to its point × repeat.
@@ -61,8 +63,14 @@ func IsScrapeFile(name string) bool {
 // plan.
 func validateServerMetrics(ps *problems, m *Manifest) {
 	sm := m.ServerMetrics
+	if why := scrapesPromised(m); why != "" && (sm == nil || !hasScrapes(m)) {
+		ps.add("server_metrics", "holds no stored scrape, but client.capture_revision %d %s: scrapes removed from the run", m.Client.CaptureRevision, why)
+	}
 	if sm == nil {
 		return
+	}
+	if revised(m) && len(sm.Scrapes) > 0 && countFromNS(sm.Scrapes) == 0 {
+		ps.add("server_metrics.scrapes", "no scrape states from_ns, but a capture of client.capture_revision %d states it on every scrape: from_ns removed from the run", m.Client.CaptureRevision)
 	}
 	if sm.URL == "" {
 		ps.add("server_metrics.url", "must name the scraped address")
@@ -117,4 +125,50 @@ func countFromNS(ss []Scrape) int {
 		}
 	}
 	return n
+}
+
+// revised reports whether m is a capture stating a revision of capture's
+// evidence rules (CaptureRevision) of at least 1.
+func revised(m *Manifest) bool {
+	return m.Client.Name == CaptureClientName && m.Client.CaptureRevision >= 1 && !m.Imported()
+}
+
+// scrapesPromised says why a capture of revision 1 or later must hold
+// server-metrics scrapes ("" when it need not): its command line names an
+// explicit --server-metrics URL (capture does not start when it does not
+// answer) or runs the in-process simulator, which always serves
+// /metrics, without --server-metrics=off. Shards scrape nothing, and an
+// incomplete run may have stopped before its first scrape (in warmup).
+func scrapesPromised(m *Manifest) string {
+	if !revised(m) || m.Shard != nil || m.Incomplete {
+		return ""
+	}
+	v, set := commandFlag(m.Client.CommandLine, "server-metrics")
+	switch {
+	case set && v == "off":
+		return ""
+	case set && v != "auto":
+		return "with --server-metrics " + strconv.Quote(v) + " scrapes it before and after every point (capture does not start when it does not answer)"
+	case simulatedCommand(m.Client.CommandLine):
+		return "with --simulate scrapes the in-process simulator's /metrics, which always answers, before and after every point"
+	}
+	return ""
+}
+
+// commandFlag returns the value of --name in a capture command line as
+// capture records it (--name=value; a bare --name is "true") and whether
+// it is there.
+func commandFlag(args []string, name string) (string, bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--"+name {
+			return "true", true
+		}
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }

@@ -50,6 +50,11 @@ type ScrapeTally struct {
 	// OK counts the ok measured records that ended before ByNS;
 	// InputTokens and OutputTokens are their token sums.
 	OK, InputTokens, OutputTokens int64
+	// CachedTokens sums the prompt tokens those records' engine reports
+	// served from its cache (ServerReport.Cached); CachedKnown is set when
+	// every one of them reports it.
+	CachedTokens int64
+	CachedKnown  bool
 	// Slack is how many of them the engine may not yet have counted: the
 	// requests that can end together, the point's concurrency (its cap
 	// in rate mode). Without a cap it is 1 for a scrape during the point
@@ -65,10 +70,6 @@ type ScrapeTally struct {
 	// upper bound holds: a shard's engine serves the other shards too.
 	// Set on the after scrape only.
 	Sent, Elsewhere int64
-	// InputCounted and OutputCounted: the records' input and output
-	// token counts are the engine's own (client.token_counts), so the
-	// engine's token counters bound them.
-	InputCounted, OutputCounted bool
 }
 
 // tallyCell is what a RecordChecker keeps of one point × repeat's scrapes
@@ -97,6 +98,8 @@ type tallyProbe struct {
 	by          int64
 	after       bool
 	ok, in, out int64
+	cached      int64
+	uncached    int64 // records that report no cached count
 }
 
 // serverTally is the ScrapeTally bookkeeping of a RecordChecker.
@@ -105,9 +108,7 @@ type serverTally struct {
 	// notOK counts the records of any phase that did not end ok: the
 	// engine may still be running such a request when the client gave
 	// up on it, and count it in a later point.
-	notOK       int64
-	inputCount  bool
-	outputCount bool
+	notOK int64
 }
 
 // newServerTally returns the bookkeeping for m's scrapes, nil when m has
@@ -120,9 +121,7 @@ func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTall
 	if sm == nil || len(sm.Scrapes) == 0 || m.Imported() || pv.Field(FieldSent).Status != FieldMeasured || pv.Field(FieldEnd).Status != FieldMeasured {
 		return nil
 	}
-	t := &serverTally{cells: make([]tallyCell, len(m.Load.Points)*repeats),
-		inputCount:  m.Client.TokenCounts == "server-usage",
-		outputCount: m.Client.TokenCounts == "server-usage" || m.Client.TokenCounts == "chunk-count-estimate"}
+	t := &serverTally{cells: make([]tallyCell, len(m.Load.Points)*repeats)}
 	for i := range t.cells {
 		t.cells[i] = tallyCell{before: -1, afterFrom: -1, afterAt: -1, duringAt: -1}
 	}
@@ -227,6 +226,11 @@ func (t *serverTally) add(cell int, rec *Record) {
 		p.ok++
 		p.in += rec.InputTokens
 		p.out += rec.OutputTokens
+		if n, ok := rec.Server.Cached(); ok {
+			p.cached += n
+		} else {
+			p.uncached++
+		}
 	}
 }
 
@@ -271,16 +275,17 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 		}
 		slack = max(slack, 1)
 		slacks = append(slacks, slack)
-		var ok, in, out_ int64
+		var ok, in, out_, cached, uncached int64
 		for _, pr := range tc.probes {
 			ok, in, out_ = ok+pr.ok, in+pr.in, out_+pr.out
+			cached, uncached = cached+pr.cached, uncached+pr.uncached
 			slack := slack
 			if !capped && pr.after {
 				slack = max(slack, tc.window)
 			}
 			st := ScrapeTally{Point: p.Name, Repeat: r, Before: tc.before, Scrape: pr.scrape, After: pr.after, ByNS: pr.by,
-				OK: ok, InputTokens: in, OutputTokens: out_, Slack: slack, MaxInput: tc.maxIn, MaxOutput: tc.maxOut,
-				InputCounted: t.inputCount, OutputCounted: t.outputCount, Elsewhere: -1}
+				OK: ok, InputTokens: in, OutputTokens: out_, CachedTokens: cached, CachedKnown: uncached == 0, Slack: slack, MaxInput: tc.maxIn, MaxOutput: tc.maxOut,
+				Elsewhere: -1}
 			if pr.after {
 				st.Sent = tc.sent
 			}
@@ -305,4 +310,38 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 // nsSeconds prints ns as seconds with 3 decimals.
 func nsSeconds(ns int64) string {
 	return fmt.Sprintf("%.3f s", float64(ns)/1e9)
+}
+
+// unplacedCells lists the measured point × repeat pairs of a run that is
+// not imported whose records no server-metrics scrape places in time: no
+// stored scrape before the point and after it, or an after scrape that
+// does not state from_ns. Only those instants show a point was not re-laid
+// onto a denser schedule (a closed loop presented at more workers, an
+// open loop at a higher rate: every latency kept, its throughput
+// multiplied), and only its scrapes' counters bound its token counts, so
+// every claim on such a pair is the signer's word.
+func (c *RecordChecker) unplacedCells() []CellReason {
+	if c.m.Imported() || c.m.ExternalReference() || c.measured == nil {
+		return nil
+	}
+	var out []CellReason
+	for i, p := range c.m.Load.Points {
+		for r := range c.repeats {
+			ci := i*c.repeats + r
+			if c.measured[ci] == 0 {
+				continue
+			}
+			var why string
+			switch {
+			case c.tally == nil || c.tally.cells[ci].before < 0 || c.tally.cells[ci].afterAt < 0:
+				why = "no stored server-metrics scrape was taken both before and after it, so nothing but the records places its requests in time or bounds their token counts (a run re-laid onto a denser schedule, or with its tokens raised, is not detected)"
+			case c.tally.cells[ci].afterFrom < 0:
+				why = "the scrape after it does not state from_ns (when its request was sent), so nothing but the records places its requests in time (a run re-laid onto a denser schedule, every latency kept, is not detected)"
+			default:
+				continue
+			}
+			out = append(out, CellReason{CellRef{p.Name, r}, fmt.Sprintf("point %q repeat %d: %s: the claim recomputes from records that are the signer's word", p.Name, r, why)})
+		}
+	}
+	return out
 }

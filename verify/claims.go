@@ -22,6 +22,7 @@ func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err erro
 	}
 	if res.Records != nil {
 		unproven(checks, res.Records.Unproven)
+		unplaced(checks, res.Records.Unplaced)
 	}
 	res.Claims = checks
 	var bad []string
@@ -129,6 +130,38 @@ func unproven(checks []schema.ClaimCheck, cells []schema.CellRef) {
 				c.Reason = fmt.Sprintf("the run is incomplete and point %q repeat %d cannot be shown complete (no declared request count it holds in full), so requests may be missing from it: the claim recomputes from the records present, which is the publisher's word", cell.Point, cell.Repeat)
 				break
 			}
+		}
+	}
+}
+
+// unplaced turns every matched claim on a point × repeat that no
+// server-metrics scrape places in time (schema.RunSummary.Unplaced; a
+// summary claim: on any repeat of its point) into not recomputable, with
+// the pair's reason: a c4 capture re-laid as c16 or a 20 req/s capture
+// moved onto 200 req/s slots recomputes to its forged claims.
+func unplaced(checks []schema.ClaimCheck, cells []schema.CellReason) {
+	if len(cells) == 0 {
+		return
+	}
+	why := map[schema.CellRef]string{}
+	first := map[string]string{} // per point, for a summary claim
+	for _, cell := range cells {
+		why[cell.CellRef] = cell.Reason
+		if _, ok := first[cell.Point]; !ok {
+			first[cell.Point] = cell.Reason
+		}
+	}
+	for i := range checks {
+		c := &checks[i]
+		if c.Outcome != schema.ClaimMatched {
+			continue
+		}
+		r, ok := first[c.Point]
+		if c.Repeat != nil {
+			r, ok = why[schema.CellRef{Point: c.Point, Repeat: *c.Repeat}]
+		}
+		if ok {
+			c.Outcome, c.Reason = schema.ClaimNotRecomputable, r
 		}
 	}
 }

@@ -512,9 +512,9 @@ func TestImportedWindowShorterThanTheOfferedLoadIsRejected(t *testing.T) {
 // dropped (e2e p99 falls by a third): every claim recomputed from the
 // records left and was MATCHED. A claim on a point × repeat the records
 // cannot show complete is UNVERIFIED; a point holding its declared count
-// stays MATCHED.
+// stays MATCHED (the run is scraped, so the scrapes place its points).
 func TestIncompleteRunClaimsOnCellsItCannotShowCompleteAreUnverified(t *testing.T) {
-	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 100}, {Concurrency: 2, Requests: 20}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 0.01, false, nil)
+	fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 100}, {Concurrency: 2, Requests: 20}}, Seed: 1, InputTokens: 32, OutputTokens: 8}, 0.01, true, nil)
 	fr.write(t)
 	bundle := fr.pack(t)
 	fr.m.Load.Generator = ""

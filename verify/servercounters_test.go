@@ -16,6 +16,7 @@ import (
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
+	"github.com/benchseal/benchseal/verify"
 )
 
 // The forgeries here are ones a run's own /metrics scrapes contradict:
@@ -266,16 +267,20 @@ func TestHonestCapturesAgreeWithTheirEngineCounters(t *testing.T) {
 // scrape-instant checks (records end before the scrape after the point is
 // sent, and it follows the last end within schema.AfterScrapeSlackNS) read.
 // A capture states it on every scrape, so one deleted beside the others is
-// a contradiction; deleted from all, the run reads as one from before it was
-// recorded and verifies, but verify says those checks were not made.
+// a contradiction, and so is every one deleted from a run whose
+// client.capture_revision promises it. Deleted together with the revision,
+// the run reads as one from before from_ns was recorded: it verifies, but
+// every claim on its points is UNVERIFIED (a c4 capture re-laid as c16
+// recomputes to its forged claims), and verify says which checks were not
+// made.
 func TestScrapesWithoutFromNSAreInvalidOrSaidUnverified(t *testing.T) {
 	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 8}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
 	fr := captureFlavor(t, plan, 0.01, "", true, nil)
 	fr.write(t)
-	one, all := fr.pack(t), fr.pack(t)
+	one, all, older := fr.pack(t), fr.pack(t), fr.pack(t)
 	ss := fr.m.ServerMetrics.Scrapes
-	if len(ss) < 2 || countFromNS(ss) != len(ss) {
-		t.Fatalf("the capture's scrapes do not all state from_ns: %+v", ss)
+	if len(ss) < 2 || countFromNS(ss) != len(ss) || fr.m.Client.CaptureRevision != schema.CaptureRevision {
+		t.Fatalf("the capture's scrapes do not all state from_ns, or it states no revision (%d): %+v", fr.m.Client.CaptureRevision, ss)
 	}
 	ss[len(ss)-1].FromNS = nil
 	verr, res, err := fr.forge(t, one)
@@ -284,17 +289,36 @@ func TestScrapesWithoutFromNSAreInvalidOrSaidUnverified(t *testing.T) {
 		ss[i].FromNS = nil
 	}
 	verr, res, err = fr.forge(t, all)
+	wantRejected(t, verr, res, err, "from_ns removed from the run")
+	fr.m.Client.CaptureRevision = 0
+	verr, res, err = fr.forge(t, older)
 	if verr != nil || err != nil || !res.Verified {
-		t.Fatalf("validate %v, verify %v: a run whose scrapes state no from_ns reads as an older run and should verify", verr, err)
+		t.Fatalf("validate %v, verify %v: a run whose scrapes state no from_ns and that states no revision reads as an older run and should verify", verr, err)
 	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "scrape timing: no scrape states from_ns") }) {
 		t.Errorf("verify's warnings do not say the scrape timing is unverified: %q", res.Warnings)
 	}
+	wantAllUnverified(t, res, "does not state from_ns")
+}
+
+// wantAllUnverified fails unless res has claims and every one is
+// UNVERIFIED with a reason holding why.
+func wantAllUnverified(t *testing.T, res *verify.Result, why string) {
+	t.Helper()
+	if len(res.Claims) == 0 {
+		t.Fatal("no claims checked")
+	}
+	for _, c := range res.Claims {
+		if c.Outcome != schema.ClaimNotRecomputable || !strings.Contains(c.Reason, why) {
+			t.Errorf("claim %s %s: %s (%s), want not recomputable because %q", c.Point, c.Metric, c.Outcome, c.Reason, why)
+		}
+	}
 }
 
 // TestClosedLoopRunWithoutScrapesIsSaidUnverified: with no scrapes nothing
-// cross-checks the records' counts against the engine, and verify says so
-// for a closed-loop run as it does for an open-loop one.
+// cross-checks the records' counts against the engine nor places the
+// points in time, and verify says so for a closed-loop run as it does for
+// an open-loop one, with every claim UNVERIFIED.
 func TestClosedLoopRunWithoutScrapesIsSaidUnverified(t *testing.T) {
 	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 8}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
 	fr := captureFlavor(t, plan, 0.01, "", false, nil)
@@ -307,6 +331,38 @@ func TestClosedLoopRunWithoutScrapesIsSaidUnverified(t *testing.T) {
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "server counters: no server-metrics scrapes") }) {
 		t.Errorf("verify's warnings do not say the records' counts are not cross-checked: %q", res.Warnings)
 	}
+	wantAllUnverified(t, res, "no stored server-metrics scrape was taken both before and after it")
+}
+
+// TestScrapesRemovedFromASimulatedRunAreInvalid: output tokens ×16 with
+// manifest.server_metrics and the scrapes deleted (server_state.fresh with
+// them) verified, 21 claims MATCHED. A capture of revision 1 with
+// --simulate scrapes the simulator, which always answers, so no scrape
+// contradicts its own command line; with the revision deleted as well
+// every claim is UNVERIFIED.
+func TestScrapesRemovedFromASimulatedRunAreInvalid(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 40}}, Seed: 7, InputTokens: 32, OutputTokens: 32}
+	fr := captureFlavor(t, plan, 0.01, "", true, nil)
+	fr.m.Client.CommandLine = []string{"benchseal", "capture", "--concurrency=4", "--out=run", "--requests=40", "--simulate=true"}
+	fr.write(t)
+	wantVerified(t, fr)
+	bundle, older := fr.pack(t), fr.pack(t)
+	fr.inflateOutput(t, 16)
+	fr.m.ServerMetrics = nil
+	if fr.m.ServerState != nil {
+		fr.m.ServerState.Fresh = nil
+	}
+	if err := os.RemoveAll(filepath.Join(fr.dir, schema.AttachmentsDir, schema.ServerMetricsDir)); err != nil {
+		t.Fatal(err)
+	}
+	verr, res, err := fr.forge(t, bundle)
+	wantRejected(t, verr, res, err, "scrapes removed from the run")
+	fr.m.Client.CaptureRevision = 0
+	verr, res, err = fr.forge(t, older)
+	if verr != nil || err != nil || !res.Verified {
+		t.Fatalf("validate %v, verify %v: without a revision the run reads as an older one and verifies", verr, err)
+	}
+	wantAllUnverified(t, res, "no stored server-metrics scrape")
 }
 
 func countFromNS(ss []schema.Scrape) int {
@@ -364,4 +420,61 @@ func TestFakeCounterResetDoesNotSwitchOffTheCounterCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "vllm:generation_tokens_total") || !strings.Contains(err.Error(), "went down from the point's before scrape") {
 		t.Fatalf("validate: want the generation-token counter counted from the scrape before, got %v", err)
 	}
+}
+
+// TestWarmCacheForgedColdContradictsTheCacheCounter: a llama.cpp run whose
+// second point found its prompts cached (the same prompts as the first),
+// presented cold: every record's cached_tokens and cache_n zeroed and
+// prompt_n raised by as much, server_state's cache sums zeroed and each
+// point labelled empty. The two prompt counters' sum still agrees with the
+// records, but the engine's prompt_tokens_cached_total rose by the tokens
+// it reused; before, the forgery verified and compared as cold beside an
+// honest cold run.
+func TestWarmCacheForgedColdContradictsTheCacheCounter(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 1, Requests: 8}, {Concurrency: 2, Requests: 8}}, Seed: 1, InputTokens: 32, OutputTokens: 8}
+	fr := captureFlavor(t, plan, 0.01, simulator.FlavorLlamaCpp, true, nil)
+	wantVerified(t, fr)
+	ss := fr.m.ServerState
+	if ss == nil || len(ss.Points) != 2 || ss.Points[1].PrefixCache != schema.PrefixCacheWarm {
+		t.Fatalf("fixture: server_state %+v, want the second point warm", ss)
+	}
+	bundle := fr.pack(t)
+	for _, r := range fr.recs {
+		s := r.Server
+		if s == nil || s.CachedTokens == nil {
+			continue
+		}
+		zero := int64(0)
+		if s.PromptN != nil && s.CacheN != nil {
+			n := *s.PromptN + *s.CacheN
+			s.PromptN = &n
+		}
+		s.CachedTokens, s.CacheN = &zero, &zero
+	}
+	for i := range ss.Points {
+		ss.Points[i].PrefixCache = schema.PrefixCacheEmpty
+		if c := ss.Points[i].Cache; c != nil {
+			c.CachedTokens, c.FirstCached = 0, 0
+		}
+	}
+	verr, res, err := fr.forge(t, bundle)
+	wantRejected(t, verr, res, err, "llamacpp:prompt_tokens_cached_total")
+	wantRejected(t, verr, res, err, "served from the cache")
+}
+
+// TestRelabelledTokenCountsStillMeetThePromptCounter: client.token_counts
+// is the signer's label; relabelled chunk-count-estimate, input tokens ×2
+// verified (the prompt-token counter was compared only for server-usage).
+func TestRelabelledTokenCountsStillMeetThePromptCounter(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 60}}, Seed: 7, InputTokens: 200, OutputTokens: 16}
+	fr := captureFlavor(t, plan, 0.01, "", true, nil)
+	fr.write(t)
+	wantVerified(t, fr)
+	bundle := fr.pack(t)
+	fr.m.Client.TokenCounts = "chunk-count-estimate"
+	for _, r := range fr.recs {
+		r.InputTokens = r.InputTokens*2 - r.InputTokens/2
+	}
+	verr, res, err := fr.forge(t, bundle)
+	wantRejected(t, verr, res, err, "vllm:prompt_tokens_total")
 }
