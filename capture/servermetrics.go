@@ -168,6 +168,13 @@ func (s *scraper) around(ctx context.Context, c *cell, run func()) {
 	run()
 	close(stop)
 	<-done
+	// An engine adds a finished request to its counters just after
+	// writing its last bytes (schema.CounterLagNS): after that long its
+	// counters show every request of the point, so the after scrape must
+	// hold the records' counts in full, with no allowance for requests
+	// not yet counted (which a key holder could fill with invented
+	// tokens).
+	time.Sleep(time.Duration(schema.CounterLagNS))
 	s.take(sctx, c, schema.ScrapeAfter)
 }
 

@@ -34,8 +34,10 @@ const CaptureClientName = "benchseal-capture"
 // in-process simulator (--simulate) or an explicit --server-metrics URL
 // holds scrapes unless --server-metrics=off (capture does not start when
 // an explicit URL does not answer, and the simulator always serves
-// /metrics).
-const CaptureRevision = 1
+// /metrics). Revision 2: the after scrape of every point × repeat is sent
+// at least CounterLagNS after its last request ended, so it shows every
+// one of them counted.
+const CaptureRevision = 2
 
 // HardwareSimulated is what capture states as the accelerator, driver and
 // runtime of a simulator that served no model on any accelerator.

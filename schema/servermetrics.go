@@ -129,8 +129,12 @@ func countFromNS(ss []Scrape) int {
 
 // revised reports whether m is a capture stating a revision of capture's
 // evidence rules (CaptureRevision) of at least 1.
-func revised(m *Manifest) bool {
-	return m.Client.Name == CaptureClientName && m.Client.CaptureRevision >= 1 && !m.Imported()
+func revised(m *Manifest) bool { return revisedTo(m, 1) }
+
+// revisedTo reports whether m is a capture stating a revision of
+// capture's evidence rules of at least rev.
+func revisedTo(m *Manifest, rev int) bool {
+	return m.Client.Name == CaptureClientName && m.Client.CaptureRevision >= rev && !m.Imported()
 }
 
 // scrapesPromised says why a capture of revision 1 or later must hold

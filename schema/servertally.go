@@ -16,7 +16,9 @@ import (
 // (vLLM's output handler records its stats after it has queued the
 // outputs), so a scrape sent just after a request ended can miss it.
 // Records that ended less than this before a scrape's request are not
-// held against that scrape.
+// held against that scrape; capture waits this long after a point's last
+// end before it sends the scrape after the point (client.capture_revision
+// 2), which then must show every record counted.
 const CounterLagNS = 250_000_000
 
 // ScrapeTimeoutNS bounds one scrape: capture gives up on a /metrics
@@ -89,6 +91,13 @@ type tallyCell struct {
 	seen            bool
 	maxIn, maxOut   int64
 	sent            int64
+}
+
+// settled reports whether the cell's after scrape was sent at least
+// CounterLagNS after its last record ended, so the engine had counted
+// every one of them.
+func (tc *tallyCell) settled() bool {
+	return tc.afterFrom >= 0 && tc.afterFrom-tc.lastEnd >= CounterLagNS
 }
 
 // tallyProbe holds, for one later scrape, the records that ended before
@@ -268,6 +277,10 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d) and after any scrape during it answered; capture sends it within %s of both: the records end earlier than the run they come from",
 				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-max(tc.lastEnd, tc.duringAt)), tc.lastID, tc.lastEnd, nsSeconds(AfterScrapeSlackNS))
 		}
+		if revisedTo(c.m, 2) && tc.afterFrom >= 0 && !tc.settled() {
+			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d), but a capture of client.capture_revision %d waits %s before it",
+				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-tc.lastEnd), tc.lastID, tc.lastEnd, c.m.Client.CaptureRevision, nsSeconds(CounterLagNS))
+		}
 		slack, capped := int64(ShardWorkers(p.Concurrency, c.shards, max(c.shardIdx, 0))), true
 		if c.rate {
 			slack, _ = rateCap(c.m, pi)
@@ -280,7 +293,10 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 			ok, in, out_ = ok+pr.ok, in+pr.in, out_+pr.out
 			cached, uncached = cached+pr.cached, uncached+pr.uncached
 			slack := slack
-			if !capped && pr.after {
+			switch {
+			case pr.after && tc.settled():
+				slack = 0 // every record of the point was counted by then
+			case !capped && pr.after:
 				slack = max(slack, tc.window)
 			}
 			st := ScrapeTally{Point: p.Name, Repeat: r, Before: tc.before, Scrape: pr.scrape, After: pr.after, ByNS: pr.by,
@@ -337,6 +353,9 @@ func (c *RecordChecker) unplacedCells() []CellReason {
 				why = "no stored server-metrics scrape was taken both before and after it, so nothing but the records places its requests in time or bounds their token counts (a run re-laid onto a denser schedule, or with its tokens raised, is not detected)"
 			case c.tally.cells[ci].afterFrom < 0:
 				why = "the scrape after it does not state from_ns (when its request was sent), so nothing but the records places its requests in time (a run re-laid onto a denser schedule, every latency kept, is not detected)"
+			case !c.tally.cells[ci].settled():
+				why = fmt.Sprintf("the scrape after it was sent %s after its last request ended, within the %s an engine may take to count a finished request, so up to its concurrency of requests may be uncounted there and its token counts are held to the engine's only within that many times its largest record (which the records choose: one raised record lets the others share the allowance)",
+					nsSeconds(c.tally.cells[ci].afterFrom-c.tally.cells[ci].lastEnd), nsSeconds(CounterLagNS))
 			default:
 				continue
 			}
