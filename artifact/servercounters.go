@@ -37,8 +37,17 @@ import (
 // requests is then not held. Every
 // problem names the point, repeat, counter, its rise and the records'
 // sum.
-func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map[int]*servermetrics.Snapshot, engines map[int]string, earlier map[int]baseline) []schema.Problem {
+//
+// A counter that went down while both scrapes state the same
+// process_start_time_seconds contradicts them: one process's counters
+// only grow, so the "reset" is an edited scrape.
+//
+// A counter that went down across a restart (or with no start time
+// stated) is compared from the earlier baseline only, and said in the
+// notes.
+func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map[int]*servermetrics.Snapshot, engines map[int]string, earlier map[int]baseline, starts map[int]float64) ([]schema.Problem, []string) {
 	var out []schema.Problem
+	var notes []string
 	for _, t := range tallies {
 		b, s := counters[t.Before], counters[t.Scrape]
 		engine := engines[t.Scrape]
@@ -52,6 +61,11 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 		rise := map[string]servermetrics.CounterDelta{}
 		for _, d := range col.Counters {
 			rise[d.Role] = d
+		}
+		if p, n := checkWentDown(file, col, starts, t); p != nil {
+			out = append(out, *p)
+		} else if n != "" {
+			notes = append(notes, n)
 		}
 		fallback := map[string]bool{}
 		if e, ok := earlier[t.Before]; ok {
@@ -93,16 +107,8 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 				say(d, "at least", fmt.Sprintf("%d output tokens in %d ok requests", t.OutputTokens, t.OK), need)
 			}
 		}
-		if c, ok := rise[servermetrics.RolePromptTokensCached]; ok && t.After && t.Elsewhere >= 0 && t.CachedKnown && !fallback[servermetrics.RolePromptTokensCached] {
-			// The engine's count of prompt tokens served from its cache
-			// bounds the records' own reports of them from above: a warm
-			// cache presented cold (cached tokens zeroed, prompt_n raised)
-			// keeps the prompt-counter sum but not this one. The requests
-			// outside the records (Elsewhere) may each have reused at
-			// most a prompt as long as the longest record's.
-			if most := float64(t.CachedTokens + t.Elsewhere*t.MaxInput); c.Delta > most {
-				say(c, "at most", fmt.Sprintf("%d prompt tokens served from the cache in %d ok requests (the engine's own per-request reports; %d more requests allowed from elsewhere, up to %d tokens each)", t.CachedTokens, t.OK, t.Elsewhere, t.MaxInput), most)
-			}
+		if c, ok := rise[servermetrics.RolePromptTokensCached]; ok && !fallback[servermetrics.RolePromptTokensCached] {
+			checkCachedTokens(t, c, say)
 		}
 		if d, ok := rise[servermetrics.RolePromptTokens]; ok {
 			if n, isLlama := servermetrics.Lookup(engine, servermetrics.RolePromptTokensCached); isLlama {
@@ -118,8 +124,64 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 			}
 		}
 	}
-	return out
+	return out, notes
 }
+
+// checkCachedTokens holds the rise c of the engine's count of prompt
+// tokens served from its cache, by t's after scrape, to the records' own
+// reports of them from above: a warm cache presented cold (cached tokens
+// zeroed, prompt_n raised) keeps the two prompt counters' sum but not
+// this one. The requests outside the records (Elsewhere) may each have
+// reused at most a prompt as long as the longest record's.
+func checkCachedTokens(t schema.ScrapeTally, c servermetrics.CounterDelta, say func(d servermetrics.CounterDelta, verb, records string, need float64)) {
+	if !t.After || t.Elsewhere < 0 || !t.CachedKnown {
+		return
+	}
+	if most := float64(t.CachedTokens + t.Elsewhere*t.MaxInput); c.Delta > most {
+		say(c, "at most", fmt.Sprintf("%d prompt tokens served from the cache in %d ok requests (the engine's own per-request reports; %d more requests allowed from elsewhere, up to %d tokens each)", t.CachedTokens, t.OK, t.Elsewhere, t.MaxInput), most)
+	}
+}
+
+// checkWentDown says what a compared counter that went down between t's
+// scrapes means: a problem when both scrapes state one process start time
+// (one process's counters only grow), else a note for verify (an engine
+// restart, or nothing to tell).
+func checkWentDown(file string, col *servermetrics.Column, starts map[int]float64, t schema.ScrapeTally) (*schema.Problem, string) {
+	a, same, ok := counterWentDown(col, starts, t)
+	if !ok {
+		return nil, ""
+	}
+	if same {
+		return &schema.Problem{File: file, Field: "server_metrics.scrapes[" + strconv.Itoa(t.Scrape) + "]", Message: fmt.Sprintf(
+			"point %q repeat %d: the engine's %s went down between the scrape before the point (server_metrics.scrapes[%d]) and this one, but both state %s %s: the engine did not restart, and the counters of one process only grow",
+			t.Point, t.Repeat, a.Metric, t.Before, servermetrics.ProcessStartMetric, num(starts[t.Before]))}, ""
+	}
+	why := "neither scrape states " + servermetrics.ProcessStartMetric + ", so nothing shows whether the engine restarted"
+	_, b := starts[t.Before]
+	if _, s := starts[t.Scrape]; b && s {
+		why = "the engine restarted (" + servermetrics.ProcessStartMetric + " changed)"
+	}
+	return nil, fmt.Sprintf("server counters: point %q repeat %d: the engine's %s went down between server_metrics.scrapes[%d] and [%d] (%s): the records were compared with its counters only from a scrape taken before, lower bounds only, or not at all",
+		t.Point, t.Repeat, a.Metric, t.Before, t.Scrape, why)
+}
+
+// counterWentDown returns the first compared counter that went down
+// between t's scrapes (Delta reads it as a reset), if any, and whether
+// both scrapes state one process start time.
+func counterWentDown(col *servermetrics.Column, starts map[int]float64, t schema.ScrapeTally) (a servermetrics.Absent, same, ok bool) {
+	b, okb := starts[t.Before]
+	s, oks := starts[t.Scrape]
+	for _, a := range col.Absent {
+		if a.Reason == servermetrics.ReasonCounterReset && resetRoles[a.Role] {
+			return a, okb && oks && b == s, true
+		}
+	}
+	return servermetrics.Absent{}, false, false
+}
+
+// resetRoles are the counters compared with the records.
+var resetRoles = map[string]bool{servermetrics.RoleRequestSuccess: true, servermetrics.RolePromptTokens: true,
+	servermetrics.RolePromptTokensCached: true, servermetrics.RoleGenerationTokens: true}
 
 // baseline is a scrape taken before a point's before scrape, and the
 // manifest field naming it.

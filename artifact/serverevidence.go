@@ -38,8 +38,18 @@ const UptimeSlackNS = 1_000_000
 // the records were not read) are compared with the engine's counters
 // between each point's scrapes (see checkServerCounters).
 func CheckServerEvidence(m *schema.Manifest, file string, read func(name string) ([]byte, error), tallies []schema.ScrapeTally) []schema.Problem {
+	out, _ := CheckServerEvidenceNotes(m, file, read, tallies)
+	return out
+}
+
+// CheckServerEvidenceNotes is CheckServerEvidence that also returns what
+// the comparison with the engine's counters could not check, one sentence
+// each (verify prints them as UNVERIFIED): a counter that went down
+// between a point's scrapes across an engine restart (a changed
+// process_start_time_seconds) or with no start time stated.
+func CheckServerEvidenceNotes(m *schema.Manifest, file string, read func(name string) ([]byte, error), tallies []schema.ScrapeTally) ([]schema.Problem, []string) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	var out []schema.Problem
 	add := func(field, format string, a ...any) {
@@ -89,11 +99,15 @@ func CheckServerEvidence(m *schema.Manifest, file string, read func(name string)
 	}
 	counters := map[int]*servermetrics.Snapshot{}
 	engines := map[int]string{}
+	starts := map[int]float64{} // process_start_time_seconds, where stated
 	for i, s := range scrapes {
 		if s.Error == "" {
 			snap := load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
 			if snap != nil && need[i] {
 				counters[i], engines[i] = snap.Counters(), servermetrics.DetectEngine(snap)
+				if sv, ok := servermetrics.ServedBefore(snap); ok && sv.HaveStart {
+					starts[i] = sv.ProcessStart
+				}
 			}
 		}
 	}
@@ -105,15 +119,22 @@ func CheckServerEvidence(m *schema.Manifest, file string, read func(name string)
 			earlier[t.Before] = baseline{fresh.Counters(), "server_state.fresh.scrape"}
 		}
 	}
-	out = append(out, checkServerCounters(file, tallies, counters, engines, earlier)...)
-	if !measured {
-		return out
+	probs, notes := checkServerCounters(file, tallies, counters, engines, earlier, starts)
+	out = append(out, probs...)
+	if fresh != nil { // measured
+		out = append(out, checkFresh(m, file, fresh)...)
+	}
+	return out, notes
+}
+
+// checkFresh re-derives a measured fresh start's counters, its fresh flag
+// and its uptime_ns from its scrape snap.
+func checkFresh(m *schema.Manifest, file string, snap *servermetrics.Snapshot) []schema.Problem {
+	var out []schema.Problem
+	add := func(field, format string, a ...any) {
+		out = append(out, schema.Problem{File: file, Field: field, Message: fmt.Sprintf(format, a...)})
 	}
 	f := m.ServerState.Fresh
-	snap := fresh
-	if snap == nil {
-		return out
-	}
 	sv, ok := servermetrics.ServedBefore(snap)
 	switch {
 	case !ok:

@@ -63,14 +63,9 @@ func IsScrapeFile(name string) bool {
 // plan.
 func validateServerMetrics(ps *problems, m *Manifest) {
 	sm := m.ServerMetrics
-	if why := scrapesPromised(m); why != "" && (sm == nil || !hasScrapes(m)) {
-		ps.add("server_metrics", "holds no stored scrape, but client.capture_revision %d %s: scrapes removed from the run", m.Client.CaptureRevision, why)
-	}
+	validateRevisionScrapes(ps, m)
 	if sm == nil {
 		return
-	}
-	if revised(m) && len(sm.Scrapes) > 0 && countFromNS(sm.Scrapes) == 0 {
-		ps.add("server_metrics.scrapes", "no scrape states from_ns, but a capture of client.capture_revision %d states it on every scrape: from_ns removed from the run", m.Client.CaptureRevision)
 	}
 	if sm.URL == "" {
 		ps.add("server_metrics.url", "must name the scraped address")
@@ -125,6 +120,19 @@ func countFromNS(ss []Scrape) int {
 		}
 	}
 	return n
+}
+
+// validateRevisionScrapes checks what client.capture_revision promises
+// of the scrapes: stored scrapes where capture takes them (scrapesPromised)
+// and from_ns on them.
+func validateRevisionScrapes(ps *problems, m *Manifest) {
+	sm := m.ServerMetrics
+	if why := scrapesPromised(m); why != "" && (sm == nil || !hasScrapes(m)) {
+		ps.add("server_metrics", "holds no stored scrape, but client.capture_revision %d %s: scrapes removed from the run", m.Client.CaptureRevision, why)
+	}
+	if sm != nil && revised(m) && len(sm.Scrapes) > 0 && countFromNS(sm.Scrapes) == 0 {
+		ps.add("server_metrics.scrapes", "no scrape states from_ns, but a capture of client.capture_revision %d states it on every scrape: from_ns removed from the run", m.Client.CaptureRevision)
+	}
 }
 
 // revised reports whether m is a capture stating a revision of capture's

@@ -217,7 +217,9 @@ func edgesChanged(before, after []float64) string {
 		only(before, after), only(after, before))
 }
 
-const resetReason = "counter reset between the scrapes (a value went down: the engine restarted or a series vanished)"
+// ReasonCounterReset is the Absent reason of a counter that went down
+// between the scrapes.
+const ReasonCounterReset = "counter reset between the scrapes (a value went down: the engine restarted or a series vanished)"
 
 func counterDelta(n Name, before, after *Snapshot) (*CounterDelta, string) {
 	b, a, why := pair(n, before, after)
@@ -225,7 +227,7 @@ func counterDelta(n Name, before, after *Snapshot) (*CounterDelta, string) {
 		return nil, why
 	}
 	if a.Sum < b.Sum || seriesReset(b, a) {
-		return nil, resetReason
+		return nil, ReasonCounterReset
 	}
 	d := a.Sum - b.Sum
 	if !finite(d) {
@@ -245,7 +247,7 @@ func histDelta(n Name, before, after *Snapshot) (*HistogramDelta, string) {
 	}
 	d := &Hist{Bounds: a.Bounds, Cum: make([]float64, len(a.Cum)), Count: a.Count - b.Count, Sum: a.Sum - b.Sum}
 	if d.Count < 0 || d.Sum < 0 || seriesReset(bf, af) {
-		return nil, resetReason
+		return nil, ReasonCounterReset
 	}
 	if !finite(d.Sum) {
 		return nil, notFinite
@@ -253,7 +255,7 @@ func histDelta(n Name, before, after *Snapshot) (*HistogramDelta, string) {
 	for i := range a.Cum {
 		d.Cum[i] = a.Cum[i] - b.Cum[i]
 		if d.Cum[i] < 0 || d.Cum[i] > d.Count || (i > 0 && d.Cum[i] < d.Cum[i-1]) {
-			return nil, resetReason
+			return nil, ReasonCounterReset
 		}
 	}
 	out := &HistogramDelta{Role: n.Role, Metric: n.Metric, Count: d.Count, Under: []EdgeShare{}, Estimates: []Estimate{}}

@@ -60,7 +60,7 @@ func TestCounterResetIsCheckedPerSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := absentReason(c, RolePromptTokens); r != resetReason {
+	if r := absentReason(c, RolePromptTokens); r != ReasonCounterReset {
 		t.Errorf("prompt_tokens absent reason %q, want the reset (counters %+v)", r, c.Counters)
 	}
 	hist := func(e0, e1 int) string {
@@ -75,7 +75,7 @@ func TestCounterResetIsCheckedPerSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := absentReason(c, RoleTTFT); r != resetReason {
+	if r := absentReason(c, RoleTTFT); r != ReasonCounterReset {
 		t.Errorf("ttft absent reason %q, want the reset (histograms %+v)", r, c.Histograms)
 	}
 }

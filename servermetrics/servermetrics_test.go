@@ -150,7 +150,7 @@ func TestDeltaCounterResetMakesEveryCumulativeQuantityAbsent(t *testing.T) {
 	}
 	n := 0
 	for _, a := range c.Absent {
-		if a.Reason == resetReason {
+		if a.Reason == ReasonCounterReset {
 			n++
 		}
 	}

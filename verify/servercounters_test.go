@@ -2,9 +2,11 @@ package verify_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
 	"github.com/benchseal/benchseal/verify"
@@ -562,4 +565,81 @@ func TestAfterScrapeWithinTheCounterLag(t *testing.T) {
 		t.Fatalf("validate %v, verify %v", verr, err)
 	}
 	wantAllUnverified(t, res, "within the 0.250 s an engine may take")
+}
+
+// TestCounterResetWithinOneProcessIsInvalid: the point's before scrape's
+// counters raised by 1e9 (its sha256 to match), so that every counter
+// goes down to the after scrape as if the engine had restarted; nothing
+// else edited. Both scrapes state the same process_start_time_seconds,
+// so the engine did not restart: the edited scrape is a contradiction
+// (before, the reset switched the comparison from that scrape off). With
+// the before scrape's start time moved too, a restart is what the
+// scrapes say: the run verifies, and verify says the counters went down.
+func TestCounterResetWithinOneProcessIsInvalid(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart %v", restart), func(t *testing.T) {
+			plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 20}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+			fr := captureFlavor(t, plan, 0.01, simulator.FlavorVLLM, true, nil)
+			fr.write(t)
+			wantVerified(t, fr)
+			ss := fr.m.ServerMetrics.Scrapes
+			i := slices.IndexFunc(ss, func(s schema.Scrape) bool { return s.When == schema.ScrapeBefore })
+			if i < 0 {
+				t.Fatal("no before scrape")
+			}
+			name := filepath.Join(fr.dir, schema.AttachmentsDir, ss[i].File)
+			raw, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(raw, []byte("\nprocess_start_time_seconds ")) {
+				t.Fatal("fixture: the simulator's scrape states no process_start_time_seconds")
+			}
+			lines := strings.Split(string(raw), "\n")
+			for k, l := range lines {
+				f := strings.Fields(l)
+				if len(f) != 2 {
+					continue
+				}
+				v, err := strconv.ParseFloat(f[1], 64)
+				if err != nil {
+					continue
+				}
+				switch {
+				case strings.HasPrefix(l, "vllm:") && strings.Contains(f[0], "_total"):
+					lines[k] = f[0] + " " + strconv.FormatFloat(v+1e9, 'f', -1, 64)
+				case restart && f[0] == "process_start_time_seconds":
+					lines[k] = f[0] + " " + strconv.FormatFloat(v-3600, 'f', -1, 64)
+				}
+			}
+			edited := []byte(strings.Join(lines, "\n"))
+			if err := os.WriteFile(name, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(edited)
+			ss[i].SHA256 = hex.EncodeToString(sum[:])
+			fr.write(t)
+			verr := validateRun(fr.dir)
+			if !restart {
+				if verr == nil || !strings.Contains(verr.Error(), "the engine did not restart") {
+					t.Fatalf("validate: want the reset within one process refused, got %v", verr)
+				}
+				return
+			}
+			if verr != nil {
+				t.Fatalf("validate: a restart the scrapes show: %v", verr)
+			}
+			out := fr.pack(t)
+			v := newVerifier(t, nil, verify.WithClaimChecker(replay.ClaimChecker{}))
+			res, err := v.Verify(context.Background(), out, verify.Policy{AllowUnsignedUnsafe: true})
+			if err != nil || !res.Verified {
+				t.Fatalf("verify: %v", err)
+			}
+			if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+				return strings.Contains(w, "UNVERIFIED server counters") && strings.Contains(w, "went down") && strings.Contains(w, "the engine restarted")
+			}) {
+				t.Errorf("verify's warnings do not say the counters went down: %q", res.Warnings)
+			}
+		})
+	}
 }

@@ -26,8 +26,12 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 	if res.Records != nil {
 		tallies = res.Records.Server
 	}
-	for _, p := range artifact.CheckServerEvidence(m, schema.ManifestFile, b.ReadAttachment, tallies) {
+	probs, notes := artifact.CheckServerEvidenceNotes(m, schema.ManifestFile, b.ReadAttachment, tallies)
+	for _, p := range probs {
 		errs = append(errs, errors.New(p.String()))
+	}
+	for _, n := range notes {
+		res.Warnings = append(res.Warnings, "UNVERIFIED "+n)
 	}
 	return errors.Join(errs...)
 }
