@@ -45,7 +45,7 @@ func (r *runner) baseManifest() *schema.Manifest {
 	if m.Evidence == "" {
 		m.Evidence = schema.EvidenceSelfRun
 	}
-	m.Client.Name = ClientName
+	m.Client.Name, m.Client.CaptureRevision = ClientName, schema.CaptureRevision
 	if o.Request.Stream {
 		m.Client.Boundary = schema.BoundaryClientStreaming
 	} else {
@@ -117,7 +117,6 @@ func (r *runner) baseManifest() *schema.Manifest {
 	m.Load.RequestTimeout = p.RequestTimeout
 	m.Load.MaxOutstanding = p.MaxOutstanding
 	m.Load.Generator = schema.GeneratorBenchsealV1
-	m.Client.CaptureRevision = schema.CaptureRevision
 	// Until the run ends and says whether every response carried usage.
 	m.Client.TokenCounts = "server-usage"
 	if c := p.Cancel; c != nil && c.Fraction > 0 {
