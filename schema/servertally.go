@@ -93,6 +93,17 @@ type tallyCell struct {
 	sent            int64
 }
 
+// afterGap is the longest a capture of m takes from a point's last end
+// (and its last during scrape's answer) to sending its after scrape:
+// AfterScrapeSlackNS, plus the CounterLagNS it waits first from
+// client.capture_revision 2.
+func afterGap(m *Manifest) int64 {
+	if revisedTo(m, 2) {
+		return AfterScrapeSlackNS + CounterLagNS
+	}
+	return AfterScrapeSlackNS
+}
+
 // settled reports whether the cell's after scrape was sent at least
 // CounterLagNS after its last record ended, so the engine had counted
 // every one of them.
@@ -273,9 +284,9 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 			add("server_metrics.scrapes", "point %q repeat %d: record %q ended at %d ns, after the scrape after the point was sent (from_ns %d): capture sends that scrape once every request of the point has ended", p.Name, r, tc.lastID, tc.lastEnd, tc.afterFrom)
 		case tc.lastEnd > tc.afterAt:
 			add("server_metrics.scrapes", "point %q repeat %d: record %q ended at %d ns, after the scrape after the point answered (at_ns %d)", p.Name, r, tc.lastID, tc.lastEnd, tc.afterAt)
-		case tc.afterFrom >= 0 && tc.afterFrom-max(tc.lastEnd, tc.duringAt) > AfterScrapeSlackNS:
+		case tc.afterFrom >= 0 && tc.afterFrom-max(tc.lastEnd, tc.duringAt) > afterGap(c.m):
 			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d) and after any scrape during it answered; capture sends it within %s of both: the records end earlier than the run they come from",
-				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-max(tc.lastEnd, tc.duringAt)), tc.lastID, tc.lastEnd, nsSeconds(AfterScrapeSlackNS))
+				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-max(tc.lastEnd, tc.duringAt)), tc.lastID, tc.lastEnd, nsSeconds(afterGap(c.m)))
 		}
 		if revisedTo(c.m, 2) && tc.afterFrom >= 0 && !tc.settled() {
 			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d), but a capture of client.capture_revision %d waits %s before it",
