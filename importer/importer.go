@@ -43,13 +43,32 @@ type Importer struct {
 // streamed is the importer of a tool whose parser emits records as it
 // reads them.
 func streamed(tool, files string, stream ingest.StreamFunc) Importer {
+	stream = checked(tool, stream)
 	return Importer{tool, files, func(f []ingest.File) (*ingest.Result, error) { return ingest.Collect(stream, f) }, stream}
 }
 
 // inMemory is the importer of a tool whose input cannot be read element
 // by element: the records are built in memory, then written.
 func inMemory(tool, files string, parse ParseFunc) Importer {
+	inner := parse
+	parse = func(f []ingest.File) (*ingest.Result, error) {
+		if err := checkTool(tool, f); err != nil {
+			return nil, err
+		}
+		return inner(f)
+	}
 	return Importer{tool, files, parse, ingest.Stream(parse)}
+}
+
+// checked is stream after checkTool: a file of another tool gets one
+// error naming that tool before the parser reads it.
+func checked(tool string, stream ingest.StreamFunc) ingest.StreamFunc {
+	return func(f []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
+		if err := checkTool(tool, f); err != nil {
+			return nil, err
+		}
+		return stream(f, emit)
+	}
 }
 
 var registry = map[string]Importer{

@@ -44,7 +44,7 @@ func TestImportBadInputExits3(t *testing.T) {
 		{"aiperf unknown TTFT tag", []string{"aiperf", write("profile_export.jsonl", strings.ReplaceAll(string(aip), `"time_to_first_token"`, `"ttft_ms"`))}, "time_to_first_token or ttft"},
 		{"genai-perf CSV only", []string{"genai-perf", write("profile_export_genai_perf.csv", "Metric,avg,min,max\r\nRequest Latency (ms),1.00,1.00,1.00\r\n")}, "needs profile_export.json"},
 		{"sglang mixed unlimited rate", []string{"sglang", write("mixed.jsonl", strings.Replace(string(sg), `"request_rate": 4.0`, `"request_rate": Infinity`, 1))}, "unlimited"},
-		{"vllm given a GuideLLM file", []string{"vllm", fx("guidellm", "qwen3_4b_concurrent_benchmarks.json")}, "not a vLLM"},
+		{"vllm given a GuideLLM file", []string{"vllm", fx("guidellm", "qwen3_4b_concurrent_benchmarks.json")}, "this looks like a GuideLLM report, which `benchseal import vllm` does not read: use `benchseal import guidellm`"},
 		{"llmperf summary only", []string{"llmperf", fx("llmperf", "groq_70b_summary.json")}, "individual_responses"},
 		{"inference-perf stage summary only", []string{"inference-perf", fx("inference-perf", "stage_0_lifecycle_metrics.json")}, "per_request_lifecycle_metrics.json"},
 		{"guidellm given an AIPerf file", []string{"guidellm", fx("aiperf", "aiperf010_c2_profile_export_aiperf.json")}, ""},
@@ -156,10 +156,16 @@ func TestImportVLLMNamesEmptyAndJSONLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	jsonl := filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "vllm", "llmd_llama32_3b_l40s_results.jsonl")
+	lines := filepath.Join(dir, "lines.jsonl")
+	if err := os.WriteFile(lines, []byte("{\"a\": 1}\n{\"a\": 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ file, quote string }{
 		{empty, "the file is empty"},
 		{jsonl, "the file holds vLLM results one per line (JSON Lines), not one vLLM result: import takes one result per file"},
-		{filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "aiperf", "run1_profile_export.jsonl"), "the file holds one JSON object per line (JSON Lines), not one vLLM result"},
+		{lines, "the file holds one JSON object per line (JSON Lines), not one vLLM result"},
+		// JSON Lines of a known tool is named as that tool's.
+		{filepath.Join("..", "..", "..", "..", "testdata", "fixtures", "aiperf", "run1_profile_export.jsonl"), "this looks like AIPerf output, which `benchseal import vllm` does not read: use `benchseal import aiperf`"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main([]string{"import", "vllm", c.file, "--out", filepath.Join(dir, "out")}, strings.NewReader(""), &out, &errOut); code != ExitRejected {
