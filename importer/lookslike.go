@@ -142,6 +142,9 @@ func newSniff(data []byte) *sniff {
 			stack = append(stack, frame{object: t == '{', wantKey: true})
 			continue
 		}
+		if len(stack) == 0 {
+			return s // a number or string alone: no fields
+		}
 		if _, ok := tok.(json.Delim); ok {
 			if stack = stack[:len(stack)-1]; len(stack) == 0 {
 				return s // the first value is read

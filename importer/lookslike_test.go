@@ -125,3 +125,22 @@ func TestSniffReadsFieldsToDepthTwo(t *testing.T) {
 		t.Errorf("second line read: %v", s.fields)
 	}
 }
+
+// FuzzLooksLike checks that detection never panics and always names a
+// known tool or nothing, whatever the bytes.
+func FuzzLooksLike(f *testing.F) {
+	for _, n := range []string{"vllm/lambdalabs_llama3_8b_h100_prompt10.json", "sglang/sglang_0101_12_256_64.jsonl", "guidellm/qwen3_4b_concurrent_benchmarks.json", "llmperf/groq_70b_individual_responses.json"} {
+		b, err := os.ReadFile(filepath.Join(importtest.Root(), "testdata", "fixtures", n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[:min(len(b), 4096)])
+	}
+	f.Add([]byte(`[[{"a":{"b":[{}]}}]]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, title := LooksLike("vllm", data)
+		if got != "" && (title == "" || !slices.ContainsFunc(formatRules, func(r formatRule) bool { return r.tool == got })) {
+			t.Errorf("LooksLike = %q %q", got, title)
+		}
+	})
+}
