@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
@@ -87,7 +88,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 				return nil, fmt.Errorf("pack %s: %w", out, err)
 			}
 			defer sh.close()
-			each = sh.add
+			each = countRecords(progress.Phase(ctx, "pack: read and validate records", "records", -1), sh.add)
 		}
 	}
 	sum, err := schema.CheckRunDir(ctx, runDir, maxProblems, each)
@@ -405,16 +406,26 @@ func (sh *sharder) compress(ctx context.Context, s *stage) ([]Layer, error) {
 		keys = append(keys, k)
 	}
 	sortShardKeys(keys, sh.order)
-	var layers []Layer
+	var total int64
 	for _, k := range keys {
 		f := sh.shards[k]
 		if err := f.w.Flush(); err != nil {
 			return nil, err
 		}
+		n, err := f.f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return nil, err
+		}
+		total += n
+	}
+	c := progress.Phase(ctx, "pack: compress records", "bytes", total)
+	var layers []Layer
+	for _, k := range keys {
+		f := sh.shards[k]
 		if _, err := f.f.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
-		l, err := s.putZstd(ctx, bufio.NewReaderSize(f.f, 256<<10), KindRecords, MediaTypeRecordsLayer, recordsTitle(k.point, k.repeat))
+		l, err := s.putZstd(ctx, bufio.NewReaderSize(progress.Reader(f.f, c), 256<<10), KindRecords, MediaTypeRecordsLayer, recordsTitle(k.point, k.repeat))
 		if err != nil {
 			return nil, err
 		}
@@ -427,6 +438,17 @@ func (sh *sharder) compress(ctx context.Context, s *stage) ([]Layer, error) {
 		}
 	}
 	return layers, nil
+}
+
+// countRecords returns each counting every record it is given on c.
+func countRecords(c *progress.Counter, each func([]byte, *schema.Record) error) func([]byte, *schema.Record) error {
+	if c == nil {
+		return each
+	}
+	return func(b []byte, r *schema.Record) error {
+		c.Add(1)
+		return each(b, r)
+	}
 }
 
 func sortShardKeys(keys []shardKey, order map[string]int) {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -201,7 +202,7 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer it.Close()
-	st := newRecordStream(it)
+	st := newRecordStream(it, progress.Phase(ctx, "replay: read records", "records", -1))
 	defer st.stop() // before it.Close
 	groups := map[groupKey]*group{}
 	merged := m.Shards != nil && m.Shards.Count > 1

@@ -3,6 +3,7 @@ package replay
 import (
 	"sync"
 
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -48,12 +49,15 @@ type recordStream struct {
 	free chan *recordBatch
 	done chan struct{}
 	wg   sync.WaitGroup
+	read *progress.Counter // counts the records read, nil for none
 }
 
-// newRecordStream starts reading it. Call stop before closing it.
-func newRecordStream(it schema.RecordIterator) *recordStream {
+// newRecordStream starts reading it, counting the records on read. Call
+// stop before closing it.
+func newRecordStream(it schema.RecordIterator, read *progress.Counter) *recordStream {
 	s := &recordStream{
 		it:   it,
+		read: read,
 		full: make(chan *recordBatch, batchesInFlight),
 		free: make(chan *recordBatch, batchesInFlight),
 		done: make(chan struct{}),
@@ -77,6 +81,7 @@ func (s *recordStream) run() {
 			return
 		}
 		b.fill(s.it, s.into)
+		s.read.Add(int64(len(b.recs)))
 		select {
 		case s.full <- b:
 		case <-s.done:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -84,7 +85,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 	omitted := 0 // problems past the listing cap, counted only
 	if uncompressedErr == nil {
 		rs, _ := b.OpenRecordStream()
-		for n := 0; ; n++ {
+		for n, read := 0, progress.Phase(ctx, "verify: check records", "records", declaredRecords(b)); ; n++ {
 			if n&0xffff == 0 && ctx.Err() != nil {
 				rs.Close()
 				return out
@@ -97,7 +98,7 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 				streamCheck, streamBlob, streamErr = artifactErr(err)
 				break
 			}
-			if feed != nil {
+			if read.Add(1); feed != nil {
 				feed.push(rec)
 			}
 			if len(problems) < 10*v.maxProblems {
@@ -283,4 +284,19 @@ func checkWorkload(m *schema.Manifest, l artifact.Layer, lines int) []schema.Pro
 		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the workload has %d lines", m.Workload.Items, lines)})
 	}
 	return ps
+}
+
+// declaredRecords is the number of records the record layers declare,
+// the total of verify's record pass (-1 when a layer states none).
+func declaredRecords(b *artifact.Bundle) int64 {
+	var n int64
+	for _, l := range b.Layers() {
+		if l.Kind == artifact.KindRecords {
+			if l.Records < 0 {
+				return -1
+			}
+			n += l.Records
+		}
+	}
+	return n
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -129,7 +130,9 @@ type claimsResult struct {
 // startClaims starts the claims recompute over the records the content
 // check will push into the returned run's feed.
 func (v *Verifier) startClaims(ctx context.Context, b *artifact.Bundle) *claimsRun {
-	cctx, cancel := context.WithCancel(ctx)
+	// The recompute reads the records this pass feeds it: their count is
+	// verify's to report, not the replay's.
+	cctx, cancel := context.WithCancel(progress.Off(ctx))
 	c := &claimsRun{feed: newRecordFeed(b), cancel: cancel, out: make(chan claimsResult, 1)}
 	go func() {
 		var r claimsResult

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/importer"
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -255,7 +256,9 @@ func run(ctx context.Context, args []string, d *Deps) int {
 			return exitCode(usageError{err}, io.ErrOut, root.CommandPath())
 		}
 	}
-	cmd, err := root.ExecuteContextC(ctx)
+	line := newWorkLine(io.ErrOut, isTerminal(io.ErrOut), io.Getenv)
+	cmd, err := root.ExecuteContextC(progress.With(ctx, line.fn()))
+	line.clear()
 	var in interrupted
 	if err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &in) {
 		return ExitError // Main reports the signal and its exit code

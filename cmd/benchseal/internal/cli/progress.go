@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchseal/benchseal/internal/progress"
+)
+
+// The progress line: drawn only on a terminal, first after progressDelay
+// (a command that ends sooner prints nothing) and then at most every
+// progressInterval.
+const (
+	progressDelay    = 500 * time.Millisecond
+	progressInterval = 250 * time.Millisecond
+)
+
+// workLine shows the libraries' progress.Update values as one line on
+// stderr, redrawn in place and cleared when the command ends. It is used
+// only when stderr is a terminal: on a pipe or a file nothing is written,
+// so logs and the scripts that read stderr see only the command's own
+// messages (docs/cli.md, "Output").
+type workLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	plain bool // NO_COLOR or TERM=dumb: no escape sequences, blanks instead
+	now   func() time.Time
+	start time.Time
+	last  time.Time
+	drawn int // the length of the line on screen, 0 when none
+}
+
+// newWorkLine returns the progress line for stderr w, or nil when
+// w is not a terminal.
+func newWorkLine(w io.Writer, terminal bool, getenv func(string) string) *workLine {
+	if !terminal {
+		return nil
+	}
+	// NO_COLOR set to anything but "" turns escapes off (https://no-color.org).
+	return &workLine{w: w, plain: getenv("NO_COLOR") != "" || getenv("TERM") == "dumb", now: time.Now}
+}
+
+// update is the progress.Func: it redraws the line when it is due.
+func (p *workLine) update(u progress.Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.now()
+	if p.start.IsZero() {
+		p.start = t
+	}
+	if t.Sub(p.start) < progressDelay || (!p.last.IsZero() && t.Sub(p.last) < progressInterval) {
+		return
+	}
+	p.last = t
+	p.draw(progressText(u))
+}
+
+// draw replaces the line on screen with s.
+func (p *workLine) draw(s string) {
+	if p.plain {
+		fmt.Fprintf(p.w, "\r%s%s", s, strings.Repeat(" ", max(0, p.drawn-len(s))))
+	} else {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", s)
+	}
+	p.drawn = len(s)
+}
+
+// clear removes the line, before the command's own output on stderr.
+func (p *workLine) clear() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn == 0 {
+		return
+	}
+	if p.plain {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.drawn))
+	} else {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+	p.drawn = 0
+}
+
+// fn returns the line's progress.Func, nil for no line.
+func (p *workLine) fn() progress.Func {
+	if p == nil {
+		return nil
+	}
+	return p.update
+}
+
+// progressText is one update as the line shows it, e.g.
+// "pack: compress records: 45.2 of 120.3 MiB (37%)".
+func progressText(u progress.Update) string {
+	if u.Unit == "bytes" {
+		const mib = 1 << 20
+		if u.Total > 0 {
+			return fmt.Sprintf("%s: %.1f of %.1f MiB (%d%%)", u.Phase, float64(u.Done)/mib, float64(u.Total)/mib, u.Done*100/u.Total)
+		}
+		return fmt.Sprintf("%s: %.1f MiB", u.Phase, float64(u.Done)/mib)
+	}
+	if u.Total > 0 {
+		return fmt.Sprintf("%s: %d of %d %s (%d%%)", u.Phase, u.Done, u.Total, u.Unit, u.Done*100/u.Total)
+	}
+	return fmt.Sprintf("%s: %d %s", u.Phase, u.Done, u.Unit)
+}
