@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
@@ -45,6 +46,7 @@ type Options struct {
 // it. A bundle that fails verification, or an invalid run directory, is
 // an error wrapping ErrRejected that names the path.
 func Input(ctx context.Context, path string, opts Options) (*compare.Input, error) {
+	ctx = progress.Within(ctx, path) // the inputs are read one after the other
 	if _, err := os.Stat(filepath.Join(path, schema.ManifestFile)); err == nil {
 		return runDir(ctx, path, opts)
 	}

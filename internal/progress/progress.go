@@ -44,6 +44,19 @@ func With(ctx context.Context, f Func) context.Context {
 	return context.WithValue(ctx, key{}, f)
 }
 
+// Within returns ctx whose Func, if any, sees every phase named as part
+// of what: "what: phase" (compare's inputs, one after the other).
+func Within(ctx context.Context, what string) context.Context {
+	f, _ := ctx.Value(key{}).(Func)
+	if f == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, key{}, Func(func(u Update) {
+		u.Phase = what + ": " + u.Phase
+		f(u)
+	}))
+}
+
 // Off returns ctx with no Func: work done on it for a caller that
 // reports the same work itself reports nothing.
 func Off(ctx context.Context) context.Context {

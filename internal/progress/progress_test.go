@@ -62,3 +62,16 @@ func TestRecorderRejectsCountsGoingDown(t *testing.T) {
 		t.Error("a phase starting again was accepted")
 	}
 }
+
+func TestWithinNamesWhatThePhaseIsPartOf(t *testing.T) {
+	var r Recorder
+	ctx := Within(With(context.Background(), r.Func()), "b.tar")
+	Phase(ctx, "replay: read records", "records", -1).Add(1)
+	got, err := r.Last()
+	if err != nil || len(got) != 1 || got[0].Phase != "b.tar: replay: read records" {
+		t.Errorf("updates %+v (%v)", got, err)
+	}
+	if ctx := Within(context.Background(), "x"); Phase(ctx, "p", "records", 1) != nil {
+		t.Error("Within made a Func")
+	}
+}
