@@ -83,6 +83,12 @@ func TestPullFromASilentRegistryTimesOut(t *testing.T) {
 // response timeout; the overall timeout ends the pull, named.
 func TestPullFromATricklingRegistryTimesOut(t *testing.T) {
 	host := silentRegistry(t, func(c net.Conn, done <-chan struct{}) {
+		// Answer only once the request is in: a response written before
+		// it is one net/http's transport calls unsolicited and drops the
+		// connection with an error of its own, not the timeout.
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
 		if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nX-Slow: ")); err != nil {
 			return
 		}
