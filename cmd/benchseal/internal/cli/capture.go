@@ -257,6 +257,9 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 		o.registered = reg
 		return p, nil
 	}
+	if o.repeats < 1 { // a plan's omitted repeats means 1; the flag's 0 is a mistake
+		return nil, usagef("--repeats %d: want at least 1", o.repeats)
+	}
 	spec := capture.LoadSpec{
 		Requests:       o.requests,
 		Duration:       o.duration,
@@ -377,6 +380,9 @@ func redactArgs(w io.Writer, args []string, apiKey string) []string {
 // capture.Run (against the in-process simulator with --simulate).
 func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	ctx := cmd.Context()
+	if err := refuseInputAsOut("--out", o.out, []string{o.plan, o.prompts, o.trace, o.overlay}); err != nil {
+		return err
+	}
 	opts, err := o.captureOptions(cmd)
 	if err != nil {
 		return err

@@ -203,7 +203,7 @@ compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 			if err != nil {
 				return err
 			}
-			rf, err := o.report.open(io, args...)
+			rf, err := o.report.open(io, append(args, o.keys...)...)
 			if err != nil {
 				return err
 			}
@@ -282,7 +282,7 @@ was rejected or the guard refused, 1 error, 2 usage.`,
 			if err != nil {
 				return err
 			}
-			rf, err := o.report.open(io, args...)
+			rf, err := o.report.open(io, append(args, o.keys...)...)
 			if err != nil {
 				return err
 			}

@@ -62,6 +62,9 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 	if _, ok := importer.Lookup(tool); !ok {
 		return usagef("import: unknown tool %q (known: %s)", tool, strings.Join(importer.Tools(), ", "))
 	}
+	if err := refuseInputAsOut("--out", o.out, append([]string{o.manifest}, paths...)); err != nil {
+		return err
+	}
 	opts := importer.Options{Set: o.set, Compress: o.compress, Importer: currentBuild(io)}
 	if o.manifest != "" {
 		b, err := os.ReadFile(o.manifest)

@@ -114,6 +114,11 @@ token. Values are escaped from Kubernetes' $(VAR) expansion.`,
 
 func runK8sJob(o *k8sJobOptions) error {
 	o.opts.PullPolicy = corev1.PullPolicy(o.pullPolicy)
+	if o.out != "" {
+		if err := refuseInputAsOut("--out", o.out, []string{o.plan}); err != nil {
+			return err
+		}
+	}
 	if o.startAt != "" {
 		t, err := time.Parse(time.RFC3339, o.startAt)
 		if err != nil {

@@ -97,6 +97,9 @@ func runMerge(ctx context.Context, o *mergeOptions) error {
 			return err
 		}
 	}
+	if err := refuseInputAsOut("--out", o.out, o.shardDirs); err != nil {
+		return err
+	}
 	res, err := merge.Merge(ctx, o.shardDirs, o.out, merge.Options{
 		AllowIncomplete: o.allowIncomplete,
 		Shards:          o.shards,

@@ -73,6 +73,9 @@ func runPack(ctx context.Context, o *packOptions) error {
 	if err := checkBundleOut(o.out); err != nil {
 		return err
 	}
+	if err := refuseInputAsOut("--out", o.out, []string{o.run, o.key}); err != nil {
+		return err
+	}
 	created, err := sourceDateEpoch(o.io)
 	if err != nil {
 		return err

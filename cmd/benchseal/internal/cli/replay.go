@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,7 +138,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	f.StringVar(&o.smooth, "smooth", "", "smooth goodput parameters, e.g. alpha=2.5,v=200ms,f=linear:2s")
 	f.StringVar(&o.stall, "stall-threshold", "", "stall threshold (default: the TPOT limit, else 1s)")
 	f.StringVar(&o.writeClaims, "write-claims", "", "also write the headline results as claims to this file (e.g. RUNDIR/claims.json)")
-	f.BoolVar(&o.force, "force", false, "with --write-claims: replace the file when it exists")
+	f.BoolVar(&o.force, "force", false, "with --write-claims: replace the file when it exists and holds claims (never one of the input's files other than RUNDIR/claims.json)")
 	f.Float64Var(&o.tolerance, "claims-tolerance", replay.DefaultClaimTolerance, "relative tolerance recorded in the written claims")
 	return cmd
 }
@@ -149,6 +150,8 @@ func refuseReplace(path string, force bool) error {
 	switch {
 	case err == nil && fi.IsDir():
 		return usagef("replay: --write-claims %s is a directory: name the claims file (e.g. RUNDIR/claims.json)", path)
+	case err == nil && !isClaimsDocument(path):
+		return usagef("replay: --write-claims %s: the file exists and is not a claims document (schema %s); --force replaces only claims: name another file", path, schema.ClaimsSchemaV1)
 	case err == nil && force:
 		return nil
 	case err == nil:
@@ -159,6 +162,47 @@ func refuseReplace(path string, force bool) error {
 	default:
 		return fmt.Errorf("replay: --write-claims %s: %w", path, err)
 	}
+}
+
+// isClaimsDocument reports whether path holds one JSON object whose schema
+// names a claims document (any version: --force may replace claims an
+// older benchseal wrote). A records file (many lines), a manifest or
+// anything else is not one.
+func isClaimsDocument(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, schema.MaxClaimsSize+1))
+	if err != nil || int64(len(b)) > schema.MaxClaimsSize {
+		return false
+	}
+	var doc struct {
+		Schema string `json:"schema"`
+	}
+	return json.Unmarshal(b, &doc) == nil && strings.HasPrefix(doc.Schema, "benchseal/claims/")
+}
+
+// refuseClaimsOverInput refuses a --write-claims path that is the input
+// or inside it, or the --out report: the claims would replace the run's
+// manifest, records or workload (and --force does not change that). The
+// one file of a run directory it may name is the run's own claims file
+// (RUNDIR/claims.json), which replay does not read and pack does.
+func refuseClaimsOverInput(claims, input, out string) error {
+	if out != "" {
+		if a, b := filepath.Clean(claims), filepath.Clean(out); a == b {
+			return usagef("--write-claims %s is also the --out report: name two files", claims)
+		}
+	}
+	dir, derr := filepath.EvalSymlinks(filepath.Dir(claims))
+	root, rerr := filepath.EvalSymlinks(input)
+	if derr == nil && rerr == nil && dir == root && filepath.Base(claims) == schema.ClaimsFile {
+		if _, err := os.Stat(filepath.Join(input, schema.ManifestFile)); err == nil {
+			return nil // the run directory's claims file
+		}
+	}
+	return refuseInputAsOut("--write-claims", claims, []string{input})
 }
 
 func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
@@ -204,6 +248,9 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		opts.StallThresholdNS = *s.TTFTNS
 	}
 	if o.writeClaims != "" {
+		if err := refuseClaimsOverInput(o.writeClaims, o.path, o.report.path); err != nil {
+			return err
+		}
 		if err := refuseReplace(o.writeClaims, o.force); err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func (r *reportOut) open(cio *IO, inputs ...string) (*reportFile, error) {
 	if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
 		return nil, usagef("--out %s is a directory: name the report file", r.path)
 	}
-	if err := refuseInputAsOut(r.path, inputs); err != nil {
+	if err := refuseInputAsOut("--out", r.path, inputs); err != nil {
 		return nil, err
 	}
 	schema.ReclaimStale(r.path) // best effort: a killed run's staging never blocks
@@ -94,30 +94,36 @@ func (o *reportFile) Discard() {
 	o.st.Release()
 }
 
-// refuseInputAsOut refuses an --out that is one of the command's inputs
-// (the same file, through any link or spelling) or inside an input
-// directory (a run directory's or bundle directory's files): the report
-// would replace what the command read, or add a file to it.
-func refuseInputAsOut(out string, inputs []string) error {
+// refuseInputAsOut refuses an output path (the flag's value) that is one
+// of the command's inputs (the same file or directory, through any link or
+// spelling) or inside an input directory (a run directory's or bundle
+// directory's files): the output would replace what the command read, or
+// add a file to it. It is a usage error whatever --force says, checked
+// before any work. Empty inputs (flags not given) are skipped.
+func refuseInputAsOut(flag, out string, inputs []string) error {
 	ofi, oerr := os.Stat(out)
 	dir, derr := filepath.EvalSymlinks(filepath.Dir(out))
+	target := filepath.Join(dir, filepath.Base(out))
 	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
 		ifi, err := os.Stat(in)
 		if err != nil {
 			continue // not a local path (a reference), or unreadable: the command says so
 		}
+		if oerr == nil && os.SameFile(ofi, ifi) {
+			return usagef("%s %s is the command's input %s: name another file", flag, out, in)
+		}
 		if !ifi.IsDir() {
-			if oerr == nil && os.SameFile(ofi, ifi) {
-				return usagef("--out %s is the command's input %s: name another file", out, in)
-			}
 			continue
 		}
 		root, err := filepath.EvalSymlinks(in)
 		if err != nil || derr != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return usagef("--out %s is inside the command's input directory %s: name a file outside it", out, in)
+		if rel, err := filepath.Rel(root, target); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return usagef("%s %s is inside the command's input directory %s: name a file outside it", flag, out, in)
 		}
 	}
 	return nil

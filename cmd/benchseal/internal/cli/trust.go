@@ -38,6 +38,11 @@ func (t *trustFlags) bind(f *pflag.FlagSet, keyFlag, keyUsage string) {
 	f.BoolVar(&t.ignoreSCT, "insecure-ignore-sct", false, "UNSAFE: accept keyless certificates without a signed certificate timestamp")
 }
 
+// files are the files the trust flags name (keys and the trusted root).
+func (t *trustFlags) files() []string {
+	return append([]string{t.trustedRoot}, t.keys...)
+}
+
 // identityGiven reports whether any keyless identity flag is set.
 func (t *trustFlags) identityGiven() bool {
 	return t.identity != "" || t.identityRegexp != "" || t.issuer != "" || t.issuerRegexp != ""

@@ -151,7 +151,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	rf, err := o.report.open(o.io, append([]string{o.bundle}, o.signatures...)...)
+	rf, err := o.report.open(o.io, o.inputs()...)
 	if err != nil {
 		return err
 	}
@@ -453,4 +453,10 @@ func orDash(s string) string {
 		return "-"
 	}
 	return schema.EscapeText(s, false)
+}
+
+// inputs are the files verify reads: its --out may name none of them.
+func (o *verifyOptions) inputs() []string {
+	in := append([]string{o.bundle, o.plan, o.planSignature}, o.signatures...)
+	return append(append(in, o.reviewers...), o.trust.files()...)
 }
