@@ -511,23 +511,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	res := &Result{Dir: o.OutDir, Manifest: m}
-	r.cells = 0
-	for _, c := range cells {
-		if c.phase == schema.PhaseMeasure {
-			r.cells++
-		}
-	}
-	cellNo := 0
-	for _, c := range cells {
+	nos, measured := cellNumbers(cells)
+	r.cells = measured
+	for i, c := range cells {
 		if ctx.Err() != nil {
 			break
 		}
-		if c.phase == schema.PhaseMeasure {
-			cellNo++
-		}
 		keeper.begin(ctx, c)
 		t0 := r.now()
-		scr.around(ctx, c, func() { r.runCell(ctx, c, cellNo) })
+		scr.around(ctx, c, func() { r.runCell(ctx, c, nos[i]) })
 		if c.phase == schema.PhaseWarmup {
 			keeper.warmed(r.now() - t0)
 		}

@@ -367,6 +367,30 @@ func putU64(b []byte, v uint64) {
 }
 
 // runCell sends one phase and waits for its requests to end.
+// cellNumbers returns the number progress shows for each cell, 1-based
+// among the measured cells: a measure cell its own, a warmup cell that of
+// the measure cell it warms (the next one), and the count of measured
+// cells.
+func cellNumbers(cells []*cell) ([]int, int) {
+	nos := make([]int, len(cells))
+	n := 0
+	for i, c := range cells {
+		if c.phase == schema.PhaseMeasure {
+			n++
+			nos[i] = n
+		}
+	}
+	next := n // a trailing warmup (none is laid) would show the last
+	for i := len(cells) - 1; i >= 0; i-- {
+		if cells[i].phase == schema.PhaseMeasure {
+			next = nos[i]
+		} else {
+			nos[i] = next
+		}
+	}
+	return nos, n
+}
+
 func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 	r.setCurrent(c, cellNo)
 	c.firstSent.Store(math.MaxInt64)
