@@ -303,15 +303,19 @@ func writeWindowSources(b *strings.Builder, r *replay.Result) {
 	}
 }
 
+// capacityText is a rate sweep's capacity, or null with its reason.
+func capacityText(c *replay.Capacity) string {
+	if c.Rate.IsNull() {
+		return "null (" + c.NullReason + ")"
+	}
+	return Decimal(c.Rate, one, 3) + " req/s"
+}
+
 // writeBriefExtras writes what the table leaves out and the user asked
 // for: the capacity line and each MLPerf check.
 func writeBriefExtras(b *strings.Builder, r *replay.Result) {
 	if c := r.Capacity; c != nil {
-		capText := Decimal(c.Rate, one, 3) + " req/s"
-		if c.Rate.IsNull() {
-			capText = "null (" + c.NullReason + ")"
-		}
-		fmt.Fprintf(b, "capacity at attainment %s (highest offered rate up to which every rate meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capText, Decimal(c.MaxPassingRate, one, 3))
+		fmt.Fprintf(b, "capacity at attainment %s (highest offered rate up to which every rate's median attainment meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capacityText(c), Decimal(c.MaxPassingRate, one, 3))
 		if c.NonMonotone != "" {
 			fmt.Fprintf(b, "  %s\n", c.NonMonotone)
 		}

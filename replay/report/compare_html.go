@@ -132,11 +132,26 @@ func decideCharts(d *compare.Decision, t table) []chartView {
 		for i, r := range t.Rows {
 			caps = append(caps, inputLabel(i)+" "+r[decCapacity])
 		}
-		attain.Caption = strings.TrimSpace(attain.Caption + " Capacity at the target (the highest offered load up to which every point's median attainment meets it, " +
-			capacityUnit(ins) + "): " + strings.Join(caps, "; ") + ".")
+		attain.Caption = strings.TrimSpace(attain.Caption + " Per-repeat capacity at the target (in each repeat, the highest offered load up to which that repeat's attainment at every load meets it, when some load fails it; the median over the repeats, or in how many repeats each bound holds; " +
+			capacityUnit(ins) + "): " + strings.Join(caps, "; ") + "." + medianCurveCapacities(ins))
 		return append([]chartView{attain, goodput}, lat...)
 	}
 	return append([]chartView{goodput, attain}, lat...)
+}
+
+// medianCurveCapacities states replay's capacity of each input (the first
+// crossing of the median attainment over the repeats at each rate), which
+// is not the per-repeat capacity decide ranks; "" when some input has none
+// (a sweep not over rates).
+func medianCurveCapacities(ins []*compare.Input) string {
+	var caps []string
+	for i, in := range ins {
+		if in.Result.Capacity == nil {
+			return ""
+		}
+		caps = append(caps, inputLabel(i)+" "+capacityText(in.Result.Capacity))
+	}
+	return " Capacity of the median attainment curve, as replay prints it: " + strings.Join(caps, "; ") + "."
 }
 
 // medianAt is the median over the repeats of one point of a metric.

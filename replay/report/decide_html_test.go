@@ -60,7 +60,7 @@ func TestDecidePageLeadsWithTheObjective(t *testing.T) {
 		{compare.MaxGoodput, "Goodput (req/s) median [95% CI]: the objective", "Goodput by offered load", nil},
 		{compare.MinCostPerGoodToken, "Cost per 1M good tokens (EUR, at the declared price): the objective", "Cost per 1M good tokens by offered load",
 			[]string{"cost (EUR per 1M good tokens)", "publisher&#39;s declared one (cost.price_per_hour), not measured", "EUR per 1M good tokens at the declared price</title>"}},
-		{compare.MaxCapacity, "capacity at 90.00 % attainment (offered req/s): the objective", "SLO attainment by offered load", []string{"Capacity at the target ("}},
+		{compare.MaxCapacity, "per-repeat capacity at 90.00 % attainment (offered req/s): the objective", "SLO attainment by offered load", []string{"Per-repeat capacity at the target (in each repeat, "}},
 	} {
 		page := decidePage(t, ins, c.objective)
 		first := regexp.MustCompile(`<tbody>\n<tr class="objective"><th scope="row">([^<]*)</th>`).FindStringSubmatch(page)
@@ -71,7 +71,7 @@ func TestDecidePageLeadsWithTheObjective(t *testing.T) {
 			t.Errorf("%s: first chart %q, want %q", c.objective, chart, c.chart)
 		}
 		// Every field of the table is in the page: cost and capacity too.
-		for _, want := range append(c.also, "Cost per 1M good tokens (EUR, at the declared price)", "capacity at 90.00 % attainment", "<th>A base.oci.tar</th>") {
+		for _, want := range append(c.also, "Cost per 1M good tokens (EUR, at the declared price)", "per-repeat capacity at 90.00 % attainment", "<th>A base.oci.tar</th>") {
 			if !strings.Contains(page, want) {
 				t.Errorf("%s: page lacks %q", c.objective, want)
 			}
@@ -276,6 +276,65 @@ func TestWrapSelectorMatcher(t *testing.T) {
 	} {
 		if got := wraps(c.n, [][]string{strings.Fields(c.sel)}); got != c.want {
 			t.Errorf("%q on <%s>: %v, want %v", c.sel, c.n.Data, got, c.want)
+		}
+	}
+}
+
+// TestDecideCapacityCaptionSaysWhatItShows: the max-capacity caption
+// described replay's rule (every point's median attainment) beside the
+// per-repeat capacities decide ranks, so "≥ 60 in 2 of 3 repeats, 20 in 1
+// of 3" read as a second value of replay's "≥ 60". It now names the
+// per-repeat rule and states replay's capacity of each input as replay
+// computes it, under that name.
+func TestDecideCapacityCaptionSaysWhatItShows(t *testing.T) {
+	ins := signedInputs(t)
+	page := html.UnescapeString(decidePage(t, ins, compare.MaxCapacity))
+	if strings.Contains(page, "every point's median attainment") {
+		t.Errorf("caption still describes the median-attainment rule for the per-repeat capacities")
+	}
+	for i, in := range ins {
+		if in.Result.Capacity == nil {
+			t.Fatalf("input %d has no rate-sweep capacity: the fixture cannot check the caption", i)
+		}
+		want := inputLabel(i) + " " + capacityText(in.Result.Capacity)
+		if !strings.Contains(page, "Capacity of the median attainment curve, as replay prints it: ") || !strings.Contains(page, want) {
+			t.Errorf("caption lacks replay's capacity %q", want)
+		}
+		var b bytes.Buffer
+		if err := Brief(&b, in.Result); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "): "+capacityText(in.Result.Capacity)+" (max passing rate") {
+			t.Errorf("replay's brief report does not print %q as the capacity", capacityText(in.Result.Capacity))
+		}
+	}
+}
+
+// TestDecideDifferenceIsLabelledHodgesLehmann: decide printed "difference
+// 38.494 req/s" beside two medians whose difference was 41.736: the
+// number is the Hodges–Lehmann estimate (the median of the pairwise
+// differences), and text, Markdown and HTML now say so.
+func TestDecideDifferenceIsLabelledHodgesLehmann(t *testing.T) {
+	ins := signedInputs(t)
+	d, err := compare.Decide(ins, compare.DecideOptions{Objective: compare.MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Shift == nil {
+		t.Fatal("the fixture's decision has no difference: it cannot check the label")
+	}
+	for name, render := range map[string]func(*bytes.Buffer) error{
+		"text":     func(b *bytes.Buffer) error { return DecideText(b, d) },
+		"markdown": func(b *bytes.Buffer) error { return DecideMarkdown(b, d) },
+		"html":     func(b *bytes.Buffer) error { return DecideHTML(b, d) },
+	} {
+		var b bytes.Buffer
+		if err := render(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := html.UnescapeString(b.String())
+		if !strings.Contains(out, "Hodges–Lehmann difference ") || regexp.MustCompile(`; difference [-+0-9]`).MatchString(out) {
+			t.Errorf("%s: the difference is not labelled Hodges–Lehmann", name)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	cur := currencyOf(d.Inputs)
 	gp, cost, capn := nameOf("goodput", cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
 	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected/not sent of declared)",
-		"completed output tokens", cost.Header(), "capacity at " + m.Target + " attainment (" + capacityUnit(d.Inputs) + ")", "prefix cache", "repeats", "confidence notes"},
+		"completed output tokens", cost.Header(), "per-repeat capacity at " + m.Target + " attainment (" + capacityUnit(d.Inputs) + ")", "prefix cache", "repeats", "confidence notes"},
 		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
 	var fn footnotes
 	for i, r := range d.Rows {
@@ -147,9 +147,9 @@ func newDecideModel(d *compare.Decision) *decideModel {
 				return Decimal(replay.Float(f), on.Scale, on.Places)
 			}
 			if sh.Bounded {
-				s += fmt.Sprintf("; difference %s %s, %.1f %% interval [%s, %s]", diff(sh.Estimate), on.valueUnit(), 100*sh.Confidence, diff(sh.Low), diff(sh.High))
+				s += fmt.Sprintf("; Hodges–Lehmann difference %s %s, %.1f %% interval [%s, %s]", diff(sh.Estimate), on.valueUnit(), 100*sh.Confidence, diff(sh.Low), diff(sh.High))
 			} else {
-				s += fmt.Sprintf("; difference %s %s, no bounded 95 %% interval with these repeats", diff(sh.Estimate), on.valueUnit())
+				s += fmt.Sprintf("; Hodges–Lehmann difference %s %s, no bounded 95 %% interval with these repeats", diff(sh.Estimate), on.valueUnit())
 			}
 		}
 		s += fmt.Sprintf("; p = %.3g (Mann–Whitney U, two-sided, α = %v)", d.P, d.Alpha)

@@ -389,11 +389,7 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 		}
 	}
 	if c := r.Capacity; c != nil {
-		capText := Decimal(c.Rate, one, 3) + " req/s"
-		if c.Rate.IsNull() {
-			capText = "null (" + c.NullReason + ")"
-		}
-		fmt.Fprintf(b, "\ncapacity at attainment %s (highest offered rate up to which every rate meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capText, Decimal(c.MaxPassingRate, one, 3))
+		fmt.Fprintf(b, "\ncapacity at attainment %s (highest offered rate up to which every rate's median attainment meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capacityText(c), Decimal(c.MaxPassingRate, one, 3))
 		if c.NonMonotone != "" {
 			fmt.Fprintf(b, "  %s\n", c.NonMonotone)
 		}
@@ -435,6 +431,52 @@ func writeSweepText(b *strings.Builder, r *replay.Result) {
 	}
 	if len(flags) > 0 {
 		fmt.Fprintf(b, "\nload flags (the overload test; its evidence and the reason of each null: replay --detail)\n%-*s  %-10s  %s\n%s", cw, "point/repeat", "overloaded", "generator-limited", strings.Join(flags, ""))
+	}
+}
+
+// sweepCSV writes a sweep, asked for on its own as in the text output,
+// as one table: a row per point, repeat and swept limit (exact ns), with
+// the goodput (req/s) and the SLO attainment (fraction of declared) under
+// that limit, the other limits held.
+func sweepCSV(cw *csv.Writer, r *replay.Result) error {
+	w := csvRows{cw}
+	sw := r.Sweep
+	w.Write([]string{"definitions", "point", "repeat", "swept", "limit_ns", "goodput", "slo_attainment", "held"})
+	held := sweepHeldLine(r)
+	for _, row := range sw.Rows {
+		for i, l := range sw.LimitsNS {
+			w.Write([]string{r.Definitions, row.Point, strconv.Itoa(row.Repeat), sw.Metric, strconv.FormatInt(l, 10), csvNum(row.Goodput[i]), csvNum(row.Attainment[i]), held})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeSweepMarkdown writes the sweep's two tables (goodput and SLO
+// attainment, a row per limit, a column per point and repeat), as the
+// text output does.
+func writeSweepMarkdown(b *strings.Builder, r *replay.Result) {
+	sw := r.Sweep
+	fmt.Fprintf(b, "\n### sweep of the %s limit\n\n%s\n", sw.Metric, mdEscape(sweepHeldLine(r)))
+	for _, t := range []struct {
+		title string
+		val   func(replay.SweepRow, int) string
+	}{
+		{"goodput (req/s)", func(row replay.SweepRow, i int) string { return Decimal(row.Goodput[i], one, 3) }},
+		{"SLO attainment (% of declared)", func(row replay.SweepRow, i int) string { return Decimal(row.Attainment[i], hundred, 2) }},
+	} {
+		fmt.Fprintf(b, "\n%s by %s limit and point/repeat\n\n| %s limit (ms) |", t.title, sw.Metric, sw.Metric)
+		for _, row := range sw.Rows {
+			fmt.Fprintf(b, " %s/%d |", mdEscape(row.Point), row.Repeat)
+		}
+		fmt.Fprintf(b, "\n|---|%s\n", strings.Repeat("---|", len(sw.Rows)))
+		for i, l := range sw.LimitsNS {
+			fmt.Fprintf(b, "| %s |", Decimal(replay.Int(l), nsToMS, 3))
+			for _, row := range sw.Rows {
+				fmt.Fprintf(b, " %s |", t.val(row, i))
+			}
+			b.WriteByte('\n')
+		}
 	}
 }
 
@@ -508,6 +550,9 @@ func sweepHeldLine(r *replay.Result) string {
 func CSV(out io.Writer, r *replay.Result) error {
 	cw := csv.NewWriter(out)
 	w := csvRows{cw}
+	if r.Sweep != nil {
+		return sweepCSV(cw, r)
+	}
 	w.Write([]string{"definitions", "point", "repeat", "metric", "value"})
 	for _, p := range r.Results {
 		rep := strconv.Itoa(p.Repeat)
@@ -620,6 +665,10 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "**cost:** %s per hour over each measurement window\n\n", cell(priceText(r.Cost)))
 	}
 	fmt.Fprintf(&b, "- %s\n- %s\n", cell(MeaningsFor(r.Definitions)["tpot_ns"]), cell(MeaningsFor(r.Definitions)["itl_ns"]))
+	if r.Sweep != nil {
+		writeSweepMarkdown(&b, r)
+		return writeMarkdownNotes(out, &b, r)
+	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", cell(p.Point), p.Repeat)
 		for _, rw := range scalarRows(p) {
@@ -670,8 +719,13 @@ func Markdown(out io.Writer, r *replay.Result) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N, cell(strings.Join(s.Warnings, "; ")))
 		}
 	}
+	return writeMarkdownNotes(out, &b, r)
+}
+
+// writeMarkdownNotes ends a Markdown report with its notes and writes it.
+func writeMarkdownNotes(out io.Writer, b *strings.Builder, r *replay.Result) error {
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "\n> note: %s\n", cell(n))
+		fmt.Fprintf(b, "\n> note: %s\n", mdEscape(n))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
