@@ -454,9 +454,12 @@ func sweepCSV(cw *csv.Writer, r *replay.Result) error {
 
 // writeSweepMarkdown writes the sweep's two tables (goodput and SLO
 // attainment, a row per limit, a column per point and repeat), as the
-// text output does.
+// text output does, after the report; nothing without a sweep.
 func writeSweepMarkdown(b *strings.Builder, r *replay.Result) {
 	sw := r.Sweep
+	if sw == nil {
+		return
+	}
 	fmt.Fprintf(b, "\n### sweep of the %s limit\n\n%s\n", sw.Metric, mdEscape(sweepHeldLine(r)))
 	for _, t := range []struct {
 		title string
@@ -665,10 +668,6 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		fmt.Fprintf(&b, "**cost:** %s per hour over each measurement window\n\n", cell(priceText(r.Cost)))
 	}
 	fmt.Fprintf(&b, "- %s\n- %s\n", cell(MeaningsFor(r.Definitions)["tpot_ns"]), cell(MeaningsFor(r.Definitions)["itl_ns"]))
-	if r.Sweep != nil {
-		writeSweepMarkdown(&b, r)
-		return writeMarkdownNotes(out, &b, r)
-	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", cell(p.Point), p.Repeat)
 		for _, rw := range scalarRows(p) {
@@ -719,6 +718,7 @@ func Markdown(out io.Writer, r *replay.Result) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N, cell(strings.Join(s.Warnings, "; ")))
 		}
 	}
+	writeSweepMarkdown(&b, r)
 	return writeMarkdownNotes(out, &b, r)
 }
 
