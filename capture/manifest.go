@@ -152,7 +152,7 @@ func lengthDist(items []Item, f func(*Item) int) *schema.LengthDist {
 		d.Max = max(d.Max, v)
 		sum += int64(v)
 	}
-	d.Mean = int(sum / int64(len(items)))
+	d.Mean = float64(sum) / float64(len(items))
 	if d.Max == 0 {
 		return nil
 	}

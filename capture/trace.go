@@ -385,6 +385,16 @@ type TraceWindow struct {
 	Start, End time.Duration
 }
 
+// String is the window as --trace-window takes it: an open end is empty
+// (100s..), not 0s.
+func (w TraceWindow) String() string {
+	end := ""
+	if w.End > 0 {
+		end = w.End.String()
+	}
+	return w.Start.String() + ".." + end
+}
+
 // ParseTraceWindow reads START..END, each a Go duration (90s, 2m) or a
 // number of seconds, either side empty for the trace's start or end.
 func ParseTraceWindow(s string) (TraceWindow, error) {
@@ -449,7 +459,7 @@ func (t *Trace) Replay(w TraceWindow, speedup float64, seed int64) (*TraceRun, e
 		sel = append(sel, q)
 	}
 	if len(sel) == 0 {
-		return nil, fmt.Errorf("%w: trace %s: no request in the window %s..%s (the trace spans %s)", plan.ErrPlan, t.File, w.Start, w.End, time.Duration(t.Requests[len(t.Requests)-1].AtNS))
+		return nil, fmt.Errorf("%w: trace %s: no request in the window %s (the trace spans %s)", plan.ErrPlan, t.File, w, time.Duration(t.Requests[len(t.Requests)-1].AtNS))
 	}
 	run := &TraceRun{Source: schema.TraceSource{Format: t.Format, File: t.File, SHA256: t.SHA256, Speedup: speedup,
 		WindowStartNS: int64(w.Start), WindowEndNS: int64(w.End), Requests: len(sel)}}

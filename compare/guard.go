@@ -149,7 +149,7 @@ func lengths(d *schema.LengthDist) string {
 		b = append(b, "min "+strconv.Itoa(d.Min), "max "+strconv.Itoa(d.Max))
 	}
 	if d.Mean != 0 {
-		b = append(b, "mean "+strconv.Itoa(d.Mean))
+		b = append(b, "mean "+strconv.FormatFloat(d.Mean, 'g', -1, 64))
 	}
 	return strings.Join(b, ", ")
 }

@@ -199,11 +199,11 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 		}
 	}
 	if n, err := ingest.Int(ic.Input.Prompt.OutputTokens.Mean); err == nil && n > 0 {
-		m.Workload.OutputTokens = &schema.LengthDist{Mean: int(n)}
+		m.Workload.OutputTokens = &schema.LengthDist{Mean: float64(n)}
 		pt.OutputTokens = int(n)
 	}
 	if n, err := ingest.Int(ic.Input.Prompt.InputTokens.Mean); err == nil && n > 0 {
-		m.Workload.InputTokens = &schema.LengthDist{Mean: int(n)}
+		m.Workload.InputTokens = &schema.LengthDist{Mean: float64(n)}
 		pt.InputTokens = int(n)
 	}
 	ld := s.load()

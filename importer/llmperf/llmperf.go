@@ -228,7 +228,7 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 			m.Title = nm
 		}
 		if v, err := ingest.Int(sum.number("mean_input_tokens")); err == nil && v > 0 {
-			d := &schema.LengthDist{Mean: int(v)}
+			d := &schema.LengthDist{Mean: float64(v)}
 			if sd := sum.number("stddev_input_tokens"); sd == "0" {
 				d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
 			} else {
@@ -238,7 +238,7 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 			pt.InputTokens = int(v)
 		}
 		if v, err := ingest.Int(sum.number("mean_output_tokens")); err == nil && v > 0 {
-			d := &schema.LengthDist{Mean: int(v)}
+			d := &schema.LengthDist{Mean: float64(v)}
 			if sd := sum.number("stddev_output_tokens"); sd == "0" {
 				d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
 			} else {
