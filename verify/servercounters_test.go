@@ -69,7 +69,7 @@ func (fr *forgeRun) inflateOutput(t *testing.T, k int) {
 		fr.m.Load.Points[i].OutputTokens *= k
 	}
 	if w := fr.m.Workload.OutputTokens; w != nil {
-		w.Min, w.Max, w.Mean = k*w.Min, k*w.Max, k*w.Mean
+		w.Min, w.Max, w.Mean = k*w.Min, k*w.Max, float64(k)*w.Mean
 	}
 	for _, r := range fr.recs {
 		if r.Status == schema.StatusOK {
