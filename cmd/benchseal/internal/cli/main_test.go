@@ -44,6 +44,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SOURCE_DATE_EPOCH", "")
 			env.Setenv("BENCHSEAL_PASSWORD", "")
 			env.Setenv("NO_COLOR", "1")
+			// No phase lines: a slow machine must not add one to a
+			// script's stderr (docs/format.md, progress).
+			env.Setenv("BENCHSEAL_PROGRESS", "off")
 			// $START_PAST: a common start a minute ago (capture refuses
 			// one more than a day in the past).
 			env.Setenv("START_PAST", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))

@@ -33,6 +33,87 @@ type workLine struct {
 	drawn int // the length of the line on screen, 0 when none
 }
 
+// phaseLogAfter is how long a phase runs before, off a terminal, a line
+// says it is under way: work that short is no wait worth a line, and the
+// scripts that read stderr of small runs see only the command's messages.
+const phaseLogAfter = 5 * time.Second
+
+// progressSink is what a command's progress goes to: the terminal's line
+// or, off a terminal, the phase log.
+type progressSink interface {
+	fn() progress.Func
+	clear()
+}
+
+// newProgress returns the sink for stderr w: the redrawn line on a
+// terminal, else a plain line per long phase, else (BENCHSEAL_PROGRESS=off)
+// nothing.
+func newProgress(w io.Writer, terminal bool, getenv func(string) string) progressSink {
+	if l := newWorkLine(w, terminal, getenv); l != nil {
+		return l
+	}
+	if getenv("BENCHSEAL_PROGRESS") == "off" {
+		return (*phaseLog)(nil)
+	}
+	return &phaseLog{w: w, now: time.Now}
+}
+
+// phaseLog writes, where stderr is a pipe or a file, one plain line when
+// a phase has run phaseLogAfter ("…, 5s so far") and one when it ends
+// ("…: done in 12.1s"): a log of long work shows what it waited on, and
+// holds no carriage return or escape.
+type phaseLog struct {
+	mu        sync.Mutex
+	w         io.Writer
+	now       func() time.Time
+	phase     string
+	start     time.Time
+	last      progress.Update
+	announced bool
+}
+
+// update is the progress.Func of the phase log.
+func (p *phaseLog) update(u progress.Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.now()
+	if u.Phase != p.phase || p.start.IsZero() {
+		p.end(t)
+		p.phase, p.start, p.announced = u.Phase, t, false
+	}
+	p.last = u
+	if !p.announced && t.Sub(p.start) >= phaseLogAfter {
+		fmt.Fprintf(p.w, "%s, %s so far\n", progressText(u), t.Sub(p.start).Round(time.Second))
+		p.announced = true
+	}
+}
+
+// end closes the current phase at t: a line only if it was announced.
+func (p *phaseLog) end(t time.Time) {
+	if p.announced {
+		fmt.Fprintf(p.w, "%s: done in %s\n", progressText(p.last), t.Sub(p.start).Round(100*time.Millisecond))
+	}
+	p.announced = false
+}
+
+// fn returns the log's progress.Func, nil when it is off.
+func (p *phaseLog) fn() progress.Func {
+	if p == nil {
+		return nil
+	}
+	return p.update
+}
+
+// clear ends the last phase, when the command ends.
+func (p *phaseLog) clear() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.end(p.now())
+}
+
 // newWorkLine returns the progress line for stderr w, or nil when
 // w is not a terminal.
 func newWorkLine(w io.Writer, terminal bool, getenv func(string) string) *workLine {

@@ -73,7 +73,7 @@ func TestWorkLineWithoutColorHasNoEscapes(t *testing.T) {
 }
 
 // TestNoProgressOffATerminal: stderr that is not a terminal gets no
-// progress line at all: pack, verify and replay of a run write nothing to
+// redrawn line, and a short run's pack, verify and replay write nothing to
 // it but their own messages.
 func TestNoProgressOffATerminal(t *testing.T) {
 	if newWorkLine(&bytes.Buffer{}, false, func(string) string { return "" }) != nil {
@@ -93,5 +93,46 @@ func TestNoProgressOffATerminal(t *testing.T) {
 		if s := errOut.String(); strings.ContainsAny(s, "\r\x1b") || strings.Contains(s, "records:") {
 			t.Errorf("%v: stderr %q", args, s)
 		}
+	}
+}
+
+// TestPhaseLogOffATerminal: off a terminal a phase that runs phaseLogAfter
+// gets one plain line when it is seen running that long and one when it
+// ends; a shorter phase gets none, and BENCHSEAL_PROGRESS=off turns the
+// log off.
+func TestPhaseLogOffATerminal(t *testing.T) {
+	var w bytes.Buffer
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	at := t0
+	s := newProgress(&w, false, func(string) string { return "" })
+	l, ok := s.(*phaseLog)
+	if !ok {
+		t.Fatalf("off a terminal: %T, want the phase log", s)
+	}
+	l.now = func() time.Time { return at }
+	f := l.fn()
+	step := func(d time.Duration, phase string, done int64) {
+		at = t0.Add(d)
+		f(progress.Update{Phase: phase, Unit: "records", Done: done, Total: -1})
+	}
+	step(0, "pack: read records", 0)
+	step(time.Second, "pack: read records", 10)
+	step(6*time.Second, "pack: read records", 60)
+	step(7*time.Second, "pack: read records", 70)
+	step(8*time.Second, "pack: compress records", 1)
+	step(9*time.Second, "pack: compress records", 2)
+	at = t0.Add(10 * time.Second)
+	l.clear()
+	want := "pack: read records: 60 records, 6s so far\npack: read records: 70 records: done in 8s\n"
+	if got := w.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+	if s := newProgress(&w, false, func(k string) string {
+		if k == "BENCHSEAL_PROGRESS" {
+			return "off"
+		}
+		return ""
+	}); s.fn() != nil {
+		t.Error("BENCHSEAL_PROGRESS=off: a progress func")
 	}
 }

@@ -256,7 +256,7 @@ func run(ctx context.Context, args []string, d *Deps) int {
 			return exitCode(usageError{err}, io.ErrOut, root.CommandPath())
 		}
 	}
-	line := newWorkLine(io.ErrOut, isTerminal(io.ErrOut), io.Getenv)
+	line := newProgress(io.ErrOut, isTerminal(io.ErrOut), io.Getenv)
 	cmd, err := root.ExecuteContextC(progress.With(ctx, line.fn()))
 	line.clear()
 	var in interrupted
