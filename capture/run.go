@@ -457,7 +457,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	// Nothing is written to the run directory before the wait is over: a
 	// capture stopped while waiting leaves it empty, ready for a re-run.
-	if err := schema.WriteFileAtomic(filepath.Join(o.OutDir, schema.WorkloadFile), wl.Bytes(), 0o644); err != nil {
+	if err := writeWorkload(&o, wl.Bytes()); err != nil {
 		return nil, err
 	}
 	r.markStart(m) // the run's t=0, just before the first request

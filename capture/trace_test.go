@@ -68,11 +68,27 @@ func TestReadTraceSamples(t *testing.T) {
 	}
 }
 
-// TestReadTraceSortsByTime: requests come back in time order, those at
-// one time in file order, times relative to the earliest.
-func TestReadTraceSortsByTime(t *testing.T) {
-	in := "{\"timestamp\": 50, \"input_length\": 1, \"output_length\": 1}\n" +
-		"{\"timestamp\": 20, \"input_length\": 2, \"output_length\": 1}\n" +
+// TestReadTraceRefusesTimesGoingBackwards: a trace lists its requests in
+// arrival order; one whose time goes backwards is refused, naming the
+// file, its line and its time field, in every format (it was re-sorted in
+// silence). Equal times keep the file's order, times relative to the
+// first.
+func TestReadTraceRefusesTimesGoingBackwards(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 100, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 50, \"input_length\": 1, \"output_length\": 1}\n",
+			`read trace back.jsonl:3: field "timestamp": goes backwards: 50ms before line 2's time`},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.5,5,6\n2023-11-16 18:17:03.0,5,6\n",
+			`read trace back.jsonl:3: field "TIMESTAMP": goes backwards: 500ms before line 2's time`},
+		{"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,m,1,1,2,x\n4.5,m,1,1,2,x\n",
+			`read trace back.jsonl:3: field "Timestamp": goes backwards: 500ms before line 2's time`},
+	} {
+		_, err := ReadTrace(strings.NewReader(tc.in), "back.jsonl")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrTrace) {
+			t.Errorf("got %v, want %s…", err, tc.want)
+		}
+	}
+	in := "{\"timestamp\": 20, \"input_length\": 1, \"output_length\": 1}\n" +
+		"{\"timestamp\": 50, \"input_length\": 2, \"output_length\": 1}\n" +
 		"{\"timestamp\": 50, \"input_length\": 3, \"output_length\": 1}\n"
 	tr, err := ReadTrace(strings.NewReader(in), "t.jsonl")
 	if err != nil {
@@ -82,7 +98,7 @@ func TestReadTraceSortsByTime(t *testing.T) {
 	for _, q := range tr.Requests {
 		got = append(got, q.AtNS, int64(q.InputTokens))
 	}
-	want := []int64{0, 2, 30e6, 1, 30e6, 3}
+	want := []int64{0, 1, 30e6, 2, 30e6, 3}
 	if !slicesEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -136,7 +152,7 @@ func TestReadTraceErrorsNameFileLineField(t *testing.T) {
 // the speedup.
 func TestTraceReplayWindowAndSchedule(t *testing.T) {
 	tr := readTraceFile(t, "mooncake_conversation.jsonl")
-	run, err := tr.Replay(TraceWindow{Start: 3 * time.Second, End: 9 * time.Second}, 4, 1)
+	run, err := ReplayTrace(tr, nil, TraceWindow{Start: 3 * time.Second, End: 9 * time.Second}, 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +166,10 @@ func TestTraceReplayWindowAndSchedule(t *testing.T) {
 	if got := schema.TraceOffset(*it.TraceNS, run.Source.Speedup); got != 749750000 {
 		t.Errorf("offset %d, want 749750000 (2.999 s / 4)", got)
 	}
-	if _, err := tr.Replay(TraceWindow{Start: time.Hour}, 1, 1); err == nil || !strings.Contains(err.Error(), "no request in the window") {
+	if _, err := ReplayTrace(tr, nil, TraceWindow{Start: time.Hour}, 1, 1); err == nil || !strings.Contains(err.Error(), "no request in the window") {
 		t.Errorf("empty window: %v", err)
 	}
-	if _, err := tr.Replay(TraceWindow{}, 0, 1); err == nil {
+	if _, err := ReplayTrace(tr, nil, TraceWindow{}, 0, 1); err == nil {
 		t.Error("speedup 0 accepted")
 	}
 }
@@ -221,7 +237,7 @@ func TestTracePrefixBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := tr.Replay(TraceWindow{}, 1, 4)
+	run, err := ReplayTrace(tr, nil, TraceWindow{}, 1, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

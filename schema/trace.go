@@ -4,6 +4,9 @@
 package schema
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 )
@@ -44,6 +47,28 @@ type TraceSource struct {
 	// Requests is the number of trace requests in the window: the
 	// workload items, and every repeat's request count.
 	Requests int `json:"requests"`
+	// Stored names the attachment holding the whole trace file (always
+	// TraceAttachment): validate and verify check it hashes to SHA256 and
+	// rebuild the workload items' trace_ns and lengths from it, so no
+	// request can be removed, added or moved.
+	Stored string `json:"stored"`
+}
+
+// TraceAttachment is the name, under attachments/, of the trace file a
+// trace replay keeps. The whole file is kept (up to MaxAttachmentSize), so
+// its SHA-256 is the published file's and a reader can match the two.
+const TraceAttachment = "trace"
+
+// Summary names the trace and its SHA-256 for a reviewer ("" for nil):
+// validate and verify rebuild the run's requests from the kept file, but
+// whether that file is the published trace only a match of this SHA-256
+// with the published file's shows.
+func (t *TraceSource) Summary() string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s sha256 %s, kept in the run (%s/%s), its requests rebuilt from it; that it is the published trace is the signer's word unless this sha256 matches the published file's",
+		t.Format, t.File, t.SHA256, AttachmentsDir, TraceAttachment)
 }
 
 // MaxTraceSpeedup bounds Speedup: beyond it a day of trace collapses
@@ -104,10 +129,75 @@ func validateTrace(ps *problems, m *Manifest) {
 	if t.WindowStartNS < 0 || t.WindowEndNS < 0 || (t.WindowEndNS > 0 && t.WindowEndNS <= t.WindowStartNS) {
 		ps.add("workload.trace", "window_start_ns and window_end_ns must be ≥ 0, the end (0: none) after the start")
 	}
+	if t.Stored != TraceAttachment {
+		ps.add("workload.trace.stored", "must be %q: a trace replay keeps its trace file under %s/, from which its workload items are rebuilt", TraceAttachment, AttachmentsDir)
+	}
 	if t.Requests < 1 {
 		ps.add("workload.trace.requests", "must be ≥ 1")
 	}
 	if m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0 {
 		ps.add("load.warmup", "must be empty in a trace replay: the trace's requests are its whole schedule")
 	}
+}
+
+// CheckTraceItems rebuilds a trace replay's workload items from the trace
+// file the run keeps (data, the attachment TraceAttachment; nil when the
+// run has none) and checks the items of workload.jsonl against them: the
+// file must hash to workload.trace.sha256, and its window must hold one
+// request per item, in order, with the item's trace_ns (its time less the
+// window's first request's) and input and output lengths. file names the
+// workload in the problems. No problem when the run replays no trace.
+func CheckTraceItems(m *Manifest, data []byte, w *WorkloadItems, file string) []Problem {
+	t := m.Workload.Trace
+	if t == nil || t.Stored != TraceAttachment {
+		return nil // validateTrace names a missing stored
+	}
+	att := AttachmentsDir + "/" + TraceAttachment
+	bad := func(f, format string, a ...any) []Problem {
+		return []Problem{{File: att, Field: f, Message: fmt.Sprintf(format, a...)}}
+	}
+	if data == nil {
+		return bad("workload.trace.stored", "is missing: a trace replay keeps the trace file it replayed, from which its workload items are rebuilt")
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != t.SHA256 {
+		return bad("workload.trace.sha256", "the manifest says %s, the kept trace file hashes to %s", t.SHA256, hex.EncodeToString(sum[:]))
+	}
+	tr, err := ReadTrace(bytes.NewReader(data), att)
+	if err != nil {
+		return bad("", "%v", err)
+	}
+	if w == nil {
+		return nil // the schedule check names a missing workload
+	}
+	sel := tr.Window(t.WindowStartNS, t.WindowEndNS)
+	ns, _ := w.TraceNS()
+	for i := range max(len(sel), int(w.Len())) {
+		if msg := traceItemDiff(sel, ns, w, i); msg != "" {
+			return []Problem{{File: file, Field: fmt.Sprintf("item %d", i), Message: msg}}
+		}
+	}
+	return nil
+}
+
+// traceItemDiff says how workload item i differs from request i of the
+// trace's window sel ("" when it does not).
+func traceItemDiff(sel []TraceRequest, ns []int64, w *WorkloadItems, i int) string {
+	if i >= len(sel) {
+		return fmt.Sprintf("is not in the trace: the kept trace's window has %d requests, the workload %d items", len(sel), w.Len())
+	}
+	q := sel[i]
+	at := q.AtNS - sel[0].AtNS
+	want := fmt.Sprintf("trace request at line %d (trace_ns %d, input %d, output %d tokens)", q.Line, at, q.InputTokens, q.OutputTokens)
+	if int64(i) >= w.Len() {
+		return fmt.Sprintf("is missing: the kept trace's window has %d requests, the workload %d items; the first missing is the %s", len(sel), w.Len(), want)
+	}
+	b := w.item(int64(i))
+	if i >= len(ns) || ns[i] != at || int(b.input) != q.InputTokens || int(b.outp) != q.OutputTokens {
+		got := "no trace_ns"
+		if i < len(ns) {
+			got = fmt.Sprintf("trace_ns %d", ns[i])
+		}
+		return fmt.Sprintf("states %s, input %d, output %d tokens, but is the %s: a request of the trace was removed, added or moved", got, b.input, b.outp, want)
+	}
+	return ""
 }

@@ -177,6 +177,9 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTraceFile(dir, m, items, wcol); err != nil {
+		return nil, err
+	}
 
 	// Records.
 	checker := NewRecordChecker(m)
@@ -368,4 +371,23 @@ func checkAttachments(dir string, col *collector) {
 			}
 		}
 	}
+}
+
+// checkTraceFile rebuilds a trace replay's items from the trace file the
+// run keeps (CheckTraceItems).
+func checkTraceFile(dir string, m *Manifest, items *WorkloadItems, col *collector) error {
+	if m == nil || m.Workload.Trace == nil || m.Workload.Trace.Stored != TraceAttachment {
+		return nil
+	}
+	var data []byte
+	f, err := os.Open(filepath.Join(dir, AttachmentsDir, TraceAttachment))
+	if err == nil {
+		data, err = io.ReadAll(io.LimitReader(f, MaxAttachmentSize))
+		f.Close()
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("validate run: %w", err)
+	}
+	col.add(CheckTraceItems(m, data, items, filepath.Join(dir, WorkloadFile))...)
+	return nil
 }

@@ -62,8 +62,8 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 			// The layer streamed to its recorded uncompressed digest, so
 			// that digest is the workload file's SHA-256: it must be the
 			// one the manifest declares (as validate checks for a run
-			// directory).
-			workloadProblems = checkWorkload(m, l, lines.n)
+			// directory); a trace replay's items are rebuilt from its trace.
+			workloadProblems = append(checkWorkload(m, l, lines.n), traceProblems(b, m, items)...)
 		}
 	}
 
@@ -299,4 +299,20 @@ func declaredRecords(b *artifact.Bundle) int64 {
 		}
 	}
 	return n
+}
+
+// traceProblems rebuilds a trace replay's items from the trace file the
+// bundle keeps (schema.CheckTraceItems), once the workload layer has
+// streamed into items.
+func traceProblems(b *artifact.Bundle, m *schema.Manifest, items *schema.WorkloadItems) []schema.Problem {
+	if m == nil || m.Workload.Trace == nil {
+		return nil
+	}
+	items.Close()
+	data, err := b.ReadAttachment(schema.TraceAttachment)
+	if err != nil {
+		return []schema.Problem{{File: schema.AttachmentsDir + "/" + schema.TraceAttachment, Field: "workload.trace.stored",
+			Message: "cannot be read (" + err.Error() + "): a trace replay keeps the trace file it replayed, from which its workload items are rebuilt"}}
+	}
+	return schema.CheckTraceItems(m, data, items, artifact.TitleWorkload)
 }

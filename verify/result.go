@@ -62,6 +62,9 @@ type Result struct {
 	Evidence string `json:"evidence,omitempty"`
 	Model    string `json:"model,omitempty"`
 	Hardware string `json:"hardware,omitempty"`
+	// Trace names the trace a trace replay replayed and its SHA-256
+	// (schema.TraceSource.Summary); "" for other runs.
+	Trace string `json:"trace,omitempty"`
 	// ClientBuild and ImporterBuild are the executables that measured and
 	// imported the run (client.build, source.importer): the manifest's
 	// word, nil when it states none.

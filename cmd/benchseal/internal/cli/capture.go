@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -331,16 +332,15 @@ func readTrace(o *captureOptions) (*capture.TraceRun, error) {
 			return nil, usagef("--trace-window %v", err)
 		}
 	}
-	f, err := os.Open(o.trace)
+	data, err := readTraceFile(o.trace)
 	if err != nil {
 		return nil, usagef("--trace: %v", err)
 	}
-	defer f.Close()
-	t, err := capture.ReadTrace(f, o.trace)
+	t, err := capture.ReadTrace(bytes.NewReader(data), o.trace)
 	if err != nil {
 		return nil, usagef("--trace: %v", err)
 	}
-	run, err := t.Replay(w, o.traceSpeedup, o.seed)
+	run, err := capture.ReplayTrace(t, data, w, o.traceSpeedup, o.seed)
 	if err != nil {
 		return nil, usagef("--trace: %v", err)
 	}
@@ -600,4 +600,19 @@ func serverMetricsOption(v string) string {
 		return ""
 	}
 	return v
+}
+
+// readTraceFile reads a whole trace file, which the run keeps: at most
+// schema.MaxAttachmentSize bytes.
+func readTraceFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, schema.MaxAttachmentSize+1))
+	if err == nil && len(data) > schema.MaxAttachmentSize {
+		err = fmt.Errorf("%s is larger than the %d bytes a run keeps of its trace file; cut the part to replay into a file of its own", name, schema.MaxAttachmentSize)
+	}
+	return data, err
 }

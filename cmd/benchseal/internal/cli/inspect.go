@@ -91,7 +91,7 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 		importer = m.Source.Importer
 	}
 	writeBuilds(w, 11, m.Client.Build, importer)
-	fmt.Fprintf(w, "load       %s, %d point(s) × %d repeat(s)\n", m.Load.Mode, len(m.Load.Points), m.Load.Repeats)
+	writeInspectLoad(w, m)
 	if m.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE %s\n", m.IncompleteReason)
 	}
@@ -195,4 +195,13 @@ func signatureHint(data []byte) string {
 		return fp
 	}
 	return "hint " + schema.EscapeText(hint, false) // unauthenticated: one line, escaped
+}
+
+// writeInspectLoad prints the load's shape and, for a trace replay, the
+// trace and its sha256.
+func writeInspectLoad(w io.Writer, m *schema.Manifest) {
+	fmt.Fprintf(w, "load       %s, %d point(s) × %d repeat(s)\n", m.Load.Mode, len(m.Load.Points), m.Load.Repeats)
+	if t := m.Workload.Trace.Summary(); t != "" {
+		fmt.Fprintf(w, "trace      %s\n", t)
+	}
 }

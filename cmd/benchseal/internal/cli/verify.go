@@ -209,6 +209,9 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	if r.RunID != "" {
 		fmt.Fprintf(w, "run id    %s\nmanifest  %s\n", r.RunID, r.ManifestDigest)
 		fmt.Fprintf(w, "evidence  %s\nmodel     %s\nhardware  %s\n", r.Evidence, r.Model, r.Hardware)
+		if r.Trace != "" {
+			fmt.Fprintf(w, "trace     %s\n", r.Trace)
+		}
 		writeBuilds(w, 10, r.ClientBuild, r.ImporterBuild)
 	}
 	fmt.Fprintln(w)
