@@ -43,11 +43,14 @@ import (
 // only grow, so the "reset" is an edited scrape.
 //
 // A counter that went down across a restart (or with no start time
-// stated) is compared from the earlier baseline only, and said in the
-// notes.
-func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map[int]*servermetrics.Snapshot, engines map[int]string, earlier map[int]baseline, starts map[int]float64) ([]schema.Problem, []string) {
+// stated) is compared from the earlier baseline only, and the point ×
+// repeat is returned with the reason: its claims rest on records the
+// counters do not hold (one edited before scrape, +1e9 and a new start
+// time, left output ×16 MATCHED). Against the in-process simulator
+// (simulated), which cannot restart, it is a problem.
+func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map[int]*servermetrics.Snapshot, engines map[int]string, earlier map[int]baseline, starts map[int]float64, simulated bool) ([]schema.Problem, []schema.CellReason) {
 	var out []schema.Problem
-	var notes []string
+	var notes []schema.CellReason
 	for _, t := range tallies {
 		b, s := counters[t.Before], counters[t.Scrape]
 		engine := engines[t.Scrape]
@@ -62,10 +65,10 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 		for _, d := range col.Counters {
 			rise[d.Role] = d
 		}
-		if p, n := checkWentDown(file, col, starts, t); p != nil {
+		if p, n := checkWentDown(file, col, starts, t, simulated); p != nil {
 			out = append(out, *p)
 		} else if n != "" {
-			notes = append(notes, n)
+			notes = append(notes, schema.CellReason{CellRef: schema.CellRef{Point: t.Point, Repeat: t.Repeat}, Reason: n})
 		}
 		fallback := map[string]bool{}
 		if e, ok := earlier[t.Before]; ok {
@@ -144,12 +147,18 @@ func checkCachedTokens(t schema.ScrapeTally, c servermetrics.CounterDelta, say f
 
 // checkWentDown says what a compared counter that went down between t's
 // scrapes means: a problem when both scrapes state one process start time
-// (one process's counters only grow), else a note for verify (an engine
+// (one process's counters only grow) or the run is against the
+// in-process simulator (simulated), else a note for verify (an engine
 // restart, or nothing to tell).
-func checkWentDown(file string, col *servermetrics.Column, starts map[int]float64, t schema.ScrapeTally) (*schema.Problem, string) {
+func checkWentDown(file string, col *servermetrics.Column, starts map[int]float64, t schema.ScrapeTally, simulated bool) (*schema.Problem, string) {
 	a, same, ok := counterWentDown(col, starts, t)
 	if !ok {
 		return nil, ""
+	}
+	if simulated {
+		return &schema.Problem{File: file, Field: "server_metrics.scrapes[" + strconv.Itoa(t.Scrape) + "]", Message: fmt.Sprintf(
+			"point %q repeat %d: the engine's %s went down between the scrape before the point (server_metrics.scrapes[%d]) and this one, but the run is against the in-process simulator (--simulate on client.command_line), one process whose counters only grow",
+			t.Point, t.Repeat, a.Metric, t.Before)}, ""
 	}
 	if same {
 		return &schema.Problem{File: file, Field: "server_metrics.scrapes[" + strconv.Itoa(t.Scrape) + "]", Message: fmt.Sprintf(
@@ -161,7 +170,7 @@ func checkWentDown(file string, col *servermetrics.Column, starts map[int]float6
 	if _, s := starts[t.Scrape]; b && s {
 		why = "the engine restarted (" + servermetrics.ProcessStartMetric + " changed)"
 	}
-	return nil, fmt.Sprintf("server counters: point %q repeat %d: the engine's %s went down between server_metrics.scrapes[%d] and [%d] (%s): the records were compared with its counters only from a scrape taken before, lower bounds only, or not at all",
+	return nil, fmt.Sprintf("server counters: point %q repeat %d: the engine's %s went down between server_metrics.scrapes[%d] and [%d] (%s): the records were compared with its counters only from a scrape taken before, lower bounds only, or not at all, so the claim recomputes from records that are the signer's word",
 		t.Point, t.Repeat, a.Metric, t.Before, t.Scrape, why)
 }
 

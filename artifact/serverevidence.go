@@ -46,8 +46,9 @@ func CheckServerEvidence(m *schema.Manifest, file string, read func(name string)
 // the comparison with the engine's counters could not check, one sentence
 // each (verify prints them as UNVERIFIED): a counter that went down
 // between a point's scrapes across an engine restart (a changed
-// process_start_time_seconds) or with no start time stated.
-func CheckServerEvidenceNotes(m *schema.Manifest, file string, read func(name string) ([]byte, error), tallies []schema.ScrapeTally) ([]schema.Problem, []string) {
+// process_start_time_seconds) or with no start time stated, per point ×
+// repeat: verify turns that pair's claims UNVERIFIED with the reason.
+func CheckServerEvidenceNotes(m *schema.Manifest, file string, read func(name string) ([]byte, error), tallies []schema.ScrapeTally) ([]schema.Problem, []schema.CellReason) {
 	if m == nil {
 		return nil, nil
 	}
@@ -100,9 +101,13 @@ func CheckServerEvidenceNotes(m *schema.Manifest, file string, read func(name st
 	counters := map[int]*servermetrics.Snapshot{}
 	engines := map[int]string{}
 	starts := map[int]float64{} // process_start_time_seconds, where stated
+	loaded := map[int]*servermetrics.Snapshot{}
 	for i, s := range scrapes {
 		if s.Error == "" {
 			snap := load(fmt.Sprintf("server_metrics.scrapes[%d].file", i), s.File, s.SHA256)
+			if snap != nil {
+				loaded[i] = snap
+			}
 			if snap != nil && need[i] {
 				counters[i], engines[i] = snap.Counters(), servermetrics.DetectEngine(snap)
 				if sv, ok := servermetrics.ServedBefore(snap); ok && sv.HaveStart {
@@ -119,12 +124,66 @@ func CheckServerEvidenceNotes(m *schema.Manifest, file string, read func(name st
 			earlier[t.Before] = baseline{fresh.Counters(), "server_state.fresh.scrape"}
 		}
 	}
-	probs, notes := checkServerCounters(file, tallies, counters, engines, earlier, starts)
+	out = append(out, checkPromisedEvidence(m, file, fresh, measured, loaded)...)
+	probs, notes := checkServerCounters(file, tallies, counters, engines, earlier, starts, schema.InProcessSimulator(m))
 	out = append(out, probs...)
 	if fresh != nil { // measured
 		out = append(out, checkFresh(m, file, fresh)...)
 	}
 	return out, notes
+}
+
+// checkPromisedEvidence checks what the capture's own rules promise of the
+// scrapes it stored (loaded, by index; fresh: the fresh-start scrape,
+// when measured): under --simulate, one process start time in every scrape
+// (the in-process simulator cannot restart, so a changed
+// process_start_time_seconds is an edited scrape); and a measured
+// server_state.fresh where schema.FreshPromised says capture measures it
+// and the scrapes hold the counters it is measured from.
+func checkPromisedEvidence(m *schema.Manifest, file string, fresh *servermetrics.Snapshot, measured bool, loaded map[int]*servermetrics.Snapshot) []schema.Problem {
+	var out []schema.Problem
+	idx := make([]int, 0, len(loaded))
+	for i := range loaded {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	if schema.InProcessSimulator(m) {
+		first, from := 0.0, ""
+		if sv, ok := servermetrics.ServedBefore(orEmpty(fresh)); ok && sv.HaveStart {
+			first, from = sv.ProcessStart, "server_state.fresh.scrape"
+		}
+		for _, i := range idx {
+			sv, ok := servermetrics.ServedBefore(loaded[i])
+			switch {
+			case !ok || !sv.HaveStart:
+			case from == "":
+				first, from = sv.ProcessStart, fmt.Sprintf("server_metrics.scrapes[%d]", i)
+			case sv.ProcessStart != first:
+				out = append(out, schema.Problem{File: file, Field: fmt.Sprintf("server_metrics.scrapes[%d]", i), Message: fmt.Sprintf(
+					"states %s %s, but %s states %s: the run is against the in-process simulator (--simulate on client.command_line), one process that cannot restart",
+					servermetrics.ProcessStartMetric, num(sv.ProcessStart), from, num(first))})
+			}
+		}
+	}
+	if why := schema.FreshPromised(m); why != "" && !measured {
+		for _, i := range idx {
+			if _, ok := servermetrics.ServedBefore(loaded[i]); ok {
+				out = append(out, schema.Problem{File: file, Field: "server_state.fresh", Message: fmt.Sprintf(
+					"is not measured, but client.capture_revision %d %s and measures the fresh start from its first scrape, whose engine request and prompt counters server_metrics.scrapes[%d] shows: the fresh-start evidence removed from the run",
+					m.Client.CaptureRevision, why, i)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// orEmpty is snap, or an empty snapshot when it is nil.
+func orEmpty(snap *servermetrics.Snapshot) *servermetrics.Snapshot {
+	if snap == nil {
+		return &servermetrics.Snapshot{}
+	}
+	return snap
 }
 
 // checkFresh re-derives a measured fresh start's counters, its fresh flag

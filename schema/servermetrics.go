@@ -184,3 +184,22 @@ func commandFlag(args []string, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// InProcessSimulator reports whether m is a capture against benchseal's
+// in-process simulator (--simulate on its command line): one process for
+// the whole run, which cannot restart between two scrapes.
+func InProcessSimulator(m *Manifest) bool {
+	return m.Client.Name == CaptureClientName && !m.Imported() && simulatedCommand(m.Client.CommandLine)
+}
+
+// FreshPromised says why m must hold a measured server_state.fresh
+// ("" when it need not): capture of revision 2 or later measures the fresh
+// start from its first scrape whenever the engine's request and prompt
+// counters are in it, and scrapesPromised says the scrapes were taken.
+// (artifact checks the scrapes' counters, which schema does not parse.)
+func FreshPromised(m *Manifest) string {
+	if !revisedTo(m, 2) {
+		return ""
+	}
+	return scrapesPromised(m)
+}

@@ -9,7 +9,7 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err error, requireAll bool) *CheckError {
+func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err error, requireAll, merged bool) *CheckError {
 	if err != nil {
 		check, blob, cause := artifactErr(err)
 		if !errors.Is(err, artifact.ErrInvalid) {
@@ -22,8 +22,15 @@ func (v *Verifier) checkClaims(res *Result, checks []schema.ClaimCheck, err erro
 	}
 	if res.Records != nil {
 		unproven(checks, res.Records.Unproven)
-		unplaced(checks, res.Records.Unplaced)
+		// A merged run holds no scrape (merge refuses shards holding
+		// them), so nothing could bound its counts beyond the records.
+		exempt := isSent
+		if merged {
+			exempt = recordsOnlyCount
+		}
+		unplaced(checks, res.Records.Unplaced, exempt)
 	}
+	unplaced(checks, res.counterCells, isSent)
 	res.Claims = checks
 	var bad []string
 	matched, notRecomp := 0, 0
@@ -138,8 +145,9 @@ func unproven(checks []schema.ClaimCheck, cells []schema.CellRef) {
 // server-metrics scrape places in time (schema.RunSummary.Unplaced; a
 // summary claim: on any repeat of its point) into not recomputable, with
 // the pair's reason: a c4 capture re-laid as c16 or a 20 req/s capture
-// moved onto 200 req/s slots recomputes to its forged claims.
-func unplaced(checks []schema.ClaimCheck, cells []schema.CellReason) {
+// moved onto 200 req/s slots recomputes to its forged claims. A claim
+// whose metric exempt names keeps its outcome.
+func unplaced(checks []schema.ClaimCheck, cells []schema.CellReason, exempt func(metric string) bool) {
 	if len(cells) == 0 {
 		return
 	}
@@ -153,10 +161,7 @@ func unplaced(checks []schema.ClaimCheck, cells []schema.CellReason) {
 	}
 	for i := range checks {
 		c := &checks[i]
-		// counts.sent is the number of records of the point, which the
-		// records alone fix (under load.generator, against the declared
-		// request count): it depends on no placement or token count.
-		if c.Outcome != schema.ClaimMatched || c.Metric == "counts.sent" {
+		if c.Outcome != schema.ClaimMatched || exempt(c.Metric) {
 			continue
 		}
 		r, ok := first[c.Point]
@@ -167,4 +172,25 @@ func unplaced(checks []schema.ClaimCheck, cells []schema.CellReason) {
 			c.Outcome, c.Reason = schema.ClaimNotRecomputable, r
 		}
 	}
+}
+
+// isSent tells whether metric is counts.sent, the number of records of
+// the point, which the records alone fix (under load.generator, against
+// the declared request count): it depends on no placement or token count.
+func isSent(metric string) bool { return metric == "counts.sent" }
+
+// recordsOnlyCount tells whether metric is a count the records' statuses
+// and chunks alone fix, which depends on no placement in time and no
+// token count: counts.sent (isSent), and counts.ok and the other
+// statuses that split it. A settled after scrape would add a bound on the
+// ok requests, which is why elsewhere they are UNVERIFIED without one;
+// but a merged run cannot hold one (merge refuses shards with scrapes).
+// counts.one_token (output tokens) and counts.good (timings) are not.
+func recordsOnlyCount(metric string) bool {
+	switch metric {
+	case "counts.sent", "counts.ok", "counts.error", "counts.timeout", "counts.cancelled", "counts.rejected",
+		"counts.warmup", "counts.ok_no_content", "counts.not_sent":
+		return true
+	}
+	return false
 }

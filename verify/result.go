@@ -103,6 +103,10 @@ type Result struct {
 	// generator-limited, …), claimed or not; nil when the claim checker
 	// does not report flags or the records were not replayed.
 	Flagged []schema.PointFlags `json:"flaggedPoints,omitempty"`
+	// counterCells are the point × repeat pairs whose compared engine
+	// counters went down between their scrapes (checkServerState), with
+	// the reason: their claims are UNVERIFIED.
+	counterCells []schema.CellReason
 }
 
 // setFlagged records the replay's flagged points; for a run without

@@ -12,7 +12,8 @@ import (
 // validate makes on a run directory: every stored scrape present, of its
 // sha256 and parsable; a measured fresh start's counters and uptime
 // re-derived from its scrape), and lists the declared server-state facts
-// as unverified warnings. (Schema validation already ties an empty cache
+// as unverified warnings; the point × repeat pairs whose compared counters
+// went down are kept for checkClaims, which turns their claims UNVERIFIED. (Schema validation already ties an empty cache
 // of source reset to a recorded successful reset that started after
 // every earlier request ended and ended before the point's first
 // request.)
@@ -31,7 +32,19 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 		errs = append(errs, errors.New(p.String()))
 	}
 	for _, n := range notes {
-		res.Warnings = append(res.Warnings, "UNVERIFIED "+n)
+		res.Warnings = append(res.Warnings, "UNVERIFIED "+n.Reason)
 	}
+	res.counterCells = notes
 	return errors.Join(errs...)
+}
+
+// checkServerStateBeforeClaims runs checkServerState when the content was
+// checked and consistent, before the claims are: a point × repeat whose
+// compared counters went down leaves its claims UNVERIFIED. Its error is
+// reported after the claims, in the order of the checks.
+func checkServerStateBeforeClaims(b *artifact.Bundle, res *Result, skipContent bool) error {
+	if c := res.check(CheckConsistency); !skipContent && c.Status == StatusPassed {
+		return checkServerState(b, res)
+	}
+	return nil
 }

@@ -270,6 +270,9 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 
+	// The server's state before the claims (its failure is reported after them).
+	serverErr := checkServerStateBeforeClaims(b, res, skipContent)
+
 	// 11. Recompute the claims.
 	switch {
 	case skipContent:
@@ -288,7 +291,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		r := claims.wait()
 		claims = nil
 		res.setFlagged(r.flags, r.err, false)
-		if ce := v.checkClaims(res, r.checks, r.err, p.RequireRecomputable); ce != nil {
+		if ce := v.checkClaims(res, r.checks, r.err, p.RequireRecomputable, b.Manifest().Shards != nil); ce != nil {
 			failed(ce)
 		}
 	}
@@ -296,11 +299,8 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return res, ctx.Err()
 	}
 
-	// The server's state: measured facts against their evidence.
-	if c := res.check(CheckConsistency); !skipContent && c.Status == StatusPassed {
-		if err := checkServerState(b, res); err != nil {
-			failed(res.fail(CheckConsistency, "manifest server-metrics evidence", err))
-		}
+	if serverErr != nil {
+		failed(res.fail(CheckConsistency, "manifest server-metrics evidence", serverErr))
 	}
 
 	// 12. The pre-registered plan; 13. reviewer attestations.
