@@ -45,6 +45,8 @@ type RecordChecker struct {
 	// stored).
 	tokensPerChunk bool
 	chunksUsable   bool
+	// sim is what the in-process simulator guarantees of an ok record.
+	sim simTokens
 	// maxTokens is decoding.max_tokens when output_tokens are the
 	// server's count (or a count of content chunks, each carrying at
 	// least one token), which never exceeds it; else 0 (no bound).
@@ -228,6 +230,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 				}
 			}
 		}
+		c.sim = newSimTokens(m)
 		c.tokensPerChunk = pv.Field(FieldChunks).Status == FieldMeasured && pv.Field(FieldOutputTokens).Status == FieldMeasured &&
 			(m.Client.TokenCounts == "server-usage" || m.Client.TokenCounts == "chunk-count-estimate")
 	}
@@ -459,7 +462,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 			add("chunks_ns", "a rejected record must have no chunks")
 		}
 	}
-	c.checkTimeout(rec, add)
+	c.checkEnd(rec, add)
 }
 
 // checkTimeout checks that a record's status agrees with its own times

@@ -211,3 +211,51 @@ func TestWarmCacheForgedColdWithAFakeRestartIsUnverified(t *testing.T) {
 		t.Fatalf("no claim on point %s", warm)
 	}
 }
+
+// TestTokensMovedBetweenRecordsOfASimulatorRun: against the in-process
+// simulator (--simulate), one ok record cut to its first and last chunk
+// and 2 output tokens, its other tokens given to another record (the
+// total kept, so the engine's counter agrees): before, it validated, and
+// the run's tpot moved with every claim MATCHED. The cut record is under
+// decoding.min_tokens; the raised one holds more tokens than chunks,
+// and the simulator sends one token per chunk. (Items and max_tokens say
+// 32, min_tokens 16, as a forger edits them.)
+func TestTokensMovedBetweenRecordsOfASimulatorRun(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 2, Requests: 10}}, Seed: 7, InputTokens: 32, OutputTokens: 16}
+	fr := captureFlavor(t, plan, 0.01, simulator.FlavorVLLM, true, nil)
+	fr.m.Client.CommandLine = []string{"benchseal", "capture", "--simulate=true"}
+	if fr.m.Decoding.MinTokens != 16 {
+		t.Fatalf("fixture: decoding.min_tokens %d", fr.m.Decoding.MinTokens)
+	}
+	fr.write(t)
+	wantVerified(t, fr)
+	var ok []*schema.Record
+	for _, r := range fr.recs {
+		if r.Status == schema.StatusOK && r.Phase == schema.PhaseMeasure && len(r.ChunksNS) == int(r.OutputTokens) {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) < 2 {
+		t.Fatal("fixture: fewer than 2 ok records")
+	}
+	// The items, the point, max_tokens and the workload say 32, so the
+	// raised record stays under its item's length; min_tokens stays 16.
+	fr.editWorkload(t, func(item map[string]any) { item["output_tokens"] = 32 })
+	fr.m.Decoding.MaxTokens, fr.m.Load.Points[0].OutputTokens = 32, 32
+	if w := fr.m.Workload.OutputTokens; w != nil {
+		w.Min, w.Max, w.Mean = 32, 32, 32
+	}
+	cut, raised := ok[0], ok[1]
+	moved := cut.OutputTokens - 2
+	cut.ChunksNS = []int64{cut.ChunksNS[0], cut.ChunksNS[len(cut.ChunksNS)-1]}
+	cut.OutputTokens, cut.ChunkTokens = 2, nil
+	raised.OutputTokens += moved
+	raised.ChunkTokens = nil
+	fr.write(t)
+	err := validateRun(fr.dir)
+	for _, want := range []string{"is 2, fewer than decoding.min_tokens 16", "one token per chunk"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("validate: want %q, got %v", want, err)
+		}
+	}
+}
