@@ -16,7 +16,6 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
-	"github.com/benchseal/benchseal/plan"
 	preplan "github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/redact"
 	"github.com/benchseal/benchseal/schema"
@@ -406,7 +405,7 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		return fmt.Errorf("%w; %s is kept, marked incomplete", err, res.Dir)
 	}
 	if err != nil {
-		if errors.Is(err, plan.ErrPlan) {
+		if errors.Is(err, preplan.ErrPlan) {
 			return usagef("%v", err)
 		}
 		return err
