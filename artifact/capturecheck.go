@@ -43,9 +43,15 @@ func (e *CapturedRunError) Error() string {
 	return b.String()
 }
 
-// upperBoundMark is what checkServerCounters says of a counter that rose
-// above what the run sent ("the engine would have counted at most N").
-const upperBoundMark = "would have counted at most"
+// countedPhrase and upperBoundVerb make checkServerCounters' message for a
+// request counter that rose above what the run sent, and upperBoundMark
+// the words built from it that CheckCapturedRun looks for: one phrase,
+// stated once, so the message and its detection cannot drift apart.
+const (
+	countedPhrase  = "would have counted"
+	upperBoundVerb = "at most"
+	upperBoundMark = countedPhrase + " " + upperBoundVerb
+)
 
 // CheckCapturedRun checks the run directory a capture just wrote as pack
 // will (the records, then the stored scrapes against them), so that a

@@ -92,7 +92,7 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 		}
 		say := func(d servermetrics.CounterDelta, verb string, records string, need float64) {
 			out = append(out, schema.Problem{File: file, Field: field, Message: fmt.Sprintf(
-				"point %q repeat %d: the engine's %s rose by %s between the scrape before the point (server_metrics.scrapes[%d]) and this scrape %s it, but the records hold %s %s: the engine would have counted %s %s",
+				"point %q repeat %d: the engine's %s rose by %s between the scrape before the point (server_metrics.scrapes[%d]) and this scrape %s it, but the records hold %s %s: the engine "+countedPhrase+" %s %s",
 				t.Point, t.Repeat, d.Metric, num(d.Delta), t.Before, when, records, by, verb, num(need))})
 		}
 		if d, ok := rise[servermetrics.RoleRequestSuccess]; ok {
@@ -101,7 +101,7 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 			}
 			if t.After && t.Elsewhere >= 0 && !fallback[servermetrics.RoleRequestSuccess] {
 				if most := float64(t.Sent + t.Elsewhere); d.Delta > most {
-					say(d, "at most", fmt.Sprintf("%d requests in all (any status; %d more allowed for the preflight probe, requests of the phase before not yet counted and requests given up on earlier)", t.Sent, t.Elsewhere), most)
+					say(d, upperBoundVerb, fmt.Sprintf("%d requests in all (any status; %d more allowed for the preflight probe, requests of the phase before not yet counted and requests given up on earlier)", t.Sent, t.Elsewhere), most)
 				}
 			}
 		}
