@@ -29,8 +29,11 @@ type ParseFunc func(files []ingest.File) (*ingest.Result, error)
 
 // Importer describes one tool's importer.
 type Importer struct {
-	// Tool is the name used on the command line and in claims.
+	// Tool is the name used on the command line and in claims: Peer.Name.
 	Tool string
+	// Peer is the tool's registration, which its replay definitions
+	// point to as well.
+	Peer *schema.PeerTool
 	// Files describes the files the importer takes.
 	Files string
 	// Parse returns every record in memory (tests, small inputs).
@@ -38,26 +41,31 @@ type Importer struct {
 	// Stream passes each record on as it is built; Import and verify's
 	// re-derivation use it.
 	Stream ingest.StreamFunc
+
+	// parser is the tool package's own parse or stream function, by
+	// which the contract tests find the package (and its fuzz target).
+	parser any
 }
 
 // streamed is the importer of a tool whose parser emits records as it
 // reads them.
-func streamed(tool, files string, stream ingest.StreamFunc) Importer {
-	stream = checked(tool, stream)
-	return Importer{tool, files, func(f []ingest.File) (*ingest.Result, error) { return ingest.Collect(stream, f) }, stream}
+func streamed(peer *schema.PeerTool, files string, stream ingest.StreamFunc) Importer {
+	inner := stream
+	stream = checked(peer.Name, stream)
+	return Importer{Tool: peer.Name, Peer: peer, Files: files, Parse: func(f []ingest.File) (*ingest.Result, error) { return ingest.Collect(stream, f) }, Stream: stream, parser: inner}
 }
 
 // inMemory is the importer of a tool whose input cannot be read element
 // by element: the records are built in memory, then written.
-func inMemory(tool, files string, parse ParseFunc) Importer {
+func inMemory(peer *schema.PeerTool, files string, parse ParseFunc) Importer {
 	inner := parse
 	parse = func(f []ingest.File) (*ingest.Result, error) {
-		if err := checkTool(tool, f); err != nil {
+		if err := checkTool(peer.Name, f); err != nil {
 			return nil, err
 		}
 		return inner(f)
 	}
-	return Importer{tool, files, parse, ingest.Stream(parse)}
+	return Importer{Tool: peer.Name, Peer: peer, Files: files, Parse: parse, Stream: ingest.Stream(parse), parser: inner}
 }
 
 // checked is stream after checkTool: a file of another tool gets one
@@ -71,16 +79,28 @@ func checked(tool string, stream ingest.StreamFunc) ingest.StreamFunc {
 	}
 }
 
-var registry = map[string]Importer{
-	aiperf.Tool:        streamed(aiperf.Tool, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Stream),
-	genaiperf.Tool:     streamed(genaiperf.Tool, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Stream),
-	vllm.Tool:          inMemory(vllm.Tool, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
-	sglang.Tool:        streamed(sglang.Tool, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Stream),
-	guidellm.Tool:      streamed(guidellm.Tool, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Stream),
-	llmperf.Tool:       streamed(llmperf.Tool, "*_individual_responses.json [*_summary.json]", llmperf.Stream),
-	inferenceperf.Tool: streamed(inferenceperf.Tool, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Stream),
-	mlperf.Tool:        inMemory(mlperf.Tool, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse),
+// importers lists every tool's importer, each by its registration
+// (schema.PeerTools lists the same tools; TestEveryPeerToolIsComplete
+// fails when one lacks its importer).
+var importers = []Importer{
+	streamed(schema.AIPerf, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Stream),
+	streamed(schema.GenAIPerf, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Stream),
+	inMemory(schema.VLLM, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
+	streamed(schema.SGLang, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Stream),
+	streamed(schema.GuideLLM, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Stream),
+	streamed(schema.LLMPerf, "*_individual_responses.json [*_summary.json]", llmperf.Stream),
+	streamed(schema.InferencePerf, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Stream),
+	inMemory(schema.MLPerf, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse),
 }
+
+// registry is importers by tool name.
+var registry = func() map[string]Importer {
+	out := make(map[string]Importer, len(importers))
+	for _, im := range importers {
+		out[im.Tool] = im
+	}
+	return out
+}()
 
 // Lookup returns the importer of tool, whose name is matched without
 // regard to case (as replay --definitions matches its names).

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -11,13 +12,16 @@ import (
 // record quantity a metric reads, what the tool measured, and that the
 // placeholders (LLMPerf's sent_ns = 0, SGLang's requests all at the
 // point's start, GuideLLM's and LLMPerf's two-chunk series) are absent.
+// provenanceCase is one tool's row: want maps a quantity to its status;
+// windows is the number of tool windows expected.
+type provenanceCase struct {
+	tool    string
+	want    map[string]string
+	windows int
+}
+
 func TestEveryImporterDeclaresWhatItInvents(t *testing.T) {
-	// want: quantity → status; windows: tool windows expected.
-	tests := []struct {
-		tool    string
-		want    map[string]string
-		windows int
-	}{
+	tests := []provenanceCase{
 		{"llmperf", map[string]string{schema.FieldSent: schema.FieldAbsent, schema.FieldChunks: schema.FieldAbsent, schema.FieldFirstChunk: schema.FieldMeasured, schema.FieldLastChunk: schema.FieldDerived, schema.FieldOutputTokens: schema.FieldDerived}, 1},
 		{"sglang", map[string]string{schema.FieldSent: schema.FieldAbsent, schema.FieldChunks: schema.FieldDerived, schema.FieldFirstChunk: schema.FieldMeasured, schema.FieldOutputTokens: schema.FieldMeasured}, 2},
 		{"vllm", map[string]string{schema.FieldSent: schema.FieldAbsent, schema.FieldChunks: schema.FieldDerived, schema.FieldFirstChunk: schema.FieldMeasured}, 1},
@@ -29,6 +33,11 @@ func TestEveryImporterDeclaresWhatItInvents(t *testing.T) {
 	// The quantities a canonical metric reads: every importer of records
 	// must state them explicitly.
 	must := []string{schema.FieldSent, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldChunks, schema.FieldOutputTokens, schema.FieldInputTokens}
+	for _, pt := range schema.PeerTools {
+		if pt.Records && !slices.ContainsFunc(tests, func(tt provenanceCase) bool { return tt.tool == pt.Name }) {
+			t.Errorf("%s: no row in this test's table", pt.Name)
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
 			rd := importFixture(t, tt.tool)

@@ -12,17 +12,15 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// fixtures lists, per tool, the fixture files of one import.
-var fixtures = map[string][]string{
-	"aiperf":         {"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"},
-	"genai-perf":     {"profile_export.json", "profile_export_genai_perf.json"},
-	"vllm":           {"lambdalabs_llama3_8b_h100_prompt10.json"},
-	"sglang":         {"sglang_0101_12_256_64.jsonl"},
-	"guidellm":       {"qwen3_4b_concurrent_benchmarks.json"},
-	"llmperf":        {"groq_70b_individual_responses.json", "groq_70b_summary.json"},
-	"inference-perf": {"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"},
-	"mlperf":         {"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"},
-}
+// fixtures lists, per tool, the fixture files of one import: each tool's
+// registration (schema.PeerTool.Fixture).
+var fixtures = func() map[string][]string {
+	out := map[string][]string{}
+	for _, pt := range schema.PeerTools {
+		out[pt.Name] = pt.Fixture
+	}
+	return out
+}()
 
 func TestEveryToolHasAFixture(t *testing.T) {
 	for _, tool := range Tools() {

@@ -10,7 +10,7 @@ import (
 // aiperfDef is NVIDIA AIPerf's definitions (github.com/ai-dynamo/aiperf;
 // docs/replay.md, "Peer definitions", gives each formula).
 var aiperfDef = &aiperfDefinition{info: info{
-	name:    "aiperf",
+	tool:    schema.AIPerf,
 	summary: "NVIDIA AIPerf: ITL = (latency − TTFT)/(OSL − 1) (→ tpot_ns), inter-chunk latency (→ itl_ns), numpy linear, ddof 0",
 	help: `Valid (non-error) records only. ttft = first content response − request start; request_latency = last content response −
 start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as tpot_ns); inter_chunk_latency =
@@ -22,6 +22,10 @@ wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token 
 slo_attainment = good ÷ (valid + error) records. Extra distributions from each valid record's own metric (numpy, ddof 0):
 time_to_second_token_ns (second − first response, ns), output_token_throughput_per_user (tokens/s/user),
 input_sequence_length and output_sequence_length (tokens).`,
+	meanings: map[string]string{
+		"tpot_ns": "tpot = (request latency − TTFT) ÷ (output tokens − 1), per request (AIPerf's inter_token_latency)",
+		"itl_ns":  "itl = gaps between content chunks, pooled (AIPerf's inter_chunk_latency)",
+	},
 	extras:       []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",

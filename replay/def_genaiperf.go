@@ -7,7 +7,7 @@ import "github.com/benchseal/benchseal/schema"
 // AIPerf's, read from the same per-request fields, but the ITL is always
 // recomputed and rounded to integer ns.
 var genaiPerfDef = &genaiPerfDefinition{aiperfDefinition{info: info{
-	name:    "genai-perf",
+	tool:    schema.GenAIPerf,
 	summary: "GenAI-Perf: ITL = round((latency − TTFT)/(OSL − 1)) (→ tpot_ns), numpy linear, ddof 0",
 	help: `ttft = response_timestamps[0] − timestamp; latency = last response − timestamp; inter_token_latency =
 round((latency − ttft)/(OSL − 1)) (Python round, half to even) when > 1 response and OSL > 1 (tpot_ns); duration = max last

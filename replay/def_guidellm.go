@@ -13,7 +13,7 @@ import (
 // statistics (weighted inverted-CDF percentiles, rate distributions) are
 // in guidellm.go.
 var guidellmDef = &guidellmDefinition{info{
-	name:    "guidellm",
+	tool:    schema.GuideLLM,
 	summary: "GuideLLM: ITL = (last−first token)/(n−1) weighted (→ tpot_ns), TPOT incl. TTFT (extra), inverted-CDF weighted percentiles",
 	help: `Successful requests inside the measurement window (request_end ≥ measure_start and request_start ≤ measure_end).
 ttft = first_token_iteration − request_start; request_latency = request_end − request_start; inter_token_latency =

@@ -10,7 +10,7 @@ import (
 // (github.com/kubernetes-sigs/inference-perf,
 // reportgen/base.py::summarize_requests).
 var inferencePerfDef = &inferencePerfDefinition{info{
-	name:    "inference-perf",
+	tool:    schema.InferencePerf,
 	summary: "kubernetes-sigs/inference-perf: TPOT (last−first token)/(N−1), ITL per token (intra-chunk gaps 0), numpy linear, no std",
 	help: `Successes only. ttft = first token time − start; tpot = (last token time − first token time)/(N − 1); ntpot =
 (end − start)/N (normalized_time_per_output_token_ns); itl = every

@@ -9,7 +9,7 @@ import (
 // llmperfDef is LLMPerf's definitions (github.com/ray-project/llmperf,
 // token_benchmark_ray.py).
 var llmperfDef = &llmperfDefinition{info{
-	name:    "llmperf",
+	tool:    schema.LLMPerf,
 	summary: "LLMPerf: ITL = Σ gaps incl. TTFT ÷ tokens (extra inter_token_latency_ns), pandas linear percentiles, std ddof 1",
 	help: `Rows without error_code only. ttft = ttft_s; e2e = end_to_end_latency_s; inter_token_latency = inter_token_latency_s
 (LLMPerf's: Σ chunk gaps including TTFT ÷ output tokens, ≈ e2e/n) as inter_token_latency_ns; no TPOT, no chunk-gap ITL.

@@ -11,7 +11,7 @@ import (
 // loadgen/); its server-scenario validity check is in
 // mlperf.go.
 var mlperfDef = &mlperfDefinition{info{
-	name:    "mlperf",
+	tool:    schema.MLPerf,
 	summary: "MLPerf LoadGen: TTFT from scheduled time, TPOT truncated to int ns, percentile sorted[⌊n·p⌋], no stddev",
 	help: `ttft = first token − scheduled time (actual send when unscheduled); latency = last token − scheduled; tpot =
 (latency − ttft)/(n − 1) truncated to integer ns; percentile = sorted[⌊n·p⌋] (p as a double, as LoadGen); mean = integer sum

@@ -7,7 +7,7 @@ import "github.com/benchseal/benchseal/schema"
 // (vllmRules). SGLang has no goodput (PR sgl-project/sglang#5495 was not
 // merged); goodput here follows vLLM's rule.
 var sglangDef = &vllmDefinition{info{
-	name:    "sglang",
+	tool:    schema.SGLang,
 	summary: "SGLang bench_serving: as vLLM (TPOT per request, ITL pooled per chunk), numpy linear, ddof 0",
 	help: `As vllm: successful requests only; tpot = (latency − ttft)/(output_len − 1) for output_len > 1; itl pooled per chunk;
 duration = orig "duration" (s) else max(end_ns) − min(sent_ns); numpy linear percentiles, mean, std ddof 0. SGLang has no

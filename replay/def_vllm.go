@@ -10,7 +10,7 @@ import (
 // vllmDef is vLLM bench serve's definitions (github.com/vllm-project/vllm,
 // vllm/benchmarks/serve.py; before it benchmarks/benchmark_serving.py).
 var vllmDef = &vllmDefinition{info{
-	name:    "vllm",
+	tool:    schema.VLLM,
 	summary: "vLLM bench serve: TPOT (latency−ttft)/(n−1), ITL pooled per chunk, duration = harness wall clock, numpy linear, ddof 0",
 	help: `Successful requests only. ttft = first SSE chunk − send; e2el = latency: orig latency, else end_ns − sent_ns (to the
 end of the stream, as vLLM's 2024 benchmark_serving and SGLang; null when end_ns was not measured); tpot = (latency −
@@ -19,14 +19,18 @@ clock, carried on records) else max(end_ns) − min(sent_ns). request_goodput co
 one-token answer has tpot 0 for goodput (one_token pass, whatever the SLO states). numpy linear percentiles, np.mean, np.std
 (ddof 0) in float64 seconds, reported ×10⁹ in ns. orig (read only in a vLLM import): ttft (s), itl [s], latency (s,
 optional), output_len, input_len, success/error.`,
-	aliases:      map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_token_throughput": "total_token_throughput", "request_goodput": "goodput"},
+	aliases: map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_token_throughput": "total_token_throughput", "request_goodput": "goodput"},
+	meanings: map[string]string{
+		"tpot_ns": "tpot = (latency − ttft) ÷ (output tokens − 1), per request, latency to the end of the stream (vLLM's TPOT)",
+		"itl_ns":  "itl = every gap between content chunks, pooled (vLLM's ITL)",
+	},
 	oneToken:     schema.OneTokenPass,
 	oneTokenRule: `vLLM gives a one-token answer tpot 0 for goodput ("if output_len <= 1, we regard tpot as 0 for goodput"), so it passes a TPOT limit`,
 }}
 
 type vllmDefinition struct{ info }
 
-func (d *vllmDefinition) peerRules() peerRules { return &vllmRules{name: d.name} }
+func (d *vllmDefinition) peerRules() peerRules { return &vllmRules{name: d.Name()} }
 
 // vllmRules are vLLM's calculate_metrics, which SGLang's bench_serving
 // was adapted from (clients.md §1.4) and shares.

@@ -20,8 +20,16 @@ import (
 // Only this package implements Definition: the rules work on the replay
 // engine's accumulators.
 type Definition interface {
-	// Name is the name --definitions and claims.json use.
+	// Name is the name --definitions and claims.json use: the peer
+	// tool's name (Tool().Name), or "benchseal".
 	Name() string
+	// Tool is the peer tool whose definitions these are, the same value
+	// its importer points to; nil for benchseal's own.
+	Tool() *schema.PeerTool
+	// Meanings say what tpot_ns and itl_ns mean under these
+	// definitions, in the tool's own formula; nil where the tool has
+	// none of its own (benchseal's meanings then apply).
+	Meanings() map[string]string
 	// Summary is a one-line description; Help the full definition text
 	// (used by benchseal replay --help and docs/cli).
 	Summary() string
@@ -75,16 +83,28 @@ func Definitions() []Definition { return slices.Clone(registry) }
 
 // info is the descriptive part every Definition shares.
 type info struct {
+	// tool is the peer tool's registration, which names the
+	// definitions; nil for benchseal's, named by name.
+	tool                *schema.PeerTool
 	name, summary, help string
-	aliases             map[string]string
-	notes               []string
-	extras              []string
+	// meanings say what tpot_ns and itl_ns mean in the tool's formula.
+	meanings map[string]string
+	aliases  map[string]string
+	notes    []string
+	extras   []string
 	// oneToken is the tool's fixed one-token policy ("" follows the
 	// SLO's), oneTokenRule the tool's rule in words.
 	oneToken, oneTokenRule string
 }
 
-func (i *info) Name() string                                  { return i.name }
+func (i *info) Name() string {
+	if i.tool != nil {
+		return i.tool.Name
+	}
+	return i.name
+}
+func (i *info) Tool() *schema.PeerTool                        { return i.tool }
+func (i *info) Meanings() map[string]string                   { return i.meanings }
 func (i *info) Summary() string                               { return i.summary }
 func (i *info) Help() string                                  { return i.help }
 func (i *info) Aliases() map[string]string                    { return i.aliases }

@@ -127,19 +127,19 @@ var versions = func() []Version {
 	}
 	for _, d := range registry[1:] {
 		changed, why := peerChanged, peerWhy
-		switch d.Name() {
-		case "mlperf":
+		switch d.Tool() {
+		case schema.MLPerf:
 			// The --mlperf validity check (under any definitions),
 			// whose values no claims file holds: listed for the reader.
 			changed += "; the --mlperf validity check counts every issued query in the p99 and the overlatency counts, a failed one as +inf (no claims file holds its values)"
 			why += "; failed queries were left out of the check's p99"
 		}
 		first := Version{Name: d.Name() + "/" + firstRelease, Definitions: d.Name(), Since: "2a73a39"}
-		switch d.Name() {
-		case "vllm", "sglang":
+		switch d.Tool() {
+		case schema.VLLM, schema.SGLang:
 			first.Kept, first.rules = true, versionRules{latencyToLastChunk: true}
 			changed, why = latencyChanged+"; "+changed, latencyWhy+"; "+why
-		case "guidellm":
+		case schema.GuideLLM:
 			first.Kept, first.rules = true, versionRules{tokensAtLastChunk: true}
 			changed, why = tokensChanged+"; "+changed, tokensWhy+"; "+why
 		}

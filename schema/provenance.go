@@ -182,17 +182,16 @@ func (m *Manifest) Imported() bool {
 	return m.Evidence == EvidenceImported || m.Source != nil
 }
 
-// toolWindowRates maps a source tool whose stored windows (ToolWindow) are
-// not a time it measured but the quotient of a count and a rate it
-// reports to that rate. LLMPerf stores no run start/end; its window is
-// results_num_completed_requests ÷ results_num_completed_requests_per_min
-// × 60 s.
-var toolWindowRates = map[string]string{
-	"llmperf": "results_num_completed_requests_per_min",
-}
-
 // ToolWindowFromRate returns the reported rate a tool's stored windows are
-// derived from ("" when they are a time the tool measured). A rate
+// derived from ("" when they are a time the tool measured, or the tool is
+// not a peer tool's canonical name): PeerTool.WindowFromRate. A rate
 // recomputed over such a window restates the tool's own rate, so it checks
 // no claim on a rate.
-func ToolWindowFromRate(tool string) string { return toolWindowRates[tool] }
+func ToolWindowFromRate(tool string) string {
+	for _, t := range PeerTools {
+		if t.Name == tool {
+			return t.WindowFromRate
+		}
+	}
+	return ""
+}

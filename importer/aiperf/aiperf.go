@@ -9,8 +9,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "aiperf"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.AIPerf.
+var Tool = schema.AIPerf.Name
 
 // PointName is the load point of an AIPerf import when the summary states
 // no load; otherwise the point is named after its concurrency or rate.

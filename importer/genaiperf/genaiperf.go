@@ -5,10 +5,12 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "genai-perf"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.GenAIPerf.
+var Tool = schema.GenAIPerf.Name
 
 // Export is profile_export.json.
 type Export struct {

@@ -11,8 +11,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "guidellm"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.GuideLLM.
+var Tool = schema.GuideLLM.Name
 
 // Report is a parsed benchmarks.json.
 type Report struct {

@@ -14,8 +14,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "inference-perf"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.InferencePerf.
+var Tool = schema.InferencePerf.Name
 
 // Request is one entry of per_request_lifecycle_metrics.json as
 // inference-perf's reportgen writes it ({start_time, end_time, request,

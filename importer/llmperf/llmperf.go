@@ -11,8 +11,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "llmperf"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.LLMPerf.
+var Tool = schema.LLMPerf.Name
 
 // Response is one entry of *_individual_responses.json.
 type Response struct {

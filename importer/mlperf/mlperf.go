@@ -14,8 +14,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name.
-const Tool = "mlperf"
+// Tool is the importer's tool name: the name of its registration,
+// schema.MLPerf.
+var Tool = schema.MLPerf.Name
 
 // Summary is mlperf_log_summary.txt as "key : value" pairs, in order.
 type Summary struct {

@@ -12,8 +12,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "sglang"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.SGLang.
+var Tool = schema.SGLang.Name
 
 // Run is one line of the output file.
 type Run struct {

@@ -12,8 +12,9 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Tool is the importer's tool name, also the claims' definitions.
-const Tool = "vllm"
+// Tool is the importer's tool name, also the claims' definitions: the
+// name of its registration, schema.VLLM.
+var Tool = schema.VLLM.Name
 
 // Result is one parsed vLLM result file.
 type Result struct {

@@ -17,24 +17,12 @@ var Meanings = map[string]string{
 	"itl_ns":  "itl = gaps between content chunks, pooled, as vLLM/SGLang mean it",
 }
 
-// peerMeanings are tpot and itl under a peer tool's definitions (the
-// name replay.Result.Definitions gives), in that tool's own formula.
-var peerMeanings = map[string]map[string]string{
-	"vllm": {
-		"tpot_ns": "tpot = (latency − ttft) ÷ (output tokens − 1), per request, latency to the end of the stream (vLLM's TPOT)",
-		"itl_ns":  "itl = every gap between content chunks, pooled (vLLM's ITL)",
-	},
-	"aiperf": {
-		"tpot_ns": "tpot = (request latency − TTFT) ÷ (output tokens − 1), per request (AIPerf's inter_token_latency)",
-		"itl_ns":  "itl = gaps between content chunks, pooled (AIPerf's inter_chunk_latency)",
-	},
-}
-
 // MeaningsFor says what tpot and itl mean under the named definitions:
-// the peer tool's own formula where it has one, benchseal's otherwise.
+// the peer tool's own formula where it has one (replay's
+// Definition.Meanings), benchseal's otherwise.
 func MeaningsFor(definitions string) map[string]string {
-	if m, ok := peerMeanings[definitions]; ok {
-		return m
+	if d, err := replay.LookupDefinition(definitions); err == nil && d.Meanings() != nil {
+		return d.Meanings()
 	}
 	return Meanings
 }

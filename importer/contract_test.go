@@ -1,0 +1,151 @@
+package importer
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+)
+
+const module = "github.com/benchseal/benchseal/"
+
+// TestEveryPeerToolIsComplete walks the registration (schema.PeerTools)
+// and fails for a tool that lacks any part of it: its importer and its
+// replay definitions, both pointing to the same registration; its real
+// fixture; its importer package's tests and fuzz target; its rows in the
+// per-tool tables of this package's tests.
+func TestEveryPeerToolIsComplete(t *testing.T) {
+	if len(importers) != len(schema.PeerTools) {
+		t.Errorf("%d importers for %d peer tools", len(importers), len(schema.PeerTools))
+	}
+	for _, pt := range schema.PeerTools {
+		t.Run(pt.Name, func(t *testing.T) {
+			im, ok := Lookup(pt.Name)
+			if !ok || im.Peer != pt {
+				t.Errorf("no importer registered with schema's %s (importer.importers)", pt.Name)
+			} else {
+				checkPackageTests(t, im)
+			}
+			if d, err := replay.LookupDefinition(pt.Name); err != nil || d.Tool() != pt {
+				t.Errorf("no replay definitions pointing to schema's %s (replay's registry, def_TOOL.go): %v", pt.Name, err)
+			}
+			checkFixture(t, pt)
+			if !pt.Records {
+				return
+			}
+			if _, ok := failedFirst[pt.Name]; !ok {
+				t.Errorf("no failed-first input in failedfirst_test.go")
+			}
+			listed := false
+			for _, c := range canonicalVersusTool {
+				listed = listed || c.tool == pt.Name
+			}
+			if !listed {
+				t.Errorf("no row in canonicalVersusTool (canonical_test.go)")
+			}
+		})
+	}
+	for _, d := range replay.Definitions() {
+		if pt := d.Tool(); pt != nil {
+			if got, ok := schema.LookupPeerTool(pt.Name); !ok || got != pt {
+				t.Errorf("definitions %s point to a tool not in schema.PeerTools", d.Name())
+			}
+		} else if d.Name() != "benchseal" {
+			t.Errorf("definitions %s point to no peer tool", d.Name())
+		}
+	}
+}
+
+// checkFixture: the tool's registration names the files of one real
+// import, each under testdata/fixtures/TOOL, and testdata/README.md says
+// where that directory came from.
+func checkFixture(t *testing.T, pt *schema.PeerTool) {
+	t.Helper()
+	if len(pt.Fixture) == 0 {
+		t.Errorf("schema.%s names no fixture files", pt.Name)
+	}
+	for _, n := range pt.Fixture {
+		if st, err := os.Stat(filepath.Join(importtest.FixtureDir(pt.Name), n)); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("fixture %s: %v", n, err)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(importtest.Root(), "testdata", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`"+pt.Name+"/`") {
+		t.Errorf("testdata/README.md does not name `%s/` (where the fixture came from)", pt.Name)
+	}
+}
+
+// checkPackageTests: the importer's own package (found from its parser
+// function, not from a name) has a test and a fuzz target of its parser.
+func checkPackageTests(t *testing.T, im Importer) {
+	t.Helper()
+	fn := runtime.FuncForPC(reflect.ValueOf(im.parser).Pointer()).Name()
+	pkg := fn[:strings.LastIndex(fn, ".")]
+	if !strings.HasPrefix(pkg, module+"importer/") {
+		t.Fatalf("%s's parser %s is not in an importer package", im.Tool, fn)
+	}
+	dir := filepath.Join(importtest.Root(), filepath.FromSlash(strings.TrimPrefix(pkg, module)))
+	tests, fuzz := testFuncs(t, dir)
+	if len(tests) == 0 {
+		t.Errorf("%s has no Test function", pkg)
+	}
+	if len(fuzz) == 0 {
+		t.Errorf("%s has no Fuzz target (every parser of untrusted input has one)", pkg)
+	}
+}
+
+// testFuncs returns the names of the Test and Fuzz functions in dir's
+// _test.go files.
+func testFuncs(t *testing.T, dir string) (tests, fuzz []string) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, n := range names {
+		f, err := parser.ParseFile(fset, n, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || fd.Type.Params.NumFields() != 1 {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(fd.Name.Name, "Test") && isTestingParam(fd, "T"):
+				tests = append(tests, fd.Name.Name)
+			case strings.HasPrefix(fd.Name.Name, "Fuzz") && isTestingParam(fd, "F"):
+				fuzz = append(fuzz, fd.Name.Name)
+			}
+		}
+	}
+	return tests, fuzz
+}
+
+// isTestingParam reports whether fd's one parameter is *testing.<typ>.
+func isTestingParam(fd *ast.FuncDecl, typ string) bool {
+	star, ok := fd.Type.Params.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == "testing" && sel.Sel.Name == typ
+}

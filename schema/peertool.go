@@ -1,0 +1,67 @@
+package schema
+
+import "strings"
+
+// A PeerTool is the one registration of a peer benchmark tool: the facts
+// about it that hold whichever package reads them. The tool's importer
+// (importer.Importer.Tool) and its metric definitions (replay's
+// Definition.Tool) point to the same *PeerTool value, so nothing joins
+// them by an equal string; the contract tests in importer walk PeerTools
+// and fail when a tool lacks its importer, definitions, fixture, fuzz
+// target or a row of a per-tool test table.
+type PeerTool struct {
+	// Name is the tool's name on the command line (import TOOL,
+	// --definitions), in manifest source.tool and in claims.
+	Name string
+	// WindowFromRate names the reported rate the tool's stored windows
+	// (ToolWindow) are derived from, "" when they are a time the tool
+	// measured: such a window is a count ÷ that rate, so a rate
+	// recomputed over it restates the tool's own rate and checks nothing.
+	WindowFromRate string
+	// Records is false for a tool whose import references external
+	// evidence without per-request records (MLPerf's logs).
+	Records bool
+	// Fixture lists the files of one import of a real output of the
+	// tool, relative to testdata/fixtures/Name (testdata/README.md says
+	// where each came from).
+	Fixture []string
+}
+
+// The peer tools benchseal imports and whose metric definitions replay
+// reproduces.
+var (
+	AIPerf = &PeerTool{Name: "aiperf", Records: true,
+		Fixture: []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"}}
+	GenAIPerf = &PeerTool{Name: "genai-perf", Records: true,
+		Fixture: []string{"profile_export.json", "profile_export_genai_perf.json"}}
+	VLLM = &PeerTool{Name: "vllm", Records: true,
+		Fixture: []string{"lambdalabs_llama3_8b_h100_prompt10.json"}}
+	SGLang = &PeerTool{Name: "sglang", Records: true,
+		Fixture: []string{"sglang_0101_12_256_64.jsonl"}}
+	GuideLLM = &PeerTool{Name: "guidellm", Records: true,
+		Fixture: []string{"qwen3_4b_concurrent_benchmarks.json"}}
+	// LLMPerf stores no run start or end; its window is
+	// results_num_completed_requests ÷ results_num_completed_requests_per_min
+	// × 60 s.
+	LLMPerf = &PeerTool{Name: "llmperf", Records: true, WindowFromRate: "results_num_completed_requests_per_min",
+		Fixture: []string{"groq_70b_individual_responses.json", "groq_70b_summary.json"}}
+	InferencePerf = &PeerTool{Name: "inference-perf", Records: true,
+		Fixture: []string{"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"}}
+	MLPerf = &PeerTool{Name: "mlperf",
+		Fixture: []string{"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"}}
+)
+
+// PeerTools lists every peer tool. Adding one means a value above and a
+// line here; the contract tests then name what else it lacks.
+var PeerTools = []*PeerTool{AIPerf, GenAIPerf, VLLM, SGLang, GuideLLM, LLMPerf, InferencePerf, MLPerf}
+
+// LookupPeerTool returns the peer tool of a name (manifest source.tool,
+// a command line's tool), matched without regard to case.
+func LookupPeerTool(name string) (*PeerTool, bool) {
+	for _, t := range PeerTools {
+		if t.Name == strings.ToLower(name) {
+			return t, true
+		}
+	}
+	return nil, false
+}
