@@ -239,7 +239,7 @@ func residuals(xs []float64) []float64 {
 	n := len(s)
 	med := s[n/2]
 	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
+		med = float64((s[n/2-1] + s[n/2]) / 2)
 	}
 	for i := range s {
 		s[i] -= med
@@ -254,7 +254,7 @@ func hazenQuantiles(sorted []float64, n int) []float64 {
 	k := len(sorted)
 	out := make([]float64, n)
 	for i := range out {
-		pos := (float64(i)+0.5)/float64(n)*float64(k) - 0.5
+		pos := float64((float64(i)+0.5)/float64(n)*float64(k)) - 0.5
 		pos = min(max(pos, 0), float64(k-1))
 		j := int(pos)
 		if j >= k-1 {
@@ -262,7 +262,7 @@ func hazenQuantiles(sorted []float64, n int) []float64 {
 			continue
 		}
 		f := pos - float64(j)
-		out[i] = sorted[j] + f*(sorted[j+1]-sorted[j])
+		out[i] = sorted[j] + float64(f*(sorted[j+1]-sorted[j]))
 	}
 	return out
 }
