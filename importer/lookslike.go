@@ -55,9 +55,11 @@ type formatRule struct {
 var formatRules = []formatRule{
 	// AIPerf: every profile_export.jsonl record has metadata with the
 	// request id; the summary JSON has aiperf_version, or records keyed by
-	// metric tag; the CSV lists percentiles from p1 up.
+	// metric tag; the CSV lists percentiles from p1 up; the GPU telemetry
+	// export's lines name their dcgm_url and telemetry_data.
 	{aiperf.Tool, "AIPerf output", func(s *sniff) bool {
 		return s.has("metadata.x_request_id", "metadata.credit_phase", "metadata.benchmark_phase", "aiperf_version", "records.request_latency", "records.time_to_first_token", "records.error_request_count") ||
+			s.has("dcgm_url") && s.has("telemetry_data") ||
 			bytes.HasPrefix(s.head, []byte("Metric,avg,min,max,p1,"))
 	}},
 	// GenAI-Perf: profile_export.json holds experiments; its summary holds

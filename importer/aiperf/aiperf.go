@@ -25,7 +25,9 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 
 // Stream builds an import from AIPerf files: profile_export.jsonl
 // (required), profile_export_aiperf.json (the tool's summary, turned into
-// claims) and profile_export_raw.jsonl (absolute per-chunk times). Each
+// claims), profile_export_raw.jsonl (absolute per-chunk times) and
+// gpu_telemetry_export.jsonl (the accelerators' telemetry, kept and
+// checked whole: ParseTelemetry). Each
 // file is recognised by its content. The JSON Lines files are read line
 // by line and only where each line is and when it started are kept (16
 // bytes a line); each record is rebuilt from its line and passed to emit
@@ -63,6 +65,7 @@ func stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		exp, raw *lineIndex
 		sum      *Summary
 		sumOf    string
+		tel      *Telemetry
 	)
 	for _, f := range files {
 		head := ingest.Sniff(f.Data, 4096)
@@ -71,6 +74,15 @@ func stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 			return nil, ingest.Errorf(f.Name, "empty file")
 		case bytes.HasPrefix(head, []byte("Metric,")):
 			// The CSV twin of the summary: kept as an attachment only.
+		case head[0] == '{' && IsTelemetry(f.Data):
+			if tel != nil {
+				return nil, ingest.Errorf(f.Name, "a second GPU telemetry export (first was %s)", tel.File)
+			}
+			t, err := ParseTelemetry(f.Name, f.Data)
+			if err != nil {
+				return nil, err
+			}
+			tel = t
 		case head[0] == '{' && firstLineHas(f.Data, "start_perf_ns"):
 			if raw != nil {
 				return nil, ingest.Errorf(f.Name, "a second raw export (first was %s)", raw.name)
@@ -99,13 +111,20 @@ func stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 			}
 			sum, sumOf = s, f.Name
 		default:
-			return nil, ingest.Errorf(f.Name, "not an AIPerf export (expected profile_export.jsonl, profile_export_aiperf.json or profile_export_raw.jsonl)")
+			return nil, ingest.Errorf(f.Name, "not an AIPerf export (expected profile_export.jsonl, profile_export_aiperf.json, profile_export_raw.jsonl or gpu_telemetry_export.jsonl)")
 		}
 	}
 	if exp == nil && raw == nil {
 		return nil, fmt.Errorf("import aiperf: %w: need profile_export.jsonl (or profile_export_raw.jsonl)", ingest.ErrNoFiles)
 	}
-	return build(exp, sum, sumOf, raw, emit)
+	res, err := build(exp, sum, sumOf, raw, emit)
+	if err != nil {
+		return nil, err
+	}
+	if tel != nil {
+		noteTelemetry(&res.Manifest, tel)
+	}
+	return res, nil
 }
 
 // firstLineHas reports whether the first line of data is a JSON object

@@ -1,0 +1,176 @@
+package aiperf
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/importer/internal/importtest"
+)
+
+const telemetryFixture = "run1_gpu_telemetry_export.jsonl"
+
+func TestParseTelemetryFixture(t *testing.T) {
+	f := importtest.Load(t, Tool, telemetryFixture)[0]
+	tel, err := ParseTelemetry(f.Name, f.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tel.Devices) != 2 {
+		t.Fatalf("devices = %d, want 2", len(tel.Devices))
+	}
+	d := tel.Devices[0]
+	if d.UUID != "GPU-5e1b0b1a-0c2d-4e3f-8a9b-0123456789ab" || d.Index != 0 || d.Vendor != "nvidia" || d.Source != "http://localhost:9401/metrics" || d.Hostname != "gpu-node-1" {
+		t.Errorf("device 0 = %+v", d)
+	}
+	if len(d.Samples) != 35 {
+		t.Fatalf("samples = %d, want 35", len(d.Samples))
+	}
+	s := d.Samples[0]
+	// energy_consumption 812.345678901 MJ is 812345678.901 J.
+	if s.EnergyJ == nil || *s.EnergyJ != 812345678.901 {
+		t.Errorf("energy = %v J, want 812345678.901", s.EnergyJ)
+	}
+	if s.PowerW == nil || *s.PowerW != 98 || s.UtilPct == nil || *s.UtilPct != 0 {
+		t.Errorf("power %v util %v", s.PowerW, s.UtilPct)
+	}
+	for i := 1; i < len(d.Samples); i++ {
+		if d.Samples[i].TimestampNS <= d.Samples[i-1].TimestampNS || *d.Samples[i].EnergyJ < *d.Samples[i-1].EnergyJ {
+			t.Fatalf("sample %d out of order or counter down", i)
+		}
+	}
+}
+
+func TestTelemetryLinesOutOfOrderAreSorted(t *testing.T) {
+	f := importtest.Load(t, Tool, telemetryFixture)[0]
+	lines := bytes.SplitAfter(f.Data, []byte("\n"))
+	lines[0], lines[2] = lines[2], lines[0] // device 0's first two samples swapped
+	tel, err := ParseTelemetry(f.Name, bytes.Join(lines, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tel.Devices[0].Samples
+	if s[0].Line != 3 || s[1].Line != 1 || s[0].TimestampNS >= s[1].TimestampNS {
+		t.Errorf("first samples from lines %d, %d", s[0].Line, s[1].Line)
+	}
+}
+
+func TestTelemetryAMDFields(t *testing.T) {
+	line := `{"gpu_index":0,"gpu_uuid":"0x1234","gpu_model_name":"AMD Instinct MI300X","timestamp_ns":1759522418154568925,"dcgm_url":"amdsmi://localhost","telemetry_data":{"amd_power":702.0,"amd_energy_consumption":1.5,"amd_gfx_activity":88.0,"amd_memory_used":140.2}}` + "\n"
+	tel, err := ParseTelemetry(TelemetryFile, []byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tel.Devices[0].Samples[0]
+	if tel.Devices[0].Vendor != "amd" || *s.EnergyJ != 1.5e6 || *s.PowerW != 702 || *s.UtilPct != 88 {
+		t.Errorf("amd sample %+v (vendor %s)", s, tel.Devices[0].Vendor)
+	}
+}
+
+func TestTelemetryBesideProfileExportImports(t *testing.T) {
+	files := importtest.Load(t, Tool, append(fixture, telemetryFixture)...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 100 {
+		t.Fatalf("records = %d", len(res.Records))
+	}
+	found := false
+	for _, d := range res.Manifest.Source.Derived {
+		found = found || strings.Contains(d, "imported AIPerf telemetry of 2 device(s) (2 with an energy counter, 2 with a power gauge)")
+	}
+	if !found {
+		t.Errorf("manifest does not state the telemetry: %q", res.Manifest.Source.Derived)
+	}
+	importtest.Write(t, Tool, files, res)
+}
+
+func TestBadTelemetryFails(t *testing.T) {
+	good := importtest.Load(t, Tool, telemetryFixture)[0]
+	first := string(bytes.SplitAfter(good.Data, []byte("\n"))[0])
+	for _, c := range []struct {
+		name, old, new string
+		all            bool
+		want           []string
+	}{
+		{"no uuid", `"gpu_uuid":"GPU-5e1b0b1a-0c2d-4e3f-8a9b-0123456789ab",`, ``, false, []string{":1:", "gpu_uuid", "missing"}},
+		{"empty source", `"dcgm_url":"http://localhost:9401/metrics"`, `"dcgm_url":""`, false, []string{":1:", "dcgm_url"}},
+		{"negative energy", `"energy_consumption":812.345678901`, `"energy_consumption":-812.345678901`, false, []string{":1:", "telemetry_data.energy_consumption", "non-negative"}},
+		{"fractional timestamp", `"timestamp_ns":1759522418154568925`, `"timestamp_ns":1759522418.154568925`, false, []string{":1:", "timestamp_ns", "whole number"}},
+		{"string power", `"gpu_power_usage":98.0`, `"gpu_power_usage":"98"`, false, []string{":1:", "gpu_power_usage"}},
+		{"NaN", `"gpu_power_usage":98.0`, `"gpu_power_usage":NaN`, false, []string{":1:", "NaN"}},
+		{"utilization over 100", `"gpu_utilization":0.0`, `"gpu_utilization":250.0`, false, []string{":1:", "telemetry_data.gpu_utilization", "percentage"}},
+		{"both vendors", `"gpu_power_usage":98.0`, `"gpu_power_usage":98.0,"amd_power":98.0`, false, []string{":1:", "both NVIDIA", "AMD"}},
+		{"no telemetry_data", `,"telemetry_data":`, `,"x_telemetry_data":`, false, nil},
+		{"index changes", `"gpu_index":0,"gpu_uuid":"GPU-5e1b0b1a`, `"gpu_index":7,"gpu_uuid":"GPU-5e1b0b1a`, false, []string{":3:", "gpu_index", `"7" on line 1, "0" here`}},
+		{"truncated", first, first[:len(first)/2] + "\n", false, []string{":1:", "JSON"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := strings.Replace(string(good.Data), c.old, c.new, 1)
+			if data == string(good.Data) {
+				t.Fatalf("edit %q not applied", c.old)
+			}
+			_, err := ParseTelemetry(good.Name, []byte(data))
+			if err == nil {
+				if c.want == nil {
+					return // not a telemetry file any more: IsTelemetry decides, below
+				}
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ingest.ErrBadInput) {
+				t.Errorf("%v is not ErrBadInput", err)
+			}
+			for _, w := range append([]string{good.Name}, c.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestTelemetryWithoutDataIsNotTelemetry(t *testing.T) {
+	good := importtest.Load(t, Tool, telemetryFixture)[0]
+	if !IsTelemetry(good.Data) {
+		t.Fatal("fixture not recognised")
+	}
+	bad := strings.Replace(string(good.Data), `"telemetry_data":`, `"x":`, 1)
+	if IsTelemetry([]byte(bad)) {
+		t.Error("a first line without telemetry_data recognised as telemetry")
+	}
+	files := importtest.Load(t, Tool, fixture...)
+	files = append(files, ingest.File{Name: TelemetryFile, Data: []byte(strings.Replace(string(good.Data), `"gpu_uuid":"GPU-9f8e7d6c`, `"x":"GPU-9f8e7d6c`, 1))})
+	if _, err := Parse(files); err == nil || !strings.Contains(err.Error(), TelemetryFile+":2:") || !strings.Contains(err.Error(), "gpu_uuid") {
+		t.Errorf("a bad second line beside the profile export: %v", err)
+	}
+}
+
+func FuzzParseTelemetry(f *testing.F) {
+	good := importtest.Load(f, Tool, telemetryFixture)[0]
+	f.Add(good.Data)
+	f.Add(bytes.SplitAfter(good.Data, []byte("\n"))[0])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tel, err := ParseTelemetry(TelemetryFile, data)
+		if err != nil {
+			if !errors.Is(err, ingest.ErrBadInput) {
+				t.Fatalf("error %v is not ErrBadInput", err)
+			}
+			return
+		}
+		for _, d := range tel.Devices {
+			for i, s := range d.Samples {
+				if s.TimestampNS <= 0 || (i > 0 && s.TimestampNS < d.Samples[i-1].TimestampNS) {
+					t.Fatalf("samples out of order: %+v", d.Samples)
+				}
+				for _, v := range []*float64{s.EnergyJ, s.PowerW, s.UtilPct, s.MemoryUsedGB} {
+					if v != nil && *v < 0 {
+						t.Fatalf("negative value in %+v", s)
+					}
+				}
+			}
+		}
+	})
+}
