@@ -168,7 +168,8 @@ func ParseTelemetry(name string, data []byte) (*Telemetry, error) {
 		return nil, ingest.Errorf(name, "no telemetry record")
 	}
 	for i := range t.Devices {
-		slices.SortStableFunc(t.Devices[i].Samples, func(a, b TelemetrySample) int {
+		d := &t.Devices[i]
+		slices.SortStableFunc(d.Samples, func(a, b TelemetrySample) int {
 			switch {
 			case a.TimestampNS < b.TimestampNS:
 				return -1
@@ -177,6 +178,12 @@ func ParseTelemetry(name string, data []byte) (*Telemetry, error) {
 			}
 			return 0
 		})
+		for j := 1; j < len(d.Samples); j++ {
+			if a, b := d.Samples[j-1], d.Samples[j]; a.TimestampNS == b.TimestampNS {
+				l := max(a.Line, b.Line)
+				return nil, ingest.RecordErrorf(name, l, l-1, "timestamp_ns", "device %s of %s has lines %d and %d at the same instant %d: one reading an instant", d.UUID, d.Source, min(a.Line, b.Line), l, a.TimestampNS)
+			}
+		}
 	}
 	return t, nil
 }

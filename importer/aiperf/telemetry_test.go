@@ -57,6 +57,16 @@ func TestTelemetryLinesOutOfOrderAreSorted(t *testing.T) {
 	}
 }
 
+func TestTelemetryTwoReadingsOfOneInstantFail(t *testing.T) {
+	f := importtest.Load(t, Tool, telemetryFixture)[0]
+	lines := bytes.SplitAfter(f.Data, []byte("\n"))
+	data := bytes.Join(append(lines[:5:5], append([][]byte{lines[0]}, lines[5:]...)...), nil)
+	_, err := ParseTelemetry(f.Name, data)
+	if err == nil || !strings.Contains(err.Error(), f.Name+":6:") || !strings.Contains(err.Error(), "lines 1 and 6 at the same instant") {
+		t.Errorf("a repeated line: %v", err)
+	}
+}
+
 func TestTelemetryAMDFields(t *testing.T) {
 	line := `{"gpu_index":0,"gpu_uuid":"0x1234","gpu_model_name":"AMD Instinct MI300X","timestamp_ns":1759522418154568925,"dcgm_url":"amdsmi://localhost","telemetry_data":{"amd_power":702.0,"amd_energy_consumption":1.5,"amd_gfx_activity":88.0,"amd_memory_used":140.2}}` + "\n"
 	tel, err := ParseTelemetry(TelemetryFile, []byte(line))
