@@ -28,6 +28,7 @@ type RecordChecker struct {
 	ids     map[[2]uint64]uint32
 	// seq holds the ids ending in a number; ids the others, hashed.
 	seq      *seqIDs
+	busy     busySpans
 	measured []int64 // per point index × repeats + repeat
 	longest  []int64 // per cell: the longest measured end_ns − sent_ns
 	warmed   []int64 // warmup records, indexed as measured
@@ -142,6 +143,11 @@ type RunSummary struct {
 	// unplacedCells), each with the reason: a claim on one is not
 	// verified by recomputing it.
 	Unplaced []CellReason `json:"-"`
+	// Busy is when some request of the run (any phase) was in flight: the
+	// union of the records' [sent_ns, end_ns], disjoint spans in time
+	// order. Accelerator energy between two scrapes inside a gap of it is
+	// idle energy (artifact.CheckGPUIdle).
+	Busy []Span `json:"-"`
 }
 
 // CellReason is a point × repeat and why a check could not run on it.
@@ -275,6 +281,7 @@ var formatHook func()
 func (c *RecordChecker) check(line int, rec *Record, add func(field, format string, args ...any)) {
 	c.sum.Records++
 	c.sum.Chunks += int64(len(rec.ChunksNS))
+	c.busy.add(rec.SentNS, rec.EndNS)
 	c.sum.Status[rec.Status]++
 
 	if rec.ID == "" {
@@ -486,6 +493,7 @@ func (c *RecordChecker) checkTimeout(rec *Record, add func(field, format string,
 // one it stopped in), warmup records exist when warmup was declared, and
 // no declared work is missing (see checkCompleteness).
 func (c *RecordChecker) Finish() []Problem {
+	c.sum.Busy = c.busy.finish()
 	file := c.lastFile
 	switch {
 	case c.manyFiles:
