@@ -11,15 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/benchseal/benchseal/importer/aiperf"
-	"github.com/benchseal/benchseal/importer/genaiperf"
-	"github.com/benchseal/benchseal/importer/guidellm"
-	"github.com/benchseal/benchseal/importer/inferenceperf"
 	"github.com/benchseal/benchseal/importer/ingest"
-	"github.com/benchseal/benchseal/importer/llmperf"
-	"github.com/benchseal/benchseal/importer/mlperf"
-	"github.com/benchseal/benchseal/importer/sglang"
-	"github.com/benchseal/benchseal/importer/vllm"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -79,19 +71,19 @@ func checked(tool string, stream ingest.StreamFunc) ingest.StreamFunc {
 	}
 }
 
-// importers lists every tool's importer, each by its registration
-// (schema.PeerTools lists the same tools; TestEveryPeerToolIsComplete
-// fails when one lacks its importer).
-var importers = []Importer{
-	streamed(schema.AIPerf, "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", aiperf.Stream),
-	streamed(schema.GenAIPerf, "profile_export.json [profile_export_genai_perf.json]", genaiperf.Stream),
-	inMemory(schema.VLLM, "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", vllm.Parse),
-	streamed(schema.SGLang, "bench_serving output JSONL written with --output-details (one load point per line)", sglang.Stream),
-	streamed(schema.GuideLLM, "benchmarks.json or benchmarks.yaml (one load point per benchmark)", guidellm.Stream),
-	streamed(schema.LLMPerf, "*_individual_responses.json [*_summary.json]", llmperf.Stream),
-	streamed(schema.InferencePerf, "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", inferenceperf.Stream),
-	inMemory(schema.MLPerf, "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", mlperf.Parse),
-}
+// importers lists every tool's importer, from the Registration each
+// importer package declares (registrations, in registry_gen.go).
+var importers = func() []Importer {
+	out := make([]Importer, len(registrations))
+	for i, r := range registrations {
+		if r.Stream != nil {
+			out[i] = streamed(r.Peer, r.Files, r.Stream)
+		} else {
+			out[i] = inMemory(r.Peer, r.Files, r.Parse)
+		}
+	}
+	return out
+}()
 
 // registry is importers by tool name.
 var registry = func() map[string]Importer {

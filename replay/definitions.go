@@ -12,7 +12,9 @@ import (
 // ones, or a peer tool's, reproduced the way that tool computes (what it
 // counts, how it reads a record, how it finishes a distribution: its
 // percentile, stddev, window and units). Each lives in a file of its own
-// (def_<tool>.go) and is listed once, in registry; the CLI help, the
+// (def_<tool>.go) and is listed in registry (registry_gen.go, generated
+// from the def_*.go files by go test ./replay -run TestDefinitionsInSync
+// -update, in schema.PeerTools order); the CLI help, the
 // claims-schema enum and the claims validation (schema's claimdefs.go)
 // derive from that list, and TestDefinitionsInSync fails when they
 // disagree.
@@ -52,21 +54,6 @@ type Definition interface {
 	// unmeasured returns the metrics these definitions cannot compute
 	// from m's records although their fields were measured, with why.
 	unmeasured(m *schema.Manifest) map[string]string
-}
-
-// registry lists every definitions, canonical first. Adding a peer tool
-// means a def_<tool>.go and a line here; go test ./replay -run
-// TestDefinitionsInSync -update then rewrites what schema derives from it.
-var registry = []Definition{
-	benchsealDef,
-	aiperfDef,
-	vllmDef,
-	sglangDef,
-	guidellmDef,
-	llmperfDef,
-	mlperfDef,
-	genaiPerfDef,
-	inferencePerfDef,
 }
 
 // DefinitionNames lists every definitions name, canonical first.

@@ -51,9 +51,11 @@ var (
 		Fixture: []string{"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"}}
 )
 
-// PeerTools lists every peer tool. Adding one means a value above and a
-// line here; the contract tests then name what else it lacks.
-var PeerTools = []*PeerTool{AIPerf, GenAIPerf, VLLM, SGLang, GuideLLM, LLMPerf, InferencePerf, MLPerf}
+// PeerTools lists every peer tool, in the order replay lists their
+// definitions (after benchseal's; replay's registry_gen.go is generated in
+// this order). Adding one means a value above and a line here; the
+// contract tests then name what else it lacks.
+var PeerTools = []*PeerTool{AIPerf, VLLM, SGLang, GuideLLM, LLMPerf, MLPerf, GenAIPerf, InferencePerf}
 
 // LookupPeerTool returns the peer tool of a name (manifest source.tool,
 // a command line's tool), matched without regard to case.

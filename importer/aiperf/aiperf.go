@@ -13,6 +13,9 @@ import (
 // name of its registration, schema.AIPerf.
 var Tool = schema.AIPerf.Name
 
+// Registration lists the importer in importer's registry (records emitted as they are read).
+var Registration = ingest.Registration{Peer: schema.AIPerf, Files: "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", Stream: Stream}
+
 // PointName is the load point of an AIPerf import when the summary states
 // no load; otherwise the point is named after its concurrency or rate.
 const PointName = "profile"

@@ -12,6 +12,9 @@ import (
 // name of its registration, schema.GenAIPerf.
 var Tool = schema.GenAIPerf.Name
 
+// Registration lists the importer in importer's registry (records emitted as they are read).
+var Registration = ingest.Registration{Peer: schema.GenAIPerf, Files: "profile_export.json [profile_export_genai_perf.json]", Stream: Stream}
+
 // Export is profile_export.json.
 type Export struct {
 	Experiments []Experiment `json:"experiments"`

@@ -15,6 +15,9 @@ import (
 // name of its registration, schema.GuideLLM.
 var Tool = schema.GuideLLM.Name
 
+// Registration lists the importer in importer's registry (records emitted as they are read).
+var Registration = ingest.Registration{Peer: schema.GuideLLM, Files: "benchmarks.json or benchmarks.yaml (one load point per benchmark)", Stream: Stream}
+
 // Report is a parsed benchmarks.json.
 type Report struct {
 	Metadata struct {

@@ -18,6 +18,9 @@ import (
 // name of its registration, schema.InferencePerf.
 var Tool = schema.InferencePerf.Name
 
+// Registration lists the importer in importer's registry (records emitted as they are read).
+var Registration = ingest.Registration{Peer: schema.InferencePerf, Files: "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", Stream: Stream}
+
 // Request is one entry of per_request_lifecycle_metrics.json as
 // inference-perf's reportgen writes it ({start_time, end_time, request,
 // response, info, error}; times in seconds of time.perf_counter). Its info

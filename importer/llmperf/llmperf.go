@@ -15,6 +15,9 @@ import (
 // name of its registration, schema.LLMPerf.
 var Tool = schema.LLMPerf.Name
 
+// Registration lists the importer in importer's registry (records emitted as they are read).
+var Registration = ingest.Registration{Peer: schema.LLMPerf, Files: "*_individual_responses.json [*_summary.json]", Stream: Stream}
+
 // Response is one entry of *_individual_responses.json.
 type Response struct {
 	ErrorCode           json.Number `json:"error_code"`

@@ -18,6 +18,9 @@ import (
 // schema.MLPerf.
 var Tool = schema.MLPerf.Name
 
+// Registration lists the importer in importer's registry (records built in memory: the input cannot be read element by element).
+var Registration = ingest.Registration{Peer: schema.MLPerf, Files: "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", Parse: Parse}
+
 // Summary is mlperf_log_summary.txt as "key : value" pairs, in order.
 type Summary struct {
 	Pairs [][2]string

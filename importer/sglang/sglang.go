@@ -16,6 +16,9 @@ import (
 // name of its registration, schema.SGLang.
 var Tool = schema.SGLang.Name
 
+// Registration lists the importer in importer's registry (records emitted as they are read).
+var Registration = ingest.Registration{Peer: schema.SGLang, Files: "bench_serving output JSONL written with --output-details (one load point per line)", Stream: Stream}
+
 // Run is one line of the output file.
 type Run struct {
 	Fields serve.Object

@@ -16,6 +16,9 @@ import (
 // name of its registration, schema.VLLM.
 var Tool = schema.VLLM.Name
 
+// Registration lists the importer in importer's registry (records built in memory: the input cannot be read element by element).
+var Registration = ingest.Registration{Peer: schema.VLLM, Files: "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", Parse: Parse}
+
 // Result is one parsed vLLM result file.
 type Result struct {
 	Fields serve.Object
