@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,15 @@ const (
 	LevelRecomputed = "BENCHSEAL_RECOMPUTED"
 	// LevelPlanMatched: the run matched a signed pre-registered plan.
 	LevelPlanMatched = "BENCHSEAL_PLAN_MATCHED"
+	// LevelReproduced: the reviewer re-ran the bundle's test (benchseal
+	// reproduce) and every claim was REPRODUCED within the margin; the
+	// predicate's benchsealReproduction names the reproduction run, the
+	// margin and every claim's verdict.
+	LevelReproduced = "BENCHSEAL_REPRODUCED"
 )
+
+// Levels lists every level benchseal writes, in the order it writes them.
+var Levels = []string{LevelIntegrity, LevelRecomputed, LevelPlanMatched, LevelReproduced}
 
 // Verification results of a VSA.
 const (
@@ -69,6 +78,9 @@ type Summary struct {
 	Inputs []Descriptor
 	// Levels are the benchseal levels reached.
 	Levels []string
+	// Reproduction is the reproduction attested with LevelReproduced (nil
+	// for a verification alone).
+	Reproduction *Reproduction
 }
 
 // statement is the in-toto Statement v1 with a VSA predicate.
@@ -110,6 +122,9 @@ func Statement(s Summary) ([]byte, error) {
 			return nil, fmt.Errorf("attest: level %q uses the reserved SLSA_ prefix", l)
 		}
 	}
+	if err := checkReproduction(s.Reproduction, slices.Contains(s.Levels, LevelReproduced)); err != nil {
+		return nil, fmt.Errorf("attest: %w", err)
+	}
 	p := &vsa.VerificationSummary{
 		Verifier:           &vsa.VerificationSummary_Verifier{Id: s.VerifierID},
 		TimeVerified:       timestamppb.New(s.TimeVerified.UTC().Truncate(time.Second)),
@@ -130,6 +145,11 @@ func Statement(s Summary) ([]byte, error) {
 	var compact json.RawMessage
 	if err := json.Unmarshal(pb, &compact); err != nil {
 		return nil, err
+	}
+	if s.Reproduction != nil {
+		if compact, err = withReproduction(compact, s.Reproduction); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(statement{
 		Type:          artifact.StatementTypeV1,
@@ -153,6 +173,9 @@ type Attestation struct {
 	Inputs         []Descriptor
 	Result         string
 	Levels         []string
+	// Reproduction is the predicate's benchsealReproduction; nil in an
+	// attestation without one (every attestation made before the level).
+	Reproduction *Reproduction
 }
 
 // Parse decodes a DSSE payload as a reviewer attestation: strict JSON (no
@@ -211,6 +234,14 @@ func Parse(payload []byte) (*Attestation, error) {
 		return nil, fmt.Errorf("%w: timeVerified: %v", ErrAttestation, err)
 	}
 	a.TimeVerified = p.GetTimeVerified().AsTime().UTC()
+	r, err := parseReproduction(st.Predicate)
+	if err == nil {
+		err = checkReproduction(r, a.Has(LevelReproduced))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAttestation, err)
+	}
+	a.Reproduction = r
 	return a, nil
 }
 

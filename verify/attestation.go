@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +37,11 @@ type AttestationResult struct {
 	Result       string   `json:"verificationResult,omitempty"`
 	Levels       []string `json:"verifiedLevels,omitempty"`
 	Policy       string   `json:"policy,omitempty"`
-	Reason       string   `json:"reason,omitempty"`
+	// Reproduction is the reproduction the attestation names (level
+	// BENCHSEAL_REPRODUCED): the reproduction run's manifest, the margin
+	// and every claim's verdict.
+	Reproduction *attest.Reproduction `json:"reproduction,omitempty"`
+	Reason       string               `json:"reason,omitempty"`
 }
 
 // checkAttestations lists every reviewer attestation (VSA referrer) and,
@@ -47,6 +52,9 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 	md := string(b.RunDescriptor().Digest)
 	digest, _ := hex.DecodeString(strings.TrimPrefix(md, "sha256:"))
 	satisfied := make([]bool, len(p.RequireAttestations))
+	if err := checkRequiredLevels(p); err != nil {
+		return res.fail(CheckAttestations, md, err)
+	}
 	for _, r := range refs {
 		if ctx.Err() != nil {
 			return nil
@@ -79,10 +87,17 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 			res.Attestations = append(res.Attestations, ar)
 			continue
 		}
-		ar.Verified, ar.Reviewer = true, who.signer.String()
+		reviewer := who.signer.String()
 		if who.signer.Identity != nil {
-			ar.Reviewer = "identity " + who.who()
+			reviewer = "identity " + who.who()
 		}
+		if missing := missingLevels(a, p.RequireLevels); len(missing) > 0 {
+			ar.Reviewer = reviewer
+			ar.Reason = fmt.Sprintf("signed by %s, but lists %s, not the required %s", reviewer, strings.Join(a.Levels, ", "), strings.Join(missing, ", "))
+			res.Attestations = append(res.Attestations, ar)
+			continue
+		}
+		ar.Verified, ar.Reviewer = true, reviewer
 		satisfied[idx] = true
 		res.Attestations = append(res.Attestations, ar)
 	}
@@ -97,7 +112,11 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		}
 	}
 	if len(missing) > 0 {
-		err := fmt.Errorf("no valid PASSED attestation over run manifest %s by %s", md, strings.Join(missing, ", "))
+		what := "PASSED attestation"
+		if len(p.RequireLevels) > 0 {
+			what = "PASSED attestation at level " + strings.Join(p.RequireLevels, " and ")
+		}
+		err := fmt.Errorf("no valid %s over run manifest %s by %s", what, md, strings.Join(missing, ", "))
 		var reasons []string
 		for _, a := range res.Attestations {
 			if !a.Verified && a.Reason != "" {
@@ -111,6 +130,32 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 	}
 	res.pass(CheckAttestations, fmt.Sprintf("every required reviewer attested (%d of %d attestations verified)", len(p.RequireAttestations), len(refs)))
 	return nil
+}
+
+// checkRequiredLevels refuses a policy whose required levels could not be
+// checked: levels without a reviewer to require them of (they would pass
+// unchecked), or a level benchseal never writes (it could never pass).
+func checkRequiredLevels(p Policy) error {
+	if len(p.RequireLevels) > 0 && len(p.RequireAttestations) == 0 {
+		return fmt.Errorf("a required level needs a required reviewer: levels %s are required of nobody", strings.Join(p.RequireLevels, ", "))
+	}
+	for _, l := range p.RequireLevels {
+		if !slices.Contains(attest.Levels, l) {
+			return fmt.Errorf("unknown level %q: benchseal writes %s", l, strings.Join(attest.Levels, ", "))
+		}
+	}
+	return nil
+}
+
+// missingLevels returns the levels of want the attestation does not list.
+func missingLevels(a *attest.Attestation, want []string) []string {
+	var out []string
+	for _, l := range want {
+		if !a.Has(l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // checkAttestationSubject binds an attestation to this run: its subject and
@@ -171,7 +216,25 @@ type AttestOptions struct {
 	Version string
 	// Now is the verification time (tests pin it); default time.Now.
 	Now func() time.Time
+	// Reproduction, when set, attests a reproduction of the bundle
+	// (level BENCHSEAL_REPRODUCED): Attest refuses unless it reproduces
+	// this bundle's run manifest and every claim is REPRODUCED.
+	Reproduction *Reproduction
 }
+
+// Reproduction is a reproduction's verdicts as the reviewer computed them
+// (reproduce.Evaluate), to be attested with the bundle.
+type Reproduction struct {
+	// Of is the run-manifest digest of the original the verdicts were
+	// computed against; Attest checks it is the bundle it verified.
+	Of string
+	// Summary is what the attestation states.
+	Summary attest.Reproduction
+}
+
+// ErrNotReproduced is returned by Attest for a reproduction with a claim
+// that is not REPRODUCED: the level is not granted, and nothing is signed.
+var ErrNotReproduced = errors.New("not every claim was reproduced")
 
 // AttestResult is what Attest made.
 type AttestResult struct {
@@ -211,6 +274,11 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 		}
 		return &AttestResult{Verification: res}, fmt.Errorf("%w: %w", ErrNotAttestable, err)
 	}
+	if r := o.Reproduction; r != nil {
+		if err := checkReproductionOf(r, res.ManifestDigest); err != nil {
+			return &AttestResult{Verification: res}, err
+		}
+	}
 	stmt, levels, err := v.attestStatement(res, p, s.Public().Fingerprint(), o)
 	if err != nil {
 		return nil, err
@@ -224,6 +292,21 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 		return nil, err
 	}
 	return &AttestResult{Verification: res, Statement: stmt, SigstoreBundle: sb, Referrer: string(rd.Digest), Levels: levels, Withheld: withheldLevels(res)}, nil
+}
+
+// checkReproductionOf refuses a reproduction of another run than the one
+// verified, and one with a claim that is not REPRODUCED (listing them).
+func checkReproductionOf(r *Reproduction, manifestDigest string) error {
+	if r.Of != manifestDigest {
+		return fmt.Errorf("%w: the reproduction's verdicts are of run manifest %s, not of this bundle's %s", ErrNotAttestable, r.Of, manifestDigest)
+	}
+	if len(r.Summary.Claims) == 0 {
+		return fmt.Errorf("%w: the reproduction judged no claim", ErrNotReproduced)
+	}
+	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
+		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) not reproduced: %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // withheldLevels says why a verified result does not reach
@@ -257,6 +340,12 @@ func (v *Verifier) attestStatement(res *Result, p Policy, keyID string, o Attest
 	}
 	if c := res.Check(CheckPlan); c != nil && c.Status == StatusPassed {
 		levels = append(levels, attest.LevelPlanMatched)
+	}
+	var repro *attest.Reproduction
+	if o.Reproduction != nil {
+		// checkReproductionOf passed: every claim is REPRODUCED.
+		levels = append(levels, attest.LevelReproduced)
+		repro = &o.Reproduction.Summary
 	}
 	now := time.Now
 	if o.Now != nil {
@@ -293,7 +382,7 @@ func (v *Verifier) attestStatement(res *Result, p Policy, keyID string, o Attest
 	}
 	stmt, err := attest.Statement(attest.Summary{
 		RunID: res.RunID, ManifestDigest: res.ManifestDigest, VerifierID: id, TimeVerified: now(),
-		ResourceURI: uri, Policy: pol, Inputs: inputs, Levels: levels,
+		ResourceURI: uri, Policy: pol, Inputs: inputs, Levels: levels, Reproduction: repro,
 	})
 	return stmt, levels, err
 }
@@ -327,6 +416,6 @@ func readAttestation(source string, data []byte) (AttestationResult, *sigstoreBu
 		return ar, sb, nil, err
 	}
 	ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
-	ar.Result, ar.Levels, ar.Policy = a.Result, a.Levels, a.Policy.URI
+	ar.Result, ar.Levels, ar.Policy, ar.Reproduction = a.Result, a.Levels, a.Policy.URI, a.Reproduction
 	return ar, sb, a, nil
 }

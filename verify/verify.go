@@ -110,6 +110,10 @@ type Policy struct {
 	// each of whom must have signed a PASSED verification summary of this
 	// run manifest.
 	RequireAttestations []Signer
+	// RequireLevels are levels (attest.Levels) that each required
+	// reviewer's attestation must list, e.g. attest.LevelReproduced; an
+	// attestation by that reviewer without them does not count.
+	RequireLevels []string
 	// AllChecks runs every check even after the signature check failed
 	// (by default verification stops there: the rest would only describe
 	// content nobody vouches for).

@@ -1,0 +1,210 @@
+package verify_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/verify"
+)
+
+func reproSummary(verdicts ...string) attest.Reproduction {
+	r := attest.Reproduction{
+		RunManifest: attest.Descriptor{URI: "repro", Digest: map[string]string{"sha256": strings.Repeat("d", 64)}},
+		Margin:      0.1, Alpha: 0.05,
+	}
+	for i, v := range verdicts {
+		one := 1.0
+		r.Claims = append(r.Claims, attest.ReproducedClaim{Point: "c1", Metric: []string{"ttft_ns.p50", "e2e_ns.p50", "counts.ok"}[i%3], Verdict: v, Ratio: &one, Lo: &one, Hi: &one})
+	}
+	return r
+}
+
+// signedBundle returns a signed bundle, its publisher key and its run
+// manifest digest.
+func signedBundle(t *testing.T) (string, *artifact.PublicKey, string) {
+	t.Helper()
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b.tar"))
+	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(context.Background(), p, verify.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, pub, res.ManifestDigest
+}
+
+func vsaReferrers(t *testing.T, p string) int {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	return len(b.ReferrersOf(artifact.PredicateTypeVSA))
+}
+
+// TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced: with
+// every claim REPRODUCED the attestation lists BENCHSEAL_REPRODUCED and
+// names the reproduction, and verify requiring the level passes; a partial
+// reproduction, or one of another run, is refused with nothing signed.
+func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing.T) {
+	ctx := context.Background()
+	rev := artifacttest.Reviewer(t)
+	for _, tc := range []struct {
+		name     string
+		verdicts []string
+		other    bool
+		err      error
+		text     string
+	}{
+		{"all reproduced", []string{attest.VerdictReproduced, attest.VerdictReproduced, attest.VerdictReproduced}, false, nil, ""},
+		{"one inconclusive", []string{attest.VerdictReproduced, attest.VerdictInconclusive, attest.VerdictReproduced}, false, verify.ErrNotReproduced,
+			"1 of 3 claim(s) not reproduced: c1 e2e_ns.p50: INCONCLUSIVE"},
+		{"one not reproduced", []string{attest.VerdictNotReproduced}, false, verify.ErrNotReproduced, "c1 ttft_ns.p50: NOT REPRODUCED"},
+		{"no claims", nil, false, verify.ErrNotReproduced, "judged no claim"},
+		{"another run", []string{attest.VerdictReproduced}, true, verify.ErrNotAttestable, "not of this bundle's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, pub, md := signedBundle(t)
+			of := md
+			if tc.other {
+				of = "sha256:" + strings.Repeat("e", 64)
+			}
+			v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+			res, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow,
+				Reproduction: &verify.Reproduction{Of: of, Summary: reproSummary(tc.verdicts...)}})
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.text) {
+					t.Fatalf("error %v, want %v with %q", err, tc.err, tc.text)
+				}
+				if n := vsaReferrers(t, p); n != 0 {
+					t.Fatalf("%d attestations attached after a refusal", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(res.Levels, attest.LevelReproduced) {
+				t.Fatalf("levels %v", res.Levels)
+			}
+			a, err := attest.Parse(res.Statement)
+			if err != nil || a.Reproduction == nil || a.Reproduction.RunManifest.Digest["sha256"] != strings.Repeat("d", 64) || len(a.Reproduction.Claims) != 3 {
+				t.Fatalf("%v %+v", err, a)
+			}
+			vr, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(ctx, p, verify.Policy{
+				RequireAttestations: []verify.Signer{{Key: rev.Public()}}, RequireLevels: []string{attest.LevelReproduced}})
+			if err != nil || !vr.Verified {
+				t.Fatalf("%v", err)
+			}
+			if ar := vr.Attestations; len(ar) != 1 || !ar[0].Verified || ar[0].Reproduction == nil || ar[0].Reproduction.Margin != 0.1 {
+				t.Fatalf("%+v", ar)
+			}
+		})
+	}
+}
+
+// TestRequireLevelRefusesAnAttestationWithoutIt: the reviewer's valid
+// attestation that only verified (no reproduction) does not satisfy
+// --require-level BENCHSEAL_REPRODUCED, and the reason says what it lists.
+func TestRequireLevelRefusesAnAttestationWithoutIt(t *testing.T) {
+	p, pub, rev := attested(t, "b.tar")
+	v := newVerifier(t, []*artifact.PublicKey{pub})
+	res, err := v.Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev}}, RequireLevels: []string{attest.LevelReproduced}})
+	var ce *verify.CheckError
+	if !errors.As(err, &ce) || ce.Check != verify.CheckAttestations || res.Verified ||
+		!strings.Contains(err.Error(), "no valid PASSED attestation at level BENCHSEAL_REPRODUCED") {
+		t.Fatalf("%v", err)
+	}
+	if ar := res.Attestations; len(ar) != 1 || ar[0].Verified || !strings.Contains(ar[0].Reason, "lists BENCHSEAL_INTEGRITY, not the required BENCHSEAL_REPRODUCED") {
+		t.Fatalf("%+v", ar)
+	}
+	// Without the level required, the same attestation counts.
+	if _, err := v.Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForgedReproductionLevelIsRejected: a publisher rewrites a reviewer's
+// plain attestation to claim BENCHSEAL_REPRODUCED with an invented
+// reproduction, keeping the reviewer's signature; verify requiring the
+// level refuses it (the signature no longer covers the payload).
+func TestForgedReproductionLevelIsRejected(t *testing.T) {
+	ctx := context.Background()
+	p, pub, rev := attested(t, "b.tar")
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := b.ReadSignature(b.ReferrersOf(artifact.PredicateTypeVSA)[0])
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb map[string]any
+	if err := json.Unmarshal(data, &sb); err != nil {
+		t.Fatal(err)
+	}
+	env := sb["dsseEnvelope"].(map[string]any)
+	payload, err := base64.StdEncoding.DecodeString(env["payload"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := attest.Parse(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reproSummary(attest.VerdictReproduced)
+	forged, err := attest.Statement(attest.Summary{RunID: a.Subject, ManifestDigest: a.ManifestDigest, VerifierID: a.VerifierID,
+		TimeVerified: a.TimeVerified, ResourceURI: a.ResourceURI, Policy: a.Policy, Inputs: a.Inputs,
+		Levels: append(a.Levels, attest.LevelReproduced), Reproduction: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["payload"] = base64.StdEncoding.EncodeToString(forged)
+	tampered, err := json.Marshal(sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.Attach(ctx, p, tampered, artifact.PredicateTypeVSA); err != nil {
+		t.Fatal(err)
+	}
+	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(ctx, p, verify.Policy{
+		RequireAttestations: []verify.Signer{{Key: rev}}, RequireLevels: []string{attest.LevelReproduced}})
+	if err == nil || res.Verified || len(res.Attestations) != 2 {
+		t.Fatalf("%v %+v", err, res.Attestations)
+	}
+	for _, ar := range res.Attestations {
+		if ar.Verified {
+			t.Fatalf("%+v counted", ar)
+		}
+	}
+}
+
+// TestRequireLevelNeedsAReviewerAndAKnownLevel: a level required of nobody,
+// or a level benchseal does not write, fails the check instead of passing
+// unchecked.
+func TestRequireLevelNeedsAReviewerAndAKnownLevel(t *testing.T) {
+	p, pub, rev := attested(t, "b.tar")
+	v := newVerifier(t, []*artifact.PublicKey{pub})
+	for _, tc := range []struct {
+		name string
+		pol  verify.Policy
+		text string
+	}{
+		{"no reviewer", verify.Policy{RequireLevels: []string{attest.LevelReproduced}}, "a required level needs a required reviewer"},
+		{"unknown level", verify.Policy{RequireAttestations: []verify.Signer{{Key: rev}}, RequireLevels: []string{"BENCHSEAL_MAGIC"}}, `unknown level "BENCHSEAL_MAGIC"`},
+	} {
+		if _, err := v.Verify(context.Background(), p, tc.pol); err == nil || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.text)
+		}
+	}
+}
