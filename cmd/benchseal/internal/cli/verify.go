@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/attest"
 	"github.com/benchseal/benchseal/replay/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
@@ -24,6 +26,7 @@ type verifyOptions struct {
 	bundle        string
 	trust         trustFlags
 	reviewers     []string
+	levels        []string
 	plan          string
 	planSignature string
 	signatures    []string
@@ -37,7 +40,7 @@ type verifyOptions struct {
 func newVerifyCmd(io *IO, d *Deps) *cobra.Command {
 	o := &verifyOptions{io: io, deps: d}
 	cmd := &cobra.Command{
-		Use:   "verify BUNDLE (--key PUB ... | --certificate-identity ID --certificate-oidc-issuer URL --trusted-root FILE) [--plan PLAN] [--require-attestation REVIEWER ...]",
+		Use:   "verify BUNDLE (--key PUB ... | --certificate-identity ID --certificate-oidc-issuer URL --trusted-root FILE) [--plan PLAN] [--require-attestation REVIEWER ... [--require-level LEVEL ...]]",
 		Short: "Verify a bundle offline against pinned public keys (exit 3 when rejected)",
 		Long: `verify checks BUNDLE fail-closed, in order: the container is safe to read; oci-layout
 and index.json; the run manifest (artifactType, empty config, known layer media
@@ -83,9 +86,15 @@ when its inputAttestations name a publisher signature that verified in this
 run under a pinned key or identity: a reviewer vouches for the run as that
 publisher signed it, so re-signing by another key leaves it "not
 applicable". Every attestation found is listed with who, when and which
-levels.`,
+levels. --require-level LEVEL (repeatable) counts a required reviewer's
+attestation only when it lists LEVEL: BENCHSEAL_INTEGRITY,
+BENCHSEAL_RECOMPUTED, BENCHSEAL_PLAN_MATCHED, or BENCHSEAL_REPRODUCED (the
+reviewer re-ran the bundle's test with 'benchseal reproduce' and every claim
+was REPRODUCED; see 'benchseal attest --reproduction'). The levels are the
+reviewer's word, checked only for being signed by that reviewer.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --output json
+  benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --require-level BENCHSEAL_REPRODUCED
   benchseal verify run.tar --allow-unsigned`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,6 +112,7 @@ levels.`,
 	f := cmd.Flags()
 	o.trust.bind(f, "key", "pinned public key PEM (repeatable; every key must have signed)")
 	f.StringArrayVar(&o.reviewers, "require-attestation", nil, "reviewer whose PASSED attestation is required: a public key file or IDENTITY@ISSUER_URL (repeatable)")
+	f.StringArrayVar(&o.levels, "require-level", nil, "level every --require-attestation reviewer's attestation must list, e.g. BENCHSEAL_REPRODUCED (repeatable)")
 	f.StringVar(&o.plan, "plan", "", "pre-registered plan the run must match")
 	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
@@ -124,6 +134,15 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		return err
 	}
 	var pol verify.Policy
+	if len(o.levels) > 0 && len(o.reviewers) == 0 {
+		return usagef("--require-level needs --require-attestation: the level is required of a reviewer")
+	}
+	for _, l := range o.levels {
+		if !slices.Contains(attest.Levels, l) {
+			return usagef("--require-level %q: want one of %s", l, strings.Join(attest.Levels, ", "))
+		}
+	}
+	pol.RequireLevels = o.levels
 	for _, r := range o.reviewers {
 		s, err := parseReviewer(r)
 		if err != nil {
@@ -443,6 +462,10 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n    verifier %s, verified %s, result %s, levels %s\n", a.Source, who,
 			orDash(a.VerifierID), orDash(a.TimeVerified), orDash(a.Result), orDash(strings.Join(a.Levels, ",")))
+		if r := a.Reproduction; r != nil {
+			fmt.Fprintf(w, "    reproduction sha256:%s, margin %v, alpha %v: %d of %d claims REPRODUCED\n",
+				r.RunManifest.Digest["sha256"], r.Margin, r.Alpha, len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
+		}
 		if a.Reason != "" {
 			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(a.Reason, false))
 		}
