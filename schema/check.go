@@ -174,6 +174,9 @@ func simulatedCommand(args []string) bool {
 	return false
 }
 
+// manifestDigest is the syntax of an OCI sha256 digest.
+var manifestDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
 // ValidateManifest runs the checks of a manifest that its JSON Schema
 // cannot express (and repeats the enumerations, so that a manifest built in
 // memory by an importer gets the same checks). file names the manifest in
@@ -352,6 +355,9 @@ func validateRateSeed(ps *problems, m *Manifest) {
 // validateCostAndSources checks the cost, the external references and the
 // import source.
 func validateCostAndSources(ps *problems, m *Manifest) {
+	if r := m.Reproduces; r != nil && !manifestDigest.MatchString(r.RunManifest) {
+		ps.add("reproduces.run_manifest", "must be a run-manifest digest sha256:<64 lowercase hex>, got %q", r.RunManifest)
+	}
 	if c := m.Cost; c != nil {
 		if c.EnergyJoules < 0 || !finite(c.EnergyJoules) {
 			ps.add("cost.energy_joules", "must be a finite number ≥ 0")

@@ -142,6 +142,9 @@ type Manifest struct {
 	// Plan names the pre-registered plan the run executed; nil when the
 	// run was not pre-registered.
 	Plan *PlanRef `json:"plan,omitempty"`
+	// Reproduces names the run this one re-ran (benchseal reproduce): the
+	// original bundle's run-manifest digest; nil for any other run.
+	Reproduces *Reproduces `json:"reproduces,omitempty"`
 	// Shard marks a run that is one shard of a sharded capture; Shards
 	// is the bookkeeping of a run merged from shards. Both nil otherwise.
 	Shard  *Shard  `json:"shard,omitempty"`
@@ -161,6 +164,17 @@ type Manifest struct {
 	// Notes holds free-form publisher remarks keyed by topic (capture
 	// sets NotePreflight when its probe came before the first point).
 	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// Reproduces names the original of a reproduction run: what a reviewer
+// re-ran with benchseal reproduce.
+type Reproduces struct {
+	// RunManifest is the digest ("sha256:<64 hex>") of the original
+	// bundle's run manifest, the one its signatures cover.
+	RunManifest string `json:"run_manifest"`
+	// BundleRef is where the original bundle was read from (a file name
+	// or registry reference), as the reviewer gave it; informative only.
+	BundleRef string `json:"bundle_ref,omitempty"`
 }
 
 // PlanRef names a pre-registered plan by the sha256 (hex) of its
