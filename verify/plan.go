@@ -29,6 +29,9 @@ type PlanResult struct {
 	// Deviations lists every way the run departs from the plan.
 	Deviations []plan.Deviation `json:"deviations,omitempty"`
 	Reason     string           `json:"reason,omitempty"`
+	// Plan is the plan checked (benchseal reproduce executes it again);
+	// not part of the serialised result, which names it by Digest.
+	Plan *plan.Plan `json:"-"`
 }
 
 // signedPlan is a plan with its signature status.
@@ -61,7 +64,7 @@ func (v *Verifier) checkPlan(ctx context.Context, b *artifact.Bundle, p Policy, 
 		}
 		return nil
 	}
-	pr := &PlanResult{Digest: sp.digest, Title: sp.p.Title, Source: sp.source, Reason: sp.reason}
+	pr := &PlanResult{Digest: sp.digest, Title: sp.p.Title, Source: sp.source, Reason: sp.reason, Plan: sp.p}
 	res.Plan = pr
 	if sp.by != nil {
 		pr.SignedBy = sp.by.who()

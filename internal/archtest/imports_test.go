@@ -53,6 +53,7 @@ var forbidden = map[string][]string{
 	"k8s":           {module + "/artifact", module + "/attest", module + "/collect", module + "/compare", module + "/capture", module + "/importer", module + "/merge", module + "/plan", module + "/replay", module + "/simulator", module + "/stats", module + "/synth", module + "/verify"},
 	"collect":       {module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/synth", module + "/compare"},
 	"merge":         {module + "/verify", module + "/artifact", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
+	"reproduce":     {module + "/importer", module + "/simulator", module + "/synth", module + "/k8s", module + "/collect", module + "/merge", module + "/cmd"},
 	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
 }
 

@@ -11,16 +11,18 @@ import (
 const (
 	SchemaCompare = "compare"
 	SchemaDecide  = "decide"
+	// SchemaReproduce is the reproduce report's (benchseal/reproduce/v1).
+	SchemaReproduce = "reproduce"
 )
 
 // OutputSchemaNames lists the published JSON Schemas of outputs.
-var OutputSchemaNames = []string{SchemaCompare, SchemaDecide}
+var OutputSchemaNames = []string{SchemaCompare, SchemaDecide, SchemaReproduce}
 
 //go:embed jsonschema/*.schema.json
 var outputSchemaFS embed.FS
 
 // OutputSchema returns the published JSON Schema (draft 2020-12) of the
-// compare or decide JSON output. The decide schema refers to the compare
+// compare, decide or reproduce JSON output. The decide schema refers to the compare
 // schema by its $id.
 func OutputSchema(name string) ([]byte, error) {
 	if !slices.Contains(OutputSchemaNames, name) {

@@ -24,7 +24,10 @@ const (
 	ExitOK       = 0
 	ExitError    = 1
 	ExitUsage    = 2
-	ExitRejected = 3 // checked and rejected: invalid run, failed verification, mismatched claims
+	ExitRejected = 3 // checked and rejected: invalid run, failed verification, mismatched claims, a claim not reproduced
+	// ExitInconclusive: reproduce decided no claim against the original
+	// but could not decide every one (more repeats needed).
+	ExitInconclusive = 4
 	// ExitSIGINT and ExitSIGTERM (128 + the signal number, the shell's
 	// convention): the command was stopped by the signal, leaving nothing
 	// half-written.
@@ -174,6 +177,7 @@ per-request timestamps.`,
 		newPullCmd(io),
 		newPushCmd(io),
 		newReplayCmd(io),
+		newReproduceCmd(io, d),
 		newSchemaCmd(io),
 		newSignCmd(io),
 		newSimulateCmd(io),

@@ -1,0 +1,390 @@
+package reproduce
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/reproduce/verdict"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
+	"github.com/benchseal/benchseal/verify"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMargin is the equivalence margin: the ratio's interval must
+	// lie within ±10 %.
+	DefaultMargin = 0.10
+	// DefaultAlpha is the test's level: each one-sided half of the
+	// equivalence test at 5 %, so the interval has at least 90 %
+	// confidence.
+	DefaultAlpha = 0.05
+)
+
+// Conditions of Evaluate's errors, for errors.Is.
+var (
+	// ErrNotVerified: the original did not verify; nothing is reproduced
+	// from a rejected bundle.
+	ErrNotVerified = errors.New("the original bundle did not verify")
+	// ErrNoClaims: the original makes no claims, so there is nothing to
+	// reproduce.
+	ErrNoClaims = errors.New("the original bundle makes no claims")
+	// ErrNotAReproduction: the run directory is invalid or names another
+	// original (manifest reproduces.run_manifest).
+	ErrNotAReproduction = errors.New("not a reproduction of this bundle")
+	// ErrBadOption: a margin or alpha out of range.
+	ErrBadOption = errors.New("invalid reproduce option")
+)
+
+// Options configure Evaluate.
+type Options struct {
+	// Margin is the relative equivalence margin in (0, 1); 0 means
+	// DefaultMargin.
+	Margin float64
+	// Alpha is the level of the equivalence test in (0, 0.5); 0 means
+	// DefaultAlpha.
+	Alpha float64
+	// Notes are carried into the report (BuildTest's Test.Notes).
+	Notes []string
+}
+
+// Original is a verified original bundle: how the user named it, the
+// opened bundle (an *artifact.Bundle) and its verification, which must
+// have verified.
+type Original struct {
+	Name         string
+	Bundle       schema.Run
+	Verification *verify.Result
+}
+
+// Evaluate decides, per claimed metric and point of the original, whether
+// the reproduction run in reproDir reproduces it, without capturing
+// anything: the attestation of a reproduction recomputes its verdicts
+// with it. reproDir must be a valid run directory whose manifest names the
+// original's run-manifest digest (reproduces.run_manifest). Both sides
+// are replayed under the claims' definitions, version and SLO (the
+// original manifest's when the claims state none); the per-repeat values
+// of every claimed metric are then tested for equivalence
+// (stats.EquivalenceRatio: the Hodges–Lehmann ratio reproduction/original
+// and its distribution-free interval inside ±Margin), counts and flags
+// exactly.
+func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options) (*Report, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	vr := orig.Verification
+	if vr == nil || !vr.Verified || orig.Bundle == nil {
+		return nil, fmt.Errorf("%s: %w", orig.Name, ErrNotVerified)
+	}
+	cl := orig.Bundle.Claims()
+	if cl == nil || len(cl.Points) == 0 {
+		return nil, fmt.Errorf("%s: %w: nothing to reproduce", orig.Name, ErrNoClaims)
+	}
+	rd, digest, err := openReproduction(reproDir, vr.ManifestDigest)
+	if err != nil {
+		return nil, err
+	}
+	om := orig.Bundle.Manifest()
+	ropts := replay.Options{Definitions: cl.Definitions, Version: cl.DefinitionsVersion}
+	slo := replay.SLOFromManifest(om.SLO)
+	if cl.SLO != nil {
+		slo = replay.SLOFromManifest(*cl.SLO)
+		slo.Source = "claims"
+	}
+	ropts.SLO = &slo
+	or, err := replay.Replay(ctx, orig.Bundle, ropts)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", orig.Name, err)
+	}
+	rr, err := replay.Replay(ctx, rd, ropts)
+	if err != nil {
+		return nil, fmt.Errorf("replay %s: %w", reproDir, err)
+	}
+	rep := &Report{Schema: SchemaV1, ReproductionDir: reproDir, ReproductionManifestDigest: digest,
+		Margin: opts.Margin, Alpha: opts.Alpha, Definitions: or.Definitions, DefinitionsVersion: or.DefinitionsVersion,
+		Boundary: om.Client.Boundary, Repeats: verdict.RepeatCounts{Original: om.Load.Repeats, Reproduction: rd.Manifest().Load.Repeats},
+		Original: originalRef(orig), Notes: slices.Clone(opts.Notes), Limits: []string{}}
+	for _, g := range groupClaims(cl) {
+		cv, err := decide(g, or, rr, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.Claims = append(rep.Claims, cv)
+	}
+	rep.Overall, rep.Counts = verdict.Overall(rep.Claims)
+	rep.Limits = limits(orig, or, reproDir, rd, rr)
+	return rep, nil
+}
+
+func (o *Options) normalize() error {
+	if o.Margin == 0 {
+		o.Margin = DefaultMargin
+	}
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
+	}
+	if !(o.Margin > 0 && o.Margin < 1) {
+		return fmt.Errorf("%w: margin %v: want a fraction in (0, 1), e.g. 0.1 for ±10 %%", ErrBadOption, o.Margin)
+	}
+	if !(o.Alpha > 0 && o.Alpha < 0.5) {
+		return fmt.Errorf("%w: alpha %v: want 0 < alpha < 0.5", ErrBadOption, o.Alpha)
+	}
+	return nil
+}
+
+// openReproduction validates the reproduction run directory, checks that
+// it names the original and returns it with the digest of its
+// manifest.json.
+func openReproduction(dir, original string) (*schema.RunDir, string, error) {
+	if err := schema.ValidateRunDir(dir, 20); err != nil {
+		return nil, "", fmt.Errorf("%s: %w: the run directory is not valid: %w", dir, ErrNotAReproduction, err)
+	}
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	switch r := rd.Manifest().Reproduces; {
+	case r == nil:
+		return nil, "", fmt.Errorf("%s: %w: its manifest names no original (reproduces.run_manifest)", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction)
+	case r.RunManifest != original:
+		return nil, "", fmt.Errorf("%s: %w: reproduces.run_manifest is %s, the bundle's run manifest is %s", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction, r.RunManifest, original)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, schema.ManifestFile))
+	if err != nil {
+		return nil, "", err
+	}
+	s := sha256.Sum256(b)
+	return rd, "sha256:" + hex.EncodeToString(s[:]), nil
+}
+
+// originalRef names the original as its verification does.
+func originalRef(orig Original) verdict.OriginalRef {
+	vr := orig.Verification
+	ref := verdict.OriginalRef{Bundle: orig.Name, RunManifest: vr.ManifestDigest, RunID: vr.RunID, Authenticated: vr.Authenticated}
+	for _, s := range vr.Signatures {
+		if s.Verified {
+			who := s.Key
+			if s.Identity != "" {
+				who = s.Identity + " (" + s.Issuer + ")"
+			}
+			ref.SignedBy = append(ref.SignedBy, who)
+		}
+	}
+	return ref
+}
+
+// claimGroup is one claimed metric at one point: the claims of its
+// repeats and of the point (its summary) together.
+type claimGroup struct {
+	point, metric string
+	paths         []string
+	perRepeat     []float64
+	point1        *float64 // the point's own claim (summary median or repeat-less)
+}
+
+// groupClaims groups the claims by point and per-repeat metric, in
+// claims order.
+func groupClaims(cl *schema.Claims) []*claimGroup {
+	var out []*claimGroup
+	idx := map[[2]string]*claimGroup{}
+	for _, pc := range cl.Points {
+		for _, c := range pc.Metrics {
+			metric, pointClaim := metricOf(c.Metric)
+			k := [2]string{pc.Point, metric}
+			g := idx[k]
+			if g == nil {
+				g = &claimGroup{point: pc.Point, metric: metric}
+				idx[k] = g
+				out = append(out, g)
+			}
+			if !slices.Contains(g.paths, c.Metric) {
+				g.paths = append(g.paths, c.Metric)
+			}
+			v := c.Value
+			switch {
+			case pc.Repeat == nil || pointClaim:
+				if g.point1 == nil || strings.HasSuffix(c.Metric, ".median") {
+					g.point1 = &v
+				}
+			default:
+				g.perRepeat = append(g.perRepeat, v)
+			}
+		}
+	}
+	return out
+}
+
+// metricOf returns the per-repeat metric a claim path is about and
+// whether the path is a summary across repeats.
+func metricOf(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "summary.")
+	if !ok {
+		return path, false
+	}
+	if i := strings.LastIndex(rest, "."); i > 0 {
+		return rest[:i], true
+	}
+	return rest, true
+}
+
+// exact reports whether a metric is a count or flag, compared exactly.
+func exact(metric string) bool {
+	for _, p := range []string{"counts.", "overload.", "mlperf.", "stalls.count", "stalls.requests"} {
+		if strings.HasPrefix(metric, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatValues returns the per-repeat values of metric at point (repeats
+// not shown independent of another counted once; null ones left out) and
+// the first reason a repeat had none.
+func repeatValues(r *replay.Result, point, metric string) ([]float64, string) {
+	var out []float64
+	why := ""
+	found := false
+	for _, p := range replay.Independent(r.Results) {
+		if p.Point != point {
+			continue
+		}
+		found = true
+		v, reason := r.Resolve(point, p.Repeat, metric)
+		f, ok := v.Float64()
+		if reason != "" || !ok {
+			if why == "" {
+				why = fmt.Sprintf("repeat %d: %s", p.Repeat, cmpOr(reason, "not a number"))
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	if !found {
+		why = fmt.Sprintf("no records for point %q", point)
+	}
+	return out, why
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// decide gives the verdict of one claim group.
+func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, error) {
+	cv := ClaimVerdict{Point: g.point, Metric: g.metric, Paths: g.paths, Kind: verdict.KindRatio, Verdict: Inconclusive}
+	switch {
+	case g.point1 != nil:
+		cv.Claimed = *g.point1
+	default:
+		cv.Claimed = median(g.perRepeat)
+	}
+	var whyO, whyR string
+	cv.Original, whyO = repeatValues(or, g.point, g.metric)
+	cv.Reproduced, whyR = repeatValues(rr, g.point, g.metric)
+	cv.OriginalMedian, cv.ReproducedMedian = medianPtr(cv.Original), medianPtr(cv.Reproduced)
+	switch {
+	case len(cv.Original) == 0:
+		cv.Reason = "the original's records do not determine it: " + whyO
+		return cv, nil
+	case len(cv.Reproduced) == 0:
+		cv.Reason = "the reproduction's records do not determine it: " + whyR
+		return cv, nil
+	}
+	if exact(g.metric) {
+		cv.Kind = verdict.KindExact
+		cv.Verdict, cv.Reason = decideExact(cv.Original, cv.Reproduced)
+		return cv, nil
+	}
+	if allZero(cv.Original) && allZero(cv.Reproduced) {
+		cv.Verdict, cv.Reason = Reproduced, "0 in every repeat of both"
+		return cv, nil
+	}
+	e, err := stats.EquivalenceRatio(cv.Original, cv.Reproduced, opts.Margin, opts.Alpha)
+	if err != nil {
+		cv.Reason = err.Error()
+		return cv, nil
+	}
+	cv.Verdict, cv.RepeatsNeeded, cv.Reason = verdict.Of(e.Verdict), e.RepeatsNeeded, e.Reason
+	if e.Reason == "" || e.Lo != 0 || e.Hi != 0 {
+		cv.Ratio, cv.Lo, cv.Hi, cv.Confidence = &e.Ratio, &e.Lo, &e.Hi, &e.Confidence
+	}
+	return cv, nil
+}
+
+// decideExact compares counts or flags: reproduced when every repeat of
+// both sides took one value, not reproduced when the sides' ranges do not
+// meet, else inconclusive.
+func decideExact(o, r []float64) (Verdict, string) {
+	olo, ohi := slices.Min(o), slices.Max(o)
+	rlo, rhi := slices.Min(r), slices.Max(r)
+	switch {
+	case olo == ohi && rlo == rhi && olo == rlo:
+		return Reproduced, ""
+	case rhi < olo || rlo > ohi:
+		return NotReproduced, fmt.Sprintf("the original's repeats gave %s, the reproduction's %s", span(olo, ohi), span(rlo, rhi))
+	}
+	return Inconclusive, fmt.Sprintf("the repeats vary: the original's gave %s, the reproduction's %s", span(olo, ohi), span(rlo, rhi))
+}
+
+func span(lo, hi float64) string {
+	if lo == hi {
+		return fmt.Sprintf("%g", lo)
+	}
+	return fmt.Sprintf("%g..%g", lo, hi)
+}
+
+func allZero(v []float64) bool {
+	return !slices.ContainsFunc(v, func(x float64) bool { return x != 0 })
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func medianPtr(v []float64) *float64 {
+	if len(v) == 0 {
+		return nil
+	}
+	m := median(v)
+	return &m
+}
+
+// limits states what differs between the original and the reproduction
+// (compare's comparability guard over the two), so that no verdict hides
+// another machine, engine, place or model revision.
+func limits(orig Original, or *replay.Result, reproDir string, rd *schema.RunDir, rr *replay.Result) []string {
+	ins := []*compare.Input{
+		{Name: orig.Name, Manifest: orig.Bundle.Manifest(), Result: or},
+		{Name: reproDir, Manifest: rd.Manifest(), Result: rr, WorkloadNotShipped: rd.Manifest().Workload.SHA256 != "" && rd.WorkloadPath == ""},
+	}
+	g := compare.RunGuard(ins, compare.GuardOptions{})
+	out := []string{}
+	for _, c := range g.Checks {
+		if c.Status == compare.Pass {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s", c.Name, strings.ToLower(c.Status), c.Detail))
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+// Package verdict holds the outcome of a reproduction (benchseal
+// reproduce): the per-claim verdicts and the report, apart from the
+// package that computes them, so that replay/report renders them without
+// depending on capture or verify.
+package verdict
+
+import "github.com/benchseal/benchseal/stats"
+
+// SchemaV1 is the schema identifier of the reproduction report's JSON
+// (published as `benchseal schema reproduce`).
+const SchemaV1 = "benchseal/reproduce/v1"
+
+// Verdict is the outcome of one claim, and of the whole reproduction.
+type Verdict string
+
+// The verdicts. Reproduced: the interval of the ratio lies inside the
+// margin (or an exact quantity took the original's value in every
+// repeat); NotReproduced: it lies outside; Inconclusive: neither, or no
+// interval was possible.
+const (
+	Reproduced    Verdict = "REPRODUCED"
+	NotReproduced Verdict = "NOT REPRODUCED"
+	Inconclusive  Verdict = "INCONCLUSIVE"
+)
+
+// Test kinds of a claim.
+const (
+	// KindRatio tests the ratio reproduction/original across repeats
+	// (stats.EquivalenceRatio).
+	KindRatio = "ratio"
+	// KindExact compares a count or flag exactly: the test fixes it.
+	KindExact = "exact"
+)
+
+// Report is the result of a reproduction: every claimed metric and point
+// of the original with its verdict, the overall verdict and what limits
+// the comparison.
+type Report struct {
+	Schema string `json:"schema"`
+	// Original names the verified bundle that was reproduced.
+	Original OriginalRef `json:"original"`
+	// ReproductionDir is the reproduction's run directory.
+	ReproductionDir string `json:"reproduction_dir"`
+	// ReproductionManifestDigest is "sha256:<hex>" of the reproduction
+	// run directory's manifest.json bytes.
+	ReproductionManifestDigest string `json:"reproduction_manifest_digest"`
+	// Margin is the equivalence margin (0.1: the ratio must lie in
+	// [0.9, 1.1]); Alpha the test's level (the interval's confidence is
+	// at least 1 − 2·Alpha).
+	Margin float64 `json:"margin"`
+	Alpha  float64 `json:"alpha"`
+	// Definitions and DefinitionsVersion are the claims', under which both
+	// sides are replayed; Boundary the original's measurement boundary.
+	Definitions        string `json:"definitions"`
+	DefinitionsVersion string `json:"definitions_version,omitempty"`
+	Boundary           string `json:"boundary"`
+	// Repeats are the repeats of each side.
+	Repeats RepeatCounts `json:"repeats"`
+	// Claims holds one verdict per claimed metric and point, in claims
+	// order.
+	Claims []ClaimVerdict `json:"claims"`
+	// Overall is Reproduced only when every claim is, NotReproduced when
+	// any is, else Inconclusive.
+	Overall Verdict `json:"overall"`
+	// Counts tallies the claims' verdicts.
+	Counts VerdictCounts `json:"counts"`
+	// Limits are the differences between the original and the
+	// reproduction (hardware, engine, client location, model revision,
+	// …) that limit what a verdict shows: compare's comparability guard
+	// over the two runs.
+	Limits []string `json:"limits"`
+	// Notes say where the reproduction's test departed from the
+	// original's.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// OriginalRef names the reproduced bundle.
+type OriginalRef struct {
+	Bundle string `json:"bundle"`
+	// RunManifest is the digest of the bundle's run manifest.
+	RunManifest string `json:"run_manifest"`
+	RunID       string `json:"run_id,omitempty"`
+	// Authenticated is true when a pinned key or identity's signature
+	// over the run manifest verified; SignedBy names them.
+	Authenticated bool     `json:"authenticated"`
+	SignedBy      []string `json:"signed_by,omitempty"`
+}
+
+// RepeatCounts are the repeats of the original and of the reproduction.
+type RepeatCounts struct {
+	Original     int `json:"original"`
+	Reproduction int `json:"reproduction"`
+}
+
+// VerdictCounts tallies verdicts.
+type VerdictCounts struct {
+	Reproduced    int `json:"reproduced"`
+	NotReproduced int `json:"not_reproduced"`
+	Inconclusive  int `json:"inconclusive"`
+}
+
+// ClaimVerdict is the verdict of one claimed metric at one point.
+type ClaimVerdict struct {
+	Point string `json:"point"`
+	// Metric is the per-repeat path tested ("ttft_ns.p99"); Paths the
+	// claim paths it covers ("ttft_ns.p99" per repeat,
+	// "summary.ttft_ns.p99.median").
+	Metric string   `json:"metric"`
+	Paths  []string `json:"paths"`
+	Kind   string   `json:"kind"`
+	// Claimed is the original's claimed value: the claim of the point
+	// (its summary median) when there is one, else the median of its
+	// per-repeat claims.
+	Claimed float64 `json:"claimed"`
+	// Original and Reproduced are the per-repeat values replayed from
+	// the original bundle and from the reproduction run (null repeats
+	// left out); OriginalMedian and ReproducedMedian their medians.
+	Original         []float64 `json:"original"`
+	Reproduced       []float64 `json:"reproduced"`
+	OriginalMedian   *float64  `json:"original_median"`
+	ReproducedMedian *float64  `json:"reproduced_median"`
+	// Ratio is the Hodges–Lehmann ratio reproduction/original with its
+	// interval [Lo, Hi] at Confidence; nil when none was computed.
+	Ratio      *float64 `json:"ratio"`
+	Lo         *float64 `json:"lo"`
+	Hi         *float64 `json:"hi"`
+	Confidence *float64 `json:"confidence"`
+	Verdict    Verdict  `json:"verdict"`
+	// RepeatsNeeded is, for an inconclusive ratio, the repeats per side
+	// estimated to decide; 0 otherwise.
+	RepeatsNeeded int `json:"repeats_needed,omitempty"`
+	// Reason says why there is no interval or how an exact quantity
+	// differed.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Of converts the stats package's verdict.
+func Of(v stats.EquivalenceVerdict) Verdict {
+	switch Verdict(v) {
+	case Reproduced, NotReproduced:
+		return Verdict(v)
+	}
+	return Inconclusive
+}
+
+// Overall is the verdict of a set of claims: reproduced only when every
+// claim is (and there is one), not reproduced when any is.
+func Overall(cs []ClaimVerdict) (Verdict, VerdictCounts) {
+	var n VerdictCounts
+	for _, c := range cs {
+		switch c.Verdict {
+		case Reproduced:
+			n.Reproduced++
+		case NotReproduced:
+			n.NotReproduced++
+		default:
+			n.Inconclusive++
+		}
+	}
+	switch {
+	case n.NotReproduced > 0:
+		return NotReproduced, n
+	case n.Inconclusive > 0 || len(cs) == 0:
+		return Inconclusive, n
+	}
+	return Reproduced, n
+}
