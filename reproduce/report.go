@@ -20,5 +20,11 @@ const (
 	Inconclusive  = verdict.Inconclusive
 )
 
+// The test kinds of a claim (verdict.KindRatio, verdict.KindExact).
+const (
+	KindRatio = verdict.KindRatio
+	KindExact = verdict.KindExact
+)
+
 // SchemaV1 is the schema identifier of the report's JSON.
 const SchemaV1 = verdict.SchemaV1

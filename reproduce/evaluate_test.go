@@ -1,0 +1,194 @@
+package reproduce
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/synth"
+	"github.com/benchseal/benchseal/verify"
+)
+
+const origDigest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+// synthRun writes a deterministic synthetic run (seed, repeats) into dir;
+// with claims, its replayed headline claims too; reproduces, when set, is
+// written into its manifest.
+func synthRun(t *testing.T, dir string, seed uint64, repeats int, claims bool, reproduces string) *schema.RunDir {
+	t.Helper()
+	o := synth.DefaultOptions()
+	o.Seed, o.Repeats, o.Requests, o.Points, o.WorkloadItems = seed, repeats, 60*repeats, []float64{2, 8}, 50
+	m, _, err := synth.WriteRun(context.Background(), dir, o, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reproduces != "" {
+		m.Reproduces = &schema.Reproduces{RunManifest: reproduces}
+		b, err := schema.MarshalDocument(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if claims {
+		rd, err := schema.OpenRunDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := replay.Replay(context.Background(), rd, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := schema.MarshalDocument(res.Claims(nil, replay.DefaultClaimTolerance))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, schema.ClaimsFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd
+}
+
+func verified() *verify.Result {
+	return &verify.Result{Verified: true, Authenticated: true, ManifestDigest: origDigest}
+}
+
+// TestEvaluateSameRunIsReproduced: a reproduction with the original's
+// very records (the same seeded synthetic run) reproduces every claim,
+// each ratio 1 with an interval of [1, 1], and states no limit the guard
+// did not find.
+func TestEvaluateSameRunIsReproduced(t *testing.T) {
+	dir := t.TempDir()
+	orig := synthRun(t, filepath.Join(dir, "orig"), 3, 3, true, "")
+	synthRun(t, filepath.Join(dir, "repro"), 3, 3, false, origDigest)
+	rep, err := Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, filepath.Join(dir, "repro"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Overall != Reproduced || rep.Counts.NotReproduced+rep.Counts.Inconclusive != 0 || len(rep.Claims) == 0 {
+		t.Fatalf("overall %s, counts %+v", rep.Overall, rep.Counts)
+	}
+	if rep.Margin != DefaultMargin || rep.Alpha != DefaultAlpha || rep.Repeats.Original != 3 || rep.Repeats.Reproduction != 3 || !strings.HasPrefix(rep.ReproductionManifestDigest, "sha256:") {
+		t.Errorf("report header %+v", rep)
+	}
+	for _, c := range rep.Claims {
+		if c.Kind == KindRatio && c.Ratio != nil && (*c.Ratio != 1 || *c.Lo != 1 || *c.Hi != 1) {
+			t.Errorf("%s %s: ratio %v [%v, %v], want exactly 1", c.Point, c.Metric, *c.Ratio, *c.Lo, *c.Hi)
+		}
+		if len(c.Original) != 3 || len(c.Reproduced) != 3 {
+			t.Errorf("%s %s: %d and %d repeats", c.Point, c.Metric, len(c.Original), len(c.Reproduced))
+		}
+	}
+}
+
+// TestEvaluateOneRepeatIsInconclusive: one repeat a side gives no
+// interval, so every measured claim is inconclusive with the repeats
+// needed, whatever the values.
+func TestEvaluateOneRepeatIsInconclusive(t *testing.T) {
+	dir := t.TempDir()
+	orig := synthRun(t, filepath.Join(dir, "orig"), 3, 1, true, "")
+	synthRun(t, filepath.Join(dir, "repro"), 3, 1, false, origDigest)
+	rep, err := Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, filepath.Join(dir, "repro"), Options{Margin: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Overall != Inconclusive {
+		t.Fatalf("overall %s, want INCONCLUSIVE", rep.Overall)
+	}
+	ratios := 0
+	for _, c := range rep.Claims {
+		if c.Kind != KindRatio || allZero(c.Original) {
+			continue
+		}
+		ratios++
+		if c.Verdict != Inconclusive || c.RepeatsNeeded < 2 {
+			t.Errorf("%s %s: %s, %d repeats needed", c.Point, c.Metric, c.Verdict, c.RepeatsNeeded)
+		}
+	}
+	if ratios == 0 {
+		t.Fatal("no measured claim")
+	}
+}
+
+// TestEvaluateRefuses: nothing is decided for an unverified original, an
+// original without claims, a reproduction that names another original or
+// none, an invalid reproduction, or an option out of range.
+func TestEvaluateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	orig := synthRun(t, filepath.Join(dir, "orig"), 3, 3, true, "")
+	bare := synthRun(t, filepath.Join(dir, "bare"), 3, 3, false, "")
+	synthRun(t, filepath.Join(dir, "repro"), 3, 3, false, origDigest)
+	synthRun(t, filepath.Join(dir, "other"), 3, 3, false, "sha256:"+strings.Repeat("2", 64))
+	broken := filepath.Join(dir, "broken")
+	synthRun(t, broken, 3, 3, false, origDigest)
+	os.WriteFile(filepath.Join(broken, schema.RecordsFile), []byte("{\n"), 0o644)
+	ok := Original{Name: "orig", Bundle: orig, Verification: verified()}
+	for _, c := range []struct {
+		name  string
+		orig  Original
+		dir   string
+		opts  Options
+		is    error
+		words string
+	}{
+		{"unverified", Original{Name: "orig", Bundle: orig, Verification: &verify.Result{ManifestDigest: origDigest}}, "repro", Options{}, ErrNotVerified, "did not verify"},
+		{"no claims", Original{Name: "bare", Bundle: bare, Verification: verified()}, "repro", Options{}, ErrNoClaims, "makes no claims"},
+		{"names none", ok, "bare", Options{}, ErrNotAReproduction, "names no original (reproduces.run_manifest)"},
+		{"names another", ok, "other", Options{}, ErrNotAReproduction, "reproduces.run_manifest is sha256:2222"},
+		{"invalid", ok, "broken", Options{}, ErrNotAReproduction, "not valid"},
+		{"margin", ok, "repro", Options{Margin: 1.5}, ErrBadOption, "margin 1.5"},
+		{"alpha", ok, "repro", Options{Alpha: 0.5}, ErrBadOption, "alpha 0.5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Evaluate(context.Background(), c.orig, filepath.Join(dir, c.dir), c.opts)
+			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("error %v, want %v saying %q", err, c.is, c.words)
+			}
+		})
+	}
+}
+
+// TestDecideExactAndGrouping: counts and flags are equal, apart or
+// overlapping; the claims of a metric's repeats and of its summary make
+// one verdict.
+func TestDecideExactAndGrouping(t *testing.T) {
+	for _, c := range []struct {
+		o, r []float64
+		want Verdict
+	}{
+		{[]float64{12, 12, 12}, []float64{12, 12}, Reproduced},
+		{[]float64{12, 12}, []float64{11, 10}, NotReproduced},
+		{[]float64{0}, []float64{1}, NotReproduced},
+		{[]float64{10, 12}, []float64{12, 12}, Inconclusive},
+	} {
+		if v, _ := decideExact(c.o, c.r); v != c.want {
+			t.Errorf("%v vs %v: %s, want %s", c.o, c.r, v, c.want)
+		}
+	}
+	r0, r1 := 0, 1
+	cl := &schema.Claims{Points: []schema.PointClaim{
+		{Point: "c1", Repeat: &r0, Metrics: []schema.Claim{{Metric: "ttft_ns.p50", Value: 10}, {Metric: "counts.ok", Value: 4}}},
+		{Point: "c1", Repeat: &r1, Metrics: []schema.Claim{{Metric: "ttft_ns.p50", Value: 30}}},
+		{Point: "c1", Metrics: []schema.Claim{{Metric: "summary.ttft_ns.p50.median", Value: 20}}},
+		{Point: "c2", Repeat: &r0, Metrics: []schema.Claim{{Metric: "ttft_ns.p50", Value: 5}}},
+	}}
+	gs := groupClaims(cl)
+	if len(gs) != 3 || gs[0].metric != "ttft_ns.p50" || len(gs[0].paths) != 2 || gs[0].point1 == nil || *gs[0].point1 != 20 || len(gs[0].perRepeat) != 2 {
+		t.Fatalf("groups %+v", gs[0])
+	}
+	if gs[1].metric != "counts.ok" || !exact(gs[1].metric) || exact(gs[0].metric) || gs[2].point != "c2" {
+		t.Errorf("groups %+v %+v", gs[1], gs[2])
+	}
+}
