@@ -324,18 +324,19 @@ func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, e
 }
 
 // decideExact compares counts or flags: reproduced when every repeat of
-// both sides took one value, not reproduced when the sides' ranges do not
-// meet, else inconclusive.
+// the reproduction took a value within the original repeats' range (a
+// constant original: that very value), not reproduced when no repeat did,
+// else inconclusive.
 func decideExact(o, r []float64) (Verdict, string) {
 	olo, ohi := slices.Min(o), slices.Max(o)
 	rlo, rhi := slices.Min(r), slices.Max(r)
 	switch {
-	case olo == ohi && rlo == rhi && olo == rlo:
+	case rlo >= olo && rhi <= ohi:
 		return Reproduced, ""
 	case rhi < olo || rlo > ohi:
 		return NotReproduced, fmt.Sprintf("the original's repeats gave %s, the reproduction's %s", span(olo, ohi), span(rlo, rhi))
 	}
-	return Inconclusive, fmt.Sprintf("the repeats vary: the original's gave %s, the reproduction's %s", span(olo, ohi), span(rlo, rhi))
+	return Inconclusive, fmt.Sprintf("some of the reproduction's repeats fall outside the original's: the original's gave %s, the reproduction's %s", span(olo, ohi), span(rlo, rhi))
 }
 
 func span(lo, hi float64) string {
