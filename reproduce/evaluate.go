@@ -317,8 +317,11 @@ func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, e
 		return cv, nil
 	}
 	cv.Verdict, cv.RepeatsNeeded, cv.Reason = verdict.Of(e.Verdict), e.RepeatsNeeded, e.Reason
-	if e.Reason == "" || e.Lo != 0 || e.Hi != 0 {
-		cv.Ratio, cv.Lo, cv.Hi, cv.Confidence = &e.Ratio, &e.Lo, &e.Hi, &e.Confidence
+	if e.Ratio > 0 {
+		cv.Ratio = &e.Ratio
+	}
+	if e.Lo > 0 && e.Hi > 0 {
+		cv.Lo, cv.Hi, cv.Confidence = &e.Lo, &e.Hi, &e.Confidence
 	}
 	return cv, nil
 }

@@ -62,8 +62,8 @@ func newReproduceModel(r *verdict.Report) *reproduceModel {
 	if r.Original.Authenticated {
 		m.SignedBy = "verified signature of " + strings.Join(r.Original.SignedBy, ", ")
 	}
-	m.Method = fmt.Sprintf("equivalence within ±%s of the original (ratio reproduction/original, Hodges–Lehmann, distribution-free interval at ≥ %s confidence, α = %s per side); counts and flags exactly; definitions %s%s, boundary %s",
-		percent(r.Margin), percent(1-2*r.Alpha), strconv.FormatFloat(r.Alpha, 'g', -1, 64), r.Definitions, parenthesis(r.DefinitionsVersion), r.Boundary)
+	m.Method = fmt.Sprintf("equivalence within a %s margin: the ratio reproduction/original (Hodges–Lehmann, distribution-free interval at ≥ %s confidence, α = %s per side) must lie in [%s, %s]; counts and flags exactly; definitions %s%s, boundary %s",
+		percent(r.Margin), percent(1-2*r.Alpha), strconv.FormatFloat(r.Alpha, 'g', -1, 64), strconv.FormatFloat(1/(1+r.Margin), 'f', 3, 64), strconv.FormatFloat(1+r.Margin, 'f', 3, 64), r.Definitions, parenthesis(r.DefinitionsVersion), r.Boundary)
 	m.Repeats = fmt.Sprintf("%d original, %d reproduction", r.Repeats.Original, r.Repeats.Reproduction)
 	m.Tally = fmt.Sprintf("%d reproduced, %d not reproduced, %d inconclusive", r.Counts.Reproduced, r.Counts.NotReproduced, r.Counts.Inconclusive)
 	m.Claims = table{Head: []string{"claim", "point", "original", "reproduced", "ratio [interval]", "verdict"}, Num: []bool{false, false, true, true, true, false}}
@@ -107,12 +107,16 @@ func claimValue(v *float64, kind string, mn metricName) string {
 	return s
 }
 
-// ratioText is "0.987 [0.951, 1.021]" (three decimals), or "-".
+// ratioText is "0.987 [0.951, 1.021]" (three decimals), "1.020 (no
+// interval)" when the repeats allow none, or "-".
 func ratioText(c verdict.ClaimVerdict) string {
 	if c.Ratio == nil {
 		return "-"
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	if c.Lo == nil || c.Hi == nil {
+		return f(*c.Ratio) + " (no interval)"
+	}
 	return f(*c.Ratio) + " [" + f(*c.Lo) + ", " + f(*c.Hi) + "]"
 }
 

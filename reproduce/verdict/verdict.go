@@ -44,8 +44,8 @@ type Report struct {
 	// ReproductionManifestDigest is "sha256:<hex>" of the reproduction
 	// run directory's manifest.json bytes.
 	ReproductionManifestDigest string `json:"reproduction_manifest_digest"`
-	// Margin is the equivalence margin (0.1: the ratio must lie in
-	// [0.9, 1.1]); Alpha the test's level (the interval's confidence is
+	// Margin is the equivalence margin (0.1: the ratio's interval must
+	// lie in [1/1.1, 1.1]); Alpha the test's level (the interval's confidence is
 	// at least 1 − 2·Alpha).
 	Margin float64 `json:"margin"`
 	Alpha  float64 `json:"alpha"`
@@ -119,8 +119,9 @@ type ClaimVerdict struct {
 	Reproduced       []float64 `json:"reproduced"`
 	OriginalMedian   *float64  `json:"original_median"`
 	ReproducedMedian *float64  `json:"reproduced_median"`
-	// Ratio is the Hodges–Lehmann ratio reproduction/original with its
-	// interval [Lo, Hi] at Confidence; nil when none was computed.
+	// Ratio is the Hodges–Lehmann ratio reproduction/original, nil when
+	// none was computed; Lo and Hi bound its interval at Confidence, nil
+	// when the repeats allow no interval.
 	Ratio      *float64 `json:"ratio"`
 	Lo         *float64 `json:"lo"`
 	Hi         *float64 `json:"hi"`

@@ -112,6 +112,8 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"import with a misspelt --set field", `unknown manifest field "hardwre"`, []string{"import", "vllm", fixture("vllm", "lambdalabs_llama3_8b_h100_prompt10.json"), "--out", filepath.Join(dir, "i2"), "--set", "hardwre.x=1"}, ExitUsage},
 		{"import a trimmed run marked incomplete", `warmup was declared but no record has phase "warmup"`, []string{"import", "aiperf", fixture("aiperf", "aiperf010_c2_profile_export.jsonl"), fixture("aiperf", "aiperf010_c2_profile_export_aiperf.json"), "--out", filepath.Join(dir, "i3"), "--set", "incomplete=true", "--set", "incomplete_reason=trimmed"}, ExitRejected},
 		{"capture a tpot limit without one_token", `field "slo.one_token": must say whether one-token answers pass or fail`, []string{"capture", "--simulate", "--out", filepath.Join(dir, "c5"), "--concurrency", "1", "--requests", "1", "--set", "slo.tpot=5ms"}, ExitUsage},
+		{"reproduce with a margin of 150%", `--margin "150%": want more than 0% and less than 100%`, []string{"reproduce", bundle, "--key", pubPath, "--endpoint", "http://127.0.0.1:1", "--model", "m", "--out", filepath.Join(dir, "r1"), "--margin", "150%"}, ExitUsage},
+		{"reproduce a bundle under the wrong key", "did not verify, so nothing is reproduced", []string{"reproduce", bundle, "--key", other, "--endpoint", "http://127.0.0.1:1", "--model", "m", "--out", filepath.Join(dir, "r2")}, ExitRejected},
 		{"replay unknown definitions", `invalid argument "vlm" for "--definitions" flag: want one of benchseal,`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)

@@ -64,7 +64,7 @@ not a difference test: both bundles are replayed under the claims' definitions
 and SLO, and the per-repeat values of the original and of the reproduction give
 the Hodges–Lehmann ratio reproduction/original with its distribution-free
 interval at 1 − 2·alpha confidence. REPRODUCED: the interval lies inside
-1 ± margin; NOT REPRODUCED: it lies outside; INCONCLUSIVE otherwise, with
+[1/(1 + margin), 1 + margin]; NOT REPRODUCED: it lies wholly outside; INCONCLUSIVE otherwise, with
 the repeats per side estimated to decide. Counts and flags (counts.*,
 overload.*) are compared exactly. One repeat a side gives no interval:
 INCONCLUSIVE. The overall verdict is REPRODUCED only when every claim is.
@@ -92,7 +92,7 @@ Exit codes: 0 REPRODUCED; 3 NOT REPRODUCED, or the bundle was rejected;
 	f.StringVar(&o.endpoint, "endpoint", "", "server base URL to reproduce against, e.g. http://127.0.0.1:8000 (required)")
 	f.StringVar(&o.model, "model", "", "model name sent in every request (required)")
 	f.StringVar(&o.out, "out", "", "run directory of the reproduction (must not exist or be empty; required)")
-	f.StringVar(&o.margin, "margin", "10%", "equivalence margin: the ratio's interval must lie within ± this (10% or 0.1)")
+	f.StringVar(&o.margin, "margin", "10%", "equivalence margin: the ratio's interval must lie within [1/(1+margin), 1+margin] (10% or 0.1)")
 	f.Float64Var(&o.alpha, "alpha", reproduce.DefaultAlpha, "level of each one-sided half of the equivalence test (interval at 1 − 2·alpha)")
 	f.IntVar(&o.repeats, "repeats", 0, "repeats of the reproduction (default: the original's; fewer is allowed and said)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "markdown", "html"}, "report format: text|json|markdown|html")
