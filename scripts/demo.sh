@@ -209,4 +209,31 @@ run "$B" decide "$OUT/config-a" "$OUT/config-b" --objective max-goodput --slo tt
 grep -q '^ANSWER: .* wins on goodput' "$OUT/decision.txt" || { echo "the faster configuration did not win"; exit 1; }
 echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
 
+step "12. Reviewer: re-run the publisher's pre-registered bundle against a server of the same preset, then a 3x faster one"
+# capture --simulate ran step 9 against the in-process simulator at time scale 0.1; the reviewer starts the
+# same preset as a server, and one three times as fast.
+start_repro_sim() { # name, time scale
+  "$B" simulate --listen 127.0.0.1:0 --time-scale "$2" --max-running 4096 --queue-limit 4096 >"$OUT/sim-$1.log" 2>&1 &
+  echo $! >"$OUT/sim-$1.pid"
+  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$1.log" 2>/dev/null && break; sleep 0.1; done
+  grep -o 'http://[0-9.:]*' "$OUT/sim-$1.log" | head -1
+}
+URL_SAME=$(start_repro_sim same 0.1)
+URL_FAST=$(start_repro_sim fast 0.0333)
+set +e
+run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_SAME" --model benchseal-sim \
+  --out "$OUT/reproduction" --progress never --margin 25% --repeats 4 --report "$OUT/reproduction.txt"
+rc_same=$?
+run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_FAST" --model benchseal-sim \
+  --out "$OUT/reproduction-fast" --progress never --margin 25% --repeats 4 --output html --report "$OUT/reproduction-fast.html"
+rc_fast=$?
+set -e
+kill $(cat "$OUT"/sim-same.pid "$OUT"/sim-fast.pid) 2>/dev/null || true
+grep -E '^claim|ttft_ns.p50|e2e_ns.p50|request_throughput' "$OUT/reproduction.txt" | head -5
+sed -n '/^comparability limits/,$p' "$OUT/reproduction.txt"
+echo "same preset: exit $rc_same (0 REPRODUCED, 4 INCONCLUSIVE: the line says how many repeats would decide); 3x faster: exit $rc_fast"
+[ "$rc_same" -eq 0 ] || [ "$rc_same" -eq 4 ] || { echo "the same preset did not reproduce the bundle"; exit 1; }
+[ "$rc_fast" -eq 3 ] || { echo "a 3x faster server reproduced the bundle"; exit 1; }
+echo "HTML reproduction report of the faster server: $OUT/reproduction-fast.html"
+
 printf '\nDemo finished: everything is under %s\n' "$OUT"
