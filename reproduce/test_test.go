@@ -97,7 +97,9 @@ func TestBuildTestRefusesWhatCannotBeRebuilt(t *testing.T) {
 		{"imported without load mode", func(m *schema.Manifest) {
 			m.Evidence, m.Source, m.Load.Mode = schema.EvidenceImported, &schema.Source{Tool: "vllm"}, ""
 		}, `imported from vllm, whose load mode (load.mode "") is neither concurrency nor rate`},
-		{"imported without items", func(m *schema.Manifest) { m.Evidence, m.Source = schema.EvidenceImported, &schema.Source{Tool: "aiperf"} }, "ships only the workload's hash"},
+		{"imported without items", func(m *schema.Manifest) {
+			m.Evidence, m.Source = schema.EvidenceImported, &schema.Source{Tool: "aiperf"}
+		}, "ships only the workload's hash"},
 		{"shard", func(m *schema.Manifest) { m.Shard = &schema.Shard{Index: 1, Count: 2} }, "shard 1 of 2 of a sharded capture (manifest.shard)"},
 		{"trace", func(m *schema.Manifest) {
 			m.Workload.Trace = &schema.TraceSource{Format: schema.TraceMooncake, File: "t.jsonl"}
