@@ -269,6 +269,12 @@ func (s *batchStore) keep(rec *schema.Record) *schema.Record {
 	if rec.Shard != nil {
 		rec.Shard = s.val(*rec.Shard)
 	}
+	if rec.Session != nil {
+		rec.Session = s.val(*rec.Session)
+	}
+	if rec.Turn != nil {
+		rec.Turn = s.val(*rec.Turn)
+	}
 	if rec.ScheduledNS != nil {
 		rec.ScheduledNS = s.val(*rec.ScheduledNS)
 	}
@@ -286,7 +292,7 @@ func (s *batchStore) ints64(v []int64) []int64 {
 
 func (s *batchStore) val(v int64) *int64 {
 	if len(s.vals) == cap(s.vals) {
-		s.vals = make([]int64, 0, 3*slabRecords)
+		s.vals = make([]int64, 0, 5*slabRecords)
 	}
 	s.vals = append(s.vals, v)
 	return &s.vals[len(s.vals)-1]

@@ -71,6 +71,10 @@ func (r *runner) newRecord(c *cell, k int) *schema.Record {
 		s := int64(c.shard.Index)
 		rec.Shard = &s
 	}
+	if it := &r.items[item]; c.starts != nil && it.Session != nil && it.Turn != nil {
+		s, t := int64(*it.Session), int64(*it.Turn)
+		rec.Session, rec.Turn = &s, &t
+	}
 	return rec
 }
 

@@ -58,6 +58,37 @@ type LoadSpec struct {
 	// trace's requests at their times (no loads, counts, warmup, preset
 	// or synthetic lengths).
 	Trace *TraceRun
+	// Sessions, when set, is the workload: every concurrency point runs
+	// its sessions, whose turns are its requests (no rate, counts,
+	// warmup, preset or input lengths).
+	Sessions *SessionRun
+}
+
+// sessionPlan is the plan of a session run.
+func (s LoadSpec) sessionPlan(p *Plan) (*Plan, error) {
+	switch {
+	case len(s.Rate) > 0 || s.Arrival != "" || s.Burstiness != nil:
+		return nil, flagError("--sessions runs closed-loop sessions: give --concurrency (sessions in flight), not --rate, --arrival or --burstiness")
+	case len(s.Concurrency) == 0:
+		return nil, flagError("--sessions needs --concurrency: how many sessions run at once")
+	case s.Preset != "":
+		return nil, flagError("--sessions cannot be combined with --preset")
+	case s.Requests != 0 || s.Duration != 0:
+		return nil, flagError("--sessions sends every turn of its sessions; drop --requests and --duration")
+	case s.Warmup.Requests != 0 || s.Warmup.Duration != 0:
+		return nil, flagError("--sessions has no warmup: drop --warmup-requests and --warmup-duration")
+	case s.InputTokens != nil || s.InputLengths != nil || s.OutputLengths != nil:
+		return nil, flagError("--sessions sends the dataset's messages; drop --input-tokens (and give --output-tokens as one length, or none for the dataset's answer lengths)")
+	}
+	p.Mode = schema.ModeConcurrency
+	p.InputTokens, p.OutputTokens = 0, 0
+	for _, c := range s.Concurrency {
+		p.Points = append(p.Points, schema.Point{Concurrency: c, Requests: len(s.Sessions.Items)})
+	}
+	if err := p.Normalize(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // lengths sets the plan's synthetic lengths or length distributions
@@ -118,6 +149,12 @@ func (s LoadSpec) Plan() (*Plan, error) {
 	}
 	if s.Trace != nil {
 		return s.tracePlan(p)
+	}
+	if s.Sessions != nil {
+		if s.CancelFraction != 0 || s.CancelAfter != 0 {
+			p.Cancel = &Cancel{Fraction: s.CancelFraction, After: schema.Duration(s.CancelAfter)}
+		}
+		return s.sessionPlan(p)
 	}
 	s.lengths(p)
 	if s.CancelFraction != 0 || s.CancelAfter != 0 {

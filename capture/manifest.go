@@ -95,6 +95,12 @@ func (r *runner) baseManifest() *schema.Manifest {
 		m.Workload.Dataset = cmp.Or(o.Dataset, src.File)
 		m.Workload.Description = fmt.Sprintf("%d requests of the %s trace %s (sha256 %s), each a synthetic prompt of the trace's input length (words of benchseal's vocabulary, or the served model's tokens when fitted: notes.input_tokens) asking for the trace's output length in tokens", src.Requests, src.Format, src.File, src.SHA256)
 		m.Workload.InputTokens.Kind = "dataset"
+	} else if ss := o.Sessions; ss != nil {
+		src := ss.Source
+		m.Workload.Sessions = &src
+		m.Workload.Dataset = cmp.Or(o.Dataset, src.File)
+		m.Workload.Description = fmt.Sprintf("%d multi-turn sessions (%d turns) of the %s conversations %s (sha256 %s): each turn's chat messages are its question with the earlier questions and the dataset's answers to them", src.Sessions, src.Turns, src.Format, src.File, src.SHA256)
+		m.Workload.InputTokens = nil
 	} else if o.Prompts == nil {
 		m.Workload.Description = "synthetic prompts of random common English words, one word per intended token, generated from the plan seed"
 		if m.Workload.Dataset == "" {
@@ -124,6 +130,8 @@ func (r *runner) baseManifest() *schema.Manifest {
 	}
 	if tr := o.Trace; tr != nil {
 		setNote(m, "schedule", fmt.Sprintf("trace replay: request k is sent trace_ns/%g ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", tr.Source.Speedup))
+	} else if o.Sessions != nil {
+		setNote(m, "schedule", "closed-loop sessions: each of the point's concurrency workers runs one session at a time and sends its next turn when the previous one ends (request k sends workload item k; records keep session and turn); no scheduled_ns")
 	} else if p.Mode == schema.ModeRate {
 		setNote(m, "schedule", "open loop: each rate point's send times are precomputed from the seed (first at 0, then constant, exponential or gamma gaps); records keep scheduled_ns and sent_ns")
 	} else {

@@ -65,6 +65,11 @@ type Options struct {
 	// Trace, when set, is the workload and the schedule of the plan's one
 	// point, whose arrival is schema.ArrivalTrace (LoadSpec.Trace).
 	Trace *TraceRun
+	// Sessions, when set, is the workload of closed-loop multi-turn
+	// sessions: each of a point's concurrency workers runs one session at
+	// a time, sending each turn when the one before it ended
+	// (LoadSpec.Sessions).
+	Sessions *SessionRun
 	// Tokenizer, when set, counts the synthetic prompts' tokens in place
 	// of the server's tokenizer endpoint the probe finds (tests).
 	Tokenizer Tokenizer
@@ -411,7 +416,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			r.simSeen.Store(true)
 		}
 	}
-	if o.Prompts == nil {
+	if o.Prompts == nil && o.Sessions == nil {
 		if err := r.fitPrompts(ctx, base, si, m, &wl); err != nil {
 			return nil, err
 		}

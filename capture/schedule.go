@@ -43,6 +43,10 @@ type cell struct {
 	// request numbers it sends of a closed-loop cell (see share).
 	shard ShardSpec
 	ks    []int
+	// starts, in a session run, holds each session's first request number
+	// and then the cell's request count (SessionRun.Starts); nil
+	// otherwise.
+	starts []int
 	// firstSent is the earliest send time recorded in the phase so far
 	// (math.MaxInt64 before the first): a closed loop bounded by its
 	// duration runs until first send + duration (see runCell).
@@ -111,6 +115,9 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	o := r.o
 	p := &o.Plan
 	if pools, err := r.traceWorkload(); pools != nil || err != nil {
+		return r.layCells(pools, nil, err)
+	}
+	if pools, err := r.sessionWorkload(); pools != nil || err != nil {
 		return r.layCells(pools, nil, err)
 	}
 	pools := make([]pool, len(p.Points))
@@ -255,6 +262,9 @@ func (r *runner) layCells(pools []pool, cellPools [][]pool, err error) ([]*cell,
 			}
 			c := &cell{idx: i, pt: pt, repeat: rep, phase: schema.PhaseMeasure,
 				n: pt.Requests, dur: time.Duration(pt.Duration), items: pools[i].measure}
+			if o.Sessions != nil {
+				c.starts = o.Sessions.Starts
+			}
 			r.layout(c, stream|2)
 			if o.Shard != nil {
 				c.share(p.Mode, *o.Shard)
@@ -290,6 +300,70 @@ func (r *runner) traceWorkload() ([]pool, error) {
 		measure[i] = i
 	}
 	return []pool{{measure: measure}}, nil
+}
+
+// sessionWorkload makes the items and the one pool of a session run (nil
+// when the run has no sessions): every turn once, in session order, so
+// request k of a phase sends item k.
+func (r *runner) sessionWorkload() ([]pool, error) {
+	o, p := r.o, &r.o.Plan
+	if o.Sessions == nil {
+		return nil, nil
+	}
+	switch {
+	case o.Prompts != nil || p.DistinctPrompts || o.Trace != nil:
+		return nil, fmt.Errorf("%w: a session run sends its conversations; drop the prompts file, the trace and distinct prompts", plan.ErrPlan)
+	case p.Mode != schema.ModeConcurrency || p.Warmup.Requests > 0 || p.Warmup.Duration > 0:
+		return nil, fmt.Errorf("%w: a session run is closed-loop (concurrency mode) without warmup", plan.ErrPlan)
+	case o.Shard != nil:
+		return nil, fmt.Errorf("%w: a session run is not sharded", plan.ErrPlan)
+	case o.Request.API != "" && o.Request.API != APIChat:
+		return nil, fmt.Errorf("%w: a session run sends chat messages: use --api chat", plan.ErrPlan)
+	}
+	for _, pt := range p.Points {
+		if pt.Requests != len(o.Sessions.Items) || pt.Duration != 0 {
+			return nil, fmt.Errorf("%w: point %s: a session run sends the sessions' %d turns", plan.ErrPlan, pt.Name, len(o.Sessions.Items))
+		}
+	}
+	r.items = slices.Clone(o.Sessions.Items)
+	measure := make([]int, len(r.items))
+	for i := range measure {
+		measure[i] = i
+	}
+	pools := make([]pool, len(p.Points))
+	for i := range pools {
+		pools[i] = pool{measure: measure}
+	}
+	return pools, nil
+}
+
+// runSessions runs a session cell: each worker takes the next session and
+// sends its turns one after another, each when the one before ended (a
+// turn carries the previous turns' history); the workers start together,
+// as in runCell.
+func (r *runner) runSessions(ctx context.Context, c *cell, wg *sync.WaitGroup) {
+	var next atomic.Int64
+	sessions := len(c.starts) - 1
+	go1 := make(chan struct{})
+	var ready sync.WaitGroup
+	for range c.workers() {
+		ready.Add(1)
+		wg.Go(func() {
+			ready.Done()
+			<-go1
+			for ctx.Err() == nil {
+				s := int(next.Add(1) - 1)
+				if s >= sessions {
+					return
+				}
+				for k := c.starts[s]; k < c.starts[s+1] && ctx.Err() == nil; k++ {
+					r.do(c, k, k, nil)
+				}
+			}
+		})
+	}
+	ready.Wait()
+	close(go1)
 }
 
 // layout precomputes a cell's schedule and cancellations from the seed.
@@ -398,6 +472,8 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 	var wg sync.WaitGroup
 	if c.sched != nil {
 		r.runOpenLoop(ctx, c, start, &wg)
+	} else if c.starts != nil {
+		r.runSessions(ctx, c, &wg)
 	} else {
 		var next atomic.Int64
 		n := c.count()

@@ -31,6 +31,13 @@ type Item struct {
 	// the prompt's leading words that earlier requests sent as the same
 	// blocks: what an unbounded prefix cache would serve.
 	CacheableTokens *int `json:"cacheable_tokens,omitempty"`
+	// Conversation, Session and Turn are, in a run of multi-turn sessions
+	// (SessionRun), the id of the dataset's conversation, the session
+	// (0-based) and the turn in it (0-based) this item is; the messages
+	// are the turn's question with its history.
+	Conversation string `json:"conversation,omitempty"`
+	Session      *int   `json:"session,omitempty"`
+	Turn         *int   `json:"turn,omitempty"`
 }
 
 // MaxWorkloadItems bounds the items read from a prompt file.

@@ -86,6 +86,8 @@ type group struct {
 	cold *coldGroup
 	// cache sums the engine's cached prompt tokens over every phase.
 	cache schema.CacheTally
+	// sessions accumulates the measured turns of a session run.
+	sessions sessionGroup
 	// od keeps the send and end times for the overload test.
 	od overloadData
 }
@@ -133,6 +135,7 @@ func (g *group) add(rec *schema.Record) error {
 	if err := g.addSent(rec); err != nil {
 		return err
 	}
+	g.sessions.add(rec)
 	if g.peer != nil {
 		if err := g.peer.add(rec); err != nil {
 			return err
@@ -503,6 +506,7 @@ func (g *group) finish(k groupKey) *PointResult {
 		pr.Cold = g.cold.finish(g.cfg.untimed, g.cfg.prov, pr)
 	}
 	pr.Cache = g.cache.Use()
+	pr.Sessions = g.sessions.finish(g.cfg.untimed, g.cfg.prov, pr)
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
 	end := g.maxEnd

@@ -214,6 +214,9 @@ type PointResult struct {
 	// so measures its prefix-cache state (schema.CacheUse.MeasuredState);
 	// nil when no answer reported them.
 	Cache *schema.CacheUse
+	// Sessions is the point's session column, by turn and by session, in
+	// a run of multi-turn sessions; nil otherwise.
+	Sessions *SessionResult
 	// Overload says whether the point kept up with its load, and whether
 	// the client kept its schedule (never nil in a replay result).
 	Overload *Overload

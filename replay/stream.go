@@ -37,8 +37,8 @@ type recordBatch struct {
 }
 
 type batchSlot struct {
-	rec                schema.Record
-	item, shard, sched int64
+	rec                               schema.Record
+	item, shard, session, turn, sched int64
 }
 
 // recordStream reads an iterator in its own goroutine.
@@ -160,6 +160,14 @@ func (b *recordBatch) fill(it schema.RecordIterator, into recordInto) {
 		if rec.Shard != nil {
 			sl.shard = *rec.Shard
 			rec.Shard = &sl.shard
+		}
+		if rec.Session != nil {
+			sl.session = *rec.Session
+			rec.Session = &sl.session
+		}
+		if rec.Turn != nil {
+			sl.turn = *rec.Turn
+			rec.Turn = &sl.turn
 		}
 		if rec.ScheduledNS != nil {
 			sl.sched = *rec.ScheduledNS

@@ -399,6 +399,7 @@ func validateUnknown(ps *problems, m *Manifest) {
 // their own: the replayed trace, provenance, server metrics and state.
 func validateSections(ps *problems, m *Manifest) {
 	validateTrace(ps, m)
+	validateSessions(ps, m)
 	validateProvenance(ps, m)
 	validateServerMetrics(ps, m)
 	validateServerState(ps, m)

@@ -56,6 +56,9 @@ func (c *RecordChecker) checkGenerated(cell int, rec *Record, add func(field, fo
 	if c.m.Load.Points[cell/c.repeats].Arrival == ArrivalTrace && (rec.Item == nil || *rec.Item != k) {
 		add("item", "request %d of a trace replay sends trace request %d (workload item %d), so its item must be %d", k, k, k, k)
 	}
+	if c.m.Workload.Sessions != nil && (rec.Item == nil || *rec.Item != k) {
+		add("item", "request %d of a session run sends workload item %d (its session's turn), so its item must be %d", k, k, k)
+	}
 	s := c.shardOf(cell, k)
 	if c.shards > 1 && rec.Shard != nil && *rec.Shard != int64(s) {
 		add("shard", "is %d, but the split rule %q gives request %d of this phase to shard %d", *rec.Shard, ShardSplitV1, k, s)

@@ -301,6 +301,9 @@ type Workload struct {
 	// Trace is the request trace the run replayed on its schedule (points
 	// with arrival "trace"); nil when it replayed none.
 	Trace *TraceSource `json:"trace,omitempty"`
+	// Sessions is the multi-turn sessions the run sent; nil when it sent
+	// none.
+	Sessions *SessionSource `json:"sessions,omitempty"`
 }
 
 // LengthDist summarises a token-length distribution: the kind it was

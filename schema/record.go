@@ -29,7 +29,14 @@ type Record struct {
 	// Shard is the shard that sent the request, in a shard run or a run
 	// merged from shards (manifest.shard, manifest.shards); absent
 	// otherwise.
-	Shard       *int64 `json:"shard,omitempty"`
+	Shard *int64 `json:"shard,omitempty"`
+	// Session and Turn name, in a run of multi-turn sessions (manifest
+	// workload.sessions), the request's session (0-based, per point ×
+	// repeat × phase, in the order the sessions started) and its turn in
+	// it (0-based): turn t was sent after turn t−1 of its session ended,
+	// with that turn's history. Both absent otherwise.
+	Session     *int64 `json:"session,omitempty"`
+	Turn        *int64 `json:"turn,omitempty"`
 	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
 	SentNS      int64  `json:"sent_ns"`
 	EndNS       int64  `json:"end_ns"`

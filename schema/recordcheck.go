@@ -87,6 +87,9 @@ type RecordChecker struct {
 	// tally holds what the records say each server-metrics scrape must
 	// count (nil: no scrapes to compare).
 	tally *serverTally
+	// sessions holds the turns of a session run's sessions (nil: none
+	// seen yet).
+	sessions *sessionCheck
 }
 
 // genCell is what a RecordChecker keeps of one point × repeat × phase of a
@@ -357,6 +360,11 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		c.tally.add(cell, rec)
 	}
 	c.checkShard(rec, add)
+	sessCell := -1
+	if declared && pi >= 0 && rec.Repeat >= 0 && rec.Repeat < c.repeats {
+		sessCell = pi*c.repeats + rec.Repeat
+	}
+	c.checkSession(sessCell, line, rec, add)
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
 		add("item", "%d is out of range [0, workload.items)", *rec.Item)
 	}
@@ -537,6 +545,9 @@ func (c *RecordChecker) Finish() []Problem {
 		add("workload", "line %d of %s does not decode as a workload item (a prompt, text or messages, with token counts): load.generator %q sends only items it read", w.Bad, WorkloadFile, GeneratorBenchsealV1)
 	}
 	c.checkCompleteness(add)
+	c.finishSessions(func(line int, field, format string, args ...any) {
+		ps = append(ps, Problem{File: file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	})
 	c.sum.Unproven = c.unprovenCells()
 	c.checkOfferedLoad(add)
 	c.checkToolWindows(add)

@@ -59,6 +59,8 @@ const (
 	fPhase
 	fItem
 	fShard
+	fSession
+	fTurn
 	fScheduled
 	fSent
 	fEnd
@@ -75,7 +77,7 @@ const (
 )
 
 var recordFieldNames = [numRecordFields]string{
-	"id", "point", "repeat", "phase", "item", "shard", "scheduled_ns", "sent_ns", "end_ns",
+	"id", "point", "repeat", "phase", "item", "shard", "session", "turn", "scheduled_ns", "sent_ns", "end_ns",
 	"chunks_ns", "chunk_tokens", "input_tokens", "output_tokens", "status", "error", "retries", "server", "orig",
 }
 
@@ -97,6 +99,10 @@ func recordField(key []byte) int {
 		return fItem
 	case "shard":
 		return fShard
+	case "session":
+		return fSession
+	case "turn":
+		return fTurn
 	case "scheduled_ns":
 		return fScheduled
 	case "sent_ns":
@@ -141,6 +147,8 @@ type recordDecoder struct {
 	lastPoint string
 	item      int64
 	shard     int64
+	session   int64
+	turn      int64
 	sched     int64
 
 	doc     bool // a multi-line document: errors carry a line number
@@ -199,6 +207,14 @@ func (d *recordDecoder) detach(rec *Record) {
 	if rec.Shard != nil {
 		v := *rec.Shard
 		rec.Shard = &v
+	}
+	if rec.Session != nil {
+		v := *rec.Session
+		rec.Session = &v
+	}
+	if rec.Turn != nil {
+		v := *rec.Turn
+		rec.Turn = &v
 	}
 	if rec.ScheduledNS != nil {
 		v := *rec.ScheduledNS
@@ -386,6 +402,20 @@ func (d *recordDecoder) value(f int, rec *Record) error {
 		}
 		if d.shard, err = d.intValue(); err == nil {
 			rec.Shard = &d.shard
+		}
+	case fSession:
+		if d.null() {
+			return nil
+		}
+		if d.session, err = d.intValue(); err == nil {
+			rec.Session = &d.session
+		}
+	case fTurn:
+		if d.null() {
+			return nil
+		}
+		if d.turn, err = d.intValue(); err == nil {
+			rec.Turn = &d.turn
 		}
 	case fScheduled:
 		if d.null() {
@@ -997,6 +1027,14 @@ func AppendRecord(buf []byte, rec *Record) ([]byte, error) {
 	if rec.Shard != nil {
 		buf = append(buf, `,"shard":`...)
 		buf = strconv.AppendInt(buf, *rec.Shard, 10)
+	}
+	if rec.Session != nil {
+		buf = append(buf, `,"session":`...)
+		buf = strconv.AppendInt(buf, *rec.Session, 10)
+	}
+	if rec.Turn != nil {
+		buf = append(buf, `,"turn":`...)
+		buf = strconv.AppendInt(buf, *rec.Turn, 10)
 	}
 	if rec.ScheduledNS != nil {
 		buf = append(buf, `,"scheduled_ns":`...)

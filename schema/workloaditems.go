@@ -48,6 +48,11 @@ type WorkloadItems struct {
 	// traceGap is set when an item without one came before one with.
 	trace    []int64
 	traceGap bool
+	// turnLines are the (0-based) lines of the items that state a session
+	// turn (at least `"session":0,"turn":0`, 20 bytes), in order; turns
+	// what they state (20 bytes an item).
+	turnLines []int64
+	turns     []itemTurn
 	// Bad is the first line (1-based) that does not decode as a workload
 	// item, 0 when every line did.
 	Bad int
@@ -62,6 +67,13 @@ type itemBound struct {
 
 // noBound is the bound of an item that states nothing.
 var noBound = itemBound{textBytes: -1}
+
+// itemTurn is what a session run's item states of its turn: its session
+// and turn, and its messages other than system ones (-1: not chat
+// messages). noTurn: the item states none.
+type itemTurn struct{ session, turn, msgs int32 }
+
+var noTurn = itemTurn{-1, -1, -1}
 
 // NewWorkloadItems returns an empty reader of workload items.
 func NewWorkloadItems() *WorkloadItems { return &WorkloadItems{} }
@@ -117,7 +129,7 @@ func (w *WorkloadItems) item(i int64) itemBound {
 }
 
 func (w *WorkloadItems) endLine(line []byte) {
-	it, traceNS, ok := decodeItem(line, w.long)
+	it, traceNS, tn, ok := decodeItem(line, w.long)
 	if !ok && w.Bad == 0 {
 		w.Bad = int(min(w.n+1, 1<<31-1))
 	}
@@ -127,6 +139,10 @@ func (w *WorkloadItems) endLine(line []byte) {
 		} else {
 			w.traceGap = true
 		}
+	}
+	if tn != noTurn {
+		w.turnLines = append(w.turnLines, w.n)
+		w.turns = append(w.turns, tn)
 	}
 	if it != noBound {
 		w.lines = append(w.lines, w.n)
@@ -156,20 +172,21 @@ func keyFree(b []byte) bool {
 // "output_tokens", "max_tokens" and "output_len"); and "trace_ns", the
 // item's time in a replayed trace (-1: none, or negative). A line that does
 // not decode bounds nothing.
-func decodeItem(b []byte, long bool) (itemBound, int64, bool) {
+func decodeItem(b []byte, long bool) (itemBound, int64, itemTurn, bool) {
 	if long {
-		return noBound, -1, false
+		return noBound, -1, noTurn, false
 	}
 	if keyFree(b) {
 		// What json.Unmarshal into the struct below accepts: an object
 		// or null (no name it reads can be in it).
 		t := bytes.TrimLeft(b, " \t\r\n")
-		return noBound, -1, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
+		return noBound, -1, noTurn, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
 	}
 	var in struct {
 		Prompt   *string `json:"prompt"`
 		Text     *string `json:"text"`
 		Messages []struct {
+			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 		InputTokens  int64  `json:"input_tokens"`
@@ -177,9 +194,11 @@ func decodeItem(b []byte, long bool) (itemBound, int64, bool) {
 		MaxTokens    int64  `json:"max_tokens"`
 		OutputLen    int64  `json:"output_len"`
 		TraceNS      *int64 `json:"trace_ns"`
+		Session      *int64 `json:"session"`
+		Turn         *int64 `json:"turn"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
-		return noBound, -1, false
+		return noBound, -1, noTurn, false
 	}
 	traceNS := int64(-1)
 	if in.TraceNS != nil && *in.TraceNS >= 0 {
@@ -204,9 +223,30 @@ func decodeItem(b []byte, long bool) (itemBound, int64, bool) {
 		}
 		it.textBytes = int32(min(n, 1<<31-1))
 	}
+	tn := noTurn
+	if in.Session != nil && in.Turn != nil && *in.Session >= 0 && *in.Turn >= 0 {
+		tn = itemTurn{clamp(*in.Session), clamp(*in.Turn), -1}
+		if len(in.Messages) > 0 {
+			tn.msgs = 0
+			for _, m := range in.Messages {
+				if m.Role != "system" {
+					tn.msgs++
+				}
+			}
+		}
+	}
 	it.input = clamp(in.InputTokens)
 	it.outp = clamp(max(in.OutputTokens, in.MaxTokens, in.OutputLen))
-	return it, traceNS, true
+	return it, traceNS, tn, true
+}
+
+// turn returns what item i states of its session turn (noTurn: none).
+func (w *WorkloadItems) turn(i int64) itemTurn {
+	k, ok := slices.BinarySearch(w.turnLines, i)
+	if !ok {
+		return noTurn
+	}
+	return w.turns[k]
 }
 
 // TraceNS returns the trace times of the items, in item order, when every

@@ -325,6 +325,11 @@ func writeBriefExtras(b *strings.Builder, r *replay.Result) {
 			fmt.Fprintf(b, "mlperf %s/%d: %s\n", p.Point, p.Repeat, mlperfLine(m))
 		}
 	}
+	for _, p := range r.Results {
+		if s := p.Sessions; s != nil {
+			fmt.Fprintf(b, "sessions %s/%d: %s\n", p.Point, p.Repeat, sessionBrief(s))
+		}
+	}
 }
 
 // writeNotes writes the result's notes, one a line.

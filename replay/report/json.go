@@ -240,6 +240,10 @@ func (w *jw) result(p *replay.PointResult) {
 		w.key("cold")
 		w.cold(c)
 	}
+	if s := p.Sessions; s != nil {
+		w.key("sessions")
+		w.sessions(s)
+	}
 	if sc := p.Server; sc != nil {
 		w.kv("server", serverJSON(sc))
 	}

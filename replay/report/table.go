@@ -363,7 +363,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
-		for _, rw := range slices.Concat(rows(p), coldRows(p), serverRows(p), overloadRows(p)) {
+		for _, rw := range slices.Concat(rows(p), coldRows(p), sessionRows(p), serverRows(p), overloadRows(p)) {
 			fmt.Fprintf(&b, "  %-24s %s %s\n", rw.metric, rw.value, rw.unit)
 		}
 	}
@@ -588,6 +588,11 @@ func CSV(out io.Writer, r *replay.Result) error {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 			}
 		}
+		if p.Sessions != nil {
+			for _, kv := range sessionCSV(p.Sessions) {
+				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+			}
+		}
 		for _, kv := range serverGaugeCSV(p.Server) {
 			w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 		}
@@ -694,6 +699,12 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		if cold := coldRows(p); len(cold) > 0 {
 			fmt.Fprint(&b, "\n| cold (warmup requests) | value | unit |\n|---|---|---|\n")
 			for _, rw := range cold {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
+			}
+		}
+		if ss := sessionRows(p); len(ss) > 0 {
+			fmt.Fprint(&b, "\n| sessions (multi-turn) | value | unit |\n|---|---|---|\n")
+			for _, rw := range ss {
 				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
 			}
 		}

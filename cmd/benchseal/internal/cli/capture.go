@@ -57,6 +57,10 @@ type captureOptions struct {
 	traceSpeedup       float64
 	traceWindow        string
 	traceRun           *capture.TraceRun // read from --trace by buildPlan
+	sharegpt           string
+	sessions           int
+	shareGPT           *capture.ShareGPT   // read from --sharegpt by buildPlan
+	sessionRun         *capture.SessionRun // laid out from --sharegpt and --sessions by buildPlan
 	forceLength        bool
 	perChunkUsage      bool
 	distinctPrompts    bool
@@ -206,9 +210,38 @@ func addWorkloadFlags(cmd *cobra.Command, o *captureOptions) {
 	f.StringVar(&o.trace, "trace", "", "replay a request trace on its own schedule, each request with its input and output lengths: Mooncake JSONL, Azure LLM inference CSV or BurstGPT CSV (see docs/capture.md)")
 	f.Float64Var(&o.traceSpeedup, "trace-speedup", 1, "with --trace: divide the trace's times by this (10: ten times as fast)")
 	f.StringVar(&o.traceWindow, "trace-window", "", "with --trace: replay only START..END of the trace (its time since the first request, e.g. 60s..120s; either side may be empty)")
+	f.StringVar(&o.sharegpt, "sharegpt", "", "ShareGPT conversations (JSON list of {id, conversations: [{from, value}]}): each conversation's first question as a prompt asking for its answer's length in words, or with --sessions every turn (see docs/capture.md)")
+	f.IntVar(&o.sessions, "sessions", 0, "with --sharegpt and --concurrency C: run N multi-turn sessions per point, C at a time, each sending its next turn (with the earlier questions and the dataset's answers) when the previous one ended")
 	for _, n := range []string{"plan", "prompts", "distinct-prompts"} {
 		cmd.MarkFlagsMutuallyExclusive("trace", n)
+		cmd.MarkFlagsMutuallyExclusive("sharegpt", n)
 	}
+	cmd.MarkFlagsMutuallyExclusive("trace", "sharegpt")
+}
+
+// readShareGPTFlag reads --sharegpt and, with --sessions, lays out the
+// sessions; outputTokens is --output-tokens when given (0: the dataset
+// answers' lengths).
+func readShareGPTFlag(o *captureOptions, outputTokens int) error {
+	if o.sharegpt == "" {
+		if o.sessions != 0 {
+			return usagef("--sessions needs --sharegpt: the conversations to run")
+		}
+		return nil
+	}
+	data, err := readTraceFile(o.sharegpt)
+	if err != nil {
+		return usagef("--sharegpt: %v", err)
+	}
+	if o.shareGPT, err = capture.ReadShareGPT(data, o.sharegpt); err != nil {
+		return usagef("--sharegpt: %v", err)
+	}
+	if o.sessions != 0 {
+		if o.sessionRun, err = o.shareGPT.Sessions(o.sessions, o.seed, outputTokens); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	return nil
 }
 
 func parseList[T any](s, flag string, parse func(string) (T, error)) ([]T, error) {
@@ -307,6 +340,16 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 			return nil, err
 		}
 	}
+	out := 0
+	if spec.OutputTokens != nil {
+		out = *spec.OutputTokens
+	} else if spec.OutputLengths != nil && o.sharegpt != "" {
+		return nil, usagef("--output-tokens %q: with --sharegpt, give one length (or none: each answer's length in words)", o.outputTokens)
+	}
+	if err := readShareGPTFlag(o, out); err != nil {
+		return nil, err
+	}
+	spec.Sessions = o.sessionRun
 	if o.trace != "" {
 		if spec.Trace, err = readTrace(o); err != nil {
 			return nil, err
@@ -379,7 +422,7 @@ func redactArgs(w io.Writer, args []string, apiKey string) []string {
 // capture.Run (against the in-process simulator with --simulate).
 func runCapture(cmd *cobra.Command, o *captureOptions) error {
 	ctx := cmd.Context()
-	if err := refuseInputAsOut("--out", o.out, []string{o.plan, o.prompts, o.trace, o.overlay}); err != nil {
+	if err := refuseInputAsOut("--out", o.out, []string{o.plan, o.prompts, o.trace, o.sharegpt, o.overlay}); err != nil {
 		return err
 	}
 	opts, err := o.captureOptions(cmd)
@@ -516,6 +559,14 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		return none, err
 	}
 	opts.Dataset = o.prompts
+	opts.Sessions = o.sessionRun
+	if o.shareGPT != nil && o.sessionRun == nil {
+		out := 0
+		if cmd.Flags().Changed("output-tokens") {
+			out = plan.OutputTokens
+		}
+		opts.Prompts, opts.Dataset = o.shareGPT.FirstTurns(out), o.sharegpt
+	}
 	if o.overlay != "" {
 		b, err := os.ReadFile(o.overlay)
 		if err != nil {

@@ -41,6 +41,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FIXTURES", fx)
 			// $TRACES: the request-trace samples of testdata/traces.
 			env.Setenv("TRACES", filepath.Join(filepath.Dir(fx), "traces"))
+			// $CONVERSATIONS: the conversation samples of testdata/conversations.
+			env.Setenv("CONVERSATIONS", filepath.Join(filepath.Dir(fx), "conversations"))
 			env.Setenv("SOURCE_DATE_EPOCH", "")
 			env.Setenv("BENCHSEAL_PASSWORD", "")
 			env.Setenv("NO_COLOR", "1")

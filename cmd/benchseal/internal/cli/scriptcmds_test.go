@@ -15,7 +15,7 @@ import (
 // publisher makes to records.jsonl.
 func cmdJSONL(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
-		ts.Fatalf("usage: jsonl FILE LINE (shift FIELD DELTA | drop)")
+		ts.Fatalf("usage: jsonl FILE LINE (shift FIELD DELTA | copy FIELD FROMLINE | drop)")
 	}
 	path := ts.MkAbs(args[0])
 	b, err := os.ReadFile(path)
@@ -40,8 +40,22 @@ func cmdJSONL(ts *testscript.TestScript, neg bool, args []string) {
 		out, err := json.Marshal(obj)
 		ts.Check(err)
 		lines[n-1] = string(out)
+	case args[2] == "copy" && len(args) == 5:
+		// copy FIELD FROMLINE: the field takes line FROMLINE's value.
+		from, err := strconv.Atoi(args[4])
+		ts.Check(err)
+		if from < 1 || from > len(lines) {
+			ts.Fatalf("jsonl: %s has %d lines, no line %d", args[0], len(lines), from)
+		}
+		var obj, src map[string]json.RawMessage
+		ts.Check(json.Unmarshal([]byte(lines[n-1]), &obj))
+		ts.Check(json.Unmarshal([]byte(lines[from-1]), &src))
+		obj[args[3]] = src[args[3]]
+		out, err := json.Marshal(obj)
+		ts.Check(err)
+		lines[n-1] = string(out)
 	default:
-		ts.Fatalf("usage: jsonl FILE LINE (shift FIELD DELTA | drop)")
+		ts.Fatalf("usage: jsonl FILE LINE (shift FIELD DELTA | copy FIELD FROMLINE | drop)")
 	}
 	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }

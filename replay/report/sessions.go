@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/benchseal/benchseal/replay"
+)
+
+// SessionMeaning says what the session column holds, wherever it is
+// printed.
+const SessionMeaning = "sessions = the point's multi-turn sessions (records naming session and turn): ttft by turn over the turns that ended ok with content; a session's duration runs from its first turn's send to its last turn's end"
+
+// sessionRows prints a point's session column (nil: not a session run) as
+// rows of their own: the sessions, the ttft of each turn, the durations.
+func sessionRows(p *replay.PointResult) []row {
+	s := p.Sessions
+	if s == nil {
+		return nil
+	}
+	out := []row{{"sessions", fmt.Sprintf("%d sessions, %d with every turn ok; %s", s.Sessions, s.Complete, SessionMeaning), ""}}
+	for _, t := range s.ByTurn {
+		name := fmt.Sprintf("turn %d ttft", t.Turn)
+		if why, ok := s.NullReasons["ttft_ns"]; ok {
+			out = append(out, row{name, fmt.Sprintf("%d requests, %d ok; %s", t.Requests, t.OK, NullText(why)), ""})
+			continue
+		}
+		out = append(out, row{name, fmt.Sprintf("%d requests, %d ok; %s", t.Requests, t.OK, distText(distCells(t.TTFT, nsToMS))), "ms"})
+	}
+	if why, ok := s.NullReasons["duration_ns"]; ok {
+		out = append(out, row{"session duration", NullText(why), ""})
+	} else {
+		out = append(out, row{"session duration", distText(distCells(s.DurationNS, nsToMS)), "ms"})
+	}
+	return out
+}
+
+// sessions writes a point's session column as the "sessions" object of
+// the replay JSON contract.
+func (w *jw) sessions(s *replay.SessionResult) {
+	w.open('{')
+	w.kv("sessions", strconv.FormatInt(s.Sessions, 10))
+	w.kv("complete", strconv.FormatInt(s.Complete, 10))
+	w.key("by_turn")
+	w.open('[')
+	for _, t := range s.ByTurn {
+		w.open('{')
+		w.kv("turn", strconv.FormatInt(t.Turn, 10))
+		w.kv("requests", strconv.FormatInt(t.Requests, 10))
+		w.kv("ok", strconv.FormatInt(t.OK, 10))
+		w.key("ttft_ns")
+		w.dist(t.TTFT)
+		w.close('}')
+	}
+	w.close(']')
+	w.key("duration_ns")
+	w.dist(s.DurationNS)
+	if len(s.NullReasons) > 0 {
+		w.key("null_reasons")
+		w.stringMap(s.NullReasons)
+	}
+	w.close('}')
+}
+
+// sessionCSV lists a point's session column as CSV metric paths and
+// values ("sessions.count", "sessions.turn.1.ttft_ns.p50",
+// "sessions.duration_ns.p99", …) and its null reasons.
+func sessionCSV(s *replay.SessionResult) [][2]string {
+	out := [][2]string{
+		{"sessions.count", strconv.FormatInt(s.Sessions, 10)},
+		{"sessions.complete", strconv.FormatInt(s.Complete, 10)},
+	}
+	for _, t := range s.ByTurn {
+		pre := "sessions.turn." + strconv.FormatInt(t.Turn, 10) + "."
+		out = append(out, [2]string{pre + "requests", strconv.FormatInt(t.Requests, 10)}, [2]string{pre + "ok", strconv.FormatInt(t.OK, 10)})
+		for _, f := range replay.DistKeys {
+			v, _ := t.TTFT.Field(f)
+			out = append(out, [2]string{pre + "ttft_ns." + f, csvNum(v)})
+		}
+	}
+	for _, f := range replay.DistKeys {
+		v, _ := s.DurationNS.Field(f)
+		out = append(out, [2]string{"sessions.duration_ns." + f, csvNum(v)})
+	}
+	for _, k := range []string{"ttft_ns", "duration_ns"} {
+		if why, ok := s.NullReasons[k]; ok {
+			out = append(out, [2]string{"sessions.null_reason." + k, why})
+		}
+	}
+	return out
+}
+
+// p50Cell is the p50's position in distCells (replay.CoreDistKeys).
+var p50Cell = slices.Index(replay.CoreDistKeys, "p50")
+
+// sessionBrief is the session column on one line: the sessions, the
+// ttft p50 of each turn and the sessions' duration p50, in ms (the
+// numbers sessionRows prints).
+func sessionBrief(s *replay.SessionResult) string {
+	parts := []string{fmt.Sprintf("%d sessions (%d with every turn ok)", s.Sessions, s.Complete)}
+	for _, t := range s.ByTurn {
+		if why, ok := s.NullReasons["ttft_ns"]; ok {
+			parts = append(parts, fmt.Sprintf("turn %d ttft %s", t.Turn, NullText(why)))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("turn %d ttft p50 %s ms (n %d)", t.Turn, distCells(t.TTFT, nsToMS)[p50Cell], t.TTFT.N))
+	}
+	if why, ok := s.NullReasons["duration_ns"]; ok {
+		parts = append(parts, "duration "+NullText(why))
+	} else {
+		parts = append(parts, fmt.Sprintf("duration p50 %s ms", distCells(s.DurationNS, nsToMS)[p50Cell]))
+	}
+	return strings.Join(parts, ", ")
+}
