@@ -80,6 +80,9 @@ func (s LoadSpec) sessionPlan(p *Plan) (*Plan, error) {
 	case s.InputTokens != nil || s.InputLengths != nil || s.OutputLengths != nil:
 		return nil, flagError("--sessions sends the dataset's messages; drop --input-tokens (and give --output-tokens as one length, or none for the dataset's answer lengths)")
 	}
+	if s.CancelFraction != 0 || s.CancelAfter != 0 {
+		p.Cancel = &Cancel{Fraction: s.CancelFraction, After: schema.Duration(s.CancelAfter)}
+	}
 	p.Mode = schema.ModeConcurrency
 	p.InputTokens, p.OutputTokens = 0, 0
 	for _, c := range s.Concurrency {
@@ -151,9 +154,6 @@ func (s LoadSpec) Plan() (*Plan, error) {
 		return s.tracePlan(p)
 	}
 	if s.Sessions != nil {
-		if s.CancelFraction != 0 || s.CancelAfter != 0 {
-			p.Cancel = &Cancel{Fraction: s.CancelFraction, After: schema.Duration(s.CancelAfter)}
-		}
 		return s.sessionPlan(p)
 	}
 	s.lengths(p)

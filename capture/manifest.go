@@ -95,12 +95,8 @@ func (r *runner) baseManifest() *schema.Manifest {
 		m.Workload.Dataset = cmp.Or(o.Dataset, src.File)
 		m.Workload.Description = fmt.Sprintf("%d requests of the %s trace %s (sha256 %s), each a synthetic prompt of the trace's input length (words of benchseal's vocabulary, or the served model's tokens when fitted: notes.input_tokens) asking for the trace's output length in tokens", src.Requests, src.Format, src.File, src.SHA256)
 		m.Workload.InputTokens.Kind = "dataset"
-	} else if ss := o.Sessions; ss != nil {
-		src := ss.Source
-		m.Workload.Sessions = &src
-		m.Workload.Dataset = cmp.Or(o.Dataset, src.File)
-		m.Workload.Description = fmt.Sprintf("%d multi-turn sessions (%d turns) of the %s conversations %s (sha256 %s): each turn's chat messages are its question with the earlier questions and the dataset's answers to them", src.Sessions, src.Turns, src.Format, src.File, src.SHA256)
-		m.Workload.InputTokens = nil
+	} else if o.Sessions != nil {
+		describeSessions(m, o.Sessions, o.Dataset)
 	} else if o.Prompts == nil {
 		m.Workload.Description = "synthetic prompts of random common English words, one word per intended token, generated from the plan seed"
 		if m.Workload.Dataset == "" {
@@ -128,16 +124,32 @@ func (r *runner) baseManifest() *schema.Manifest {
 	if c := p.Cancel; c != nil && c.Fraction > 0 {
 		setNote(m, "cancellation", fmt.Sprintf("a seeded %.4g fraction of requests is cancelled by the client %s after its send (status cancelled)", c.Fraction, time.Duration(c.After)))
 	}
-	if tr := o.Trace; tr != nil {
-		setNote(m, "schedule", fmt.Sprintf("trace replay: request k is sent trace_ns/%g ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", tr.Source.Speedup))
-	} else if o.Sessions != nil {
-		setNote(m, "schedule", "closed-loop sessions: each of the point's concurrency workers runs one session at a time and sends its next turn when the previous one ends (request k sends workload item k; records keep session and turn); no scheduled_ns")
-	} else if p.Mode == schema.ModeRate {
-		setNote(m, "schedule", "open loop: each rate point's send times are precomputed from the seed (first at 0, then constant, exponential or gamma gaps); records keep scheduled_ns and sent_ns")
-	} else {
-		setNote(m, "schedule", "closed loop: each of the point's concurrency workers sends its next request when the previous one ends; no scheduled_ns")
-	}
+	setNote(m, "schedule", scheduleNote(o))
 	return m
+}
+
+// scheduleNote says when the run's requests were sent (the manifest's
+// "schedule" note).
+func scheduleNote(o *Options) string {
+	switch {
+	case o.Trace != nil:
+		return fmt.Sprintf("trace replay: request k is sent trace_ns/%g ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", o.Trace.Source.Speedup)
+	case o.Sessions != nil:
+		return "closed-loop sessions: each of the point's concurrency workers runs one session at a time and sends its next turn when the previous one ends (request k sends workload item k; records keep session and turn); no scheduled_ns"
+	case o.Plan.Mode == schema.ModeRate:
+		return "open loop: each rate point's send times are precomputed from the seed (first at 0, then constant, exponential or gamma gaps); records keep scheduled_ns and sent_ns"
+	}
+	return "closed loop: each of the point's concurrency workers sends its next request when the previous one ends; no scheduled_ns"
+}
+
+// describeSessions states a session run's workload: its conversations
+// and how each turn is made.
+func describeSessions(m *schema.Manifest, ss *SessionRun, dataset string) {
+	src := ss.Source
+	m.Workload.Sessions = &src
+	m.Workload.Dataset = cmp.Or(dataset, src.File)
+	m.Workload.Description = fmt.Sprintf("%d multi-turn sessions (%d turns) of the %s conversations %s (sha256 %s): each turn's chat messages are its question with the earlier questions and the dataset's answers to them", src.Sessions, src.Turns, src.Format, src.File, src.SHA256)
+	m.Workload.InputTokens = nil
 }
 
 // drawn labels the summary d of lengths drawn from spec (nil: not drawn)

@@ -276,6 +276,13 @@ func (c *RecordChecker) Count(line int, rec *Record) int {
 	return n
 }
 
+// checkPlacement checks what places a record among its run's requests
+// beyond point and repeat: its shard, and its session and turn.
+func (c *RecordChecker) checkPlacement(pi int, declared bool, line int, rec *Record, add func(field, format string, args ...any)) {
+	c.checkShard(rec, add)
+	c.checkSession(pi, declared, line, rec, add)
+}
+
 // formatHook, when set (by tests), is called for every problem message
 // formatted.
 var formatHook func()
@@ -359,12 +366,7 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		}
 		c.tally.add(cell, rec)
 	}
-	c.checkShard(rec, add)
-	sessCell := -1
-	if declared && pi >= 0 && rec.Repeat >= 0 && rec.Repeat < c.repeats {
-		sessCell = pi*c.repeats + rec.Repeat
-	}
-	c.checkSession(sessCell, line, rec, add)
+	c.checkPlacement(pi, declared, line, rec, add)
 	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
 		add("item", "%d is out of range [0, workload.items)", *rec.Item)
 	}

@@ -389,41 +389,8 @@ func (d *recordDecoder) value(f int, rec *Record) error {
 		rec.InputTokens, err = d.intValue()
 	case fOutput:
 		rec.OutputTokens, err = d.intValue()
-	case fItem:
-		if d.null() {
-			return nil
-		}
-		if d.item, err = d.intValue(); err == nil {
-			rec.Item = &d.item
-		}
-	case fShard:
-		if d.null() {
-			return nil
-		}
-		if d.shard, err = d.intValue(); err == nil {
-			rec.Shard = &d.shard
-		}
-	case fSession:
-		if d.null() {
-			return nil
-		}
-		if d.session, err = d.intValue(); err == nil {
-			rec.Session = &d.session
-		}
-	case fTurn:
-		if d.null() {
-			return nil
-		}
-		if d.turn, err = d.intValue(); err == nil {
-			rec.Turn = &d.turn
-		}
-	case fScheduled:
-		if d.null() {
-			return nil
-		}
-		if d.sched, err = d.intValue(); err == nil {
-			rec.ScheduledNS = &d.sched
-		}
+	case fItem, fShard, fSession, fTurn, fScheduled:
+		return d.optionalInt(f, rec)
 	case fChunks:
 		if d.null() {
 			return nil
@@ -997,6 +964,35 @@ func (d *recordDecoder) skipNumber() error {
 			return d.syntax("a digit")
 		}
 	}
+	return nil
+}
+
+// optionalInt decodes field f, one of the record's optional integers
+// (item, shard, session, turn, scheduled_ns), into the decoder's scratch
+// for it, which the record then points to; null leaves it nil.
+func (d *recordDecoder) optionalInt(f int, rec *Record) error {
+	if d.null() {
+		return nil
+	}
+	var v *int64
+	var p **int64
+	switch f {
+	case fItem:
+		v, p = &d.item, &rec.Item
+	case fShard:
+		v, p = &d.shard, &rec.Shard
+	case fSession:
+		v, p = &d.session, &rec.Session
+	case fTurn:
+		v, p = &d.turn, &rec.Turn
+	default:
+		v, p = &d.sched, &rec.ScheduledNS
+	}
+	n, err := d.intValue()
+	if err != nil {
+		return err
+	}
+	*v, *p = n, v
 	return nil
 }
 

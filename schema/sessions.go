@@ -68,8 +68,13 @@ type sessionCheck struct {
 }
 
 // checkSession checks a record's session and turn against the manifest
-// and its workload item, and keeps its times for the order check.
-func (c *RecordChecker) checkSession(cell int, line int, rec *Record, add func(field, format string, args ...any)) {
+// and its workload item, and keeps its times for the order check. pi is
+// the record's point index (declared: the manifest declares it).
+func (c *RecordChecker) checkSession(pi int, declared bool, line int, rec *Record, add func(field, format string, args ...any)) {
+	cell := -1
+	if declared && pi >= 0 && rec.Repeat >= 0 && rec.Repeat < c.repeats {
+		cell = pi*c.repeats + rec.Repeat
+	}
 	sessions := c.m != nil && c.m.Workload.Sessions != nil
 	switch {
 	case (rec.Session == nil) != (rec.Turn == nil):

@@ -219,6 +219,20 @@ func addWorkloadFlags(cmd *cobra.Command, o *captureOptions) {
 	cmd.MarkFlagsMutuallyExclusive("trace", "sharegpt")
 }
 
+// shareGPTWorkload gives opts the workload --sharegpt read: its sessions
+// (--sessions) or its conversations' first turns as prompts.
+func (o *captureOptions) shareGPTWorkload(cmd *cobra.Command, opts *capture.Options) {
+	opts.Sessions = o.sessionRun
+	if o.shareGPT == nil || o.sessionRun != nil {
+		return
+	}
+	out := 0
+	if cmd.Flags().Changed("output-tokens") {
+		out = opts.Plan.OutputTokens
+	}
+	opts.Prompts, opts.Dataset = o.shareGPT.FirstTurns(out), o.sharegpt
+}
+
 // readShareGPTFlag reads --sharegpt and, with --sessions, lays out the
 // sessions; outputTokens is --output-tokens when given (0: the dataset
 // answers' lengths).
@@ -559,14 +573,7 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		return none, err
 	}
 	opts.Dataset = o.prompts
-	opts.Sessions = o.sessionRun
-	if o.shareGPT != nil && o.sessionRun == nil {
-		out := 0
-		if cmd.Flags().Changed("output-tokens") {
-			out = plan.OutputTokens
-		}
-		opts.Prompts, opts.Dataset = o.shareGPT.FirstTurns(out), o.sharegpt
-	}
+	o.shareGPTWorkload(cmd, &opts)
 	if o.overlay != "" {
 		b, err := os.ReadFile(o.overlay)
 		if err != nil {
