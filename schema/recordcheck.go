@@ -277,9 +277,12 @@ func (c *RecordChecker) Count(line int, rec *Record) int {
 }
 
 // checkPlacement checks what places a record among its run's requests
-// beyond point and repeat: its shard, and its session and turn.
+// beyond point and repeat: its shard, its item, and its session and turn.
 func (c *RecordChecker) checkPlacement(pi int, declared bool, line int, rec *Record, add func(field, format string, args ...any)) {
 	c.checkShard(rec, add)
+	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
+		add("item", "%d is out of range [0, workload.items)", *rec.Item)
+	}
 	c.checkSession(pi, declared, line, rec, add)
 }
 
@@ -367,9 +370,6 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		c.tally.add(cell, rec)
 	}
 	c.checkPlacement(pi, declared, line, rec, add)
-	if rec.Item != nil && (*rec.Item < 0 || (c.items > 0 && *rec.Item >= c.items)) {
-		add("item", "%d is out of range [0, workload.items)", *rec.Item)
-	}
 
 	// Times.
 	if rec.SentNS < 0 {
