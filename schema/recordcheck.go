@@ -286,16 +286,22 @@ func (c *RecordChecker) checkPlacement(pi int, declared bool, line int, rec *Rec
 	c.checkSession(pi, declared, line, rec, add)
 }
 
+// tallyRecord counts rec in the summary (records, chunks, statuses) and
+// adds its [sent_ns, end_ns] to the busy spans.
+func (c *RecordChecker) tallyRecord(rec *Record) {
+	c.sum.Records++
+	c.sum.Chunks += int64(len(rec.ChunksNS))
+	c.busy.add(rec.SentNS, rec.EndNS)
+	c.sum.Status[rec.Status]++
+}
+
 // formatHook, when set (by tests), is called for every problem message
 // formatted.
 var formatHook func()
 
 // check runs the checks of one record, calling add for each problem.
 func (c *RecordChecker) check(line int, rec *Record, add func(field, format string, args ...any)) {
-	c.sum.Records++
-	c.sum.Chunks += int64(len(rec.ChunksNS))
-	c.busy.add(rec.SentNS, rec.EndNS)
-	c.sum.Status[rec.Status]++
+	c.tallyRecord(rec)
 
 	if rec.ID == "" {
 		add("id", "must not be empty")
