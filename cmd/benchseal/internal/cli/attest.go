@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/reproduce"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -23,12 +24,15 @@ type attestOptions struct {
 	planSignature  string
 	verifierID     string
 	resourceURI    string
+	reproduction   string
+	margin         string
+	alpha          float64
 }
 
 func newAttestCmd(io *IO, d *Deps) *cobra.Command {
 	o := &attestOptions{io: io, deps: d}
 	cmd := &cobra.Command{
-		Use:   "attest BUNDLE --key REVIEWER.KEY (--publisher-key PUB | --certificate-identity ... --trusted-root FILE) [--plan PLAN]",
+		Use:   "attest BUNDLE --key REVIEWER.KEY (--publisher-key PUB | --certificate-identity ... --trusted-root FILE) [--plan PLAN] [--reproduction DIR [--margin 10%]]",
 		Short: "Verify and recompute a bundle, then sign a reviewer attestation (SLSA VSA v1) as its own referrer",
 		Long: `attest is the reviewer's signature: "I verified and recomputed this bundle".
 It first runs the full verification of 'benchseal verify' against the
@@ -49,18 +53,36 @@ beside the bundle as BUNDLE.attestation.sigstore.json (as
 BUNDLE.<key id>.attestation.sigstore.json when that file holds another
 reviewer's, which is kept).
 
+--reproduction DIR attests a reproduction as well: DIR is the run directory
+'benchseal reproduce' captured against the reviewer's endpoint (its manifest
+names this bundle's run manifest). attest recomputes every claim's verdict
+from the two runs, as reproduce decided them (same --margin and --alpha), and
+adds the level BENCHSEAL_REPRODUCED only when every claim is REPRODUCED; the
+predicate's benchsealReproduction names the reproduction run's manifest.json
+digest, the margin, alpha and every claim's verdict with its ratio interval.
+When any claim is NOT REPRODUCED or INCONCLUSIVE nothing is signed: each such
+claim is listed and attest exits 3. The reproduction run itself is not put
+into the bundle; pack and push it as its own bundle (its manifest names the
+original), so that the attestation's digest can be checked against it.
+'verify --require-attestation REVIEWER --require-level BENCHSEAL_REPRODUCED'
+requires such an attestation.
+
 --sigstore-bundle FILE attaches an attestation made elsewhere (e.g. keyless
 with 'cosign attest-blob --bundle' in CI) after checking that it is a PASSED
 VSA whose subject is this bundle's run manifest; its signature is checked by
 'verify --require-attestation'.`,
 		Example: `  benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub
   benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub --plan plan.json
+  benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub --reproduction repro --margin 10%
   benchseal attest run.tar --sigstore-bundle vsa.sigstore.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			if (o.key == "") == (o.sigstoreBundle == "") {
 				return usagef("give exactly one of --key and --sigstore-bundle")
+			}
+			if o.reproduction != "" && o.key == "" {
+				return usagef("--reproduction needs --key: the reviewer signs the reproduction's verdicts")
 			}
 			if o.key != "" && len(o.trust.keys) == 0 && !o.trust.identityGiven() {
 				return usagef("attest verifies the publisher's signature first: give --publisher-key or a --certificate-identity")
@@ -74,6 +96,9 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 	o.trust.bind(f, "publisher-key", "the publisher's public key the bundle must be signed by (repeatable)")
 	f.StringVar(&o.plan, "plan", "", "pre-registered plan the run must match (adds BENCHSEAL_PLAN_MATCHED)")
 	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
+	f.StringVar(&o.reproduction, "reproduction", "", "run directory of 'benchseal reproduce' of this bundle: attest BENCHSEAL_REPRODUCED when every claim is REPRODUCED")
+	f.StringVar(&o.margin, "margin", "10%", "with --reproduction: equivalence margin, as for reproduce (10% or 0.1)")
+	f.Float64Var(&o.alpha, "alpha", reproduce.DefaultAlpha, "with --reproduction: level of each one-sided half of the equivalence test, as for reproduce")
 	f.StringVar(&o.verifierID, "verifier-id", "", "verifier.id to write (default: the reviewer key's fingerprint)")
 	f.StringVar(&o.resourceURI, "resource-uri", "", "resourceUri to write: the OCI reference of the bundle ending in @sha256:<manifest digest> (default urn:benchseal:run:<id>@<digest>)")
 	return cmd
@@ -105,12 +130,18 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 			return err
 		}
 	}
-	res, err := v.Attest(ctx, o.bundle, pol, s, verify.AttestOptions{VerifierID: o.verifierID, ResourceURI: o.resourceURI, Version: Version})
+	ao := verify.AttestOptions{VerifierID: o.verifierID, ResourceURI: o.resourceURI, Version: Version}
+	if o.reproduction != "" {
+		if ao.Reproduction, err = reproductionToAttest(ctx, v, pol, o.bundle, o.reproduction, o.margin, o.alpha); err != nil {
+			return err
+		}
+	}
+	res, err := v.Attest(ctx, o.bundle, pol, s, ao)
 	if err != nil {
-		if res != nil && res.Verification != nil {
+		if res != nil && res.Verification != nil && !errors.Is(err, verify.ErrNotReproduced) {
 			writeVerifyText(o.io.ErrOut, res.Verification, false)
 		}
-		if errors.Is(err, verify.ErrNotAttestable) {
+		if errors.Is(err, verify.ErrNotAttestable) || errors.Is(err, verify.ErrNotReproduced) {
 			return rejected(err)
 		}
 		return err
@@ -122,6 +153,10 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 
 	fmt.Fprintf(o.io.Out, "attested %s\n  run id     %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
 		o.bundle, res.Verification.RunID, res.Verification.ManifestDigest, s.Public().Fingerprint(), strings.Join(res.Levels, ", "), res.Referrer, dp)
+	if r := ao.Reproduction; r != nil {
+		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
+			o.reproduction, r.Summary.RunManifest.Digest["sha256"], len(r.Summary.Claims), r.Summary.Margin, r.Summary.Alpha)
+	}
 	for _, w := range res.Withheld {
 		fmt.Fprintf(o.io.Out, "  %s\n", w)
 	}
