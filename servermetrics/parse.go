@@ -86,10 +86,12 @@ type Hist struct {
 	Sum    float64
 }
 
-// Parse reads one scrape in the Prometheus text exposition format. Only
-// families with a TYPE line of counter, gauge or histogram are kept; a
-// histogram whose series disagree on their bucket edges is an error.
-func Parse(r io.Reader) (*Snapshot, error) {
+// ParseFamilies reads one scrape in the Prometheus text exposition
+// format into its metric families, per series, as expfmt gives them: at
+// most MaxScrapeBytes, and a panic of the text parser an ErrMalformed
+// error. Parse sums them over their labels; package energy keeps each
+// device's series apart.
+func ParseFamilies(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	lr := &io.LimitedReader{R: r, N: MaxScrapeBytes + 1}
 	fams, err := textToFamilies(lr)
 	if lr.N <= 0 {
@@ -97,6 +99,17 @@ func Parse(r io.Reader) (*Snapshot, error) {
 	}
 	if err != nil {
 		return nil, errcond.Errorf(ErrMalformed, "server metrics: parse exposition: %w", err)
+	}
+	return fams, nil
+}
+
+// Parse reads one scrape in the Prometheus text exposition format. Only
+// families with a TYPE line of counter, gauge or histogram are kept; a
+// histogram whose series disagree on their bucket edges is an error.
+func Parse(r io.Reader) (*Snapshot, error) {
+	fams, err := ParseFamilies(r)
+	if err != nil {
+		return nil, err
 	}
 	s := &Snapshot{Families: map[string]*Family{}}
 	for name, mf := range fams {

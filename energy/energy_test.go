@@ -1,0 +1,319 @@
+package energy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+func parseFile(t *testing.T, name string) *Scrape {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := Parse(f, nil)
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	return s
+}
+
+func TestParseDCGMDocsScrapeOneDeviceWithItsUnits(t *testing.T) {
+	s := parseFile(t, "dcgm_a100_mig.prom")
+	if s.Exporter != ExporterDCGM {
+		t.Errorf("exporter %q", s.Exporter)
+	}
+	ids := s.Measuring()
+	if len(ids) != 1 || ids[0] != "GPU-34319582-d595-d1c7-d1d2-179bcfa61660" {
+		t.Fatalf("measuring devices %v, want the one UUID (the MIG instance's rows hold no energy)", ids)
+	}
+	d := s.Devices[ids[0]]
+	if d.IDFrom != "UUID" || d.Host != "ub20-a100-k8s" || d.Index != "0" {
+		t.Errorf("device %+v", d)
+	}
+	if *d.EnergyJ != 319159.391 || *d.PowerW != 409.692 || *d.MemBytes != 4845*(1<<20) || *d.ClockMHz != 1215 {
+		t.Errorf("energy %v J, power %v W, memory %v B, clock %v MHz", *d.EnergyJ, *d.PowerW, *d.MemBytes, *d.ClockMHz)
+	}
+	if d.UtilPct != nil {
+		t.Errorf("util %v: the scrape has no DCGM_FI_DEV_GPU_UTIL", *d.UtilPct)
+	}
+	if _, ok := s.Devices["GPU-34319582-d595-d1c7-d1d2-179bcfa61660/13"]; ok {
+		t.Errorf("the MIG instance is kept as a device though it holds no reading benchseal reads")
+	}
+}
+
+func TestParseDCGMReadmeHasNoEnergy(t *testing.T) {
+	s := parseFile(t, "dcgm_readme_blank.prom")
+	if len(s.Measuring()) != 0 || s.Exporter != "" {
+		t.Errorf("measuring %v exporter %q: the README's scrape has no energy or power", s.Measuring(), s.Exporter)
+	}
+	d := s.Devices["GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"]
+	if d == nil || *d.ClockMHz != 139 {
+		t.Fatalf("device %+v", d)
+	}
+}
+
+func TestParseAMDNamesUnitsAndRounding(t *testing.T) {
+	s := parseFile(t, "amd_handmade.prom")
+	if s.Exporter != ExporterAMD {
+		t.Errorf("exporter %q", s.Exporter)
+	}
+	d := s.Devices["SN0/0"]
+	if d == nil {
+		t.Fatalf("devices %v", s.Measuring())
+	}
+	if d.IDFrom != "serial_number" || d.Model != "xxxx" || d.Host != "node-a" {
+		t.Errorf("device %+v", d)
+	}
+	// 2^53 + 2 µJ: float64's spacing there is 2 µJ, so the text may be
+	// 1 µJ from the exporter's integer.
+	if *d.EnergyJ != (1<<53+2)*1e-6 || d.EnergyRoundJ != 1e-6 {
+		t.Errorf("energy %v J round %v J", *d.EnergyJ, d.EnergyRoundJ)
+	}
+	if *d.PowerW != 612 || *d.UtilPct != 97 || *d.MemBytes != 150000e6 || *d.ClockMHz != 2100 {
+		t.Errorf("power %v util %v mem %v clock %v (the system clock, not the data clock)", *d.PowerW, *d.UtilPct, *d.MemBytes, *d.ClockMHz)
+	}
+	if s.Devices["SN1/0"].EnergyRoundJ != 0 {
+		t.Errorf("a counter below 2^53 is exact")
+	}
+}
+
+func TestParseCounterEdges(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		bad   string // substring of EnergyBad; "" for a reading
+		round float64
+	}{
+		{"0", "", 0},
+		{"9007199254740992", "", 0},                // 2^53: exact
+		{"9007199254740993", "", 0},                // parses to 2^53: still exact as a float64
+		{"9007199254740994", "", 1e-3},             // 2^53+2: half of a 2 mJ spacing
+		{"9223372036854774784", "", 512e-3},        // the largest float64 below 2^63
+		{"9223372036854775794", "DCGM blank", 0},   // DCGM's blank, rounds to 2^63
+		{"18446744073709551615", "64-bit wrap", 0}, // 2^64-1
+		{"-1", "negative", 0},
+		{"NaN", "not a number", 0},
+		{"+Inf", "not a number", 0},
+	} {
+		in := fmt.Sprintf("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"G\"} %s\n", c.value)
+		s, err := Parse(strings.NewReader(in), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.value, err)
+		}
+		d := s.Devices["G"]
+		switch {
+		case c.bad == "" && (d.EnergyJ == nil || d.EnergyRoundJ != c.round):
+			t.Errorf("%s: energy %v round %v bad %q, want a reading rounded %v", c.value, d.EnergyJ, d.EnergyRoundJ, d.EnergyBad, c.round)
+		case c.bad != "" && (d.EnergyJ != nil || !strings.Contains(d.EnergyBad, c.bad)):
+			t.Errorf("%s: energy %v bad %q, want no reading, %q", c.value, d.EnergyJ, d.EnergyBad, c.bad)
+		}
+	}
+}
+
+func TestParseRejectsTwoSeriesOfOneDevice(t *testing.T) {
+	in := "DCGM_FI_DEV_POWER_USAGE{UUID=\"G\",gpu=\"0\"} 1\nDCGM_FI_DEV_POWER_USAGE{UUID=\"G\",gpu=\"1\"} 2\n"
+	_, err := Parse(strings.NewReader(in), nil)
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "two series") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestParseRejectsMalformed(t *testing.T) {
+	_, err := Parse(strings.NewReader("DCGM_FI_DEV_POWER_USAGE{UUID=\"G\" 1\n"), nil)
+	if !errors.Is(err, ErrMalformed) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestCustomNamesReadFirstWithTheirUnit(t *testing.T) {
+	rows, err := Custom{EnergyCounter: "node_energy_wh_total", EnergyUnit: "Wh", PowerGauge: "node_power_kw", PowerUnit: "kW"}.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "node_energy_wh_total{instance=\"n1\"} 2\nnode_power_kw{instance=\"n1\"} 1.5\n"
+	s, err := Parse(strings.NewReader(in), rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Devices["{instance=n1}"]
+	if s.Exporter != ExporterCustom || d == nil || *d.EnergyJ != 7200 || *d.PowerW != 1500 || d.IDFrom != "labels" {
+		t.Fatalf("exporter %q device %+v", s.Exporter, d)
+	}
+	if _, err := (Custom{EnergyCounter: "x", EnergyUnit: "cal"}).Names(); !errors.Is(err, ErrBadUnit) {
+		t.Errorf("unit cal: %v", err)
+	}
+	if _, err := (Custom{PowerGauge: "x", PowerUnit: "hp"}).Names(); !errors.Is(err, ErrBadUnit) {
+		t.Errorf("unit hp: %v", err)
+	}
+}
+
+// dcgm is a scrape of devices with energy counters (mJ) and power (W).
+func dcgm(mj map[string]float64, w float64) *Scrape {
+	var b strings.Builder
+	for id, v := range mj {
+		fmt.Fprintf(&b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=%q} %.0f\nDCGM_FI_DEV_POWER_USAGE{UUID=%q} %g\nDCGM_FI_DEV_GPU_UTIL{UUID=%q} %g\n", id, v, id, w, id, w/10)
+	}
+	s, err := Parse(strings.NewReader(b.String()), nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+const sec = int64(1e9)
+
+// steady: one device at 100 W, the counter exact, scrapes every second
+// taking 10 ms each, from t=0 s to t=10 s.
+func steady() []Sample {
+	var out []Sample
+	for i := int64(0); i <= 10; i++ {
+		from := i * sec
+		out = append(out, Sample{FromNS: from, AtNS: from + sec/100, Scrape: dcgm(map[string]float64{"G": float64(1_000_000 + i*100_000)}, 100)})
+	}
+	return out
+}
+
+func TestWindowBoundsAndInterpolation(t *testing.T) {
+	// window [2.5 s, 6.5 s]: 4 s at 100 W = 400 J.
+	r := Compute(steady(), 2500*sec/1000, 6500*sec/1000)
+	e := r.Energy
+	if e.Reason != "" {
+		t.Fatal(e.Reason)
+	}
+	// outer: scrapes at 2 s and 7 s (500 J); inner: 3 s and 6 s (300 J).
+	if e.Hi != 500 || e.Lo != 300 {
+		t.Errorf("bounds [%v, %v], want [300, 500]", e.Lo, e.Hi)
+	}
+	if math.Abs(e.Value-400) > 1e-9 {
+		t.Errorf("central %v, want 400", e.Value)
+	}
+	if p := r.MeanPower(); math.Abs(p.Value-100) > 1e-9 || p.Lo != 75 || p.Hi != 125 {
+		t.Errorf("mean power %+v", p)
+	}
+	if r.Estimate || r.Method != MethodCounter || r.Exporter != ExporterDCGM || len(r.Devices) != 1 {
+		t.Errorf("result %+v", r)
+	}
+	if r.PeakUtilPct == nil || *r.PeakUtilPct != 10 {
+		t.Errorf("peak util %v", r.PeakUtilPct)
+	}
+	per := e.Per(200, "good tokens")
+	if math.Abs(per.Value-2) > 1e-12 || per.Lo != 1.5 || per.Hi != 2.5 {
+		t.Errorf("per good token %+v", per)
+	}
+	if z := e.Per(0, "good tokens"); z.Reason != "no good tokens in the window" {
+		t.Errorf("per zero: %+v", z)
+	}
+}
+
+func TestWindowWithNoInnerPairHasLowerBoundZero(t *testing.T) {
+	r := Compute(steady(), 2100*sec/1000, 2900*sec/1000)
+	if r.Energy.Reason != "" || r.Energy.Lo != 0 || r.Energy.Hi != 100 {
+		t.Fatalf("%+v", r.Energy)
+	}
+}
+
+func TestWindowNullReasons(t *testing.T) {
+	reset := steady()
+	reset[5].Scrape = dcgm(map[string]float64{"G": 10}, 100)
+	vanish := steady()
+	vanish[4].Scrape = dcgm(map[string]float64{"G": 1_400_000, "H": 5}, 100)
+	blank := steady()
+	blank[2].Scrape = dcgm(map[string]float64{"G": 9223372036854775794}, 100)
+	for _, c := range []struct {
+		name       string
+		s          []Sample
+		start, end int64
+		want       string
+	}{
+		{"reset", reset, 2 * sec, 7 * sec, "went down"},
+		{"appear", vanish, 2 * sec, 7 * sec, "device H appeared"},
+		{"blank", blank, 2*sec + 50, 7 * sec, "DCGM blank"},
+		{"none before", steady(), 0, 3 * sec, "none answered before"},
+		{"none after", steady(), 2 * sec, 10*sec + 5, "none was sent after"},
+		{"empty", steady(), 3 * sec, 3 * sec, "is empty"},
+	} {
+		r := Compute(c.s, c.start, c.end)
+		if !strings.Contains(r.Energy.Reason, c.want) || r.Energy.Value != 0 {
+			t.Errorf("%s: %+v, want the reason %q", c.name, r.Energy, c.want)
+		}
+	}
+	// a device that vanishes: the reverse of appearing
+	gone := steady()
+	gone[0].Scrape = dcgm(map[string]float64{"G": 1_000_000, "H": 5}, 100)
+	if r := Compute(gone, sec/10, 3*sec); !strings.Contains(r.Energy.Reason, "device H vanished") {
+		t.Errorf("vanish: %+v", r.Energy)
+	}
+}
+
+func TestWindowWithoutCounterIsAnEstimateFromPower(t *testing.T) {
+	var s []Sample
+	for i := int64(0); i <= 4; i++ {
+		sc, err := Parse(strings.NewReader(fmt.Sprintf("DCGM_FI_DEV_POWER_USAGE{UUID=\"G\"} %d\n", 100+100*i)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = append(s, Sample{FromNS: i * sec, AtNS: i * sec, Scrape: sc})
+	}
+	r := Compute(s, 0, 4*sec)
+	// power 100→500 W linearly over 4 s: 1200 J.
+	if !r.Estimate || r.Method != MethodPowerEstimate || math.Abs(r.Energy.Value-1200) > 1e-9 || r.Energy.Lo != 400 || r.Energy.Hi != 2000 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestRoundingWidensTheBounds(t *testing.T) {
+	// counters above 2^53 mJ: each reading may be 1 mJ off.
+	base := float64(1 << 54)
+	var s []Sample
+	for i := int64(0); i <= 3; i++ {
+		s = append(s, Sample{FromNS: i * sec, AtNS: i * sec, Scrape: dcgm(map[string]float64{"G": base + float64(i*4000)}, 4)})
+	}
+	r := Compute(s, sec/2, 5*sec/2)
+	if r.Energy.Reason != "" {
+		t.Fatal(r.Energy.Reason)
+	}
+	// outer 0→3 s: 12 J ± 2×2 mJ; inner 1→2 s: 4 J ∓ 4 mJ.
+	if math.Abs(r.Energy.Hi-12.004) > 1e-9 || math.Abs(r.Energy.Lo-3.996) > 1e-9 {
+		t.Errorf("bounds [%v, %v]", r.Energy.Lo, r.Energy.Hi)
+	}
+}
+
+func TestSumAcrossEndpoints(t *testing.T) {
+	a := Compute(steady(), 2*sec+sec/2, 6*sec+sec/2)
+	b := Compute(steady(), 2*sec+sec/2, 6*sec+sec/2)
+	s := Sum([]Result{a, b})
+	if s.Energy.Hi != 1000 || s.Energy.Lo != 600 || len(s.Devices) != 2 || s.Devices[1] != "1:G" {
+		t.Errorf("%+v", s)
+	}
+	bad := Compute(steady(), 0, 3*sec)
+	if s := Sum([]Result{a, bad}); !strings.HasPrefix(s.Energy.Reason, "endpoint 1: too few scrapes") {
+		t.Errorf("%+v", s.Energy)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range []string{"dcgm_a100_mig.prom", "dcgm_readme_blank.prom", "amd_handmade.prom"} {
+		b, err := os.ReadFile("testdata/" + n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Parse(strings.NewReader(string(b)), nil)
+		if err != nil {
+			return
+		}
+		for _, d := range s.Devices {
+			if d.EnergyJ != nil && (*d.EnergyJ < 0 || math.IsInf(*d.EnergyJ, 0) || math.IsNaN(*d.EnergyJ)) {
+				t.Fatalf("energy %v kept as a reading", *d.EnergyJ)
+			}
+		}
+		Compute([]Sample{{0, 1, s}, {5, 6, s}, {10, 11, s}}, 2, 9)
+	})
+}
