@@ -15,7 +15,7 @@ type Sample struct {
 	Scrape       *Scrape
 }
 
-func (s Sample) mid() float64 { return float64(s.FromNS)/2 + float64(s.AtNS)/2 }
+func (s Sample) mid() float64 { return float64(float64(s.FromNS)/2) + float64(float64(s.AtNS)/2) }
 
 // Bounded is a number with the bounds the evidence allows; Reason, when
 // not empty, says why there is no number (Value, Lo and Hi are 0 then).
@@ -280,7 +280,7 @@ func interpolate(span []Sample, v []float64, t float64) float64 {
 			if m1 == m0 {
 				return v[i]
 			}
-			return v[i-1] + (v[i]-v[i-1])*(t-m0)/(m1-m0)
+			return v[i-1] + float64((v[i]-v[i-1])*(t-m0)/(m1-m0))
 		}
 	}
 	return v[len(v)-1]
@@ -311,7 +311,7 @@ func powerEstimate(span []Sample, ids []string, startNS, endNS int64) Bounded {
 	pts = append(pts, b)
 	joules := 0.0
 	for i := 1; i < len(pts); i++ {
-		joules += (interpolate(span, p, pts[i-1]) + interpolate(span, p, pts[i])) / 2 * (pts[i] - pts[i-1]) / 1e9
+		joules += float64((interpolate(span, p, pts[i-1]) + interpolate(span, p, pts[i])) / 2 * (pts[i] - pts[i-1]) / 1e9)
 	}
 	sec := (b - a) / 1e9
 	return Bounded{Value: joules, Lo: lo * sec, Hi: hi * sec}

@@ -396,12 +396,14 @@ func validateUnknown(ps *problems, m *Manifest) {
 }
 
 // validateSections checks the manifest's sections that have rules of
-// their own: the replayed trace, provenance, server metrics and state.
+// their own: the replayed trace, provenance, server metrics and state,
+// accelerator metrics.
 func validateSections(ps *problems, m *Manifest) {
 	validateTrace(ps, m)
 	validateSessions(ps, m)
 	validateProvenance(ps, m)
 	validateServerMetrics(ps, m)
+	validateGPUMetrics(ps, m)
 	validateServerState(ps, m)
 }
 

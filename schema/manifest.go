@@ -152,6 +152,9 @@ type Manifest struct {
 	// ServerMetrics indexes the engine's /metrics scrapes kept under
 	// attachments/server-metrics/; nil when none were taken.
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
+	// GPUMetrics indexes the accelerator exporters' scrapes kept under
+	// attachments/gpu-metrics/; nil when none were taken.
+	GPUMetrics *GPUMetrics `json:"gpu_metrics,omitempty"`
 	// ServerState says whether the server was freshly started and, per
 	// point × repeat, how long its warmup ran and the prefix cache's
 	// state; nil when the run states none of it.

@@ -48,6 +48,10 @@ type Config struct {
 	// KeepAlive, when > 0, sends ": keep-alive" comment lines at this
 	// interval while a request waits in the queue or in prefill.
 	KeepAlive time.Duration
+	// GPUs, when > 0, simulates that many accelerators and serves their
+	// metrics at GPUMetricsPath (DCGM exporter names; power rising with
+	// the running requests, see GPUIdleW).
+	GPUs int
 	// DefaultMaxTokens applies when a request sets no max_tokens.
 	DefaultMaxTokens int
 	// PrefixCaching models a prefix cache: a prompt seen before since the

@@ -93,8 +93,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 			return
 		}
 	}
+	s.gpus.change(1)
 	s.running.Add(1)
 	defer func() {
+		s.gpus.change(-1)
 		s.running.Add(-1)
 		<-s.slots
 	}()

@@ -34,6 +34,8 @@ type Server struct {
 	rejected atomic.Int64
 	mux      *http.ServeMux
 	metrics  *metrics
+	// gpus are the simulated accelerators (nil when Config.GPUs is 0).
+	gpus *gpus
 	// started is when New returned (process_start_time_seconds).
 	started time.Time
 	// cold is set until the first request's prefill has been planned.
@@ -50,8 +52,8 @@ type Server struct {
 	vocab   map[string]int
 }
 
-// New checks cfg, fills defaults and returns a server.
-func New(cfg Config) (*Server, error) {
+// fillDefaults sets the fields of cfg left zero that have a default.
+func fillDefaults(cfg *Config) {
 	d := DefaultConfig()
 	if cfg.Model == "" {
 		cfg.Model = d.Model
@@ -71,6 +73,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DefaultMaxTokens == 0 {
 		cfg.DefaultMaxTokens = d.DefaultMaxTokens
 	}
+}
+
+// New checks cfg, fills defaults and returns a server.
+func New(cfg Config) (*Server, error) {
+	fillDefaults(&cfg)
 	var errs []error
 	if err := CheckTimeScale(cfg.TimeScale); err != nil {
 		errs = append(errs, err)
@@ -102,6 +109,9 @@ func New(cfg Config) (*Server, error) {
 	if !(cfg.StallProb >= 0 && cfg.StallProb <= 1) || !(cfg.ErrorRate >= 0 && cfg.ErrorRate <= 1) {
 		errs = append(errs, errors.New("stall probability and error rate must be in 0..1"))
 	}
+	if cfg.GPUs < 0 || cfg.GPUs > MaxGPUs {
+		errs = append(errs, fmt.Errorf("gpus %d out of range 0..%d", cfg.GPUs, MaxGPUs))
+	}
 	if cfg.DefaultMaxTokens < 1 || cfg.ReasoningTokens < 0 {
 		errs = append(errs, errors.New("default max tokens must be ≥ 1 and reasoning tokens ≥ 0"))
 	}
@@ -112,6 +122,10 @@ func New(cfg Config) (*Server, error) {
 		started: time.Now(), cache: map[uint64]bool{}}
 	s.cold.Store(true)
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
+	if cfg.GPUs > 0 {
+		s.gpus = newGPUs(cfg.GPUs, s.started)
+		s.mux.HandleFunc("GET "+GPUMetricsPath, s.serveGPUMetrics)
+	}
 	if cfg.Flavor == FlavorLlamaCpp {
 		s.lcache, s.vocab = newSlotCache(cfg.MaxRunning), map[string]int{}
 		s.lcache.noHost = cfg.NoHostCache
