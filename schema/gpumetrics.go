@@ -117,8 +117,11 @@ func validateGPUMetrics(ps *problems, m *Manifest) {
 				ps.add(df+".id", "%q is listed twice", d.ID)
 			}
 			ids[d.ID] = true
-			if !oneOf(d.Serving, ServingDeclared, ServingSimulator) {
+			switch {
+			case !oneOf(d.Serving, ServingDeclared, ServingSimulator):
 				ps.add(df+".serving", "must be one of %s, got %q", quoteList(ServingDeclared, ServingSimulator), d.Serving)
+			case d.Serving == ServingSimulator && !InProcessSimulator(m):
+				ps.add(df+".serving", "is %q, but the run is not against the in-process simulator (--simulate on client.command_line)", d.Serving)
 			}
 		}
 	}

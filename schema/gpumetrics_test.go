@@ -43,6 +43,7 @@ func TestGPUMetricsIsCheckedAgainstTheLoadPlan(t *testing.T) {
 		{"an undeclared point", section([]any{device}, scrape("point", "zz")), "not a declared load point"},
 		{"a file listed twice", section([]any{device}, scrape(), scrape("when", "after")), "listed twice"},
 		{"a device listed twice", section([]any{device, device}), "\"GPU-1\" is listed twice"},
+		{"simulator serving without --simulate", section([]any{map[string]any{"id": "GPU-1", "id_from": "UUID", "serving": "simulator"}}), "not against the in-process simulator"},
 		{"an unknown serving", section([]any{map[string]any{"id": "GPU-1", "id_from": "UUID", "serving": "probably"}}), "serving"},
 		{"a failed scrape with a file", section([]any{device}, scrape("error", "HTTP 500")), "a failed scrape has no file"},
 		{"no from_ns", section([]any{device}, func() map[string]any { s := scrape(); delete(s, "from_ns"); return s }()), "from_ns"},
