@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/energy"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -35,6 +36,9 @@ var (
 	// ErrNoServerMetrics: the server-metrics URL named in the options did
 	// not answer with engine metrics before the run.
 	ErrNoServerMetrics = errors.New("no engine metrics")
+	// ErrNoGPUMetrics: an accelerator-metrics URL named in the options
+	// did not answer with an energy counter or power gauge before the run.
+	ErrNoGPUMetrics = errors.New("no accelerator metrics")
 	// ErrNotFresh: Options.ServerFresh declares a freshly started server,
 	// but its /metrics before the run count requests it already served;
 	// nothing was sent or written.
@@ -141,6 +145,18 @@ type Options struct {
 	// ServerMetricsInterval is the period of the scrapes during a point
 	// (default DefaultServerMetricsInterval).
 	ServerMetricsInterval time.Duration
+	// GPUMetrics are accelerator exporters' Prometheus URLs (one per
+	// node) scraped before, during (every GPUMetricsInterval, default
+	// DefaultGPUMetricsInterval) and after every point × repeat; the raw
+	// scrapes are kept under attachments/gpu-metrics/ and indexed in
+	// manifest.gpu_metrics. GPUCustom names an energy counter or power
+	// gauge the built-in table (energy.Names) does not know. GPUServing
+	// is how it is known the devices serve the endpoint
+	// (schema.ServingDeclared when empty).
+	GPUMetrics         []string
+	GPUMetricsInterval time.Duration
+	GPUCustom          energy.Custom
+	GPUServing         string
 	// HostFS, when set, is the root file system of the machine capture
 	// runs on (os.DirFS("/")): the client's host is described from it
 	// (HostInfo), and so is the hardware's when Manifest's client location
@@ -406,6 +422,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	gpu, err := r.newGPUScraper(ctx, m)
+	if err != nil {
+		return nil, err
+	}
 	// The probe asks only GETs, which no engine counts as served
 	// requests: the fresh-start scrape above still comes first.
 	var si *ServerInfo
@@ -524,7 +544,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		keeper.begin(ctx, c)
 		t0 := r.now()
-		scr.around(ctx, c, func() { r.runCell(ctx, c, nos[i]) })
+		scr.around(ctx, c, func() { gpu.around(ctx, c, func() { r.runCell(ctx, c, nos[i]) }) })
 		if c.phase == schema.PhaseWarmup {
 			keeper.warmed(r.now() - t0)
 		}
@@ -588,6 +608,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		m.IncompleteReason = "records could not be written completely: " + sinkErr.Error()
 	}
 	scr.record(m)
+	gpu.record(m)
 	keeper.record(m)
 	// Fields measured during the run (token_counts) may now be stated.
 	if err := r.finishManifest(m, nil, nil); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/energy"
 	preplan "github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/redact"
 	"github.com/benchseal/benchseal/schema"
@@ -35,6 +36,10 @@ type captureOptions struct {
 	apiKeyEnv                 string
 	simulate                  bool
 	simTimeScale              float64
+	simGPUs                   int
+	gpuMetrics                []string
+	gpuMetricsInterval        time.Duration
+	gpuCustom                 energy.Custom
 	readyTimeout              time.Duration
 
 	concurrency, rate  string
@@ -151,6 +156,13 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
 	f.StringVar(&o.serverMetrics, "server-metrics", capture.ServerMetricsAuto, "engine Prometheus metrics URL scraped before, during and after every point (auto: the endpoint's /metrics when it answers with engine metrics; off: none)")
 	f.DurationVar(&o.serverMetricsInterval, "server-metrics-interval", capture.DefaultServerMetricsInterval, "period of the server-metrics scrapes during a point")
+	f.StringArrayVar(&o.gpuMetrics, "gpu-metrics", nil, "accelerator exporter Prometheus URL (NVIDIA DCGM exporter, AMD device-metrics-exporter; repeatable, one per node) scraped before, during and after every point, for its energy")
+	f.DurationVar(&o.gpuMetricsInterval, "gpu-metrics-interval", capture.DefaultGPUMetricsInterval, "period of the accelerator scrapes during a point (the energy bounds are about two periods of full power apart)")
+	f.StringVar(&o.gpuCustom.EnergyCounter, "energy-counter", "", "with --gpu-metrics: the name of a cumulative energy counter the built-in names do not cover (a node exporter, Redfish or IPMI)")
+	f.StringVar(&o.gpuCustom.EnergyUnit, "energy-counter-unit", "J", "unit of --energy-counter: J, mJ, uJ, Wh or kWh")
+	f.StringVar(&o.gpuCustom.PowerGauge, "power-gauge", "", "with --gpu-metrics: the name of a power gauge the built-in names do not cover (integrated over the scrapes it gives an estimate only)")
+	f.StringVar(&o.gpuCustom.PowerUnit, "power-gauge-unit", "W", "unit of --power-gauge: W, mW or kW")
+	f.IntVar(&o.simGPUs, "sim-gpus", 0, "with --simulate: simulate this many accelerators and scrape their DCGM-style metrics (as --gpu-metrics)")
 	f.BoolVar(&o.resetPrefixCache, "reset-prefix-cache", false, "empty the engine's prefix cache before every point × repeat (POST /reset_prefix_cache, vLLM; /flush_cache, SGLang; POST /slots/ID?action=erase for every slot, llama.cpp started with --slot-save-path); each attempt is recorded, a failed one leaves that point's cache state to what the engine reports")
 	f.BoolVar(&o.distinctPrompts, "distinct-prompts", false, "give every point × repeat synthetic prompts of its own (seeded, in the workload), so no prompt cache carries over between them")
 	f.BoolVar(&o.serverFresh, "server-fresh", false, "declare that the server was freshly started for this run (measured instead when /metrics before the run holds the engine's counters; a contradicted declaration stops the run)")
@@ -529,6 +541,9 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
 		return none, usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
 	}
+	if err := o.checkGPUFlags(); err != nil {
+		return none, err
+	}
 	plan, err := buildPlan(cmd, o)
 	if err != nil {
 		return none, err
@@ -549,6 +564,9 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		OutDir:                o.out,
 		ServerMetrics:         serverMetricsOption(o.serverMetrics),
 		ServerMetricsInterval: o.serverMetricsInterval,
+		GPUMetrics:            o.gpuMetrics,
+		GPUMetricsInterval:    o.gpuMetricsInterval,
+		GPUCustom:             o.gpuCustom,
 		ResetPrefixCache:      o.resetPrefixCache,
 		ServerFresh:           o.serverFresh,
 		Sets:                  redactArgs(nil, o.sets, apiKey),
@@ -639,6 +657,7 @@ func (o *captureOptions) startSimulator(ctx context.Context, opts *capture.Optio
 	cfg.Model = opts.Request.Model
 	cfg.MaxRunning = 4096
 	cfg.QueueLimit = 4096
+	cfg.GPUs = o.simGPUs
 	endpoint, stop, err := simulator.Start(ctx, cfg)
 	if errors.Is(err, simulator.ErrConfig) {
 		return nil, usagef("--sim-time-scale: %v", err)
@@ -648,7 +667,37 @@ func (o *captureOptions) startSimulator(ctx context.Context, opts *capture.Optio
 	}
 	opts.Endpoint = endpoint
 	opts.Simulator = true
+	if o.simGPUs > 0 {
+		opts.GPUMetrics = append(opts.GPUMetrics, endpoint+simulator.GPUMetricsPath)
+		opts.GPUServing = schema.ServingSimulator
+	}
 	return stop, nil
+}
+
+// checkGPUFlags checks the accelerator-metrics flags.
+func (o *captureOptions) checkGPUFlags() error {
+	if o.gpuMetricsInterval <= 0 {
+		return usagef("--gpu-metrics-interval %s: want a positive duration", o.gpuMetricsInterval)
+	}
+	for _, u := range o.gpuMetrics {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return usagef("--gpu-metrics %q: want an http(s) URL", u)
+		}
+	}
+	switch {
+	case o.simGPUs < 0 || o.simGPUs > simulator.MaxGPUs:
+		return usagef("--sim-gpus %d: want 0 to %d", o.simGPUs, simulator.MaxGPUs)
+	case o.simGPUs > 0 && !o.simulate:
+		return usagef("--sim-gpus needs --simulate")
+	case o.simGPUs > 0 && len(o.gpuMetrics) > 0:
+		return usagef("--sim-gpus scrapes the simulator's accelerators: give it without --gpu-metrics")
+	case (o.gpuCustom.EnergyCounter != "" || o.gpuCustom.PowerGauge != "") && len(o.gpuMetrics) == 0:
+		return usagef("--energy-counter and --power-gauge name metrics of a --gpu-metrics endpoint: give one")
+	}
+	if _, err := o.gpuCustom.Names(); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
 }
 
 // serverMetricsOption maps --server-metrics to capture.Options.ServerMetrics.

@@ -75,6 +75,7 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.BoolVar(&c.SlotSave, "slot-save", false, "llamacpp flavor: act as started with --slot-save-path (slot erase allowed; 501 otherwise)")
 	f.BoolVar(&c.NoTokenize, "no-tokenize", false, "llamacpp flavor: serve no /tokenize and /apply-template (404), as a server without a tokenizer endpoint")
 	f.BoolVar(&c.NoHostCache, "no-host-cache", false, "llamacpp flavor: act as started with --cache-ram 0 (no host prompt cache behind the slots)")
+	f.IntVar(&c.GPUs, "gpus", 0, "simulate N accelerators and serve their metrics at /gpu-metrics on the same address (DCGM exporter names; power rising with the running requests; modelName benchseal-sim)")
 	f.StringVar(&c.CacheResetPath, "cache-reset-path", simulator.ResetPathVLLM, "POST endpoint that empties the prefix cache: /reset_prefix_cache (vLLM), /flush_cache (SGLang) or none")
 	return cmd
 }

@@ -1,0 +1,222 @@
+// Scraping accelerator exporters (DCGM, AMD device-metrics-exporter)
+// around every point × repeat, for the energy of each.
+
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// DefaultGPUMetricsInterval is the period of the accelerator scrapes
+// during a point: 1 s, five times finer than the engine's. The energy of a
+// point is bounded by the counter's rise between the scrapes around its
+// window: the bounds are apart by about two intervals of full power (a
+// 700 W board scraped every 1 s: up to 1.4 kJ on a point of any length,
+// 2.3 % of a one-minute point at full power), and the DCGM exporter
+// itself refreshes its fields about every second by default, so a
+// finer period adds scrapes, not information.
+const DefaultGPUMetricsInterval = time.Second
+
+// gpuScraper scrapes every accelerator endpoint of Options.GPUMetrics.
+type gpuScraper struct {
+	r        *runner
+	urls     []string
+	interval time.Duration
+	custom   []energy.Name
+	dir      string
+	serving  string
+	mu       sync.Mutex
+	list     []schema.GPUScrape
+	// first holds each endpoint's first stored scrape, parsed: its
+	// measuring devices are the ones the manifest lists.
+	first map[int]*energy.Scrape
+	seq   int
+}
+
+// newGPUScraper checks that every endpoint of Options.GPUMetrics answers
+// with accelerator energy or power metrics before the run (nil when none
+// is named); one that does not stops the run before anything is sent.
+func (r *runner) newGPUScraper(ctx context.Context, m *schema.Manifest) (*gpuScraper, error) {
+	o := r.o
+	if len(o.GPUMetrics) == 0 {
+		return nil, nil
+	}
+	custom, err := o.GPUCustom.Names()
+	if err != nil {
+		return nil, fmt.Errorf("capture failed: %w", err)
+	}
+	g := &gpuScraper{r: r, urls: o.GPUMetrics, interval: o.GPUMetricsInterval, custom: custom,
+		dir: filepath.Join(o.OutDir, schema.AttachmentsDir), serving: o.GPUServing, first: map[int]*energy.Scrape{}}
+	if g.interval <= 0 {
+		g.interval = DefaultGPUMetricsInterval
+	}
+	if g.serving == "" {
+		g.serving = schema.ServingDeclared
+	}
+	gm := &schema.GPUMetrics{Interval: schema.Duration(g.interval), Scrapes: []schema.GPUScrape{}}
+	for _, u := range g.urls {
+		b, err := g.get(ctx, u)
+		var sc *energy.Scrape
+		if err == nil {
+			if sc, err = energy.Parse(bytes.NewReader(b), custom); err == nil && len(sc.Measuring()) == 0 {
+				err = fmt.Errorf("no accelerator energy counter or power gauge (DCGM, AMD device-metrics-exporter or --energy-counter/--power-gauge names) in the answer")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("capture failed: gpu metrics %s: %w: %w", u, ErrNoGPUMetrics, err)
+		}
+		gm.Endpoints = append(gm.Endpoints, schema.GPUEndpoint{URL: u, Devices: []schema.GPUDevice{}})
+	}
+	c := o.GPUCustom
+	if c.EnergyCounter != "" {
+		gm.EnergyCounter = &schema.GPUMetricName{Name: c.EnergyCounter, Unit: custom[0].Unit}
+	}
+	if c.PowerGauge != "" {
+		gm.PowerGauge = &schema.GPUMetricName{Name: c.PowerGauge, Unit: custom[len(custom)-1].Unit}
+	}
+	m.GPUMetrics = gm
+	return g, nil
+}
+
+func (g *gpuScraper) get(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain; version=0.0.4")
+	resp, err := g.r.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, energy.MaxScrapeBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > energy.MaxScrapeBytes {
+		return nil, fmt.Errorf("answer larger than %d bytes", energy.MaxScrapeBytes)
+	}
+	return b, nil
+}
+
+// take scrapes every endpoint once, at once, and keeps the answers byte
+// for byte as attachments.
+func (g *gpuScraper) take(ctx context.Context, c *cell, when string) {
+	var wg sync.WaitGroup
+	for i, u := range g.urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.takeOne(ctx, c, when, i, u)
+		}()
+	}
+	wg.Wait()
+}
+
+func (g *gpuScraper) takeOne(ctx context.Context, c *cell, when string, i int, url string) {
+	from := g.r.now()
+	b, err := g.get(ctx, url)
+	sc := schema.GPUScrape{Endpoint: i, Point: c.pt.Name, Repeat: c.repeat, When: when, FromNS: from, AtNS: g.r.now()}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err == nil {
+		g.seq++
+		name := fmt.Sprintf("%s/%06d.prom", schema.GPUMetricsDir, g.seq)
+		p := filepath.Join(g.dir, filepath.FromSlash(name))
+		if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+			err = schema.WriteFileAtomic(p, b, 0o644)
+		}
+		if err == nil {
+			h := sha256.Sum256(b)
+			sc.File, sc.SHA256 = name, hex.EncodeToString(h[:])
+			if _, ok := g.first[i]; !ok {
+				// Parsed before the run, so it parses; a scrape that no
+				// longer does lists no device and validate says why.
+				s, perr := energy.Parse(bytes.NewReader(b), g.custom)
+				if perr != nil {
+					s = &energy.Scrape{}
+				}
+				g.first[i] = s
+			}
+		}
+	}
+	if err != nil {
+		sc.Error = schema.EscapeText(strings.TrimSpace(err.Error()), false)
+	}
+	g.list = append(g.list, sc)
+}
+
+// around scrapes every endpoint before cell c, every interval during it,
+// and at once after it: the scrapes just outside the point's window
+// bound its energy from above, the ones inside from below.
+func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
+	if g == nil || c.phase != schema.PhaseMeasure {
+		run()
+		return
+	}
+	sctx := context.WithoutCancel(ctx)
+	g.take(sctx, c, schema.ScrapeBefore)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(g.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				g.take(sctx, c, schema.ScrapeDuring)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	run()
+	close(stop)
+	<-done
+	g.take(sctx, c, schema.ScrapeAfter)
+}
+
+// record copies the scrapes and each endpoint's devices (those its first
+// stored scrape measures) into the manifest.
+func (g *gpuScraper) record(m *schema.Manifest) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gm := m.GPUMetrics
+	gm.Scrapes = append(gm.Scrapes[:0], g.list...)
+	for i := range gm.Endpoints {
+		s := g.first[i]
+		devs := []schema.GPUDevice{}
+		if s != nil {
+			for _, id := range s.Measuring() {
+				d := s.Devices[id]
+				devs = append(devs, schema.GPUDevice{ID: id, IDFrom: d.IDFrom, Model: schema.EscapeText(d.Model, false), Host: schema.EscapeText(d.Host, false), Serving: g.serving})
+			}
+		}
+		slices.SortFunc(devs, func(a, b schema.GPUDevice) int { return strings.Compare(a.ID, b.ID) })
+		gm.Endpoints[i].Devices = devs
+	}
+}
