@@ -315,6 +315,9 @@ func assemble(run schema.Run, m *schema.Manifest, def Definition, ver Version, c
 		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
 	}
 	addServerColumns(run, m, slo, res.Results)
+	if err := addEnergyColumns(run, m, res.Results); err != nil {
+		return nil, err
+	}
 	addServerState(m, res.Results)
 	addPreflight(m, res.Results)
 	for _, p := range res.Results {

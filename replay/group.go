@@ -435,6 +435,9 @@ func (g *group) finish(k groupKey) *PointResult {
 	g.cfg.gate.setWindowSource(pr, src)
 	if hasWindow {
 		pr.Scalars["window_ns"] = Int(w)
+		if src == "" && g.haveSent && !g.cfg.rules.windowEndsAtLastOK {
+			pr.window = &[2]int64{g.minSent, g.maxEnd}
+		}
 	} else {
 		pr.Scalars["window_ns"] = Null
 	}
@@ -445,6 +448,7 @@ func (g *group) finish(k groupKey) *PointResult {
 	if slo.Any() {
 		pr.Scalars["goodput"] = perSecond(big.NewInt(g.counts.Good), w)
 		pr.Scalars["token_goodput"] = perSecond(g.goodTok.value(), w)
+		pr.goodTokens = g.goodTok.value()
 		pr.Scalars["slo_attainment"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Declared()))
 		pr.Scalars["slo_attainment_ok"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.OK))
 	} else {

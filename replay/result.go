@@ -206,6 +206,16 @@ type PointResult struct {
 	// Server is the engine's own column (manifest.server_metrics); nil
 	// when the run stored no scrapes.
 	Server *ServerColumn
+	// Energy is the accelerator energy over the window
+	// (manifest.gpu_metrics); nil when the run stored no accelerator
+	// scrapes.
+	Energy *EnergyColumn
+	// window is the measured window on the run's clock (first send, last
+	// end) when it is the records' own; goodTokens the output tokens of
+	// the requests the SLO judge passed (nil without an SLO): what the
+	// energy column divides.
+	window     *[2]int64
+	goodTokens *big.Int
 	// Cold is the point's warmup, reported apart from the measured
 	// requests; nil when the point had no warmup records.
 	Cold *ColdResult

@@ -396,8 +396,12 @@ type QualityGate struct {
 
 // Cost records what the run cost over its interval.
 type Cost struct {
-	Currency     string  `json:"currency,omitempty"`
-	PricePerHour string  `json:"price_per_hour,omitempty"` // decimal string
+	Currency     string `json:"currency,omitempty"`
+	PricePerHour string `json:"price_per_hour,omitempty"` // decimal string
+	// PricePerKWh is the declared price of a kilowatt-hour (decimal
+	// string): replay prices the measured accelerator energy of each
+	// point's window at it (manifest.gpu_metrics).
+	PricePerKWh  string  `json:"price_per_kwh,omitempty"`
 	EnergyJoules float64 `json:"energy_joules,omitempty"`
 	Interval     string  `json:"interval,omitempty"` // what the cost covers
 }

@@ -76,6 +76,9 @@ type pointView struct {
 	ColdDists []distRow
 	// Server holds the server column's rows (empty: no scrapes stored).
 	Server []serverRow
+	// Energy holds the accelerator energy column's rows (empty: no
+	// accelerator scrapes stored).
+	Energy []serverRow
 }
 
 type serverRow struct{ Metric, Value, Unit string }
@@ -230,6 +233,9 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 	}
 	for _, r := range serverRows(p) {
 		pv.Server = append(pv.Server, serverRow{r.metric, r.value, r.unit})
+	}
+	for _, r := range energyRows(p) {
+		pv.Energy = append(pv.Energy, serverRow{r.metric, r.value, r.unit})
 	}
 	return pv
 }

@@ -233,6 +233,16 @@ const htmlSource = `<!DOCTYPE html>
 </tbody>
 </table>
 {{- end}}
+{{- if .Energy}}
+<h3>energy (the accelerator exporter's counters, over the point's window)</h3>
+<table>
+<tbody>
+{{- range .Energy}}
+<tr><td>{{.Metric}}</td><td class="text">{{.Value}}</td><td class="unit">{{.Unit}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
 </details>
 {{- end}}
 {{- end}}

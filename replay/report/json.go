@@ -247,6 +247,9 @@ func (w *jw) result(p *replay.PointResult) {
 	if sc := p.Server; sc != nil {
 		w.kv("server", serverJSON(sc))
 	}
+	if ec := p.Energy; ec != nil {
+		w.kv("energy", energyJSON(ec))
+	}
 	if o := p.Overload; o != nil {
 		w.key("overload")
 		w.overload(o)

@@ -363,7 +363,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	}
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\npoint %s repeat %d\n", p.Point, p.Repeat)
-		for _, rw := range slices.Concat(rows(p), coldRows(p), sessionRows(p), serverRows(p), overloadRows(p)) {
+		for _, rw := range slices.Concat(rows(p), coldRows(p), sessionRows(p), serverRows(p), energyRows(p), overloadRows(p)) {
 			fmt.Fprintf(&b, "  %-24s %s %s\n", rw.metric, rw.value, rw.unit)
 		}
 	}
@@ -596,6 +596,9 @@ func CSV(out io.Writer, r *replay.Result) error {
 		for _, kv := range serverGaugeCSV(p.Server) {
 			w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 		}
+		for _, kv := range energyCSV(p.Energy) {
+			w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+		}
 		if o := p.Overload; o != nil {
 			for _, kv := range overloadCSV(o) {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
@@ -711,6 +714,12 @@ func Markdown(out io.Writer, r *replay.Result) error {
 		if srv := serverRows(p); len(srv) > 0 {
 			fmt.Fprint(&b, "\n| server (engine's own metrics) | value | unit |\n|---|---|---|\n")
 			for _, rw := range srv {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
+			}
+		}
+		if en := energyRows(p); len(en) > 0 {
+			fmt.Fprint(&b, "\n| energy (accelerator exporter) | value [bounds] | unit |\n|---|---|---|\n")
+			for _, rw := range en {
 				fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(rw.metric), cell(rw.value), cell(rw.unit))
 			}
 		}

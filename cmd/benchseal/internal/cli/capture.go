@@ -156,13 +156,6 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.BoolVar(&o.noStream, "no-stream", false, "non-streaming requests (measurement boundary non-streaming)")
 	f.StringVar(&o.serverMetrics, "server-metrics", capture.ServerMetricsAuto, "engine Prometheus metrics URL scraped before, during and after every point (auto: the endpoint's /metrics when it answers with engine metrics; off: none)")
 	f.DurationVar(&o.serverMetricsInterval, "server-metrics-interval", capture.DefaultServerMetricsInterval, "period of the server-metrics scrapes during a point")
-	f.StringArrayVar(&o.gpuMetrics, "gpu-metrics", nil, "accelerator exporter Prometheus URL (NVIDIA DCGM exporter, AMD device-metrics-exporter; repeatable, one per node) scraped before, during and after every point, for its energy")
-	f.DurationVar(&o.gpuMetricsInterval, "gpu-metrics-interval", capture.DefaultGPUMetricsInterval, "period of the accelerator scrapes during a point (the energy bounds are about two periods of full power apart)")
-	f.StringVar(&o.gpuCustom.EnergyCounter, "energy-counter", "", "with --gpu-metrics: the name of a cumulative energy counter the built-in names do not cover (a node exporter, Redfish or IPMI)")
-	f.StringVar(&o.gpuCustom.EnergyUnit, "energy-counter-unit", "J", "unit of --energy-counter: J, mJ, uJ, Wh or kWh")
-	f.StringVar(&o.gpuCustom.PowerGauge, "power-gauge", "", "with --gpu-metrics: the name of a power gauge the built-in names do not cover (integrated over the scrapes it gives an estimate only)")
-	f.StringVar(&o.gpuCustom.PowerUnit, "power-gauge-unit", "W", "unit of --power-gauge: W, mW or kW")
-	f.IntVar(&o.simGPUs, "sim-gpus", 0, "with --simulate: simulate this many accelerators and scrape their DCGM-style metrics (as --gpu-metrics)")
 	f.BoolVar(&o.resetPrefixCache, "reset-prefix-cache", false, "empty the engine's prefix cache before every point × repeat (POST /reset_prefix_cache, vLLM; /flush_cache, SGLang; POST /slots/ID?action=erase for every slot, llama.cpp started with --slot-save-path); each attempt is recorded, a failed one leaves that point's cache state to what the engine reports")
 	f.BoolVar(&o.distinctPrompts, "distinct-prompts", false, "give every point × repeat synthetic prompts of its own (seeded, in the workload), so no prompt cache carries over between them")
 	f.BoolVar(&o.serverFresh, "server-fresh", false, "declare that the server was freshly started for this run (measured instead when /metrics before the run holds the engine's counters; a contradicted declaration stops the run)")
@@ -203,6 +196,7 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.StringVar(&o.startAt, "start-at", "", "common start of all shards (RFC 3339): wait for it; a late shard records by how much")
 	f.Float64Var(&o.maxErrorRate, "max-error-rate", 0.5, "stop the run (exit 1, run kept marked incomplete) when more than this fraction of a phase's requests failed, after 20 (0: never)")
 	addWorkloadFlags(cmd, o) // after --plan and --distinct-prompts, which it excludes
+	addGPUFlags(cmd, o)
 	cmd.MarkFlagsMutuallyExclusive("endpoint", "simulate")
 	cmd.MarkFlagsOneRequired("endpoint", "simulate")
 	cmd.MarkFlagsMutuallyExclusive("concurrency", "rate")
@@ -210,6 +204,19 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	cmd.MarkFlagsMutuallyExclusive("shard", "shards")
 	cmd.MarkFlagRequired("out")
 	return cmd, o
+}
+
+// addGPUFlags adds the flags that scrape accelerator exporters for the
+// energy of every point.
+func addGPUFlags(cmd *cobra.Command, o *captureOptions) {
+	f := cmd.Flags()
+	f.StringArrayVar(&o.gpuMetrics, "gpu-metrics", nil, "accelerator exporter Prometheus URL (NVIDIA DCGM exporter, AMD device-metrics-exporter; repeatable, one per node) scraped before, during and after every point, for its energy")
+	f.DurationVar(&o.gpuMetricsInterval, "gpu-metrics-interval", capture.DefaultGPUMetricsInterval, "period of the accelerator scrapes during a point (the energy bounds are about two periods of full power apart)")
+	f.StringVar(&o.gpuCustom.EnergyCounter, "energy-counter", "", "with --gpu-metrics: the name of a cumulative energy counter the built-in names do not cover (a node exporter, Redfish or IPMI)")
+	f.StringVar(&o.gpuCustom.EnergyUnit, "energy-counter-unit", "J", "unit of --energy-counter: J, mJ, uJ, Wh or kWh")
+	f.StringVar(&o.gpuCustom.PowerGauge, "power-gauge", "", "with --gpu-metrics: the name of a power gauge the built-in names do not cover (integrated over the scrapes it gives an estimate only)")
+	f.StringVar(&o.gpuCustom.PowerUnit, "power-gauge-unit", "W", "unit of --power-gauge: W, mW or kW")
+	f.IntVar(&o.simGPUs, "sim-gpus", 0, "with --simulate: simulate this many accelerators and scrape their DCGM-style metrics (as --gpu-metrics)")
 }
 
 // addWorkloadFlags adds the flags that choose the requests' prompts and
