@@ -25,8 +25,9 @@ type EnergyColumn struct {
 	Estimate bool
 	// Devices are the accelerators counted ("endpoint:id").
 	Devices []string
-	// WindowNS is the window's length.
-	WindowNS int64
+	// WindowStartNS is the window's start on the run's clock, WindowNS
+	// its length.
+	WindowStartNS, WindowNS int64
 	// Energy (J), MeanPower (W), and the energy per output token, per
 	// output token of requests the SLO judge passed, and per such
 	// request (J); each with its bounds, or null with the reason.
@@ -103,7 +104,7 @@ func energyColumn(op AttachmentOpener, g *schema.GPUMetrics, p *PointResult, pri
 	}
 	r := energy.Sum(rs)
 	c := &EnergyColumn{Boundary: energy.Boundary(r.Exporter), Method: r.Method, Estimate: r.Estimate, Devices: r.Devices,
-		WindowNS: to - from, Energy: r.Energy, MeanPower: r.MeanPower(), PeakUtilPct: r.PeakUtilPct, PeakMemBytes: r.PeakMemBytes, Power: power}
+		WindowStartNS: from, WindowNS: to - from, Energy: r.Energy, MeanPower: r.MeanPower(), PeakUtilPct: r.PeakUtilPct, PeakMemBytes: r.PeakMemBytes, Power: power}
 	out, _ := p.OutputTokens.Float64()
 	if !p.OutputTokens.IsExact() {
 		c.PerOutputToken = energy.Null("output tokens not measured: " + p.OutputTokensNullReason)
@@ -151,4 +152,64 @@ func powerSeries(i int, samples []energy.Sample) []PowerAt {
 	}
 	slices.SortStableFunc(out, func(a, b PowerAt) int { return cmp.Compare(a.AtNS, b.AtNS) })
 	return out
+}
+
+// EnergySummaryKeys are the energy numbers summarised across repeats, in
+// output order (the JSON keys of the energy column).
+var EnergySummaryKeys = []string{"energy_j", "mean_power_w", "j_per_output_token", "j_per_good_token", "j_per_good_request"}
+
+// EnergyValue returns the central value of one of EnergySummaryKeys of
+// c, as a Value (Null when not measured).
+func EnergyValue(c *EnergyColumn, key string) Value {
+	if c == nil || c.Reason != "" {
+		return Null
+	}
+	var b energy.Bounded
+	switch key {
+	case "energy_j":
+		b = c.Energy
+	case "mean_power_w":
+		b = c.MeanPower
+	case "j_per_output_token":
+		b = c.PerOutputToken
+	case "j_per_good_token":
+		b = c.PerGoodToken
+	case "j_per_good_request":
+		b = c.PerGoodRequest
+	default:
+		return Null
+	}
+	if b.Reason != "" {
+		return Null
+	}
+	return Float(b.Value)
+}
+
+// summariseEnergy sets PointSummary.Energy: the median and its interval
+// across repeats of each key's central value, by SummarizeValues (a
+// repeat without the number, or never run, makes it null, as for every
+// other summary).
+func summariseEnergy(sums []PointSummary, results []*PointResult, repeats int) {
+	for i := range sums {
+		ps := &sums[i]
+		ps.Energy = map[string]Summary{}
+		var of []*PointResult
+		n := 0
+		for _, r := range results {
+			if r.Point == ps.Point {
+				n++
+				of = append(of, r)
+			}
+		}
+		for _, k := range EnergySummaryKeys {
+			var vals []Value
+			for _, r := range Independent(of) {
+				vals = append(vals, EnergyValue(r.Energy, k))
+			}
+			for range repeats - n {
+				vals = append(vals, Null)
+			}
+			ps.Energy[k] = SummarizeValues(vals, CIConfidence)
+		}
+	}
 }

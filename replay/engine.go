@@ -328,6 +328,9 @@ func assemble(run schema.Run, m *schema.Manifest, def Definition, ver Version, c
 	}
 	markTwins(res, timings.Twins())
 	res.Summary = summarise(res.Results, max(m.Load.Repeats, 1))
+	if m.GPUMetrics != nil {
+		summariseEnergy(res.Summary, res.Results, max(m.Load.Repeats, 1))
+	}
 	if cfg.sweep != nil {
 		if def.peerRules() != nil {
 			var notes []string

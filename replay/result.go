@@ -348,6 +348,10 @@ type Summary struct {
 type PointSummary struct {
 	Point   string
 	Metrics map[string]Summary
+	// Energy summarises the central values of the energy column's
+	// EnergySummaryKeys across repeats (nil when the run stored no
+	// accelerator scrapes).
+	Energy map[string]Summary
 }
 
 // SummaryMetrics are the metric paths summarised across repeats.

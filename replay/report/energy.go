@@ -184,3 +184,50 @@ func energyCSV(c *replay.EnergyColumn) [][2]string {
 	}
 	return out
 }
+
+// energySummaryKeys are the energy keys summarised for ps (none when the
+// run stored no accelerator scrapes).
+func energySummaryKeys(ps replay.PointSummary) []string {
+	if ps.Energy == nil {
+		return nil
+	}
+	return replay.EnergySummaryKeys
+}
+
+func energySummaryName(k string) string {
+	switch k {
+	case "energy_j":
+		return "energy"
+	case "mean_power_w":
+		return "mean power"
+	case "j_per_output_token":
+		return "energy per output token"
+	case "j_per_good_token":
+		return "energy per good token"
+	}
+	return "energy per good request"
+}
+
+// energySummaryUnit is the unit of an energy summary with the boundary of
+// the point's first repeat that has one.
+func energySummaryUnit(r *replay.Result, point, k string) string {
+	u := "J"
+	if k == "mean_power_w" {
+		u = "W"
+	}
+	for _, p := range r.Results {
+		if p.Point == point && p.Energy != nil && p.Energy.Boundary != "" {
+			return u + " (" + p.Energy.Boundary + "; median of the repeats' central values)"
+		}
+	}
+	return u
+}
+
+// sigValue prints a summary value with five significant digits, or null.
+func sigValue(v replay.Value) string {
+	f, ok := v.Float64()
+	if !ok || v.IsNull() {
+		return "-" // as Decimal prints a null summary
+	}
+	return sig(f)
+}

@@ -133,7 +133,7 @@ func htmlCharts(r *replay.Result) []chartView {
 	if r.Sweep != nil && len(r.Sweep.LimitsNS) > 0 {
 		charts = append(charts, sweepChart(r))
 	}
-	return charts
+	return append(charts, energyCharts(r)...)
 }
 
 // sweepChart is goodput against the swept limit, one line per point (the

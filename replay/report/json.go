@@ -291,9 +291,19 @@ func (w *jw) summary(ps replay.PointSummary) {
 	w.open('{')
 	w.ks("point", ps.Point)
 	w.key("metrics")
+	w.summaryStats(replay.SummaryMetrics, ps.Metrics)
+	if ps.Energy != nil {
+		w.key("energy")
+		w.summaryStats(replay.EnergySummaryKeys, ps.Energy)
+	}
+	w.close('}')
+}
+
+// summaryStats writes the summaries of keys as an object.
+func (w *jw) summaryStats(keys []string, of map[string]replay.Summary) {
 	w.open('{')
-	for _, m := range replay.SummaryMetrics {
-		s := ps.Metrics[m]
+	for _, m := range keys {
+		s := of[m]
 		w.key(m)
 		w.open('{')
 		w.kv("median", Number(s.Median))
@@ -305,7 +315,6 @@ func (w *jw) summary(ps replay.PointSummary) {
 		strList(w, s.Warnings)
 		w.close('}')
 	}
-	w.close('}')
 	w.close('}')
 }
 

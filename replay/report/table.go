@@ -387,6 +387,14 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 			}
 			b.WriteByte('\n')
 		}
+		for _, k := range energySummaryKeys(ps) {
+			s := ps.Energy[k]
+			fmt.Fprintf(b, "  %-24s %s [%s, %s] %s n=%d", energySummaryName(k), sigValue(s.Median), sigValue(s.CILow), sigValue(s.CIHigh), energySummaryUnit(r, ps.Point, k), s.N)
+			if len(s.Warnings) > 0 {
+				fmt.Fprintf(b, " (%s)", strings.Join(s.Warnings, "; "))
+			}
+			b.WriteByte('\n')
+		}
 	}
 	if c := r.Capacity; c != nil {
 		fmt.Fprintf(b, "\ncapacity at attainment %s (highest offered rate up to which every rate's median attainment meets it): %s (max passing rate %s)\n", Decimal(replay.Exact(c.Target), one, 3), capacityText(c), Decimal(c.MaxPassingRate, one, 3))
@@ -620,6 +628,15 @@ func CSV(out io.Writer, r *replay.Result) error {
 				w.Write([]string{r.Definitions, ps.Point, "", "summary." + m + "." + f.k, csvNum(f.v)})
 			}
 		}
+		for _, k := range energySummaryKeys(ps) {
+			s := ps.Energy[k]
+			for _, f := range []struct {
+				k string
+				v replay.Value
+			}{{"median", s.Median}, {"ci_low", s.CILow}, {"ci_high", s.CIHigh}, {"n", replay.Int(int64(s.N))}} {
+				w.Write([]string{r.Definitions, ps.Point, "", "summary.energy." + k + "." + f.k, csvNum(f.v)})
+			}
+		}
 	}
 	cw.Flush()
 	return cw.Error()
@@ -736,6 +753,10 @@ func Markdown(out io.Writer, r *replay.Result) error {
 			s := ps.Metrics[m]
 			scale, unit, places := summaryUnit(m)
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", summaryName(m), Decimal(s.Median, scale, places), Decimal(s.CILow, scale, places), Decimal(s.CIHigh, scale, places), unit, s.N, cell(strings.Join(s.Warnings, "; ")))
+		}
+		for _, k := range energySummaryKeys(ps) {
+			s := ps.Energy[k]
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", energySummaryName(k), sigValue(s.Median), sigValue(s.CILow), sigValue(s.CIHigh), cell(energySummaryUnit(r, ps.Point, k)), s.N, cell(strings.Join(s.Warnings, "; ")))
 		}
 	}
 	writeSweepMarkdown(&b, r)
