@@ -1,0 +1,81 @@
+package capture_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/simulator"
+)
+
+// TestGPUMetricsAreScrapedAroundEveryPoint: every measured point × repeat
+// has a before and an after scrape of every endpoint, each stored with
+// its digest, and the devices listed are those the first one measured.
+func TestGPUMetricsAreScrapedAroundEveryPoint(t *testing.T) {
+	cfg := simulator.DefaultConfig()
+	cfg.TimeScale, cfg.GPUs = 0.01, 3
+	sim, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim)
+	defer ts.Close()
+	o := baseOptions(t, ts.URL)
+	o.Plan.Points = []schema.Point{{Concurrency: 1, Requests: 4}, {Concurrency: 2, Requests: 4}}
+	o.GPUMetrics = []string{ts.URL + simulator.GPUMetricsPath, ts.URL + simulator.GPUMetricsPath}
+	if _, err := capture.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	g := readRun(t, o.OutDir).m.GPUMetrics
+	if g == nil || len(g.Endpoints) != 2 || len(g.Endpoints[1].Devices) != 3 || g.Endpoints[0].Devices[0].Serving != schema.ServingDeclared {
+		t.Fatalf("gpu_metrics %+v", g)
+	}
+	seen := map[string]int{}
+	for _, s := range g.Scrapes {
+		if s.Error != "" {
+			t.Fatalf("scrape failed: %+v", s)
+		}
+		seen[s.Point+" "+s.When]++
+		if _, err := os.Stat(o.OutDir + "/" + schema.AttachmentsDir + "/" + s.File); err != nil {
+			t.Errorf("%s: %v", s.File, err)
+		}
+	}
+	for _, pt := range []string{"c1", "c2"} {
+		if seen[pt+" before"] != 2 || seen[pt+" after"] != 2 {
+			t.Errorf("point %s: %d before and %d after scrapes, want one per endpoint", pt, seen[pt+" before"], seen[pt+" after"])
+		}
+	}
+}
+
+func TestGPUMetricsThatDoNotAnswerStopTheRun(t *testing.T) {
+	sim, err := simulator.New(simulator.DefaultConfig()) // no accelerators: /gpu-metrics is 404
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim)
+	defer ts.Close()
+	o := baseOptions(t, ts.URL)
+	o.GPUMetrics = []string{ts.URL + simulator.GPUMetricsPath}
+	if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrNoGPUMetrics) || !strings.Contains(err.Error(), "404") {
+		t.Errorf("err %v", err)
+	}
+	if _, err := os.Stat(o.OutDir); !os.IsNotExist(err) {
+		t.Errorf("run directory written for a refused run: %v", err)
+	}
+	// The engine's /metrics holds no accelerator counter or gauge.
+	o = baseOptions(t, ts.URL)
+	o.GPUMetrics = []string{ts.URL + "/metrics"}
+	if _, err := capture.Run(context.Background(), o); !errors.Is(err, capture.ErrNoGPUMetrics) || !strings.Contains(err.Error(), "no accelerator energy counter") {
+		t.Errorf("err %v", err)
+	}
+	o.GPUCustom = energy.Custom{EnergyCounter: "x", EnergyUnit: "cal"}
+	if _, err := capture.Run(context.Background(), o); !errors.Is(err, energy.ErrBadUnit) {
+		t.Errorf("err %v", err)
+	}
+}
