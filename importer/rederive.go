@@ -59,8 +59,9 @@ func madeBeforeStrict(m *schema.Manifest, cl *schema.Claims) bool {
 // publisher's overlay) must give every record byte for byte (orig
 // included, no record more or less), manifest.evidence and provenance
 // exactly, and every value the importer sets in manifest.source,
-// manifest.external (less what MLPerf reads from directory names) and
-// manifest.load (points, counts, warmup, repeats). Manifest fields the
+// manifest.external (less what MLPerf reads from directory names),
+// manifest.load (points, counts, warmup, repeats) and manifest.gpu_metrics
+// (accelerator scrapes converted from the tool's telemetry). Manifest fields the
 // importer leaves unset (hardware, engine, …) are the publisher's and are
 // not compared. A run that is not imported passes. Every failure wraps
 // ErrNotRederived and names the field or record. Notes are not failures:
@@ -170,6 +171,12 @@ func checkRederived(ctx context.Context, run schema.Run, attachment func(name st
 		return fail("%v", err)
 	}
 	if err := sameJSON("manifest.load", wantM.Load, m.Load, false); err != nil {
+		return fail("%v", err)
+	}
+	// Accelerator scrapes an import converts from the tool's telemetry
+	// (their sha256s included: artifact checks the stored files against
+	// them) are the file's, not the publisher's.
+	if err := sameJSON("manifest.gpu_metrics", wantM.GPUMetrics, m.GPUMetrics, true); err != nil {
 		return fail("%v", err)
 	}
 	if err := sameClaims(res.Claims, run.Claims(), older, notes); err != nil {

@@ -2,6 +2,8 @@ package importer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -211,4 +213,59 @@ func BenchmarkRederive(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestRederiveRejectsForgedTelemetryScrapes: an AIPerf import with its
+// GPU telemetry re-derives; a converted scrape edited by the publisher,
+// with its sha256 in the manifest updated to match (so the stored-file
+// check passes), is not what the telemetry file gives.
+func TestRederiveRejectsForgedTelemetryScrapes(t *testing.T) {
+	var paths []string
+	for _, n := range append(fixtures["aiperf"], "run1_gpu_telemetry_export.jsonl") {
+		paths = append(paths, filepath.Join(importtest.FixtureDir("aiperf"), n))
+	}
+	files, err := ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Import(context.Background(), "aiperf", files, dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkDir(t, dir); err != nil {
+		t.Fatalf("untouched import with telemetry does not re-derive: %v", err)
+	}
+	scrape := filepath.Join(dir, schema.AttachmentsDir, "gpu-metrics", "000010.prom")
+	b, err := os.ReadFile(scrape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Halve the first device's energy counter reading.
+	forged := regexp.MustCompile(`(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{gpu="0"[^}]*\}) ([0-9]+)`).ReplaceAllStringFunc(string(b), func(m string) string {
+		i := strings.LastIndexByte(m, ' ')
+		v, _ := strconv.ParseInt(m[i+1:], 10, 64)
+		return m[:i+1] + strconv.FormatInt(v/2, 10)
+	})
+	if forged == string(b) {
+		t.Fatal("edit not applied")
+	}
+	if err := os.WriteFile(scrape, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
+		for _, s := range m["gpu_metrics"].(map[string]any)["scrapes"].([]any) {
+			if s := s.(map[string]any); s["file"] == "gpu-metrics/000010.prom" {
+				s["sha256"] = sha256Hex([]byte(forged))
+			}
+		}
+	})
+	err = checkDir(t, dir)
+	if !errors.Is(err, ErrNotRederived) || !strings.Contains(err.Error(), "manifest.gpu_metrics.scrapes[9].sha256") {
+		t.Fatalf("got %v, want an ErrNotRederived naming manifest.gpu_metrics.scrapes[9].sha256", err)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

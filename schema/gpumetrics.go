@@ -19,6 +19,10 @@ const (
 	// ServingSimulator: the in-process simulator's own simulated
 	// accelerators (capture --simulate --sim-gpus).
 	ServingSimulator = "simulator"
+	// ServingImported: an imported run's telemetry (AIPerf's
+	// gpu_telemetry_export.jsonl) names the devices; that they served is
+	// the tool's word, through the publisher.
+	ServingImported = "imported"
 )
 
 // GPUMetrics indexes the raw scrapes of accelerator exporters
@@ -59,7 +63,7 @@ type GPUDevice struct {
 	Model  string `json:"model,omitempty"`
 	Host   string `json:"host,omitempty"`
 	// Serving says how it is known the device serves the endpoint
-	// (ServingDeclared, ServingSimulator).
+	// (ServingDeclared, ServingSimulator, ServingImported).
 	Serving string `json:"serving"`
 }
 
@@ -118,8 +122,10 @@ func validateGPUMetrics(ps *problems, m *Manifest) {
 			}
 			ids[d.ID] = true
 			switch {
-			case !oneOf(d.Serving, ServingDeclared, ServingSimulator):
-				ps.add(df+".serving", "must be one of %s, got %q", quoteList(ServingDeclared, ServingSimulator), d.Serving)
+			case !oneOf(d.Serving, ServingDeclared, ServingSimulator, ServingImported):
+				ps.add(df+".serving", "must be one of %s, got %q", quoteList(ServingDeclared, ServingSimulator, ServingImported), d.Serving)
+			case d.Serving == ServingImported && !m.Imported():
+				ps.add(df+".serving", "is %q, but the run is not imported", d.Serving)
 			case d.Serving == ServingSimulator && !InProcessSimulator(m):
 				ps.add(df+".serving", "is %q, but the run is not against the in-process simulator (--simulate on client.command_line)", d.Serving)
 			}

@@ -120,14 +120,7 @@ func stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 	if exp == nil && raw == nil {
 		return nil, fmt.Errorf("import aiperf: %w: need profile_export.jsonl (or profile_export_raw.jsonl)", ingest.ErrNoFiles)
 	}
-	res, err := build(exp, sum, sumOf, raw, emit)
-	if err != nil {
-		return nil, err
-	}
-	if tel != nil {
-		noteTelemetry(&res.Manifest, tel)
-	}
-	return res, nil
+	return build(exp, sum, sumOf, raw, tel, emit)
 }
 
 // firstLineHas reports whether the first line of data is a JSON object

@@ -27,7 +27,7 @@ type builder struct {
 // of start (sent_ns), ties in file order, and passed to emit; the refs of
 // the record file are sorted so. Without emit, they are built in file
 // order and only checked: the first error is that of the first bad line.
-func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
+func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, tel *Telemetry, emit ingest.RecordFunc) (*ingest.Result, error) {
 	src := exp // the file whose lines are the records
 	if exp == nil {
 		src = raw
@@ -35,10 +35,15 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 			return nil, ingest.RecordErrorf(raw.name, raw.startErrLine, raw.startErrLine-1, "metadata", "%v", raw.startErr)
 		}
 	}
-	// Epoch: the earliest request start.
+	// Epoch: the earliest request start, or the earliest telemetry
+	// reading when that is earlier (the run's clock then holds the
+	// readings before the first request, which bound its energy).
 	epoch := int64(math.MaxInt64)
 	for _, r := range src.refs {
 		epoch = min(epoch, r.start)
+	}
+	if tel != nil {
+		epoch = min(epoch, tel.first())
 	}
 	point := PointName
 	if sum != nil {
@@ -116,7 +121,19 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, emit inge
 	if err := checkInputRate(sum, sumOf, isl, w, tol); err != nil {
 		return nil, err
 	}
-	return &ingest.Result{Manifest: m, Claims: c}, nil
+	res := &ingest.Result{Manifest: m, Claims: c}
+	if tel != nil {
+		noteTelemetry(&res.Manifest, tel)
+		first, last := int64(math.MaxInt64), int64(math.MaxInt64) // no measured record: every reading is before
+		if mFirst <= mLast {
+			first, last = mFirst-epoch, mLast-epoch
+		}
+		res.Manifest.GPUMetrics, res.Attachments, err = gpuEvidence(tel, epoch, first, last, point)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // record rebuilds the record of line i of src, with the absolute time it

@@ -66,7 +66,19 @@ type TelemetrySample struct {
 	UtilPct *float64
 	// MemoryUsedGB is the device memory in use, in AIPerf's GB.
 	MemoryUsedGB *float64
+	// raw holds the numbers as the line wrote them (rawEnergy in MJ,
+	// rawPower, rawUtil, rawMemory in GB; "" when absent), for the exact
+	// conversion into exporter units (gpuEvidence).
+	raw [4]json.Number
 }
+
+// Indexes of TelemetrySample.raw.
+const (
+	rawEnergy = iota
+	rawPower
+	rawUtil
+	rawMemory
+)
 
 // telemetryLine is the JSON shape of one line (TelemetryRecord in
 // ai-dynamo/aiperf, src/aiperf/common/models/telemetry_models.py).
@@ -254,6 +266,7 @@ func telemetrySample(name string, lineNo int, l *telemetryLine) (TelemetryDevice
 			return dev, s, bad(fields[i], "must be a non-negative number, got %s", *v.n)
 		}
 		*v.out = &f
+		s.raw[i] = json.Number(*v.n)
 	}
 	if s.UtilPct != nil && *s.UtilPct > 100 {
 		return dev, s, bad(fields[2], "is a percentage, got %v", *s.UtilPct)
@@ -290,8 +303,8 @@ func sameDevice(name string, lineNo int, d, got *TelemetryDevice) error {
 
 // noteTelemetry states in m what the telemetry export holds: its devices
 // and which of energy and power they carry. The file itself is kept
-// byte for byte with the other inputs (attachments/), the evidence the
-// energy numbers are computed from.
+// byte for byte with the other inputs (attachments/), and converted into
+// manifest.gpu_metrics (gpuEvidence).
 func noteTelemetry(m *schema.Manifest, t *Telemetry) {
 	energy, power := 0, 0
 	for _, d := range t.Devices {
@@ -304,4 +317,13 @@ func noteTelemetry(m *schema.Manifest, t *Telemetry) {
 	}
 	ingest.Derive(m, "gpu telemetry: %s, imported AIPerf telemetry of %d device(s) (%d with an energy counter, %d with a power gauge); accelerator board energy as the collector read it, not wall power",
 		t.File, len(t.Devices), energy, power)
+}
+
+// first is the earliest reading's time.
+func (t *Telemetry) first() int64 {
+	f := int64(math.MaxInt64)
+	for _, d := range t.Devices {
+		f = min(f, d.Samples[0].TimestampNS)
+	}
+	return f
 }

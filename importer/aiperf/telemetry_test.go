@@ -3,11 +3,14 @@ package aiperf
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/energy"
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/importtest"
+	"github.com/benchseal/benchseal/schema"
 )
 
 const telemetryFixture = "run1_gpu_telemetry_export.jsonl"
@@ -183,4 +186,67 @@ func FuzzParseTelemetry(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTelemetryBecomesGPUScrapes: the telemetry export beside the profile
+// export becomes manifest.gpu_metrics with one DCGM-style scrape a
+// collection instant, and the energy of the point read from those scrapes
+// is bracketed as the file's own counters give it: the upper bound the
+// delta between the readings at or before the first request's start and
+// at or after the last end (11414.782 J over the two devices), the lower
+// bound that between the readings inside (10943.708 J), computed from the
+// file with exact decimals outside this code.
+func TestTelemetryBecomesGPUScrapes(t *testing.T) {
+	files := importtest.Load(t, Tool, append(fixture, telemetryFixture)...)
+	res, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.Manifest.GPUMetrics
+	if g == nil || len(g.Endpoints) != 1 || len(g.Endpoints[0].Devices) != 2 || len(g.Scrapes) != 35 || len(res.Attachments) != 35 {
+		t.Fatalf("gpu_metrics = %+v, %d attachments", g, len(res.Attachments))
+	}
+	d := g.Endpoints[0].Devices[0]
+	if d.ID != "GPU-5e1b0b1a-0c2d-4e3f-8a9b-0123456789ab" || d.IDFrom != "UUID" || d.Serving != schema.ServingImported || g.Endpoints[0].URL != "http://localhost:9401/metrics" {
+		t.Errorf("device %+v", d)
+	}
+	first := string(res.Attachments[0].Data)
+	for _, want := range []string{
+		"# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n",
+		`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-5e1b0b1a-0c2d-4e3f-8a9b-0123456789ab",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1"} 812345678901` + "\n",
+		`DCGM_FI_DEV_POWER_USAGE{gpu="1",`,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first scrape lacks %q:\n%s", want, first)
+		}
+	}
+	whens := map[string]int{}
+	for _, s := range g.Scrapes {
+		whens[s.When]++
+		if s.FromNS != s.AtNS || s.AtNS < 0 {
+			t.Fatalf("scrape %+v", s)
+		}
+	}
+	if whens[schema.ScrapeBefore] != 4 || whens[schema.ScrapeAfter] != 3 || whens[schema.ScrapeDuring] != 28 {
+		t.Errorf("before/during/after = %v", whens)
+	}
+	read := func(name string) ([]byte, error) {
+		for _, f := range res.Attachments {
+			if f.Name == name {
+				return f.Data, nil
+			}
+		}
+		return nil, errors.New("no such attachment")
+	}
+	var first0, last0 int64 = math.MaxInt64, 0
+	for _, r := range res.Records {
+		first0, last0 = min(first0, r.SentNS), max(last0, r.EndNS)
+	}
+	e := energy.PointEnergy(g, read, res.Manifest.Load.Points[0].Name, 0, first0, last0)
+	if e.Energy.Reason != "" {
+		t.Fatal(e.Energy.Reason)
+	}
+	if math.Abs(e.Energy.Hi-11414.782) > 1e-6 || math.Abs(e.Energy.Lo-10943.708) > 1e-6 || e.Energy.Value < e.Energy.Lo || e.Energy.Value > e.Energy.Hi {
+		t.Errorf("energy %+v, want lo 10943.708 hi 11414.782", e.Energy)
+	}
 }

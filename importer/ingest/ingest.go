@@ -42,6 +42,12 @@ type Result struct {
 	Facts *RecordFacts
 	// Written is the number of records WriteStream wrote.
 	Written int64
+	// Attachments are files the import derives from the input files and
+	// stores under attachments/ by their Name (a path such as
+	// gpu-metrics/000001.prom), beside the inputs themselves; the
+	// manifest pins them (as manifest.gpu_metrics does), and verify
+	// re-derives them from the inputs.
+	Attachments []File
 	// Warnings are non-fatal findings the user must see (e.g. credentials
 	// redacted from the input files).
 	Warnings []string

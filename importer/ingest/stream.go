@@ -181,6 +181,11 @@ func WriteStream(dest, tool string, files []File, parse StreamFunc, opts WriteOp
 			return nil, err
 		}
 	}
+	for _, f := range res.Attachments {
+		if _, _, err := w.AddAttachment(f.Name, bytes.NewReader(f.Data)); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.Commit(); err != nil {
 		return nil, err
 	}
