@@ -132,6 +132,7 @@ func validateGPUMetrics(ps *problems, m *Manifest) {
 		}
 	}
 	validateGPUScrapes(ps, m)
+	validateGPUDeviceCount(ps, m)
 }
 
 // validateGPUScrapes checks manifest.gpu_metrics.scrapes.
