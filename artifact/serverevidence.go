@@ -227,7 +227,8 @@ func orNone(p *float64) any {
 // CheckRunDirServerEvidence is CheckServerEvidence on the run directory
 // dir, reading its manifest (nil when that does not decode: validation
 // says why), with the tallies of its records (sum.Server; sum nil when
-// the records were not read).
+// the records were not read), and CheckGPUIdle with the records' busy
+// spans (sum.Busy).
 func CheckRunDirServerEvidence(dir string, sum *schema.RunSummary) []schema.Problem {
 	var tallies []schema.ScrapeTally
 	if sum != nil {
@@ -243,7 +244,12 @@ func CheckRunDirServerEvidence(dir string, sum *schema.RunSummary) []schema.Prob
 	if err != nil {
 		return nil
 	}
-	return CheckServerEvidence(m, mf, readAttachmentFile(dir), tallies)
+	out := CheckServerEvidence(m, mf, readAttachmentFile(dir), tallies)
+	if sum != nil {
+		idle, _ := CheckGPUIdle(m, mf, readAttachmentFile(dir), sum.Busy)
+		out = append(out, idle...)
+	}
+	return out
 }
 
 // readAttachmentFile reads the attachment name of the run directory dir

@@ -35,6 +35,15 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 		res.Warnings = append(res.Warnings, "UNVERIFIED "+n.Reason)
 	}
 	res.counterCells = notes
+	if res.Records != nil {
+		idle, idleNotes := artifact.CheckGPUIdle(m, schema.ManifestFile, b.ReadAttachment, res.Records.Busy)
+		for _, p := range idle {
+			errs = append(errs, errors.New(p.String()))
+		}
+		for _, n := range idleNotes {
+			res.Warnings = append(res.Warnings, "UNVERIFIED "+n)
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,127 @@
+// Accelerator energy while the run had no request in flight.
+
+package artifact
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// gpuIdleSlack is the relative slack of the idle-energy comparison: the
+// counter and the gauges are floats, and a bound equal to the rise must
+// not fail on the last bit.
+const gpuIdleSlack = 1e-9
+
+// CheckGPUIdle checks the accelerator scrapes of manifest m against when
+// the run had a request in flight (busy: schema.RunSummary.Busy, the
+// records' [sent_ns, end_ns]). A request counts as in flight until
+// schema.CounterLagNS after its end, the time an engine may still be
+// finishing it after the client saw its last byte. Between two
+// consecutive scrapes of one endpoint with nothing in flight from the
+// first's request to the second's answer, each device's energy counter
+// may rise by at most its idle power times that time (plus the counter's
+// rounding). The idle power is the highest power-gauge reading the device
+// showed in any scrape of the run taken with nothing in flight: the
+// device's own idle readings. A counter that rose by more contradicts the
+// run (energy from another workload, or moved out of the measured
+// windows) and is a problem naming the scrapes, the rise and the bound.
+// A device without an idle power reading cannot be checked: the notes
+// say so (once per endpoint). Scrapes that cannot be read are
+// CheckGPUEvidence's problems and are skipped here.
+func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byte, error), busy []schema.Span) (problems []schema.Problem, notes []string) {
+	if m == nil || m.GPUMetrics == nil {
+		return nil, nil
+	}
+	g := m.GPUMetrics
+	custom, err := energy.CustomOf(g)
+	if err != nil {
+		return nil, nil // CheckGPUEvidence reports it
+	}
+	lagged := make([]schema.Span, len(busy))
+	for i, s := range busy {
+		lagged[i] = schema.Span{StartNS: s.StartNS, EndNS: satAdd(s.EndNS, schema.CounterLagNS)}
+	}
+	type read1 struct {
+		i  int
+		s  schema.GPUScrape
+		sc *energy.Scrape
+	}
+	per := make([][]read1, len(g.Endpoints))
+	for i, s := range g.Scrapes {
+		if s.Error != "" || !schema.IsGPUScrapeFile(s.File) || s.Endpoint < 0 || s.Endpoint >= len(g.Endpoints) {
+			continue
+		}
+		sc, _, err := energy.ReadScrape(read, s, custom)
+		if err != nil {
+			continue
+		}
+		per[s.Endpoint] = append(per[s.Endpoint], read1{i, s, sc})
+	}
+	for e, rs := range per {
+		sort.SliceStable(rs, func(a, b int) bool { return rs[a].s.AtNS < rs[b].s.AtNS })
+		idleW := map[string]float64{}
+		for _, r := range rs {
+			if !schema.IdleBetween(lagged, r.s.FromNS, r.s.AtNS) {
+				continue
+			}
+			for id, d := range r.sc.Devices {
+				if d.PowerW != nil {
+					idleW[id] = max(idleW[id], *d.PowerW)
+				}
+			}
+		}
+		unchecked := map[string]bool{}
+		for k := 1; k < len(rs); k++ {
+			a, b := rs[k-1], rs[k]
+			if !schema.IdleBetween(lagged, a.s.FromNS, b.s.AtNS) {
+				continue
+			}
+			secs := float64(b.s.AtNS-a.s.FromNS) / 1e9
+			ids := make([]string, 0, len(b.sc.Devices))
+			for id := range b.sc.Devices {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			for _, id := range ids {
+				da, db := a.sc.Devices[id], b.sc.Devices[id]
+				if da == nil || da.EnergyJ == nil || db.EnergyJ == nil || *db.EnergyJ < *da.EnergyJ {
+					continue // no reading, or a reset: the energy of the window says so
+				}
+				w, ok := idleW[id]
+				if !ok {
+					unchecked[id] = true
+					continue
+				}
+				rise := *db.EnergyJ - *da.EnergyJ
+				bound := w*secs + da.EnergyRoundJ + db.EnergyRoundJ
+				if rise > bound*(1+gpuIdleSlack)+gpuIdleSlack {
+					problems = append(problems, schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
+						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f s) with no request of the run in flight, more than its idle power %.3f W (the highest power it read with nothing in flight) explains (at most %.3f J): the readings contradict the run",
+							id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, secs, w, bound)})
+				}
+			}
+		}
+		if len(unchecked) > 0 {
+			ids := make([]string, 0, len(unchecked))
+			for id := range unchecked {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			notes = append(notes, fmt.Sprintf("idle energy of gpu_metrics.endpoints[%d] (%v): not checked, no power reading with nothing in flight", e, ids))
+		}
+	}
+	return problems, notes
+}
+
+// satAdd is a + b, at most math.MaxInt64 (b ≥ 0).
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

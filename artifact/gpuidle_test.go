@@ -1,0 +1,117 @@
+package artifact_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// idleRun is a run of one endpoint with two devices scraped every second
+// from 0 to 10 s, a request in flight from 3 s to 5 s: the counters rise
+// by the power shown (90 W idle, 300 W busy) over each second; edit may
+// change a scrape's readings (mJ, W) before it is hashed.
+func idleRun(edit func(i int, mJ []float64, w []float64)) (*schema.Manifest, map[string][]byte) {
+	g := &schema.GPUMetrics{Endpoints: []schema.GPUEndpoint{{URL: "http://127.0.0.1:9400/metrics",
+		Devices: []schema.GPUDevice{{ID: "GPU-a", IDFrom: "UUID", Serving: schema.ServingDeclared}, {ID: "GPU-b", IDFrom: "UUID", Serving: schema.ServingDeclared}}}}}
+	files := map[string][]byte{}
+	mJ := []float64{5e6, 7e6}
+	for i := 0; i <= 10; i++ {
+		busy := i > 3 && i <= 5 // the second ending at this scrape was busy
+		w := []float64{90, 90}
+		if busy {
+			w = []float64{300, 300}
+		}
+		if i > 0 {
+			for d := range mJ {
+				mJ[d] += w[d] * 1000
+			}
+		}
+		cm, cw := append([]float64(nil), mJ...), append([]float64(nil), w...)
+		if edit != nil {
+			edit(i, cm, cw)
+		}
+		var b strings.Builder
+		for d, id := range []string{"GPU-a", "GPU-b"} {
+			fmt.Fprintf(&b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\",UUID=%q} %.0f\nDCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=%q} %g\n", d, id, cm[d], d, id, cw[d])
+		}
+		name := fmt.Sprintf("gpu-metrics/%06d.prom", i+1)
+		h := sha256.Sum256([]byte(b.String()))
+		files[name] = []byte(b.String())
+		at := int64(i) * 1e9
+		g.Scrapes = append(g.Scrapes, schema.GPUScrape{Point: "c1", When: schema.ScrapeDuring, FromNS: at - 1e6, AtNS: at, File: name, SHA256: hex.EncodeToString(h[:])})
+	}
+	g.Scrapes[0].FromNS = 0
+	return &schema.Manifest{Evidence: schema.EvidenceSelfRun, GPUMetrics: g}, files
+}
+
+var idleBusy = []schema.Span{{StartNS: 3e9, EndNS: 5e9}}
+
+func TestGPUIdleEnergyWithinIdlePowerPasses(t *testing.T) {
+	m, files := idleRun(nil)
+	probs, notes := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy)
+	if len(probs) > 0 || len(notes) > 0 {
+		t.Fatalf("problems %v, notes %v", probs, notes)
+	}
+}
+
+// TestGPUIdleEnergyAboveIdlePowerIsRejected: a publisher who moves 500 J
+// of device b's energy into the idle second from 7 s to 8 s (every later
+// reading raised, re-hashed: the stored-file check passes) is caught; so
+// is one who keeps the counter but shows a lower idle gauge than the
+// counter's rise.
+func TestGPUIdleEnergyAboveIdlePowerIsRejected(t *testing.T) {
+	m, files := idleRun(func(i int, mJ, _ []float64) {
+		if i >= 8 {
+			mJ[1] += 500e3
+		}
+	})
+	probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy)
+	if len(probs) != 1 || probs[0].Field != "gpu_metrics.scrapes[8]" ||
+		!strings.Contains(probs[0].Message, "device GPU-b's energy counter rose 590.000 J between attachments/gpu-metrics/000008.prom and attachments/gpu-metrics/000009.prom (1.001 s) with no request of the run in flight, more than its idle power 90.000 W") {
+		t.Fatalf("problems %v", probs)
+	}
+	// Readings moved while the request ran are not idle energy.
+	m, files = idleRun(func(i int, mJ, _ []float64) {
+		if i >= 5 {
+			mJ[1] += 500e3
+		}
+	})
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy); len(probs) != 0 {
+		t.Fatalf("energy moved within the busy span flagged: %v", probs)
+	}
+	// Without busy spans every scrape is an idle reading, 300 W ones too:
+	// the bound is the device's own highest idle reading, which then
+	// explains the busy seconds' rise.
+	m, files = idleRun(nil)
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), nil); len(probs) != 0 {
+		t.Fatalf("with no busy span the scrapes at 300 W are idle readings too, so 300 W bounds: %v", probs)
+	}
+}
+
+func TestGPUIdleWithoutPowerGaugeIsNotChecked(t *testing.T) {
+	m, files := idleRun(nil)
+	for name, b := range files {
+		var keep []string
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if !strings.HasPrefix(l, "DCGM_FI_DEV_POWER_USAGE") {
+				keep = append(keep, l)
+			}
+		}
+		files[name] = []byte(strings.Join(keep, ""))
+		h := sha256.Sum256(files[name])
+		for i := range m.GPUMetrics.Scrapes {
+			if m.GPUMetrics.Scrapes[i].File == name {
+				m.GPUMetrics.Scrapes[i].SHA256 = hex.EncodeToString(h[:])
+			}
+		}
+	}
+	probs, notes := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy)
+	if len(probs) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "not checked, no power reading with nothing in flight") {
+		t.Fatalf("problems %v notes %v", probs, notes)
+	}
+}
