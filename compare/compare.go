@@ -45,6 +45,30 @@ var Metrics = []Metric{
 	{replay.CostPerMillionGoodTokens, false},
 }
 
+// Energy metric paths (replay's energy.KEY: the accelerator energy of a
+// point × repeat from its stored scrapes).
+const (
+	EnergyPerGoodToken   = "energy.joules_per_good_token"
+	EnergyPerOutputToken = "energy.joules_per_output_token"
+	EnergyMeanPower      = "energy.mean_power_w"
+)
+
+// EnergyMetrics are compared, after Metrics, when some input stored
+// accelerator scrapes (manifest.gpu_metrics): less is better for each.
+var EnergyMetrics = []Metric{{EnergyPerGoodToken, false}, {EnergyPerOutputToken, false}, {EnergyMeanPower, false}}
+
+// metricsFor is Metrics, and EnergyMetrics when some input measured
+// accelerator energy: a comparison of runs none of which did lists no
+// energy rows.
+func metricsFor(ins []*Input) []Metric {
+	for _, in := range ins {
+		if in.Manifest != nil && in.Manifest.GPUMetrics != nil {
+			return append(slices.Clone(Metrics), EnergyMetrics...)
+		}
+	}
+	return Metrics
+}
+
 // Options configure a comparison.
 type Options struct {
 	Guard GuardOptions
@@ -256,6 +280,8 @@ func NullReason(in *Input, metric string) string {
 		return "undefined: no SLO set"
 	case r.Boundary == schema.BoundaryNonStreaming && (head == "ttft_ns" || head == "tpot_ns" || head == "itl_ns"):
 		return "not measured: non-streaming boundary (only end-to-end latency is timed)"
+	case head == "energy" && (in.Manifest == nil || in.Manifest.GPUMetrics == nil):
+		return "not measured: " + in.Name + " stored no accelerator scrapes (capture --gpu-metrics)"
 	}
 	return "undefined in every repeat of " + in.Name
 }
@@ -341,6 +367,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 		return res, nil
 	}
 	base := res.Inputs[0]
+	metrics := metricsFor(res.Inputs)
 	baseLoads := map[string]string{} // load → point
 	baseRates := map[string]string{} // rate and arrival → load, to say why a capped rate does not match
 	for _, p := range Points(base.Result) {
@@ -384,7 +411,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 			}
 			seen[o.String()] = true
 			matched[o.String()] = true
-			for _, m := range Metrics {
+			for _, m := range metrics {
 				res.Comparisons = append(res.Comparisons, compareOne(base, in, i, bp, p, o.String(), m, opts.Alpha))
 			}
 		}

@@ -20,10 +20,14 @@ const (
 	MaxGoodput          = "max-goodput"
 	MinCostPerGoodToken = "min-cost-per-good-token"
 	MaxCapacity         = "max-capacity"
+	// MinEnergyPerGoodToken ranks on the accelerator energy per good
+	// token (EnergyPerGoodToken), from each run's stored accelerator
+	// scrapes: a run without them has no value and cannot win.
+	MinEnergyPerGoodToken = "min-energy-per-good-token"
 )
 
 // Objectives lists the objectives in help order.
-var Objectives = []string{MaxGoodput, MinCostPerGoodToken, MaxCapacity}
+var Objectives = []string{MaxGoodput, MinCostPerGoodToken, MaxCapacity, MinEnergyPerGoodToken}
 
 // Decision verdicts.
 const (
@@ -62,6 +66,8 @@ type Row struct {
 	Goodput   Side
 	// Cost is the cost per million good tokens.
 	Cost Side
+	// Energy is the accelerator energy per good token (J).
+	Energy Side
 	// Capacity is, per repeat, the highest offered load up to which
 	// every tested load's SLO attainment meets the target (the first
 	// crossing, replay.FirstCrossing).
@@ -135,6 +141,11 @@ type Decision struct {
 	Answer string
 	Limits []string
 }
+
+// EnergyLimit is what an energy decision rests on: the exporters'
+// counters of the devices each publisher chose to scrape
+// (docs/energy.md).
+const EnergyLimit = "energy is accelerator board energy from the exporters' counters (not wall power), summed over the devices each run's publisher chose to scrape; it is interpolated between scrapes within bounds the scrape times give"
 
 // syntheticExcluded is why a synthetic run is out of a decision whose
 // inputs differ in hardware.
@@ -241,6 +252,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	}
 	r.Goodput = side(in, best, "goodput")
 	r.Cost = side(in, best, replay.CostPerMillionGoodTokens)
+	r.Energy = side(in, best, EnergyPerGoodToken)
 	var capNotes []string
 	r.Capacity, r.CapacityAtLeast, r.CapacityBounds, capNotes = capacitySide(in, opts.Target)
 	switch opts.Objective {
@@ -248,6 +260,8 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 		r.Objective = r.Goodput
 	case MinCostPerGoodToken:
 		r.Objective = r.Cost
+	case MinEnergyPerGoodToken:
+		r.Objective = r.Energy
 	case MaxCapacity:
 		r.Objective = r.Capacity
 	}
@@ -265,8 +279,11 @@ func bestPoint(in *Input, objective string) string {
 	points := Points(in.Result)
 	metric := "goodput"
 	lowerBetter := false
-	if objective == MinCostPerGoodToken {
+	switch objective {
+	case MinCostPerGoodToken:
 		metric, lowerBetter = replay.CostPerMillionGoodTokens, true
+	case MinEnergyPerGoodToken:
+		metric, lowerBetter = EnergyPerGoodToken, true
 	}
 	best := ""
 	var bestMed *big.Rat
@@ -502,7 +519,7 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bou
 // significantly better than every other eligible row (Holm over those
 // tests).
 func (d *Decision) rank() {
-	lowerBetter := d.Objective == MinCostPerGoodToken
+	lowerBetter := d.Objective == MinCostPerGoodToken || d.Objective == MinEnergyPerGoodToken
 	var cand []int
 	for i, r := range d.Rows {
 		if r.Eligible {
@@ -524,7 +541,8 @@ func (d *Decision) rank() {
 		}
 		return -c
 	})
-	what := map[string]string{MaxGoodput: "goodput", MinCostPerGoodToken: "cost per million good tokens", MaxCapacity: "capacity"}[d.Objective]
+	what := map[string]string{MaxGoodput: "goodput", MinCostPerGoodToken: "cost per million good tokens", MaxCapacity: "capacity",
+		MinEnergyPerGoodToken: "accelerator energy per good token"}[d.Objective]
 	if d.Objective == MaxCapacity {
 		d.orderByBounds(cand)
 	}
@@ -624,6 +642,9 @@ func (d *Decision) addLimits(cand []int, what string, warns []string) {
 	}
 	if d.Objective == MinCostPerGoodToken {
 		d.costRestsOnPrice(cand)
+	}
+	if d.Objective == MinEnergyPerGoodToken {
+		d.Limits = append(d.Limits, EnergyLimit)
 	}
 	for _, i := range cand {
 		if f := d.Rows[i].Flagged; f != "" {

@@ -401,3 +401,23 @@ func TestDecideCountsRepeatsNotShownIndependentAsOne(t *testing.T) {
 		t.Errorf("compare notes %q", c.Notes)
 	}
 }
+
+// Without accelerator scrapes no configuration has an energy per good
+// token: no decision, and each row says why (never a winner from missing
+// data).
+func TestDecideOnEnergyWithoutEnergyEvidenceDecidesNothing(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 22, 21, 21, 20}, []int64{50, 51, 52, 50, 51})
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != NoDecision || d.Winner >= 0 || !strings.Contains(d.Answer, "accelerator energy per good token") {
+		t.Fatalf("%s: %s", d.Verdict, d.Answer)
+	}
+	for _, r := range d.Rows {
+		if r.Eligible || !strings.Contains(r.Ineligible, "stored no accelerator scrapes") {
+			t.Errorf("row %s: eligible %v, %q", r.Name, r.Eligible, r.Ineligible)
+		}
+	}
+}

@@ -38,6 +38,17 @@ var (
 		"overloaded", "generator_limited", "offered_rate", "arrival_rate", "completion_rate", "backlog_share",
 		"outstanding_peak", "outstanding_slope_per_s", "send_lag_slope_ns_per_s",
 	}
+	// ClaimEnergyKeys are the keys of energy.KEY, in output order: the
+	// accelerator energy of the point × repeat's window from its stored
+	// accelerator scrapes (joules, with the bounds the scrape times give),
+	// its mean power, the energy per output token, per good token and per
+	// good request, and its cost at the declared price per kWh. Each is
+	// the interpolated value (replay's EnergyColumn), recomputed from the
+	// scrapes like any other claim.
+	ClaimEnergyKeys = []string{
+		"joules", "joules_lo", "joules_hi", "mean_power_w",
+		"joules_per_output_token", "joules_per_good_token", "joules_per_good_request", "cost",
+	}
 )
 
 // ClaimDists returns the distributions a claim may name under definitions
@@ -48,8 +59,8 @@ func ClaimDists(definitions string) []string {
 
 // CheckClaimMetric reports whether path names a metric replay computes
 // under definitions: a scalar ("goodput"), "counts.KEY", "DIST.KEY"
-// ("ttft_ns.p99"), "stalls.KEY", "mlperf.KEY", "overload.KEY", or
-// "summary.METRIC.FIELD".
+// ("ttft_ns.p99"), "stalls.KEY", "mlperf.KEY", "overload.KEY",
+// "energy.KEY" or "summary.METRIC.FIELD".
 // Paths are matched exactly (no case folding, no spaces).
 func CheckClaimMetric(definitions, path string) error {
 	if definitions == "" {
@@ -78,6 +89,8 @@ func CheckClaimMetric(definitions, path string) error {
 			keys = claimMLPerfKeys
 		case head == "overload":
 			keys = ClaimOverloadKeys
+		case head == "energy":
+			keys = ClaimEnergyKeys
 		case slices.Contains(ClaimDists(definitions), head):
 			keys = ClaimDistKeys
 		}
@@ -88,7 +101,7 @@ func CheckClaimMetric(definitions, path string) error {
 			return fmt.Errorf("%q: %q is not a key of %s (want one of %s)", path, key, head, strings.Join(keys, ", "))
 		}
 	}
-	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY, overload.KEY or summary.METRIC.FIELD)",
+	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY, overload.KEY, energy.KEY or summary.METRIC.FIELD)",
 		path, definitions, strings.Join(ClaimDists(definitions), ", "))
 }
 

@@ -93,8 +93,8 @@ func decisionFields(t table, obj int) fieldTable {
 		return ft
 	}
 	order := []int{obj, decPoint}
-	for _, c := range []int{decGoodput, decCost, decCapacity} {
-		if c != obj {
+	for _, c := range []int{decGoodput, decCost, decCapacity, decEnergy} {
+		if c != obj && c < len(t.Head) {
 			order = append(order, c)
 		}
 	}

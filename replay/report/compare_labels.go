@@ -78,6 +78,14 @@ func nameOf(path, currency string) metricName {
 		return metricName{Name: "Cost per 1M good tokens", Unit: c + ", at the declared price", Scale: one, Places: 4, JSONUnit: u, ValueUnit: u}
 	case "capacity":
 		return metricName{"Capacity", "offered load", one, 3, "offered load", ""}
+	case compare.EnergyPerGoodToken:
+		// Accelerator board energy (the exporters' counters), not wall
+		// power: docs/energy.md.
+		return metricName{"Accelerator energy per good token", "J", one, 4, "J", ""}
+	case compare.EnergyPerOutputToken:
+		return metricName{"Accelerator energy per output token", "J", one, 4, "J", ""}
+	case compare.EnergyMeanPower:
+		return metricName{"Mean accelerator power", "W", one, 1, "W", ""}
 	}
 	return metricName{path, "", one, 3, "", ""}
 }

@@ -33,6 +33,8 @@ func objectiveMetric(obj string) string {
 	switch obj {
 	case compare.MinCostPerGoodToken:
 		return replay.CostPerMillionGoodTokens
+	case compare.MinEnergyPerGoodToken:
+		return compare.EnergyPerGoodToken
 	case compare.MaxCapacity:
 		return "capacity"
 	}
@@ -53,7 +55,24 @@ const (
 	decPrefix
 	decRepeats
 	decNotes
+	// decEnergy, the accelerator energy per good token, is there only
+	// when the objective is energy or some input measured it
+	// (showEnergy).
+	decEnergy
 )
+
+// showEnergy reports whether the decision table has the energy column.
+func showEnergy(d *compare.Decision) bool {
+	if d.Objective == compare.MinEnergyPerGoodToken {
+		return true
+	}
+	for _, in := range d.Inputs {
+		if in.Manifest != nil && in.Manifest.GPUMetrics != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // objectiveColumn is the decision table's column of the objective.
 func objectiveColumn(obj string) int {
@@ -62,6 +81,8 @@ func objectiveColumn(obj string) int {
 		return decCost
 	case compare.MaxCapacity:
 		return decCapacity
+	case compare.MinEnergyPerGoodToken:
+		return decEnergy
 	}
 	return decGoodput
 }
@@ -86,6 +107,11 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected/not sent of declared)",
 		"completed output tokens", cost.Header(), "per-repeat capacity at " + m.Target + " attainment (" + capacityUnit(d.Inputs) + ")", "prefix cache", "repeats", "confidence notes"},
 		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
+	en, withEnergy := nameOf(compare.EnergyPerGoodToken, cur), showEnergy(d)
+	if withEnergy {
+		t.Head = append(t.Head, en.Header()+" median [95% CI]")
+		t.Num = append(t.Num, true)
+	}
 	var fn footnotes
 	for i, r := range d.Rows {
 		name := inputLabel(i)
@@ -121,6 +147,9 @@ func newDecideModel(d *compare.Decision) *decideModel {
 		if r.Cost.Summary.N == 0 {
 			notes = append(notes, "cost "+r.Cost.NullReason)
 		}
+		if withEnergy && r.Energy.Summary.N == 0 && d.Objective != compare.MinEnergyPerGoodToken {
+			notes = append(notes, "energy "+r.Energy.NullReason)
+		}
 		if !r.Eligible && r.Ineligible != "" {
 			notes = append(notes, r.Ineligible)
 		}
@@ -129,7 +158,11 @@ func newDecideModel(d *compare.Decision) *decideModel {
 		if b := r.CapacityBoundsText(); b != "" {
 			capText = b
 		}
-		t.Rows = append(t.Rows, []string{name, ev, r.Hardware, point, sideText(r.Goodput, gp), errs, tokens, costText, capText, r.PrefixCache, strconv.Itoa(r.Repeats), fn.mark(dedupe(notes))})
+		row := []string{name, ev, r.Hardware, point, sideText(r.Goodput, gp), errs, tokens, costText, capText, r.PrefixCache, strconv.Itoa(r.Repeats), fn.mark(dedupe(notes))}
+		if withEnergy {
+			row = append(row, sideText(r.Energy, en))
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	m.Table = t
 	m.Footnotes = fn.list
@@ -139,8 +172,11 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	if d.Best >= 0 && d.RunnerUp >= 0 {
 		on := nameOf(objectiveMetric(d.Objective), cur)
 		s := "margin " + signedPercent(d.Margin) + " (" + inputLabel(d.Best) + " against " + inputLabel(d.RunnerUp) + ")"
-		if d.Objective == compare.MinCostPerGoodToken {
-			s = costMargin(d)
+		switch d.Objective {
+		case compare.MinCostPerGoodToken:
+			s = costMargin(d, "costs")
+		case compare.MinEnergyPerGoodToken:
+			s = costMargin(d, "uses")
 		}
 		if sh := d.Shift; sh != nil {
 			diff := func(f float64) string {
@@ -161,15 +197,17 @@ func newDecideModel(d *compare.Decision) *decideModel {
 // costMargin words a cost margin so its direction cannot be misread:
 // Margin is how much more the runner-up pays (runner-up ÷ best − 1), so
 // the best costs Margin ÷ (1 + Margin) less.
-func costMargin(d *compare.Decision) string {
+// costMargin says how much less the best row pays (verb "costs") or
+// uses ("uses": energy) per good token than the runner-up.
+func costMargin(d *compare.Decision, verb string) string {
 	b, r := inputLabel(d.Best), inputLabel(d.RunnerUp)
 	m := d.Margin.Rat()
 	if m == nil {
 		return "margin undefined (" + b + " against " + r + ")"
 	}
 	less := new(big.Rat).Quo(m, new(big.Rat).Add(m, big.NewRat(1, 1)))
-	return fmt.Sprintf("margin: %s costs %s %% less per good token than %s (%s costs %s %% more)",
-		b, Decimal(replay.Exact(less), hundred, 2), r, r, Decimal(d.Margin, hundred, 2))
+	return fmt.Sprintf("margin: %s %s %s %% less per good token than %s (%s %s %s %% more)",
+		b, verb, Decimal(replay.Exact(less), hundred, 2), r, r, verb, Decimal(d.Margin, hundred, 2))
 }
 
 func signedPercent(v replay.Value) string {
@@ -278,6 +316,10 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 		w.side(r.Cost)
 		w.key("capacity")
 		w.side(r.Capacity)
+		if showEnergy(d) {
+			w.key("energy_per_good_token_j")
+			w.side(r.Energy)
+		}
 		w.key("errors")
 		w.open('{')
 		for _, k := range []string{"error", "timeout", "cancelled", "rejected", "not_sent"} {

@@ -14,7 +14,7 @@ import (
 // price without a currency says so.
 func TestCostMarginReadsTheRightWay(t *testing.T) {
 	d := &compare.Decision{Objective: compare.MinCostPerGoodToken, Best: 1, RunnerUp: 0, Margin: replay.Exact(big.NewRat(6097, 10000))}
-	if got, want := costMargin(d), "margin: B costs 37.88 % less per good token than A (A costs 60.97 % more)"; got != want {
+	if got, want := costMargin(d, "costs"), "margin: B costs 37.88 % less per good token than A (A costs 60.97 % more)"; got != want {
 		t.Errorf("costMargin = %q, want %q", got, want)
 	}
 	if got := priceText(&replay.CostSpec{Text: "10.5"}); got != "10.5 (currency not stated)" {

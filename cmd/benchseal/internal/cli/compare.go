@@ -243,7 +243,7 @@ func newDecideCmd(io *IO, d *Deps) *cobra.Command {
 	o := &decideOptions{}
 	o.imports = d.Imports
 	cmd := &cobra.Command{
-		Use:   "decide A B [C ...] --objective max-goodput|min-cost-per-good-token|max-capacity",
+		Use:   "decide A B [C ...] --objective max-goodput|min-cost-per-good-token|max-capacity|min-energy-per-good-token",
 		Short: "Choose a configuration under the buyer's objective and SLO, or say that none wins significantly",
 		Long: `decide reads and checks the inputs as compare does (same guard, same flags) and
 answers which configuration wins under one objective, under the SLO (--slo, or
@@ -260,6 +260,10 @@ the manifests' when they agree):
                             passing above a failing one does not count, and
                             the notes say so); met at every tested load:
                             "≥ highest load, never crossed" (null)
+  min-energy-per-good-token lowest accelerator energy per good token (J), from
+                            each run's stored accelerator scrapes (capture
+                            --gpu-metrics; board energy, not wall power); a
+                            run without them has no value and cannot win
 
 The decision table lists, per configuration: goodput, errors by kind,
 completed output tokens, cost per million good tokens (or unknown), capacity,
