@@ -14,20 +14,27 @@ import (
 
 // gpuIdleSlack is the relative slack of the idle-energy comparison: the
 // counter and the gauges are floats, and a bound equal to the rise must
-// not fail on the last bit.
-const gpuIdleSlack = 1e-9
+// not fail on the last bit. gpuIdleStepJ is two steps of DCGM's integer
+// mJ counter, which each reading may have been rounded down by.
+const (
+	gpuIdleSlack = 1e-9
+	gpuIdleStepJ = 0.002
+)
 
 // CheckGPUIdle checks the accelerator scrapes of manifest m against when
 // the run had a request in flight (busy: schema.RunSummary.Busy, the
-// records' [sent_ns, end_ns]). A request counts as in flight until
-// schema.CounterLagNS after its end, the time an engine may still be
-// finishing it after the client saw its last byte. Between two
-// consecutive scrapes of one endpoint with nothing in flight from the
-// first's request to the second's answer, each device's energy counter
-// may rise by at most its idle power times that time (plus the counter's
-// rounding). The idle power is the highest power-gauge reading the device
-// showed in any scrape of the run taken with nothing in flight: the
-// device's own idle readings. A counter that rose by more contradicts the
+// records' [sent_ns, end_ns]). Between two consecutive scrapes of one
+// endpoint with nothing in flight from the first's request to the
+// second's answer, each device's energy counter may rise by at most its
+// idle power times that time, plus the counter's rounding, plus, for the
+// part of that time within schema.CounterLagNS after a request's end (an
+// engine may still be finishing it after the client saw its last byte),
+// the device's peak power above idle, or its idle power again when that is
+// more (the scrapes of a short point may all be taken while idle, so the
+// peak read need not be the peak drawn). The idle power is the highest
+// power-gauge reading the device showed in any scrape of the run taken
+// with nothing in flight and no request ended within CounterLagNS
+// before: the device's own idle readings; the peak its highest reading. A counter that rose by more contradicts the
 // run (energy from another workload, or moved out of the measured
 // windows) and is a problem naming the scrapes, the rise and the bound.
 // A device without an idle power reading cannot be checked: the notes
@@ -64,24 +71,26 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 	}
 	for e, rs := range per {
 		sort.SliceStable(rs, func(a, b int) bool { return rs[a].s.AtNS < rs[b].s.AtNS })
-		idleW := map[string]float64{}
+		idleW, peakW := map[string]float64{}, map[string]float64{}
 		for _, r := range rs {
-			if !schema.IdleBetween(lagged, r.s.FromNS, r.s.AtNS) {
-				continue
-			}
+			idle := schema.IdleBetween(lagged, r.s.FromNS, r.s.AtNS)
 			for id, d := range r.sc.Devices {
 				if d.PowerW != nil {
-					idleW[id] = max(idleW[id], *d.PowerW)
+					peakW[id] = max(peakW[id], *d.PowerW)
+					if idle {
+						idleW[id] = max(idleW[id], *d.PowerW)
+					}
 				}
 			}
 		}
 		unchecked := map[string]bool{}
 		for k := 1; k < len(rs); k++ {
 			a, b := rs[k-1], rs[k]
-			if !schema.IdleBetween(lagged, a.s.FromNS, b.s.AtNS) {
+			if !schema.IdleBetween(busy, a.s.FromNS, b.s.AtNS) {
 				continue
 			}
 			secs := float64(b.s.AtNS-a.s.FromNS) / 1e9
+			lagSecs := float64(lagOverlap(busy, a.s.FromNS, b.s.AtNS)) / 1e9
 			ids := make([]string, 0, len(b.sc.Devices))
 			for id := range b.sc.Devices {
 				ids = append(ids, id)
@@ -98,11 +107,12 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 					continue
 				}
 				rise := *db.EnergyJ - *da.EnergyJ
-				bound := w*secs + da.EnergyRoundJ + db.EnergyRoundJ
-				if rise > bound*(1+gpuIdleSlack)+gpuIdleSlack {
+				lagW := max(peakW[id]-w, w)
+				bound := w*secs + lagW*lagSecs + da.EnergyRoundJ + db.EnergyRoundJ + gpuIdleStepJ
+				if rise > bound*(1+gpuIdleSlack) {
 					problems = append(problems, schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
-						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f s) with no request of the run in flight, more than its idle power %.3f W (the highest power it read with nothing in flight) explains (at most %.3f J): the readings contradict the run",
-							id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, secs, w, bound)})
+						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f s) with no request of the run in flight, more than its idle power %.3f W (the highest power it read with nothing in flight) explains (at most %.3f J, with %.3f s at up to %.3f W more just after a request's end): the readings contradict the run",
+							id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, secs, w, bound, lagSecs, lagW)})
 				}
 			}
 		}
@@ -116,6 +126,18 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 		}
 	}
 	return problems, notes
+}
+
+// lagOverlap is how much of [from, to] lies within schema.CounterLagNS
+// after the end of the last span of busy (disjoint, in time order) that
+// ends at or before from.
+func lagOverlap(busy []schema.Span, from, to int64) int64 {
+	i := sort.Search(len(busy), func(i int) bool { return busy[i].EndNS > from })
+	if i == 0 {
+		return 0
+	}
+	end := satAdd(busy[i-1].EndNS, schema.CounterLagNS)
+	return max(0, min(end, to)-from)
 }
 
 // satAdd is a + b, at most math.MaxInt64 (b ≥ 0).

@@ -48,8 +48,8 @@ var Metrics = []Metric{
 // Energy metric paths (replay's energy.KEY: the accelerator energy of a
 // point × repeat from its stored scrapes).
 const (
-	EnergyPerGoodToken   = "energy.joules_per_good_token"
-	EnergyPerOutputToken = "energy.joules_per_output_token"
+	EnergyPerGoodToken   = "energy.j_per_good_token"
+	EnergyPerOutputToken = "energy.j_per_output_token"
 	EnergyMeanPower      = "energy.mean_power_w"
 )
 

@@ -12,7 +12,9 @@ import (
 // every point and repeat: the request accounting, the rates, goodput under
 // the declared SLO, the latency percentiles people quote, and the overload
 // flags (1 or 0; left out where null), so that a verifier checks whether a
-// point was overloaded as claimed.
+// point was overloaded as claimed, and the accelerator energy and energy
+// per good token where the run stored accelerator scrapes (null, so left
+// out, where it did not).
 var HeadlineMetrics = []string{
 	"counts.sent", "counts.ok", "counts.error", "counts.timeout", "counts.cancelled", "counts.rejected",
 	"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
@@ -20,6 +22,7 @@ var HeadlineMetrics = []string{
 	"ttft_ns.p50", "ttft_ns.p90", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99",
 	"tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p50", "itl_ns.p99",
 	"overload.overloaded", "overload.generator_limited",
+	"energy.energy_j", "energy.j_per_good_token",
 }
 
 // DefaultClaimTolerance is the relative error a verifier allows by default

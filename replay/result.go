@@ -281,6 +281,9 @@ func (p *PointResult) Lookup(path string) (Value, bool) {
 			return Null, false
 		}
 		return p.Overload.Field(tail)
+	case "energy":
+		v, _, ok := p.energyLookup(tail)
+		return v, ok
 	}
 	if d, ok := p.Dists[head]; ok {
 		return d.Field(tail)
@@ -297,6 +300,12 @@ func (p *PointResult) NullReason(path string) (string, bool) {
 	head, tail, _ := strings.Cut(path, ".")
 	if head == "overload" && p.Overload != nil {
 		return p.Overload.NullReason(tail)
+	}
+	if head == "energy" {
+		if v, why, ok := p.energyLookup(tail); ok && v.IsNull() {
+			return why, true
+		}
+		return "", false
 	}
 	r, ok := p.NullReasons[head]
 	return r, ok

@@ -46,8 +46,8 @@ var (
 	// the interpolated value (replay's EnergyColumn), recomputed from the
 	// scrapes like any other claim.
 	ClaimEnergyKeys = []string{
-		"joules", "joules_lo", "joules_hi", "mean_power_w",
-		"joules_per_output_token", "joules_per_good_token", "joules_per_good_request", "cost",
+		"energy_j", "energy_j_lo", "energy_j_hi", "mean_power_w",
+		"j_per_output_token", "j_per_good_token", "j_per_good_request", "energy_cost",
 	}
 )
 
