@@ -13,7 +13,9 @@ import (
 // states is invalid; one stating no count, or the same count, is not; an
 // imported run's devices may serve "imported", a capture's may not.
 func TestGPUDeviceCountContradictingTheHardwareIsInvalid(t *testing.T) {
-	dev := func(id, serving string) map[string]any { return map[string]any{"id": id, "id_from": "UUID", "serving": serving} }
+	dev := func(id, serving string) map[string]any {
+		return map[string]any{"id": id, "id_from": "UUID", "serving": serving}
+	}
 	g := func(devs ...any) map[string]any {
 		return map[string]any{"interval": "1s", "endpoints": []any{map[string]any{"url": "http://127.0.0.1:9400/metrics", "devices": devs}}, "scrapes": []any{}}
 	}
