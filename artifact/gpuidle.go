@@ -108,7 +108,7 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 				}
 				rise := *db.EnergyJ - *da.EnergyJ
 				lagW := max(peakW[id]-w, w)
-				bound := w*secs + lagW*lagSecs + da.EnergyRoundJ + db.EnergyRoundJ + gpuIdleStepJ
+				bound := float64(w*secs) + float64(lagW*lagSecs) + da.EnergyRoundJ + db.EnergyRoundJ + gpuIdleStepJ
 				if rise > bound*(1+gpuIdleSlack) {
 					problems = append(problems, schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
 						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f s) with no request of the run in flight, more than its idle power %.3f W (the highest power it read with nothing in flight) explains (at most %.3f J, with %.3f s at up to %.3f W more just after a request's end): the readings contradict the run",

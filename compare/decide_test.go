@@ -416,7 +416,7 @@ func TestDecideOnEnergyWithoutEnergyEvidenceDecidesNothing(t *testing.T) {
 		t.Fatalf("%s: %s", d.Verdict, d.Answer)
 	}
 	for _, r := range d.Rows {
-		if r.Eligible || !strings.Contains(r.Ineligible, "stored no accelerator scrapes") {
+		if r.Eligible || !strings.Contains(r.Ineligible, "no accelerator scrapes") {
 			t.Errorf("row %s: eligible %v, %q", r.Name, r.Eligible, r.Ineligible)
 		}
 	}

@@ -122,18 +122,28 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, tel *Tele
 		return nil, err
 	}
 	res := &ingest.Result{Manifest: m, Claims: c}
-	if tel != nil {
-		noteTelemetry(&res.Manifest, tel)
-		first, last := int64(math.MaxInt64), int64(math.MaxInt64) // no measured record: every reading is before
-		if mFirst <= mLast {
-			first, last = mFirst-epoch, mLast-epoch
-		}
-		res.Manifest.GPUMetrics, res.Attachments, err = gpuEvidence(tel, epoch, first, last, point)
-		if err != nil {
-			return nil, err
-		}
+	if err := addTelemetry(res, tel, epoch, mFirst, mLast, point); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// addTelemetry converts the telemetry export, when there is one, into
+// res's accelerator evidence (gpuEvidence) around the measured records'
+// span [mFirst, mLast] (absolute; empty when none was measured, and then
+// every reading is before the point).
+func addTelemetry(res *ingest.Result, tel *Telemetry, epoch, mFirst, mLast int64, point string) error {
+	if tel == nil {
+		return nil
+	}
+	noteTelemetry(&res.Manifest, tel)
+	first, last := int64(math.MaxInt64), int64(math.MaxInt64)
+	if mFirst <= mLast {
+		first, last = mFirst-epoch, mLast-epoch
+	}
+	var err error
+	res.Manifest.GPUMetrics, res.Attachments, err = gpuEvidence(tel, epoch, first, last, point)
+	return err
 }
 
 // record rebuilds the record of line i of src, with the absolute time it

@@ -140,20 +140,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 				costText = "null"
 			}
 		}
-		var notes []string
-		if r.Objective.Summary.N == 0 {
-			notes = append(notes, r.Objective.NullReason)
-		}
-		if r.Cost.Summary.N == 0 {
-			notes = append(notes, "cost "+r.Cost.NullReason)
-		}
-		if withEnergy && r.Energy.Summary.N == 0 && d.Objective != compare.MinEnergyPerGoodToken {
-			notes = append(notes, "energy "+r.Energy.NullReason)
-		}
-		if !r.Eligible && r.Ineligible != "" {
-			notes = append(notes, r.Ineligible)
-		}
-		notes = append(notes, r.Notes...)
+		notes := rowNotes(d, &r, withEnergy)
 		capText := sideText(r.Capacity, capn)
 		if b := r.CapacityBoundsText(); b != "" {
 			capText = b
@@ -197,6 +184,26 @@ func newDecideModel(d *compare.Decision) *decideModel {
 // costMargin words a cost margin so its direction cannot be misread:
 // Margin is how much more the runner-up pays (runner-up ÷ best − 1), so
 // the best costs Margin ÷ (1 + Margin) less.
+// rowNotes are the confidence notes of row r: why its objective, cost
+// and (shown, not the objective) energy are undefined, why it cannot win,
+// and the row's own notes.
+func rowNotes(d *compare.Decision, r *compare.Row, withEnergy bool) []string {
+	var notes []string
+	if r.Objective.Summary.N == 0 {
+		notes = append(notes, r.Objective.NullReason)
+	}
+	if r.Cost.Summary.N == 0 {
+		notes = append(notes, "cost "+r.Cost.NullReason)
+	}
+	if withEnergy && r.Energy.Summary.N == 0 && d.Objective != compare.MinEnergyPerGoodToken {
+		notes = append(notes, "energy "+r.Energy.NullReason)
+	}
+	if !r.Eligible && r.Ineligible != "" {
+		notes = append(notes, r.Ineligible)
+	}
+	return append(notes, r.Notes...)
+}
+
 // costMargin says how much less the best row pays (verb "costs") or
 // uses ("uses": energy) per good token than the runner-up.
 func costMargin(d *compare.Decision, verb string) string {
