@@ -71,8 +71,9 @@ type aiperfRules struct {
 func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	p.span(float64(rec.SentNS), float64(rec.SentNS)+lastOr(rec, 0))
 	// Error records are not valid records: they enter no statistic, only
-	// the attainment denominator (AIPerf's good_request_fraction counts
-	// errors; clients.md §1.1).
+	// the attainment denominator (AIPerf's good_request_fraction is
+	// good_request_count ÷ (request_count + error_request_count):
+	// ai-dynamo/aiperf, GoodRequestFractionMetric).
 	if !ok || (o != nil && o.present("error")) {
 		return
 	}
@@ -108,7 +109,8 @@ func (a *aiperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 			tp = (lat - ttft) / (osl - 1)
 			if a.roundITL {
 				// GenAI-Perf: Python round(), half to even
-				// (llm_profile_data_parser.py; clients.md §1.2).
+				// (triton-inference-server/perf_analyzer,
+				// genai-perf/genai_perf/profile_data_parser/llm_profile_data_parser.py).
 				tp = math.RoundToEven(tp)
 			}
 		}

@@ -33,7 +33,7 @@ type vllmDefinition struct{ info }
 func (d *vllmDefinition) peerRules() peerRules { return &vllmRules{name: d.Name()} }
 
 // vllmRules are vLLM's calculate_metrics, which SGLang's bench_serving
-// was adapted from (clients.md §1.4) and shares.
+// was adapted from (def_sglang.go cites its source) and shares.
 type vllmRules struct {
 	floatSamples
 	name     string

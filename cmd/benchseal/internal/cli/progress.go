@@ -22,7 +22,7 @@ const (
 // stderr, redrawn in place and cleared when the command ends. It is used
 // only when stderr is a terminal: on a pipe or a file nothing is written,
 // so logs and the scripts that read stderr see only the command's own
-// messages (docs/cli.md, "Output").
+// messages (docs/format.md, "Progress of long work").
 type workLine struct {
 	mu    sync.Mutex
 	w     io.Writer
