@@ -2,11 +2,13 @@ package verify
 
 import (
 	"encoding/hex"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
+	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
 )
 
 const (
@@ -61,6 +63,15 @@ func TestPublicGoodKeylessBundle(t *testing.T) {
 		_, err := v.verifyBy(sb, Signer{Identity: &tc.id}, "sha512", tc.digest)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.reason) {
 			t.Errorf("%s: want %q, got %v", tc.id, tc.reason, err)
+		}
+		// The reason wraps sigstore-go's error, so a typed one stays
+		// matchable (errors.As), as the SAN and issuer mismatches are.
+		if errors.Unwrap(err) == nil {
+			t.Errorf("%s: sigstore-go's error is cut from the chain: %v", tc.id, err)
+		}
+		var mismatch *sgverify.ErrValueMismatch
+		if tc.reason == ReasonSAN && !errors.As(err, &mismatch) {
+			t.Errorf("%s: no sgverify.ErrValueMismatch in %v", tc.id, err)
 		}
 	}
 }

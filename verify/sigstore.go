@@ -120,11 +120,11 @@ func parseSigstore(data []byte) (*sigstoreBundle, error) {
 		return nil, fmt.Errorf("%s: over %d bytes", ReasonMalformed, artifact.MaxSignatureBundleSize)
 	}
 	if err := schema.CheckJSON(data); err != nil {
-		return nil, fmt.Errorf("%s: %v", ReasonMalformed, err)
+		return nil, fmt.Errorf("%s: %w", ReasonMalformed, err)
 	}
 	var sb sgbundle.Bundle
 	if err := sb.UnmarshalJSON(data); err != nil {
-		return nil, fmt.Errorf("%s: %v", ReasonMalformed, err)
+		return nil, fmt.Errorf("%s: %w", ReasonMalformed, err)
 	}
 	if sb.Bundle == nil {
 		return nil, fmt.Errorf("%s: empty", ReasonMalformed)
@@ -206,14 +206,15 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 		}
 		if _, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest(alg, digest), sgverify.WithKey())); err != nil {
 			// By text, as keylessReason explains: sigstore-go has no
-			// typed error for a digest mismatch or an unmet threshold.
+			// typed error for a digest mismatch ("artifact digest does
+			// not match", pkg/verify/signature.go) or an unmet threshold.
 			if strings.Contains(err.Error(), "artifact digest") {
-				return nil, fmt.Errorf("%s: %v", ReasonDigest, err)
+				return nil, fmt.Errorf("%s: %w", ReasonDigest, err)
 			}
 			if strings.Contains(err.Error(), "threshold") {
 				return nil, fmt.Errorf("%s: no signature by the given key", ReasonKey)
 			}
-			return nil, fmt.Errorf("%s: %v", ReasonKey, err)
+			return nil, fmt.Errorf("%s: %w", ReasonKey, err)
 		}
 		return &signedBy{signer: s}, nil
 	}
@@ -247,10 +248,10 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 		return nil, fmt.Errorf("%s: no certificate summary", ReasonMalformed)
 	}
 	if err := id.SubjectAlternativeName.Verify(*cert); err != nil {
-		return nil, fmt.Errorf("%s: %v", ReasonSAN, err)
+		return nil, fmt.Errorf("%s: %w", ReasonSAN, err)
 	}
 	if err := id.Issuer.Verify(*cert); err != nil {
-		return nil, fmt.Errorf("%s: %v", ReasonIssuer, err)
+		return nil, fmt.Errorf("%s: %w", ReasonIssuer, err)
 	}
 	out := &signedBy{signer: s, san: cert.SubjectAlternativeName, issuer: cert.Extensions.Issuer}
 	for _, t := range res.VerifiedTimestamps {
@@ -270,7 +271,15 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 // pkg/verify/errors.go's ErrVerification is declared but never returned
 // there. TestKeylessPublisherIdentity checks the reasons against the
 // errors sigstore-go really returns (an expired certificate, an altered
-// log entry, a missing SCT), so a changed message fails it.
+// log entry, a missing SCT), so a changed message fails it. The typed
+// errors sigstore-go v1.3.0 does export name no step of these:
+// ErrNoMatchingCertificateIdentity, ErrValueMismatch and
+// ErrValueRegexMismatch come from the identity policy, which benchseal
+// checks itself after WithoutIdentitiesUnsafe (ReasonSAN, ReasonIssuer);
+// ErrDSSEInvalidSignatureCount is refused before by parseSigstore
+// (ReasonMalformed); the leaf-certificate step drops crypto/x509's typed
+// error (pkg/verify/certificate.go returns errors.New). The chain is kept
+// (%w), so a type a later release adds can be matched here first.
 func keylessReason(err error) error {
 	msg := err.Error()
 	var reason string
@@ -290,7 +299,7 @@ func keylessReason(err error) error {
 	default:
 		reason = ReasonKey
 	}
-	return fmt.Errorf("%s: %v", reason, err)
+	return fmt.Errorf("%s: %w", reason, err)
 }
 
 func (sr *SignatureResult) setSigner(who *signedBy) {
