@@ -354,11 +354,11 @@ func sameJSONAbsent(field string, want, got any, absent func(path string, want a
 func compareJSON(field string, want, got any, exact bool, absent func(path string, want any)) error {
 	wv, err := toJSONValue(want)
 	if err != nil {
-		return fmt.Errorf("%s: %v", field, err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	gv, err := toJSONValue(got)
 	if err != nil {
-		return fmt.Errorf("%s: %v", field, err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	return diff(field, wv, gv, exact, absent)
 }

@@ -102,7 +102,7 @@ func CheckAttachmentNames(names []string) error {
 	folded := make(map[string]string, len(names))
 	for _, n := range names {
 		if err := CheckText(n); err != nil {
-			return fmt.Errorf("attachment %q: %v", n, err)
+			return fmt.Errorf("attachment %q: %w", n, err)
 		}
 		k := strings.ToLower(strings.ToUpper(n))
 		if prev, dup := folded[k]; dup {

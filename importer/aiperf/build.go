@@ -32,7 +32,7 @@ func build(exp *lineIndex, sum *Summary, sumOf string, raw *lineIndex, tel *Tele
 	if exp == nil {
 		src = raw
 		if raw.startErr != nil {
-			return nil, ingest.RecordErrorf(raw.name, raw.startErrLine, raw.startErrLine-1, "metadata", "%v", raw.startErr)
+			return nil, ingest.RecordErrorf(raw.name, raw.startErrLine, raw.startErrLine-1, "metadata", "%w", raw.startErr)
 		}
 	}
 	// Epoch: the earliest request start, or the earliest telemetry
@@ -185,7 +185,7 @@ func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRa
 	if l.Metadata.RequestEndNS != "" {
 		v, err := ingest.Int(l.Metadata.RequestEndNS)
 		if err != nil {
-			return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata.request_end_ns", "%v", err))
+			return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata.request_end_ns", "%w", err))
 		}
 		endAbs = v
 	}

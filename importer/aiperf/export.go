@@ -107,7 +107,7 @@ func exportLine(name string, lineNo int, raw []byte) (l Line, ok bool, err error
 		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metrics", "missing: not an AIPerf profile_export.jsonl record")
 	}
 	if _, err := l.Metadata.start(); err != nil {
-		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metadata", "%v", err)
+		return l, false, ingest.RecordErrorf(name, lineNo, lineNo-1, "metadata", "%w", err)
 	}
 	l.LineNo = lineNo
 	return l, true, nil
@@ -144,7 +144,7 @@ func (l *Line) duration(name, tag string) (int64, bool, error) {
 	}
 	v, err := ingest.NonNegNS(n, u, tag)
 	if err != nil {
-		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".value", "%v", err)
+		return 0, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics."+tag+".value", "%w", err)
 	}
 	return v, true, nil
 }
@@ -182,7 +182,7 @@ func (l *Line) gaps(name string) ([]int64, bool, error) {
 	for i, n := range ns {
 		v, err := ingest.NonNegNS(n, u, fmt.Sprintf("inter_chunk_latency[%d]", i))
 		if err != nil {
-			return nil, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency.value", "%v", err)
+			return nil, false, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency.value", "%w", err)
 		}
 		out[i] = v
 	}

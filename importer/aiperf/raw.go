@@ -41,7 +41,7 @@ func rawLine(name string, lineNo int, raw []byte) (l RawLine, ok bool, err error
 func rawChunks(l *RawLine, name string) ([]int64, error) {
 	start, err := ingest.Int(l.StartPerfNS)
 	if err != nil {
-		return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "start_perf_ns", "%v", err)
+		return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, "start_perf_ns", "%w", err)
 	}
 	var out []int64
 	for j, resp := range l.Responses {
@@ -57,7 +57,7 @@ func rawChunks(l *RawLine, name string) ([]int64, error) {
 		}
 		t, err := ingest.Int(r.PerfNS)
 		if err != nil {
-			return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, fmt.Sprintf("responses[%d].perf_ns", j), "%v", err)
+			return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, fmt.Sprintf("responses[%d].perf_ns", j), "%w", err)
 		}
 		if t < start {
 			return nil, ingest.RecordErrorf(name, l.LineNo, l.LineNo-1, fmt.Sprintf("responses[%d].perf_ns", j), "before start_perf_ns (negative duration)")

@@ -262,7 +262,7 @@ func (b *builder) record(ref *requestRef) (req, error) {
 	field := fmt.Sprintf("experiments[%d].requests[%d]", ref.xi, ref.ri)
 	start, err := ingest.Int(r.Timestamp)
 	if err != nil {
-		return req{}, ingest.RecordErrorf(file, 0, idx, field+".timestamp", "%v", err)
+		return req{}, ingest.RecordErrorf(file, 0, idx, field+".timestamp", "%w", err)
 	}
 	rec := schema.Record{ID: fmt.Sprintf("%d:%d", ref.xi, ref.ri), Point: b.points[ref.xi].Name, Phase: schema.PhaseMeasure, ChunksNS: []int64{}}
 	if !b.streaming && len(r.ResponseTimestamps) > 1 {
@@ -273,7 +273,7 @@ func (b *builder) record(ref *requestRef) (req, error) {
 	for j, ts := range r.ResponseTimestamps {
 		t, err := ingest.Int(ts)
 		if err != nil {
-			return req{}, ingest.RecordErrorf(file, 0, idx, fmt.Sprintf("%s.response_timestamps[%d]", field, j), "%v", err)
+			return req{}, ingest.RecordErrorf(file, 0, idx, fmt.Sprintf("%s.response_timestamps[%d]", field, j), "%w", err)
 		}
 		if t < start || t-start < prev {
 			return req{}, ingest.RecordErrorf(file, 0, idx, fmt.Sprintf("%s.response_timestamps[%d]", field, j), "before the request or the previous response (negative duration)")

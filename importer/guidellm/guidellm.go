@@ -148,7 +148,7 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 		}
 		v, err := ingest.ToNS(n, ingest.Second)
 		if err != nil {
-			return 0, false, ingest.RecordErrorf(file, 0, -1, field+".info.timings."+k, "%v", err)
+			return 0, false, ingest.RecordErrorf(file, 0, -1, field+".info.timings."+k, "%w", err)
 		}
 		return v, true, nil
 	}

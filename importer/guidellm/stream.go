@@ -208,11 +208,11 @@ func build(x *reportIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
 		}
 		msNS, err := ingest.ToNS(ms, ingest.Second)
 		if err != nil {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_start_time", "%v", err)
+			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_start_time", "%w", err)
 		}
 		meNS, err := ingest.ToNS(me, ingest.Second)
 		if err != nil {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_end_time", "%v", err)
+			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_end_time", "%w", err)
 		}
 		if meNS < msNS {
 			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "measurement window ends before it starts (negative duration)")

@@ -272,11 +272,11 @@ type built struct {
 func record(r *Request, file string, i int, point string) (built, error) {
 	start, err := ingest.ToNS(r.StartTime, ingest.Second)
 	if err != nil {
-		return built{}, ingest.RecordErrorf(file, 0, i, "start_time", "%v", err)
+		return built{}, ingest.RecordErrorf(file, 0, i, "start_time", "%w", err)
 	}
 	end, err := ingest.ToNS(r.EndTime, ingest.Second)
 	if err != nil {
-		return built{}, ingest.RecordErrorf(file, 0, i, "end_time", "%v", err)
+		return built{}, ingest.RecordErrorf(file, 0, i, "end_time", "%w", err)
 	}
 	if end < start {
 		return built{}, ingest.RecordErrorf(file, 0, i, "end_time", "before start_time (negative duration)")
@@ -293,7 +293,7 @@ func record(r *Request, file string, i int, point string) (built, error) {
 	for j, ct := range times {
 		t, err := ingest.ToNS(ct, ingest.Second)
 		if err != nil {
-			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("%s[%d]", field, j), "%v", err)
+			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("%s[%d]", field, j), "%w", err)
 		}
 		if t < start || t-start < prev || t > end {
 			return built{}, ingest.RecordErrorf(file, 0, i, fmt.Sprintf("%s[%d]", field, j), "outside start_time..end_time or earlier than the previous chunk (negative duration or mixed units)")

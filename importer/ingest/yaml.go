@@ -16,7 +16,7 @@ func YAMLToJSON(name string, data []byte) ([]byte, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, &InputError{File: name, Record: -1, Err: fmt.Errorf("invalid YAML: %v", err)}
+		return nil, &InputError{File: name, Record: -1, Err: fmt.Errorf("invalid YAML: %w", err)}
 	}
 	var b bytes.Buffer
 	if err := yamlNode(name, &doc, &b, 0); err != nil {

@@ -40,7 +40,7 @@ func eachResponse(data []byte, name string, fn func(i int, r *Response) error) e
 	return ingest.EachJSONElement(name, data, func(i int, raw []byte) error {
 		var r Response
 		if err := ingest.DecodeJSON(name, raw, &r); err != nil {
-			return ingest.RecordErrorf(name, 0, i, "", "%v", err)
+			return ingest.RecordErrorf(name, 0, i, "", "%w", err)
 		}
 		var keys map[string]json.RawMessage
 		json.Unmarshal(raw, &keys)
@@ -169,11 +169,11 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 		rec.OutputTokens = out
 		ttft, err := ingest.NonNegNS(r.TTFTS, ingest.Second, "ttft_s")
 		if err != nil {
-			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "%v", err)
+			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "%w", err)
 		}
 		e2e, err := ingest.NonNegNS(r.EndToEndLatencyS, ingest.Second, "end_to_end_latency_s")
 		if err != nil {
-			return ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%v", err)
+			return ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%w", err)
 		}
 		if ttft > e2e {
 			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "ttft %s s exceeds end_to_end_latency %s s (mixed units?)", r.TTFTS, r.EndToEndLatencyS)

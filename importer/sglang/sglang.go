@@ -160,7 +160,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		pt.Name = names.Unique(pt.Name)
 		dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
 		if err != nil {
-			return nil, ingest.RecordErrorf(r.file, r.Line, -1, "duration", "%v", err)
+			return nil, ingest.RecordErrorf(r.file, r.Line, -1, "duration", "%w", err)
 		}
 		pt.Duration = schema.Duration(dur)
 		rb, err := serve.Records(r.Lists, r.file, r.Line, pt.Name, fmt.Sprintf("%d:", ri), o.Number("duration"))

@@ -142,7 +142,7 @@ func build(r *Result, file string) (*ingest.Result, error) {
 	}
 	dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
 	if err != nil {
-		return nil, ingest.RecordErrorf(file, 0, -1, "duration", "%v", err)
+		return nil, ingest.RecordErrorf(file, 0, -1, "duration", "%w", err)
 	}
 	pt.Duration = schema.Duration(dur)
 	rb, err := serve.Records(r.Lists, file, 0, pt.Name, "", o.Number("duration"))

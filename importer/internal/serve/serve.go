@@ -130,7 +130,7 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 		for i, s := range l.StartTimes {
 			v, err := ingest.ToNS(s, ingest.Second)
 			if err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, "start_times", "%v", err)
+				return nil, ingest.RecordErrorf(file, line, i, "start_times", "%w", err)
 			}
 			starts[i] = v
 			if i == 0 || v < first {
@@ -171,7 +171,7 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 		}
 		b, err := json.Marshal(orig)
 		if err != nil {
-			return nil, ingest.RecordErrorf(file, line, i, "", "%v", err)
+			return nil, ingest.RecordErrorf(file, line, i, "", "%w", err)
 		}
 		rec.Orig = b
 		if failed {
@@ -194,7 +194,7 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 		rec.OutputTokens = outTok
 		ttft, err := ingest.NonNegNS(l.TTFTs[i], ingest.Second, "ttft")
 		if err != nil {
-			return nil, ingest.RecordErrorf(file, line, i, "ttfts", "%v", err)
+			return nil, ingest.RecordErrorf(file, line, i, "ttfts", "%w", err)
 		}
 		t := ttft
 		rec.ChunksNS = append(rec.ChunksNS, t)
@@ -205,7 +205,7 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 			}
 			v, err := ingest.NonNegNS(g, ingest.Second, "itl")
 			if err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, fmt.Sprintf("itls[%d][%d]", i, j), "%v", err)
+				return nil, ingest.RecordErrorf(file, line, i, fmt.Sprintf("itls[%d][%d]", i, j), "%w", err)
 			}
 			t += v
 			rec.ChunksNS = append(rec.ChunksNS, t)
@@ -214,7 +214,7 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 		if l.Latencies != nil {
 			lat, err := ingest.NonNegNS(l.Latencies[i], ingest.Second, "latency")
 			if err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, "latencies", "%v", err)
+				return nil, ingest.RecordErrorf(file, line, i, "latencies", "%w", err)
 			}
 			if lat+int64(len(rec.ChunksNS)) < t {
 				return nil, ingest.RecordErrorf(file, line, i, "latencies", "latency %d ns is shorter than ttft + Σitl = %d ns (mixed units?)", lat, t)
