@@ -224,6 +224,8 @@ func (o *reproduceOptions) verifyBundle(ctx context.Context, v *verify.Verifier)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
+		// %v: the outcome is rejected (exit 3); the verify error's own
+		// condition must not reach the exit-code mapping.
 		return nil, nil, rejected(fmt.Errorf("%s did not verify, so nothing is reproduced (benchseal verify lists every check): %v", o.bundle, err))
 	}
 	return b, vr, nil
