@@ -71,7 +71,8 @@ func f(err, x error, n int) {
 	_ = fmt.Errorf("a %d: %v", n, err)
 	_ = fmt.Errorf("b: %w", err)
 	_ = fmt.Errorf("c %v", n)
-	// %v: the cause must not reach the exit code.
+	// %v: the cause must not reach
+	// the exit code.
 	_ = fmt.Errorf("d: %v", err)
 	_ = ingest.RecordErrorf(file, 0, 1, "f", "%v", b.readErr)
 	_ = fmt.Errorf("e %%v %s", err)
@@ -86,7 +87,7 @@ func f(err, x error, n int) {
 	for _, c := range chainCuts(fset, f) {
 		got = append(got, fmt.Sprintf("%s %s", c.pos, c.arg))
 	}
-	want := []string{"p.go:4 err", "p.go:9 b.readErr"}
+	want := []string{"p.go:4 err", "p.go:10 b.readErr"}
 	if !slices.Equal(got, want) {
 		t.Errorf("chainCuts = %q, want %q", got, want)
 	}
@@ -96,14 +97,14 @@ func f(err, x error, n int) {
 type chainCut struct{ pos, arg string }
 
 // chainCuts returns f's Errorf-shaped calls that format an error value
-// with %v and have no comment naming "%v" on their line or the one above.
+// with %v and have no comment group naming "%v" ending on their line or
+// the one above.
 func chainCuts(fset *token.FileSet, f *ast.File) []chainCut {
 	commented := map[int]bool{}
 	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			if strings.Contains(c.Text, "%v") {
-				commented[fset.Position(c.End()).Line] = true
-			}
+		// A comment group naming %v counts for the line it ends on.
+		if strings.Contains(cg.Text(), "%v") {
+			commented[fset.Position(cg.End()).Line] = true
 		}
 	}
 	var out []chainCut
