@@ -35,6 +35,8 @@ func reproductionToAttest(ctx context.Context, v *verify.Verifier, pol verify.Po
 	defer b.Close()
 	vr, err := v.VerifyBundle(ctx, b, pol)
 	if err != nil || vr == nil || !vr.Verified {
+		// %v: the outcome is rejected (ErrNotAttestable); the verify
+		// error's own condition must not reach the exit-code mapping.
 		return nil, rejected(fmt.Errorf("%w: %s did not verify (benchseal verify lists every check): %v", verify.ErrNotAttestable, bundle, err))
 	}
 	rep, err := reproduce.Evaluate(ctx, reproduce.Original{Name: bundle, Bundle: b, Verification: vr}, dir, reproduce.Options{Margin: margin, Alpha: alpha})
