@@ -132,7 +132,7 @@ func exposition(file string, devs []*TelemetryDevice, ts int64) ([]byte, error) 
 			}
 			r, err := ingest.Rat(n)
 			if err != nil {
-				return nil, ingest.RecordErrorf(file, s.Line, s.Line-1, "telemetry_data", "%v", err)
+				return nil, ingest.RecordErrorf(file, s.Line, s.Line-1, "telemetry_data", "%w", err)
 			}
 			if !typed {
 				fmt.Fprintf(&b, "# TYPE %s %s\n", em.name, em.typ)
