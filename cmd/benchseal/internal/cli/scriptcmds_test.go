@@ -59,3 +59,43 @@ func cmdJSONL(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }
+
+// cmdRetime is the script command "retime FILE DIVISOR": it divides every
+// time of every record in FILE (sent_ns, end_ns, scheduled_ns and each of
+// chunks_ns) by DIVISOR, the edit of a publisher who makes a whole run look
+// DIVISOR times as fast and keeps it consistent.
+func cmdRetime(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: retime FILE DIVISOR")
+	}
+	path := ts.MkAbs(args[0])
+	d, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i, line := range lines {
+		var obj map[string]json.RawMessage
+		ts.Check(json.Unmarshal([]byte(line), &obj))
+		for _, k := range []string{"sent_ns", "end_ns", "scheduled_ns"} {
+			if raw, ok := obj[k]; ok {
+				v, err := strconv.ParseInt(string(raw), 10, 64)
+				ts.Check(err)
+				obj[k] = json.RawMessage(strconv.FormatInt(v/d, 10))
+			}
+		}
+		if raw, ok := obj["chunks_ns"]; ok {
+			var cs []int64
+			ts.Check(json.Unmarshal(raw, &cs))
+			for j := range cs {
+				cs[j] /= d
+			}
+			obj["chunks_ns"], err = json.Marshal(cs)
+			ts.Check(err)
+		}
+		out, err := json.Marshal(obj)
+		ts.Check(err)
+		lines[i] = string(out)
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
