@@ -89,6 +89,9 @@ func (r *runner) baseManifest() *schema.Manifest {
 	m.Workload.Dataset = o.Dataset
 	m.Workload.InputTokens = lengthDist(r.items, func(it *Item) int { return it.InputTokens })
 	m.Workload.OutputTokens = lengthDist(r.items, func(it *Item) int { return it.OutputTokens })
+	if d := m.Workload.OutputTokens; d != nil {
+		d.Unit = schema.LengthTokens // the max_tokens sent
+	}
 	if tr := o.Trace; tr != nil {
 		src := tr.Source
 		m.Workload.Trace = &src

@@ -440,6 +440,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := r.fitPrompts(ctx, base, si, m, &wl); err != nil {
 			return nil, err
 		}
+		if d := m.Workload.InputTokens; d != nil {
+			d.Unit = schema.LengthWords
+			if r.counts.fitted {
+				d.Unit = schema.LengthTokens
+			}
+		}
 	}
 	keeper, err := r.newStateKeeper(base, scr, m, si)
 	if err != nil {

@@ -151,7 +151,23 @@ func lengths(d *schema.LengthDist) string {
 	if d.Mean != 0 {
 		b = append(b, "mean "+strconv.FormatFloat(d.Mean, 'g', -1, 64))
 	}
+	if len(b) > 0 {
+		// The unit is part of the lengths: 128 words and 128 tokens are
+		// not one workload.
+		b = append(b, lengthUnitText(d.Unit))
+	}
 	return strings.Join(b, ", ")
+}
+
+// lengthUnitText says what a length summary counts.
+func lengthUnitText(unit string) string {
+	switch unit {
+	case schema.LengthTokens:
+		return "in tokens of the served model"
+	case schema.LengthWords:
+		return "in words (not tokens)"
+	}
+	return "unit not stated"
 }
 
 // SLOText describes an SLO as replay applied it ("ttft ≤ 200ms, e2e ≤ 5s,

@@ -314,3 +314,24 @@ func TestGuardSameUnknownsAreNoDifference(t *testing.T) {
 		t.Errorf("stated on a only: %s, want %s", g.Verdict, WithDifferences)
 	}
 }
+
+// TestLengthChecksStateTheUnit: the length checks print what a length
+// counts, and 128 words are not 128 tokens: two runs alike but for the
+// unit of their input lengths are refused.
+func TestLengthChecksStateTheUnit(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{10, 11, 12}, []int64{50, 51, 52})
+	a.Manifest.Workload.InputTokens.Unit = schema.LengthTokens
+	b.Manifest.Workload.InputTokens.Unit = schema.LengthWords
+	a.Manifest.Workload.OutputTokens.Unit = schema.LengthTokens
+	g := RunGuard([]*Input{a, b}, GuardOptions{})
+	in := g.Check(CheckInputLengths)
+	if in.Status != Differs || in.Values[0] != "fixed, min 100, max 100, in tokens of the served model" || in.Values[1] != "fixed, min 100, max 100, in words (not tokens)" {
+		t.Errorf("input_lengths: %s %q", in.Status, in.Values)
+	}
+	if out := g.Check(CheckOutputLengths); out.Values[1] != "fixed, min 50, max 50, unit not stated" {
+		t.Errorf("output_lengths: %q", out.Values)
+	}
+	if g.Verdict != Refused {
+		t.Errorf("verdict %s, want refused", g.Verdict)
+	}
+}

@@ -325,7 +325,21 @@ type LengthDist struct {
 	// their count (8.6 for 4, 8 and 16 drawn 7, 8 and 5 times; it was
 	// truncated to an integer, which an older manifest's mean still is).
 	Mean float64 `json:"mean,omitempty"`
+	// Unit is what the lengths count: LengthTokens or LengthWords; empty
+	// when not stated.
+	Unit string `json:"unit,omitempty"`
 }
+
+// Units of a LengthDist.
+const (
+	// LengthTokens: tokens of the served model, as its tokenizer counts
+	// them (an output length is the max_tokens sent).
+	LengthTokens = "tokens"
+	// LengthWords: whitespace-separated words, which approximate tokens
+	// (synthetic prompts that could not be counted with the server's
+	// tokenizer, a conversation answer's length).
+	LengthWords = "words"
+)
 
 // Load describes the offered load.
 type Load struct {
