@@ -51,6 +51,11 @@ type Options struct {
 	// AttainmentTarget is the SLO attainment a load point must reach for
 	// the capacity estimate (default 9/10).
 	AttainmentTarget *big.Rat
+	// Workload, when set, is the run's workload items: a trace replay's
+	// items state each request's expected cacheable tokens, which each
+	// point's PrefixCache sets against the cached tokens the server
+	// reported.
+	Workload *schema.WorkloadItems
 }
 
 // SLOFromManifest converts a manifest SLO; zero limits are not set, an
@@ -168,7 +173,7 @@ func newConfig(def Definition, ver Version, m *schema.Manifest, opts Options) (*
 	}
 	slo, sloNote := applyOneTokenPolicy(def, slo)
 	cfg := &config{def: def, rules: ver.rules, slo: slo, smooth: opts.Smooth, stall: stall, sweep: opts.Sweep, mlperf: opts.MLPerf,
-		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance}
+		untimed: m.Client.Boundary == schema.BoundaryNonStreaming, prov: m.Provenance, workload: opts.Workload}
 	cfg.gate = newGate(m, ver.rules, slo, opts.Smooth != nil, m.Cost != nil, def.unmeasured(m))
 	cfg.skip = skippedMetrics(slo, opts.Smooth != nil, m.Cost != nil)
 	cfg.over = newOverloadCfg(m)

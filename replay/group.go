@@ -22,9 +22,11 @@ type config struct {
 	// whole, so only the end-to-end latency is measured.
 	untimed bool
 	// prov is the manifest's provenance (nil: every field measured).
-	prov   *schema.Provenance
-	smooth *SmoothParams
-	stall  int64
+	prov *schema.Provenance
+	// workload holds the run's workload items (nil: not read).
+	workload *schema.WorkloadItems
+	smooth   *SmoothParams
+	stall    int64
 	// gate nulls the metrics the records cannot determine (nil: none).
 	gate *gate
 	// skip holds the metrics this replay does not compute anyway
@@ -88,6 +90,8 @@ type group struct {
 	cache schema.CacheTally
 	// sessions accumulates the measured turns of a session run.
 	sessions sessionGroup
+	// prefix sums expected and reported cached tokens (PrefixExpected).
+	prefix PrefixExpected
 	// od keeps the send and end times for the overload test.
 	od overloadData
 }
@@ -136,6 +140,7 @@ func (g *group) add(rec *schema.Record) error {
 		return err
 	}
 	g.sessions.add(rec)
+	g.prefix.add(g.cfg.workload, rec)
 	if g.peer != nil {
 		if err := g.peer.add(rec); err != nil {
 			return err
@@ -511,6 +516,10 @@ func (g *group) finish(k groupKey) *PointResult {
 	}
 	pr.Cache = g.cache.Use()
 	pr.Sessions = g.sessions.finish(g.cfg.untimed, g.cfg.prov, pr)
+	if g.prefix.Requests > 0 {
+		p := g.prefix
+		pr.PrefixExpected = &p
+	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
 	pr.Overload.missing = g.missing
 	end := g.maxEnd

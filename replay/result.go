@@ -227,6 +227,11 @@ type PointResult struct {
 	// Sessions is the point's session column, by turn and by session, in
 	// a run of multi-turn sessions; nil otherwise.
 	Sessions *SessionResult
+	// PrefixExpected sets, in a trace replay whose items state
+	// cacheable_tokens, the tokens the trace's shared prefix blocks make
+	// cacheable against those the server reported cached; nil otherwise
+	// (or when the workload was not read).
+	PrefixExpected *PrefixExpected
 	// Overload says whether the point kept up with its load, and whether
 	// the client kept its schedule (never nil in a replay result).
 	Overload *Overload

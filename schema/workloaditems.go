@@ -53,6 +53,11 @@ type WorkloadItems struct {
 	// what they state (20 bytes an item).
 	turnLines []int64
 	turns     []itemTurn
+	// cacheLines are the (0-based) lines of the items that state
+	// cacheable_tokens (a trace replay's with prefix blocks), in order;
+	// cacheable what they state (16 bytes an item of at least 20 bytes).
+	cacheLines []int64
+	cacheable  []int64
 	// Bad is the first line (1-based) that does not decode as a workload
 	// item, 0 when every line did.
 	Bad int
@@ -129,7 +134,11 @@ func (w *WorkloadItems) item(i int64) itemBound {
 }
 
 func (w *WorkloadItems) endLine(line []byte) {
-	it, traceNS, tn, ok := decodeItem(line, w.long)
+	it, traceNS, tn, cache, ok := decodeItem(line, w.long)
+	if cache >= 0 {
+		w.cacheLines = append(w.cacheLines, w.n)
+		w.cacheable = append(w.cacheable, cache)
+	}
 	if !ok && w.Bad == 0 {
 		w.Bad = int(min(w.n+1, 1<<31-1))
 	}
@@ -172,15 +181,15 @@ func keyFree(b []byte) bool {
 // "output_tokens", "max_tokens" and "output_len"); and "trace_ns", the
 // item's time in a replayed trace (-1: none, or negative). A line that does
 // not decode bounds nothing.
-func decodeItem(b []byte, long bool) (itemBound, int64, itemTurn, bool) {
+func decodeItem(b []byte, long bool) (itemBound, int64, itemTurn, int64, bool) {
 	if long {
-		return noBound, -1, noTurn, false
+		return noBound, -1, noTurn, -1, false
 	}
 	if keyFree(b) {
 		// What json.Unmarshal into the struct below accepts: an object
 		// or null (no name it reads can be in it).
 		t := bytes.TrimLeft(b, " \t\r\n")
-		return noBound, -1, noTurn, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
+		return noBound, -1, noTurn, -1, json.Valid(b) && len(t) > 0 && (t[0] == '{' || t[0] == 'n')
 	}
 	var in struct {
 		Prompt   *string `json:"prompt"`
@@ -196,9 +205,10 @@ func decodeItem(b []byte, long bool) (itemBound, int64, itemTurn, bool) {
 		TraceNS      *int64 `json:"trace_ns"`
 		Session      *int64 `json:"session"`
 		Turn         *int64 `json:"turn"`
+		Cacheable    *int64 `json:"cacheable_tokens"`
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
-		return noBound, -1, noTurn, false
+		return noBound, -1, noTurn, -1, false
 	}
 	traceNS := int64(-1)
 	if in.TraceNS != nil && *in.TraceNS >= 0 {
@@ -237,7 +247,22 @@ func decodeItem(b []byte, long bool) (itemBound, int64, itemTurn, bool) {
 	}
 	it.input = clamp(in.InputTokens)
 	it.outp = clamp(max(in.OutputTokens, in.MaxTokens, in.OutputLen))
-	return it, traceNS, tn, true
+	cache := int64(-1)
+	if in.Cacheable != nil && *in.Cacheable >= 0 {
+		cache = *in.Cacheable
+	}
+	return it, traceNS, tn, cache, true
+}
+
+// Cacheable returns the cacheable_tokens item i states (a trace replay's
+// expected prefix-cache hit: the prompt's leading tokens earlier requests
+// sent as the same blocks); ok is false when it states none.
+func (w *WorkloadItems) Cacheable(i int64) (n int64, ok bool) {
+	k, ok := slices.BinarySearch(w.cacheLines, i)
+	if !ok {
+		return 0, false
+	}
+	return w.cacheable[k], true
 }
 
 // turn returns what item i states of its session turn (noTurn: none).

@@ -329,6 +329,9 @@ func writeBriefExtras(b *strings.Builder, r *replay.Result) {
 		if s := p.Sessions; s != nil {
 			fmt.Fprintf(b, "sessions %s/%d: %s\n", p.Point, p.Repeat, sessionBrief(s))
 		}
+		if t := prefixText(p.PrefixExpected); t != "" {
+			fmt.Fprintf(b, "prefix cache %s/%d: %s\n", p.Point, p.Repeat, t)
+		}
 	}
 }
 

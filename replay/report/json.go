@@ -244,6 +244,10 @@ func (w *jw) result(p *replay.PointResult) {
 		w.key("sessions")
 		w.sessions(s)
 	}
+	if pe := p.PrefixExpected; pe != nil {
+		w.key("prefix_expected")
+		w.prefixExpected(pe)
+	}
 	if sc := p.Server; sc != nil {
 		w.kv("server", serverJSON(sc))
 	}

@@ -16,11 +16,15 @@ const SessionMeaning = "sessions = the point's multi-turn sessions (records nami
 // sessionRows prints a point's session column (nil: not a session run) as
 // rows of their own: the sessions, the ttft of each turn, the durations.
 func sessionRows(p *replay.PointResult) []row {
+	var out []row
+	if t := prefixText(p.PrefixExpected); t != "" {
+		out = append(out, row{"prefix cache expected", t, "tokens"})
+	}
 	s := p.Sessions
 	if s == nil {
-		return nil
+		return out
 	}
-	out := []row{{"sessions", fmt.Sprintf("%d sessions, %d with every turn ok; %s", s.Sessions, s.Complete, SessionMeaning), ""}}
+	out = append(out, row{"sessions", fmt.Sprintf("%d sessions, %d with every turn ok; %s", s.Sessions, s.Complete, SessionMeaning), ""})
 	for _, t := range s.ByTurn {
 		name := fmt.Sprintf("turn %d ttft", t.Turn)
 		if why, ok := s.NullReasons["ttft_ns"]; ok {
@@ -113,4 +117,48 @@ func sessionBrief(s *replay.SessionResult) string {
 		parts = append(parts, fmt.Sprintf("duration p50 %s ms", distCells(s.DurationNS, nsToMS)[p50Cell]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// prefixText sets a trace replay's expected cacheable tokens against the
+// cached tokens the server reported ("" when the point has none).
+func prefixText(p *replay.PrefixExpected) string {
+	if p == nil {
+		return ""
+	}
+	s := fmt.Sprintf("expected %d of %d prompt tokens (%s) of %d ok requests: the trace's shared prefix blocks (workload items' cacheable_tokens: words, or the served model's tokens when fitted); ",
+		p.ExpectedTokens, p.PromptTokens, percentText(p.ExpectedTokens, p.PromptTokens), p.Requests)
+	if p.Reported == 0 {
+		return s + "the server reported no cached tokens"
+	}
+	return s + fmt.Sprintf("the server reported %d cached (%s) over the %d whose answers stated cached tokens", p.ReportedTokens, percentText(p.ReportedTokens, p.PromptTokens), p.Reported)
+}
+
+// percentText is a/b as a percentage with one decimal ("-" when b is 0).
+func percentText(a, b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(a)*100/float64(b), 'f', 1, 64) + " %"
+}
+
+// prefixCSV lists a point's expected and reported cached tokens as CSV
+// metric paths and values.
+func prefixCSV(p *replay.PrefixExpected) [][2]string {
+	return [][2]string{
+		{"prefix_expected.requests", strconv.FormatInt(p.Requests, 10)},
+		{"prefix_expected.prompt_tokens", strconv.FormatInt(p.PromptTokens, 10)},
+		{"prefix_expected.expected_tokens", strconv.FormatInt(p.ExpectedTokens, 10)},
+		{"prefix_expected.reported_requests", strconv.FormatInt(p.Reported, 10)},
+		{"prefix_expected.reported_tokens", strconv.FormatInt(p.ReportedTokens, 10)},
+	}
+}
+
+// prefixJSON writes them as the "prefix_expected" object of the replay
+// JSON contract.
+func (w *jw) prefixExpected(p *replay.PrefixExpected) {
+	w.open('{')
+	for _, kv := range prefixCSV(p) {
+		w.kv(strings.TrimPrefix(kv[0], "prefix_expected."), kv[1])
+	}
+	w.close('}')
 }

@@ -596,6 +596,11 @@ func CSV(out io.Writer, r *replay.Result) error {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
 			}
 		}
+		if p.PrefixExpected != nil {
+			for _, kv := range prefixCSV(p.PrefixExpected) {
+				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})
+			}
+		}
 		if p.Sessions != nil {
 			for _, kv := range sessionCSV(p.Sessions) {
 				w.Write([]string{r.Definitions, p.Point, rep, kv[0], kv[1]})

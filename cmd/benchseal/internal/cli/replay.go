@@ -265,6 +265,9 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		return invalidAsRejected(err)
 	}
 	defer closeRun()
+	if opts.Workload, err = traceWorkload(run); err != nil {
+		return err
+	}
 	res, err := replay.Replay(cmd.Context(), run, opts)
 	if err != nil {
 		return invalidAsRejected(err)
@@ -402,4 +405,25 @@ func claimsWritten(path string, c *schema.Claims) string {
 		slo = "SLO " + strings.Join(parts, ", ")
 	}
 	return fmt.Sprintf("wrote %s: %d claims in %d point and repeat entries, definitions %s, %s, tolerance %g; pack the run and verify recomputes every one", path, n, len(c.Points), defs, slo, c.Tolerance)
+}
+
+// traceWorkload reads the workload items of a trace-replay run directory,
+// whose items state their expected cacheable tokens (nil, nil for other
+// runs and for bundles).
+func traceWorkload(run schema.Run) (*schema.WorkloadItems, error) {
+	rd, ok := run.(*schema.RunDir)
+	if !ok || rd.Manifest().Workload.Trace == nil || rd.WorkloadPath == "" {
+		return nil, nil
+	}
+	f, err := os.Open(rd.WorkloadPath)
+	if err != nil {
+		return nil, fmt.Errorf("read workload: %w", err)
+	}
+	defer f.Close()
+	w := schema.NewWorkloadItems()
+	if _, err := io.Copy(w, f); err != nil {
+		return nil, fmt.Errorf("read workload %s: %w", rd.WorkloadPath, err)
+	}
+	w.Close()
+	return w, nil
 }
