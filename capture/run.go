@@ -440,12 +440,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := r.fitPrompts(ctx, base, si, m, &wl); err != nil {
 			return nil, err
 		}
-		if d := m.Workload.InputTokens; d != nil {
-			d.Unit = schema.LengthWords
-			if r.counts.fitted {
-				d.Unit = schema.LengthTokens
-			}
-		}
+		setInputUnit(m, r.counts.fitted)
 	}
 	keeper, err := r.newStateKeeper(base, scr, m, si)
 	if err != nil {
@@ -649,4 +644,16 @@ func prepareDir(dir string) error {
 		return fmt.Errorf("capture failed: create run directory %s: %w", dir, ErrNotEmpty)
 	}
 	return nil
+}
+
+// setInputUnit states the unit of the synthetic input lengths: tokens of
+// the served model when capture fitted the prompts with its tokenizer,
+// else words.
+func setInputUnit(m *schema.Manifest, fitted bool) {
+	if d := m.Workload.InputTokens; d != nil {
+		d.Unit = schema.LengthWords
+		if fitted {
+			d.Unit = schema.LengthTokens
+		}
+	}
 }

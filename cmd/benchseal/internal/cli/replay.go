@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -265,10 +266,7 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		return invalidAsRejected(err)
 	}
 	defer closeRun()
-	if opts.Workload, err = traceWorkload(run); err != nil {
-		return err
-	}
-	res, err := replay.Replay(cmd.Context(), run, opts)
+	res, err := replayWithWorkload(cmd.Context(), run, opts)
 	if err != nil {
 		return invalidAsRejected(err)
 	}
@@ -405,6 +403,17 @@ func claimsWritten(path string, c *schema.Claims) string {
 		slo = "SLO " + strings.Join(parts, ", ")
 	}
 	return fmt.Sprintf("wrote %s: %d claims in %d point and repeat entries, definitions %s, %s, tolerance %g; pack the run and verify recomputes every one", path, n, len(c.Points), defs, slo, c.Tolerance)
+}
+
+// replayWithWorkload replays run, with its workload items when it is a
+// trace replay's run directory (traceWorkload).
+func replayWithWorkload(ctx context.Context, run schema.Run, opts replay.Options) (*replay.Result, error) {
+	w, err := traceWorkload(run)
+	if err != nil {
+		return nil, err
+	}
+	opts.Workload = w
+	return replay.Replay(ctx, run, opts)
 }
 
 // traceWorkload reads the workload items of a trace-replay run directory,
