@@ -73,7 +73,12 @@ func (r *runner) newGPUScraper(ctx context.Context, m *schema.Manifest) (*gpuScr
 		b, err := g.get(ctx, u)
 		var sc *energy.Scrape
 		if err == nil {
-			if sc, err = energy.Parse(bytes.NewReader(b), custom); err == nil && len(sc.Measuring()) == 0 {
+			sc, err = energy.Parse(bytes.NewReader(b), custom)
+			switch {
+			case err != nil:
+			case len(sc.Absent) > 0:
+				err = fmt.Errorf("no metric %s (named by --energy-counter/--power-gauge) in the answer", strings.Join(sc.Absent, ", "))
+			case len(sc.Measuring()) == 0:
 				err = fmt.Errorf("no accelerator energy counter or power gauge (DCGM, AMD device-metrics-exporter or --energy-counter/--power-gauge names) in the answer")
 			}
 		}

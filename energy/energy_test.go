@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,6 +150,29 @@ func TestCustomNamesReadFirstWithTheirUnit(t *testing.T) {
 	}
 	if _, err := (Custom{PowerGauge: "x", PowerUnit: "hp"}).Names(); !errors.Is(err, ErrBadUnit) {
 		t.Errorf("unit hp: %v", err)
+	}
+}
+
+// A named counter replaces DCGM's: a scrape with DCGM's counter but not
+// the named one gives no energy and lists the named one as absent.
+func TestNamedCounterReplacesTheBuiltInOne(t *testing.T) {
+	rows, err := Custom{EnergyCounter: "no_such_metric"}.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"G\"} 5000\nDCGM_FI_DEV_POWER_USAGE{UUID=\"G\"} 100\n"
+	s, err := Parse(strings.NewReader(in), rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Devices["G"]; d == nil || d.EnergyJ != nil || d.PowerW == nil || *d.PowerW != 100 {
+		t.Fatalf("device %+v: want DCGM's power but not its counter", d)
+	}
+	if !slices.Equal(s.Absent, []string{"no_such_metric"}) {
+		t.Errorf("absent %v", s.Absent)
+	}
+	if s, _ := Parse(strings.NewReader(in), nil); len(s.Absent) != 0 || s.Devices["G"].EnergyJ == nil {
+		t.Errorf("without a named counter: absent %v, device %+v", s.Absent, s.Devices["G"])
 	}
 }
 

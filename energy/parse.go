@@ -41,6 +41,9 @@ type Scrape struct {
 	Exporter string
 	// Devices by ID (see Device.ID).
 	Devices map[string]*Device
+	// Absent lists the user-named metrics (Custom) the scrape does not
+	// hold, in the order named.
+	Absent []string
 }
 
 // Device is one accelerator's readings in one scrape, each converted to
@@ -75,7 +78,9 @@ type Device struct {
 func (d *Device) Measures() bool { return d.EnergyJ != nil || d.EnergyBad != "" || d.PowerW != nil }
 
 // Parse reads one scrape in the Prometheus text format, with the names
-// in custom (Custom.Names) read before the built-in table. Metrics of any
+// in custom (Custom.Names) read instead of the built-in table's rows of
+// the same role: the energy of a run whose manifest names a counter is
+// that counter's, never another one the exporter also has. Metrics of any
 // type are read (AMD's exporter exposes its energy counter as a gauge).
 func Parse(r io.Reader, custom []Name) (*Scrape, error) {
 	fams, err := servermetrics.ParseFamilies(r)
@@ -85,7 +90,17 @@ func Parse(r io.Reader, custom []Name) (*Scrape, error) {
 	s := &Scrape{Devices: map[string]*Device{}}
 	done := map[string]bool{} // role + "\xff" + device ID, once read
 	rows := append(slices.Clip(custom), Names...)
-	for _, n := range rows {
+	named := map[string]bool{} // roles the user named a metric for
+	for _, n := range custom {
+		named[n.Role] = true
+		if _, ok := fams[n.Metric]; !ok {
+			s.Absent = append(s.Absent, n.Metric)
+		}
+	}
+	for i, n := range rows {
+		if i >= len(custom) && named[n.Role] {
+			continue // a named metric replaces the built-in ones of its role
+		}
 		mf, ok := fams[n.Metric]
 		if !ok {
 			continue

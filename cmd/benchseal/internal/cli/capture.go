@@ -698,8 +698,8 @@ func (o *captureOptions) checkGPUFlags() error {
 		return usagef("--sim-gpus needs --simulate")
 	case o.simGPUs > 0 && len(o.gpuMetrics) > 0:
 		return usagef("--sim-gpus scrapes the simulator's accelerators: give it without --gpu-metrics")
-	case (o.gpuCustom.EnergyCounter != "" || o.gpuCustom.PowerGauge != "") && len(o.gpuMetrics) == 0:
-		return usagef("--energy-counter and --power-gauge name metrics of a --gpu-metrics endpoint: give one")
+	case (o.gpuCustom.EnergyCounter != "" || o.gpuCustom.PowerGauge != "") && len(o.gpuMetrics) == 0 && o.simGPUs == 0:
+		return usagef("--energy-counter and --power-gauge name metrics of a --gpu-metrics endpoint (or --sim-gpus): give one")
 	}
 	if _, err := o.gpuCustom.Names(); err != nil {
 		return usagef("%v", err)
