@@ -224,7 +224,5 @@ func CompareJSON(out io.Writer, r *compare.Result) error {
 	w.key("notes")
 	strList(w, r.Notes)
 	w.close('}')
-	w.b.WriteByte('\n')
-	_, err := io.WriteString(out, w.b.String())
-	return err
+	return w.flush(out)
 }

@@ -380,9 +380,7 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 	w.key("limits")
 	strList(w, d.Limits)
 	w.close('}')
-	w.b.WriteByte('\n')
-	_, err := io.WriteString(out, w.b.String())
-	return err
+	return w.flush(out)
 }
 
 // capacityUnit names what the capacity column counts: the offered load of

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"slices"
@@ -32,6 +34,18 @@ type jw struct {
 	b     strings.Builder
 	depth int
 	first []bool
+}
+
+// flush writes the document to out after checking that it parses: the
+// writer is hand-rolled, so a missing separator would otherwise reach the
+// user as text every JSON reader refuses, with exit 0.
+func (w *jw) flush(out io.Writer) error {
+	w.b.WriteByte('\n')
+	if !json.Valid([]byte(w.b.String())) {
+		return errors.New("report: the JSON writer produced a document that does not parse (a benchseal bug; the other output formats are unaffected)")
+	}
+	_, err := io.WriteString(out, w.b.String())
+	return err
 }
 
 func (w *jw) indent() {
@@ -132,9 +146,7 @@ func JSON(out io.Writer, r *replay.Result) error {
 	w.key("notes")
 	strList(w, r.Notes)
 	w.close('}')
-	w.b.WriteByte('\n')
-	_, err := io.WriteString(out, w.b.String())
-	return err
+	return w.flush(out)
 }
 
 // header writes what the run's results are computed under: schema,

@@ -50,6 +50,7 @@ func (w *jw) sessions(s *replay.SessionResult) {
 	w.key("by_turn")
 	w.open('[')
 	for _, t := range s.ByTurn {
+		w.elem()
 		w.open('{')
 		w.kv("turn", strconv.FormatInt(t.Turn, 10))
 		w.kv("requests", strconv.FormatInt(t.Requests, 10))

@@ -99,3 +99,19 @@ func cmdRetime(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }
+
+// cmdJSONValid is the script command "jsonvalid FILE": FILE holds one
+// well-formed JSON value (a renderer that drops a separator writes text
+// that every JSON reader refuses, whatever the regular expressions match).
+func cmdJSONValid(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: jsonvalid FILE")
+	}
+	valid := json.Valid([]byte(ts.ReadFile(args[0])))
+	switch {
+	case neg && valid:
+		ts.Fatalf("%s is valid JSON", args[0])
+	case !neg && !valid:
+		ts.Fatalf("%s is not valid JSON", args[0])
+	}
+}
