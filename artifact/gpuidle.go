@@ -67,6 +67,7 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 		if err != nil {
 			continue
 		}
+		s.FromNS = g.ReadingFrom(s) // a reading may be up to max_age old
 		per[s.Endpoint] = append(per[s.Endpoint], read1{i, s, sc})
 	}
 	for e, rs := range per {

@@ -115,3 +115,29 @@ func TestGPUIdleWithoutPowerGaugeIsNotChecked(t *testing.T) {
 		t.Fatalf("problems %v notes %v", probs, notes)
 	}
 }
+
+// TestStaleReadingsAreNotIdleEnergyWithinMaxAge: an exporter answers with
+// the values it last collected (the DCGM exporter every 30 s unless told
+// otherwise), so a scrape taken after the busy span may still report the
+// counter rising from that span. Readings two seconds stale make an
+// honest run's idle seconds show busy energy: with max_age 0 that is
+// flagged, with the exporter's max_age stated (gpu_metrics.max_age) the
+// readings may lie that far back and nothing is flagged.
+func TestStaleReadingsAreNotIdleEnergyWithinMaxAge(t *testing.T) {
+	var hist [][]float64
+	m, files := idleRun(func(i int, mJ, w []float64) {
+		hist = append(hist, append([]float64(nil), mJ...))
+		if i >= 2 {
+			copy(mJ, hist[i-2]) // the counter as collected two seconds earlier
+		} else {
+			copy(mJ, hist[0])
+		}
+	})
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy); len(probs) == 0 {
+		t.Fatal("stale readings read as fresh: want the busy energy flagged in the idle seconds after the span")
+	}
+	m.GPUMetrics.MaxAge = schema.Duration(2 * 1e9)
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy); len(probs) != 0 {
+		t.Fatalf("readings up to max_age old flagged: %v", probs)
+	}
+}

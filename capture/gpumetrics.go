@@ -25,18 +25,29 @@ import (
 // DefaultGPUMetricsInterval is the period of the accelerator scrapes
 // during a point: 1 s, five times finer than the engine's. The energy of a
 // point is bounded by the counter's rise between the scrapes around its
-// window: the bounds are apart by about two intervals of full power (a
-// 700 W board scraped every 1 s: up to 1.4 kJ on a point of any length,
-// 2.3 % of a one-minute point at full power), and the DCGM exporter
-// itself refreshes its fields about every second by default, so a
-// finer period adds scrapes, not information.
+// window: with fresh readings the bounds are apart by about two intervals
+// of full power (a 700 W board scraped every 1 s: up to 1.4 kJ on a point
+// of any length, 2.3 % of a one-minute point at full power). An exporter
+// that collects less often (DefaultGPUMetricsMaxAge) widens them by its
+// own interval; scraping faster than it collects adds scrapes, not
+// information.
 const DefaultGPUMetricsInterval = time.Second
+
+// DefaultGPUMetricsMaxAge is how old an exporter's readings are taken to
+// be at most when nothing else is said: the DCGM exporter collects its
+// fields every --collect-interval (-c, DCGM_EXPORTER_INTERVAL), 30000 ms
+// by default (NVIDIA/dcgm-exporter's command-line flags), and a scrape
+// returns the last collected values ("a scrape does not force DCGM to
+// query the hardware": NVIDIA's "Configure Prometheus for DCGM Exporter").
+// A reading is then known only to lie in the 30 s before its scrape.
+const DefaultGPUMetricsMaxAge = 30 * time.Second
 
 // gpuScraper scrapes every accelerator endpoint of Options.GPUMetrics.
 type gpuScraper struct {
 	r        *runner
 	urls     []string
 	interval time.Duration
+	maxAge   time.Duration
 	custom   []energy.Name
 	dir      string
 	serving  string
@@ -68,7 +79,10 @@ func (r *runner) newGPUScraper(ctx context.Context, m *schema.Manifest) (*gpuScr
 	if g.serving == "" {
 		g.serving = schema.ServingDeclared
 	}
-	gm := &schema.GPUMetrics{Interval: schema.Duration(g.interval), Scrapes: []schema.GPUScrape{}}
+	if g.serving != schema.ServingSimulator {
+		g.maxAge = max(o.GPUMetricsMaxAge, 0)
+	}
+	gm := &schema.GPUMetrics{Interval: schema.Duration(g.interval), MaxAge: schema.Duration(g.maxAge), Scrapes: []schema.GPUScrape{}}
 	for _, u := range g.urls {
 		b, err := g.get(ctx, u)
 		var sc *energy.Scrape
@@ -197,6 +211,14 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 		}
 	}()
 	run()
+	if g.maxAge > 0 {
+		// The readings of a scrape taken now may predate the point's end
+		// by up to maxAge: the scrapes go on until they cannot.
+		select {
+		case <-time.After(g.maxAge):
+		case <-ctx.Done():
+		}
+	}
 	close(stop)
 	<-done
 	g.take(sctx, c, schema.ScrapeAfter)

@@ -155,8 +155,13 @@ type Options struct {
 	// (schema.ServingDeclared when empty).
 	GPUMetrics         []string
 	GPUMetricsInterval time.Duration
-	GPUCustom          energy.Custom
-	GPUServing         string
+	// GPUMetricsMaxAge is how old an exporter's readings may be when it
+	// answers (its own collection interval; manifest gpu_metrics.max_age):
+	// the scrape after a point waits this long so its readings cover the
+	// point's end. Ignored (0) for the simulator's accelerators.
+	GPUMetricsMaxAge time.Duration
+	GPUCustom        energy.Custom
+	GPUServing       string
 	// HostFS, when set, is the root file system of the machine capture
 	// runs on (os.DirFS("/")): the client's host is described from it
 	// (HostInfo), and so is the hardware's when Manifest's client location

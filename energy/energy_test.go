@@ -1,6 +1,8 @@
 package energy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 func parseFile(t *testing.T, name string) *Scrape {
@@ -340,4 +344,34 @@ func FuzzParse(f *testing.F) {
 		}
 		Compute([]Sample{{0, 1, s}, {5, 6, s}, {10, 11, s}}, 2, 9)
 	})
+}
+
+// TestReadingsUpToMaxAgeOldWidenTheBounds: with gpu_metrics.max_age a
+// scrape's readings may describe any instant from its send time less
+// max_age to its answer, so the scrapes that certainly bracket a window
+// (and those certainly inside it) are further out (in).
+func TestReadingsUpToMaxAgeOldWidenTheBounds(t *testing.T) {
+	g := &schema.GPUMetrics{}
+	files := map[string][]byte{}
+	for i := int64(0); i <= 10; i++ {
+		name := fmt.Sprintf("gpu-metrics/%06d.prom", i+1)
+		files[name] = fmt.Appendf(nil, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"G\"} %d\n", 1_000_000+i*100_000)
+		h := sha256.Sum256(files[name])
+		g.Scrapes = append(g.Scrapes, schema.GPUScrape{Point: "c1", When: schema.ScrapeDuring, FromNS: i * sec, AtNS: i*sec + sec/100, File: name, SHA256: hex.EncodeToString(h[:])})
+	}
+	g.Endpoints = []schema.GPUEndpoint{{URL: "http://127.0.0.1:9400/metrics"}}
+	read := func(name string) ([]byte, error) { return files[name], nil }
+	for _, tc := range []struct {
+		maxAge int64
+		lo, hi float64
+	}{
+		{0, 300, 500},       // outer scrapes 2 s and 7 s, inner 3 s and 6 s
+		{2 * sec, 100, 700}, // outer 2 s and 9 s (sent at 8.5 s or later), inner 5 s and 6 s
+	} {
+		g.MaxAge = schema.Duration(tc.maxAge)
+		r := PointEnergy(g, read, "c1", 0, 2500*sec/1000, 6500*sec/1000)
+		if r.Energy.Reason != "" || r.Energy.Lo != tc.lo || r.Energy.Hi != tc.hi {
+			t.Errorf("max_age %d ns: energy %+v, want bounds [%v, %v]", tc.maxAge, r.Energy, tc.lo, tc.hi)
+		}
+	}
 }

@@ -33,6 +33,13 @@ const (
 type GPUMetrics struct {
 	// Interval is the period of the scrapes during a point.
 	Interval Duration `json:"interval"`
+	// MaxAge is how old a reading may already be when a scrape answers:
+	// an exporter serves the values it last collected (the DCGM exporter
+	// every --collect-interval, 30 s unless configured), not the
+	// hardware's at the request. A scrape's readings are taken to lie in
+	// [from_ns − max_age, at_ns]. 0 (or absent): read at the scrape (the
+	// simulator computes its values on every request).
+	MaxAge Duration `json:"max_age,omitempty"`
 	// EnergyCounter and PowerGauge are metric names the user gave for an
 	// exporter the built-in table does not know; nil when not given.
 	EnergyCounter *GPUMetricName `json:"energy_counter,omitempty"`
@@ -106,6 +113,9 @@ func validateGPUMetrics(ps *problems, m *Manifest) {
 	if len(g.Endpoints) == 0 {
 		ps.add("gpu_metrics.endpoints", "must list the scraped exporters")
 	}
+	if g.MaxAge < 0 {
+		ps.add("gpu_metrics.max_age", "must not be negative, got %d ns", int64(g.MaxAge))
+	}
 	for i, e := range g.Endpoints {
 		f := fmt.Sprintf("gpu_metrics.endpoints[%d]", i)
 		if e.URL == "" {
@@ -133,6 +143,13 @@ func validateGPUMetrics(ps *problems, m *Manifest) {
 	}
 	validateGPUScrapes(ps, m)
 	validateGPUDeviceCount(ps, m)
+}
+
+// ReadingFrom is the earliest instant scrape s's readings may describe:
+// its request's send time less g.MaxAge (an exporter answers with what it
+// last collected), never below the clock's zero.
+func (g *GPUMetrics) ReadingFrom(s GPUScrape) int64 {
+	return max(0, s.FromNS-int64(max(g.MaxAge, 0)))
 }
 
 // validateGPUScrapes checks manifest.gpu_metrics.scrapes.

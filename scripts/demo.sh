@@ -195,9 +195,12 @@ start_sim() { # name, then simulate flags
 URL_A=$(start_sim a --max-running 4 --queue-limit 64 --gpus 2)
 URL_B=$(start_sim b --max-running 16 --queue-limit 64 --gpus 2)
 trap 'kill $SIM $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
+# The simulator computes its accelerators' readings on every scrape, so they
+# are at most 0 s old (--gpu-metrics-max-age 0s); a real DCGM exporter
+# serves what it last collected (every 30 s unless run with -c).
 for cfg in a b; do
   url=$URL_A; [ "$cfg" = b ] && url=$URL_B
-  run "$B" capture --endpoint "$url" --model benchseal-sim --out "$OUT/config-$cfg" --gpu-metrics "$url/gpu-metrics" \
+  run "$B" capture --endpoint "$url" --model benchseal-sim --out "$OUT/config-$cfg" --gpu-metrics "$url/gpu-metrics" --gpu-metrics-max-age 0s \
     --concurrency 4,16 --requests 24 --warmup-requests 4 --repeats 5 --seed 3 --output-tokens 32 \
     --set slo.ttft=500ms --set slo.e2e=3s --set engine.name="simulator preset $cfg" --location same-host --progress never
 done

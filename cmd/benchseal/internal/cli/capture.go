@@ -37,6 +37,7 @@ type captureOptions struct {
 	simulate                  bool
 	simTimeScale              float64
 	simGPUs                   int
+	gpuMetricsMaxAge          time.Duration
 	gpuMetrics                []string
 	gpuMetricsInterval        time.Duration
 	gpuCustom                 energy.Custom
@@ -212,6 +213,7 @@ func addGPUFlags(cmd *cobra.Command, o *captureOptions) {
 	f := cmd.Flags()
 	f.StringArrayVar(&o.gpuMetrics, "gpu-metrics", nil, "accelerator exporter Prometheus URL (NVIDIA DCGM exporter, AMD device-metrics-exporter; repeatable, one per node) scraped before, during and after every point, for its energy")
 	f.DurationVar(&o.gpuMetricsInterval, "gpu-metrics-interval", capture.DefaultGPUMetricsInterval, "period of the accelerator scrapes during a point (the energy bounds are about two periods of full power apart)")
+	f.DurationVar(&o.gpuMetricsMaxAge, "gpu-metrics-max-age", capture.DefaultGPUMetricsMaxAge, "how old the exporter's readings may be when it answers: its own collection interval (dcgm-exporter -c, 30 s by default; run it with -c 1000 and give 1s here). The scrape after each point waits this long, and the energy bounds widen by it")
 	f.StringVar(&o.gpuCustom.EnergyCounter, "energy-counter", "", "with --gpu-metrics: the name of a cumulative energy counter the built-in names do not cover (a node exporter, Redfish or IPMI)")
 	f.StringVar(&o.gpuCustom.EnergyUnit, "energy-counter-unit", "J", "unit of --energy-counter: J, mJ, uJ, Wh or kWh")
 	f.StringVar(&o.gpuCustom.PowerGauge, "power-gauge", "", "with --gpu-metrics: the name of a power gauge the built-in names do not cover (integrated over the scrapes it gives an estimate only)")
@@ -573,6 +575,7 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		ServerMetricsInterval: o.serverMetricsInterval,
 		GPUMetrics:            o.gpuMetrics,
 		GPUMetricsInterval:    o.gpuMetricsInterval,
+		GPUMetricsMaxAge:      o.gpuMetricsMaxAge,
 		GPUCustom:             o.gpuCustom,
 		ResetPrefixCache:      o.resetPrefixCache,
 		ServerFresh:           o.serverFresh,
@@ -580,10 +583,9 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		Probe:                 !o.noProbe,
 		Grace:                 o.grace,
 		HTTP2:                 o.http2,
-
-		SkipPreflight: o.noPreflight,
-		MaxErrorRate:  o.maxErrorRate,
-		OnFailure:     failurePrinter(o.io.ErrOut, maxFailuresShown),
+		SkipPreflight:         o.noPreflight,
+		MaxErrorRate:          o.maxErrorRate,
+		OnFailure:             failurePrinter(o.io.ErrOut, maxFailuresShown),
 	}
 	opts.Plan.DistinctPrompts = opts.Plan.DistinctPrompts || o.distinctPrompts
 	opts.Trace = o.traceRun
@@ -683,6 +685,9 @@ func (o *captureOptions) startSimulator(ctx context.Context, opts *capture.Optio
 
 // checkGPUFlags checks the accelerator-metrics flags.
 func (o *captureOptions) checkGPUFlags() error {
+	if o.gpuMetricsMaxAge < 0 {
+		return usagef("--gpu-metrics-max-age %s: want a duration of 0 or more", o.gpuMetricsMaxAge)
+	}
 	if o.gpuMetricsInterval <= 0 {
 		return usagef("--gpu-metrics-interval %s: want a positive duration", o.gpuMetricsInterval)
 	}
