@@ -1,5 +1,7 @@
 package schema
 
+import "strconv"
+
 // validateGPUDeviceCount checks the accelerators manifest.gpu_metrics
 // counts against hardware.accelerator_count, when the manifest states
 // it: the scraped devices (each endpoint's, listed as its first scrape
@@ -8,14 +10,50 @@ package schema
 // fewer devices than it claims to run on (or more) contradicts itself.
 func validateGPUDeviceCount(ps *problems, m *Manifest) {
 	g := m.GPUMetrics
-	if g == nil || m.Hardware.AcceleratorCount == nil {
+	if g == nil {
 		return
 	}
 	n := 0
 	for _, e := range g.Endpoints {
 		n += len(e.Devices)
 	}
+	validateSimulatedGPUCount(ps, m, n)
+	if m.Hardware.AcceleratorCount == nil {
+		return
+	}
 	if want := *m.Hardware.AcceleratorCount; n != want {
 		ps.add("gpu_metrics.endpoints", "list %d device(s), but hardware.accelerator_count is %d: the energy would be that of other accelerators than the run states it ran on", n, want)
 	}
+}
+
+// validateSimulatedGPUCount checks the n devices gpu_metrics lists in a
+// capture against the in-process simulator: capture --sim-gpus N scrapes
+// the simulator's N accelerators, and the simulator serves every one on
+// every scrape, so a run listing another number (a device dropped from
+// every scrape and from the list, re-hashed and signed) contradicts its
+// own command line; a device serving "simulator" needs --sim-gpus there.
+func validateSimulatedGPUCount(ps *problems, m *Manifest, n int) {
+	if !InProcessSimulator(m) {
+		return
+	}
+	v, ok := commandFlag(m.Client.CommandLine, "sim-gpus")
+	want, err := strconv.Atoi(v)
+	switch {
+	case ok && err == nil && want > 0 && n != want:
+		ps.add("gpu_metrics.endpoints", "list %d device(s), but the command line's --sim-gpus=%d scraped that many simulated accelerators, all of which the simulator serves on every scrape", n, want)
+	case (!ok || err != nil || want <= 0) && simulatorServing(m.GPUMetrics):
+		ps.add("gpu_metrics.endpoints", "list devices serving %q, but the command line has no --sim-gpus: only the simulator's accelerators serve so", ServingSimulator)
+	}
+}
+
+// simulatorServing reports whether g lists a device serving "simulator".
+func simulatorServing(g *GPUMetrics) bool {
+	for _, e := range g.Endpoints {
+		for _, d := range e.Devices {
+			if d.Serving == ServingSimulator {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -54,3 +54,41 @@ func TestGPUDeviceCountContradictingTheHardwareIsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulatedGPUCountFollowsTheCommandLine: a capture against the
+// in-process simulator with --sim-gpus=2 lists both simulated devices; one
+// listing a single device (the other dropped from every scrape and the
+// list, re-hashed, re-signed: the stored-file check passes) contradicts its
+// command line, and devices serving "simulator" need --sim-gpus on it.
+func TestSimulatedGPUCountFollowsTheCommandLine(t *testing.T) {
+	dev := func(id string) schema.GPUDevice {
+		return schema.GPUDevice{ID: id, IDFrom: "UUID", Serving: schema.ServingSimulator}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		devs []schema.GPUDevice
+		want string
+	}{
+		{"two of two", []string{"benchseal", "capture", "--simulate", "--sim-gpus=2"}, []schema.GPUDevice{dev("GPU-0"), dev("GPU-1")}, ""},
+		{"one of two", []string{"benchseal", "capture", "--simulate", "--sim-gpus=2"}, []schema.GPUDevice{dev("GPU-0")}, "list 1 device(s), but the command line's --sim-gpus=2"},
+		{"flag removed", []string{"benchseal", "capture", "--simulate"}, []schema.GPUDevice{dev("GPU-0")}, `list devices serving "simulator", but the command line has no --sim-gpus`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &schema.Manifest{Evidence: schema.EvidenceSynthetic, Client: schema.Client{Name: schema.CaptureClientName, CommandLine: tc.args},
+				GPUMetrics: &schema.GPUMetrics{Interval: schema.Duration(1e9), Endpoints: []schema.GPUEndpoint{{URL: "http://127.0.0.1:1/gpu-metrics", Devices: tc.devs}}, Scrapes: []schema.GPUScrape{}}}
+			var got []string
+			for _, p := range schema.ValidateManifest(m, "manifest.json") {
+				if p.Field == "gpu_metrics.endpoints" {
+					got = append(got, p.Message)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Fatalf("problems %q", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Fatalf("problems %q, want one saying %q", got, tc.want)
+			}
+		})
+	}
+}
