@@ -45,6 +45,21 @@ type SessionSource struct {
 	History string `json:"history"`
 }
 
+// Summary says what a reviewer can and cannot check of a session run's
+// conversations ("" for nil): every byte sent is in workload.jsonl, so
+// validate and verify hold each turn to its item and order, but the
+// dataset file is not kept in the run, so which conversations were drawn
+// from it, in what order, and that the answers sent as history are the
+// dataset's, is the signer's word unless its sha256 matches the published
+// file's and the draw is redone by hand.
+func (s *SessionSource) Summary() string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d session(s) of %d turn(s) from %s %s sha256 %s, which is not kept in the run: every byte sent is in workload.jsonl and checked against the records, but which conversations were drawn from the file, and that the history sent is the dataset's, is the signer's word",
+		s.Sessions, s.Turns, s.Format, s.File, s.SHA256)
+}
+
 // sessionKey names one session: its cell (point × repeat), phase and
 // number.
 type sessionKey struct {

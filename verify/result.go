@@ -65,6 +65,9 @@ type Result struct {
 	// Trace names the trace a trace replay replayed and its SHA-256
 	// (schema.TraceSource.Summary); "" for other runs.
 	Trace string `json:"trace,omitempty"`
+	// Sessions says what of a session run's conversations is the signer's
+	// word (schema.SessionSource.Summary); "" for other runs.
+	Sessions string `json:"sessions,omitempty"`
 	// ClientBuild and ImporterBuild are the executables that measured and
 	// imported the run (client.build, source.importer): the manifest's
 	// word, nil when it states none.

@@ -157,6 +157,7 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	m := b.Manifest()
 	res.RunID = m.RunID
 	res.Evidence, res.Model, res.Hardware, res.Trace = m.Evidence, m.Model.Name, m.HardwareSummary(), m.Workload.Trace.Summary()
+	res.Sessions = m.Workload.Sessions.Summary()
 	res.ClientBuild = m.Client.Build
 	if m.Source != nil {
 		res.ImporterBuild = m.Source.Importer

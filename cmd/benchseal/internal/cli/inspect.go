@@ -204,4 +204,7 @@ func writeInspectLoad(w io.Writer, m *schema.Manifest) {
 	if t := m.Workload.Trace.Summary(); t != "" {
 		fmt.Fprintf(w, "trace      %s\n", t)
 	}
+	if t := m.Workload.Sessions.Summary(); t != "" {
+		fmt.Fprintf(w, "sessions   %s\n", t)
+	}
 }

@@ -231,6 +231,9 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		if r.Trace != "" {
 			fmt.Fprintf(w, "trace     %s\n", r.Trace)
 		}
+		if r.Sessions != "" {
+			fmt.Fprintf(w, "sessions  %s\n", r.Sessions)
+		}
 		writeBuilds(w, 10, r.ClientBuild, r.ImporterBuild)
 	}
 	fmt.Fprintln(w)
