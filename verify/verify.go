@@ -155,9 +155,8 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 		return nil, errors.New("verify: no pinned public key or identity (use AllowUnsignedUnsafe to check integrity only)")
 	}
 	m := b.Manifest()
-	res.RunID = m.RunID
+	res.RunID, res.Sessions = m.RunID, m.Workload.Sessions.Summary()
 	res.Evidence, res.Model, res.Hardware, res.Trace = m.Evidence, m.Model.Name, m.HardwareSummary(), m.Workload.Trace.Summary()
-	res.Sessions = m.Workload.Sessions.Summary()
 	res.ClientBuild = m.Client.Build
 	if m.Source != nil {
 		res.ImporterBuild = m.Source.Importer
