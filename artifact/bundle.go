@@ -26,6 +26,7 @@ type Bundle struct {
 	layers    []Layer
 	referrers []Referrer
 	stale     []Referrer
+	repros    []Reproduction
 	manifest  *schema.Manifest
 	claims    *schema.Claims
 	created   string
@@ -166,7 +167,7 @@ func (b *Bundle) load() error {
 	used := map[string]bool{ocispec.ImageLayoutFile: true, ocispec.ImageIndexFile: true}
 	seen := map[string]bool{}
 	runs := 0
-	var refDescs []ocispec.Descriptor
+	var refDescs, reproDescs []ocispec.Descriptor
 	for _, d := range idx.Manifests {
 		if err := checkDescriptor(d, MaxManifestSize); err != nil {
 			return invalid(CheckLayout, ocispec.ImageIndexFile, "%v", err)
@@ -187,6 +188,14 @@ func (b *Bundle) load() error {
 				return invalid(CheckLayout, ocispec.ImageIndexFile, "referrer %s: unexpected annotations", d.Digest)
 			}
 			refDescs = append(refDescs, d)
+		case ArtifactTypeReproduction:
+			if len(d.Annotations) > 0 {
+				return invalid(CheckLayout, ocispec.ImageIndexFile, "reproduction %s: unexpected annotations", d.Digest)
+			}
+			if len(reproDescs) == MaxReproductions {
+				return invalid(CheckLayout, ocispec.ImageIndexFile, "more than %d reproductions", MaxReproductions)
+			}
+			reproDescs = append(reproDescs, d)
 		default:
 			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: unknown artifactType %q", d.Digest, d.ArtifactType)
 		}
@@ -217,6 +226,13 @@ func (b *Bundle) load() error {
 			continue
 		}
 		b.referrers = append(b.referrers, r)
+	}
+	for _, d := range reproDescs {
+		r, err := b.loadReproduction(d, used)
+		if err != nil {
+			return err
+		}
+		b.repros = append(b.repros, r)
 	}
 	for _, n := range b.src.names() {
 		if !used[n] {

@@ -141,7 +141,8 @@ func (w *LayoutWriter) WriteBlob(r io.Reader, d ocispec.Descriptor, limit int64)
 // digest — checks the staged layout with Open, and publishes it at out: a
 // directory by rename, or a deterministic tar (mtime = the bundle's
 // created time) written to a temporary file and renamed. Only the digest
-// and size of run and referrers are used. On error nothing is left at out.
+// and size of run and referrers are used, and of each referrer whether
+// its artifactType is ArtifactTypeReproduction (else it is a signature). On error nothing is left at out.
 func (w *LayoutWriter) Commit(run ocispec.Descriptor, runID string, referrers []ocispec.Descriptor) error {
 	runDesc := ocispec.Descriptor{
 		MediaType:    ocispec.MediaTypeImageManifest,
@@ -152,7 +153,11 @@ func (w *LayoutWriter) Commit(run ocispec.Descriptor, runID string, referrers []
 	}
 	refs := make([]ocispec.Descriptor, 0, len(referrers))
 	for _, r := range referrers {
-		refs = append(refs, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: MediaTypeSigstoreBundle, Digest: r.Digest, Size: r.Size})
+		at := MediaTypeSigstoreBundle
+		if r.ArtifactType == ArtifactTypeReproduction {
+			at = ArtifactTypeReproduction
+		}
+		refs = append(refs, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: at, Digest: r.Digest, Size: r.Size})
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Digest < refs[j].Digest })
 	ib, err := marshalIndex(runDesc, refs)

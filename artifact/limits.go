@@ -35,7 +35,7 @@ const (
 	// ZstdMaxWindow caps the zstd window of every layer read.
 	ZstdMaxWindow = schema.ZstdMaxWindow
 	// MaxTarEntries caps the entries of a tar bundle.
-	MaxTarEntries = MaxLayers + 2*MaxIndexEntries + 8
+	MaxTarEntries = (1+MaxReproductions)*(MaxLayers+2) + 2*MaxIndexEntries + 8
 	// MaxJSONDepth caps nesting in every JSON document parsed here.
 	MaxJSONDepth = schema.MaxJSONDepth
 	// MaxRecordLineSize caps one JSON Lines record.

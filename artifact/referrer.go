@@ -100,7 +100,7 @@ func Attach(ctx context.Context, path string, sb []byte, predicateType string) (
 
 // referrerBlobs makes the blobs of a new Sigstore bundle referrer of the
 // run manifest (the shape cosign uses) holding sb, and the new index.json
-// listing it beside the earlier referrers.
+// listing it beside the earlier referrers and the reproduction referrers.
 func (b *Bundle) referrerBlobs(sb []byte, predicateType string) (map[string][]byte, []byte, ocispec.Descriptor, error) {
 	bd := DigestBytes(sb)
 	ref := ocispec.Manifest{
@@ -126,6 +126,9 @@ func (b *Bundle) referrerBlobs(sb []byte, predicateType string) (map[string][]by
 		if r.Descriptor.Digest != rd.Digest {
 			refs = append(refs, r.Descriptor)
 		}
+	}
+	for _, r := range b.repros {
+		refs = append(refs, r.Descriptor)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Digest < refs[j].Digest })
 	ib, err := marshalIndex(b.runDesc, refs)

@@ -344,6 +344,7 @@ func (b *Bundle) CheckBlobs(ctx context.Context) error {
 }
 
 // streamAll reads every layer through open, then every signature blob,
+// then every stored blob of each reproduction referrer,
 // stopping at the first error.
 func (b *Bundle) streamAll(ctx context.Context, open func(Layer) (io.ReadCloser, error)) error {
 	for _, l := range b.layers {
@@ -365,7 +366,7 @@ func (b *Bundle) streamAll(ctx context.Context, open func(Layer) (io.ReadCloser,
 			return err
 		}
 	}
-	return nil
+	return b.CheckReproductions(ctx)
 }
 
 func parseCreated(s string) (time.Time, error) { return time.Parse(time.RFC3339, s) }

@@ -97,10 +97,17 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 			res.Attestations = append(res.Attestations, ar)
 			continue
 		}
+		if err := checkAttestedReproduction(a.Reproduction, b, p); err != nil {
+			ar.Reviewer = reviewer
+			ar.Reason = fmt.Sprintf("signed by %s, but %v", reviewer, err)
+			res.Attestations = append(res.Attestations, ar)
+			continue
+		}
 		ar.Verified, ar.Reviewer = true, reviewer
 		satisfied[idx] = true
 		res.Attestations = append(res.Attestations, ar)
 	}
+	listReproductions(b, res)
 	if len(p.RequireAttestations) == 0 {
 		res.skip(CheckAttestations, fmt.Sprintf("no reviewer required; %d attestation(s) listed, signatures not checked", len(refs)))
 		return nil
@@ -418,4 +425,55 @@ func readAttestation(source string, data []byte) (AttestationResult, *sigstoreBu
 	ar.VerifierID, ar.TimeVerified, ar.ResourceURI = a.VerifierID, a.TimeVerified.Format(time.RFC3339), a.ResourceURI
 	ar.Result, ar.Levels, ar.Policy, ar.Reproduction = a.Result, a.Levels, a.Policy.URI, a.Reproduction
 	return ar, sb, a, nil
+}
+
+// ReproductionResult is one reproduction referrer the bundle carries.
+type ReproductionResult struct {
+	// RunManifest is the reproduction's run manifest digest (pull or
+	// extract it to verify the reproduction as a bundle of its own);
+	// ManifestJSON its manifest.json digest, which an attestation at
+	// BENCHSEAL_REPRODUCED names; RunID its run id.
+	RunManifest  string `json:"runManifest"`
+	ManifestJSON string `json:"manifestJson"`
+	RunID        string `json:"runId"`
+	// Attested is true when an attestation whose signature verified
+	// (a required reviewer's) names this reproduction.
+	Attested bool `json:"attested"`
+}
+
+// listReproductions lists the bundle's reproduction referrers, each
+// marked when a verified attestation names it. Carrying a reproduction
+// does not change the original's verdict.
+func listReproductions(b *artifact.Bundle, res *Result) {
+	for _, r := range b.Reproductions() {
+		rr := ReproductionResult{RunManifest: string(r.RunDescriptor.Digest), ManifestJSON: string(r.ManifestJSONDigest()), RunID: r.RunID()}
+		for _, a := range res.Attestations {
+			if a.Verified && a.Reproduction != nil && "sha256:"+a.Reproduction.RunManifest.Digest["sha256"] == rr.ManifestJSON {
+				rr.Attested = true
+			}
+		}
+		res.Reproductions = append(res.Reproductions, rr)
+	}
+}
+
+// checkAttestedReproduction applies the policy to an attestation whose
+// signature verified: when the policy requires BENCHSEAL_REPRODUCED and
+// the bundle carries reproduction referrers, the reproduction the
+// attestation names (by manifest.json digest) must be one of them. A
+// bundle without reproduction referrers is checked on the attestation
+// alone, as before referrers could carry reproductions.
+func checkAttestedReproduction(r *attest.Reproduction, b *artifact.Bundle, p Policy) error {
+	repros := b.Reproductions()
+	if r == nil || len(repros) == 0 || !slices.Contains(p.RequireLevels, attest.LevelReproduced) {
+		return nil
+	}
+	want := "sha256:" + r.RunManifest.Digest["sha256"]
+	var have []string
+	for _, rp := range repros {
+		if string(rp.ManifestJSONDigest()) == want {
+			return nil
+		}
+		have = append(have, string(rp.ManifestJSONDigest()))
+	}
+	return fmt.Errorf("the reproduction it attests (manifest.json %s) is not among the bundle's reproduction referrers (manifest.json %s)", want, strings.Join(have, ", "))
 }

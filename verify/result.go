@@ -91,6 +91,8 @@ type Result struct {
 	Plan *PlanResult `json:"plan,omitempty"`
 	// Attestations lists every reviewer attestation found.
 	Attestations []AttestationResult `json:"attestations,omitempty"`
+	// Reproductions lists the reproduction referrers the bundle carries.
+	Reproductions []ReproductionResult `json:"reproductions,omitempty"`
 	// Unverified lists the claims the records cannot determine (outcome
 	// not-recomputable): signed, but not checked. A verified bundle may
 	// hold them (unless Policy.RequireRecomputable); every output names

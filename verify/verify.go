@@ -334,6 +334,9 @@ func (v *Verifier) checkDescriptors(ctx context.Context, b *artifact.Bundle, res
 				break
 			}
 		}
+		if err == nil {
+			err = b.CheckReproductions(ctx)
+		}
 	} else {
 		err = b.CheckBlobs(ctx)
 	}
@@ -344,7 +347,11 @@ func (v *Verifier) checkDescriptors(ctx context.Context, b *artifact.Bundle, res
 		}
 		return res.fail(check, blob, cause)
 	}
-	res.pass(CheckDescriptors, fmt.Sprintf("%d layers and %d signature blobs match their sha256 digests and sizes", len(b.Layers()), len(b.Referrers())))
+	msg := fmt.Sprintf("%d layers and %d signature blobs match their sha256 digests and sizes", len(b.Layers()), len(b.Referrers()))
+	if n := len(b.Reproductions()); n > 0 {
+		msg += fmt.Sprintf(", and the blobs of %d reproduction referrer(s)", n)
+	}
+	res.pass(CheckDescriptors, msg)
 	return nil
 }
 

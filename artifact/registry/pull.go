@@ -29,6 +29,9 @@ type PullResult struct {
 	// Referrers are the signature referrers written, sorted by digest as
 	// in index.json.
 	Referrers []digest.Digest
+	// Reproductions are the run manifests of the reproduction referrers
+	// written, sorted.
+	Reproductions []digest.Digest
 	// Skipped lists referrers the registry listed that are not benchseal
 	// signatures of this run manifest; they are not written.
 	Skipped []SkippedReferrer
@@ -55,7 +58,12 @@ type SkippedReferrer struct {
 // the referrers API or the referrers tag schema, filtered on the Sigstore
 // bundle artifactType, and each must parse as a benchseal signature whose
 // subject is the run manifest (others are skipped and listed); at most
-// artifact.MaxIndexEntries-1 signatures are accepted. Finally the staged
+// artifact.MaxIndexEntries-1 signatures are accepted. Reproduction
+// referrers (artifactType artifact.ArtifactTypeReproduction) are listed
+// the same way; each must parse with artifact.ParseReproductionReferrer,
+// its run manifest (within artifact.MaxManifestSize) with
+// artifact.CheckReproductionRun, and its layers are fetched under the
+// same limits as the run's; at most artifact.MaxReproductions. Finally the staged
 // layout is opened with artifact.Open and only then published (rename).
 // Signatures are not verified: run verify on the result. A registry that
 // does not answer in time (opts.ResponseHeaderTimeout, opts.Timeout) fails
@@ -126,6 +134,11 @@ func pull(ctx context.Context, ref, out string, opts Options) (*PullResult, erro
 	if err != nil {
 		return nil, err
 	}
+	repros, err := pullReproductions(ctx, repo, w, md, res)
+	if err != nil {
+		return nil, err
+	}
+	refs = append(refs, repros...)
 	committed = true
 	if err := w.Commit(md, res.RunID, refs); err != nil {
 		return nil, fmt.Errorf("pull %s: %w", out, err)
@@ -177,6 +190,9 @@ func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.Lay
 		skip := func(format string, args ...any) {
 			res.Skipped = append(res.Skipped, SkippedReferrer{Digest: d.Digest, Reason: fmt.Sprintf(format, args...)})
 		}
+		if d.ArtifactType == artifact.ArtifactTypeReproduction {
+			continue // a registry that ignored the filter: pullReproductions takes it
+		}
 		if d.MediaType != ocispec.MediaTypeImageManifest {
 			skip("media type %q is not an image manifest", d.MediaType)
 			continue
@@ -212,4 +228,99 @@ func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.Lay
 	}
 	slices.Sort(res.Referrers)
 	return refs, nil
+}
+
+// pullReproductions lists the reproduction referrers of the run manifest
+// md and writes each that is of the right shape (others are skipped and
+// listed; a blob whose digest or size is wrong fails the pull). It
+// returns their descriptors.
+func pullReproductions(ctx context.Context, repo *remote.Repository, w *artifact.LayoutWriter, md ocispec.Descriptor, res *PullResult) ([]ocispec.Descriptor, error) {
+	var listed []ocispec.Descriptor
+	seen := map[digest.Digest]bool{}
+	err := repo.Referrers(ctx, md, artifact.ArtifactTypeReproduction, func(page []ocispec.Descriptor) error {
+		for _, d := range page {
+			if seen[d.Digest] {
+				continue
+			}
+			seen[d.Digest] = true
+			listed = append(listed, d)
+			if len(listed) > 4*artifact.MaxReproductions {
+				return fmt.Errorf("more than %d reproduction referrers listed", 4*artifact.MaxReproductions)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list reproduction referrers of %s: %w", md.Digest, err)
+	}
+	var refs []ocispec.Descriptor
+	for _, d := range listed {
+		skip := func(format string, args ...any) {
+			res.Skipped = append(res.Skipped, SkippedReferrer{Digest: d.Digest, Reason: fmt.Sprintf(format, args...)})
+		}
+		if d.MediaType != ocispec.MediaTypeImageManifest {
+			skip("media type %q is not an image manifest", d.MediaType)
+			continue
+		}
+		if err := artifact.ValidateDescriptor(d, artifact.MaxManifestSize); err != nil {
+			skip("%v", err)
+			continue
+		}
+		rd := manifestDescriptor(d.Digest, d.Size)
+		rb, err := fetchBytes(ctx, repo, rd, artifact.MaxManifestSize)
+		if err != nil {
+			return nil, err
+		}
+		rm, err := artifact.ParseReproductionReferrer(rb, string(d.Digest), md)
+		if err != nil {
+			skip("%v", err)
+			continue
+		}
+		if len(refs) == artifact.MaxReproductions {
+			return nil, fmt.Errorf("more than %d reproductions of %s", artifact.MaxReproductions, md.Digest)
+		}
+		runBytes, err := fetchReproductionRun(ctx, repo, rm.Layers[0])
+		if err != nil {
+			return nil, err
+		}
+		run, layers, err := artifact.CheckReproductionRun(rm, runBytes, string(d.Digest))
+		if err != nil {
+			return nil, err
+		}
+		if err := fetchBlob(ctx, repo, w, run.Config, 2); err != nil {
+			return nil, err
+		}
+		if err := w.WriteBlob(bytes.NewReader(runBytes), rm.Layers[0], artifact.MaxManifestSize); err != nil {
+			return nil, err
+		}
+		for _, l := range layers {
+			if err := fetchBlob(ctx, repo, w, l.Descriptor, artifact.MaxBlobSize); err != nil {
+				return nil, err
+			}
+		}
+		if err := w.WriteBlob(bytes.NewReader(rb), rd, artifact.MaxManifestSize); err != nil {
+			return nil, err
+		}
+		rd.ArtifactType = artifact.ArtifactTypeReproduction
+		refs = append(refs, rd)
+		res.Reproductions = append(res.Reproductions, rm.Layers[0].Digest)
+	}
+	slices.Sort(res.Reproductions)
+	return refs, nil
+}
+
+// fetchReproductionRun fetches a reproduction referrer's first layer, the
+// reproduction's run manifest, from the blob store (the layer's media
+// type is a manifest's, which would otherwise route it to the manifest
+// store), size-limited and digest-checked.
+func fetchReproductionRun(ctx context.Context, repo *remote.Repository, d ocispec.Descriptor) ([]byte, error) {
+	if err := artifact.ValidateDescriptor(d, artifact.MaxManifestSize); err != nil {
+		return nil, &artifact.Error{Check: artifact.CheckDescriptors, Blob: string(d.Digest), Err: err}
+	}
+	rc, err := repo.Blobs().Fetch(ctx, d)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", d.Digest, err)
+	}
+	defer rc.Close()
+	return artifact.ReadVerified(rc, d, artifact.MaxManifestSize)
 }
