@@ -165,40 +165,9 @@ func (b *Bundle) load() error {
 		return invalid(CheckLayout, ocispec.ImageIndexFile, "%d manifests, over the limit %d", len(idx.Manifests), MaxIndexEntries)
 	}
 	used := map[string]bool{ocispec.ImageLayoutFile: true, ocispec.ImageIndexFile: true}
-	seen := map[string]bool{}
-	runs := 0
-	var refDescs, reproDescs []ocispec.Descriptor
-	for _, d := range idx.Manifests {
-		if err := checkDescriptor(d, MaxManifestSize); err != nil {
-			return invalid(CheckLayout, ocispec.ImageIndexFile, "%v", err)
-		}
-		if d.MediaType != ocispec.MediaTypeImageManifest {
-			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: mediaType %q, want %q", d.Digest, d.MediaType, ocispec.MediaTypeImageManifest)
-		}
-		if seen[string(d.Digest)] {
-			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s listed twice", d.Digest)
-		}
-		seen[string(d.Digest)] = true
-		switch d.ArtifactType {
-		case ArtifactTypeRun:
-			runs++
-			b.runDesc = d
-		case MediaTypeSigstoreBundle:
-			if len(d.Annotations) > 0 {
-				return invalid(CheckLayout, ocispec.ImageIndexFile, "referrer %s: unexpected annotations", d.Digest)
-			}
-			refDescs = append(refDescs, d)
-		case ArtifactTypeReproduction:
-			if len(d.Annotations) > 0 {
-				return invalid(CheckLayout, ocispec.ImageIndexFile, "reproduction %s: unexpected annotations", d.Digest)
-			}
-			if len(reproDescs) == MaxReproductions {
-				return invalid(CheckLayout, ocispec.ImageIndexFile, "more than %d reproductions", MaxReproductions)
-			}
-			reproDescs = append(reproDescs, d)
-		default:
-			return invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: unknown artifactType %q", d.Digest, d.ArtifactType)
-		}
+	runs, refDescs, reproDescs, err := b.sortIndex()
+	if err != nil {
+		return err
 	}
 	if runs != 1 {
 		return invalid(CheckLayout, ocispec.ImageIndexFile, "%d run manifests, want exactly 1", runs)
@@ -240,6 +209,47 @@ func (b *Bundle) load() error {
 		}
 	}
 	return b.loadDocuments()
+}
+
+// sortIndex checks each index.json entry and sorts it: the run manifest
+// (b.runDesc; runs counts them), signature referrers and reproduction
+// referrers.
+func (b *Bundle) sortIndex() (runs int, refDescs, reproDescs []ocispec.Descriptor, err error) {
+	idx := &b.index
+	seen := map[string]bool{}
+	for _, d := range idx.Manifests {
+		if err := checkDescriptor(d, MaxManifestSize); err != nil {
+			return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "%v", err)
+		}
+		if d.MediaType != ocispec.MediaTypeImageManifest {
+			return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: mediaType %q, want %q", d.Digest, d.MediaType, ocispec.MediaTypeImageManifest)
+		}
+		if seen[string(d.Digest)] {
+			return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s listed twice", d.Digest)
+		}
+		seen[string(d.Digest)] = true
+		switch d.ArtifactType {
+		case ArtifactTypeRun:
+			runs++
+			b.runDesc = d
+		case MediaTypeSigstoreBundle:
+			if len(d.Annotations) > 0 {
+				return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "referrer %s: unexpected annotations", d.Digest)
+			}
+			refDescs = append(refDescs, d)
+		case ArtifactTypeReproduction:
+			if len(d.Annotations) > 0 {
+				return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "reproduction %s: unexpected annotations", d.Digest)
+			}
+			if len(reproDescs) == MaxReproductions {
+				return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "more than %d reproductions", MaxReproductions)
+			}
+			reproDescs = append(reproDescs, d)
+		default:
+			return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "entry %s: unknown artifactType %q", d.Digest, d.ArtifactType)
+		}
+	}
+	return runs, refDescs, reproDescs, nil
 }
 
 // readBlob reads a small blob whole, checking size before reading and the

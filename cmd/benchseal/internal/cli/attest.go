@@ -25,6 +25,7 @@ type attestOptions struct {
 	verifierID     string
 	resourceURI    string
 	reproduction   string
+	attachRepro    string
 	margin         string
 	alpha          float64
 }
@@ -62,8 +63,13 @@ predicate's benchsealReproduction names the reproduction run's manifest.json
 digest, the margin, alpha and every claim's verdict with its ratio interval.
 When any claim is NOT REPRODUCED or INCONCLUSIVE nothing is signed: each such
 claim is listed and attest exits 3. The reproduction run itself is not put
-into the bundle; pack and push it as its own bundle (its manifest names the
-original), so that the attestation's digest can be checked against it.
+into the bundle unless --attach-reproduction REPRO.tar names it packed
+('benchseal pack DIR --out REPRO.tar'): after signing, attest adds it as a
+reproduction referrer of the run manifest (its manifest.json must be DIR's,
+the one the attestation names), so push and pull carry it with the original
+and 'verify --require-level BENCHSEAL_REPRODUCED' checks the attested
+reproduction is the one carried. Otherwise push it as its own bundle (its
+manifest names the original).
 'verify --require-attestation REVIEWER --require-level BENCHSEAL_REPRODUCED'
 requires such an attestation.
 
@@ -81,6 +87,9 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 			if (o.key == "") == (o.sigstoreBundle == "") {
 				return usagef("give exactly one of --key and --sigstore-bundle")
 			}
+			if o.attachRepro != "" && o.reproduction == "" {
+				return usagef("--attach-reproduction needs --reproduction: the attached bundle must be the reproduction attested")
+			}
 			if o.reproduction != "" && o.key == "" {
 				return usagef("--reproduction needs --key: the reviewer signs the reproduction's verdicts")
 			}
@@ -97,6 +106,7 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 	f.StringVar(&o.plan, "plan", "", "pre-registered plan the run must match (adds BENCHSEAL_PLAN_MATCHED)")
 	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
 	f.StringVar(&o.reproduction, "reproduction", "", "run directory of 'benchseal reproduce' of this bundle: attest BENCHSEAL_REPRODUCED when every claim is REPRODUCED")
+	f.StringVar(&o.attachRepro, "attach-reproduction", "", "with --reproduction: the reproduction packed (pack DIR --out FILE), added to the bundle as a reproduction referrer")
 	f.StringVar(&o.margin, "margin", "10%", "with --reproduction: equivalence margin, as for reproduce (10% or 0.1)")
 	f.Float64Var(&o.alpha, "alpha", reproduce.DefaultAlpha, "with --reproduction: level of each one-sided half of the equivalence test, as for reproduce")
 	f.StringVar(&o.verifierID, "verifier-id", "", "verifier.id to write (default: the reviewer key's fingerprint)")
@@ -136,6 +146,11 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 			return err
 		}
 	}
+	if o.attachRepro != "" {
+		if err := checkAttachable(o.attachRepro, ao.Reproduction); err != nil {
+			return err
+		}
+	}
 	res, err := v.Attest(ctx, o.bundle, pol, s, ao)
 	if err != nil {
 		if res != nil && res.Verification != nil && !errors.Is(err, verify.ErrNotReproduced) {
@@ -157,11 +172,36 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
 			o.reproduction, r.Summary.RunManifest.Digest["sha256"], len(r.Summary.Claims), r.Summary.Margin, r.Summary.Alpha)
 	}
+	if o.attachRepro != "" {
+		rd, err := artifact.AttachReproduction(ctx, o.bundle, o.attachRepro)
+		if err != nil {
+			return fmt.Errorf("attested, but attaching %s failed: %w", o.attachRepro, err)
+		}
+		fmt.Fprintf(o.io.Out, "  attached   %s as reproduction referrer %s\n", o.attachRepro, rd.Digest)
+	}
 	for _, w := range res.Withheld {
 		fmt.Fprintf(o.io.Out, "  %s\n", w)
 	}
 	if kept != "" {
 		fmt.Fprintf(o.io.Out, "  kept       %s (another reviewer's detached attestation)\n", kept)
+	}
+	return nil
+}
+
+// checkAttachable refuses a packed reproduction whose manifest.json is not
+// the one the attestation names (that of the --reproduction directory).
+func checkAttachable(path string, r *verify.Reproduction) error {
+	b, err := artifact.Open(path)
+	if err != nil {
+		if errors.Is(err, artifact.ErrInvalid) {
+			return rejected(fmt.Errorf("--attach-reproduction %s: %w", path, err))
+		}
+		return err
+	}
+	defer b.Close()
+	got := b.Layers()[0].Descriptor.Digest
+	if want := "sha256:" + r.Summary.RunManifest.Digest["sha256"]; string(got) != want {
+		return rejected(fmt.Errorf("--attach-reproduction %s: its manifest.json is %s, but the reproduction attested (--reproduction) has %s: pack that directory", path, got, want))
 	}
 	return nil
 }

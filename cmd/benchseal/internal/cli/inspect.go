@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/opencontainers/go-digest"
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -19,32 +21,50 @@ type inspectOptions struct {
 	io        *IO
 	bundle    string
 	statement bool
+	extract   string
+	out       string
 }
 
 func newInspectCmd(io *IO) *cobra.Command {
 	o := &inspectOptions{io: io}
 	cmd := &cobra.Command{
-		Use:   "inspect BUNDLE [--statement]",
+		Use:   "inspect BUNDLE [--statement | --extract-reproduction DIGEST --out PATH]",
 		Short: "Show what a bundle holds, without trusting it",
 		Long: `inspect prints the run id, the manifest essentials, the layers with their
 stored and uncompressed sizes and digests, and the signatures with their key
 fingerprints (as the bundles claim them: nothing is verified — use
 'benchseal verify'). The bundle's structure is still checked safely on open.
 --statement prints instead the in-toto statement benchseal signs for this
-bundle, e.g. for 'cosign attest-blob --statement'.`,
+bundle, e.g. for 'cosign attest-blob --statement'.
+
+Reproduction referrers (a reviewer's reproduction run the bundle carries,
+see 'benchseal attest --attach-reproduction') are listed with their run
+manifest and manifest.json digests. --extract-reproduction DIGEST --out PATH
+writes the one whose run manifest is DIGEST as a bundle of its own (a
+directory, or a tar when PATH ends in .tar), every blob digest-checked, for
+'benchseal verify' or 'benchseal replay'.`,
 		Example: `  benchseal inspect run.tar
-  benchseal inspect run.tar --statement > statement.json`,
+  benchseal inspect run.tar --statement > statement.json
+  benchseal inspect run.tar --extract-reproduction sha256:... --out repro.tar`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
-			return runInspect(o)
+			if (o.extract == "") != (o.out == "") {
+				return usagef("--extract-reproduction and --out go together")
+			}
+			if o.extract != "" && o.statement {
+				return usagef("give one of --statement and --extract-reproduction")
+			}
+			return runInspect(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.statement, "statement", false, "print the in-toto statement that signing covers")
+	cmd.Flags().StringVar(&o.extract, "extract-reproduction", "", "write the reproduction referrer with this run manifest digest as a bundle of its own (with --out)")
+	cmd.Flags().StringVar(&o.out, "out", "", "with --extract-reproduction: where to write it (must not exist)")
 	return cmd
 }
 
-func runInspect(o *inspectOptions) error {
+func runInspect(ctx context.Context, o *inspectOptions) error {
 	if err := checkBundleArg(o.bundle); err != nil {
 		return err
 	}
@@ -56,6 +76,20 @@ func runInspect(o *inspectOptions) error {
 		return err
 	}
 	defer b.Close()
+	if o.extract != "" {
+		if _, err := artifact.ParseDigest(o.extract); err != nil {
+			return usagef("--extract-reproduction: %v", err)
+		}
+		d := digest.Digest(o.extract)
+		if err := b.ExtractReproduction(ctx, d, o.out); err != nil {
+			if errors.Is(err, artifact.ErrInvalid) {
+				return rejected(err)
+			}
+			return err
+		}
+		fmt.Fprintf(o.io.Out, "extracted reproduction %s to %s\n", d, o.out)
+		return nil
+	}
 	if o.statement {
 		s, err := artifact.MarshalStatement(b.Statement())
 		if err != nil {
@@ -65,6 +99,7 @@ func runInspect(o *inspectOptions) error {
 		return nil
 	}
 	writeInspect(o.io.Out, b)
+	writeInspectReproductions(o.io.Out, b)
 	return nil
 }
 
@@ -206,5 +241,16 @@ func writeInspectLoad(w io.Writer, m *schema.Manifest) {
 	}
 	if t := m.Workload.Sessions.Summary(); t != "" {
 		fmt.Fprintf(w, "sessions   %s\n", t)
+	}
+}
+
+// writeInspectReproductions lists the reproduction referrers of b.
+func writeInspectReproductions(w io.Writer, b *artifact.Bundle) {
+	if rs := b.Reproductions(); len(rs) > 0 {
+		fmt.Fprintf(w, "\nreproductions (%d, NOT verified here; extract with --extract-reproduction)\n", len(rs))
+		for _, r := range rs {
+			fmt.Fprintf(w, "  %s run %s\n    run manifest %s, manifest.json %s, %d layers\n", r.Descriptor.Digest,
+				schema.EscapeText(r.RunID(), false), r.RunDescriptor.Digest, r.ManifestJSONDigest(), len(r.Layers))
+		}
 	}
 }

@@ -91,7 +91,15 @@ attestation only when it lists LEVEL: BENCHSEAL_INTEGRITY,
 BENCHSEAL_RECOMPUTED, BENCHSEAL_PLAN_MATCHED, or BENCHSEAL_REPRODUCED (the
 reviewer re-ran the bundle's test with 'benchseal reproduce' and every claim
 was REPRODUCED; see 'benchseal attest --reproduction'). The levels are the
-reviewer's word, checked only for being signed by that reviewer.`,
+reviewer's word, checked only for being signed by that reviewer.
+
+Reproduction referrers the bundle carries ('benchseal attest
+--attach-reproduction') are listed with their run manifest digest and whether
+a verified attestation names them; their blobs are digest-checked with the
+bundle's. With --require-level BENCHSEAL_REPRODUCED, when the bundle carries
+any, a required reviewer's attestation counts only when the reproduction it
+names (by manifest.json digest) is one of them; a bundle without reproduction
+referrers is checked on the attestation alone.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --output json
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --require-level BENCHSEAL_REPRODUCED
@@ -282,6 +290,7 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 	}
 	writePlanResult(w, r.Plan)
 	writeAttestations(w, r.Attestations)
+	writeReproductions(w, r.Reproductions)
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
 	}
@@ -472,6 +481,22 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult) {
 		if a.Reason != "" {
 			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(a.Reason, false))
 		}
+	}
+}
+
+// writeReproductions lists the reproduction referrers the bundle carries
+// and whether a verified attestation names each.
+func writeReproductions(w io.Writer, rs []verify.ReproductionResult) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nreproduction referrers (the original's verdict does not depend on them)")
+	for _, r := range rs {
+		att := "not attested by a verified attestation"
+		if r.Attested {
+			att = "attested BENCHSEAL_REPRODUCED by a verified attestation"
+		}
+		fmt.Fprintf(w, "  run %s: run manifest %s, manifest.json %s: %s\n", schema.EscapeText(r.RunID, false), r.RunManifest, r.ManifestJSON, att)
 	}
 }
 
