@@ -67,10 +67,12 @@ type LoadSpec struct {
 // sessionPlan is the plan of a session run.
 func (s LoadSpec) sessionPlan(p *Plan) (*Plan, error) {
 	switch {
-	case len(s.Rate) > 0 || s.Arrival != "" || s.Burstiness != nil:
-		return nil, flagError("--sessions runs closed-loop sessions: give --concurrency (sessions in flight), not --rate, --arrival or --burstiness")
-	case len(s.Concurrency) == 0:
-		return nil, flagError("--sessions needs --concurrency: how many sessions run at once")
+	case len(s.Rate) > 0 && len(s.Concurrency) > 0:
+		return nil, flagError("--sessions runs C sessions at once (--concurrency) or starts them at a rate (--rate), not both")
+	case len(s.Rate) == 0 && (s.Arrival != "" || s.Burstiness != nil):
+		return nil, flagError("--arrival and --burstiness shape the sessions' arrivals: give --rate too")
+	case len(s.Concurrency) == 0 && len(s.Rate) == 0:
+		return nil, flagError("--sessions needs --concurrency (sessions at once) or --rate (sessions started per second)")
 	case s.Preset != "":
 		return nil, flagError("--sessions cannot be combined with --preset")
 	case s.Requests != 0 || s.Duration != 0:
@@ -87,6 +89,14 @@ func (s LoadSpec) sessionPlan(p *Plan) (*Plan, error) {
 	p.InputTokens, p.OutputTokens = 0, 0
 	for _, c := range s.Concurrency {
 		p.Points = append(p.Points, schema.Point{Concurrency: c, Requests: len(s.Sessions.Items)})
+	}
+	arrival, burstiness := s.arrival()
+	for _, r := range s.Rate {
+		if !(r > 0 && r <= MaxRate) {
+			return nil, flagError(fmt.Sprintf("--rate %g: want a rate above 0 and at most %d sessions per second", r, MaxRate))
+		}
+		p.Mode = schema.ModeRate
+		p.Points = append(p.Points, schema.Point{Rate: r, Arrival: arrival, Burstiness: burstiness, Requests: len(s.Sessions.Items)})
 	}
 	if err := p.Normalize(); err != nil {
 		return nil, err
@@ -135,6 +145,26 @@ func (s LoadSpec) tracePlan(p *Plan) (*Plan, error) {
 	return p, nil
 }
 
+// arrival returns the arrival process and burstiness of rate points:
+// --arrival, gamma when only --burstiness is given, else Poisson (the
+// burstiness is 0 unless the arrival is gamma).
+func (s LoadSpec) arrival() (string, float64) {
+	arrival, burstiness := s.Arrival, 0.0
+	if s.Burstiness != nil {
+		burstiness = *s.Burstiness
+		if arrival == "" {
+			arrival = schema.ArrivalGamma
+		}
+	}
+	if arrival == "" {
+		arrival = schema.ArrivalPoisson
+	}
+	if arrival != schema.ArrivalGamma {
+		burstiness = 0
+	}
+	return arrival, burstiness
+}
+
 // flagError is a LoadSpec mistake, said in terms of the flags; it is an
 // plan.ErrPlan.
 func flagError(msg string) error { return errcond.Errorf(plan.ErrPlan, "%s", msg) }
@@ -160,16 +190,7 @@ func (s LoadSpec) Plan() (*Plan, error) {
 	if s.CancelFraction != 0 || s.CancelAfter != 0 {
 		p.Cancel = &Cancel{Fraction: s.CancelFraction, After: schema.Duration(s.CancelAfter)}
 	}
-	arrival, burstiness := s.Arrival, 0.0
-	if s.Burstiness != nil {
-		burstiness = *s.Burstiness
-		if arrival == "" {
-			arrival = schema.ArrivalGamma
-		}
-	}
-	if arrival == "" {
-		arrival = schema.ArrivalPoisson
-	}
+	arrival, burstiness := s.arrival()
 	var loads []float64
 	p.Mode = schema.ModeConcurrency
 	switch {

@@ -137,6 +137,8 @@ func scheduleNote(o *Options) string {
 	switch {
 	case o.Trace != nil:
 		return fmt.Sprintf("trace replay: request k is sent trace_ns/%g ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", o.Trace.Source.Speedup)
+	case o.Sessions != nil && o.Plan.Mode == schema.ModeRate:
+		return "sessions arriving at a rate: session s starts at the s-th offset of the seeded schedule of the point's rate and arrival (one offset per session, first at 0), its turn 0's scheduled_ns; each later turn is sent when the turn before it ended, and its scheduled_ns is that end_ns (send lag: the client's delay); request k sends workload item k; records keep session and turn"
 	case o.Sessions != nil:
 		return "closed-loop sessions: each of the point's concurrency workers runs one session at a time and sends its next turn when the previous one ends (request k sends workload item k; records keep session and turn); no scheduled_ns"
 	case o.Plan.Mode == schema.ModeRate:

@@ -313,8 +313,8 @@ func (r *runner) sessionWorkload() ([]pool, error) {
 	switch {
 	case o.Prompts != nil || p.DistinctPrompts || o.Trace != nil:
 		return nil, fmt.Errorf("%w: a session run sends its conversations; drop the prompts file, the trace and distinct prompts", plan.ErrPlan)
-	case p.Mode != schema.ModeConcurrency || p.Warmup.Requests > 0 || p.Warmup.Duration > 0:
-		return nil, fmt.Errorf("%w: a session run is closed-loop (concurrency mode) without warmup", plan.ErrPlan)
+	case p.Warmup.Requests > 0 || p.Warmup.Duration > 0:
+		return nil, fmt.Errorf("%w: a session run has no warmup", plan.ErrPlan)
 	case o.Shard != nil:
 		return nil, fmt.Errorf("%w: a session run is not sharded", plan.ErrPlan)
 	case o.Request.API != "" && o.Request.API != APIChat:
@@ -366,6 +366,45 @@ func (r *runner) runSessions(ctx context.Context, c *cell, wg *sync.WaitGroup) {
 	close(go1)
 }
 
+// runSessionArrivals runs a session cell whose sessions arrive at a rate:
+// session s starts at its scheduled offset c.sched[s] (turn 0's
+// scheduled_ns), and each later turn is sent when the turn before it ended,
+// its scheduled_ns that end (so its send lag is the client's delay in
+// sending it). Sessions overlap as their arrivals and lengths make them;
+// max_outstanding does not apply (a session's turn is never dropped: its
+// successors carry its history).
+func (r *runner) runSessionArrivals(ctx context.Context, c *cell, start int64, wg *sync.WaitGroup) {
+	defer lockSenderThread()()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for s := range len(c.starts) - 1 {
+		target := start + c.sched[s]
+		if d := time.Duration(target-r.now()) - preciseWindow; d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		preciseSleep(time.Duration(target - r.now()))
+		r.inflight.Add(1)
+		wg.Go(func() {
+			sched := target
+			for k := c.starts[s]; k < c.starts[s+1] && ctx.Err() == nil; k++ {
+				if k > c.starts[s] {
+					r.inflight.Add(1)
+				}
+				at := sched
+				sched = r.do(c, k, k, &at)
+			}
+		})
+	}
+}
+
 // layout precomputes a cell's schedule and cancellations from the seed.
 func (r *runner) layout(c *cell, stream uint64) {
 	p := &r.o.Plan
@@ -373,12 +412,19 @@ func (r *runner) layout(c *cell, stream uint64) {
 	if p.Mode == schema.ModeRate {
 		// Repeats use the same schedule, so they differ only by the server.
 		sched := uint64(c.idx)<<20 | uint64(len(c.phase))
-		if c.pt.Arrival == schema.ArrivalTrace {
+		switch {
+		case c.starts != nil:
+			// A session run schedules its sessions' first turns: one
+			// offset per session (SessionArrivals).
+			c.sched = Schedule(c.pt.Arrival, c.pt.Rate, c.pt.Burstiness, len(c.starts)-1, 0, p.Seed, sched)
+		case c.pt.Arrival == schema.ArrivalTrace:
 			c.sched = schema.TraceSchedule(r.traceNS(), r.o.Trace.Source.Speedup)
-		} else {
+		default:
 			c.sched = Schedule(c.pt.Arrival, c.pt.Rate, c.pt.Burstiness, c.n, c.dur, p.Seed, sched)
 		}
-		c.n = len(c.sched)
+		if c.starts == nil {
+			c.n = len(c.sched)
+		}
 	}
 	if cp := p.Cancel; cp != nil && cp.Fraction > 0 {
 		n := c.n
@@ -470,7 +516,9 @@ func (r *runner) runCell(ctx context.Context, c *cell, cellNo int) {
 	c.firstSent.Store(math.MaxInt64)
 	start := r.now()
 	var wg sync.WaitGroup
-	if c.sched != nil {
+	if c.starts != nil && c.sched != nil {
+		r.runSessionArrivals(ctx, c, start, &wg)
+	} else if c.sched != nil {
 		r.runOpenLoop(ctx, c, start, &wg)
 	} else if c.starts != nil {
 		r.runSessions(ctx, c, &wg)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
@@ -25,6 +26,9 @@ type overloadCfg struct {
 	// noTimes says why sent_ns/end_ns cannot be used; noLag why
 	// scheduled_ns/sent_ns cannot ("" when they can).
 	noTimes, noLag string
+	// noOffer says why an open loop's points offer no request rate (""
+	// when they do).
+	noOffer string
 }
 
 func newOverloadCfg(m *schema.Manifest) *overloadCfg {
@@ -46,6 +50,11 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 	}
 	for _, p := range m.Load.Points {
 		if p.Rate <= 0 {
+			continue
+		}
+		if m.Workload.Sessions != nil {
+			// The rate is of sessions; their turns follow completions.
+			c.noOffer = "sessions arriving at a rate: the point's rate is sessions started per second; each session's later turns follow its completions, so no request rate is offered"
 			continue
 		}
 		r := new(big.Rat).SetFloat64(p.Rate)
@@ -190,7 +199,7 @@ func (o *Overload) setOffered(c *overloadCfg, point string) {
 			o.OfferedRate = Exact(new(big.Rat).Set(r))
 			o.OfferedShare = c.shareNote[point]
 		} else {
-			o.Reasons["offered_rate"] = "the manifest states no rate for this point"
+			o.Reasons["offered_rate"] = cmp.Or(c.noOffer, "the manifest states no rate for this point")
 		}
 	case LoopClosed:
 		o.Reasons["offered_rate"] = "closed loop: arrivals follow completions, so no rate is offered"

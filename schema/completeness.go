@@ -403,7 +403,9 @@ func (c *RecordChecker) phaseWalk(add func(field, format string, args ...any), p
 		add("scheduled_ns", "%s: %s", pp.what(), problem)
 		return nil
 	}
-	if !c.rate || c.m.Client.Seed == nil {
+	if !c.rate || c.m.Client.Seed == nil || c.m.Workload.Sessions != nil {
+		// A session run's schedule is its sessions' arrivals, checked
+		// by checkSessionArrivals.
 		return nil
 	}
 	return c.walkSchedule(pp, gs, c.scheduleNeed(gs, n))

@@ -6,6 +6,7 @@ package schema
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -72,8 +73,13 @@ type sessionKey struct {
 // bytes a record of a session run.
 type sessionTurn struct {
 	turn, sent, end int64
-	line            int32
+	// sched is the record's scheduled_ns (noSched: none).
+	sched int64
+	line  int32
 }
+
+// noSched is sessionTurn.sched of a record without scheduled_ns.
+const noSched = math.MinInt64
 
 // sessionCheck collects the turns of every session (nil: the run is not
 // a session run).
@@ -129,7 +135,11 @@ func (c *RecordChecker) checkSession(pi int, declared bool, line int, rec *Recor
 	if !seen {
 		c.sessions.order = append(c.sessions.order, k)
 	}
-	c.sessions.turns[k] = append(ts, sessionTurn{*rec.Turn, rec.SentNS, rec.EndNS, int32(min(line, 1<<31-1))})
+	sched := int64(noSched)
+	if rec.ScheduledNS != nil {
+		sched = *rec.ScheduledNS
+	}
+	c.sessions.turns[k] = append(ts, sessionTurn{*rec.Turn, rec.SentNS, rec.EndNS, sched, int32(min(line, 1<<31-1))})
 }
 
 // finishSessions checks every session's turns: each turn once, from 0 up
@@ -152,12 +162,67 @@ func (c *RecordChecker) finishSessions(at func(line int, field, format string, a
 				at(int(t.line), "turn", "session %d has turn %d but no turn %d: a session's turns run from 0 up", k.session, t.turn, i)
 			case i > 0 && t.sent < ts[i-1].end:
 				at(int(t.line), "sent_ns", "session %d turn %d was sent at %d, before turn %d ended at %d (line %d): a turn carries the previous turn's answer and waits for it", k.session, t.turn, t.sent, i-1, ts[i-1].end, ts[i-1].line)
+			case i > 0 && c.rate && t.sched != ts[i-1].end:
+				at(int(t.line), "scheduled_ns", "session %d turn %d is scheduled at %d, but a later turn of sessions arriving at a rate is scheduled when the turn before it ended: %d (line %d)", k.session, t.turn, t.sched, ts[i-1].end, ts[i-1].line)
 			default:
 				continue
 			}
 			break
 		}
 	}
+	if c.rate {
+		c.checkSessionArrivals(at)
+	}
+}
+
+// checkSessionArrivals compares, in a run of sessions arriving at a rate,
+// each cell's session starts (turn 0's scheduled_ns, relative to the
+// first session's) with the arrival schedule regenerated from client.seed:
+// one offset per session, drawn as capture draws a rate point's (the
+// point's stream, measure phase). A session moved or numbered beyond the
+// records is rejected; a dropped session leaves its turns missing, which
+// the count check reports. The work is linear in the records: offsets
+// are regenerated only up to the sessions recorded.
+func (c *RecordChecker) checkSessionArrivals(at func(line int, field, format string, args ...any)) {
+	if c.m.Client.Seed == nil {
+		return
+	}
+	starts := map[int][]sessionStart{}
+	var cells []int
+	for _, k := range c.sessions.order {
+		t0 := c.sessions.turns[k][0]
+		if k.warmup || t0.turn != 0 || t0.sched == noSched {
+			continue
+		}
+		if _, ok := starts[k.cell]; !ok {
+			cells = append(cells, k.cell)
+		}
+		starts[k.cell] = append(starts[k.cell], sessionStart{k.session, t0.sched, t0.line})
+	}
+	for _, cell := range cells {
+		ss := starts[cell]
+		slices.SortFunc(ss, func(a, b sessionStart) int { return cmp.Compare(a.session, b.session) })
+		pi := cell / c.repeats
+		pt := &c.m.Load.Points[pi]
+		if last := ss[len(ss)-1]; last.session >= int64(len(ss)) || last.session >= int64(c.m.Workload.Sessions.Sessions) {
+			at(int(last.line), "session", "point %s repeat %d: session %d, but %d sessions have records (of %d in workload.sessions): sessions are numbered from 0 without a gap", pt.Name, cell%c.repeats, last.session, len(ss), c.m.Workload.Sessions.Sessions)
+			continue
+		}
+		g := newScheduler(pt.Arrival, pt.Rate, pt.Burstiness, 0, *c.m.Client.Seed, scheduleStream(&phasePlan{pi: pi, phase: PhaseMeasure}))
+		for i, s := range ss {
+			exp, _ := g.next()
+			if got := s.sched - ss[0].sched; got-exp > ScheduleToleranceNS || exp-got > ScheduleToleranceNS {
+				at(int(s.line), "scheduled_ns", "point %s repeat %d: session %d starts %d ns after session 0, but the arrival schedule regenerated from client.seed says %d ns", pt.Name, cell%c.repeats, i, got, exp)
+				break
+			}
+		}
+	}
+}
+
+// sessionStart is a session's turn 0 as checkSessionArrivals keeps it.
+type sessionStart struct {
+	session, sched int64
+	line           int32
 }
 
 // validateSessions checks workload.sessions against the load: a session
@@ -180,8 +245,13 @@ func validateSessions(ps *problems, m *Manifest) {
 	if s.Sessions < 1 || s.Turns < s.Sessions {
 		ps.add("workload.sessions", "sessions must be ≥ 1 and turns at least sessions (a session has a turn at least), got %d sessions, %d turns", s.Sessions, s.Turns)
 	}
-	if m.Load.Mode != ModeConcurrency {
-		ps.add("load.mode", "must be %q in a session run: each session sends its next turn when the last one ended", ModeConcurrency)
+	if m.Load.Mode != ModeConcurrency && m.Load.Mode != ModeRate {
+		ps.add("load.mode", "must be %q (sessions at once) or %q (sessions arriving at a rate) in a session run", ModeConcurrency, ModeRate)
+	}
+	for i, p := range m.Load.Points {
+		if p.Arrival == ArrivalTrace {
+			ps.add(fmt.Sprintf("load.points[%d].arrival", i), "a session run's sessions arrive by a seeded schedule, not %q", ArrivalTrace)
+		}
 	}
 	if m.Load.Warmup.Requests > 0 || m.Load.Warmup.Duration > 0 {
 		ps.add("load.warmup", "must be empty in a session run")

@@ -163,7 +163,7 @@ server answered once with the simulator's X-Benchseal-Simulator header.`,
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the API key (sent as Bearer, never recorded)")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 0, "wait up to this long for GET /v1/models to answer before starting")
 	f.StringVar(&o.concurrency, "concurrency", "", "closed loop: outstanding requests, or a comma list of points")
-	f.StringVar(&o.rate, "rate", "", "open loop: requests per second, or a comma list of points")
+	f.StringVar(&o.rate, "rate", "", "open loop: requests per second, or a comma list of points (with --sessions: sessions started per second)")
 	enumFlag(f, &o.arrival, "arrival", schema.ArrivalPoisson, []string{schema.ArrivalConstant, schema.ArrivalPoisson, schema.ArrivalGamma}, "rate arrivals: constant, poisson or gamma")
 	f.Float64Var(&o.burstiness, "burstiness", 0, "gamma shape (1 = poisson, < 1 burstier); implies --arrival gamma")
 	f.IntVar(&o.requests, "requests", 0, "measured requests per point")
@@ -232,7 +232,7 @@ func addWorkloadFlags(cmd *cobra.Command, o *captureOptions) {
 	f.Float64Var(&o.traceSpeedup, "trace-speedup", 1, "with --trace: divide the trace's times by this (10: ten times as fast)")
 	f.StringVar(&o.traceWindow, "trace-window", "", "with --trace: replay only START..END of the trace (its time since the first request, e.g. 60s..120s; either side may be empty)")
 	f.StringVar(&o.sharegpt, "sharegpt", "", "ShareGPT conversations (JSON list of {id, conversations: [{from, value}]}): each conversation's first question as a prompt asking for its answer's length in words, or with --sessions every turn (see docs/capture.md)")
-	f.IntVar(&o.sessions, "sessions", 0, "with --sharegpt and --concurrency C: run N multi-turn sessions per point, C at a time, each sending its next turn (with the earlier questions and the dataset's answers) when the previous one ended")
+	f.IntVar(&o.sessions, "sessions", 0, "with --sharegpt: run N multi-turn sessions per point, C at a time (--concurrency C) or starting at R sessions per second on the seeded --arrival schedule (--rate R), each sending its next turn (with the earlier questions and the dataset's answers) when the previous one ended")
 	for _, n := range []string{"plan", "prompts", "distinct-prompts"} {
 		cmd.MarkFlagsMutuallyExclusive("trace", n)
 		cmd.MarkFlagsMutuallyExclusive("sharegpt", n)
