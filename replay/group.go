@@ -140,7 +140,11 @@ func (g *group) add(rec *schema.Record) error {
 		return err
 	}
 	g.sessions.add(rec)
-	g.prefix.add(g.cfg.workload, rec)
+	if rec.Session != nil {
+		g.prefix.addTurn(rec, g.sessions.previous(rec), g.cfg.prov.Field(schema.FieldInputTokens).Usable())
+	} else {
+		g.prefix.add(g.cfg.workload, rec)
+	}
 	if g.peer != nil {
 		if err := g.peer.add(rec); err != nil {
 			return err

@@ -43,6 +43,27 @@ type TurnResult struct {
 type sessionGroup struct {
 	turns    map[int64]*turnAcc
 	sessions map[int64]*sessionAcc
+	// last holds each session's latest record's turn (for the expected
+	// prefix of the next: PrefixBasisSessions).
+	last map[int64]prevTurn
+}
+
+// previous returns the record of the turn before rec in its session, when
+// it is the last one added (nil otherwise, or when rec names no session
+// or is turn 0), and remembers rec as its session's last.
+func (s *sessionGroup) previous(rec *schema.Record) *prevTurn {
+	if rec.Session == nil || rec.Turn == nil {
+		return nil
+	}
+	if s.last == nil {
+		s.last = map[int64]prevTurn{}
+	}
+	var out *prevTurn
+	if p, ok := s.last[*rec.Session]; ok && *rec.Turn > 0 && p.turn == *rec.Turn-1 {
+		out = &p
+	}
+	s.last[*rec.Session] = prevTurn{*rec.Turn, rec.InputTokens, rec.Status == schema.StatusOK}
+	return out
 }
 
 type turnAcc struct {

@@ -120,14 +120,24 @@ func sessionBrief(s *replay.SessionResult) string {
 	return strings.Join(parts, ", ")
 }
 
-// prefixText sets a trace replay's expected cacheable tokens against the
-// cached tokens the server reported ("" when the point has none).
+// prefixText sets a trace replay's or session run's expected cacheable
+// tokens against the cached tokens the server reported ("" when the point
+// has none).
 func prefixText(p *replay.PrefixExpected) string {
 	if p == nil {
 		return ""
 	}
-	s := fmt.Sprintf("expected %d of %d prompt tokens (%s) of %d ok requests: the trace's shared prefix blocks (workload items' cacheable_tokens: words, or the served model's tokens when fitted); ",
-		p.ExpectedTokens, p.PromptTokens, percentText(p.ExpectedTokens, p.PromptTokens), p.Requests)
+	if p.Overflow != "" {
+		return "expected and reported cached tokens " + NullText(p.Overflow)
+	}
+	basis := "the trace's shared prefix blocks (workload items' cacheable_tokens: words, or the served model's tokens when fitted)"
+	what := "ok requests"
+	if p.Basis == replay.PrefixBasisSessions {
+		basis = "each turn's history, the previous turn's prompt (its input_tokens, the server's count; the dataset's answer after it and a shared system prompt not counted)"
+		what = "ok later turns after an ok turn"
+	}
+	s := fmt.Sprintf("expected %d of %d prompt tokens (%s) of %d %s: %s; ",
+		p.ExpectedTokens, p.PromptTokens, percentText(p.ExpectedTokens, p.PromptTokens), p.Requests, what, basis)
 	if p.Reported == 0 {
 		return s + "the server reported no cached tokens"
 	}
@@ -145,7 +155,11 @@ func percentText(a, b int64) string {
 // prefixCSV lists a point's expected and reported cached tokens as CSV
 // metric paths and values.
 func prefixCSV(p *replay.PrefixExpected) [][2]string {
+	if p.Overflow != "" {
+		return [][2]string{{"prefix_expected.basis", p.Basis}, {"prefix_expected.null_reason", p.Overflow}}
+	}
 	return [][2]string{
+		{"prefix_expected.basis", p.Basis},
 		{"prefix_expected.requests", strconv.FormatInt(p.Requests, 10)},
 		{"prefix_expected.prompt_tokens", strconv.FormatInt(p.PromptTokens, 10)},
 		{"prefix_expected.expected_tokens", strconv.FormatInt(p.ExpectedTokens, 10)},
@@ -159,7 +173,11 @@ func prefixCSV(p *replay.PrefixExpected) [][2]string {
 func (w *jw) prefixExpected(p *replay.PrefixExpected) {
 	w.open('{')
 	for _, kv := range prefixCSV(p) {
-		w.kv(strings.TrimPrefix(kv[0], "prefix_expected."), kv[1])
+		if k := strings.TrimPrefix(kv[0], "prefix_expected."); k == "basis" || k == "null_reason" {
+			w.ks(k, kv[1])
+		} else {
+			w.kv(k, kv[1])
+		}
 	}
 	w.close('}')
 }
