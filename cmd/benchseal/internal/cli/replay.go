@@ -406,7 +406,7 @@ func claimsWritten(path string, c *schema.Claims) string {
 }
 
 // replayWithWorkload replays run, with its workload items when it is a
-// trace replay's run directory (traceWorkload).
+// trace replay (traceWorkload).
 func replayWithWorkload(ctx context.Context, run schema.Run, opts replay.Options) (*replay.Result, error) {
 	w, err := traceWorkload(run)
 	if err != nil {
@@ -416,22 +416,49 @@ func replayWithWorkload(ctx context.Context, run schema.Run, opts replay.Options
 	return replay.Replay(ctx, run, opts)
 }
 
-// traceWorkload reads the workload items of a trace-replay run directory,
-// whose items state their expected cacheable tokens (nil, nil for other
-// runs and for bundles).
+// traceWorkload reads the workload items of a trace replay, whose items
+// state their expected cacheable tokens: a run directory's workload.jsonl,
+// or a bundle's workload layer (streamed through the bundle's checked
+// reader: stored and uncompressed digest and size checked as it streams,
+// decompression bounded by the declared size). nil, nil for other runs.
 func traceWorkload(run schema.Run) (*schema.WorkloadItems, error) {
-	rd, ok := run.(*schema.RunDir)
-	if !ok || rd.Manifest().Workload.Trace == nil || rd.WorkloadPath == "" {
+	if run.Manifest().Workload.Trace == nil {
 		return nil, nil
 	}
-	f, err := os.Open(rd.WorkloadPath)
-	if err != nil {
-		return nil, fmt.Errorf("read workload: %w", err)
+	var r io.ReadCloser
+	name := schema.WorkloadFile
+	switch run := run.(type) {
+	case *schema.RunDir:
+		if run.WorkloadPath == "" {
+			return nil, nil
+		}
+		f, err := os.Open(run.WorkloadPath)
+		if err != nil {
+			return nil, fmt.Errorf("read workload: %w", err)
+		}
+		r, name = f, run.WorkloadPath
+	case *artifact.Bundle:
+		for _, l := range run.Layers() {
+			if l.Kind != artifact.KindWorkload {
+				continue
+			}
+			rc, err := run.OpenLayer(l)
+			if err != nil {
+				return nil, fmt.Errorf("read workload: %w", err)
+			}
+			r = rc
+			break
+		}
+		if r == nil {
+			return nil, nil
+		}
+	default:
+		return nil, nil
 	}
-	defer f.Close()
+	defer r.Close()
 	w := schema.NewWorkloadItems()
-	if _, err := io.Copy(w, f); err != nil {
-		return nil, fmt.Errorf("read workload %s: %w", rd.WorkloadPath, err)
+	if _, err := io.Copy(w, r); err != nil {
+		return nil, fmt.Errorf("read workload %s: %w", name, err)
 	}
 	w.Close()
 	return w, nil
