@@ -74,6 +74,12 @@ type pointView struct {
 	// Cold and ColdDists are the cold column (empty: no warmup records).
 	Cold      []scalarRow
 	ColdDists []distRow
+	// Sessions and SessionDists are the session column (empty: no record
+	// names a session); Prefix the expected against reported prefix-cache
+	// tokens (empty: none expected).
+	Sessions     []scalarRow
+	SessionDists []distRow
+	Prefix       []scalarRow
 	// Server holds the server column's rows (empty: no scrapes stored).
 	Server []serverRow
 	// Energy holds the accelerator energy column's rows (empty: no
@@ -230,6 +236,12 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 	}
 	if p.Cold != nil {
 		pv.Cold, pv.ColdDists = coldView(p.Cold)
+	}
+	if p.Sessions != nil {
+		pv.Sessions, pv.SessionDists = sessionView(p.Sessions)
+	}
+	if t := prefixText(p.PrefixExpected); t != "" {
+		pv.Prefix = []scalarRow{{Metric: "Prefix cache", Value: t, Text: true}}
 	}
 	for _, r := range serverRows(p) {
 		pv.Server = append(pv.Server, serverRow{r.metric, r.value, r.unit})

@@ -223,6 +223,28 @@ const htmlSource = `<!DOCTYPE html>
 </table></div>
 <p class="meanings"><span>{{$.ColdMeaning}}</span></p>
 {{- end}}
+{{- if .Sessions}}
+<h3>sessions (multi-turn: time to first token by turn, session durations)</h3>
+<table>
+<tbody>
+{{- template "scalarrows" .Sessions}}
+</tbody>
+</table>
+<div class="scroll"><table>
+<thead><tr><th></th>{{range .DistKeys}}<th class="num">{{.}}</th>{{end}}<th>unit</th></tr></thead>
+<tbody>
+{{- template "distrows" .SessionDists}}
+</tbody>
+</table></div>
+{{- end}}
+{{- if .Prefix}}
+<h3>prefix cache (expected against reported cached tokens)</h3>
+<table>
+<tbody>
+{{- template "scalarrows" .Prefix}}
+</tbody>
+</table>
+{{- end}}
 {{- if .Server}}
 <h3>server (the engine's own /metrics)</h3>
 <table>

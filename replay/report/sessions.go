@@ -181,3 +181,24 @@ func (w *jw) prefixExpected(p *replay.PrefixExpected) {
 	}
 	w.close('}')
 }
+
+// sessionView lays out a session column for the HTML report: the sessions
+// and those complete, then per turn index its TTFT distribution and the
+// session durations' (null with the reason where the text prints null).
+func sessionView(s *replay.SessionResult) (scalars []scalarRow, dists []distRow) {
+	scalars = append(scalars, scalarRow{Metric: "Sessions", Value: fmt.Sprintf("%d (%d with every turn ok)", s.Sessions, s.Complete), Text: true})
+	row := func(name, key string, d replay.Dist) distRow {
+		r := distRow{Name: name, Unit: "ms"}
+		if why, ok := s.NullReasons[key]; ok {
+			r.Null, r.Span = NullText(why), len(replay.CoreDistKeys)
+		} else {
+			r.Cells = distCells(d, nsToMS)
+		}
+		return r
+	}
+	for _, t := range s.ByTurn {
+		dists = append(dists, row(fmt.Sprintf("turn %d ttft (%d requests, %d ok)", t.Turn, t.Requests, t.OK), "ttft_ns", t.TTFT))
+	}
+	dists = append(dists, row("session duration", "duration_ns", s.DurationNS))
+	return scalars, dists
+}
