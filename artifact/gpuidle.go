@@ -41,13 +41,23 @@ const (
 // say so (once per endpoint). Scrapes that cannot be read are
 // CheckGPUEvidence's problems and are skipped here.
 func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byte, error), busy []schema.Span) (problems []schema.Problem, notes []string) {
+	problems, notes, _ = CheckGPUIdleGaps(m, file, read, busy)
+	return problems, notes
+}
+
+// CheckGPUIdleGaps is CheckGPUIdle, with the number of idle gaps it
+// checked: pairs of consecutive scrapes of an endpoint with no request
+// in flight between them and at least one device with an idle power
+// reading. 0 means the check proves nothing about the run (every pair of
+// scrapes has a warmup or a point between them).
+func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([]byte, error), busy []schema.Span) (problems []schema.Problem, notes []string, gaps int) {
 	if m == nil || m.GPUMetrics == nil {
-		return nil, nil
+		return nil, nil, 0
 	}
 	g := m.GPUMetrics
 	custom, err := energy.CustomOf(g)
 	if err != nil {
-		return nil, nil // CheckGPUEvidence reports it
+		return nil, nil, 0 // CheckGPUEvidence reports it
 	}
 	lagged := make([]schema.Span, len(busy))
 	for i, s := range busy {
@@ -97,6 +107,7 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 				ids = append(ids, id)
 			}
 			slices.Sort(ids)
+			counted := false
 			for _, id := range ids {
 				da, db := a.sc.Devices[id], b.sc.Devices[id]
 				if da == nil || da.EnergyJ == nil || db.EnergyJ == nil || *db.EnergyJ < *da.EnergyJ {
@@ -106,6 +117,9 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 				if !ok {
 					unchecked[id] = true
 					continue
+				}
+				if !counted {
+					gaps, counted = gaps+1, true
 				}
 				rise := *db.EnergyJ - *da.EnergyJ
 				lagW := max(peakW[id]-w, w)
@@ -126,7 +140,7 @@ func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byt
 			notes = append(notes, fmt.Sprintf("idle energy of gpu_metrics.endpoints[%d] (%v): not checked, no power reading with nothing in flight", e, ids))
 		}
 	}
-	return problems, notes
+	return problems, notes, gaps
 }
 
 // lagOverlap is how much of [from, to] lies within schema.CounterLagNS

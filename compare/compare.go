@@ -538,12 +538,17 @@ func isCost(path string) bool {
 	return path == replay.CostPerMillionGoodTokens || path == replay.CostPerMillionOutputTokens
 }
 
-// currency is the currency of an input's price ("" when none is stated).
+// currency is the currency of an input's price ("" when none is
+// stated): the manifest's cost.currency also when it states only a price
+// per kWh (the cost per token is null then, but its currency is stated).
 func currency(in *Input) string {
-	if in.Result.Cost == nil {
-		return ""
+	switch {
+	case in.Result != nil && in.Result.Cost != nil:
+		return in.Result.Cost.Currency
+	case in.Manifest != nil && in.Manifest.Cost != nil:
+		return in.Manifest.Cost.Currency
 	}
-	return in.Result.Cost.Currency
+	return ""
 }
 
 // RelativeChange is patch/base − 1 exactly, Null when either is undefined

@@ -492,7 +492,7 @@ func orNotStated(v string) string {
 
 // HardwareText is "8 × NVIDIA H200" as the manifest states it; an unknown
 // count is "unknown count × NVIDIA H200", never "0 ×"; "" when no
-// accelerator is stated; a simulated server is schema.HardwareSimulated.
+// accelerator is stated; a simulated server is Manifest.SimulatedHardware.
 func HardwareText(m *schema.Manifest) string {
 	h := m.Hardware
 	if h.Accelerator == "" {
@@ -500,7 +500,7 @@ func HardwareText(m *schema.Manifest) string {
 	}
 	c, stated := h.Accelerators()
 	if h.Accelerator == schema.HardwareSimulated && c == 0 {
-		return h.Accelerator
+		return m.SimulatedHardware()
 	}
 	n := "unknown count"
 	if stated {

@@ -57,3 +57,19 @@ func simulatorServing(g *GPUMetrics) bool {
 	}
 	return false
 }
+
+// validateGPUDeviceModels rejects simulator-labelled devices
+// (SimulatorModel) under a stated accelerator that is not
+// HardwareSimulated: the run's own scrapes say the energy is the
+// simulator's, not that of the accelerator it states. Other model labels
+// are printed beside the stated hardware (HardwareSummary), not matched:
+// "H100" and "NVIDIA H100 80GB HBM3" cannot be told apart by a rule.
+func validateGPUDeviceModels(ps *problems, m *Manifest) {
+	a := m.Hardware.Accelerator
+	if a == "" || a == HardwareSimulated {
+		return
+	}
+	if n := m.SimulatedAccelerators(); n > 0 {
+		ps.add("gpu_metrics.endpoints", "list %d device(s) labelled model %q (benchseal's simulator), but hardware.accelerator is %q: the energy is the simulator's, not that of the accelerator the run states it ran on", n, SimulatorModel, a)
+	}
+}

@@ -143,6 +143,7 @@ func validateGPUMetrics(ps *problems, m *Manifest) {
 	}
 	validateGPUScrapes(ps, m)
 	validateGPUDeviceCount(ps, m)
+	validateGPUDeviceModels(ps, m)
 }
 
 // ReadingFrom is the earliest instant scrape s's readings may describe:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
@@ -104,6 +105,9 @@ type Result struct {
 	// each labelled UNVERIFIED.
 	UnverifiedExternal []ExternalResult `json:"unverifiedExternal,omitempty"`
 	Warnings           []string         `json:"warnings,omitempty"`
+	// Energy says what the accelerator scrapes' checks found; nil when
+	// the run has none or its server state was not checked.
+	Energy *EnergyEvidence `json:"energyEvidence,omitempty"`
 	// Flagged lists every point × repeat the replay flagged (overloaded,
 	// generator-limited, …), claimed or not; nil when the claim checker
 	// does not report flags or the records were not replayed.
@@ -278,4 +282,33 @@ func (r *Result) openFailed(err error) error {
 	}
 	ce := r.fail(check, blob, cause)
 	return r.finish([]error{ce})
+}
+
+// EnergyEvidence is the outcome of the checks on a run's accelerator
+// scrapes (artifact.CheckGPUEvidence, artifact.CheckGPUIdleGaps).
+type EnergyEvidence struct {
+	Scrapes   int `json:"scrapes"`
+	Devices   int `json:"devices"`
+	Endpoints int `json:"endpoints"`
+	// Evidence is StatusPassed or StatusFailed: every scrape present, of
+	// its sha256, parsable, and its devices the manifest's.
+	Evidence string `json:"evidence"`
+	// IdleGaps is the number of idle gaps the idle check covered; Idle is
+	// StatusPassed, StatusFailed, or StatusSkipped when there was none
+	// (no two scrapes with nothing in flight between them).
+	IdleGaps int    `json:"idleGaps"`
+	Idle     string `json:"idle"`
+}
+
+// Line is e in one line of text.
+func (e *EnergyEvidence) Line() string {
+	idle := fmt.Sprintf("%s over %d idle gap(s)", strings.ToUpper(e.Idle), e.IdleGaps)
+	switch {
+	case e.Idle == StatusSkipped:
+		idle = "not checkable: no two scrapes with nothing in flight between them (a warmup or a point precedes every scrape)"
+	case e.Evidence == StatusFailed && e.IdleGaps == 0:
+		idle = "not checked"
+	}
+	return fmt.Sprintf("accelerator scrapes: %d scrape(s) of %d device(s) on %d endpoint(s), evidence check %s; idle check %s",
+		e.Scrapes, e.Devices, e.Endpoints, strings.ToUpper(e.Evidence), idle)
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
@@ -28,18 +29,21 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 		tallies = res.Records.Server
 	}
 	probs, notes := artifact.CheckServerEvidenceNotes(m, schema.ManifestFile, b.ReadAttachment, tallies)
+	gpuFailed := false
 	for _, p := range probs {
 		errs = append(errs, errors.New(p.String()))
+		gpuFailed = gpuFailed || strings.HasPrefix(p.Field, "gpu_metrics")
 	}
 	for _, n := range notes {
 		res.Warnings = append(res.Warnings, "UNVERIFIED "+n.Reason)
 	}
 	res.counterCells = notes
 	if res.Records != nil {
-		idle, idleNotes := artifact.CheckGPUIdle(m, schema.ManifestFile, b.ReadAttachment, res.Records.Busy)
+		idle, idleNotes, gaps := artifact.CheckGPUIdleGaps(m, schema.ManifestFile, b.ReadAttachment, res.Records.Busy)
 		for _, p := range idle {
 			errs = append(errs, errors.New(p.String()))
 		}
+		res.Energy = energyEvidence(m, gpuFailed, len(idle) > 0, gaps)
 		for _, n := range idleNotes {
 			res.Warnings = append(res.Warnings, "UNVERIFIED "+n)
 		}
@@ -56,4 +60,27 @@ func checkServerStateBeforeClaims(b *artifact.Bundle, res *Result, skipContent b
 		return checkServerState(b, res)
 	}
 	return nil
+}
+
+// energyEvidence is the EnergyEvidence of m's accelerator scrapes (nil
+// without any).
+func energyEvidence(m *schema.Manifest, failed, idleFailed bool, gaps int) *EnergyEvidence {
+	g := m.GPUMetrics
+	if g == nil {
+		return nil
+	}
+	e := &EnergyEvidence{Scrapes: len(g.Scrapes), Endpoints: len(g.Endpoints), Evidence: StatusPassed, IdleGaps: gaps, Idle: StatusPassed}
+	for _, ep := range g.Endpoints {
+		e.Devices += len(ep.Devices)
+	}
+	if failed {
+		e.Evidence = StatusFailed
+	}
+	switch {
+	case idleFailed:
+		e.Idle = StatusFailed
+	case gaps == 0:
+		e.Idle = StatusSkipped
+	}
+	return e
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -128,6 +130,9 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if m := shardOfRun(o.dir); m != "" {
 		fmt.Fprintln(out, m)
 	}
+	if h := scrapedHardware(o.dir); h != "" {
+		fmt.Fprintf(out, "hardware %s\n", h)
+	}
 	if sum.Incomplete {
 		fmt.Fprintf(out, "WARNING: the run is marked INCOMPLETE (%s): %d declared measured request(s) have no record: replay counts them as not sent and as misses in SLO attainment\n",
 			sum.IncompleteReason, sum.Missing)
@@ -157,4 +162,19 @@ func shardOfRun(dir string) string {
 	}
 	s := rd.Manifest().Shard
 	return fmt.Sprintf("NOTE: this run is shard %d of %d of a sharded capture: it holds only that shard's share of the plan; benchseal merge joins the shards into the run", s.Index, s.Count)
+}
+
+// scrapedHardware is the run's HardwareSummary when it has accelerator
+// scrapes (the stated hardware beside the devices scraped), else "".
+func scrapedHardware(dir string) string {
+	f, err := os.Open(filepath.Join(dir, schema.ManifestFile))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	m, err := schema.DecodeManifest(f, schema.ManifestFile)
+	if err != nil || m.GPUMetrics == nil {
+		return ""
+	}
+	return m.HardwareSummary()
 }

@@ -295,6 +295,9 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
 	}
 	fmt.Fprintln(w)
+	if r.Energy != nil {
+		fmt.Fprintln(w, r.Energy.Line())
+	}
 	if r.RunID != "" {
 		// What was verified, next to the verdict: a simulator run labelled
 		// with real hardware says "synthetic" here.
