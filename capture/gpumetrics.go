@@ -57,7 +57,15 @@ type gpuScraper struct {
 	// measuring devices are the ones the manifest lists.
 	first map[int]*energy.Scrape
 	seq   int
+	// short lists the point × repeat windows shorter than
+	// shortWindowIntervals scrape intervals.
+	short []string
 }
+
+// shortWindowIntervals: a window shorter than two scrape intervals may
+// hold fewer than two scrapes, and its energy's lower bound (the rise
+// between scrapes inside it) is then 0: the bounds cannot close.
+const shortWindowIntervals = 2
 
 // newGPUScraper checks that every endpoint of Options.GPUMetrics answers
 // with accelerator energy or power metrics before the run (nil when none
@@ -210,7 +218,13 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 			}
 		}
 	}()
+	start := g.r.now()
 	run()
+	if d := time.Duration(g.r.now() - start); d < shortWindowIntervals*g.interval {
+		g.mu.Lock()
+		g.short = append(g.short, fmt.Sprintf("%s/%d (%.2f s)", c.pt.Name, c.repeat, d.Seconds()))
+		g.mu.Unlock()
+	}
 	if g.maxAge > 0 {
 		// The readings of a scrape taken now may predate the point's end
 		// by up to maxAge: the scrapes go on until they cannot.
@@ -225,10 +239,11 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 }
 
 // record copies the scrapes and each endpoint's devices (those its first
-// stored scrape measures) into the manifest.
-func (g *gpuScraper) record(m *schema.Manifest) {
+// stored scrape measures) into the manifest, and returns the warning for
+// the windows too short for their energy bounds to close ("" when none).
+func (g *gpuScraper) record(m *schema.Manifest) string {
 	if g == nil {
-		return
+		return ""
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -246,4 +261,9 @@ func (g *gpuScraper) record(m *schema.Manifest) {
 		slices.SortFunc(devs, func(a, b schema.GPUDevice) int { return strings.Compare(a.ID, b.ID) })
 		gm.Endpoints[i].Devices = devs
 	}
+	if len(g.short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the measured window of %d point × repeat(s) (%s) is shorter than two accelerator scrape intervals (%s): fewer than two scrapes fall inside it, so its energy lower bound is 0 and the bounds cannot close; give --gpu-metrics-interval a shorter period or the points more requests",
+		len(g.short), strings.Join(g.short, ", "), g.interval)
 }

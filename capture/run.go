@@ -232,6 +232,9 @@ type Result struct {
 	// Failures counts the requests that did not end ok, by reason, most
 	// frequent first.
 	Failures []FailureCount
+	// EnergyWarning says which point × repeat windows are too short for
+	// their accelerator energy bounds to close ("" when none).
+	EnergyWarning string
 }
 
 type runner struct {
@@ -614,7 +617,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		m.IncompleteReason = "records could not be written completely: " + sinkErr.Error()
 	}
 	scr.record(m)
-	gpu.record(m)
+	res.EnergyWarning = gpu.record(m)
 	keeper.record(m)
 	// Fields measured during the run (token_counts) may now be stated.
 	if err := r.finishManifest(m, nil, nil); err != nil {

@@ -470,7 +470,7 @@ func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha fl
 	// side's.
 	baseOK, patchOK := c.Base.NullReason == "", c.Patch.NullReason == ""
 	if isCost(m.Path) && baseOK && patchOK {
-		if cb, cp := currency(base), currency(in); cb != cp {
+		if cb, cp := Currency(base), Currency(in); cb != cp {
 			c.Change = replay.Null
 			c.Note = fmt.Sprintf("not compared: prices in different currencies (%s: %q, %s: %q)", base.Name, cb, in.Name, cp)
 			return c
@@ -538,10 +538,10 @@ func isCost(path string) bool {
 	return path == replay.CostPerMillionGoodTokens || path == replay.CostPerMillionOutputTokens
 }
 
-// currency is the currency of an input's price ("" when none is
+// Currency is the currency of an input's price ("" when none is
 // stated): the manifest's cost.currency also when it states only a price
 // per kWh (the cost per token is null then, but its currency is stated).
-func currency(in *Input) string {
+func Currency(in *Input) string {
 	switch {
 	case in.Result != nil && in.Result.Cost != nil:
 		return in.Result.Cost.Currency

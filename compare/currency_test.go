@@ -11,10 +11,10 @@ import (
 // currency: the cost column's header must not say "currency not stated".
 func TestCurrencyStatedWithoutPricePerHour(t *testing.T) {
 	in := &Input{Manifest: &schema.Manifest{Cost: &schema.Cost{Currency: "EUR", PricePerKWh: "0.30"}}, Result: &replay.Result{}}
-	if got := currency(in); got != "EUR" {
+	if got := Currency(in); got != "EUR" {
 		t.Errorf("currency %q, want EUR", got)
 	}
-	if got := currency(&Input{Manifest: &schema.Manifest{}, Result: &replay.Result{}}); got != "" {
+	if got := Currency(&Input{Manifest: &schema.Manifest{}, Result: &replay.Result{}}); got != "" {
 		t.Errorf("no cost: currency %q", got)
 	}
 }

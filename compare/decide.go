@@ -202,7 +202,7 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 		seen := map[string]bool{}
 		for _, in := range d.Inputs {
 			if in.Result.Cost != nil {
-				seen[currency(in)] = true
+				seen[Currency(in)] = true
 			}
 		}
 		if len(seen) > 1 {

@@ -98,14 +98,16 @@ func inputLabel(i int) string {
 	return "I" + strconv.Itoa(i+1)
 }
 
+// currencyOf is the one currency the inputs state (compare.Currency),
+// "" when none or several.
 func currencyOf(ins []*compare.Input) string {
 	c := ""
 	for _, in := range ins {
-		if in.Result.Cost != nil && in.Result.Cost.Currency != "" {
-			if c != "" && c != in.Result.Cost.Currency {
+		if k := compare.Currency(in); k != "" {
+			if c != "" && c != k {
 				return ""
 			}
-			c = in.Result.Cost.Currency
+			c = k
 		}
 	}
 	return c

@@ -495,6 +495,9 @@ func runCapture(cmd *cobra.Command, o *captureOptions) error {
 		}
 	}
 	printCaptureSummary(ctx, o.io.Out, res)
+	if res.EnergyWarning != "" {
+		fmt.Fprintf(o.io.ErrOut, "warning: %s\n", res.EnergyWarning)
+	}
 	if res.Stopped {
 		fmt.Fprintf(o.io.ErrOut, "benchseal: capture interrupted; %s is a valid run marked incomplete\n", res.Dir)
 		return silentExit{ExitError}
