@@ -316,7 +316,13 @@ func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, e
 		cv.Reason = err.Error()
 		return cv, nil
 	}
-	cv.Verdict, cv.RepeatsNeeded, cv.Reason = verdict.Of(e.Verdict), e.RepeatsNeeded, e.Reason
+	cv.Verdict, cv.Reason = verdict.Of(e.Verdict), e.Reason
+	if cv.Verdict == Inconclusive && e.RepeatsNeeded > 0 {
+		cv.RepeatsNeeded, cv.Reason, err = reproductionRepeats(cv.Original, cv.Reproduced, e.Reason, opts)
+		if err != nil {
+			return cv, err
+		}
+	}
 	if e.Ratio > 0 {
 		cv.Ratio = &e.Ratio
 	}
@@ -324,6 +330,35 @@ func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, e
 		cv.Lo, cv.Hi, cv.Confidence = &e.Lo, &e.Hi, &e.Confidence
 	}
 	return cv, nil
+}
+
+// reproductionRepeats is the advice of an inconclusive ratio: the
+// reproduction repeats needed with the original's repeats as they are
+// (stats.ReproductionRepeatsNeeded; the reviewer cannot add any to the
+// original), or 0 and a reason saying that only the publisher's repeats
+// can decide. reason is EquivalenceRatio's, whose advice is per side.
+func reproductionRepeats(o, r []float64, reason string, opts Options) (int, string, error) {
+	if i := strings.Index(reason, "even "); i >= 0 {
+		reason = strings.TrimSuffix(reason[:i], "; ")
+	}
+	need, err := stats.ReproductionRepeatsNeeded(o, r, opts.Margin, opts.Alpha)
+	if err != nil {
+		return 0, reason, err
+	}
+	switch {
+	case !need.Interval:
+		return 0, joinReason(reason, fmt.Sprintf("the original's %d repeats cannot give a %v %% interval with any number of reproduction repeats up to %d: the publisher must provide more repeats", len(o), 100*(1-2*opts.Alpha), stats.ExactLimit)), nil
+	case need.Needed > stats.ExactLimit:
+		return need.Needed, joinReason(reason, fmt.Sprintf("with the original's %d repeats, even %d reproduction repeats would not decide at the observed spread: the publisher must provide more repeats", len(o), stats.ExactLimit)), nil
+	}
+	return need.Needed, reason, nil
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // decideExact compares counts or flags: reproduced when every repeat of

@@ -198,3 +198,39 @@ func TestDecideExactAndGrouping(t *testing.T) {
 		t.Errorf("groups %+v %+v", gs[1], gs[2])
 	}
 }
+
+// TestReproductionRepeatsAdvice: the advice of an inconclusive ratio
+// counts the reproduction's repeats with the original's as they are, and
+// says when only the publisher can decide; it never asks for the repeats
+// the reproduction already ran.
+func TestReproductionRepeatsAdvice(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		o, r      []float64
+		alpha     float64
+		reason    string
+		need      int
+		words     string
+		wordsGone string
+	}{
+		{"2 original repeats", []float64{100, 100}, []float64{105, 105}, 0.05, "2 + 2 repeats cannot give a 90 % interval (the widest covers 66.7 %)", 5, "2 + 2 repeats cannot give", ""},
+		{"original too spread", []float64{50, 150}, []float64{100, 100, 100, 100, 100, 100}, 0.05, "even 50 repeats per side would not decide at the observed spread", 51,
+			"with the original's 2 repeats, even 50 reproduction repeats would not decide at the observed spread: the publisher must provide more repeats", "per side"},
+		{"no interval with the original's", []float64{100}, []float64{100}, 0.001, "1 + 1 repeats cannot give a 99.8 % interval (the widest covers 0 %)", 0,
+			"the original's 1 repeats cannot give a 99.8 % interval with any number of reproduction repeats up to 50: the publisher must provide more repeats", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, why, err := reproductionRepeats(c.o, c.r, c.reason, Options{Margin: 0.1, Alpha: c.alpha})
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case n != c.need:
+				t.Errorf("%d repeats needed, want %d", n, c.need)
+			case n != 0 && n <= len(c.r):
+				t.Errorf("%d repeats needed, but %d were run", n, len(c.r))
+			case !strings.Contains(why, c.words) || (c.wordsGone != "" && strings.Contains(why, c.wordsGone)):
+				t.Errorf("reason %q, want %q", why, c.words)
+			}
+		})
+	}
+}

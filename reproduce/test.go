@@ -109,7 +109,8 @@ func BuildTest(src Source, repeats int) (*Test, error) {
 }
 
 // refuseUnrebuildable names what makes a run's test impossible to rebuild
-// whatever it ships: a lone shard, a trace replay, external evidence, an
+// whatever it ships: a lone shard, a trace replay, multi-turn sessions,
+// external evidence, an
 // imported run whose tool's load is not stated.
 func refuseUnrebuildable(m *schema.Manifest, miss func(string, ...any)) {
 	if m.ExternalReference() {
@@ -120,6 +121,11 @@ func refuseUnrebuildable(m *schema.Manifest, miss func(string, ...any)) {
 	}
 	if m.Workload.Trace != nil {
 		miss("the run replays the %s trace %s (workload.trace): reproduce does not replay traces; capture --trace with the same file, speed-up and window re-runs it", m.Workload.Trace.Format, m.Workload.Trace.File)
+	}
+	if s := m.Workload.Sessions; s != nil {
+		// Without them the items would go shuffled and without their
+		// history, another test under the same name.
+		miss("the run sent %d multi-turn sessions of %s %s (workload.sessions): reproduce does not re-run sessions in order with their history; capture --sharegpt with the same file and --sessions re-runs them", s.Sessions, s.Format, s.File)
 	}
 	if m.Imported() {
 		tool := "another tool"

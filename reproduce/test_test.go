@@ -104,6 +104,9 @@ func TestBuildTestRefusesWhatCannotBeRebuilt(t *testing.T) {
 		{"trace", func(m *schema.Manifest) {
 			m.Workload.Trace = &schema.TraceSource{Format: schema.TraceMooncake, File: "t.jsonl"}
 		}, "replays the mooncake trace t.jsonl (workload.trace)"},
+		{"sessions", func(m *schema.Manifest) {
+			m.Workload.Sessions = &schema.SessionSource{Format: schema.ConversationsShareGPT, File: "c.json", Sessions: 6, Turns: 10}
+		}, "6 multi-turn sessions of sharegpt c.json (workload.sessions)"},
 		{"external", func(m *schema.Manifest) {
 			m.Evidence, m.Source, m.External = schema.EvidenceImported, &schema.Source{Tool: "mlperf"}, []schema.ExternalRef{{Kind: "mlperf-inference"}}
 		}, "external evidence (manifest.external, mlperf-inference)"},

@@ -299,3 +299,88 @@ func (cc *cutoffCache) get(n int, alpha float64) int {
 	}
 	return cc.c[n]
 }
+
+// ReproductionRepeats is how many repeats a reproduction needs when the
+// original's are fixed (ReproductionRepeatsNeeded).
+type ReproductionRepeats struct {
+	// Needed is the smallest reproduction repeat count, above the
+	// reproduction's and at most ExactLimit, at which the test would
+	// decide; ExactLimit+1 when none up to ExactLimit would.
+	Needed int
+	// Interval is false when the original's repeats give no 1 − 2α
+	// interval with any reproduction repeat count up to ExactLimit: only
+	// more original repeats can decide.
+	Interval bool
+}
+
+// ReproductionRepeatsNeeded is EquivalenceRatio's RepeatsNeeded for a
+// reviewer who cannot add repeats to the original: the original keeps
+// its len(orig) values and only the reproduction's count m grows, from
+// len(repro)+1. The model is EquivalenceRatio's (the estimated log ratio
+// stays; both sides spread as the pooled residuals of their logs about
+// their medians, read at Hazen quantiles), with the exact interval of
+// len(orig) and m values. It is an estimate, not a guarantee.
+// EquivalenceRatio's own results are not changed by it. The samples must
+// be ones EquivalenceRatio accepts; a value ≤ 0 gives the zero value.
+func ReproductionRepeatsNeeded(orig, repro []float64, margin, alpha float64) (ReproductionRepeats, error) {
+	if err := checkEquivalenceInput(orig, repro, margin, alpha); err != nil {
+		return ReproductionRepeats{}, err
+	}
+	if nonPositive("original", orig) != "" || nonPositive("reproduction", repro) != "" {
+		return ReproductionRepeats{}, nil
+	}
+	lo, lr := logs(orig), logs(repro)
+	estimate := shiftInterval(lr, lo, alpha).Estimate
+	bound := math.Log1p(margin)
+	resid := append(residuals(lo), residuals(lr)...)
+	slices.Sort(resid)
+	no := len(lo)
+	qo := hazenQuantiles(resid, no)
+	out := ReproductionRepeats{Needed: ExactLimit + 1}
+	for m := len(lr) + 1; m <= ExactLimit; m++ {
+		c := mixedCutoffs.get(no, m, alpha)
+		if c < 0 {
+			continue
+		}
+		out.Interval = true
+		qr := hazenQuantiles(resid, m)
+		d := make([]float64, 0, no*m)
+		for _, a := range qr {
+			for _, b := range qo {
+				d = append(d, estimate+a-b)
+			}
+		}
+		slices.Sort(d)
+		if equivalenceDecision(d[c], d[len(d)-c-1], bound) != EquivalenceInconclusive {
+			out.Needed = m
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// mixedCutoffs keeps shiftCutoff(n1, n2, α) for the pairs
+// ReproductionRepeatsNeeded asks, at the last α asked: every INCONCLUSIVE
+// claim of a report walks the same n2 with the same n1.
+var mixedCutoffs pairCutoffCache
+
+type pairCutoffCache struct {
+	mu    sync.Mutex
+	alpha float64
+	c     map[[2]int]int
+}
+
+func (cc *pairCutoffCache) get(n1, n2 int, alpha float64) int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.c == nil || cc.alpha != alpha {
+		cc.alpha, cc.c = alpha, map[[2]int]int{}
+	}
+	k := [2]int{n1, n2}
+	c, ok := cc.c[k]
+	if !ok {
+		c, _ = shiftCutoff(n1, n2, alpha)
+		cc.c[k] = c
+	}
+	return c
+}

@@ -379,3 +379,42 @@ func FuzzEquivalenceRatio(f *testing.F) {
 		checkSymmetric(t, orig, repro, margin, 0.05)
 	})
 }
+
+// TestReproductionRepeatsNeeded: with the original's repeats fixed, the
+// reproduction's count that decides, worked out by hand. 2 original
+// repeats give a 90 % interval from 5 reproduction repeats on (coverage
+// 1 − 2/C(7,2) = 0.905; 4 give 1 − 2/15 = 0.867); 1 original repeat from
+// 19 on (1 − 2/20); with no spread the interval is the estimate, so that
+// count decides. An original spread of 50 and 150 keeps the modelled
+// interval wider than ±10 % however many reproduction repeats run; at
+// α = 0.001 one original repeat needs 999 reproduction repeats for any
+// interval.
+func TestReproductionRepeatsNeeded(t *testing.T) {
+	tests := []struct {
+		name        string
+		orig, repro []float64
+		alpha       float64
+		want        ReproductionRepeats
+	}{
+		{"2 original repeats", []float64{100, 100}, []float64{105, 105}, 0.05, ReproductionRepeats{5, true}},
+		{"2 original, already 6", []float64{100, 100}, []float64{100, 100, 100, 100, 100, 100}, 0.05, ReproductionRepeats{7, true}},
+		{"1 original repeat", []float64{100}, []float64{100}, 0.05, ReproductionRepeats{19, true}},
+		{"original too spread", []float64{50, 150}, []float64{100, 100, 100}, 0.05, ReproductionRepeats{ExactLimit + 1, true}},
+		{"no interval at all", []float64{100}, []float64{100}, 0.001, ReproductionRepeats{ExactLimit + 1, false}},
+		{"a zero", []float64{0, 1}, []float64{1, 1}, 0.05, ReproductionRepeats{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReproductionRepeatsNeeded(tc.orig, tc.repro, 0.1, tc.alpha)
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+			if got.Needed != 0 && got.Needed <= len(tc.repro) {
+				t.Errorf("needed %d, but the reproduction already ran %d", got.Needed, len(tc.repro))
+			}
+		})
+	}
+	if _, err := ReproductionRepeatsNeeded(nil, []float64{1}, 0.1, 0.05); err == nil {
+		t.Error("an empty original accepted")
+	}
+}

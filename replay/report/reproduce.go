@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/verdict"
+	"github.com/benchseal/benchseal/stats"
 )
 
 // WriteReproduce renders a reproduction report in format f (text, json,
@@ -70,8 +71,11 @@ func newReproduceModel(r *verdict.Report) *reproduceModel {
 	for _, c := range r.Claims {
 		mn := nameOf(c.Metric, "")
 		v := string(c.Verdict)
-		if c.RepeatsNeeded > 0 {
-			v += fmt.Sprintf(" (about %d repeats a side needed)", c.RepeatsNeeded)
+		switch {
+		case c.RepeatsNeeded > stats.ExactLimit:
+			v += fmt.Sprintf(" (more than %d reproduction repeats needed)", stats.ExactLimit)
+		case c.RepeatsNeeded > 0:
+			v += fmt.Sprintf(" (about %d reproduction repeats needed)", c.RepeatsNeeded)
 		}
 		if c.Reason != "" {
 			v += ": " + c.Reason

@@ -72,7 +72,7 @@ func TestReproduceOutputs(t *testing.T) {
 	if err := s.Validate(v); err != nil {
 		t.Errorf("JSON does not match its schema: %v\n%s", err, outs[FormatJSON])
 	}
-	for _, want := range []string{"30.500 ms", "30.250 ms", "0.990 [0.970, 1.020]", "36.000 req/s", "NOT REPRODUCED", "INCONCLUSIVE (about 3 repeats a side needed): too few repeats", "hardware differs: A100 vs H100", "[0.909, 1.100]", "1.000 (no interval)"} {
+	for _, want := range []string{"30.500 ms", "30.250 ms", "0.990 [0.970, 1.020]", "36.000 req/s", "NOT REPRODUCED", "INCONCLUSIVE (about 3 reproduction repeats needed): too few repeats", "hardware differs: A100 vs H100", "[0.909, 1.100]", "1.000 (no interval)"} {
 		for _, f := range []Format{FormatText, FormatMarkdown, FormatHTML} {
 			if !strings.Contains(strings.ReplaceAll(outs[f], `\`, ""), want) { // Markdown escapes brackets
 				t.Errorf("%s lacks %q", f, want)

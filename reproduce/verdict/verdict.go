@@ -127,8 +127,10 @@ type ClaimVerdict struct {
 	Hi         *float64 `json:"hi"`
 	Confidence *float64 `json:"confidence"`
 	Verdict    Verdict  `json:"verdict"`
-	// RepeatsNeeded is, for an inconclusive ratio, the repeats per side
-	// estimated to decide; 0 otherwise.
+	// RepeatsNeeded is, for an inconclusive ratio, the reproduction
+	// repeats estimated to decide with the original's repeats as they are
+	// (above stats.ExactLimit: more than it); 0 otherwise, and when no
+	// reproduction repeats can give an interval with the original's.
 	RepeatsNeeded int `json:"repeats_needed,omitempty"`
 	// Reason says why there is no interval or how an exact quantity
 	// differed.

@@ -57,7 +57,7 @@ one it executed. The run is a normal one, packable and verifiable by itself;
 its manifest names the original bundle's run-manifest digest
 (reproduces.run_manifest). A test that cannot be rebuilt (a bundle that ships
 only its workload's hash, an imported run whose load is unknown, a trace
-replay) is refused, saying what is missing.
+replay, multi-turn sessions) is refused, saying what is missing.
 
 Then every claimed metric at every point is decided with an equivalence test,
 not a difference test: both bundles are replayed under the claims' definitions
@@ -65,7 +65,8 @@ and SLO, and the per-repeat values of the original and of the reproduction give
 the Hodges–Lehmann ratio reproduction/original with its distribution-free
 interval at 1 − 2·alpha confidence. REPRODUCED: the interval lies inside
 [1/(1 + margin), 1 + margin]; NOT REPRODUCED: it lies wholly outside; INCONCLUSIVE otherwise, with
-the repeats per side estimated to decide. Counts and flags (counts.*,
+the reproduction repeats estimated to decide with the original's repeats as
+they are (or that only more original repeats can decide). Counts and flags (counts.*,
 overload.*) are compared exactly. One repeat a side gives no interval:
 INCONCLUSIVE. The overall verdict is REPRODUCED only when every claim is.
 
@@ -154,7 +155,9 @@ func runReproduce(cmd *cobra.Command, o *reproduceOptions) error {
 	if !(o.alpha > 0 && o.alpha < 0.5) {
 		return usagef("--alpha %v: want 0 < alpha < 0.5", o.alpha)
 	}
-	if o.repeats < 0 {
+	if o.repeats < 0 || (o.repeats == 0 && cmd.Flags().Changed("repeats")) {
+		// 0 is only the flag's unset value (the original's repeats);
+		// given, it would silently mean that.
 		return usagef("--repeats %d: want at least 1 (default: the original's)", o.repeats)
 	}
 	if capture.CheckEndpoint(o.endpoint) != nil {
