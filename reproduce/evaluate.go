@@ -145,6 +145,11 @@ func (o *Options) normalize() error {
 // it names the original and returns it with the digest of its
 // manifest.json.
 func openReproduction(dir, original string) (*schema.RunDir, string, error) {
+	// A directory that cannot be read is an error of its own, not a run
+	// shown to be no reproduction.
+	if _, err := os.Stat(dir); err != nil {
+		return nil, "", fmt.Errorf("reproduction: %w", err)
+	}
 	if err := schema.ValidateRunDir(dir, 20); err != nil {
 		return nil, "", fmt.Errorf("%s: %w: the run directory is not valid: %w", dir, ErrNotAReproduction, err)
 	}
@@ -284,12 +289,7 @@ func cmpOr(a, b string) string {
 // decide gives the verdict of one claim group.
 func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, error) {
 	cv := ClaimVerdict{Point: g.point, Metric: g.metric, Paths: g.paths, Kind: verdict.KindRatio, Verdict: Inconclusive}
-	switch {
-	case g.point1 != nil:
-		cv.Claimed = *g.point1
-	default:
-		cv.Claimed = median(g.perRepeat)
-	}
+	cv.Claimed, cv.ClaimedPerRepeat = g.point1, g.perRepeat
 	var whyO, whyR string
 	cv.Original, whyO = repeatValues(or, g.point, g.metric)
 	cv.Reproduced, whyR = repeatValues(rr, g.point, g.metric)
@@ -419,6 +419,9 @@ func limits(orig Original, or *replay.Result, reproDir string, rd *schema.RunDir
 	}
 	g := compare.RunGuard(ins, compare.GuardOptions{})
 	out := []string{}
+	if l := transportLimit(orig.Name, orig.Bundle.Manifest(), reproDir, rd.Manifest()); l != "" {
+		out = append(out, l)
+	}
 	for _, c := range g.Checks {
 		if c.Status == compare.Pass {
 			continue
@@ -426,4 +429,23 @@ func limits(orig Original, or *replay.Result, reproDir string, rd *schema.RunDir
 		out = append(out, fmt.Sprintf("%s %s: %s", c.Name, strings.ToLower(c.Status), c.Detail))
 	}
 	return out
+}
+
+// transportLimit says when one side was captured against the in-process
+// simulator (capture --simulate: no HTTP, no sockets, as its manifest's
+// command line records) and the other against an HTTP endpoint: the same
+// simulator preset then differs by the HTTP path, whose share of a
+// latency tail (ITL p99 especially) is large at simulator timescales.
+func transportLimit(origName string, om *schema.Manifest, reproName string, rm *schema.Manifest) string {
+	o, r := schema.InProcessSimulator(om), schema.InProcessSimulator(rm)
+	if o == r {
+		return ""
+	}
+	side := func(name string, in bool) string {
+		if in {
+			return name + " against the in-process simulator (capture --simulate, no HTTP)"
+		}
+		return name + " against an HTTP endpoint"
+	}
+	return fmt.Sprintf("transport differs: %s; %s: latencies include another path, tails most of all", side(origName, o), side(reproName, r))
 }

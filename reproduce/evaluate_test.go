@@ -155,9 +155,16 @@ func TestEvaluateRefuses(t *testing.T) {
 		{"invalid", ok, "broken", Options{}, ErrNotAReproduction, "not valid"},
 		{"margin", ok, "repro", Options{Margin: 1.5}, ErrBadOption, "margin 1.5"},
 		{"alpha", ok, "repro", Options{Alpha: 0.5}, ErrBadOption, "alpha 0.5"},
+		{"missing", ok, "nosuchdir", Options{}, nil, "no such file or directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Evaluate(context.Background(), c.orig, filepath.Join(dir, c.dir), c.opts)
+			if c.is == nil {
+				if err == nil || errors.Is(err, ErrNotAReproduction) || !strings.Contains(err.Error(), c.words) {
+					t.Fatalf("error %v, want a plain error saying %q", err, c.words)
+				}
+				return
+			}
 			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.words) {
 				t.Fatalf("error %v, want %v saying %q", err, c.is, c.words)
 			}
@@ -232,5 +239,26 @@ func TestReproductionRepeatsAdvice(t *testing.T) {
 				t.Errorf("reason %q, want %q", why, c.words)
 			}
 		})
+	}
+}
+
+// TestTransportLimit: an original captured against the in-process
+// simulator and a reproduction over HTTP (or the other way round) is a
+// stated limit; two captures of the same kind are not.
+func TestTransportLimit(t *testing.T) {
+	mk := func(args ...string) *schema.Manifest {
+		m := &schema.Manifest{Evidence: schema.EvidenceSelfRun}
+		m.Client.Name, m.Client.CommandLine = schema.CaptureClientName, append([]string{"benchseal", "capture"}, args...)
+		return m
+	}
+	inproc, http := mk("--simulate", "--out", "o"), mk("--endpoint", "http://127.0.0.1:1", "--out", "r")
+	if got := transportLimit("pub.tar", inproc, "repro", http); !strings.Contains(got, "pub.tar against the in-process simulator (capture --simulate, no HTTP); repro against an HTTP endpoint") {
+		t.Errorf("in-process vs HTTP: %q", got)
+	}
+	if got := transportLimit("pub.tar", http, "repro", inproc); !strings.Contains(got, "pub.tar against an HTTP endpoint; repro against the in-process simulator") {
+		t.Errorf("HTTP vs in-process: %q", got)
+	}
+	if got := transportLimit("pub.tar", http, "repro", mk("--endpoint", "http://127.0.0.1:2")); got != "" {
+		t.Errorf("both HTTP: %q", got)
 	}
 }

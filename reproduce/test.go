@@ -47,6 +47,9 @@ type Test struct {
 	// Registered is the pre-registered plan the reproduction executes,
 	// when the original executed one and the repeats are its own.
 	Registered *plan.Plan
+	// UnexecutedPlan is the original's pre-registered plan when the
+	// reproduction does not execute it (other repeats); nil otherwise.
+	UnexecutedPlan *plan.Plan
 	// SLO is the objective the original declared before its run.
 	SLO schema.SLO
 	// OriginalRepeats is the original's repeats.
@@ -103,6 +106,7 @@ func BuildTest(src Source, repeats int) (*Test, error) {
 		t.Registered = p
 		t.SLO = p.SLO
 	} else if p != nil {
+		t.UnexecutedPlan = p
 		t.Notes = append(t.Notes, "the original executed pre-registered plan "+planDigest(p)+"; with other repeats the reproduction does not")
 	}
 	return t, nil

@@ -311,9 +311,25 @@ func checkReproductionOf(r *Reproduction, manifestDigest string) error {
 		return fmt.Errorf("%w: the reproduction judged no claim", ErrNotReproduced)
 	}
 	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
-		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) not reproduced: %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), strings.Join(bad, "; "))
+		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) are not REPRODUCED (%s): %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), verdictCounts(&r.Summary), strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// verdictCounts counts the claims of each verdict that is not
+// REPRODUCED: "2 NOT REPRODUCED, 51 INCONCLUSIVE".
+func verdictCounts(r *attest.Reproduction) string {
+	var notRep, inconclusive int
+	for _, c := range r.Claims {
+		switch c.Verdict {
+		case attest.VerdictReproduced:
+		case attest.VerdictNotReproduced:
+			notRep++
+		default:
+			inconclusive++
+		}
+	}
+	return fmt.Sprintf("%d %s, %d %s", notRep, attest.VerdictNotReproduced, inconclusive, attest.VerdictInconclusive)
 }
 
 // withheldLevels says why a verified result does not reach

@@ -67,7 +67,7 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 	}{
 		{"all reproduced", []string{attest.VerdictReproduced, attest.VerdictReproduced, attest.VerdictReproduced}, false, nil, ""},
 		{"one inconclusive", []string{attest.VerdictReproduced, attest.VerdictInconclusive, attest.VerdictReproduced}, false, verify.ErrNotReproduced,
-			"1 of 3 claim(s) not reproduced: c1 e2e_ns.p50: INCONCLUSIVE"},
+			"1 of 3 claim(s) are not REPRODUCED (0 NOT REPRODUCED, 1 INCONCLUSIVE): c1 e2e_ns.p50: INCONCLUSIVE"},
 		{"one not reproduced", []string{attest.VerdictNotReproduced}, false, verify.ErrNotReproduced, "c1 ttft_ns.p50: NOT REPRODUCED"},
 		{"no claims", nil, false, verify.ErrNotReproduced, "judged no claim"},
 		{"another run", []string{attest.VerdictReproduced}, true, verify.ErrNotAttestable, "not of this bundle's"},

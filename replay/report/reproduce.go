@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -81,7 +82,7 @@ func newReproduceModel(r *verdict.Report) *reproduceModel {
 			v += ": " + c.Reason
 		}
 		m.Claims.Rows = append(m.Claims.Rows, []string{strings.Join(c.Paths, ", "), c.Point,
-			claimValue(c.OriginalMedian, c.Kind, mn), claimValue(c.ReproducedMedian, c.Kind, mn), ratioText(c), v})
+			sideValue(c.Original, c.OriginalMedian, c.Kind, mn), sideValue(c.Reproduced, c.ReproducedMedian, c.Kind, mn), ratioText(c), v})
 	}
 	return m
 }
@@ -95,6 +96,20 @@ func parenthesis(s string) string {
 
 // percent writes a fraction as a percentage ("10%").
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'g', 6, 64) + "%" }
+
+// sideValue is one side's column: a count or flag as the range of its
+// repeats' values ("23..24"), which are what decideExact compares (a
+// median of counts, 23.5, is a count nobody measured); else the median.
+func sideValue(vs []float64, med *float64, kind string, mn metricName) string {
+	if kind == verdict.KindExact && len(vs) > 0 {
+		lo, hi := slices.Min(vs), slices.Max(vs)
+		if lo == hi {
+			return formatFloat(lo)
+		}
+		return formatFloat(lo) + ".." + formatFloat(hi)
+	}
+	return claimValue(med, kind, mn)
+}
 
 // claimValue is a median over repeats in the metric's display unit.
 func claimValue(v *float64, kind string, mn metricName) string {

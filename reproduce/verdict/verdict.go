@@ -108,10 +108,12 @@ type ClaimVerdict struct {
 	Metric string   `json:"metric"`
 	Paths  []string `json:"paths"`
 	Kind   string   `json:"kind"`
-	// Claimed is the original's claimed value: the claim of the point
-	// (its summary median) when there is one, else the median of its
-	// per-repeat claims.
-	Claimed float64 `json:"claimed"`
+	// Claimed is the claim of the point itself (its summary median, or
+	// the claim of a run without repeats); nil when only the repeats
+	// carry claims, which ClaimedPerRepeat lists: no value is made up
+	// from them.
+	Claimed          *float64  `json:"claimed"`
+	ClaimedPerRepeat []float64 `json:"claimed_per_repeat,omitempty"`
 	// Original and Reproduced are the per-repeat values replayed from
 	// the original bundle and from the reproduction run (null repeats
 	// left out); OriginalMedian and ReproducedMedian their medians.

@@ -90,6 +90,13 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 			if o.attachRepro != "" && o.reproduction == "" {
 				return usagef("--attach-reproduction needs --reproduction: the attached bundle must be the reproduction attested")
 			}
+			if o.reproduction == "" {
+				for _, n := range []string{"margin", "alpha"} {
+					if cmd.Flags().Changed(n) {
+						return usagef("--%s judges a reproduction: give --reproduction DIR with it", n)
+					}
+				}
+			}
 			if o.reproduction != "" && o.key == "" {
 				return usagef("--reproduction needs --key: the reviewer signs the reproduction's verdicts")
 			}

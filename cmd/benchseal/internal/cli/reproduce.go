@@ -279,6 +279,12 @@ func (o *reproduceOptions) capture(cmd *cobra.Command, t *reproduce.Test, digest
 	if err := artifact.CheckCapturedRun(ctx, res.Dir, 20); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(o.io.ErrOut, "reproduction captured into %s (%s)\n", res.Dir, planLine(res.Manifest))
+	line := planLine(res.Manifest)
+	if t.UnexecutedPlan != nil {
+		// The original was pre-registered; the reproduction's repeats
+		// are not its plan's, so it runs the test without the plan.
+		line = fmt.Sprintf("the original's pre-registered plan is not executed: the reproduction runs %d repeats, the plan %d", t.Plan.Repeats, t.UnexecutedPlan.Load.Repeats)
+	}
+	fmt.Fprintf(o.io.ErrOut, "reproduction captured into %s (%s)\n", res.Dir, line)
 	return res.Dir, nil
 }

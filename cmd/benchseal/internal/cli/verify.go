@@ -478,7 +478,8 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult) {
 		fmt.Fprintf(w, "  %s: %s\n    verifier %s, verified %s, result %s, levels %s\n", a.Source, who,
 			orDash(a.VerifierID), orDash(a.TimeVerified), orDash(a.Result), orDash(strings.Join(a.Levels, ",")))
 		if r := a.Reproduction; r != nil {
-			fmt.Fprintf(w, "    reproduction sha256:%s, margin %v, alpha %v: %d of %d claims REPRODUCED\n",
+			// The level bounds no margin: the reviewer chose it.
+			fmt.Fprintf(w, "    reproduction sha256:%s, margin %v (the reviewer's choice), alpha %v: %d of %d claims REPRODUCED\n",
 				r.RunManifest.Digest["sha256"], r.Margin, r.Alpha, len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
 		}
 		if a.Reason != "" {
