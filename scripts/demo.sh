@@ -147,11 +147,32 @@ sed -n '/^point/,/^$/p' "$OUT/aiperf-replay.txt"
 
 step "9. Trust chain: plan signed before the run -> capture under the plan -> pack signed -> reviewer attests"
 T="$OUT/trust"; mkdir -p "$T"
+# The publisher's server: a simulate server, which step 12's reviewer starts again with the same flags
+# (PRESET), so the original and its reproduction take the same HTTP path. 6 repeats: 6 against 6 leave
+# the 10 most extreme of the 36 pairwise ratios out at each end of the 90 % interval, so one repeat that
+# a loaded machine slowed does not decide (2 original repeats would need at least 5 reproduction repeats
+# for any interval and leave each tail to two samples). The plan claims counts and medians only
+# (--metrics): 6 repeats of 16 requests cannot pin a p99 down, so a reproduction could not test it.
+PRESET="--time-scale 0.25 --max-running 4096 --queue-limit 4096"
+METRICS=counts.sent,counts.ok,request_throughput,output_token_throughput,ttft_ns.p50,e2e_ns.p50,tpot_ns.p50
+start_preset() { # name, then extra simulate flags; prints its URL
+  local name=$1; shift
+  # shellcheck disable=SC2086 # PRESET is a list of flags
+  "$B" simulate --listen 127.0.0.1:0 $PRESET "$@" >"$OUT/sim-$name.log" 2>&1 &
+  echo $! >"$OUT/sim-$name.pid"
+  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
+  grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1
+}
+URL_PUB=$(start_preset publisher)
+trap 'kill $SIM $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
 run "$B" keygen --out "$OUT/keys/reviewer" >/dev/null
 run "$B" plan init --out "$T/plan.json" --title "demo pre-registered sweep" --concurrency 1,4 --requests 16 \
-  --warmup-requests 2 --repeats 2 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s
+  --warmup-requests 2 --repeats 6 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s \
+  --metrics "$METRICS"
+echo "claimed metrics: $METRICS (counts and medians: what 6 repeats of 16 requests let a reproduction test)"
 run "$B" plan sign "$T/plan.json" --key "$OUT/keys/publisher.key"
-run "$B" capture --simulate --plan "$T/plan.json" --out "$T/run" --progress never --sim-time-scale 0.1 | tail -2
+run "$B" capture --endpoint "$URL_PUB" --model benchseal-sim --plan "$T/plan.json" --out "$T/run" --progress never | tail -2
+kill "$(cat "$OUT/sim-publisher.pid")" 2>/dev/null || true
 run "$B" replay "$T/run" --write-claims "$T/run/claims.json" >/dev/null
 run "$B" pack "$T/run" --out "$T/run.oci.tar" --key "$OUT/keys/publisher.key" >/dev/null
 run "$B" sign "$T/run.oci.tar" --sigstore-bundle "$T/plan.json.sigstore.json"    # the plan travels as its own referrer
@@ -178,9 +199,9 @@ deviate() { # name, load plan JSON, extra replay flags
   [ "$rc" -eq 3 ] || { echo "a run that deviates from its plan was not rejected"; exit 1; }
 }
 base='"mode":"concurrency","seed":9,"warmup":{"requests":2},"input_tokens":16,"output_tokens":16'
-deviate extra-point "{$base,\"repeats\":2,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16},{\"concurrency\":16,\"requests\":16}]}"
-deviate changed-slo "{$base,\"repeats\":2,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}" --slo ttft=500ms,e2e=10s,tpot=1s
-deviate missing-repeat "{$base,\"repeats\":1,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}"
+deviate extra-point "{$base,\"repeats\":6,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16},{\"concurrency\":16,\"requests\":16}]}"
+deviate changed-slo "{$base,\"repeats\":6,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}" --slo ttft=500ms,e2e=10s,tpot=1s
+deviate missing-repeat "{$base,\"repeats\":5,\"points\":[{\"concurrency\":1,\"requests\":16},{\"concurrency\":4,\"requests\":16}]}"
 grep -q 'DEVIATION unplanned-point' "$T/extra-point.verify.txt" && grep -q 'DEVIATION slo-changed' "$T/changed-slo.verify.txt" &&
   grep -q 'DEVIATION missing-repeat' "$T/missing-repeat.verify.txt" || { echo "a deviation was not named"; exit 1; }
 
@@ -218,33 +239,31 @@ grep -q 'Accelerator energy per good token (J)' "$OUT/decision-energy.txt" || { 
 echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
 
 step "12. Reviewer: re-run the publisher's pre-registered bundle against a server of the same preset, then a 3x faster one"
-# capture --simulate ran step 9 against the in-process simulator at time scale 0.1; the reviewer starts the
-# same preset as a server, and one three times as fast. The original has 2 repeats: 6 more a side give the
-# equivalence test an interval (2 against 2 give none, so every measured claim would be INCONCLUSIVE).
-start_repro_sim() { # name, time scale
-  "$B" simulate --listen 127.0.0.1:0 --time-scale "$2" --max-running 4096 --queue-limit 4096 >"$OUT/sim-$1.log" 2>&1 &
-  echo $! >"$OUT/sim-$1.pid"
-  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$1.log" 2>/dev/null && break; sleep 0.1; done
-  grep -o 'http://[0-9.:]*' "$OUT/sim-$1.log" | head -1
-}
-URL_SAME=$(start_repro_sim same 0.1)
-URL_FAST=$(start_repro_sim fast 0.0333)
+# The reviewer starts the publisher's preset (step 9's flags) and one three times as fast, and reproduces
+# with the original's 6 repeats, so the reproduction executes the pre-registered plan itself.
+URL_SAME=$(start_preset same)
+URL_FAST=$(start_preset fast --time-scale 0.0833)
 set +e
 run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_SAME" --model benchseal-sim \
-  --out "$OUT/reproduction" --progress never --margin 50% --repeats 6 --report "$OUT/reproduction.txt"
+  --out "$OUT/reproduction" --progress never --margin 50% --report "$OUT/reproduction.txt"
 rc_same=$?
 run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_FAST" --model benchseal-sim \
-  --out "$OUT/reproduction-fast" --progress never --margin 50% --repeats 6 --output html --report "$OUT/reproduction-fast.html"
+  --out "$OUT/reproduction-fast" --progress never --margin 50% --output html --report "$OUT/reproduction-fast.html"
 rc_fast=$?
 set -e
 kill $(cat "$OUT"/sim-same.pid "$OUT"/sim-fast.pid) 2>/dev/null || true
 grep -E '^claim|ttft_ns.p50|e2e_ns.p50|request_throughput' "$OUT/reproduction.txt" | head -5
 sed -n '/^comparability limits/,$p' "$OUT/reproduction.txt"
-echo "same preset: exit $rc_same (0 REPRODUCED, 4 INCONCLUSIVE: the line says how many repeats would decide); 3x faster: exit $rc_fast"
-# The same preset's verdict is printed, not required: at time scale 0.1 the latencies are milliseconds,
-# which a loaded machine moves (the demo test under the full suite once saw 3 tail claims NOT REPRODUCED);
-# the 3x faster server is the check.
-[ "$rc_same" -eq 0 ] || [ "$rc_same" -eq 4 ] || echo "note: the same preset did not reproduce every claim on this (loaded?) machine: see $OUT/reproduction.txt"
+verdict_of() { case $1 in 0) echo REPRODUCED;; 3) echo "NOT REPRODUCED";; 4) echo INCONCLUSIVE;; *) echo "an error";; esac; }
+echo "same preset: $(verdict_of "$rc_same") (exit code $rc_same); 3x faster: $(verdict_of "$rc_fast") (exit code $rc_fast)"
+# Same preset, same HTTP path: no claim may come out NOT REPRODUCED. REPRODUCED is expected on an idle
+# machine; on a loaded one (2 cores at load 25-30) a repeat slowed threefold widens an interval past the
+# margin, and the honest verdict is INCONCLUSIVE, which is accepted and said.
+case $rc_same in
+  0) ;;
+  4) echo "note: some claims are INCONCLUSIVE: a repeat of one side was slowed (a loaded machine?); each line says how many reproduction repeats would decide" ;;
+  *) echo "the same preset did not reproduce the bundle: see $OUT/reproduction.txt"; exit 1 ;;
+esac
 [ "$rc_fast" -eq 3 ] || { echo "a 3x faster server reproduced the bundle"; exit 1; }
 echo "HTML reproduction report of the faster server: $OUT/reproduction-fast.html"
 
