@@ -115,7 +115,11 @@ func reproduction(verdicts ...string) *attest.Reproduction {
 		Margin:      0.1, Alpha: 0.05,
 	}
 	for i, v := range verdicts {
-		r.Claims = append(r.Claims, attest.ReproducedClaim{Point: "c4", Metric: []string{"ttft_ns.p50", "e2e_ns.p50", "counts.ok"}[i%3], Verdict: v, Ratio: ptr(1.01), Lo: ptr(0.97), Hi: ptr(1.04)})
+		c := attest.ReproducedClaim{Point: "c4", Metric: []string{"ttft_ns.p50", "e2e_ns.p50", "counts.ok"}[i%3], Verdict: v}
+		if i%3 != 2 {
+			c.Ratio, c.Lo, c.Hi = ptr(1.01), ptr(0.97), ptr(1.04)
+		}
+		r.Claims = append(r.Claims, c)
 	}
 	return r
 }
@@ -149,6 +153,13 @@ func TestReproducedLevelNeedsEveryClaimReproduced(t *testing.T) {
 		"one not reproduced": reproduction(attest.VerdictNotReproduced, attest.VerdictReproduced),
 		"no claims":          reproduction(),
 		"no reproduction":    nil,
+		"counts only": {RunManifest: attest.Descriptor{Digest: map[string]string{"sha256": strings.Repeat("c", 64)}}, Margin: 0.1, Alpha: 0.05,
+			Claims: []attest.ReproducedClaim{{Point: "c4", Metric: "counts.sent", Verdict: attest.VerdictReproduced}, {Point: "c4", Metric: "counts.ok", Verdict: attest.VerdictReproduced}}},
+		"a claim twice": func() *attest.Reproduction {
+			r := reproduction(attest.VerdictReproduced, attest.VerdictReproduced)
+			r.Claims = append(r.Claims, r.Claims[0])
+			return r
+		}(),
 	} {
 		s.Reproduction = r
 		if _, err := attest.Statement(s); err == nil {
@@ -188,6 +199,9 @@ func TestParseRejectsTamperedReproduction(t *testing.T) {
 		"negative ratio":   strings.Replace(g, `"ratio":1.01`, `"ratio":-1.01`, 1),
 		"no claims":        strings.Replace(g, `"claims":[`, `"claims":[],"x":[`, 1),
 		"duplicate key":    strings.Replace(g, `"margin":0.1`, `"margin":0.1,"margin":0.2`, 1),
+		// The level beside an interval outside the predicate's own margin.
+		"interval outside the margin": strings.Replace(g, `"hi":1.04`, `"hi":3.13`, 1),
+		"ratio without an interval":   strings.Replace(g, `,"lo":0.97,"hi":1.04`, ``, 1),
 	} {
 		if b == g {
 			t.Fatalf("%s: the replacement did not apply", name)

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/stats"
 )
 
 // ReproductionField is the predicate field that carries a reproduction.
@@ -34,6 +38,11 @@ type Reproduction struct {
 	Alpha  float64 `json:"alpha"`
 	// Claims are the verdicts, one per claimed metric and point.
 	Claims []ReproducedClaim `json:"claims"`
+	// Limits are the reviewer's statement of what differed between the
+	// original and the reproduction (hardware, engine, model, client
+	// location, …: compare's comparability guard over the two runs).
+	// REPRODUCED means reproduced on the reviewer's stated setup.
+	Limits []string `json:"limits,omitempty"`
 }
 
 // ReproducedClaim is the verdict of one claimed metric at one point.
@@ -105,8 +114,79 @@ func checkReproduction(r *Reproduction, leveled bool) error {
 		}
 	}
 	if leveled {
-		if bad := r.NotReproduced(); len(bad) > 0 {
-			return fmt.Errorf("level %s, but %d claim(s) not reproduced: %s", LevelReproduced, len(bad), strings.Join(bad, "; "))
+		return r.CheckLevel()
+	}
+	return nil
+}
+
+// CheckLevel is what LevelReproduced requires of the predicate alone
+// (Statement, Parse and verify's Attest apply it):
+// every claim REPRODUCED, once per point and metric; every stated ratio
+// interval inside the margin by reproduce's own rule
+// (stats.RatioVerdict), and counts and flags without one (they are
+// compared exactly); and at least one measured claim (latency,
+// throughput, energy: not a count or flag) reproduced with an interval,
+// since counts alone are reproduced by any server that answers.
+func (r *Reproduction) CheckLevel() error {
+	if bad := r.NotReproduced(); len(bad) > 0 {
+		return fmt.Errorf("level %s, but %d claim(s) not reproduced: %s", LevelReproduced, len(bad), strings.Join(bad, "; "))
+	}
+	seen := make(map[[2]string]bool, len(r.Claims))
+	measured := false
+	for i, c := range r.Claims {
+		k := [2]string{c.Point, c.Metric}
+		if seen[k] {
+			return fmt.Errorf("%s.claims[%d]: %s %s listed twice", ReproductionField, i, c.Point, c.Metric)
+		}
+		seen[k] = true
+		hasInterval := c.Lo != nil && c.Hi != nil
+		switch {
+		case schema.ExactMetric(c.Metric) && (c.Ratio != nil || c.Lo != nil || c.Hi != nil):
+			return fmt.Errorf("%s.claims[%d]: %s %s is a count or flag, compared exactly, but states a ratio", ReproductionField, i, c.Point, c.Metric)
+		case schema.ExactMetric(c.Metric):
+		case c.Ratio != nil && !hasInterval:
+			return fmt.Errorf("%s.claims[%d]: %s %s is REPRODUCED with a ratio but no interval", ReproductionField, i, c.Point, c.Metric)
+		case hasInterval:
+			if v := stats.RatioVerdict(*c.Lo, *c.Hi, r.Margin); v != stats.EquivalenceReproduced {
+				return fmt.Errorf("%s.claims[%d]: %s %s is REPRODUCED, but its interval [%.4g, %.4g] is not inside the margin's [%.4g, %.4g] (%s by reproduce's rule)",
+					ReproductionField, i, c.Point, c.Metric, *c.Lo, *c.Hi, 1/(1+r.Margin), 1+r.Margin, v)
+			}
+			measured = true
+		}
+	}
+	if !measured {
+		return fmt.Errorf("level %s covers measured claims (latency, throughput, energy), and no measured claim was reproduced with an interval: counts and flags alone are reproduced by any server that answers", LevelReproduced)
+	}
+	return nil
+}
+
+// CheckCovers checks that r judges exactly the claims of the bundle it
+// attests (every point × claimed metric of claims.json, none missing and
+// none extra), and that a measured claim REPRODUCED without an interval
+// (reproduce: 0 in every repeat of both) is one claimed as 0.
+func (r *Reproduction) CheckCovers(cl *schema.Claims) error {
+	want, vals := cl.ClaimedMetrics()
+	listed := make(map[schema.PointMetric]ReproducedClaim, len(r.Claims))
+	for _, c := range r.Claims {
+		listed[schema.PointMetric{Point: c.Point, Metric: c.Metric}] = c
+	}
+	var missing []string
+	for _, k := range want {
+		c, ok := listed[k]
+		if !ok {
+			missing = append(missing, k.Point+" "+k.Metric)
+			continue
+		}
+		if c.Lo == nil && !schema.ExactMetric(c.Metric) && slices.ContainsFunc(vals[k], func(v float64) bool { return v != 0 }) {
+			return fmt.Errorf("%s: %s %s is REPRODUCED without an interval, but the bundle claims a value other than 0 for it", ReproductionField, k.Point, k.Metric)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s judges %d of the bundle's %d claimed metrics: no verdict for %s", ReproductionField, len(want)-len(missing), len(want), strings.Join(missing, "; "))
+	}
+	for _, c := range r.Claims {
+		if _, ok := vals[schema.PointMetric{Point: c.Point, Metric: c.Metric}]; !ok {
+			return fmt.Errorf("%s: %s %s is not a claim of the bundle", ReproductionField, c.Point, c.Metric)
 		}
 	}
 	return nil

@@ -157,7 +157,10 @@ func openReproduction(dir, original string) (*schema.RunDir, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	switch r := rd.Manifest().Reproduces; {
+	m := rd.Manifest()
+	switch r := m.Reproduces; {
+	case m.Incomplete:
+		return nil, "", fmt.Errorf("%s: %w: the run is INCOMPLETE (%s): an interrupted run is not a re-run of the test; run benchseal reproduce again", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction, cmpOr(m.IncompleteReason, "no reason stated"))
 	case r == nil:
 		return nil, "", fmt.Errorf("%s: %w: its manifest names no original (reproduces.run_manifest)", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction)
 	case r.RunManifest != original:
@@ -203,7 +206,7 @@ func groupClaims(cl *schema.Claims) []*claimGroup {
 	idx := map[[2]string]*claimGroup{}
 	for _, pc := range cl.Points {
 		for _, c := range pc.Metrics {
-			metric, pointClaim := metricOf(c.Metric)
+			metric, pointClaim := schema.ClaimedMetric(c.Metric)
 			k := [2]string{pc.Point, metric}
 			g := idx[k]
 			if g == nil {
@@ -226,29 +229,6 @@ func groupClaims(cl *schema.Claims) []*claimGroup {
 		}
 	}
 	return out
-}
-
-// metricOf returns the per-repeat metric a claim path is about and
-// whether the path is a summary across repeats.
-func metricOf(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, "summary.")
-	if !ok {
-		return path, false
-	}
-	if i := strings.LastIndex(rest, "."); i > 0 {
-		return rest[:i], true
-	}
-	return rest, true
-}
-
-// exact reports whether a metric is a count or flag, compared exactly.
-func exact(metric string) bool {
-	for _, p := range []string{"counts.", "overload.", "mlperf.", "stalls.count", "stalls.requests"} {
-		if strings.HasPrefix(metric, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // repeatValues returns the per-repeat values of metric at point (repeats
@@ -302,7 +282,7 @@ func decide(g *claimGroup, or, rr *replay.Result, opts Options) (ClaimVerdict, e
 		cv.Reason = "the reproduction's records do not determine it: " + whyR
 		return cv, nil
 	}
-	if exact(g.metric) {
+	if schema.ExactMetric(g.metric) {
 		cv.Kind = verdict.KindExact
 		cv.Verdict, cv.Reason = decideExact(cv.Original, cv.Reproduced)
 		return cv, nil

@@ -139,6 +139,16 @@ func TestEvaluateRefuses(t *testing.T) {
 	broken := filepath.Join(dir, "broken")
 	synthRun(t, broken, 3, 3, false, origDigest)
 	os.WriteFile(filepath.Join(broken, schema.RecordsFile), []byte("{\n"), 0o644)
+	// An interrupted reproduction (benchseal reproduce killed): the
+	// manifest marks it INCOMPLETE, which a valid run may be.
+	cut := synthRun(t, filepath.Join(dir, "cut"), 3, 3, false, origDigest)
+	cm := cut.Manifest()
+	cm.Incomplete, cm.IncompleteReason = true, "interrupted (SIGINT)"
+	if b, err := schema.MarshalDocument(cm); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(filepath.Join(dir, "cut", schema.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ok := Original{Name: "orig", Bundle: orig, Verification: verified()}
 	for _, c := range []struct {
 		name  string
@@ -153,6 +163,7 @@ func TestEvaluateRefuses(t *testing.T) {
 		{"names none", ok, "bare", Options{}, ErrNotAReproduction, "names no original (reproduces.run_manifest)"},
 		{"names another", ok, "other", Options{}, ErrNotAReproduction, "reproduces.run_manifest is sha256:2222"},
 		{"invalid", ok, "broken", Options{}, ErrNotAReproduction, "not valid"},
+		{"incomplete", ok, "cut", Options{}, ErrNotAReproduction, "the run is INCOMPLETE (interrupted (SIGINT)): an interrupted run is not a re-run of the test"},
 		{"margin", ok, "repro", Options{Margin: 1.5}, ErrBadOption, "margin 1.5"},
 		{"alpha", ok, "repro", Options{Alpha: 0.5}, ErrBadOption, "alpha 0.5"},
 		{"missing", ok, "nosuchdir", Options{}, nil, "no such file or directory"},
@@ -201,7 +212,7 @@ func TestDecideExactAndGrouping(t *testing.T) {
 	if len(gs) != 3 || gs[0].metric != "ttft_ns.p50" || len(gs[0].paths) != 2 || gs[0].point1 == nil || *gs[0].point1 != 20 || len(gs[0].perRepeat) != 2 {
 		t.Fatalf("groups %+v", gs[0])
 	}
-	if gs[1].metric != "counts.ok" || !exact(gs[1].metric) || exact(gs[0].metric) || gs[2].point != "c2" {
+	if gs[1].metric != "counts.ok" || !schema.ExactMetric(gs[1].metric) || schema.ExactMetric(gs[0].metric) || gs[2].point != "c2" {
 		t.Errorf("groups %+v %+v", gs[1], gs[2])
 	}
 }

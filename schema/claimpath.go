@@ -149,3 +149,56 @@ func ClaimRestsOnShardOverlap(path string) bool {
 	head, _, _ := strings.Cut(strings.TrimPrefix(path, "summary."), ".")
 	return head != "counts"
 }
+
+// ClaimedMetric returns the per-repeat metric a claim path is about
+// ("summary.ttft_ns.p99.median" is about "ttft_ns.p99") and whether the
+// path is a summary across repeats. A reproduction judges one verdict
+// per point and ClaimedMetric.
+func ClaimedMetric(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "summary.")
+	if !ok {
+		return path, false
+	}
+	if i := strings.LastIndex(rest, "."); i > 0 {
+		return rest[:i], true
+	}
+	return rest, true
+}
+
+// ExactMetric reports whether a claimed metric is a count or flag, which
+// the test itself fixes (a reproduction compares it exactly), rather than
+// a measured quantity (latency, throughput, energy) tested as a ratio.
+func ExactMetric(metric string) bool {
+	for _, p := range []string{"counts.", "overload.", "mlperf.", "stalls.count", "stalls.requests"} {
+		if strings.HasPrefix(metric, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// PointMetric is one claimed metric (ClaimedMetric) at one point.
+type PointMetric struct {
+	Point, Metric string
+}
+
+// ClaimedMetrics returns the distinct point × ClaimedMetric pairs of c,
+// in claims order, each with every value claimed for it.
+func (c *Claims) ClaimedMetrics() ([]PointMetric, map[PointMetric][]float64) {
+	var out []PointMetric
+	vals := map[PointMetric][]float64{}
+	if c == nil {
+		return nil, vals
+	}
+	for _, pc := range c.Points {
+		for _, m := range pc.Metrics {
+			metric, _ := ClaimedMetric(m.Metric)
+			k := PointMetric{pc.Point, metric}
+			if _, ok := vals[k]; !ok {
+				out = append(out, k)
+			}
+			vals[k] = append(vals[k], m.Value)
+		}
+	}
+	return out, vals
+}

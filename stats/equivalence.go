@@ -186,6 +186,18 @@ func logs(xs []float64) []float64 {
 	return out
 }
 
+// RatioVerdict judges a ratio interval [lo, hi] (both above 0) against
+// margin as EquivalenceRatio does: inside [1/(1+margin), 1+margin] is
+// reproduced, wholly outside not reproduced, else inconclusive. A
+// reproduction attestation's stated intervals are judged with it, so
+// that the level and reproduce apply one rule.
+func RatioVerdict(lo, hi, margin float64) EquivalenceVerdict {
+	if !(lo > 0 && hi >= lo) || !(margin > 0) {
+		return EquivalenceInconclusive
+	}
+	return equivalenceDecision(math.Log(lo), math.Log(hi), math.Log1p(margin))
+}
+
 // equivalenceDecision judges the log-ratio interval [low, high] against
 // the bounds ±bound: inside the closed bounds, wholly outside them, or
 // neither.

@@ -71,6 +71,9 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		if err == nil {
 			err = checkAttestationInputs(a, res.Signatures)
 		}
+		if err == nil && a.Reproduction != nil {
+			err = a.Reproduction.CheckCovers(b.Claims())
+		}
 		if err != nil {
 			ar.Reason = err.Error()
 			res.Attestations = append(res.Attestations, ar)
@@ -282,7 +285,7 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 		return &AttestResult{Verification: res}, fmt.Errorf("%w: %w", ErrNotAttestable, err)
 	}
 	if r := o.Reproduction; r != nil {
-		if err := checkReproductionOf(r, res.ManifestDigest); err != nil {
+		if err := checkReproductionOf(r, res.ManifestDigest, path); err != nil {
 			return &AttestResult{Verification: res}, err
 		}
 	}
@@ -302,8 +305,10 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 }
 
 // checkReproductionOf refuses a reproduction of another run than the one
-// verified, and one with a claim that is not REPRODUCED (listing them).
-func checkReproductionOf(r *Reproduction, manifestDigest string) error {
+// verified, one with a claim that is not REPRODUCED (listing them), one
+// the level's rule refuses (attest.Reproduction.CheckLevel) and one that
+// does not judge exactly the bundle's claims (CheckCovers).
+func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	if r.Of != manifestDigest {
 		return fmt.Errorf("%w: the reproduction's verdicts are of run manifest %s, not of this bundle's %s", ErrNotAttestable, r.Of, manifestDigest)
 	}
@@ -312,6 +317,17 @@ func checkReproductionOf(r *Reproduction, manifestDigest string) error {
 	}
 	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
 		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) are not REPRODUCED (%s): %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), verdictCounts(&r.Summary), strings.Join(bad, "; "))
+	}
+	if err := r.Summary.CheckLevel(); err != nil {
+		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)
+	}
+	b, err := artifact.Open(path)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := r.Summary.CheckCovers(b.Claims()); err != nil {
+		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)
 	}
 	return nil
 }

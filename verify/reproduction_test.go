@@ -24,9 +24,26 @@ func reproSummary(verdicts ...string) attest.Reproduction {
 	}
 	for i, v := range verdicts {
 		one := 1.0
-		r.Claims = append(r.Claims, attest.ReproducedClaim{Point: "c1", Metric: []string{"ttft_ns.p50", "e2e_ns.p50", "counts.ok"}[i%3], Verdict: v, Ratio: &one, Lo: &one, Hi: &one})
+		c := attest.ReproducedClaim{Point: "c1", Metric: []string{"ttft_ns.p50", "e2e_ns.p50", "counts.ok"}[i%3], Verdict: v}
+		if i%3 != 2 {
+			c.Ratio, c.Lo, c.Hi = &one, &one, &one
+		}
+		r.Claims = append(r.Claims, c)
 	}
 	return r
+}
+
+// reproBundle returns a signed bundle of one point c1 claiming what
+// reproSummary judges, its publisher key and its run manifest digest.
+func reproBundle(t *testing.T) (string, *artifact.PublicKey, string) {
+	t.Helper()
+	p, pub := artifacttest.SignedBundleOf(t, filepath.Join(t.TempDir(), "b.tar"), artifacttest.RunOptions{Points: 1,
+		Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}, {Metric: "summary.e2e_ns.p50.median", Value: 9e6}, {Metric: "counts.ok", Value: 5}}})
+	res, err := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched})).Verify(context.Background(), p, verify.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, pub, res.ManifestDigest
 }
 
 // signedBundle returns a signed bundle, its publisher key and its run
@@ -57,6 +74,7 @@ func vsaReferrers(t *testing.T, p string) int {
 // reproduction, or one of another run, is refused with nothing signed.
 func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing.T) {
 	ctx := context.Background()
+	rrr := []string{attest.VerdictReproduced, attest.VerdictReproduced, attest.VerdictReproduced}
 	rev := artifacttest.Reviewer(t)
 	for _, tc := range []struct {
 		name     string
@@ -71,16 +89,33 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 		{"one not reproduced", []string{attest.VerdictNotReproduced}, false, verify.ErrNotReproduced, "c1 ttft_ns.p50: NOT REPRODUCED"},
 		{"no claims", nil, false, verify.ErrNotReproduced, "judged no claim"},
 		{"another run", []string{attest.VerdictReproduced}, true, verify.ErrNotAttestable, "not of this bundle's"},
+		{"interval outside the margin", rrr, false, verify.ErrNotReproduced, "interval [2.69, 3.13] is not inside the margin's [0.9091, 1.1]"},
+		{"2 of 3 claims", rrr[:2], false, verify.ErrNotReproduced, "judges 2 of the bundle's 3 claimed metrics: no verdict for c1 counts.ok"},
+		{"counts only", rrr, false, verify.ErrNotReproduced, "covers measured claims"},
+		{"an extra claim", rrr, false, verify.ErrNotReproduced, "c1 itl_ns.p50 is not a claim of the bundle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, pub, md := signedBundle(t)
+			p, pub, md := reproBundle(t)
 			of := md
 			if tc.other {
 				of = "sha256:" + strings.Repeat("e", 64)
 			}
 			v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+			sum := reproSummary(tc.verdicts...)
+			switch tc.name {
+			case "interval outside the margin":
+				lo, r, hi := 2.69, 2.84, 3.13
+				sum.Claims[0].Lo, sum.Claims[0].Ratio, sum.Claims[0].Hi = &lo, &r, &hi
+			case "counts only":
+				for i := range 2 {
+					sum.Claims[i].Metric, sum.Claims[i].Ratio, sum.Claims[i].Lo, sum.Claims[i].Hi = []string{"counts.sent", "counts.errors"}[i], nil, nil, nil
+				}
+			case "an extra claim":
+				sum.Claims = append(sum.Claims, sum.Claims[0])
+				sum.Claims[3].Metric = "itl_ns.p50"
+			}
 			res, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow,
-				Reproduction: &verify.Reproduction{Of: of, Summary: reproSummary(tc.verdicts...)}})
+				Reproduction: &verify.Reproduction{Of: of, Summary: sum}})
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.text) {
 					t.Fatalf("error %v, want %v with %q", err, tc.err, tc.text)
@@ -100,7 +135,7 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 			if err != nil || a.Reproduction == nil || a.Reproduction.RunManifest.Digest["sha256"] != strings.Repeat("d", 64) || len(a.Reproduction.Claims) != 3 {
 				t.Fatalf("%v %+v", err, a)
 			}
-			vr, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(ctx, p, verify.Policy{
+			vr, err := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched})).Verify(ctx, p, verify.Policy{
 				RequireAttestations: []verify.Signer{{Key: rev.Public()}}, RequireLevels: []string{attest.LevelReproduced}})
 			if err != nil || !vr.Verified {
 				t.Fatalf("%v", err)
@@ -206,5 +241,45 @@ func TestRequireLevelNeedsAReviewerAndAKnownLevel(t *testing.T) {
 		if _, err := v.Verify(context.Background(), p, tc.pol); err == nil || !strings.Contains(err.Error(), tc.text) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.text)
 		}
+	}
+}
+
+// TestRequireLevelRefusesAPredicateJudgingOtherClaims: a reviewer's
+// signed predicate at BENCHSEAL_REPRODUCED that judges only some of the
+// bundle's claims (made without Attest, which refuses it) does not satisfy
+// --require-level: verify compares its claims with claims.json.
+func TestRequireLevelRefusesAPredicateJudgingOtherClaims(t *testing.T) {
+	ctx := context.Background()
+	rev := artifacttest.Reviewer(t)
+	p, pub, md := reproBundle(t)
+	v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+	res, err := v.Verify(ctx, p, verify.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []attest.Descriptor
+	for _, s := range res.Signatures {
+		inputs = append(inputs, attest.Descriptor{Digest: map[string]string{"sha256": strings.TrimPrefix(s.Digest, "sha256:")}})
+	}
+	sum := reproSummary(attest.VerdictReproduced, attest.VerdictReproduced)
+	stmt, err := attest.Statement(attest.Summary{RunID: res.RunID, ManifestDigest: md, VerifierID: "forger", TimeVerified: fixedNow(),
+		ResourceURI: attest.ResourceURI(res.RunID, md), Policy: attest.Descriptor{URI: attest.PolicyURI}, Inputs: inputs,
+		Levels: []string{attest.LevelIntegrity, attest.LevelRecomputed, attest.LevelReproduced}, Reproduction: &sum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := artifact.SignStatement(ctx, stmt, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.Attach(ctx, p, sb, artifact.PredicateTypeVSA); err != nil {
+		t.Fatal(err)
+	}
+	vr, err := v.Verify(ctx, p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev.Public()}}, RequireLevels: []string{attest.LevelReproduced}})
+	if err == nil || vr.Verified {
+		t.Fatal("a predicate judging 2 of the bundle's 3 claims satisfied the level")
+	}
+	if ar := vr.Attestations; len(ar) != 1 || !strings.Contains(ar[0].Reason, "judges 2 of the bundle's 3 claimed metrics: no verdict for c1 counts.ok") {
+		t.Fatalf("%+v", ar)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,9 @@ type RunOptions struct {
 	// NoClaims leaves claims.json out; NoExtras leaves the workload and
 	// the attachment out.
 	NoClaims, NoExtras bool
+	// Claims are the claims each point makes (default: counts.ok, the
+	// point's Requests).
+	Claims []schema.Claim
 	// PlainRecords writes records.jsonl instead of records.jsonl.zst.
 	PlainRecords bool
 	// Generator makes the run follow schema.GeneratorBenchsealV1 (as a
@@ -176,7 +180,11 @@ func WriteRun(t testing.TB, dir string, o RunOptions) string {
 	if !o.NoClaims {
 		c := &schema.Claims{Schema: schema.ClaimsSchemaV1, Definitions: "benchseal", DefinitionsVersion: schema.CurrentDefinitionsVersion("benchseal"), Tolerance: 1e-9}
 		for _, p := range m.Load.Points {
-			c.Points = append(c.Points, schema.PointClaim{Point: p.Name, Metrics: []schema.Claim{{Metric: "counts.ok", Value: float64(o.Requests)}}})
+			ms := o.Claims
+			if ms == nil {
+				ms = []schema.Claim{{Metric: "counts.ok", Value: float64(o.Requests)}}
+			}
+			c.Points = append(c.Points, schema.PointClaim{Point: p.Name, Metrics: slices.Clone(ms)})
 		}
 		if err := w.SetClaims(c); err != nil {
 			t.Fatal(err)
@@ -235,7 +243,14 @@ func PackRun(t testing.TB, out string, o RunOptions) string {
 // key. It returns out and the publisher's public key.
 func SignedBundle(t testing.TB, out string) (string, *artifact.PublicKey) {
 	t.Helper()
-	PackRun(t, out, RunOptions{})
+	return SignedBundleOf(t, out, RunOptions{})
+}
+
+// SignedBundleOf packs the run o at out and signs it with the publisher
+// key. It returns out and the publisher's public key.
+func SignedBundleOf(t testing.TB, out string, o RunOptions) (string, *artifact.PublicKey) {
+	t.Helper()
+	PackRun(t, out, o)
 	s := Publisher(t)
 	if _, err := artifact.Sign(context.Background(), out, s); err != nil {
 		t.Fatal(err)
