@@ -41,8 +41,9 @@ type Reproduction struct {
 	// Limits are the reviewer's statement of what differed between the
 	// original and the reproduction (hardware, engine, model, client
 	// location, …: compare's comparability guard over the two runs).
-	// REPRODUCED means reproduced on the reviewer's stated setup.
-	Limits []string `json:"limits,omitempty"`
+	// REPRODUCED means reproduced on the reviewer's stated setup. Empty:
+	// nothing compare checks differed; nil (absent, null): not stated.
+	Limits []string `json:"limits"`
 }
 
 // ReproducedClaim is the verdict of one claimed metric at one point.

@@ -9,6 +9,18 @@ import "strings"
 type Vouch struct {
 	Identities []string
 	Reviewers  []string
+	// Reproductions are the verified reviewer attestations at the
+	// reproduced level: each reviewer's statement that it re-ran the
+	// test, naming its reproduction run.
+	Reproductions []ReviewerReproduction
+}
+
+// ReviewerReproduction is one reviewer's statement of a reproduction:
+// who, the reproduction run's manifest digest ("sha256:<hex>") and the
+// differences the reviewer stated (Limits).
+type ReviewerReproduction struct {
+	Reviewer, RunManifest string
+	Limits                []string
 }
 
 // SignerStatement is the one line every command prints beside a run's
@@ -34,6 +46,13 @@ func SignerStatement(evidence string, v Vouch) string {
 	}
 	if len(v.Reviewers) > 0 {
 		s += "; attested by reviewer " + escapeAll(v.Reviewers) + " (the same checks on the same bundle, not a reproduction)"
+	}
+	for _, r := range v.Reproductions {
+		s += "; reviewer " + EscapeText(r.Reviewer, false) + " states a reproduction, run manifest " + EscapeText(r.RunManifest, false)
+		if len(r.Limits) > 0 {
+			s += ", on a setup the reviewer states differs (" + escapeAll(r.Limits) + ")"
+		}
+		s += " (the reviewer's word unless the reproduction is present as a referrer)"
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/attest"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -232,6 +233,16 @@ func (r *Result) fail(name, blob string, err error) *CheckError {
 	return &CheckError{Check: name, Blob: blob, Err: err}
 }
 
+// limitNames returns the check and status of each of a reproduction's
+// stated limits ("model differs" of "model differs: …").
+func limitNames(limits []string) []string {
+	out := make([]string, len(limits))
+	for i, l := range limits {
+		out[i], _, _ = strings.Cut(l, ":")
+	}
+	return out
+}
+
 // finish closes the result: Verified when nothing failed.
 func (r *Result) finish(errs []error) error {
 	if r.RunID != "" {
@@ -242,7 +253,10 @@ func (r *Result) finish(errs []error) error {
 			}
 		}
 		for _, a := range r.Attestations {
-			if a.Verified {
+			switch r := a.Reproduction; {
+			case a.Verified && r != nil && slices.Contains(a.Levels, attest.LevelReproduced):
+				v.Reproductions = append(v.Reproductions, schema.ReviewerReproduction{Reviewer: a.Reviewer, RunManifest: "sha256:" + r.RunManifest.Digest["sha256"], Limits: limitNames(r.Limits)})
+			case a.Verified:
 				v.Reviewers = append(v.Reviewers, a.Reviewer)
 			}
 		}

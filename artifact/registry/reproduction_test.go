@@ -37,7 +37,7 @@ func TestReproductionAttestationTravelsWithPushPull(t *testing.T) {
 		_, host := registrytest.NewFake(t, api)
 		opts := registry.Options{PlainHTTP: true, ReferrersTagSchema: !api}
 		tmp := t.TempDir()
-		orig, pub := artifacttest.SignedBundle(t, filepath.Join(tmp, "orig"))
+		orig, pub := artifacttest.SignedBundleOf(t, filepath.Join(tmp, "orig"), artifacttest.RunOptions{Points: 1, Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}}})
 		v, err := verify.NewVerifier([]*artifact.PublicKey{pub}, verify.WithClaimChecker(matchedChecker{}))
 		if err != nil {
 			t.Fatal(err)

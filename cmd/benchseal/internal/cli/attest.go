@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/reproduce"
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -121,6 +123,24 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 	return cmd
 }
 
+// writeReproductionLimits prints what the reviewer's reproduction states
+// differed from the original (recorded in the predicate): REPRODUCED
+// means reproduced on that setup.
+func writeReproductionLimits(w io.Writer, limits []string) {
+	switch {
+	case limits == nil:
+		fmt.Fprintln(w, "    the attestation states no comparison of the reproduction's setup with the original's")
+		return
+	case len(limits) == 0:
+		fmt.Fprintln(w, "    the reproduction's setup differs from the original's in nothing compare checks")
+		return
+	}
+	fmt.Fprintf(w, "    reproduced on the reviewer's setup, which differs from the original's (stated in the attestation):\n")
+	for _, l := range limits {
+		fmt.Fprintf(w, "      %s\n", schema.EscapeText(l, false))
+	}
+}
+
 func runAttest(ctx context.Context, o *attestOptions) error {
 	if err := checkBundleArg(o.bundle); err != nil {
 		return err
@@ -178,6 +198,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	if r := ao.Reproduction; r != nil {
 		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
 			o.reproduction, r.Summary.RunManifest.Digest["sha256"], len(r.Summary.Claims), r.Summary.Margin, r.Summary.Alpha)
+		writeReproductionLimits(o.io.Out, r.Summary.Limits)
 	}
 	if o.attachRepro != "" {
 		rd, err := artifact.AttachReproduction(ctx, o.bundle, o.attachRepro)

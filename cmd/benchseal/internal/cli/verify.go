@@ -481,6 +481,8 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult) {
 			// The level bounds no margin: the reviewer chose it.
 			fmt.Fprintf(w, "    reproduction sha256:%s, margin %v (the reviewer's choice), alpha %v: %d of %d claims REPRODUCED\n",
 				r.RunManifest.Digest["sha256"], r.Margin, r.Alpha, len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
+			fmt.Fprintln(w, "    (the reviewer's word: the reproduction run is not checked here unless it is present as a referrer)")
+			writeReproductionLimits(w, r.Limits)
 		}
 		if a.Reason != "" {
 			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(a.Reason, false))
