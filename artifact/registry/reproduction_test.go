@@ -94,7 +94,7 @@ func TestReproductionReferrerTravelsWithPushPull(t *testing.T) {
 		_, host := registrytest.NewFake(t, api)
 		opts := registry.Options{PlainHTTP: true, ReferrersTagSchema: !api}
 		tmp := t.TempDir()
-		orig, pub := artifacttest.SignedBundle(t, filepath.Join(tmp, "orig.tar"))
+		orig, pub := artifacttest.SignedBundleOf(t, filepath.Join(tmp, "orig.tar"), artifacttest.RunOptions{Points: 1, Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}}})
 		repro := artifacttest.PackRun(t, filepath.Join(tmp, "repro.tar"), artifacttest.RunOptions{Points: 1})
 		if _, err := artifact.AttachReproduction(ctx, orig, repro); err != nil {
 			t.Fatal(err)
@@ -178,7 +178,7 @@ func TestReproductionReferrerTravelsWithPushPull(t *testing.T) {
 func TestAttestedReproductionMustBeCarried(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
-	orig, pub := artifacttest.SignedBundle(t, filepath.Join(tmp, "orig.tar"))
+	orig, pub := artifacttest.SignedBundleOf(t, filepath.Join(tmp, "orig.tar"), artifacttest.RunOptions{Points: 1, Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}}})
 	repro := artifacttest.PackRun(t, filepath.Join(tmp, "repro.tar"), artifacttest.RunOptions{Points: 1})
 	if _, err := artifact.AttachReproduction(ctx, orig, repro); err != nil {
 		t.Fatal(err)
