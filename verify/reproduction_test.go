@@ -46,18 +46,6 @@ func reproBundle(t *testing.T) (string, *artifact.PublicKey, string) {
 	return p, pub, res.ManifestDigest
 }
 
-// signedBundle returns a signed bundle, its publisher key and its run
-// manifest digest.
-func signedBundle(t *testing.T) (string, *artifact.PublicKey, string) {
-	t.Helper()
-	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b.tar"))
-	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(context.Background(), p, verify.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, pub, res.ManifestDigest
-}
-
 func vsaReferrers(t *testing.T, p string) int {
 	t.Helper()
 	b, err := artifact.Open(p)
