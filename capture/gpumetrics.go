@@ -203,21 +203,7 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 	}
 	sctx := context.WithoutCancel(ctx)
 	g.take(sctx, c, schema.ScrapeBefore)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(g.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				g.take(sctx, c, schema.ScrapeDuring)
-			case <-stop:
-				return
-			}
-		}
-	}()
+	stop := periodically(g.interval, func() { g.take(sctx, c, schema.ScrapeDuring) })
 	start := g.r.now()
 	run()
 	if d := time.Duration(g.r.now() - start); d < shortWindowIntervals*g.interval {
@@ -233,8 +219,7 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 		case <-ctx.Done():
 		}
 	}
-	close(stop)
-	<-done
+	stop()
 	g.take(sctx, c, schema.ScrapeAfter)
 }
 

@@ -140,6 +140,28 @@ func (s *scraper) take(ctx context.Context, c *cell, when string) {
 	s.list = append(s.list, sc)
 }
 
+// periodically calls f every interval until the returned stop is called;
+// stop returns once no call of f is running. Server and accelerator
+// scrapes during a point both use it.
+func periodically(interval time.Duration, f func()) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				f()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // around scrapes before cell c, every interval during it, and after it.
 func (s *scraper) around(ctx context.Context, c *cell, run func()) {
 	if s == nil || c.phase != schema.PhaseMeasure {
@@ -150,24 +172,9 @@ func (s *scraper) around(ctx context.Context, c *cell, run func()) {
 	// point is still worth having.
 	sctx := context.WithoutCancel(ctx)
 	s.take(sctx, c, schema.ScrapeBefore)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(s.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				s.take(sctx, c, schema.ScrapeDuring)
-			case <-stop:
-				return
-			}
-		}
-	}()
+	stop := periodically(s.interval, func() { s.take(sctx, c, schema.ScrapeDuring) })
 	run()
-	close(stop)
-	<-done
+	stop()
 	// An engine adds a finished request to its counters just after
 	// writing its last bytes (schema.CounterLagNS): after that long its
 	// counters show every request of the point, so the after scrape must
