@@ -163,27 +163,39 @@ func fetchBlob(ctx context.Context, repo *remote.Repository, w *artifact.LayoutW
 	return w.WriteBlob(rc, d, limit)
 }
 
-// pullReferrers lists the Sigstore-bundle referrers of the run manifest md
-// and writes each that is a benchseal signature of it. It returns their
-// descriptors.
-func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.LayoutWriter, md ocispec.Descriptor, res *PullResult) ([]ocispec.Descriptor, error) {
+// listReferrers lists the referrers of md of artifactType, each digest
+// once, and fails once more than limit are listed (what names them in
+// that error, listWhat in a listing error): a registry's listing is
+// bounded before anything is fetched.
+func listReferrers(ctx context.Context, repo *remote.Repository, md ocispec.Descriptor, artifactType string, limit int, what, listWhat string) ([]ocispec.Descriptor, error) {
 	var listed []ocispec.Descriptor
 	seen := map[digest.Digest]bool{}
-	err := repo.Referrers(ctx, md, artifact.MediaTypeSigstoreBundle, func(page []ocispec.Descriptor) error {
+	err := repo.Referrers(ctx, md, artifactType, func(page []ocispec.Descriptor) error {
 		for _, d := range page {
 			if seen[d.Digest] {
 				continue
 			}
 			seen[d.Digest] = true
 			listed = append(listed, d)
-			if len(listed) > 4*artifact.MaxIndexEntries {
-				return fmt.Errorf("more than %d signature referrers listed", 4*artifact.MaxIndexEntries)
+			if len(listed) > limit {
+				return fmt.Errorf("more than %d %s listed", limit, what)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list referrers of %s: %w", md.Digest, err)
+		return nil, fmt.Errorf("list %s of %s: %w", listWhat, md.Digest, err)
+	}
+	return listed, nil
+}
+
+// pullReferrers lists the Sigstore-bundle referrers of the run manifest md
+// and writes each that is a benchseal signature of it. It returns their
+// descriptors.
+func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.LayoutWriter, md ocispec.Descriptor, res *PullResult) ([]ocispec.Descriptor, error) {
+	listed, err := listReferrers(ctx, repo, md, artifact.MediaTypeSigstoreBundle, 4*artifact.MaxIndexEntries, "signature referrers", "referrers")
+	if err != nil {
+		return nil, err
 	}
 	var refs []ocispec.Descriptor
 	for _, d := range listed {
@@ -235,23 +247,9 @@ func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.Lay
 // listed; a blob whose digest or size is wrong fails the pull). It
 // returns their descriptors.
 func pullReproductions(ctx context.Context, repo *remote.Repository, w *artifact.LayoutWriter, md ocispec.Descriptor, res *PullResult) ([]ocispec.Descriptor, error) {
-	var listed []ocispec.Descriptor
-	seen := map[digest.Digest]bool{}
-	err := repo.Referrers(ctx, md, artifact.ArtifactTypeReproduction, func(page []ocispec.Descriptor) error {
-		for _, d := range page {
-			if seen[d.Digest] {
-				continue
-			}
-			seen[d.Digest] = true
-			listed = append(listed, d)
-			if len(listed) > 4*artifact.MaxReproductions {
-				return fmt.Errorf("more than %d reproduction referrers listed", 4*artifact.MaxReproductions)
-			}
-		}
-		return nil
-	})
+	listed, err := listReferrers(ctx, repo, md, artifact.ArtifactTypeReproduction, 4*artifact.MaxReproductions, "reproduction referrers", "reproduction referrers")
 	if err != nil {
-		return nil, fmt.Errorf("list reproduction referrers of %s: %w", md.Digest, err)
+		return nil, err
 	}
 	var refs []ocispec.Descriptor
 	for _, d := range listed {
