@@ -266,7 +266,7 @@ func readShareGPTFlag(o *captureOptions, outputTokens int) error {
 	}
 	data, err := readTraceFile(o.sharegpt)
 	if err != nil {
-		return usagef("--sharegpt: %v", err)
+		return fmt.Errorf("--sharegpt: %w", err) // a file it cannot read: exit 1, not usage
 	}
 	if o.shareGPT, err = capture.ReadShareGPT(data, o.sharegpt); err != nil {
 		return usagef("--sharegpt: %v", err)
@@ -411,7 +411,7 @@ func readTrace(o *captureOptions) (*capture.TraceRun, error) {
 	}
 	data, err := readTraceFile(o.trace)
 	if err != nil {
-		return nil, usagef("--trace: %v", err)
+		return nil, fmt.Errorf("--trace: %w", err) // a file it cannot read: exit 1, not usage
 	}
 	t, err := capture.ReadTrace(bytes.NewReader(data), o.trace)
 	if err != nil {
@@ -530,7 +530,7 @@ func readPromptsFlag(o *captureOptions) ([]capture.Item, error) {
 	}
 	f, err := os.Open(o.prompts)
 	if err != nil {
-		return nil, usagef("--prompts: %v", err)
+		return nil, fmt.Errorf("--prompts: %w", err) // a file it cannot read: exit 1, not usage
 	}
 	defer f.Close()
 	items, err := capture.ReadPrompts(f, o.prompts, out.Lo)
@@ -607,7 +607,7 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	if o.overlay != "" {
 		b, err := os.ReadFile(o.overlay)
 		if err != nil {
-			return none, usagef("--manifest: %v", err)
+			return none, fmt.Errorf("--manifest: %w", err) // a file it cannot read: exit 1, not usage
 		}
 		opts.Overlay = b
 	}

@@ -114,6 +114,11 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"capture a tpot limit without one_token", `field "slo.one_token": must say whether one-token answers pass or fail`, []string{"capture", "--simulate", "--out", filepath.Join(dir, "c5"), "--concurrency", "1", "--requests", "1", "--set", "slo.tpot=5ms"}, ExitUsage},
 		{"reproduce with a margin of 150%", `--margin "150%": want more than 0% and less than 100%`, []string{"reproduce", bundle, "--key", pubPath, "--endpoint", "http://127.0.0.1:1", "--model", "m", "--out", filepath.Join(dir, "r1"), "--margin", "150%"}, ExitUsage},
 		{"reproduce a bundle under the wrong key", "did not verify, so nothing is reproduced", []string{"reproduce", bundle, "--key", other, "--endpoint", "http://127.0.0.1:1", "--model", "m", "--out", filepath.Join(dir, "r2")}, ExitRejected},
+		{"capture a missing --sharegpt file", "--sharegpt: open", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c7"), "--concurrency", "1", "--requests", "1", "--sharegpt", missing}, ExitError},
+		{"capture a missing --trace file", "--trace: open", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c8"), "--trace", missing}, ExitError},
+		{"capture a missing --prompts file", "--prompts: open", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c9"), "--concurrency", "1", "--requests", "1", "--prompts", missing}, ExitError},
+		{"capture a missing --manifest file", "--manifest: open", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c10"), "--concurrency", "1", "--requests", "1", "--manifest", missing}, ExitError},
+		{"import a missing --manifest file", "--manifest: open", []string{"import", "vllm", fixture("vllm", "lambdalabs_llama3_8b_h100_prompt10.json"), "--out", filepath.Join(dir, "i4"), "--manifest", missing}, ExitError},
 		{"replay unknown definitions", `invalid argument "vlm" for "--definitions" flag: want one of benchseal,`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)

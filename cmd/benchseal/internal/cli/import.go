@@ -69,7 +69,7 @@ func runImport(cmd *cobra.Command, io *IO, o *importOptions, tool string, paths 
 	if o.manifest != "" {
 		b, err := os.ReadFile(o.manifest)
 		if err != nil {
-			return usagef("--manifest: %v", err)
+			return fmt.Errorf("--manifest: %w", err) // a file it cannot read: exit 1, not usage
 		}
 		opts.Overlay = b
 	}
