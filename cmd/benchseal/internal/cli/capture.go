@@ -340,6 +340,9 @@ func buildPlan(cmd *cobra.Command, o *captureOptions) (*capture.Plan, error) {
 		Seed:           o.seed,
 		Preset:         o.preset,
 	}
+	if fl.Changed("sessions") && o.sessions < 1 {
+		return nil, usagef("--sessions %d: want at least 1 session", o.sessions)
+	}
 	if fl.Changed("arrival") {
 		spec.Arrival = o.arrival
 	}

@@ -119,6 +119,7 @@ func TestExitCodesMatchREADME(t *testing.T) {
 		{"capture a missing --prompts file", "--prompts: open", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c9"), "--concurrency", "1", "--requests", "1", "--prompts", missing}, ExitError},
 		{"capture a missing --manifest file", "--manifest: open", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c10"), "--concurrency", "1", "--requests", "1", "--manifest", missing}, ExitError},
 		{"import a missing --manifest file", "--manifest: open", []string{"import", "vllm", fixture("vllm", "lambdalabs_llama3_8b_h100_prompt10.json"), "--out", filepath.Join(dir, "i4"), "--manifest", missing}, ExitError},
+		{"capture zero sessions", "--sessions 0: want at least 1 session", []string{"capture", "--simulate", "--out", filepath.Join(dir, "c11"), "--concurrency", "1", "--sharegpt", missing, "--sessions", "0"}, ExitUsage},
 		{"replay unknown definitions", `invalid argument "vlm" for "--definitions" flag: want one of benchseal,`, []string{"replay", run, "--definitions", "vlm"}, ExitUsage},
 	}
 	table := readmeExitCodes(t)
