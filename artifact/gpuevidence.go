@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/benchseal/benchseal/energy"
@@ -19,7 +18,9 @@ import (
 // returns by attachment name: present, of the sha256 the manifest
 // states, parsable (energy.ReadScrape, the reader replay and verify use
 // too); the units of user-named metrics known; and each endpoint's listed
-// devices those its first stored scrape measures. CheckServerEvidence
+// devices those its first stored scrape measures; and every device's
+// counter rise between two scrapes within what its own power gauge allows
+// (gpuGauge.check). CheckServerEvidence
 // calls it, so validate, pack and verify all check the accelerator
 // scrapes with the engine's.
 func CheckGPUEvidence(m *schema.Manifest, file string, read func(name string) ([]byte, error)) []schema.Problem {
@@ -36,13 +37,9 @@ func CheckGPUEvidence(m *schema.Manifest, file string, read func(name string) ([
 		add("gpu_metrics", "%v", err)
 		return out
 	}
-	idx := make([]int, 0, len(g.Scrapes))
-	for i := range g.Scrapes {
-		idx = append(idx, i)
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return g.Scrapes[idx[a]].AtNS < g.Scrapes[idx[b]].AtNS })
+	gauge := newGPUGauge(len(g.Endpoints))
 	firstSeen := map[int]bool{}
-	for _, i := range idx {
+	for _, i := range sortScrapesByTime(g.Scrapes) {
 		s := g.Scrapes[i]
 		field := fmt.Sprintf("gpu_metrics.scrapes[%d].file", i)
 		if s.Error != "" || !schema.IsGPUScrapeFile(s.File) || s.Endpoint < 0 || s.Endpoint >= len(g.Endpoints) {
@@ -53,6 +50,9 @@ func CheckGPUEvidence(m *schema.Manifest, file string, read func(name string) ([
 			add(field, "%v", err)
 			continue
 		}
+		rs := s
+		rs.FromNS = g.ReadingFrom(s) // a reading may be up to max_age old
+		gauge.add(i, rs, sc)
 		if m.Evidence != schema.EvidenceSynthetic && bytes.Contains(b, []byte(`="`+schema.SimulatorModel+`"`)) {
 			add("evidence", "is %q but the scrape %s/%s (%s) has series labelled %q, the simulator's: a run against benchseal's simulator is %q",
 				m.Evidence, schema.AttachmentsDir, s.File, field, schema.SimulatorModel, schema.EvidenceSynthetic)
@@ -71,5 +71,5 @@ func CheckGPUEvidence(m *schema.Manifest, file string, read func(name string) ([
 				strings.Join(listed, ", "), schema.AttachmentsDir, s.File, strings.Join(got, ", "))
 		}
 	}
-	return out
+	return append(out, gauge.check(file)...)
 }

@@ -75,3 +75,57 @@ func TestGPUScrapesAreCheckedAgainstTheManifest(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUCounterBelowItsGaugeIsRejected: every rise of device b's counter
+// halved (re-hashed, so the stored-file check passes) while its gauge still
+// reads 90 W idle and 300 W busy: the counter implies 45 W idle, less than
+// the device's own lowest reading allows. The honest run, and one whose
+// counter is 5 % low (within the gauge's sampling), pass.
+func TestGPUCounterBelowItsGaugeIsRejected(t *testing.T) {
+	check := func(scale float64) []schema.Problem {
+		m, files := idleRun(func(_ int, mJ, _ []float64) { mJ[1] = 7e6 + (mJ[1]-7e6)*scale })
+		return artifact.CheckServerEvidence(m, "manifest.json", reader(files), nil)
+	}
+	if probs := check(1); len(probs) != 0 {
+		t.Fatalf("honest run: %v", probs)
+	}
+	if probs := check(0.95); len(probs) != 0 {
+		t.Fatalf("counter 5 %% low, within the gauge's tolerance: %v", probs)
+	}
+	probs := check(0.5)
+	// The two busy seconds' halved rise, 150 J, is still above the 90 W
+	// floor: the other 8 pairs are caught.
+	if len(probs) != 8 {
+		t.Fatalf("halved counter: %d problems, want one per idle scrape pair (8): %v", len(probs), probs)
+	}
+	want := "device GPU-b's energy counter rose 45.000 J between attachments/gpu-metrics/000001.prom and attachments/gpu-metrics/000002.prom (at least 0.999 s apart), less than its lowest power reading of the run, 90.000 W, implies (at least 80.917 J with 10 % tolerance): the counter contradicts the device's own power gauge"
+	if probs[0].Field != "gpu_metrics.scrapes[1]" || probs[0].Message != want {
+		t.Fatalf("first problem %s: %s\nwant %s", probs[0].Field, probs[0].Message, want)
+	}
+	// Both devices halved: 16 pairs contradict; 10 are named, the rest
+	// counted.
+	m, files := idleRun(func(_ int, mJ, _ []float64) {
+		mJ[0], mJ[1] = 5e6+(mJ[0]-5e6)/2, 7e6+(mJ[1]-7e6)/2
+	})
+	probs = artifact.CheckServerEvidence(m, "manifest.json", reader(files), nil)
+	if len(probs) != 11 || probs[10].Message != "and 6 more scrape pair(s) whose energy counter contradicts the device's own power gauge" {
+		t.Fatalf("%d problems: %v", len(probs), probs)
+	}
+}
+
+// TestGPUCounterAboveItsGaugeIsRejected: a counter tripled while the gauge
+// reads at most 300 W rises 900 J in a busy second, more than 300 W × 1.001
+// s × 1.1 + 1 s at 300 W allows.
+func TestGPUCounterAboveItsGaugeIsRejected(t *testing.T) {
+	m, files := idleRun(func(_ int, mJ, _ []float64) { mJ[0] = 5e6 + (mJ[0]-5e6)*3 })
+	probs := artifact.CheckServerEvidence(m, "manifest.json", reader(files), nil)
+	var hit bool
+	for _, p := range probs {
+		if p.Field == "gpu_metrics.scrapes[4]" && strings.Contains(p.Message, "device GPU-a's energy counter rose 900.000 J between attachments/gpu-metrics/000004.prom and attachments/gpu-metrics/000005.prom (at most 1.001 s apart), more than its highest power reading of the run, 300.000 W, explains (at most 630.332 J") {
+			hit = true
+		}
+	}
+	if !hit {
+		t.Fatalf("problems %v", probs)
+	}
+}
