@@ -421,3 +421,34 @@ func TestDecideOnEnergyWithoutEnergyEvidenceDecidesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Two runs whose energy counts a different number of accelerators: compare
+// and decide both say so, with the counts and the runs.
+func TestDeviceCountDifferenceIsALimit(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 22, 21, 21, 20}, []int64{50, 51, 52, 50, 51})
+	dev := func(id string) schema.GPUDevice {
+		return schema.GPUDevice{ID: id, IDFrom: "UUID", Serving: schema.ServingSimulator}
+	}
+	a.Manifest.GPUMetrics = &schema.GPUMetrics{Endpoints: []schema.GPUEndpoint{{Devices: []schema.GPUDevice{dev("x"), dev("y")}}}}
+	b.Manifest.GPUMetrics = &schema.GPUMetrics{Endpoints: []schema.GPUEndpoint{{Devices: []schema.GPUDevice{dev("x")}}}}
+	want := "scraped accelerators differ: 2 devices (a) vs 1 device (b)"
+	c, err := Compare([]*Input{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(c.Guard.Limits, "\n"), want) {
+		t.Errorf("compare limits %q", c.Guard.Limits)
+	}
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(d.Limits, "\n"), want) {
+		t.Errorf("decide limits %q", d.Limits)
+	}
+	b.Manifest.GPUMetrics.Endpoints[0].Devices = append(b.Manifest.GPUMetrics.Endpoints[0].Devices, dev("y"))
+	if d, _ := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken}); strings.Contains(strings.Join(d.Limits, "\n"), "scraped accelerators differ") {
+		t.Errorf("same count: limits %q", d.Limits)
+	}
+}

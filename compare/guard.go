@@ -216,7 +216,36 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 		allowed[a] = true
 	}
 	g.decide(allowed)
+	if l := deviceCountLimit(ins, names); l != "" {
+		g.Limits = append(g.Limits, l)
+	}
 	return g
+}
+
+// deviceCountLimit names a difference in how many accelerators the runs'
+// energy counts ("scraped accelerators differ: 2 devices (a) vs 1 device
+// (b)"), "" when every run with accelerator scrapes lists as many: energy
+// summed over fewer devices is not the same quantity, whichever run is
+// lower.
+func deviceCountLimit(ins []*Input, names []string) string {
+	var parts []string
+	counts := map[int]bool{}
+	for i, in := range ins {
+		g := in.Manifest.GPUMetrics
+		if g == nil {
+			continue
+		}
+		n := 0
+		for _, e := range g.Endpoints {
+			n += len(e.Devices)
+		}
+		counts[n] = true
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", n, plural(n, "device", "devices"), names[i]))
+	}
+	if len(counts) < 2 {
+		return ""
+	}
+	return "scraped accelerators differ: " + strings.Join(parts, " vs ") + "; each run's energy is summed over its own devices"
 }
 
 // guardFields are the guard's checks, in output order: what each reads
