@@ -31,11 +31,6 @@ const (
 	GPUGaugeSlackS    = 1.0
 )
 
-// gpuReading is one device's counter in one scrape.
-type gpuReading struct {
-	energyJ, roundJ float64
-}
-
 // gpuScrapeReadings is what the counter-against-gauge check keeps of one
 // parsed scrape: its index in the manifest, its times (FromNS the reading
 // may be as old as, schema.GPUMetrics.ReadingFrom) and each device's
@@ -43,7 +38,7 @@ type gpuReading struct {
 type gpuScrapeReadings struct {
 	i        int
 	s        schema.GPUScrape
-	counters map[string]gpuReading
+	counters map[string]*energy.Device
 }
 
 // gpuGauge collects, per endpoint, the scrapes' counters in time order
@@ -63,10 +58,10 @@ func newGPUGauge(endpoints int) *gpuGauge {
 
 // add records one parsed scrape (taken in time order per endpoint).
 func (g *gpuGauge) add(i int, s schema.GPUScrape, sc *energy.Scrape) {
-	r := gpuScrapeReadings{i: i, s: s, counters: map[string]gpuReading{}}
+	r := gpuScrapeReadings{i: i, s: s, counters: map[string]*energy.Device{}}
 	for id, d := range sc.Devices {
 		if d.EnergyJ != nil {
-			r.counters[id] = gpuReading{*d.EnergyJ, d.EnergyRoundJ}
+			r.counters[id] = d
 		}
 		if d.PowerW != nil {
 			w := *d.PowerW
@@ -91,7 +86,7 @@ const gpuGaugeMaxProblems = 10
 // answer), less GPUGaugeTolerance; at most the highest reading times the
 // most time (the first's request sent, less max_age, to the second's
 // answer), plus GPUGaugeTolerance and GPUGaugeSlackS; the counter's
-// rounding (energy.Device.EnergyRoundJ) and two steps of its integer mJ
+// rounding (energy.Device.EnergySince) and two steps of its integer mJ
 // widen both. A device without a power reading, or a counter that reset
 // or vanished between the two (the window's energy says so), is not
 // checked. A rise outside the bounds is a problem naming the device, the
@@ -121,11 +116,14 @@ func (g *gpuGauge) check(file string) []schema.Problem {
 				ra, ok := a.counters[id]
 				rb := b.counters[id]
 				lo, hasW := g.minW[e][id]
-				if !ok || !hasW || rb.energyJ < ra.energyJ {
+				if !ok || !hasW {
 					continue
 				}
-				rise := rb.energyJ - ra.energyJ
-				slack := ra.roundJ + rb.roundJ + gpuIdleStepJ
+				rise, round := rb.EnergySince(ra)
+				if rise+round < 0 {
+					continue
+				}
+				slack := round + gpuIdleStepJ
 				hi := g.maxW[e][id]
 				floor := float64(lo*least*(1-GPUGaugeTolerance)) - slack
 				ceil := float64(hi*most*(1+GPUGaugeTolerance)) + float64(hi*GPUGaugeSlackS) + slack

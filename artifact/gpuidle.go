@@ -110,8 +110,12 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 			counted := false
 			for _, id := range ids {
 				da, db := a.sc.Devices[id], b.sc.Devices[id]
-				if da == nil || da.EnergyJ == nil || db.EnergyJ == nil || *db.EnergyJ < *da.EnergyJ {
-					continue // no reading, or a reset: the energy of the window says so
+				if da == nil || da.EnergyJ == nil || db.EnergyJ == nil {
+					continue // no reading: the energy of the window says so
+				}
+				rise, round := db.EnergySince(da)
+				if rise+round < 0 {
+					continue // a reset: the energy of the window says so
 				}
 				w, ok := idleW[id]
 				if !ok {
@@ -121,9 +125,8 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 				if !counted {
 					gaps, counted = gaps+1, true
 				}
-				rise := *db.EnergyJ - *da.EnergyJ
 				lagW := max(peakW[id]-w, w)
-				bound := float64(w*secs) + float64(lagW*lagSecs) + da.EnergyRoundJ + db.EnergyRoundJ + gpuIdleStepJ
+				bound := float64(w*secs) + float64(lagW*lagSecs) + round + gpuIdleStepJ
 				if rise > bound*(1+gpuIdleSlack) {
 					problems = append(problems, schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
 						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f s) with no request of the run in flight, more than its idle power %.3f W (the highest power it read with nothing in flight) explains (at most %.3f J, with %.3f s at up to %.3f W more just after a request's end): the readings contradict the run",

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,11 +97,17 @@ func TestParseCounterEdges(t *testing.T) {
 	}{
 		{"0", "", 0},
 		{"9007199254740992", "", 0},                // 2^53: exact
-		{"9007199254740993", "", 0},                // parses to 2^53: still exact as a float64
-		{"9007199254740994", "", 1e-3},             // 2^53+2: half of a 2 mJ spacing
-		{"9223372036854774784", "", 512e-3},        // the largest float64 below 2^63
-		{"9223372036854775794", "DCGM blank", 0},   // DCGM's blank, rounds to 2^63
-		{"18446744073709551615", "64-bit wrap", 0}, // 2^64-1
+		{"9007199254740993", "", 0},                // 2^53+1: an integer literal, exact
+		{"9007199254740994", "", 0},                // 2^53+2: exact
+		{"9.007199254740994e15", "", 1e-3},         // 2^53+2 as a float: half of a 2 mJ spacing
+		{"4611686018427387904", "", 0},             // 2^62: exact
+		{"9223372036854775791", "", 0},             // 2^63 − 17: the last integer below DCGM's blanks
+		{"9223372036854775792", "DCGM blank", 0},   // DCGM_INT64_BLANK, 2^63 − 16
+		{"9223372036854775794", "DCGM blank", 0},   // DCGM's "not supported", in the dcgm-exporter README
+		{"9.223372036854774784e18", "", 512e-3},    // the largest float64 below 2^63, as a float
+		{"9.3e18", "64-bit wrap", 0},               // a float at or above 2^63
+		{"18446744073709551615", "DCGM blank", 0},  // 2^64 − 1
+		{"18446744073709551616", "64-bit wrap", 0}, // 2^64: no uint64, read as the float 2^64
 		{"-1", "negative", 0},
 		{"NaN", "not a number", 0},
 		{"+Inf", "not a number", 0},
@@ -294,16 +301,29 @@ func TestWindowWithoutCounterIsAnEstimateFromPower(t *testing.T) {
 	}
 }
 
+// dcgmText is one device's DCGM counter in mJ, spelled as given.
+func dcgmText(lit string) *Scrape {
+	s, err := Parse(strings.NewReader("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"G\"} "+lit+"\nDCGM_FI_DEV_POWER_USAGE{UUID=\"G\"} 4\n"), nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func TestRoundingWidensTheBounds(t *testing.T) {
-	// counters above 2^53 mJ: each reading may be 1 mJ off.
+	// counters above 2^53 mJ stated as floats: each reading may be 1 mJ
+	// off.
 	base := float64(1 << 54)
 	var s []Sample
 	for i := int64(0); i <= 3; i++ {
-		s = append(s, Sample{FromNS: i * sec, AtNS: i * sec, Scrape: dcgm(map[string]float64{"G": base + float64(i*4000)}, 4)})
+		s = append(s, Sample{FromNS: i * sec, AtNS: i * sec, Scrape: dcgmText(strconv.FormatFloat(base+float64(i*4000), 'e', -1, 64))})
 	}
 	r := Compute(s, sec/2, 5*sec/2)
 	if r.Energy.Reason != "" {
 		t.Fatal(r.Energy.Reason)
+	}
+	if r.Method != MethodCounter+RoundedNote || Sum([]Result{r}).Method != r.Method {
+		t.Errorf("method %q: the rounding is not said", r.Method)
 	}
 	// outer 0→3 s: 12 J ± 2×2 mJ; inner 1→2 s: 4 J ∓ 4 mJ.
 	if math.Abs(r.Energy.Hi-12.004) > 1e-9 || math.Abs(r.Energy.Lo-3.996) > 1e-9 {
@@ -373,5 +393,52 @@ func TestReadingsUpToMaxAgeOldWidenTheBounds(t *testing.T) {
 		if r.Energy.Reason != "" || r.Energy.Lo != tc.lo || r.Energy.Hi != tc.hi {
 			t.Errorf("max_age %d ns: energy %+v, want bounds [%v, %v]", tc.maxAge, r.Energy, tc.lo, tc.hi)
 		}
+	}
+}
+
+// TestExactCountersNearTheirEdges: integer counters beyond 2^53 mJ are
+// subtracted exactly (a float64 holds 2^62 only to 1024 mJ), with no
+// rounding; a counter back to 0 is a reset, null.
+func TestExactCountersNearTheirEdges(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		base uint64
+	}{{"2^53+1", 1<<53 + 1}, {"2^62", 1 << 62}, {"2^63-17 at the last", 1<<63 - 17 - 12003}} {
+		var s []Sample
+		for i := uint64(0); i <= 3; i++ {
+			s = append(s, Sample{FromNS: int64(i) * sec, AtNS: int64(i) * sec, Scrape: dcgmText(strconv.FormatUint(c.base+i*4001, 10))})
+		}
+		r := Compute(s, sec/2, 5*sec/2)
+		if r.Energy.Reason != "" || r.Energy.Hi != 12.003 || r.Energy.Lo != 4.001 || r.Method != MethodCounter {
+			t.Errorf("%s: energy %+v, want [4.001, 12.003] J exactly", c.name, r.Energy)
+		}
+		a, b := s[1].Scrape.Devices["G"], s[2].Scrape.Devices["G"]
+		if rise, round := b.EnergySince(a); rise != 4.001 || round != 0 {
+			t.Errorf("%s: rise %v ± %v J, want 4.001 exactly", c.name, rise, round)
+		}
+	}
+	s := []Sample{
+		{FromNS: 0, AtNS: 0, Scrape: dcgmText(strconv.FormatUint(1<<62, 10))},
+		{FromNS: sec, AtNS: sec, Scrape: dcgmText("0")},
+		{FromNS: 2 * sec, AtNS: 2 * sec, Scrape: dcgmText("100")},
+	}
+	if r := Compute(s, sec/2, 3*sec/2); !strings.Contains(r.Energy.Reason, "went down") {
+		t.Errorf("reset to 0: %+v", r.Energy)
+	}
+}
+
+// TestExactLiteralFollowsItsSeries: the exact integer is the series' own
+// whatever the label order, escapes or a brace inside a value; two series
+// near 2^62 differing by 1 mJ stay 1 mJ apart.
+func TestExactLiteralFollowsItsSeries(t *testing.T) {
+	in := "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{modelName=\"a\\\"}b\",UUID=\"G1\"} 4611686018427387905\n" +
+		"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"G2\",modelName=\"a\\\"}b\",} 4611686018427387904\n"
+	s, err := Parse(strings.NewReader(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.Devices["G1"], s.Devices["G2"]
+	if rise, round := a.EnergySince(b); rise != 1e-3 || round != 0 {
+		t.Errorf("G1 − G2 = %v ± %v J, want 0.001 exactly", rise, round)
 	}
 }

@@ -1,6 +1,7 @@
 package energy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,11 @@ var (
 // Float64 holds every integer up to 2^53 exactly; above it a counter's
 // text value is rounded to the nearest float64 (half an ulp off at most).
 const exactLimit = 1 << 53
+
+// blankFrom: a counter stated as an exact integer is no reading from
+// DCGM's int64 blanks (DCGM_INT64_BLANK, 0x7ffffffffffffff0, and the
+// "not found", "not supported" and "not permissioned" codes after it) up.
+const blankFrom = 1<<63 - 16
 
 // sentinelLimit: at 2^63 and above a value is not a reading. DCGM reports
 // a field it has no value for as a "blank" of 2^63 − 16 … 2^63 − 1 (the
@@ -57,13 +63,21 @@ type Device struct {
 	// Model, Host and Index are its modelName/card_model,
 	// Hostname/hostname and gpu/gpu_id labels, where given.
 	Model, Host, Index string
-	// EnergyJ is the energy counter in joules; EnergyRoundJ how far the
-	// text's float64 may be from the exporter's integer (half an ulp
-	// above 2^53, else 0). EnergyBad says why a value present is not a
-	// reading (a sentinel, negative, not finite); EnergyJ is nil then.
+	// EnergyJ is the energy counter in joules (a float64: above 2^53 of
+	// its unit not the integer itself; EnergySince takes differences
+	// exactly); EnergyRoundJ how far the text's value may be from the
+	// exporter's integer: 0 when the text states an exact integer (any
+	// size up to 2^64 − 1) or one below 2^53, else half an ulp. EnergyBad
+	// says why a value present is not a reading (a sentinel, negative, not
+	// finite); EnergyJ is nil then.
 	EnergyJ      *float64
 	EnergyRoundJ float64
 	EnergyBad    string
+	// raw is the counter as the text's exact integer, in the metric's
+	// unit, and scale that unit in joules; exact says raw holds it.
+	raw   uint64
+	exact bool
+	scale float64
 	// Exporter is the table row's exporter the energy or power came
 	// from.
 	Exporter string
@@ -83,13 +97,29 @@ func (d *Device) Measures() bool { return d.EnergyJ != nil || d.EnergyBad != "" 
 // that counter's, never another one the exporter also has. Metrics of any
 // type are read (AMD's exporter exposes its energy counter as a gauge).
 func Parse(r io.Reader, custom []Name) (*Scrape, error) {
-	fams, err := servermetrics.ParseFamilies(r)
+	b, err := io.ReadAll(io.LimitReader(r, MaxScrapeBytes+1))
+	if err != nil {
+		return nil, errcond.Errorf(ErrMalformed, "accelerator metrics: %w", err)
+	}
+	return parseBytes(b, custom)
+}
+
+// parseBytes is Parse of a scrape already read.
+func parseBytes(b []byte, custom []Name) (*Scrape, error) {
+	fams, err := servermetrics.ParseFamilies(bytes.NewReader(b))
 	if err != nil {
 		return nil, errcond.Errorf(ErrMalformed, "accelerator metrics: %w", err)
 	}
 	s := &Scrape{Devices: map[string]*Device{}}
 	done := map[string]bool{} // role + "\xff" + device ID, once read
 	rows := append(slices.Clip(custom), Names...)
+	counters := map[string]bool{}
+	for _, n := range rows {
+		if n.Role == RoleEnergy {
+			counters[n.Metric] = true
+		}
+	}
+	lits := counterLiterals(b, counters)
 	named := map[string]bool{} // roles the user named a metric for
 	for _, n := range custom {
 		named[n.Role] = true
@@ -121,7 +151,7 @@ func Parse(r io.Reader, custom []Name) (*Scrape, error) {
 				continue // an earlier row of the role gave it
 			}
 			done[key] = true
-			if err := d.set(n, value(m)); err != nil {
+			if err := d.set(n, value(m), lits[seriesKey(n.Metric, labels)]); err != nil {
 				return nil, errcond.Errorf(ErrMalformed, "accelerator metrics: %s of device %s: %w", n.Metric, d.ID, err)
 			}
 			if (n.Role == RoleEnergy || n.Role == RolePower) && s.Exporter == "" {
@@ -208,9 +238,20 @@ func first(labels map[string]string, names ...string) string {
 	return ""
 }
 
-// set stores v, in n's unit, as the device's reading of n's role.
-func (d *Device) set(n Name, v float64) error {
+// set stores v, in n's unit, as the device's reading of n's role; lit is
+// the text's spelling of an energy counter's value ("" when not found).
+func (d *Device) set(n Name, v float64, lit string) error {
 	if n.Role == RoleEnergy {
+		if raw, ok := exactCounter(lit); ok && float64(raw) == v { // the float64 check: lit is this series'
+			d.Exporter = n.Exporter
+			if raw >= blankFrom {
+				d.EnergyBad = fmt.Sprintf("%s is %d %s, a DCGM blank (no value: 2^63 − 16 and up) or beyond a signed 64-bit counter, not a reading", n.Metric, raw, n.Unit)
+				return nil
+			}
+			j := float64(raw) * n.Scale
+			d.EnergyJ, d.raw, d.exact, d.scale = &j, raw, true, n.Scale
+			return nil
+		}
 		switch {
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			d.EnergyBad = fmt.Sprintf("%s is %v, not a number of %s", n.Metric, v, n.Unit)
@@ -220,7 +261,7 @@ func (d *Device) set(n Name, v float64) error {
 			d.EnergyBad = fmt.Sprintf("%s is %v %s, at or above 2^63: a DCGM blank (no value) or a counter at its 64-bit wrap, not a reading", n.Metric, v, n.Unit)
 		default:
 			j := v * n.Scale
-			d.EnergyJ = &j
+			d.EnergyJ, d.scale = &j, n.Scale
 			if v > exactLimit {
 				d.EnergyRoundJ = (math.Nextafter(v, math.Inf(1)) - v) / 2 * n.Scale
 			}
@@ -246,6 +287,21 @@ func (d *Device) set(n Name, v float64) error {
 		d.ClockMHz = &x
 	}
 	return nil
+}
+
+// EnergySince is d's counter minus base's in joules, and how far that may
+// be from the exporters' integers (the sum of both readings' EnergyRoundJ).
+// Two readings the text states as exact integers are subtracted as
+// integers, then scaled: near 2^62 mJ a float64 difference would move in
+// steps of 1 J. Both must hold an energy reading (EnergyJ not nil).
+func (d *Device) EnergySince(base *Device) (j, roundJ float64) {
+	if d.exact && base.exact && d.scale == base.scale {
+		if d.raw >= base.raw {
+			return float64(d.raw-base.raw) * d.scale, 0
+		}
+		return -float64(base.raw-d.raw) * d.scale, 0
+	}
+	return *d.EnergyJ - *base.EnergyJ, d.EnergyRoundJ + base.EnergyRoundJ
 }
 
 // Measuring returns the IDs of s's devices that hold an energy counter or

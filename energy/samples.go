@@ -1,7 +1,6 @@
 package energy
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -42,7 +41,7 @@ func ReadScrape(read func(name string) ([]byte, error), s schema.GPUScrape, cust
 	if h := sha256.Sum256(b); hex.EncodeToString(h[:]) != s.SHA256 {
 		return nil, nil, fmt.Errorf("the scrape %s/%s: sha256 %s differs from the manifest's %s", schema.AttachmentsDir, s.File, hex.EncodeToString(h[:]), s.SHA256)
 	}
-	sc, err := Parse(bytes.NewReader(b), custom)
+	sc, err := parseBytes(b, custom)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the scrape %s/%s: %w", schema.AttachmentsDir, s.File, err)
 	}

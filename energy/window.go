@@ -140,11 +140,32 @@ func Compute(samples []Sample, startNS, endNS int64) Result {
 		r.Energy = Null(why)
 	case counter:
 		r.Energy = counterEnergy(span, r.Devices, startNS, endNS)
+		if r.Energy.Reason == "" && rounded(span, r.Devices) {
+			r.Method += RoundedNote
+		}
 	default:
 		r.Method, r.Estimate = MethodPowerEstimate, true
 		r.Energy = powerEstimate(span, r.Devices, startNS, endNS)
 	}
 	return r
+}
+
+// RoundedNote is added to Result.Method when a counter reading beyond
+// 2^53 of its unit is not stated as an exact integer (an exponent, a
+// fraction): its float64 is not the exporter's integer, and the bounds are
+// widened by half a float64 step at each reading.
+const RoundedNote = "; a counter reading beyond 2^53 of its unit is not an exact integer in the scrape's text: its resolution is a float64's there, and the bounds are widened by it"
+
+// rounded reports whether a reading of ids in span is not exact.
+func rounded(span []Sample, ids []string) bool {
+	for _, s := range span {
+		for _, id := range ids {
+			if d := s.Scrape.Devices[id]; d != nil && d.EnergyRoundJ > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func cmpInt(a, b int64) int {
@@ -209,9 +230,10 @@ func hasCounter(s *Scrape, ids []string) (bool, string) {
 	return false, "no energy counter for device " + strings.Join(missing, ", ") + " while the others have one"
 }
 
-// total is the sum over ids of a reading, with the sum of their rounding;
-// why says which device lacks it.
-func total(s Sample, ids []string, counter bool) (v, round float64, why string) {
+// total is the sum over ids of a reading (a counter's since the same
+// device's in base, EnergySince), with the sum of their rounding; why says
+// which device lacks it.
+func total(s, base Sample, ids []string, counter bool) (v, round float64, why string) {
 	for _, id := range ids {
 		d := s.Scrape.Devices[id]
 		switch {
@@ -220,7 +242,12 @@ func total(s Sample, ids []string, counter bool) (v, round float64, why string) 
 		case counter && d.EnergyJ == nil:
 			return 0, 0, fmt.Sprintf("device %s has no energy counter in the scrape answered at %d ns", id, s.AtNS)
 		case counter:
-			v += *d.EnergyJ
+			b := base.Scrape.Devices[id]
+			if b == nil || b.EnergyJ == nil {
+				return 0, 0, fmt.Sprintf("device %s has no energy counter in the scrape answered at %d ns", id, base.AtNS)
+			}
+			since, _ := d.EnergySince(b)
+			v += since
 			round += d.EnergyRoundJ
 		case d.PowerW == nil:
 			return 0, 0, fmt.Sprintf("device %s has no power gauge in the scrape answered at %d ns", id, s.AtNS)
@@ -236,7 +263,7 @@ func counterEnergy(span []Sample, ids []string, startNS, endNS int64) Bounded {
 	rnd := make([]float64, len(span))
 	for i, s := range span {
 		var why string
-		if tot[i], rnd[i], why = total(s, ids, true); why != "" {
+		if tot[i], rnd[i], why = total(s, span[0], ids, true); why != "" {
 			return Null(why)
 		}
 		if i == 0 {
@@ -244,7 +271,7 @@ func counterEnergy(span []Sample, ids []string, startNS, endNS int64) Bounded {
 		}
 		for _, id := range ids {
 			prev, cur := span[i-1].Scrape.Devices[id], s.Scrape.Devices[id]
-			if *cur.EnergyJ+cur.EnergyRoundJ+prev.EnergyRoundJ < *prev.EnergyJ {
+			if rise, round := cur.EnergySince(prev); rise+round < 0 {
 				return Null(fmt.Sprintf("the energy counter of device %s went down between the scrapes answered at %d and %d ns (a reset or a wrap)", id, span[i-1].AtNS, s.AtNS))
 			}
 		}
@@ -291,7 +318,7 @@ func powerEstimate(span []Sample, ids []string, startNS, endNS int64) Bounded {
 	lo, hi := 0.0, 0.0
 	for i, s := range span {
 		var why string
-		if p[i], _, why = total(s, ids, false); why != "" {
+		if p[i], _, why = total(s, s, ids, false); why != "" {
 			return Null(why)
 		}
 		if i == 0 || p[i] < lo {
@@ -352,8 +379,11 @@ func Sum(rs []Result) Result {
 			out.Energy = Null(fmt.Sprintf("endpoint %d: %s", i, r.Energy.Reason))
 			return out
 		}
-		if r.Estimate {
+		switch {
+		case r.Estimate:
 			out.Estimate, out.Method = true, MethodPowerEstimate
+		case !out.Estimate && r.Method != MethodCounter:
+			out.Method = r.Method // with RoundedNote
 		}
 		if r.Exporter != out.Exporter {
 			out.Exporter = ""
