@@ -27,7 +27,15 @@ type briefColumn struct {
 	summary     string
 	// slo marks a column that exists only under an SLO.
 	slo bool
+	// energy names one of replay.EnergySummaryKeys: a column of the
+	// point's accelerator energy (only for a run with accelerator
+	// scrapes), printed as the detail report prints it (five significant
+	// digits).
+	energy string
 }
+
+// briefEnergyColumn is the brief table's energy column: J per good token.
+var briefEnergyColumn = briefColumn{head: "J/good tok", unit: "J", energy: "j_per_good_token", slo: true}
 
 // briefColumns are the headline metrics, in table order.
 var briefColumns = []briefColumn{
@@ -60,6 +68,9 @@ func (t *briefTable) cell(c briefColumn, v replay.Value, why string) string {
 		}
 		return "null"
 	}
+	if c.energy != "" {
+		return sigValue(v)
+	}
 	scale, _, places := summaryUnit(c.summary)
 	return Decimal(v, scale, places)
 }
@@ -70,6 +81,10 @@ func (t *briefTable) pointRow(p *replay.PointResult) []string {
 	for _, c := range t.cols {
 		var v replay.Value
 		path := c.summary
+		if c.energy != "" {
+			row = append(row, t.cell(c, replay.EnergyValue(p.Energy, c.energy), energyReason(p.Energy)))
+			continue
+		}
 		if c.dist != "" {
 			v, _ = p.Dists[c.dist].Field(c.field)
 			path = c.dist + "." + c.field
@@ -121,6 +136,9 @@ func (t *briefTable) summaryRows(ps replay.PointSummary) [][]string {
 	bounded := false
 	for _, c := range t.cols {
 		s := ps.Metrics[c.summary]
+		if c.energy != "" {
+			s = ps.Energy[c.energy]
+		}
 		if s.Median.IsNull() {
 			med = append(med, "null")
 		} else {
@@ -138,6 +156,10 @@ func (t *briefTable) summaryRows(ps replay.PointSummary) [][]string {
 		}
 		if !s.CILow.IsNull() || !s.CIHigh.IsNull() {
 			bounded = true
+		}
+		if c.energy != "" {
+			low, high = append(low, sigValue(s.CILow)), append(high, sigValue(s.CIHigh))
+			continue
 		}
 		scale, _, places := summaryUnit(c.summary)
 		low = append(low, Decimal(s.CILow, scale, places))
@@ -173,6 +195,9 @@ func Brief(out io.Writer, r *replay.Result) error {
 		if !c.slo || r.SLO.Any() {
 			t.cols = append(t.cols, c)
 		}
+	}
+	if r.SLO.Any() && slices.ContainsFunc(r.Results, func(p *replay.PointResult) bool { return p.Energy != nil }) {
+		t.cols = append(t.cols, briefEnergyColumn)
 	}
 	repeats := map[string]int{}
 	for _, p := range r.Results {
@@ -257,6 +282,9 @@ func (t *briefTable) writeLegend(b *strings.Builder, r *replay.Result) {
 		b.WriteString("goodput: requests meeting the SLO per second; attain: SLO attainment, % of declared requests\n")
 	}
 	b.WriteString("req/s: request throughput; ttft, e2e, tpot: percentiles of the point and repeat, in ms\n")
+	if slices.Contains(t.cols, briefEnergyColumn) {
+		fmt.Fprintf(b, "J/good tok: accelerator energy per output token of the requests meeting the SLO, in J (%s; bounds: --detail)\n", energyBoundary(r))
+	}
 	fmt.Fprintf(b, "%s\n", MeaningsFor(r.Definitions)["tpot_ns"])
 	if len(r.Summary) > 0 && slices.ContainsFunc(t.rows, func(row []string) bool { return row[1] == "median" }) {
 		b.WriteString("median: across the point's repeats (mean of the middle two for an even count)\n")
@@ -340,4 +368,26 @@ func writeNotes(b *strings.Builder, r *replay.Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "note: %s\n", n)
 	}
+}
+
+// energyReason is why a point has no energy number ("" when the column
+// holds one, or says its own reason per number).
+func energyReason(c *replay.EnergyColumn) string {
+	switch {
+	case c == nil:
+		return "the point has no accelerator scrapes"
+	case c.Reason != "":
+		return c.Reason
+	}
+	return c.PerGoodToken.Reason
+}
+
+// energyBoundary is the boundary of the run's first energy column.
+func energyBoundary(r *replay.Result) string {
+	for _, p := range r.Results {
+		if p.Energy != nil && p.Energy.Boundary != "" {
+			return p.Energy.Boundary
+		}
+	}
+	return "boundary not known: no point measured energy"
 }

@@ -24,22 +24,42 @@ func energyRows(p *replay.PointResult) []row {
 	if c.Estimate {
 		est = "ESTIMATE "
 	}
-	unit := func(u string) string { return u + " (" + c.Boundary + ")" }
+	// A null prints its reason and no unit; every energy is in J, as
+	// the summary across repeats prints it.
+	num := func(name string, b energy.Bounded, u string) row {
+		if b.Reason != "" {
+			return row{name, NullText(b.Reason), ""}
+		}
+		return row{name, est + boundedText(b, 1), u + " (" + c.Boundary + ")"}
+	}
 	out := []row{
 		{"energy boundary", fmt.Sprintf("%s; %d devices counted (%s); %s; %s", c.Boundary, len(c.Devices), deviceList(c.Devices), c.Method, energy.Interpolation), ""},
-		{"energy", est + boundedText(c.Energy, 1), unit("J")},
-		{"mean power", est + boundedText(c.MeanPower, 1), unit("W")},
-		{"energy per output token", est + boundedText(c.PerOutputToken, 1e3), unit("mJ")},
-		{"energy per good token", est + boundedText(c.PerGoodToken, 1e3), unit("mJ")},
-		{"energy per good request", est + boundedText(c.PerGoodRequest, 1), unit("J")},
+		num("energy", c.Energy, "J"),
+		num("mean power", c.MeanPower, "W"),
+		num("energy per output token", c.PerOutputToken, "J"),
+		num("energy per good token", c.PerGoodToken, "J"),
+		num("energy per good request", c.PerGoodRequest, "J"),
 	}
 	if c.Cost.Reason == "" {
-		out = append(out, row{"energy cost", est + boundedText(c.Cost, 1), unit(energyCurrency(c.Currency) + ", " + replay.EnergyPriceLabel)})
+		out = append(out, row{"energy cost", est + moneyText(c.Cost), energyCurrency(c.Currency) + ", " + replay.EnergyPriceLabel + " (" + c.Boundary + ")"})
 	}
-	out = append(out,
-		row{"peak utilization", peakText(c.PeakUtilPct, 1), "% (busiest device, scrapes inside the window)"},
-		row{"peak memory", peakText(c.PeakMemBytes, 1.0/(1<<20)), "MiB (busiest device, scrapes inside the window)"})
-	return out
+	peak := func(name string, v *float64, scale float64, u string) row {
+		if v == nil {
+			return row{name, NullText("not scraped inside the window"), ""}
+		}
+		return row{name, sig(*v * scale), u + " (busiest device, scrapes inside the window)"}
+	}
+	return append(out, peak("peak utilization", c.PeakUtilPct, 1, "%"), peak("peak memory", c.PeakMemBytes, 1.0/(1<<20), "MiB"))
+}
+
+// moneyPlaces are the decimals an energy cost prints with: a
+// point's energy costs fractions of a cent.
+const moneyPlaces = 6
+
+// moneyText prints a bounded cost in fixed decimals, "v [lo, hi]".
+func moneyText(b energy.Bounded) string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', moneyPlaces, 64) }
+	return fmt.Sprintf("%s [%s, %s]", f(b.Value), f(b.Lo), f(b.Hi))
 }
 
 func energyCurrency(c string) string {
@@ -79,13 +99,6 @@ func boundedText(b energy.Bounded, scale float64) string {
 
 // sig prints v with five significant digits.
 func sig(v float64) string { return strconv.FormatFloat(v, 'g', 5, 64) }
-
-func peakText(v *float64, scale float64) string {
-	if v == nil {
-		return NullText("not scraped inside the window")
-	}
-	return sig(*v * scale)
-}
 
 // energyBoundedJSON is a bounded number as JSON: value, lo, hi (null with
 // the reason when not measured).
@@ -151,7 +164,8 @@ func energyJSON(c *replay.EnergyColumn) string {
 }
 
 // energyCSV lists a point's energy column as CSV metric/value pairs, and
-// the reason of each null one.
+// the reason of each null one: each key is "energy." and the number's
+// JSON name (energyJSON).
 func energyCSV(c *replay.EnergyColumn) [][2]string {
 	if c == nil {
 		return nil
@@ -164,13 +178,17 @@ func energyCSV(c *replay.EnergyColumn) [][2]string {
 	for _, f := range []struct {
 		k string
 		b energy.Bounded
-	}{{"energy.joules", c.Energy}, {"energy.mean_power_w", c.MeanPower}, {"energy.j_per_output_token", c.PerOutputToken},
-		{"energy.j_per_good_token", c.PerGoodToken}, {"energy.j_per_good_request", c.PerGoodRequest}, {"energy.cost", c.Cost}} {
+	}{{"energy.energy_j", c.Energy}, {"energy.mean_power_w", c.MeanPower}, {"energy.j_per_output_token", c.PerOutputToken},
+		{"energy.j_per_good_token", c.PerGoodToken}, {"energy.j_per_good_request", c.PerGoodRequest}, {"energy.energy_cost", c.Cost}} {
 		if f.b.Reason != "" {
 			out = append(out, [2]string{"null_reason." + f.k, f.b.Reason})
 			continue
 		}
-		out = append(out, [2]string{f.k, num(f.b.Value)}, [2]string{f.k + ".lo", num(f.b.Lo)}, [2]string{f.k + ".hi", num(f.b.Hi)})
+		n := num
+		if f.k == "energy.energy_cost" {
+			n = func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) } // money: never an exponent
+		}
+		out = append(out, [2]string{f.k, n(f.b.Value)}, [2]string{f.k + ".lo", n(f.b.Lo)}, [2]string{f.k + ".hi", n(f.b.Hi)})
 	}
 	for _, f := range []struct {
 		k string

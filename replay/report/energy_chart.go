@@ -23,10 +23,10 @@ func energyCharts(r *replay.Result) []chartView {
 	}
 	points, reps := byPoint(r)
 	x0, x1, ticks := pointTicks(points)
-	per := plot{title: "Energy per good token by load point", yLabel: "energy per good token (mJ)", xLabel: "load point (run order)",
+	per := plot{title: "Energy per good token by load point", yLabel: "energy per good token (J)", xLabel: "load point (run order)",
 		x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined energy per good token (no SLO, or no energy measured)",
 		caption: "Energy per output token of the requests meeting the SLO: " + boundary + ". The central value of each repeat; its bounds are in the point's energy table. " + repeatsCaption}
-	mj := big.NewRat(1000, 1)
+	j := big.NewRat(1, 1) // J, as every other energy number prints
 	s := plotSeries{name: "Energy per good token", class: seriesClass(0, false)}
 	meds := map[string]replay.Summary{}
 	for _, ps := range r.Summary {
@@ -35,8 +35,8 @@ func energyCharts(r *replay.Result) []chartView {
 	for i, pt := range points {
 		x := rat(int64(i))
 		med := meds[pt]
-		s.line = append(s.line, plotPt{x: x, y: scaled(med.Median, mj), xl: pt, val: Decimal(med.Median, mj, 3),
-			tip: pt + ": " + Decimal(med.Median, mj, 3) + " mJ per good token (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
+		s.line = append(s.line, plotPt{x: x, y: scaled(med.Median, j), xl: pt, val: Decimal(med.Median, j, 4),
+			tip: pt + ": " + Decimal(med.Median, j, 4) + " J per good token (median of " + Number(replay.Int(int64(med.N))) + " repeats)"})
 		for _, p := range reps[pt] {
 			v := replay.EnergyValue(p.Energy, "j_per_good_token")
 			rep := pt + " repeat " + Number(replay.Int(int64(p.Repeat))) + ": energy per good token "
@@ -51,7 +51,7 @@ func energyCharts(r *replay.Result) []chartView {
 				s.reps = append(s.reps, plotPt{x: x, null: true, tip: rep + NullText(why), val: "repeat " + Number(replay.Int(int64(p.Repeat))) + " " + NullText(why)})
 				continue
 			}
-			s.reps = append(s.reps, plotPt{x: x, y: scaled(v, mj), tip: rep + Decimal(v, mj, 3) + " mJ"})
+			s.reps = append(s.reps, plotPt{x: x, y: scaled(v, j), tip: rep + Decimal(v, j, 4) + " J"})
 		}
 	}
 	per.series = []plotSeries{s}
