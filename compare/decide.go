@@ -140,6 +140,54 @@ type Decision struct {
 	// Answer is the decision in one sentence; Limits what it rests on.
 	Answer string
 	Limits []string
+	// BoundsOverlap is set when the objective is energy and the best
+	// row's energy bounds (over its repeats, each repeat's [lo, hi] the
+	// scrape times allow) reach the runner-up's: the ranking then rests
+	// on the interpolated central values alone.
+	BoundsOverlap bool
+}
+
+// energyOverlap says, for an energy decision, when the best row's energy
+// per good token bounds over its repeats overlap the runner-up's ("" when
+// they do not, or a bound is missing). The bounds come from the scrape
+// times (energy.Result: the counter between the innermost and the
+// outermost scrapes), the central value from interpolation between
+// scrapes, so a ranking inside overlapping bounds is not shown by the
+// scrapes alone.
+func (d *Decision) energyOverlap() string {
+	if d.Best < 0 || d.RunnerUp < 0 {
+		return ""
+	}
+	bounds := func(i int) (lo, hi float64, ok bool) {
+		r := d.Rows[i]
+		first := true
+		for _, pr := range replay.Independent(Repeats(d.Inputs[i].Result, r.Objective.Point)) {
+			if pr.Energy == nil || pr.Energy.Reason != "" || pr.Energy.PerGoodToken.Reason != "" {
+				return 0, 0, false
+			}
+			b := pr.Energy.PerGoodToken
+			if first || b.Lo < lo {
+				lo = b.Lo
+			}
+			if first || b.Hi > hi {
+				hi = b.Hi
+			}
+			first = false
+		}
+		return lo, hi, !first
+	}
+	for _, i := range []int{d.Best, d.RunnerUp} {
+		if d.Inputs[i].Manifest.GPUMetrics.AgeUnknown() {
+			return fmt.Sprintf("the ranking of %s over %s rests on central values: for %s %s", d.Rows[d.Best].Name, d.Rows[d.RunnerUp].Name, d.Rows[i].Name, schema.AgeUnknownNote)
+		}
+	}
+	wl, wh, ok1 := bounds(d.Best)
+	rl, rh, ok2 := bounds(d.RunnerUp)
+	if !ok1 || !ok2 || wh < rl {
+		return ""
+	}
+	return fmt.Sprintf("the ranking of %s over %s rests on central values: their energy per good token bounds overlap (%s [%.4g, %.4g] J, %s [%.4g, %.4g] J over their repeats); the scrapes bracket each window only as closely as their times allow",
+		d.Rows[d.Best].Name, d.Rows[d.RunnerUp].Name, d.Rows[d.Best].Name, wl, wh, d.Rows[d.RunnerUp].Name, rl, rh)
 }
 
 // EnergyLimit is what an energy decision rests on: the exporters'
@@ -645,6 +693,11 @@ func (d *Decision) addLimits(cand []int, what string, warns []string) {
 	}
 	if d.Objective == MinEnergyPerGoodToken {
 		d.Limits = append(d.Limits, EnergyLimit)
+		if l := d.energyOverlap(); l != "" {
+			d.BoundsOverlap = true
+			d.Limits = append(d.Limits, l)
+			d.Answer += "; the ranking rests on central values, not on the energy bounds (limits say why)"
+		}
 	}
 	for _, i := range cand {
 		if f := d.Rows[i].Flagged; f != "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/energy"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -450,5 +451,50 @@ func TestDeviceCountDifferenceIsALimit(t *testing.T) {
 	b.Manifest.GPUMetrics.Endpoints[0].Devices = append(b.Manifest.GPUMetrics.Endpoints[0].Devices, dev("y"))
 	if d, _ := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken}); strings.Contains(strings.Join(d.Limits, "\n"), "scraped accelerators differ") {
 		t.Errorf("same count: limits %q", d.Limits)
+	}
+}
+
+// energyInput is fakeInput with each repeat's energy per good token
+// central value and bounds ([v·(1−w), v·(1+w)]) on 5 repeats.
+func energyInput(name string, j []float64, w float64) *Input {
+	in := fakeInput(name, []int64{10, 10, 10, 10, 10}, []int64{50, 50, 50, 50, 50})
+	in.Manifest.GPUMetrics = &schema.GPUMetrics{Endpoints: []schema.GPUEndpoint{{Devices: []schema.GPUDevice{{ID: "x", IDFrom: "UUID", Serving: schema.ServingDeclared}}}}}
+	for i, pr := range in.Result.Results {
+		b := energy.Bounded{Value: j[i], Lo: j[i] * (1 - w), Hi: j[i] * (1 + w)}
+		pr.Energy = &replay.EnergyColumn{Boundary: "accelerator board energy (DCGM), not wall power", Method: energy.MethodCounter, Energy: b, MeanPower: b, PerOutputToken: b, PerGoodToken: b, PerGoodRequest: b}
+	}
+	return in
+}
+
+// A winner on energy whose bounds reach the runner-up's: the answer, the
+// limits and the margin say the ranking rests on central values; with
+// bounds apart they do not.
+func TestEnergyRankingWithOverlappingBoundsSaysSo(t *testing.T) {
+	a := energyInput("a", []float64{0.10, 0.11, 0.10, 0.11, 0.10}, 0.3)
+	b := energyInput("b", []float64{0.13, 0.14, 0.13, 0.14, 0.13}, 0.3)
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != Winner || d.Rows[d.Winner].Name != "a" {
+		t.Fatalf("%s: %s", d.Verdict, d.Answer)
+	}
+	lims := strings.Join(d.Limits, "\n")
+	if !d.BoundsOverlap || !strings.Contains(d.Answer, "the ranking rests on central values, not on the energy bounds (limits say why)") ||
+		!strings.Contains(lims, "the ranking of a over b rests on central values: their energy per good token bounds overlap (a [0.07, 0.143] J, b [0.091, 0.182] J over their repeats)") {
+		t.Errorf("answer %q\nlimits %s", d.Answer, lims)
+	}
+	a = energyInput("a", []float64{0.10, 0.11, 0.10, 0.11, 0.10}, 0.05)
+	b = energyInput("b", []float64{0.13, 0.14, 0.13, 0.14, 0.13}, 0.05)
+	if d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken}); d.BoundsOverlap || strings.Contains(d.Answer, "central values") {
+		t.Errorf("bounds apart: %q", d.Answer)
+	}
+	// Imported telemetry states no reading age: its bounds show nothing.
+	for _, in := range []*Input{a, b} {
+		in.Manifest.GPUMetrics.Endpoints[0].Devices[0].Serving = schema.ServingImported
+	}
+	d, _ = Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken})
+	if !d.BoundsOverlap || !strings.Contains(strings.Join(d.Limits, "\n"), "rests on central values: for a the scrape age bound is unknown") {
+		t.Errorf("imported: %q %q", d.Answer, d.Limits)
 	}
 }

@@ -105,6 +105,9 @@ func energyColumn(op AttachmentOpener, g *schema.GPUMetrics, p *PointResult, pri
 	r := energy.Sum(rs)
 	c := &EnergyColumn{Boundary: energy.Boundary(r.Exporter), Method: r.Method, Estimate: r.Estimate, Devices: r.Devices,
 		WindowStartNS: from, WindowNS: to - from, Energy: r.Energy, MeanPower: r.MeanPower(), PeakUtilPct: r.PeakUtilPct, PeakMemBytes: r.PeakMemBytes, Power: power}
+	if g.AgeUnknown() {
+		c.Method += "; " + schema.AgeUnknownNote
+	}
 	out, _ := p.OutputTokens.Float64()
 	if !p.OutputTokens.IsExact() {
 		c.PerOutputToken = energy.Null("output tokens not measured: " + p.OutputTokensNullReason)

@@ -153,6 +153,28 @@ func (g *GPUMetrics) ReadingFrom(s GPUScrape) int64 {
 	return max(0, s.FromNS-int64(max(g.MaxAge, 0)))
 }
 
+// AgeUnknownNote says what an unknown reading age (AgeUnknown) leaves
+// out of every energy bound.
+const AgeUnknownNote = "the scrape age bound is unknown: imported telemetry states no max_age, so the tool's collection times are taken as the readings' instants, while the exporter may have read the devices up to its own collect interval earlier; no energy bound includes that"
+
+// AgeUnknown reports whether g's readings have no stated age bound:
+// imported telemetry (devices serving ServingImported) with no max_age.
+// AIPerf records when it collected a line from the DCGM exporter, not when
+// the exporter read the device, and states no collect interval.
+func (g *GPUMetrics) AgeUnknown() bool {
+	if g == nil || g.MaxAge > 0 {
+		return false
+	}
+	for _, e := range g.Endpoints {
+		for _, d := range e.Devices {
+			if d.Serving == ServingImported {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // validateGPUScrapes checks manifest.gpu_metrics.scrapes.
 func validateGPUScrapes(ps *problems, m *Manifest) {
 	g := m.GPUMetrics

@@ -44,6 +44,9 @@ func checkServerState(b *artifact.Bundle, res *Result) error {
 			errs = append(errs, errors.New(p.String()))
 		}
 		res.Energy = energyEvidence(m, gpuFailed, len(idle) > 0, gaps)
+		if m.GPUMetrics.AgeUnknown() {
+			res.Warnings = append(res.Warnings, "UNVERIFIED "+schema.AgeUnknownNote)
+		}
 		for _, n := range idleNotes {
 			res.Warnings = append(res.Warnings, "UNVERIFIED "+n)
 		}

@@ -135,3 +135,22 @@ func TestBriefFlagsOverloadAndExplainsIt(t *testing.T) {
 		t.Errorf("no legend of the flag:\n%s", out)
 	}
 }
+
+// TestIntervalTextIsNeverHalf: a summary with one bound prints that bound
+// and why the other is missing, never "[-, x]".
+func TestIntervalTextIsNeverHalf(t *testing.T) {
+	f := func(v replay.Value) string { return Decimal(v, one, 3) }
+	for _, c := range []struct {
+		s    replay.Summary
+		want string
+	}{
+		{replay.Summary{N: 5, CILow: replay.Null, CIHigh: replay.Int(55)}, "(at most 55.000; no lower bound from 5 repeats)"},
+		{replay.Summary{N: 5, CILow: replay.Int(50), CIHigh: replay.Null}, "(at least 50.000; no upper bound from 5 repeats)"},
+		{replay.Summary{N: 9, CILow: replay.Int(50), CIHigh: replay.Int(55)}, "[50.000, 55.000]"},
+		{replay.Summary{N: 2, CILow: replay.Null, CIHigh: replay.Null}, "[-, -]"},
+	} {
+		if got := intervalText(c.s, f); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.s, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
@@ -188,5 +189,20 @@ func sideText(s compare.Side, mn metricName) string {
 	if s.Summary.N == 0 {
 		return "null"
 	}
-	return Decimal(s.Summary.Median, mn.Scale, mn.Places) + " [" + Decimal(s.Summary.CILow, mn.Scale, mn.Places) + ", " + Decimal(s.Summary.CIHigh, mn.Scale, mn.Places) + "]"
+	return Decimal(s.Summary.Median, mn.Scale, mn.Places) + " " + intervalText(s.Summary, func(v replay.Value) string { return Decimal(v, mn.Scale, mn.Places) })
+}
+
+// intervalText prints a summary's interval "[lo, hi]", "[-, -]" when it
+// has none, and never half of one: with one bound only (5 repeats bound
+// a median from above at 95 %, not from below) it names the bound it has
+// and why the other is missing.
+func intervalText(s replay.Summary, f func(replay.Value) string) string {
+	lo, hi := s.CILow.IsNull(), s.CIHigh.IsNull()
+	switch {
+	case lo == hi:
+		return "[" + f(s.CILow) + ", " + f(s.CIHigh) + "]"
+	case lo:
+		return fmt.Sprintf("(at most %s; no lower bound from %d repeats)", f(s.CIHigh), s.N)
+	}
+	return fmt.Sprintf("(at least %s; no upper bound from %d repeats)", f(s.CILow), s.N)
 }

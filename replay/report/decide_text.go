@@ -213,8 +213,12 @@ func costMargin(d *compare.Decision, verb string) string {
 		return "margin undefined (" + b + " against " + r + ")"
 	}
 	less := new(big.Rat).Quo(m, new(big.Rat).Add(m, big.NewRat(1, 1)))
-	return fmt.Sprintf("margin: %s %s %s %% less per good token than %s (%s %s %s %% more)",
-		b, verb, Decimal(replay.Exact(less), hundred, 2), r, r, verb, Decimal(d.Margin, hundred, 2))
+	head := "margin: "
+	if d.BoundsOverlap {
+		head = "margin of the central values (the bounds overlap, so not shown by the scrapes): "
+	}
+	return fmt.Sprintf("%s%s %s %s %% less per good token than %s (%s %s %s %% more)",
+		head, b, verb, Decimal(replay.Exact(less), hundred, 2), r, r, verb, Decimal(d.Margin, hundred, 2))
 }
 
 func signedPercent(v replay.Value) string {

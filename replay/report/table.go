@@ -389,7 +389,7 @@ func writeSummaryText(b *strings.Builder, r *replay.Result) {
 		}
 		for _, k := range energySummaryKeys(ps) {
 			s := ps.Energy[k]
-			fmt.Fprintf(b, "  %-24s %s [%s, %s] %s n=%d", energySummaryName(k), sigValue(s.Median), sigValue(s.CILow), sigValue(s.CIHigh), energySummaryUnit(r, ps.Point, k), s.N)
+			fmt.Fprintf(b, "  %-24s %s %s %s n=%d", energySummaryName(k), sigValue(s.Median), intervalText(s, sigValue), energySummaryUnit(r, ps.Point, k), s.N)
 			if len(s.Warnings) > 0 {
 				fmt.Fprintf(b, " (%s)", strings.Join(s.Warnings, "; "))
 			}
