@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/reproduce/verdict"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
 )
@@ -125,9 +126,10 @@ func checkReproduction(r *Reproduction, leveled bool) error {
 // every claim REPRODUCED, once per point and metric; every stated ratio
 // interval inside the margin by reproduce's own rule
 // (stats.RatioVerdict), and counts and flags without one (they are
-// compared exactly); and at least one measured claim (latency,
-// throughput, energy: not a count or flag) reproduced with an interval,
-// since counts alone are reproduced by any server that answers.
+// compared exactly); and, by reproduce's own rule of the overall verdict
+// (verdict.Overall), at least one claim verdict.Measured: a latency,
+// throughput or energy reproduced with an interval, since counts and
+// flags alone are reproduced by any server that answers.
 func (r *Reproduction) CheckLevel() error {
 	if bad := r.NotReproduced(); len(bad) > 0 {
 		return fmt.Errorf("level %s, but %d claim(s) not reproduced: %s", LevelReproduced, len(bad), strings.Join(bad, "; "))
@@ -152,11 +154,15 @@ func (r *Reproduction) CheckLevel() error {
 				return fmt.Errorf("%s.claims[%d]: %s %s is REPRODUCED, but its interval [%.4g, %.4g] is not inside the margin's [%.4g, %.4g] (%s by reproduce's rule)",
 					ReproductionField, i, c.Point, c.Metric, *c.Lo, *c.Hi, 1/(1+r.Margin), 1+r.Margin, v)
 			}
-			measured = true
 		}
+		kind := verdict.KindRatio
+		if schema.ExactMetric(c.Metric) {
+			kind = verdict.KindExact
+		}
+		measured = measured || verdict.Measured(kind, verdict.Verdict(c.Verdict), hasInterval)
 	}
 	if !measured {
-		return fmt.Errorf("level %s covers measured claims (latency, throughput, energy), and no measured claim was reproduced with an interval: counts and flags alone are reproduced by any server that answers", LevelReproduced)
+		return fmt.Errorf("level %s needs a measured claim (latency, throughput, energy) reproduced with an interval: %s", LevelReproduced, verdict.OnlyCountsAndFlags)
 	}
 	return nil
 }

@@ -93,6 +93,12 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAnotherRun(orig.Bundle, rd); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+	}
+	if err := checkRanTest(sourceOf(orig), rd); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+	}
 	om := orig.Bundle.Manifest()
 	ropts := replay.Options{Definitions: cl.Definitions, Version: cl.DefinitionsVersion}
 	slo := replay.SLOFromManifest(om.SLO)
@@ -120,8 +126,12 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 		}
 		rep.Claims = append(rep.Claims, cv)
 	}
-	rep.Overall, rep.Counts = verdict.Overall(rep.Claims)
-	rep.Limits = limits(orig, or, reproDir, rd, rr)
+	g := compare.RunGuard([]*compare.Input{
+		{Name: orig.Name, Manifest: om, Result: or},
+		{Name: reproDir, Manifest: rd.Manifest(), Result: rr, WorkloadNotShipped: rd.Manifest().Workload.SHA256 != "" && rd.WorkloadPath == ""},
+	}, compare.GuardOptions{})
+	rep.Limits = limits(orig.Name, om, reproDir, rd.Manifest(), g)
+	rep.Overall, rep.Counts, rep.Withheld = verdict.Overall(rep.Claims, setupWithheld(om, rd.Manifest(), g))
 	return rep, nil
 }
 
@@ -390,16 +400,11 @@ func medianPtr(v []float64) *float64 {
 }
 
 // limits states what differs between the original and the reproduction
-// (compare's comparability guard over the two), so that no verdict hides
-// another machine, engine, place or model revision.
-func limits(orig Original, or *replay.Result, reproDir string, rd *schema.RunDir, rr *replay.Result) []string {
-	ins := []*compare.Input{
-		{Name: orig.Name, Manifest: orig.Bundle.Manifest(), Result: or},
-		{Name: reproDir, Manifest: rd.Manifest(), Result: rr, WorkloadNotShipped: rd.Manifest().Workload.SHA256 != "" && rd.WorkloadPath == ""},
-	}
-	g := compare.RunGuard(ins, compare.GuardOptions{})
+// (compare's comparability guard g over the two), so that no verdict
+// hides another machine, engine, place or model revision.
+func limits(origName string, om *schema.Manifest, reproName string, rm *schema.Manifest, g *compare.Guard) []string {
 	out := []string{}
-	if l := transportLimit(orig.Name, orig.Bundle.Manifest(), reproDir, rd.Manifest()); l != "" {
+	if l := transportLimit(origName, om, reproName, rm); l != "" {
 		out = append(out, l)
 	}
 	for _, c := range g.Checks {
@@ -409,6 +414,38 @@ func limits(orig Original, or *replay.Result, reproDir string, rd *schema.RunDir
 		out = append(out, fmt.Sprintf("%s %s: %s", c.Name, strings.ToLower(c.Status), c.Detail))
 	}
 	return out
+}
+
+// setupWithheld says what makes the reproduction not one of the
+// original's claims whatever its numbers (verdict.Overall withholds
+// REPRODUCED for each): another model or model revision (the claims are
+// of the original's model), simulated against measured evidence (a
+// simulator reproduces its own numbers, not an engine's, and the
+// reverse), and fewer repeats than the original's (a reproduction runs
+// at least the original's test). Hardware, engine and client location
+// may differ: that is what a reproduction elsewhere is, and limits states
+// them.
+func setupWithheld(om, rm *schema.Manifest, g *compare.Guard) []string {
+	var out []string
+	for _, name := range []string{compare.CheckModel, compare.CheckRevision} {
+		if c := g.Check(name); c != nil && c.Status == compare.Differs {
+			out = append(out, fmt.Sprintf("%s differs (%s): a reproduction on another model is not one of the original's claims", name, c.Detail))
+		}
+	}
+	if o, r := simulated(om), simulated(rm); o != r {
+		side := map[bool]string{true: "synthetic (benchseal's simulator or synthetic evidence)", false: "measured on an inference server"}
+		out = append(out, fmt.Sprintf("the original is %s and the reproduction %s: one does not reproduce the other", side[o], side[r]))
+	}
+	if n, o := rm.Load.Repeats, om.Load.Repeats; n < o {
+		out = append(out, fmt.Sprintf("the reproduction ran %d repeats, fewer than the original's %d: a reproduction of the claims runs at least the original's repeats", n, o))
+	}
+	return out
+}
+
+// simulated reports whether m's numbers are synthetic: its evidence says
+// so, or the server identified itself as benchseal's simulator.
+func simulated(m *schema.Manifest) bool {
+	return m.Evidence == schema.EvidenceSynthetic || len(schema.SimulatorIdentity(m)) > 0
 }
 
 // transportLimit says when one side was captured against the in-process

@@ -1,13 +1,20 @@
 package reproduce
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
@@ -61,18 +68,149 @@ func synthRun(t *testing.T, dir string, seed uint64, repeats int, claims bool, r
 	return rd
 }
 
+// anotherRun writes into dir another run of the test of the run in
+// origDir, naming reproduces as its original: its own run id and start
+// time, and the original's records re-timed by a monotone map whose
+// slope differs per point × repeat (1 … 1 + spread), so that every order
+// and concurrency is kept while each repeat's latencies and throughput
+// move by a few per cent of their own. A timeout keeps its duration (the
+// timeout), ending no later than the map would end it.
+func anotherRun(t *testing.T, origDir, dir string, spread float64, reproduces string) *schema.RunDir {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(origDir, schema.WorkloadFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.WorkloadFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(origDir, schema.RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]json.RawMessage
+	starts := map[string]int64{}
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		var sent int64
+		json.Unmarshal(r["sent_ns"], &sent)
+		cell := string(r["point"]) + "/" + string(r["repeat"])
+		if s, ok := starts[cell]; !ok || sent < s {
+			starts[cell] = sent
+		}
+		recs = append(recs, r)
+	}
+	var bps []int64
+	for _, s := range starts {
+		bps = append(bps, s)
+	}
+	slices.Sort(bps)
+	slope := func(j int) float64 { return 1 + spread*float64((j*7)%5)/4 }
+	at := []float64{float64(bps[0])}
+	for j := 1; j < len(bps); j++ {
+		at = append(at, at[j-1]+slope(j-1)*float64(bps[j]-bps[j-1]))
+	}
+	g := func(v int64) int64 {
+		j := max(0, sortSearch(bps, v))
+		return int64(at[j] + slope(j)*float64(v-bps[j]))
+	}
+	var last, lastNew int64
+	var out strings.Builder
+	for _, r := range recs {
+		var sent, end int64
+		json.Unmarshal(r["sent_ns"], &sent)
+		json.Unmarshal(r["end_ns"], &end)
+		newEnd := g(end)
+		if string(r["status"]) == `"timeout"` {
+			newEnd = g(sent) + end - sent
+		}
+		if end > last {
+			last, lastNew = end, newEnd
+		}
+		r["end_ns"], _ = json.Marshal(newEnd)
+		for _, k := range []string{"sent_ns", "scheduled_ns"} {
+			if raw, ok := r[k]; ok {
+				var v int64
+				json.Unmarshal(raw, &v)
+				r[k], _ = json.Marshal(g(v))
+			}
+		}
+		if raw, ok := r["chunks_ns"]; ok {
+			var cs []int64
+			json.Unmarshal(raw, &cs)
+			for i := range cs {
+				cs[i] = min(g(cs[i]), newEnd)
+			}
+			r["chunks_ns"], _ = json.Marshal(cs)
+		}
+		line, _ := json.Marshal(r)
+		out.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.RecordsFile), []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	od, err := schema.OpenRunDir(origDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := od.Manifest()
+	start, err1 := time.Parse(time.RFC3339Nano, m.StartTime)
+	finish, err2 := time.Parse(time.RFC3339Nano, m.FinishTime)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	m.RunID += "-again"
+	m.StartTime = start.Add(time.Hour).Format(time.RFC3339Nano)
+	m.FinishTime = finish.Add(time.Hour + time.Duration(lastNew-last)).Format(time.RFC3339Nano)
+	m.EpochUnixNS += int64(time.Hour)
+	m.Reproduces = &schema.Reproduces{RunManifest: reproduces}
+	mb, err := schema.MarshalDocument(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), mb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.ValidateRunDir(dir, 20); err != nil {
+		t.Fatalf("another run: %v", err)
+	}
+	rd, err := schema.OpenRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd
+}
+
+// sortSearch is the index of the last breakpoint at or before v (-1: none).
+func sortSearch(bps []int64, v int64) int {
+	i, found := slices.BinarySearch(bps, v)
+	if found {
+		return i
+	}
+	return i - 1
+}
+
 func verified() *verify.Result {
 	return &verify.Result{Verified: true, Authenticated: true, ManifestDigest: origDigest}
 }
 
-// TestEvaluateSameRunIsReproduced: a reproduction with the original's
-// very records (the same seeded synthetic run, 10 repeats) reproduces
-// every claim within ±50 % (the synthetic repeats differ widely from one
-// another, and the interval spans that spread), each ratio exactly 1.
-func TestEvaluateSameRunIsReproduced(t *testing.T) {
+// TestEvaluateAnotherRunOfTheTestIsReproduced: another run of the
+// original's test (10 repeats; its own run id, start and records, each
+// repeat a few per cent slower or faster) reproduces every claim within
+// ±50 % (the synthetic repeats differ widely from one another, and the
+// interval spans that spread), each ratio within the repeats' 4 %.
+func TestEvaluateAnotherRunOfTheTestIsReproduced(t *testing.T) {
 	dir := t.TempDir()
 	orig := synthRun(t, filepath.Join(dir, "orig"), 3, 10, true, "")
-	synthRun(t, filepath.Join(dir, "repro"), 3, 10, false, origDigest)
+	anotherRun(t, filepath.Join(dir, "orig"), filepath.Join(dir, "repro"), 0.04, origDigest)
 	rep, err := Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, filepath.Join(dir, "repro"), Options{Margin: 0.5})
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +227,8 @@ func TestEvaluateSameRunIsReproduced(t *testing.T) {
 		t.Errorf("report header %+v", rep)
 	}
 	for _, c := range rep.Claims {
-		if c.Kind == KindRatio && c.Ratio != nil && *c.Ratio != 1 {
-			t.Errorf("%s %s: ratio %v, want exactly 1", c.Point, c.Metric, *c.Ratio)
+		if c.Kind == KindRatio && c.Ratio != nil && (*c.Ratio < 1/1.045 || *c.Ratio > 1.045) {
+			t.Errorf("%s %s: ratio %v, want within the re-timing's ±4 %%", c.Point, c.Metric, *c.Ratio)
 		}
 		if len(c.Original) != 10 || len(c.Reproduced) != 10 {
 			t.Errorf("%s %s: %d and %d repeats", c.Point, c.Metric, len(c.Original), len(c.Reproduced))
@@ -104,7 +242,7 @@ func TestEvaluateSameRunIsReproduced(t *testing.T) {
 func TestEvaluateOneRepeatIsInconclusive(t *testing.T) {
 	dir := t.TempDir()
 	orig := synthRun(t, filepath.Join(dir, "orig"), 3, 1, true, "")
-	synthRun(t, filepath.Join(dir, "repro"), 3, 1, false, origDigest)
+	anotherRun(t, filepath.Join(dir, "orig"), filepath.Join(dir, "repro"), 0.04, origDigest)
 	rep, err := Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, filepath.Join(dir, "repro"), Options{Margin: 0.2})
 	if err != nil {
 		t.Fatal(err)
@@ -271,5 +409,232 @@ func TestTransportLimit(t *testing.T) {
 	}
 	if got := transportLimit("pub.tar", http, "repro", mk("--endpoint", "http://127.0.0.1:2")); got != "" {
 		t.Errorf("both HTTP: %q", got)
+	}
+}
+
+// TestEvaluateRefusesAnotherTestOrTheOriginalsRun: a run directory that
+// names the original but ran another test (each field of the test in
+// turn), or that is the original's own run (its run id, start time or
+// records), is no reproduction: Evaluate refuses it naming the field.
+func TestEvaluateRefusesAnotherTestOrTheOriginalsRun(t *testing.T) {
+	dir := t.TempDir()
+	origDir := filepath.Join(dir, "orig")
+	orig := synthRun(t, origDir, 3, 3, true, "")
+	om := orig.Manifest()
+	ok := Original{Name: "orig", Bundle: orig, Verification: verified()}
+	f := func(v float64) *float64 { return &v }
+	seed := int64(99)
+	registered := &plan.Plan{Schema: plan.SchemaV1, Title: "pre-registered", Load: plan.Load{Repeats: 3}, SLO: om.SLO}
+	pd, err := registered.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(m *schema.Manifest, dir string)
+		orig  Original
+		words string
+	}{
+		{"the original's run id", func(m *schema.Manifest, _ string) { m.RunID = om.RunID }, ok, `run_id "synth-concurrency-seed3-180" is the original's: a reproduction is another run`},
+		{"the original's start", func(m *schema.Manifest, _ string) { m.StartTime = om.StartTime }, ok, "start_time " + om.StartTime + " is the original's"},
+		{"the original's records", func(_ *schema.Manifest, d string) { copyFile(t, filepath.Join(origDir, schema.RecordsFile), filepath.Join(d, schema.RecordsFile)) }, ok, "its records are the original's"},
+		{"mode", func(m *schema.Manifest, _ string) { m.Load.Mode = schema.ModeRate }, ok, `load.mode: concurrency in the original's test, rate in this run`},
+		{"points", func(m *schema.Manifest, _ string) { m.Load.Points = m.Load.Points[:1] }, ok, "load.points: 2 point(s) in the original's test, 1 point(s) in this run"},
+		{"concurrency", func(m *schema.Manifest, _ string) { m.Load.Points[0].Concurrency = 4 }, ok, "load.points[0].concurrency: 2 in the original's test, 4 in this run"},
+		{"requests", func(m *schema.Manifest, _ string) { m.Load.Points[1].Requests = 31 }, ok, "load.points[1].requests: 30 in the original's test, 31 in this run"},
+		{"duration", func(m *schema.Manifest, _ string) { m.Load.Points[1].Duration = schema.Duration(time.Minute) }, ok, "load.points[1].duration: 0s in the original's test, 1m0s in this run"},
+		{"arrival", func(m *schema.Manifest, _ string) { m.Load.Points[0].Arrival = "poisson" }, ok, `load.points[0].arrival: none in the original's test, "poisson" in this run`},
+		{"warmup", func(m *schema.Manifest, _ string) { m.Load.Warmup.Requests = 0 }, ok, "load.warmup.requests: 8 in the original's test, 0 in this run"},
+		{"seed", func(m *schema.Manifest, _ string) { m.Client.Seed = &seed }, ok, "client.seed: 3 in the original's test, 99 in this run"},
+		{"timeout", func(m *schema.Manifest, _ string) { m.Load.RequestTimeout = schema.Duration(time.Minute) }, ok, "load.request_timeout: 30s in the original's test, 1m0s in this run"},
+		{"api", func(m *schema.Manifest, _ string) { m.Decoding.Endpoint = "/v1/chat/completions" }, ok, `decoding.endpoint: "completions" in the original's test, "chat" in this run`},
+		{"max_tokens", func(m *schema.Manifest, _ string) { m.Decoding.MaxTokens = 256 }, ok, "decoding.max_tokens: 512 in the original's test, 256 in this run"},
+		{"temperature", func(m *schema.Manifest, _ string) { m.Decoding.Temperature = f(1) }, ok, "decoding.temperature: 0 in the original's test, 1 in this run"},
+		{"stream", func(m *schema.Manifest, _ string) { m.Decoding.Streaming = false }, ok, "decoding.streaming: true in the original's test, false in this run"},
+		{"force-length", func(m *schema.Manifest, _ string) { m.Decoding.IgnoreEOS = true }, ok, "(force-length): false in the original's test, true in this run"},
+		{"slo", func(m *schema.Manifest, _ string) { m.SLO.TTFT = schema.Duration(time.Second) }, ok, "slo: ttft 500ms, e2e 10s, tpot 60ms, one_token \"pass\" in the original's test, ttft 1s"},
+		{"workload", func(m *schema.Manifest, d string) { m.Workload.SHA256 = editWorkload(t, d) }, ok, "workload.jsonl: item 0 differs from the original's"},
+		{"plan", func(*schema.Manifest, string) {}, Original{Name: "orig", Bundle: orig, Verification: withPlan(registered)},
+			"plan: the original executed pre-registered plan " + pd + ", this run none"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			rd := anotherRun(t, origDir, d, 0.04, origDigest)
+			m := rd.Manifest()
+			c.edit(m, d)
+			b, err := schema.MarshalDocument(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, schema.ManifestFile), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rd, err = schema.OpenRunDir(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The checks themselves, whatever validation would also say
+			// of an edited manifest.
+			err = errors.Join(checkAnotherRun(c.orig.Bundle, rd), checkRanTest(sourceOf(c.orig), rd))
+			if err == nil || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("error %v, want %q", err, c.words)
+			}
+			// Evaluate refuses it, as not valid or by the check.
+			if _, err := Evaluate(context.Background(), c.orig, d, Options{Margin: 0.5}); !errors.Is(err, ErrNotAReproduction) {
+				t.Fatalf("Evaluate: %v, want ErrNotAReproduction", err)
+			}
+		})
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editWorkload changes the first item's prompt of d's workload.jsonl and
+// returns the file's new sha256 (hex).
+func editWorkload(t *testing.T, d string) string {
+	t.Helper()
+	p := filepath.Join(d, schema.WorkloadFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	var it map[string]any
+	if err := json.Unmarshal([]byte(first), &it); err != nil {
+		t.Fatal(err)
+	}
+	it["prompt"] = "another prompt"
+	nb, _ := json.Marshal(it)
+	out := string(nb) + "\n" + rest
+	if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256([]byte(out))
+	return hex.EncodeToString(s[:])
+}
+
+// withPlan is a verification that found the run executed p.
+func withPlan(p *plan.Plan) *verify.Result {
+	vr := verified()
+	vr.Plan = &verify.PlanResult{Plan: p, SignedBy: "sha256:publisher"}
+	return vr
+}
+
+// TestEvaluateWithholdsReproducedOnAnotherSetup: another run of the test
+// that reproduces every claim is still not REPRODUCED overall on another
+// model or revision, with measured evidence against a synthetic original,
+// with fewer repeats, or when the claims are only counts; each is said in
+// Withheld. Another machine is allowed and stated as a limit.
+func TestEvaluateWithholdsReproducedOnAnotherSetup(t *testing.T) {
+	dir := t.TempDir()
+	origDir := filepath.Join(dir, "orig")
+	orig := synthRun(t, origDir, 3, 10, true, "")
+	// The same run claiming only its counts.
+	countsDir := filepath.Join(dir, "counts")
+	synthRun(t, countsDir, 3, 10, true, "")
+	cl := orig.Claims()
+	only := *cl
+	only.Points = nil
+	for _, pc := range cl.Points {
+		pc.Metrics = slices.DeleteFunc(slices.Clone(pc.Metrics), func(c schema.Claim) bool { return !strings.HasPrefix(c.Metric, "counts.") })
+		if len(pc.Metrics) > 0 {
+			only.Points = append(only.Points, pc)
+		}
+	}
+	b, err := schema.MarshalDocument(&only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(countsDir, schema.ClaimsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	countsOnly, err := schema.OpenRunDir(countsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		orig     *schema.RunDir
+		edit     func(m *schema.Manifest, d string)
+		want     Verdict
+		withheld string
+		limit    string
+	}{
+		{"the same setup", orig, nil, Reproduced, "", ""},
+		{"another machine", orig, func(m *schema.Manifest, _ string) { m.Hardware.Accelerator = "NVIDIA H100 80GB" }, Reproduced, "", "hardware differs"},
+		{"another model", orig, func(m *schema.Manifest, _ string) { m.Model.Name = "other/decoder-70b" }, Inconclusive,
+			"model differs (orig: synthetic/decoder-7b; ", "model differs"},
+		{"another revision", orig, func(m *schema.Manifest, _ string) { m.Model.Revision = "synthetic-v2" }, Inconclusive, "model_revision differs", ""},
+		{"measured against synthetic", orig, func(m *schema.Manifest, _ string) { m.Evidence = schema.EvidenceIndependent }, Inconclusive,
+			"the original is synthetic (benchseal's simulator or synthetic evidence) and the reproduction measured on an inference server", ""},
+		{"fewer repeats", orig, func(m *schema.Manifest, d string) { m.Load.Repeats = 6; keepRepeats(t, d, 6) }, Inconclusive,
+			"the reproduction ran 6 repeats, fewer than the original's 10", ""},
+		{"counts only", countsOnly, nil, Inconclusive, OnlyCountsAndFlagsText, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			rd := anotherRun(t, origDir, d, 0.04, origDigest)
+			if c.edit != nil {
+				m := rd.Manifest()
+				c.edit(m, d)
+				b, err := schema.MarshalDocument(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, schema.ManifestFile), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := Evaluate(context.Background(), Original{Name: "orig", Bundle: c.orig, Verification: verified()}, d, Options{Margin: 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (Fewer repeats decide fewer claims: some may stay
+			// inconclusive.)
+			if rep.Counts.NotReproduced+rep.Counts.Inconclusive != 0 && c.name != "fewer repeats" {
+				t.Fatalf("counts %+v: every claim should reproduce", rep.Counts)
+			}
+			w := strings.Join(rep.Withheld, "\n")
+			if rep.Overall != c.want || (c.withheld == "") != (w == "") || !strings.Contains(w, c.withheld) {
+				t.Fatalf("overall %s withheld %q, want %s withheld %q", rep.Overall, w, c.want, c.withheld)
+			}
+			if l := strings.Join(rep.Limits, "\n"); c.limit != "" && !strings.Contains(l, c.limit) {
+				t.Errorf("limits %q lack %q", l, c.limit)
+			}
+		})
+	}
+}
+
+// OnlyCountsAndFlagsText is the reason a counts-only reproduction is
+// withheld (verdict.OnlyCountsAndFlags).
+const OnlyCountsAndFlagsText = "only counts and flags were tested: any server that answers reproduces them"
+
+// keepRepeats drops from d's records every repeat from n on.
+func keepRepeats(t *testing.T, d string, n int) {
+	t.Helper()
+	p := filepath.Join(d, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		var r struct{ Repeat int }
+		if line == "" || json.Unmarshal([]byte(line), &r) != nil || r.Repeat >= n {
+			continue
+		}
+		out.WriteString(line)
+	}
+	if err := os.WriteFile(p, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

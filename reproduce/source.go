@@ -22,9 +22,7 @@ func SourceOf(b *artifact.Bundle, vr *verify.Result) Source {
 			break
 		}
 	}
-	if p := vr.Plan; p != nil && p.Plan != nil && p.SignedBy != "" && len(p.Deviations) == 0 && p.Reason == "" {
-		src.Plan = p.Plan
-	}
+	src.Plan = executedPlan(vr)
 	return src
 }
 

@@ -68,33 +68,12 @@ func BuildTest(src Source, repeats int) (*Test, error) {
 	if m == nil {
 		return nil, errors.New("reproduce: no manifest")
 	}
-	var missing []string
-	miss := func(format string, args ...any) { missing = append(missing, fmt.Sprintf(format, args...)) }
-	refuseUnrebuildable(m, miss)
-	t := &Test{Dataset: m.Workload.Dataset, SLO: m.SLO, OriginalRepeats: m.Load.Repeats}
-	t.Request = requestOf(m, miss)
-	t.Plan = loadPlanOf(m, miss)
 	if repeats < 0 {
 		return nil, fmt.Errorf("reproduce: repeats %d: want at least 1 (0: the original's)", repeats)
 	}
-	if repeats > 0 && repeats != m.Load.Repeats {
-		t.Plan.Repeats = repeats
-		if repeats < m.Load.Repeats {
-			t.Notes = append(t.Notes, fmt.Sprintf("the reproduction runs %d repeats, fewer than the original's %d: fewer repeats decide fewer claims", repeats, m.Load.Repeats))
-		} else {
-			t.Notes = append(t.Notes, fmt.Sprintf("the reproduction runs %d repeats, the original %d", repeats, m.Load.Repeats))
-		}
-	}
-	if m.Client.Seed == nil {
-		t.Notes = append(t.Notes, "the original states no seed (client.seed): the reproduction uses seed 0, so its request order and schedule are its own")
-	}
-	if synthetic(m) {
-		distributionsOf(m, &t.Plan, miss)
-	} else if t.Prompts = itemsOf(src, miss); t.Prompts != nil {
-		// The items give every length; the points state none.
-		for i := range t.Plan.Points {
-			t.Plan.Points[i].InputTokens, t.Plan.Points[i].OutputTokens = 0, 0
-		}
+	t, missing := testOf(m, repeats)
+	if !synthetic(m) {
+		t.Prompts = itemsOf(src, func(format string, args ...any) { missing = append(missing, fmt.Sprintf(format, args...)) })
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNotReproducible, strings.Join(missing, "; "))
@@ -110,6 +89,39 @@ func BuildTest(src Source, repeats int) (*Test, error) {
 		t.Notes = append(t.Notes, "the original executed pre-registered plan "+planDigest(p)+"; with other repeats the reproduction does not")
 	}
 	return t, nil
+}
+
+// testOf is the test m states, without its workload items: the load
+// plan, the request parameters and the SLO, with repeats (0: m's own) in
+// place of m's, and what is missing to rebuild it. A workload that is
+// not synthetic gives every length by its items, so its points state
+// none.
+func testOf(m *schema.Manifest, repeats int) (*Test, []string) {
+	var missing []string
+	miss := func(format string, args ...any) { missing = append(missing, fmt.Sprintf(format, args...)) }
+	refuseUnrebuildable(m, miss)
+	t := &Test{Dataset: m.Workload.Dataset, SLO: m.SLO, OriginalRepeats: m.Load.Repeats}
+	t.Request = requestOf(m, miss)
+	t.Plan = loadPlanOf(m, miss)
+	if repeats > 0 && repeats != m.Load.Repeats {
+		t.Plan.Repeats = repeats
+		if repeats < m.Load.Repeats {
+			t.Notes = append(t.Notes, fmt.Sprintf("the reproduction runs %d repeats, fewer than the original's %d: fewer repeats decide fewer claims", repeats, m.Load.Repeats))
+		} else {
+			t.Notes = append(t.Notes, fmt.Sprintf("the reproduction runs %d repeats, the original %d", repeats, m.Load.Repeats))
+		}
+	}
+	if m.Client.Seed == nil {
+		t.Notes = append(t.Notes, "the original states no seed (client.seed): the reproduction uses seed 0, so its request order and schedule are its own")
+	}
+	if synthetic(m) {
+		distributionsOf(m, &t.Plan, miss)
+	} else {
+		for i := range t.Plan.Points {
+			t.Plan.Points[i].InputTokens, t.Plan.Points[i].OutputTokens = 0, 0
+		}
+	}
+	return t, missing
 }
 
 // refuseUnrebuildable names what makes a run's test impossible to rebuild

@@ -240,6 +240,12 @@ type Reproduction struct {
 	Of string
 	// Summary is what the attestation states.
 	Summary attest.Reproduction
+	// Withheld says why the reproduction's overall verdict cannot be
+	// REPRODUCED whatever its claims' verdicts (reproduce's
+	// Report.Withheld: another model, simulated against measured
+	// evidence, fewer repeats, only counts and flags): Attest refuses
+	// the level while it is not empty.
+	Withheld []string
 }
 
 // ErrNotReproduced is returned by Attest for a reproduction with a claim
@@ -306,7 +312,8 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 
 // checkReproductionOf refuses a reproduction of another run than the one
 // verified, one with a claim that is not REPRODUCED (listing them), one
-// the level's rule refuses (attest.Reproduction.CheckLevel) and one that
+// one whose setup withholds the level (Withheld), one the level's rule
+// refuses (attest.Reproduction.CheckLevel) and one that
 // does not judge exactly the bundle's claims (CheckCovers).
 func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	if r.Of != manifestDigest {
@@ -317,6 +324,9 @@ func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	}
 	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
 		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) are not REPRODUCED (%s): %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), verdictCounts(&r.Summary), strings.Join(bad, "; "))
+	}
+	if len(r.Withheld) > 0 {
+		return fmt.Errorf("%w: %s not granted: %s", ErrNotReproduced, attest.LevelReproduced, strings.Join(r.Withheld, "; "))
 	}
 	if err := r.Summary.CheckLevel(); err != nil {
 		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)

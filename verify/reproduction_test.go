@@ -79,7 +79,8 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 		{"another run", []string{attest.VerdictReproduced}, true, verify.ErrNotAttestable, "not of this bundle's"},
 		{"interval outside the margin", rrr, false, verify.ErrNotReproduced, "interval [2.69, 3.13] is not inside the margin's [0.9091, 1.1]"},
 		{"2 of 3 claims", rrr[:2], false, verify.ErrNotReproduced, "judges 2 of the bundle's 3 claimed metrics: no verdict for c1 counts.ok"},
-		{"counts only", rrr, false, verify.ErrNotReproduced, "covers measured claims"},
+		{"counts only", rrr, false, verify.ErrNotReproduced, "only counts and flags were tested: any server that answers reproduces them"},
+		{"another model", rrr, false, verify.ErrNotReproduced, "not granted: model differs (a: m; b: other): a reproduction on another model"},
 		{"an extra claim", rrr, false, verify.ErrNotReproduced, "c1 itl_ns.p50 is not a claim of the bundle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,8 +103,12 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 				sum.Claims = append(sum.Claims, sum.Claims[0])
 				sum.Claims[3].Metric = "itl_ns.p50"
 			}
+			var withheld []string
+			if tc.name == "another model" {
+				withheld = []string{"model differs (a: m; b: other): a reproduction on another model is not one of the original's claims"}
+			}
 			res, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow,
-				Reproduction: &verify.Reproduction{Of: of, Summary: sum}})
+				Reproduction: &verify.Reproduction{Of: of, Summary: sum, Withheld: withheld}})
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.text) {
 					t.Fatalf("error %v, want %v with %q", err, tc.err, tc.text)

@@ -54,12 +54,12 @@ type reproduceModel struct {
 	Method, Repeats                                              string
 	Overall, Tally                                               string
 	Claims                                                       table
-	Limits, Notes                                                []string
+	Limits, Notes, Withheld                                      []string
 }
 
 func newReproduceModel(r *verdict.Report) *reproduceModel {
 	m := &reproduceModel{Original: r.Original.Bundle, RunManifest: r.Original.RunManifest, Reproduction: r.ReproductionDir,
-		ReproManifest: r.ReproductionManifestDigest, Overall: string(r.Overall), Limits: r.Limits, Notes: r.Notes}
+		ReproManifest: r.ReproductionManifestDigest, Overall: string(r.Overall), Limits: r.Limits, Notes: r.Notes, Withheld: r.Withheld}
 	m.SignedBy = "not authenticated (unsigned input allowed)"
 	if r.Original.Authenticated {
 		m.SignedBy = "verified signature of " + strings.Join(r.Original.SignedBy, ", ")
@@ -148,9 +148,22 @@ func reproduceText(out io.Writer, r *verdict.Report) error {
 	textTable(&b, m.Claims, "")
 	writeListText(&b, "comparability limits (original vs reproduction)", m.Limits, "none: the guard found every field the same")
 	writeListText(&b, "notes", m.Notes, "")
-	fmt.Fprintf(&b, "\n%s (%s)\n", m.Overall, m.Tally)
+	writeListText(&b, withheldTitle, m.Withheld, "")
+	fmt.Fprintf(&b, "\n%s (%s)%s\n", m.Overall, m.Tally, withheldSuffix(m.Withheld))
 	_, err := io.WriteString(out, b.String())
 	return err
+}
+
+// withheldTitle heads the reasons the overall verdict cannot be
+// REPRODUCED (verdict.Overall's rule).
+const withheldTitle = "the overall verdict cannot be REPRODUCED, whatever the claims' verdicts"
+
+// withheldSuffix ends the overall line with the reasons it is withheld.
+func withheldSuffix(w []string) string {
+	if len(w) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(w, "; ")
 }
 
 // writeListText writes a titled list; empty, the none line (or nothing).
@@ -173,7 +186,11 @@ func reproduceMarkdown(out io.Writer, r *verdict.Report) error {
 	fmt.Fprintf(&b, "# benchseal reproduce: %s\n\n", mdEscape(m.Overall))
 	fmt.Fprintf(&b, "- original: `%s`, run manifest `%s`, %s\n", mdEscape(m.Original), m.RunManifest, mdEscape(m.SignedBy))
 	fmt.Fprintf(&b, "- reproduction: `%s`, manifest.json `%s`\n", mdEscape(m.Reproduction), m.ReproManifest)
-	fmt.Fprintf(&b, "- repeats: %s\n- method: %s\n- verdicts: %s\n\n", m.Repeats, mdEscape(m.Method), m.Tally)
+	fmt.Fprintf(&b, "- repeats: %s\n- method: %s\n- verdicts: %s\n", m.Repeats, mdEscape(m.Method), m.Tally)
+	for _, w := range m.Withheld {
+		b.WriteString("- not REPRODUCED overall: " + mdEscape(w) + "\n")
+	}
+	b.WriteString("\n")
 	mdTable(&b, m.Claims)
 	b.WriteString("\n## Comparability limits\n\n")
 	if len(m.Limits) == 0 {
@@ -212,6 +229,9 @@ const reproduceSource = `<!DOCTYPE html>
 <dt>repeats</dt><dd>{{.Repeats}}</dd>
 <dt>method</dt><dd>{{.Method}}</dd>
 <dt>verdicts</dt><dd>{{.Tally}}</dd>
+{{- range .Withheld}}
+<dt>not REPRODUCED overall</dt><dd>{{.}}</dd>
+{{- end}}
 </dl>
 <h2>Claims</h2>
 {{template "table" .Claims}}

@@ -33,7 +33,7 @@ func sampleReproduction() *verdict.Report {
 		{Point: "c4", Metric: "goodput", Paths: []string{"goodput"}, Kind: verdict.KindRatio, Original: []float64{3}, Reproduced: []float64{},
 			OriginalMedian: f(3), Verdict: verdict.Inconclusive, Reason: "the reproduction's records do not determine it"},
 	}
-	r.Overall, r.Counts = verdict.Overall(r.Claims)
+	r.Overall, r.Counts, r.Withheld = verdict.Overall(r.Claims, nil)
 	return r
 }
 

@@ -59,9 +59,14 @@ type Report struct {
 	// Claims holds one verdict per claimed metric and point, in claims
 	// order.
 	Claims []ClaimVerdict `json:"claims"`
-	// Overall is Reproduced only when every claim is, NotReproduced when
-	// any is, else Inconclusive.
+	// Overall is the verdict of the whole reproduction (Overall's rule):
+	// NotReproduced when any claim is; Reproduced only when every claim
+	// is and nothing is Withheld; else Inconclusive.
 	Overall Verdict `json:"overall"`
+	// Withheld says why the overall verdict cannot be Reproduced whatever
+	// the claims' verdicts (only counts and flags tested, another model,
+	// fewer repeats, …); empty when nothing withholds it.
+	Withheld []string `json:"withheld"`
 	// Counts tallies the claims' verdicts.
 	Counts VerdictCounts `json:"counts"`
 	// Limits are the differences between the original and the
@@ -148,10 +153,29 @@ func Of(v stats.EquivalenceVerdict) Verdict {
 	return Inconclusive
 }
 
-// Overall is the verdict of a set of claims: reproduced only when every
-// claim is (and there is one), not reproduced when any is.
-func Overall(cs []ClaimVerdict) (Verdict, VerdictCounts) {
-	var n VerdictCounts
+// OnlyCountsAndFlags is why a reproduction whose claims test nothing but
+// that the server answers is not REPRODUCED overall.
+const OnlyCountsAndFlags = "only counts and flags were tested: any server that answers reproduces them"
+
+// Measured reports whether a claim of kind with verdict v tests more than
+// that the server answers: a measured claim (a latency, throughput or
+// energy: KindRatio), unless it was REPRODUCED without an interval (0 in
+// every repeat of both sides). Counts and flags (KindExact) are
+// reproduced by any server that answers the test's requests.
+func Measured(kind string, v Verdict, interval bool) bool {
+	return kind == KindRatio && (v != Reproduced || interval)
+}
+
+// Overall is the one rule of a reproduction's outcome, which benchseal
+// reproduce prints and attest's level BENCHSEAL_REPRODUCED requires
+// (attest.Reproduction.CheckLevel applies it to the predicate): NOT
+// REPRODUCED when any claim is; REPRODUCED only when every claim is, at
+// least one is Measured, and setup (what makes the reproduction another
+// system or another test whatever its numbers) is empty; else
+// INCONCLUSIVE. withheld is setup with OnlyCountsAndFlags added when no
+// claim is Measured.
+func Overall(cs []ClaimVerdict, setup []string) (v Verdict, n VerdictCounts, withheld []string) {
+	measured := false
 	for _, c := range cs {
 		switch c.Verdict {
 		case Reproduced:
@@ -161,12 +185,17 @@ func Overall(cs []ClaimVerdict) (Verdict, VerdictCounts) {
 		default:
 			n.Inconclusive++
 		}
+		measured = measured || Measured(c.Kind, c.Verdict, c.Lo != nil && c.Hi != nil)
+	}
+	withheld = append([]string{}, setup...)
+	if len(cs) > 0 && !measured {
+		withheld = append(withheld, OnlyCountsAndFlags)
 	}
 	switch {
 	case n.NotReproduced > 0:
-		return NotReproduced, n
-	case n.Inconclusive > 0 || len(cs) == 0:
-		return Inconclusive, n
+		return NotReproduced, n, withheld
+	case n.Inconclusive > 0 || len(cs) == 0 || len(withheld) > 0:
+		return Inconclusive, n, withheld
 	}
-	return Reproduced, n
+	return Reproduced, n, withheld
 }

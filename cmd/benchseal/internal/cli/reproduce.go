@@ -68,7 +68,14 @@ interval at 1 − 2·alpha confidence. REPRODUCED: the interval lies inside
 the reproduction repeats estimated to decide with the original's repeats as
 they are (or that only more original repeats can decide). Counts and flags (counts.*,
 overload.*) are compared exactly. One repeat a side gives no interval:
-INCONCLUSIVE. The overall verdict is REPRODUCED only when every claim is.
+INCONCLUSIVE. The overall verdict is REPRODUCED only when every claim is, and
+then not (INCONCLUSIVE, the reason said) when the claims are only counts and
+flags (any server that answers reproduces them), when the reproduction served
+another model or model revision, when one side is synthetic (the simulator) and
+the other measured, or when it ran fewer repeats than the original: attest
+grants BENCHSEAL_REPRODUCED by the same rule. A run directory that is not a
+run of the original's test (another load, seed, workload, request parameters,
+SLO or plan), or that is the original's own run, is refused.
 
 The table (claim, point, original, reproduced, ratio with interval, verdict)
 is followed by the comparability limits: what differs between the original and
