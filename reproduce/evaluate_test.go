@@ -437,7 +437,9 @@ func TestEvaluateRefusesAnotherTestOrTheOriginalsRun(t *testing.T) {
 	}{
 		{"the original's run id", func(m *schema.Manifest, _ string) { m.RunID = om.RunID }, ok, `run_id "synth-concurrency-seed3-180" is the original's: a reproduction is another run`},
 		{"the original's start", func(m *schema.Manifest, _ string) { m.StartTime = om.StartTime }, ok, "start_time " + om.StartTime + " is the original's"},
-		{"the original's records", func(_ *schema.Manifest, d string) { copyFile(t, filepath.Join(origDir, schema.RecordsFile), filepath.Join(d, schema.RecordsFile)) }, ok, "its records are the original's"},
+		{"the original's records", func(_ *schema.Manifest, d string) {
+			copyFile(t, filepath.Join(origDir, schema.RecordsFile), filepath.Join(d, schema.RecordsFile))
+		}, ok, "its records are the original's"},
 		{"mode", func(m *schema.Manifest, _ string) { m.Load.Mode = schema.ModeRate }, ok, `load.mode: concurrency in the original's test, rate in this run`},
 		{"points", func(m *schema.Manifest, _ string) { m.Load.Points = m.Load.Points[:1] }, ok, "load.points: 2 point(s) in the original's test, 1 point(s) in this run"},
 		{"concurrency", func(m *schema.Manifest, _ string) { m.Load.Points[0].Concurrency = 4 }, ok, "load.points[0].concurrency: 2 in the original's test, 4 in this run"},
