@@ -151,11 +151,11 @@ T="$OUT/trust"; mkdir -p "$T"
 # (PRESET), so the original and its reproduction take the same HTTP path. Time scale 1 (a request
 # ~0.2 s): a loaded machine's scheduling delays do not scale with it, so they are a small part of each
 # latency (at 0.25, one repeat slowed threefold made 3 of 4 reproductions INCONCLUSIVE at load 25-30).
-# 8 repeats: 8 against 8 leave the 16 most extreme of the 64 pairwise ratios out at each end of the 90 %
-# interval, so two repeats that a loaded machine slowed do not decide (6 against 6 leave 8 out: one).
-# Measured at a load of 16-21 on 2 cores: 5 of 5 reproductions of the same preset REPRODUCED, the 3x
-# faster one NOT REPRODUCED. The plan claims counts and medians only (--metrics): 8 repeats of 12
-# requests cannot pin a p99 down, so a reproduction could not test it.
+# 12 repeats: 12 against 12 leave the 43 most extreme of the 144 pairwise ratios out at each end of the
+# 90 % interval, so three repeats that a loaded machine slowed (a burst of builds lasts several repeats)
+# do not decide (8 against 8 leave 16 out: two; 6 against 6 leave 8: one). The plan claims counts and
+# medians only (--metrics): 12 repeats of 10 requests cannot pin a p99 down, so a reproduction could not
+# test it.
 PRESET="--time-scale 1 --max-running 4096 --queue-limit 4096"
 METRICS=counts.sent,counts.ok,request_throughput,output_token_throughput,ttft_ns.p50,e2e_ns.p50,tpot_ns.p50
 start_preset() { # name, then extra simulate flags; prints its URL
@@ -169,10 +169,10 @@ start_preset() { # name, then extra simulate flags; prints its URL
 URL_PUB=$(start_preset publisher)
 trap 'kill $SIM $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
 run "$B" keygen --out "$OUT/keys/reviewer" >/dev/null
-run "$B" plan init --out "$T/plan.json" --title "demo pre-registered sweep" --concurrency 1,4 --requests 12 \
-  --warmup-requests 2 --repeats 8 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s \
+run "$B" plan init --out "$T/plan.json" --title "demo pre-registered sweep" --concurrency 1,4 --requests 10 \
+  --warmup-requests 2 --repeats 12 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s \
   --metrics "$METRICS"
-echo "claimed metrics: $METRICS (counts and medians: what 8 repeats of 12 requests let a reproduction test)"
+echo "claimed metrics: $METRICS (counts and medians: what 12 repeats of 10 requests let a reproduction test)"
 run "$B" plan sign "$T/plan.json" --key "$OUT/keys/publisher.key"
 run "$B" capture --endpoint "$URL_PUB" --model benchseal-sim --plan "$T/plan.json" --out "$T/run" --progress never | tail -2
 kill "$(cat "$OUT/sim-publisher.pid")" 2>/dev/null || true
@@ -202,9 +202,9 @@ deviate() { # name, load plan JSON, extra replay flags
   [ "$rc" -eq 3 ] || { echo "a run that deviates from its plan was not rejected"; exit 1; }
 }
 base='"mode":"concurrency","seed":9,"warmup":{"requests":2},"input_tokens":16,"output_tokens":16'
-deviate extra-point "{$base,\"repeats\":8,\"points\":[{\"concurrency\":1,\"requests\":12},{\"concurrency\":4,\"requests\":12},{\"concurrency\":16,\"requests\":12}]}"
-deviate changed-slo "{$base,\"repeats\":8,\"points\":[{\"concurrency\":1,\"requests\":12},{\"concurrency\":4,\"requests\":12}]}" --slo ttft=500ms,e2e=10s,tpot=1s
-deviate missing-repeat "{$base,\"repeats\":7,\"points\":[{\"concurrency\":1,\"requests\":12},{\"concurrency\":4,\"requests\":12}]}"
+deviate extra-point "{$base,\"repeats\":12,\"points\":[{\"concurrency\":1,\"requests\":10},{\"concurrency\":4,\"requests\":10},{\"concurrency\":16,\"requests\":10}]}"
+deviate changed-slo "{$base,\"repeats\":12,\"points\":[{\"concurrency\":1,\"requests\":10},{\"concurrency\":4,\"requests\":10}]}" --slo ttft=500ms,e2e=10s,tpot=1s
+deviate missing-repeat "{$base,\"repeats\":11,\"points\":[{\"concurrency\":1,\"requests\":10},{\"concurrency\":4,\"requests\":10}]}"
 grep -q 'DEVIATION unplanned-point' "$T/extra-point.verify.txt" && grep -q 'DEVIATION slo-changed' "$T/changed-slo.verify.txt" &&
   grep -q 'DEVIATION missing-repeat' "$T/missing-repeat.verify.txt" || { echo "a deviation was not named"; exit 1; }
 
@@ -243,7 +243,7 @@ echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
 
 step "12. Reviewer: re-run the publisher's pre-registered bundle against a server of the same preset, then a 3x faster one"
 # The reviewer starts the publisher's preset (step 9's flags) and one three times as fast, and reproduces
-# with the original's 8 repeats, so the reproduction executes the pre-registered plan itself.
+# with the original's 12 repeats, so the reproduction executes the pre-registered plan itself.
 URL_SAME=$(start_preset same)
 URL_FAST=$(start_preset fast --time-scale 0.333)
 set +e
