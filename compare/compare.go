@@ -359,6 +359,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 		res.Notes = append(res.Notes, "external evidence (e.g. MLPerf) is shown as a linked reference only: it has no per-request data and is never compared, ranked or divided per accelerator")
 	}
 	res.Guard = RunGuard(res.Inputs, opts.Guard)
+	res.Notes = append(res.Notes, deviceCountNotes(res.Inputs)...) // compare's text prints notes, not the guard's limits
 	if len(res.Inputs) < 2 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d measured run(s): nothing to compare", len(res.Inputs)))
 		return res, nil

@@ -438,8 +438,8 @@ func TestDeviceCountDifferenceIsALimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(c.Guard.Limits, "\n"), want) {
-		t.Errorf("compare limits %q", c.Guard.Limits)
+	if !strings.Contains(strings.Join(c.Guard.Limits, "\n"), want) || !strings.Contains(strings.Join(c.Notes, "\n"), want) {
+		t.Errorf("compare limits %q, notes %q", c.Guard.Limits, c.Notes)
 	}
 	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken})
 	if err != nil {

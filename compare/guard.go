@@ -222,6 +222,19 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 	return g
 }
 
+// deviceCountNotes is deviceCountLimit of ins as a list of notes (none
+// when the counts agree).
+func deviceCountNotes(ins []*Input) []string {
+	names := make([]string, len(ins))
+	for i, in := range ins {
+		names[i] = in.Name
+	}
+	if l := deviceCountLimit(ins, names); l != "" {
+		return []string{l}
+	}
+	return nil
+}
+
 // deviceCountLimit names a difference in how many accelerators the runs'
 // energy counts ("scraped accelerators differ: 2 devices (a) vs 1 device
 // (b)"), "" when every run with accelerator scrapes lists as many: energy
