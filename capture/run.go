@@ -553,7 +553,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		keeper.begin(ctx, c)
 		t0 := r.now()
-		scr.around(ctx, c, func() { gpu.around(ctx, c, func() { r.runCell(ctx, c, nos[i]) }) })
+		// The engine's scrapes sit inside the accelerators': the scrape
+		// after a point must follow its last end within
+		// schema.AfterScrapeSlackNS, and the accelerator scrape after it
+		// waits out the readings' max age first.
+		gpu.around(ctx, c, func() { scr.around(ctx, c, func() { r.runCell(ctx, c, nos[i]) }) })
 		if c.phase == schema.PhaseWarmup {
 			keeper.warmed(r.now() - t0)
 		}
