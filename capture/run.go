@@ -553,11 +553,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		keeper.begin(ctx, c)
 		t0 := r.now()
-		// The engine's scrapes sit inside the accelerators': the scrape
-		// after a point must follow its last end within
-		// schema.AfterScrapeSlackNS, and the accelerator scrape after it
-		// waits out the readings' max age first.
-		gpu.around(ctx, c, func() { scr.around(ctx, c, func() { r.runCell(ctx, c, nos[i]) }) })
+		scrapedAround(ctx, scr, gpu, c, func() { r.runCell(ctx, c, nos[i]) })
 		if c.phase == schema.PhaseWarmup {
 			keeper.warmed(r.now() - t0)
 		}
@@ -668,4 +664,12 @@ func setInputUnit(m *schema.Manifest, fitted bool) {
 			d.Unit = schema.LengthTokens
 		}
 	}
+}
+
+// scrapedAround runs a cell inside its scrapes. The engine's scrapes sit
+// inside the accelerators': the engine scrape after a point must follow
+// its last end within schema.AfterScrapeSlackNS, while the accelerator
+// scrape after it first waits out the readings' max age.
+func scrapedAround(ctx context.Context, scr *scraper, gpu *gpuScraper, c *cell, run func()) {
+	gpu.around(ctx, c, func() { scr.around(ctx, c, run) })
 }
