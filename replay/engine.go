@@ -127,7 +127,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	acc, err := accumulate(ctx, run, m, cfg)
+	acc, err := accumulateExact(ctx, run, m, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -198,16 +198,64 @@ type accumulated struct {
 	merged  bool
 	spans   phaseSpans
 	timings *schema.RepeatTimings
+	// records counts the records read.
+	records int
 }
 
-// accumulate streams the records once into their groups.
-func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *config) (*accumulated, error) {
+// accumulateExact streams the records into their groups: once, or, when
+// a distribution grew past spillAt samples and counted them in a
+// histogram, twice, the second pass keeping only the samples its
+// percentiles need (twopass.go).
+func accumulateExact(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *config) (*accumulated, error) {
+	acc, err := accumulate(ctx, run, m, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	plans := map[groupKey]groupPlan{}
+	for k, g := range acc.groups {
+		if g.spilled() {
+			plans[k] = g.plan()
+		}
+	}
+	if len(plans) == 0 {
+		return acc, nil
+	}
+	first := acc.records
+	acc = nil // the first pass's groups are garbage now
+	acc, err = accumulate(ctx, run, m, cfg, plans)
+	if err != nil {
+		return nil, err
+	}
+	if acc.records != first {
+		return nil, fmt.Errorf("replay: the records changed between the two passes: %d records in the first, %d in the second", first, acc.records)
+	}
+	for _, k := range orderGroups(m, acc.groups) {
+		if err := acc.groups[k].checkSpills(); err != nil {
+			return nil, fmt.Errorf("replay: point %s repeat %d: %w", k.point, k.repeat, err)
+		}
+	}
+	for k := range plans {
+		if acc.groups[k] == nil {
+			return nil, fmt.Errorf("replay: the records changed between the two passes: point %s repeat %d is gone", k.point, k.repeat)
+		}
+	}
+	return acc, nil
+}
+
+// accumulate streams the records once into their groups. Without plans
+// (the first pass) a group's large distributions may spill; with them
+// (the second) a group takes its first-pass twin's plan.
+func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *config, plans map[groupKey]groupPlan) (*accumulated, error) {
 	it, err := run.OpenRecords()
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer it.Close()
-	st := newRecordStream(it, progress.Phase(ctx, "replay: read records", "records", -1))
+	phase := "replay: read records"
+	if plans != nil {
+		phase = "replay: read records again (exact percentiles)"
+	}
+	st := newRecordStream(it, progress.Phase(ctx, phase, "records", -1))
 	defer st.stop() // before it.Close
 	groups := map[groupKey]*group{}
 	merged := m.Shards != nil && m.Shards.Count > 1
@@ -241,6 +289,11 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 				g = groups[gkey]
 				if g == nil {
 					g = newGroup(cfg)
+					if plans == nil {
+						g.allowSpill()
+					} else if p, ok := plans[gkey]; ok {
+						g.usePlan(p)
+					}
 					groups[gkey] = g
 				}
 			}
@@ -267,7 +320,7 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	return &accumulated{groups: groups, merged: merged, spans: spans, timings: timings}, nil
+	return &accumulated{groups: groups, merged: merged, spans: spans, timings: timings, records: n}, nil
 }
 
 // assemble finishes the groups into the result: cost, completeness,

@@ -554,6 +554,8 @@ func nullWindowRates(pr *PointResult, missing int64) string {
 	return fmt.Sprintf("point %s repeat %d: %d declared measured request(s) have no record (incomplete run); they count as not sent and as SLO misses, and its throughputs, goodput and cost are null: the window they needed is unknown", pr.Point, pr.Repeat, missing)
 }
 
+func nearestRank(n int64, p Percentile) int64 { return stats.NearestRank(n, p.Num, p.Den) }
+
 func intDist(s *intSamples) Dist {
 	d := emptyDist()
 	n := s.n()
@@ -564,11 +566,7 @@ func intDist(s *intSamples) Dist {
 	sum, sq := s.acc.sums()
 	d.Mean, d.Stddev = meanStd(n, sum, sq)
 	d.Min, d.Max = Int(s.min), Int(s.max)
-	rs := make([]int64, len(Percentiles))
-	for i, p := range Percentiles {
-		rs[i] = stats.NearestRank(n, p.Num, p.Den)
-	}
-	for i, v := range s.ranks(rs) {
+	for i, v := range s.ranks(intDistRanks(n)) {
 		d.P[i] = Int(v)
 	}
 	return d
@@ -588,11 +586,7 @@ func ratDist(s *ratSamples) Dist {
 	v := new(big.Rat).Quo(sq, bn)
 	m2 := new(big.Rat).Mul(d.Mean.r, d.Mean.r)
 	d.Stddev = sqrtOf(v.Sub(v, m2))
-	rs := []int64{1, n}
-	for _, p := range Percentiles {
-		rs = append(rs, stats.NearestRank(n, p.Num, p.Den))
-	}
-	xs := s.ranks(rs)
+	xs := s.ranks(ratDistRanks(n))
 	d.Min, d.Max = xs[0].value(), xs[1].value()
 	for i := range Percentiles {
 		d.P[i] = xs[2+i].value()

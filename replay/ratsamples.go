@@ -32,13 +32,25 @@ type ratSamples struct {
 	// counts, in practice) index dense, the others go to byDen.
 	dense []sumAcc
 	byDen map[int64]*sumAcc
+	// count is the number of samples; mayspill and sp as in intSamples.
+	count    int64
+	mayspill bool
+	sp       *ratSpill
 }
 
 // smallDen bounds the denominators accumulated in ratSamples.dense.
 const smallDen = 1 << 12
 
 func (s *ratSamples) add(num, den int64) {
-	s.xs = append(s.xs, frac{num, den})
+	s.count++
+	if s.sp == nil && s.mayspill && s.count > spillAt {
+		s.spillSamples()
+	}
+	if s.sp != nil {
+		s.addSpilled(frac{num, den})
+	} else {
+		s.xs = append(s.xs, frac{num, den})
+	}
 	if den < smallDen {
 		if int(den) >= len(s.dense) {
 			s.dense = append(s.dense, make([]sumAcc, int(den)+1-len(s.dense))...)
@@ -57,7 +69,7 @@ func (s *ratSamples) add(num, den int64) {
 	a.add(num)
 }
 
-func (s *ratSamples) n() int64 { return int64(len(s.xs)) }
+func (s *ratSamples) n() int64 { return s.count }
 
 // sums returns Σx and Σx² exactly.
 func (s *ratSamples) sums() (sum, sq *big.Rat) {
@@ -87,6 +99,9 @@ func (s *ratSamples) sums() (sum, sq *big.Rat) {
 // ranks returns the order statistics at the given 1-based ranks (each in
 // [1, n]), by selection rather than a full sort. It reorders s.xs.
 func (s *ratSamples) ranks(rs []int64) []frac {
+	if s.sp != nil {
+		return s.spilledRanks(rs)
+	}
 	ks := make([]int, len(rs))
 	for i, r := range rs {
 		ks[i] = int(r - 1)

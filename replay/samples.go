@@ -91,6 +91,10 @@ type intSamples struct {
 	acc    sumAcc
 	min    int64
 	max    int64
+	// mayspill lets s count its samples in a histogram once it holds
+	// spillAt of them; sp is then set (twopass.go).
+	mayspill bool
+	sp       *intSpill
 }
 
 func (s *intSamples) add(x int64) {
@@ -101,6 +105,14 @@ func (s *intSamples) add(x int64) {
 		s.max = x
 	}
 	s.acc.add(x)
+	if s.sp == nil && s.mayspill && s.acc.n > spillAt {
+		s.spillSamples()
+		s.sp.n-- // x is added below
+	}
+	if s.sp != nil {
+		s.addSpilled(x)
+		return
+	}
 	switch {
 	case x < 0:
 		s.neg = append(s.neg, x)
@@ -118,7 +130,7 @@ func (s *intSamples) add(x int64) {
 // accumulators in registers and appends straight into the current block.
 func (s *intSamples) addAll(xs []int64) {
 	for len(xs) > 0 {
-		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 {
+		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 || s.sp != nil || (s.mayspill && s.acc.n >= spillAt) {
 			s.add(x)
 			xs = xs[1:]
 			continue
@@ -195,6 +207,9 @@ const sortBelow = 1 << 12
 // inside the bucket give its value exactly. That is two passes over the
 // samples, with no full sort and no copy of them.
 func (s *intSamples) ranks(rs []int64) []int64 {
+	if s.sp != nil {
+		return s.spilledRanks(rs)
+	}
 	out := make([]int64, len(rs))
 	slices.Sort(s.neg)
 	slices.Sort(s.large)

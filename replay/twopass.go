@@ -1,0 +1,351 @@
+package replay
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// Exact order statistics in bounded memory. A large distribution of a
+// point × repeat (more than spillAt samples) stops holding its samples
+// and counts them in a coarse histogram instead (the first pass over the
+// records). The records are then read a second time, and each such
+// distribution keeps only the samples that fall in the histogram buckets
+// holding the ranks it will be asked for (the percentiles, and for a
+// ratio its minimum and maximum); a rank's value is the one at its rank
+// inside its bucket. The answers are those of a sort of every sample.
+// A small run never spills and is read once.
+
+// spillAt is the number of samples from which a distribution that may
+// spill counts them in a histogram (coarseBuckets counters, about a
+// tenth of the 4 bytes a sample it held).
+var spillAt int64 = 1 << 18
+
+// coarseBuckets is the number of coarse histogram buckets over int64:
+// exact below 256, then 128 buckets per power of two (a relative width
+// of 1/128 at most), mirrored for negative values.
+const (
+	coarseHalf    = 256 + 55*128
+	coarseBuckets = 2 * coarseHalf
+)
+
+// coarseBucket maps x to its bucket; it never decreases as x grows.
+func coarseBucket(x int64) int {
+	if x >= 0 {
+		return coarseHalf + posBucket(uint64(x))
+	}
+	return coarseHalf - 1 - posBucket(uint64(-(x + 1)))
+}
+
+// posBucket maps u < 2⁶³ to [0, coarseHalf).
+func posBucket(u uint64) int {
+	if u < 256 {
+		return int(u)
+	}
+	l := bits.Len64(u)  // 9..63
+	m := u >> uint(l-8) // [128, 256)
+	return 256 + (l-9)*128 + int(m-128)
+}
+
+// floorDiv is ⌊num/den⌋ for den > 0.
+func floorDiv(num, den int64) int64 {
+	q := num / den
+	if num%den != 0 && num < 0 {
+		q--
+	}
+	return q
+}
+
+// spill is the two-pass state of one distribution. In the first pass
+// hist counts its samples per bucket; planned, in the second, slot maps a
+// bucket to its index in kept (−1: not kept).
+type spill struct {
+	hist []int64
+	n    int64 // the first pass's sample count
+	// Second pass.
+	planned bool
+	slot    []int32
+	buckets []int // the kept buckets, ascending
+	seen    int64 // samples added in the second pass
+}
+
+func newSpill() *spill { return &spill{hist: make([]int64, coarseBuckets)} }
+
+// plan selects the buckets holding the 1-based ranks rs of the n samples
+// counted; it returns the second pass's spill.
+func (sp *spill) plan(rs []int64) *spill {
+	out := &spill{hist: sp.hist, n: sp.n, planned: true, slot: make([]int32, coarseBuckets)}
+	for i := range out.slot {
+		out.slot[i] = -1
+	}
+	for _, r := range rs {
+		b, _ := sp.locate(r)
+		if out.slot[b] < 0 {
+			out.slot[b] = 0
+			out.buckets = append(out.buckets, b)
+		}
+	}
+	slices.Sort(out.buckets)
+	for i, b := range out.buckets {
+		out.slot[b] = int32(i)
+	}
+	return out
+}
+
+// locate returns the bucket holding rank r (1-based) and r's rank inside
+// it.
+func (sp *spill) locate(r int64) (bucket int, in int64) {
+	var cum int64
+	for b, c := range sp.hist {
+		if cum+c >= r {
+			return b, r - cum
+		}
+		cum += c
+	}
+	return len(sp.hist) - 1, r - cum
+}
+
+// check reports a second pass that did not see the first pass's samples
+// (the records changed between the passes); kept returns how many values
+// each kept bucket got.
+func (sp *spill) check(kept func(i int) int) error {
+	if sp.seen != sp.n {
+		return fmt.Errorf("the records changed between the two passes: %d samples of a distribution in the first, %d in the second", sp.n, sp.seen)
+	}
+	for i, b := range sp.buckets {
+		if int64(kept(i)) != sp.hist[b] {
+			return fmt.Errorf("the records changed between the two passes: %d samples in a histogram bucket in the first, %d in the second", sp.hist[b], kept(i))
+		}
+	}
+	return nil
+}
+
+// intSpill is an intSamples' spill with the values of its kept buckets.
+type intSpill struct {
+	*spill
+	kept [][]int64
+}
+
+// ratSpill is a ratSamples' spill with the values of its kept buckets.
+type ratSpill struct {
+	*spill
+	kept [][]frac
+}
+
+// spillSamples moves s's samples into a histogram; from now on add only
+// counts.
+func (s *intSamples) spillSamples() {
+	sp := newSpill()
+	s.each(func(x int64) { sp.hist[coarseBucket(x)]++ })
+	sp.n = s.acc.n
+	s.blocks, s.neg, s.large = nil, nil, nil
+	s.sp = &intSpill{spill: sp}
+}
+
+// addSpilled adds x in either pass (its sums, minimum and maximum are
+// kept by the caller).
+func (s *intSamples) addSpilled(x int64) {
+	sp := s.sp
+	b := coarseBucket(x)
+	if !sp.planned {
+		sp.hist[b]++
+		sp.n++
+		return
+	}
+	sp.seen++
+	if k := sp.slot[b]; k >= 0 {
+		sp.kept[k] = append(sp.kept[k], x)
+	}
+}
+
+// planSamples returns the second pass's samples of a spilled s.
+func (s *intSamples) planSamples() intSamples {
+	p := s.sp.plan(intDistRanks(s.sp.n))
+	return intSamples{sp: &intSpill{spill: p, kept: make([][]int64, len(p.buckets))}}
+}
+
+// spilledRanks is ranks of a spilled s in its second pass.
+func (s *intSamples) spilledRanks(rs []int64) []int64 {
+	sp := s.sp
+	out := make([]int64, len(rs))
+	for i, r := range rs {
+		b, in := sp.locate(r)
+		k := sp.slot[b]
+		v := sp.kept[k]
+		if !slices.IsSorted(v) {
+			slices.Sort(v)
+		}
+		out[i] = v[in-1]
+	}
+	return out
+}
+
+func (s *intSamples) checkSpill() error {
+	if s.sp == nil || !s.sp.planned {
+		return nil
+	}
+	return s.sp.check(func(i int) int { return len(s.sp.kept[i]) })
+}
+
+// intDistRanks are the ranks intDist asks of n samples.
+func intDistRanks(n int64) []int64 {
+	rs := make([]int64, len(Percentiles))
+	for i, p := range Percentiles {
+		rs[i] = nearestRank(n, p)
+	}
+	return rs
+}
+
+// ratDistRanks are the ranks ratDist asks of n samples: the minimum, the
+// maximum and the percentiles.
+func ratDistRanks(n int64) []int64 {
+	return append([]int64{1, n}, intDistRanks(n)...)
+}
+
+func (s *ratSamples) spillSamples() {
+	sp := newSpill()
+	for _, x := range s.xs {
+		sp.hist[coarseBucket(floorDiv(x.num, x.den))]++
+	}
+	sp.n = int64(len(s.xs))
+	s.xs = nil
+	s.sp = &ratSpill{spill: sp}
+}
+
+func (s *ratSamples) addSpilled(x frac) {
+	sp := s.sp
+	b := coarseBucket(floorDiv(x.num, x.den))
+	if !sp.planned {
+		sp.hist[b]++
+		sp.n++
+		return
+	}
+	sp.seen++
+	if k := sp.slot[b]; k >= 0 {
+		sp.kept[k] = append(sp.kept[k], x)
+	}
+}
+
+func (s *ratSamples) planSamples() ratSamples {
+	p := s.sp.plan(ratDistRanks(s.sp.n))
+	return ratSamples{sp: &ratSpill{spill: p, kept: make([][]frac, len(p.buckets))}}
+}
+
+func (s *ratSamples) spilledRanks(rs []int64) []frac {
+	sp := s.sp
+	out := make([]frac, len(rs))
+	for i, r := range rs {
+		b, in := sp.locate(r)
+		v := sp.kept[sp.slot[b]]
+		// Selection inside the bucket, as ranks does over all samples.
+		selectFracs(v, 0, []int{int(in - 1)}, 2*bits.Len(uint(len(v))))
+		out[i] = v[in-1]
+	}
+	return out
+}
+
+func (s *ratSamples) checkSpill() error {
+	if s.sp == nil || !s.sp.planned {
+		return nil
+	}
+	return s.sp.check(func(i int) int { return len(s.sp.kept[i]) })
+}
+
+// spillable returns the distributions of g that may spill: those only
+// intDist and ratDist read (the MLPerf check reads every TTFT, so with it
+// none spills).
+func (g *group) spillable() (ints []*intSamples, rats []*ratSamples) {
+	if g.cfg.mlperf != nil {
+		return nil, nil
+	}
+	return []*intSamples{&g.ttft, &g.e2e, &g.itl, &g.lag, &g.ttftS, &g.e2eS}, []*ratSamples{&g.tpot}
+}
+
+// allowSpill lets g's large distributions spill (the first pass).
+func (g *group) allowSpill() {
+	ints, rats := g.spillable()
+	for _, s := range ints {
+		s.mayspill = true
+	}
+	for _, s := range rats {
+		s.mayspill = true
+	}
+}
+
+// spilled reports whether a distribution of g spilled.
+func (g *group) spilled() bool {
+	ints, rats := g.spillable()
+	for _, s := range ints {
+		if s.sp != nil {
+			return true
+		}
+	}
+	for _, s := range rats {
+		if s.sp != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// groupPlan is what the second pass takes from a group of the first: the
+// planned samples of its spilled distributions (nil: not spilled).
+type groupPlan struct {
+	ints []*intSamples
+	rats []*ratSamples
+}
+
+func (g *group) plan() groupPlan {
+	ints, rats := g.spillable()
+	var p groupPlan
+	for _, s := range ints {
+		var q *intSamples
+		if s.sp != nil {
+			v := s.planSamples()
+			q = &v
+		}
+		p.ints = append(p.ints, q)
+	}
+	for _, s := range rats {
+		var q *ratSamples
+		if s.sp != nil {
+			v := s.planSamples()
+			q = &v
+		}
+		p.rats = append(p.rats, q)
+	}
+	return p
+}
+
+// usePlan gives a group of the second pass the planned samples of its
+// first-pass twin.
+func (g *group) usePlan(p groupPlan) {
+	ints, rats := g.spillable()
+	for i, s := range ints {
+		if i < len(p.ints) && p.ints[i] != nil {
+			*s = *p.ints[i]
+		}
+	}
+	for i, s := range rats {
+		if i < len(p.rats) && p.rats[i] != nil {
+			*s = *p.rats[i]
+		}
+	}
+}
+
+// checkSpills reports a distribution whose second pass disagrees with
+// its first.
+func (g *group) checkSpills() error {
+	ints, rats := g.spillable()
+	for _, s := range ints {
+		if err := s.checkSpill(); err != nil {
+			return err
+		}
+	}
+	for _, s := range rats {
+		if err := s.checkSpill(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

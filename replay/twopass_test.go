@@ -1,0 +1,201 @@
+package replay
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// withSpillAt sets spillAt for one test.
+func withSpillAt(t *testing.T, n int64) {
+	t.Helper()
+	old := spillAt
+	spillAt = n
+	t.Cleanup(func() { spillAt = old })
+}
+
+// TestSpilledRanksMatchSort: a distribution that spilled in the first
+// pass and kept only its planned buckets in the second gives every
+// percentile of a sort of all its samples, for every value set (negatives,
+// values ≥ 2³², duplicates, overflowing sums).
+func TestSpilledRanksMatchSort(t *testing.T) {
+	withSpillAt(t, 100)
+	for name, xs := range sampleSets() {
+		first := intSamples{mayspill: true}
+		for i := 0; i < len(xs); {
+			j := min(len(xs), i+1+i%37)
+			first.addAll(xs[i:j])
+			i = j
+		}
+		n := int64(len(xs))
+		if n > spillAt && first.sp == nil {
+			t.Fatalf("%s: %d samples did not spill", name, n)
+		}
+		if first.sp == nil {
+			continue
+		}
+		if first.blocks != nil || first.sp.n != n {
+			t.Fatalf("%s: the first pass holds its samples or counted %d of %d", name, first.sp.n, n)
+		}
+		second := first.planSamples()
+		second.addAll(xs)
+		if err := second.checkSpill(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		kept := 0
+		for _, k := range second.sp.kept {
+			kept += len(k)
+		}
+		sorted := slices.Sorted(slices.Values(xs))
+		rs := intDistRanks(n)
+		for i, got := range second.ranks(rs) {
+			if want := sorted[rs[i]-1]; got != want {
+				t.Fatalf("%s: rank %d = %d, want %d", name, rs[i], got, want)
+			}
+		}
+		var plain intSamples
+		plain.addAll(xs)
+		if d1, d2 := intDist(&plain), intDist(&second); !reflect.DeepEqual(d1, d2) {
+			t.Fatalf("%s: two-pass Dist %+v, one-pass %+v", name, d2, d1)
+		}
+		t.Logf("%s: %d samples, %d kept in the second pass", name, n, kept)
+	}
+}
+
+func TestSpilledRatRanksMatchSort(t *testing.T) {
+	withSpillAt(t, 100)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{101, 1000, 100000} {
+		var fs []frac
+		for range n {
+			den := 1 + rng.Int64N(60)
+			if rng.IntN(10) == 0 {
+				den = smallDen + rng.Int64N(5)
+			}
+			num := rng.Int64N(1e9)
+			switch rng.IntN(10) {
+			case 0:
+				num = -num
+			case 1:
+				num = 7 * den
+			}
+			fs = append(fs, frac{num, den})
+		}
+		first := ratSamples{mayspill: true}
+		var plain ratSamples
+		for _, f := range fs {
+			first.add(f.num, f.den)
+			plain.add(f.num, f.den)
+		}
+		if first.sp == nil || first.xs != nil {
+			t.Fatalf("n=%d: did not spill", n)
+		}
+		second := first.planSamples()
+		for _, f := range fs {
+			second.add(f.num, f.den)
+		}
+		if err := second.checkSpill(); err != nil {
+			t.Fatal(err)
+		}
+		if d1, d2 := ratDist(&plain), ratDist(&second); !reflect.DeepEqual(d1, d2) {
+			t.Fatalf("n=%d: two-pass Dist %+v, one-pass %+v", n, d2, d1)
+		}
+	}
+}
+
+// TestCoarseBucketIsMonotone: the buckets never decrease as values grow,
+// at every power of two and its neighbours, both signs.
+func TestCoarseBucketIsMonotone(t *testing.T) {
+	var xs []int64
+	for e := range 63 {
+		for _, d := range []int64{-1, 0, 1} {
+			v := int64(1)<<e + d
+			xs = append(xs, v, -v)
+		}
+	}
+	xs = append(xs, 0, 255, 256, 257, -256, 1<<63-1, -1<<63)
+	slices.Sort(xs)
+	for i := 1; i < len(xs); i++ {
+		a, b := coarseBucket(xs[i-1]), coarseBucket(xs[i])
+		if a > b || a < 0 || b >= coarseBuckets {
+			t.Fatalf("bucket(%d) = %d, bucket(%d) = %d", xs[i-1], a, xs[i], b)
+		}
+	}
+}
+
+// TestTwoPassReplayEqualsOnePass: a replay whose distributions spill
+// (read twice) gives exactly the result of one that holds every sample,
+// from a run directory, under the options that may spill and the one
+// (MLPerf) that may not.
+func TestTwoPassReplayEqualsOnePass(t *testing.T) {
+	rd, err := schema.OpenRunDir(zstdSynthRun(t, 6000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{
+		{},
+		{MLPerf: &MLPerfLimits{TTFTNS: 45e7, TPOTNS: 4e7}},
+	} {
+		want, err := Replay(context.Background(), rd, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withSpillAt(t, 50)
+		got, err := Replay(context.Background(), rd, o)
+		spillAt = 1 << 18
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("mlperf %v: the two-pass replay differs from the one-pass one", o.MLPerf != nil)
+		}
+	}
+}
+
+// changingRun returns other records on its second OpenRecords.
+type changingRun struct {
+	memRun
+	opened int
+}
+
+func (r *changingRun) OpenRecords() (schema.RecordIterator, error) {
+	r.opened++
+	recs := r.recs
+	if r.opened > 1 {
+		recs = recs[:len(recs)-1]
+	}
+	return &memIter{recs: recs}, nil
+}
+
+// TestRecordsChangedBetweenPassesFail: a run whose records differ on the
+// second read fails with an error that says so, rather than returning
+// numbers from two different runs.
+func TestRecordsChangedBetweenPassesFail(t *testing.T) {
+	rd, err := schema.OpenRunDir(zstdSynthRun(t, 3000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := rd.OpenRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &changingRun{memRun: memRun{m: rd.Manifest()}}
+	for {
+		rec, err := it.Next()
+		if err != nil {
+			break
+		}
+		run.recs = append(run.recs, rec)
+	}
+	it.Close()
+	withSpillAt(t, 50)
+	_, err = Replay(context.Background(), run, Options{})
+	if err == nil || !strings.Contains(err.Error(), "changed between the two passes") {
+		t.Fatalf("error = %v, want the records changed between the passes", err)
+	}
+}
