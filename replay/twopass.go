@@ -17,15 +17,15 @@ import (
 // A small run never spills and is read once.
 
 // spillAt is the number of samples from which a distribution that may
-// spill counts them in a histogram (coarseBuckets counters, about a
-// tenth of the 4 bytes a sample it held).
+// spill counts them in a histogram: its coarseBuckets counters take less
+// than half of the 4 bytes a sample it held.
 var spillAt int64 = 1 << 18
 
 // coarseBuckets is the number of coarse histogram buckets over int64:
-// exact below 256, then 128 buckets per power of two (a relative width
-// of 1/128 at most), mirrored for negative values.
+// exact below 1024, then 512 buckets per power of two (a relative width
+// of 1/512 at most), mirrored for negative values.
 const (
-	coarseHalf    = 256 + 55*128
+	coarseHalf    = 1024 + 53*512
 	coarseBuckets = 2 * coarseHalf
 )
 
@@ -39,12 +39,12 @@ func coarseBucket(x int64) int {
 
 // posBucket maps u < 2⁶³ to [0, coarseHalf).
 func posBucket(u uint64) int {
-	if u < 256 {
+	if u < 1024 {
 		return int(u)
 	}
-	l := bits.Len64(u)  // 9..63
-	m := u >> uint(l-8) // [128, 256)
-	return 256 + (l-9)*128 + int(m-128)
+	l := bits.Len64(u)   // 11..63
+	m := u >> uint(l-10) // [512, 1024)
+	return 1024 + (l-11)*512 + int(m-512)
 }
 
 // floorDiv is ⌊num/den⌋ for den > 0.
@@ -64,9 +64,9 @@ type spill struct {
 	n    int64 // the first pass's sample count
 	// Second pass.
 	planned bool
-	slot    []int32
-	buckets []int // the kept buckets, ascending
-	seen    int64 // samples added in the second pass
+	slot    []int8 // at most 13 distinct buckets are wanted (ratDistRanks)
+	buckets []int  // the kept buckets, ascending
+	seen    int64  // samples added in the second pass
 }
 
 func newSpill() *spill { return &spill{hist: make([]int64, coarseBuckets)} }
@@ -74,7 +74,7 @@ func newSpill() *spill { return &spill{hist: make([]int64, coarseBuckets)} }
 // plan selects the buckets holding the 1-based ranks rs of the n samples
 // counted; it returns the second pass's spill.
 func (sp *spill) plan(rs []int64) *spill {
-	out := &spill{hist: sp.hist, n: sp.n, planned: true, slot: make([]int32, coarseBuckets)}
+	out := &spill{hist: sp.hist, n: sp.n, planned: true, slot: make([]int8, coarseBuckets)}
 	for i := range out.slot {
 		out.slot[i] = -1
 	}
@@ -87,7 +87,7 @@ func (sp *spill) plan(rs []int64) *spill {
 	}
 	slices.Sort(out.buckets)
 	for i, b := range out.buckets {
-		out.slot[b] = int32(i)
+		out.slot[b] = int8(i)
 	}
 	return out
 }
