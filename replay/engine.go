@@ -200,6 +200,8 @@ type accumulated struct {
 	timings *schema.RepeatTimings
 	// records counts the records read.
 	records int
+	// spilled is set when a distribution spilled (the first pass of two).
+	spilled bool
 }
 
 // accumulateExact streams the records into their groups: once, or, when
@@ -211,14 +213,12 @@ func accumulateExact(ctx context.Context, run schema.Run, m *schema.Manifest, cf
 	if err != nil {
 		return nil, err
 	}
+	if !acc.spilled {
+		return acc, nil
+	}
 	plans := map[groupKey]groupPlan{}
 	for k, g := range acc.groups {
-		if g.spilled() {
-			plans[k] = g.plan()
-		}
-	}
-	if len(plans) == 0 {
-		return acc, nil
+		plans[k] = g.plan()
 	}
 	first := acc.records
 	acc = nil // the first pass's groups are garbage now
@@ -268,9 +268,11 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 		}
 	}
 	var (
-		g    *group // the group of the previous record: runs are long
-		gkey groupKey
-		n    int
+		g       *group // the group of the previous record: runs are long
+		gkey    groupKey
+		n       int
+		spilled bool // a distribution spilled: see group.allowSpill
+		dropped bool // the groups' overload data is dropped
 	)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -290,7 +292,7 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 				if g == nil {
 					g = newGroup(cfg)
 					if plans == nil {
-						g.allowSpill()
+						g.allowSpill(&spilled)
 					} else if p, ok := plans[gkey]; ok {
 						g.usePlan(p)
 					}
@@ -299,6 +301,12 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 			}
 			if err := g.add(rec); err != nil {
 				return nil, fmt.Errorf("replay: record %q: %w", rec.ID, err)
+			}
+			if spilled && !dropped {
+				for _, g := range groups {
+					g.od = overloadData{}
+				}
+				dropped = true
 			}
 			if merged {
 				spans.add(rec)
@@ -320,7 +328,7 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	return &accumulated{groups: groups, merged: merged, spans: spans, timings: timings, records: n}, nil
+	return &accumulated{groups: groups, merged: merged, spans: spans, timings: timings, records: n, spilled: spilled}, nil
 }
 
 // assemble finishes the groups into the result: cost, completeness,

@@ -94,6 +94,9 @@ type group struct {
 	prefix PrefixExpected
 	// od keeps the send and end times for the overload test.
 	od overloadData
+	// firstPass is set in the first of two passes over the records
+	// (twopass.go); once *firstPass is true, od is not kept.
+	firstPass *bool
 }
 
 // bigSum is an exact int64 sum that spills into a big integer.
@@ -216,7 +219,9 @@ func (g *group) addSent(rec *schema.Record) error {
 		g.maxEnd = end
 	}
 	g.haveSent = true
-	g.od.add(rec)
+	if g.firstPass == nil || !*g.firstPass {
+		g.od.add(rec)
+	}
 	if rec.ScheduledNS != nil {
 		s := *rec.ScheduledNS
 		g.lag.add(rec.SentNS - s)

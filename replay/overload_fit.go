@@ -83,30 +83,61 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 }
 
 // overloadData is what a group keeps for the test: per measured request
-// its [sent, end], whether it was rejected and, when scheduled, its
-// [scheduled, lag] (33 bytes a request at most).
+// its [sent, end] and kind and, when scheduled, its [scheduled, lag] (33
+// bytes a request at most).
 type overloadData struct {
-	spans    [][2]int64
-	rejected []bool
-	// failed marks the errors and timeouts, ok the successes (for the
-	// fast-failure rule).
-	failed, ok []bool
-	nRej       int64
-	lags       [][2]int64
+	spans [][2]int64
+	// kinds holds, per span, kindOK, kindFailed (error or timeout, for
+	// the fast-failure rule), kindRejected or kindOther (cancelled).
+	kinds []uint8
+	nRej  int64
+	lags  [][2]int64
+}
+
+// Kinds of a measured request in overloadData.
+const (
+	kindOther uint8 = iota
+	kindOK
+	kindFailed
+	kindRejected
+)
+
+// reserve sizes d for n measured requests, lags of them scheduled, so
+// that adding them never grows a slice (the second pass knows them from
+// the first).
+func (d *overloadData) reserve(n, lags int64) {
+	d.spans = make([][2]int64, 0, n)
+	d.kinds = make([]uint8, 0, n)
+	if lags > 0 {
+		d.lags = make([][2]int64, 0, lags)
+	}
 }
 
 func (d *overloadData) add(rec *schema.Record) {
 	d.spans = append(d.spans, [2]int64{rec.SentNS, rec.EndNS})
-	rej := rec.Status == schema.StatusRejected
-	d.rejected = append(d.rejected, rej)
-	d.failed = append(d.failed, rec.Status == schema.StatusError || rec.Status == schema.StatusTimeout)
-	d.ok = append(d.ok, rec.Status == schema.StatusOK)
-	if rej {
+	k := kindOther
+	switch rec.Status {
+	case schema.StatusOK:
+		k = kindOK
+	case schema.StatusError, schema.StatusTimeout:
+		k = kindFailed
+	case schema.StatusRejected:
+		k = kindRejected
 		d.nRej++
 	}
+	d.kinds = append(d.kinds, k)
 	if rec.ScheduledNS != nil {
 		d.lags = append(d.lags, [2]int64{*rec.ScheduledNS, rec.SentNS - *rec.ScheduledNS})
 	}
+}
+
+// rejected reports which spans were rejected.
+func (d *overloadData) rejected() []bool {
+	out := make([]bool, len(d.kinds))
+	for i, k := range d.kinds {
+		out[i] = k == kindRejected
+	}
+	return out
 }
 
 func nullTrend(why string) Trend { return Trend{Slope: Null, Low: Null, High: Null, Reason: why} }
@@ -245,7 +276,7 @@ func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed []boo
 	for i, s := range spans {
 		if s[0] > t0 && s[0] <= t1 {
 			o.Arrivals++
-			if d.rejected[i] {
+			if d.kinds[i] == kindRejected {
 				o.FitRejected++
 			}
 		}
@@ -341,14 +372,14 @@ func (o *Overload) clientTest(d *overloadData, c *overloadCfg, firstE2E, span, f
 // requests and sets the fast-failures flag; it returns which requests
 // were not served (rejected or failed at once) and that median.
 func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bool, okMedian int64) {
-	notServed = d.rejected
+	notServed = d.rejected()
 	if c.noTimes != "" {
 		o.FastFailures = Flag{Why: c.noTimes}
 		return notServed, 0
 	}
 	var okDur []int64
 	for i, s := range d.spans {
-		if d.ok[i] {
+		if d.kinds[i] == kindOK {
 			okDur = append(okDur, s[1]-s[0])
 		}
 	}
@@ -358,9 +389,8 @@ func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bo
 	}
 	slices.Sort(okDur)
 	okMedian = okDur[(len(okDur)-1)/2]
-	notServed = slices.Clone(d.rejected)
 	for i, s := range d.spans {
-		if d.failed[i] && FastFailureDivisor*(s[1]-s[0]) < okMedian {
+		if d.kinds[i] == kindFailed && FastFailureDivisor*(s[1]-s[0]) < okMedian {
 			notServed[i] = true
 			o.FastFailed++
 		}
@@ -396,7 +426,7 @@ func (o *Overload) addEvidence(ev string) {
 func (d *overloadData) latencyRise(o *Overload) {
 	var xs, ys []float64
 	for i, s := range d.spans {
-		if !d.rejected[i] && s[1] >= s[0] {
+		if d.kinds[i] != kindRejected && s[1] >= s[0] {
 			xs, ys = append(xs, float64(s[0])/1e9), append(ys, float64(s[1]-s[0])/1e9)
 		}
 	}

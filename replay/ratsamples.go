@@ -34,7 +34,7 @@ type ratSamples struct {
 	byDen map[int64]*sumAcc
 	// count is the number of samples; mayspill and sp as in intSamples.
 	count    int64
-	mayspill bool
+	mayspill *bool
 	sp       *ratSpill
 }
 
@@ -43,8 +43,9 @@ const smallDen = 1 << 12
 
 func (s *ratSamples) add(num, den int64) {
 	s.count++
-	if s.sp == nil && s.mayspill && s.count > spillAt {
+	if s.sp == nil && s.mayspill != nil && s.count > spillAt {
 		s.spillSamples()
+		*s.mayspill = true
 	}
 	if s.sp != nil {
 		s.addSpilled(frac{num, den})

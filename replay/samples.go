@@ -91,9 +91,10 @@ type intSamples struct {
 	acc    sumAcc
 	min    int64
 	max    int64
-	// mayspill lets s count its samples in a histogram once it holds
-	// spillAt of them; sp is then set (twopass.go).
-	mayspill bool
+	// mayspill, when set, lets s count its samples in a histogram once
+	// it holds spillAt of them; sp is then set, and so is *mayspill
+	// (twopass.go).
+	mayspill *bool
 	sp       *intSpill
 }
 
@@ -105,8 +106,9 @@ func (s *intSamples) add(x int64) {
 		s.max = x
 	}
 	s.acc.add(x)
-	if s.sp == nil && s.mayspill && s.acc.n > spillAt {
+	if s.sp == nil && s.mayspill != nil && s.acc.n > spillAt {
 		s.spillSamples()
+		*s.mayspill = true
 		s.sp.n-- // x is added below
 	}
 	if s.sp != nil {
@@ -130,7 +132,7 @@ func (s *intSamples) add(x int64) {
 // accumulators in registers and appends straight into the current block.
 func (s *intSamples) addAll(xs []int64) {
 	for len(xs) > 0 {
-		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 || s.sp != nil || (s.mayspill && s.acc.n >= spillAt) {
+		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 || s.sp != nil || (s.mayspill != nil && s.acc.n >= spillAt) {
 			s.add(x)
 			xs = xs[1:]
 			continue

@@ -261,43 +261,32 @@ func (g *group) spillable() (ints []*intSamples, rats []*ratSamples) {
 	return []*intSamples{&g.ttft, &g.e2e, &g.itl, &g.lag, &g.ttftS, &g.e2eS}, []*ratSamples{&g.tpot}
 }
 
-// allowSpill lets g's large distributions spill (the first pass).
-func (g *group) allowSpill() {
+// allowSpill lets g's large distributions spill (the first pass); spilled
+// is set when one of any group does: the records will be read again, so
+// no group of the first pass keeps its overload data from then on.
+func (g *group) allowSpill(spilled *bool) {
+	g.firstPass = spilled
 	ints, rats := g.spillable()
 	for _, s := range ints {
-		s.mayspill = true
+		s.mayspill = spilled
 	}
 	for _, s := range rats {
-		s.mayspill = true
+		s.mayspill = spilled
 	}
 }
 
-// spilled reports whether a distribution of g spilled.
-func (g *group) spilled() bool {
-	ints, rats := g.spillable()
-	for _, s := range ints {
-		if s.sp != nil {
-			return true
-		}
-	}
-	for _, s := range rats {
-		if s.sp != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// groupPlan is what the second pass takes from a group of the first: the
-// planned samples of its spilled distributions (nil: not spilled).
+// groupPlan is what the second pass takes from a group of the first: its
+// measured and scheduled request counts (to size its overload data) and
+// the planned samples of its spilled distributions (nil: not spilled).
 type groupPlan struct {
-	ints []*intSamples
-	rats []*ratSamples
+	sent, scheduled int64
+	ints            []*intSamples
+	rats            []*ratSamples
 }
 
 func (g *group) plan() groupPlan {
 	ints, rats := g.spillable()
-	var p groupPlan
+	p := groupPlan{sent: g.counts.Sent, scheduled: g.lag.n()}
 	for _, s := range ints {
 		var q *intSamples
 		if s.sp != nil {
@@ -320,6 +309,7 @@ func (g *group) plan() groupPlan {
 // usePlan gives a group of the second pass the planned samples of its
 // first-pass twin.
 func (g *group) usePlan(p groupPlan) {
+	g.od.reserve(p.sent, p.scheduled)
 	ints, rats := g.spillable()
 	for i, s := range ints {
 		if i < len(p.ints) && p.ints[i] != nil {

@@ -3,12 +3,14 @@ package replay
 import (
 	"context"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
+	"github.com/benchseal/benchseal/synth"
 )
 
 // withSpillAt sets spillAt for one test.
@@ -26,7 +28,7 @@ func withSpillAt(t *testing.T, n int64) {
 func TestSpilledRanksMatchSort(t *testing.T) {
 	withSpillAt(t, 100)
 	for name, xs := range sampleSets() {
-		first := intSamples{mayspill: true}
+		first := intSamples{mayspill: new(bool)}
 		for i := 0; i < len(xs); {
 			j := min(len(xs), i+1+i%37)
 			first.addAll(xs[i:j])
@@ -86,7 +88,7 @@ func TestSpilledRatRanksMatchSort(t *testing.T) {
 			}
 			fs = append(fs, frac{num, den})
 		}
-		first := ratSamples{mayspill: true}
+		first := ratSamples{mayspill: new(bool)}
 		var plain ratSamples
 		for _, f := range fs {
 			first.add(f.num, f.den)
@@ -133,14 +135,25 @@ func TestCoarseBucketIsMonotone(t *testing.T) {
 // from a run directory, under the options that may spill and the one
 // (MLPerf) that may not.
 func TestTwoPassReplayEqualsOnePass(t *testing.T) {
-	rd, err := schema.OpenRunDir(zstdSynthRun(t, 6000))
+	closed, err := schema.OpenRunDir(zstdSynthRun(t, 6000))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []Options{
-		{},
-		{MLPerf: &MLPerfLimits{TTFTNS: 45e7, TPOTNS: 4e7}},
+	open, err := schema.OpenRunDir(synthRunWith(t, func(o *synth.Options) {
+		o.Requests, o.Mode, o.Points = 6000, schema.ModeRate, []float64{8, 24, 48}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rd *schema.RunDir
+		o  Options
+	}{
+		{closed, Options{}},
+		{closed, Options{MLPerf: &MLPerfLimits{TTFTNS: 45e7, TPOTNS: 4e7}}},
+		{open, Options{}},
 	} {
+		rd, o := c.rd, c.o
 		want, err := Replay(context.Background(), rd, o)
 		if err != nil {
 			t.Fatal(err)
@@ -152,9 +165,29 @@ func TestTwoPassReplayEqualsOnePass(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("mlperf %v: the two-pass replay differs from the one-pass one", o.MLPerf != nil)
+			t.Errorf("%s, mlperf %v: the two-pass replay differs from the one-pass one", rd.Manifest().Load.Mode, o.MLPerf != nil)
 		}
 	}
+}
+
+// synthRunWith writes a synthetic run with the options edit sets.
+func synthRunWith(t testing.TB, edit func(*synth.Options)) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := schema.CreateRun(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := synth.DefaultOptions()
+	edit(&o)
+	if _, err := synth.Generate(context.Background(), o, w); err != nil {
+		w.Abort()
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // changingRun returns other records on its second OpenRecords.
