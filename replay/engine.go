@@ -131,6 +131,9 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if testHookAccumulated != nil {
+		testHookAccumulated()
+	}
 	return assemble(run, m, def, ver, cfg, opts, sloNote, acc)
 }
 
@@ -203,6 +206,11 @@ type accumulated struct {
 	// spilled is set when a distribution spilled (the first pass of two).
 	spilled bool
 }
+
+// testHookAccumulated, when set by a test, runs once the records are
+// accumulated, before anything is finished: the point where a replay
+// holds the most per record.
+var testHookAccumulated func()
 
 // accumulateExact streams the records into their groups: once, or, when
 // a distribution grew past spillAt samples and counted them in a

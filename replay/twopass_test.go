@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +231,64 @@ func TestRecordsChangedBetweenPassesFail(t *testing.T) {
 	_, err = Replay(context.Background(), run, Options{})
 	if err == nil || !strings.Contains(err.Error(), "changed between the two passes") {
 		t.Fatalf("error = %v, want the records changed between the passes", err)
+	}
+}
+
+// retainedAfterAccumulate replays run and returns the heap in use, after
+// a collection, once its records are accumulated.
+func retainedAfterAccumulate(t *testing.T, run schema.Run) uint64 {
+	t.Helper()
+	var ms runtime.MemStats
+	testHookAccumulated = func() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+	}
+	defer func() { testHookAccumulated = nil }()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := Replay(context.Background(), run, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return ms.HeapAlloc - min(ms.HeapAlloc, before.HeapAlloc)
+}
+
+// TestReplayHoldsFewBytesPerRecord: what a replay holds once it has read
+// the records grows by at most maxBytesPerRecord for each record more: the
+// samples of the distributions are no longer held, only those in the
+// histogram buckets the percentiles need (about 15 bytes a record here),
+// nor append slack; the rest is the overload test's span and kind (17
+// bytes a request). It measures live heap after a collection at two run
+// sizes, not time. Holding every sample cost about 207 bytes a record.
+func TestReplayHoldsFewBytesPerRecord(t *testing.T) {
+	withSpillAt(t, 1<<10) // small runs spill as a million-request one does
+	const maxBytesPerRecord = 40
+	var sizes [2]uint64
+	var records [2]int
+	for i, n := range []int{10000, 40000} {
+		rd, err := schema.OpenRunDir(zstdSynthRun(t, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := rd.OpenRecords()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem := &memRun{m: rd.Manifest()}
+		for {
+			rec, err := it.Next()
+			if err != nil {
+				break
+			}
+			mem.recs = append(mem.recs, rec)
+		}
+		it.Close()
+		records[i] = len(mem.recs)
+		sizes[i] = retainedAfterAccumulate(t, mem)
+	}
+	per := float64(int64(sizes[1])-int64(sizes[0])) / float64(records[1]-records[0])
+	t.Logf("held after accumulating: %d B for %d records, %d B for %d: %.1f B a record more", sizes[0], records[0], sizes[1], records[1], per)
+	if per > maxBytesPerRecord {
+		t.Fatalf("a replay holds %.1f bytes more per record, want at most %d", per, maxBytesPerRecord)
 	}
 }
