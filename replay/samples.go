@@ -212,6 +212,11 @@ func (s *intSamples) ranks(rs []int64) []int64 {
 	if s.sp != nil {
 		return s.spilledRanks(rs)
 	}
+	return s.heldRanks(rs)
+}
+
+// heldRanks is ranks of the samples s holds (it did not spill).
+func (s *intSamples) heldRanks(rs []int64) []int64 {
 	out := make([]int64, len(rs))
 	slices.Sort(s.neg)
 	slices.Sort(s.large)
