@@ -19,7 +19,13 @@ import (
 // repeat (repeat 0 when unset); or a summary path
 // "summary.METRIC.FIELD" with METRIC one of SummaryMetrics and FIELD one
 // of median, ci_low, ci_high, n (e.g. "summary.goodput.median").
-type ClaimChecker struct{}
+type ClaimChecker struct {
+	// Replayed, when set, is called with each replay the check made and
+	// the options it ran under, so that a caller needing that same replay
+	// (compare, after verify) takes it instead of reading the records
+	// again (SameReplay says when it is the same).
+	Replayed func(Options, *Result)
+}
 
 // CheckClaims replays run under its claims' definitions, definitions
 // version and SLO and compares every claimed number. A run without claims
@@ -37,17 +43,17 @@ type ClaimChecker struct{}
 // Claims under the current version take one pass over the records (the
 // verifier's own); under an older version two (it and the current one),
 // naming none up to three.
-func (ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error) {
-	return checkRunClaims(ctx, run, nil)
+func (c ClaimChecker) CheckClaims(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, error) {
+	return checkRunClaims(ctx, run, nil, c.replay)
 }
 
 // CheckClaimsAndFlags is CheckClaims that also returns every flagged
 // point × repeat of the replay, claimed or not (it satisfies
 // verify.FlagChecker); a run without claims is replayed under its own
 // definitions for the flags alone.
-func (ClaimChecker) CheckClaimsAndFlags(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, []schema.PointFlags, error) {
+func (c ClaimChecker) CheckClaimsAndFlags(ctx context.Context, run schema.Run) ([]schema.ClaimCheck, []schema.PointFlags, error) {
 	var flags []schema.PointFlags
-	checks, err := checkRunClaims(ctx, run, &flags)
+	checks, err := checkRunClaims(ctx, run, &flags, c.replay)
 	return checks, flags, err
 }
 
@@ -83,13 +89,25 @@ func (p *PointResult) flagWhy(flag string) string {
 	return ""
 }
 
+// replay is Replay, handing the result to c.Replayed.
+func (c ClaimChecker) replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) {
+	res, err := Replay(ctx, run, opts)
+	if err == nil && c.Replayed != nil {
+		c.Replayed(opts, res)
+	}
+	return res, err
+}
+
+// replayFunc is how the claims check replays a run (ClaimChecker.replay).
+type replayFunc func(context.Context, schema.Run, Options) (*Result, error)
+
 // checkRunClaims is CheckClaims; with flags non-nil it also sets *flags to
 // the replay's flagged points, replaying a run without claims for them.
-func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFlags) ([]schema.ClaimCheck, error) {
+func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFlags, replay replayFunc) ([]schema.ClaimCheck, error) {
 	cl := run.Claims()
 	if cl == nil {
 		if flags != nil {
-			r, err := Replay(ctx, run, Options{})
+			r, err := replay(ctx, run, Options{})
 			if err != nil {
 				return nil, err
 			}
@@ -101,12 +119,12 @@ func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFl
 		if err := unwritten(cl); err != nil {
 			return nil, err
 		}
-		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion, flags)
+		return checkClaimsUnder(ctx, run, cl, cl.DefinitionsVersion, flags, replay)
 	}
 	vs := unversioned(cl.Definitions)
 	var newest []schema.ClaimCheck
 	for i := len(vs) - 1; i >= 0; i-- {
-		out, err := checkClaimsUnder(ctx, run, cl, vs[i], flags)
+		out, err := checkClaimsUnder(ctx, run, cl, vs[i], flags, replay)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +140,7 @@ func checkRunClaims(ctx context.Context, run schema.Run, flags *[]schema.PointFl
 	}
 	if newest == nil {
 		// Unknown definitions: checkClaimsUnder says so per claim.
-		return checkClaimsUnder(ctx, run, cl, "", flags)
+		return checkClaimsUnder(ctx, run, cl, "", flags, replay)
 	}
 	return newest, nil
 }
@@ -154,7 +172,7 @@ func checkRecomputed(ck *schema.ClaimCheck, res *Result, pc schema.PointClaim, c
 // checkClaimsUnder checks cl's claims under the named version; with flags
 // non-nil it sets *flags to that replay's flagged points (the overload
 // test is the same under every version).
-func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, version string, flags *[]schema.PointFlags) ([]schema.ClaimCheck, error) {
+func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, version string, flags *[]schema.PointFlags, replay replayFunc) ([]schema.ClaimCheck, error) {
 	opts := Options{Definitions: cl.Definitions}
 	if cl.SLO != nil {
 		s := SLOFromManifest(*cl.SLO)
@@ -184,7 +202,7 @@ func checkClaimsUnder(ctx context.Context, run schema.Run, cl *schema.Claims, ve
 			stated = *opts.SLO
 		}
 		policyWhy = oneTokenRefusal(d, stated)
-		if res, err = cv.replay(ctx, run, opts); err != nil {
+		if res, err = cv.replay(ctx, run, opts, replay); err != nil {
 			return nil, err
 		}
 		if flags != nil {

@@ -60,14 +60,14 @@ func unwritten(cl *schema.Claims) error {
 
 // replay replays run under the version the claims are judged under, and
 // under the current one when that differs.
-func (cv *claimVersion) replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) {
+func (cv *claimVersion) replay(ctx context.Context, run schema.Run, opts Options, replay replayFunc) (*Result, error) {
 	opts.Version = cv.under.Name
-	res, err := Replay(ctx, run, opts)
+	res, err := replay(ctx, run, opts)
 	if err != nil || cv.under.Name == cv.current.Name {
 		return res, err
 	}
 	opts.Version = cv.current.Name
-	if cv.cur, err = Replay(ctx, run, opts); err != nil {
+	if cv.cur, err = replay(ctx, run, opts); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -418,11 +418,7 @@ func assemble(run schema.Run, m *schema.Manifest, def Definition, ver Version, c
 			res.Notes = append(res.Notes, "sweep of "+cfg.sweep.Metric+" is null: "+why)
 		}
 	}
-	target := opts.AttainmentTarget
-	if target == nil {
-		target = big.NewRat(9, 10)
-	}
-	res.Capacity = capacity(m, res, target)
+	res.Capacity = capacity(m, res, attainmentTarget(opts))
 	return res, nil
 }
 

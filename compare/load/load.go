@@ -64,7 +64,7 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 		return nil, err
 	}
 	defer b.Close()
-	vr, err := verifyAny(ctx, b, opts)
+	vr, reused, err := verifyAny(ctx, b, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -82,15 +82,21 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 			}
 		}
 	}
-	if in.Result, err = replay.Replay(ctx, b, opts.Replay); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	// The claims recompute of a verified bundle read its records; when
+	// it replayed them as compare does, that replay is the input's.
+	if in.Result = reused; in.Result == nil {
+		if in.Result, err = replay.Replay(ctx, b, opts.Replay); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return in, nil
 }
 
 // verifyAny verifies b under each pinned key in turn (or unsigned when
-// allowed) and returns the first verified result.
-func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.Result, error) {
+// allowed) and returns the first verified result, with the claims
+// recompute's replay of it when that is the replay opts ask for
+// (replay.SameReplay; nil otherwise).
+func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.Result, *replay.Result, error) {
 	sets := [][]*artifact.PublicKey{nil}
 	if !opts.AllowUnsignedUnsafe {
 		sets = sets[:0]
@@ -100,27 +106,35 @@ func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.R
 	}
 	var errs []error
 	for _, keys := range sets {
-		vopts := []verify.Option{verify.WithClaimChecker(replay.ClaimChecker{})}
+		var same *replay.Result
+		// Replayed runs in the recompute's goroutine, which VerifyBundle
+		// waits for before it returns.
+		checker := replay.ClaimChecker{Replayed: func(o replay.Options, r *replay.Result) {
+			if same == nil && replay.SameReplay(o, opts.Replay) {
+				same = r
+			}
+		}}
+		vopts := []verify.Option{verify.WithClaimChecker(checker)}
 		if opts.Import != nil {
 			vopts = append(vopts, verify.WithImportChecker(opts.Import))
 		}
 		v, err := verify.NewVerifier(keys, vopts...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		vr, err := v.VerifyBundle(ctx, b, verify.Policy{AllowUnsignedUnsafe: opts.AllowUnsignedUnsafe})
 		if err == nil {
-			return vr, nil
+			return vr, same, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		if len(keys) == 1 {
 			err = fmt.Errorf("key %s: %w", keys[0].Fingerprint(), err)
 		}
 		errs = append(errs, err)
 	}
-	return nil, errors.Join(errs...)
+	return nil, nil, errors.Join(errs...)
 }
 
 func runDir(ctx context.Context, path string, opts Options) (*compare.Input, error) {

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/artifacttest"
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/compare/load"
+	"github.com/benchseal/benchseal/internal/progress"
+	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
 )
@@ -310,6 +314,52 @@ func BenchmarkCompareSynthetic(b *testing.B) {
 		ins := inputs(b, load.Options{}, a, c)
 		if _, err := compare.Compare(ins, compare.Options{Correction: compare.CorrectionHolm}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A verified bundle is replayed once: the claims recompute's replay,
+// made under the options compare asks for, is the input's result (no
+// second "replay: read records" phase), and it is the replay compare
+// made before; options the recompute did not use (an SLO) still replay.
+func TestLoadBundleReplaysOnce(t *testing.T) {
+	dir := t.TempDir()
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(dir, "b.tar"))
+	for _, c := range []struct {
+		name    string
+		opts    replay.Options
+		replays int
+	}{
+		{"claims' options", replay.Options{}, 0},
+		{"another SLO", replay.Options{SLO: &replay.SLOSpec{E2ENS: new(int64(5e9)), OneToken: schema.OneTokenPass, Source: "flag"}}, 1},
+	} {
+		var mu sync.Mutex
+		replays := 0
+		ctx := progress.With(context.Background(), func(u progress.Update) {
+			if strings.HasSuffix(u.Phase, "replay: read records") && u.Done == 0 {
+				mu.Lock()
+				replays++
+				mu.Unlock()
+			}
+		})
+		in, err := load.Input(ctx, p, load.Options{Keys: []*artifact.PublicKey{pub}, Replay: c.opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replays != c.replays {
+			t.Errorf("%s: %d replays after verify, want %d", c.name, replays, c.replays)
+		}
+		b, err := artifact.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := replay.Replay(context.Background(), b, c.opts)
+		b.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(in.Result, want) {
+			t.Errorf("%s: the input's result differs from a replay of the bundle", c.name)
 		}
 	}
 }
