@@ -102,8 +102,8 @@ type groupKey struct {
 }
 
 // Replay recomputes every metric of run under opts. It streams the records
-// once (twice for nothing); it holds per point and repeat only the integer
-// samples needed for exact percentiles. Records are read and decoded in a
+// once, or twice when a distribution is large (accumulateExact): it holds
+// per point and repeat only the samples needed for exact percentiles. Records are read and decoded in a
 // goroutine of their own, ahead of the metric engine (see recordStream),
 // and the groups are finished in parallel; the result does not depend on
 // either.
