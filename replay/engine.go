@@ -312,7 +312,7 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 			}
 			if spilled && !dropped {
 				for _, g := range groups {
-					g.od = overloadData{}
+					g.od.drop()
 				}
 				dropped = true
 			}

@@ -219,9 +219,7 @@ func (g *group) addSent(rec *schema.Record) error {
 		g.maxEnd = end
 	}
 	g.haveSent = true
-	if g.firstPass == nil || !*g.firstPass {
-		g.od.add(rec)
-	}
+	g.od.add(rec, g.firstPass == nil || !*g.firstPass)
 	if rec.ScheduledNS != nil {
 		s := *rec.ScheduledNS
 		g.lag.add(rec.SentNS - s)

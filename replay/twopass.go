@@ -280,13 +280,14 @@ func (g *group) allowSpill(spilled *bool) {
 // the planned samples of its spilled distributions (nil: not spilled).
 type groupPlan struct {
 	sent, scheduled int64
+	spanBytes       int
 	ints            []*intSamples
 	rats            []*ratSamples
 }
 
 func (g *group) plan() groupPlan {
 	ints, rats := g.spillable()
-	p := groupPlan{sent: g.counts.Sent, scheduled: g.lag.n()}
+	p := groupPlan{sent: g.counts.Sent, scheduled: g.lag.n(), spanBytes: g.od.spans.size}
 	for _, s := range ints {
 		var q *intSamples
 		if s.sp != nil {
@@ -309,7 +310,7 @@ func (g *group) plan() groupPlan {
 // usePlan gives a group of the second pass the planned samples of its
 // first-pass twin.
 func (g *group) usePlan(p groupPlan) {
-	g.od.reserve(p.sent, p.scheduled)
+	g.od.reserve(p.sent, p.scheduled, p.spanBytes)
 	ints, rats := g.spillable()
 	for i, s := range ints {
 		if i < len(p.ints) && p.ints[i] != nil {

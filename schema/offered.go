@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 )
@@ -74,7 +75,13 @@ func (o *offeredLoad) add(cell int, rec *Record) {
 // of [sent_ns, end_ns]: a request is in flight from sent_ns until end_ns,
 // and one ending at the instant another is sent has freed its slot.
 // spans is not modified.
-func PeakInFlight(spans [][2]int64) int64 { return peakInFlight(spans, false) }
+func PeakInFlight(spans [][2]int64) int64 {
+	return peakInFlight(slices.Values(spans), len(spans), false)
+}
+
+// PeakInFlightSeq is PeakInFlight of the n spans seq yields (a caller
+// holding them in another form need not build the slice).
+func PeakInFlightSeq(seq iter.Seq[[2]int64], n int) int64 { return peakInFlight(seq, n, false) }
 
 // peakInFlight is PeakInFlight; with instant set a request that ends at
 // the instant it is sent (refused at once, on a coarse clock) counts as in
@@ -83,14 +90,14 @@ func PeakInFlight(spans [][2]int64) int64 { return peakInFlight(spans, false) }
 // It sorts the sends and the ends apart (16 bytes a span, not one 16-byte
 // event per send and per end) and walks them together, an end before a
 // send at the same instant.
-func peakInFlight(spans [][2]int64, instant bool) int64 {
-	starts, ends := make([]int64, len(spans)), make([]int64, len(spans))
-	for i, s := range spans {
+func peakInFlight(spans iter.Seq[[2]int64], n int, instant bool) int64 {
+	starts, ends := make([]int64, 0, n), make([]int64, 0, n)
+	for s := range spans {
 		end := s[1]
 		if instant && end == s[0] {
 			end++
 		}
-		starts[i], ends[i] = s[0], end
+		starts, ends = append(starts, s[0]), append(ends, end)
 	}
 	slices.Sort(starts)
 	slices.Sort(ends)
@@ -148,7 +155,7 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 					who = " (" + shardDesc(sh, S) + ", its share of the concurrency " + strconv.FormatInt(conc, 10) + ")"
 				}
 				top := PeakInFlight(spans)
-				want, low := min(conc, int64(len(spans))), peakInFlight(spans, true)
+				want, low := min(conc, int64(len(spans))), peakInFlight(slices.Values(spans), len(spans), true)
 				nFailed := c.offered.failed[ci]
 				// short: too short for the peak to show the
 				// concurrency (a loaded client may start a worker after

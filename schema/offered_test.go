@@ -322,7 +322,7 @@ func TestPeakInFlightIsTheSweep(t *testing.T) {
 				cur += e.d
 				want = max(want, cur)
 			}
-			if got := peakInFlight(spans, instant); got != want {
+			if got := peakInFlight(slices.Values(spans), len(spans), instant); got != want {
 				t.Fatalf("trial %d instant %v: peak %d, want %d (%v)", trial, instant, got, want, spans)
 			}
 		}
