@@ -6,3 +6,10 @@ func SetFault(f func(step string) error) func() {
 	testFault = f
 	return func() { testFault = nil }
 }
+
+// SetSignRead calls f with the bytes pack --key reads from its staged
+// bundle before signing it, for the duration of a test.
+func SetSignRead(f func(int64)) func() {
+	signRead = f
+	return func() { signRead = nil }
+}

@@ -223,7 +223,7 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	}
 	res := &PackResult{Path: out, ManifestDigest: md, ManifestSize: msize, Layers: layers, Created: createdStr, Reclaimed: reclaimed}
 	if opts.Signer != nil {
-		if res.Signature, err = st.sign(ctx, opts.Signer); err != nil {
+		if res.Signature, err = st.sign(ctx, opts.Signer, md, layers); err != nil {
 			return nil, err
 		}
 	}
@@ -246,16 +246,28 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	return res, nil
 }
 
-// sign checks the staged layout as a bundle (every digest, as Sign does)
-// and adds a signature to it in place: it is not published yet.
-func (s *stage) sign(ctx context.Context, signer *Signer) (*SignResult, error) {
+// sign checks the staged layout as the bundle pack wrote and adds a
+// signature to it in place: it is not published yet. Pack hashed every
+// blob as it wrote it (blobWriter, each file synced before it was named by
+// that digest) and every layer's uncompressed bytes as it fed them to the
+// encoder, so reading the layers back would re-hash the same bytes (a
+// sixth of pack's CPU at 1M requests). What is checked instead is that the
+// layout being signed is the one written: it opens as a bundle, its run
+// manifest is the one pack stored (digest md), its layers are exactly
+// those hashed while writing, and each blob file has its written size.
+// verify reads every byte again, so a layer the encoder had mangled could
+// never be VERIFIED under this signature.
+func (s *stage) sign(ctx context.Context, signer *Signer, md digest.Digest, written []Layer) (*SignResult, error) {
 	b, err := Open(s.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
-	if err := b.CheckContent(ctx); err != nil {
+	if err := b.checkWritten(md, written); err != nil {
 		return nil, err
+	}
+	if signRead != nil {
+		signRead(b.BytesRead())
 	}
 	add, ib, res, err := b.newSignature(ctx, signer)
 	if err != nil {
@@ -266,6 +278,33 @@ func (s *stage) sign(ctx context.Context, signer *Signer) (*SignResult, error) {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
 	return res, nil
+}
+
+// signRead, when set (by tests), is given the bytes stage.sign read from
+// the staged bundle before signing it.
+var signRead func(int64)
+
+// checkWritten reports whether b is the layout pack just wrote: run
+// manifest md, the layers written (descriptor and uncompressed digest and
+// size each), and every layer's blob file of its written size.
+func (b *Bundle) checkWritten(md digest.Digest, written []Layer) error {
+	if got := b.RunDescriptor().Digest; got != md {
+		return invalid(CheckLayout, "index.json", "the staged run manifest is %s, not the %s pack wrote", got, md)
+	}
+	if len(b.layers) != len(written) {
+		return invalid(CheckLayout, string(md), "%d layers staged, %d written", len(b.layers), len(written))
+	}
+	for i, l := range b.layers {
+		w := written[i]
+		if l.Descriptor.Digest != w.Descriptor.Digest || l.Descriptor.Size != w.Descriptor.Size ||
+			l.UncompressedDigest != w.UncompressedDigest || l.UncompressedSize != w.UncompressedSize {
+			return invalid(CheckDescriptors, l.Title, "the staged layer is not the one pack wrote")
+		}
+		if n, ok := b.src.size(blobPath(l.Descriptor.Digest)); !ok || n != l.Descriptor.Size {
+			return invalid(CheckDescriptors, string(l.Descriptor.Digest), "the staged blob of %q is %d bytes, not the %d written", l.Title, n, l.Descriptor.Size)
+		}
+	}
+	return nil
 }
 
 func emptyDescriptor() ocispec.Descriptor {
