@@ -143,7 +143,7 @@ func TestForgedInputAndRequestCountsContradictTheEngineCounters(t *testing.T) {
 }
 
 // TestForgedOpenLoopRetimingContradictsTheScrapes: a 20 req/s open-loop
-// capture moved onto the 200 req/s schedule slots of the same seed
+// capture (80 requests, 4 s) moved onto the 200 req/s schedule slots of the same seed
 // (scheduled_ns and sent_ns from that schedule, every latency kept) and
 // relabelled verified at 10× the request rate. The records then end long
 // before the scrape after the point was sent; with scrapes during the
@@ -165,7 +165,7 @@ func TestForgedOpenLoopRetimingContradictsTheScrapes(t *testing.T) {
 				}
 			}
 			plan := func(rate float64) capture.Plan {
-				return capture.Plan{Mode: schema.ModeRate, Points: []schema.Point{{Rate: rate, Arrival: schema.ArrivalConstant, Requests: 40}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+				return capture.Plan{Mode: schema.ModeRate, Points: []schema.Point{{Rate: rate, Arrival: schema.ArrivalConstant, Requests: 80}}, Seed: 7, InputTokens: 32, OutputTokens: 8}
 			}
 			slow := captureFlavor(t, plan(20), 0.01, "", true, mod)
 			slow.write(t)
