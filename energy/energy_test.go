@@ -362,7 +362,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("energy %v kept as a reading", *d.EnergyJ)
 			}
 		}
-		Compute([]Sample{{0, 1, s}, {5, 6, s}, {10, 11, s}}, 2, 9)
+		Compute([]Sample{{FromNS: 0, AtNS: 1, Scrape: s}, {FromNS: 5, AtNS: 6, Scrape: s}, {FromNS: 10, AtNS: 11, Scrape: s}}, 2, 9)
 	})
 }
 
@@ -440,5 +440,41 @@ func TestExactLiteralFollowsItsSeries(t *testing.T) {
 	a, b := s.Devices["G1"], s.Devices["G2"]
 	if rise, round := a.EnergySince(b); rise != 1e-3 || round != 0 {
 		t.Errorf("G1 − G2 = %v ± %v J, want 0.001 exactly", rise, round)
+	}
+}
+
+// TestMaxAgeWidensOnlyTheBounds: the central value places each scrape's
+// readings at the midpoint of its request and answer whatever max_age is;
+// an age of 30 s moves only the bounds. One device draws 150 W while
+// scraped at 0, 1 and 2 s, then 90 W until the scrape after the point,
+// sent 30 s (max_age) after the window's end. Placing the readings at the
+// midpoint of [request − max_age, answer] read the later, idle rise into
+// the window: 449.5 J, a mean power of 238 W above every gauge reading.
+func TestMaxAgeWidensOnlyTheBounds(t *testing.T) {
+	g := &schema.GPUMetrics{MaxAge: schema.Duration(30 * sec), Endpoints: []schema.GPUEndpoint{{URL: "http://127.0.0.1:9400/metrics"}}}
+	files := map[string][]byte{}
+	for i, sc := range []struct{ fromNS, mj, w int64 }{{0, 0, 150}, {sec, 150_000, 150}, {2 * sec, 300_000, 150}, {32 * sec, 3_000_000, 90}} {
+		name := fmt.Sprintf("gpu-metrics/%06d.prom", i+1)
+		files[name] = fmt.Appendf(nil, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"G\"} %d\nDCGM_FI_DEV_POWER_USAGE{UUID=\"G\"} %d\n", sc.mj, sc.w)
+		h := sha256.Sum256(files[name])
+		g.Scrapes = append(g.Scrapes, schema.GPUScrape{Point: "c1", When: schema.ScrapeDuring, FromNS: sc.fromNS, AtNS: sc.fromNS + sec/100, File: name, SHA256: hex.EncodeToString(h[:])})
+	}
+	read := func(name string) ([]byte, error) { return files[name], nil }
+	start, end := sec/100, 1900*sec/1000
+	r := PointEnergy(g, read, "c1", 0, start, end)
+	if r.Energy.Reason != "" {
+		t.Fatal(r.Energy.Reason)
+	}
+	// Midpoints 0.005, 1.005, 2.005 s: 0.75 J at the start, 284.25 J at the end.
+	if want := 283.5; math.Abs(r.Energy.Value-want) > 1e-9 {
+		t.Errorf("central %v J, want %v", r.Energy.Value, want)
+	}
+	if p := r.MeanPower(); p.Value > 150 {
+		t.Errorf("mean power %v W, above the highest gauge reading (150 W)", p.Value)
+	}
+	// Outer: the scrape answered at 0.01 s and the one sent at 32 s (its
+	// readings from 2 s on); no pair certainly inside the window.
+	if r.Energy.Lo != 0 || r.Energy.Hi != 3000 {
+		t.Errorf("bounds [%v, %v], want [0, 3000]", r.Energy.Lo, r.Energy.Hi)
 	}
 }

@@ -64,7 +64,7 @@ func PointSamples(g *schema.GPUMetrics, read func(name string) ([]byte, error), 
 		if s.Endpoint < 0 || s.Endpoint >= len(out) {
 			return nil, errcond.Errorf(ErrMalformed, "accelerator scrape %s: endpoint %d not listed", s.File, s.Endpoint)
 		}
-		smp := Sample{FromNS: g.ReadingFrom(s), AtNS: s.AtNS}
+		smp := Sample{FromNS: s.FromNS, AtNS: s.AtNS, MaxAgeNS: int64(max(g.MaxAge, 0))}
 		if s.Error == "" {
 			if smp.Scrape, _, err = ReadScrape(read, s, custom); err != nil {
 				return nil, err

@@ -8,14 +8,25 @@ import (
 
 // Sample is one scrape of one exporter and when it was taken, in the
 // run's clock: FromNS when its request was sent, AtNS when the answer
-// arrived; the exporter's readings are of an instant between the two.
-// Scrape is nil for a scrape that failed.
+// arrived. The exporter's readings are of an instant between
+// FromNS − MaxAgeNS and AtNS (schema.GPUMetrics.MaxAge: an exporter
+// serves what it last collected); the bounds use that span, the central
+// value the midpoint of FromNS and AtNS (Interpolation). Scrape is nil
+// for a scrape that failed.
 type Sample struct {
 	FromNS, AtNS int64
+	MaxAgeNS     int64
 	Scrape       *Scrape
 }
 
+// mid is where Interpolation places the sample's readings: the midpoint of
+// its request and answer, whatever MaxAgeNS is (a reading's age widens
+// only the bounds).
 func (s Sample) mid() float64 { return float64(float64(s.FromNS)/2) + float64(float64(s.AtNS)/2) }
+
+// readFrom is the earliest instant the sample's readings may describe, as
+// schema.GPUMetrics.ReadingFrom: FromNS less MaxAgeNS, never below 0.
+func (s Sample) readFrom() int64 { return max(0, s.FromNS-max(s.MaxAgeNS, 0)) }
 
 // Bounded is a number with the bounds the evidence allows; Reason, when
 // not empty, says why there is no number (Value, Lo and Hi are 0 then).
@@ -106,7 +117,7 @@ func Compute(samples []Sample, startNS, endNS int64) Result {
 		if s.AtNS <= startNS {
 			b0 = i
 		}
-		if a0 < 0 && s.FromNS >= endNS {
+		if a0 < 0 && s.readFrom() >= endNS {
 			a0 = i
 		}
 	}
@@ -281,7 +292,7 @@ func counterEnergy(span []Sample, ids []string, startNS, endNS int64) Bounded {
 	lo := 0.0
 	bi, ai := -1, -1
 	for i, s := range span {
-		if bi < 0 && s.FromNS >= startNS {
+		if bi < 0 && s.readFrom() >= startNS {
 			bi = i
 		}
 		if s.AtNS <= endNS {
@@ -348,7 +359,7 @@ func powerEstimate(span []Sample, ids []string, startNS, endNS int64) Bounded {
 // scrapes of span wholly inside the window.
 func peaks(span []Sample, startNS, endNS int64) (util, mem *float64) {
 	for _, s := range span {
-		if s.FromNS < startNS || s.AtNS > endNS {
+		if s.readFrom() < startNS || s.AtNS > endNS {
 			continue
 		}
 		for _, d := range s.Scrape.Devices {
