@@ -21,17 +21,54 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
 else
   step() { printf '\n== %s\n' "$*"; }
 fi
-run() { printf '$ %s\n' "$*" | sed "s#$OUT#\$OUT#g; s#$B#benchseal#g" >&2; "$@"; }
+# show prints a command so that it pastes into a shell once OUT is set as the
+# demo states at the start: the binary as "benchseal", the output directory as
+# $OUT, each argument quoted only where the shell needs it.
+quote() {
+  local a=$1 rest
+  case $a in "$B") printf 'benchseal'; return ;; esac
+  if [[ $a == *"$OUT"* ]]; then
+    rest=${a//"$OUT"/}
+    if [[ $rest =~ ^[A-Za-z0-9_./:=,@%+-]*$ ]]; then
+      if [[ $OUT =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then printf '%s' "${a//"$OUT"/\$OUT}"; else printf '"%s"' "${a//"$OUT"/\$OUT}"; fi
+      return
+    fi
+  fi
+  if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then printf '%s' "$a"; return; fi
+  a=${a//\'/\'\\\'\'}
+  printf "'%s'" "$a"
+}
+show() {
+  local first=1 a
+  printf '$ ' >&2
+  for a in "$@"; do
+    [ $first = 1 ] || printf ' ' >&2
+    first=0
+    quote "$a" >&2
+  done
+  printf '\n' >&2
+}
+run() { show "$@"; "$@"; }
+# start_bg starts a simulator in the background (name, then its arguments),
+# prints the command and, once it listens, its URL.
+start_bg() {
+  local name=$1; shift
+  show "$@"
+  "$@" >"$OUT/sim-$name.log" 2>&1 &
+  echo $! >"$OUT/sim-$name.pid"
+  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
+  grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1
+}
+
+printf 'OUT=%q   # the printed commands refer to it\n' "$OUT"
+printf 'export BENCHSEAL_PASSWORD=%q   # opens the demo'"'"'s keys in $OUT/keys (publisher, reviewer)\n' "$BENCHSEAL_PASSWORD"
 
 step "1. Start the local simulator (a labelled simulator on loopback, not an inference engine)"
-"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 --prefix-caching \
-  --max-running 8 --queue-limit 7 --error-rate 0.02 --stall-prob 0.002 --stall 400ms >"$OUT/simulator.log" 2>&1 &
-SIM=$!
-trap 'kill $SIM 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q 'http://' "$OUT/simulator.log" 2>/dev/null && break; sleep 0.1; done
-URL=$(grep -o 'http://[0-9.:]*' "$OUT/simulator.log" | head -1)
-[ -n "$URL" ] || { echo "simulator did not start"; cat "$OUT/simulator.log"; exit 1; }
-echo "simulator at $URL"
+trap 'kill $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
+URL=$(start_bg main "$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 --prefix-caching \
+  --max-running 8 --queue-limit 7 --error-rate 0.02 --stall-prob 0.002 --stall 400ms)
+[ -n "$URL" ] || { echo "simulator did not start"; cat "$OUT/sim-main.log"; exit 1; }
+echo "simulator at $URL (the --endpoint of the commands below; 127.0.0.1:0 takes a free port)"
 
 step "2. Publisher: capture a concurrency sweep (3 points x 2 repeats, warmup, prefix cache emptied before each, SLO declared before the run)"
 run "$B" capture --endpoint "$URL" --model benchseal-sim --out "$OUT/run" \
@@ -56,13 +93,11 @@ for p in ss["points"]:
 PY
 
 step "2b. Overload visible: a rate sweep whose second point is far past the simulator's capacity (4 slots)"
-"$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.2 --chunk-tokens 4 --max-running 4 --queue-limit 1000 >"$OUT/sim-over.log" 2>&1 &
-SIM_OVER=$!
-for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-over.log" 2>/dev/null && break; sleep 0.1; done
-URL_OVER=$(grep -o 'http://[0-9.:]*' "$OUT/sim-over.log" | head -1)
+URL_OVER=$(start_bg over "$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.2 --chunk-tokens 4 --max-running 4 --queue-limit 1000)
+echo "simulator at $URL_OVER"
 run "$B" capture --endpoint "$URL_OVER" --model benchseal-sim --out "$OUT/over" --rate 10,200 --requests 120 \
   --warmup-requests 2 --seed 1 --output-tokens 32 --server-metrics-interval 100ms --progress never | tail -1
-kill $SIM_OVER 2>/dev/null || true
+kill "$(cat "$OUT/sim-over.pid")" 2>/dev/null || true
 run "$B" replay "$OUT/over" --detail --out "$OUT/over.txt"
 grep -E '^point|^  (overloaded|generator-limited|arrival rate|completions|outstanding|server queue trend) ' "$OUT/over.txt"
 run "$B" replay "$OUT/over" --output html --out "$OUT/report-overload.html"
@@ -161,14 +196,12 @@ METRICS=counts.sent,counts.ok,request_throughput,output_token_throughput,ttft_ns
 start_preset() { # name, then extra simulate flags; prints its URL
   local name=$1; shift
   # shellcheck disable=SC2086 # PRESET is a list of flags
-  "$B" simulate --listen 127.0.0.1:0 $PRESET "$@" >"$OUT/sim-$name.log" 2>&1 &
-  echo $! >"$OUT/sim-$name.pid"
-  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
-  grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1
+  start_bg "$name" "$B" simulate --listen 127.0.0.1:0 $PRESET "$@"
 }
 URL_PUB=$(start_preset publisher)
-trap 'kill $SIM $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
+echo "publisher's simulator at $URL_PUB"
 run "$B" keygen --out "$OUT/keys/reviewer" >/dev/null
+echo "the reviewer's key: $OUT/keys/reviewer.key (BENCHSEAL_PASSWORD=$BENCHSEAL_PASSWORD opens it; try attest with it)"
 run "$B" plan init --out "$T/plan.json" --title "demo pre-registered sweep" --concurrency 1,4 --requests 10 \
   --warmup-requests 2 --repeats 12 --seed 9 --input-tokens 16 --output-tokens 16 --slo ttft=2s,e2e=10s,tpot=1s \
   --metrics "$METRICS"
@@ -211,21 +244,25 @@ grep -q 'DEVIATION unplanned-point' "$T/extra-point.verify.txt" && grep -q 'DEVI
 step "11. Buyer: decide between two configurations (two simulator presets with 2 simulated accelerators each), each captured 5 times on the same workload, on goodput and on accelerator energy per good token"
 start_sim() { # name, then simulate flags
   local name=$1; shift
-  "$B" simulate --listen 127.0.0.1:0 --seed 11 --time-scale 0.2 --chunk-tokens 4 "$@" >"$OUT/sim-$name.log" 2>&1 &
-  echo $! >"$OUT/sim-$name.pid"
-  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
-  grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1
+  start_bg "$name" "$B" simulate --listen 127.0.0.1:0 --seed 11 --time-scale 0.2 --chunk-tokens 4 "$@"
 }
 URL_A=$(start_sim a --max-running 4 --queue-limit 64 --gpus 2)
 URL_B=$(start_sim b --max-running 16 --queue-limit 64 --gpus 2)
-trap 'kill $SIM $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
+echo "preset a at $URL_A, preset b at $URL_B"
 # The simulator computes its accelerators' readings on every scrape, so they
 # are at most 0 s old (--gpu-metrics-max-age 0s); a real DCGM exporter
-# serves what it last collected (every 30 s unless run with -c).
+# serves what it last collected (every 30 s unless run with -c). The energy
+# bounds are about two scrape periods of full power apart, so they close only
+# when a point's window spans many periods: scrapes every 20 ms and 48
+# requests a point give windows of about 0.25 s (b at c16) to 0.9 s, and
+# a's lowest bound stays above b's highest (0.163 against 0.113 J per good
+# token at load 12). At the default 1 s every lower bound is 0 (capture warns);
+# at 100 ms with 24 requests the bounds still overlap and decide ranks on
+# central values.
 for cfg in a b; do
   url=$URL_A; [ "$cfg" = b ] && url=$URL_B
   run "$B" capture --endpoint "$url" --model benchseal-sim --out "$OUT/config-$cfg" --gpu-metrics "$url/gpu-metrics" --gpu-metrics-max-age 0s \
-    --concurrency 4,16 --requests 24 --warmup-requests 4 --repeats 5 --seed 3 --output-tokens 32 \
+    --gpu-metrics-interval 20ms --concurrency 4,16 --requests 48 --warmup-requests 4 --repeats 5 --seed 3 --output-tokens 32 \
     --set slo.ttft=500ms --set slo.e2e=3s --set engine.name="simulator preset $cfg" --location same-host --progress never
 done
 kill $(cat "$OUT"/sim-*.pid) 2>/dev/null || true
@@ -246,6 +283,7 @@ step "12. Reviewer: re-run the publisher's pre-registered bundle against a serve
 # with the original's 12 repeats, so the reproduction executes the pre-registered plan itself.
 URL_SAME=$(start_preset same)
 URL_FAST=$(start_preset fast --time-scale 0.333)
+echo "same preset at $URL_SAME, 3x faster at $URL_FAST"
 set +e
 run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_SAME" --model benchseal-sim \
   --out "$OUT/reproduction" --progress never --margin 50% --report "$OUT/reproduction.txt"
@@ -255,6 +293,7 @@ run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "
 rc_fast=$?
 set -e
 kill $(cat "$OUT"/sim-same.pid "$OUT"/sim-fast.pid) 2>/dev/null || true
+echo "excerpt of the claim rows of $OUT/reproduction.txt (same preset, run with --margin 50%, not the default 10%: a claim is reproduced when the interval of reproduction over original lies within [1/1.5, 1.5]):"
 grep -E '^claim|ttft_ns.p50|e2e_ns.p50|request_throughput' "$OUT/reproduction.txt" | head -5
 sed -n '/^comparability limits/,$p' "$OUT/reproduction.txt"
 verdict_of() { case $1 in 0) echo REPRODUCED;; 3) echo "NOT REPRODUCED";; 4) echo INCONCLUSIVE;; *) echo "an error";; esac; }

@@ -68,7 +68,42 @@ func TestDemoRuns(t *testing.T) {
 	if i := strings.IndexByte(string(out), 0x1b); i >= 0 {
 		t.Errorf("scripts/demo.sh wrote an escape sequence to a pipe: %q", string(out)[max(0, i-40):min(len(out), i+40)])
 	}
+	checkOutput(t, string(out))
 	t.Logf("scripts/demo.sh ran in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkOutput holds the demo's printed commands to what a reader can paste
+// and its energy decision to bounds that close.
+func checkOutput(t *testing.T, out string) {
+	t.Helper()
+	// The reader learns once what $OUT is and what opens the keys.
+	for _, want := range []string{"\nOUT=", "\nexport BENCHSEAL_PASSWORD=demo-only-password "} {
+		if !strings.Contains("\n"+out, want) {
+			t.Errorf("the demo does not print %q", strings.TrimPrefix(want, "\n"))
+		}
+	}
+	// An argument with spaces is printed quoted, so it pastes as one word.
+	for _, want := range []string{"--title 'demo pre-registered sweep'", "--set 'engine.name=simulator preset a'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the demo does not print %s quoted", want)
+		}
+	}
+	// Every simulator it starts is printed with its flags: the first
+	// server, the overload one, the publisher's preset, presets a and b,
+	// and the reviewer's two.
+	if n := strings.Count(out, "$ benchseal simulate --listen 127.0.0.1:0 "); n != 7 {
+		t.Errorf("the demo prints %d simulate commands, want the 7 it starts", n)
+	}
+	// Step 11's scrapes are frequent enough that every point's energy
+	// bounds can close.
+	for _, bad := range []string{"shorter than two accelerator scrape intervals", "rests on central values"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the demo's energy decision prints %q", bad)
+		}
+	}
+	if !strings.Contains(out, "excerpt of the claim rows") || !strings.Contains(out, "--margin 50%") {
+		t.Errorf("step 12 does not label its claim rows an excerpt with their margin")
+	}
 }
 
 func tail(s string, n int) string {
