@@ -4,6 +4,7 @@ package capture
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -230,11 +231,43 @@ func (r *runner) finishManifest(m *schema.Manifest, overlay []byte, sets []strin
 		r.simApplied = true
 		applyServerInfo(m, &ServerInfo{Simulator: true})
 	}
+	if sim && r.o.SimGPUs > 0 && m.Hardware.AcceleratorCount == nil {
+		m.Hardware.AcceleratorCount = schema.Count(r.o.SimGPUs)
+	}
 	if err := finishManifest(m, overlay, sets); err != nil {
 		return err
 	}
 	if sim {
 		m.Evidence = schema.EvidenceSynthetic
+		if err := CheckSimulatedHardware(m.Hardware, r.o.SimGPUs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrSimulatedHardware: the hardware stated contradicts the simulator's
+// accelerators that capture scrapes (Options.SimGPUs).
+var ErrSimulatedHardware = errors.New("the stated hardware contradicts --sim-gpus")
+
+// CheckSimulatedHardware checks the hardware h a run states against the n
+// accelerators of benchseal's simulator it scrapes (n > 0): their
+// scrapes label every device the simulator's (schema.SimulatorModel) and
+// list n of them, so any other accelerator than schema.HardwareSimulated,
+// or another count, makes a run that validation rejects once captured.
+// An empty accelerator or no count is not a contradiction (capture
+// fills them).
+func CheckSimulatedHardware(h schema.Hardware, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if a := h.Accelerator; a != "" && a != schema.HardwareSimulated {
+		return fmt.Errorf("%w: hardware.accelerator is %q, but --sim-gpus %d scrapes %d simulated accelerator(s) labelled model %q (benchseal's simulator): leave hardware.accelerator unset (it is then %q)",
+			ErrSimulatedHardware, a, n, n, schema.SimulatorModel, schema.HardwareSimulated)
+	}
+	if c, ok := h.Accelerators(); ok && c != n {
+		return fmt.Errorf("%w: hardware.accelerator_count is %d, but --sim-gpus %d scrapes %d simulated accelerator(s): leave hardware.accelerator_count unset or give %d",
+			ErrSimulatedHardware, c, n, n, n)
 	}
 	return nil
 }

@@ -162,6 +162,11 @@ type Options struct {
 	GPUMetricsMaxAge time.Duration
 	GPUCustom        energy.Custom
 	GPUServing       string
+	// SimGPUs is how many accelerators the simulator at Endpoint serves
+	// (capture --sim-gpus; with Simulator): the run states that count and
+	// the simulated accelerator unless Manifest, Overlay or Sets state
+	// them, and refuses other values (CheckSimulatedHardware).
+	SimGPUs int
 	// HostFS, when set, is the root file system of the machine capture
 	// runs on (os.DirFS("/")): the client's host is described from it
 	// (HostInfo), and so is the hardware's when Manifest's client location

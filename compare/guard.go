@@ -540,10 +540,13 @@ func HardwareText(m *schema.Manifest) string {
 	if h.Accelerator == "" {
 		return ""
 	}
-	c, stated := h.Accelerators()
-	if h.Accelerator == schema.HardwareSimulated && c == 0 {
+	if h.Accelerator == schema.HardwareSimulated {
+		// Stated or not, a count of simulated accelerators is the
+		// scrapes' (capture --sim-gpus states it): never "2 × simulated
+		// server (no accelerator)".
 		return m.SimulatedHardware()
 	}
+	c, stated := h.Accelerators()
 	n := "unknown count"
 	if stated {
 		n = strconv.Itoa(c)

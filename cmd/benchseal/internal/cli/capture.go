@@ -625,6 +625,12 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	if ps := schema.ValidateSLO(scratch.SLO); len(ps) > 0 {
 		return none, usagef("--set/--manifest: field %q: %s", ps[0].Field, ps[0].Message)
 	}
+	// Hardware other than the simulator's accelerators --sim-gpus scrapes
+	// is known to make an invalid run from the flags alone.
+	if err := capture.CheckSimulatedHardware(scratch.Hardware, o.simGPUs); err != nil {
+		return none, usagef("--set/--manifest: %v", err)
+	}
+	opts.SimGPUs = o.simGPUs
 	if o.endpoint != "" {
 		if capture.CheckEndpoint(o.endpoint) != nil {
 			return none, usagef("--endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:8000", o.endpoint)
