@@ -620,15 +620,8 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	if err := schema.ApplyOverlay(scratch, opts.Overlay, opts.Sets); err != nil {
 		return none, usagef("%v", err)
 	}
-	// An SLO that cannot be valid (a tpot limit without one_token) is a
-	// mistake in the flags, said before the run, not after it.
-	if ps := schema.ValidateSLO(scratch.SLO); len(ps) > 0 {
-		return none, usagef("--set/--manifest: field %q: %s", ps[0].Field, ps[0].Message)
-	}
-	// Hardware other than the simulator's accelerators --sim-gpus scrapes
-	// is known to make an invalid run from the flags alone.
-	if err := capture.CheckSimulatedHardware(scratch.Hardware, o.simGPUs); err != nil {
-		return none, usagef("--set/--manifest: %v", err)
+	if err := o.checkStated(scratch); err != nil {
+		return none, err
 	}
 	opts.SimGPUs = o.simGPUs
 	if o.endpoint != "" {
@@ -693,6 +686,21 @@ func (o *captureOptions) startSimulator(ctx context.Context, opts *capture.Optio
 		opts.GPUServing = schema.ServingSimulator
 	}
 	return stop, nil
+}
+
+// checkStated checks what --set and --manifest state (merged into
+// scratch) for mistakes known from the flags alone, said before the run,
+// not after it: an SLO that cannot be valid (a tpot limit without
+// one_token), hardware other than the simulator's accelerators --sim-gpus
+// scrapes.
+func (o *captureOptions) checkStated(scratch *schema.Manifest) error {
+	if ps := schema.ValidateSLO(scratch.SLO); len(ps) > 0 {
+		return usagef("--set/--manifest: field %q: %s", ps[0].Field, ps[0].Message)
+	}
+	if err := capture.CheckSimulatedHardware(scratch.Hardware, o.simGPUs); err != nil {
+		return usagef("--set/--manifest: %v", err)
+	}
+	return nil
 }
 
 // checkGPUFlags checks the accelerator-metrics flags.
