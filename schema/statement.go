@@ -1,6 +1,9 @@
 package schema
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Vouch is what, beyond the signer's own word, stands behind a run: the
 // verified keyless identities that signed it (who signed, as a
@@ -16,11 +19,59 @@ type Vouch struct {
 }
 
 // ReviewerReproduction is one reviewer's statement of a reproduction:
-// who, the reproduction run's manifest digest ("sha256:<hex>") and the
-// differences the reviewer stated (Limits).
+// who, the reproduction's manifest.json digest ("sha256:<hex>", what an
+// attestation names; not the reproduction bundle's OCI run manifest), the
+// setup limits the reviewer stated (reproduce's "<check> <status>: …"
+// lines) and whether the bundle carries that reproduction as a referrer.
 type ReviewerReproduction struct {
-	Reviewer, RunManifest string
-	Limits                []string
+	Reviewer, ManifestJSON string
+	Limits                 []string
+	Carried                bool
+}
+
+// SplitSetupLimits splits a reproduction's stated setup limits
+// ("<check> <status>: <detail>", as reproduce writes them) into those
+// where a stated value differs and those only unknown (status "unknown":
+// no two stated values differ, some side states none). The setup differs
+// only when differ is not empty.
+func SplitSetupLimits(limits []string) (differ, unknown []string) {
+	for _, l := range limits {
+		head, _, _ := strings.Cut(l, ":")
+		if strings.HasSuffix(head, " unknown") && !strings.Contains(strings.TrimSuffix(head, " unknown"), " ") {
+			unknown = append(unknown, l)
+		} else {
+			differ = append(differ, l)
+		}
+	}
+	return differ, unknown
+}
+
+// setupSummary names a reproduction's stated limits by check: "on a setup
+// the reviewer states differs (…)" only when a stated value differs, else
+// "on the same stated setup (unknown: …)"; "" when there are none.
+func setupSummary(limits []string) string {
+	differ, unknown := SplitSetupLimits(limits)
+	names := func(ls []string, suffix string) []string {
+		out := make([]string, len(ls))
+		for i, l := range ls {
+			head, _, _ := strings.Cut(l, ":")
+			out[i] = strings.TrimSuffix(head, suffix)
+		}
+		return out
+	}
+	var u string
+	if len(unknown) > 0 {
+		u = "unknown: " + escapeAll(names(unknown, " unknown"))
+	}
+	switch {
+	case len(differ) > 0 && u != "":
+		return ", on a setup the reviewer states differs (" + escapeAll(names(differ, "")) + "; " + u + ")"
+	case len(differ) > 0:
+		return ", on a setup the reviewer states differs (" + escapeAll(names(differ, "")) + ")"
+	case u != "":
+		return ", on the same stated setup (" + u + ")"
+	}
+	return ""
 }
 
 // SignerStatement is the one line every command prints beside a run's
@@ -45,14 +96,15 @@ func SignerStatement(evidence string, v Vouch) string {
 		s += "; signed by keyless identity " + escapeAll(v.Identities) + " (who made the statement, not what ran)"
 	}
 	if len(v.Reviewers) > 0 {
-		s += "; attested by reviewer " + escapeAll(v.Reviewers) + " (the same checks on the same bundle, not a reproduction)"
+		s += "; attested by reviewer " + escapeAll(uniq(v.Reviewers)) + " (the same checks on the same bundle, not a reproduction)"
 	}
 	for _, r := range v.Reproductions {
-		s += "; reviewer " + EscapeText(r.Reviewer, false) + " states a reproduction, run manifest " + EscapeText(r.RunManifest, false)
-		if len(r.Limits) > 0 {
-			s += ", on a setup the reviewer states differs (" + escapeAll(r.Limits) + ")"
+		s += "; reviewer " + EscapeText(r.Reviewer, false) + " states a reproduction, manifest.json " + EscapeText(r.ManifestJSON, false) + setupSummary(r.Limits)
+		if r.Carried {
+			s += " (carried as a reproduction referrer; its manifest.json digest matches the attestation)"
+		} else {
+			s += " (the reviewer's word: the reproduction is not carried as a referrer)"
 		}
-		s += " (the reviewer's word unless the reproduction is present as a referrer)"
 	}
 	return s
 }
@@ -63,4 +115,16 @@ func escapeAll(ss []string) string {
 		out[i] = EscapeText(s, false)
 	}
 	return strings.Join(out, ", ")
+}
+
+// uniq returns ss without repeats, in first-seen order: a reviewer that
+// signed two attestations is one reviewer.
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -138,7 +138,13 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		}
 		return res.fail(CheckAttestations, md, err)
 	}
-	res.pass(CheckAttestations, fmt.Sprintf("every required reviewer attested (%d of %d attestations verified)", len(p.RequireAttestations), len(refs)))
+	verified := 0
+	for _, a := range res.Attestations {
+		if a.Verified {
+			verified++
+		}
+	}
+	res.pass(CheckAttestations, fmt.Sprintf("every required reviewer attested (%d of %d attestations verified)", verified, len(refs)))
 	return nil
 }
 

@@ -324,3 +324,30 @@ func TestVerifyReviewerKeyGivenAsPublisherSaysWhereItBelongs(t *testing.T) {
 		t.Fatalf("hint without an attestation: %v", err)
 	}
 }
+
+// TestTwoAttestationsOfOneReviewerCountAndNameOnce: a reviewer that
+// attested twice has two verified attestations (the check counts what
+// verified, not the reviewers required) and is named once in the
+// signer's statement.
+func TestTwoAttestationsOfOneReviewerCountAndNameOnce(t *testing.T) {
+	p, pub := artifacttest.SignedBundle(t, filepath.Join(t.TempDir(), "b.tar"))
+	rev := artifacttest.Reviewer(t)
+	v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+	for i := range 2 {
+		now := func() time.Time { return fixedNow().Add(time.Duration(i) * time.Hour) }
+		if _, err := v.Attest(context.Background(), p, verify.Policy{}, rev, verify.AttestOptions{Version: "test", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := newVerifier(t, []*artifact.PublicKey{pub}).Verify(context.Background(), p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev.Public()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Check(verify.CheckAttestations); c.Status != verify.StatusPassed || !strings.Contains(c.Reason, "(2 of 2 attestations verified)") {
+		t.Fatalf("%+v", c)
+	}
+	who := "key " + rev.Public().Fingerprint()
+	if n := strings.Count(res.SignerStatement, who); n != 1 {
+		t.Fatalf("reviewer %s named %d times: %s", who, n, res.SignerStatement)
+	}
+}

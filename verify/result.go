@@ -233,16 +233,6 @@ func (r *Result) fail(name, blob string, err error) *CheckError {
 	return &CheckError{Check: name, Blob: blob, Err: err}
 }
 
-// limitNames returns the check and status of each of a reproduction's
-// stated limits ("model differs" of "model differs: …").
-func limitNames(limits []string) []string {
-	out := make([]string, len(limits))
-	for i, l := range limits {
-		out[i], _, _ = strings.Cut(l, ":")
-	}
-	return out
-}
-
 // finish closes the result: Verified when nothing failed.
 func (r *Result) finish(errs []error) error {
 	if r.RunID != "" {
@@ -253,9 +243,11 @@ func (r *Result) finish(errs []error) error {
 			}
 		}
 		for _, a := range r.Attestations {
-			switch r := a.Reproduction; {
-			case a.Verified && r != nil && slices.Contains(a.Levels, attest.LevelReproduced):
-				v.Reproductions = append(v.Reproductions, schema.ReviewerReproduction{Reviewer: a.Reviewer, RunManifest: "sha256:" + r.RunManifest.Digest["sha256"], Limits: limitNames(r.Limits)})
+			switch rp := a.Reproduction; {
+			case a.Verified && rp != nil && slices.Contains(a.Levels, attest.LevelReproduced):
+				mj := "sha256:" + rp.RunManifest.Digest["sha256"]
+				carried := slices.ContainsFunc(r.Reproductions, func(rr ReproductionResult) bool { return rr.ManifestJSON == mj })
+				v.Reproductions = append(v.Reproductions, schema.ReviewerReproduction{Reviewer: a.Reviewer, ManifestJSON: mj, Limits: rp.Limits, Carried: carried})
 			case a.Verified:
 				v.Reviewers = append(v.Reviewers, a.Reviewer)
 			}

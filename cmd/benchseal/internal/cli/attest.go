@@ -124,8 +124,10 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 }
 
 // writeReproductionLimits prints what the reviewer's reproduction states
-// differed from the original (recorded in the predicate): REPRODUCED
-// means reproduced on that setup.
+// of its setup against the original's (recorded in the predicate):
+// REPRODUCED means reproduced on that setup. It says "differs" only when
+// a stated value differs (schema.SplitSetupLimits); facts unknown on a
+// side are listed as unknown, not as a difference.
 func writeReproductionLimits(w io.Writer, limits []string) {
 	switch {
 	case limits == nil:
@@ -135,8 +137,19 @@ func writeReproductionLimits(w io.Writer, limits []string) {
 		fmt.Fprintln(w, "    the reproduction's setup differs from the original's in nothing compare checks")
 		return
 	}
-	fmt.Fprintf(w, "    reproduced on the reviewer's setup, which differs from the original's (stated in the attestation):\n")
-	for _, l := range limits {
+	differ, unknown := schema.SplitSetupLimits(limits)
+	if len(differ) > 0 {
+		fmt.Fprintf(w, "    reproduced on the reviewer's setup, which differs from the original's (stated in the attestation):\n")
+	} else {
+		fmt.Fprintf(w, "    reproduced on the same stated setup as the original's; unknown (stated in the attestation):\n")
+	}
+	for _, l := range differ {
+		fmt.Fprintf(w, "      %s\n", schema.EscapeText(l, false))
+	}
+	if len(differ) > 0 && len(unknown) > 0 {
+		fmt.Fprintln(w, "    and unknown, no stated value differing:")
+	}
+	for _, l := range unknown {
 		fmt.Fprintf(w, "      %s\n", schema.EscapeText(l, false))
 	}
 }
@@ -196,7 +209,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	fmt.Fprintf(o.io.Out, "attested %s\n  run id     %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
 		o.bundle, res.Verification.RunID, res.Verification.ManifestDigest, s.Public().Fingerprint(), strings.Join(res.Levels, ", "), res.Referrer, dp)
 	if r := ao.Reproduction; r != nil {
-		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
+		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest.json sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
 			o.reproduction, r.Summary.RunManifest.Digest["sha256"], len(r.Summary.Claims), r.Summary.Margin, r.Summary.Alpha)
 		writeReproductionLimits(o.io.Out, r.Summary.Limits)
 	}

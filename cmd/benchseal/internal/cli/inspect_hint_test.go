@@ -19,7 +19,7 @@ func TestInspectEscapesUnauthenticatedText(t *testing.T) {
 		t.Errorf("signatureHint = %q, want the hint on one line, its newline escaped", h)
 	}
 	var b strings.Builder
-	writeAttestations(&b, []verify.AttestationResult{{Source: "sha256:aa", VerifierID: fake, Result: fake, Reason: fake, Reviewer: fake, Verified: true}})
+	writeAttestations(&b, []verify.AttestationResult{{Source: "sha256:aa", VerifierID: fake, Result: fake, Reason: fake, Reviewer: fake, Verified: true}}, nil)
 	if n := strings.Count(b.String(), "\n"); n != 5 {
 		t.Errorf("writeAttestations wrote %d lines, want 5 (its own):\n%s", n, b.String())
 	}

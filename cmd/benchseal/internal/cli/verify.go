@@ -289,7 +289,7 @@ func writeVerifyText(w io.Writer, r *verify.Result, showClaims bool) {
 		}
 	}
 	writePlanResult(w, r.Plan)
-	writeAttestations(w, r.Attestations)
+	writeAttestations(w, r.Attestations, r.Reproductions)
 	writeReproductions(w, r.Reproductions)
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "\nWARNING: %s\n", wn)
@@ -464,8 +464,10 @@ func writePlanResult(w io.Writer, p *verify.PlanResult) {
 	}
 }
 
-// writeAttestations lists every reviewer attestation: who, when, levels.
-func writeAttestations(w io.Writer, as []verify.AttestationResult) {
+// writeAttestations lists every reviewer attestation: who, when, levels;
+// of a reproduction, whether the bundle carries it (repros, matched by
+// manifest.json digest).
+func writeAttestations(w io.Writer, as []verify.AttestationResult, repros []verify.ReproductionResult) {
 	if len(as) == 0 {
 		return
 	}
@@ -479,9 +481,14 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult) {
 			orDash(a.VerifierID), orDash(a.TimeVerified), orDash(a.Result), orDash(strings.Join(a.Levels, ",")))
 		if r := a.Reproduction; r != nil {
 			// The level bounds no margin: the reviewer chose it.
-			fmt.Fprintf(w, "    reproduction sha256:%s, margin %v (the reviewer's choice), alpha %v: %d of %d claims REPRODUCED\n",
-				r.RunManifest.Digest["sha256"], r.Margin, r.Alpha, len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
-			fmt.Fprintln(w, "    (the reviewer's word: the reproduction run is not checked here unless it is present as a referrer)")
+			mj := "sha256:" + r.RunManifest.Digest["sha256"]
+			fmt.Fprintf(w, "    reproduction manifest.json %s, margin %v (the reviewer's choice), alpha %v: %d of %d claims REPRODUCED\n",
+				mj, r.Margin, r.Alpha, len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
+			if i := slices.IndexFunc(repros, func(rr verify.ReproductionResult) bool { return rr.ManifestJSON == mj }); i >= 0 {
+				fmt.Fprintf(w, "    carried as reproduction referrer %s; its manifest.json digest matches the attestation\n", repros[i].RunManifest)
+			} else {
+				fmt.Fprintln(w, "    (the reviewer's word: the reproduction is not carried as a referrer, so it is not checked here)")
+			}
 			writeReproductionLimits(w, r.Limits)
 		}
 		if a.Reason != "" {
