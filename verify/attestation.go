@@ -328,11 +328,13 @@ func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	if len(r.Summary.Claims) == 0 {
 		return fmt.Errorf("%w: the reproduction judged no claim", ErrNotReproduced)
 	}
-	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
-		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) are not REPRODUCED (%s): %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), verdictCounts(&r.Summary), strings.Join(bad, "; "))
-	}
+	// The setup's reason comes first: it withholds the level whatever the
+	// claims' verdicts, which a short reproduction leaves INCONCLUSIVE.
 	if len(r.Withheld) > 0 {
 		return fmt.Errorf("%w: %s not granted: %s", ErrNotReproduced, attest.LevelReproduced, strings.Join(r.Withheld, "; "))
+	}
+	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
+		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) are not REPRODUCED (%s): %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), verdictCounts(&r.Summary), strings.Join(bad, "; "))
 	}
 	if err := r.Summary.CheckLevel(); err != nil {
 		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)

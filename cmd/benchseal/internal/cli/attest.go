@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -161,6 +163,11 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	if o.sigstoreBundle != "" {
 		return attachExternal(ctx, o.io, o.bundle, o.sigstoreBundle, artifact.PredicateTypeVSA)
 	}
+	if o.attachRepro != "" {
+		if err := checkAttachArg(o.attachRepro, o.reproduction); err != nil {
+			return err
+		}
+	}
 	s, err := loadSigner(o.io, o.key)
 	if err != nil {
 		return err
@@ -225,6 +232,20 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	}
 	if kept != "" {
 		fmt.Fprintf(o.io.Out, "  kept       %s (another reviewer's detached attestation)\n", kept)
+	}
+	return nil
+}
+
+// checkAttachArg says plainly what is wrong with --attach-reproduction
+// before anything is evaluated or signed: a missing file (error, with
+// the pack command that makes it from the --reproduction directory) or a
+// run directory that was never packed (usage error), as checkBundleArg.
+func checkAttachArg(path, reproDir string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--attach-reproduction %s: no such file or directory: pack the reproduction first (benchseal pack %s --out %s)", path, reproDir, path)
+	}
+	if err := checkBundleArg(path); err != nil {
+		return fmt.Errorf("--attach-reproduction: %w", err)
 	}
 	return nil
 }
