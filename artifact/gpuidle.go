@@ -39,7 +39,9 @@ const (
 // windows) and is a problem naming the scrapes, the rise and the bound.
 // A device without an idle power reading cannot be checked: the notes
 // say so (once per endpoint). Scrapes that cannot be read are
-// CheckGPUEvidence's problems and are skipped here.
+// CheckGPUEvidence's problems and are skipped here. Pairs with requests
+// of the run in flight throughout are held to their own gauges instead
+// (checkBusyPair).
 func CheckGPUIdle(m *schema.Manifest, file string, read func(name string) ([]byte, error), busy []schema.Span) (problems []schema.Problem, notes []string) {
 	problems, notes, _ = CheckGPUIdleGaps(m, file, read, busy)
 	return problems, notes
@@ -97,6 +99,10 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 		unchecked := map[string]bool{}
 		for k := 1; k < len(rs); k++ {
 			a, b := rs[k-1], rs[k]
+			if busyThroughout(busy, a.s.FromNS, b.s.AtNS) {
+				problems = append(problems, checkBusyPair(file, b.i, a.s, b.s, a.sc, b.sc)...)
+				continue
+			}
 			if !schema.IdleBetween(busy, a.s.FromNS, b.s.AtNS) {
 				continue
 			}

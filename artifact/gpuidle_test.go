@@ -141,3 +141,47 @@ func TestStaleReadingsAreNotIdleEnergyWithinMaxAge(t *testing.T) {
 		t.Fatalf("readings up to max_age old flagged: %v", probs)
 	}
 }
+
+// floorForged is idleRun with GPU-a's counter rising by only rise J over
+// the busy second ending at scrape 5 (gauges 300 W at both ends), every
+// later reading shifted down with it.
+func floorForged(rise float64) (*schema.Manifest, map[string][]byte) {
+	return idleRun(func(i int, mJ, _ []float64) {
+		if i >= 5 {
+			mJ[0] -= (300 - rise) * 1000
+		}
+	})
+}
+
+func TestGPUCounterAtIdleFloorWhileBusyIsRejected(t *testing.T) {
+	// 82 J over a pair at least 0.999 s apart: above the run's lowest
+	// reading, 90 W × 0.999 s less 10 %, so the run-wide check passes it;
+	// below 300 W × 0.999 s less 20 %, the pair's own gauges.
+	m, files := floorForged(82)
+	if probs := artifact.CheckGPUEvidence(m, "manifest.json", reader(files)); len(probs) != 0 {
+		t.Fatalf("the run-wide check should pass the idle-floor counter: %v", probs)
+	}
+	probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy)
+	if len(probs) != 1 {
+		t.Fatalf("problems %v, want one", probs)
+	}
+	for _, want := range []string{`gpu_metrics.scrapes[5]`, "GPU-a", "82.000 J", "000005.prom", "000006.prom", "0.999 s", "in flight throughout", "300.000 W", "at least 239.758 J"} {
+		if !strings.Contains(probs[0].Field+" "+probs[0].Message, want) {
+			t.Errorf("problem %q lacks %q", probs[0], want)
+		}
+	}
+	// The same rise across a pair with an idle gap in it keeps the idle
+	// floor: without the busy span the pair is idle, and checked as such.
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), []schema.Span{{StartNS: 3e9, EndNS: 4.5e9}}); len(probs) != 0 {
+		t.Fatalf("a pair with an idle gap got the busy bound: %v", probs)
+	}
+}
+
+func TestGPUCounterDippingBelowBusyGaugesWithinToleranceIsAccepted(t *testing.T) {
+	// 85 % of the gauges: power dipping between two samples while batches
+	// drain is within GPUBusyTolerance.
+	m, files := floorForged(255)
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy); len(probs) != 0 {
+		t.Fatalf("problems %v", probs)
+	}
+}
