@@ -71,8 +71,21 @@ func CheckGPUEvidence(m *schema.Manifest, file string, read func(name string) ([
 				strings.Join(listed, ", "), schema.AttachmentsDir, s.File, strings.Join(got, ", "))
 		}
 	}
-	if g.AgeUnknown() {
-		return out // readings of unknown age bound no rise from either side
+	if GPUGaugeNotApplied(g) != "" {
+		return out
 	}
 	return append(out, gauge.check(file)...)
+}
+
+// GPUGaugeNotApplied says why the counter-against-gauge checks
+// (gpuGauge.check, checkBusyPair) are not applied to g's readings, or is
+// "" when they are: readings of unknown age (schema.GPUMetrics.AgeUnknown,
+// imported telemetry) bound no rise from either side, since two collections
+// may carry one exporter reading (no rise under a busy gauge) or readings
+// an unknown time apart. verify prints it.
+func GPUGaugeNotApplied(g *schema.GPUMetrics) string {
+	if g.AgeUnknown() {
+		return "imported telemetry: the import's word (its readings are of unknown age, so no counter rise between two of them is held to their power gauges)"
+	}
+	return ""
 }

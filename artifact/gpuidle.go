@@ -100,6 +100,9 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 		for k := 1; k < len(rs); k++ {
 			a, b := rs[k-1], rs[k]
 			if busyThroughout(busy, a.s.FromNS, b.s.AtNS) {
+				if GPUGaugeNotApplied(g) != "" {
+					continue
+				}
 				problems = append(problems, checkBusyPair(file, b.i, a.s, b.s, a.sc, b.sc)...)
 				continue
 			}

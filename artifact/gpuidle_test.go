@@ -185,3 +185,18 @@ func TestGPUCounterDippingBelowBusyGaugesWithinToleranceIsAccepted(t *testing.T)
 		t.Fatalf("problems %v", probs)
 	}
 }
+
+func TestImportedReadingsAreNotHeldToTheirBusyGauges(t *testing.T) {
+	// Imported telemetry of unknown age: two collections may carry one
+	// exporter reading, so a busy pair may show no rise at 300 W.
+	m, files := floorForged(0)
+	for i := range m.GPUMetrics.Endpoints[0].Devices {
+		m.GPUMetrics.Endpoints[0].Devices[i].Serving = schema.ServingImported
+	}
+	if probs, _ := artifact.CheckGPUIdle(m, "manifest.json", reader(files), idleBusy); len(probs) != 0 {
+		t.Fatalf("problems %v", probs)
+	}
+	if got := artifact.GPUGaugeNotApplied(m.GPUMetrics); !strings.Contains(got, "imported telemetry: the import's word") {
+		t.Fatalf("GPUGaugeNotApplied = %q", got)
+	}
+}

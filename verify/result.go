@@ -304,6 +304,9 @@ type EnergyEvidence struct {
 	// (no two scrapes with nothing in flight between them).
 	IdleGaps int    `json:"idleGaps"`
 	Idle     string `json:"idle"`
+	// GaugeNotApplied says why the counter-against-gauge checks were not
+	// applied (artifact.GPUGaugeNotApplied), "" when they were.
+	GaugeNotApplied string `json:"gaugeCheckNotApplied,omitempty"`
 }
 
 // Line is e in one line of text.
@@ -315,6 +318,10 @@ func (e *EnergyEvidence) Line() string {
 	case e.Evidence == StatusFailed && e.IdleGaps == 0:
 		idle = "not checked"
 	}
-	return fmt.Sprintf("accelerator scrapes: %d scrape(s) of %d device(s) on %d endpoint(s), evidence check %s; idle check %s",
-		e.Scrapes, e.Devices, e.Endpoints, strings.ToUpper(e.Evidence), idle)
+	gauge := ""
+	if e.GaugeNotApplied != "" {
+		gauge = " (counter-against-gauge check NOT APPLIED: " + e.GaugeNotApplied + ")"
+	}
+	return fmt.Sprintf("accelerator scrapes: %d scrape(s) of %d device(s) on %d endpoint(s), evidence check %s%s; idle check %s",
+		e.Scrapes, e.Devices, e.Endpoints, strings.ToUpper(e.Evidence), gauge, idle)
 }

@@ -72,7 +72,8 @@ func energyEvidence(m *schema.Manifest, failed, idleFailed bool, gaps int) *Ener
 	if g == nil {
 		return nil
 	}
-	e := &EnergyEvidence{Scrapes: len(g.Scrapes), Endpoints: len(g.Endpoints), Evidence: StatusPassed, IdleGaps: gaps, Idle: StatusPassed}
+	e := &EnergyEvidence{Scrapes: len(g.Scrapes), Endpoints: len(g.Endpoints), Evidence: StatusPassed, IdleGaps: gaps, Idle: StatusPassed,
+		GaugeNotApplied: artifact.GPUGaugeNotApplied(g)}
 	for _, ep := range g.Endpoints {
 		e.Devices += len(ep.Devices)
 	}
