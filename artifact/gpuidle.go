@@ -65,11 +65,6 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 	for i, s := range busy {
 		lagged[i] = schema.Span{StartNS: s.StartNS, EndNS: satAdd(s.EndNS, schema.CounterLagNS)}
 	}
-	type read1 struct {
-		i  int
-		s  schema.GPUScrape
-		sc *energy.Scrape
-	}
 	per := make([][]read1, len(g.Endpoints))
 	for i, s := range g.Scrapes {
 		if s.Error != "" || !schema.IsGPUScrapeFile(s.File) || s.Endpoint < 0 || s.Endpoint >= len(g.Endpoints) {
@@ -84,18 +79,7 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 	}
 	for e, rs := range per {
 		sort.SliceStable(rs, func(a, b int) bool { return rs[a].s.AtNS < rs[b].s.AtNS })
-		idleW, peakW := map[string]float64{}, map[string]float64{}
-		for _, r := range rs {
-			idle := schema.IdleBetween(lagged, r.s.FromNS, r.s.AtNS)
-			for id, d := range r.sc.Devices {
-				if d.PowerW != nil {
-					peakW[id] = max(peakW[id], *d.PowerW)
-					if idle {
-						idleW[id] = max(idleW[id], *d.PowerW)
-					}
-				}
-			}
-		}
+		idleW, peakW := idlePeakW(rs, lagged)
 		unchecked := map[string]bool{}
 		for k := 1; k < len(rs); k++ {
 			a, b := rs[k-1], rs[k]
@@ -153,6 +137,32 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 		}
 	}
 	return problems, notes, gaps
+}
+
+// read1 is one parsed scrape: its manifest index, its times (ReadingFrom
+// applied) and readings.
+type read1 struct {
+	i  int
+	s  schema.GPUScrape
+	sc *energy.Scrape
+}
+
+// idlePeakW is each device's idle power over rs (the highest reading of a
+// scrape with nothing of lagged in flight) and its peak (highest) reading.
+func idlePeakW(rs []read1, lagged []schema.Span) (idleW, peakW map[string]float64) {
+	idleW, peakW = map[string]float64{}, map[string]float64{}
+	for _, r := range rs {
+		idle := schema.IdleBetween(lagged, r.s.FromNS, r.s.AtNS)
+		for id, d := range r.sc.Devices {
+			if d.PowerW != nil {
+				peakW[id] = max(peakW[id], *d.PowerW)
+				if idle {
+					idleW[id] = max(idleW[id], *d.PowerW)
+				}
+			}
+		}
+	}
+	return idleW, peakW
 }
 
 // lagOverlap is how much of [from, to] lies within schema.CounterLagNS
