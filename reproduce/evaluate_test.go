@@ -71,7 +71,8 @@ func synthRun(t *testing.T, dir string, seed uint64, repeats int, claims bool, r
 // anotherRun writes into dir another run of the test of the run in
 // origDir, naming reproduces as its original: its own run id and start
 // time, and the original's records re-timed by a monotone map whose
-// slope differs per point × repeat (1 … 1 + spread), so that every order
+// slope differs per point × repeat (1 + spread/5 … 1 + spread, never 1:
+// another run repeats none of the original's timings), so that every order
 // and concurrency is kept while each repeat's latencies and throughput
 // move by a few per cent of their own. A timeout keeps its duration (the
 // timeout), ending no later than the map would end it.
@@ -113,7 +114,7 @@ func anotherRun(t *testing.T, origDir, dir string, spread float64, reproduces st
 		bps = append(bps, s)
 	}
 	slices.Sort(bps)
-	slope := func(j int) float64 { return 1 + spread*float64((j*7)%5)/4 }
+	slope := func(j int) float64 { return 1 + spread*float64((j*7)%5+1)/5 }
 	at := []float64{float64(bps[0])}
 	for j := 1; j < len(bps); j++ {
 		at = append(at, at[j-1]+slope(j-1)*float64(bps[j]-bps[j-1]))
@@ -439,7 +440,7 @@ func TestEvaluateRefusesAnotherTestOrTheOriginalsRun(t *testing.T) {
 		{"the original's start", func(m *schema.Manifest, _ string) { m.StartTime = om.StartTime }, ok, "start_time " + om.StartTime + " is the original's"},
 		{"the original's records", func(_ *schema.Manifest, d string) {
 			copyFile(t, filepath.Join(origDir, schema.RecordsFile), filepath.Join(d, schema.RecordsFile))
-		}, ok, "its records are the original's"},
+		}, ok, "ok records repeat the original's timings to 10 µs"},
 		{"mode", func(m *schema.Manifest, _ string) { m.Load.Mode = schema.ModeRate }, ok, `load.mode: concurrency in the original's test, rate in this run`},
 		{"points", func(m *schema.Manifest, _ string) { m.Load.Points = m.Load.Points[:1] }, ok, "load.points: 2 point(s) in the original's test, 1 point(s) in this run"},
 		{"concurrency", func(m *schema.Manifest, _ string) { m.Load.Points[0].Concurrency = 4 }, ok, "load.points[0].concurrency: 2 in the original's test, 4 in this run"},

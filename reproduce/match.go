@@ -1,9 +1,6 @@
 package reproduce
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +44,7 @@ func executedPlan(vr *verify.Result) *plan.Plan {
 
 // checkAnotherRun refuses the original's own run offered as its
 // reproduction: a reproduction is another run, with its own run id,
-// start time and records.
+// start time and records (CheckNotACopy).
 func checkAnotherRun(orig schema.Run, repro *schema.RunDir) error {
 	om, rm := orig.Manifest(), repro.Manifest()
 	switch {
@@ -56,45 +53,7 @@ func checkAnotherRun(orig schema.Run, repro *schema.RunDir) error {
 	case rm.StartTime != "" && rm.StartTime == om.StartTime:
 		return fmt.Errorf("start_time %s is the original's: a reproduction is another run", rm.StartTime)
 	}
-	od, err := recordsDigest(orig)
-	if err != nil {
-		return fmt.Errorf("read the original's records: %w", err)
-	}
-	rd, err := recordsDigest(repro)
-	if err != nil {
-		return fmt.Errorf("read the reproduction's records: %w", err)
-	}
-	if od == rd {
-		return fmt.Errorf("its records are the original's (the same %s of their canonical JSON): a reproduction is another run", od)
-	}
-	return nil
-}
-
-// recordsDigest is the sha256 of a run's records as canonical JSON, one
-// per line in file order: the same for a run directory and the bundle
-// packed from it, whatever their compression.
-func recordsDigest(r schema.Run) (string, error) {
-	it, err := r.OpenRecords()
-	if err != nil {
-		return "", err
-	}
-	defer it.Close()
-	h := sha256.New()
-	for {
-		rec, err := it.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return "", err
-		}
-		h.Write(append(b, '\n'))
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return CheckNotACopy(orig, repro)
 }
 
 // checkRanTest refuses a reproduction whose manifest states another test

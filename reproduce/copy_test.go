@@ -1,0 +1,130 @@
+package reproduce
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// editRecords rewrites dir's records.jsonl by edit, which gets the
+// records (as JSON objects) in file order and returns the ones to write.
+func editRecords(t *testing.T, dir string, edit func([]map[string]any) []map[string]any) {
+	t.Helper()
+	p := filepath.Join(dir, schema.RecordsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		d := json.NewDecoder(strings.NewReader(l))
+		d.UseNumber()
+		var r map[string]any
+		if err := d.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	var out strings.Builder
+	for _, r := range edit(recs) {
+		l, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(append(l, '\n'))
+	}
+	if err := os.WriteFile(p, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckNotACopy: the original's records, re-ordered (repeat-major, as
+// capture writes them, where the bundle streams them point-major), with
+// 1–3 ns added to every end_ns, or both, under a new run id and start
+// time, are refused as a copy, naming how many records repeat the
+// original's timings; another run of the test (every repeat 0.8–4 %
+// slower) and the original's records with every duration 1 % longer pass.
+func TestCheckNotACopy(t *testing.T) {
+	dir := t.TempDir()
+	origDir := filepath.Join(dir, "orig")
+	orig := synthRun(t, origDir, 3, 3, true, "")
+	repeatMajor := func(recs []map[string]any) []map[string]any {
+		slices.SortStableFunc(recs, func(a, b map[string]any) int {
+			return strings.Compare(string(a["repeat"].(json.Number)), string(b["repeat"].(json.Number)))
+		})
+		return recs
+	}
+	jitter := func(recs []map[string]any) []map[string]any {
+		for i, r := range recs {
+			e, _ := r["end_ns"].(json.Number).Int64()
+			r["end_ns"] = e + 1 + int64(i%3)
+		}
+		return recs
+	}
+	stretch := func(recs []map[string]any) []map[string]any {
+		for _, r := range recs {
+			s, _ := r["sent_ns"].(json.Number).Int64()
+			e, _ := r["end_ns"].(json.Number).Int64()
+			r["end_ns"] = s + (e-s)*101/100
+		}
+		return recs
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func([]map[string]any) []map[string]any
+		words string
+	}{
+		{"re-ordered copy", repeatMajor, "ok records repeat the original's timings to 10 µs"},
+		{"copy +1-3 ns", jitter, "ok records repeat the original's timings to 10 µs"},
+		{"re-ordered copy +1-3 ns", func(r []map[string]any) []map[string]any { return jitter(repeatMajor(r)) }, "ok records repeat the original's timings to 10 µs"},
+		{"durations 1 % longer", stretch, ""},
+		{"another run", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			anotherRun(t, origDir, d, 0.04, origDigest)
+			if c.edit != nil {
+				copyFile(t, filepath.Join(origDir, schema.RecordsFile), filepath.Join(d, schema.RecordsFile))
+				editRecords(t, d, c.edit)
+			}
+			rd, err := schema.OpenRunDir(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckNotACopy(orig, rd)
+			if c.words == "" {
+				if err != nil {
+					t.Fatalf("another run refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("error %v, want %q", err, c.words)
+			}
+			m := rd.Manifest()
+			if m.RunID == orig.Manifest().RunID || m.StartTime == orig.Manifest().StartTime {
+				t.Fatal("the copy kept the original's run id or start")
+			}
+			_, err = Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, d, Options{Margin: 0.5})
+			if !errors.Is(err, ErrNotAReproduction) {
+				t.Fatalf("Evaluate: %v, want ErrNotAReproduction", err)
+			}
+		})
+	}
+}
+
+// TestQuantum: rounding to the nearest 10 µs, the same on both sides of 0.
+func TestQuantum(t *testing.T) {
+	for v, want := range map[int64]int64{0: 0, 4999: 0, 5000: 1, 14999: 1, -1: 0, -5000: 0, -5001: -1, -15001: -2} {
+		if got := quantum(v); got != want {
+			t.Errorf("quantum(%d) = %d, want %d", v, got, want)
+		}
+	}
+}
