@@ -99,6 +99,9 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 	if err := checkRanTest(sourceOf(orig), rd); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
 	}
+	if err := checkScrapedModel(orig.Bundle.Manifest(), rd); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+	}
 	om := orig.Bundle.Manifest()
 	ropts := replay.Options{Definitions: cl.Definitions, Version: cl.DefinitionsVersion}
 	slo := replay.SLOFromManifest(om.SLO)
