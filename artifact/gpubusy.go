@@ -22,6 +22,15 @@ import (
 // 10 % below the run's lowest reading.
 const GPUBusyTolerance = 0.20
 
+// GPUBusyMinSeconds is the least time between a pair's readings for the
+// busy-pair check to apply. Requests are in flight by the client's clock:
+// on a loaded machine the client reads a request's last bytes tens of
+// milliseconds after the server finished it, so over a short pair the
+// device may have been idle while a request was still "in flight", and
+// 20 % does not cover a pair that is mostly such a tail. Over half a
+// second, that tail is a small share of the pair.
+const GPUBusyMinSeconds = 0.5
+
 // busyThroughout reports whether one span of busy (disjoint, in time
 // order, as schema.RunSummary.Busy) covers [fromNS, toNS]: some request of
 // the run was in flight at every instant between the two, no idle gap.
@@ -41,6 +50,9 @@ func busyThroughout(busy []schema.Span, fromNS, toNS int64) bool {
 // its gauges read the device busy passes gpuGauge.check but not this.
 func checkBusyPair(file string, bi int, a, b schema.GPUScrape, sa, sb *energy.Scrape) []schema.Problem {
 	least := float64(max(0, b.FromNS-a.AtNS)) / 1e9
+	if least < GPUBusyMinSeconds {
+		return nil
+	}
 	ids := make([]string, 0, len(sb.Devices))
 	for id := range sb.Devices {
 		ids = append(ids, id)
