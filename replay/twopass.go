@@ -120,16 +120,39 @@ func (sp *spill) check(kept func(i int) int) error {
 	return nil
 }
 
-// intSpill is an intSamples' spill with the values of its kept buckets.
-type intSpill struct {
+// keptSpill is a spill with the values of its kept buckets.
+type keptSpill[T any] struct {
 	*spill
-	kept [][]int64
+	kept [][]T
 }
 
-// ratSpill is a ratSamples' spill with the values of its kept buckets.
-type ratSpill struct {
-	*spill
-	kept [][]frac
+// intSpill and ratSpill are an intSamples' and a ratSamples' spill with
+// the values of their kept buckets.
+type (
+	intSpill = keptSpill[int64]
+	ratSpill = keptSpill[frac]
+)
+
+// add counts x in bucket b in the first pass and keeps it in the second
+// when b is a wanted bucket.
+func (sp *keptSpill[T]) add(b int, x T) {
+	if !sp.planned {
+		sp.hist[b]++
+		sp.n++
+		return
+	}
+	sp.seen++
+	if k := sp.slot[b]; k >= 0 {
+		sp.kept[k] = append(sp.kept[k], x)
+	}
+}
+
+// checkKept is spill.check of a planned sp (nil before its second pass).
+func (sp *keptSpill[T]) checkKept() error {
+	if sp == nil || !sp.planned {
+		return nil
+	}
+	return sp.check(func(i int) int { return len(sp.kept[i]) })
 }
 
 // spillSamples moves s's samples into a histogram; from now on add only
@@ -144,19 +167,7 @@ func (s *intSamples) spillSamples() {
 
 // addSpilled adds x in either pass (its sums, minimum and maximum are
 // kept by the caller).
-func (s *intSamples) addSpilled(x int64) {
-	sp := s.sp
-	b := coarseBucket(x)
-	if !sp.planned {
-		sp.hist[b]++
-		sp.n++
-		return
-	}
-	sp.seen++
-	if k := sp.slot[b]; k >= 0 {
-		sp.kept[k] = append(sp.kept[k], x)
-	}
-}
+func (s *intSamples) addSpilled(x int64) { s.sp.add(coarseBucket(x), x) }
 
 // planSamples returns the second pass's samples of a spilled s.
 func (s *intSamples) planSamples() intSamples {
@@ -180,12 +191,7 @@ func (s *intSamples) spilledRanks(rs []int64) []int64 {
 	return out
 }
 
-func (s *intSamples) checkSpill() error {
-	if s.sp == nil || !s.sp.planned {
-		return nil
-	}
-	return s.sp.check(func(i int) int { return len(s.sp.kept[i]) })
-}
+func (s *intSamples) checkSpill() error { return s.sp.checkKept() }
 
 // intDistRanks are the ranks intDist asks of n samples.
 func intDistRanks(n int64) []int64 {
@@ -212,19 +218,7 @@ func (s *ratSamples) spillSamples() {
 	s.sp = &ratSpill{spill: sp}
 }
 
-func (s *ratSamples) addSpilled(x frac) {
-	sp := s.sp
-	b := coarseBucket(floorDiv(x.num, x.den))
-	if !sp.planned {
-		sp.hist[b]++
-		sp.n++
-		return
-	}
-	sp.seen++
-	if k := sp.slot[b]; k >= 0 {
-		sp.kept[k] = append(sp.kept[k], x)
-	}
-}
+func (s *ratSamples) addSpilled(x frac) { s.sp.add(coarseBucket(floorDiv(x.num, x.den)), x) }
 
 func (s *ratSamples) planSamples() ratSamples {
 	p := s.sp.plan(ratDistRanks(s.sp.n))
@@ -244,12 +238,7 @@ func (s *ratSamples) spilledRanks(rs []int64) []frac {
 	return out
 }
 
-func (s *ratSamples) checkSpill() error {
-	if s.sp == nil || !s.sp.planned {
-		return nil
-	}
-	return s.sp.check(func(i int) int { return len(s.sp.kept[i]) })
-}
+func (s *ratSamples) checkSpill() error { return s.sp.checkKept() }
 
 // spillable returns the distributions of g that may spill: those only
 // intDist and ratDist read (the MLPerf check reads every TTFT, so with it
