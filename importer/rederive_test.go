@@ -95,16 +95,16 @@ func TestRederiveRejectsTampering(t *testing.T) {
 		edit       func(t *testing.T, dir string)
 		want       string
 	}{
-		{"tool window halved (finding 2)", "llmperf", func(t *testing.T, dir string) {
+		{"tool window halved", "llmperf", func(t *testing.T, dir string) {
 			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				w := m["provenance"].(map[string]any)["windows"].([]any)[0].(map[string]any)
 				w["window_ns"] = 24453243292
 			})
 		}, "manifest.provenance.windows[0].window_ns"},
-		{"provenance deleted (finding 3b)", "llmperf", func(t *testing.T, dir string) {
+		{"provenance deleted", "llmperf", func(t *testing.T, dir string) {
 			artifacttest.EditRunManifest(t, dir, func(m map[string]any) { delete(m, "provenance") })
 		}, "manifest.provenance is absent"},
-		{"orig ttft divided by 4 (finding 4)", "aiperf", func(t *testing.T, dir string) {
+		{"orig ttft divided by 4", "aiperf", func(t *testing.T, dir string) {
 			ttft := regexp.MustCompile(`"ttft":\{"value":([0-9.]+)`)
 			editRecords(t, dir, func(i int, line string) string {
 				return ttft.ReplaceAllStringFunc(line, func(m string) string {
@@ -113,7 +113,7 @@ func TestRederiveRejectsTampering(t *testing.T) {
 				})
 			})
 		}, "differs from the one its source file gives"},
-		{"slow requests deleted, count lowered (finding 5)", "llmperf", func(t *testing.T, dir string) {
+		{"slow requests deleted, count lowered", "llmperf", func(t *testing.T, dir string) {
 			editRecords(t, dir, func(i int, line string) string {
 				if i < 15 {
 					return ""
@@ -124,7 +124,7 @@ func TestRederiveRejectsTampering(t *testing.T) {
 				m["load"].(map[string]any)["points"].([]any)[0].(map[string]any)["requests"] = 135
 			})
 		}, "manifest.load.points[0].requests"},
-		{"slow requests deleted (finding 5)", "llmperf", func(t *testing.T, dir string) {
+		{"slow requests deleted", "llmperf", func(t *testing.T, dir string) {
 			editRecords(t, dir, func(i int, line string) string {
 				if i < 15 {
 					return ""
@@ -132,12 +132,12 @@ func TestRederiveRejectsTampering(t *testing.T) {
 				return line
 			})
 		}, "have no record"},
-		{"MLPerf result inflated (finding 6)", "mlperf", func(t *testing.T, dir string) {
+		{"MLPerf result inflated", "mlperf", func(t *testing.T, dir string) {
 			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				m["external"].([]any)[0].(map[string]any)["results"].(map[string]any)["result_completed_tokens_per_second"] = "88400.42"
 			})
 		}, "result_completed_tokens_per_second"},
-		{"MLPerf status rewritten (finding 6)", "mlperf", func(t *testing.T, dir string) {
+		{"MLPerf status rewritten", "mlperf", func(t *testing.T, dir string) {
 			artifacttest.EditRunManifest(t, dir, func(m map[string]any) {
 				m["external"].([]any)[0].(map[string]any)["status"] = "VALID-ish"
 			})

@@ -146,8 +146,9 @@ func TestVLLMUnstoredLatencyIsNullNotAMiss(t *testing.T) {
 	}
 }
 
-// distServeRun is metrics.md §7's DistServe vector: five requests, one
-// a one-token answer; under TTFT 250 ms and TPOT 50 ms 3 pass with
+// distServeRun is a goodput test vector in the style of DistServe's
+// (Zhong et al., OSDI 2024, SLO attainment): five requests, one a
+// one-token answer; under TTFT 250 ms and TPOT 50 ms 3 pass with
 // one_token pass and 2 with fail.
 func distServeRun() *memRun {
 	ms := int64(1e6)
