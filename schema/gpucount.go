@@ -18,6 +18,7 @@ func validateGPUDeviceCount(ps *problems, m *Manifest) {
 		n += len(e.Devices)
 	}
 	validateSimulatedGPUCount(ps, m, n)
+	validateSimulatedGPUMaxAge(ps, m)
 	if m.Hardware.AcceleratorCount == nil {
 		return
 	}
@@ -43,6 +44,33 @@ func validateSimulatedGPUCount(ps *problems, m *Manifest, n int) {
 		ps.add("gpu_metrics.endpoints", "list %d device(s), but the command line's --sim-gpus=%d scraped that many simulated accelerators, all of which the simulator serves on every scrape", n, want)
 	case (!ok || err != nil || want <= 0) && simulatorServing(m.GPUMetrics):
 		ps.add("gpu_metrics.endpoints", "list devices serving %q, but the command line has no --sim-gpus: only the simulator's accelerators serve so", ServingSimulator)
+	}
+}
+
+// simulatorScrapes reports whether m's accelerator scrapes are of the
+// in-process simulator's own accelerators: a capture against it
+// (InProcessSimulator) with --sim-gpus N > 0 on its command line, or without a
+// --gpu-metrics URL of another exporter, or listing a device serving
+// "simulator". (capture refuses --sim-gpus with --gpu-metrics.)
+func simulatorScrapes(m *Manifest) bool {
+	if m.GPUMetrics == nil || !InProcessSimulator(m) {
+		return false
+	}
+	v, _ := commandFlag(m.Client.CommandLine, "sim-gpus")
+	n, _ := strconv.Atoi(v)
+	_, other := commandFlag(m.Client.CommandLine, "gpu-metrics")
+	return n > 0 || !other || simulatorServing(m.GPUMetrics)
+}
+
+// validateSimulatedGPUMaxAge rejects a max_age other than 0 on the
+// in-process simulator's accelerator scrapes (simulatorScrapes): the
+// simulator computes its readings on every request (simulator/gpus.go),
+// so they are of an instant inside the scrape, and an age bound widens
+// and shifts every energy bound (energy.Sample.MaxAgeNS) for nothing the
+// run measured.
+func validateSimulatedGPUMaxAge(ps *problems, m *Manifest) {
+	if g := m.GPUMetrics; g.MaxAge != 0 && simulatorScrapes(m) {
+		ps.add("gpu_metrics.max_age", "is %d ns, but the scrapes are of the in-process simulator's accelerators, read fresh on every scrape: it must be 0 (absent)", int64(g.MaxAge))
 	}
 }
 

@@ -92,3 +92,46 @@ func TestSimulatedGPUCountFollowsTheCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulatedGPUMaxAgeIsZero: the in-process simulator computes its
+// accelerators' readings on every scrape, so a capture scraping them
+// (--sim-gpus) with a max_age other than 0 (which would widen and shift
+// every energy bound) contradicts its run; a --simulate run scraping
+// another exporter (--gpu-metrics URL) may state one.
+func TestSimulatedGPUMaxAgeIsZero(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		maxAge int64
+		want   bool
+	}{
+		{"sim-gpus, fresh", []string{"benchseal", "capture", "--simulate", "--sim-gpus=2"}, 0, false},
+		{"sim-gpus, forged age", []string{"benchseal", "capture", "--simulate", "--sim-gpus=2"}, 30e9, true},
+		{"no gpu flag, forged age", []string{"benchseal", "capture", "--simulate"}, 1, true},
+		{"another exporter", []string{"benchseal", "capture", "--simulate", "--gpu-metrics=http://10.0.0.1:9400/metrics"}, 30e9, false},
+		{"not the simulator", []string{"benchseal", "capture", "--gpu-metrics=http://10.0.0.1:9400/metrics"}, 30e9, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			devs := []schema.GPUDevice{{ID: "GPU-0", IDFrom: "UUID", Serving: schema.ServingDeclared}, {ID: "GPU-1", IDFrom: "UUID", Serving: schema.ServingDeclared}}
+			if tc.args[len(tc.args)-1] == "--sim-gpus=2" {
+				for i := range devs {
+					devs[i].Serving = schema.ServingSimulator
+				}
+			}
+			m := &schema.Manifest{Evidence: schema.EvidenceSynthetic, Client: schema.Client{Name: schema.CaptureClientName, CommandLine: tc.args},
+				GPUMetrics: &schema.GPUMetrics{Interval: schema.Duration(1e9), MaxAge: schema.Duration(tc.maxAge), Endpoints: []schema.GPUEndpoint{{URL: "http://127.0.0.1:1/gpu-metrics", Devices: devs}}, Scrapes: []schema.GPUScrape{}}}
+			var got []string
+			for _, p := range schema.ValidateManifest(m, "manifest.json") {
+				if p.Field == "gpu_metrics.max_age" {
+					got = append(got, p.Message)
+				}
+			}
+			switch {
+			case !tc.want && len(got) > 0:
+				t.Fatalf("problems %q", got)
+			case tc.want && (len(got) != 1 || !strings.Contains(got[0], "in-process simulator's accelerators")):
+				t.Fatalf("problems %q, want one naming the simulator's accelerators", got)
+			}
+		})
+	}
+}
