@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -98,7 +99,7 @@ func TestCheckNotACopy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = CheckNotACopy(orig, rd)
+			err = rerun.CheckNotACopy(orig, rd)
 			if c.words == "" {
 				if err != nil {
 					t.Fatalf("another run refused: %v", err)
@@ -117,14 +118,5 @@ func TestCheckNotACopy(t *testing.T) {
 				t.Fatalf("Evaluate: %v, want ErrNotAReproduction", err)
 			}
 		})
-	}
-}
-
-// TestQuantum: rounding to the nearest 10 µs, the same on both sides of 0.
-func TestQuantum(t *testing.T) {
-	for v, want := range map[int64]int64{0: 0, 4999: 0, 5000: 1, 14999: 1, -1: 0, -5000: 0, -5001: -1, -15001: -2} {
-		if got := quantum(v); got != want {
-			t.Errorf("quantum(%d) = %d, want %d", v, got, want)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/reproduce/verdict"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
@@ -93,13 +94,16 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAnotherRun(orig.Bundle, rd); err != nil {
+	if err := rerun.CheckAnotherRun(orig.Bundle, rd); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
 	}
 	if err := checkRanTest(sourceOf(orig), rd); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
 	}
 	if err := checkScrapedModel(orig.Bundle.Manifest(), rd); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+	}
+	if err := checkForcedLength(rd); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
 	}
 	om := orig.Bundle.Manifest()

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/synth"
 	"github.com/benchseal/benchseal/verify"
@@ -478,7 +480,7 @@ func TestEvaluateRefusesAnotherTestOrTheOriginalsRun(t *testing.T) {
 			}
 			// The checks themselves, whatever validation would also say
 			// of an edited manifest.
-			err = errors.Join(checkAnotherRun(c.orig.Bundle, rd), checkRanTest(sourceOf(c.orig), rd))
+			err = errors.Join(rerun.CheckAnotherRun(c.orig.Bundle, rd), checkRanTest(sourceOf(c.orig), rd))
 			if err == nil || !strings.Contains(err.Error(), c.words) {
 				t.Fatalf("error %v, want %q", err, c.words)
 			}
@@ -639,5 +641,61 @@ func keepRepeats(t *testing.T, d string, n int) {
 	}
 	if err := os.WriteFile(p, []byte(out.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeManifest writes m as dir's manifest.json.
+func writeManifest(t *testing.T, dir string, m *schema.Manifest) {
+	t.Helper()
+	b, err := schema.MarshalDocument(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEvaluateRefusesShortOutputsOfAForcedLength: the original's test
+// forces the output length (decoding.ignore_eos) and a reproduction
+// stating the same test has ok records shorter than their workload
+// item's max_tokens (the synthetic server stops at end of sequence): it
+// did not run the test, and Evaluate says which record fell short, by
+// how much and how many did. Without the force on either side the same
+// records reproduce.
+func TestEvaluateRefusesShortOutputsOfAForcedLength(t *testing.T) {
+	dir := t.TempDir()
+	origDir, reproDir := filepath.Join(dir, "orig"), filepath.Join(dir, "repro")
+	orig := synthRun(t, origDir, 3, 3, true, "")
+	rd := anotherRun(t, origDir, reproDir, 0.04, origDigest)
+	ok := Original{Name: "orig", Bundle: orig, Verification: verified()}
+	if _, err := Evaluate(context.Background(), ok, reproDir, Options{Margin: 0.5}); err != nil {
+		t.Fatalf("not forced: %v", err)
+	}
+	om, rm := orig.Manifest(), rd.Manifest()
+	om.Decoding.IgnoreEOS, rm.Decoding.IgnoreEOS = true, true
+	writeManifest(t, origDir, om)
+	writeManifest(t, reproDir, rm)
+	orig, err := schema.OpenRunDir(origDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, reproDir, Options{Margin: 0.5})
+	if !errors.Is(err, ErrNotAReproduction) {
+		t.Fatalf("Evaluate: %v, want ErrNotAReproduction", err)
+	}
+	for _, w := range []string{"the test forces the output length (decoding.ignore_eos/min_tokens), but record ", " output tokens, its forced length is ", " ok records are shorter than forced"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v, want %q", err, w)
+		}
+	}
+	t.Log(err)
+}
+
+// TestMaxItemsIsCaptures: rerun reads as many workload items as capture
+// writes at most.
+func TestMaxItemsIsCaptures(t *testing.T) {
+	if rerun.MaxItems != capture.MaxWorkloadItems {
+		t.Fatalf("rerun.MaxItems %d, capture.MaxWorkloadItems %d", rerun.MaxItems, capture.MaxWorkloadItems)
 	}
 }

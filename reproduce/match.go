@@ -11,6 +11,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/plan"
+	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -42,18 +43,21 @@ func executedPlan(vr *verify.Result) *plan.Plan {
 	return nil
 }
 
-// checkAnotherRun refuses the original's own run offered as its
-// reproduction: a reproduction is another run, with its own run id,
-// start time and records (CheckNotACopy).
-func checkAnotherRun(orig schema.Run, repro *schema.RunDir) error {
-	om, rm := orig.Manifest(), repro.Manifest()
-	switch {
-	case rm.RunID == om.RunID:
-		return fmt.Errorf("run_id %q is the original's: a reproduction is another run", rm.RunID)
-	case rm.StartTime != "" && rm.StartTime == om.StartTime:
-		return fmt.Errorf("start_time %s is the original's: a reproduction is another run", rm.StartTime)
+// checkForcedLength refuses a reproduction whose test forces the output
+// length but whose records fall short of it (rerun.CheckForcedLength,
+// with the run's workload.jsonl, which sameWorkload found to be the
+// original's items or prompts).
+func checkForcedLength(rd *schema.RunDir) error {
+	var wl io.Reader
+	if rd.WorkloadPath != "" {
+		f, err := os.Open(rd.WorkloadPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		wl = f
 	}
-	return CheckNotACopy(orig, repro)
+	return rerun.CheckForcedLength(rd, wl)
 }
 
 // checkRanTest refuses a reproduction whose manifest states another test

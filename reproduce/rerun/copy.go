@@ -1,4 +1,4 @@
-package reproduce
+package rerun
 
 import (
 	"fmt"
@@ -104,4 +104,18 @@ func CheckNotACopy(orig, repro schema.Run) error {
 		return fmt.Errorf("%d of %d ok records repeat the original's timings to %d µs (first chunk and end after the send, output tokens, chunks): a reproduction is another run", n, m, CopyQuantumNS/1000)
 	}
 	return nil
+}
+
+// CheckAnotherRun refuses the original's own run offered as its
+// reproduction: a reproduction is another run, with its own run id,
+// start time and records (CheckNotACopy).
+func CheckAnotherRun(orig, repro schema.Run) error {
+	om, rm := orig.Manifest(), repro.Manifest()
+	switch {
+	case rm.RunID == om.RunID:
+		return fmt.Errorf("run_id %q is the original's: a reproduction is another run", rm.RunID)
+	case rm.StartTime != "" && rm.StartTime == om.StartTime:
+		return fmt.Errorf("start_time %s is the original's: a reproduction is another run", rm.StartTime)
+	}
+	return CheckNotACopy(orig, repro)
 }
