@@ -321,41 +321,101 @@ func pointsOf(exps []experiment) ([]schema.Point, string) {
 	return points, mode
 }
 
+// span is what the first pass over the records keeps for the manifest:
+// how many ok requests carry server token counts, and the run's time span.
+type span struct {
+	okCount, withUsage, withPrompt int
+	epoch, last                    int64
+}
+
+// scan builds and checks every record in file order, keeping its start
+// (the emit order) and the counts the manifest needs; the records
+// themselves are rebuilt by emitSorted.
+func (b *builder) scan() (span, error) {
+	sp := span{epoch: math.MaxInt64, last: math.MinInt64}
+	for i := range b.x.refs {
+		ref := &b.x.refs[i]
+		r, err := b.record(ref)
+		if err != nil {
+			return span{}, err
+		}
+		ref.start = r.start
+		if r.rec.Status == schema.StatusOK {
+			sp.okCount++
+			if r.usage[0] >= 0 {
+				sp.withUsage++
+				if r.usage[1] >= 0 {
+					sp.withPrompt++
+				}
+			}
+		}
+		sp.epoch = min(sp.epoch, r.start)
+		sp.last = max(sp.last, r.end)
+	}
+	return sp, nil
+}
+
+// tokenProvenance records where the token counts come from: the servers'
+// usage when every ok request has it (the returned serverCounts), else
+// the number of responses.
+func tokenProvenance(m *schema.Manifest, sp span) (serverCounts bool) {
+	if sp.okCount == 0 || sp.withUsage != sp.okCount {
+		m.Client.TokenCounts = "chunk-count-estimate"
+		ingest.Derive(m, "output_tokens: number of responses for the %d of %d ok requests without usage.completion_tokens in their response bodies (GenAI-Perf counts tokens with its client tokenizer over the response text, which is not re-run here)", sp.okCount-sp.withUsage, sp.okCount)
+		ingest.Absent(m, schema.FieldOutputTokens, "no usage.completion_tokens in every response body; the number of responses")
+		ingest.Absent(m, schema.FieldInputTokens, "no usage.prompt_tokens in every response body; 0 or the server's count")
+		return false
+	}
+	m.Client.TokenCounts = "server-usage"
+	ingest.Derive(m, "output_tokens, input_tokens: usage.completion_tokens and usage.prompt_tokens of the response bodies (server-counted; GenAI-Perf itself counts with its client tokenizer)")
+	ingest.Measured(m, schema.FieldOutputTokens)
+	if sp.withPrompt == sp.okCount {
+		ingest.Measured(m, schema.FieldInputTokens)
+	} else {
+		ingest.Absent(m, schema.FieldInputTokens, "usage.prompt_tokens missing from some response bodies; 0 there")
+	}
+	return true
+}
+
+// emitSorted rebuilds the records and emits them in order of start
+// (sent_ns), ties in file order, so only the index stays in memory.
+func (b *builder) emitSorted(serverCounts bool, epoch int64, emit ingest.RecordFunc) error {
+	x := b.x
+	sort.SliceStable(x.refs, func(i, j int) bool { return x.refs[i].start < x.refs[j].start })
+	for i := range x.refs {
+		r, err := b.record(&x.refs[i])
+		if err != nil {
+			return err
+		}
+		rec := &r.rec
+		if serverCounts && r.usage[0] >= 0 {
+			rec.OutputTokens, rec.InputTokens = r.usage[0], max(0, r.usage[1])
+		}
+		rec.SentNS = r.start - epoch
+		rec.EndNS = r.end - epoch
+		if err := emit(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// build turns the indexed export into the import: a checking pass, the
+// manifest, then the records emitted in order of start.
 func build(x *exportIndex, sum Summary, sumF string, cfg *Config, emit ingest.RecordFunc) (*ingest.Result, error) {
 	file := x.name
 	streaming, streamFrom := x.streaming(cfg)
 	points, mode := pointsOf(x.exps)
 	b := &builder{x: x, points: points, streaming: streaming, streamFrom: streamFrom}
-	withUsage, withPrompt, okCount := 0, 0, 0
-	epoch := int64(math.MaxInt64)
-	last := int64(math.MinInt64)
-	// First every record is built and checked in file order, keeping its
-	// start and the counts the manifest needs.
-	for i := range x.refs {
-		ref := &x.refs[i]
-		r, err := b.record(ref)
-		if err != nil {
-			return nil, err
-		}
-		ref.start = r.start
-		if r.rec.Status == schema.StatusOK {
-			okCount++
-			if r.usage[0] >= 0 {
-				withUsage++
-				if r.usage[1] >= 0 {
-					withPrompt++
-				}
-			}
-		}
-		epoch = min(epoch, r.start)
-		last = max(last, r.end)
+	// First every record is built and checked in file order.
+	sp, err := b.scan()
+	if err != nil {
+		return nil, err
 	}
 	if len(x.refs) == 0 {
 		return nil, ingest.Errorf(file, "no requests")
 	}
-	// Server token counts are used only when every ok request has them.
-	serverCounts := okCount > 0 && withUsage == okCount
-	m := ingest.NewManifest(Tool, x.version, epoch, last)
+	m := ingest.NewManifest(Tool, x.version, sp.epoch, sp.last)
 	m.Load.Mode = mode
 	m.Load.Points = points
 	m.Decoding.Streaming = streaming
@@ -370,21 +430,8 @@ func build(x *exportIndex, sum Summary, sumF string, cfg *Config, emit ingest.Re
 		ingest.Measured(&m, schema.FieldChunks)
 		ingest.Absent(&m, schema.FieldFirstChunk, "non-streaming: no first-token time; chunks_ns[0] is the whole response's arrival")
 	}
-	if serverCounts {
-		m.Client.TokenCounts = "server-usage"
-		ingest.Derive(&m, "output_tokens, input_tokens: usage.completion_tokens and usage.prompt_tokens of the response bodies (server-counted; GenAI-Perf itself counts with its client tokenizer)")
-		ingest.Measured(&m, schema.FieldOutputTokens)
-		if withPrompt == okCount {
-			ingest.Measured(&m, schema.FieldInputTokens)
-		} else {
-			ingest.Absent(&m, schema.FieldInputTokens, "usage.prompt_tokens missing from some response bodies; 0 there")
-		}
-	} else {
-		m.Client.TokenCounts = "chunk-count-estimate"
-		ingest.Derive(&m, "output_tokens: number of responses for the %d of %d ok requests without usage.completion_tokens in their response bodies (GenAI-Perf counts tokens with its client tokenizer over the response text, which is not re-run here)", okCount-withUsage, okCount)
-		ingest.Absent(&m, schema.FieldOutputTokens, "no usage.completion_tokens in every response body; the number of responses")
-		ingest.Absent(&m, schema.FieldInputTokens, "no usage.prompt_tokens in every response body; 0 or the server's count")
-	}
+	// Server token counts are used only when every ok request has them.
+	serverCounts := tokenProvenance(&m, sp)
 	if cfg != nil && cfg.Tokenizer != "" {
 		m.Model.Tokenizer = cfg.Tokenizer
 	}
@@ -403,23 +450,9 @@ func build(x *exportIndex, sum Summary, sumF string, cfg *Config, emit ingest.Re
 	if err != nil {
 		return nil, err
 	}
-	// Then the records are rebuilt and emitted in order of start
-	// (sent_ns), ties in file order.
-	sort.SliceStable(x.refs, func(i, j int) bool { return x.refs[i].start < x.refs[j].start })
-	for i := range x.refs {
-		r, err := b.record(&x.refs[i])
-		if err != nil {
-			return nil, err
-		}
-		rec := &r.rec
-		if serverCounts && r.usage[0] >= 0 {
-			rec.OutputTokens, rec.InputTokens = r.usage[0], max(0, r.usage[1])
-		}
-		rec.SentNS = r.start - epoch
-		rec.EndNS = r.end - epoch
-		if err := emit(rec); err != nil {
-			return nil, err
-		}
+	// Then the records are rebuilt and emitted in order of start.
+	if err := b.emitSorted(serverCounts, sp.epoch, emit); err != nil {
+		return nil, err
 	}
 	return &ingest.Result{Manifest: m, Claims: claims}, nil
 }
