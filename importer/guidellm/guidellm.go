@@ -134,6 +134,98 @@ func pointOf(b *Benchmark) (schema.Point, string) {
 	return schema.Point{Name: name}, schema.ModeConcurrency
 }
 
+// timings is one request's info.timings, GuideLLM's seconds since the
+// epoch, read as ns with errors naming the request's field.
+type timings struct {
+	tm          map[string]json.Number
+	file, field string
+}
+
+// get is timing k in ns, false when it is absent or empty.
+func (t timings) get(k string) (int64, bool, error) {
+	n, ok := t.tm[k]
+	if !ok || n == "" {
+		return 0, false, nil
+	}
+	v, err := ingest.ToNS(n, ingest.Second)
+	if err != nil {
+		return 0, false, ingest.RecordErrorf(t.file, 0, -1, t.field+".info.timings."+k, "%w", err)
+	}
+	return v, true, nil
+}
+
+// span is the request's start (required) and end (the start when absent),
+// refused when the end comes first.
+func (t timings) span() (start, end int64, err error) {
+	start, ok, err := t.get("request_start")
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return 0, 0, ingest.RecordErrorf(t.file, 0, -1, t.field+".info.timings.request_start", "missing")
+	}
+	end, okEnd, err := t.get("request_end")
+	if err != nil {
+		return 0, 0, err
+	}
+	if !okEnd {
+		end = start
+	}
+	if end < start {
+		return 0, 0, ingest.RecordErrorf(t.file, 0, -1, t.field+".info.timings", "request_end before request_start (negative duration)")
+	}
+	return start, end, nil
+}
+
+// chunks is the record's chunk times from the first and last token
+// iterations: a successful request must have its first token within its
+// span; a failed one keeps what it has that starts after its start.
+func (t timings) chunks(status string, start, end int64) ([]int64, error) {
+	out := []int64{}
+	first, okF, err := t.get("first_token_iteration")
+	if err != nil {
+		return nil, err
+	}
+	lastTok, okL, err := t.get("last_token_iteration")
+	if err != nil {
+		return nil, err
+	}
+	if status == schema.StatusOK {
+		if !okF {
+			return nil, ingest.RecordErrorf(t.file, 0, -1, t.field+".info.timings.first_token_iteration", "missing for a successful request")
+		}
+		if !okL {
+			lastTok = first
+		}
+		if first < start || lastTok < first || lastTok > end+1 {
+			return nil, ingest.RecordErrorf(t.file, 0, -1, t.field+".info.timings", "token times outside request_start..request_end (negative duration or mixed units)")
+		}
+		out = append(out, first-start)
+		if lastTok > first {
+			out = append(out, lastTok-start)
+		}
+	} else if okF && first >= start {
+		out = append(out, first-start)
+		if okL && lastTok > first {
+			out = append(out, lastTok-start)
+		}
+	}
+	return out, nil
+}
+
+// tokenCount is a request's prompt_tokens or output_tokens (0 when
+// empty), refused when not a count.
+func tokenCount(v json.Number, file, field string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := ingest.Int(v)
+	if err != nil || n < 0 {
+		return 0, ingest.RecordErrorf(file, 0, -1, field, "not a token count: %s", v)
+	}
+	return n, nil
+}
+
 // request builds and checks the record of r, decoded from raw, one
 // request of file at field.
 func request(r *Request, raw json.RawMessage, file, field, status, point string, window map[string]json.Number) (parsedReq, error) {
@@ -141,33 +233,10 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 	if tm == nil {
 		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "missing")
 	}
-	get := func(k string) (int64, bool, error) {
-		n, ok := tm[k]
-		if !ok || n == "" {
-			return 0, false, nil
-		}
-		v, err := ingest.ToNS(n, ingest.Second)
-		if err != nil {
-			return 0, false, ingest.RecordErrorf(file, 0, -1, field+".info.timings."+k, "%w", err)
-		}
-		return v, true, nil
-	}
-	start, ok, err := get("request_start")
+	t := timings{tm: tm, file: file, field: field}
+	start, end, err := t.span()
 	if err != nil {
 		return parsedReq{}, err
-	}
-	if !ok {
-		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings.request_start", "missing")
-	}
-	end, okEnd, err := get("request_end")
-	if err != nil {
-		return parsedReq{}, err
-	}
-	if !okEnd {
-		end = start
-	}
-	if end < start {
-		return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "request_end before request_start (negative duration)")
 	}
 	// Orig: the request's stats without its text (request_args, output).
 	var obj map[string]json.RawMessage
@@ -183,19 +252,11 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 	if rec.ID == "" {
 		rec.ID = field
 	}
-	if r.PromptTokens != "" {
-		v, err := ingest.Int(r.PromptTokens)
-		if err != nil || v < 0 {
-			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".prompt_tokens", "not a token count: %s", r.PromptTokens)
-		}
-		rec.InputTokens = v
+	if rec.InputTokens, err = tokenCount(r.PromptTokens, file, field+".prompt_tokens"); err != nil {
+		return parsedReq{}, err
 	}
-	if r.OutputTokens != "" {
-		v, err := ingest.Int(r.OutputTokens)
-		if err != nil || v < 0 {
-			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".output_tokens", "not a token count: %s", r.OutputTokens)
-		}
-		rec.OutputTokens = v
+	if rec.OutputTokens, err = tokenCount(r.OutputTokens, file, field+".output_tokens"); err != nil {
+		return parsedReq{}, err
 	}
 	// Replay expands the iterations of a successful request only, and
 	// only its output tokens bound them.
@@ -212,33 +273,8 @@ func request(r *Request, raw json.RawMessage, file, field, status, point string,
 			rec.Error = rec.Error[:4096]
 		}
 	}
-	first, okF, err := get("first_token_iteration")
-	if err != nil {
+	if rec.ChunksNS, err = t.chunks(status, start, end); err != nil {
 		return parsedReq{}, err
-	}
-	lastTok, okL, err := get("last_token_iteration")
-	if err != nil {
-		return parsedReq{}, err
-	}
-	if status == schema.StatusOK {
-		if !okF {
-			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings.first_token_iteration", "missing for a successful request")
-		}
-		if !okL {
-			lastTok = first
-		}
-		if first < start || lastTok < first || lastTok > end+1 {
-			return parsedReq{}, ingest.RecordErrorf(file, 0, -1, field+".info.timings", "token times outside request_start..request_end (negative duration or mixed units)")
-		}
-		rec.ChunksNS = append(rec.ChunksNS, first-start)
-		if lastTok > first {
-			rec.ChunksNS = append(rec.ChunksNS, lastTok-start)
-		}
-	} else if okF && first >= start {
-		rec.ChunksNS = append(rec.ChunksNS, first-start)
-		if okL && lastTok > first {
-			rec.ChunksNS = append(rec.ChunksNS, lastTok-start)
-		}
 	}
 	if len(rec.ChunksNS) > 0 && start+rec.ChunksNS[len(rec.ChunksNS)-1] > end {
 		end = start + rec.ChunksNS[len(rec.ChunksNS)-1]

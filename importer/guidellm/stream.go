@@ -180,6 +180,73 @@ func (x *reportIndex) request(ref *requestRef, bs []bench) (parsedReq, error) {
 	return p, nil
 }
 
+// window reads benchmark b's measurement window (scheduler_metrics,
+// else the benchmark's start and end) and names its load point; it
+// returns the point, its load mode and what its records take from it.
+func window(b *Benchmark, file, field string, names *ingest.PointNames) (schema.Point, string, bench, error) {
+	var sm schedMetrics
+	if len(b.SchedulerMetrics) > 0 {
+		if err := json.Unmarshal(b.SchedulerMetrics, &sm); err != nil {
+			return schema.Point{}, "", bench{}, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "not an object")
+		}
+	}
+	ms, me := sm.MeasureStartTime, sm.MeasureEndTime
+	if ms == "" {
+		ms = b.StartTime
+	}
+	if me == "" {
+		me = b.EndTime
+	}
+	msNS, err := ingest.ToNS(ms, ingest.Second)
+	if err != nil {
+		return schema.Point{}, "", bench{}, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_start_time", "%w", err)
+	}
+	meNS, err := ingest.ToNS(me, ingest.Second)
+	if err != nil {
+		return schema.Point{}, "", bench{}, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_end_time", "%w", err)
+	}
+	if meNS < msNS {
+		return schema.Point{}, "", bench{}, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "measurement window ends before it starts (negative duration)")
+	}
+	pt, mode := pointOf(b)
+	pt.Name = names.Unique(pt.Name)
+	pt.Duration = schema.Duration(meNS - msNS)
+	return pt, mode, bench{point: pt.Name, window: map[string]json.Number{"measure_start_time": ms, "measure_end_time": me}, ms: msNS, me: meNS}, nil
+}
+
+// describe states in m how each record field was read from the report.
+func describe(m *schema.Manifest) {
+	ingest.Derive(m, "sent_ns: info.timings.request_start (epoch seconds) minus the earliest; end_ns: info.timings.request_end")
+	ingest.Derive(m, "chunks_ns: GuideLLM stores only first_token_iteration and last_token_iteration (and a count of token iterations); chunks_ns = [first, last], the chunks in between are not stored")
+	ingest.Derive(m, "phase: requests outside a benchmark's measurement window (scheduler_metrics.measure_start_time..measure_end_time, GuideLLM's rule: request_end ≥ start and request_start ≤ end) are warmup (warmup or cooldown)")
+	ingest.Derive(m, "status: successful → ok, errored → error, incomplete → cancelled")
+	ingest.Measured(m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Absent(m, schema.FieldChunks, "GuideLLM stores only the first and last token iterations; chunks_ns holds those two, not the chunks between them")
+	ingest.Derive(m, "orig.scheduler_metrics: the benchmark's measure_start_time and measure_end_time, copied into every record of the benchmark")
+	ingest.Derive(m, "load.points[i].duration: the benchmark's measurement window; exact values in notes[\"guidellm.<point>.scheduler_metrics\"]")
+}
+
+// claimBenchmarks keeps each benchmark's scheduler metrics and warmup and
+// cooldown as notes of its point, and its statistics as claims.
+func claimBenchmarks(m *schema.Manifest, rep *Report, points []schema.Point, file string) (*schema.Claims, error) {
+	c := ingest.NewClaimSet(Tool)
+	for bi := range rep.Benchmarks {
+		b := &rep.Benchmarks[bi]
+		pn := points[bi].Name
+		if len(b.SchedulerMetrics) > 0 {
+			ingest.SetNote(m, "guidellm."+pn+".scheduler_metrics", compactJSON(b.SchedulerMetrics))
+		}
+		if b.WarmupDuration != "" || b.CooldownDuration != "" {
+			ingest.SetNote(m, "guidellm."+pn+".warmup_cooldown_s", fmt.Sprintf("warmup_duration %s, cooldown_duration %s", b.WarmupDuration, b.CooldownDuration))
+		}
+		claimBenchmark(c, b, file, pn, bi)
+	}
+	return c.Claims()
+}
+
+// build turns the indexed report into the import: a checking pass over
+// each benchmark and its requests, the manifest and claims, then the
+// records emitted in order of start.
 func build(x *reportIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
 	rep, file := &x.rep, x.name
 	epoch := int64(math.MaxInt64)
@@ -191,38 +258,13 @@ func build(x *reportIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
 	// First each benchmark and its requests are checked in the report's
 	// order, keeping each request's start.
 	for bi := range rep.Benchmarks {
-		b := &rep.Benchmarks[bi]
-		field := fmt.Sprintf("benchmarks[%d]", bi)
-		var sm schedMetrics
-		if len(b.SchedulerMetrics) > 0 {
-			if err := json.Unmarshal(b.SchedulerMetrics, &sm); err != nil {
-				return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "not an object")
-			}
-		}
-		ms, me := sm.MeasureStartTime, sm.MeasureEndTime
-		if ms == "" {
-			ms = b.StartTime
-		}
-		if me == "" {
-			me = b.EndTime
-		}
-		msNS, err := ingest.ToNS(ms, ingest.Second)
+		pt, mode, bn, err := window(&rep.Benchmarks[bi], file, fmt.Sprintf("benchmarks[%d]", bi), &names)
 		if err != nil {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_start_time", "%w", err)
+			return nil, err
 		}
-		meNS, err := ingest.ToNS(me, ingest.Second)
-		if err != nil {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics.measure_end_time", "%w", err)
-		}
-		if meNS < msNS {
-			return nil, ingest.RecordErrorf(file, 0, -1, field+".scheduler_metrics", "measurement window ends before it starts (negative duration)")
-		}
-		pt, mode := pointOf(b)
 		modes[mode] = true
-		pt.Name = names.Unique(pt.Name)
-		pt.Duration = schema.Duration(meNS - msNS)
 		points = append(points, pt)
-		bs[bi] = bench{point: pt.Name, window: map[string]json.Number{"measure_start_time": ms, "measure_end_time": me}, ms: msNS, me: meNS}
+		bs[bi] = bn
 		lo := 0
 		if bi > 0 {
 			lo = x.ends[bi-1]
@@ -248,14 +290,7 @@ func build(x *reportIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
 	}
 	m.Decoding.Streaming = true
 	m.Client.TokenCounts = "server-usage"
-	ingest.Derive(&m, "sent_ns: info.timings.request_start (epoch seconds) minus the earliest; end_ns: info.timings.request_end")
-	ingest.Derive(&m, "chunks_ns: GuideLLM stores only first_token_iteration and last_token_iteration (and a count of token iterations); chunks_ns = [first, last], the chunks in between are not stored")
-	ingest.Derive(&m, "phase: requests outside a benchmark's measurement window (scheduler_metrics.measure_start_time..measure_end_time, GuideLLM's rule: request_end ≥ start and request_start ≤ end) are warmup (warmup or cooldown)")
-	ingest.Derive(&m, "status: successful → ok, errored → error, incomplete → cancelled")
-	ingest.Measured(&m, schema.FieldSent, schema.FieldEnd, schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
-	ingest.Absent(&m, schema.FieldChunks, "GuideLLM stores only the first and last token iterations; chunks_ns holds those two, not the chunks between them")
-	ingest.Derive(&m, "orig.scheduler_metrics: the benchmark's measure_start_time and measure_end_time, copied into every record of the benchmark")
-	ingest.Derive(&m, "load.points[i].duration: the benchmark's measurement window; exact values in notes[\"guidellm.<point>.scheduler_metrics\"]")
+	describe(&m)
 	if v := rep.Metadata.PythonVersion; v != "" {
 		ingest.SetNote(&m, "guidellm.python_version", v)
 	}
@@ -263,19 +298,7 @@ func build(x *reportIndex, emit ingest.RecordFunc) (*ingest.Result, error) {
 		ingest.SetNote(&m, "guidellm.platform", v)
 	}
 	fillFromArgs(&m, rep.Args)
-	c := ingest.NewClaimSet(Tool)
-	for bi := range rep.Benchmarks {
-		b := &rep.Benchmarks[bi]
-		pn := points[bi].Name
-		if len(b.SchedulerMetrics) > 0 {
-			ingest.SetNote(&m, "guidellm."+pn+".scheduler_metrics", compactJSON(b.SchedulerMetrics))
-		}
-		if b.WarmupDuration != "" || b.CooldownDuration != "" {
-			ingest.SetNote(&m, "guidellm."+pn+".warmup_cooldown_s", fmt.Sprintf("warmup_duration %s, cooldown_duration %s", b.WarmupDuration, b.CooldownDuration))
-		}
-		claimBenchmark(c, b, file, pn, bi)
-	}
-	claims, err := c.Claims()
+	claims, err := claimBenchmarks(&m, rep, points, file)
 	if err != nil {
 		return nil, err
 	}
