@@ -123,23 +123,9 @@ type Rebuilt struct {
 // duration (the tool's rate denominator, which no record can rebuild).
 func Records(l *Lists, file string, line int, point, idPrefix string, duration json.Number) (*Rebuilt, error) {
 	out := &Rebuilt{HasStart: l.StartTimes != nil, HasLatency: l.Latencies != nil}
-	var starts []int64
-	if out.HasStart {
-		starts = make([]int64, l.N)
-		first := int64(0)
-		for i, s := range l.StartTimes {
-			v, err := ingest.ToNS(s, ingest.Second)
-			if err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, "start_times", "%w", err)
-			}
-			starts[i] = v
-			if i == 0 || v < first {
-				first = v
-			}
-		}
-		for i := range starts {
-			starts[i] -= first
-		}
+	starts, err := startOffsets(l, file, line)
+	if err != nil {
+		return nil, err
 	}
 	for i := 0; i < l.N; i++ {
 		failed := l.Errors != nil && l.Errors[i] != ""
@@ -156,24 +142,9 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 			return nil, ingest.RecordErrorf(file, line, i, "output_lens", "not a token count: %s", l.OutputLens[i])
 		}
 		rec.InputTokens = in
-		orig := map[string]any{"ttft": l.TTFTs[i], "itl": l.ITLs[i], "input_len": l.InputLens[i], "output_len": l.OutputLens[i]}
-		if l.Errors != nil {
-			orig["error"] = l.Errors[i]
-		}
-		if starts != nil {
-			orig["start_time"] = l.StartTimes[i]
-		}
-		if l.Latencies != nil {
-			orig["latency"] = l.Latencies[i]
-		}
-		if duration != "" {
-			orig["duration"] = duration
-		}
-		b, err := json.Marshal(orig)
-		if err != nil {
+		if rec.Orig, err = origOf(l, i, duration); err != nil {
 			return nil, ingest.RecordErrorf(file, line, i, "", "%w", err)
 		}
-		rec.Orig = b
 		if failed {
 			rec.Status = schema.StatusError
 			rec.Error = l.Errors[i]
@@ -186,45 +157,96 @@ func Records(l *Lists, file string, line int, point, idPrefix string, duration j
 					rec.EndNS = rec.SentNS + v
 				}
 			}
-			out.LastNS = max(out.LastNS, rec.EndNS)
-			out.Records = append(out.Records, rec)
-			continue
-		}
-		rec.Status = schema.StatusOK
-		rec.OutputTokens = outTok
-		ttft, err := ingest.NonNegNS(l.TTFTs[i], ingest.Second, "ttft")
-		if err != nil {
-			return nil, ingest.RecordErrorf(file, line, i, "ttfts", "%w", err)
-		}
-		t := ttft
-		rec.ChunksNS = append(rec.ChunksNS, t)
-		for j, raw := range l.ITLs[i] {
-			var g json.Number
-			if err := json.Unmarshal(raw, &g); err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, fmt.Sprintf("itls[%d][%d]", i, j), "not a number")
+		} else {
+			rec.Status = schema.StatusOK
+			rec.OutputTokens = outTok
+			if err := l.timeOK(&rec, i, file, line); err != nil {
+				return nil, err
 			}
-			v, err := ingest.NonNegNS(g, ingest.Second, "itl")
-			if err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, fmt.Sprintf("itls[%d][%d]", i, j), "%w", err)
-			}
-			t += v
-			rec.ChunksNS = append(rec.ChunksNS, t)
-		}
-		rec.EndNS = rec.SentNS + t
-		if l.Latencies != nil {
-			lat, err := ingest.NonNegNS(l.Latencies[i], ingest.Second, "latency")
-			if err != nil {
-				return nil, ingest.RecordErrorf(file, line, i, "latencies", "%w", err)
-			}
-			if lat+int64(len(rec.ChunksNS)) < t {
-				return nil, ingest.RecordErrorf(file, line, i, "latencies", "latency %d ns is shorter than ttft + Σitl = %d ns (mixed units?)", lat, t)
-			}
-			rec.EndNS = rec.SentNS + max(lat, t)
 		}
 		out.LastNS = max(out.LastNS, rec.EndNS)
 		out.Records = append(out.Records, rec)
 	}
 	return out, nil
+}
+
+// startOffsets is each request's start_times entry in ns since the
+// earliest, nil when the lists hold no start times (every send is then 0).
+func startOffsets(l *Lists, file string, line int) ([]int64, error) {
+	if l.StartTimes == nil {
+		return nil, nil
+	}
+	starts := make([]int64, l.N)
+	first := int64(0)
+	for i, s := range l.StartTimes {
+		v, err := ingest.ToNS(s, ingest.Second)
+		if err != nil {
+			return nil, ingest.RecordErrorf(file, line, i, "start_times", "%w", err)
+		}
+		starts[i] = v
+		if i == 0 || v < first {
+			first = v
+		}
+	}
+	for i := range starts {
+		starts[i] -= first
+	}
+	return starts, nil
+}
+
+// origOf is request i's values verbatim under the tool's names, as
+// Records describes.
+func origOf(l *Lists, i int, duration json.Number) ([]byte, error) {
+	orig := map[string]any{"ttft": l.TTFTs[i], "itl": l.ITLs[i], "input_len": l.InputLens[i], "output_len": l.OutputLens[i]}
+	if l.Errors != nil {
+		orig["error"] = l.Errors[i]
+	}
+	if l.StartTimes != nil {
+		orig["start_time"] = l.StartTimes[i]
+	}
+	if l.Latencies != nil {
+		orig["latency"] = l.Latencies[i]
+	}
+	if duration != "" {
+		orig["duration"] = duration
+	}
+	return json.Marshal(orig)
+}
+
+// timeOK sets the chunks and end of rec, successful request i: ttft plus
+// the cumulative gaps, ended by the latency when saved (which may not be
+// shorter than the chunks, a sign of mixed units).
+func (l *Lists) timeOK(rec *schema.Record, i int, file string, line int) error {
+	ttft, err := ingest.NonNegNS(l.TTFTs[i], ingest.Second, "ttft")
+	if err != nil {
+		return ingest.RecordErrorf(file, line, i, "ttfts", "%w", err)
+	}
+	t := ttft
+	rec.ChunksNS = append(rec.ChunksNS, t)
+	for j, raw := range l.ITLs[i] {
+		var g json.Number
+		if err := json.Unmarshal(raw, &g); err != nil {
+			return ingest.RecordErrorf(file, line, i, fmt.Sprintf("itls[%d][%d]", i, j), "not a number")
+		}
+		v, err := ingest.NonNegNS(g, ingest.Second, "itl")
+		if err != nil {
+			return ingest.RecordErrorf(file, line, i, fmt.Sprintf("itls[%d][%d]", i, j), "%w", err)
+		}
+		t += v
+		rec.ChunksNS = append(rec.ChunksNS, t)
+	}
+	rec.EndNS = rec.SentNS + t
+	if l.Latencies != nil {
+		lat, err := ingest.NonNegNS(l.Latencies[i], ingest.Second, "latency")
+		if err != nil {
+			return ingest.RecordErrorf(file, line, i, "latencies", "%w", err)
+		}
+		if lat+int64(len(rec.ChunksNS)) < t {
+			return ingest.RecordErrorf(file, line, i, "latencies", "latency %d ns is shorter than ttft + Σitl = %d ns (mixed units?)", lat, t)
+		}
+		rec.EndNS = rec.SentNS + max(lat, t)
+	}
+	return nil
 }
 
 var statRe = regexp.MustCompile(`^(mean|median|std|p[0-9]+(?:\.[0-9]+)?)_([a-z0-9_]+)_ms$`)
