@@ -137,6 +137,8 @@ const fromRate = "LLMPerf did not store the run's start and end times; its only 
 
 const noWindow = "LLMPerf did not store the run's start and end times (time.monotonic around the whole run), so the denominator of its rates cannot be rebuilt"
 
+// build emits one record per response, in the file's order, then builds
+// the manifest and claims from the summary.
 func build(each func(func(i int, r *Response) error) error, n int, respF string, sum Summary, sumF string, emit ingest.RecordFunc) (*ingest.Result, error) {
 	point := "llmperf"
 	conc := int64(0)
@@ -148,42 +150,11 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 	}
 	last := int64(0)
 	err := each(func(i int, r *Response) error {
-		rec := schema.Record{ID: fmt.Sprint(i), Point: point, Phase: schema.PhaseMeasure, ChunksNS: []int64{}, Orig: r.Raw}
-		if r.NumberInputTokens != "" {
-			v, err := ingest.Int(r.NumberInputTokens)
-			if err != nil || v < 0 {
-				return ingest.RecordErrorf(respF, 0, i, "number_input_tokens", "not a token count: %s", r.NumberInputTokens)
-			}
-			rec.InputTokens = v
-		}
-		if r.ErrorCode != "" {
-			rec.Status = schema.StatusError
-			rec.Error = strings.TrimSpace("error_code " + string(r.ErrorCode) + ": " + r.ErrorMsg)
-			return emit(&rec)
-		}
-		rec.Status = schema.StatusOK
-		out, err := ingest.Int(r.NumberOutputTokens)
-		if err != nil || out < 0 {
-			return ingest.RecordErrorf(respF, 0, i, "number_output_tokens", "not a token count: %s", r.NumberOutputTokens)
-		}
-		rec.OutputTokens = out
-		ttft, err := ingest.NonNegNS(r.TTFTS, ingest.Second, "ttft_s")
+		rec, err := record(i, r, point, respF)
 		if err != nil {
-			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "%w", err)
+			return err
 		}
-		e2e, err := ingest.NonNegNS(r.EndToEndLatencyS, ingest.Second, "end_to_end_latency_s")
-		if err != nil {
-			return ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%w", err)
-		}
-		if ttft > e2e {
-			return ingest.RecordErrorf(respF, 0, i, "ttft_s", "ttft %s s exceeds end_to_end_latency %s s (mixed units?)", r.TTFTS, r.EndToEndLatencyS)
-		}
-		rec.ChunksNS = []int64{ttft}
-		if e2e > ttft {
-			rec.ChunksNS = append(rec.ChunksNS, e2e)
-		}
-		rec.EndNS = e2e
-		last = max(last, e2e)
+		last = max(last, rec.EndNS)
 		return emit(&rec)
 	})
 	if err != nil {
@@ -204,54 +175,13 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 	m.Decoding.Streaming = true
 	m.Load.Mode = schema.ModeConcurrency
 	pt := schema.Point{Name: point, Concurrency: int(conc), Requests: n}
-	ingest.Derive(&m, "sent_ns: not stored by LLMPerf; every request placed at t=0 (the run's start and the requests' send times are unknown)")
-	ingest.Derive(&m, "chunks_ns: only TTFT and end-to-end latency were stored; chunks_ns = [ttft_s, end_to_end_latency_s] in ns, not the real chunks")
-	ingest.Derive(&m, "end_ns: end_to_end_latency_s")
-	ingest.Derive(&m, "output_tokens: number_output_tokens (LLMPerf's recount with the hf-internal-testing/llama-tokenizer, whatever the model)")
-	if epoch > 0 {
-		ingest.Derive(&m, "epoch_unix_ns: the summary's timestamp (when the summary was written, after the run)")
-	}
-	ingest.Absent(&m, schema.FieldSent, "LLMPerf stores no send times; every request is placed at 0")
-	ingest.Measured(&m, schema.FieldFirstChunk, schema.FieldInputTokens)
-	ingest.Derived(&m, schema.FieldLastChunk, "end_to_end_latency_s")
-	ingest.Derived(&m, schema.FieldEnd, "end_to_end_latency_s")
-	ingest.Absent(&m, schema.FieldChunks, "only ttft_s and end_to_end_latency_s are stored; chunks_ns holds those two, not the real chunks")
-	ingest.Derived(&m, schema.FieldOutputTokens, "number_output_tokens, LLMPerf's recount with the hf-internal-testing/llama-tokenizer")
+	describe(&m, epoch)
 	if w, ok := llmperfWindow(sum); ok {
 		ingest.ToolWindow(&m, point, 0, w, "LLMPerf's results_num_completed_requests ÷ results_num_completed_requests_per_min × 60 s")
 	}
 	c := ingest.NewClaimSet(Tool)
 	if sum != nil {
-		if md := sum.str("model"); md != "" {
-			m.Model.Name = md
-		}
-		if fw := sum.str("framework"); fw != "" {
-			ingest.SetNote(&m, "llmperf.framework", fw)
-		}
-		if nm := sum.str("name"); nm != "" {
-			m.Title = nm
-		}
-		if v, err := ingest.Int(sum.number("mean_input_tokens")); err == nil && v > 0 {
-			d := &schema.LengthDist{Mean: float64(v)}
-			if sd := sum.number("stddev_input_tokens"); sd == "0" {
-				d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
-			} else {
-				d.Kind = "normal"
-			}
-			m.Workload.InputTokens = d
-			pt.InputTokens = int(v)
-		}
-		if v, err := ingest.Int(sum.number("mean_output_tokens")); err == nil && v > 0 {
-			d := &schema.LengthDist{Mean: float64(v)}
-			if sd := sum.number("stddev_output_tokens"); sd == "0" {
-				d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
-			} else {
-				d.Kind = "normal"
-			}
-			m.Workload.OutputTokens = d
-			pt.OutputTokens = int(v)
-			m.Decoding.MaxTokens = int(v)
-		}
+		fromSummary(&m, &pt, sum)
 		if err := checkErrorRate(sum, sumF); err != nil {
 			return nil, err
 		}
@@ -263,6 +193,106 @@ func build(each func(func(i int, r *Response) error) error, n int, respF string,
 		return nil, err
 	}
 	return &ingest.Result{Manifest: m, Claims: claims}, nil
+}
+
+// record builds and checks the record of response i: an error code makes
+// it an error with no timings; else its chunks are [ttft, e2e] and it
+// ends at e2e (LLMPerf stores no send times).
+func record(i int, r *Response, point, respF string) (schema.Record, error) {
+	rec := schema.Record{ID: fmt.Sprint(i), Point: point, Phase: schema.PhaseMeasure, ChunksNS: []int64{}, Orig: r.Raw}
+	if r.NumberInputTokens != "" {
+		v, err := ingest.Int(r.NumberInputTokens)
+		if err != nil || v < 0 {
+			return rec, ingest.RecordErrorf(respF, 0, i, "number_input_tokens", "not a token count: %s", r.NumberInputTokens)
+		}
+		rec.InputTokens = v
+	}
+	if r.ErrorCode != "" {
+		rec.Status = schema.StatusError
+		rec.Error = strings.TrimSpace("error_code " + string(r.ErrorCode) + ": " + r.ErrorMsg)
+		return rec, nil
+	}
+	rec.Status = schema.StatusOK
+	out, err := ingest.Int(r.NumberOutputTokens)
+	if err != nil || out < 0 {
+		return rec, ingest.RecordErrorf(respF, 0, i, "number_output_tokens", "not a token count: %s", r.NumberOutputTokens)
+	}
+	rec.OutputTokens = out
+	ttft, err := ingest.NonNegNS(r.TTFTS, ingest.Second, "ttft_s")
+	if err != nil {
+		return rec, ingest.RecordErrorf(respF, 0, i, "ttft_s", "%w", err)
+	}
+	e2e, err := ingest.NonNegNS(r.EndToEndLatencyS, ingest.Second, "end_to_end_latency_s")
+	if err != nil {
+		return rec, ingest.RecordErrorf(respF, 0, i, "end_to_end_latency_s", "%w", err)
+	}
+	if ttft > e2e {
+		return rec, ingest.RecordErrorf(respF, 0, i, "ttft_s", "ttft %s s exceeds end_to_end_latency %s s (mixed units?)", r.TTFTS, r.EndToEndLatencyS)
+	}
+	rec.ChunksNS = []int64{ttft}
+	if e2e > ttft {
+		rec.ChunksNS = append(rec.ChunksNS, e2e)
+	}
+	rec.EndNS = e2e
+	return rec, nil
+}
+
+// describe states in m how each record field was read from the
+// responses, and where the epoch came from when the summary gave one.
+func describe(m *schema.Manifest, epoch int64) {
+	ingest.Derive(m, "sent_ns: not stored by LLMPerf; every request placed at t=0 (the run's start and the requests' send times are unknown)")
+	ingest.Derive(m, "chunks_ns: only TTFT and end-to-end latency were stored; chunks_ns = [ttft_s, end_to_end_latency_s] in ns, not the real chunks")
+	ingest.Derive(m, "end_ns: end_to_end_latency_s")
+	ingest.Derive(m, "output_tokens: number_output_tokens (LLMPerf's recount with the hf-internal-testing/llama-tokenizer, whatever the model)")
+	if epoch > 0 {
+		ingest.Derive(m, "epoch_unix_ns: the summary's timestamp (when the summary was written, after the run)")
+	}
+	ingest.Absent(m, schema.FieldSent, "LLMPerf stores no send times; every request is placed at 0")
+	ingest.Measured(m, schema.FieldFirstChunk, schema.FieldInputTokens)
+	ingest.Derived(m, schema.FieldLastChunk, "end_to_end_latency_s")
+	ingest.Derived(m, schema.FieldEnd, "end_to_end_latency_s")
+	ingest.Absent(m, schema.FieldChunks, "only ttft_s and end_to_end_latency_s are stored; chunks_ns holds those two, not the real chunks")
+	ingest.Derived(m, schema.FieldOutputTokens, "number_output_tokens, LLMPerf's recount with the hf-internal-testing/llama-tokenizer")
+}
+
+// fromSummary fills the model, title, framework note and token length
+// distributions (m's workload and pt) from the summary.
+func fromSummary(m *schema.Manifest, pt *schema.Point, sum Summary) {
+	if md := sum.str("model"); md != "" {
+		m.Model.Name = md
+	}
+	if fw := sum.str("framework"); fw != "" {
+		ingest.SetNote(m, "llmperf.framework", fw)
+	}
+	if nm := sum.str("name"); nm != "" {
+		m.Title = nm
+	}
+	if d, v := lengthDist(sum, "input"); d != nil {
+		m.Workload.InputTokens = d
+		pt.InputTokens = v
+	}
+	if d, v := lengthDist(sum, "output"); d != nil {
+		m.Workload.OutputTokens = d
+		pt.OutputTokens = v
+		m.Decoding.MaxTokens = v
+	}
+}
+
+// lengthDist is the summary's mean_<kind>_tokens as a distribution (fixed
+// when stddev_<kind>_tokens is 0, else normal) and the mean, nil when the
+// mean is not a positive integer.
+func lengthDist(sum Summary, kind string) (*schema.LengthDist, int) {
+	v, err := ingest.Int(sum.number("mean_" + kind + "_tokens"))
+	if err != nil || v <= 0 {
+		return nil, 0
+	}
+	d := &schema.LengthDist{Mean: float64(v)}
+	if sd := sum.number("stddev_" + kind + "_tokens"); sd == "0" {
+		d.Kind, d.Min, d.Max = "fixed", int(v), int(v)
+	} else {
+		d.Kind = "normal"
+	}
+	return d, int(v)
 }
 
 // llmperfWindow returns the run's window (ns) as LLMPerf measured it:
