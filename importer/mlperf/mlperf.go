@@ -196,52 +196,70 @@ var detailKeys = []string{
 	"generated_query_count", "generated_query_duration", "num_errors",
 }
 
+// fromSummaryLog copies the summary log's pairs into ref's results (the
+// first of a repeated key) and takes its scenario, result and system.
+func fromSummaryLog(ref *schema.ExternalRef, sum *Summary) {
+	for _, p := range sum.Pairs {
+		if _, dup := ref.Results["summary: "+p[0]]; !dup {
+			ref.Results["summary: "+p[0]] = p[1]
+		}
+	}
+	if v, ok := sum.Get("Scenario"); ok {
+		ref.Scenario = v
+	}
+	if v, ok := sum.Get("Result is"); ok {
+		ref.Status = v
+	}
+	if v, ok := sum.Get("SUT name"); ok {
+		ref.System = v
+	}
+}
+
+// fromDetailLog copies the detail log's detailKeys into ref's results,
+// takes its LoadGen version, its scenario (when the summary gave none)
+// and validity, counts its error lines, and returns its test_datetime as
+// the epoch (0 when absent or unparsable).
+func fromDetailLog(ref *schema.ExternalRef, det *Detail) int64 {
+	epoch := int64(0)
+	for _, k := range detailKeys {
+		if v, ok := det.Get(k); ok {
+			ref.Results[k] = v
+		}
+	}
+	if v, ok := det.Get("loadgen_version"); ok {
+		ref.Version = strings.TrimSpace(strings.SplitN(v, "@", 2)[0])
+	}
+	if v, ok := det.Get("effective_scenario"); ok && ref.Scenario == "" {
+		ref.Scenario = v
+	}
+	if v, ok := det.Get("result_validity"); ok {
+		ref.Status = v
+	}
+	if v, ok := det.Get("test_datetime"); ok {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			epoch = t.UnixNano()
+		}
+	}
+	errs := 0
+	for _, e := range det.Entries {
+		if e.Metadata.IsError {
+			errs++
+		}
+	}
+	ref.Results["detail: lines flagged is_error"] = fmt.Sprint(errs)
+	return epoch
+}
+
+// build makes the run an external-evidence reference: what the summary
+// and detail logs and the submission path say, with no records.
 func build(sum *Summary, det *Detail, dirs []string, files []ingest.File) (*ingest.Result, error) {
 	ref := schema.ExternalRef{Kind: "mlperf-inference", Results: map[string]string{}}
 	if sum != nil {
-		for _, p := range sum.Pairs {
-			if _, dup := ref.Results["summary: "+p[0]]; !dup {
-				ref.Results["summary: "+p[0]] = p[1]
-			}
-		}
-		if v, ok := sum.Get("Scenario"); ok {
-			ref.Scenario = v
-		}
-		if v, ok := sum.Get("Result is"); ok {
-			ref.Status = v
-		}
-		if v, ok := sum.Get("SUT name"); ok {
-			ref.System = v
-		}
+		fromSummaryLog(&ref, sum)
 	}
 	epoch := int64(0)
 	if det != nil {
-		for _, k := range detailKeys {
-			if v, ok := det.Get(k); ok {
-				ref.Results[k] = v
-			}
-		}
-		if v, ok := det.Get("loadgen_version"); ok {
-			ref.Version = strings.TrimSpace(strings.SplitN(v, "@", 2)[0])
-		}
-		if v, ok := det.Get("effective_scenario"); ok && ref.Scenario == "" {
-			ref.Scenario = v
-		}
-		if v, ok := det.Get("result_validity"); ok {
-			ref.Status = v
-		}
-		if v, ok := det.Get("test_datetime"); ok {
-			if t, err := time.Parse(time.RFC3339, v); err == nil {
-				epoch = t.UnixNano()
-			}
-		}
-		errs := 0
-		for _, e := range det.Entries {
-			if e.Metadata.IsError {
-				errs++
-			}
-		}
-		ref.Results["detail: lines flagged is_error"] = fmt.Sprint(errs)
+		epoch = fromDetailLog(&ref, det)
 	}
 	logged := ref.Scenario // as LoadGen logged it
 	if logged != "" {

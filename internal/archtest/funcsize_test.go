@@ -52,7 +52,6 @@ var funcExceptions = map[string]funcException{
 	"cmd/benchseal/internal/cli.writeInspect":                     {lines: 112, complexity: 28},
 	"importer/aiperf.(*builder).exportRecord":                     {lines: 143, complexity: 49},
 	"importer/aiperf.fillManifest":                                {lines: 137, complexity: 46},
-	"importer/mlperf.build":                                       {lines: 115, complexity: 31},
 	"importer/sglang.Stream":                                      {lines: 173, complexity: 48},
 	"importer/vllm.build":                                         {lines: 152, complexity: 44},
 	"k8s.(*Options).validate":                                     {lines: 80, complexity: 31},
