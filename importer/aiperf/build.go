@@ -190,22 +190,7 @@ func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRa
 		endAbs = v
 	}
 	if l.Error != nil {
-		rec.Status = status(l.Error, l.Metadata.WasCancelled)
-		rec.Error = strings.TrimSpace(l.Error.Type + ": " + l.Error.Message)
-		rec.ChunksNS = []int64{}
-		if endAbs == 0 && l.Metadata.CancellationTimeNS != "" {
-			if v, err := ingest.Int(l.Metadata.CancellationTimeNS); err == nil {
-				endAbs = v
-			}
-		}
-		if endAbs == 0 {
-			endAbs = start
-		}
-		if endAbs < start {
-			return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metadata", "request ends before it starts (negative duration)"))
-		}
-		rec.EndNS = endAbs - b.epoch
-		return rec, endAbs, false, nil
+		return b.failedRecord(l, rec, start, endAbs)
 	}
 	rec.Status = schema.StatusOK
 	lat, okLat, err := l.duration(linesOf, "request_latency")
@@ -236,48 +221,12 @@ func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRa
 	if err != nil {
 		return fail(err)
 	}
-	if b.raw != nil {
-		if j, ok := b.raw.byID[l.Metadata.XRequestID]; ok {
-			rl, err := b.raw.rawLine(j)
-			if err != nil {
-				return fail(err)
-			}
-			ch, err := rawChunks(&rl, b.raw.name)
-			if err != nil {
-				return fail(err)
-			}
-			// Content chunks: those from the first token to the last.
-			var kept []int64
-			for _, c := range ch {
-				if (!okTTFT || c >= ttft) && c <= lat {
-					kept = append(kept, c)
-				}
-			}
-			if len(kept) > 0 {
-				rec.ChunksNS = kept
-				fromRaw = true
-			}
-		}
+	if rec.ChunksNS, err = b.rawContentChunks(l, okTTFT, ttft, lat); err != nil {
+		return fail(err)
 	}
-	if rec.ChunksNS == nil {
-		switch {
-		case okTTFT && okGaps:
-			ch := make([]int64, 0, len(gaps)+1)
-			t := ttft
-			ch = append(ch, t)
-			for _, g := range gaps {
-				t += g
-				ch = append(ch, t)
-			}
-			rec.ChunksNS = ch
-		case okTTFT:
-			rec.ChunksNS = []int64{ttft}
-			if lat != ttft {
-				rec.ChunksNS = append(rec.ChunksNS, lat)
-			}
-		default:
-			rec.ChunksNS = []int64{lat}
-		}
+	fromRaw = rec.ChunksNS != nil
+	if !fromRaw {
+		rec.ChunksNS = exportChunks(okTTFT, okGaps, ttft, lat, gaps)
 	}
 	if okTTFT && ttft > lat {
 		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics."+ttftTag, "larger than request_latency"))
@@ -285,6 +234,90 @@ func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRa
 	if n := rec.ChunksNS[len(rec.ChunksNS)-1]; !fromRaw && (n-lat > int64(len(rec.ChunksNS)) || lat-n > int64(len(rec.ChunksNS))) {
 		return fail(ingest.RecordErrorf(linesOf, l.LineNo, l.LineNo-1, "metrics.inter_chunk_latency", "time to first token + Σ inter_chunk_latency = %d ns, request_latency = %d ns: inconsistent values or units", n, lat))
 	}
+	endAbs = exportEnd(l, endAbs, start, lat, rec.ChunksNS[len(rec.ChunksNS)-1])
+	rec.EndNS = endAbs - b.epoch
+	return rec, endAbs, fromRaw, nil
+}
+
+// failedRecord finishes rec, the record of a line with an error: no
+// chunks, ended at request_end_ns (endAbs when non-zero), else at its
+// cancellation, else at its start.
+func (b *builder) failedRecord(l *Line, rec schema.Record, start, endAbs int64) (schema.Record, int64, bool, error) {
+	rec.Status = status(l.Error, l.Metadata.WasCancelled)
+	rec.Error = strings.TrimSpace(l.Error.Type + ": " + l.Error.Message)
+	rec.ChunksNS = []int64{}
+	if endAbs == 0 && l.Metadata.CancellationTimeNS != "" {
+		if v, err := ingest.Int(l.Metadata.CancellationTimeNS); err == nil {
+			endAbs = v
+		}
+	}
+	if endAbs == 0 {
+		endAbs = start
+	}
+	if endAbs < start {
+		return schema.Record{}, 0, false, ingest.RecordErrorf(b.linesOf, l.LineNo, l.LineNo-1, "metadata", "request ends before it starts (negative duration)")
+	}
+	rec.EndNS = endAbs - b.epoch
+	return rec, endAbs, false, nil
+}
+
+// rawContentChunks is l's content chunks (from the first token to the
+// request's latency) from the raw export's line of the same request, nil
+// when there is no raw export, no such line or no such chunk.
+func (b *builder) rawContentChunks(l *Line, okTTFT bool, ttft, lat int64) ([]int64, error) {
+	if b.raw == nil {
+		return nil, nil
+	}
+	j, ok := b.raw.byID[l.Metadata.XRequestID]
+	if !ok {
+		return nil, nil
+	}
+	rl, err := b.raw.rawLine(j)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := rawChunks(&rl, b.raw.name)
+	if err != nil {
+		return nil, err
+	}
+	var kept []int64
+	for _, c := range ch {
+		if (!okTTFT || c >= ttft) && c <= lat {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
+}
+
+// exportChunks rebuilds the chunk times from the export's metrics alone:
+// ttft plus the cumulative inter-chunk gaps, else [ttft, latency], else
+// (non-streaming) the latency only.
+func exportChunks(okTTFT, okGaps bool, ttft, lat int64, gaps []int64) []int64 {
+	switch {
+	case okTTFT && okGaps:
+		ch := make([]int64, 0, len(gaps)+1)
+		t := ttft
+		ch = append(ch, t)
+		for _, g := range gaps {
+			t += g
+			ch = append(ch, t)
+		}
+		return ch
+	case okTTFT:
+		ch := []int64{ttft}
+		if lat != ttft {
+			ch = append(ch, lat)
+		}
+		return ch
+	default:
+		return []int64{lat}
+	}
+}
+
+// exportEnd is when a successful request ended (absolute ns): endAbs
+// (request_end_ns) when non-zero, else max_response_timestamp, else start
+// + latency; never before its last chunk.
+func exportEnd(l *Line, endAbs, start, lat, lastChunk int64) int64 {
 	if endAbs == 0 {
 		if mr, ok := l.Metrics["max_response_timestamp"]; ok && mr.Unit == "ns" {
 			var n json.Number
@@ -298,11 +331,10 @@ func (b *builder) exportRecord(l *Line) (rec schema.Record, endAbs int64, fromRa
 	if endAbs == 0 {
 		endAbs = start + lat
 	}
-	if endAbs-start < rec.ChunksNS[len(rec.ChunksNS)-1] {
-		endAbs = start + rec.ChunksNS[len(rec.ChunksNS)-1]
+	if endAbs-start < lastChunk {
+		endAbs = start + lastChunk
 	}
-	rec.EndNS = endAbs - b.epoch
-	return rec, endAbs, fromRaw, nil
+	return endAbs
 }
 
 // rawRecord rebuilds the record of line i of the raw export, when there

@@ -50,7 +50,6 @@ var funcExceptions = map[string]funcException{
 	"cmd/benchseal/internal/cli.newCaptureCommand":                {lines: 106, complexity: 1},
 	"cmd/benchseal/internal/cli.runReplay":                        {lines: 109, complexity: 35},
 	"cmd/benchseal/internal/cli.writeInspect":                     {lines: 112, complexity: 28},
-	"importer/aiperf.(*builder).exportRecord":                     {lines: 143, complexity: 49},
 	"importer/aiperf.fillManifest":                                {lines: 137, complexity: 46},
 	"importer/sglang.Stream":                                      {lines: 173, complexity: 48},
 	"importer/vllm.build":                                         {lines: 152, complexity: 44},
