@@ -252,6 +252,13 @@ type Reproduction struct {
 	// evidence, fewer repeats, only counts and flags): Attest refuses
 	// the level while it is not empty.
 	Withheld []string
+	// RepeatsNeeded is, per claim of Summary (same order; nil: none
+	// stated), the reproduction repeats an INCONCLUSIVE claim needs to be
+	// decided (reproduce's ClaimVerdict.RepeatsNeeded; 0: none stated),
+	// and Repeats the repeats the reproduction ran. Attest's refusal
+	// states them; they are not attested.
+	RepeatsNeeded []int
+	Repeats       int
 }
 
 // ErrNotReproduced is returned by Attest for a reproduction with a claim
@@ -334,7 +341,7 @@ func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 		return fmt.Errorf("%w: %s not granted: %s", ErrNotReproduced, attest.LevelReproduced, strings.Join(r.Withheld, "; "))
 	}
 	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
-		return fmt.Errorf("%w: %s not granted: %d of %d claim(s) are not REPRODUCED (%s): %s", ErrNotReproduced, attest.LevelReproduced, len(bad), len(r.Summary.Claims), verdictCounts(&r.Summary), strings.Join(bad, "; "))
+		return fmt.Errorf("%w: %s not granted: %s", ErrNotReproduced, attest.LevelReproduced, notReproducedText(r, len(bad)))
 	}
 	if err := r.Summary.CheckLevel(); err != nil {
 		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)
@@ -350,20 +357,44 @@ func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	return nil
 }
 
-// verdictCounts counts the claims of each verdict that is not
-// REPRODUCED: "2 NOT REPRODUCED, 51 INCONCLUSIVE".
-func verdictCounts(r *attest.Reproduction) string {
-	var notRep, inconclusive int
-	for _, c := range r.Claims {
-		switch c.Verdict {
-		case attest.VerdictReproduced:
-		case attest.VerdictNotReproduced:
-			notRep++
-		default:
-			inconclusive++
+// notReproducedText says, over several lines, why a reproduction with
+// bad claims not REPRODUCED is refused: the count of each verdict; for
+// INCONCLUSIVE claims that they are not NOT REPRODUCED (the runs did not
+// decide either way) and the most reproduction repeats any of them needs;
+// then one claim per line, with the repeats it needs.
+func notReproducedText(r *Reproduction, bad int) string {
+	counts := map[string]int{}
+	need := 0
+	for i, c := range r.Summary.Claims {
+		counts[c.Verdict]++
+		if c.Verdict == attest.VerdictInconclusive && i < len(r.RepeatsNeeded) {
+			need = max(need, r.RepeatsNeeded[i])
 		}
 	}
-	return fmt.Sprintf("%d %s, %d %s", notRep, attest.VerdictNotReproduced, inconclusive, attest.VerdictInconclusive)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d claim(s) are not REPRODUCED (%d %s, %d %s, %d %s)", bad, len(r.Summary.Claims),
+		counts[attest.VerdictReproduced], attest.VerdictReproduced, counts[attest.VerdictNotReproduced], attest.VerdictNotReproduced,
+		counts[attest.VerdictInconclusive], attest.VerdictInconclusive)
+	if n := counts[attest.VerdictInconclusive]; n > 0 {
+		fmt.Fprintf(&b, "\n  INCONCLUSIVE is not NOT REPRODUCED: the repeats did not decide %d claim(s) either way", n)
+		if need > 0 {
+			ran := ""
+			if r.Repeats > 0 {
+				ran = fmt.Sprintf(" (this one ran %d)", r.Repeats)
+			}
+			fmt.Fprintf(&b, "; a reproduction with %d repeats%s may decide them (benchseal reproduce --repeats %d)", need, ran, need)
+		}
+	}
+	for i, c := range r.Summary.Claims {
+		if c.Verdict == attest.VerdictReproduced {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %s %s: %s", c.Point, c.Metric, c.Verdict)
+		if i < len(r.RepeatsNeeded) && r.RepeatsNeeded[i] > 0 {
+			fmt.Fprintf(&b, " (%d reproduction repeats needed)", r.RepeatsNeeded[i])
+		}
+	}
+	return b.String()
 }
 
 // withheldLevels says why a verified result does not reach

@@ -73,7 +73,13 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 	}{
 		{"all reproduced", []string{attest.VerdictReproduced, attest.VerdictReproduced, attest.VerdictReproduced}, false, nil, ""},
 		{"one inconclusive", []string{attest.VerdictReproduced, attest.VerdictInconclusive, attest.VerdictReproduced}, false, verify.ErrNotReproduced,
-			"1 of 3 claim(s) are not REPRODUCED (0 NOT REPRODUCED, 1 INCONCLUSIVE): c1 e2e_ns.p50: INCONCLUSIVE"},
+			"1 of 3 claim(s) are not REPRODUCED (2 REPRODUCED, 0 NOT REPRODUCED, 1 INCONCLUSIVE)\n" +
+				"  INCONCLUSIVE is not NOT REPRODUCED: the repeats did not decide 1 claim(s) either way; a reproduction with 12 repeats (this one ran 8) may decide them (benchseal reproduce --repeats 12)\n" +
+				"  c1 e2e_ns.p50: INCONCLUSIVE (12 reproduction repeats needed)"},
+		{"one of each", []string{attest.VerdictReproduced, attest.VerdictInconclusive, attest.VerdictNotReproduced}, false, verify.ErrNotReproduced,
+			"2 of 3 claim(s) are not REPRODUCED (1 REPRODUCED, 1 NOT REPRODUCED, 1 INCONCLUSIVE)\n" +
+				"  INCONCLUSIVE is not NOT REPRODUCED: the repeats did not decide 1 claim(s) either way; a reproduction with 12 repeats (this one ran 8) may decide them (benchseal reproduce --repeats 12)\n" +
+				"  c1 e2e_ns.p50: INCONCLUSIVE (12 reproduction repeats needed)\n  c1 counts.ok: NOT REPRODUCED"},
 		{"one not reproduced", []string{attest.VerdictNotReproduced}, false, verify.ErrNotReproduced, "c1 ttft_ns.p50: NOT REPRODUCED"},
 		{"no claims", nil, false, verify.ErrNotReproduced, "judged no claim"},
 		{"another run", []string{attest.VerdictReproduced}, true, verify.ErrNotAttestable, "not of this bundle's"},
@@ -108,7 +114,7 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 				withheld = []string{"model differs (a: m; b: other): a reproduction on another model is not one of the original's claims"}
 			}
 			res, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow,
-				Reproduction: &verify.Reproduction{Of: of, Summary: sum, Withheld: withheld}})
+				Reproduction: &verify.Reproduction{Of: of, Summary: sum, Withheld: withheld, RepeatsNeeded: needed(sum), Repeats: 8}})
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.text) {
 					t.Fatalf("error %v, want %v with %q", err, tc.err, tc.text)
@@ -275,4 +281,16 @@ func TestRequireLevelRefusesAPredicateJudgingOtherClaims(t *testing.T) {
 	if ar := vr.Attestations; len(ar) != 1 || !strings.Contains(ar[0].Reason, "judges 2 of the bundle's 3 claimed metrics: no verdict for c1 counts.ok") {
 		t.Fatalf("%+v", ar)
 	}
+}
+
+// needed is a reproduction's RepeatsNeeded: 12 for each INCONCLUSIVE
+// claim.
+func needed(r attest.Reproduction) []int {
+	out := make([]int, len(r.Claims))
+	for i, c := range r.Claims {
+		if c.Verdict == attest.VerdictInconclusive {
+			out[i] = 12
+		}
+	}
+	return out
 }

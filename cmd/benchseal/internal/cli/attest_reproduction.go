@@ -49,9 +49,10 @@ func reproductionToAttest(ctx context.Context, v *verify.Verifier, pol verify.Po
 	r := &verify.Reproduction{Of: vr.ManifestDigest, Summary: attest.Reproduction{
 		RunManifest: attest.Descriptor{Digest: map[string]string{"sha256": strings.TrimPrefix(rep.ReproductionManifestDigest, "sha256:")}},
 		Margin:      rep.Margin, Alpha: rep.Alpha, Limits: rep.Limits,
-	}, Withheld: rep.Withheld}
+	}, Withheld: rep.Withheld, Repeats: rep.Repeats.Reproduction}
 	for _, c := range rep.Claims {
 		r.Summary.Claims = append(r.Summary.Claims, attest.ReproducedClaim{Point: c.Point, Metric: c.Metric, Verdict: string(c.Verdict), Ratio: c.Ratio, Lo: c.Lo, Hi: c.Hi})
+		r.RepeatsNeeded = append(r.RepeatsNeeded, c.RepeatsNeeded)
 	}
 	return r, nil
 }
