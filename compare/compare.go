@@ -37,12 +37,17 @@ type Metric struct {
 // Metrics are the metrics compared at every matched load point, in
 // output order: replay's across-repeat summary metrics plus the cost per
 // million good tokens.
-var Metrics = []Metric{
-	{"request_throughput", true}, {"output_token_throughput", true}, {"goodput", true}, {"token_goodput", true},
-	{"slo_attainment", true},
-	{"ttft_ns.p50", false}, {"ttft_ns.p99", false}, {"e2e_ns.p50", false}, {"e2e_ns.p99", false},
-	{"tpot_ns.p50", false}, {"tpot_ns.p99", false}, {"itl_ns.p99", false},
-	{replay.CostPerMillionGoodTokens, false},
+var Metrics = summaryMetrics()
+
+// summaryMetrics is Metrics: schema.ClaimSummaryMetrics, each ranked in
+// the direction schema.Metrics states, then the cost per million good
+// tokens.
+func summaryMetrics() []Metric {
+	var out []Metric
+	for _, p := range schema.ClaimSummaryMetrics {
+		out = append(out, Metric{p, schema.MetricHigherIsBetter(p)})
+	}
+	return append(out, Metric{replay.CostPerMillionGoodTokens, schema.MetricHigherIsBetter(replay.CostPerMillionGoodTokens)})
 }
 
 // Energy metric paths (replay's energy.KEY: the accelerator energy of a
@@ -276,7 +281,7 @@ func NullReason(in *Input, metric string) string {
 		if !r.SLO.Any() && metric == replay.CostPerMillionGoodTokens {
 			return "undefined: no SLO, so no good tokens"
 		}
-	case (metric == "goodput" || metric == "token_goodput" || strings.HasPrefix(metric, "slo_attainment")) && !r.SLO.Any():
+	case schema.MetricNeedsSLO(metric) && !r.SLO.Any():
 		return "undefined: no SLO set"
 	case r.Boundary == schema.BoundaryNonStreaming && (head == "ttft_ns" || head == "tpot_ns" || head == "itl_ns"):
 		return "not measured: non-streaming boundary (only end-to-end latency is timed)"

@@ -230,8 +230,8 @@ const conformingClaims = "replay RUN --write-claims RUN/claims.json on the run c
 // point's repeats; on a metric not summarised across repeats such a claim
 // is not recomputable and covers no repeat). Leaving out the metrics that came out badly is the
 // selective reporting pre-registration exists to stop. Metrics the plan
-// itself makes null are not expected: goodput, token_goodput and
-// slo_attainment without a planned SLO limit, ttft_ns, tpot_ns and itl_ns
+// itself makes null are not expected: the metrics that apply the SLO
+// (schema.SLOMetrics) without a planned SLO limit, ttft_ns, tpot_ns and itl_ns
 // under the non-streaming boundary. A metric the records leave null (every
 // request of a point failed) cannot be claimed and is listed too: the run
 // did not produce what the plan promised.
@@ -242,12 +242,12 @@ func (p *Plan) unclaimed(c *schema.Claims) []string {
 		var missing []string
 		for _, m := range p.Metrics {
 			family, _, _ := strings.Cut(strings.TrimPrefix(m, "summary."), ".")
-			switch family {
-			case "goodput", "token_goodput", "slo_attainment":
+			switch {
+			case schema.MetricNeedsSLO(m):
 				if noSLO {
 					continue
 				}
-			case "ttft_ns", "tpot_ns", "itl_ns":
+			case family == schema.MetricTTFT || family == schema.MetricTPOT || family == schema.MetricITL:
 				if p.Boundary == schema.BoundaryNonStreaming {
 					continue
 				}

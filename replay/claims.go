@@ -359,12 +359,10 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 		return Null, "the records cannot determine it: " + why
 	}
 	if v.IsNull() {
-		switch path {
-		case "goodput", "token_goodput", "slo_attainment", "slo_attainment_ok":
-			if !r.SLO.Any() {
-				return Null, "undefined value: no SLO set, so the objective the claim was made under is unknown"
-			}
-		case "smooth_goodput":
+		switch {
+		case schema.MetricNeedsSLO(path) && !r.SLO.Any():
+			return Null, "undefined value: no SLO set, so the objective the claim was made under is unknown"
+		case path == schema.MetricSmoothGoodput:
 			return Null, "smooth_goodput depends on parameters the claims do not state"
 		}
 		return Null, reasonUndefined

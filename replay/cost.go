@@ -10,8 +10,8 @@ import (
 // output tokens of requests meeting the SLO, cost at the manifest's price
 // per hour over the measurement window.
 const (
-	CostPerMillionOutputTokens = "cost_per_million_output_tokens"
-	CostPerMillionGoodTokens   = "cost_per_million_good_tokens"
+	CostPerMillionOutputTokens = schema.MetricCostPerMillionOutput
+	CostPerMillionGoodTokens   = schema.MetricCostPerMillionGood
 )
 
 // CostSpec is the price a run states (manifest cost), as an exact

@@ -542,8 +542,7 @@ func (g *group) finish(k groupKey) *PointResult {
 const ReasonNoSLO = "no SLO: nothing defines a good request"
 
 // windowRates are the scalars that depend on a measurement window.
-var windowRates = []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput", "smooth_goodput",
-	CostPerMillionOutputTokens, CostPerMillionGoodTokens}
+var windowRates = schema.WindowedMetrics
 
 // nullWindowRates nulls the rates of a group with missing requests: the
 // window those would have needed is unknown, and a rate over the shorter

@@ -36,7 +36,7 @@ var metricFields = map[string][]string{
 }
 
 // sloMetrics lists the metrics that apply the SLO to every request.
-var sloMetrics = []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "counts.good", CostPerMillionGoodTokens}
+var sloMetrics = schema.SLOMetrics
 
 // gate decides, from a run's field provenance, which metrics the records
 // can determine. A nil gate (no provenance block, or nothing absent) lets

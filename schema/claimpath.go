@@ -11,27 +11,22 @@ import (
 // in step); a claim naming anything else is invalid, so that no claim can
 // escape checking by naming a metric nobody recomputes.
 var (
-	// ClaimScalars are the point-and-repeat scalar metrics, in output order.
-	ClaimScalars = []string{
-		"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
-		"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "smooth_goodput",
-		"cost_per_million_output_tokens", "cost_per_million_good_tokens",
-	}
+	// ClaimScalars are the point-and-repeat scalar metrics, in output
+	// order (Metrics).
+	ClaimScalars = metricsWhere(MetricScalar, func(MetricDef) bool { return true })
 	// ClaimCounts are the keys of counts.KEY, in output order.
 	ClaimCounts = []string{"sent", "ok", "error", "timeout", "cancelled", "rejected", "warmup", "ok_no_content", "one_token", "good", "not_sent"}
-	// ClaimDistNames are the canonical distributions, in output order.
-	ClaimDistNames = []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns"}
+	// ClaimDistNames are the canonical distributions, in output order
+	// (Metrics).
+	ClaimDistNames = metricsWhere(MetricDistribution, func(MetricDef) bool { return true })
 	// ClaimDistKeys are the keys of a distribution, in output order.
 	ClaimDistKeys   = []string{"n", "mean", "stddev", "min", "p01", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "max"}
 	claimStallKeys  = []string{"threshold_ns", "count", "requests", "max_gap_ns"}
 	claimMLPerfKeys = []string{"valid", "ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"}
 	// ClaimSummaryMetrics are the metrics summarised across repeats,
-	// claimed as summary.METRIC.FIELD.
-	ClaimSummaryMetrics = []string{
-		"request_throughput", "output_token_throughput", "goodput", "token_goodput", "slo_attainment",
-		"ttft_ns.p50", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p99",
-	}
-	claimSummaryFields = []string{"median", "ci_low", "ci_high", "n"}
+	// claimed as summary.METRIC.FIELD (Metrics' Summary).
+	ClaimSummaryMetrics = summaryMetrics()
+	claimSummaryFields  = []string{"median", "ci_low", "ci_high", "n"}
 	// ClaimOverloadKeys are the keys of overload.KEY, in output order: the
 	// two flags (1 set, 0 not set) and the quantities they rest on.
 	ClaimOverloadKeys = []string{

@@ -1,0 +1,150 @@
+package schema
+
+import (
+	"slices"
+	"strings"
+)
+
+// The canonical metric names that rules below refer to by name: every
+// other package names them through these constants or the Metrics table.
+const (
+	MetricWindow                = "window_ns"
+	MetricRequestThroughput     = "request_throughput"
+	MetricOutputTokenThroughput = "output_token_throughput"
+	MetricTotalTokenThroughput  = "total_token_throughput"
+	MetricGoodput               = "goodput"
+	MetricTokenGoodput          = "token_goodput"
+	MetricSLOAttainment         = "slo_attainment"
+	MetricSLOAttainmentOK       = "slo_attainment_ok"
+	MetricSmoothGoodput         = "smooth_goodput"
+	MetricCostPerMillionOutput  = "cost_per_million_output_tokens"
+	MetricCostPerMillionGood    = "cost_per_million_good_tokens"
+	MetricCountGood             = "counts.good"
+	MetricTTFT                  = "ttft_ns"
+	MetricE2E                   = "e2e_ns"
+	MetricTPOT                  = "tpot_ns"
+	MetricITL                   = "itl_ns"
+	MetricSendLag               = "send_lag_ns"
+	MetricTTFTFromSchedule      = "ttft_sched_ns"
+	MetricE2EFromSchedule       = "e2e_sched_ns"
+)
+
+// MetricKind says what a canonical metric is per point × repeat: one
+// value (a scalar) or a distribution over the requests (DIST.KEY).
+type MetricKind int
+
+// The kinds of metric.
+const (
+	MetricScalar MetricKind = iota
+	MetricDistribution
+)
+
+// MetricDef is one canonical metric: what kind it is, its unit, and the
+// properties the rules of claims, plans, replay, compare and decide ask
+// of it. Each property is stated here once; the lists those rules use are
+// derived from Metrics.
+type MetricDef struct {
+	Name string
+	Kind MetricKind
+	// Unit is the unit of the value as computed ("ns", "req/s", "tok/s",
+	// "USD per 1M tokens"; "" for a dimensionless share).
+	Unit string
+	// NeedsSLO: the metric applies the SLO to every request, so it is
+	// undefined (null) when no SLO is set.
+	NeedsSLO bool
+	// Windowed: the metric is a rate over (or is) the point × repeat's
+	// measurement window, so a window the records cannot place nulls it.
+	Windowed bool
+	// Summary lists, for a scalar, [""] when it is summarised across
+	// repeats (summary.NAME.FIELD); for a distribution, the keys that are
+	// (summary.NAME.KEY.FIELD). Empty when it is not summarised.
+	Summary []string
+	// HigherIsBetter is true for rates and attainment, false for
+	// latencies and costs: the direction compare and decide rank in.
+	HigherIsBetter bool
+}
+
+// Metrics is the table of canonical metrics, scalars in output order
+// then distributions in output order: the one place their properties
+// are stated.
+var Metrics = []MetricDef{
+	{Name: MetricWindow, Unit: "ns", Windowed: true},
+	{Name: MetricRequestThroughput, Unit: "req/s", Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricOutputTokenThroughput, Unit: "tok/s", Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricTotalTokenThroughput, Unit: "tok/s", Windowed: true, HigherIsBetter: true},
+	{Name: MetricGoodput, Unit: "req/s", NeedsSLO: true, Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricTokenGoodput, Unit: "tok/s", NeedsSLO: true, Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricSLOAttainment, NeedsSLO: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricSLOAttainmentOK, NeedsSLO: true, HigherIsBetter: true},
+	{Name: MetricSmoothGoodput, Unit: "tok/s", Windowed: true, HigherIsBetter: true},
+	{Name: MetricCostPerMillionOutput, Unit: "USD per 1M tokens", Windowed: true},
+	{Name: MetricCostPerMillionGood, Unit: "USD per 1M tokens", NeedsSLO: true, Windowed: true},
+	{Name: MetricTTFT, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricE2E, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricTPOT, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricITL, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p99"}},
+	{Name: MetricSendLag, Kind: MetricDistribution, Unit: "ns"},
+	{Name: MetricTTFTFromSchedule, Kind: MetricDistribution, Unit: "ns"},
+	{Name: MetricE2EFromSchedule, Kind: MetricDistribution, Unit: "ns"},
+}
+
+// metricsWhere returns the names of the metrics of kind k for which keep
+// holds, in table order.
+func metricsWhere(k MetricKind, keep func(MetricDef) bool) []string {
+	var out []string
+	for _, m := range Metrics {
+		if m.Kind == k && keep(m) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// summaryMetrics returns the metrics summarised across repeats, as
+// summary.METRIC.FIELD names them: scalars, then each distribution's
+// summarised keys ("ttft_ns.p50"), in table order.
+func summaryMetrics() []string {
+	var out []string
+	for _, k := range []MetricKind{MetricScalar, MetricDistribution} {
+		for _, m := range Metrics {
+			if m.Kind != k {
+				continue
+			}
+			for _, key := range m.Summary {
+				if key == "" {
+					out = append(out, m.Name)
+				} else {
+					out = append(out, m.Name+"."+key)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// SLOMetrics are the scalars that apply the SLO to every request, and
+// counts.good: all null without an SLO.
+var SLOMetrics = append(metricsWhere(MetricScalar, func(m MetricDef) bool { return m.NeedsSLO }), MetricCountGood)
+
+// WindowedMetrics are the scalars that depend on the measurement window:
+// the rates over it (the window itself excluded).
+var WindowedMetrics = metricsWhere(MetricScalar, func(m MetricDef) bool { return m.Windowed && m.Name != MetricWindow })
+
+// MetricNeedsSLO reports whether a metric path (a scalar, counts.KEY,
+// DIST.KEY or summary.METRIC.FIELD) is one of SLOMetrics: undefined
+// without an SLO.
+func MetricNeedsSLO(path string) bool {
+	metric, _ := ClaimedMetric(path)
+	return slices.Contains(SLOMetrics, metric)
+}
+
+// MetricHigherIsBetter reports the direction of a scalar or DIST.KEY
+// path as the table states it (false for a name it does not hold).
+func MetricHigherIsBetter(path string) bool {
+	for _, m := range Metrics {
+		if m.Name == path || m.Kind == MetricDistribution && strings.HasPrefix(path, m.Name+".") {
+			return m.HigherIsBetter
+		}
+	}
+	return false
+}
