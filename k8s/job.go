@@ -146,6 +146,19 @@ const maxNameLen = 52
 func (o *Options) validate() (corev1.ResourceList, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	o.validateTarget(bad)
+	o.validatePod(bad)
+	req := o.resourceRequests(bad)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))
+	}
+	return req, nil
+}
+
+// validateTarget is validate's first phase, kept apart so validate stays
+// within the size limit: the Job's names, shard count, image, endpoint,
+// model, plan and push reference, each error reported through bad.
+func (o *Options) validateTarget(bad func(format string, args ...any)) {
 	if msgs := validation.IsDNS1123Label(o.Name); len(msgs) > 0 {
 		bad("name %q: %s", o.Name, strings.Join(msgs, "; "))
 	} else if len(o.Name) > maxNameLen {
@@ -182,6 +195,12 @@ func (o *Options) validate() (corev1.ResourceList, error) {
 	if _, err := ShardRef(o.Push, max(o.Shards-1, 0)); err != nil {
 		bad("push: %v", err)
 	}
+}
+
+// validatePod is validate's second phase, kept apart so validate stays
+// within the size limit: the Secrets, anti-affinity mode and extra capture
+// arguments the pod is built from, each error reported through bad.
+func (o *Options) validatePod(bad func(format string, args ...any)) {
 	if msgs := validation.IsDNS1123Subdomain(o.KeySecret); len(msgs) > 0 {
 		bad("signing key secret %q: %s", o.KeySecret, strings.Join(msgs, "; "))
 	}
@@ -203,6 +222,13 @@ func (o *Options) validate() (corev1.ResourceList, error) {
 			bad("capture argument %q: --%s is set by the Job", a, f)
 		}
 	}
+}
+
+// resourceRequests is validate's last phase, kept apart so validate stays
+// within the size limit: it parses CPU and Memory into the capture
+// container's requests, reporting an unparsable or non-positive one
+// through bad.
+func (o *Options) resourceRequests(bad func(format string, args ...any)) corev1.ResourceList {
 	req := corev1.ResourceList{}
 	for _, r := range []struct {
 		name corev1.ResourceName
@@ -218,10 +244,7 @@ func (o *Options) validate() (corev1.ResourceList, error) {
 		}
 		req[r.name] = q
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))
-	}
-	return req, nil
+	return req
 }
 
 // ReservedCaptureFlag reports whether arg sets one of
@@ -295,39 +318,82 @@ func Build(o Options) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := int32(o.Shards)
-	labels := map[string]string{JobLabel: o.Name, "app.kubernetes.io/name": "benchseal"}
-	indexEnv := corev1.EnvVar{Name: IndexEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-		FieldPath: "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']",
-	}}}
-	tmpEnv := corev1.EnvVar{Name: "TMPDIR", Value: WorkDir}
-	workMount := corev1.VolumeMount{Name: "work", MountPath: WorkDir}
-	no, yes := false, true
-	security := &corev1.SecurityContext{
-		AllowPrivilegeEscalation: &no,
-		ReadOnlyRootFilesystem:   &yes,
+	b := newJobBuilder(&o)
+	captureC, cm := b.captureStep(requests)
+	packC := b.packStep()
+	pushC := b.pushStep()
+	return &Objects{ConfigMap: cm, Job: b.job(captureC, packC, pushC)}, nil
+}
+
+// jobBuilder holds what Build's steps share: the options, the labels, the
+// pod's volumes (each step adds its own, in step order) and the settings
+// every container gets. Build is split by step so that each container's
+// arguments, environment and mounts read in one place.
+type jobBuilder struct {
+	o         *Options
+	labels    map[string]string
+	volumes   []corev1.Volume
+	indexEnv  corev1.EnvVar
+	tmpEnv    corev1.EnvVar
+	workMount corev1.VolumeMount
+	security  *corev1.SecurityContext
+	no, yes   bool
+}
+
+// runDir and bundleFile are the capture's run directory and the packed shard in
+// the work directory, passed from step to step.
+const (
+	runDir     = WorkDir + "/run"
+	bundleFile = WorkDir + "/shard.tar"
+)
+
+// newJobBuilder sets up the labels, the work volume and the settings every
+// container of o's Job shares.
+func newJobBuilder(o *Options) *jobBuilder {
+	b := &jobBuilder{
+		o:      o,
+		labels: map[string]string{JobLabel: o.Name, "app.kubernetes.io/name": "benchseal"},
+		indexEnv: corev1.EnvVar{Name: IndexEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			FieldPath: "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']",
+		}}},
+		tmpEnv:    corev1.EnvVar{Name: "TMPDIR", Value: WorkDir},
+		workMount: corev1.VolumeMount{Name: "work", MountPath: WorkDir},
+		volumes:   []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		no:        false,
+		yes:       true,
+	}
+	b.security = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: &b.no,
+		ReadOnlyRootFilesystem:   &b.yes,
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
-	container := func(name string, args []string, env []corev1.EnvVar, mounts []corev1.VolumeMount) corev1.Container {
-		escaped := make([]string, len(args))
-		for i, a := range args {
-			escaped[i] = escape(a)
-		}
-		return corev1.Container{
-			Name:            name,
-			Image:           o.Image,
-			ImagePullPolicy: o.PullPolicy,
-			Args:            escaped,
-			Env:             append([]corev1.EnvVar{indexEnv, tmpEnv}, env...),
-			VolumeMounts:    append([]corev1.VolumeMount{workMount}, mounts...),
-			SecurityContext: security,
-		}
-	}
-	volumes := []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	return b
+}
 
-	// Step 1: capture shard $JOB_COMPLETION_INDEX of N.
-	run := WorkDir + "/run"
-	captureArgs := []string{"capture", "--endpoint", o.Endpoint, "--model", o.Model, "--out", run,
+// container returns one step's container: the image, the shared
+// environment, work mount and security settings, and args escaped
+// against the kubelet's $(VAR) expansion.
+func (b *jobBuilder) container(name string, args []string, env []corev1.EnvVar, mounts []corev1.VolumeMount) corev1.Container {
+	escaped := make([]string, len(args))
+	for i, a := range args {
+		escaped[i] = escape(a)
+	}
+	return corev1.Container{
+		Name:            name,
+		Image:           b.o.Image,
+		ImagePullPolicy: b.o.PullPolicy,
+		Args:            escaped,
+		Env:             append([]corev1.EnvVar{b.indexEnv, b.tmpEnv}, env...),
+		VolumeMounts:    append([]corev1.VolumeMount{b.workMount}, mounts...),
+		SecurityContext: b.security,
+	}
+}
+
+// captureStep is step 1: capture shard $JOB_COMPLETION_INDEX of N, with
+// the plan from its ConfigMap (returned, nil without a plan).
+func (b *jobBuilder) captureStep(requests corev1.ResourceList) (corev1.Container, *corev1.ConfigMap) {
+	o := b.o
+	captureArgs := []string{"capture", "--endpoint", o.Endpoint, "--model", o.Model, "--out", runDir,
 		"--shards", strconv.Itoa(o.Shards), "--progress", "never"}
 	var captureEnv []corev1.EnvVar
 	var captureMounts []corev1.VolumeMount
@@ -335,11 +401,11 @@ func Build(o Options) (*Objects, error) {
 	if o.Plan != nil {
 		cm = &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-plan", Namespace: o.Namespace, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-plan", Namespace: o.Namespace, Labels: b.labels},
 			Data:       map[string]string{PlanFile: string(o.Plan)},
-			Immutable:  &yes,
+			Immutable:  &b.yes,
 		}
-		volumes = append(volumes, corev1.Volume{Name: "plan", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		b.volumes = append(b.volumes, corev1.Volume{Name: "plan", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
 		}}})
 		captureMounts = append(captureMounts, corev1.VolumeMount{Name: "plan", MountPath: PlanDir, ReadOnly: true})
@@ -353,31 +419,36 @@ func Build(o Options) (*Objects, error) {
 		captureEnv = append(captureEnv, secretEnv(APIKeyEnv, o.APIKeySecret, SecretKeyAPIKey))
 	}
 	captureArgs = append(captureArgs, o.CaptureArgs...)
-	captureC := container("capture", captureArgs, captureEnv, captureMounts)
+	captureC := b.container("capture", captureArgs, captureEnv, captureMounts)
 	if len(requests) > 0 {
 		captureC.Resources.Requests = requests
 	}
+	return captureC, cm
+}
 
-	// Step 2: pack and sign with the key from the Secret.
-	bundle := WorkDir + "/shard.tar"
+// packStep is step 2: pack and sign with the key from the Secret.
+func (b *jobBuilder) packStep() corev1.Container {
 	mode := int32(0o440) // owner root, group fsGroup: the nonroot user reads it through the group
-	volumes = append(volumes, corev1.Volume{Name: "signing-key", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName:  o.KeySecret,
+	b.volumes = append(b.volumes, corev1.Volume{Name: "signing-key", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  b.o.KeySecret,
 		Items:       []corev1.KeyToPath{{Key: SecretKeyPrivateKey, Path: KeyFile}},
 		DefaultMode: &mode,
 	}}})
-	packC := container("pack", []string{"pack", run, "--out", bundle, "--key", KeyDir + "/" + KeyFile},
-		[]corev1.EnvVar{secretEnv("BENCHSEAL_PASSWORD", o.KeySecret, SecretKeyPassword)},
+	return b.container("pack", []string{"pack", runDir, "--out", bundleFile, "--key", KeyDir + "/" + KeyFile},
+		[]corev1.EnvVar{secretEnv("BENCHSEAL_PASSWORD", b.o.KeySecret, SecretKeyPassword)},
 		[]corev1.VolumeMount{{Name: "signing-key", MountPath: KeyDir, ReadOnly: true}})
+}
 
-	// Step 3: push to REF-shard-$(JOB_COMPLETION_INDEX), expanded by the
-	// kubelet. REF was checked by ShardRef: it holds no "$", so nothing
-	// else in it can expand.
+// pushStep is step 3: push to REF-shard-$(JOB_COMPLETION_INDEX), expanded
+// by the kubelet. REF was checked by ShardRef: it holds no "$", so nothing
+// else in it can expand.
+func (b *jobBuilder) pushStep() corev1.Container {
+	o := b.o
 	ref := o.Push + ShardSuffix + "$(" + IndexEnv + ")"
 	var pushEnv []corev1.EnvVar
 	var pushMounts []corev1.VolumeMount
 	if o.RegistrySecret != "" {
-		volumes = append(volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		b.volumes = append(b.volumes, corev1.Volume{Name: "registry", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: o.RegistrySecret,
 			Items:      []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
 		}}})
@@ -388,22 +459,29 @@ func Build(o Options) (*Objects, error) {
 		// the work directory so nothing outside it is read.
 		pushEnv = append(pushEnv, corev1.EnvVar{Name: "HOME", Value: WorkDir})
 	}
-	pushC := container("push", nil, pushEnv, pushMounts)
-	pushC.Args = []string{"push", bundle, ref} // not escaped: the expansion is wanted
+	pushC := b.container("push", nil, pushEnv, pushMounts)
+	pushC.Args = []string{"push", bundleFile, ref} // not escaped: the expansion is wanted
 	if o.PlainHTTP {
 		pushC.Args = append(pushC.Args, "--plain-http")
 	}
+	return pushC
+}
 
+// job is the last step: the indexed Job whose pod runs capture and pack
+// as init containers and push as its container.
+func (b *jobBuilder) job(captureC, packC, pushC corev1.Container) *batchv1.Job {
+	o := b.o
+	n := int32(o.Shards)
 	uid := int64(RunAsUser)
 	spec := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
 		InitContainers:               []corev1.Container{captureC, packC},
 		Containers:                   []corev1.Container{pushC},
-		Volumes:                      volumes,
-		EnableServiceLinks:           &no,
-		AutomountServiceAccountToken: &no,
+		Volumes:                      b.volumes,
+		EnableServiceLinks:           &b.no,
+		AutomountServiceAccountToken: &b.no,
 		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   &yes,
+			RunAsNonRoot:   &b.yes,
 			RunAsUser:      &uid,
 			RunAsGroup:     &uid,
 			FSGroup:        &uid,
@@ -412,9 +490,9 @@ func Build(o Options) (*Objects, error) {
 		Affinity: affinity(o.AntiAffinity, o.Name),
 	}
 	mode0, indexed := int32(0), batchv1.IndexedCompletion
-	job := &batchv1.Job{
+	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: b.labels},
 		Spec: batchv1.JobSpec{
 			CompletionMode: &indexed,
 			Completions:    &n,
@@ -424,12 +502,11 @@ func Build(o Options) (*Objects, error) {
 			// others finish and push, and merge finds the shard missing.
 			BackoffLimitPerIndex: &mode0,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: b.labels},
 				Spec:       spec,
 			},
 		},
 	}
-	return &Objects{ConfigMap: cm, Job: job}, nil
 }
 
 func secretEnv(name, secret, key string) corev1.EnvVar {
