@@ -17,9 +17,30 @@ import (
 // (byIndex[i] nil for a missing shard). Member record counts are filled
 // by the caller once the records are written.
 func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manifest, error) {
-	var base *shardRun
-	var epoch int64
-	var finish time.Time
+	base, epoch, finish := shardSpan(byIndex)
+	var m schema.Manifest
+	if err := json.Unmarshal(mustJSON(base.m), &m); err != nil {
+		return nil, fmt.Errorf("merge: copy manifest: %w", err)
+	}
+	resetForMerge(&m, epoch, finish, o)
+	sh, reasons := shardMembers(&m, byIndex, base, epoch, o)
+	m.Shards = sh
+	if len(reasons) > 0 {
+		m.Incomplete = true
+		m.IncompleteReason = "merged from shards: " + strings.Join(reasons, "; ")
+	}
+	mergeNotes(&m, byIndex)
+	m.Unknown = slices.DeleteFunc(m.Unknown, func(u string) bool { return strings.HasPrefix(u, "client.host") })
+	m.Unknown = append(m.Unknown, schema.MissingMustState(&m)...)
+	slices.Sort(m.Unknown)
+	m.Unknown = slices.Compact(m.Unknown)
+	return &m, nil
+}
+
+// shardSpan is mergedManifest's first phase: the first present shard (the
+// manifest the merged one is copied from), the earliest epoch and the
+// latest finish time of the present shards.
+func shardSpan(byIndex []*shardRun) (base *shardRun, epoch int64, finish time.Time) {
 	for _, sr := range byIndex {
 		if sr == nil {
 			continue
@@ -34,10 +55,13 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 			finish = f
 		}
 	}
-	var m schema.Manifest
-	if err := json.Unmarshal(mustJSON(base.m), &m); err != nil {
-		return nil, fmt.Errorf("merge: copy manifest: %w", err)
-	}
+	return base, epoch, finish
+}
+
+// resetForMerge is mergedManifest's second phase: the copied manifest gets
+// a new run ID, the merged run's span, no shard of its own and no
+// incompleteness yet, and drops what only one shard's clock measured.
+func resetForMerge(m *schema.Manifest, epoch int64, finish time.Time, o Options) {
 	m.RunID = schema.NewRunID()
 	m.EpochUnixNS = epoch
 	m.StartTime = time.Unix(0, epoch).UTC().Format(time.RFC3339Nano)
@@ -57,6 +81,13 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 	if len(o.CommandLine) > 0 {
 		m.Client.CommandLine = slices.Clone(o.CommandLine)
 	}
+}
+
+// shardMembers is mergedManifest's third phase: one shards.members entry
+// per shard, the timeline uncertainty over them, the client facts that
+// hold only if every shard agrees, and the reasons the merged run is
+// incomplete (missing shards first, as ranges).
+func shardMembers(m *schema.Manifest, byIndex []*shardRun, base *shardRun, epoch int64, o Options) (*schema.Shards, []string) {
 	sh := &schema.Shards{Count: len(byIndex), Split: schema.ShardSplitV1}
 	// The reason stays short for thousands of shards: missing shards as
 	// ranges, the first few incomplete shards' reasons (every member
@@ -96,7 +127,6 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 	} else {
 		sh.UncertaintyReason = why
 	}
-	m.Shards = sh
 	if incomplete > maxReasons {
 		reasons = append(reasons, fmt.Sprintf("%d more shards are incomplete (shards.members[].incomplete_reason)", incomplete-maxReasons))
 	}
@@ -106,10 +136,13 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 	case len(missing) > 1:
 		reasons = append([]string{fmt.Sprintf("shards %s of %d were not merged (missing)", indexRanges(missing, maxReasons), len(byIndex))}, reasons...)
 	}
-	if len(reasons) > 0 {
-		m.Incomplete = true
-		m.IncompleteReason = "merged from shards: " + strings.Join(reasons, "; ")
-	}
+	return sh, reasons
+}
+
+// mergeNotes is mergedManifest's last phase on the notes: a shard's own
+// notes give way to the merged run's, the shards' uncounted-input notes
+// are joined, and the "shards" note says how the timelines were joined.
+func mergeNotes(m *schema.Manifest, byIndex []*shardRun) {
 	if m.Notes == nil {
 		m.Notes = map[string]string{}
 	}
@@ -129,11 +162,6 @@ func mergedManifest(byIndex []*shardRun, res *Result, o Options) (*schema.Manife
 		"each shard's scheduled_ns, sent_ns and end_ns were moved by its offset_ns (its epoch minus the earliest, by the machines' wall clocks), "+
 		"so latencies within a request never depend on two clocks, while the order of requests of different shards, the window and what is "+
 		"computed over it (throughput, goodput) are uncertain by shards.timeline_uncertainty_ns", len(byIndex), schema.ShardSplitV1)
-	m.Unknown = slices.DeleteFunc(m.Unknown, func(u string) bool { return strings.HasPrefix(u, "client.host") })
-	m.Unknown = append(m.Unknown, schema.MissingMustState(&m)...)
-	slices.Sort(m.Unknown)
-	m.Unknown = slices.Compact(m.Unknown)
-	return &m, nil
 }
 
 func sameHost(a, b *schema.Host) bool {

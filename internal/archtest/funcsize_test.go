@@ -53,7 +53,6 @@ var funcExceptions = map[string]funcException{
 	"importer/aiperf.fillManifest":                                {lines: 137, complexity: 46},
 	"importer/sglang.Stream":                                      {lines: 173, complexity: 48},
 	"importer/vllm.build":                                         {lines: 152, complexity: 44},
-	"merge.mergedManifest":                                        {lines: 119, complexity: 28},
 	"replay.(*intSamples).heldRanks":                              {lines: 124, complexity: 32},
 	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
 	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
