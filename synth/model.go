@@ -191,43 +191,11 @@ func (g *gen) segment(ctx context.Context, point string, p float64, repeat int, 
 // the record's end time.
 func (g *gen) request(srv *server, point string, repeat int, phase string, k int, sent int64, scheduled *int64) int64 {
 	rng := g.rng
-	it := rng.IntN(len(g.items))
-	g.itemv = int64(it)
-	in := g.items[it].input
-	target := g.items[it].output
-	switch u := rng.Float64(); {
-	case u < pOneToken:
-		target = 1
-	case u < pOneToken+pEarlyEOS:
-		target = 1 + rng.Int64N(target)
-	}
-	multi := rng.Float64() < pMultiTok
-	fate := rng.Float64()
-
-	g.idbuf = append(g.idbuf[:0], point...)
-	if phase == schema.PhaseWarmup {
-		g.idbuf = append(g.idbuf, "-w-"...)
-	} else {
-		g.idbuf = append(g.idbuf, "-r"...)
-		g.idbuf = strconv.AppendInt(g.idbuf, int64(repeat), 10)
-		g.idbuf = append(g.idbuf, '-')
-	}
-	g.idbuf = appendPadded(g.idbuf, k, 7)
-
-	g.rec = schema.Record{
-		ID: string(g.idbuf), Point: point, Repeat: repeat, Phase: phase,
-		Item: &g.itemv, ScheduledNS: scheduled, SentNS: sent, InputTokens: in,
-		Status: schema.StatusOK,
-	}
-	g.chunk, g.toks = g.chunk[:0], g.toks[:0]
+	in, target, multi, fate := g.drawItem()
+	g.startRecord(point, repeat, phase, k, sent, scheduled, in)
 
 	arrive := sent + int64(netDelay)
-	for srv.busy.Len() > 0 && srv.busy[0] <= arrive {
-		heap.Pop(&srv.busy)
-	}
-	for srv.outstanding.Len() > 0 && srv.outstanding[0] <= arrive {
-		heap.Pop(&srv.outstanding)
-	}
+	srv.release(arrive)
 
 	// Rejections: the server's admission cap (open loop) or a random 429.
 	if (scheduled != nil && srv.outstanding.Len() >= maxOutstanding) || fate < pRejectRnd {
@@ -262,8 +230,80 @@ func (g *gen) request(srv *server, point string, repeat int, phase string, k int
 	t := begin + int64(prefill*(0.9+float64(0.2*rng.Float64())))
 	step := float64(stepBase) + float64(float64(stepPerSeq)*batch)
 
-	// Failures part-way: an error or a client cancel after some tokens.
-	stopAt := target + 1
+	stopAt, hang, stallAt := g.drawFailure(fate, target)
+	end, out := g.decode(sent, t, step, deadline, target, stopAt, stallAt, multi)
+	if hang {
+		g.rec.Status = schema.StatusTimeout
+		g.rec.Error = "request timed out after 30s"
+	}
+	end = g.finishRecord(end, deadline, out)
+	heap.Push(&srv.busy, end)
+	heap.Push(&srv.outstanding, end)
+	return end
+}
+
+// drawItem is request's first phase: the dataset item (its input tokens),
+// the output length the server aims at (sometimes one token or an early
+// EOS), whether it streams several tokens a chunk, and the fate that picks
+// a rejection or failure. The draws keep their order, so a seed gives the
+// same run.
+func (g *gen) drawItem() (in, target int64, multi bool, fate float64) {
+	rng := g.rng
+	it := rng.IntN(len(g.items))
+	g.itemv = int64(it)
+	in = g.items[it].input
+	target = g.items[it].output
+	switch u := rng.Float64(); {
+	case u < pOneToken:
+		target = 1
+	case u < pOneToken+pEarlyEOS:
+		target = 1 + rng.Int64N(target)
+	}
+	multi = rng.Float64() < pMultiTok
+	fate = rng.Float64()
+	return in, target, multi, fate
+}
+
+// startRecord sets g.rec to an ok record of request k with no chunks yet:
+// the ID ("<point>-w-<k>" for warmup, "<point>-r<repeat>-<k>" otherwise)
+// is built in g.idbuf to spare an allocation a request.
+func (g *gen) startRecord(point string, repeat int, phase string, k int, sent int64, scheduled *int64, in int64) {
+	g.idbuf = append(g.idbuf[:0], point...)
+	if phase == schema.PhaseWarmup {
+		g.idbuf = append(g.idbuf, "-w-"...)
+	} else {
+		g.idbuf = append(g.idbuf, "-r"...)
+		g.idbuf = strconv.AppendInt(g.idbuf, int64(repeat), 10)
+		g.idbuf = append(g.idbuf, '-')
+	}
+	g.idbuf = appendPadded(g.idbuf, k, 7)
+
+	g.rec = schema.Record{
+		ID: string(g.idbuf), Point: point, Repeat: repeat, Phase: phase,
+		Item: &g.itemv, ScheduledNS: scheduled, SentNS: sent, InputTokens: in,
+		Status: schema.StatusOK,
+	}
+	g.chunk, g.toks = g.chunk[:0], g.toks[:0]
+}
+
+// release drops from the server's heaps the requests that ended by
+// arrive: their batch slots and admission places are free again.
+func (srv *server) release(arrive int64) {
+	for srv.busy.Len() > 0 && srv.busy[0] <= arrive {
+		heap.Pop(&srv.busy)
+	}
+	for srv.outstanding.Len() > 0 && srv.outstanding[0] <= arrive {
+		heap.Pop(&srv.outstanding)
+	}
+}
+
+// drawFailure decides, from fate, whether the request fails part-way (an
+// error or a client cancel after some tokens, set on g.rec) or hangs, the
+// token it stops at (target+1: none), and the token before which the
+// server stalls (-1: none).
+func (g *gen) drawFailure(fate float64, target int64) (stopAt int64, hang bool, stallAt int64) {
+	rng := g.rng
+	stopAt = target + 1
 	switch {
 	case fate < pRejectRnd+pError:
 		g.rec.Status = schema.StatusError
@@ -274,23 +314,30 @@ func (g *gen) request(srv *server, point string, repeat int, phase string, k int
 		g.rec.Error = "cancelled by client"
 		stopAt = rng.Int64N(target + 1)
 	}
-	hang := false
 	if fate >= pRejectRnd+pError+pCancel && fate < pRejectRnd+pError+pCancel+pHang {
 		// The server stops streaming and the client times out.
 		hang = true
 		stopAt = rng.Int64N(target + 1)
 	}
-	var stallAt int64 = -1
+	stallAt = -1
 	if rng.Float64() < pStall {
 		stallAt = rng.Int64N(target)
 	}
+	return stopAt, hang, stallAt
+}
 
-	var out, pending int64
+// decode streams the tokens from the first at t, one step apart, into
+// g.chunk and g.toks until target, stopAt or the deadline (a timeout, set
+// on g.rec). It returns the last chunk's arrival (t without chunks) and
+// the tokens sent.
+func (g *gen) decode(sent, t int64, step float64, deadline, target, stopAt, stallAt int64, multi bool) (end, out int64) {
+	rng := g.rng
+	var pending int64
 	chunkSize := int64(1)
 	if multi {
 		chunkSize = 1 + rng.Int64N(4)
 	}
-	end := t
+	end = t
 	for tok := int64(0); tok < target && tok < stopAt; tok++ {
 		if tok > 0 {
 			t += int64(step * (0.85 + float64(0.3*rng.Float64())))
@@ -316,17 +363,20 @@ func (g *gen) request(srv *server, point string, repeat int, phase string, k int
 			}
 		}
 	}
-	if hang {
-		g.rec.Status = schema.StatusTimeout
-		g.rec.Error = "request timed out after 30s"
-	}
+	return end, out
+}
+
+// finishRecord is request's last phase: the end time by status (an ok
+// stream's final usage chunk, a timeout's deadline, a failure's close),
+// the chunks and output tokens on g.rec. It returns the end time.
+func (g *gen) finishRecord(end, deadline, out int64) int64 {
 	switch g.rec.Status {
 	case schema.StatusOK:
-		end += 100_000 + rng.Int64N(400_000) // the final usage chunk and [DONE]
+		end += 100_000 + g.rng.Int64N(400_000) // the final usage chunk and [DONE]
 	case schema.StatusTimeout:
 		end = deadline
 	default:
-		end += rng.Int64N(5_000_000)
+		end += g.rng.Int64N(5_000_000)
 	}
 	g.rec.EndNS = end
 	g.rec.ChunksNS = g.chunk
@@ -339,8 +389,6 @@ func (g *gen) request(srv *server, point string, repeat int, phase string, k int
 		g.rec.Status = schema.StatusError
 		g.rec.Error = "empty response"
 	}
-	heap.Push(&srv.busy, end)
-	heap.Push(&srv.outstanding, end)
 	return end
 }
 
