@@ -23,57 +23,15 @@ var words = strings.Fields(`the a of and to in is it that for on with as was at 
 one all were we when your can said there use each how up out many then them these so some her would make
 like him into time has look two more write go see number no way could people my than first water been call`)
 
+// stream answers q as server-sent events: the role chunk of a chat
+// stream, the plan's token chunks at their times, then the finish and
+// usage chunks and [DONE]; each phase is an eventStream method, so the
+// event shapes read one at a time.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, p *plan, chat bool, id string, tm *timing) {
 	s.streamHeader(w)
-	rc := http.NewResponseController(w)
-	includeUsage := q.StreamOptions != nil && q.StreamOptions.IncludeUsage
-	// llama.cpp ignores continuous_usage_stats: usage on the last chunk only.
-	continuous := q.StreamOptions != nil && q.StreamOptions.ContinuousUsageStats && s.cfg.Flavor != FlavorLlamaCpp
-	obj := "text_completion"
-	if chat {
-		obj = "chat.completion.chunk"
-	}
-	buf := make([]byte, 0, 512)
-	llama := s.cfg.Flavor == FlavorLlamaCpp
-	head := func() {
-		buf = append(buf[:0], `data: {"id":"`...)
-		buf = append(buf, id...)
-		buf = append(buf, `","object":"`...)
-		buf = append(buf, obj...)
-		buf = append(buf, `","created":0,"model":`...)
-		buf = append(buf, quote(s.cfg.Model)...)
-		if llama {
-			buf = append(buf, `,"system_fingerprint":"`+LlamaCppBuildInfo+`"`...)
-		}
-		buf = append(buf, `,"choices":[`...)
-	}
-	usage := func(done int) {
-		if llama {
-			buf = p.llamaUsage(buf, done, tm, true)
-			return
-		}
-		buf = append(buf, `"usage":{"prompt_tokens":`...)
-		buf = strconv.AppendInt(buf, int64(p.promptTokens), 10)
-		buf = append(buf, `,"completion_tokens":`...)
-		buf = strconv.AppendInt(buf, int64(done), 10)
-		buf = append(buf, `,"total_tokens":`...)
-		buf = strconv.AppendInt(buf, int64(p.promptTokens+done), 10)
-		buf = append(buf, '}')
-	}
-	send := func() bool {
-		if _, err := w.Write(buf); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	if chat {
-		// Role-only first chunk, sent at once, as vLLM and OpenAI do.
-		head()
-		buf = append(buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
-		buf = append(buf, "\n\n"...)
-		if !send() {
-			return
-		}
+	e := s.newEventStream(w, q, p, chat, id, tm)
+	if chat && !e.roleChunk() {
+		return
 	}
 	// Deadlines are absolute, so a timer that fires late (Go's timers wake
 	// with about 1 ms resolution on Linux) delays a chunk but not the rest
@@ -82,12 +40,132 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 	if !s.sleepUntil(ctx, w, due, true) {
 		return
 	}
+	done, ok := e.tokenChunks(ctx, due)
+	if !ok {
+		return
+	}
+	if p.failAt == len(p.chunks) {
+		e.sendFailure()
+		return
+	}
+	finish := "length"
+	if !q.IgnoreEOS && q.MaxTokens != nil && done < *q.MaxTokens {
+		finish = "stop"
+	}
+	if !e.finishChunks(done, finish) {
+		return
+	}
+	e.buf = append(e.buf[:0], "data: [DONE]\n\n"...)
+	if e.send() {
+		s.served.Add(1)
+		tm.output = done
+		s.metrics.finished(tm, finish)
+		if e.llama {
+			s.llamaFinished(tm, p.cached)
+		}
+	}
+	if s.cfg.CloseAfterStream {
+		s.closeAfter(w)
+	}
+}
+
+// eventStream is one streamed answer's state: its server-sent events are
+// built in buf, one at a time, by the phases of Server.stream (role chunk,
+// token chunks, finish and usage chunks), which share the chunk header
+// and usage object written here.
+type eventStream struct {
+	s                        *Server
+	w                        http.ResponseWriter
+	rc                       *http.ResponseController
+	p                        *plan
+	tm                       *timing
+	id, obj                  string
+	buf                      []byte
+	chat, llama              bool
+	includeUsage, continuous bool
+}
+
+// newEventStream reads from q which usage the client asked for and
+// whether the answer is a chat or completions stream.
+func (s *Server) newEventStream(w http.ResponseWriter, q *request, p *plan, chat bool, id string, tm *timing) *eventStream {
+	e := &eventStream{
+		s: s, w: w, rc: http.NewResponseController(w), p: p, tm: tm, id: id, obj: "text_completion",
+		buf: make([]byte, 0, 512), chat: chat, llama: s.cfg.Flavor == FlavorLlamaCpp,
+		includeUsage: q.StreamOptions != nil && q.StreamOptions.IncludeUsage,
+		// llama.cpp ignores continuous_usage_stats: usage on the last chunk only.
+		continuous: q.StreamOptions != nil && q.StreamOptions.ContinuousUsageStats && s.cfg.Flavor != FlavorLlamaCpp,
+	}
+	if chat {
+		e.obj = "chat.completion.chunk"
+	}
+	return e
+}
+
+// head starts an event in buf: "data: " and the chunk object up to its
+// choices array.
+func (e *eventStream) head() {
+	e.buf = append(e.buf[:0], `data: {"id":"`...)
+	e.buf = append(e.buf, e.id...)
+	e.buf = append(e.buf, `","object":"`...)
+	e.buf = append(e.buf, e.obj...)
+	e.buf = append(e.buf, `","created":0,"model":`...)
+	e.buf = append(e.buf, quote(e.s.cfg.Model)...)
+	if e.llama {
+		e.buf = append(e.buf, `,"system_fingerprint":"`+LlamaCppBuildInfo+`"`...)
+	}
+	e.buf = append(e.buf, `,"choices":[`...)
+}
+
+// usage appends the usage object after done completion tokens, in the
+// flavor's shape.
+func (e *eventStream) usage(done int) {
+	if e.llama {
+		e.buf = e.p.llamaUsage(e.buf, done, e.tm, true)
+		return
+	}
+	e.buf = append(e.buf, `"usage":{"prompt_tokens":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(e.p.promptTokens), 10)
+	e.buf = append(e.buf, `,"completion_tokens":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(done), 10)
+	e.buf = append(e.buf, `,"total_tokens":`...)
+	e.buf = strconv.AppendInt(e.buf, int64(e.p.promptTokens+done), 10)
+	e.buf = append(e.buf, '}')
+}
+
+// send writes and flushes the event in buf; false: the client is gone.
+func (e *eventStream) send() bool {
+	if _, err := e.w.Write(e.buf); err != nil {
+		return false
+	}
+	return e.rc.Flush() == nil
+}
+
+// sendFailure sends the simulated engine failure's error event.
+func (e *eventStream) sendFailure() {
+	e.buf = append(e.buf[:0], `data: {"error":{"message":"simulated engine failure","type":"InternalServerError","code":500}}`+"\n\n"...)
+	e.send()
+}
+
+// roleChunk sends the role-only first chunk of a chat stream, at once,
+// as vLLM and OpenAI do; false: the client is gone.
+func (e *eventStream) roleChunk() bool {
+	e.head()
+	e.buf = append(e.buf, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`...)
+	e.buf = append(e.buf, "\n\n"...)
+	return e.send()
+}
+
+// tokenChunks sends the plan's token chunks, each at its absolute due
+// time after due, and records their timing. It returns the tokens sent,
+// and false when the stream ended early (a failure before a chunk, a
+// cancelled context or a gone client).
+func (e *eventStream) tokenChunks(ctx context.Context, due time.Time) (int, bool) {
+	s, p, tm := e.s, e.p, e.tm
 	done := 0
 	for i, k := range p.chunks {
 		if i == p.failAt {
-			buf = append(buf[:0], `data: {"error":{"message":"simulated engine failure","type":"InternalServerError","code":500}}`+"\n\n"...)
-			send()
-			return
+			e.sendFailure()
+			return done, false
 		}
 		d := time.Duration(0)
 		for range k {
@@ -97,37 +175,18 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 			d += s.cfg.Stall
 		}
 		due = due.Add(s.scale(d))
-		if !s.sleepUntil(ctx, w, due, false) {
-			return
+		if !s.sleepUntil(ctx, e.w, due, false) {
+			return done, false
 		}
-		head()
-		buf = append(buf, `{"index":0,`...)
-		reasoning := chat && done < s.cfg.ReasoningTokens
-		switch {
-		case chat && reasoning:
-			buf = append(buf, `"delta":{"reasoning_content":"`...)
-		case chat:
-			buf = append(buf, `"delta":{"content":"`...)
-		default:
-			buf = append(buf, `"text":"`...)
-		}
-		for range k {
-			buf = append(buf, words[p.rng.IntN(len(words))]...)
-			buf = append(buf, ' ')
-		}
+		e.tokenChunk(k, done)
 		done += k
-		buf = append(buf, '"')
-		if chat {
-			buf = append(buf, '}')
+		if e.continuous && e.includeUsage {
+			e.buf = append(e.buf, ',')
+			e.usage(done)
 		}
-		buf = append(buf, `,"logprobs":null,"finish_reason":null}]`...)
-		if continuous && includeUsage {
-			buf = append(buf, ',')
-			usage(done)
-		}
-		buf = append(buf, "}\n\n"...)
-		if !send() {
-			return
+		e.buf = append(e.buf, "}\n\n"...)
+		if !e.send() {
+			return done, false
 		}
 		now := time.Now()
 		if i == 0 {
@@ -138,62 +197,75 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, q *request, 
 		}
 		tm.last = now
 	}
-	if p.failAt == len(p.chunks) {
-		buf = append(buf[:0], `data: {"error":{"message":"simulated engine failure","type":"InternalServerError","code":500}}`+"\n\n"...)
-		send()
-		return
+	return done, true
+}
+
+// tokenChunk builds in buf a chunk of k random words, after done tokens
+// (a chat stream's first ReasoningTokens are reasoning content), up to
+// the end of its choices array.
+func (e *eventStream) tokenChunk(k, done int) {
+	e.head()
+	e.buf = append(e.buf, `{"index":0,`...)
+	reasoning := e.chat && done < e.s.cfg.ReasoningTokens
+	switch {
+	case e.chat && reasoning:
+		e.buf = append(e.buf, `"delta":{"reasoning_content":"`...)
+	case e.chat:
+		e.buf = append(e.buf, `"delta":{"content":"`...)
+	default:
+		e.buf = append(e.buf, `"text":"`...)
 	}
-	finish := "length"
-	if !q.IgnoreEOS && q.MaxTokens != nil && done < *q.MaxTokens {
-		finish = "stop"
+	for range k {
+		e.buf = append(e.buf, words[e.p.rng.IntN(len(words))]...)
+		e.buf = append(e.buf, ' ')
 	}
-	head()
-	if chat {
-		buf = append(buf, `{"index":0,"delta":{},"logprobs":null,"finish_reason":"`...)
+	e.buf = append(e.buf, '"')
+	if e.chat {
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, `,"logprobs":null,"finish_reason":null}]`...)
+}
+
+// finishChunks sends the chunk with the finish reason (with usage where
+// the client or the flavor puts it there) and then the usage chunk when
+// the client asked for one; false: the client is gone.
+func (e *eventStream) finishChunks(done int, finish string) bool {
+	e.head()
+	if e.chat {
+		e.buf = append(e.buf, `{"index":0,"delta":{},"logprobs":null,"finish_reason":"`...)
 	} else {
-		buf = append(buf, `{"index":0,"text":"","logprobs":null,"finish_reason":"`...)
+		e.buf = append(e.buf, `{"index":0,"text":"","logprobs":null,"finish_reason":"`...)
 	}
-	buf = append(buf, finish...)
-	buf = append(buf, `"}]`...)
-	if continuous && includeUsage {
-		buf = append(buf, ',')
-		usage(done)
+	e.buf = append(e.buf, finish...)
+	e.buf = append(e.buf, `"}]`...)
+	if e.continuous && e.includeUsage {
+		e.buf = append(e.buf, ',')
+		e.usage(done)
 	}
 	switch {
-	case llama && !chat:
+	case e.llama && !e.chat:
 		// llama.cpp's completions stream: usage and timings always on
 		// the finish chunk, no usage chunk.
-		buf = append(buf, ',')
-		buf = p.llamaUsage(buf, done, tm, true)
-	case llama && !includeUsage:
-		buf = append(buf, ',')
-		buf = p.llamaUsage(buf, done, tm, false)
+		e.buf = append(e.buf, ',')
+		e.buf = e.p.llamaUsage(e.buf, done, e.tm, true)
+	case e.llama && !e.includeUsage:
+		e.buf = append(e.buf, ',')
+		e.buf = e.p.llamaUsage(e.buf, done, e.tm, false)
 	}
-	buf = append(buf, "}\n\n"...)
-	if !send() {
-		return
+	e.buf = append(e.buf, "}\n\n"...)
+	if !e.send() {
+		return false
 	}
-	if includeUsage && !(llama && !chat) {
-		head()
-		buf = append(buf, "],"...)
-		usage(done)
-		buf = append(buf, "}\n\n"...)
-		if !send() {
-			return
+	if e.includeUsage && !(e.llama && !e.chat) {
+		e.head()
+		e.buf = append(e.buf, "],"...)
+		e.usage(done)
+		e.buf = append(e.buf, "}\n\n"...)
+		if !e.send() {
+			return false
 		}
 	}
-	buf = append(buf[:0], "data: [DONE]\n\n"...)
-	if send() {
-		s.served.Add(1)
-		tm.output = done
-		s.metrics.finished(tm, finish)
-		if llama {
-			s.llamaFinished(tm, p.cached)
-		}
-	}
-	if s.cfg.CloseAfterStream {
-		s.closeAfter(w)
-	}
+	return true
 }
 
 // closeAfter ends the chunked answer and closes its connection a moment
