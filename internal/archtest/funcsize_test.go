@@ -54,7 +54,6 @@ var funcExceptions = map[string]funcException{
 	"importer/sglang.Stream":                                      {lines: 173, complexity: 48},
 	"importer/vllm.build":                                         {lines: 152, complexity: 44},
 	"replay.(*intSamples).heldRanks":                              {lines: 124, complexity: 32},
-	"replay/report.(*plot).layout":                                {lines: 145, complexity: 42},
 	"schema.(*RecordChecker).check":                               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase":                 {lines: 101, complexity: 35},
 	"schema.validateServerState":                                  {lines: 108, complexity: 65},

@@ -213,7 +213,56 @@ func truncate(s string, n int) string {
 // layout turns p into SVG coordinates: y from 0 to a rounded-up maximum,
 // x over [x0, x1].
 func (p *plot) layout() chartView {
-	cv := chartView{
+	cv := p.frame()
+	hlines, ymax := p.yRange(&cv)
+	step, places := niceStep(ymax, 5)
+	sc := chartScale{p: p, zero: new(big.Rat), top: new(big.Rat).Mul(new(big.Rat).SetInt(ceilRat(new(big.Rat).Quo(ymax, step))), step)}
+	for v := new(big.Rat); v.Cmp(sc.top) <= 0; v = new(big.Rat).Add(v, step) {
+		cv.YTicks = append(cv.YTicks, tickView{Pos: sc.yAt(v), Label: Decimal(replay.Exact(v), one, places)})
+	}
+	p.xAxis(&cv, sc)
+	if cv.Empty != "" {
+		return cv
+	}
+	cv.Table = p.table()
+	cv.PlotH = px(rat(plotB - plotT))
+	for _, sh := range p.shades {
+		half := big.NewRat(1, 2)
+		lo := lerp(new(big.Rat).Sub(sh.x, half), p.x0, p.x1, plotL, plotR)
+		hi := lerp(new(big.Rat).Add(sh.x, half), p.x0, p.x1, plotL, plotR)
+		cv.Shades = append(cv.Shades, shadeView{X: px(lo), W: px(hi.Sub(hi, lo)), Class: sh.class, Label: sh.label})
+	}
+	for _, h := range hlines {
+		cv.HLines = append(cv.HLines, hlineView{Y: sc.yAt(h.y), LabelX: px(rat(plotR - 4)),
+			LabelY: px(new(big.Rat).Sub(lerp(h.y, sc.zero, sc.top, plotB, plotT), rat(4))), Label: h.label})
+	}
+	for _, s := range p.series {
+		cv.Series = append(cv.Series, sc.series(s))
+	}
+	if nullRepeats(p.series) {
+		cv.Caption = strings.TrimSpace(cv.Caption + " " + nullRepeatsCaption)
+	}
+	cv.VLine = p.vlineMark()
+	return cv
+}
+
+// chartScale maps data onto the plot area: y over [zero, top], x over the
+// plot's [x0, x1]. layout's phases share it.
+type chartScale struct {
+	p         *plot
+	zero, top *big.Rat
+}
+
+// yAt is v's SVG y coordinate.
+func (sc chartScale) yAt(v *big.Rat) string { return px(lerp(v, sc.zero, sc.top, plotB, plotT)) }
+
+// xAt is v's SVG x coordinate.
+func (sc chartScale) xAt(v *big.Rat) string { return px(lerp(v, sc.p.x0, sc.p.x1, plotL, plotR)) }
+
+// frame is layout's first phase: the chart's texts and the fixed
+// coordinates of its plot area, axes and labels.
+func (p *plot) frame() chartView {
+	return chartView{
 		Title: p.title, Caption: p.caption, YLabel: p.yLabel, XLabel: p.xLabel,
 		ViewBox: "0 0 " + Number(replay.Int(chartW)) + " " + Number(replay.Int(chartH)),
 		L:       px(rat(plotL)), R: px(rat(plotR)), T: px(rat(plotT)), B: px(rat(plotB)),
@@ -221,6 +270,14 @@ func (p *plot) layout() chartView {
 		YLabelX: px(rat(18)), XLabelY: px(rat(chartH - 8)), TickLabelY: px(rat(plotB + 18)), TickEnd: px(rat(plotB + 5)),
 		EmptyY: px(big.NewRat(plotT+plotB, 2)),
 	}
+}
+
+// yRange is layout's second phase: the largest y to show (the data's and
+// the drawn reference lines', 1 when there is none above 0) and the
+// reference lines drawn. Without data cv says the chart is empty; a
+// reference line far above the data would flatten it, so such a line is
+// named in cv's caption instead of drawn.
+func (p *plot) yRange(cv *chartView) ([]refLine, *big.Rat) {
 	var ymax *big.Rat
 	for _, s := range p.series {
 		for _, pt := range append(append([]plotPt(nil), s.line...), s.reps...) {
@@ -232,8 +289,6 @@ func (p *plot) layout() chartView {
 	if ymax == nil {
 		cv.Empty = p.empty
 	}
-	// A reference line far above the data would flatten it: such a line
-	// is named in the caption instead of drawn.
 	var hlines []refLine
 	for _, h := range p.hlines {
 		if ymax != nil && h.y.Cmp(new(big.Rat).Mul(ymax, rat(3))) > 0 {
@@ -250,14 +305,12 @@ func (p *plot) layout() chartView {
 	if ymax == nil || ymax.Sign() <= 0 {
 		ymax = big.NewRat(1, 1)
 	}
-	step, places := niceStep(ymax, 5)
-	top := new(big.Rat).Mul(new(big.Rat).SetInt(ceilRat(new(big.Rat).Quo(ymax, step))), step)
-	zero := new(big.Rat)
-	yAt := func(v *big.Rat) string { return px(lerp(v, zero, top, plotB, plotT)) }
-	xAt := func(v *big.Rat) string { return px(lerp(v, p.x0, p.x1, plotL, plotR)) }
-	for v := new(big.Rat); v.Cmp(top) <= 0; v = new(big.Rat).Add(v, step) {
-		cv.YTicks = append(cv.YTicks, tickView{Pos: yAt(v), Label: Decimal(replay.Exact(v), one, places)})
-	}
+	return hlines, ymax
+}
+
+// xAxis lays out the x ticks (rotated when a label is too wide for its
+// slot, upright ones leaving room below the axis) and the legend.
+func (p *plot) xAxis(cv *chartView, sc chartScale) {
 	slot := 0
 	if len(p.xTicks) > 0 {
 		slot = (plotR - plotL) / len(p.xTicks)
@@ -268,7 +321,7 @@ func (p *plot) layout() chartView {
 		if 7*utf8.RuneCountInString(label) > slot-6 {
 			cv.Rotate = true
 		}
-		cv.XTicks = append(cv.XTicks, tickView{Pos: xAt(t.x), Label: label, Full: t.full})
+		cv.XTicks = append(cv.XTicks, tickView{Pos: sc.xAt(t.x), Label: label, Full: t.full})
 	}
 	for _, s := range p.series {
 		cv.Legend = append(cv.Legend, legendView{Class: s.class, Name: s.name})
@@ -279,68 +332,59 @@ func (p *plot) layout() chartView {
 		cv.ViewBox = "0 0 " + Number(replay.Int(chartW)) + " " + Number(replay.Exact(h))
 		cv.XLabelY = px(h.Sub(h, rat(10)))
 	}
-	if cv.Empty != "" {
-		return cv
-	}
-	cv.Table = p.table()
-	cv.PlotH = px(rat(plotB - plotT))
-	for _, sh := range p.shades {
-		half := big.NewRat(1, 2)
-		lo := lerp(new(big.Rat).Sub(sh.x, half), p.x0, p.x1, plotL, plotR)
-		hi := lerp(new(big.Rat).Add(sh.x, half), p.x0, p.x1, plotL, plotR)
-		cv.Shades = append(cv.Shades, shadeView{X: px(lo), W: px(hi.Sub(hi, lo)), Class: sh.class, Label: sh.label})
-	}
-	for _, h := range hlines {
-		cv.HLines = append(cv.HLines, hlineView{Y: yAt(h.y), LabelX: px(rat(plotR - 4)),
-			LabelY: px(new(big.Rat).Sub(lerp(h.y, zero, top, plotB, plotT), rat(4))), Label: h.label})
-	}
-	for _, s := range p.series {
-		sv := seriesView{Class: s.class, Name: s.name}
-		var path strings.Builder
-		pen := false
-		for _, pt := range s.line {
-			if pt.y == nil {
-				pen = false
-				continue
-			}
-			x, y := xAt(pt.x), yAt(pt.y)
-			if pen {
-				path.WriteString(" L")
-			} else {
-				if path.Len() > 0 {
-					path.WriteByte(' ')
-				}
-				path.WriteString("M")
-			}
-			path.WriteString(x + " " + y)
-			pen = true
-			sv.Dots = append(sv.Dots, dotView{X: x, Y: y, Tip: pt.tip})
+}
+
+// series lays out one series: its line as an SVG path broken at null
+// values with a dot a point, its repeats' dots, and a cross on the x axis
+// for each null repeat.
+func (sc chartScale) series(s plotSeries) seriesView {
+	sv := seriesView{Class: s.class, Name: s.name}
+	var path strings.Builder
+	pen := false
+	for _, pt := range s.line {
+		if pt.y == nil {
+			pen = false
+			continue
 		}
-		sv.Path = path.String()
-		for _, pt := range s.reps {
-			switch {
-			case pt.y != nil:
-				sv.Reps = append(sv.Reps, dotView{X: xAt(pt.x), Y: yAt(pt.y), Tip: pt.tip})
-			case pt.null:
-				sv.Nulls = append(sv.Nulls, dotView{X: xAt(pt.x), Y: px(rat(plotB + 4)), Tip: pt.tip})
-			}
-		}
-		cv.Series = append(cv.Series, sv)
-	}
-	if nullRepeats(p.series) {
-		cv.Caption = strings.TrimSpace(cv.Caption + " " + nullRepeatsCaption)
-	}
-	if p.vline != nil && p.vline.Cmp(p.x0) >= 0 && p.vline.Cmp(p.x1) <= 0 {
-		x := lerp(p.vline, p.x0, p.x1, plotL, plotR)
-		vl := &vlineView{X: px(x), LabelY: px(rat(plotT + 12)), Anchor: "start", Label: p.vlineAt}
-		if x.Cmp(big.NewRat(plotL+plotR, 2)) > 0 {
-			vl.LabelX, vl.Anchor = px(x.Sub(x, rat(4))), "end"
+		x, y := sc.xAt(pt.x), sc.yAt(pt.y)
+		if pen {
+			path.WriteString(" L")
 		} else {
-			vl.LabelX = px(x.Add(x, rat(4)))
+			if path.Len() > 0 {
+				path.WriteByte(' ')
+			}
+			path.WriteString("M")
 		}
-		cv.VLine = vl
+		path.WriteString(x + " " + y)
+		pen = true
+		sv.Dots = append(sv.Dots, dotView{X: x, Y: y, Tip: pt.tip})
 	}
-	return cv
+	sv.Path = path.String()
+	for _, pt := range s.reps {
+		switch {
+		case pt.y != nil:
+			sv.Reps = append(sv.Reps, dotView{X: sc.xAt(pt.x), Y: sc.yAt(pt.y), Tip: pt.tip})
+		case pt.null:
+			sv.Nulls = append(sv.Nulls, dotView{X: sc.xAt(pt.x), Y: px(rat(plotB + 4)), Tip: pt.tip})
+		}
+	}
+	return sv
+}
+
+// vlineMark lays out the vertical marker, nil when there is none or it
+// lies outside [x0, x1]; its label sits on the side with more room.
+func (p *plot) vlineMark() *vlineView {
+	if p.vline == nil || p.vline.Cmp(p.x0) < 0 || p.vline.Cmp(p.x1) > 0 {
+		return nil
+	}
+	x := lerp(p.vline, p.x0, p.x1, plotL, plotR)
+	vl := &vlineView{X: px(x), LabelY: px(rat(plotT + 12)), Anchor: "start", Label: p.vlineAt}
+	if x.Cmp(big.NewRat(plotL+plotR, 2)) > 0 {
+		vl.LabelX, vl.Anchor = px(x.Sub(x, rat(4))), "end"
+	} else {
+		vl.LabelX = px(x.Add(x, rat(4)))
+	}
+	return vl
 }
 
 // nullRepeatsCaption explains the crosses of null repeats.
