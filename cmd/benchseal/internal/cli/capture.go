@@ -99,14 +99,9 @@ func newCaptureCmd(io *IO) *cobra.Command {
 	return cmd
 }
 
-// newCaptureCommand returns the capture command and the options its flags
-// fill (k8s job parses capture's flags with it).
-func newCaptureCommand(io *IO) (*cobra.Command, *captureOptions) {
-	o := &captureOptions{io: io}
-	cmd := &cobra.Command{
-		Use:   "capture --endpoint URL --model NAME --out RUNDIR (--concurrency N[,N...] | --rate R[,R...] | --preset protocol | --plan PLAN.json)",
-		Short: "Benchmark an OpenAI-compatible endpoint and write a run directory as it goes",
-		Long: `capture drives an OpenAI-compatible server (/v1/chat/completions or
+// captureLong is the capture command's help text, kept out of
+// newCaptureCommand so the flags it binds read together.
+const captureLong = `capture drives an OpenAI-compatible server (/v1/chat/completions or
 /v1/completions, streamed with stream_options.include_usage, or --no-stream) and
 writes a run directory: manifest.json, records.jsonl (one line per request,
 appended as requests finish) and workload.jsonl.
@@ -137,12 +132,24 @@ The API key is read from the environment variable
 named by --api-key-env and never written to the run. --simulate runs against an
 in-process simulator instead of --endpoint. Its evidence is "synthetic" whatever
 --evidence, --set or --manifest say, and so is the evidence of any run whose
-server answered once with the simulator's X-Benchseal-Simulator header.`,
-		Example: `  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --concurrency 8 --requests 200
+server answered once with the simulator's X-Benchseal-Simulator header.`
+
+// captureExample is the capture command's examples.
+const captureExample = `  benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --concurrency 8 --requests 200
   benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --rate 5,10,20 --requests 200 --warmup-requests 10
   benchseal capture --endpoint http://127.0.0.1:8000 --model M --out run --preset protocol --set engine.name=vllm
-  benchseal capture --simulate --out demo-run --concurrency 1,4 --requests 20 --sim-time-scale 0.01`,
-		Args: noArgs(),
+  benchseal capture --simulate --out demo-run --concurrency 1,4 --requests 20 --sim-time-scale 0.01`
+
+// newCaptureCommand returns the capture command and the options its flags
+// fill (k8s job parses capture's flags with it).
+func newCaptureCommand(io *IO) (*cobra.Command, *captureOptions) {
+	o := &captureOptions{io: io}
+	cmd := &cobra.Command{
+		Use:     "capture --endpoint URL --model NAME --out RUNDIR (--concurrency N[,N...] | --rate R[,R...] | --preset protocol | --plan PLAN.json)",
+		Short:   "Benchmark an OpenAI-compatible endpoint and write a run directory as it goes",
+		Long:    captureLong,
+		Example: captureExample,
+		Args:    noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCapture(cmd, o)
 		},
@@ -547,16 +554,7 @@ func readPromptsFlag(o *captureOptions) ([]capture.Item, error) {
 // every mistake is a usage error.
 func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, error) {
 	var none capture.Options
-	if o.serverMetricsInterval <= 0 {
-		return none, usagef("--server-metrics-interval %s: want a positive duration", o.serverMetricsInterval)
-	}
-	if v := o.serverMetrics; v != "off" && v != capture.ServerMetricsAuto && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-		return none, usagef("--server-metrics %q: want auto, off or an http(s) URL", v)
-	}
-	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
-		return none, usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
-	}
-	if err := o.checkGPUFlags(); err != nil {
+	if err := o.checkScrapeFlags(); err != nil {
 		return none, err
 	}
 	plan, err := buildPlan(cmd, o)
@@ -570,6 +568,60 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 			return none, usagef("--api-key-env %s: the variable is empty or unset", o.apiKeyEnv)
 		}
 	}
+	opts := o.baseOptions(plan, apiKey)
+	if cmd.Flags().Changed("temperature") {
+		t := o.temperature
+		opts.Request.Temperature = &t
+	}
+	if err := shardOptions(cmd, o, &opts); err != nil {
+		return none, err
+	}
+	if err := o.workloadAndOverlay(cmd, &opts); err != nil {
+		return none, err
+	}
+	opts.SimGPUs = o.simGPUs
+	if o.endpoint != "" {
+		if capture.CheckEndpoint(o.endpoint) != nil {
+			return none, usagef("--endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:8000", o.endpoint)
+		}
+	}
+
+	m := &schema.Manifest{Title: o.title, Evidence: o.evidence}
+	m.Client.Version = Version
+	m.Client.Build = currentBuild(o.io)
+	m.Client.Location = o.location
+	m.Client.CommandLine = redactArgs(o.io.ErrOut, commandLine(cmd), apiKey)
+	opts.Manifest = m
+	opts.HostFS = os.DirFS("/")
+	opts.GPUQuery = o.gpuQuery
+	opts.Registered = o.registered
+	opts.ReadyTimeout = o.readyTimeout
+
+	if !o.simulate && o.model == "" {
+		return none, usagef("--model is required")
+	}
+	o.progressOptions(&opts)
+	return opts, nil
+}
+
+// checkScrapeFlags is captureOptions' first check: the server-metrics
+// and accelerator scrape flags and the stop rule, each a usage error.
+func (o *captureOptions) checkScrapeFlags() error {
+	if o.serverMetricsInterval <= 0 {
+		return usagef("--server-metrics-interval %s: want a positive duration", o.serverMetricsInterval)
+	}
+	if v := o.serverMetrics; v != "off" && v != capture.ServerMetricsAuto && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+		return usagef("--server-metrics %q: want auto, off or an http(s) URL", v)
+	}
+	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
+		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
+	}
+	return o.checkGPUFlags()
+}
+
+// baseOptions is the capture.Options the flags give directly, with plan
+// and the API key; captureOptions adds what needs checking or reading.
+func (o *captureOptions) baseOptions(plan *capture.Plan, apiKey string) capture.Options {
 	opts := capture.Options{
 		Endpoint: o.endpoint,
 		APIKey:   apiKey,
@@ -595,22 +647,24 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	}
 	opts.Plan.DistinctPrompts = opts.Plan.DistinctPrompts || o.distinctPrompts
 	opts.Trace = o.traceRun
-	if cmd.Flags().Changed("temperature") {
-		t := o.temperature
-		opts.Request.Temperature = &t
-	}
-	if err := shardOptions(cmd, o, &opts); err != nil {
-		return none, err
-	}
+	return opts
+}
+
+// workloadAndOverlay reads --prompts and the ShareGPT workload into opts,
+// and --manifest, then applies the overlay and --set to a scratch manifest
+// as capture will later, so a malformed one is a usage error before
+// anything runs.
+func (o *captureOptions) workloadAndOverlay(cmd *cobra.Command, opts *capture.Options) error {
+	var err error
 	if opts.Prompts, err = readPromptsFlag(o); err != nil {
-		return none, err
+		return err
 	}
 	opts.Dataset = o.prompts
-	o.shareGPTWorkload(cmd, &opts)
+	o.shareGPTWorkload(cmd, opts)
 	if o.overlay != "" {
 		b, err := os.ReadFile(o.overlay)
 		if err != nil {
-			return none, fmt.Errorf("--manifest: %w", err) // a file it cannot read: exit 1, not usage
+			return fmt.Errorf("--manifest: %w", err) // a file it cannot read: exit 1, not usage
 		}
 		opts.Overlay = b
 	}
@@ -618,32 +672,15 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 	// malformed --set or --manifest is a usage error before anything runs.
 	scratch := &schema.Manifest{}
 	if err := schema.ApplyOverlay(scratch, opts.Overlay, opts.Sets); err != nil {
-		return none, usagef("%v", err)
+		return usagef("%v", err)
 	}
-	if err := o.checkStated(scratch); err != nil {
-		return none, err
-	}
-	opts.SimGPUs = o.simGPUs
-	if o.endpoint != "" {
-		if capture.CheckEndpoint(o.endpoint) != nil {
-			return none, usagef("--endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:8000", o.endpoint)
-		}
-	}
+	return o.checkStated(scratch)
+}
 
-	m := &schema.Manifest{Title: o.title, Evidence: o.evidence}
-	m.Client.Version = Version
-	m.Client.Build = currentBuild(o.io)
-	m.Client.Location = o.location
-	m.Client.CommandLine = redactArgs(o.io.ErrOut, commandLine(cmd), apiKey)
-	opts.Manifest = m
-	opts.HostFS = os.DirFS("/")
-	opts.GPUQuery = o.gpuQuery
-	opts.Registered = o.registered
-	opts.ReadyTimeout = o.readyTimeout
-
-	if !o.simulate && o.model == "" {
-		return none, usagef("--model is required")
-	}
+// progressOptions sets how capture reports progress: the live display on
+// a terminal (or with --progress always), a plain line now and then
+// otherwise under auto, nothing with never.
+func (o *captureOptions) progressOptions(opts *capture.Options) {
 	switch {
 	case o.progress == "always" || (o.progress == "auto" && isTerminal(o.io.ErrOut)):
 		o.live = &liveProgress{w: o.io.ErrOut}
@@ -653,7 +690,6 @@ func (o *captureOptions) captureOptions(cmd *cobra.Command) (capture.Options, er
 		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }
 		opts.ProgressInterval = progressLineInterval
 	}
-	return opts, nil
 }
 
 // startSimulator starts the in-process simulator on 127.0.0.1 and points

@@ -103,6 +103,8 @@ func runInspect(ctx context.Context, o *inspectOptions) error {
 	return nil
 }
 
+// writeInspect prints what b's manifest and index say about the run,
+// its layers and referrers, checking no digest or signature.
 func writeInspect(w io.Writer, b *artifact.Bundle) {
 	m := b.Manifest()
 	fmt.Fprintf(w, "run id     %s\n", m.RunID)
@@ -135,7 +137,26 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	} else {
 		fmt.Fprintln(w, "plan       none: the run was not pre-registered")
 	}
-	for _, x := range m.External {
+	writeInspectExternal(w, m.External)
+	if len(m.Unknown) > 0 {
+		fmt.Fprintf(w, "unknown    %d field(s) declared unknown: %s\n", len(m.Unknown), strings.Join(m.Unknown, ", "))
+	}
+	if c := b.Claims(); c != nil {
+		n := 0
+		for _, p := range c.Points {
+			n += len(p.Metrics)
+		}
+		fmt.Fprintf(w, "claims     %d (definitions %s)\n", n, c.Definitions)
+	}
+	writeInspectLayers(w, b)
+	writeInspectReferrers(w, b)
+}
+
+// writeInspectExternal prints the external evidence the run references, each
+// result marked unverified; a phase of writeInspect kept apart for its
+// size.
+func writeInspectExternal(w io.Writer, external []schema.ExternalRef) {
+	for _, x := range external {
 		// External evidence is a reference, never a measurement of this run.
 		fmt.Fprintf(w, "external   %s", x.Kind)
 		for _, kv := range [][2]string{{"version", x.Version}, {"division", x.Division}, {"category", x.Category},
@@ -156,16 +177,11 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 			fmt.Fprintf(w, "             %s = %s  UNVERIFIED\n", k, x.Results[k])
 		}
 	}
-	if len(m.Unknown) > 0 {
-		fmt.Fprintf(w, "unknown    %d field(s) declared unknown: %s\n", len(m.Unknown), strings.Join(m.Unknown, ", "))
-	}
-	if c := b.Claims(); c != nil {
-		n := 0
-		for _, p := range c.Points {
-			n += len(p.Metrics)
-		}
-		fmt.Fprintf(w, "claims     %d (definitions %s)\n", n, c.Definitions)
-	}
+}
+
+// writeInspectLayers lists b's layers with their sizes and digests, read
+// from the manifest only; a phase of writeInspect kept apart for its size.
+func writeInspectLayers(w io.Writer, b *artifact.Bundle) {
 	fmt.Fprintf(w, "\nlayers (%d; their bytes are NOT read or checked here: run verify)\n", len(b.Layers()))
 	for _, l := range b.Layers() {
 		fmt.Fprintf(w, "  %-36s %10d bytes", l.Title, l.Descriptor.Size)
@@ -180,6 +196,12 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 			fmt.Fprintf(w, "    uncompressed %s\n", l.UncompressedDigest)
 		}
 	}
+}
+
+// writeInspectReferrers lists b's signatures, signed plans, reviewer
+// attestations and other referrers, none of them verified; a phase of
+// writeInspect kept apart for its size.
+func writeInspectReferrers(w io.Writer, b *artifact.Bundle) {
 	listKeyed := func(title string, refs []artifact.Referrer, always bool) {
 		if len(refs) == 0 && !always {
 			return

@@ -206,47 +206,12 @@ func refuseClaimsOverInput(claims, input, out string) error {
 	return refuseInputAsOut("--write-claims", claims, []string{input})
 }
 
+// runReplay parses the flags into replay options, recomputes the run,
+// writes the claims when asked and then the report.
 func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
-	var opts replay.Options
-	var err error
-	opts.Definitions = o.definitions
-	opts.Version = o.version
-	if o.version != "" {
-		if _, err := replay.LookupVersion(o.definitions, o.version); err != nil {
-			return usagef("--definitions-version: %v", err)
-		}
-	}
-	if o.slo != "" || cmd.Flags().Changed("slo") {
-		s, err := replay.ParseSLO(o.slo)
-		if err != nil {
-			return usagef("--slo: %v", err)
-		}
-		opts.SLO = &s
-	}
-	if o.sweep != "" {
-		if opts.Sweep, err = replay.ParseSweep(o.sweep); err != nil {
-			return usagef("--sweep-slo: %v", err)
-		}
-	}
-	if o.mlperf != "" {
-		if opts.MLPerf, err = replay.ParseMLPerf(o.mlperf); err != nil {
-			return usagef("--mlperf: %v", err)
-		}
-	}
-	if opts.AttainmentTarget, err = replay.ParseFraction(o.target); err != nil {
-		return usagef("--attainment-target: %v", err)
-	}
-	if o.smooth != "" {
-		if opts.Smooth, err = replay.ParseSmooth(o.smooth); err != nil {
-			return usagef("--smooth: %v", err)
-		}
-	}
-	if o.stall != "" {
-		s, err := replay.ParseSLO("ttft=" + o.stall)
-		if err != nil || *s.TTFTNS <= 0 {
-			return usagef("--stall-threshold %q: want a positive duration", o.stall)
-		}
-		opts.StallThresholdNS = *s.TTFTNS
+	opts, err := o.engineOptions(cmd)
+	if err != nil {
+		return err
 	}
 	if o.writeClaims != "" {
 		if err := refuseClaimsOverInput(o.writeClaims, o.path, o.report.path); err != nil {
@@ -272,32 +237,9 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 	}
 	empty := len(res.Results) == 0 && !run.Manifest().ExternalReference()
 	if o.writeClaims != "" && !empty {
-		if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
-			return usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
-		}
-		claims, planNote := claimsToWrite(run.Manifest(), res, o.tolerance)
-		b, err := schema.MarshalDocument(claims)
-		if err != nil {
+		if done, err := o.writeClaimsFile(cmd, io, run.Manifest(), res); done || err != nil {
 			return err
 		}
-		if err := refuseReplace(o.writeClaims, o.force); err != nil {
-			return err
-		}
-		if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
-			return err
-		}
-		// What was written, not the report it was taken from: --output
-		// asks for the report as well (on stdout; the note then goes to
-		// stderr, so the report stays parseable).
-		note := claimsWritten(o.writeClaims, claims) + planNote
-		if m := run.Manifest(); m.Incomplete {
-			note += "; the run is INCOMPLETE (" + m.IncompleteReason + "): replay without --write-claims shows how the missing work is counted"
-		}
-		if !cmd.Flags().Changed("output") {
-			fmt.Fprintln(io.Out, note)
-			return nil
-		}
-		fmt.Fprintln(io.ErrOut, note)
 	}
 	err = writeReplayReport(rf.w, o, run.Manifest(), res)
 	if err == nil {
@@ -312,6 +254,86 @@ func runReplay(cmd *cobra.Command, io *IO, o *replayOptions) error {
 		return rejected(fmt.Errorf("%s: the run has no records: nothing to recompute", o.path))
 	}
 	return nil
+}
+
+// engineOptions is runReplay's first phase: the replay options its flags
+// give, a usage error naming the flag that does not parse.
+func (o *replayOptions) engineOptions(cmd *cobra.Command) (replay.Options, error) {
+	var opts replay.Options
+	var err error
+	opts.Definitions = o.definitions
+	opts.Version = o.version
+	if o.version != "" {
+		if _, err := replay.LookupVersion(o.definitions, o.version); err != nil {
+			return opts, usagef("--definitions-version: %v", err)
+		}
+	}
+	if o.slo != "" || cmd.Flags().Changed("slo") {
+		s, err := replay.ParseSLO(o.slo)
+		if err != nil {
+			return opts, usagef("--slo: %v", err)
+		}
+		opts.SLO = &s
+	}
+	if o.sweep != "" {
+		if opts.Sweep, err = replay.ParseSweep(o.sweep); err != nil {
+			return opts, usagef("--sweep-slo: %v", err)
+		}
+	}
+	if o.mlperf != "" {
+		if opts.MLPerf, err = replay.ParseMLPerf(o.mlperf); err != nil {
+			return opts, usagef("--mlperf: %v", err)
+		}
+	}
+	if opts.AttainmentTarget, err = replay.ParseFraction(o.target); err != nil {
+		return opts, usagef("--attainment-target: %v", err)
+	}
+	if o.smooth != "" {
+		if opts.Smooth, err = replay.ParseSmooth(o.smooth); err != nil {
+			return opts, usagef("--smooth: %v", err)
+		}
+	}
+	if o.stall != "" {
+		s, err := replay.ParseSLO("ttft=" + o.stall)
+		if err != nil || *s.TTFTNS <= 0 {
+			return opts, usagef("--stall-threshold %q: want a positive duration", o.stall)
+		}
+		opts.StallThresholdNS = *s.TTFTNS
+	}
+	return opts, nil
+}
+
+// writeClaimsFile is runReplay's --write-claims phase: it writes the
+// claims res gives and says so. done: the note went to stdout and no
+// report follows (--output was not given).
+func (o *replayOptions) writeClaimsFile(cmd *cobra.Command, io *IO, m *schema.Manifest, res *replay.Result) (done bool, err error) {
+	if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
+		return false, usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
+	}
+	claims, planNote := claimsToWrite(m, res, o.tolerance)
+	b, err := schema.MarshalDocument(claims)
+	if err != nil {
+		return false, err
+	}
+	if err := refuseReplace(o.writeClaims, o.force); err != nil {
+		return false, err
+	}
+	if err := schema.WriteFileAtomic(o.writeClaims, b, 0o644); err != nil {
+		return false, err
+	}
+	// What was written, not the report it was taken from: --output
+	// asks for the report as well (on stdout; the note then goes to
+	// stderr, so the report stays parseable).
+	note := claimsWritten(o.writeClaims, claims) + planNote
+	if m.Incomplete {
+		note += "; the run is INCOMPLETE (" + m.IncompleteReason + "): replay without --write-claims shows how the missing work is counted"
+	}
+	if !cmd.Flags().Changed("output") {
+		fmt.Fprintln(io.Out, note)
+		return true, nil
+	}
+	fmt.Fprintln(io.ErrOut, note)
+	return false, nil
 }
 
 // writeReplayReport writes the report in the format asked for: text is
