@@ -93,25 +93,62 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 	return build(r, f.Name)
 }
 
+// build rebuilds the records of r and its manifest and claims.
 func build(r *Result, file string) (*ingest.Result, error) {
 	o := r.Fields
-	rate := math.Inf(1)
-	if n := o.Number("request_rate"); n != "" && n != "inf" {
-		v, err := ingest.ToFloat(n, 1)
-		if err != nil || v <= 0 {
-			return nil, ingest.RecordErrorf(file, 0, -1, "request_rate", "not a positive rate: %s", n)
-		}
-		rate = v
+	pt, mode, err := loadPoint(o, r.Lists.N, file)
+	if err != nil {
+		return nil, err
 	}
-	maxConc := int64(0)
-	if n := o.Number("max_concurrency"); n != "" {
-		v, err := ingest.Int(n)
-		if err != nil || v < 0 {
-			return nil, ingest.RecordErrorf(file, 0, -1, "max_concurrency", "not a count: %s", n)
-		}
-		maxConc = v
+	dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
+	if err != nil {
+		return nil, ingest.RecordErrorf(file, 0, -1, "duration", "%w", err)
 	}
-	numPrompts := int64(r.Lists.N)
+	pt.Duration = schema.Duration(dur)
+	rb, err := serve.Records(r.Lists, file, 0, pt.Name, "", o.Number("duration"))
+	if err != nil {
+		return nil, err
+	}
+	date := o.String("date")
+	epoch, zoned := savedAt(date, dur)
+	m := ingest.NewManifest(Tool, "", epoch, epoch+max(dur, rb.LastNS))
+	m.Load.Mode = mode
+	m.Load.Points = []schema.Point{pt}
+	m.Decoding.Streaming = true
+	m.Client.TokenCounts = "server-usage"
+	ingest.SetNote(&m, "vllm.duration_s", string(o.Number("duration")))
+	if date != "" {
+		ingest.SetNote(&m, NoteDate, date)
+		if zoned {
+			ingest.Derive(&m, "epoch_unix_ns: vLLM's date (with its stated zone) minus duration")
+		} else {
+			ingest.SetNote(&m, NoteDateZone, "unknown: vLLM writes the local time of the machine that saved the result, without a zone")
+			ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: vLLM's date %s is local time in an unstated zone, so it names no instant (±14 h); declared unknown, the date kept in notes[\"vllm.date\"]", date)
+		}
+	}
+	describe(&m, rb, o.Number("request_rate"))
+	if dur > 0 {
+		ingest.ToolWindow(&m, pt.Name, 0, dur, "vLLM's duration (s), rounded to the ns")
+	}
+	fromFields(&m, o)
+	c := ingest.NewClaimSet(Tool)
+	claimSummary(c, o, file, pt.Name, rb)
+	claims, err := c.Claims()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Result{Manifest: m, Records: rb.Records, Claims: claims}, nil
+}
+
+// loadPoint is the run's load point and mode: a rate (Poisson, or gamma
+// with a burstiness other than 1) when request_rate is finite, else the
+// concurrency cap, else every one of the n prompts at once.
+func loadPoint(o serve.Object, n int, file string) (schema.Point, string, error) {
+	rate, maxConc, err := o.RateAndCap(file, 0, "inf")
+	if err != nil {
+		return schema.Point{}, "", err
+	}
+	numPrompts := int64(n)
 	if n := o.Number("num_prompts"); n != "" {
 		if v, err := ingest.Int(n); err == nil {
 			numPrompts = v
@@ -140,75 +177,60 @@ func build(r *Result, file string) (*ingest.Result, error) {
 		pt.Concurrency = int(numPrompts)
 		pt.Name = ingest.PointName(mode, float64(numPrompts))
 	}
-	dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
-	if err != nil {
-		return nil, ingest.RecordErrorf(file, 0, -1, "duration", "%w", err)
+	return pt, mode, nil
+}
+
+// savedAt is the run's epoch from date, the local time the result was
+// saved at the end of the run (datetime.now().strftime("%Y%m%d-%H%M%S")),
+// minus its duration: without a zone it names no instant, so the epoch
+// stays 0 (unknown, zoned false) unless the date carries an offset.
+func savedAt(date string, dur int64) (epoch int64, zoned bool) {
+	if date == "" {
+		return 0, false
 	}
-	pt.Duration = schema.Duration(dur)
-	rb, err := serve.Records(r.Lists, file, 0, pt.Name, "", o.Number("duration"))
-	if err != nil {
-		return nil, err
-	}
-	// Epoch: "date" is the local time the result was saved, at the end of
-	// the run (datetime.now().strftime("%Y%m%d-%H%M%S")): without a zone it
-	// names no instant, so the run's times stay unknown unless the date
-	// carries an offset.
-	epoch := int64(0)
-	date := o.String("date")
-	zoned := false
-	if date != "" {
-		for _, layout := range []string{"20060102-150405Z07:00", "20060102-150405-0700", "20060102-150405 MST"} {
-			if t, err := time.Parse(layout, date); err == nil && (layout != "20060102-150405 MST" || t.Location() == time.UTC) {
-				epoch, zoned = t.UnixNano()-dur, true
-				break
-			}
+	for _, layout := range []string{"20060102-150405Z07:00", "20060102-150405-0700", "20060102-150405 MST"} {
+		if t, err := time.Parse(layout, date); err == nil && (layout != "20060102-150405 MST" || t.Location() == time.UTC) {
+			return t.UnixNano() - dur, true
 		}
 	}
-	m := ingest.NewManifest(Tool, "", epoch, epoch+max(dur, rb.LastNS))
-	m.Load.Mode = mode
-	m.Load.Points = []schema.Point{pt}
-	m.Decoding.Streaming = true
-	m.Client.TokenCounts = "server-usage"
-	ingest.SetNote(&m, "vllm.duration_s", string(o.Number("duration")))
-	if date != "" {
-		ingest.SetNote(&m, NoteDate, date)
-		if zoned {
-			ingest.Derive(&m, "epoch_unix_ns: vLLM's date (with its stated zone) minus duration")
-		} else {
-			ingest.SetNote(&m, NoteDateZone, "unknown: vLLM writes the local time of the machine that saved the result, without a zone")
-			ingest.Derive(&m, "epoch_unix_ns, start_time, finish_time: vLLM's date %s is local time in an unstated zone, so it names no instant (±14 h); declared unknown, the date kept in notes[\"vllm.date\"]", date)
-		}
-	}
+	return 0, false
+}
+
+// describe states in m how each record field was rebuilt, which depends
+// on whether this vLLM version saved start times and latencies.
+func describe(m *schema.Manifest, rb *serve.Rebuilt, requestRate json.Number) {
 	if rb.HasStart {
-		ingest.Derive(&m, "sent_ns: start_times (perf_counter seconds) minus the earliest")
+		ingest.Derive(m, "sent_ns: start_times (perf_counter seconds) minus the earliest")
 	} else {
-		ingest.Derive(&m, "sent_ns: not stored by this vLLM version; set to 0 for every request (request_rate %v)", o.Number("request_rate"))
+		ingest.Derive(m, "sent_ns: not stored by this vLLM version; set to 0 for every request (request_rate %v)", requestRate)
 	}
-	ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	ingest.Derive(m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")
 	if rb.HasLatency {
-		ingest.Derive(&m, "end_ns: sent + latencies[i]")
+		ingest.Derive(m, "end_ns: sent + latencies[i]")
 	} else {
-		ingest.Derive(&m, "end_ns: per-request latency not stored by this vLLM version; set to the last chunk (ttft + Σitl), which omits the time from the last chunk to the end of the stream")
+		ingest.Derive(m, "end_ns: per-request latency not stored by this vLLM version; set to the last chunk (ttft + Σitl), which omits the time from the last chunk to the end of the stream")
 	}
-	ingest.Derive(&m, "orig.duration: vLLM's run duration (s), copied into every record so that its rates can be recomputed")
-	ingest.Derive(&m, "load.points[0].duration: vLLM's duration (dispatch of the first request to the end of the last), rounded to the ns; exact value in notes[\"vllm.duration_s\"]")
+	ingest.Derive(m, "orig.duration: vLLM's run duration (s), copied into every record so that its rates can be recomputed")
+	ingest.Derive(m, "load.points[0].duration: vLLM's duration (dispatch of the first request to the end of the last), rounded to the ns; exact value in notes[\"vllm.duration_s\"]")
 	if rb.HasStart {
-		ingest.Derived(&m, schema.FieldSent, "start_times (perf_counter seconds) minus the earliest")
+		ingest.Derived(m, schema.FieldSent, "start_times (perf_counter seconds) minus the earliest")
 	} else {
-		ingest.Absent(&m, schema.FieldSent, "not stored by this vLLM version; 0 for every request")
+		ingest.Absent(m, schema.FieldSent, "not stored by this vLLM version; 0 for every request")
 	}
-	ingest.Measured(&m, schema.FieldFirstChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
-	ingest.Derived(&m, schema.FieldChunks, "ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	ingest.Measured(m, schema.FieldFirstChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Derived(m, schema.FieldChunks, "ttft + cumulative sum of itl (per-chunk gaps in seconds)")
 	if rb.HasLatency {
-		ingest.Derived(&m, schema.FieldLastChunk, "ttft + Σ itl")
-		ingest.Derived(&m, schema.FieldEnd, "sent + latencies[i]")
+		ingest.Derived(m, schema.FieldLastChunk, "ttft + Σ itl")
+		ingest.Derived(m, schema.FieldEnd, "sent + latencies[i]")
 	} else {
-		ingest.Derived(&m, schema.FieldLastChunk, "ttft + Σ itl")
-		ingest.Derived(&m, schema.FieldEnd, "the last chunk (per-request latency not stored)")
+		ingest.Derived(m, schema.FieldLastChunk, "ttft + Σ itl")
+		ingest.Derived(m, schema.FieldEnd, "the last chunk (per-request latency not stored)")
 	}
-	if dur > 0 {
-		ingest.ToolWindow(&m, pt.Name, 0, dur, "vLLM's duration (s), rounded to the ns")
-	}
+}
+
+// fromFields fills the model, tokenizer, engine, title, seed and warmup
+// from the result's fields, keeping the backend and endpoint as notes.
+func fromFields(m *schema.Manifest, o serve.Object) {
 	if md := o.String("model_id"); md != "" {
 		m.Model.Name = md
 	}
@@ -216,13 +238,13 @@ func build(r *Result, file string) (*ingest.Result, error) {
 		m.Model.Tokenizer = tk
 	}
 	if be := o.String("backend"); be != "" {
-		ingest.SetNote(&m, "vllm.backend", be)
+		ingest.SetNote(m, "vllm.backend", be)
 		if be == "vllm" || be == "sglang" || be == "tgi" || be == "lmdeploy" {
 			m.Engine.Name = be
 		}
 	}
 	if et := o.String("endpoint_type"); et != "" {
-		ingest.SetNote(&m, "vllm.endpoint_type", et)
+		ingest.SetNote(m, "vllm.endpoint_type", et)
 	}
 	if lb := o.String("label"); lb != "" {
 		m.Title = lb
@@ -237,13 +259,6 @@ func build(r *Result, file string) (*ingest.Result, error) {
 			m.Load.Warmup.Requests = int(v)
 		}
 	}
-	c := ingest.NewClaimSet(Tool)
-	claimSummary(c, o, file, pt.Name, rb)
-	claims, err := c.Claims()
-	if err != nil {
-		return nil, err
-	}
-	return &ingest.Result{Manifest: m, Records: rb.Records, Claims: claims}, nil
 }
 
 // Reasons a vLLM number cannot be recomputed.

@@ -48,7 +48,6 @@ var funcExceptions = map[string]funcException{
 	"capture.Run":                                 {lines: 328, complexity: 76},
 	"importer/aiperf.fillManifest":                {lines: 137, complexity: 46},
 	"importer/sglang.Stream":                      {lines: 173, complexity: 48},
-	"importer/vllm.build":                         {lines: 152, complexity: 44},
 	"replay.(*intSamples).heldRanks":              {lines: 124, complexity: 32},
 	"schema.(*RecordChecker).check":               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase": {lines: 101, complexity: 35},

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,6 +105,28 @@ func ReadLists(o Object, file string, line int) (*Lists, error) {
 		return nil, ingest.RecordErrorf(file, line, -1, "start_times", "has %d entries, ttfts has %d", len(l.StartTimes), l.N)
 	}
 	return l, nil
+}
+
+// RateAndCap reads the request_rate of o, +Inf when absent or one of
+// unlimited (the tool's spellings of no limit), and its max_concurrency,
+// 0 when absent: vLLM and SGLang save both under these names.
+func (o Object) RateAndCap(file string, line int, unlimited ...string) (rate float64, maxConc int64, err error) {
+	rate = math.Inf(1)
+	if n := o.Number("request_rate"); n != "" && !slices.Contains(unlimited, string(n)) {
+		v, err := ingest.ToFloat(n, 1)
+		if err != nil || v <= 0 {
+			return 0, 0, ingest.RecordErrorf(file, line, -1, "request_rate", "not a positive rate: %s", n)
+		}
+		rate = v
+	}
+	if n := o.Number("max_concurrency"); n != "" {
+		v, err := ingest.Int(n)
+		if err != nil || v < 0 {
+			return 0, 0, ingest.RecordErrorf(file, line, -1, "max_concurrency", "not a count: %s", n)
+		}
+		maxConc = v
+	}
+	return rate, maxConc, nil
 }
 
 // Rebuilt is the outcome of Records.
