@@ -96,22 +96,9 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("import sglang: %w", ingest.ErrNoFiles)
 	}
-	var runs []runRef
-	for _, f := range files {
-		n := len(runs)
-		err := ingest.EachLine(f.Data, func(lineNo, off int, line []byte) error {
-			_, ok, err := outputLine(f.Name, lineNo, line)
-			if ok {
-				runs = append(runs, runRef{f.Name, f.Data, off, len(line), lineNo})
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) == n {
-			return nil, ingest.Errorf(f.Name, "no results")
-		}
+	runs, err := checkLines(files)
+	if err != nil {
+		return nil, err
 	}
 	m := ingest.NewManifest(Tool, "", 0, 0)
 	m.Decoding.Streaming = true
@@ -125,45 +112,18 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		if err != nil {
 			return nil, err
 		}
-		r := struct {
-			Run
-			file string
-		}{run, ref.file}
-		o := r.Fields
-		pt := schema.Point{Requests: r.Lists.N}
-		rate := math.Inf(1)
-		if n := o.Number("request_rate"); n != "" && n != "inf" && n != "Infinity" {
-			v, err := ingest.ToFloat(n, 1)
-			if err != nil || v <= 0 {
-				return nil, ingest.RecordErrorf(r.file, r.Line, -1, "request_rate", "not a positive rate: %s", n)
-			}
-			rate = v
-		}
-		if n := o.Number("max_concurrency"); n != "" {
-			v, err := ingest.Int(n)
-			if err != nil || v < 0 {
-				return nil, ingest.RecordErrorf(r.file, r.Line, -1, "max_concurrency", "not a count: %s", n)
-			}
-			pt.Concurrency = int(v)
-		}
-		switch {
-		case !math.IsInf(rate, 1):
-			m.Load.Mode = schema.ModeRate
-			pt.Rate, pt.Arrival = rate, schema.ArrivalPoisson
-			pt.Name = ingest.PointName(schema.ModeRate, rate)
-		case pt.Concurrency > 0:
-			pt.Name = ingest.PointName(schema.ModeConcurrency, float64(pt.Concurrency))
-		default:
-			pt.Concurrency = r.Lists.N
-			pt.Name = ingest.PointName(schema.ModeConcurrency, float64(r.Lists.N))
+		o := run.Fields
+		pt, err := loadPoint(&m, o, run.Lists.N, ref.file, ref.Line)
+		if err != nil {
+			return nil, err
 		}
 		pt.Name = names.Unique(pt.Name)
 		dur, err := ingest.NonNegNS(o.Number("duration"), ingest.Second, "duration")
 		if err != nil {
-			return nil, ingest.RecordErrorf(r.file, r.Line, -1, "duration", "%w", err)
+			return nil, ingest.RecordErrorf(ref.file, ref.Line, -1, "duration", "%w", err)
 		}
 		pt.Duration = schema.Duration(dur)
-		rb, err := serve.Records(r.Lists, r.file, r.Line, pt.Name, fmt.Sprintf("%d:", ri), o.Number("duration"))
+		rb, err := serve.Records(run.Lists, ref.file, ref.Line, pt.Name, fmt.Sprintf("%d:", ri), o.Number("duration"))
 		if err != nil {
 			return nil, err
 		}
@@ -184,86 +144,164 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		if dur > 0 {
 			ingest.ToolWindow(&m, pt.Name, 0, dur, "SGLang's duration (s), rounded to the ns")
 		}
-		if v := o.String("backend"); v != "" {
-			ingest.SetNote(&m, "sglang.backend", v)
-		}
-		if v := o.String("dataset_name"); v != "" {
-			m.Workload.Dataset = v
-		}
-		if v := o.String("tag"); v != "" {
-			ingest.SetNote(&m, "sglang."+pt.Name+".tag", v)
-		}
-		if raw, ok := o["server_info"]; ok && len(raw) > 2 && len(raw) < 1<<16 {
-			ingest.SetNote(&m, "sglang.server_info", string(raw))
-			var si struct {
-				ModelPath string      `json:"model_path"`
-				Version   string      `json:"version"`
-				TPSize    json.Number `json:"tp_size"`
-				DPSize    json.Number `json:"dp_size"`
-				PPSize    json.Number `json:"pp_size"`
-				EPSize    json.Number `json:"ep_size"`
-			}
-			if json.Unmarshal(raw, &si) == nil {
-				if si.ModelPath != "" {
-					m.Model.Name = si.ModelPath
-				}
-				if si.Version != "" {
-					m.Engine.Name, m.Engine.Version = "sglang", si.Version
-				}
-				for _, p := range []struct {
-					n   json.Number
-					dst *int
-				}{
-					{si.TPSize, &m.Engine.Parallelism.Tensor},
-					{si.DPSize, &m.Engine.Parallelism.Data},
-					{si.PPSize, &m.Engine.Parallelism.Pipeline},
-					{si.EPSize, &m.Engine.Parallelism.Expert},
-				} {
-					if v, err := ingest.Int(p.n); err == nil && v > 0 && v < 1<<20 {
-						*p.dst = int(v)
-					}
-				}
-			}
-		}
-		if v := o.String("model_id"); v != "" {
-			m.Model.Name = v
-		}
-		if n := o.Number("random_input_len"); n != "" {
-			if v, err := ingest.Int(n); err == nil && v > 0 {
-				pt.InputTokens = int(v)
-				m.Load.Points[len(m.Load.Points)-1].InputTokens = int(v)
-			}
-		}
-		if n := o.Number("random_output_len"); n != "" {
-			if v, err := ingest.Int(n); err == nil && v > 0 {
-				m.Load.Points[len(m.Load.Points)-1].OutputTokens = int(v)
-			}
-		}
-		claimRun(c, o, r.file, pt.Name)
+		fromFields(&m, o, pt.Name)
+		claimRun(c, o, ref.file, pt.Name)
 	}
-	if m.Load.Mode == schema.ModeRate {
-		for i, pt := range m.Load.Points {
-			if pt.Rate == 0 {
-				r := runs[i]
-				return nil, ingest.RecordErrorf(r.file, r.Line, -1, "request_rate", "unlimited (inf) while other lines have a finite rate: a run holds rate points or concurrency points, not both; import the unlimited-rate lines separately")
-			}
-		}
+	if err := checkOneMode(&m, runs); err != nil {
+		return nil, err
 	}
-	ingest.Derive(&m, "sent_ns: SGLang stores no send times; every request of a point is placed at the point's start (points laid one after another by their duration)")
-	ingest.Derive(&m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")
-	ingest.Derive(&m, "end_ns: per-request latency not stored; set to the last chunk (ttft + Σitl)")
-	ingest.Derive(&m, "orig.duration: SGLang's run duration (s), copied into every record of the point so that its rates can be recomputed")
-	ingest.Derive(&m, "load.points[i].duration: SGLang's duration, rounded to the ns; exact value in notes[\"sglang.<point>.duration_s\"]")
-	ingest.Absent(&m, schema.FieldSent, "SGLang stores no send times; every request of a point is placed at the point's start")
-	ingest.Measured(&m, schema.FieldFirstChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
-	ingest.Derived(&m, schema.FieldChunks, "ttft + cumulative sum of itl (per-chunk gaps in seconds)")
-	ingest.Derived(&m, schema.FieldLastChunk, "ttft + Σ itl")
-	ingest.Derived(&m, schema.FieldEnd, "the last chunk (per-request latency not stored)")
+	describe(&m)
 	claims, err := c.Claims()
 	if err != nil {
 		return nil, err
 	}
 	return &ingest.Result{Manifest: m, Claims: claims}, nil
+}
+
+// checkLines checks every line of every file, keeping where each result
+// line is; a file without one is refused.
+func checkLines(files []ingest.File) ([]runRef, error) {
+	var runs []runRef
+	for _, f := range files {
+		n := len(runs)
+		err := ingest.EachLine(f.Data, func(lineNo, off int, line []byte) error {
+			_, ok, err := outputLine(f.Name, lineNo, line)
+			if ok {
+				runs = append(runs, runRef{f.Name, f.Data, off, len(line), lineNo})
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) == n {
+			return nil, ingest.Errorf(f.Name, "no results")
+		}
+	}
+	return runs, nil
+}
+
+// loadPoint is the load point of one result line of n requests: its rate
+// (Poisson arrivals) when request_rate is finite, which makes m's load
+// mode rate, else its concurrency cap, else all n at once. Its name is
+// not yet unique among the run's points.
+func loadPoint(m *schema.Manifest, o serve.Object, n int, file string, line int) (schema.Point, error) {
+	pt := schema.Point{Requests: n}
+	rate, maxConc, err := o.RateAndCap(file, line, "inf", "Infinity")
+	if err != nil {
+		return schema.Point{}, err
+	}
+	pt.Concurrency = int(maxConc)
+	switch {
+	case !math.IsInf(rate, 1):
+		m.Load.Mode = schema.ModeRate
+		pt.Rate, pt.Arrival = rate, schema.ArrivalPoisson
+		pt.Name = ingest.PointName(schema.ModeRate, rate)
+	case pt.Concurrency > 0:
+		pt.Name = ingest.PointName(schema.ModeConcurrency, float64(pt.Concurrency))
+	default:
+		pt.Concurrency = n
+		pt.Name = ingest.PointName(schema.ModeConcurrency, float64(n))
+	}
+	return pt, nil
+}
+
+// fromFields takes what one result line says about the run into m: its
+// backend, dataset, tag (a note of point), server_info, model and random
+// token lengths (of point, the last of m's load points).
+func fromFields(m *schema.Manifest, o serve.Object, point string) {
+	if v := o.String("backend"); v != "" {
+		ingest.SetNote(m, "sglang.backend", v)
+	}
+	if v := o.String("dataset_name"); v != "" {
+		m.Workload.Dataset = v
+	}
+	if v := o.String("tag"); v != "" {
+		ingest.SetNote(m, "sglang."+point+".tag", v)
+	}
+	if raw, ok := o["server_info"]; ok && len(raw) > 2 && len(raw) < 1<<16 {
+		ingest.SetNote(m, "sglang.server_info", string(raw))
+		serverInfo(m, raw)
+	}
+	if v := o.String("model_id"); v != "" {
+		m.Model.Name = v
+	}
+	if n := o.Number("random_input_len"); n != "" {
+		if v, err := ingest.Int(n); err == nil && v > 0 {
+			m.Load.Points[len(m.Load.Points)-1].InputTokens = int(v)
+		}
+	}
+	if n := o.Number("random_output_len"); n != "" {
+		if v, err := ingest.Int(n); err == nil && v > 0 {
+			m.Load.Points[len(m.Load.Points)-1].OutputTokens = int(v)
+		}
+	}
+}
+
+// serverInfo takes the model, engine version and parallelism from the
+// server_info SGLang saves with a result (ignored when it does not
+// decode; a size is kept only when positive and below 2^20).
+func serverInfo(m *schema.Manifest, raw json.RawMessage) {
+	var si struct {
+		ModelPath string      `json:"model_path"`
+		Version   string      `json:"version"`
+		TPSize    json.Number `json:"tp_size"`
+		DPSize    json.Number `json:"dp_size"`
+		PPSize    json.Number `json:"pp_size"`
+		EPSize    json.Number `json:"ep_size"`
+	}
+	if json.Unmarshal(raw, &si) != nil {
+		return
+	}
+	if si.ModelPath != "" {
+		m.Model.Name = si.ModelPath
+	}
+	if si.Version != "" {
+		m.Engine.Name, m.Engine.Version = "sglang", si.Version
+	}
+	for _, p := range []struct {
+		n   json.Number
+		dst *int
+	}{
+		{si.TPSize, &m.Engine.Parallelism.Tensor},
+		{si.DPSize, &m.Engine.Parallelism.Data},
+		{si.PPSize, &m.Engine.Parallelism.Pipeline},
+		{si.EPSize, &m.Engine.Parallelism.Expert},
+	} {
+		if v, err := ingest.Int(p.n); err == nil && v > 0 && v < 1<<20 {
+			*p.dst = int(v)
+		}
+	}
+}
+
+// checkOneMode refuses a run whose lines mix finite and unlimited rates:
+// a run holds rate points or concurrency points, not both.
+func checkOneMode(m *schema.Manifest, runs []runRef) error {
+	if m.Load.Mode != schema.ModeRate {
+		return nil
+	}
+	for i, pt := range m.Load.Points {
+		if pt.Rate == 0 {
+			r := runs[i]
+			return ingest.RecordErrorf(r.file, r.Line, -1, "request_rate", "unlimited (inf) while other lines have a finite rate: a run holds rate points or concurrency points, not both; import the unlimited-rate lines separately")
+		}
+	}
+	return nil
+}
+
+// describe states in m how each record field was rebuilt from SGLang's
+// per-request lists.
+func describe(m *schema.Manifest) {
+	ingest.Derive(m, "sent_ns: SGLang stores no send times; every request of a point is placed at the point's start (points laid one after another by their duration)")
+	ingest.Derive(m, "chunks_ns: rebuilt as ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	ingest.Derive(m, "end_ns: per-request latency not stored; set to the last chunk (ttft + Σitl)")
+	ingest.Derive(m, "orig.duration: SGLang's run duration (s), copied into every record of the point so that its rates can be recomputed")
+	ingest.Derive(m, "load.points[i].duration: SGLang's duration, rounded to the ns; exact value in notes[\"sglang.<point>.duration_s\"]")
+	ingest.Absent(m, schema.FieldSent, "SGLang stores no send times; every request of a point is placed at the point's start")
+	ingest.Measured(m, schema.FieldFirstChunk, schema.FieldInputTokens, schema.FieldOutputTokens)
+	ingest.Derived(m, schema.FieldChunks, "ttft + cumulative sum of itl (per-chunk gaps in seconds)")
+	ingest.Derived(m, schema.FieldLastChunk, "ttft + Σ itl")
+	ingest.Derived(m, schema.FieldEnd, "the last chunk (per-request latency not stored)")
 }
 
 const noLatency = "SGLang's --output-details saves ttfts and itls but no per-request latency: its e2e_latency and tpot use the time of the last chunk including [DONE], which is not stored"

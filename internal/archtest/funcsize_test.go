@@ -47,7 +47,6 @@ var funcExceptions = map[string]funcException{
 	"capture.(*runner).buildWorkload":             {lines: 143, complexity: 38},
 	"capture.Run":                                 {lines: 328, complexity: 76},
 	"importer/aiperf.fillManifest":                {lines: 137, complexity: 46},
-	"importer/sglang.Stream":                      {lines: 173, complexity: 48},
 	"replay.(*intSamples).heldRanks":              {lines: 124, complexity: 32},
 	"schema.(*RecordChecker).check":               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase": {lines: 101, complexity: 35},
