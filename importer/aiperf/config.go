@@ -127,7 +127,19 @@ var endpoints = map[string]string{
 	"embeddings":  "/v1/embeddings",
 }
 
+// fillManifest fills m and its one load point pt from the summary's
+// input configuration, run info, load phases and telemetry, in that order.
 func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
+	fillModel(m, s)
+	fillWorkload(m, s, pt)
+	fillLoad(m, s, pt)
+	fillHardware(m, s)
+	fillNotes(m, s)
+}
+
+// fillModel takes the model, tokenizer, endpoint and streaming mode from
+// the input configuration.
+func fillModel(m *schema.Manifest, s *Summary) {
 	ic := s.InputConfig
 	if len(ic.Endpoint.ModelNames) > 0 {
 		m.Model.Name = ic.Endpoint.ModelNames[0]
@@ -149,6 +161,13 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 			m.Client.Boundary = schema.BoundaryNonStreaming
 		}
 	}
+}
+
+// fillWorkload takes the command line, seed, dataset and mean token
+// lengths, preferring the run info over the input configuration and the
+// datasets list over schema ≤ 1.0's input section.
+func fillWorkload(m *schema.Manifest, s *Summary, pt *schema.Point) {
+	ic := s.InputConfig
 	cmd := ic.CLICommand
 	if s.RunInfo != nil && s.RunInfo.CLICommand != "" {
 		cmd = s.RunInfo.CLICommand
@@ -206,6 +225,12 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 		m.Workload.InputTokens = &schema.LengthDist{Mean: float64(n)}
 		pt.InputTokens = int(n)
 	}
+}
+
+// fillLoad takes pt's rate, concurrency, requests and duration and m's
+// warmup from the load the summary configured (Summary.load), keeping
+// what has no schema field as notes.
+func fillLoad(m *schema.Manifest, s *Summary, pt *schema.Point) {
 	ld := s.load()
 	if ld.rate > 0 {
 		m.Load.Mode = schema.ModeRate
@@ -231,22 +256,33 @@ func fillManifest(m *schema.Manifest, s *Summary, pt *schema.Point) {
 	if ld.phase != nil {
 		ingest.SetNote(m, "aiperf.profiling_phase", string(ld.phase))
 	}
-	if s.TelemetryData != nil {
-		names := map[string]int{}
-		count := 0
-		for _, ep := range s.TelemetryData.Endpoints {
-			for _, g := range ep.GPUs {
-				names[g.GPUName]++
-				count++
-			}
-		}
-		if len(names) == 1 {
-			for n := range names {
-				m.Hardware.Accelerator = n
-			}
-			m.Hardware.AcceleratorCount = schema.Count(count)
+}
+
+// fillHardware names the accelerator and its count when the telemetry
+// saw GPUs of one name only.
+func fillHardware(m *schema.Manifest, s *Summary) {
+	if s.TelemetryData == nil {
+		return
+	}
+	names := map[string]int{}
+	count := 0
+	for _, ep := range s.TelemetryData.Endpoints {
+		for _, g := range ep.GPUs {
+			names[g.GPUName]++
+			count++
 		}
 	}
+	if len(names) == 1 {
+		for n := range names {
+			m.Hardware.Accelerator = n
+		}
+		m.Hardware.AcceleratorCount = schema.Count(count)
+	}
+}
+
+// fillNotes keeps the summary's identity and times as notes and marks a
+// cancelled run incomplete.
+func fillNotes(m *schema.Manifest, s *Summary) {
 	if s.BenchmarkID != "" {
 		ingest.SetNote(m, "aiperf.benchmark_id", s.BenchmarkID)
 	}

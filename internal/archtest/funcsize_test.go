@@ -46,7 +46,6 @@ var funcExceptions = map[string]funcException{
 	"capture.(*Plan).Normalize":                   {lines: 107, complexity: 53},
 	"capture.(*runner).buildWorkload":             {lines: 143, complexity: 38},
 	"capture.Run":                                 {lines: 328, complexity: 76},
-	"importer/aiperf.fillManifest":                {lines: 137, complexity: 46},
 	"replay.(*intSamples).heldRanks":              {lines: 124, complexity: 32},
 	"schema.(*RecordChecker).check":               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase": {lines: 101, complexity: 35},
