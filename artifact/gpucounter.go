@@ -27,7 +27,7 @@ import (
 // floor (the simulator's 90 W idle, 150 W at two requests per device, pass
 // with their counters exact).
 const (
-	GPUGaugeTolerance = 0.10
+	GPUGaugeTolerance = energy.CounterTolerancePercent / 100.0
 	GPUGaugeSlackS    = 1.0
 )
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/energy"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -311,9 +312,15 @@ type Comparison struct {
 	Exact       bool
 	Significant bool
 	// Better is set when significant and the patch is better in the
-	// metric's direction.
-	Better   bool
-	Warnings []string
+	// metric's direction (for an energy metric, by more than
+	// WithinCounterTolerance allows).
+	Better bool
+	// WithinCounterTolerance is set on a significant difference of an
+	// energy metric no larger than counters scaled within the
+	// counter-against-gauge check's tolerance make
+	// (energy.CounterTolerancePercent): neither side is better then.
+	WithinCounterTolerance bool
+	Warnings               []string
 	// Note says why no test ran.
 	Note string
 }
@@ -535,8 +542,29 @@ func (r *Result) applyCorrection() {
 			if b != nil && p != nil {
 				cmp := p.Cmp(b)
 				c.Better = (cmp > 0) == c.Metric.HigherIsBetter && cmp != 0
+				c.withinCounterTolerance(b, p, cmp)
 			}
 		}
+	}
+}
+
+// withinCounterTolerance marks a significant difference of an energy
+// metric (EnergyMetrics) whose medians b and p (cmp their order) are apart
+// by no more than counters scaled within the counter-against-gauge
+// check's tolerance make (energy.BeyondCounterTolerance): neither side is
+// better by the evidence, whatever the test says.
+func (c *Comparison) withinCounterTolerance(b, p *big.Rat, cmp int) {
+	if !slices.Contains(EnergyMetrics, c.Metric) {
+		return
+	}
+	lo, hi := p, b
+	if cmp > 0 {
+		lo, hi = b, p
+	}
+	if !energy.BeyondCounterTolerance(lo, hi) {
+		c.WithinCounterTolerance = true
+		c.Better = false
+		c.Warnings = append(c.Warnings, "the difference is "+energy.CounterToleranceNote+" (each counter verifies scaled by any factor within that): neither side is better by the evidence")
 	}
 }
 

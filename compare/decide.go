@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/energy"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -145,6 +146,11 @@ type Decision struct {
 	// scrape times allow) reach the runner-up's: the ranking then rests
 	// on the interpolated central values alone.
 	BoundsOverlap bool
+	// WithinCounterTolerance is set when the objective is energy and the
+	// best median is significantly ahead, but by no more than counters
+	// scaled within the counter-against-gauge check's tolerance make
+	// (energy.CounterTolerancePercent): no winner is named.
+	WithinCounterTolerance bool
 }
 
 // energyOverlap says, for an energy decision, when the best row's energy
@@ -188,6 +194,28 @@ func (d *Decision) energyOverlap() string {
 	}
 	return fmt.Sprintf("the ranking of %s over %s rests on central values: their energy per good token bounds overlap (%s [%.4g, %.4g] J, %s [%.4g, %.4g] J over their repeats); the scrapes bracket each window only as closely as their times allow",
 		d.Rows[d.Best].Name, d.Rows[d.RunnerUp].Name, d.Rows[d.Best].Name, wl, wh, d.Rows[d.RunnerUp].Name, rl, rh)
+}
+
+// energyWinRatio is the least ratio of the runner-up's energy per good
+// token to the winner's that names an energy winner
+// (energy.BeyondCounterTolerance): (1 + t) ÷ (1 − t).
+var energyWinRatio = float64(100+energy.CounterTolerancePercent) / float64(100-energy.CounterTolerancePercent)
+
+// energyWithinTolerance reports whether an energy decision's best median
+// wm is ahead of the runner-up's rm by no more than counters scaled
+// within the counter-against-gauge check's tolerance can make
+// (energy.BeyondCounterTolerance): each publisher holds its key, and a
+// counter scaled by 0.92 with the gauges kept verifies. Other objectives
+// are never within it.
+func (d *Decision) energyWithinTolerance(wm, rm replay.Value) bool {
+	return d.Objective == MinEnergyPerGoodToken && !energy.BeyondCounterTolerance(wm.Rat(), rm.Rat())
+}
+
+// energyToleranceLimit says how far each run's energy is the signer's
+// word (energy.CounterTolerancePercent) and what an energy win needs.
+func energyToleranceLimit() string {
+	return fmt.Sprintf("each run's energy counter is held to its own power gauges only to ±%d %%: a counter scaled by any factor within that verifies, so an energy winner is named only when the runner-up's median exceeds the winner's by more than ×%.4g (a difference %s)",
+		energy.CounterTolerancePercent, energyWinRatio, energy.CounterToleranceNote)
 }
 
 // EnergyLimit is what an energy decision rests on: the exporters'
@@ -657,10 +685,17 @@ func (d *Decision) testWinner(cand []int, what string, lowerBetter bool) []strin
 		d.Shift = &sh
 	}
 	n := fmt.Sprintf("%d vs %d repeats", d.Rows[w].Objective.Summary.N, d.Rows[d.RunnerUp].Objective.Summary.N)
-	if d.P <= d.Alpha && wm.Rat().Cmp(rm.Rat()) != 0 {
+	switch {
+	case d.P <= d.Alpha && wm.Rat().Cmp(rm.Rat()) != 0 && d.energyWithinTolerance(wm, rm):
+		d.Verdict = NoSignificantWinner
+		d.Winner = -1
+		d.WithinCounterTolerance = true
+		d.Answer = fmt.Sprintf("no configuration wins on %s beyond the signer's word: %s has the best median, significantly (p = %.3g, %s), but its advantage over %s is %s: a counter scaled within it still verifies, so a win needs %s's median above ×%.4g of the winner's",
+			what, d.Rows[w].Name, d.P, n, d.Rows[d.RunnerUp].Name, energy.CounterToleranceNote, d.Rows[d.RunnerUp].Name, energyWinRatio)
+	case d.P <= d.Alpha && wm.Rat().Cmp(rm.Rat()) != 0:
 		d.Verdict = Winner
 		d.Answer = fmt.Sprintf("%s wins on %s (significant at α = %v, p = %.3g, %s)", d.Rows[w].Name, what, d.Alpha, d.P, n)
-	} else {
+	default:
 		d.Verdict = NoSignificantWinner
 		d.Winner = -1
 		if wm.Rat().Cmp(rm.Rat()) == 0 {
@@ -692,7 +727,7 @@ func (d *Decision) addLimits(cand []int, what string, warns []string) {
 		d.costRestsOnPrice(cand)
 	}
 	if d.Objective == MinEnergyPerGoodToken {
-		d.Limits = append(d.Limits, EnergyLimit)
+		d.Limits = append(d.Limits, EnergyLimit, energyToleranceLimit())
 		if l := d.energyOverlap(); l != "" {
 			d.BoundsOverlap = true
 			d.Limits = append(d.Limits, l)

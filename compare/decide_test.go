@@ -498,3 +498,91 @@ func TestEnergyRankingWithOverlappingBoundsSaysSo(t *testing.T) {
 		t.Errorf("imported: %q %q", d.Answer, d.Limits)
 	}
 }
+
+// TestEnergyWinWithinCounterToleranceIsNotNamed: a publisher holding its
+// key scales its energy counter by 0.92, which the counter-against-gauge
+// check (±energy.CounterTolerancePercent) lets through: the same
+// configuration then has a significantly lower median, yet decide names
+// no winner and says why; ahead by more than ×(1.1/0.9) it wins.
+func TestEnergyWinWithinCounterToleranceIsNotNamed(t *testing.T) {
+	honest := []float64{0.100, 0.101, 0.102, 0.100, 0.101}
+	scaled := func(f float64) []float64 {
+		out := make([]float64, len(honest))
+		for i, v := range honest {
+			out[i] = v * f
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		factor float64
+		win    bool
+	}{
+		{"scaled by 0.92", 0.92, false},
+		{"scaled by 0.9", 0.9, false},
+		{"just inside 0.9/1.1", 0.9 / 1.1 * 1.001, false},
+		{"beyond 0.9/1.1", 0.9 / 1.1 * 0.99, true},
+		{"half", 0.5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := energyInput("a", honest, 0.01)
+			b := energyInput("b", scaled(tc.factor), 0.01)
+			d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MinEnergyPerGoodToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Rows[d.Best].Name != "b" || d.RunnerUp < 0 || d.P > d.Alpha {
+				t.Fatalf("best %d, p %v: %s", d.Best, d.P, d.Answer)
+			}
+			lims := strings.Join(d.Limits, "\n")
+			if !strings.Contains(lims, "held to its own power gauges only to ±10 %") {
+				t.Errorf("limits %s", lims)
+			}
+			if tc.win {
+				if d.Verdict != Winner || d.Rows[d.Winner].Name != "b" || d.WithinCounterTolerance {
+					t.Errorf("%s: %s", d.Verdict, d.Answer)
+				}
+				return
+			}
+			if d.Verdict != NoSignificantWinner || d.Winner != -1 || !d.WithinCounterTolerance ||
+				!strings.Contains(d.Answer, "within the ×0.9–×1.1 the gauges check: the signer's word") {
+				t.Errorf("%s (winner %d): %s", d.Verdict, d.Winner, d.Answer)
+			}
+		})
+	}
+}
+
+// TestCompareEnergyWithinCounterToleranceIsNotBetter: compare tests the
+// energy metrics too; a significantly lower energy per good token from a
+// counter scaled by 0.92 is marked within the tolerance, not better, with
+// a warning saying so; one at half the energy is better.
+func TestCompareEnergyWithinCounterToleranceIsNotBetter(t *testing.T) {
+	honest := []float64{0.100, 0.101, 0.102, 0.100, 0.101}
+	for _, tc := range []struct {
+		factor float64
+		better bool
+	}{{0.92, false}, {0.5, true}} {
+		j := make([]float64, len(honest))
+		for i, v := range honest {
+			j[i] = v * tc.factor
+		}
+		c, err := Compare([]*Input{energyInput("a", honest, 0.01), energyInput("b", j, 0.01)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, cmp := range c.Comparisons {
+			if cmp.Metric.Path != EnergyPerGoodToken {
+				continue
+			}
+			found = true
+			warned := strings.Contains(strings.Join(cmp.Warnings, "\n"), "within the ×0.9–×1.1 the gauges check: the signer's word")
+			if !cmp.Significant || cmp.Better != tc.better || cmp.WithinCounterTolerance == tc.better || warned == tc.better {
+				t.Errorf("×%v: significant %v, better %v, within %v, warnings %q", tc.factor, cmp.Significant, cmp.Better, cmp.WithinCounterTolerance, cmp.Warnings)
+			}
+		}
+		if !found {
+			t.Fatalf("×%v: no energy comparison", tc.factor)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/energy"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -135,7 +136,9 @@ func newCompareModel(r *compare.Result) *compareModel {
 		warn = append(warn, readingNotes(c)...)
 		note := c.Note
 		if c.Significant {
-			if c.Better {
+			if c.WithinCounterTolerance {
+				note = fmt.Sprintf("within the gauges' ±%d %%", energy.CounterTolerancePercent)
+			} else if c.Better {
 				note = "better"
 			} else {
 				note = "worse"
@@ -206,7 +209,7 @@ func compareVerdicts(r *compare.Result) []string {
 			t.untested++
 		case c.Significant && c.Better:
 			t.better++
-		case c.Significant:
+		case c.Significant && !c.WithinCounterTolerance:
 			t.worse++
 		default:
 			t.same++
