@@ -25,7 +25,9 @@ import (
 // outside that is not the readings of one device. 10 % keeps the check
 // able to catch a counter scaled by 0.85 or less against a constant idle
 // floor (the simulator's 90 W idle, 150 W at two requests per device, pass
-// with their counters exact).
+// with their counters exact). The tolerance is energy.CounterTolerancePercent,
+// which decide and compare share: an energy difference within it is the
+// signer's word.
 const (
 	GPUGaugeTolerance = energy.CounterTolerancePercent / 100.0
 	GPUGaugeSlackS    = 1.0
