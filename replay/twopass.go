@@ -108,22 +108,31 @@ func (sp *spill) locate(r int64) (bucket int, in int64) {
 // check reports a second pass that did not see the first pass's samples
 // (the records changed between the passes); kept returns how many values
 // each kept bucket got.
-func (sp *spill) check(kept func(i int) int) error {
+func (sp *spill) check(kept func(i int) int64) error {
 	if sp.seen != sp.n {
 		return fmt.Errorf("the records changed between the two passes: %d samples of a distribution in the first, %d in the second", sp.n, sp.seen)
 	}
 	for i, b := range sp.buckets {
-		if int64(kept(i)) != sp.hist[b] {
+		if kept(i) != sp.hist[b] {
 			return fmt.Errorf("the records changed between the two passes: %d samples in a histogram bucket in the first, %d in the second", sp.hist[b], kept(i))
 		}
 	}
 	return nil
 }
 
-// keptSpill is a spill with the values of its kept buckets.
+// keptSpill is a spill with the values of its kept buckets. An integer
+// bucket holding more samples than half its width is counted instead
+// (counts[i], from lo[i]; nil for a bucket kept as values, and for every
+// bucket of a ratio): a bucket of a long run's ITLs holds a share of all
+// of them, so its values grow with the run, while its counters take 4
+// bytes per integer in the bucket (1/512 of the values' magnitude) at
+// most, whatever the run's size.
 type keptSpill[T any] struct {
 	*spill
-	kept [][]T
+	kept   [][]T
+	counts [][]uint32
+	lo     []int64
+	nc     []int64 // samples counted in counts[i]
 }
 
 // intSpill and ratSpill are an intSamples' and a ratSamples' spill with
@@ -152,7 +161,50 @@ func (sp *keptSpill[T]) checkKept() error {
 	if sp == nil || !sp.planned {
 		return nil
 	}
-	return sp.check(func(i int) int { return len(sp.kept[i]) })
+	return sp.check(func(i int) int64 {
+		if sp.counts != nil && sp.counts[i] != nil {
+			return sp.nc[i]
+		}
+		return int64(len(sp.kept[i]))
+	})
+}
+
+// bucketRange returns the smallest value of coarse bucket b and the
+// number of integers in it (the inverse of coarseBucket).
+func bucketRange(b int) (lo int64, width uint64) {
+	pos := b >= coarseHalf
+	p := b - coarseHalf // posBucket of x, or of −(x+1) for x < 0
+	if !pos {
+		p = coarseHalf - 1 - b
+	}
+	var ulo uint64
+	if p < 1024 {
+		ulo, width = uint64(p), 1
+	} else {
+		l := (p-1024)/512 + 11 // bits.Len64 of the bucket's values
+		m := uint64((p-1024)%512 + 512)
+		ulo, width = m<<uint(l-10), 1<<uint(l-10)
+	}
+	if pos {
+		return int64(ulo), width
+	}
+	// −(u+1) for u in [ulo, ulo+width): the smallest is −(ulo+width).
+	return -int64(ulo+width-1) - 1, width
+}
+
+// countDense makes the planned int spill sp count, rather than keep, the
+// values of every kept bucket with more samples than half its width.
+func countDense(sp *intSpill) {
+	for i, b := range sp.buckets {
+		lo, w := bucketRange(b)
+		if c := sp.hist[b]; uint64(c) <= w/2 || c >= 1<<32 {
+			continue
+		}
+		if sp.counts == nil {
+			sp.counts, sp.lo, sp.nc = make([][]uint32, len(sp.buckets)), make([]int64, len(sp.buckets)), make([]int64, len(sp.buckets))
+		}
+		sp.counts[i], sp.lo[i] = make([]uint32, w), lo
+	}
 }
 
 // spillSamples moves s's samples into a histogram; from now on add only
@@ -167,12 +219,25 @@ func (s *intSamples) spillSamples() {
 
 // addSpilled adds x in either pass (its sums, minimum and maximum are
 // kept by the caller).
-func (s *intSamples) addSpilled(x int64) { s.sp.add(coarseBucket(x), x) }
+func (s *intSamples) addSpilled(x int64) {
+	sp, b := s.sp, coarseBucket(x)
+	if sp.counts != nil {
+		if k := sp.slot[b]; k >= 0 && sp.counts[k] != nil {
+			sp.seen++
+			sp.counts[k][x-sp.lo[k]]++
+			sp.nc[k]++
+			return
+		}
+	}
+	sp.add(b, x)
+}
 
 // planSamples returns the second pass's samples of a spilled s.
 func (s *intSamples) planSamples() intSamples {
 	p := s.sp.plan(intDistRanks(s.sp.n))
-	return intSamples{sp: &intSpill{spill: p, kept: make([][]int64, len(p.buckets))}}
+	sp := &intSpill{spill: p, kept: make([][]int64, len(p.buckets))}
+	countDense(sp)
+	return intSamples{sp: sp}
 }
 
 // spilledRanks is ranks of a spilled s in its second pass.
@@ -182,6 +247,10 @@ func (s *intSamples) spilledRanks(rs []int64) []int64 {
 	for i, r := range rs {
 		b, in := sp.locate(r)
 		k := sp.slot[b]
+		if sp.counts != nil && sp.counts[k] != nil {
+			out[i] = sp.lo[k] + countedRank(sp.counts[k], in)
+			continue
+		}
 		v := sp.kept[k]
 		if !slices.IsSorted(v) {
 			slices.Sort(v)
@@ -189,6 +258,18 @@ func (s *intSamples) spilledRanks(rs []int64) []int64 {
 		out[i] = v[in-1]
 	}
 	return out
+}
+
+// countedRank is the offset in a counted bucket of its in-th value
+// (1-based).
+func countedRank(counts []uint32, in int64) int64 {
+	var cum int64
+	for v, c := range counts {
+		if cum += int64(c); cum >= in {
+			return int64(v)
+		}
+	}
+	return int64(len(counts) - 1)
 }
 
 func (s *intSamples) checkSpill() error { return s.sp.checkKept() }

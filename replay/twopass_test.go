@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -291,5 +292,91 @@ func TestReplayHoldsFewBytesPerRecord(t *testing.T) {
 	t.Logf("held after accumulating: %d B for %d records, %d B for %d: %.1f B a record more", sizes[0], records[0], sizes[1], records[1], per)
 	if per > maxBytesPerRecord {
 		t.Fatalf("a replay holds %.1f bytes more per record, want at most %d", per, maxBytesPerRecord)
+	}
+}
+
+// TestBucketRangeInvertsCoarseBucket: every coarse bucket's range holds
+// exactly the values coarseBucket maps to it, at its ends and past them,
+// both signs.
+func TestBucketRangeInvertsCoarseBucket(t *testing.T) {
+	for b := range coarseBuckets {
+		lo, w := bucketRange(b)
+		hi := lo + int64(w-1)
+		if coarseBucket(lo) != b || coarseBucket(hi) != b {
+			t.Fatalf("bucket %d: range [%d, %d] maps to %d and %d", b, lo, hi, coarseBucket(lo), coarseBucket(hi))
+		}
+		if lo > math.MinInt64 && coarseBucket(lo-1) == b {
+			t.Fatalf("bucket %d: %d below its range maps to it", b, lo-1)
+		}
+		if hi < math.MaxInt64 && coarseBucket(hi+1) == b {
+			t.Fatalf("bucket %d: %d above its range maps to it", b, hi+1)
+		}
+	}
+}
+
+// TestDenseSpilledBucketsAreCounted: a distribution whose percentiles
+// fall in crowded buckets (a long run's ITLs) counts those buckets' values
+// in the second pass instead of keeping them, and still gives every rank
+// of a sort of all its samples and the one-pass Dist.
+func TestDenseSpilledBucketsAreCounted(t *testing.T) {
+	withSpillAt(t, 100)
+	rng := rand.New(rand.NewPCG(11, 12))
+	xs := make([]int64, 1<<20)
+	for i := range xs {
+		switch rng.IntN(50) {
+		case 0:
+			xs[i] = -rng.Int64N(1 << 20)
+		case 1:
+			xs[i] = rng.Int64N(1 << 40)
+		default:
+			xs[i] = 8e6 + rng.Int64N(40000) // about 1.5 buckets wide
+		}
+	}
+	first := intSamples{mayspill: new(bool)}
+	first.addAll(xs)
+	second := first.planSamples()
+	second.addAll(xs)
+	if err := second.checkSpill(); err != nil {
+		t.Fatal(err)
+	}
+	counted, kept := 0, 0
+	for i := range second.sp.kept {
+		kept += len(second.sp.kept[i])
+		if second.sp.counts != nil && second.sp.counts[i] != nil {
+			counted++
+		}
+	}
+	if counted == 0 || kept > len(xs)/10 {
+		t.Fatalf("%d buckets counted, %d values kept of %d: the crowded buckets were kept as values", counted, kept, len(xs))
+	}
+	sorted := slices.Sorted(slices.Values(xs))
+	rs := intDistRanks(int64(len(xs)))
+	for i, got := range second.ranks(rs) {
+		if want := sorted[rs[i]-1]; got != want {
+			t.Fatalf("rank %d = %d, want %d", rs[i], got, want)
+		}
+	}
+	var plain intSamples
+	plain.addAll(xs)
+	if d1, d2 := intDist(&plain), intDist(&second); !reflect.DeepEqual(d1, d2) {
+		t.Fatalf("two-pass Dist %+v, one-pass %+v", d2, d1)
+	}
+}
+
+// TestChangedCountedBucketFails: a second pass whose counted bucket got
+// other values than the first pass counted there is refused.
+func TestChangedCountedBucketFails(t *testing.T) {
+	withSpillAt(t, 100)
+	xs := make([]int64, 10000)
+	for i := range xs {
+		xs[i] = 8e6 + int64(i%3000)
+	}
+	first := intSamples{mayspill: new(bool)}
+	first.addAll(xs)
+	second := first.planSamples()
+	xs[len(xs)/2] = 1 << 40 // moved out of its bucket
+	second.addAll(xs)
+	if err := second.checkSpill(); err == nil || !strings.Contains(err.Error(), "changed between the two passes") {
+		t.Fatalf("err = %v, want the records changed", err)
 	}
 }
