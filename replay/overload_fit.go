@@ -83,10 +83,10 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 }
 
 // overloadData is what a group keeps for the test: per measured request
-// its [sent, end] (spanLog, about 8 bytes) and kind and, when scheduled,
+// its [sent, end] (schema.SpanLog, about 8 bytes) and kind and, when scheduled,
 // its [scheduled, lag] (16 bytes).
 type overloadData struct {
-	spans spanLog
+	spans schema.SpanLog
 	// kinds holds, per span, kindOK, kindFailed (error or timeout, for
 	// the fast-failure rule), kindRejected or kindOther (cancelled).
 	kinds []uint8
@@ -106,7 +106,7 @@ const (
 // lags of them scheduled, so that adding them never grows a slice (the
 // second pass knows them from the first).
 func (d *overloadData) reserve(n, lags int64, spanBytes int) {
-	d.spans.buf = make([]byte, 0, spanBytes)
+	d.spans.Reserve(spanBytes)
 	d.kinds = make([]uint8, 0, n)
 	if lags > 0 {
 		d.lags = make([][2]int64, 0, lags)
@@ -115,17 +115,18 @@ func (d *overloadData) reserve(n, lags int64, spanBytes int) {
 
 // drop frees what d holds; from then on add only counts (keep false).
 func (d *overloadData) drop() {
-	d.spans.buf, d.kinds, d.lags = nil, nil, nil
+	d.spans.Drop()
+	d.kinds, d.lags = nil, nil
 }
 
 // add adds a measured request; with keep false it only counts its span
 // (the first of two passes, see group.firstPass).
 func (d *overloadData) add(rec *schema.Record, keep bool) {
 	if !keep {
-		d.spans.count(rec.SentNS, rec.EndNS)
+		d.spans.Count(rec.SentNS, rec.EndNS)
 		return
 	}
-	d.spans.add(rec.SentNS, rec.EndNS)
+	d.spans.Add(rec.SentNS, rec.EndNS)
 	k := kindOther
 	switch rec.Status {
 	case schema.StatusOK:
@@ -185,9 +186,9 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		o.Outstanding.Reason = c.noTimes
 		return o
 	}
-	spans, n := &d.spans, d.spans.len()
+	spans, n := &d.spans, d.spans.Len()
 	var head [2]int64 // the first span
-	for i, s := range spans.all() {
+	for i, s := range spans.All() {
 		if i == 0 {
 			head = s
 			o.loadFromNS, o.loadToNS = s[0], s[1]
@@ -205,7 +206,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		}
 		return o
 	}
-	o.OutstandingPeak = Int(schema.PeakInFlightSeq(spans.values(), n))
+	o.OutstandingPeak = Int(schema.PeakInFlightSeq(spans.Values(), n))
 	if w := c.burst[point]; w > 0 && n <= w {
 		// Every send was the closed loop's initial fill: the sends came
 		// at once, none waited for a completion, so their spacing is no
@@ -216,7 +217,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 	}
 	first, last := head[0], head[0]
 	firstE2E := head[1] - head[0]
-	for _, s := range spans.all() {
+	for _, s := range spans.All() {
 		if s[0] < first {
 			first, firstE2E = s[0], s[1]-s[0]
 		}
@@ -266,7 +267,7 @@ func (o *Overload) noArrivalSpan(why string) {
 // its cap, or the server turning them away) did not serve its load,
 // however long it ran.
 func (d *overloadData) shedLoad(o *Overload, okMedian int64) {
-	if n, shed := int64(d.spans.len()), d.nRej+o.FastFailed; 100*shed > OverloadTolerancePercent*n {
+	if n, shed := int64(d.spans.Len()), d.nRej+o.FastFailed; 100*shed > OverloadTolerancePercent*n {
 		o.clientOver = true
 		what := "were rejected"
 		if o.FastFailed > 0 {
@@ -283,10 +284,10 @@ func (d *overloadData) shedLoad(o *Overload, okMedian int64) {
 // window's width and start.
 func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed []bool) (fit, t0 int64) {
 	span := last - first
-	o.ArrivalRate = perSecond(big.NewInt(int64(d.spans.len()-1)), span)
+	o.ArrivalRate = perSecond(big.NewInt(int64(d.spans.Len()-1)), span)
 	t0, t1 := first+span/4, last
 	o.FitStartNS, o.FitEndNS = t0, t1
-	for i, s := range d.spans.all() {
+	for i, s := range d.spans.All() {
 		if s[0] > t0 && s[0] <= t1 {
 			o.Arrivals++
 			if d.kinds[i] == kindRejected {
@@ -310,7 +311,7 @@ func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed []boo
 
 // outstandingTrend fits the outstanding count's trend over the fit
 // window.
-func (o *Overload) outstandingTrend(spans *spanLog, t0, fit int64) {
+func (o *Overload) outstandingTrend(spans *schema.SpanLog, t0, fit int64) {
 	// The outstanding count, averaged over each of OverloadWindows equal
 	// windows of the fit window (exactly: Σ overlap ÷ width).
 	if fit < OverloadWindows {
@@ -321,7 +322,7 @@ func (o *Overload) outstandingTrend(spans *spanLog, t0, fit int64) {
 		for i := range OverloadWindows {
 			lo, hi := t0+windowEdge(fit, i), t0+windowEdge(fit, i+1)
 			var in int64
-			for _, s := range spans.all() {
+			for _, s := range spans.All() {
 				a, b := max(s[0], lo), min(s[1], hi)
 				if b > a {
 					in += b - a
@@ -391,7 +392,7 @@ func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bo
 		return notServed, 0
 	}
 	var okDur []int64
-	for i, s := range d.spans.all() {
+	for i, s := range d.spans.All() {
 		if d.kinds[i] == kindOK {
 			okDur = append(okDur, s[1]-s[0])
 		}
@@ -402,13 +403,13 @@ func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bo
 	}
 	slices.Sort(okDur)
 	okMedian = okDur[(len(okDur)-1)/2]
-	for i, s := range d.spans.all() {
+	for i, s := range d.spans.All() {
 		if d.kinds[i] == kindFailed && FastFailureDivisor*(s[1]-s[0]) < okMedian {
 			notServed[i] = true
 			o.FastFailed++
 		}
 	}
-	n := int64(d.spans.len())
+	n := int64(d.spans.Len())
 	set := 100*o.FastFailed > FastFailurePercent*n
 	why := fmt.Sprintf("no failure ended in under 1/%d of the successful requests' median end − sent (%s ms)", FastFailureDivisor, msText(okMedian))
 	if o.FastFailed > 0 {
@@ -438,7 +439,7 @@ func (o *Overload) addEvidence(ev string) {
 // decides the point overloaded; anything less leaves it undecided.
 func (d *overloadData) latencyRise(o *Overload) {
 	var xs, ys []float64
-	for i, s := range d.spans.all() {
+	for i, s := range d.spans.All() {
 		if d.kinds[i] != kindRejected && s[1] >= s[0] {
 			xs, ys = append(xs, float64(s[0])/1e9), append(ys, float64(s[1]-s[0])/1e9)
 		}

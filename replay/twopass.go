@@ -357,7 +357,7 @@ type groupPlan struct {
 
 func (g *group) plan() groupPlan {
 	ints, rats := g.spillable()
-	p := groupPlan{sent: g.counts.Sent, scheduled: g.lag.n(), spanBytes: g.od.spans.size}
+	p := groupPlan{sent: g.counts.Sent, scheduled: g.lag.n(), spanBytes: g.od.spans.Size()}
 	for _, s := range ints {
 		var q *intSamples
 		if s.sp != nil {

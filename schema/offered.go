@@ -9,10 +9,10 @@ import (
 
 // offeredLoad keeps, per point × repeat of a closed-loop run whose send
 // and end times were measured, the measured requests' [sent, end]
-// intervals (16 bytes per record), to check the declared concurrency
-// against the records in Finish.
+// intervals (a SpanLog, about 8 bytes per record), to check the declared
+// concurrency against the records in Finish.
 type offeredLoad struct {
-	spans [][][2]int64
+	spans []SpanLog
 	// failed counts per cell the measured records not ok.
 	failed []int64
 	// gen: the run follows GeneratorBenchsealV1, whose workers start
@@ -59,12 +59,12 @@ func newOfferedLoad(m *Manifest, cells int) *offeredLoad {
 	if !offeredChecked(m) {
 		return nil
 	}
-	return &offeredLoad{spans: make([][][2]int64, cells), failed: make([]int64, cells), gen: m.Load.Generator == GeneratorBenchsealV1}
+	return &offeredLoad{spans: make([]SpanLog, cells), failed: make([]int64, cells), gen: m.Load.Generator == GeneratorBenchsealV1}
 }
 
 func (o *offeredLoad) add(cell int, rec *Record) {
 	if o != nil && rec.Phase == PhaseMeasure && rec.EndNS >= rec.SentNS {
-		o.spans[cell] = append(o.spans[cell], [2]int64{rec.SentNS, rec.EndNS})
+		o.spans[cell].Add(rec.SentNS, rec.EndNS)
 		if rec.Status != StatusOK {
 			o.failed[cell]++
 		}
@@ -136,16 +136,17 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 		for r := range c.repeats {
 			for sh := range S {
 				ci := (i*c.repeats+r)*S + sh
-				spans := c.offered.spans[ci]
-				if len(spans) == 0 {
+				log := &c.offered.spans[ci]
+				spans, n := log.Values(), log.Len()
+				if n == 0 {
 					continue
 				}
 				// A shard runs its share of the point's workers
 				// (ShardSplitV1); the shards' requests overlap only as
 				// far as their clocks say, so each is checked alone.
 				if c.rate {
-					c.checkRateCap(i, r, sh, spans, add)
-					c.offered.spans[ci], c.offered.failed[ci] = nil, 0
+					c.checkRateCap(i, r, sh, spans, n, add)
+					c.offered.spans[ci], c.offered.failed[ci] = SpanLog{}, 0
 					continue
 				}
 				conc := int64(ShardWorkers(p.Concurrency, S, sh))
@@ -154,8 +155,8 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 				if S > 1 {
 					who = " (" + shardDesc(sh, S) + ", its share of the concurrency " + strconv.FormatInt(conc, 10) + ")"
 				}
-				top := PeakInFlight(spans)
-				want, low := min(conc, int64(len(spans))), peakInFlight(slices.Values(spans), len(spans), true)
+				top := PeakInFlightSeq(spans, n)
+				want, low := min(conc, int64(n)), peakInFlight(spans, n, true)
 				nFailed := c.offered.failed[ci]
 				// short: too short for the peak to show the
 				// concurrency (a loaded client may start a worker after
@@ -170,11 +171,11 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 				case c.offered.gen && failed && (2*low < want || low < want-nFailed) && !short:
 					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), under half its declared concurrency %d%s or under %d less its %d failed request(s) (load.generator %q keeps every worker's request in flight; a failed request may free its worker at once, one worker per failure)", p.Name, r, low, conc, who, want, nFailed, GeneratorBenchsealV1)
 				case c.offered.gen:
-					if msg := turnaroundProblem(spans, conc); msg != "" {
+					if msg := turnaroundProblem(spans, n, conc); msg != "" {
 						add(f, "point %q repeat %d%s: %s", p.Name, r, who, msg)
 					}
 				}
-				c.offered.spans[ci], c.offered.failed[ci] = nil, 0
+				c.offered.spans[ci], c.offered.failed[ci] = SpanLog{}, 0
 			}
 		}
 	}
@@ -183,7 +184,7 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 // checkRateCap checks that rate-mode point i, repeat r, shard sh never has
 // more measured requests in flight than its declared cap (rateCap; a
 // shard's share of it as the client splits it, at least 1).
-func (c *RecordChecker) checkRateCap(i, r, sh int, spans [][2]int64, add func(field, format string, args ...any)) {
+func (c *RecordChecker) checkRateCap(i, r, sh int, spans iter.Seq[[2]int64], n int, add func(field, format string, args ...any)) {
 	capN, f := rateCap(c.m, i)
 	if capN <= 0 {
 		return
@@ -193,7 +194,7 @@ func (c *RecordChecker) checkRateCap(i, r, sh int, spans [][2]int64, add func(fi
 		capN = max(1, int64(ShardWorkers(int(capN), S, sh)))
 		who = " (" + shardDesc(sh, S) + ", its share of the cap " + strconv.FormatInt(capN, 10) + ")"
 	}
-	if top := PeakInFlight(spans); top > capN {
+	if top := PeakInFlightSeq(spans, n); top > capN {
 		add(f, "rate point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared cap %d%s", c.m.Load.Points[i].Name, r, top, capN, who)
 	}
 }
@@ -219,9 +220,13 @@ func (c *RecordChecker) checkRateCap(i, r, sh int, spans [][2]int64, add func(fi
 const LateWorkerNS = 250_000_000
 
 // lateStart reports whether a cell's sends all fall within LateWorkerNS.
-func lateStart(spans [][2]int64) bool {
-	lo, hi := spans[0][0], spans[0][0]
-	for _, s := range spans {
+func lateStart(spans iter.Seq[[2]int64]) bool {
+	first := true
+	var lo, hi int64
+	for s := range spans {
+		if first {
+			lo, hi, first = s[0], s[0], false
+		}
 		lo, hi = min(lo, s[0]), max(hi, s[0])
 	}
 	return hi-lo < LateWorkerNS
@@ -260,15 +265,15 @@ const (
 // real client's (a c4 run presented as c16 with no pause between
 // requests) obey every invariant of the records; only the server's
 // evidence of what it was running can contradict them.
-func turnaroundProblem(spans [][2]int64, conc int64) string {
-	n := int64(len(spans))
+func turnaroundProblem(spans iter.Seq[[2]int64], count int, conc int64) string {
+	n := int64(count)
 	if conc < 1 || n-conc < minTurnarounds {
 		return ""
 	}
-	sent := make([]int64, n)
-	ends := make([]int64, n)
-	for i, s := range spans {
-		sent[i], ends[i] = s[0], s[1]
+	sent := make([]int64, 0, n)
+	ends := make([]int64, 0, n)
+	for s := range spans {
+		sent, ends = append(sent, s[0]), append(ends, s[1])
 	}
 	slices.Sort(sent)
 	slices.Sort(ends)
@@ -283,7 +288,7 @@ func turnaroundProblem(spans [][2]int64, conc int64) string {
 		return ""
 	}
 	var busy float64
-	for _, s := range spans {
+	for s := range spans {
 		if a, b := max(s[0], lo), min(s[1], hi); b > a {
 			busy += float64(b - a)
 		}

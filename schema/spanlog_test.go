@@ -1,4 +1,4 @@
-package replay
+package schema
 
 import (
 	"encoding/binary"
@@ -17,16 +17,16 @@ func TestSpanLogRoundTrips(t *testing.T) {
 		s := rng.Int64N(1 << 40)
 		spans = append(spans, [2]int64{s, s + rng.Int64N(1<<33)})
 	}
-	var l, counted spanLog
+	var l, counted SpanLog
 	for _, s := range spans {
-		l.add(s[0], s[1])
-		counted.count(s[0], s[1])
+		l.Add(s[0], s[1])
+		counted.Count(s[0], s[1])
 	}
-	if l.len() != len(spans) || l.size != len(l.buf) || counted.size != l.size || counted.len() != l.len() {
-		t.Fatalf("len %d size %d bytes %d counted %d/%d, want %d spans", l.len(), l.size, len(l.buf), counted.len(), counted.size, len(spans))
+	if l.Len() != len(spans) || l.size != len(l.buf) || counted.size != l.size || counted.Len() != l.Len() {
+		t.Fatalf("len %d size %d bytes %d counted %d/%d, want %d spans", l.Len(), l.size, len(l.buf), counted.Len(), counted.size, len(spans))
 	}
 	i := 0
-	for j, s := range l.all() {
+	for j, s := range l.All() {
 		if j != i || s != spans[i] {
 			t.Fatalf("span %d = %v (index %d), want %v", i, s, j, spans[i])
 		}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,8 @@ func TestTurnaroundToleratesALoadedClient(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			msg := turnaroundProblem(closedLoop(200, 16, c.lat, c.pause), 16)
+			spans := closedLoop(200, 16, c.lat, c.pause)
+			msg := turnaroundProblem(slices.Values(spans), len(spans), 16)
 			if got := msg != ""; got != c.reject {
 				t.Fatalf("rejected = %v, want %v (%s)", got, c.reject, msg)
 			}
