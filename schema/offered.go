@@ -71,19 +71,13 @@ func (o *offeredLoad) add(cell int, rec *Record) {
 	}
 }
 
-// PeakInFlight returns the most requests in flight at once among spans
-// of [sent_ns, end_ns]: a request is in flight from sent_ns until end_ns,
-// and one ending at the instant another is sent has freed its slot.
-// spans is not modified.
-func PeakInFlight(spans [][2]int64) int64 {
-	return peakInFlight(slices.Values(spans), len(spans), false)
-}
-
-// PeakInFlightSeq is PeakInFlight of the n spans seq yields (a caller
-// holding them in another form need not build the slice).
+// PeakInFlightSeq returns the most requests in flight at once among the
+// n spans of [sent_ns, end_ns] seq yields: a request is in flight from
+// sent_ns until end_ns, and one ending at the instant another is sent has
+// freed its slot.
 func PeakInFlightSeq(seq iter.Seq[[2]int64], n int) int64 { return peakInFlight(seq, n, false) }
 
-// peakInFlight is PeakInFlight; with instant set a request that ends at
+// peakInFlight is PeakInFlightSeq; with instant set a request that ends at
 // the instant it is sent (refused at once, on a coarse clock) counts as in
 // flight for 1 ns, the reading the lower bound of checkOfferedLoad uses.
 //

@@ -290,7 +290,7 @@ func TestBenchsealTokenCountsLabel(t *testing.T) {
 	}
 }
 
-// PeakInFlight is the sweep over every send (+1) and end (−1) in time
+// PeakInFlightSeq is the sweep over every send (+1) and end (−1) in time
 // order, ends first at one instant, for any spans (an end before its
 // send included).
 func TestPeakInFlightIsTheSweep(t *testing.T) {
