@@ -426,7 +426,10 @@ func limits(origName string, om *schema.Manifest, reproName string, rm *schema.M
 // setupWithheld says what makes the reproduction not one of the
 // original's claims whatever its numbers (verdict.Overall withholds
 // REPRODUCED for each): another model or model revision (the claims are
-// of the original's model), simulated against measured evidence (a
+// of the original's model), another prefix-cache state at its points
+// (llama.cpp's host prompt cache survives a slot erase, so a reproduction
+// against the server that served the original finds its prompts cached:
+// internal/enginetest's reproduce), simulated against measured evidence (a
 // simulator reproduces its own numbers, not an engine's, and the
 // reverse), and fewer repeats than the original's (a reproduction runs
 // at least the original's test). Hardware, engine and client location
@@ -438,6 +441,9 @@ func setupWithheld(om, rm *schema.Manifest, g *compare.Guard) []string {
 		if c := g.Check(name); c != nil && c.Status == compare.Differs {
 			out = append(out, fmt.Sprintf("%s differs (%s): a reproduction on another model is not one of the original's claims", name, c.Detail))
 		}
+	}
+	if c := g.Check(compare.CheckPrefixCache); c != nil && c.Status == compare.Differs {
+		out = append(out, fmt.Sprintf("%s differs (%s): a server that held another prefix-cache state (one that had seen the prompts answers them from its cache) did not run the original's test; reproduce on a server in the original's cache state", compare.CheckPrefixCache, c.Detail))
 	}
 	if o, r := simulated(om), simulated(rm); o != r {
 		side := map[bool]string{true: "synthetic (benchseal's simulator or synthetic evidence)", false: "measured on an inference server"}

@@ -202,6 +202,7 @@ func TestLlamaServer(t *testing.T) {
 			t.Errorf("validate of the forged run: %v, want a problem naming %q:\n%s", err, want, out)
 		}
 	})
+	t.Run("reproduce", func(t *testing.T) { checkReproduce(t, bin, srv.url, id, work) })
 	t.Run("slot erase without --slot-save-path", func(t *testing.T) {
 		plain := startServer(t, llama, model, false)
 		dir := filepath.Join(work, "plain")
@@ -382,4 +383,70 @@ func checkMetrics(t *testing.T, dir string, m *schema.Manifest, recs []*schema.R
 		t.Errorf("%d counter deltas compared, want 3 for each of %d points × repeats", compared, len(want))
 	}
 	return compared
+}
+
+// checkReproduce publishes a forced-length run with claims and
+// reproduces it against the same llama-server: the reproduction is
+// accepted as a run of the original's test (the engine honours
+// ignore_eos, so every ok record has the forced length; its records are
+// its own, not the original's), every count claim is REPRODUCED exactly,
+// and the verdict is one of the three (a tiny model on a loaded CPU may
+// leave latencies INCONCLUSIVE). The original's prompts were sent before,
+// so llama.cpp's host prompt cache makes the reproduction warm where the
+// original was empty: a comparability limit the report must state, and
+// a reason REPRODUCED is withheld.
+func checkReproduce(t *testing.T, bin, url, model, work string) {
+	dir := filepath.Join(work, "published")
+	bench(t, bin, "capture", "--out", dir, "--endpoint", url, "--model", model, "--input-tokens", "32", "--output-tokens", "12",
+		"--force-length", "--distinct-prompts", "--reset-prefix-cache", "--server-metrics-interval", "1s",
+		"--seed", "7", "--concurrency", "2,4", "--repeats", "3", "--requests", "12", "--warmup-requests", "2")
+	bench(t, bin, "replay", dir, "--slo", "ttft=2s,e2e=10s", "--write-claims", filepath.Join(dir, schema.ClaimsFile))
+	oci := filepath.Join(work, "published.oci")
+	bench(t, bin, "pack", dir, "--out", oci, "--key", filepath.Join(work, "pub.key"))
+	repro := filepath.Join(work, "reproduction")
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, "reproduce", oci, "--key", filepath.Join(work, "pub.pub"), "--endpoint", url, "--model", model,
+		"--out", repro, "--margin", "20%", "--progress", "never", "--output", "json")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 && code != 3 && code != 4 {
+		t.Fatalf("reproduce exit %d (want a verdict: 0, 3 or 4):\n%s", code, errb.String())
+	}
+	var rep struct {
+		Overall  string
+		Claims   []struct{ Point, Metric, Kind, Verdict string }
+		Limits   []string
+		Withheld []string
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("reproduce --output json: %v\n%s", err, out.String())
+	}
+	verdicts := map[string]int{}
+	for _, c := range rep.Claims {
+		verdicts[c.Verdict]++
+		if c.Verdict == "NOT REPRODUCED" {
+			t.Logf("NOT REPRODUCED: %s %s", c.Point, c.Metric)
+		}
+		if c.Kind == "exact" && c.Verdict != "REPRODUCED" {
+			t.Errorf("%s %s: %s, want the counts of the same test REPRODUCED exactly", c.Point, c.Metric, c.Verdict)
+		}
+	}
+	for _, r := range readRecords(t, repro) {
+		if r.Status == schema.StatusOK && r.OutputTokens != 12 {
+			t.Errorf("reproduction %s: %d output tokens under force-length 12", r.ID, r.OutputTokens)
+		}
+	}
+	if !slices.ContainsFunc(rep.Limits, func(l string) bool { return strings.Contains(l, "prefix_cache differs") }) {
+		t.Errorf("limits %q: want the warm host prompt cache stated (prefix_cache differs)", rep.Limits)
+	}
+	if rep.Overall == "REPRODUCED" || !slices.ContainsFunc(rep.Withheld, func(w string) bool { return strings.Contains(w, "prefix_cache differs") }) {
+		t.Errorf("overall %s, withheld %q: a warm reproduction of an empty-cache original must not be REPRODUCED, and must say why", rep.Overall, rep.Withheld)
+	}
+	t.Logf("reproduce exit %d, %s: %v; limits %q", code, rep.Overall, verdicts, rep.Limits)
 }
