@@ -172,6 +172,29 @@ func (b *Bundle) loadReproduction(d ocispec.Descriptor, used map[string]bool) (R
 	return r, nil
 }
 
+// OpenReproduction returns the reproduction referrer r of b as a bundle
+// of its own, read from b's blobs in place (nothing is copied): its run
+// manifest and layers as Open checked them, its manifest and claims
+// documents decoded as Open decodes a bundle's, and no referrers. Its
+// records stream digest checked, as any bundle's (schema.Run). It is
+// valid while b is open; closing it leaves b open.
+func (b *Bundle) OpenReproduction(r Reproduction) (*Bundle, error) {
+	rb := &Bundle{
+		path: b.path + "@" + string(r.RunDescriptor.Digest), src: sharedSource{b.src},
+		runDesc: r.RunDescriptor, run: r.Run, runBytes: r.runBytes, layers: r.Layers,
+		created: r.Run.Annotations[AnnotationCreated],
+	}
+	if err := rb.loadDocuments(); err != nil {
+		return nil, fmt.Errorf("reproduction %s: %w", r.RunDescriptor.Digest, err)
+	}
+	return rb, nil
+}
+
+// sharedSource is a source another bundle owns: closing it leaves it open.
+type sharedSource struct{ source }
+
+func (sharedSource) close() error { return nil }
+
 // ReproductionRunBytes returns the reproduction's run manifest exactly as
 // stored (its digest was checked by Open).
 func (r Reproduction) ReproductionRunBytes() []byte { return bytes.Clone(r.runBytes) }

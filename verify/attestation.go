@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/reproduce/rerun"
 )
 
 // AttestationResult describes one reviewer attestation found in the
@@ -41,7 +43,14 @@ type AttestationResult struct {
 	// BENCHSEAL_REPRODUCED): the reproduction run's manifest, the margin
 	// and every claim's verdict.
 	Reproduction *attest.Reproduction `json:"reproduction,omitempty"`
-	Reason       string               `json:"reason,omitempty"`
+	// ReproductionChecked is true when the reproduction is carried as a
+	// reproduction referrer and its records were checked against the
+	// original's (checkCarriedReproduction: it names this run, is another
+	// run, and is of the forced output length when the test forces it).
+	// Its verdicts are still the reviewer's word: benchseal attest
+	// --reproduction recomputes them.
+	ReproductionChecked bool   `json:"reproductionChecked,omitempty"`
+	Reason              string `json:"reason,omitempty"`
 }
 
 // checkAttestations lists every reviewer attestation (VSA referrer) and,
@@ -100,12 +109,14 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 			res.Attestations = append(res.Attestations, ar)
 			continue
 		}
-		if err := checkAttestedReproduction(a.Reproduction, b, p); err != nil {
+		checked, err := checkAttestedReproduction(a.Reproduction, b, p)
+		if err != nil {
 			ar.Reviewer = reviewer
 			ar.Reason = fmt.Sprintf("signed by %s, but %v", reviewer, err)
 			res.Attestations = append(res.Attestations, ar)
 			continue
 		}
+		ar.ReproductionChecked = checked
 		ar.Verified, ar.Reviewer = true, reviewer
 		satisfied[idx] = true
 		res.Attestations = append(res.Attestations, ar)
@@ -540,21 +551,67 @@ func listReproductions(b *artifact.Bundle, res *Result) {
 // checkAttestedReproduction applies the policy to an attestation whose
 // signature verified: when the policy requires BENCHSEAL_REPRODUCED and
 // the bundle carries reproduction referrers, the reproduction the
-// attestation names (by manifest.json digest) must be one of them. A
+// attestation names (by manifest.json digest) must be one of them, and
+// checkCarriedReproduction must accept it (checked is then true). A
 // bundle without reproduction referrers is checked on the attestation
 // alone, as before referrers could carry reproductions.
-func checkAttestedReproduction(r *attest.Reproduction, b *artifact.Bundle, p Policy) error {
+func checkAttestedReproduction(r *attest.Reproduction, b *artifact.Bundle, p Policy) (checked bool, err error) {
 	repros := b.Reproductions()
 	if r == nil || len(repros) == 0 || !slices.Contains(p.RequireLevels, attest.LevelReproduced) {
-		return nil
+		return false, nil
 	}
 	want := "sha256:" + r.RunManifest.Digest["sha256"]
 	var have []string
 	for _, rp := range repros {
 		if string(rp.ManifestJSONDigest()) == want {
-			return nil
+			return true, checkCarriedReproduction(b, rp)
 		}
 		have = append(have, string(rp.ManifestJSONDigest()))
 	}
-	return fmt.Errorf("the reproduction it attests (manifest.json %s) is not among the bundle's reproduction referrers (manifest.json %s)", want, strings.Join(have, ", "))
+	return false, fmt.Errorf("the reproduction it attests (manifest.json %s) is not among the bundle's reproduction referrers (manifest.json %s)", want, strings.Join(have, ", "))
+}
+
+// checkCarriedReproduction applies to a carried reproduction the rules
+// reproduce.Evaluate applies to a reproduction before judging any claim
+// (package rerun), read from the bundle's own blobs: it names this run
+// manifest as its original (reproduces.run_manifest), it is another run
+// (its own run id, start and records: rerun.CheckAnotherRun), and when
+// its test forces the output length its ok records reach it
+// (rerun.CheckForcedLength, with its workload.jsonl). Without them a
+// reviewer's key could attest the original's own records re-labelled as
+// a reproduction. The verdicts are not recomputed here.
+func checkCarriedReproduction(b *artifact.Bundle, rp artifact.Reproduction) error {
+	what := fmt.Sprintf("the reproduction it attests (reproduction referrer %s)", rp.RunDescriptor.Digest)
+	rb, err := b.OpenReproduction(rp)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer rb.Close()
+	md := string(b.RunDescriptor().Digest)
+	if r := rb.Manifest().Reproduces; r == nil || r.RunManifest != md {
+		named := "none"
+		if r != nil {
+			named = r.RunManifest
+		}
+		return fmt.Errorf("%s names another original: reproduces.run_manifest %s, this bundle's run manifest is %s", what, named, md)
+	}
+	if err := rerun.CheckAnotherRun(b, rb); err != nil {
+		return fmt.Errorf("%s is not a reproduction: %w", what, err)
+	}
+	var wl io.Reader
+	for _, l := range rb.Layers() {
+		if l.Kind == artifact.KindWorkload {
+			rc, err := rb.OpenLayer(l)
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			defer rc.Close()
+			wl = rc
+			break
+		}
+	}
+	if err := rerun.CheckForcedLength(rb, wl); err != nil {
+		return fmt.Errorf("%s is not a reproduction: %w", what, err)
+	}
+	return nil
 }

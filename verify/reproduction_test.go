@@ -2,9 +2,12 @@ package verify_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -293,4 +296,106 @@ func needed(r attest.Reproduction) []int {
 		}
 	}
 	return out
+}
+
+// carriedReproduction writes a reproduction of the bundle whose run
+// manifest is md (reproBundle's run, records written plainly), edited by
+// edit, packs it and returns the packed path and its manifest.json
+// digest (hex).
+func carriedReproduction(t *testing.T, md string, edit func(m *schema.Manifest, recs []*schema.Record)) (string, string) {
+	t.Helper()
+	dir := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "repro"), artifacttest.RunOptions{Points: 1, PlainRecords: true,
+		Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}, {Metric: "summary.e2e_ns.p50.median", Value: 9e6}, {Metric: "counts.ok", Value: 5}}})
+	m, recs := artifacttest.ReadRun(t, dir)
+	m.RunID, m.StartTime, m.Reproduces = "repro-run-1", "2026-01-01T00:00:01Z", &schema.Reproduces{RunManifest: md}
+	edit(m, recs)
+	mb, err := schema.MarshalDocument(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rb []byte
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb = append(append(rb, b...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), mb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, schema.RecordsFile), rb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "repro.tar")
+	if _, err := artifact.Pack(context.Background(), dir, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(mb)
+	return out, hex.EncodeToString(sum[:])
+}
+
+// slower makes the records another run's: every duration and chunk time
+// 10 % longer.
+func slower(recs []*schema.Record) {
+	for _, r := range recs {
+		r.EndNS = r.SentNS + (r.EndNS-r.SentNS)*11/10
+		for i := range r.ChunksNS {
+			r.ChunksNS[i] = r.ChunksNS[i] * 11 / 10
+		}
+	}
+}
+
+// TestVerifyChecksTheCarriedReproductionsRecords: a reviewer attests
+// BENCHSEAL_REPRODUCED and attaches the reproduction; verify requiring
+// the level reads the carried reproduction's records and refuses the
+// attestation when they are the original's re-labelled (the copy test),
+// fall short of the output length its test forces, or its manifest names
+// another original; another run of the test passes, marked checked.
+func TestVerifyChecksTheCarriedReproductionsRecords(t *testing.T) {
+	ctx := context.Background()
+	rev := artifacttest.Reviewer(t)
+	rrr := []string{attest.VerdictReproduced, attest.VerdictReproduced, attest.VerdictReproduced}
+	for _, c := range []struct {
+		name  string
+		edit  func(m *schema.Manifest, recs []*schema.Record)
+		words string
+	}{
+		{"another run", func(_ *schema.Manifest, recs []*schema.Record) { slower(recs) }, ""},
+		{"the original's records", func(*schema.Manifest, []*schema.Record) {}, "is not a reproduction: 12 of 12 ok records repeat the original's timings"},
+		{"short of the forced length", func(m *schema.Manifest, recs []*schema.Record) {
+			slower(recs)
+			m.Decoding.MinTokens, m.Decoding.MaxTokens = 8, 8
+		}, `is not a reproduction: the test forces the output length (decoding.ignore_eos/min_tokens), but record "r000001" has 4 output tokens, its forced length is 8; 12 of 12 ok records`},
+		{"another original", func(m *schema.Manifest, recs []*schema.Record) {
+			slower(recs)
+			m.Reproduces.RunManifest = "sha256:" + strings.Repeat("e", 64)
+		}, "names another original: reproduces.run_manifest sha256:eeee"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, pub, md := reproBundle(t)
+			repro, mj := carriedReproduction(t, md, c.edit)
+			v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+			sum := reproSummary(rrr...)
+			sum.RunManifest.Digest["sha256"] = mj
+			if _, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow, Reproduction: &verify.Reproduction{Of: md, Summary: sum}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := artifact.AttachReproduction(ctx, p, repro); err != nil {
+				t.Fatal(err)
+			}
+			res, err := v.Verify(ctx, p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev.Public()}}, RequireLevels: []string{attest.LevelReproduced}})
+			if c.words == "" {
+				if err != nil || len(res.Attestations) != 1 || !res.Attestations[0].ReproductionChecked {
+					t.Fatalf("%v %+v", err, res.Attestations)
+				}
+				return
+			}
+			var ce *verify.CheckError
+			if !errors.As(err, &ce) || ce.Check != verify.CheckAttestations || res.Verified || len(res.Attestations) != 1 ||
+				!strings.Contains(res.Attestations[0].Reason, c.words) {
+				t.Fatalf("error %v, attestations %+v, want %q", err, res.Attestations, c.words)
+			}
+		})
+	}
 }

@@ -98,8 +98,13 @@ Reproduction referrers the bundle carries ('benchseal attest
 a verified attestation names them; their blobs are digest-checked with the
 bundle's. With --require-level BENCHSEAL_REPRODUCED, when the bundle carries
 any, a required reviewer's attestation counts only when the reproduction it
-names (by manifest.json digest) is one of them; a bundle without reproduction
-referrers is checked on the attestation alone.`,
+names (by manifest.json digest) is one of them and that reproduction's
+records pass the checks 'benchseal reproduce' makes before judging a claim: it
+names this run as its original, it is another run (not the original's records
+re-labelled), and it reaches the forced output length when the test forces
+one. Its verdicts stay the reviewer's word ('benchseal attest --reproduction'
+recomputes them). A bundle without reproduction referrers is checked on the
+attestation alone.`,
 		Example: `  benchseal verify run.tar --key publisher.pub
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --output json
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --require-level BENCHSEAL_REPRODUCED
@@ -486,6 +491,10 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult, repros []veri
 				mj, r.Margin, r.Alpha, len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
 			if i := slices.IndexFunc(repros, func(rr verify.ReproductionResult) bool { return rr.ManifestJSON == mj }); i >= 0 {
 				fmt.Fprintf(w, "    carried as reproduction referrer %s; its manifest.json digest matches the attestation\n", repros[i].RunManifest)
+				if a.ReproductionChecked {
+					fmt.Fprintln(w, "    its records were checked against the original's: it names this run, is another run (not the original's records), and reaches the forced output length when the test forces one")
+				}
+				fmt.Fprintln(w, "    (its verdicts are the reviewer's word, not recomputed here: benchseal attest BUNDLE --reproduction DIR recomputes them from the reproduction run)")
 			} else {
 				fmt.Fprintln(w, "    (the reviewer's word: the reproduction is not carried as a referrer, so it is not checked here)")
 			}
