@@ -14,6 +14,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
 	"github.com/benchseal/benchseal/reproduce/rerun"
+	"github.com/benchseal/benchseal/stats"
 )
 
 // AttestationResult describes one reviewer attestation found in the
@@ -371,15 +372,22 @@ func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 // notReproducedText says, over several lines, why a reproduction with
 // bad claims not REPRODUCED is refused: the count of each verdict; for
 // INCONCLUSIVE claims that they are not NOT REPRODUCED (the runs did not
-// decide either way) and the most reproduction repeats any of them needs;
-// then one claim per line, with the repeats it needs.
+// decide either way) and the most reproduction repeats any of them needs
+// (above stats.ExactLimit, the most reproduce searches, only the
+// publisher's repeats can decide); then one claim per line, with the
+// repeats it needs.
 func notReproducedText(r *Reproduction, bad int) string {
 	counts := map[string]int{}
-	need := 0
+	need, beyond := 0, 0
 	for i, c := range r.Summary.Claims {
 		counts[c.Verdict]++
-		if c.Verdict == attest.VerdictInconclusive && i < len(r.RepeatsNeeded) {
-			need = max(need, r.RepeatsNeeded[i])
+		if c.Verdict != attest.VerdictInconclusive || i >= len(r.RepeatsNeeded) {
+			continue
+		}
+		if n := r.RepeatsNeeded[i]; n > stats.ExactLimit {
+			beyond++
+		} else {
+			need = max(need, n)
 		}
 	}
 	var b strings.Builder
@@ -393,7 +401,14 @@ func notReproducedText(r *Reproduction, bad int) string {
 			if r.Repeats > 0 {
 				ran = fmt.Sprintf(" (this one ran %d)", r.Repeats)
 			}
-			fmt.Fprintf(&b, "; a reproduction with %d repeats%s may decide them (benchseal reproduce --repeats %d)", need, ran, need)
+			them := "them"
+			if beyond > 0 {
+				them = fmt.Sprintf("%d of them", n-beyond)
+			}
+			fmt.Fprintf(&b, "; a reproduction with %d repeats%s may decide %s (benchseal reproduce --repeats %d)", need, ran, them, need)
+		}
+		if beyond > 0 {
+			fmt.Fprintf(&b, "; even %d reproduction repeats would not decide %d: the publisher must provide more repeats", stats.ExactLimit, beyond)
 		}
 	}
 	for i, c := range r.Summary.Claims {
@@ -401,8 +416,15 @@ func notReproducedText(r *Reproduction, bad int) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n  %s %s: %s", c.Point, c.Metric, c.Verdict)
-		if i < len(r.RepeatsNeeded) && r.RepeatsNeeded[i] > 0 {
-			fmt.Fprintf(&b, " (%d reproduction repeats needed)", r.RepeatsNeeded[i])
+		n := 0
+		if i < len(r.RepeatsNeeded) {
+			n = r.RepeatsNeeded[i]
+		}
+		switch {
+		case n > stats.ExactLimit:
+			fmt.Fprintf(&b, " (more than %d reproduction repeats needed)", stats.ExactLimit)
+		case n > 0:
+			fmt.Fprintf(&b, " (%d reproduction repeats needed)", n)
 		}
 	}
 	return b.String()

@@ -83,6 +83,8 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 			"2 of 3 claim(s) are not REPRODUCED (1 REPRODUCED, 1 NOT REPRODUCED, 1 INCONCLUSIVE)\n" +
 				"  INCONCLUSIVE is not NOT REPRODUCED: the repeats did not decide 1 claim(s) either way; a reproduction with 12 repeats (this one ran 8) may decide them (benchseal reproduce --repeats 12)\n" +
 				"  c1 e2e_ns.p50: INCONCLUSIVE (12 reproduction repeats needed)\n  c1 counts.ok: NOT REPRODUCED"},
+		{"inconclusive beyond the limit", []string{attest.VerdictReproduced, attest.VerdictInconclusive, attest.VerdictReproduced}, false, verify.ErrNotReproduced,
+			"; even 50 reproduction repeats would not decide 1: the publisher must provide more repeats\n  c1 e2e_ns.p50: INCONCLUSIVE (more than 50 reproduction repeats needed)"},
 		{"one not reproduced", []string{attest.VerdictNotReproduced}, false, verify.ErrNotReproduced, "c1 ttft_ns.p50: NOT REPRODUCED"},
 		{"no claims", nil, false, verify.ErrNotReproduced, "judged no claim"},
 		{"another run", []string{attest.VerdictReproduced}, true, verify.ErrNotAttestable, "not of this bundle's"},
@@ -112,12 +114,16 @@ func TestAttestReproductionGrantsTheLevelOnlyWhenEveryClaimReproduced(t *testing
 				sum.Claims = append(sum.Claims, sum.Claims[0])
 				sum.Claims[3].Metric = "itl_ns.p50"
 			}
+			need := needed(sum)
+			if tc.name == "inconclusive beyond the limit" {
+				need[1] = 51
+			}
 			var withheld []string
 			if tc.name == "another model" {
 				withheld = []string{"model differs (a: m; b: other): a reproduction on another model is not one of the original's claims"}
 			}
 			res, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow,
-				Reproduction: &verify.Reproduction{Of: of, Summary: sum, Withheld: withheld, RepeatsNeeded: needed(sum), Repeats: 8}})
+				Reproduction: &verify.Reproduction{Of: of, Summary: sum, Withheld: withheld, RepeatsNeeded: need, Repeats: 8}})
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.text) {
 					t.Fatalf("error %v, want %v with %q", err, tc.err, tc.text)
