@@ -101,7 +101,7 @@ func SignerStatement(evidence string, v Vouch) string {
 	for _, r := range v.Reproductions {
 		s += "; reviewer " + EscapeText(r.Reviewer, false) + " states a reproduction, manifest.json " + EscapeText(r.ManifestJSON, false) + setupSummary(r.Limits)
 		if r.Carried {
-			s += " (carried as a reproduction referrer; its manifest.json digest matches the attestation; its verdicts are the reviewer's word)"
+			s += " (carried as a reproduction referrer; its manifest.json digest matches the attestation; its verdicts are as the reviewer states them)"
 		} else {
 			s += " (the reviewer's word: the reproduction is not carried as a referrer)"
 		}

@@ -38,7 +38,7 @@ func TestSignerStatementSaysDiffersOnlyWhenAValueDiffers(t *testing.T) {
 		notWant []string
 	}{
 		{"unknown only, carried", Vouch{Reproductions: []ReviewerReproduction{{Reviewer: "key K", ManifestJSON: "sha256:cc", Limits: unknownOnly, Carried: true}}},
-			[]string{"manifest.json sha256:cc, on the same stated setup (unknown: model_revision, tokenizer) (carried as a reproduction referrer; its manifest.json digest matches the attestation; its verdicts are the reviewer's word)"},
+			[]string{"manifest.json sha256:cc, on the same stated setup (unknown: model_revision, tokenizer) (carried as a reproduction referrer; its manifest.json digest matches the attestation; its verdicts are as the reviewer states them)"},
 			[]string{"differs", "the reviewer's word"}},
 		{"one differs", Vouch{Reproductions: []ReviewerReproduction{{Reviewer: "key K", ManifestJSON: "sha256:cc", Limits: append([]string{"hardware differs: a: x; b: y"}, unknownOnly...)}}},
 			[]string{"on a setup the reviewer states differs (hardware differs; unknown: model_revision, tokenizer)"}, nil},

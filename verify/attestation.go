@@ -110,14 +110,12 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 			res.Attestations = append(res.Attestations, ar)
 			continue
 		}
-		checked, err := checkAttestedReproduction(a.Reproduction, b, p)
-		if err != nil {
+		if err := checkAttestedReproduction(a.Reproduction, b, p, &ar.ReproductionChecked); err != nil {
 			ar.Reviewer = reviewer
 			ar.Reason = fmt.Sprintf("signed by %s, but %v", reviewer, err)
 			res.Attestations = append(res.Attestations, ar)
 			continue
 		}
-		ar.ReproductionChecked = checked
 		ar.Verified, ar.Reviewer = true, reviewer
 		satisfied[idx] = true
 		res.Attestations = append(res.Attestations, ar)
@@ -574,23 +572,25 @@ func listReproductions(b *artifact.Bundle, res *Result) {
 // signature verified: when the policy requires BENCHSEAL_REPRODUCED and
 // the bundle carries reproduction referrers, the reproduction the
 // attestation names (by manifest.json digest) must be one of them, and
-// checkCarriedReproduction must accept it (checked is then true). A
+// checkCarriedReproduction must accept it (*checked is then set). A
 // bundle without reproduction referrers is checked on the attestation
 // alone, as before referrers could carry reproductions.
-func checkAttestedReproduction(r *attest.Reproduction, b *artifact.Bundle, p Policy) (checked bool, err error) {
+func checkAttestedReproduction(r *attest.Reproduction, b *artifact.Bundle, p Policy, checked *bool) error {
 	repros := b.Reproductions()
 	if r == nil || len(repros) == 0 || !slices.Contains(p.RequireLevels, attest.LevelReproduced) {
-		return false, nil
+		return nil
 	}
 	want := "sha256:" + r.RunManifest.Digest["sha256"]
 	var have []string
 	for _, rp := range repros {
 		if string(rp.ManifestJSONDigest()) == want {
-			return true, checkCarriedReproduction(b, rp)
+			err := checkCarriedReproduction(b, rp)
+			*checked = err == nil
+			return err
 		}
 		have = append(have, string(rp.ManifestJSONDigest()))
 	}
-	return false, fmt.Errorf("the reproduction it attests (manifest.json %s) is not among the bundle's reproduction referrers (manifest.json %s)", want, strings.Join(have, ", "))
+	return fmt.Errorf("the reproduction it attests (manifest.json %s) is not among the bundle's reproduction referrers (manifest.json %s)", want, strings.Join(have, ", "))
 }
 
 // checkCarriedReproduction applies to a carried reproduction the rules

@@ -2,12 +2,9 @@ package verify_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -304,50 +301,12 @@ func needed(r attest.Reproduction) []int {
 	return out
 }
 
-// carriedReproduction writes a reproduction of the bundle whose run
-// manifest is md (reproBundle's run, records written plainly), edited by
-// edit, packs it and returns the packed path and its manifest.json
-// digest (hex).
-func carriedReproduction(t *testing.T, md string, edit func(m *schema.Manifest, recs []*schema.Record)) (string, string) {
-	t.Helper()
-	dir := artifacttest.WriteRun(t, filepath.Join(t.TempDir(), "repro"), artifacttest.RunOptions{Points: 1, PlainRecords: true,
-		Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}, {Metric: "summary.e2e_ns.p50.median", Value: 9e6}, {Metric: "counts.ok", Value: 5}}})
-	m, recs := artifacttest.ReadRun(t, dir)
-	m.RunID, m.StartTime, m.Reproduces = "repro-run-1", "2026-01-01T00:00:01Z", &schema.Reproduces{RunManifest: md}
-	edit(m, recs)
-	mb, err := schema.MarshalDocument(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rb []byte
+// faster undoes PackReproduction's slowing: the original's records.
+func faster(_ *schema.Manifest, recs []*schema.Record) {
 	for _, r := range recs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb = append(append(rb, b...), '\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), mb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, schema.RecordsFile), rb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "repro.tar")
-	if _, err := artifact.Pack(context.Background(), dir, out, artifact.PackOptions{Created: artifacttest.Created}); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(mb)
-	return out, hex.EncodeToString(sum[:])
-}
-
-// slower makes the records another run's: every duration and chunk time
-// 10 % longer.
-func slower(recs []*schema.Record) {
-	for _, r := range recs {
-		r.EndNS = r.SentNS + (r.EndNS-r.SentNS)*11/10
+		r.EndNS = r.SentNS + (r.EndNS-r.SentNS)*10/11
 		for i := range r.ChunksNS {
-			r.ChunksNS[i] = r.ChunksNS[i] * 11 / 10
+			r.ChunksNS[i] = r.ChunksNS[i] * 10 / 11
 		}
 	}
 }
@@ -367,27 +326,31 @@ func TestVerifyChecksTheCarriedReproductionsRecords(t *testing.T) {
 		edit  func(m *schema.Manifest, recs []*schema.Record)
 		words string
 	}{
-		{"another run", func(_ *schema.Manifest, recs []*schema.Record) { slower(recs) }, ""},
-		{"the original's records", func(*schema.Manifest, []*schema.Record) {}, "is not a reproduction: 12 of 12 ok records repeat the original's timings"},
-		{"short of the forced length", func(m *schema.Manifest, recs []*schema.Record) {
-			slower(recs)
+		{"another run", nil, ""},
+		{"the original's records", faster, "is not a reproduction: 12 of 12 ok records repeat the original's timings"},
+		{"short of the forced length", func(m *schema.Manifest, _ []*schema.Record) {
 			m.Decoding.MinTokens, m.Decoding.MaxTokens = 8, 8
 		}, `is not a reproduction: the test forces the output length (decoding.ignore_eos/min_tokens), but record "r000001" has 4 output tokens, its forced length is 8; 12 of 12 ok records`},
-		{"another original", func(m *schema.Manifest, recs []*schema.Record) {
-			slower(recs)
+		{"another original", func(m *schema.Manifest, _ []*schema.Record) {
 			m.Reproduces.RunManifest = "sha256:" + strings.Repeat("e", 64)
 		}, "names another original: reproduces.run_manifest sha256:eeee"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, pub, md := reproBundle(t)
-			repro, mj := carriedReproduction(t, md, c.edit)
-			v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
-			sum := reproSummary(rrr...)
-			sum.RunManifest.Digest["sha256"] = mj
-			if _, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow, Reproduction: &verify.Reproduction{Of: md, Summary: sum}}); err != nil {
+			repro := artifacttest.PackReproduction(t, filepath.Join(t.TempDir(), "repro.tar"), artifacttest.RunOptions{Points: 1,
+				Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}, {Metric: "summary.e2e_ns.p50.median", Value: 9e6}, {Metric: "counts.ok", Value: 5}}}, md, c.edit)
+			if _, err := artifact.AttachReproduction(ctx, p, repro); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := artifact.AttachReproduction(ctx, p, repro); err != nil {
+			b, err := artifact.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := reproSummary(rrr...)
+			sum.RunManifest.Digest["sha256"] = b.Reproductions()[0].ManifestJSONDigest().Encoded()
+			b.Close()
+			v := newVerifier(t, []*artifact.PublicKey{pub}, verify.WithClaimChecker(fakeChecker{schema.ClaimMatched}))
+			if _, err := v.Attest(ctx, p, verify.Policy{}, rev, verify.AttestOptions{Now: fixedNow, Reproduction: &verify.Reproduction{Of: md, Summary: sum}}); err != nil {
 				t.Fatal(err)
 			}
 			res, err := v.Verify(ctx, p, verify.Policy{RequireAttestations: []verify.Signer{{Key: rev.Public()}}, RequireLevels: []string{attest.LevelReproduced}})

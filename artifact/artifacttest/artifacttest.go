@@ -2,9 +2,11 @@ package artifacttest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -283,4 +285,48 @@ func ReadRun(t testing.TB, dir string) (*schema.Manifest, []*schema.Record) {
 		}
 		recs = append(recs, r)
 	}
+}
+
+// PackReproduction packs at out a reproduction of the bundle whose run
+// manifest digest is of, and returns out: the run o (WriteRun, records
+// written plainly) as another run would record it, its own run id and
+// start, reproduces.run_manifest of, and every duration and chunk time
+// 10 % longer (so that it repeats none of the original's timings); edit,
+// when not nil, changes the manifest and records last.
+func PackReproduction(t testing.TB, out string, o RunOptions, of string, edit func(*schema.Manifest, []*schema.Record)) string {
+	t.Helper()
+	o.PlainRecords = true
+	dir := WriteRun(t, filepath.Join(t.TempDir(), "repro"), o)
+	m, recs := ReadRun(t, dir)
+	m.RunID, m.StartTime, m.Reproduces = m.RunID+"-repro", "2026-01-01T00:00:01Z", &schema.Reproduces{RunManifest: of}
+	for _, r := range recs {
+		r.EndNS = r.SentNS + (r.EndNS-r.SentNS)*11/10
+		for i := range r.ChunksNS {
+			r.ChunksNS[i] = r.ChunksNS[i] * 11 / 10
+		}
+	}
+	if edit != nil {
+		edit(m, recs)
+	}
+	mb, err := schema.MarshalDocument(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rb []byte
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb = append(append(rb, b...), '\n')
+	}
+	for name, b := range map[string][]byte{schema.ManifestFile: mb, schema.RecordsFile: rb} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := artifact.Pack(context.Background(), dir, out, artifact.PackOptions{Created: Created}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

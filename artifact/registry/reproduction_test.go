@@ -95,12 +95,19 @@ func TestReproductionReferrerTravelsWithPushPull(t *testing.T) {
 		opts := registry.Options{PlainHTTP: true, ReferrersTagSchema: !api}
 		tmp := t.TempDir()
 		orig, pub := artifacttest.SignedBundleOf(t, filepath.Join(tmp, "orig.tar"), artifacttest.RunOptions{Points: 1, Claims: []schema.Claim{{Metric: "ttft_ns.p50", Value: 1e6}}})
-		repro := artifacttest.PackRun(t, filepath.Join(tmp, "repro.tar"), artifacttest.RunOptions{Points: 1})
+		b, err := artifact.Open(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := string(b.RunDescriptor().Digest)
+		b.Close()
+		// Another run, naming the original: verify requiring the level
+		// checks the carried reproduction's records.
+		repro := artifacttest.PackReproduction(t, filepath.Join(tmp, "repro.tar"), artifacttest.RunOptions{Points: 1}, md, nil)
 		if _, err := artifact.AttachReproduction(ctx, orig, repro); err != nil {
 			t.Fatal(err)
 		}
-		b, err := artifact.Open(orig)
-		if err != nil {
+		if b, err = artifact.Open(orig); err != nil {
 			t.Fatal(err)
 		}
 		rps := b.Reproductions()
