@@ -239,7 +239,7 @@ func (r *runner) finishManifest(m *schema.Manifest, overlay []byte, sets []strin
 	}
 	if sim {
 		m.Evidence = schema.EvidenceSynthetic
-		if err := CheckSimulatedHardware(m.Hardware, r.o.SimGPUs); err != nil {
+		if err := CheckSimulatedHardware(m.Hardware, r.o.Simulator, r.o.SimGPUs); err != nil {
 			return err
 		}
 	}
@@ -247,19 +247,22 @@ func (r *runner) finishManifest(m *schema.Manifest, overlay []byte, sets []strin
 }
 
 // ErrSimulatedHardware: the hardware stated contradicts the simulator's
-// accelerators that capture scrapes (Options.SimGPUs).
-var ErrSimulatedHardware = errors.New("the stated hardware contradicts --sim-gpus")
+// (Options.Simulator, Options.SimGPUs).
+var ErrSimulatedHardware = errors.New("the stated hardware contradicts the simulator's")
 
-// CheckSimulatedHardware checks the hardware h a run states against the n
-// accelerators of benchseal's simulator it scrapes (n > 0): their
-// scrapes label every device the simulator's (schema.SimulatorModel) and
-// list n of them, so any other accelerator than schema.HardwareSimulated,
-// or another count, makes a run that validation rejects once captured.
-// An empty accelerator or no count is not a contradiction (capture
-// fills them).
-func CheckSimulatedHardware(h schema.Hardware, n int) error {
+// CheckSimulatedHardware checks the hardware h a run states against
+// benchseal's simulator: run in-process (inProcess: capture --simulate),
+// its records are the simulator's, so any other accelerator than
+// schema.HardwareSimulated, or without simulated accelerators (n 0) a
+// count other than 0, makes a run that validation rejects once captured
+// (schema's validateSimulatedHardware states the rule); with n > 0
+// accelerators scraped (--sim-gpus), their scrapes label every device
+// the simulator's (schema.SimulatorModel) and list n of them, so another
+// accelerator or count is rejected too. An empty accelerator or no count
+// is not a contradiction (capture fills them).
+func CheckSimulatedHardware(h schema.Hardware, inProcess bool, n int) error {
 	if n <= 0 {
-		return nil
+		return checkInProcessHardware(h, inProcess)
 	}
 	if a := h.Accelerator; a != "" && a != schema.HardwareSimulated {
 		return fmt.Errorf("%w: hardware.accelerator is %q, but --sim-gpus %d scrapes %d simulated accelerator(s) labelled model %q (benchseal's simulator): leave hardware.accelerator unset (it is then %q)",
@@ -268,6 +271,23 @@ func CheckSimulatedHardware(h schema.Hardware, n int) error {
 	if c, ok := h.Accelerators(); ok && c != n {
 		return fmt.Errorf("%w: hardware.accelerator_count is %d, but --sim-gpus %d scrapes %d simulated accelerator(s): leave hardware.accelerator_count unset or give %d",
 			ErrSimulatedHardware, c, n, n, n)
+	}
+	return nil
+}
+
+// checkInProcessHardware is CheckSimulatedHardware without simulated
+// accelerators.
+func checkInProcessHardware(h schema.Hardware, inProcess bool) error {
+	if !inProcess {
+		return nil
+	}
+	if a := h.Accelerator; a != "" && a != schema.HardwareSimulated {
+		return fmt.Errorf("%w: hardware.accelerator is %q, but --simulate runs benchseal's simulator in-process: the records are the simulator's, not that accelerator's; leave hardware.accelerator unset (it is then %q)",
+			ErrSimulatedHardware, a, schema.HardwareSimulated)
+	}
+	if c, ok := h.Accelerators(); ok && c != 0 {
+		return fmt.Errorf("%w: hardware.accelerator_count is %d, but --simulate without --sim-gpus simulates no accelerator: leave hardware.accelerator_count unset, or give --sim-gpus %d",
+			ErrSimulatedHardware, c, c)
 	}
 	return nil
 }

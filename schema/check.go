@@ -404,6 +404,7 @@ func validateSections(ps *problems, m *Manifest) {
 	validateProvenance(ps, m)
 	validateServerMetrics(ps, m)
 	validateGPUMetrics(ps, m)
+	validateSimulatedHardware(ps, m)
 	validateServerState(ps, m)
 }
 

@@ -27,6 +27,35 @@ func validateGPUDeviceCount(ps *problems, m *Manifest) {
 	}
 }
 
+// legacyHardwareSimulated is what capture stated as a simulated server's
+// accelerator before HardwareSimulated (testdata/compat/r1-2a73a39.tar).
+const legacyHardwareSimulated = "none (simulated server)"
+
+// validateSimulatedHardware holds the hardware a capture against the
+// in-process simulator (InProcessSimulator) states to the simulator's:
+// its records and scrapes are the simulator's, whatever the publisher
+// assigns, so hardware.accelerator is HardwareSimulated (capture writes
+// it; empty reads the same), and without --sim-gpus on the command line
+// (no simulated accelerator) hardware.accelerator_count is absent or 0.
+// With --sim-gpus, validateSimulatedGPUCount and validateGPUDeviceCount
+// hold the count to N. capture.CheckSimulatedHardware refuses the same
+// before a run starts.
+func validateSimulatedHardware(ps *problems, m *Manifest) {
+	if !InProcessSimulator(m) {
+		return
+	}
+	if a := m.Hardware.Accelerator; a != "" && a != HardwareSimulated && a != legacyHardwareSimulated {
+		ps.add("hardware.accelerator", "is %q, but the run is against the in-process simulator (--simulate on client.command_line): its records are the simulator's, whose hardware is %q", a, HardwareSimulated)
+	}
+	v, _ := commandFlag(m.Client.CommandLine, "sim-gpus")
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return
+	}
+	if c, ok := m.Hardware.Accelerators(); ok && c != 0 {
+		ps.add("hardware.accelerator_count", "is %d, but the run is against the in-process simulator without --sim-gpus (client.command_line): it simulated no accelerator", c)
+	}
+}
+
 // validateSimulatedGPUCount checks the n devices gpu_metrics lists in a
 // capture against the in-process simulator: capture --sim-gpus N scrapes
 // the simulator's N accelerators, and the simulator serves every one on

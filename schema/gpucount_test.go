@@ -135,3 +135,44 @@ func TestSimulatedGPUMaxAgeIsZero(t *testing.T) {
 		})
 	}
 }
+
+// TestInProcessSimulatorStatesOnlyTheSimulatorsHardware: a capture
+// against the in-process simulator (--simulate) whose manifest states a
+// real accelerator ("8 × NVIDIA H200") validated and printed as such,
+// while every record is the simulator's. Its accelerator must be the
+// simulated server's, and without --sim-gpus its count absent or 0; a
+// run against another server may state what it ran on.
+func TestInProcessSimulatorStatesOnlyTheSimulatorsHardware(t *testing.T) {
+	sim := []string{"benchseal", "capture", "--simulate"}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		accel string
+		count *int
+		want  string // the field of the one problem; "" for none
+	}{
+		{"simulated server", sim, schema.HardwareSimulated, nil, ""},
+		{"nothing stated", sim, "", nil, ""},
+		{"no accelerator", sim, schema.HardwareSimulated, schema.Count(0), ""},
+		{"H200", sim, "NVIDIA H200", nil, "hardware.accelerator"},
+		{"eight", sim, schema.HardwareSimulated, schema.Count(8), "hardware.accelerator_count"},
+		{"real server", []string{"benchseal", "capture", "--endpoint=http://10.0.0.1:8000"}, "NVIDIA H200", schema.Count(8), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &schema.Manifest{Evidence: schema.EvidenceSynthetic, Client: schema.Client{Name: schema.CaptureClientName, CommandLine: tc.args},
+				Hardware: schema.Hardware{Accelerator: tc.accel, AcceleratorCount: tc.count}}
+			var got []string
+			for _, p := range schema.ValidateManifest(m, "manifest.json") {
+				if strings.HasPrefix(p.Field, "hardware.accelerator") && !strings.Contains(p.Message, "must be stated") {
+					got = append(got, p.Field+": "+p.Message)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Fatalf("problems %q", got)
+			case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], tc.want+": ") || !strings.Contains(got[0], "in-process simulator")):
+				t.Fatalf("problems %q, want one on %s naming the in-process simulator", got, tc.want)
+			}
+		})
+	}
+}

@@ -733,7 +733,7 @@ func (o *captureOptions) checkStated(scratch *schema.Manifest) error {
 	if ps := schema.ValidateSLO(scratch.SLO); len(ps) > 0 {
 		return usagef("--set/--manifest: field %q: %s", ps[0].Field, ps[0].Message)
 	}
-	if err := capture.CheckSimulatedHardware(scratch.Hardware, o.simGPUs); err != nil {
+	if err := capture.CheckSimulatedHardware(scratch.Hardware, o.simulate, o.simGPUs); err != nil {
 		return usagef("--set/--manifest: %v", err)
 	}
 	return nil

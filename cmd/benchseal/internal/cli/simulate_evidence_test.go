@@ -18,8 +18,7 @@ func TestSimulateIsSyntheticWithNoProbe(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
 	code, out, errOut := runArgs(t, nil, "capture", "--simulate", "--no-probe", "--out", run, "--concurrency", "1", "--requests", "3",
-		"--sim-time-scale", "0.01", "--progress", "never", "--set", "evidence=self-run",
-		"--set", "hardware.accelerator=NVIDIA H200", "--set", "hardware.accelerator_count=8")
+		"--sim-time-scale", "0.01", "--progress", "never", "--set", "evidence=self-run")
 	if code != ExitOK {
 		t.Fatalf("capture: exit %d\n%s\n%s", code, out, errOut)
 	}
