@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,5 +175,33 @@ func TestInProcessSimulatorStatesOnlyTheSimulatorsHardware(t *testing.T) {
 				t.Fatalf("problems %q, want one on %s naming the in-process simulator", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSimulatedHardwareCountsEveryScrapedDevice: a run stating the
+// simulated server (capture against a separate simulate --gpus 2, which
+// states no accelerator_count) whose scrapes list 2 simulator devices and
+// 6 "NVIDIA H200" ones read "simulated server with 2 simulated
+// accelerator(s)" while its energy summed all 8; it now prints every
+// scraped device by its label, and an all-simulator list still reads as
+// the simulator's.
+func TestSimulatedHardwareCountsEveryScrapedDevice(t *testing.T) {
+	dev := func(id, model string) schema.GPUDevice {
+		return schema.GPUDevice{ID: id, IDFrom: "UUID", Model: model, Serving: schema.ServingDeclared}
+	}
+	sim := []schema.GPUDevice{dev("S0", schema.SimulatorModel), dev("S1", schema.SimulatorModel)}
+	var real []schema.GPUDevice
+	for i := range 6 {
+		real = append(real, dev(fmt.Sprint("H", i), "NVIDIA H200"))
+	}
+	m := &schema.Manifest{Hardware: schema.Hardware{Accelerator: schema.HardwareSimulated},
+		GPUMetrics: &schema.GPUMetrics{Endpoints: []schema.GPUEndpoint{{URL: "http://127.0.0.1:1/gpu-metrics", Devices: sim}}}}
+	if got := m.HardwareSummary(); got != "simulated server with 2 simulated accelerator(s)" {
+		t.Errorf("all simulated: %q", got)
+	}
+	m.GPUMetrics.Endpoints = append(m.GPUMetrics.Endpoints, schema.GPUEndpoint{URL: "http://10.0.0.1:9400/metrics", Devices: real})
+	got := m.HardwareSummary()
+	if !strings.Contains(got, "2 × benchseal-sim, 6 × NVIDIA H200") || strings.Contains(got, "with 2 simulated accelerator(s)") {
+		t.Errorf("mixed: %q", got)
 	}
 }

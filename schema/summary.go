@@ -14,7 +14,7 @@ import (
 // simulated server's reads as SimulatedHardware.
 func (m *Manifest) HardwareSummary() string {
 	h := &m.Hardware
-	if s := m.SimulatedHardware(); s != "" && m.SimulatedAccelerators() > 0 {
+	if s := m.SimulatedHardware(); s != "" && m.SimulatedAccelerators() > 0 && m.SimulatedAccelerators() == m.listedDevices() {
 		return s
 	}
 	var stated string
@@ -79,6 +79,17 @@ func (m *Manifest) SimulatedAccelerators() int {
 	return c
 }
 
+// listedDevices is the number of devices manifest.gpu_metrics lists.
+func (m *Manifest) listedDevices() int {
+	c := 0
+	if m.GPUMetrics != nil {
+		for _, e := range m.GPUMetrics.Endpoints {
+			c += len(e.Devices)
+		}
+	}
+	return c
+}
+
 // SimulatedHardware is what a simulated server's hardware reads as: the
 // stated HardwareSimulated, or "simulated server with N simulated
 // accelerators" when the run scraped N of the simulator's accelerators;
@@ -87,7 +98,11 @@ func (m *Manifest) SimulatedHardware() string {
 	if m.Hardware.Accelerator != HardwareSimulated {
 		return ""
 	}
-	if n := m.SimulatedAccelerators(); n > 0 {
+	// Only when every listed device is the simulator's: the energy is
+	// summed over all of them, so a list that also holds another
+	// exporter's devices reads as the stated hardware beside every
+	// scraped device (HardwareSummary), never as N simulated ones.
+	if n := m.SimulatedAccelerators(); n > 0 && n == m.listedDevices() {
 		return fmt.Sprintf("simulated server with %d simulated accelerator(s)", n)
 	}
 	return HardwareSimulated
