@@ -284,7 +284,7 @@ func NullReason(in *Input, metric string) string {
 		}
 	case schema.MetricNeedsSLO(metric) && !r.SLO.Any():
 		return "undefined: no SLO set"
-	case r.Boundary == schema.BoundaryNonStreaming && (head == "ttft_ns" || head == "tpot_ns" || head == "itl_ns"):
+	case r.Boundary == schema.BoundaryNonStreaming && (head == schema.MetricTTFT || head == schema.MetricTPOT || head == schema.MetricITL):
 		return "not measured: non-streaming boundary (only end-to-end latency is timed)"
 	case head == "energy" && (in.Manifest == nil || in.Manifest.GPUMetrics == nil):
 		return "not measured: " + in.Name + " stored no accelerator scrapes (capture --gpu-metrics)"

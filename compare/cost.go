@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
 )
 
@@ -42,7 +43,7 @@ func (d *Decision) costRestsOnPrice(cand []int) {
 	var ps []float64
 	for _, o := range cand[1:] {
 		or := d.Rows[o]
-		x1, x2 := side(win, w.Point, "token_goodput"), side(d.Inputs[or.Input], or.Point, "token_goodput")
+		x1, x2 := side(win, w.Point, schema.MetricTokenGoodput), side(d.Inputs[or.Input], or.Point, schema.MetricTokenGoodput)
 		p := 1.0
 		if t, err := stats.MannWhitneyU(floats(x1.Values), floats(x2.Values)); err == nil && x1.NullReason == "" && x2.NullReason == "" &&
 			x1.Summary.Median.Rat().Cmp(x2.Summary.Median.Rat()) > 0 {

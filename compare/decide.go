@@ -326,7 +326,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 	if o, ok := PointLoad(in.Manifest, best); ok {
 		r.Load = o.String()
 	}
-	r.Goodput = side(in, best, "goodput")
+	r.Goodput = side(in, best, schema.MetricGoodput)
 	r.Cost = side(in, best, replay.CostPerMillionGoodTokens)
 	r.Energy = side(in, best, EnergyPerGoodToken)
 	var capNotes []string
@@ -353,7 +353,7 @@ func decideRow(in *Input, idx int, opts DecideOptions) Row {
 // run order); the last point when no median is known.
 func bestPoint(in *Input, objective string) string {
 	points := Points(in.Result)
-	metric := "goodput"
+	metric := schema.MetricGoodput
 	lowerBetter := false
 	switch objective {
 	case MinCostPerGoodToken:
@@ -500,9 +500,9 @@ func attainmentCurve(in *Input, prs []*replay.PointResult) (loads, atts []*big.R
 		if !ok {
 			return loads, atts, "offered load of point " + pr.Point + " not stated"
 		}
-		a := pr.Scalars["slo_attainment"].Rat()
+		a := pr.Scalars[schema.MetricSLOAttainment].Rat()
 		if a == nil {
-			return loads, atts, NullReason(in, "slo_attainment")
+			return loads, atts, NullReason(in, schema.MetricSLOAttainment)
 		}
 		loads, atts = append(loads, new(big.Rat).SetFloat64(o.Value())), append(atts, a)
 	}
@@ -617,7 +617,7 @@ func (d *Decision) rank() {
 		}
 		return -c
 	})
-	what := map[string]string{MaxGoodput: "goodput", MinCostPerGoodToken: "cost per million good tokens", MaxCapacity: "capacity",
+	what := map[string]string{MaxGoodput: schema.MetricGoodput, MinCostPerGoodToken: "cost per million good tokens", MaxCapacity: "capacity",
 		MinEnergyPerGoodToken: "accelerator energy per good token"}[d.Objective]
 	if d.Objective == MaxCapacity {
 		d.orderByBounds(cand)

@@ -2,7 +2,11 @@
 
 package replay
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/benchseal/benchseal/schema"
+)
 
 // AboveOffered says why a point's goodput (or request throughput)
 // exceeds its offered rate: its window was shorter than its requests ÷
@@ -19,7 +23,7 @@ func AboveOffered(p *PointResult) string {
 	if off == nil || off.Sign() <= 0 {
 		return ""
 	}
-	for _, k := range []string{"goodput", "request_throughput"} {
+	for _, k := range []string{schema.MetricGoodput, schema.MetricRequestThroughput} {
 		v := p.Scalars[k]
 		if r := v.Rat(); r == nil || r.Cmp(off) <= 0 {
 			continue
@@ -27,7 +31,7 @@ func AboveOffered(p *PointResult) string {
 		x, _ := v.Float64()
 		o, _ := p.Overload.OfferedRate.Float64()
 		why := "its window was shorter than its requests ÷ the offered rate"
-		if w, ok := p.Scalars["window_ns"].Float64(); ok && p.Counts.Sent > 0 {
+		if w, ok := p.Scalars[schema.MetricWindow].Float64(); ok && p.Counts.Sent > 0 {
 			why = fmt.Sprintf("its window (first send → last end, %.3f ms) was shorter than its %d requests take at the offered rate (%.3f ms)",
 				w/1e6, p.Counts.Sent, float64(p.Counts.Sent)/o*1e3)
 		}

@@ -118,14 +118,14 @@ func (c *coldGroup) finish(untimed bool, prov *schema.Provenance, pr *PointResul
 		}
 		out.NullReasons[k] = why
 	}
-	ttftWhy := pr.NullReasons["ttft_ns"]
+	ttftWhy := pr.NullReasons[schema.MetricTTFT]
 	if untimed && ttftWhy == "" {
 		ttftWhy = "boundary non-streaming: a response arrives whole, so no first token is timed"
 	}
 	switch {
 	case ttftWhy != "":
 		null("first_ttft_ns", ttftWhy)
-		null("ttft_ns", ttftWhy)
+		null(schema.MetricTTFT, ttftWhy)
 		out.TTFT = emptyDist()
 	case c.firstStatus != schema.StatusOK:
 		null("first_ttft_ns", fmt.Sprintf("the first warmup request (%s) ended %s", c.firstID, c.firstStatus))
@@ -134,8 +134,8 @@ func (c *coldGroup) finish(untimed bool, prov *schema.Provenance, pr *PointResul
 	default:
 		out.FirstTTFTNS = Int(c.firstTTFT)
 	}
-	if why := pr.NullReasons["e2e_ns"]; why != "" {
-		null("e2e_ns", why)
+	if why := pr.NullReasons[schema.MetricE2E]; why != "" {
+		null(schema.MetricE2E, why)
 		out.E2E = emptyDist()
 	}
 	var rs []string

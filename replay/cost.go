@@ -48,6 +48,6 @@ func addCost(pr *PointResult, c *CostSpec) {
 		v := new(big.Rat).Mul(c.PricePerHour, big.NewRat(1_000_000, 3600))
 		return Exact(v.Quo(v, throughput.Rat()))
 	}
-	pr.Scalars[CostPerMillionOutputTokens] = per(pr.Scalars["output_token_throughput"])
-	pr.Scalars[CostPerMillionGoodTokens] = per(pr.Scalars["token_goodput"])
+	pr.Scalars[CostPerMillionOutputTokens] = per(pr.Scalars[schema.MetricOutputTokenThroughput])
+	pr.Scalars[CostPerMillionGoodTokens] = per(pr.Scalars[schema.MetricTokenGoodput])
 }

@@ -23,13 +23,13 @@ slo_attainment = good ÷ (valid + error) records. Extra distributions from each 
 time_to_second_token_ns (second − first response, ns), output_token_throughput_per_user (tokens/s/user),
 input_sequence_length and output_sequence_length (tokens).`,
 	meanings: map[string]string{
-		"tpot_ns": "tpot = (request latency − TTFT) ÷ (output tokens − 1), per request (AIPerf's inter_token_latency)",
-		"itl_ns":  "itl = gaps between content chunks, pooled (AIPerf's inter_chunk_latency)",
+		schema.MetricTPOT: "tpot = (request latency − TTFT) ÷ (output tokens − 1), per request (AIPerf's inter_token_latency)",
+		schema.MetricITL:  "itl = gaps between content chunks, pooled (AIPerf's inter_chunk_latency)",
 	},
 	extras:       []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
-	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "ttft": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns", "inter_chunk_latency": "itl_ns", "request_throughput": "request_throughput", "output_token_throughput": "output_token_throughput", "benchmark_duration": "window_ns", "goodput": "goodput", "total_token_throughput": "total_token_throughput", "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
+	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "ttft": schema.MetricTTFT, "request_latency": schema.MetricE2E, "inter_token_latency": schema.MetricTPOT, "inter_chunk_latency": schema.MetricITL, schema.MetricRequestThroughput: schema.MetricRequestThroughput, schema.MetricOutputTokenThroughput: schema.MetricOutputTokenThroughput, "benchmark_duration": schema.MetricWindow, schema.MetricGoodput: schema.MetricGoodput, schema.MetricTotalTokenThroughput: schema.MetricTotalTokenThroughput, "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
 }, storedITL: true, perRecord: true, phaseWindow: true}
 
 // aiperfDefinition is AIPerf's, or (roundITL) GenAI-Perf's, which AIPerf
@@ -173,10 +173,10 @@ func (a *aiperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	}
 	rateDur, why := a.rateWindow(p, pr, dur)
 	p.throughputs(pr, rateDur)
-	pr.Scalars["window_ns"] = Float(dur)
+	pr.Scalars[schema.MetricWindow] = Float(dur)
 	p.goodput(pr, rateDur, p.sent)
 	if why != "" {
-		for _, k := range []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput"} {
+		for _, k := range []string{schema.MetricRequestThroughput, schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricGoodput} {
 			if _, ok := pr.Scalars[k]; ok {
 				setNull(pr, k, why)
 			}

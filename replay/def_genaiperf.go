@@ -13,7 +13,7 @@ var genaiPerfDef = &genaiPerfDefinition{aiperfDefinition{info: info{
 round((latency − ttft)/(OSL − 1)) (Python round, half to even) when > 1 response and OSL > 1 (tpot_ns); duration = max last
 response − min request timestamp; numpy linear percentiles, np.std (ddof 0). A one-token answer fails a TPOT (ITL)
 limit, whatever the SLO states.`,
-	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "request_latency": "e2e_ns", "inter_token_latency": "tpot_ns"},
+	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "request_latency": schema.MetricE2E, "inter_token_latency": schema.MetricTPOT},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "GenAI-Perf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
 }, roundITL: true}}
@@ -25,7 +25,7 @@ type genaiPerfDefinition struct{ aiperfDefinition }
 func (*genaiPerfDefinition) unmeasured(m *schema.Manifest) map[string]string {
 	if m.Client.TokenCounts == "server-usage" {
 		why := "GenAI-Perf counts output tokens with its client tokenizer; the records hold the server's usage counts"
-		return map[string]string{"output_token_throughput": why, "total_token_throughput": why}
+		return map[string]string{schema.MetricOutputTokenThroughput: why, schema.MetricTotalTokenThroughput: why}
 	}
 	return nil
 }

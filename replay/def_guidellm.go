@@ -28,7 +28,7 @@ later iteration, spaced evenly to the last; read from the records of any other r
 arrival, null when chunk times were not measured) merged when equal or within 0.1 ms, each weighted by the time from the
 midpoint with its predecessor to the midpoint with its successor; request/output_token/total_token_throughput are
 their means.`,
-	aliases: map[string]string{"time_to_first_token_ms": "ttft_ns", "inter_token_latency_ms": "tpot_ns", "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": "e2e_ns",
+	aliases: map[string]string{"time_to_first_token_ms": schema.MetricTTFT, "inter_token_latency_ms": schema.MetricTPOT, "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": schema.MetricE2E,
 		"requests_per_second": "requests_per_second", "output_tokens_per_second": "output_tokens_per_second", "tokens_per_second": "tokens_per_second", "prompt_tokens_per_second": "prompt_tokens_per_second"},
 	extras: []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
 }}
@@ -213,11 +213,11 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 		}
 		return w
 	}
-	pr.Dists["ttft_ns"] = glValueDist(r.ttft, ones(len(r.ttft)))
-	pr.Dists["e2e_ns"] = glValueDist(r.e2e, ones(len(r.e2e)))
-	pr.Dists["tpot_ns"] = glValueDist(r.itl, r.itlW)
+	pr.Dists[schema.MetricTTFT] = glValueDist(r.ttft, ones(len(r.ttft)))
+	pr.Dists[schema.MetricE2E] = glValueDist(r.e2e, ones(len(r.e2e)))
+	pr.Dists[schema.MetricTPOT] = glValueDist(r.itl, r.itlW)
 	// GuideLLM keeps no chunk gaps.
-	pr.Dists["itl_ns"] = emptyDist()
+	pr.Dists[schema.MetricITL] = emptyDist()
 	if r.tpot != nil {
 		pr.Dists["time_per_output_token_ns"] = glValueDist(r.tpot, r.tpotW)
 	}
@@ -249,20 +249,20 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	// measured: when the source did not (the gate's itl_ns reason), the
 	// token rate distributions are null with that reason.
 	noChunks := ""
-	if gt := g.cfg.gate; r.fromRecords && gt != nil && r.atLastChunk && gt.fieldReasons["tpot_ns"] != "" {
+	if gt := g.cfg.gate; r.fromRecords && gt != nil && r.atLastChunk && gt.fieldReasons[schema.MetricTPOT] != "" {
 		// guidellm/2026.11 reads only the first and last chunk.
-		noChunks = "GuideLLM's token rates place a request's tokens at its first and last chunk: " + gt.fieldReasons["tpot_ns"]
-	} else if gt != nil && r.fromRecords && !r.atLastChunk && gt.fieldReasons["itl_ns"] != "" {
-		noChunks = "GuideLLM's token rates place each chunk's tokens at its arrival: " + gt.fieldReasons["itl_ns"]
+		noChunks = "GuideLLM's token rates place a request's tokens at its first and last chunk: " + gt.fieldReasons[schema.MetricTPOT]
+	} else if gt != nil && r.fromRecords && !r.atLastChunk && gt.fieldReasons[schema.MetricITL] != "" {
+		noChunks = "GuideLLM's token rates place each chunk's tokens at its arrival: " + gt.fieldReasons[schema.MetricITL]
 	}
 	total := append(slices.Clone(r.glPrompt), r.glOut...)
 	for _, x := range []struct {
 		dist, scalar string
 		d            Dist
 	}{
-		{"requests_per_second", "request_throughput", glRateDist(r.glReq, ms, me, r.haveMeasure || p.haveSE)},
-		{"output_tokens_per_second", "output_token_throughput", glRateDist(r.glOut, 0, 0, false)},
-		{"tokens_per_second", "total_token_throughput", glRateDist(total, 0, 0, false)},
+		{"requests_per_second", schema.MetricRequestThroughput, glRateDist(r.glReq, ms, me, r.haveMeasure || p.haveSE)},
+		{"output_tokens_per_second", schema.MetricOutputTokenThroughput, glRateDist(r.glOut, 0, 0, false)},
+		{"tokens_per_second", schema.MetricTotalTokenThroughput, glRateDist(total, 0, 0, false)},
 		{"prompt_tokens_per_second", "", glRateDist(r.glPrompt, 0, 0, false)},
 	} {
 		pr.Dists[x.dist] = x.d

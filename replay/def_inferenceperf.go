@@ -20,7 +20,7 @@ limit (whatever the SLO states); slo_attainment = good ÷ successes. numpy linea
 inference-perf import every figure comes from the float seconds in orig (start_time, end_time, output_token_times;
 output_tokens, input_tokens): a success is any request without error, streamable (ttft, tpot, itl) with more than one
 output-token time, ntpot 0 for no tokens.`,
-	aliases:      map[string]string{"time_to_first_token": "ttft_ns", "time_per_output_token": "tpot_ns", "inter_token_latency": "itl_ns", "request_latency": "e2e_ns", "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
+	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "time_per_output_token": schema.MetricTPOT, "inter_token_latency": schema.MetricITL, "request_latency": schema.MetricE2E, "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
 	extras:       []string{"normalized_time_per_output_token_ns"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "inference-perf gives a one-token answer no TPOT (None), which fails a TPOT limit",
@@ -129,7 +129,7 @@ func (r *inferencePerfRules) addOrig(p *peerGroup, rec *schema.Record, o orig, s
 
 func (r *inferencePerfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	r.numpyDists(pr)
-	keys := []string{"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns"}
+	keys := []string{schema.MetricTTFT, schema.MetricE2E, schema.MetricTPOT, schema.MetricITL}
 	if r.ntpot != nil {
 		pr.Dists["normalized_time_per_output_token_ns"] = floatDist(r.ntpot, 0)
 		keys = append(keys, "normalized_time_per_output_token_ns")

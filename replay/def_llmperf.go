@@ -18,7 +18,7 @@ the window is max(end_ns) − min(sent_ns) where the send times were measured; a
 LLMPerf's completed ÷ completed-per-minute × 60 s, derived from the claimed rate: its throughput claims are not recomputable.
 Extra distributions of the same rows (pandas): request_output_throughput_token_per_s (the row's own, else output tokens ÷
 e2e s), number_input_tokens, number_output_tokens.`,
-	aliases: map[string]string{"ttft_s": "ttft_ns", "end_to_end_latency_s": "e2e_ns", "inter_token_latency_s": "inter_token_latency_ns"},
+	aliases: map[string]string{"ttft_s": schema.MetricTTFT, "end_to_end_latency_s": schema.MetricE2E, "inter_token_latency_s": "inter_token_latency_ns"},
 	notes:   []string{"llmperf: LLMPerf divides its throughputs by the run's start-to-end time, which it does not store; the window is max(end_ns) − min(sent_ns) where the send times were measured, else the stored window the window line names (none without one)"},
 	extras:  []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"},
 }}
@@ -94,10 +94,10 @@ func (r *llmperfRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 
 func (r *llmperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	// pandas Series.quantile (linear) and Series.std (ddof 1).
-	pr.Dists["ttft_ns"] = pandasDist(r.ttft)
-	pr.Dists["e2e_ns"] = pandasDist(r.e2e)
-	pr.Dists["tpot_ns"] = emptyDist()
-	pr.Dists["itl_ns"] = emptyDist()
+	pr.Dists[schema.MetricTTFT] = pandasDist(r.ttft)
+	pr.Dists[schema.MetricE2E] = pandasDist(r.e2e)
+	pr.Dists[schema.MetricTPOT] = emptyDist()
+	pr.Dists[schema.MetricITL] = emptyDist()
 	if r.itl != nil {
 		pr.Dists["inter_token_latency_ns"] = pandasDist(r.itl)
 	}

@@ -60,21 +60,21 @@ func (r *mlperfRules) add(p *peerGroup, rec *schema.Record, _ orig, ok bool) {
 }
 
 func (r *mlperfRules) finish(p *peerGroup, pr *PointResult, g *group) {
-	pr.Dists["ttft_ns"] = mlperfDist(&r.ttft)
-	pr.Dists["e2e_ns"] = mlperfDist(&r.e2e)
-	pr.Dists["tpot_ns"] = mlperfDist(&r.tpot)
-	pr.Dists["itl_ns"] = intDist(&g.itl)
+	pr.Dists[schema.MetricTTFT] = mlperfDist(&r.ttft)
+	pr.Dists[schema.MetricE2E] = mlperfDist(&r.e2e)
+	pr.Dists[schema.MetricTPOT] = mlperfDist(&r.tpot)
+	pr.Dists[schema.MetricITL] = intDist(&g.itl)
 	// The window is the records' own (integer ns), through the gate.
 	dur := p.gated(pr, g)
 	if dur > 0 {
-		pr.Scalars["window_ns"] = Int(int64(dur))
+		pr.Scalars[schema.MetricWindow] = Int(int64(dur))
 	}
 	// Completed samples per second = (sample_count − 1) ÷ duration
 	// (results.cc::LogSummary), exact.
 	if dur > 0 && p.succ > 0 {
-		pr.Scalars["request_throughput"] = Exact(big.NewRat((p.succ-1)*1e9, int64(dur)))
+		pr.Scalars[schema.MetricRequestThroughput] = Exact(big.NewRat((p.succ-1)*1e9, int64(dur)))
 	} else {
-		pr.Scalars["request_throughput"] = Null
+		pr.Scalars[schema.MetricRequestThroughput] = Null
 	}
 	p.tokenThroughputs(pr, dur)
 	p.goodput(pr, dur, p.sent)

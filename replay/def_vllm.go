@@ -19,10 +19,10 @@ clock, carried on records) else max(end_ns) − min(sent_ns). request_goodput co
 one-token answer has tpot 0 for goodput (one_token pass, whatever the SLO states). numpy linear percentiles, np.mean, np.std
 (ddof 0) in float64 seconds, reported ×10⁹ in ns. orig (read only in a vLLM import): ttft (s), itl [s], latency (s,
 optional), output_len, input_len, success/error.`,
-	aliases: map[string]string{"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "request_throughput": "request_throughput", "output_throughput": "output_token_throughput", "total_token_throughput": "total_token_throughput", "request_goodput": "goodput"},
+	aliases: map[string]string{"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2el": schema.MetricE2E, schema.MetricRequestThroughput: schema.MetricRequestThroughput, "output_throughput": schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput: schema.MetricTotalTokenThroughput, "request_goodput": schema.MetricGoodput},
 	meanings: map[string]string{
-		"tpot_ns": "tpot = (latency − ttft) ÷ (output tokens − 1), per request, latency to the end of the stream (vLLM's TPOT)",
-		"itl_ns":  "itl = every gap between content chunks, pooled (vLLM's ITL)",
+		schema.MetricTPOT: "tpot = (latency − ttft) ÷ (output tokens − 1), per request, latency to the end of the stream (vLLM's TPOT)",
+		schema.MetricITL:  "itl = every gap between content chunks, pooled (vLLM's ITL)",
 	},
 	oneToken:     schema.OneTokenPass,
 	oneTokenRule: `vLLM gives a one-token answer tpot 0 for goodput ("if output_len <= 1, we regard tpot as 0 for goodput"), so it passes a TPOT limit`,
@@ -126,8 +126,8 @@ func (r *vllmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	if r.noLatency != "" {
 		// Distributions over the requests that had a latency would
 		// leave the others out.
-		setNull(pr, "e2e_ns", r.noLatency)
-		setNull(pr, "tpot_ns", r.noLatency)
+		setNull(pr, schema.MetricE2E, r.noLatency)
+		setNull(pr, schema.MetricTPOT, r.noLatency)
 	}
 	// duration is the harness wall clock when stored, else the span of
 	// the records' times.

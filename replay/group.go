@@ -446,29 +446,29 @@ func (g *group) finish(k groupKey) *PointResult {
 	w, hasWindow, src, whyNoWindow := g.measuredWindow(k)
 	g.cfg.gate.setWindowSource(pr, src)
 	if hasWindow {
-		pr.Scalars["window_ns"] = Int(w)
+		pr.Scalars[schema.MetricWindow] = Int(w)
 		if src == "" && g.haveSent && !g.cfg.rules.windowEndsAtLastOK {
 			pr.window = &[2]int64{g.minSent, g.maxEnd}
 		}
 	} else {
-		pr.Scalars["window_ns"] = Null
+		pr.Scalars[schema.MetricWindow] = Null
 	}
-	pr.Scalars["request_throughput"] = perSecond(big.NewInt(okc), w)
-	pr.Scalars["output_token_throughput"] = perSecond(g.outTok.value(), w)
-	pr.Scalars["total_token_throughput"] = perSecond(g.inTok.value(), w)
+	pr.Scalars[schema.MetricRequestThroughput] = perSecond(big.NewInt(okc), w)
+	pr.Scalars[schema.MetricOutputTokenThroughput] = perSecond(g.outTok.value(), w)
+	pr.Scalars[schema.MetricTotalTokenThroughput] = perSecond(g.inTok.value(), w)
 	slo := g.cfg.slo
 	if slo.Any() {
-		pr.Scalars["goodput"] = perSecond(big.NewInt(g.counts.Good), w)
-		pr.Scalars["token_goodput"] = perSecond(g.goodTok.value(), w)
+		pr.Scalars[schema.MetricGoodput] = perSecond(big.NewInt(g.counts.Good), w)
+		pr.Scalars[schema.MetricTokenGoodput] = perSecond(g.goodTok.value(), w)
 		pr.goodTokens = g.goodTok.value()
-		pr.Scalars["slo_attainment"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Declared()))
-		pr.Scalars["slo_attainment_ok"] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.OK))
+		pr.Scalars[schema.MetricSLOAttainment] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.Declared()))
+		pr.Scalars[schema.MetricSLOAttainmentOK] = ratio(big.NewInt(g.counts.Good), big.NewInt(g.counts.OK))
 	} else {
-		for _, s := range []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok"} {
+		for _, s := range []string{schema.MetricGoodput, schema.MetricTokenGoodput, schema.MetricSLOAttainment, schema.MetricSLOAttainmentOK} {
 			pr.Scalars[s] = Null
 		}
 	}
-	pr.Scalars["smooth_goodput"] = Null
+	pr.Scalars[schema.MetricSmoothGoodput] = Null
 	if p := g.cfg.smooth; p != nil && w > 0 {
 		// Σ(n_r − α·min(max(l,0),L)/L)·10⁹/T.
 		b := new(big.Rat).SetInt(g.smoothTok.value())
@@ -476,15 +476,15 @@ func (g *group) finish(k groupKey) *PointResult {
 		pen.Mul(pen, p.Alpha)
 		b.Sub(b, pen)
 		b.Mul(b, big.NewRat(1e9, w))
-		pr.Scalars["smooth_goodput"] = Exact(b)
+		pr.Scalars[schema.MetricSmoothGoodput] = Exact(b)
 	}
-	pr.Dists["ttft_ns"] = intDist(&g.ttft)
-	pr.Dists["e2e_ns"] = intDist(&g.e2e)
-	pr.Dists["tpot_ns"] = ratDist(&g.tpot)
-	pr.Dists["itl_ns"] = intDist(&g.itl)
-	pr.Dists["send_lag_ns"] = intDist(&g.lag)
-	pr.Dists["ttft_sched_ns"] = intDist(&g.ttftS)
-	pr.Dists["e2e_sched_ns"] = intDist(&g.e2eS)
+	pr.Dists[schema.MetricTTFT] = intDist(&g.ttft)
+	pr.Dists[schema.MetricE2E] = intDist(&g.e2e)
+	pr.Dists[schema.MetricTPOT] = ratDist(&g.tpot)
+	pr.Dists[schema.MetricITL] = intDist(&g.itl)
+	pr.Dists[schema.MetricSendLag] = intDist(&g.lag)
+	pr.Dists[schema.MetricTTFTFromSchedule] = intDist(&g.ttftS)
+	pr.Dists[schema.MetricE2EFromSchedule] = intDist(&g.e2eS)
 	pr.Stalls = Stalls{ThresholdNS: g.cfg.stall, Count: g.stallCount, Requests: g.stallReqs, MaxGapNS: Null}
 	if g.haveStall {
 		pr.Stalls.MaxGapNS = Int(g.stallMax)
@@ -501,7 +501,7 @@ func (g *group) finish(k groupKey) *PointResult {
 		if pr.NullReasons == nil {
 			pr.NullReasons = map[string]string{}
 		}
-		pr.NullReasons["counts.good"] = ReasonNoSLO
+		pr.NullReasons[schema.MetricCountGood] = ReasonNoSLO
 	}
 	if whyNoWindow == "" && g.peer == nil {
 		switch {
@@ -527,7 +527,7 @@ func (g *group) finish(k groupKey) *PointResult {
 		p := g.prefix
 		pr.PrefixExpected = &p
 	}
-	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists["send_lag_ns"])
+	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists[schema.MetricSendLag])
 	pr.Overload.missing = g.missing
 	end := g.maxEnd
 	if g.cfg.rules.windowEndsAtLastOK {

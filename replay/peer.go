@@ -182,14 +182,14 @@ func rate(x, dur float64) Value {
 // throughputs writes window_ns (float64 ns) and the request, output-token
 // and total-token throughputs over it.
 func (p *peerGroup) throughputs(pr *PointResult, dur float64) {
-	pr.Scalars["window_ns"] = Float(dur)
-	pr.Scalars["request_throughput"] = rate(float64(p.succ), dur)
+	pr.Scalars[schema.MetricWindow] = Float(dur)
+	pr.Scalars[schema.MetricRequestThroughput] = rate(float64(p.succ), dur)
 	p.tokenThroughputs(pr, dur)
 }
 
 func (p *peerGroup) tokenThroughputs(pr *PointResult, dur float64) {
-	pr.Scalars["output_token_throughput"] = rate(float64(p.outTok), dur)
-	pr.Scalars["total_token_throughput"] = rate(float64(p.inTok), dur)
+	pr.Scalars[schema.MetricOutputTokenThroughput] = rate(float64(p.outTok), dur)
+	pr.Scalars[schema.MetricTotalTokenThroughput] = rate(float64(p.inTok), dur)
 }
 
 // goodput writes goodput and SLO attainment when an SLO is set; den is
@@ -199,23 +199,23 @@ func (p *peerGroup) goodput(pr *PointResult, dur float64, den int64) {
 	if !p.slo.Any() {
 		return
 	}
-	pr.Scalars["goodput"] = rate(float64(p.good), dur)
+	pr.Scalars[schema.MetricGoodput] = rate(float64(p.good), dur)
 	if den > 0 {
-		pr.Scalars["slo_attainment"] = Float(float64(p.good) / float64(den))
+		pr.Scalars[schema.MetricSLOAttainment] = Float(float64(p.good) / float64(den))
 	} else {
-		pr.Scalars["slo_attainment"] = Null
+		pr.Scalars[schema.MetricSLOAttainment] = Null
 	}
 	if p.succ > 0 {
-		pr.Scalars["slo_attainment_ok"] = Float(float64(p.good) / float64(p.succ))
+		pr.Scalars[schema.MetricSLOAttainmentOK] = Float(float64(p.good) / float64(p.succ))
 	} else {
-		pr.Scalars["slo_attainment_ok"] = Null
+		pr.Scalars[schema.MetricSLOAttainmentOK] = Null
 	}
 	pr.Counts.Good = p.good
-	pr.Scalars["token_goodput"] = Null
-	setNull(pr, "token_goodput", p.def+"'s definitions define no token goodput (tokens of good requests ÷ window is benchseal's metric)")
+	pr.Scalars[schema.MetricTokenGoodput] = Null
+	setNull(pr, schema.MetricTokenGoodput, p.def+"'s definitions define no token goodput (tokens of good requests ÷ window is benchseal's metric)")
 	if p.unjudged > 0 {
 		why := fmt.Sprintf("%s; the SLO cannot be judged for %d successful request(s)", p.unjudgedWhy, p.unjudged)
-		for _, k := range []string{"goodput", "slo_attainment", "slo_attainment_ok", "counts.good"} {
+		for _, k := range []string{schema.MetricGoodput, schema.MetricSLOAttainment, schema.MetricSLOAttainmentOK, schema.MetricCountGood} {
 			setNull(pr, k, why)
 		}
 	}
@@ -230,8 +230,8 @@ type floatSamples struct {
 // numpyDists writes the four distributions as numpy computes them (linear
 // percentiles, np.std ddof 0).
 func (s *floatSamples) numpyDists(pr *PointResult) {
-	pr.Dists["ttft_ns"] = floatDist(s.ttft, 0)
-	pr.Dists["e2e_ns"] = floatDist(s.e2e, 0)
-	pr.Dists["tpot_ns"] = floatDist(s.tpot, 0)
-	pr.Dists["itl_ns"] = floatDist(s.itl, 0)
+	pr.Dists[schema.MetricTTFT] = floatDist(s.ttft, 0)
+	pr.Dists[schema.MetricE2E] = floatDist(s.e2e, 0)
+	pr.Dists[schema.MetricTPOT] = floatDist(s.tpot, 0)
+	pr.Dists[schema.MetricITL] = floatDist(s.itl, 0)
 }

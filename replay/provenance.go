@@ -16,23 +16,23 @@ import (
 // quantity the source did not measure (schema.FieldAbsent) is null, with
 // the reason, never a number.
 var metricFields = map[string][]string{
-	"ttft_ns":                  {schema.FieldFirstChunk},
-	"e2e_ns":                   {schema.FieldLastChunk},
-	"tpot_ns":                  {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
-	"itl_ns":                   {schema.FieldChunks},
-	"stalls":                   {schema.FieldChunks},
-	"send_lag_ns":              {schema.FieldScheduled, schema.FieldSent},
-	"ttft_sched_ns":            {schema.FieldScheduled, schema.FieldSent, schema.FieldFirstChunk},
-	"e2e_sched_ns":             {schema.FieldScheduled, schema.FieldSent, schema.FieldLastChunk},
-	"window_ns":                nil, // versionRules.windowFields: the window's fields are its version's
-	"output_token_throughput":  {schema.FieldOutputTokens},
-	"total_token_throughput":   {schema.FieldInputTokens, schema.FieldOutputTokens},
-	"token_goodput":            {schema.FieldOutputTokens},
-	"counts.one_token":         {schema.FieldOutputTokens},
-	"counts.good":              {},
-	"smooth_goodput":           {schema.FieldSent, schema.FieldChunks, schema.FieldOutputTokens},
-	CostPerMillionOutputTokens: {schema.FieldOutputTokens},
-	CostPerMillionGoodTokens:   {schema.FieldOutputTokens},
+	schema.MetricTTFT:                  {schema.FieldFirstChunk},
+	schema.MetricE2E:                   {schema.FieldLastChunk},
+	schema.MetricTPOT:                  {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
+	schema.MetricITL:                   {schema.FieldChunks},
+	"stalls":                           {schema.FieldChunks},
+	schema.MetricSendLag:               {schema.FieldScheduled, schema.FieldSent},
+	schema.MetricTTFTFromSchedule:      {schema.FieldScheduled, schema.FieldSent, schema.FieldFirstChunk},
+	schema.MetricE2EFromSchedule:       {schema.FieldScheduled, schema.FieldSent, schema.FieldLastChunk},
+	schema.MetricWindow:                nil, // versionRules.windowFields: the window's fields are its version's
+	schema.MetricOutputTokenThroughput: {schema.FieldOutputTokens},
+	schema.MetricTotalTokenThroughput:  {schema.FieldInputTokens, schema.FieldOutputTokens},
+	schema.MetricTokenGoodput:          {schema.FieldOutputTokens},
+	"counts.one_token":                 {schema.FieldOutputTokens},
+	schema.MetricCountGood:             {},
+	schema.MetricSmoothGoodput:         {schema.FieldSent, schema.FieldChunks, schema.FieldOutputTokens},
+	CostPerMillionOutputTokens:         {schema.FieldOutputTokens},
+	CostPerMillionGoodTokens:           {schema.FieldOutputTokens},
 }
 
 // sloMetrics lists the metrics that apply the SLO to every request.
@@ -64,7 +64,7 @@ type gate struct {
 // smooth goodput without its parameters, costs without a price, the SLO
 // metrics without an SLO. They are null for the reason the notes give.
 func skippedMetrics(slo SLOSpec, smooth, cost bool) map[string]bool {
-	skip := map[string]bool{"smooth_goodput": !smooth, CostPerMillionOutputTokens: !cost, CostPerMillionGoodTokens: !cost || !slo.Any()}
+	skip := map[string]bool{schema.MetricSmoothGoodput: !smooth, CostPerMillionOutputTokens: !cost, CostPerMillionGoodTokens: !cost || !slo.Any()}
 	for _, k := range sloMetrics {
 		skip[k] = skip[k] || !slo.Any()
 	}
@@ -125,12 +125,12 @@ func newGate(m *schema.Manifest, rules versionRules, slo SLOSpec, smooth, cost b
 			g.concurrency[pt.Name] = int64(pt.Concurrency)
 		}
 	}
-	for _, k := range append(slices.Sorted(maps.Keys(metricFields)), "goodput", "slo_attainment", "slo_attainment_ok") {
+	for _, k := range append(slices.Sorted(maps.Keys(metricFields)), schema.MetricGoodput, schema.MetricSLOAttainment, schema.MetricSLOAttainmentOK) {
 		if skip[k] {
 			continue
 		}
 		fs := metricFields[k]
-		if k == "window_ns" {
+		if k == schema.MetricWindow {
 			fs = rules.windowFields()
 		}
 		if slices.Contains(sloMetrics, k) {
@@ -138,7 +138,7 @@ func newGate(m *schema.Manifest, rules versionRules, slo SLOSpec, smooth, cost b
 		}
 		fs = slices.Compact(fs)
 		if r := absent(fs...); r != "" {
-			if k == "window_ns" {
+			if k == schema.MetricWindow {
 				g.windowReason = r
 				continue
 			}
@@ -243,7 +243,7 @@ func (g *gate) windowUnmeasured() bool { return g != nil && g.windowReason != ""
 // anyway, which get no reason. A nil gate applies only windowReason.
 func (g *gate) apply(pr *PointResult, windowReason string, skip map[string]bool) {
 	if windowReason != "" {
-		setNull(pr, "window_ns", windowReason)
+		setNull(pr, schema.MetricWindow, windowReason)
 		for _, k := range windowRates {
 			if !skip[k] {
 				setNull(pr, k, windowReason)

@@ -17,8 +17,8 @@ import (
 // out, where it did not).
 var HeadlineMetrics = []string{
 	"counts.sent", "counts.ok", "counts.error", "counts.timeout", "counts.cancelled", "counts.rejected",
-	"window_ns", "request_throughput", "output_token_throughput", "total_token_throughput",
-	"goodput", "token_goodput", "slo_attainment",
+	schema.MetricWindow, schema.MetricRequestThroughput, schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput,
+	schema.MetricGoodput, schema.MetricTokenGoodput, schema.MetricSLOAttainment,
 	"ttft_ns.p50", "ttft_ns.p90", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99",
 	"tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p50", "itl_ns.p99",
 	"overload.overloaded", "overload.generator_limited",

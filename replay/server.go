@@ -154,7 +154,7 @@ func serverColumn(op AttachmentOpener, sm *schema.ServerMetrics, p *PointResult)
 			out.waiting = append(out.waiting, gaugeAt{s.AtNS, v})
 		}
 	}
-	if d, ok := p.Dists["ttft_ns"]; ok && p.NullReasons["ttft_ns"] == "" {
+	if d, ok := p.Dists[schema.MetricTTFT]; ok && p.NullReasons[schema.MetricTTFT] == "" {
 		if cm, ok := d.Mean.Float64(); ok {
 			for _, h := range col.Histograms {
 				if h.Role != servermetrics.RoleTTFT || h.Mean == nil {

@@ -118,12 +118,12 @@ func (s *sessionGroup) finish(untimed bool, prov *schema.Provenance, pr *PointRe
 		}
 		out.NullReasons[k] = why
 	}
-	ttftWhy := pr.NullReasons["ttft_ns"]
+	ttftWhy := pr.NullReasons[schema.MetricTTFT]
 	if untimed && ttftWhy == "" {
 		ttftWhy = "boundary non-streaming: a response arrives whole, so no first token is timed"
 	}
 	if ttftWhy != "" {
-		null("ttft_ns", ttftWhy)
+		null(schema.MetricTTFT, ttftWhy)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.turns)) {
 		t := s.turns[k]

@@ -253,8 +253,8 @@ func capacity(m *schema.Manifest, res *Result, target *big.Rat) *Capacity {
 		var att, gp []Value
 		for _, r := range res.Results {
 			if r.Point == p.Name {
-				att = append(att, r.Scalars["slo_attainment"])
-				gp = append(gp, r.Scalars["goodput"])
+				att = append(att, r.Scalars[schema.MetricSLOAttainment])
+				gp = append(gp, r.Scalars[schema.MetricGoodput])
 			}
 		}
 		if len(att) == 0 {

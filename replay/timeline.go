@@ -70,7 +70,7 @@ func timelineOf(sh *schema.Shards, pr *PointResult, lastNS int64) *Timeline {
 	}
 	u := anchor + drift
 	t.AnchorNS, t.DriftNS, t.UncertaintyNS = Int(anchor), Int(drift), Int(u)
-	wv := pr.Scalars["window_ns"]
+	wv := pr.Scalars[schema.MetricWindow]
 	if !wv.IsInt() {
 		t.Reason = "no window"
 		return t
@@ -93,8 +93,8 @@ func timelineOf(sh *schema.Shards, pr *PointResult, lastNS int64) *Timeline {
 		}
 		return Interval{at(hi), at(lo)}
 	}
-	t.RequestThroughput = rate("request_throughput")
-	t.Goodput = rate("goodput")
+	t.RequestThroughput = rate(schema.MetricRequestThroughput)
+	t.Goodput = rate(schema.MetricGoodput)
 	if u > 0 && lo == 0 {
 		t.Reason = fmt.Sprintf("the window (%d ns) is shorter than the clock uncertainty (%d ns)", w, u)
 	}

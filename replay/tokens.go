@@ -1,6 +1,10 @@
 package replay
 
-import "math/big"
+import (
+	"math/big"
+
+	"github.com/benchseal/benchseal/schema"
+)
 
 // setOutputTokens sets pr.OutputTokens: the output tokens of the completed
 // requests the definitions count (the peer definitions' own count, else
@@ -9,7 +13,7 @@ import "math/big"
 // field; a missing window does not null a count).
 func (g *group) setOutputTokens(pr *PointResult) {
 	if gt := g.cfg.gate; gt != nil {
-		if r := gt.fieldReasons["output_token_throughput"]; r != "" {
+		if r := gt.fieldReasons[schema.MetricOutputTokenThroughput]; r != "" {
 			pr.OutputTokens, pr.OutputTokensNullReason = Null, r
 			return
 		}

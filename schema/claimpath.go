@@ -105,8 +105,8 @@ func CheckClaimMetric(definitions, path string) error {
 // per-request differences on one machine's monotonic clock (latencies,
 // send lag against the shard's own schedule, stalls) and counts.
 var placementFree = []string{
-	"counts", "stalls", "slo_attainment", "slo_attainment_ok",
-	"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns",
+	"counts", "stalls", MetricSLOAttainment, MetricSLOAttainmentOK,
+	MetricTTFT, MetricE2E, MetricTPOT, MetricITL, MetricSendLag, MetricTTFTFromSchedule, MetricE2EFromSchedule,
 	"time_per_output_token_ns", "inter_token_latency_ns", "normalized_time_per_output_token_ns",
 }
 

@@ -1,6 +1,10 @@
 package aiperf
 
-import "github.com/benchseal/benchseal/importer/ingest"
+import (
+	"github.com/benchseal/benchseal/importer/ingest"
+
+	"github.com/benchseal/benchseal/schema"
+)
 
 // distributions maps AIPerf record-metric tags to replay distributions.
 // AIPerf's "inter_token_latency" is (request_latency − TTFT)/(OSL − 1) per
@@ -14,10 +18,10 @@ var distributions = []struct {
 	dist  string
 	count bool
 }{
-	{ttftTags, "ttft_ns", false},
-	{[]string{"request_latency"}, "e2e_ns", false},
-	{[]string{"inter_token_latency"}, "tpot_ns", false},
-	{[]string{"inter_chunk_latency"}, "itl_ns", false},
+	{ttftTags, schema.MetricTTFT, false},
+	{[]string{"request_latency"}, schema.MetricE2E, false},
+	{[]string{"inter_token_latency"}, schema.MetricTPOT, false},
+	{[]string{"inter_chunk_latency"}, schema.MetricITL, false},
 	{ttstTags, "time_to_second_token_ns", false},
 	{[]string{"output_token_throughput_per_user"}, "output_token_throughput_per_user", true},
 	{[]string{"input_sequence_length"}, "input_sequence_length", true},
@@ -53,7 +57,7 @@ func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
 			if k == "count" {
 				mul = 1
 			}
-			if isApprox && d.dist == "itl_ns" && percentiles[k] {
+			if isApprox && d.dist == schema.MetricITL && percentiles[k] {
 				c.AddNotRecomputable(file, point, d.dist+"."+ingest.StatKeys[k], tag+"."+k, v, mul, approx)
 				continue
 			}
@@ -68,11 +72,11 @@ func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
 	scalar("request_count", "counts.ok", 1)
 	if st, ok := s.Metrics["benchmark_duration"]; ok {
 		if u, ok := unitNS(st.Unit); ok {
-			c.Add(file, point, "window_ns", "benchmark_duration.avg", st.Values["avg"], u)
+			c.Add(file, point, schema.MetricWindow, "benchmark_duration.avg", st.Values["avg"], u)
 		}
 	}
-	scalar("request_throughput", "request_throughput", 1)
-	scalar("output_token_throughput", "output_token_throughput", 1)
-	scalar("total_token_throughput", "total_token_throughput", 1)
-	scalar("goodput", "goodput", 1)
+	scalar(schema.MetricRequestThroughput, schema.MetricRequestThroughput, 1)
+	scalar(schema.MetricOutputTokenThroughput, schema.MetricOutputTokenThroughput, 1)
+	scalar(schema.MetricTotalTokenThroughput, schema.MetricTotalTokenThroughput, 1)
+	scalar(schema.MetricGoodput, schema.MetricGoodput, 1)
 }

@@ -205,9 +205,9 @@ const noTokens = "GenAI-Perf counts output tokens with its client tokenizer over
 var dists = []struct {
 	metric, dist, reason string
 }{
-	{"time_to_first_token", "ttft_ns", ""},
-	{"request_latency", "e2e_ns", ""},
-	{"inter_token_latency", "tpot_ns", noTokens},
+	{"time_to_first_token", schema.MetricTTFT, ""},
+	{"request_latency", schema.MetricE2E, ""},
+	{"inter_token_latency", schema.MetricTPOT, noTokens},
 }
 
 var stats = []struct{ src, dst string }{
@@ -235,7 +235,7 @@ const noFirstToken = "non-streaming run: each response arrived whole, so there i
 func claimSummary(c *ingest.ClaimSet, s Summary, file, point string, streaming bool) {
 	for _, d := range dists {
 		reason := d.reason
-		if !streaming && d.dist != "e2e_ns" {
+		if !streaming && d.dist != schema.MetricE2E {
 			reason = noFirstToken
 		}
 		blk, ok := s[d.metric]
@@ -261,6 +261,6 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string, streaming b
 		json.Unmarshal(s[k]["avg"], &n)
 		return n
 	}
-	c.Add(file, point, "request_throughput", "request_throughput.avg", avg("request_throughput"), 1)
-	c.AddNotRecomputable(file, point, "output_token_throughput", "output_token_throughput.avg", avg("output_token_throughput"), 1, noTokens)
+	c.Add(file, point, schema.MetricRequestThroughput, "request_throughput.avg", avg(schema.MetricRequestThroughput), 1)
+	c.AddNotRecomputable(file, point, schema.MetricOutputTokenThroughput, "output_token_throughput.avg", avg(schema.MetricOutputTokenThroughput), 1, noTokens)
 }

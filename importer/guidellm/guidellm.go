@@ -344,9 +344,9 @@ var dists = []struct {
 	mul          int64
 	weighted     bool
 }{
-	{"time_to_first_token_ms", "ttft_ns", ingest.Millisecond, false},
-	{"request_latency", "e2e_ns", ingest.Second, false},
-	{"inter_token_latency_ms", "tpot_ns", ingest.Millisecond, true},
+	{"time_to_first_token_ms", schema.MetricTTFT, ingest.Millisecond, false},
+	{"request_latency", schema.MetricE2E, ingest.Second, false},
+	{"inter_token_latency_ms", schema.MetricTPOT, ingest.Millisecond, true},
 	{"time_per_output_token_ms", "time_per_output_token_ns", ingest.Millisecond, true},
 	// GuideLLM's rate distributions (per second; their count is the
 	// number of requests or tokens counted), replay's extra distributions
@@ -417,9 +417,9 @@ func claimBenchmark(c *ingest.ClaimSet, b *Benchmark, file, point string, bi int
 		c.Add(file, point, "counts.cancelled", prefix+"request_totals.incomplete", totals["incomplete"], 1)
 	}
 	for _, r := range []struct{ metric, dst string }{
-		{"requests_per_second", "request_throughput"},
-		{"output_tokens_per_second", "output_token_throughput"},
-		{"tokens_per_second", "total_token_throughput"},
+		{"requests_per_second", schema.MetricRequestThroughput},
+		{"output_tokens_per_second", schema.MetricOutputTokenThroughput},
+		{"tokens_per_second", schema.MetricTotalTokenThroughput},
 	} {
 		var sd statusDist
 		if json.Unmarshal(b.Metrics[r.metric], &sd) != nil || sd.Successful == nil {
@@ -429,7 +429,7 @@ func claimBenchmark(c *ingest.ClaimSet, b *Benchmark, file, point string, bi int
 		json.Unmarshal(sd.Successful["mean"], &n)
 		c.Add(file, point, r.dst, prefix+r.metric+".successful.mean", n, 1)
 	}
-	c.Add(file, point, "window_ns", fmt.Sprintf("benchmarks[%d].duration", bi), b.Duration, ingest.Second)
+	c.Add(file, point, schema.MetricWindow, fmt.Sprintf("benchmarks[%d].duration", bi), b.Duration, ingest.Second)
 }
 
 // checkIterations refuses a token_iterations count (info.timings, or a

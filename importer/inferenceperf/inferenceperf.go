@@ -648,11 +648,11 @@ var stageRe = regexp.MustCompile(`^stage_([0-9]+)_lifecycle_metrics\.json$`)
 // start)/N is normalized_time_per_output_token_ns (an extra key), and inter_token_latency (per-token gaps, tokens of
 // one chunk sharing its time) is itl.
 var dists = map[string]string{
-	"time_to_first_token":              "ttft_ns",
-	"request_latency":                  "e2e_ns",
-	"time_per_output_token":            "tpot_ns",
+	"time_to_first_token":              schema.MetricTTFT,
+	"request_latency":                  schema.MetricE2E,
+	"time_per_output_token":            schema.MetricTPOT,
 	"normalized_time_per_output_token": "normalized_time_per_output_token_ns",
-	"inter_token_latency":              "itl_ns",
+	"inter_token_latency":              schema.MetricITL,
 }
 
 func statKey(k string) (string, bool) {
@@ -686,7 +686,7 @@ func claimSummary(c *ingest.ClaimSet, s *Summary, point string, claimed map[stri
 	add("counts.sent", "load_summary.count", s.count(), 1)
 	add("counts.ok", "successes.count", s.Successes.Count, 1)
 	add("counts.error", "failures.count", s.Failures.Count, 1)
-	add("window_ns", "benchmark_time_seconds", s.BenchmarkTime, ingest.Second)
+	add(schema.MetricWindow, "benchmark_time_seconds", s.BenchmarkTime, ingest.Second)
 	metrics := make([]string, 0, len(s.Successes.Latency))
 	for k := range s.Successes.Latency {
 		metrics = append(metrics, k)
@@ -716,7 +716,7 @@ func claimSummary(c *ingest.ClaimSet, s *Summary, point string, claimed map[stri
 		}
 	}
 	tp := s.Successes.Throughput
-	add("request_throughput", "successes.throughput.requests_per_sec", tp["requests_per_sec"], 1)
-	add("output_token_throughput", "successes.throughput.output_tokens_per_sec", tp["output_tokens_per_sec"], 1)
-	add("total_token_throughput", "successes.throughput.total_tokens_per_sec", tp["total_tokens_per_sec"], 1)
+	add(schema.MetricRequestThroughput, "successes.throughput.requests_per_sec", tp["requests_per_sec"], 1)
+	add(schema.MetricOutputTokenThroughput, "successes.throughput.output_tokens_per_sec", tp["output_tokens_per_sec"], 1)
+	add(schema.MetricTotalTokenThroughput, "successes.throughput.total_tokens_per_sec", tp["total_tokens_per_sec"], 1)
 }

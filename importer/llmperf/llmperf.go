@@ -317,8 +317,8 @@ var distRe = regexp.MustCompile(`^results_(ttft_s|end_to_end_latency_s|inter_tok
 // The per-request output throughput (tok/s) and token counts are extra
 // distributions of the same name, claimed as written (perRow).
 var dists = map[string]string{
-	"ttft_s":                                "ttft_ns",
-	"end_to_end_latency_s":                  "e2e_ns",
+	"ttft_s":                                schema.MetricTTFT,
+	"end_to_end_latency_s":                  schema.MetricE2E,
 	"inter_token_latency_s":                 "inter_token_latency_ns",
 	"request_output_throughput_token_per_s": "request_output_throughput_token_per_s",
 	"number_input_tokens":                   "number_input_tokens",
@@ -361,11 +361,11 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string) {
 	if _, ok := llmperfWindow(s); ok {
 		why = fromRate
 	}
-	c.AddNotRecomputable(file, point, "output_token_throughput", "results_mean_output_throughput_token_per_s", s.number("results_mean_output_throughput_token_per_s"), 1, why)
+	c.AddNotRecomputable(file, point, schema.MetricOutputTokenThroughput, "results_mean_output_throughput_token_per_s", s.number("results_mean_output_throughput_token_per_s"), 1, why)
 	if n := s.number("results_num_completed_requests_per_min"); n != "" {
 		v, err := ingest.ToFloatDiv(n, 60)
 		if err == nil {
-			c.AddValue(point, "request_throughput", "results_num_completed_requests_per_min ÷ 60", v, why)
+			c.AddValue(point, schema.MetricRequestThroughput, "results_num_completed_requests_per_min ÷ 60", v, why)
 		}
 	}
 }

@@ -308,11 +308,11 @@ const noLatency = "SGLang's --output-details saves ttfts and itls but no per-req
 
 func claimRun(c *ingest.ClaimSet, o serve.Object, file, point string) {
 	c.Add(file, point, "counts.ok", "completed", o.Number("completed"), 1)
-	c.Add(file, point, "window_ns", "duration", o.Number("duration"), ingest.Second)
-	c.Add(file, point, "request_throughput", "request_throughput", o.Number("request_throughput"), 1)
-	c.Add(file, point, "output_token_throughput", "output_throughput", o.Number("output_throughput"), 1)
-	c.Add(file, point, "total_token_throughput", "total_throughput", o.Number("total_throughput"), 1)
+	c.Add(file, point, schema.MetricWindow, "duration", o.Number("duration"), ingest.Second)
+	c.Add(file, point, schema.MetricRequestThroughput, schema.MetricRequestThroughput, o.Number(schema.MetricRequestThroughput), 1)
+	c.Add(file, point, schema.MetricOutputTokenThroughput, "output_throughput", o.Number("output_throughput"), 1)
+	c.Add(file, point, schema.MetricTotalTokenThroughput, "total_throughput", o.Number("total_throughput"), 1)
 	serve.DistClaims(c, o, file, point, map[string]string{
-		"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2e_latency": "e2e_ns",
+		"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2e_latency": schema.MetricE2E,
 	}, map[string]string{"tpot": noLatency, "e2e_latency": noLatency})
 }

@@ -40,7 +40,7 @@ func parseResult(data []byte, name string) (*Result, error) {
 	if msg := serve.OtherFormat(o, serve.ToolVLLM); msg != "" {
 		return nil, ingest.Errorf(name, "%s", msg)
 	}
-	if !o.Has("duration") || !o.Has("completed") || !(o.Has("mean_ttft_ms") || o.Has("request_throughput")) {
+	if !o.Has("duration") || !o.Has("completed") || !(o.Has("mean_ttft_ms") || o.Has(schema.MetricRequestThroughput)) {
 		return nil, ingest.Errorf(name, "not a vLLM benchmark result: duration, completed and the ttft summary are missing")
 	}
 	if o.Has("benchmarks") || o.Has("records") {
@@ -271,15 +271,15 @@ func claimSummary(c *ingest.ClaimSet, o serve.Object, file, point string, rb *se
 	if o.Has("failed") {
 		c.Add(file, point, "counts.error", "failed", o.Number("failed"), 1)
 	}
-	c.Add(file, point, "window_ns", "duration", o.Number("duration"), ingest.Second)
-	c.Add(file, point, "request_throughput", "request_throughput", o.Number("request_throughput"), 1)
-	c.Add(file, point, "output_token_throughput", "output_throughput", o.Number("output_throughput"), 1)
-	if o.Has("total_token_throughput") {
-		c.Add(file, point, "total_token_throughput", "total_token_throughput", o.Number("total_token_throughput"), 1)
+	c.Add(file, point, schema.MetricWindow, "duration", o.Number("duration"), ingest.Second)
+	c.Add(file, point, schema.MetricRequestThroughput, schema.MetricRequestThroughput, o.Number(schema.MetricRequestThroughput), 1)
+	c.Add(file, point, schema.MetricOutputTokenThroughput, "output_throughput", o.Number("output_throughput"), 1)
+	if o.Has(schema.MetricTotalTokenThroughput) {
+		c.Add(file, point, schema.MetricTotalTokenThroughput, schema.MetricTotalTokenThroughput, o.Number(schema.MetricTotalTokenThroughput), 1)
 	}
 	for _, k := range []string{"request_goodput", "request_goodput:"} {
 		if o.Has(k) {
-			c.Add(file, point, "goodput", k, o.Number(k), 1)
+			c.Add(file, point, schema.MetricGoodput, k, o.Number(k), 1)
 		}
 	}
 	reasons := map[string]string{}
@@ -289,6 +289,6 @@ func claimSummary(c *ingest.ClaimSet, o serve.Object, file, point string, rb *se
 		reasons["latency"] = noLatency
 	}
 	serve.DistClaims(c, o, file, point, map[string]string{
-		"ttft": "ttft_ns", "tpot": "tpot_ns", "itl": "itl_ns", "e2el": "e2e_ns", "latency": "e2e_ns",
+		"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2el": schema.MetricE2E, "latency": schema.MetricE2E,
 	}, reasons)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // FormatBrief is the default text of replay: the run's header lines, one
@@ -39,13 +40,13 @@ var briefEnergyColumn = briefColumn{head: "J/good tok", unit: "J", energy: "j_pe
 
 // briefColumns are the headline metrics, in table order.
 var briefColumns = []briefColumn{
-	{head: "goodput", unit: "req/s", summary: "goodput", slo: true},
-	{head: "attain", unit: "%", summary: "slo_attainment", slo: true},
-	{head: "req/s", unit: "req/s", summary: "request_throughput"},
-	{head: "ttft p50", unit: "ms", dist: "ttft_ns", field: "p50", summary: "ttft_ns.p50"},
-	{head: "ttft p99", unit: "ms", dist: "ttft_ns", field: "p99", summary: "ttft_ns.p99"},
-	{head: "e2e p99", unit: "ms", dist: "e2e_ns", field: "p99", summary: "e2e_ns.p99"},
-	{head: "tpot p50", unit: "ms", dist: "tpot_ns", field: "p50", summary: "tpot_ns.p50"},
+	{head: schema.MetricGoodput, unit: "req/s", summary: schema.MetricGoodput, slo: true},
+	{head: "attain", unit: "%", summary: schema.MetricSLOAttainment, slo: true},
+	{head: "req/s", unit: "req/s", summary: schema.MetricRequestThroughput},
+	{head: "ttft p50", unit: "ms", dist: schema.MetricTTFT, field: "p50", summary: "ttft_ns.p50"},
+	{head: "ttft p99", unit: "ms", dist: schema.MetricTTFT, field: "p99", summary: "ttft_ns.p99"},
+	{head: "e2e p99", unit: "ms", dist: schema.MetricE2E, field: "p99", summary: "e2e_ns.p99"},
+	{head: "tpot p50", unit: "ms", dist: schema.MetricTPOT, field: "p50", summary: "tpot_ns.p50"},
 }
 
 // briefTable collects the rows of the brief table with what its legend
@@ -285,7 +286,7 @@ func (t *briefTable) writeLegend(b *strings.Builder, r *replay.Result) {
 	if slices.Contains(t.cols, briefEnergyColumn) {
 		fmt.Fprintf(b, "J/good tok: accelerator energy per output token of the requests meeting the SLO, in J (%s; bounds: --detail)\n", energyBoundary(r))
 	}
-	fmt.Fprintf(b, "%s\n", MeaningsFor(r.Definitions)["tpot_ns"])
+	fmt.Fprintf(b, "%s\n", MeaningsFor(r.Definitions)[schema.MetricTPOT])
 	if len(r.Summary) > 0 && slices.ContainsFunc(t.rows, func(row []string) bool { return row[1] == "median" }) {
 		b.WriteString("median: across the point's repeats (mean of the middle two for an even count)\n")
 		if t.ci {

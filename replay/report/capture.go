@@ -44,13 +44,13 @@ func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func
 	for _, p := range r.Results {
 		c := p.Counts
 		line := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s", schema.EscapeText(p.Point, false), p.Repeat, c.Sent, c.OK, c.Sent-c.OK, chunks(p.Point, p.Repeat),
-			val(p, "request_throughput", p.Scalars["request_throughput"], one, 3), val(p, "window_ns", p.Scalars["window_ns"], nsToMS, 3))
+			val(p, schema.MetricRequestThroughput, p.Scalars[schema.MetricRequestThroughput], one, 3), val(p, schema.MetricWindow, p.Scalars[schema.MetricWindow], nsToMS, 3))
 		if open {
 			rate, lag := "-", "-"
 			if o := p.Overload; o != nil && o.Loop == replay.LoopOpen {
 				rate = val(p, "", o.ArrivalRate, one, 3) + " / " + val(p, "", o.OfferedRate, one, 3)
-				v, _ := p.Dists["send_lag_ns"].Field("p99")
-				lag = val(p, "send_lag_ns", v, nsToMS, 3)
+				v, _ := p.Dists[schema.MetricSendLag].Field("p99")
+				lag = val(p, schema.MetricSendLag, v, nsToMS, 3)
 			}
 			line += "\t" + rate + "\t" + lag
 		}

@@ -21,7 +21,7 @@ func coldDists(c *replay.ColdResult) []struct {
 	return []struct {
 		key string
 		d   replay.Dist
-	}{{"ttft_ns", c.TTFT}, {"e2e_ns", c.E2E}}
+	}{{schema.MetricTTFT, c.TTFT}, {schema.MetricE2E, c.E2E}}
 }
 
 // coldValue formats a cold scalar in ms, or NullText with its reason.
@@ -139,7 +139,7 @@ func coldCSV(c *replay.ColdResult) [][2]string {
 			out = append(out, [2]string{"cold." + d.key + "." + f, csvNum(v)})
 		}
 	}
-	for _, k := range []string{"first_ttft_ns", "duration_ns", "ttft_ns", "e2e_ns"} {
+	for _, k := range []string{"first_ttft_ns", "duration_ns", schema.MetricTTFT, schema.MetricE2E} {
 		if why, ok := c.NullReasons[k]; ok {
 			out = append(out, [2]string{"cold.null_reason." + k, why})
 		}

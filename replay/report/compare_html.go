@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // The compare and decide pages share the replay page's style sheet and
@@ -184,7 +185,7 @@ func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []char
 		if sw := ins[0].Result.Sweep; sw != nil && len(sw.LimitsNS) > 0 {
 			charts = append(charts, sweepOverlay(ins, load))
 		}
-		for _, d := range []struct{ key, name string }{{"ttft_ns", "TTFT"}, {"e2e_ns", "E2E latency"}} {
+		for _, d := range []struct{ key, name string }{{schema.MetricTTFT, "TTFT"}, {schema.MetricE2E, "E2E latency"}} {
 			charts = append(charts, cdfChart(ins, load, d.key, d.name))
 		}
 	}
@@ -206,7 +207,7 @@ func latencyOverlays(ins []*compare.Input) []chartView {
 		for i, in := range ins {
 			s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
 			for _, pt := range compare.Points(in.Result) {
-				x := ratOf(medianAt(in, pt, "request_throughput"))
+				x := ratOf(medianAt(in, pt, schema.MetricRequestThroughput))
 				yv := medianAt(in, pt, d.key+"_ns.p50")
 				y := scaled(yv, nsToMS)
 				if x == nil || y == nil {
@@ -240,9 +241,9 @@ type overlaySpec struct {
 }
 
 var (
-	goodputOverlay = overlaySpec{metric: "goodput", title: "Goodput by offered load", yLabel: "goodput (req/s)", empty: "undefined at every point (no SLO set?)",
-		tipName: "goodput", tipUnit: "req/s", scale: one, places: 3}
-	attainmentOverlay = overlaySpec{metric: "slo_attainment", title: "SLO attainment by offered load", yLabel: "SLO attainment (% of declared)",
+	goodputOverlay = overlaySpec{metric: schema.MetricGoodput, title: "Goodput by offered load", yLabel: "goodput (req/s)", empty: "undefined at every point (no SLO set?)",
+		tipName: schema.MetricGoodput, tipUnit: "req/s", scale: one, places: 3}
+	attainmentOverlay = overlaySpec{metric: schema.MetricSLOAttainment, title: "SLO attainment by offered load", yLabel: "SLO attainment (% of declared)",
 		empty: "undefined at every point (no SLO set?)", tipName: "SLO attainment", tipUnit: "% of declared", scale: hundred, places: 2}
 )
 

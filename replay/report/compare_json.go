@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/schema"
 )
 
 func jsonFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -50,9 +51,9 @@ func (w *jw) input(in *compare.Input) {
 	w.ks("definitions", in.Result.Definitions)
 	w.key("slo")
 	w.open('{')
-	w.kv("ttft_ns", intOrNull(in.Result.SLO.TTFTNS))
-	w.kv("e2e_ns", intOrNull(in.Result.SLO.E2ENS))
-	w.kv("tpot_ns", intOrNull(in.Result.SLO.TPOTNS))
+	w.kv(schema.MetricTTFT, intOrNull(in.Result.SLO.TTFTNS))
+	w.kv(schema.MetricE2E, intOrNull(in.Result.SLO.E2ENS))
+	w.kv(schema.MetricTPOT, intOrNull(in.Result.SLO.TPOTNS))
 	w.ks("one_token", in.Result.SLO.OneToken)
 	w.ks("source", in.Result.SLO.Source)
 	w.close('}')

@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // metricName is how a compared metric reads to a person: its name, its
@@ -34,8 +35,8 @@ func (m metricName) valueUnit() string {
 // Header is "TTFT p50 (ms)".
 func (m metricName) Header() string { return m.Name + " (" + m.Unit + ")" }
 
-var distNames = map[string]string{"ttft_ns": "TTFT", "e2e_ns": "E2E latency", "tpot_ns": "TPOT", "itl_ns": "ITL",
-	"send_lag_ns": "send lag", "ttft_sched_ns": "TTFT from schedule", "e2e_sched_ns": "E2E from schedule"}
+var distNames = map[string]string{schema.MetricTTFT: "TTFT", schema.MetricE2E: "E2E latency", schema.MetricTPOT: "TPOT", schema.MetricITL: "ITL",
+	schema.MetricSendLag: "send lag", schema.MetricTTFTFromSchedule: "TTFT from schedule", schema.MetricE2EFromSchedule: "E2E from schedule"}
 
 // nameOf returns the human name and unit of a metric path.
 func nameOf(path, currency string) metricName {
@@ -45,23 +46,23 @@ func nameOf(path, currency string) metricName {
 		}
 	}
 	switch path {
-	case "request_throughput":
+	case schema.MetricRequestThroughput:
 		return metricName{"Request throughput", "req/s", one, 3, "req/s", ""}
-	case "output_token_throughput":
+	case schema.MetricOutputTokenThroughput:
 		return metricName{"Output token throughput", "tok/s", one, 1, "tok/s", ""}
-	case "goodput":
+	case schema.MetricGoodput:
 		return metricName{"Goodput", "req/s", one, 3, "req/s", ""}
-	case "token_goodput":
+	case schema.MetricTokenGoodput:
 		return metricName{"Token goodput", "tok/s", one, 1, "tok/s", ""}
-	case "slo_attainment":
+	case schema.MetricSLOAttainment:
 		return metricName{"SLO attainment", "% of declared", hundred, 2, "fraction", ""}
-	case "window_ns":
+	case schema.MetricWindow:
 		return metricName{"Window", "ms", nsToMS, 3, "ns", ""}
-	case "smooth_goodput":
+	case schema.MetricSmoothGoodput:
 		return metricName{"Smooth goodput", "tok/s", one, 3, "tok/s", ""}
-	case "total_token_throughput":
+	case schema.MetricTotalTokenThroughput:
 		return metricName{"Total token throughput", "tok/s", one, 1, "tok/s", ""}
-	case "slo_attainment_ok":
+	case schema.MetricSLOAttainmentOK:
 		return metricName{"SLO attainment of ok requests", "% of ok", hundred, 2, "fraction", ""}
 	case replay.CostPerMillionOutputTokens:
 		return metricName{"Cost per 1M output tokens", currency, one, 4, currency, ""}

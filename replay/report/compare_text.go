@@ -104,7 +104,7 @@ func newCompareModel(r *compare.Result) *compareModel {
 	if len(r.Inputs) > 0 && r.Inputs[0].Result != nil {
 		defs = r.Inputs[0].Result.Definitions
 	}
-	m.Meanings = []string{MeaningsFor(defs)["tpot_ns"], MeaningsFor(defs)["itl_ns"]}
+	m.Meanings = []string{MeaningsFor(defs)[schema.MetricTPOT], MeaningsFor(defs)[schema.MetricITL]}
 	for i, in := range r.Inputs {
 		m.Inputs = append(m.Inputs, newIdentity(inputLabel(i), in))
 	}

@@ -38,7 +38,7 @@ func objectiveMetric(obj string) string {
 	case compare.MaxCapacity:
 		return "capacity"
 	}
-	return "goodput"
+	return schema.MetricGoodput
 }
 
 // The decision table's columns, in the order newDecideModel writes them.
@@ -103,7 +103,7 @@ func newDecideModel(d *compare.Decision) *decideModel {
 	}
 	m.Guard = guardTable(d.Guard, d.Inputs)
 	cur := currencyOf(d.Inputs)
-	gp, cost, capn := nameOf("goodput", cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
+	gp, cost, capn := nameOf(schema.MetricGoodput, cur), nameOf(replay.CostPerMillionGoodTokens, cur), nameOf("capacity", cur)
 	t := table{Head: []string{"configuration", "evidence", "hardware", "best point", gp.Header() + " median [95% CI]", "errors (error/timeout/cancelled/rejected/not sent of declared)",
 		"completed output tokens", cost.Header(), "per-repeat capacity at " + m.Target + " attainment (" + capacityUnit(d.Inputs) + ")", "prefix cache", "repeats", "confidence notes"},
 		Num: []bool{false, false, false, false, true, true, true, true, true, false, true, false}}
@@ -321,9 +321,9 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 		w.ks("load", r.Load)
 		w.key("objective")
 		w.side(r.Objective)
-		w.key("goodput")
+		w.key(schema.MetricGoodput)
 		w.side(r.Goodput)
-		w.key("cost_per_million_good_tokens")
+		w.key(schema.MetricCostPerMillionGood)
 		w.side(r.Cost)
 		w.key("capacity")
 		w.side(r.Capacity)

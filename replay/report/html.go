@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // HTML writes the report as one self-contained HTML page: inline CSS and
@@ -109,7 +110,7 @@ type distRow struct {
 func newHTMLPage(r *replay.Result) *htmlPage {
 	pg := &htmlPage{
 		Schema: r.Schema, Definitions: definitionsLine(r), Boundary: boundaryLine(r.Boundary), SLO: sloLine(r),
-		Meanings:    []string{MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"]},
+		Meanings:    []string{MeaningsFor(r.Definitions)[schema.MetricTPOT], MeaningsFor(r.Definitions)[schema.MetricITL]},
 		Notes:       r.Notes,
 		Charts:      htmlCharts(r),
 		ColdMeaning: ColdMeaning,
@@ -162,7 +163,7 @@ func summaryUnit(m string) (*big.Rat, string, int) {
 	switch {
 	case strings.Contains(m, "_ns."):
 		return nsToMS, "ms", 3
-	case m == "slo_attainment":
+	case m == schema.MetricSLOAttainment:
 		return hundred, "% of declared", 2
 	case strings.Contains(m, "token"):
 		return one, "tok/s", 3
@@ -181,7 +182,7 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 	add := func(m string, v replay.Value, scale *big.Rat, places int, unit string) {
 		k := m
 		if m == "window" {
-			k = "window_ns"
+			k = schema.MetricWindow
 		}
 		if why, ok := p.NullReasons[k]; ok {
 			pv.Scalars = append(pv.Scalars, scalarRow{Metric: nameOf(k, "").Name, Value: NullText(why), Text: true})
@@ -189,14 +190,14 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 		}
 		pv.Scalars = append(pv.Scalars, scalarRow{Metric: nameOf(k, "").Name, Value: Decimal(v, scale, places), Unit: unit})
 	}
-	add("window", p.Scalars["window_ns"], nsToMS, 3, "ms")
+	add("window", p.Scalars[schema.MetricWindow], nsToMS, 3, "ms")
 	if p.WindowSource != "" {
 		pv.Scalars[len(pv.Scalars)-1].Unit += " (" + p.WindowSource + ")"
 	}
-	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
+	for _, k := range []string{schema.MetricRequestThroughput, schema.MetricGoodput, schema.MetricSmoothGoodput} {
 		add(k, p.Scalars[k], one, 3, rateUnit(k))
 	}
-	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
+	for _, k := range []string{schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricTokenGoodput} {
 		add(k, p.Scalars[k], one, 3, "tok/s")
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
@@ -204,8 +205,8 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 			add(k, v, one, 4, declaredPriceUnit(cost))
 		}
 	}
-	add("slo_attainment", p.Scalars["slo_attainment"], hundred, 2, "% of declared")
-	add("slo_attainment_ok", p.Scalars["slo_attainment_ok"], hundred, 2, "% of ok")
+	add(schema.MetricSLOAttainment, p.Scalars[schema.MetricSLOAttainment], hundred, 2, "% of declared")
+	add(schema.MetricSLOAttainmentOK, p.Scalars[schema.MetricSLOAttainmentOK], hundred, 2, "% of ok")
 	if why, ok := p.NullReasons["stalls"]; ok {
 		pv.Scalars = append(pv.Scalars, scalarRow{Metric: "Stalls", Text: true, Value: NullText(why)})
 	} else {

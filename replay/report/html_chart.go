@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // pointTicks are the categorical x ticks of the load points, in run order.
@@ -110,8 +111,8 @@ func htmlCharts(r *replay.Result) []chartView {
 	tput.caption = strings.TrimSpace(tput.caption + " " + shadeCaption)
 	// Goodput is drawn last so that it shows where it equals throughput.
 	tput.series = []plotSeries{
-		metricSeries(r, "Request throughput", seriesClass(1, false), "request_throughput", one, "req/s"),
-		metricSeries(r, "Goodput", seriesClass(0, false), "goodput", one, "req/s"),
+		metricSeries(r, "Request throughput", seriesClass(1, false), schema.MetricRequestThroughput, one, "req/s"),
+		metricSeries(r, "Goodput", seriesClass(0, false), schema.MetricGoodput, one, "req/s"),
 	}
 	charts := []chartView{tput.layout()}
 	for _, d := range []struct {
@@ -149,7 +150,7 @@ func sweepChart(r *replay.Result) chartView {
 		x0: lo, x1: hi, empty: "no defined goodput",
 		caption: "Goodput under each " + sw.Metric + " limit, the other limits fixed. " + repeatsCaption}
 	if sw.Metric == "tpot" {
-		p.caption += " " + MeaningsFor(r.Definitions)["tpot_ns"] + "."
+		p.caption += " " + MeaningsFor(r.Definitions)[schema.MetricTPOT] + "."
 	}
 	p.numericX(lo, hi, "ms")
 	var order []string

@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // Meanings say what tpot and itl mean under benchseal's definitions,
 // wherever they are printed.
 var Meanings = map[string]string{
-	"tpot_ns": "tpot = (last − first content token) ÷ (output tokens − 1), per request; NVIDIA/AIPerf call this ITL",
-	"itl_ns":  "itl = gaps between content chunks, pooled, as vLLM/SGLang mean it",
+	schema.MetricTPOT: "tpot = (last − first content token) ÷ (output tokens − 1), per request; NVIDIA/AIPerf call this ITL",
+	schema.MetricITL:  "itl = gaps between content chunks, pooled, as vLLM/SGLang mean it",
 }
 
 // MeaningsFor says what tpot and itl mean under the named definitions:
@@ -179,9 +180,9 @@ func (w *jw) header(r *replay.Result) {
 	}
 	w.key("slo")
 	w.open('{')
-	w.kv("ttft_ns", intOrNull(r.SLO.TTFTNS))
-	w.kv("e2e_ns", intOrNull(r.SLO.E2ENS))
-	w.kv("tpot_ns", intOrNull(r.SLO.TPOTNS))
+	w.kv(schema.MetricTTFT, intOrNull(r.SLO.TTFTNS))
+	w.kv(schema.MetricE2E, intOrNull(r.SLO.E2ENS))
+	w.kv(schema.MetricTPOT, intOrNull(r.SLO.TPOTNS))
 	w.ks("one_token", r.SLO.OneToken)
 	w.ks("source", r.SLO.Source)
 	w.close('}')
@@ -198,8 +199,8 @@ func (w *jw) header(r *replay.Result) {
 	}
 	w.key("meanings")
 	w.open('{')
-	w.ks("itl_ns", MeaningsFor(r.Definitions)["itl_ns"])
-	w.ks("tpot_ns", MeaningsFor(r.Definitions)["tpot_ns"])
+	w.ks(schema.MetricITL, MeaningsFor(r.Definitions)[schema.MetricITL])
+	w.ks(schema.MetricTPOT, MeaningsFor(r.Definitions)[schema.MetricTPOT])
 	w.close('}')
 	w.key("aliases")
 	w.stringMap(r.Aliases)
@@ -210,7 +211,7 @@ func (w *jw) result(p *replay.PointResult) {
 	w.open('{')
 	w.ks("point", p.Point)
 	w.kv("repeat", strconv.Itoa(p.Repeat))
-	w.kv("window_ns", Number(p.Scalars["window_ns"]))
+	w.kv(schema.MetricWindow, Number(p.Scalars[schema.MetricWindow]))
 	w.key("counts")
 	w.open('{')
 	for _, k := range replay.CountKeys {
@@ -353,9 +354,9 @@ func (w *jw) sweep(sw *replay.Sweep) {
 		w.open('{')
 		w.ks("point", row.Point)
 		w.kv("repeat", strconv.Itoa(row.Repeat))
-		w.key("goodput")
+		w.key(schema.MetricGoodput)
 		valList(w, row.Goodput)
-		w.key("slo_attainment")
+		w.key(schema.MetricSLOAttainment)
 		valList(w, row.Attainment)
 		w.close('}')
 	}
@@ -386,8 +387,8 @@ func (w *jw) capacity(c *replay.Capacity) {
 			w.open('{')
 			w.ks("point", c.Points[i])
 			w.kv("rate", Number(c.Rates[i]))
-			w.kv("slo_attainment", Number(c.Attainment[i]))
-			w.kv("goodput", Number(c.Goodput[i]))
+			w.kv(schema.MetricSLOAttainment, Number(c.Attainment[i]))
+			w.kv(schema.MetricGoodput, Number(c.Goodput[i]))
 			w.close('}')
 		}
 		w.close(']')

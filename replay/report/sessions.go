@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // SessionMeaning says what the session column holds, wherever it is
@@ -27,7 +28,7 @@ func sessionRows(p *replay.PointResult) []row {
 	out = append(out, row{"sessions", fmt.Sprintf("%d sessions, %d with every turn ok; %s", s.Sessions, s.Complete, SessionMeaning), ""})
 	for _, t := range s.ByTurn {
 		name := fmt.Sprintf("turn %d ttft", t.Turn)
-		if why, ok := s.NullReasons["ttft_ns"]; ok {
+		if why, ok := s.NullReasons[schema.MetricTTFT]; ok {
 			out = append(out, row{name, fmt.Sprintf("%d requests, %d ok; %s", t.Requests, t.OK, NullText(why)), ""})
 			continue
 		}
@@ -55,7 +56,7 @@ func (w *jw) sessions(s *replay.SessionResult) {
 		w.kv("turn", strconv.FormatInt(t.Turn, 10))
 		w.kv("requests", strconv.FormatInt(t.Requests, 10))
 		w.kv("ok", strconv.FormatInt(t.OK, 10))
-		w.key("ttft_ns")
+		w.key(schema.MetricTTFT)
 		w.dist(t.TTFT)
 		w.close('}')
 	}
@@ -89,7 +90,7 @@ func sessionCSV(s *replay.SessionResult) [][2]string {
 		v, _ := s.DurationNS.Field(f)
 		out = append(out, [2]string{"sessions.duration_ns." + f, csvNum(v)})
 	}
-	for _, k := range []string{"ttft_ns", "duration_ns"} {
+	for _, k := range []string{schema.MetricTTFT, "duration_ns"} {
 		if why, ok := s.NullReasons[k]; ok {
 			out = append(out, [2]string{"sessions.null_reason." + k, why})
 		}
@@ -106,7 +107,7 @@ var p50Cell = slices.Index(replay.CoreDistKeys, "p50")
 func sessionBrief(s *replay.SessionResult) string {
 	parts := []string{fmt.Sprintf("%d sessions (%d with every turn ok)", s.Sessions, s.Complete)}
 	for _, t := range s.ByTurn {
-		if why, ok := s.NullReasons["ttft_ns"]; ok {
+		if why, ok := s.NullReasons[schema.MetricTTFT]; ok {
 			parts = append(parts, fmt.Sprintf("turn %d ttft %s", t.Turn, NullText(why)))
 			break
 		}
@@ -197,7 +198,7 @@ func sessionView(s *replay.SessionResult) (scalars []scalarRow, dists []distRow)
 		return r
 	}
 	for _, t := range s.ByTurn {
-		dists = append(dists, row(fmt.Sprintf("turn %d ttft (%d requests, %d ok)", t.Turn, t.Requests, t.OK), "ttft_ns", t.TTFT))
+		dists = append(dists, row(fmt.Sprintf("turn %d ttft (%d requests, %d ok)", t.Turn, t.Requests, t.OK), schema.MetricTTFT, t.TTFT))
 	}
 	dists = append(dists, row("session duration", "duration_ns", s.DurationNS))
 	return scalars, dists

@@ -85,17 +85,17 @@ func scalarRows(p *replay.PointResult) []row {
 		}
 		out = append(out, row{name, Decimal(p.Scalars[k], scale, places), unit})
 	}
-	add("window_ns", "window", nsToMS, 3, "ms")
+	add(schema.MetricWindow, "window", nsToMS, 3, "ms")
 	if p.WindowSource != "" {
 		out[len(out)-1].unit += " (" + p.WindowSource + ")"
 	}
-	for _, k := range []string{"request_throughput", "goodput", "smooth_goodput"} {
-		if _, why := p.NullReasons[k]; k == "smooth_goodput" && p.Scalars[k].IsNull() && !why {
+	for _, k := range []string{schema.MetricRequestThroughput, schema.MetricGoodput, schema.MetricSmoothGoodput} {
+		if _, why := p.NullReasons[k]; k == schema.MetricSmoothGoodput && p.Scalars[k].IsNull() && !why {
 			continue
 		}
 		add(k, k, one, 3, rateUnit(k))
 	}
-	for _, k := range []string{"output_token_throughput", "total_token_throughput", "token_goodput"} {
+	for _, k := range []string{schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricTokenGoodput} {
 		add(k, k, one, 3, "tok/s")
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
@@ -106,8 +106,8 @@ func scalarRows(p *replay.PointResult) []row {
 	if t := p.Timeline; t != nil {
 		out = append(out, timelineRow(t))
 	}
-	add("slo_attainment", "slo_attainment", hundred, 2, "% of declared")
-	add("slo_attainment_ok", "slo_attainment_ok", hundred, 2, "% of ok")
+	add(schema.MetricSLOAttainment, schema.MetricSLOAttainment, hundred, 2, "% of declared")
+	add(schema.MetricSLOAttainmentOK, schema.MetricSLOAttainmentOK, hundred, 2, "% of ok")
 	if why, ok := p.NullReasons["stalls"]; ok {
 		out = append(out, row{"stalls", NullText(why), ""})
 	} else {
@@ -123,7 +123,7 @@ func scalarRows(p *replay.PointResult) []row {
 // smooth goodput is Σ benefit (output tokens less the lateness penalty,
 // arXiv 2410.14257) per second, so tok/s; the others req/s.
 func rateUnit(k string) string {
-	if k == "smooth_goodput" {
+	if k == schema.MetricSmoothGoodput {
 		return "tok/s"
 	}
 	return "req/s"
@@ -350,7 +350,7 @@ func Text(out io.Writer, r *replay.Result) error {
 	if r.Cost != nil {
 		fmt.Fprintf(&b, "cost: %s per hour over each measurement window\n", priceText(r.Cost))
 	}
-	fmt.Fprintf(&b, "%s\n%s\n", MeaningsFor(r.Definitions)["tpot_ns"], MeaningsFor(r.Definitions)["itl_ns"])
+	fmt.Fprintf(&b, "%s\n%s\n", MeaningsFor(r.Definitions)[schema.MetricTPOT], MeaningsFor(r.Definitions)[schema.MetricITL])
 	if r.Sweep != nil {
 		// A sweep is asked for on its own: the table, not the whole
 		// report before it (--output json or html give both).
@@ -449,7 +449,7 @@ func writeSweepText(b *strings.Builder, r *replay.Result) {
 func sweepCSV(cw *csv.Writer, r *replay.Result) error {
 	w := csvRows{cw}
 	sw := r.Sweep
-	w.Write([]string{"definitions", "point", "repeat", "swept", "limit_ns", "goodput", "slo_attainment", "held"})
+	w.Write([]string{"definitions", "point", "repeat", "swept", "limit_ns", schema.MetricGoodput, schema.MetricSLOAttainment, "held"})
 	held := sweepHeldLine(r)
 	for _, row := range sw.Rows {
 		for i, l := range sw.LimitsNS {
@@ -697,7 +697,7 @@ func Markdown(out io.Writer, r *replay.Result) error {
 	if r.Cost != nil {
 		fmt.Fprintf(&b, "**cost:** %s per hour over each measurement window\n\n", cell(priceText(r.Cost)))
 	}
-	fmt.Fprintf(&b, "- %s\n- %s\n", cell(MeaningsFor(r.Definitions)["tpot_ns"]), cell(MeaningsFor(r.Definitions)["itl_ns"]))
+	fmt.Fprintf(&b, "- %s\n- %s\n", cell(MeaningsFor(r.Definitions)[schema.MetricTPOT]), cell(MeaningsFor(r.Definitions)[schema.MetricITL]))
 	for _, p := range r.Results {
 		fmt.Fprintf(&b, "\n### point %s, repeat %d\n\n| metric | value | unit |\n|---|---|---|\n", cell(p.Point), p.Repeat)
 		for _, rw := range scalarRows(p) {

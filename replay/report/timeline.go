@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/schema"
 )
 
 type timelineInterval struct {
@@ -16,9 +17,9 @@ type timelineInterval struct {
 // order.
 func timelineIntervals(t *replay.Timeline) []timelineInterval {
 	return []timelineInterval{
-		{"window_ns", t.WindowNS, "ms"},
-		{"request_throughput", t.RequestThroughput, "req/s"},
-		{"goodput", t.Goodput, "req/s"},
+		{schema.MetricWindow, t.WindowNS, "ms"},
+		{schema.MetricRequestThroughput, t.RequestThroughput, "req/s"},
+		{schema.MetricGoodput, t.Goodput, "req/s"},
 	}
 }
 

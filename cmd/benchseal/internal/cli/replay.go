@@ -51,8 +51,8 @@ whether a one-token answer, which has no TPOT, passes a TPOT limit). It never
 changes the run: it answers "what is the goodput under my SLO".
 
 Meanings:
-  ` + report.Meanings["tpot_ns"] + `
-  ` + report.Meanings["itl_ns"] + `
+  ` + report.Meanings[schema.MetricTPOT] + `
+  ` + report.Meanings[schema.MetricITL] + `
 
 Definitions (--definitions):
 `)
