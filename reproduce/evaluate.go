@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/rerun"
@@ -90,7 +91,7 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 	if cl == nil || len(cl.Points) == 0 {
 		return nil, fmt.Errorf("%s: %w: nothing to reproduce", orig.Name, ErrNoClaims)
 	}
-	rd, digest, err := openReproduction(reproDir, vr.ManifestDigest)
+	rd, digest, err := openReproduction(ctx, reproDir, vr.ManifestDigest)
 	if err != nil {
 		return nil, err
 	}
@@ -161,13 +162,13 @@ func (o *Options) normalize() error {
 // openReproduction validates the reproduction run directory, checks that
 // it names the original and returns it with the digest of its
 // manifest.json.
-func openReproduction(dir, original string) (*schema.RunDir, string, error) {
+func openReproduction(ctx context.Context, dir, original string) (*schema.RunDir, string, error) {
 	// A directory that cannot be read is an error of its own, not a run
 	// shown to be no reproduction.
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", fmt.Errorf("reproduction: %w", err)
 	}
-	if err := schema.ValidateRunDir(dir, 20); err != nil {
+	if _, err := artifact.ValidateRunDir(ctx, dir, 20); err != nil {
 		return nil, "", fmt.Errorf("%s: %w: the run directory is not valid: %w", dir, ErrNotAReproduction, err)
 	}
 	rd, err := schema.OpenRunDir(dir)

@@ -138,7 +138,7 @@ func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.R
 }
 
 func runDir(ctx context.Context, path string, opts Options) (*compare.Input, error) {
-	if err := schema.ValidateRunDir(path, 20); err != nil {
+	if _, err := artifact.ValidateRunDir(ctx, path, 20); err != nil {
 		if errors.Is(err, schema.ErrInvalid) {
 			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
 		}

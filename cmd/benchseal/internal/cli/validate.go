@@ -73,17 +73,10 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	}
 	defer rf.Discard()
 	out := rf.w
-	sum, err := schema.CheckRunDir(ctx, o.dir, o.maxProblems, nil)
+	sum, err := artifact.ValidateRunDir(ctx, o.dir, o.maxProblems)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err
-	}
-	// The stored server-metrics scrapes, as pack and verify check them.
-	if probs := artifact.CheckRunDirServerEvidence(o.dir, sum); len(probs) > 0 {
-		if ve == nil {
-			ve = &schema.ValidationError{}
-		}
-		ve.Problems = append(ve.Problems, probs...)
 	}
 	if ve == nil {
 		// An imported run must be what its importer derives from the
