@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
@@ -319,20 +320,26 @@ func reproductionBlobs(ctx context.Context, rep *Bundle) (map[string][]byte, oci
 	return add, m, nil
 }
 
-// ExtractReproduction writes the reproduction referrer whose run manifest
-// digest is run out of the bundle b as a bundle of its own at out (a
+// ExtractReproduction writes the reproduction whose run manifest digest,
+// or whose referrer manifest digest (what attest prints when it attaches
+// one), is run out of the bundle b as a bundle of its own at out (a
 // directory, or a tar when out ends in ".tar"; out must not exist): its
 // run manifest, its blobs, no signatures. Every blob is digest checked
 // while it is copied, and the result is checked with Open.
 func (b *Bundle) ExtractReproduction(ctx context.Context, run digest.Digest, out string) error {
 	var r *Reproduction
+	var have []string
 	for i := range b.repros {
-		if b.repros[i].RunDescriptor.Digest == run {
+		if b.repros[i].RunDescriptor.Digest == run || b.repros[i].Descriptor.Digest == run {
 			r = &b.repros[i]
 		}
+		have = append(have, fmt.Sprintf("run manifest %s (referrer %s)", b.repros[i].RunDescriptor.Digest, b.repros[i].Descriptor.Digest))
 	}
 	if r == nil {
-		return fmt.Errorf("%s carries no reproduction with run manifest %s", b.path, run)
+		if len(have) == 0 {
+			return fmt.Errorf("%s carries no reproduction with run manifest %s: it carries none", b.path, run)
+		}
+		return fmt.Errorf("%s carries no reproduction with run manifest %s; it carries %s", b.path, run, strings.Join(have, ", "))
 	}
 	w, err := NewLayoutWriter(out)
 	if err != nil {

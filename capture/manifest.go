@@ -265,8 +265,8 @@ func CheckSimulatedHardware(h schema.Hardware, inProcess bool, n int) error {
 		return checkInProcessHardware(h, inProcess)
 	}
 	if a := h.Accelerator; a != "" && a != schema.HardwareSimulated {
-		return fmt.Errorf("%w: hardware.accelerator is %q, but --sim-gpus %d scrapes %d simulated accelerator(s) labelled model %q (benchseal's simulator): leave hardware.accelerator unset (it is then %q)",
-			ErrSimulatedHardware, a, n, n, schema.SimulatorModel, schema.HardwareSimulated)
+		return fmt.Errorf("%w: hardware.accelerator is %q, but --sim-gpus %d scrapes %d simulated accelerator(s) labelled model %q (benchseal's simulator): leave hardware.accelerator unset (capture records %q and the run's hardware reads %q)",
+			ErrSimulatedHardware, a, n, n, schema.SimulatorModel, schema.HardwareSimulated, schema.SimulatedHardwareOf(n))
 	}
 	if c, ok := h.Accelerators(); ok && c != n {
 		return fmt.Errorf("%w: hardware.accelerator_count is %d, but --sim-gpus %d scrapes %d simulated accelerator(s): leave hardware.accelerator_count unset or give %d",

@@ -103,7 +103,17 @@ func (m *Manifest) SimulatedHardware() string {
 	// exporter's devices reads as the stated hardware beside every
 	// scraped device (HardwareSummary), never as N simulated ones.
 	if n := m.SimulatedAccelerators(); n > 0 && n == m.listedDevices() {
-		return fmt.Sprintf("simulated server with %d simulated accelerator(s)", n)
+		return SimulatedHardwareOf(n)
 	}
 	return HardwareSimulated
+}
+
+// SimulatedHardwareOf is what the hardware of a run against the simulator
+// with n > 0 simulated accelerators scraped reads as (SimulatedHardware);
+// with none, HardwareSimulated.
+func SimulatedHardwareOf(n int) string {
+	if n <= 0 {
+		return HardwareSimulated
+	}
+	return fmt.Sprintf("simulated server with %d simulated accelerator(s)", n)
 }

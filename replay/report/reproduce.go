@@ -68,7 +68,7 @@ func newReproduceModel(r *verdict.Report) *reproduceModel {
 		percent(r.Margin), percent(1-2*r.Alpha), strconv.FormatFloat(r.Alpha, 'g', -1, 64), strconv.FormatFloat(1/(1+r.Margin), 'f', 3, 64), strconv.FormatFloat(1+r.Margin, 'f', 3, 64), r.Definitions, parenthesis(r.DefinitionsVersion), r.Boundary)
 	m.Repeats = fmt.Sprintf("%d original, %d reproduction", r.Repeats.Original, r.Repeats.Reproduction)
 	m.Tally = fmt.Sprintf("%d reproduced, %d not reproduced, %d inconclusive", r.Counts.Reproduced, r.Counts.NotReproduced, r.Counts.Inconclusive)
-	m.Claims = table{Head: []string{"claim", "point", "original", "reproduced", "ratio [interval]", "verdict"}, Num: []bool{false, false, true, true, true, false}}
+	m.Claims = table{Head: []string{"claim", "point", "original median", "reproduced median", "Hodges–Lehmann ratio [interval]", "verdict"}, Num: []bool{false, false, true, true, true, false}}
 	for _, c := range r.Claims {
 		mn := nameOf(c.Metric, "")
 		v := string(c.Verdict)

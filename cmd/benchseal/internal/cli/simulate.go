@@ -113,7 +113,13 @@ func runSimulate(ctx context.Context, o *simulateOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	fmt.Fprintf(o.io.Out, "benchseal simulator (synthetic: not an inference engine) serving model %q on http://%s\n", s.Config().Model, ln.Addr())
+	// The accelerators' path is said without a second URL: scripts take
+	// the endpoint as the line's one http:// address.
+	gpus := ""
+	if n := s.Config().GPUs; n > 0 {
+		gpus = fmt.Sprintf(" (and the metrics of %d simulated accelerator(s) at path /gpu-metrics: capture --gpu-metrics ENDPOINT/gpu-metrics --gpu-metrics-max-age 0s, since their readings are computed on every scrape)", n)
+	}
+	fmt.Fprintf(o.io.Out, "benchseal simulator (synthetic: not an inference engine) serving model %q on http://%s%s\n", s.Config().Model, ln.Addr(), gpus)
 	err = s.Serve(ctx, ln)
 	served, rejected := s.Stats()
 	fmt.Fprintf(o.io.Out, "simulator stopped: %d requests served, %d answered 429\n", served, rejected)
