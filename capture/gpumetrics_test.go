@@ -3,6 +3,8 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -77,5 +79,43 @@ func TestGPUMetricsThatDoNotAnswerStopTheRun(t *testing.T) {
 	o.GPUCustom = energy.Custom{EnergyCounter: "x", EnergyUnit: "cal"}
 	if _, err := capture.Run(context.Background(), o); !errors.Is(err, energy.ErrBadUnit) {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestShortWindowWarningNamesTheMeasuredWindow: the warning that a
+// window is too short for its energy bounds to close names each point ×
+// repeat's measured window (first send to last answer, as replay's table
+// prints it), not the cell's wall time, which the engine's /metrics
+// scrapes and their wait after the point lengthen.
+func TestShortWindowWarningNamesTheMeasuredWindow(t *testing.T) {
+	cfg := simulator.DefaultConfig()
+	cfg.TimeScale, cfg.GPUs = 0.01, 1
+	sim, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim)
+	defer ts.Close()
+	o := baseOptions(t, ts.URL)
+	o.Plan.Points = []schema.Point{{Concurrency: 2, Requests: 8}}
+	o.GPUMetrics = []string{ts.URL + simulator.GPUMetricsPath}
+	o.ServerMetrics = capture.ServerMetricsAuto
+	res, err := capture.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := readRun(t, o.OutDir)
+	if rf.m.ServerMetrics == nil || len(rf.m.ServerMetrics.Scrapes) == 0 {
+		t.Fatal("no engine scrapes: the test needs them around the point")
+	}
+	first, last := int64(math.MaxInt64), int64(0)
+	for _, r := range rf.recs {
+		if r.Phase == schema.PhaseMeasure {
+			first, last = min(first, r.SentNS), max(last, r.EndNS)
+		}
+	}
+	want := fmt.Sprintf("c2/0 (%.2f s)", float64(last-first)/1e9)
+	if !strings.Contains(res.EnergyWarning, want) {
+		t.Errorf("warning %q, want the measured window %s", res.EnergyWarning, want)
 	}
 }

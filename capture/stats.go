@@ -36,7 +36,20 @@ type cellAcc struct {
 	lags     []int64
 	first    int64
 	last     int64
-	n        int64
+	// lastEnd is the latest end of the requests counted in first and n.
+	lastEnd int64
+	n       int64
+}
+
+// window is the span from the cell's first send to its last answer (the
+// measured window replay computes the rates over), 0 before two ends.
+func (a *cellAcc) window() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == 0 || a.lastEnd <= a.first {
+		return 0
+	}
+	return time.Duration(a.lastEnd - a.first)
 }
 
 func (a *cellAcc) add(rec *schema.Record) {
@@ -52,6 +65,7 @@ func (a *cellAcc) add(rec *schema.Record) {
 			a.first = rec.SentNS
 		}
 		a.last = max(a.last, rec.SentNS)
+		a.lastEnd = max(a.lastEnd, rec.EndNS)
 		a.n++
 	}
 }
