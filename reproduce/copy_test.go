@@ -50,8 +50,10 @@ func editRecords(t *testing.T, dir string, edit func([]map[string]any) []map[str
 // capture writes them, where the bundle streams them point-major), with
 // 1–3 ns added to every end_ns, or both, under a new run id and start
 // time, are refused as a copy, naming how many records repeat the
-// original's timings; another run of the test (every repeat 0.8–4 %
-// slower) and the original's records with every duration 1 % longer pass.
+// original's timings; so are the original's records with every duration
+// 1 % longer, or every time scaled by 0.9, 0.98 or 1.08 (with ±20 µs on
+// every chunk), which keep the shape of its chunk gaps; another run of the
+// test (every repeat 0.8–4 % slower, its gaps its own) passes.
 func TestCheckNotACopy(t *testing.T) {
 	dir := t.TempDir()
 	origDir := filepath.Join(dir, "orig")
@@ -77,6 +79,31 @@ func TestCheckNotACopy(t *testing.T) {
 		}
 		return recs
 	}
+	// retime scales every record's offsets from its send by f and its send
+	// by f from the first send, plus shift ns on every chunk (each record's
+	// own sign), as a copy moved to another run's send times would be.
+	retime := func(f float64, shift int64) func([]map[string]any) []map[string]any {
+		return func(recs []map[string]any) []map[string]any {
+			for i, r := range recs {
+				s, _ := r["sent_ns"].(json.Number).Int64()
+				e, _ := r["end_ns"].(json.Number).Int64()
+				ns := int64(float64(s) * f)
+				d := shift * int64(1-2*(i%2))
+				var cs []int64
+				for _, c := range r["chunks_ns"].([]any) {
+					v, _ := c.(json.Number).Int64()
+					cs = append(cs, max(int64(float64(v)*f)+d, 1))
+				}
+				end := ns + int64(float64(e-s)*f)
+				if len(cs) > 0 {
+					end = max(end, ns+cs[len(cs)-1])
+				}
+				r["sent_ns"], r["end_ns"], r["chunks_ns"] = ns, end, cs
+			}
+			return recs
+		}
+	}
+	const shapeWords = "repeat the shape of the original's timings"
 	for _, c := range []struct {
 		name  string
 		edit  func([]map[string]any) []map[string]any
@@ -85,7 +112,10 @@ func TestCheckNotACopy(t *testing.T) {
 		{"re-ordered copy", repeatMajor, "ok records repeat the original's timings to 10 µs"},
 		{"copy +1-3 ns", jitter, "ok records repeat the original's timings to 10 µs"},
 		{"re-ordered copy +1-3 ns", func(r []map[string]any) []map[string]any { return jitter(repeatMajor(r)) }, "ok records repeat the original's timings to 10 µs"},
-		{"durations 1 % longer", stretch, ""},
+		{"durations 1 % longer", stretch, shapeWords},
+		{"copy x0.98", retime(0.98, 0), shapeWords},
+		{"copy x1.08 +-20 us", retime(1.08, 20_000), shapeWords},
+		{"copy x0.9", retime(0.9, 0), shapeWords},
 		{"another run", nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

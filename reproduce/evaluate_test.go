@@ -152,6 +152,7 @@ func anotherRun(t *testing.T, origDir, dir string, spread float64, reproduces st
 			for i := range cs {
 				cs[i] = min(g(cs[i]), newEnd)
 			}
+			reshape(cs)
 			r["chunks_ns"], _ = json.Marshal(cs)
 		}
 		line, _ := json.Marshal(r)
@@ -190,6 +191,24 @@ func anotherRun(t *testing.T, origDir, dir string, spread float64, reproduces st
 		t.Fatal(err)
 	}
 	return rd
+}
+
+// reshape moves the chunk offsets cs (of a record whose first chunk and
+// end another run's re-timing already moved) as another run's would: the
+// gaps between chunks in the reverse order, so that the first and the
+// last chunk, and which gaps the record has, stay. Another run's gaps
+// differ gap by gap; scaling them all by one factor would leave their
+// shares of the record's time (rerun.CheckNotACopy's shapes) the
+// original's.
+func reshape(cs []int64) {
+	if len(cs) < 3 {
+		return
+	}
+	l := len(cs) - 1
+	orig := slices.Clone(cs)
+	for k := range cs {
+		cs[k] = orig[0] + orig[l] - orig[l-k]
+	}
 }
 
 // sortSearch is the index of the last breakpoint at or before v (-1: none).

@@ -291,7 +291,8 @@ func ReadRun(t testing.TB, dir string) (*schema.Manifest, []*schema.Record) {
 // manifest digest is of, and returns out: the run o (WriteRun, records
 // written plainly) as another run would record it, its own run id and
 // start, reproduces.run_manifest of, and every duration and chunk time
-// 10 % longer (so that it repeats none of the original's timings); edit,
+// 10 % longer, every other chunk a quarter of its gap later still (so
+// that it repeats none of the original's timings nor their shape); edit,
 // when not nil, changes the manifest and records last.
 func PackReproduction(t testing.TB, out string, o RunOptions, of string, edit func(*schema.Manifest, []*schema.Record)) string {
 	t.Helper()
@@ -301,8 +302,13 @@ func PackReproduction(t testing.TB, out string, o RunOptions, of string, edit fu
 	m.RunID, m.StartTime, m.Reproduces = m.RunID+"-repro", "2026-01-01T00:00:01Z", &schema.Reproduces{RunManifest: of}
 	for _, r := range recs {
 		r.EndNS = r.SentNS + (r.EndNS-r.SentNS)*11/10
-		for i := range r.ChunksNS {
-			r.ChunksNS[i] = r.ChunksNS[i] * 11 / 10
+		prev := int64(0)
+		for i, c := range r.ChunksNS {
+			// Every other chunk a quarter of its gap later as well: another
+			// run's gaps differ gap by gap, while one factor on them all
+			// keeps the original's shape (rerun.CheckNotACopy).
+			r.ChunksNS[i] = min(c*11/10+int64(i%2)*(c-prev)/4, r.EndNS-r.SentNS)
+			prev = c
 		}
 	}
 	if edit != nil {
