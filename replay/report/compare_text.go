@@ -182,7 +182,7 @@ func readingNotes(c compare.Comparison) []string {
 	}
 	for _, s := range []compare.Side{c.Base, c.Patch} {
 		if s.Summary.N > 0 && s.Summary.CILow.IsNull() != s.Summary.CIHigh.IsNull() {
-			out = append(out, "[-, x] or [x, -]: an interval bounded on one side only: at 95 % the median is ≤ x (resp. ≥ x); these repeats bound no other side")
+			out = append(out, "(at most x; no lower bound from N repeats): an interval bounded on one side only: at 95 % the median is ≤ x (≥ x for \"at least\"); N repeats bound no other side (a distribution-free interval needs 6 for both at 95 %)")
 			break
 		}
 	}

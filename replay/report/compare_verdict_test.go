@@ -13,7 +13,7 @@ import (
 // TestCompareTextClosesWithAVerdictAndExplainsItsCells: compare's text
 // ends with a line per compared input counting the metrics it tested
 // better and worse on; a "?" change (A's median 0) and a half interval
-// "[-, x]" each get a footnote saying how to read them.
+// "(at most x; …)" each get a footnote saying how to read them.
 func TestCompareTextClosesWithAVerdictAndExplainsItsCells(t *testing.T) {
 	cr, err := compare.Compare(compareInputs(t), compare.Options{})
 	if err != nil {
@@ -51,7 +51,7 @@ func TestCompareTextClosesWithAVerdictAndExplainsItsCells(t *testing.T) {
 	}
 	for _, want := range []string{
 		") ? : the relative change is undefined: A's median is 0\n",
-		") [-, x] or [x, -]: an interval bounded on one side only",
+		") (at most x; no lower bound from N repeats): an interval bounded on one side only",
 		"~ ?(",
 	} {
 		if !strings.Contains(out, want) {
