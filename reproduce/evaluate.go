@@ -432,8 +432,9 @@ func limits(origName string, om *schema.Manifest, reproName string, rm *schema.M
 // against the server that served the original finds its prompts cached:
 // internal/enginetest's reproduce), simulated against measured evidence (a
 // simulator reproduces its own numbers, not an engine's, and the
-// reverse), and fewer repeats than the original's (a reproduction runs
-// at least the original's test). Hardware, engine and client location
+// reverse), fewer repeats than the original's (a reproduction runs
+// at least the original's test), and no server scrapes where the original
+// has them (lessEvidenced). Hardware, engine and client location
 // may differ: that is what a reproduction elsewhere is, and limits states
 // them.
 func setupWithheld(om, rm *schema.Manifest, g *compare.Guard) []string {
@@ -453,7 +454,25 @@ func setupWithheld(om, rm *schema.Manifest, g *compare.Guard) []string {
 	if n, o := rm.Load.Repeats, om.Load.Repeats; n < o {
 		out = append(out, fmt.Sprintf("the reproduction ran %d repeats, fewer than the original's %d: a reproduction of the claims runs at least the original's repeats", n, o))
 	}
+	if w := lessEvidenced(om, rm); w != "" {
+		out = append(out, w)
+	}
 	return out
+}
+
+// lessEvidenced says when the reproduction stores less evidence of its
+// server than the original: the original kept server scrapes
+// (manifest.server_metrics) and the reproduction, captured against an
+// HTTP endpoint (where reproduce scrapes /metrics by default), kept none.
+// The scrapes are what places its records on the server's own counters
+// and names the model it served (checkScrapedModel); a reproduction
+// without them asks to be believed where the original did not.
+func lessEvidenced(om, rm *schema.Manifest) string {
+	if om.ServerMetrics == nil || len(om.ServerMetrics.Scrapes) == 0 || schema.InProcessSimulator(rm) ||
+		(rm.ServerMetrics != nil && len(rm.ServerMetrics.Scrapes) > 0) {
+		return ""
+	}
+	return fmt.Sprintf("the reproduction, captured against an HTTP endpoint, stores no server scrapes (manifest.server_metrics) where the original stores %d: it is less evidenced than the original, since no server counters place its records or name the model it served; reproduce with the server's /metrics scraped", len(om.ServerMetrics.Scrapes))
 }
 
 // simulated reports whether m's numbers are synthetic: its evidence says

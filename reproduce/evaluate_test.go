@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/plan"
+	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/schema"
@@ -716,5 +717,42 @@ func TestEvaluateRefusesShortOutputsOfAForcedLength(t *testing.T) {
 func TestMaxItemsIsCaptures(t *testing.T) {
 	if rerun.MaxItems != capture.MaxWorkloadItems {
 		t.Fatalf("rerun.MaxItems %d, capture.MaxWorkloadItems %d", rerun.MaxItems, capture.MaxWorkloadItems)
+	}
+}
+
+// TestSetupWithheldReproductionWithoutServerScrapes: an original that
+// stores server scrapes and a reproduction over HTTP that stores none is
+// withheld as less evidenced; with scrapes, captured in process, or
+// against an original without scrapes, it is not.
+func TestSetupWithheldReproductionWithoutServerScrapes(t *testing.T) {
+	scraped := &schema.ServerMetrics{URL: "http://127.0.0.1:8000/metrics", Scrapes: []schema.Scrape{{Point: "c2", When: "before", File: "server-metrics/000001.prom"}}}
+	manifest := func(sm *schema.ServerMetrics, inProcess bool) *schema.Manifest {
+		m := &schema.Manifest{ServerMetrics: sm}
+		m.Load.Repeats = 3
+		m.Client.Name = schema.CaptureClientName
+		m.Client.CommandLine = []string{"benchseal", "capture", "--endpoint", "http://127.0.0.1:8000"}
+		if inProcess {
+			m.Client.CommandLine = []string{"benchseal", "capture", "--simulate"}
+		}
+		return m
+	}
+	const words = "stores no server scrapes (manifest.server_metrics) where the original stores 1: it is less evidenced than the original"
+	for _, c := range []struct {
+		name     string
+		om, rm   *schema.Manifest
+		withheld bool
+	}{
+		{"scrapes dropped over HTTP", manifest(scraped, false), manifest(nil, false), true},
+		{"an empty scrape list over HTTP", manifest(scraped, false), manifest(&schema.ServerMetrics{}, false), true},
+		{"scrapes kept", manifest(scraped, false), manifest(scraped, false), false},
+		{"in process", manifest(scraped, false), manifest(nil, true), false},
+		{"original without scrapes", manifest(nil, false), manifest(nil, false), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := strings.Join(setupWithheld(c.om, c.rm, &compare.Guard{}), "\n")
+			if strings.Contains(w, words) != c.withheld {
+				t.Fatalf("withheld %q, want it withheld: %v", w, c.withheld)
+			}
+		})
 	}
 }
