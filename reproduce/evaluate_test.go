@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/capture"
-	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/schema"
