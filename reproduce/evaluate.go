@@ -434,7 +434,8 @@ func limits(origName string, om *schema.Manifest, reproName string, rm *schema.M
 // simulator reproduces its own numbers, not an engine's, and the
 // reverse), fewer repeats than the original's (a reproduction runs
 // at least the original's test), and no server scrapes where the original
-// has them (lessEvidenced). Hardware, engine and client location
+// has them (lessEvidenced), and a server that had served requests before
+// and kept its cache where the original's was fresh (warmServer). Hardware, engine and client location
 // may differ: that is what a reproduction elsewhere is, and limits states
 // them.
 func setupWithheld(om, rm *schema.Manifest, g *compare.Guard) []string {
@@ -454,10 +455,70 @@ func setupWithheld(om, rm *schema.Manifest, g *compare.Guard) []string {
 	if n, o := rm.Load.Repeats, om.Load.Repeats; n < o {
 		out = append(out, fmt.Sprintf("the reproduction ran %d repeats, fewer than the original's %d: a reproduction of the claims runs at least the original's repeats", n, o))
 	}
-	if w := lessEvidenced(om, rm); w != "" {
-		out = append(out, w)
+	for _, w := range []string{lessEvidenced(om, rm), warmServer(om, rm)} {
+		if w != "" {
+			out = append(out, w)
+		}
 	}
 	return out
+}
+
+// warmServer says when the reproduction ran on a server that had served
+// requests before it (server_state.fresh measured or declared false) and
+// whose prefix cache no confirmed reset emptied at some point, while the
+// original's server was fresh or its cache empty at every point: the
+// earlier requests may have left the test's prompts cached (a server
+// with a prefix cache answers a prompt it has seen from the cache), so
+// the reproduction ran in another state than the original's test.
+func warmServer(om, rm *schema.Manifest) string {
+	rs := rm.ServerState
+	if rs == nil || rs.Fresh == nil || rs.Fresh.Fresh || !freshOrEmpty(om.ServerState) {
+		return ""
+	}
+	uncleared := 0
+	for _, p := range rs.Points {
+		if !emptied(p) {
+			uncleared++
+		}
+	}
+	if uncleared == 0 && len(rs.Points) > 0 {
+		return ""
+	}
+	before := "requests and prompt tokens before it not measured"
+	if f := rs.Fresh; f.RequestsBefore != nil && f.PromptTokensBefore != nil {
+		before = fmt.Sprintf("%g requests and %g prompt tokens served before it", *f.RequestsBefore, *f.PromptTokensBefore)
+	}
+	at := fmt.Sprintf("at %d of %d point(s)", uncleared, len(rs.Points))
+	if len(rs.Points) == 0 {
+		at = "(no point states its cache)"
+	}
+	return fmt.Sprintf("the reproduction's server was not fresh (server_state.fresh, %s: %s) and no confirmed reset emptied its prefix cache %s, while the original's server was fresh or its cache empty: a server that may hold the test's prompts in its cache did not run the original's test; reproduce on a freshly started server", rs.Fresh.Source, before, at)
+}
+
+// freshOrEmpty reports whether ss says the server was fresh, or its prefix
+// cache empty or disabled at every point.
+func freshOrEmpty(ss *schema.ServerState) bool {
+	if ss == nil {
+		return false
+	}
+	if ss.Fresh != nil && ss.Fresh.Fresh {
+		return true
+	}
+	return len(ss.Points) > 0 && !slices.ContainsFunc(ss.Points, func(p schema.PointState) bool {
+		return p.PrefixCache != schema.PrefixCacheEmpty && p.PrefixCache != schema.PrefixCacheDisabled
+	})
+}
+
+// emptied reports whether p's prefix cache was shown empty: a successful
+// reset, the engine's own reports (measured), or no cache at all.
+func emptied(p schema.PointState) bool {
+	switch p.PrefixCache {
+	case schema.PrefixCacheDisabled:
+		return true
+	case schema.PrefixCacheEmpty:
+		return p.PrefixCacheSource == schema.StateReset || p.PrefixCacheSource == schema.StateMeasured
+	}
+	return false
 }
 
 // lessEvidenced says when the reproduction stores less evidence of its

@@ -756,3 +756,48 @@ func TestSetupWithheldReproductionWithoutServerScrapes(t *testing.T) {
 		})
 	}
 }
+
+// TestSetupWithheldReproductionOnAWarmServer: a reproduction whose server
+// had served 57 requests before it and whose prefix cache no reset
+// emptied is withheld when the original's server was fresh (or its cache
+// empty), saying what it had served; a confirmed reset, a fresh server, or
+// an original as warm as it is not withheld.
+func TestSetupWithheldReproductionOnAWarmServer(t *testing.T) {
+	n, p := 57.0, 1824.0
+	state := func(fresh bool, cache, source string) *schema.ServerState {
+		ss := &schema.ServerState{Fresh: &schema.FreshStart{Fresh: fresh, Source: schema.StateMeasured}}
+		if !fresh {
+			ss.Fresh.RequestsBefore, ss.Fresh.PromptTokensBefore = &n, &p
+		}
+		for r := range 2 {
+			ss.Points = append(ss.Points, schema.PointState{Point: "c2", Repeat: r, PrefixCache: cache, PrefixCacheSource: source})
+		}
+		return ss
+	}
+	manifest := func(ss *schema.ServerState) *schema.Manifest {
+		m := &schema.Manifest{ServerState: ss}
+		m.Load.Repeats = 2
+		return m
+	}
+	const words = "the reproduction's server was not fresh (server_state.fresh, measured: 57 requests and 1824 prompt tokens served before it) and no confirmed reset emptied its prefix cache at 2 of 2 point(s)"
+	for _, c := range []struct {
+		name     string
+		om, rm   *schema.ServerState
+		withheld bool
+	}{
+		{"warm, cache unknown, fresh original", state(true, schema.PrefixCacheUnknown, ""), state(false, schema.PrefixCacheUnknown, ""), true},
+		{"warm, cache unknown, original's cache reset", state(false, schema.PrefixCacheEmpty, schema.StateReset), state(false, schema.PrefixCacheUnknown, ""), true},
+		{"warm, cache reset", state(true, schema.PrefixCacheUnknown, ""), state(false, schema.PrefixCacheEmpty, schema.StateReset), false},
+		{"warm, no cache", state(true, schema.PrefixCacheUnknown, ""), state(false, schema.PrefixCacheDisabled, schema.StateDeclared), false},
+		{"fresh", state(true, schema.PrefixCacheUnknown, ""), state(true, schema.PrefixCacheUnknown, ""), false},
+		{"original as warm", state(false, schema.PrefixCacheUnknown, ""), state(false, schema.PrefixCacheUnknown, ""), false},
+		{"original states nothing", nil, state(false, schema.PrefixCacheUnknown, ""), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := strings.Join(setupWithheld(manifest(c.om), manifest(c.rm), &compare.Guard{}), "\n")
+			if strings.Contains(w, words) != c.withheld {
+				t.Fatalf("withheld %q, want it withheld: %v", w, c.withheld)
+			}
+		})
+	}
+}
