@@ -211,6 +211,7 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 		g.Checks = append(g.Checks, compareField(ins, names, gf.name, required[gf.name], gf.get))
 	}
 	g.checkQualityGates(ins, names)
+	g.Refusals = append(g.Refusals, sameRunRefusals(ins, names)...)
 	allowed := map[string]bool{}
 	for _, a := range opts.Allow {
 		allowed[a] = true
@@ -220,6 +221,33 @@ func RunGuard(ins []*Input, opts GuardOptions) *Guard {
 		g.Limits = append(g.Limits, l)
 	}
 	return g
+}
+
+// sameRunRefusals names every run id two or more inputs share: one run
+// (one capture, one manifest.run_id) signed again, or copied under
+// another name, is not a second configuration, and ranking it against
+// itself would let any difference between the copies, or the test's
+// noise between identical records, name a winner. No --allow lifts it.
+func sameRunRefusals(ins []*Input, names []string) []string {
+	by := map[string][]string{}
+	var order []string
+	for i, in := range ins {
+		if in.Manifest == nil || in.Manifest.RunID == "" {
+			continue
+		}
+		id := in.Manifest.RunID
+		if len(by[id]) == 0 {
+			order = append(order, id)
+		}
+		by[id] = append(by[id], names[i])
+	}
+	var out []string
+	for _, id := range order {
+		if len(by[id]) > 1 {
+			out = append(out, fmt.Sprintf("the same run (run_id %s) given %d times (%s): one run is not two configurations", id, len(by[id]), strings.Join(by[id], ", ")))
+		}
+	}
+	return out
 }
 
 // deviceCountNotes is deviceCountLimit of ins as a list of notes (none

@@ -335,3 +335,26 @@ func TestLengthChecksStateTheUnit(t *testing.T) {
 		t.Errorf("verdict %s, want refused", g.Verdict)
 	}
 }
+
+// TestSameRunTwiceIsRefused: one run given twice (the same run_id, signed
+// again or copied under another name) is not two configurations: compare
+// and decide refuse, naming the run id and both inputs, and no --allow
+// lifts it.
+func TestSameRunTwiceIsRefused(t *testing.T) {
+	a, b := fakeInput("a", []int64{10, 11, 12}, []int64{50, 51, 52}), fakeInput("b", []int64{20, 21, 22}, []int64{50, 51, 52})
+	b.Manifest.RunID = a.Manifest.RunID
+	g := RunGuard([]*Input{a, b}, GuardOptions{Allow: RequiredChecks})
+	if g.Verdict != Refused || len(g.Refusals) != 1 || !strings.Contains(g.Refusals[0], "the same run (run_id a) given 2 times (a, b)") {
+		t.Fatalf("guard: %s %q", g.Verdict, g.Refusals)
+	}
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != NoDecision || d.Winner != -1 || !strings.Contains(d.Answer, "run_id a") {
+		t.Errorf("decide: %s winner %d %q", d.Verdict, d.Winner, d.Answer)
+	}
+	if r, err := Compare([]*Input{a, b}, Options{}); err != nil || r.Guard.Verdict != Refused || len(r.Loads) != 0 {
+		t.Errorf("compare of one run against itself: %v, %+v", err, r)
+	}
+}

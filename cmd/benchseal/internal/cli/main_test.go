@@ -31,7 +31,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitfor": cmdWaitFor, "jsonl": cmdJSONL, "retime": cmdRetime, "jsonvalid": cmdJSONValid},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitfor": cmdWaitFor, "jsonl": cmdJSONL, "retime": cmdRetime, "jsonvalid": cmdJSONValid, "runid": cmdRunID},
 		Setup: func(env *testscript.Env) error {
 			// $FIXTURES: the real peer-tool outputs of testdata/fixtures.
 			fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "testdata", "fixtures"))

@@ -115,3 +115,23 @@ func cmdJSONValid(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s is not valid JSON", args[0])
 	}
 }
+
+// cmdRunID is the script command "runid DIR ID": it sets manifest.run_id
+// of the run directory DIR to ID, so that a script can have two runs of
+// identical records that are two runs (synth of one seed gives one run id).
+func cmdRunID(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: runid DIR ID")
+	}
+	path := ts.MkAbs(args[0] + "/manifest.json")
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	var m map[string]json.RawMessage
+	ts.Check(json.Unmarshal(b, &m))
+	id, err := json.Marshal(args[1])
+	ts.Check(err)
+	m["run_id"] = id
+	out, err := json.MarshalIndent(m, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(path, append(out, '\n'), 0o644))
+}
