@@ -79,6 +79,7 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 	}
 	for e, rs := range per {
 		sort.SliceStable(rs, func(a, b int) bool { return rs[a].s.AtNS < rs[b].s.AtNS })
+		problems = append(problems, checkReadings(m, file, e, rs, lagged)...)
 		idleW, peakW := idlePeakW(rs, lagged)
 		unchecked := map[string]bool{}
 		for k := 1; k < len(rs); k++ {
@@ -183,4 +184,24 @@ func satAdd(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// checkReadings applies to endpoint e's parsed scrapes rs (in time
+// order) the checks of single readings: power outliers
+// (checkPowerOutliers) unless the readings are of unknown age
+// (GPUGaugeNotApplied), and for the in-process simulator's scrapes
+// (schema.SimulatorScrapes) its power model (checkSimulatorReadings).
+func checkReadings(m *schema.Manifest, file string, e int, rs []read1, lagged []schema.Span) []schema.Problem {
+	var out []schema.Problem
+	if GPUGaugeNotApplied(m.GPUMetrics) == "" {
+		out = append(out, checkPowerOutliers(file, rs, lagged)...)
+	}
+	if schema.SimulatorScrapes(m) {
+		var listed []string
+		for _, d := range m.GPUMetrics.Endpoints[e].Devices {
+			listed = append(listed, d.ID)
+		}
+		out = append(out, checkSimulatorReadings(file, listed, rs, schema.SimGPUCeilingW(m))...)
+	}
+	return out
 }

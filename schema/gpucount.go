@@ -130,3 +130,40 @@ func validateGPUDeviceModels(ps *problems, m *Manifest) {
 		ps.add("gpu_metrics.endpoints", "list %d device(s) labelled model %q (benchseal's simulator), but hardware.accelerator is %q: the energy is the simulator's, not that of the accelerator the run states it ran on", n, SimulatorModel, a)
 	}
 }
+
+// The in-process simulator's accelerator power model (simulator/gpus.go
+// draws it; simulator's identity test keeps the two equal): each device
+// draws SimGPUIdleW with nothing running and SimGPUPerRequestW more per
+// running request's share on it, at most SimGPUMaxW; its energy counter
+// integrates that power, in integer mJ. Every reading of a run's
+// simulator scrapes (SimulatorScrapes) is held to it by artifact.
+const (
+	SimGPUIdleW       = 90.0
+	SimGPUPerRequestW = 30.0
+	SimGPUMaxW        = 700.0
+)
+
+// SimulatorScrapes reports whether m's accelerator scrapes are the
+// in-process simulator's own accelerators (capture --simulate
+// --sim-gpus), whose readings follow the simulator's power model
+// (SimGPUIdleW) rather than the signer's word.
+func SimulatorScrapes(m *Manifest) bool { return simulatorScrapes(m) }
+
+// SimGPUCeilingW is the most power a simulated device of m can read: the
+// idle power plus SimGPUPerRequestW for every request the run can have in
+// flight at once (the largest point's concurrency, which its warmup shares, or
+// load.max_outstanding; not divided among the devices, so a request the
+// client gave up on that the simulator still runs is covered), at most
+// SimGPUMaxW; SimGPUMaxW when the load bounds no count (rate mode).
+func SimGPUCeilingW(m *Manifest) float64 {
+	most := m.Load.MaxOutstanding
+	if m.Load.Mode == ModeConcurrency {
+		for _, p := range m.Load.Points {
+			most = max(most, p.Concurrency)
+		}
+	}
+	if most <= 0 {
+		return SimGPUMaxW
+	}
+	return min(SimGPUMaxW, SimGPUIdleW+SimGPUPerRequestW*float64(most))
+}

@@ -23,7 +23,8 @@ const GPUMetricsPath = "/gpu-metrics"
 // The simulated accelerators' power model: each draws GPUIdleW with
 // nothing running, GPUPerRequestW more for each running request's share
 // on it (the running requests spread evenly over the devices), at most
-// GPUMaxW. Utilization is GPUUtilPerRequest percent per running request
+// GPUMaxW (schema.SimGPUIdleW and the rest, which verify holds a
+// simulator run's readings to). Utilization is GPUUtilPerRequest percent per running request
 // on a device, at most 100; memory in use is GPUBaseMiB plus
 // GPUPerRequestMiB per request on it. The numbers are a plausible shape,
 // not any real accelerator.

@@ -16,3 +16,13 @@ func TestSelfIdentificationMatchesWhatValidateChecks(t *testing.T) {
 			schema.SimulatorOwner, schema.SimulatorHeader, schema.SimulatorModel)
 	}
 }
+
+// The simulated accelerators' power model is the one artifact holds a
+// simulator run's readings to (schema.SimGPUIdleW and the rest): they stay
+// in step.
+func TestGPUPowerModelMatchesWhatVerifyChecks(t *testing.T) {
+	if simulator.GPUIdleW != schema.SimGPUIdleW || simulator.GPUPerRequestW != schema.SimGPUPerRequestW || simulator.GPUMaxW != schema.SimGPUMaxW {
+		t.Errorf("simulator %v %v %v W, schema %v %v %v W", simulator.GPUIdleW, simulator.GPUPerRequestW, simulator.GPUMaxW,
+			schema.SimGPUIdleW, schema.SimGPUPerRequestW, schema.SimGPUMaxW)
+	}
+}
