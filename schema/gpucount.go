@@ -165,5 +165,5 @@ func SimGPUCeilingW(m *Manifest) float64 {
 	if most <= 0 {
 		return SimGPUMaxW
 	}
-	return min(SimGPUMaxW, SimGPUIdleW+SimGPUPerRequestW*float64(most))
+	return min(SimGPUMaxW, SimGPUIdleW+float64(SimGPUPerRequestW*float64(most)))
 }

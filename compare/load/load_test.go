@@ -200,7 +200,13 @@ func TestCompareSameSeedIsNotSignificant(t *testing.T) {
 	dir := t.TempDir()
 	a := synthRun(t, filepath.Join(dir, "a"), 7)
 	b := synthRun(t, filepath.Join(dir, "b"), 7)
-	res, err := compare.Compare(inputs(t, load.Options{}, a, b), compare.Options{})
+	// Two runs, not one given twice (compare refuses a run_id shared).
+	twoRuns := func() []*compare.Input {
+		ins := inputs(t, load.Options{}, a, b)
+		ins[1].Manifest.RunID += "-b"
+		return ins
+	}
+	res, err := compare.Compare(twoRuns(), compare.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +215,7 @@ func TestCompareSameSeedIsNotSignificant(t *testing.T) {
 			t.Errorf("%s %s significant (p %v)", c.Load, c.Metric.Path, c.P)
 		}
 	}
-	d, err := compare.Decide(inputs(t, load.Options{}, a, b), compare.DecideOptions{Objective: compare.MaxGoodput})
+	d, err := compare.Decide(twoRuns(), compare.DecideOptions{Objective: compare.MaxGoodput})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +224,7 @@ func TestCompareSameSeedIsNotSignificant(t *testing.T) {
 	}
 	// Every load meets the SLO: capacity is not bounded by the test, so
 	// neither bound decides, and the answer says why.
-	d, err = compare.Decide(inputs(t, load.Options{}, a, b), compare.DecideOptions{Objective: compare.MaxCapacity})
+	d, err = compare.Decide(twoRuns(), compare.DecideOptions{Objective: compare.MaxCapacity})
 	if err != nil {
 		t.Fatal(err)
 	}
