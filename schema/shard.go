@@ -317,84 +317,116 @@ func validateSharding(ps *problems, m *Manifest) {
 	count, field := 0, "shard"
 	if s := m.Shard; s != nil {
 		count = s.Count
-		if s.Count < 1 || s.Count > MaxShards {
-			ps.add("shard.count", "%d is out of range 1..%d", s.Count, MaxShards)
-		} else if s.Index < 0 || s.Index >= s.Count {
-			ps.add("shard.index", "%d is out of range [0, %d)", s.Index, s.Count)
-		}
-		if s.StartAt != "" {
-			at, err := time.Parse(time.RFC3339Nano, s.StartAt)
-			switch late, ok := ShardLateNS(m.EpochUnixNS, at); {
-			case err != nil:
-				ps.add("shard.start_at", "must be an RFC 3339 time, got %q", s.StartAt)
-			case m.EpochUnixNS <= 0: // epoch_unix_ns is checked on its own
-			case !ok:
-				ps.add("shard.start_at", "%s is too far from epoch_unix_ns for late_ns to be stated in nanoseconds", s.StartAt)
-			case s.LateNS != late:
-				ps.add("shard.late_ns", "is %d, but epoch_unix_ns minus start_at is %d", s.LateNS, late)
-			}
-		}
-		validateClock(ps, "shard.clock", s.Clock)
+		validateShard(ps, m, s)
 	}
 	if s := m.Shards; s != nil {
 		field = "shards"
 		count = s.Count
-		if s.Count < 1 || s.Count > MaxShards {
-			ps.add("shards.count", "%d is out of range 1..%d", s.Count, MaxShards)
+		if !validateShards(ps, m, s) {
 			return
-		}
-		if s.Split != ShardSplitV1 {
-			ps.add("shards.split", "must be %q, got %q", ShardSplitV1, s.Split)
-		}
-		if len(s.Members) != s.Count {
-			ps.add("shards.members", "has %d entries, shards.count is %d (one per shard, missing ones marked missing)", len(s.Members), s.Count)
-			return
-		}
-		gap := false
-		for i := range s.Members {
-			mb := &s.Members[i]
-			f := fmt.Sprintf("shards.members[%d]", i)
-			if mb.Index != i {
-				ps.add(f+".index", "is %d, want %d (members in shard order)", mb.Index, i)
-			}
-			if mb.OffsetNS < 0 {
-				ps.add(f+".offset_ns", "must not be negative")
-			}
-			if !mb.Missing && mb.OffsetNS != mb.EpochUnixNS-m.EpochUnixNS {
-				ps.add(f+".offset_ns", "is %d, but the shard's epoch_unix_ns minus the run's is %d", mb.OffsetNS, mb.EpochUnixNS-m.EpochUnixNS)
-			}
-			validateClock(ps, f+".clock", mb.Clock)
-			validateShardPull(ps, f+".pulled", mb.Pulled)
-			if mb.Missing {
-				gap = true
-				if mb.Pulled != nil {
-					ps.add(f+".pulled", "a missing shard was not pulled")
-				}
-				if mb.Records != 0 || mb.RunID != "" {
-					ps.add(f, "is marked missing but names a run or records")
-				}
-				continue
-			}
-			if mb.Incomplete {
-				gap = true
-			}
-			if mb.RunID == "" {
-				ps.add(f+".run_id", "must name the shard run merged")
-			}
-		}
-		if gap && !m.Incomplete {
-			ps.add("incomplete", "a shard is missing or incomplete, so the run must be marked incomplete")
-		}
-		want, ok, why := TimelineUncertainty(s.Members)
-		switch {
-		case ok && (s.TimelineUncertaintyNS == nil || *s.TimelineUncertaintyNS != want):
-			ps.add("shards.timeline_uncertainty_ns", "must be %d (the two largest members' clock bounds summed)", want)
-		case !ok && s.TimelineUncertaintyNS != nil:
-			ps.add("shards.timeline_uncertainty_ns", "must be null: %s", why)
-		case !ok && s.UncertaintyReason == "":
-			ps.add("shards.uncertainty_reason", "must say why the timeline uncertainty is unknown")
 		}
 	}
+	validateShardedLoad(ps, m, field, count)
+}
+
+// validateShard checks manifest.shard, one shard's own statement: its
+// place in the split, its requested start and its clock. It is
+// validateSharding's first phase, named so each shape of a sharded run is
+// checked in a function of its own.
+func validateShard(ps *problems, m *Manifest, s *Shard) {
+	if s.Count < 1 || s.Count > MaxShards {
+		ps.add("shard.count", "%d is out of range 1..%d", s.Count, MaxShards)
+	} else if s.Index < 0 || s.Index >= s.Count {
+		ps.add("shard.index", "%d is out of range [0, %d)", s.Index, s.Count)
+	}
+	if s.StartAt != "" {
+		at, err := time.Parse(time.RFC3339Nano, s.StartAt)
+		switch late, ok := ShardLateNS(m.EpochUnixNS, at); {
+		case err != nil:
+			ps.add("shard.start_at", "must be an RFC 3339 time, got %q", s.StartAt)
+		case m.EpochUnixNS <= 0: // epoch_unix_ns is checked on its own
+		case !ok:
+			ps.add("shard.start_at", "%s is too far from epoch_unix_ns for late_ns to be stated in nanoseconds", s.StartAt)
+		case s.LateNS != late:
+			ps.add("shard.late_ns", "is %d, but epoch_unix_ns minus start_at is %d", s.LateNS, late)
+		}
+	}
+	validateClock(ps, "shard.clock", s.Clock)
+}
+
+// validateShards checks manifest.shards, a merged run's account of its
+// shards. It returns false when the count or the member list is too
+// broken for the load checks that follow to mean anything
+// (validateSharding then stops, as it always has).
+func validateShards(ps *problems, m *Manifest, s *Shards) bool {
+	if s.Count < 1 || s.Count > MaxShards {
+		ps.add("shards.count", "%d is out of range 1..%d", s.Count, MaxShards)
+		return false
+	}
+	if s.Split != ShardSplitV1 {
+		ps.add("shards.split", "must be %q, got %q", ShardSplitV1, s.Split)
+	}
+	if len(s.Members) != s.Count {
+		ps.add("shards.members", "has %d entries, shards.count is %d (one per shard, missing ones marked missing)", len(s.Members), s.Count)
+		return false
+	}
+	gap := false
+	for i := range s.Members {
+		if validateShardMember(ps, m, i, &s.Members[i]) {
+			gap = true
+		}
+	}
+	if gap && !m.Incomplete {
+		ps.add("incomplete", "a shard is missing or incomplete, so the run must be marked incomplete")
+	}
+	want, ok, why := TimelineUncertainty(s.Members)
+	switch {
+	case ok && (s.TimelineUncertaintyNS == nil || *s.TimelineUncertaintyNS != want):
+		ps.add("shards.timeline_uncertainty_ns", "must be %d (the two largest members' clock bounds summed)", want)
+	case !ok && s.TimelineUncertaintyNS != nil:
+		ps.add("shards.timeline_uncertainty_ns", "must be null: %s", why)
+	case !ok && s.UncertaintyReason == "":
+		ps.add("shards.uncertainty_reason", "must say why the timeline uncertainty is unknown")
+	}
+	return true
+}
+
+// validateShardMember checks shards.members[i], one merged shard's entry,
+// and reports whether it leaves a gap in the run (missing or
+// incomplete): the member rules in one place, apart from the list's.
+func validateShardMember(ps *problems, m *Manifest, i int, mb *ShardMember) (gap bool) {
+	f := fmt.Sprintf("shards.members[%d]", i)
+	if mb.Index != i {
+		ps.add(f+".index", "is %d, want %d (members in shard order)", mb.Index, i)
+	}
+	if mb.OffsetNS < 0 {
+		ps.add(f+".offset_ns", "must not be negative")
+	}
+	if !mb.Missing && mb.OffsetNS != mb.EpochUnixNS-m.EpochUnixNS {
+		ps.add(f+".offset_ns", "is %d, but the shard's epoch_unix_ns minus the run's is %d", mb.OffsetNS, mb.EpochUnixNS-m.EpochUnixNS)
+	}
+	validateClock(ps, f+".clock", mb.Clock)
+	validateShardPull(ps, f+".pulled", mb.Pulled)
+	if mb.Missing {
+		if mb.Pulled != nil {
+			ps.add(f+".pulled", "a missing shard was not pulled")
+		}
+		if mb.Records != 0 || mb.RunID != "" {
+			ps.add(f, "is marked missing but names a run or records")
+		}
+		return true
+	}
+	if mb.RunID == "" {
+		ps.add(f+".run_id", "must name the shard run merged")
+	}
+	return mb.Incomplete
+}
+
+// validateShardedLoad checks what sharding asks of manifest.load (field
+// names the shard or shards object, count its shard count): the split
+// rule needs benchseal's generator, a bounded number of per-shard
+// counters, and closed-loop points that count their requests.
+func validateShardedLoad(ps *problems, m *Manifest, field string, count int) {
 	if m.Load.Generator != GeneratorBenchsealV1 {
 		ps.add(field, "a sharded run needs load.generator %q (the split rule numbers its requests)", GeneratorBenchsealV1)
 	}

@@ -50,7 +50,6 @@ var funcExceptions = map[string]funcException{
 	"schema.(*RecordChecker).check":               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase": {lines: 101, complexity: 35},
 	"schema.validateServerState":                  {lines: 108, complexity: 65},
-	"schema.validateSharding":                     {lines: 106, complexity: 48},
 	"verify.(*Verifier).checkContent":             {lines: 157, complexity: 35},
 	"verify.(*Verifier).verify":                   {lines: 171, complexity: 47},
 }
