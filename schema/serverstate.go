@@ -222,106 +222,139 @@ func validateServerState(ps *problems, m *Manifest) {
 		return
 	}
 	if f := ss.Fresh; f != nil {
-		switch f.Source {
-		case StateMeasured:
-			if !scrapeFileRE.MatchString(f.Scrape) || path.Clean(f.Scrape) != f.Scrape {
-				ps.add("server_state.fresh.scrape", "a measured fresh start names its scrape server-metrics/NAME.prom, got %q", f.Scrape)
-			}
-			if !sha256RE.MatchString(f.SHA256) {
-				ps.add("server_state.fresh.sha256", "must be 64 lowercase hex digits")
-			}
-			if f.RequestsBefore == nil || f.PromptTokensBefore == nil {
-				ps.add("server_state.fresh", "a measured fresh start states requests_before and prompt_tokens_before")
-			} else if f.Fresh != (*f.RequestsBefore == 0 && *f.PromptTokensBefore == 0) {
-				ps.add("server_state.fresh.fresh", "is %v, but requests_before %v and prompt_tokens_before %v say %v",
-					f.Fresh, *f.RequestsBefore, *f.PromptTokensBefore, !f.Fresh)
-			}
-		case StateDeclared:
-			if f.Scrape != "" || f.SHA256 != "" || f.RequestsBefore != nil || f.PromptTokensBefore != nil || f.UptimeNS != nil {
-				ps.add("server_state.fresh", "a declared fresh start carries no measurement (scrape, counts, uptime)")
-			}
-		default:
-			ps.add("server_state.fresh.source", "must be %s, got %q", quoteList(StateMeasured, StateDeclared), f.Source)
-		}
+		validateFreshStart(ps, f)
 	}
 	timed := m.Provenance.Field(FieldSent).Usable() && m.Provenance.Field(FieldEnd).Usable()
 	seen := map[string]bool{}
 	for i, p := range ss.Points {
-		f := fmt.Sprintf("server_state.points[%d]", i)
-		if p.PrefixCacheSource == StateReset && !timed {
-			ps.add(f+".prefix_cache_source", "reset: an empty cache of source reset needs measured sent_ns and end_ns, to show the reset came after every earlier request ended and before the point's first")
+		validatePointState(ps, m, fmt.Sprintf("server_state.points[%d]", i), p, timed, seen)
+	}
+}
+
+// validateFreshStart checks server_state.fresh: a measured fresh start
+// backed by its scrape and counts, a declared one carrying no
+// measurement. One phase of validateServerState, the run-wide fact apart
+// from the per-point ones.
+func validateFreshStart(ps *problems, f *FreshStart) {
+	switch f.Source {
+	case StateMeasured:
+		if !scrapeFileRE.MatchString(f.Scrape) || path.Clean(f.Scrape) != f.Scrape {
+			ps.add("server_state.fresh.scrape", "a measured fresh start names its scrape server-metrics/NAME.prom, got %q", f.Scrape)
 		}
-		declared := false
-		for _, pt := range m.Load.Points {
-			declared = declared || pt.Name == p.Point
+		if !sha256RE.MatchString(f.SHA256) {
+			ps.add("server_state.fresh.sha256", "must be 64 lowercase hex digits")
 		}
-		if !declared {
-			ps.add(f+".point", "%q is not a declared load point", p.Point)
+		if f.RequestsBefore == nil || f.PromptTokensBefore == nil {
+			ps.add("server_state.fresh", "a measured fresh start states requests_before and prompt_tokens_before")
+		} else if f.Fresh != (*f.RequestsBefore == 0 && *f.PromptTokensBefore == 0) {
+			ps.add("server_state.fresh.fresh", "is %v, but requests_before %v and prompt_tokens_before %v say %v",
+				f.Fresh, *f.RequestsBefore, *f.PromptTokensBefore, !f.Fresh)
 		}
-		if p.Repeat < 0 || (m.Load.Repeats > 0 && p.Repeat >= m.Load.Repeats) {
-			ps.add(f+".repeat", "must be in [0, %d), got %d", m.Load.Repeats, p.Repeat)
+	case StateDeclared:
+		if f.Scrape != "" || f.SHA256 != "" || f.RequestsBefore != nil || f.PromptTokensBefore != nil || f.UptimeNS != nil {
+			ps.add("server_state.fresh", "a declared fresh start carries no measurement (scrape, counts, uptime)")
 		}
-		key := fmt.Sprintf("%q/%d", p.Point, p.Repeat)
-		if seen[key] {
-			ps.add(f, "point %q repeat %d is listed twice", p.Point, p.Repeat)
-		}
-		seen[key] = true
-		if p.WarmupNS != nil && *p.WarmupNS < 0 {
-			ps.add(f+".warmup_ns", "must not be negative")
-		}
-		if r := p.Reset; r != nil {
-			if len(r.Calls) == 0 {
-				ps.add(f+".reset.calls", "a reset lists the calls it made")
-			}
-			anyOK, slots, allSlotsOK := false, 0, true
-			for j, c := range r.Calls {
-				switch {
-				case slotEraseRE.MatchString(c.Path):
-					slots++
-					allSlotsOK = allSlotsOK && c.OK()
-				case c.Path != ResetVLLM && c.Path != ResetSGLang:
-					ps.add(fmt.Sprintf("%s.reset.calls[%d].path", f, j), "must be %s or /slots/ID?action=erase, got %q", quoteList(ResetVLLM, ResetSGLang), c.Path)
-				default:
-					anyOK = anyOK || c.OK()
-				}
-			}
-			switch {
-			case slots > 0 && slots < len(r.Calls):
-				ps.add(f+".reset.calls", "mixes llama.cpp slot erases with other reset endpoints")
-			case slots > 0 && r.OK != allSlotsOK:
-				ps.add(f+".reset.ok", "is %v, but the calls say %v (a llama.cpp reset is ok when every slot's erase answered 2xx)", r.OK, allSlotsOK)
-			case slots == 0 && r.OK != anyOK:
-				ps.add(f+".reset.ok", "is %v, but the calls say %v (ok means one call answered 2xx)", r.OK, anyOK)
-			}
-			if r.AtNS < 0 || r.DoneNS < r.AtNS {
-				ps.add(f+".reset", "at_ns %d and done_ns %d: want 0 ≤ at_ns ≤ done_ns", r.AtNS, r.DoneNS)
-			}
-		}
-		if cu := p.Cache; cu != nil && (cu.Requests < 1 || cu.PromptTokens < 0 || cu.CachedTokens < 0 || cu.CachedTokens > cu.PromptTokens || cu.FirstCached < 0 || cu.FirstCached > cu.FirstPrompt) {
-			ps.add(f+".cache", "want requests ≥ 1, 0 ≤ cached_tokens ≤ prompt_tokens and 0 ≤ first_cached ≤ first_prompt_tokens; got %+v", *cu)
-		}
-		switch p.PrefixCache {
-		case PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled:
-			switch p.PrefixCacheSource {
-			case StateReset:
-				if p.PrefixCache != PrefixCacheEmpty || p.Reset == nil || !p.Reset.OK {
-					ps.add(f+".prefix_cache_source", "reset: only an empty cache after a recorded successful reset (reset.ok) is of source reset")
-				}
-			case StateMeasured:
-				if p.Cache == nil || p.PrefixCache == PrefixCacheDisabled || p.Cache.MeasuredWarm() != (p.PrefixCache == PrefixCacheWarm) {
-					ps.add(f+".prefix_cache_source", "measured: the cache is warm when the point's first request found at least half its prompt cached (2 × cache.first_cached ≥ cache.first_prompt_tokens) and empty otherwise")
-				}
-			case StateDeclared:
-			default:
-				ps.add(f+".prefix_cache_source", "must be %s for a %s cache, got %q", quoteList(StateReset, StateMeasured, StateDeclared), p.PrefixCache, p.PrefixCacheSource)
-			}
-		case PrefixCacheUnknown:
-			if p.PrefixCacheSource != "" {
-				ps.add(f+".prefix_cache_source", "an unknown cache has no source, got %q", p.PrefixCacheSource)
-			}
+	default:
+		ps.add("server_state.fresh.source", "must be %s, got %q", quoteList(StateMeasured, StateDeclared), f.Source)
+	}
+}
+
+// validatePointState checks one server_state.points entry p (field f):
+// its point and repeat declared and listed once (seen holds the ones
+// before it), its warmup, reset call, cache use and prefix-cache state;
+// timed says whether sent_ns and end_ns are measured, which a reset
+// source needs. One point's rules, split from the list's loop.
+func validatePointState(ps *problems, m *Manifest, f string, p PointState, timed bool, seen map[string]bool) {
+	if p.PrefixCacheSource == StateReset && !timed {
+		ps.add(f+".prefix_cache_source", "reset: an empty cache of source reset needs measured sent_ns and end_ns, to show the reset came after every earlier request ended and before the point's first")
+	}
+	declared := false
+	for _, pt := range m.Load.Points {
+		declared = declared || pt.Name == p.Point
+	}
+	if !declared {
+		ps.add(f+".point", "%q is not a declared load point", p.Point)
+	}
+	if p.Repeat < 0 || (m.Load.Repeats > 0 && p.Repeat >= m.Load.Repeats) {
+		ps.add(f+".repeat", "must be in [0, %d), got %d", m.Load.Repeats, p.Repeat)
+	}
+	key := fmt.Sprintf("%q/%d", p.Point, p.Repeat)
+	if seen[key] {
+		ps.add(f, "point %q repeat %d is listed twice", p.Point, p.Repeat)
+	}
+	seen[key] = true
+	if p.WarmupNS != nil && *p.WarmupNS < 0 {
+		ps.add(f+".warmup_ns", "must not be negative")
+	}
+	if r := p.Reset; r != nil {
+		validateCacheReset(ps, f, r)
+	}
+	if cu := p.Cache; cu != nil && (cu.Requests < 1 || cu.PromptTokens < 0 || cu.CachedTokens < 0 || cu.CachedTokens > cu.PromptTokens || cu.FirstCached < 0 || cu.FirstCached > cu.FirstPrompt) {
+		ps.add(f+".cache", "want requests ≥ 1, 0 ≤ cached_tokens ≤ prompt_tokens and 0 ≤ first_cached ≤ first_prompt_tokens; got %+v", *cu)
+	}
+	validatePrefixCache(ps, f, p)
+}
+
+// validateCacheReset checks a point's reset (field f names the point):
+// known endpoints, llama.cpp slot erases not mixed with others, ok as the
+// calls' answers say for that engine, and ordered times. Split from
+// validatePointState: the reset's rules are a phase of their own.
+func validateCacheReset(ps *problems, f string, r *CacheReset) {
+	if len(r.Calls) == 0 {
+		ps.add(f+".reset.calls", "a reset lists the calls it made")
+	}
+	anyOK, slots, allSlotsOK := false, 0, true
+	for j, c := range r.Calls {
+		switch {
+		case slotEraseRE.MatchString(c.Path):
+			slots++
+			allSlotsOK = allSlotsOK && c.OK()
+		case c.Path != ResetVLLM && c.Path != ResetSGLang:
+			ps.add(fmt.Sprintf("%s.reset.calls[%d].path", f, j), "must be %s or /slots/ID?action=erase, got %q", quoteList(ResetVLLM, ResetSGLang), c.Path)
 		default:
-			ps.add(f+".prefix_cache", "must be %s, got %q", quoteList(PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled, PrefixCacheUnknown), p.PrefixCache)
+			anyOK = anyOK || c.OK()
 		}
+	}
+	switch {
+	case slots > 0 && slots < len(r.Calls):
+		ps.add(f+".reset.calls", "mixes llama.cpp slot erases with other reset endpoints")
+	case slots > 0 && r.OK != allSlotsOK:
+		ps.add(f+".reset.ok", "is %v, but the calls say %v (a llama.cpp reset is ok when every slot's erase answered 2xx)", r.OK, allSlotsOK)
+	case slots == 0 && r.OK != anyOK:
+		ps.add(f+".reset.ok", "is %v, but the calls say %v (ok means one call answered 2xx)", r.OK, anyOK)
+	}
+	if r.AtNS < 0 || r.DoneNS < r.AtNS {
+		ps.add(f+".reset", "at_ns %d and done_ns %d: want 0 ≤ at_ns ≤ done_ns", r.AtNS, r.DoneNS)
+	}
+}
+
+// validatePrefixCache checks a point's prefix_cache state and its source
+// (field f names the point): a reset source backed by a successful reset,
+// a measured one agreeing with the cache use the engine reported, an
+// unknown state with no source. Split from validatePointState: these are
+// the state-by-source rules.
+func validatePrefixCache(ps *problems, f string, p PointState) {
+	switch p.PrefixCache {
+	case PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled:
+		switch p.PrefixCacheSource {
+		case StateReset:
+			if p.PrefixCache != PrefixCacheEmpty || p.Reset == nil || !p.Reset.OK {
+				ps.add(f+".prefix_cache_source", "reset: only an empty cache after a recorded successful reset (reset.ok) is of source reset")
+			}
+		case StateMeasured:
+			if p.Cache == nil || p.PrefixCache == PrefixCacheDisabled || p.Cache.MeasuredWarm() != (p.PrefixCache == PrefixCacheWarm) {
+				ps.add(f+".prefix_cache_source", "measured: the cache is warm when the point's first request found at least half its prompt cached (2 × cache.first_cached ≥ cache.first_prompt_tokens) and empty otherwise")
+			}
+		case StateDeclared:
+		default:
+			ps.add(f+".prefix_cache_source", "must be %s for a %s cache, got %q", quoteList(StateReset, StateMeasured, StateDeclared), p.PrefixCache, p.PrefixCacheSource)
+		}
+	case PrefixCacheUnknown:
+		if p.PrefixCacheSource != "" {
+			ps.add(f+".prefix_cache_source", "an unknown cache has no source, got %q", p.PrefixCacheSource)
+		}
+	default:
+		ps.add(f+".prefix_cache", "must be %s, got %q", quoteList(PrefixCacheEmpty, PrefixCacheWarm, PrefixCacheDisabled, PrefixCacheUnknown), p.PrefixCache)
 	}
 }
 

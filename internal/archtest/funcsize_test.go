@@ -49,7 +49,6 @@ var funcExceptions = map[string]funcException{
 	"replay.(*intSamples).heldRanks":              {lines: 124, complexity: 32},
 	"schema.(*RecordChecker).check":               {lines: 192, complexity: 83},
 	"schema.(*RecordChecker).checkGeneratedPhase": {lines: 101, complexity: 35},
-	"schema.validateServerState":                  {lines: 108, complexity: 65},
 	"verify.(*Verifier).checkContent":             {lines: 157, complexity: 35},
 	"verify.(*Verifier).verify":                   {lines: 171, complexity: 47},
 }
