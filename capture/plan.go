@@ -138,6 +138,23 @@ func DecodePlan(r io.Reader) (*Plan, error) {
 func (p *Plan) Normalize() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	p.normalizeRunWide(bad)
+	p.normalizeWorkload(bad)
+	seen := map[string]bool{}
+	for i := range p.Points {
+		p.normalizePoint(bad, i, &p.Points[i], seen)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", plan.ErrPlan, errors.Join(errs...))
+	}
+	return nil
+}
+
+// normalizeRunWide fills the repeats default and checks the settings that
+// hold for the whole run (repeats, mode, point count, warmup, caps,
+// token lengths, cancellation), reporting each problem to bad: Normalize's
+// first phase, before the workload and the points.
+func (p *Plan) normalizeRunWide(bad func(format string, args ...any)) {
 	p.Repeats = cmp.Or(p.Repeats, 1)
 	if p.Repeats < 0 || p.Repeats > MaxRepeats {
 		bad("repeats %d out of range 1..%d", p.Repeats, MaxRepeats)
@@ -165,81 +182,95 @@ func (p *Plan) Normalize() error {
 			bad("cancel.after must be > 0")
 		}
 	}
-	p.normalizeWorkload(bad)
-	seen := map[string]bool{}
-	for i := range p.Points {
-		pt := &p.Points[i]
-		if pt.Name == "" {
-			if p.Mode == schema.ModeRate {
-				pt.Name = fmt.Sprintf("rate-%g", pt.Rate)
-			} else {
-				pt.Name = fmt.Sprintf("c%d", pt.Concurrency)
-			}
-		}
-		if seen[pt.Name] {
-			bad("points[%d]: duplicate name %q", i, pt.Name)
-		}
-		seen[pt.Name] = true
-		if pt.InputTokens == 0 {
-			pt.InputTokens = p.InputTokens
-		}
-		if pt.OutputTokens == 0 {
-			pt.OutputTokens = p.OutputTokens
-		}
-		if pt.InputTokens < 0 || pt.OutputTokens < 0 {
-			bad("points[%d] %s: negative token length", i, pt.Name)
-		}
-		if pt.Requests < 0 || pt.Requests > MaxRequestsPerPoint {
-			bad("points[%d] %s: requests %d out of range 0..%d", i, pt.Name, pt.Requests, MaxRequestsPerPoint)
-		}
-		if pt.Requests == 0 && pt.Duration == 0 {
-			bad("points[%d] %s: set requests or duration", i, pt.Name)
-		}
-		switch p.Mode {
-		case schema.ModeConcurrency:
-			if pt.Concurrency < 1 || pt.Concurrency > MaxConcurrency {
-				bad("points[%d] %s: concurrency %d out of range 1..%d", i, pt.Name, pt.Concurrency, MaxConcurrency)
-			}
-			if pt.Rate != 0 || pt.Arrival != "" || pt.Burstiness != 0 {
-				bad("points[%d] %s: rate, arrival and burstiness belong to rate mode", i, pt.Name)
-			}
-			if p.MaxOutstanding > 0 && pt.Concurrency > p.MaxOutstanding {
-				bad("points[%d] %s: concurrency %d exceeds max_outstanding %d", i, pt.Name, pt.Concurrency, p.MaxOutstanding)
-			}
-		case schema.ModeRate:
-			if !(pt.Rate > 0 && pt.Rate <= MaxRate) {
-				bad("points[%d] %s: rate %v out of range (0, %d]", i, pt.Name, pt.Rate, MaxRate)
-			}
-			if pt.Concurrency != 0 {
-				bad("points[%d] %s: concurrency belongs to concurrency mode (use max_outstanding to cap a rate point)", i, pt.Name)
-			}
-			if pt.Arrival == "" {
-				pt.Arrival = schema.ArrivalPoisson
-			}
-			switch pt.Arrival {
-			case schema.ArrivalConstant, schema.ArrivalPoisson, schema.ArrivalTrace: // trace: see normalizeWorkload
-				if pt.Burstiness != 0 && pt.Burstiness != 1 {
-					bad("points[%d] %s: burstiness needs arrival gamma", i, pt.Name)
-				}
-			case schema.ArrivalGamma:
-				if pt.Burstiness == 0 {
-					pt.Burstiness = 1
-				}
-				if !(pt.Burstiness > 0 && pt.Burstiness <= 1000) {
-					bad("points[%d] %s: burstiness %v out of range (0, 1000]", i, pt.Name, pt.Burstiness)
-				}
-			default:
-				bad("points[%d] %s: arrival %q: want constant, poisson or gamma", i, pt.Name, pt.Arrival)
-			}
-			if pt.Requests == 0 && pt.Rate*time.Duration(pt.Duration).Seconds() > MaxRequestsPerPoint {
-				bad("points[%d] %s: rate × duration exceeds %d requests", i, pt.Name, MaxRequestsPerPoint)
-			}
+}
+
+// normalizePoint fills point i's defaults (name, token lengths from the
+// plan) and checks it, reporting each problem to bad; seen holds the
+// names of the points before it. Normalize's per-point phase, with the
+// mode's own rules in checkConcurrencyPoint and normalizeRatePoint.
+func (p *Plan) normalizePoint(bad func(format string, args ...any), i int, pt *schema.Point, seen map[string]bool) {
+	if pt.Name == "" {
+		if p.Mode == schema.ModeRate {
+			pt.Name = fmt.Sprintf("rate-%g", pt.Rate)
+		} else {
+			pt.Name = fmt.Sprintf("c%d", pt.Concurrency)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", plan.ErrPlan, errors.Join(errs...))
+	if seen[pt.Name] {
+		bad("points[%d]: duplicate name %q", i, pt.Name)
 	}
-	return nil
+	seen[pt.Name] = true
+	if pt.InputTokens == 0 {
+		pt.InputTokens = p.InputTokens
+	}
+	if pt.OutputTokens == 0 {
+		pt.OutputTokens = p.OutputTokens
+	}
+	if pt.InputTokens < 0 || pt.OutputTokens < 0 {
+		bad("points[%d] %s: negative token length", i, pt.Name)
+	}
+	if pt.Requests < 0 || pt.Requests > MaxRequestsPerPoint {
+		bad("points[%d] %s: requests %d out of range 0..%d", i, pt.Name, pt.Requests, MaxRequestsPerPoint)
+	}
+	if pt.Requests == 0 && pt.Duration == 0 {
+		bad("points[%d] %s: set requests or duration", i, pt.Name)
+	}
+	switch p.Mode {
+	case schema.ModeConcurrency:
+		p.checkConcurrencyPoint(bad, i, pt)
+	case schema.ModeRate:
+		normalizeRatePoint(bad, i, pt)
+	}
+}
+
+// checkConcurrencyPoint checks the closed-loop rules of point i (a
+// concurrency in range and within max_outstanding, no rate-mode fields),
+// reporting each problem to bad: the concurrency-mode half of
+// normalizePoint.
+func (p *Plan) checkConcurrencyPoint(bad func(format string, args ...any), i int, pt *schema.Point) {
+	if pt.Concurrency < 1 || pt.Concurrency > MaxConcurrency {
+		bad("points[%d] %s: concurrency %d out of range 1..%d", i, pt.Name, pt.Concurrency, MaxConcurrency)
+	}
+	if pt.Rate != 0 || pt.Arrival != "" || pt.Burstiness != 0 {
+		bad("points[%d] %s: rate, arrival and burstiness belong to rate mode", i, pt.Name)
+	}
+	if p.MaxOutstanding > 0 && pt.Concurrency > p.MaxOutstanding {
+		bad("points[%d] %s: concurrency %d exceeds max_outstanding %d", i, pt.Name, pt.Concurrency, p.MaxOutstanding)
+	}
+}
+
+// normalizeRatePoint fills rate point i's defaults (arrival poisson,
+// burstiness 1 with gamma) and checks its open-loop rules (rate, arrival,
+// burstiness, rate × duration), reporting each problem to bad: the
+// rate-mode half of normalizePoint.
+func normalizeRatePoint(bad func(format string, args ...any), i int, pt *schema.Point) {
+	if !(pt.Rate > 0 && pt.Rate <= MaxRate) {
+		bad("points[%d] %s: rate %v out of range (0, %d]", i, pt.Name, pt.Rate, MaxRate)
+	}
+	if pt.Concurrency != 0 {
+		bad("points[%d] %s: concurrency belongs to concurrency mode (use max_outstanding to cap a rate point)", i, pt.Name)
+	}
+	if pt.Arrival == "" {
+		pt.Arrival = schema.ArrivalPoisson
+	}
+	switch pt.Arrival {
+	case schema.ArrivalConstant, schema.ArrivalPoisson, schema.ArrivalTrace: // trace: see normalizeWorkload
+		if pt.Burstiness != 0 && pt.Burstiness != 1 {
+			bad("points[%d] %s: burstiness needs arrival gamma", i, pt.Name)
+		}
+	case schema.ArrivalGamma:
+		if pt.Burstiness == 0 {
+			pt.Burstiness = 1
+		}
+		if !(pt.Burstiness > 0 && pt.Burstiness <= 1000) {
+			bad("points[%d] %s: burstiness %v out of range (0, 1000]", i, pt.Name, pt.Burstiness)
+		}
+	default:
+		bad("points[%d] %s: arrival %q: want constant, poisson or gamma", i, pt.Name, pt.Arrival)
+	}
+	if pt.Requests == 0 && pt.Rate*time.Duration(pt.Duration).Seconds() > MaxRequestsPerPoint {
+		bad("points[%d] %s: rate × duration exceeds %d requests", i, pt.Name, MaxRequestsPerPoint)
+	}
 }
 
 // Protocol preset axes: prompt and output lengths in tokens.
