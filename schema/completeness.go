@@ -307,8 +307,47 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 	if total == 0 {
 		return states
 	}
-	mode, conc, S := c.m.Load.Mode, pp.point.Concurrency, len(gs)
 	n := int64(pp.requests)
+	c.checkRequestNumbers(add, pp, gs, n, maxK)
+	// A closed-loop phase bounded by its duration (never sharded) must
+	// have run it.
+	durationShort := false
+	if g := &gs[0]; len(gs) == 1 && g.ends != nil {
+		durationShort = !c.checkRanDuration(add, pp, g)
+	}
+	for s := range gs {
+		gs[s].ends = nil
+	}
+	// length is the phase's number of requests when known (-1: not).
+	length := int64(-1)
+	if n > 0 && pp.duration == 0 {
+		length = n
+	}
+	walk := c.phaseWalk(add, pp, gs, n)
+	if walk != nil {
+		length = walk.length
+	}
+	c.phaseStates(states, pp, gs, length, durationShort)
+	if walk == nil {
+		return states
+	}
+	if expect := c.share(pp, length); expect > total {
+		c.scheduleBeyondRecords(add, pp, walk, expect, total, n, len(gs))
+	}
+	for s := range gs {
+		walk.report(add, c, pp, s)
+		gs[s].sched = nil
+	}
+	return states
+}
+
+// checkRequestNumbers checks one phase's request numbers against its
+// records (gs its counters per shard, n its declared count or 0, maxK
+// its highest number): none beyond the declared count, and in each
+// shard's share none repeated or missing before the highest.
+// checkGeneratedPhase's first phase.
+func (c *RecordChecker) checkRequestNumbers(add func(field, format string, args ...any), pp *phasePlan, gs []genCell, n, maxK int64) {
+	mode, conc, S := c.m.Load.Mode, pp.point.Concurrency, len(gs)
 	if n > 0 && maxK >= n {
 		add("id", "%s has request number %d, beyond the %d declared (%s)", pp.what(), maxK, n, pp.field)
 	}
@@ -330,24 +369,15 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 			add("id", "%s: %s's request numbers run to %d, so it had %d requests to send before, but only %d records exist: %d request(s) are missing (an interruption leaves each shard a contiguous prefix of its requests)", pp.what(), shardDesc(s, S), g.maxK, want, g.n, want-g.n)
 		}
 	}
-	// A closed-loop phase bounded by its duration (never sharded) must
-	// have run it.
-	durationShort := false
-	if g := &gs[0]; S == 1 && g.ends != nil {
-		durationShort = !c.checkRanDuration(add, pp, g)
-	}
-	for s := range gs {
-		gs[s].ends = nil
-	}
-	// length is the phase's number of requests when known (-1: not).
-	length := int64(-1)
-	if n > 0 && pp.duration == 0 {
-		length = n
-	}
-	walk := c.phaseWalk(add, pp, gs, n)
-	if walk != nil {
-		length = walk.length
-	}
+}
+
+// phaseStates sets states[s] to whether shard s's share of the phase is
+// empty, partial or complete (length: the phase's number of requests,
+// -1 when unknown; durationShort: a duration-bounded phase stopped
+// short), for the shards this checker reads. The state rule of
+// checkGeneratedPhase, apart from its checks.
+func (c *RecordChecker) phaseStates(states []int, pp *phasePlan, gs []genCell, length int64, durationShort bool) {
+	mode, conc := c.m.Load.Mode, pp.point.Concurrency
 	for s := range gs {
 		g := &gs[s]
 		if c.shardIdx >= 0 && s != c.shardIdx {
@@ -364,36 +394,35 @@ func (c *RecordChecker) checkGeneratedPhase(add func(field, format string, args 
 			states[s] = phasePartial
 		}
 	}
-	if walk == nil {
-		return states
-	}
-	if expect := c.share(pp, length); expect > total {
-		switch {
-		case !c.m.Incomplete:
-			add("scheduled_ns", "%s: the schedule regenerated from %s has more than the %d requests recorded: work is missing", pp.what(), scheduleSource(pp), total)
-		case pp.duration == 0 || pp.phase != PhaseMeasure:
-			// checkCount counts the missing of a count-bounded phase.
-		case !walk.cut:
-			c.sum.Missing += expect - total
-		default:
-			// The phase an interruption stopped in counts its unsent
-			// requests as missing, and its schedule goes on past what
-			// the records needed: count the rest once checkInterruption
-			// shows this is a phase an interruption can stop in (a
-			// publisher could cut every phase short).
-			have := total * int64(max(S, c.shards))
-			want := have + maxMissingRegenerated
-			if n > 0 {
-				want = min(want, n)
-			}
-			c.unsent = append(c.unsent, unsentCount{pp: *pp, total: total, want: want})
+}
+
+// scheduleBeyondRecords handles a rate phase whose regenerated schedule
+// (walk) expects more requests than the total recorded (expect > total;
+// n the declared count or 0, S the shards counted in gs): a problem in a
+// complete run, else the missing counted now or, for the phase an
+// interruption stopped in, once checkInterruption allows it. Split from
+// checkGeneratedPhase: the accounting of missing work is its own phase.
+func (c *RecordChecker) scheduleBeyondRecords(add func(field, format string, args ...any), pp *phasePlan, walk *scheduleWalk, expect, total, n int64, S int) {
+	switch {
+	case !c.m.Incomplete:
+		add("scheduled_ns", "%s: the schedule regenerated from %s has more than the %d requests recorded: work is missing", pp.what(), scheduleSource(pp), total)
+	case pp.duration == 0 || pp.phase != PhaseMeasure:
+		// checkCount counts the missing of a count-bounded phase.
+	case !walk.cut:
+		c.sum.Missing += expect - total
+	default:
+		// The phase an interruption stopped in counts its unsent
+		// requests as missing, and its schedule goes on past what
+		// the records needed: count the rest once checkInterruption
+		// shows this is a phase an interruption can stop in (a
+		// publisher could cut every phase short).
+		have := total * int64(max(S, c.shards))
+		want := have + maxMissingRegenerated
+		if n > 0 {
+			want = min(want, n)
 		}
+		c.unsent = append(c.unsent, unsentCount{pp: *pp, total: total, want: want})
 	}
-	for s := range gs {
-		walk.report(add, c, pp, s)
-		gs[s].sched = nil
-	}
-	return states
 }
 
 // phaseWalk compares a rate phase's records with its regenerated
