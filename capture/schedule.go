@@ -99,8 +99,6 @@ func (o *inOrder) release(k int, rec *schema.Record, emit func(*schema.Record)) 
 	}
 }
 
-// buildWorkload makes the items, pre-encodes every request body and lays
-// out the cells in run order.
 // Streams of the seeded prompt generator besides the pools': the probe's
 // prompt and a cell's warmup pool (with Plan.DistinctPrompts).
 const (
@@ -111,6 +109,8 @@ const (
 // pool is the items a point's phases send: their global indices.
 type pool struct{ measure, warmup []int }
 
+// buildWorkload makes the items, pre-encodes every request body and lays
+// out the cells in run order.
 func (r *runner) buildWorkload() ([]*cell, error) {
 	o := r.o
 	p := &o.Plan
@@ -120,103 +120,159 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 	if pools, err := r.sessionWorkload(); pools != nil || err != nil {
 		return r.layCells(pools, nil, err)
 	}
-	pools := make([]pool, len(p.Points))
-	// cellPools, with DistinctPrompts, are the pools of each point ×
-	// repeat, in place of pools.
-	var cellPools [][]pool
 	if o.Prompts != nil && p.DistinctPrompts {
 		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", plan.ErrPlan)
 	}
 	if o.Prompts != nil {
-		for i := range p.Points {
-			if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
-				return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", plan.ErrPlan, p.Points[i].Name)
-			}
-			p.Points[i].InputTokens, p.Points[i].OutputTokens = 0, 0
+		pools, err := r.filePools()
+		if err != nil {
+			return nil, err
 		}
-		r.items = slices.Clone(o.Prompts)
-		perm := Order(len(r.items), p.Seed, 1)
-		rev := slices.Clone(perm)
-		slices.Reverse(rev)
-		for i := range pools {
-			pools[i] = pool{perm, rev}
-		}
-	} else {
-		type shape struct{ in, out int }
-		need := map[shape]int{}
-		var order []shape
-		for _, pt := range p.Points {
-			s := shape{pt.InputTokens, pt.OutputTokens}
-			if s.in == 0 {
-				return nil, fmt.Errorf("%w: point %s: no prompts file and no input_tokens for synthetic prompts", plan.ErrPlan, pt.Name)
-			}
-			n := pt.Requests
-			if n == 0 || n > maxSyntheticPool {
-				n = maxSyntheticPool
-			}
-			if _, ok := need[s]; !ok {
-				order = append(order, s)
-			}
-			need[s] = max(need[s], n)
-		}
-		warmN := p.Warmup.Requests
-		if warmN == 0 && p.Warmup.Duration > 0 {
-			warmN = 256
-		}
-		warmN = min(warmN, maxSyntheticPool)
-		made := map[shape]pool{}
-		add := func(items []Item) (idx []int) {
-			for _, it := range items {
-				idx = append(idx, len(r.items))
-				r.items = append(r.items, it)
-			}
-			return idx
-		}
-		for k, s := range order {
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%d/%d", s.in, s.out)
-			st := h.Sum64()
-			if p.DistinctPrompts {
-				// One probe prompt of the first shape; the pools are
-				// made per cell below.
-				if k == 0 {
-					r.probe = &r.synthetic(uint64(p.Seed), st^probeStream, 1, s.in, s.out)[0]
-				}
-				continue
-			}
-			var pl pool
-			pl.measure = add(r.synthetic(uint64(p.Seed), st, need[s], s.in, s.out))
-			if warmN > 0 {
-				pl.warmup = add(r.synthetic(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out))
-			}
-			made[s] = pl
-		}
-		for i, pt := range p.Points {
-			pools[i] = made[shape{pt.InputTokens, pt.OutputTokens}]
-		}
-		if p.DistinctPrompts {
-			cellPools = make([][]pool, len(p.Points))
-			for i, pt := range p.Points {
-				s := shape{pt.InputTokens, pt.OutputTokens}
-				n := pt.Requests
-				if n == 0 || n > maxSyntheticPool {
-					n = maxSyntheticPool
-				}
-				for rep := range p.Repeats {
-					h := fnv.New64a()
-					fmt.Fprintf(h, "%d/%d/point%d/repeat%d", s.in, s.out, i, rep)
-					st := h.Sum64()
-					var pl pool
-					pl.measure = add(r.synthetic(uint64(p.Seed), st, n, s.in, s.out))
-					if warmN > 0 {
-						pl.warmup = add(r.synthetic(uint64(p.Seed), st^warmupStream, warmN, s.in, s.out))
-					}
-					cellPools[i] = append(cellPools[i], pl)
-				}
-			}
-		}
+		return r.layCells(pools, nil, nil)
+	}
+	pools, cellPools, err := r.syntheticPools()
+	if err != nil {
+		return nil, err
 	}
 	return r.layCells(pools, cellPools, nil)
+}
+
+// filePools makes the items from the prompts file (Options.Prompts), in
+// an order drawn from the seed, every point's measure pool in that order
+// and its warmup pool in reverse. A point may not set input_tokens (the
+// prompts' lengths are their own). buildWorkload's prompts-file branch.
+func (r *runner) filePools() ([]pool, error) {
+	o := r.o
+	p := &o.Plan
+	pools := make([]pool, len(p.Points))
+	for i := range p.Points {
+		if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
+			return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", plan.ErrPlan, p.Points[i].Name)
+		}
+		p.Points[i].InputTokens, p.Points[i].OutputTokens = 0, 0
+	}
+	r.items = slices.Clone(o.Prompts)
+	perm := Order(len(r.items), p.Seed, 1)
+	rev := slices.Clone(perm)
+	slices.Reverse(rev)
+	for i := range pools {
+		pools[i] = pool{perm, rev}
+	}
+	return pools, nil
+}
+
+// promptShape is the token lengths a synthetic prompt is generated for:
+// points of one shape share its pool.
+type promptShape struct{ in, out int }
+
+// syntheticPoolSize is how many distinct synthetic prompts a point's
+// measure pool holds: its request count, at most maxSyntheticPool (and
+// that many for a duration-bounded point).
+func syntheticPoolSize(pt *schema.Point) int {
+	n := pt.Requests
+	if n == 0 || n > maxSyntheticPool {
+		n = maxSyntheticPool
+	}
+	return n
+}
+
+// syntheticPools makes the seeded synthetic items: one pool per prompt
+// shape shared by the points of that shape, or, with
+// Plan.DistinctPrompts, one per point × repeat (cellPools) and a probe
+// prompt. buildWorkload's branch without a prompts file.
+func (r *runner) syntheticPools() (pools []pool, cellPools [][]pool, err error) {
+	p := &r.o.Plan
+	need := map[promptShape]int{}
+	var order []promptShape
+	for i := range p.Points {
+		pt := &p.Points[i]
+		s := promptShape{pt.InputTokens, pt.OutputTokens}
+		if s.in == 0 {
+			return nil, nil, fmt.Errorf("%w: point %s: no prompts file and no input_tokens for synthetic prompts", plan.ErrPlan, pt.Name)
+		}
+		if _, ok := need[s]; !ok {
+			order = append(order, s)
+		}
+		need[s] = max(need[s], syntheticPoolSize(pt))
+	}
+	warmN := p.Warmup.Requests
+	if warmN == 0 && p.Warmup.Duration > 0 {
+		warmN = 256
+	}
+	warmN = min(warmN, maxSyntheticPool)
+	made := r.shapePools(order, need, warmN)
+	pools = make([]pool, len(p.Points))
+	for i, pt := range p.Points {
+		pools[i] = made[promptShape{pt.InputTokens, pt.OutputTokens}]
+	}
+	if p.DistinctPrompts {
+		cellPools = r.cellPools(warmN)
+	}
+	return pools, cellPools, nil
+}
+
+// addItems appends items to the run's and returns their global indices.
+// The pools' one way to grow r.items, so indices stay in step.
+func (r *runner) addItems(items []Item) (idx []int) {
+	for _, it := range items {
+		idx = append(idx, len(r.items))
+		r.items = append(r.items, it)
+	}
+	return idx
+}
+
+// shapePools makes each shape's pool, in order (need: its measure pool's
+// size, warmN the warmup pool's), from a stream named by the shape. With
+// Plan.DistinctPrompts it makes only the probe prompt, of the first
+// shape: cellPools makes the pools.
+func (r *runner) shapePools(order []promptShape, need map[promptShape]int, warmN int) map[promptShape]pool {
+	p := &r.o.Plan
+	made := map[promptShape]pool{}
+	for k, s := range order {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d/%d", s.in, s.out)
+		st := h.Sum64()
+		if p.DistinctPrompts {
+			// One probe prompt of the first shape; the pools are
+			// made per cell by cellPools.
+			if k == 0 {
+				r.probe = &r.synthetic(uint64(p.Seed), st^probeStream, 1, s.in, s.out)[0]
+			}
+			continue
+		}
+		var pl pool
+		pl.measure = r.addItems(r.synthetic(uint64(p.Seed), st, need[s], s.in, s.out))
+		if warmN > 0 {
+			pl.warmup = r.addItems(r.synthetic(uint64(p.Seed), st+1+uint64(k)<<32, warmN, s.in, s.out))
+		}
+		made[s] = pl
+	}
+	return made
+}
+
+// cellPools makes, with Plan.DistinctPrompts, the pools of each point ×
+// repeat from a stream named by the shape, point and repeat (warmN: the
+// warmup pool's size), so no two cells send the same prompt.
+func (r *runner) cellPools(warmN int) [][]pool {
+	p := &r.o.Plan
+	cellPools := make([][]pool, len(p.Points))
+	for i := range p.Points {
+		pt := &p.Points[i]
+		s := promptShape{pt.InputTokens, pt.OutputTokens}
+		n := syntheticPoolSize(pt)
+		for rep := range p.Repeats {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%d/%d/point%d/repeat%d", s.in, s.out, i, rep)
+			st := h.Sum64()
+			var pl pool
+			pl.measure = r.addItems(r.synthetic(uint64(p.Seed), st, n, s.in, s.out))
+			if warmN > 0 {
+				pl.warmup = r.addItems(r.synthetic(uint64(p.Seed), st^warmupStream, warmN, s.in, s.out))
+			}
+			cellPools[i] = append(cellPools[i], pl)
+		}
+	}
+	return cellPools
 }
 
 // layCells encodes every item's request body and lays out the cells in run

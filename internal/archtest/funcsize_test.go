@@ -43,7 +43,6 @@ var permanentFuncExceptions = map[string]funcException{
 // the test until it is removed, so the list only shrinks.
 var funcExceptions = map[string]funcException{
 	"artifact.Pack":                               {lines: 192, complexity: 45},
-	"capture.(*runner).buildWorkload":             {lines: 143, complexity: 38},
 	"capture.Run":                                 {lines: 328, complexity: 76},
 	"replay.(*intSamples).heldRanks":              {lines: 124, complexity: 32},
 	"schema.(*RecordChecker).check":               {lines: 192, complexity: 83},
