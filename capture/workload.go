@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +10,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // Item is one workload item: a prompt (text or chat messages) and the
@@ -48,16 +49,8 @@ const MaxWorkloadItems = 1 << 20
 // "output_tokens" (or "max_tokens", "output_len") for the target output
 // length. defaultOutput applies to lines that give none.
 func ReadPrompts(r io.Reader, name string, defaultOutput int) ([]Item, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var items []Item
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := schema.EachJSONLine(r, 16<<20, func(line int, b []byte) error {
 		var in struct {
 			Prompt       *string   `json:"prompt"`
 			Text         *string   `json:"text"`
@@ -68,7 +61,7 @@ func ReadPrompts(r io.Reader, name string, defaultOutput int) ([]Item, error) {
 			InputTokens  int       `json:"input_tokens"`
 		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			return nil, fmt.Errorf("%s:%d: read prompt: %w", name, line, err)
+			return fmt.Errorf("%s:%d: read prompt: %w", name, line, err)
 		}
 		it := Item{Messages: in.Messages, InputTokens: in.InputTokens}
 		switch {
@@ -78,25 +71,26 @@ func ReadPrompts(r io.Reader, name string, defaultOutput int) ([]Item, error) {
 			it.Prompt = *in.Text
 		}
 		if it.Prompt == "" && len(it.Messages) == 0 {
-			return nil, fmt.Errorf("%s:%d: read prompt: need \"prompt\", \"text\" or \"messages\"", name, line)
+			return fmt.Errorf("%s:%d: read prompt: need \"prompt\", \"text\" or \"messages\"", name, line)
 		}
 		if it.Prompt != "" && len(it.Messages) > 0 {
-			return nil, fmt.Errorf("%s:%d: read prompt: give \"prompt\" or \"messages\", not both", name, line)
+			return fmt.Errorf("%s:%d: read prompt: give \"prompt\" or \"messages\", not both", name, line)
 		}
 		it.OutputTokens = max(in.OutputTokens, in.MaxTokens, in.OutputLen)
 		if it.OutputTokens < 0 || in.InputTokens < 0 {
-			return nil, fmt.Errorf("%s:%d: read prompt: negative token count", name, line)
+			return fmt.Errorf("%s:%d: read prompt: negative token count", name, line)
 		}
 		if it.OutputTokens == 0 {
 			it.OutputTokens = defaultOutput
 		}
 		items = append(items, it)
 		if len(items) > MaxWorkloadItems {
-			return nil, fmt.Errorf("%s: read prompts: more than %d items", name, MaxWorkloadItems)
+			return fmt.Errorf("%s: read prompts: more than %d items", name, MaxWorkloadItems)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: read prompts: %w", name, line+1, err)
+		return nil
+	}, func(line int, err error) error { return fmt.Errorf("%s:%d: read prompts: %w", name, line, err) })
+	if err != nil {
+		return nil, err
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%s: read prompts: no items", name)

@@ -7,7 +7,6 @@ package schema
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
@@ -179,15 +178,7 @@ func msToNS(name string, line int, field string, ms float64) (int64, error) {
 // published traces). Unknown fields are ignored (the published files
 // carry none, AIPerf's variant may).
 func readMooncake(r io.Reader, name string, t *Trace) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxTraceLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	return EachJSONLine(r, maxTraceLine, func(line int, b []byte) error {
 		var in struct {
 			Timestamp    *float64 `json:"timestamp"`
 			InputLength  *int64   `json:"input_length"`
@@ -225,14 +216,8 @@ func readMooncake(r io.Reader, name string, t *Trace) error {
 			}
 		}
 		q.HashIDs = in.HashIDs
-		if err := t.add(name, q); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return &TraceError{File: name, Line: line + 1, Err: err}
-	}
-	return nil
+		return t.add(name, q)
+	}, func(line int, err error) error { return &TraceError{File: name, Line: line, Err: err} })
 }
 
 // traceColumns are the CSV columns of a format: time, input length,

@@ -1,8 +1,6 @@
 package rerun
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,31 +102,24 @@ func forcedOf(rec *schema.Record, lengths []int32, minTokens int) (int64, error)
 // forcedLengths reads each workload item's output length (0: it states
 // none); blank lines are no items, as capture.ReadPrompts skips them.
 func forcedLengths(r io.Reader) ([]int32, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), schema.MaxWorkloadLine)
 	var out []int32
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := schema.EachJSONLine(r, schema.MaxWorkloadLine, func(line int, b []byte) error {
 		var in struct {
 			OutputTokens int64 `json:"output_tokens"`
 			MaxTokens    int64 `json:"max_tokens"`
 			OutputLen    int64 `json:"output_len"`
 		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("line %d: %w", line, err)
 		}
 		if len(out) == MaxItems {
-			return nil, fmt.Errorf("more than %d items", MaxItems)
+			return fmt.Errorf("more than %d items", MaxItems)
 		}
 		out = append(out, int32(min(max(in.OutputTokens, in.MaxTokens, in.OutputLen, 0), math.MaxInt32)))
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+		return nil
+	}, func(line int, err error) error { return fmt.Errorf("line %d: %w", line, err) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
