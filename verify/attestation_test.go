@@ -343,7 +343,7 @@ func TestTwoAttestationsOfOneReviewerCountAndNameOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Check(verify.CheckAttestations); c.Status != verify.StatusPassed || !strings.Contains(c.Reason, "(2 of 2 attestations verified)") {
+	if c := res.Check(verify.CheckAttestations); c.Status != verify.StatusPassed || !strings.Contains(c.Reason, "(2 of 2 attestations meet the requirement)") {
 		t.Fatalf("%+v", c)
 	}
 	who := "key " + rev.Public().Fingerprint()
