@@ -148,19 +148,7 @@ func (v *Verifier) checkAttestations(ctx context.Context, b *artifact.Bundle, p 
 		}
 		return res.fail(CheckAttestations, md, err)
 	}
-	verified := 0
-	for _, a := range res.Attestations {
-		if a.Verified {
-			verified++
-		}
-	}
-	// "verified" alone would read the others as failed signatures; most
-	// are valid ones that lack a required level or reviewer.
-	why := ""
-	if verified < len(refs) {
-		why = "; each other one is listed with why it does not"
-	}
-	res.pass(CheckAttestations, fmt.Sprintf("every required reviewer attested (%d of %d attestations meet the requirement%s)", verified, len(refs), why))
+	res.pass(CheckAttestations, attestedReason(res.Attestations, len(refs)))
 	return nil
 }
 
@@ -642,4 +630,22 @@ func checkCarriedReproduction(b *artifact.Bundle, rp artifact.Reproduction) erro
 		return fmt.Errorf("%s is not a reproduction: %w", what, err)
 	}
 	return nil
+}
+
+// attestedReason is the passed attestation check's reason: how many of
+// the n attestations listed meet the requirement. "verified" alone would
+// read the others as failed signatures; most are valid ones that lack a
+// required level or reviewer, each listed with why.
+func attestedReason(as []AttestationResult, n int) string {
+	verified := 0
+	for _, a := range as {
+		if a.Verified {
+			verified++
+		}
+	}
+	why := ""
+	if verified < n {
+		why = "; each other one is listed with why it does not"
+	}
+	return fmt.Sprintf("every required reviewer attested (%d of %d attestations meet the requirement%s)", verified, n, why)
 }
