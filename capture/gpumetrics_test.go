@@ -20,14 +20,7 @@ import (
 // has a before and an after scrape of every endpoint, each stored with
 // its digest, and the devices listed are those the first one measured.
 func TestGPUMetricsAreScrapedAroundEveryPoint(t *testing.T) {
-	cfg := simulator.DefaultConfig()
-	cfg.TimeScale, cfg.GPUs = 0.01, 3
-	sim, err := simulator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(sim)
-	defer ts.Close()
+	ts := gpuSimulator(t, 3)
 	o := baseOptions(t, ts.URL)
 	o.Plan.Points = []schema.Point{{Concurrency: 1, Requests: 4}, {Concurrency: 2, Requests: 4}}
 	o.GPUMetrics = []string{ts.URL + simulator.GPUMetricsPath, ts.URL + simulator.GPUMetricsPath}
@@ -88,14 +81,7 @@ func TestGPUMetricsThatDoNotAnswerStopTheRun(t *testing.T) {
 // prints it), not the cell's wall time, which the engine's /metrics
 // scrapes and their wait after the point lengthen.
 func TestShortWindowWarningNamesTheMeasuredWindow(t *testing.T) {
-	cfg := simulator.DefaultConfig()
-	cfg.TimeScale, cfg.GPUs = 0.01, 1
-	sim, err := simulator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(sim)
-	defer ts.Close()
+	ts := gpuSimulator(t, 1)
 	o := baseOptions(t, ts.URL)
 	o.Plan.Points = []schema.Point{{Concurrency: 2, Requests: 8}}
 	o.GPUMetrics = []string{ts.URL + simulator.GPUMetricsPath}
@@ -118,4 +104,19 @@ func TestShortWindowWarningNamesTheMeasuredWindow(t *testing.T) {
 	if !strings.Contains(res.EnergyWarning, want) {
 		t.Errorf("warning %q, want the measured window %s", res.EnergyWarning, want)
 	}
+}
+
+// gpuSimulator serves a simulator with n accelerators at time scale 0.01
+// for the test's duration.
+func gpuSimulator(t *testing.T, n int) *httptest.Server {
+	t.Helper()
+	cfg := simulator.DefaultConfig()
+	cfg.TimeScale, cfg.GPUs = 0.01, n
+	sim, err := simulator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(sim)
+	t.Cleanup(ts.Close)
+	return ts
 }
