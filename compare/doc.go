@@ -9,5 +9,5 @@
 // The package computes; it opens no file, verifies no signature and
 // formats no number. Callers pass each run's manifest, replay result and
 // verification status (package compare/load reads bundles through the
-// verifier); package replay/report renders the results.
+// verifier); package report renders the results.
 package compare

@@ -9,5 +9,5 @@
 // The engine streams records, reads no clock and no environment, and gives
 // byte-identical results on any machine. Numbers are carried as Values
 // (exact rationals, or float64 for peer definitions that compute in
-// floating point, or undefined); package replay/report formats them.
+// floating point, or undefined); package report formats them.
 package replay

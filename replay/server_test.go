@@ -18,7 +18,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/replay"
-	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 	"github.com/benchseal/benchseal/simulator"

@@ -2,7 +2,7 @@ package reproduce
 
 import "github.com/benchseal/benchseal/reproduce/verdict"
 
-// The report types live in reproduce/verdict (so replay/report renders
+// The report types live in reproduce/verdict (so report renders
 // them); these aliases are the names callers of Evaluate use.
 type (
 	// Report is the result of a reproduction (verdict.Report).

@@ -38,24 +38,24 @@ func listPackages(t *testing.T) []pkg {
 // it must never depend on, directly or not.
 var forbidden = map[string][]string{
 	"schema":        {module + "/"},
-	"artifact":      {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"plan":          {module + "/artifact", module + "/attest", module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"attest":        {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"verify":        {module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"replay":        {module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/simulator"},
-	"importer":      {module + "/verify", module + "/artifact", module + "/capture", module + "/simulator"},
-	"capture":       {module + "/verify", module + "/artifact", module + "/replay", module + "/importer"},
+	"artifact":      {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/report"},
+	"plan":          {module + "/artifact", module + "/attest", module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/report"},
+	"attest":        {module + "/verify", module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/report"},
+	"verify":        {module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/report"},
+	"replay":        {module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/simulator", module + "/report"},
+	"importer":      {module + "/verify", module + "/artifact", module + "/capture", module + "/simulator", module + "/report"},
+	"capture":       {module + "/verify", module + "/artifact", module + "/replay", module + "/importer", module + "/report"},
 	"simulator":     {module + "/"},
 	"stats":         {module + "/"},
 	"servermetrics": {module + "/"}, // but stats, a leaf below it
 	"energy":        {module + "/"}, // but schema, servermetrics (its scrape reader) and stats below it
-	"compare":       {module + "/importer", module + "/capture", module + "/simulator", module + "/synth"},
+	"compare":       {module + "/importer", module + "/capture", module + "/simulator", module + "/synth", module + "/report"},
 	"redact":        {module + "/"},
 	"k8s":           {module + "/artifact", module + "/attest", module + "/collect", module + "/compare", module + "/capture", module + "/importer", module + "/merge", module + "/plan", module + "/replay", module + "/simulator", module + "/stats", module + "/synth", module + "/verify"},
-	"collect":       {module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/synth", module + "/compare"},
-	"merge":         {module + "/verify", module + "/artifact", module + "/replay", module + "/importer", module + "/capture", module + "/simulator"},
-	"reproduce":     {module + "/importer", module + "/simulator", module + "/synth", module + "/k8s", module + "/collect", module + "/merge", module + "/cmd"},
-	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture"},
+	"collect":       {module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/synth", module + "/compare", module + "/report"},
+	"merge":         {module + "/verify", module + "/artifact", module + "/replay", module + "/importer", module + "/capture", module + "/simulator", module + "/report"},
+	"reproduce":     {module + "/importer", module + "/simulator", module + "/synth", module + "/k8s", module + "/collect", module + "/merge", module + "/cmd", module + "/report"},
+	"synth":         {module + "/replay", module + "/verify", module + "/artifact", module + "/importer", module + "/capture", module + "/report"},
 }
 
 // errcond gives errors their condition; every package may use it, and it

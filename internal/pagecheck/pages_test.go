@@ -102,7 +102,7 @@ func benchsealPages(t *testing.T, dir string) []string {
 // scrolled out of view. It builds the binary and makes its inputs (about
 // a minute on 2 busy cores), so it runs in make screenshot-check (and
 // ci-full), which sets BENCHSEAL_PAGECHECK, not in make test;
-// replay/report's TestLongTokensCanWrap keeps the static property there.
+// report's TestLongTokensCanWrap keeps the static property there.
 func TestBenchsealPagesFitEveryWidth(t *testing.T) {
 	if os.Getenv("BENCHSEAL_PAGECHECK") == "" {
 		t.Skip("set BENCHSEAL_PAGECHECK=1 (make screenshot-check) to lay out benchseal's pages in Chromium")

@@ -1,6 +1,6 @@
 // Package verdict holds the outcome of a reproduction (benchseal
 // reproduce): the per-claim verdicts and the report, apart from the
-// package that computes them, so that replay/report renders them without
+// package that computes them, so that report renders them without
 // depending on capture or verify.
 package verdict
 

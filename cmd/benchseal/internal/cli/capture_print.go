@@ -12,7 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/replay"
-	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/compare/load"
 	"github.com/benchseal/benchseal/replay"
-	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/verify"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/replay"
-	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
-	"github.com/benchseal/benchseal/replay/report"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )

@@ -200,7 +200,7 @@ func TestGolden(t *testing.T) {
 			if err := Write(&b, c.f, res); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("..", "testdata", c.name), b.Bytes())
+			checkGolden(t, filepath.Join("testdata", c.name), b.Bytes())
 		})
 	}
 }
@@ -261,7 +261,7 @@ func TestGoldenUnmeasuredFieldsAreNullWithReason(t *testing.T) {
 			if ext == "" {
 				ext = string(f)
 			}
-			checkGolden(t, filepath.Join("..", "testdata", "absent."+ext), b.Bytes())
+			checkGolden(t, filepath.Join("testdata", "absent."+ext), b.Bytes())
 			// Never the number the placeholders would give.
 			for _, bad := range []string{"1.185", "4.502"} {
 				if f != FormatHTML && bytes.Contains(b.Bytes(), []byte("point r2")) && bytes.Contains(b.Bytes(), []byte(bad)) {
