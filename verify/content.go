@@ -30,96 +30,30 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 
 	// 7. Non-record layers: uncompressed digest and size. Record layers
 	// are checked by the record stream below.
-	uncompressedErr := error(nil)
-	uncompressedBlob := ""
-	var workloadProblems []schema.Problem
-	var items *schema.WorkloadItems
-	for _, l := range b.Layers() {
-		if l.Kind == artifact.KindRecords {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return out
-		}
-		lines := &lineCounter{}
-		var w io.Writer = lines
-		if l.Kind == artifact.KindWorkload {
-			// Its items bound the token counts of the records.
-			items = schema.NewWorkloadItems()
-			w = io.MultiWriter(lines, items)
-		}
-		rc, err := b.OpenLayer(l)
-		if err == nil {
-			_, err = io.Copy(w, rc)
-			rc.Close()
-		}
-		if err != nil {
-			_, blob, cause := artifactErr(err)
-			uncompressedErr, uncompressedBlob = cause, blob
-			break
-		}
-		if l.Kind == artifact.KindWorkload {
-			// The layer streamed to its recorded uncompressed digest, so
-			// that digest is the workload file's SHA-256: it must be the
-			// one the manifest declares (as validate checks for a run
-			// directory); a trace replay's items are rebuilt from its trace.
-			workloadProblems = append(checkWorkload(m, l, lines.n), traceProblems(b, m, items)...)
-		}
+	pl, ok := checkPlainLayers(ctx, b, m)
+	if !ok {
+		return out
 	}
 
 	// 8. Schema: documents, then records streamed from the shards.
 	var problems []schema.Problem
 	problems = append(problems, schema.ValidateManifest(m, artifact.TitleManifest)...)
-	problems = append(problems, workloadProblems...)
+	problems = append(problems, pl.problems...)
 	if c := b.Claims(); c != nil {
 		problems = append(problems, schema.ValidateClaims(c, m, artifact.TitleClaims)...)
 	}
 	rc := schema.NewRecordChecker(m)
-	if items != nil {
-		items.Close()
-		rc.SetWorkload(items)
+	if pl.items != nil {
+		pl.items.Close()
+		rc.SetWorkload(pl.items)
 	}
-	counts := map[string]*shardCount{}
-	var streamErr error
-	var streamCheck, streamBlob string
-	omitted := 0 // problems past the listing cap, counted only
-	if uncompressedErr == nil {
-		rs, _ := b.OpenRecordStream()
-		for n, read := 0, progress.Phase(ctx, "verify: check records", "records", declaredRecords(b)); ; n++ {
-			if n&0xffff == 0 && ctx.Err() != nil {
-				rs.Close()
-				return out
-			}
-			rec, err := rs.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				streamCheck, streamBlob, streamErr = artifactErr(err)
-				break
-			}
-			if read.Add(1); feed != nil {
-				feed.push(rec)
-			}
-			if len(problems) < 10*v.maxProblems {
-				problems = append(problems, rc.Check(rs.Name(), rs.Line(), rec)...)
-			} else {
-				omitted += rc.Count(rs.Line(), rec)
-			}
-			key := rs.Name()
-			sc := counts[key]
-			if sc == nil {
-				sc = &shardCount{}
-				counts[key] = sc
-			}
-			if rec.Phase == schema.PhaseWarmup {
-				sc.warmup++
-			} else {
-				sc.measure++
-			}
+	var rp recordPass
+	if pl.err == nil {
+		if rp, ok = v.readRecords(ctx, b, rc, feed, problems); !ok {
+			return out
 		}
-		rs.Close()
-		if streamErr == nil {
+		problems = rp.problems
+		if rp.err == nil {
 			feedErr = nil
 			problems = append(problems, rc.Finish()...)
 			sum := rc.Summary()
@@ -130,14 +64,14 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 		}
 	}
 	switch {
-	case uncompressedErr != nil:
-		out = append(out, res.fail(CheckUncompressed, uncompressedBlob, uncompressedErr))
+	case pl.err != nil:
+		out = append(out, res.fail(CheckUncompressed, pl.blob, pl.err))
 		res.skip(CheckSchema, "not run: uncompressed content did not verify")
 		res.skip(CheckConsistency, "not run: uncompressed content did not verify")
 		return out
-	case streamErr != nil && (streamCheck == CheckUncompressed || streamCheck == CheckDescriptors):
-		out = append(out, res.fail(streamCheck, streamBlob, streamErr))
-		if streamCheck == CheckDescriptors {
+	case rp.err != nil && (rp.check == CheckUncompressed || rp.check == CheckDescriptors):
+		out = append(out, res.fail(rp.check, rp.blob, rp.err))
+		if rp.check == CheckDescriptors {
 			res.skip(CheckUncompressed, "not run: a stored blob did not verify")
 		}
 		res.skip(CheckSchema, "not run: record shards did not verify")
@@ -145,37 +79,158 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 		return out
 	}
 	res.pass(CheckUncompressed, fmt.Sprintf("%d layers decompress (window ≤ %d MiB) to their declared sha256 and size", len(b.Layers()), artifact.ZstdMaxWindow>>20))
-	if streamErr != nil {
-		problems = append(problems, schema.Problem{File: streamBlob, Message: streamErr.Error()})
+	if rp.err != nil {
+		problems = append(problems, schema.Problem{File: rp.blob, Message: rp.err.Error()})
 	}
-	if len(problems) > 0 {
-		c := res.fail(CheckSchema, problems[0].File, fmt.Errorf("%d problem(s), first: %s", len(problems)+omitted, problems[0]))
-		cr := res.check(CheckSchema)
-		for i, p := range problems {
-			if i == v.maxProblems {
-				break
-			}
-			cr.Problems = append(cr.Problems, p.String())
-		}
-		if more := len(problems) + omitted - len(cr.Problems); more > 0 {
-			cr.Problems = append(cr.Problems, fmt.Sprintf("... and %d more", more))
-		}
+	if c := v.reportSchema(res, problems, rp.omitted); c != nil {
 		out = append(out, c)
-	} else {
-		res.pass(CheckSchema, "manifest, claims and every record validate")
 	}
-	if streamErr != nil {
+	if rp.err != nil {
 		res.skip(CheckConsistency, "not run: records did not decode")
 		return out
 	}
 
 	// 9. Consistency of the shards with the plan.
-	if err := consistency(b, m, counts); err != nil {
+	if err := consistency(b, m, rp.counts); err != nil {
 		out = append(out, res.fail(CheckConsistency, err.blob, err.err))
 	} else {
 		res.pass(CheckConsistency, fmt.Sprintf("%d shards cover %d points × %d repeats; counts add up", len(b.RecordLayers()), len(m.Load.Points), m.Load.Repeats))
 	}
 	return out
+}
+
+// plainLayers is what step 7 found in the layers other than records.
+type plainLayers struct {
+	// items are the workload layer's items (nil without one), which bound
+	// the token counts of the records; problems are the workload's
+	// disagreements with the manifest.
+	items    *schema.WorkloadItems
+	problems []schema.Problem
+	// err is why the first layer that did not stream to its declared
+	// digest and size failed, and blob names it; nil when all did.
+	err  error
+	blob string
+}
+
+// checkPlainLayers streams every layer but the record shards to its
+// uncompressed digest and size (7), stopping at the first that does not,
+// and checks the workload layer against the manifest. ok is false when
+// ctx ended first.
+func checkPlainLayers(ctx context.Context, b *artifact.Bundle, m *schema.Manifest) (pl plainLayers, ok bool) {
+	for _, l := range b.Layers() {
+		if l.Kind == artifact.KindRecords {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return pl, false
+		}
+		lines := &lineCounter{}
+		var w io.Writer = lines
+		if l.Kind == artifact.KindWorkload {
+			// Its items bound the token counts of the records.
+			pl.items = schema.NewWorkloadItems()
+			w = io.MultiWriter(lines, pl.items)
+		}
+		rc, err := b.OpenLayer(l)
+		if err == nil {
+			_, err = io.Copy(w, rc)
+			rc.Close()
+		}
+		if err != nil {
+			_, blob, cause := artifactErr(err)
+			pl.err, pl.blob = cause, blob
+			break
+		}
+		if l.Kind == artifact.KindWorkload {
+			// The layer streamed to its recorded uncompressed digest, so
+			// that digest is the workload file's SHA-256: it must be the
+			// one the manifest declares (as validate checks for a run
+			// directory); a trace replay's items are rebuilt from its trace.
+			pl.problems = append(checkWorkload(m, l, lines.n), traceProblems(b, m, pl.items)...)
+		}
+	}
+	return pl, true
+}
+
+// recordPass is what the record stream of step 8 found.
+type recordPass struct {
+	// counts are the measured and warmup records read per shard title.
+	counts map[string]*shardCount
+	// problems are the problems given to readRecords and those of every
+	// record checked; omitted counts the problems past the listing cap.
+	problems []schema.Problem
+	omitted  int
+	// err is why the stream stopped before its end, with the check and
+	// blob it names (artifactErr); nil when every record was read.
+	err         error
+	check, blob string
+}
+
+// readRecords streams every record of the shards once: each is pushed to
+// feed (when not nil), checked by rc (past 10×maxProblems problems only
+// counted) and counted per shard and phase. problems are the ones found
+// before, extended in the result. ok is false when ctx ended first.
+func (v *Verifier) readRecords(ctx context.Context, b *artifact.Bundle, rc *schema.RecordChecker, feed *recordFeed, problems []schema.Problem) (rp recordPass, ok bool) {
+	rp.counts = map[string]*shardCount{}
+	rs, _ := b.OpenRecordStream()
+	for n, read := 0, progress.Phase(ctx, "verify: check records", "records", declaredRecords(b)); ; n++ {
+		if n&0xffff == 0 && ctx.Err() != nil {
+			rs.Close()
+			return rp, false
+		}
+		rec, err := rs.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rp.check, rp.blob, rp.err = artifactErr(err)
+			break
+		}
+		if read.Add(1); feed != nil {
+			feed.push(rec)
+		}
+		if len(problems) < 10*v.maxProblems {
+			problems = append(problems, rc.Check(rs.Name(), rs.Line(), rec)...)
+		} else {
+			rp.omitted += rc.Count(rs.Line(), rec)
+		}
+		key := rs.Name()
+		sc := rp.counts[key]
+		if sc == nil {
+			sc = &shardCount{}
+			rp.counts[key] = sc
+		}
+		if rec.Phase == schema.PhaseWarmup {
+			sc.warmup++
+		} else {
+			sc.measure++
+		}
+	}
+	rs.Close()
+	rp.problems = problems
+	return rp, true
+}
+
+// reportSchema settles check 8 from the problems found (and omitted, the
+// ones past the listing cap): it fails naming the first, listing up to
+// maxProblems, or passes when there are none.
+func (v *Verifier) reportSchema(res *Result, problems []schema.Problem, omitted int) *CheckError {
+	if len(problems) == 0 {
+		res.pass(CheckSchema, "manifest, claims and every record validate")
+		return nil
+	}
+	c := res.fail(CheckSchema, problems[0].File, fmt.Errorf("%d problem(s), first: %s", len(problems)+omitted, problems[0]))
+	cr := res.check(CheckSchema)
+	for i, p := range problems {
+		if i == v.maxProblems {
+			break
+		}
+		cr.Problems = append(cr.Problems, p.String())
+	}
+	if more := len(problems) + omitted - len(cr.Problems); more > 0 {
+		cr.Problems = append(cr.Problems, fmt.Sprintf("... and %d more", more))
+	}
+	return c
 }
 
 type blobErr struct {

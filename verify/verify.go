@@ -154,6 +154,107 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	if len(v.keys) == 0 && len(v.identities) == 0 && !p.AllowUnsignedUnsafe {
 		return nil, errors.New("verify: no pinned public key or identity (use AllowUnsignedUnsafe to check integrity only)")
 	}
+	describeRun(b, res)
+
+	// 1-3. Container, layout and manifest structure: checked by Open.
+	passStructure(b, res)
+
+	// 4. Every stored blob's size and digest: checked by the content pass
+	// below, which reads each layer once, or on their own when that pass
+	// does not run to the end (see checkDescriptors). The signatures need
+	// only the run manifest, whose digest Open recomputed, so they come
+	// first and a bundle nobody vouches for is rejected without reading
+	// its layers twice.
+
+	// 5-6. Signatures by pinned keys and the signed statement.
+	if ce := v.checkSigned(ctx, b, p, res); ce != nil {
+		failed(ce)
+	}
+
+	// Decompressing, validating and recomputing every record of a bundle
+	// nobody vouches for is not worth the time unless the caller wants
+	// the full list; the cheap checks after them still run.
+	skipContent := len(errs) > 0 && !p.AllChecks
+	if skipContent {
+		skipContentChecks(res, "not run: the signature check failed (verify --all-checks runs it anyway)")
+	}
+
+	// 7-9. One streaming pass: uncompressed digests, schema, consistency,
+	// feeding the claims recompute (11) that runs beside it.
+	var claims *claimsRun
+	defer func() {
+		if claims != nil {
+			claims.abandon()
+		}
+	}()
+	var contentErrs []*CheckError
+	if !skipContent {
+		var feed *recordFeed
+		if claims = v.startClaimsFor(ctx, b); claims != nil {
+			feed = claims.feed
+		}
+		contentErrs = v.checkContent(ctx, b, res, feed)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if ce := v.settleDescriptors(ctx, b, res, skipContent, len(contentErrs) == 0); ce != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		// A stored blob that is not what its descriptor says explains
+		// whatever the content pass found: report it alone.
+		failed(ce)
+		return res, res.finish(errs)
+	}
+	for _, ce := range contentErrs {
+		failed(ce)
+	}
+
+	// 10. An imported run re-derives from its attached source files.
+	if len(errs) > 0 {
+		res.skip(CheckImport, "not run: an earlier check failed")
+	} else if ce := v.checkImport(ctx, b, res); ce != nil {
+		failed(ce)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+
+	// The server's state before the claims (its failure is reported after them).
+	serverErr := checkServerStateBeforeClaims(b, res, skipContent)
+
+	// 11. Recompute the claims.
+	if ce := v.recomputeClaims(b, p, res, &claims, skipContent, len(errs) > 0); ce != nil {
+		failed(ce)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+
+	if serverErr != nil {
+		failed(res.fail(CheckConsistency, "manifest server-metrics evidence", serverErr))
+	}
+
+	// 12. The pre-registered plan; 13. reviewer attestations.
+	if ce := v.checkPlan(ctx, b, p, res); ce != nil {
+		failed(ce)
+	}
+	if ce := v.checkAttestations(ctx, b, p, res); ce != nil {
+		failed(ce)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, res.finish(errs)
+}
+
+// describeRun copies what the manifest says about the run into res (its
+// ids, evidence, model, hardware, trace, builds) and adds the warnings
+// that hold whatever the checks find: an incomplete run, completeness or
+// a workload or shard origin nothing checks, external results as
+// published.
+func describeRun(b *artifact.Bundle, res *Result) {
 	m := b.Manifest()
 	res.RunID, res.Sessions = m.RunID, m.Workload.Sessions.Summary()
 	res.Evidence, res.Model, res.Hardware, res.Trace = m.Evidence, m.Model.Name, m.HardwareSummary(), m.Workload.Trace.Summary()
@@ -186,138 +287,98 @@ func (v *Verifier) verify(ctx context.Context, b *artifact.Bundle, p Policy, res
 	if n := len(res.UnverifiedExternal); n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d external result(s) UNVERIFIED: the numbers in manifest.external are as published by the source, not recomputed (no per-request records)", n))
 	}
+}
 
-	// 1-3. Container, layout and manifest structure: checked by Open.
-	res.pass(CheckContainer, "only oci-layout, index.json and sha256 blobs; no links, devices, duplicates or unreferenced blobs")
-	res.pass(CheckLayout, "oci-layout 1.0.0; index.json lists one run manifest and its signature referrers")
-	res.pass(CheckManifest, fmt.Sprintf("artifactType %s, empty config, %d layers of known media types", artifact.ArtifactTypeRun, len(b.Layers())))
+// checkSigned settles checks 5 and 6: the signatures by the pinned keys
+// and identities and the signed statement, or, under
+// AllowUnsignedUnsafe, both skipped with every referrer listed as not
+// checked.
+func (v *Verifier) checkSigned(ctx context.Context, b *artifact.Bundle, p Policy, res *Result) *CheckError {
+	if !p.AllowUnsignedUnsafe {
+		return v.checkSignatures(ctx, b, p, res)
+	}
+	msg := "UNSAFE: --allow-unsigned: signatures not checked, NOTHING IS AUTHENTICATED"
+	res.skip(CheckSignature, msg)
+	res.skip(CheckStatement, msg)
+	res.Warnings = append(res.Warnings, "nothing is authenticated: the bundle's integrity was checked, not who made it")
+	for _, r := range b.Referrers() {
+		res.Signatures = append(res.Signatures, SignatureResult{Source: "referrer " + string(r.Descriptor.Digest), Reason: "not checked (--allow-unsigned)"})
+	}
+	return nil
+}
 
-	// 4. Every stored blob's size and digest: checked by the content pass
-	// below, which reads each layer once, or on their own when that pass
-	// does not run to the end (see checkDescriptors). The signatures need
-	// only the run manifest, whose digest Open recomputed, so they come
-	// first and a bundle nobody vouches for is rejected without reading
-	// its layers twice.
+// contentChecks are the checks of the content pass and the claims
+// recompute beside it (7-9, 11), skipped together when the pass does not
+// run or a stored blob explains what it would find.
+var contentChecks = []string{CheckUncompressed, CheckSchema, CheckConsistency, CheckClaims}
 
-	// 5-6. Signatures by pinned keys and the signed statement.
-	if p.AllowUnsignedUnsafe {
-		msg := "UNSAFE: --allow-unsigned: signatures not checked, NOTHING IS AUTHENTICATED"
-		res.skip(CheckSignature, msg)
-		res.skip(CheckStatement, msg)
-		res.Warnings = append(res.Warnings, "nothing is authenticated: the bundle's integrity was checked, not who made it")
-		for _, r := range b.Referrers() {
-			res.Signatures = append(res.Signatures, SignatureResult{Source: "referrer " + string(r.Descriptor.Digest), Reason: "not checked (--allow-unsigned)"})
-		}
-	} else if ce := v.checkSignatures(ctx, b, p, res); ce != nil {
-		failed(ce)
+// skipContentChecks marks every content check skipped, for why.
+func skipContentChecks(res *Result, why string) {
+	for _, n := range contentChecks {
+		res.skip(n, why)
 	}
+}
 
-	// Decompressing, validating and recomputing every record of a bundle
-	// nobody vouches for is not worth the time unless the caller wants
-	// the full list; the cheap checks after them still run.
-	skipContent := len(errs) > 0 && !p.AllChecks
-	if skipContent {
-		for _, n := range []string{CheckUncompressed, CheckSchema, CheckConsistency, CheckClaims} {
-			res.skip(n, "not run: the signature check failed (verify --all-checks runs it anyway)")
-		}
+// startClaimsFor starts the claims recompute beside the content pass
+// when a claim checker is configured and there is something to replay:
+// claims, or, for a flag checker, the run itself (it replays a run
+// without claims too, for its flagged points). It returns nil otherwise.
+func (v *Verifier) startClaimsFor(ctx context.Context, b *artifact.Bundle) *claimsRun {
+	if _, flags := v.checker.(FlagChecker); v.checker != nil && (b.Claims() != nil || flags) {
+		return v.startClaims(ctx, b)
 	}
+	return nil
+}
 
-	// 7-9. One streaming pass: uncompressed digests, schema, consistency,
-	// feeding the claims recompute (11) that runs beside it.
-	var claims *claimsRun
-	defer func() {
-		if claims != nil {
-			claims.abandon()
-		}
-	}()
-	var contentErrs []*CheckError
-	if !skipContent {
-		var feed *recordFeed
-		// A flag checker replays a run without claims too, for its
-		// flagged points.
-		if _, flags := v.checker.(FlagChecker); v.checker != nil && (b.Claims() != nil || flags) {
-			claims = v.startClaims(ctx, b)
-			feed = claims.feed
-		}
-		contentErrs = v.checkContent(ctx, b, res, feed)
-	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	if ce := v.checkDescriptors(ctx, b, res, !skipContent && len(contentErrs) == 0); ce != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		// A stored blob that is not what its descriptor says explains
-		// whatever the content pass found: report it alone, as when
-		// the blobs were checked before anything else.
-		failed(ce)
-		for _, n := range []string{CheckUncompressed, CheckSchema, CheckConsistency, CheckClaims} {
-			if skipContent {
-				break
-			}
-			res.skip(n, "not run: a stored blob did not verify")
-		}
-		return res, res.finish(errs)
-	}
-	for _, ce := range contentErrs {
-		failed(ce)
-	}
-
-	// 10. An imported run re-derives from its attached source files.
-	if len(errs) > 0 {
-		res.skip(CheckImport, "not run: an earlier check failed")
-	} else if ce := v.checkImport(ctx, b, res); ce != nil {
-		failed(ce)
-	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-
-	// The server's state before the claims (its failure is reported after them).
-	serverErr := checkServerStateBeforeClaims(b, res, skipContent)
-
-	// 11. Recompute the claims.
+// recomputeClaims settles check 11 from the recompute started beside the
+// content pass (*claims, nil when none was started): skipped when the
+// content pass did not run (its checks are already marked skipped), no
+// checker is configured, an earlier check failed or the run has no claims
+// (a flag checker's flagged points are still taken), else judged by
+// checkClaims. Once it has taken the recompute's result it sets *claims
+// to nil: the caller's deferred abandon has nothing left to stop.
+func (v *Verifier) recomputeClaims(b *artifact.Bundle, p Policy, res *Result, claims **claimsRun, skipContent, earlierFailed bool) *CheckError {
 	switch {
 	case skipContent:
 	case v.checker == nil:
 		res.skip(CheckClaims, "no claim checker configured (metric recomputation not run)")
-	case len(errs) > 0:
+	case earlierFailed:
 		res.skip(CheckClaims, "not run: an earlier check failed")
 	case b.Claims() == nil:
 		res.skip(CheckClaims, "the run has no claims")
-		if claims != nil {
-			r := claims.wait()
-			claims = nil
+		if *claims != nil {
+			r := (*claims).wait()
+			*claims = nil
 			res.setFlagged(r.flags, r.err, true)
 		}
 	default:
-		r := claims.wait()
-		claims = nil
+		r := (*claims).wait()
+		*claims = nil
 		res.setFlagged(r.flags, r.err, false)
-		if ce := v.checkClaims(res, r.checks, r.err, p.RequireRecomputable, b.Manifest().Shards != nil); ce != nil {
-			failed(ce)
-		}
+		return v.checkClaims(res, r.checks, r.err, p.RequireRecomputable, b.Manifest().Shards != nil)
 	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
+	return nil
+}
 
-	if serverErr != nil {
-		failed(res.fail(CheckConsistency, "manifest server-metrics evidence", serverErr))
-	}
+// passStructure passes checks 1-3, which Open checked: the container, the
+// layout and the run manifest's structure.
+func passStructure(b *artifact.Bundle, res *Result) {
+	res.pass(CheckContainer, "only oci-layout, index.json and sha256 blobs; no links, devices, duplicates or unreferenced blobs")
+	res.pass(CheckLayout, "oci-layout 1.0.0; index.json lists one run manifest and its signature referrers")
+	res.pass(CheckManifest, fmt.Sprintf("artifactType %s, empty config, %d layers of known media types", artifact.ArtifactTypeRun, len(b.Layers())))
+}
 
-	// 12. The pre-registered plan; 13. reviewer attestations.
-	if ce := v.checkPlan(ctx, b, p, res); ce != nil {
-		failed(ce)
+// settleDescriptors runs checkDescriptors (the stored blobs were all
+// streamed when the content pass ran, skipContent false, and found
+// nothing, contentOK). When a stored blob fails, the content checks that
+// ran are marked skipped instead, as when the blobs were checked before
+// anything else, unless ctx ended (the caller returns ctx's error).
+func (v *Verifier) settleDescriptors(ctx context.Context, b *artifact.Bundle, res *Result, skipContent, contentOK bool) *CheckError {
+	ce := v.checkDescriptors(ctx, b, res, !skipContent && contentOK)
+	if ce != nil && ctx.Err() == nil && !skipContent {
+		skipContentChecks(res, "not run: a stored blob did not verify")
 	}
-	if ce := v.checkAttestations(ctx, b, p, res); ce != nil {
-		failed(ce)
-	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	return res, res.finish(errs)
+	return ce
 }
 
 // checkDescriptors settles check 4. When the content pass read every
