@@ -75,9 +75,63 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 			st.discard()
 		}
 	}()
-	// One pass over the records: validation hands every record it reads
-	// to the sharder. A manifest that does not decode gets no sharder;
-	// validation reports why.
+	sh, rd, err := validateForPack(ctx, st, runDir, out, maxProblems)
+	if sh != nil {
+		defer sh.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := rd.Manifest()
+	created, err := packCreated(opts.Created, runDir, m)
+	if err != nil {
+		return nil, err
+	}
+	createdStr := created.Format(time.RFC3339)
+
+	layers, err := packLayers(ctx, st, sh, rd, runDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	md, msize, err := st.putRunManifest(layers, createdStr, m.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("pack: %w", err)
+	}
+	res := &PackResult{Path: out, ManifestDigest: md, ManifestSize: msize, Layers: layers, Created: createdStr, Reclaimed: reclaimed}
+	if opts.Signer != nil {
+		if res.Signature, err = st.sign(ctx, opts.Signer, md, layers); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := fault("pack-publish"); err != nil {
+		return nil, err
+	}
+	ok = true
+	if err := st.publish(out, created); err != nil {
+		return nil, fmt.Errorf("pack %s: %w", out, err)
+	}
+	if res.Signature != nil {
+		// A new bundle: a detached file already there is stale.
+		if err := writeDetached(DetachedPath(out), res.Signature); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// validateForPack validates runDir (schema.CheckRunDir, then its stored
+// scrapes as verify will check them) and opens it. It makes one pass over
+// the records: validation hands every record it reads to the sharder it
+// returns, which writes the shards into st. A manifest that does not
+// decode gets no sharder; validation reports why. The sharder is returned
+// whenever one was made, with or without an error: the caller closes it.
+func validateForPack(ctx context.Context, st *stage, runDir, out string, maxProblems int) (*sharder, *schema.RunDir, error) {
 	var sh *sharder
 	var each func([]byte, *schema.Record) error
 	if mf, err := os.Open(filepath.Join(runDir, schema.ManifestFile)); err == nil {
@@ -85,46 +139,56 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 		mf.Close()
 		if derr == nil && schema.WithinLoadLimits(&m.Load) {
 			if sh, err = st.newSharder(m); err != nil {
-				return nil, fmt.Errorf("pack %s: %w", out, err)
+				return nil, nil, fmt.Errorf("pack %s: %w", out, err)
 			}
-			defer sh.close()
 			each = countRecords(progress.Phase(ctx, "pack: read and validate records", "records", -1), sh.add)
 		}
 	}
 	sum, err := schema.CheckRunDir(ctx, runDir, maxProblems, each)
 	if err != nil {
-		return nil, err
+		return sh, nil, err
 	}
 	// The stored scrapes, as verify will check them.
 	if probs := CheckRunDirServerEvidence(runDir, sum); len(probs) > 0 {
-		return nil, &schema.ValidationError{Problems: probs}
+		return sh, nil, &schema.ValidationError{Problems: probs}
 	}
 	rd, err := schema.OpenRunDir(runDir)
 	if err != nil {
-		return nil, err
+		return sh, nil, err
 	}
 	if sh == nil {
-		return nil, fmt.Errorf("pack %s: the manifest validated but could not be read again", runDir)
+		return nil, nil, fmt.Errorf("pack %s: the manifest validated but could not be read again", runDir)
 	}
 	if sh.skipped > 0 {
 		// Validation rejects such records; should the manifest have
 		// changed under us, no record is left out silently.
-		return nil, fmt.Errorf("pack %s: %d record(s) outside the plan of %s passed validation (was it changed while packing?)", runDir, sh.skipped, schema.ManifestFile)
+		return sh, nil, fmt.Errorf("pack %s: %d record(s) outside the plan of %s passed validation (was it changed while packing?)", runDir, sh.skipped, schema.ManifestFile)
 	}
-	m := rd.Manifest()
-	created := opts.Created
+	return sh, rd, nil
+}
+
+// packCreated is the bundle's creation time: created when set (callers
+// pass SOURCE_DATE_EPOCH), else the run's finish_time, never the wall
+// clock; in UTC, to the second.
+func packCreated(created time.Time, runDir string, m *schema.Manifest) (time.Time, error) {
 	if created.IsZero() {
 		if m.FinishTime == "" {
-			return nil, fmt.Errorf("pack %s: %w: state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir, ErrNoCreationTime)
+			return time.Time{}, fmt.Errorf("pack %s: %w: state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir, ErrNoCreationTime)
 		}
+		var err error
 		created, err = time.Parse(time.RFC3339Nano, m.FinishTime)
 		if err != nil {
-			return nil, fmt.Errorf("pack %s: run finish_time %q: %w", runDir, m.FinishTime, err)
+			return time.Time{}, fmt.Errorf("pack %s: run finish_time %q: %w", runDir, m.FinishTime, err)
 		}
 	}
-	created = created.UTC().Truncate(time.Second)
-	createdStr := created.Format(time.RFC3339)
+	return created.UTC().Truncate(time.Second), nil
+}
 
+// packLayers writes the layers of the run into st in bundle order: the
+// manifest and claims as they are, the workload zstd-compressed, the
+// record shards sh holds (compressed, then sh is closed: before the stage
+// is published), then every attachment as it is.
+func packLayers(ctx context.Context, st *stage, sh *sharder, rd *schema.RunDir, runDir string) ([]Layer, error) {
 	var layers []Layer
 	raw := func(kind, mediaType, title, file string) error {
 		b, err := os.ReadFile(file)
@@ -179,11 +243,15 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	if len(layers) > MaxLayers {
 		return nil, fmt.Errorf("pack: %d layers, over the limit %d", len(layers), MaxLayers)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if _, _, err := st.putBytes([]byte("{}")); err != nil {
-		return nil, fmt.Errorf("pack: %w", err)
+	return layers, nil
+}
+
+// putRunManifest writes the empty config, the run manifest listing layers
+// (their annotations set from each Layer) and the layout's index.json
+// naming it runID into s, and returns the run manifest's digest and size.
+func (s *stage) putRunManifest(layers []Layer, created, runID string) (digest.Digest, int64, error) {
+	if _, _, err := s.putBytes([]byte("{}")); err != nil {
+		return "", 0, err
 	}
 	man := ocispec.Manifest{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
@@ -191,8 +259,8 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 		ArtifactType: ArtifactTypeRun,
 		Config:       emptyDescriptor(),
 		Annotations: map[string]string{
-			AnnotationCreated: createdStr,
-			AnnotationRunID:   m.RunID,
+			AnnotationCreated: created,
+			AnnotationRunID:   runID,
 		},
 	}
 	for i := range layers {
@@ -201,49 +269,27 @@ func Pack(ctx context.Context, runDir, out string, opts PackOptions) (*PackResul
 	}
 	mb, err := marshalDoc(man)
 	if err != nil {
-		return nil, fmt.Errorf("pack: %w", err)
+		return "", 0, err
 	}
-	md, msize, err := st.putBytes(mb)
+	md, msize, err := s.putBytes(mb)
 	if err != nil {
-		return nil, fmt.Errorf("pack: %w", err)
+		return "", 0, err
 	}
 	runDesc := ocispec.Descriptor{
 		MediaType:    ocispec.MediaTypeImageManifest,
 		ArtifactType: ArtifactTypeRun,
 		Digest:       md,
 		Size:         msize,
-		Annotations:  map[string]string{AnnotationRefName: m.RunID},
+		Annotations:  map[string]string{AnnotationRefName: runID},
 	}
 	ib, err := marshalIndex(runDesc, nil)
 	if err != nil {
-		return nil, fmt.Errorf("pack: %w", err)
+		return "", 0, err
 	}
-	if err := st.finishLayout(ib); err != nil {
-		return nil, fmt.Errorf("pack: %w", err)
+	if err := s.finishLayout(ib); err != nil {
+		return "", 0, err
 	}
-	res := &PackResult{Path: out, ManifestDigest: md, ManifestSize: msize, Layers: layers, Created: createdStr, Reclaimed: reclaimed}
-	if opts.Signer != nil {
-		if res.Signature, err = st.sign(ctx, opts.Signer, md, layers); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := fault("pack-publish"); err != nil {
-		return nil, err
-	}
-	ok = true
-	if err := st.publish(out, created); err != nil {
-		return nil, fmt.Errorf("pack %s: %w", out, err)
-	}
-	if res.Signature != nil {
-		// A new bundle: a detached file already there is stale.
-		if err := writeDetached(DetachedPath(out), res.Signature); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return md, msize, nil
 }
 
 // sign checks the staged layout as the bundle pack wrote and adds a
