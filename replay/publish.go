@@ -19,8 +19,10 @@ var HeadlineMetrics = []string{
 	"counts.sent", "counts.ok", "counts.error", "counts.timeout", "counts.cancelled", "counts.rejected",
 	schema.MetricWindow, schema.MetricRequestThroughput, schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput,
 	schema.MetricGoodput, schema.MetricTokenGoodput, schema.MetricSLOAttainment,
-	"ttft_ns.p50", "ttft_ns.p90", "ttft_ns.p99", "e2e_ns.p50", "e2e_ns.p99",
-	"tpot_ns.mean", "tpot_ns.p50", "tpot_ns.p99", "itl_ns.p50", "itl_ns.p99",
+	schema.MetricPath(schema.MetricTTFT, "p50"), schema.MetricPath(schema.MetricTTFT, "p90"), schema.MetricPath(schema.MetricTTFT, "p99"),
+	schema.MetricPath(schema.MetricE2E, "p50"), schema.MetricPath(schema.MetricE2E, "p99"),
+	schema.MetricPath(schema.MetricTPOT, "mean"), schema.MetricPath(schema.MetricTPOT, "p50"), schema.MetricPath(schema.MetricTPOT, "p99"),
+	schema.MetricPath(schema.MetricITL, "p50"), schema.MetricPath(schema.MetricITL, "p99"),
 	"overload.overloaded", "overload.generator_limited",
 	"energy.energy_j", "energy.j_per_good_token",
 }

@@ -43,10 +43,10 @@ var briefColumns = []briefColumn{
 	{head: schema.MetricGoodput, unit: "req/s", summary: schema.MetricGoodput, slo: true},
 	{head: "attain", unit: "%", summary: schema.MetricSLOAttainment, slo: true},
 	{head: "req/s", unit: "req/s", summary: schema.MetricRequestThroughput},
-	{head: "ttft p50", unit: "ms", dist: schema.MetricTTFT, field: "p50", summary: "ttft_ns.p50"},
-	{head: "ttft p99", unit: "ms", dist: schema.MetricTTFT, field: "p99", summary: "ttft_ns.p99"},
-	{head: "e2e p99", unit: "ms", dist: schema.MetricE2E, field: "p99", summary: "e2e_ns.p99"},
-	{head: "tpot p50", unit: "ms", dist: schema.MetricTPOT, field: "p50", summary: "tpot_ns.p50"},
+	{head: "ttft p50", unit: "ms", dist: schema.MetricTTFT, field: "p50", summary: schema.MetricPath(schema.MetricTTFT, "p50")},
+	{head: "ttft p99", unit: "ms", dist: schema.MetricTTFT, field: "p99", summary: schema.MetricPath(schema.MetricTTFT, "p99")},
+	{head: "e2e p99", unit: "ms", dist: schema.MetricE2E, field: "p99", summary: schema.MetricPath(schema.MetricE2E, "p99")},
+	{head: "tpot p50", unit: "ms", dist: schema.MetricTPOT, field: "p50", summary: schema.MetricPath(schema.MetricTPOT, "p50")},
 }
 
 // briefTable collects the rows of the brief table with what its legend

@@ -29,7 +29,7 @@ func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func
 	for _, p := range r.Results {
 		open = open || (p.Overload != nil && p.Overload.Loop == replay.LoopOpen)
 	}
-	head := "point\trepeat\tsent\tok\tnot ok\tchunks\trequest_throughput (req/s)\twindow (ms)"
+	head := "point\trepeat\tsent\tok\tnot ok\tchunks\t" + schema.MetricRequestThroughput + " (" + schema.MetricUnit(schema.MetricRequestThroughput) + ")\twindow (ms)"
 	if open {
 		head += "\tarrival rate achieved / " + offered + " (req/s)\tsend_lag p99 (ms)"
 	}

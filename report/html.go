@@ -138,7 +138,7 @@ func newHTMLPage(r *replay.Result) *htmlPage {
 				}
 				row.Marks = append(row.Marks, mark)
 			}
-			if strings.HasPrefix(m, "tpot_ns.") || strings.HasPrefix(m, "itl_ns.") {
+			if strings.HasPrefix(m, schema.MetricTPOT+".") || strings.HasPrefix(m, schema.MetricITL+".") {
 				sv.Meanings = true
 			}
 			sv.Rows = append(sv.Rows, row)

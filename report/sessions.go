@@ -83,7 +83,7 @@ func sessionCSV(s *replay.SessionResult) [][2]string {
 		out = append(out, [2]string{pre + "requests", strconv.FormatInt(t.Requests, 10)}, [2]string{pre + "ok", strconv.FormatInt(t.OK, 10)})
 		for _, f := range replay.DistKeys {
 			v, _ := t.TTFT.Field(f)
-			out = append(out, [2]string{pre + "ttft_ns." + f, csvNum(v)})
+			out = append(out, [2]string{pre + schema.MetricPath(schema.MetricTTFT, f), csvNum(v)})
 		}
 	}
 	for _, f := range replay.DistKeys {

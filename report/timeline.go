@@ -39,9 +39,10 @@ func timelineRow(t *replay.Timeline) row {
 		}
 		return Decimal(i.Low, one, 3) + " .. " + Decimal(i.High, one, 3)
 	}
-	s := fmt.Sprintf("%s; %d shards, timelines placed to ± %s ms (clock bounds %s ms + drift %s ms at %d ppm): window %s ms, request_throughput %s req/s, goodput %s req/s",
+	s := fmt.Sprintf("%s; %d shards, timelines placed to ± %s ms (clock bounds %s ms + drift %s ms at %d ppm): window %s ms, %s %s %s, %s %s %s",
 		ClocksDeclared, t.Shards, Decimal(t.UncertaintyNS, nsToMS, 3), Decimal(t.AnchorNS, nsToMS, 3), Decimal(t.DriftNS, nsToMS, 3), replay.DriftPPM,
-		iv(t.WindowNS, "ms"), iv(t.RequestThroughput, ""), iv(t.Goodput, ""))
+		iv(t.WindowNS, "ms"), schema.MetricRequestThroughput, iv(t.RequestThroughput, ""), schema.MetricUnit(schema.MetricRequestThroughput),
+		schema.MetricGoodput, iv(t.Goodput, ""), schema.MetricUnit(schema.MetricGoodput))
 	if t.Reason != "" {
 		s += "; " + t.Reason
 	}

@@ -100,6 +100,22 @@ func metricsWhere(k MetricKind, keep func(MetricDef) bool) []string {
 	return out
 }
 
+// MetricUnit is the unit of metric name as the table states it ("" for
+// a name it does not hold or a dimensionless share).
+func MetricUnit(name string) string {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m.Unit
+		}
+	}
+	return ""
+}
+
+// MetricPath is the claim path of key under metric name, as claims,
+// reports and CSV headers spell it: MetricPath(MetricTTFT, "p99") is
+// "ttft_ns.p99".
+func MetricPath(name, key string) string { return name + "." + key }
+
 // summaryMetrics returns the metrics summarised across repeats, as
 // summary.METRIC.FIELD names them: scalars, then each distribution's
 // summarised keys ("ttft_ns.p50"), in table order.
@@ -114,7 +130,7 @@ func summaryMetrics() []string {
 				if key == "" {
 					out = append(out, m.Name)
 				} else {
-					out = append(out, m.Name+"."+key)
+					out = append(out, MetricPath(m.Name, key))
 				}
 			}
 		}
