@@ -363,7 +363,7 @@ func (r *Result) Resolve(point string, repeat int, path string) (v Value, reason
 		case schema.MetricNeedsSLO(path) && !r.SLO.Any():
 			return Null, "undefined value: no SLO set, so the objective the claim was made under is unknown"
 		case path == schema.MetricSmoothGoodput:
-			return Null, "smooth_goodput depends on parameters the claims do not state"
+			return Null, schema.MetricSmoothGoodput + " depends on parameters the claims do not state"
 		}
 		return Null, reasonUndefined
 	}

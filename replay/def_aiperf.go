@@ -11,15 +11,15 @@ import (
 // docs/replay.md, "Peer definitions", gives each formula).
 var aiperfDef = &aiperfDefinition{info: info{
 	tool:    schema.AIPerf,
-	summary: "NVIDIA AIPerf: ITL = (latency − TTFT)/(OSL − 1) (→ tpot_ns), inter-chunk latency (→ itl_ns), numpy linear, ddof 0",
+	summary: "NVIDIA AIPerf: ITL = (latency − TTFT)/(OSL − 1) (→ " + schema.MetricTPOT + "), inter-chunk latency (→ " + schema.MetricITL + "), numpy linear, ddof 0",
 	help: `Valid (non-error) records only. ttft = first content response − request start; request_latency = last content response −
-start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as tpot_ns); inter_chunk_latency =
-pooled content-chunk gaps (itl_ns); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
-÷ duration (float64), total_token_throughput counting input + output tokens; a time-based run (1.x summary,
+start; inter_token_latency = (request_latency − ttft)/(OSL − 1), none for OSL < 2 (reported as ` + schema.MetricTPOT + `); inter_chunk_latency =
+pooled content-chunk gaps (` + schema.MetricITL + `); benchmark_duration = max response timestamp − min request timestamp; throughputs = totals
+÷ duration (float64), ` + schema.MetricTotalTokenThroughput + ` counting input + output tokens; a time-based run (1.x summary,
 --benchmark-duration) divides its rates and goodput by the profiling phase instead, end_time − start_time of the
 summary (grace period included; stored by the import as the tool's window, the tool's word). Percentiles numpy linear, mean/std numpy (ddof 0) in float64. orig (read only in an AIPerf import): metrics {tag: {value, unit}} as AIPerf
 wrote them (ms), min_request_timestamp/max_response_timestamp (ns). A one-token answer fails a TPOT (ITL) limit, whatever the SLO states;
-slo_attainment = good ÷ (valid + error) records. Extra distributions from each valid record's own metric (numpy, ddof 0):
+` + schema.MetricSLOAttainment + ` = good ÷ (valid + error) records. Extra distributions from each valid record's own metric (numpy, ddof 0):
 time_to_second_token_ns (second − first response, ns), output_token_throughput_per_user (tokens/s/user),
 input_sequence_length and output_sequence_length (tokens).`,
 	meanings: map[string]string{
@@ -203,7 +203,7 @@ func (a *aiperfRules) rateWindow(p *peerGroup, pr *PointResult, dur float64) (fl
 	if dur > w+float64(aiperfPhaseSlackNS) {
 		return math.NaN(), fmt.Sprintf("AIPerf's stated profiling phase (%s) is shorter than its requests' span (benchmark_duration %s), which it holds: no rate over it", schema.Duration(tw.WindowNS), schema.Duration(int64(dur)))
 	}
-	pr.WindowSource = fmt.Sprintf("window_ns is benchmark_duration; the rates are over AIPerf's profiling phase of this time-based run, %s (%s): the tool's word, not determined by the records", schema.Duration(tw.WindowNS), tw.How)
+	pr.WindowSource = fmt.Sprintf(schema.MetricWindow+" is benchmark_duration; the rates are over AIPerf's profiling phase of this time-based run, %s (%s): the tool's word, not determined by the records", schema.Duration(tw.WindowNS), tw.How)
 	return w, ""
 }
 

@@ -1,5 +1,7 @@
 package replay
 
+import "github.com/benchseal/benchseal/schema"
+
 // benchsealDef is benchseal's canonical definitions, computed exactly by
 // the engine itself (engine.go); it has no peer rules.
 var benchsealDef = &benchsealDefinition{info{
@@ -12,8 +14,8 @@ time. Only ok requests with ≥ 1 content chunk enter latency distributions. Win
 end (end_ns, or the last chunk if later) of any measured request, ok or failed − earliest sent_ns of measured requests. Percentile = sorted[max(1, ⌈q·n⌉) − 1], q exact (p01 = 0.1th, p1, p5, p10, p25,
 p50, p75, p90, p95, p99, p999). Stddev population (ddof 0), exact.
 Good request: ` + GoodRequestRule + `.
-goodput, token_goodput: ` + GoodputRule + `.
-slo_attainment, slo_attainment_ok: ` + AttainmentRule + `.`,
+` + schema.MetricGoodput + ", " + schema.MetricTokenGoodput + `: ` + GoodputRule + `.
+` + schema.MetricSLOAttainment + ", " + schema.MetricSLOAttainmentOK + `: ` + AttainmentRule + `.`,
 }}
 
 type benchsealDefinition struct{ info }

@@ -8,9 +8,9 @@ import "github.com/benchseal/benchseal/schema"
 // recomputed and rounded to integer ns.
 var genaiPerfDef = &genaiPerfDefinition{aiperfDefinition{info: info{
 	tool:    schema.GenAIPerf,
-	summary: "GenAI-Perf: ITL = round((latency − TTFT)/(OSL − 1)) (→ tpot_ns), numpy linear, ddof 0",
+	summary: "GenAI-Perf: ITL = round((latency − TTFT)/(OSL − 1)) (→ " + schema.MetricTPOT + "), numpy linear, ddof 0",
 	help: `ttft = response_timestamps[0] − timestamp; latency = last response − timestamp; inter_token_latency =
-round((latency − ttft)/(OSL − 1)) (Python round, half to even) when > 1 response and OSL > 1 (tpot_ns); duration = max last
+round((latency − ttft)/(OSL − 1)) (Python round, half to even) when > 1 response and OSL > 1 (` + schema.MetricTPOT + `); duration = max last
 response − min request timestamp; numpy linear percentiles, np.std (ddof 0). A one-token answer fails a TPOT (ITL)
 limit, whatever the SLO states.`,
 	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "request_latency": schema.MetricE2E, "inter_token_latency": schema.MetricTPOT},

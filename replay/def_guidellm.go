@@ -14,10 +14,10 @@ import (
 // in guidellm.go.
 var guidellmDef = &guidellmDefinition{info{
 	tool:    schema.GuideLLM,
-	summary: "GuideLLM: ITL = (last−first token)/(n−1) weighted (→ tpot_ns), TPOT incl. TTFT (extra), inverted-CDF weighted percentiles",
+	summary: "GuideLLM: ITL = (last−first token)/(n−1) weighted (→ " + schema.MetricTPOT + "), TPOT incl. TTFT (extra), inverted-CDF weighted percentiles",
 	help: `Successful requests inside the measurement window (request_end ≥ measure_start and request_start ≤ measure_end).
 ttft = first_token_iteration − request_start; request_latency = request_end − request_start; inter_token_latency =
-(last_token_iteration − first_token_iteration)/(output_tokens − 1), weighted by output_tokens − 1 (tpot_ns);
+(last_token_iteration − first_token_iteration)/(output_tokens − 1), weighted by output_tokens − 1 (` + schema.MetricTPOT + `);
 time_per_output_token = (last_token_iteration − request_start)/output_tokens, weighted by output_tokens
 (time_per_output_token_ns). Weighted mean, population-weighted std, percentiles = first value whose cumulative weight ≥ q.
 Window = measure_end − measure_start (orig) else max(request_end) − min(request_start). orig (read only in a GuideLLM import): info.timings (epoch s).
@@ -26,7 +26,7 @@ tokens_per_second, prompt_tokens_per_second; n = requests or tokens counted): ev
 prompt tokens at the first token; one output token at the first token iteration and (n − 1)/(iterations − 1) at each
 later iteration, spaced evenly to the last; read from the records of any other run: each chunk's tokens at its recorded
 arrival, null when chunk times were not measured) merged when equal or within 0.1 ms, each weighted by the time from the
-midpoint with its predecessor to the midpoint with its successor; request/output_token/total_token_throughput are
+midpoint with its predecessor to the midpoint with its successor; request/output_token/` + schema.MetricTotalTokenThroughput + ` are
 their means.`,
 	aliases: map[string]string{"time_to_first_token_ms": schema.MetricTTFT, "inter_token_latency_ms": schema.MetricTPOT, "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": schema.MetricE2E,
 		"requests_per_second": "requests_per_second", "output_tokens_per_second": "output_tokens_per_second", "tokens_per_second": "tokens_per_second", "prompt_tokens_per_second": "prompt_tokens_per_second"},

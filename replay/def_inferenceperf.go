@@ -16,7 +16,7 @@ var inferencePerfDef = &inferencePerfDefinition{info{
 (end − start)/N (normalized_time_per_output_token_ns); itl = every
 consecutive token-time gap, tokens of one chunk sharing its arrival time (intra-chunk gaps 0); total_time = max end −
 min start over all requests; throughputs = successes ÷ total_time; goodput over successes: a one-token answer fails a TPOT
-limit (whatever the SLO states); slo_attainment = good ÷ successes. numpy linear percentiles; no stddev (null). In an
+limit (whatever the SLO states); ` + schema.MetricSLOAttainment + ` = good ÷ successes. numpy linear percentiles; no stddev (null). In an
 inference-perf import every figure comes from the float seconds in orig (start_time, end_time, output_token_times;
 output_tokens, input_tokens): a success is any request without error, streamable (ttft, tpot, itl) with more than one
 output-token time, ntpot 0 for no tokens.`,

@@ -15,8 +15,8 @@ var mlperfDef = &mlperfDefinition{info{
 	summary: "MLPerf LoadGen: TTFT from scheduled time, TPOT truncated to int ns, percentile sorted[⌊n·p⌋], no stddev",
 	help: `ttft = first token − scheduled time (actual send when unscheduled); latency = last token − scheduled; tpot =
 (latency − ttft)/(n − 1) truncated to integer ns; percentile = sorted[⌊n·p⌋] (p as a double, as LoadGen); mean = integer sum
-÷ count; no stddev (null); a one-token answer fails a TPOT limit, whatever the SLO states. request_throughput = (completed − 1) ÷ duration. Use --mlperf for the validity check.`,
-	aliases:      map[string]string{"result_first_token_99.00_percentile_latency_ns": "ttft_ns.p99", "result_time_per_output_token_99.00_percentile_ns": "tpot_ns.p99", "result_first_token_mean_latency_ns": "ttft_ns.mean"},
+÷ count; no stddev (null); a one-token answer fails a TPOT limit, whatever the SLO states. ` + schema.MetricRequestThroughput + ` = (completed − 1) ÷ duration. Use --mlperf for the validity check.`,
+	aliases:      map[string]string{"result_first_token_99.00_percentile_latency_ns": schema.MetricPath(schema.MetricTTFT, "p99"), "result_time_per_output_token_99.00_percentile_ns": schema.MetricPath(schema.MetricTPOT, "p99"), "result_first_token_mean_latency_ns": schema.MetricPath(schema.MetricTTFT, "mean")},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "LoadGen logs an answer of n ≤ 1 tokens as an error (no TPOT), so a one-token answer fails a TPOT limit",
 }}

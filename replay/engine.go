@@ -383,10 +383,10 @@ func assemble(run schema.Run, m *schema.Manifest, def Definition, ver Version, c
 		res.Notes = append(res.Notes, n)
 	}
 	if opts.Smooth == nil && len(groups) > 0 {
-		res.Notes = append(res.Notes, "smooth_goodput not computed: it needs explicit parameters alpha, v and f (no default penalty function exists)")
+		res.Notes = append(res.Notes, schema.MetricSmoothGoodput+" not computed: it needs explicit parameters alpha, v and f (no default penalty function exists)")
 	}
 	if !slo.Any() && len(groups) > 0 {
-		res.Notes = append(res.Notes, "no SLO set: goodput, token_goodput and slo_attainment are null")
+		res.Notes = append(res.Notes, "no SLO set: "+schema.MetricGoodput+", "+schema.MetricTokenGoodput+" and "+schema.MetricSLOAttainment+" are null")
 	}
 	addServerColumns(run, m, slo, res.Results)
 	if err := addEnergyColumns(run, m, res.Results); err != nil {

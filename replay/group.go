@@ -290,7 +290,7 @@ func (g *group) addGaps(rec *schema.Record) {
 // NonStreamingNote explains what replay measures at the non-streaming
 // boundary.
 const NonStreamingNote = "boundary non-streaming: each response arrived whole, so only e2e is measured; " +
-	"ttft, tpot and itl are not (n = 0); under an SLO with a TTFT or TPOT limit, goodput, token_goodput, " +
+	"ttft, tpot and itl are not (n = 0); under an SLO with a TTFT or TPOT limit, " + schema.MetricGoodput + ", " + schema.MetricTokenGoodput + ", " +
 	"counts.good and SLO attainment are null with the reason (first_chunk_ns not measured): no response " +
 	"can be shown to meet those limits; an E2E-only SLO is applied to e2e"
 

@@ -96,7 +96,7 @@ func CheckClaimMetric(definitions, path string) error {
 			return fmt.Errorf("%q: %q is not a key of %s (want one of %s)", path, key, head, strings.Join(keys, ", "))
 		}
 	}
-	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as request_throughput, counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY, overload.KEY, energy.KEY or summary.METRIC.FIELD)",
+	return fmt.Errorf("%q is not a metric computed under %s definitions (a scalar such as "+MetricRequestThroughput+", counts.KEY, DIST.KEY with DIST one of %s, stalls.KEY, mlperf.KEY, overload.KEY, energy.KEY or summary.METRIC.FIELD)",
 		path, definitions, strings.Join(ClaimDists(definitions), ", "))
 }
 
