@@ -43,13 +43,20 @@ type planInitOptions struct {
 	configurations                                                                []string
 }
 
+// defaultPlanMetrics are the families plan init plans by default: the
+// counts, the window and the rates, goodput and attainment under the
+// plan's SLO, and the four latency distributions.
+var defaultPlanMetrics = []string{"counts", schema.MetricWindow, schema.MetricRequestThroughput, schema.MetricOutputTokenThroughput,
+	schema.MetricTotalTokenThroughput, schema.MetricGoodput, schema.MetricTokenGoodput, schema.MetricSLOAttainment,
+	schema.MetricTTFT, schema.MetricE2E, schema.MetricTPOT, schema.MetricITL}
+
 func newPlanInitCmd(io *IO) *cobra.Command {
 	o := &planInitOptions{}
 	cmd := &cobra.Command{
 		Use:   "init --out PLAN.json (--concurrency N,... | --rate R,... | --preset protocol) --slo ttft=..,e2e=..,tpot=..",
 		Short: "Write a new plan (canonical JSON)",
 		Example: `  benchseal plan init --out plan.json --concurrency 1,4,16 --requests 200 --repeats 3 \
-      --slo ttft=300ms,e2e=4s,tpot=50ms --metrics goodput,ttft_ns.p99`,
+      --slo ttft=300ms,e2e=4s,tpot=50ms --metrics ` + schema.MetricGoodput + "," + schema.MetricPath(schema.MetricTTFT, "p99"),
 		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPlanInit(io, o) },
 	}
@@ -68,7 +75,7 @@ func newPlanInitCmd(io *IO) *cobra.Command {
 	f.IntVar(&o.outputTokens, "output-tokens", 128, "output length of points without a preset")
 	f.StringVar(&o.slo, "slo", "", "the SLO: ttft=..,e2e=..,tpot=..,one_token=pass|fail (required)")
 	f.StringVar(&o.definitions, "definitions", "benchseal", "metric definitions the claims will follow")
-	f.StringVar(&o.metrics, "metrics", "counts,window_ns,request_throughput,output_token_throughput,total_token_throughput,goodput,token_goodput,slo_attainment,ttft_ns,e2e_ns,tpot_ns,itl_ns", "metric paths (or families: ttft_ns covers ttft_ns.p99 and its summary) that will be claimed, comma-separated")
+	f.StringVar(&o.metrics, "metrics", strings.Join(defaultPlanMetrics, ","), "metric paths (or families: "+schema.MetricTTFT+" covers "+schema.MetricPath(schema.MetricTTFT, "p99")+" and its summary) that will be claimed, comma-separated")
 	f.StringVar(&o.workloadSHA, "workload-sha256", "", "a dataset workload: the sha256 its workload.jsonl must have")
 	f.IntVar(&o.workloadItems, "workload-items", 0, "a dataset workload: its number of items")
 	f.StringArrayVar(&o.configurations, "configuration", nil, "a configuration to be compared under this plan (repeatable)")
