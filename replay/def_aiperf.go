@@ -29,7 +29,7 @@ input_sequence_length and output_sequence_length (tokens).`,
 	extras:       []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
-	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "ttft": schema.MetricTTFT, "request_latency": schema.MetricE2E, "inter_token_latency": schema.MetricTPOT, "inter_chunk_latency": schema.MetricITL, schema.MetricRequestThroughput: schema.MetricRequestThroughput, schema.MetricOutputTokenThroughput: schema.MetricOutputTokenThroughput, "benchmark_duration": schema.MetricWindow, schema.MetricGoodput: schema.MetricGoodput, schema.MetricTotalTokenThroughput: schema.MetricTotalTokenThroughput, "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
+	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "ttft": schema.MetricTTFT, "request_latency": schema.MetricE2E, "inter_token_latency": schema.MetricTPOT, "inter_chunk_latency": schema.MetricITL, "request_throughput": schema.MetricRequestThroughput, "output_token_throughput": schema.MetricOutputTokenThroughput, "benchmark_duration": schema.MetricWindow, "goodput": schema.MetricGoodput, "total_token_throughput": schema.MetricTotalTokenThroughput, "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
 }, storedITL: true, perRecord: true, phaseWindow: true}
 
 // aiperfDefinition is AIPerf's, or (roundITL) GenAI-Perf's, which AIPerf

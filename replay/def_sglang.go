@@ -12,7 +12,7 @@ var sglangDef = &vllmDefinition{info{
 	help: `As vllm: successful requests only; tpot = (latency − ttft)/(output_len − 1) for output_len > 1; itl pooled per chunk;
 duration = orig "duration" (s) else max(end_ns) − min(sent_ns); numpy linear percentiles, mean, std ddof 0. SGLang has no
 goodput; goodput here follows vllm's rule.`,
-	aliases:      map[string]string{"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2e_latency": schema.MetricE2E, schema.MetricRequestThroughput: schema.MetricRequestThroughput, "output_throughput": schema.MetricOutputTokenThroughput, "total_throughput": schema.MetricTotalTokenThroughput},
+	aliases:      map[string]string{"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2e_latency": schema.MetricE2E, "request_throughput": schema.MetricRequestThroughput, "output_throughput": schema.MetricOutputTokenThroughput, "total_throughput": schema.MetricTotalTokenThroughput},
 	oneToken:     schema.OneTokenPass,
 	oneTokenRule: "SGLang has no goodput; vLLM's rule applies: a one-token answer has tpot 0 for goodput, so it passes a TPOT limit",
 }}

@@ -19,7 +19,7 @@ clock, carried on records) else max(end_ns) − min(sent_ns). request_goodput co
 one-token answer has tpot 0 for goodput (one_token pass, whatever the SLO states). numpy linear percentiles, np.mean, np.std
 (ddof 0) in float64 seconds, reported ×10⁹ in ns. orig (read only in a vLLM import): ttft (s), itl [s], latency (s,
 optional), output_len, input_len, success/error.`,
-	aliases: map[string]string{"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2el": schema.MetricE2E, schema.MetricRequestThroughput: schema.MetricRequestThroughput, "output_throughput": schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput: schema.MetricTotalTokenThroughput, "request_goodput": schema.MetricGoodput},
+	aliases: map[string]string{"ttft": schema.MetricTTFT, "tpot": schema.MetricTPOT, "itl": schema.MetricITL, "e2el": schema.MetricE2E, "request_throughput": schema.MetricRequestThroughput, "output_throughput": schema.MetricOutputTokenThroughput, "total_token_throughput": schema.MetricTotalTokenThroughput, "request_goodput": schema.MetricGoodput},
 	meanings: map[string]string{
 		schema.MetricTPOT: "tpot = (latency − ttft) ÷ (output tokens − 1), per request, latency to the end of the stream (vLLM's TPOT)",
 		schema.MetricITL:  "itl = every gap between content chunks, pooled (vLLM's ITL)",

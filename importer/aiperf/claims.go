@@ -75,8 +75,8 @@ func addClaims(c *ingest.ClaimSet, s *Summary, file, point string) {
 			c.Add(file, point, schema.MetricWindow, "benchmark_duration.avg", st.Values["avg"], u)
 		}
 	}
-	scalar(schema.MetricRequestThroughput, schema.MetricRequestThroughput, 1)
-	scalar(schema.MetricOutputTokenThroughput, schema.MetricOutputTokenThroughput, 1)
-	scalar(schema.MetricTotalTokenThroughput, schema.MetricTotalTokenThroughput, 1)
-	scalar(schema.MetricGoodput, schema.MetricGoodput, 1)
+	scalar("request_throughput", schema.MetricRequestThroughput, 1)
+	scalar("output_token_throughput", schema.MetricOutputTokenThroughput, 1)
+	scalar("total_token_throughput", schema.MetricTotalTokenThroughput, 1)
+	scalar("goodput", schema.MetricGoodput, 1)
 }

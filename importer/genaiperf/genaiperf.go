@@ -261,6 +261,6 @@ func claimSummary(c *ingest.ClaimSet, s Summary, file, point string, streaming b
 		json.Unmarshal(s[k]["avg"], &n)
 		return n
 	}
-	c.Add(file, point, schema.MetricRequestThroughput, "request_throughput.avg", avg(schema.MetricRequestThroughput), 1)
-	c.AddNotRecomputable(file, point, schema.MetricOutputTokenThroughput, "output_token_throughput.avg", avg(schema.MetricOutputTokenThroughput), 1, noTokens)
+	c.Add(file, point, schema.MetricRequestThroughput, "request_throughput.avg", avg("request_throughput"), 1)
+	c.AddNotRecomputable(file, point, schema.MetricOutputTokenThroughput, "output_token_throughput.avg", avg("output_token_throughput"), 1, noTokens)
 }

@@ -309,7 +309,7 @@ const noLatency = "SGLang's --output-details saves ttfts and itls but no per-req
 func claimRun(c *ingest.ClaimSet, o serve.Object, file, point string) {
 	c.Add(file, point, "counts.ok", "completed", o.Number("completed"), 1)
 	c.Add(file, point, schema.MetricWindow, "duration", o.Number("duration"), ingest.Second)
-	c.Add(file, point, schema.MetricRequestThroughput, schema.MetricRequestThroughput, o.Number(schema.MetricRequestThroughput), 1)
+	c.Add(file, point, schema.MetricRequestThroughput, "request_throughput", o.Number("request_throughput"), 1)
 	c.Add(file, point, schema.MetricOutputTokenThroughput, "output_throughput", o.Number("output_throughput"), 1)
 	c.Add(file, point, schema.MetricTotalTokenThroughput, "total_throughput", o.Number("total_throughput"), 1)
 	serve.DistClaims(c, o, file, point, map[string]string{

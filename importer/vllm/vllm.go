@@ -40,7 +40,7 @@ func parseResult(data []byte, name string) (*Result, error) {
 	if msg := serve.OtherFormat(o, serve.ToolVLLM); msg != "" {
 		return nil, ingest.Errorf(name, "%s", msg)
 	}
-	if !o.Has("duration") || !o.Has("completed") || !(o.Has("mean_ttft_ms") || o.Has(schema.MetricRequestThroughput)) {
+	if !o.Has("duration") || !o.Has("completed") || !(o.Has("mean_ttft_ms") || o.Has("request_throughput")) {
 		return nil, ingest.Errorf(name, "not a vLLM benchmark result: duration, completed and the ttft summary are missing")
 	}
 	if o.Has("benchmarks") || o.Has("records") {
@@ -272,10 +272,10 @@ func claimSummary(c *ingest.ClaimSet, o serve.Object, file, point string, rb *se
 		c.Add(file, point, "counts.error", "failed", o.Number("failed"), 1)
 	}
 	c.Add(file, point, schema.MetricWindow, "duration", o.Number("duration"), ingest.Second)
-	c.Add(file, point, schema.MetricRequestThroughput, schema.MetricRequestThroughput, o.Number(schema.MetricRequestThroughput), 1)
+	c.Add(file, point, schema.MetricRequestThroughput, "request_throughput", o.Number("request_throughput"), 1)
 	c.Add(file, point, schema.MetricOutputTokenThroughput, "output_throughput", o.Number("output_throughput"), 1)
-	if o.Has(schema.MetricTotalTokenThroughput) {
-		c.Add(file, point, schema.MetricTotalTokenThroughput, schema.MetricTotalTokenThroughput, o.Number(schema.MetricTotalTokenThroughput), 1)
+	if o.Has("total_token_throughput") {
+		c.Add(file, point, schema.MetricTotalTokenThroughput, "total_token_throughput", o.Number("total_token_throughput"), 1)
 	}
 	for _, k := range []string{"request_goodput", "request_goodput:"} {
 		if o.Has(k) {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/importer/ingest"
-	"github.com/benchseal/benchseal/schema"
 )
 
 // AIPerfTimeBased returns the real AIPerf run1 export (testdata/fixtures/
@@ -57,9 +56,9 @@ func AIPerfTimeBased(tb testing.TB, mul float64) []ingest.File {
 	set := func(tag, unit string, v float64) {
 		recs[tag] = map[string]any{"tag": tag, "unit": unit, "avg": v}
 	}
-	set(schema.MetricRequestThroughput, "requests/sec", mul*avg("request_count")/w)
-	set(schema.MetricOutputTokenThroughput, "tokens/sec", avg("total_osl")/w)
-	set(schema.MetricTotalTokenThroughput, "tokens/sec", (avg("total_isl")+avg("total_osl"))/w)
+	set("request_throughput", "requests/sec", mul*avg("request_count")/w)
+	set("output_token_throughput", "tokens/sec", avg("total_osl")/w)
+	set("total_token_throughput", "tokens/sec", (avg("total_isl")+avg("total_osl"))/w)
 	set("input_token_throughput", "tokens/sec", avg("total_isl")/w)
 	out := map[string]any{"schema_version": "1.0"}
 	for k, v := range recs {
