@@ -1,0 +1,185 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// metricTableFile is the one non-test file that spells the canonical
+// metric names: the table every list of metrics derives from.
+const metricTableFile = "schema/metrics.go"
+
+// metricLiteralAllowed are string literals that spell a canonical metric
+// name but are not benchseal's metric, by file and value: a peer tool's
+// own name in the code that reads or states that tool's format (it stays
+// what the tool writes whatever benchseal calls its metric, so it must not
+// derive from the table), or a field of benchseal's file format that
+// shares the metric's name.
+var metricLiteralAllowed = map[string][]string{
+	// AIPerf's metric tags in its profile_export_aiperf.json (the records
+	// and summary an import reads and a definitions alias, and the export
+	// the importer tests write), and its per-user output rate, a metric of
+	// its own that a claim may name under aiperf definitions.
+	"importer/aiperf/claims.go":                  {"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user"},
+	"importer/internal/importtest/aiperftime.go": {"request_throughput", "output_token_throughput", "total_token_throughput"},
+	"replay/def_aiperf.go":                       {"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user"},
+	"schema/claimdefs.go":                        {"output_token_throughput_per_user"},
+	// GenAI-Perf's profile_export_genai_perf.json fields
+	// ("request_throughput": {"avg": ...}).
+	"importer/genaiperf/genaiperf.go": {"request_throughput", "output_token_throughput", "request_throughput.avg", "output_token_throughput.avg"},
+	// The result fields of vLLM's and SGLang's bench_serving JSON.
+	"importer/vllm/vllm.go":     {"request_throughput", "total_token_throughput"},
+	"replay/def_vllm.go":        {"request_throughput", "total_token_throughput"},
+	"importer/sglang/sglang.go": {"request_throughput"},
+	"replay/def_sglang.go":      {"request_throughput"},
+	// The manifest field provenance.windows[i].window_ns in a validation
+	// error: the JSON name of ToolWindow.WindowNS (its tag), a field of the
+	// format the published JSON Schema pins, not the metric.
+	"schema/provenance.go": {".window_ns"},
+}
+
+// metricWord matches a canonical metric name spelled inside a longer
+// literal (help text, an error message, a header), as a whole word. Names
+// that are English words ("goodput") are left out: prose may say them.
+func metricWord() *regexp.Regexp {
+	var alts []string
+	for _, m := range schema.Metrics {
+		if strings.Contains(m.Name, "_") {
+			alts = append(alts, regexp.QuoteMeta(m.Name))
+		}
+	}
+	return regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(` + strings.Join(alts, "|") + `)(?:[^A-Za-z0-9_]|$)`)
+}
+
+// metricPathOf reports whether s is a canonical metric name or a path that
+// starts with one: NAME, NAME.KEY ("ttft_ns.p50"), NAME_SUFFIX, or any of
+// these under "summary.".
+func metricPathOf(s string) (string, bool) {
+	t := strings.TrimPrefix(s, "summary.")
+	for _, m := range schema.Metrics {
+		if t == m.Name || strings.HasPrefix(t, m.Name+".") || strings.HasPrefix(t, m.Name+"_") {
+			return m.Name, true
+		}
+	}
+	return "", false
+}
+
+// metricLiteral is one string literal that spells a metric name.
+type metricLiteral struct {
+	file, pos, value string
+	path             bool // the literal is the name or a path (else it spells one in text)
+}
+
+// findMetricLiterals returns every string literal of the module's non-test
+// Go files but the table's that spells a canonical metric name, struct
+// tags left out (a tag is the field's JSON name, the format the published
+// schema pins, and cannot be a constant).
+func findMetricLiterals(t *testing.T, root string) []metricLiteral {
+	word := metricWord()
+	var out []metricLiteral
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == metricTableFile {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		tags := map[*ast.BasicLit]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if fl, ok := n.(*ast.Field); ok && fl.Tag != nil {
+				tags[fl.Tag] = true
+			}
+			bl, ok := n.(*ast.BasicLit)
+			if !ok || bl.Kind != token.STRING || tags[bl] {
+				return true
+			}
+			s, err := strconv.Unquote(bl.Value)
+			if err != nil {
+				return true
+			}
+			_, path := metricPathOf(s)
+			if path || word.MatchString(s) {
+				pos := fset.Position(bl.Pos())
+				out = append(out, metricLiteral{file: rel, pos: rel + ":" + strconv.Itoa(pos.Line), value: s, path: path})
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestNoMetricNameLiterals fails on a string literal outside the metrics
+// table (schema/metrics.go) and tests that spells a canonical metric name:
+// the name itself, a path under it ("ttft_ns.p50", "summary.goodput"), or
+// the name in a longer text (help, an error, a report header). Those
+// derive from the table (schema.Metrics, its constants, MetricPath), so
+// that renaming or adding a metric changes every list at once. A literal
+// that is a peer tool's own name is allowed where metricLiteralAllowed
+// says why.
+func TestNoMetricNameLiterals(t *testing.T) {
+	var paths, words int
+	used := map[[2]string]bool{}
+	for _, l := range findMetricLiterals(t, moduleRoot(t)) {
+		if allowedMetricLiteral(l) {
+			used[[2]string{l.file, l.value}] = true
+			continue
+		}
+		kind := "spells a metric name in text"
+		if l.path {
+			kind = "is a metric name or path"
+			paths++
+		} else {
+			words++
+		}
+		t.Errorf("%s: %q %s: derive it from schema.Metrics (its constants, fields or MetricPath)", l.pos, l.value, kind)
+	}
+	for file, vs := range metricLiteralAllowed {
+		for _, v := range vs {
+			if !used[[2]string{file, v}] {
+				t.Errorf("metricLiteralAllowed: %s holds no literal %q: remove the entry", file, v)
+			}
+		}
+	}
+	t.Logf("metric-name literals outside %s and tests: %d names or paths, %d in text", metricTableFile, paths, words)
+}
+
+func allowedMetricLiteral(l metricLiteral) bool {
+	for _, v := range metricLiteralAllowed[l.file] {
+		if v == l.value {
+			return true
+		}
+	}
+	return false
+}
