@@ -46,8 +46,8 @@ func toolFiles(t *testing.T) map[string][]string {
 func TestEveryToolHasAFormatRule(t *testing.T) {
 	files := toolFiles(t)
 	for _, tool := range append(Tools(), Benchseal) {
-		if !slices.ContainsFunc(formatRules, func(r formatRule) bool { return r.tool == tool }) {
-			t.Errorf("no format rule for %s", tool)
+		if !slices.ContainsFunc(formatRules, func(r formatRule) bool { return r.tool == tool && r.Match != nil && r.Title != "" }) {
+			t.Errorf("no format rule for %s (its Registration.Format)", tool)
 		}
 		if len(files[tool]) == 0 {
 			t.Errorf("no real file of %s to check the rules against", tool)
@@ -111,18 +111,18 @@ func TestWrongToolGetsOneErrorNamingTheTool(t *testing.T) {
 
 // TestSniffReadsFieldsToDepthTwo pins the field names the rules see.
 func TestSniffReadsFieldsToDepthTwo(t *testing.T) {
-	s := newSniff([]byte(`[{"a": {"b": {"c": 1}, "d": "x"}, "schema": "benchseal/manifest/v1"}, {"late": 1}]`))
+	s := ingest.NewSniffed([]byte(`[{"a": {"b": {"c": 1}, "d": "x"}, "schema": "benchseal/manifest/v1"}, {"late": 1}]`))
 	for _, k := range []string{"a", "a.b", "a.d", "schema", "late"} {
-		if _, ok := s.fields[k]; !ok {
-			t.Errorf("field %s not seen: %v", k, s.fields)
+		if _, ok := s.Fields[k]; !ok {
+			t.Errorf("field %s not seen: %v", k, s.Fields)
 		}
 	}
-	if _, ok := s.fields["a.b.c"]; ok || s.fields["schema"] != "benchseal/manifest/v1" || s.fields["a.d"] != "x" {
-		t.Errorf("fields %v", s.fields)
+	if _, ok := s.Fields["a.b.c"]; ok || s.Fields["schema"] != "benchseal/manifest/v1" || s.Fields["a.d"] != "x" {
+		t.Errorf("fields %v", s.Fields)
 	}
 	// Only the first value of JSON Lines counts.
-	if s := newSniff([]byte("{\"x\": 1}\n{\"y\": 2}\n")); s.has("y") {
-		t.Errorf("second line read: %v", s.fields)
+	if s := ingest.NewSniffed([]byte("{\"x\": 1}\n{\"y\": 2}\n")); s.Has("y") {
+		t.Errorf("second line read: %v", s.Fields)
 	}
 }
 

@@ -14,7 +14,17 @@ import (
 var Tool = schema.AIPerf.Name
 
 // Registration lists the importer in importer's registry (records emitted as they are read).
-var Registration = ingest.Registration{Peer: schema.AIPerf, Files: "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", Stream: Stream}
+var Registration = ingest.Registration{Peer: schema.AIPerf, Files: "profile_export.jsonl [profile_export_aiperf.json] [profile_export_raw.jsonl] [profile_export_aiperf.csv]", Stream: Stream,
+	// AIPerf: every profile_export.jsonl record has metadata with the
+	// request id; the summary JSON has aiperf_version, or records keyed by
+	// metric tag; the CSV lists percentiles from p1 up; the GPU telemetry
+	// export's lines name their dcgm_url and telemetry_data.
+	Format: ingest.Format{Title: "AIPerf output", Match: func(s *ingest.Sniffed) bool {
+		return s.Has("metadata.x_request_id", "metadata.credit_phase", "metadata.benchmark_phase", "aiperf_version", "records.request_latency", "records.time_to_first_token", "records.error_request_count") ||
+			s.Has("dcgm_url") && s.Has("telemetry_data") ||
+			bytes.HasPrefix(s.Head, []byte("Metric,avg,min,max,p1,"))
+	}},
+}
 
 // PointName is the load point of an AIPerf import when the summary states
 // no load; otherwise the point is named after its concurrency or rate.

@@ -13,7 +13,13 @@ import (
 var Tool = schema.GenAIPerf.Name
 
 // Registration lists the importer in importer's registry (records emitted as they are read).
-var Registration = ingest.Registration{Peer: schema.GenAIPerf, Files: "profile_export.json [profile_export_genai_perf.json]", Stream: Stream}
+var Registration = ingest.Registration{Peer: schema.GenAIPerf, Files: "profile_export.json [profile_export_genai_perf.json]", Stream: Stream,
+	// GenAI-Perf: profile_export.json holds experiments; its summary holds
+	// the metric blocks at the top with no AIPerf field.
+	Format: ingest.Format{Title: "GenAI-Perf output", Match: func(s *ingest.Sniffed) bool {
+		return s.Has("experiments") || s.Has("time_to_first_token", "request_latency") && !s.Has("aiperf_version", "schema_version", "benchmark_id")
+	}},
+}
 
 // Export is profile_export.json.
 type Export struct {

@@ -16,7 +16,11 @@ import (
 var Tool = schema.GuideLLM.Name
 
 // Registration lists the importer in importer's registry (records emitted as they are read).
-var Registration = ingest.Registration{Peer: schema.GuideLLM, Files: "benchmarks.json or benchmarks.yaml (one load point per benchmark)", Stream: Stream}
+var Registration = ingest.Registration{Peer: schema.GuideLLM, Files: "benchmarks.json or benchmarks.yaml (one load point per benchmark)", Stream: Stream,
+	// GuideLLM reports hold a benchmarks list (and, from 0.4, metadata
+	// with guidellm_version).
+	Format: ingest.Format{Title: "a GuideLLM report", Match: func(s *ingest.Sniffed) bool { return s.Has("benchmarks", "metadata.guidellm_version") }},
+}
 
 // Report is a parsed benchmarks.json.
 type Report struct {

@@ -19,7 +19,13 @@ import (
 var Tool = schema.InferencePerf.Name
 
 // Registration lists the importer in importer's registry (records emitted as they are read).
-var Registration = ingest.Registration{Peer: schema.InferencePerf, Files: "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", Stream: Stream}
+var Registration = ingest.Registration{Peer: schema.InferencePerf, Files: "per_request_lifecycle_metrics.json [summary_lifecycle_metrics.json | stage_N_lifecycle_metrics.json ...]", Stream: Stream,
+	// inference-perf: per-request records with start_time, end_time and
+	// info; summaries with load_summary.
+	Format: ingest.Format{Title: "inference-perf output", Match: func(s *ingest.Sniffed) bool {
+		return s.Has("load_summary") || s.Has("start_time") && s.Has("end_time") && s.Has("info.request_metrics", "info.response_metrics")
+	}},
+}
 
 // Request is one entry of per_request_lifecycle_metrics.json as
 // inference-perf's reportgen writes it ({start_time, end_time, request,

@@ -12,6 +12,10 @@ type Registration struct {
 	Peer *schema.PeerTool
 	// Files describes the files the importer takes (import --help).
 	Files string
+	// Format says what the tool's files look like; every import checks
+	// its files against every tool's, so that a file of another tool is
+	// refused naming the import to use (importer.LooksLike).
+	Format Format
 	// Stream passes each record on as it is built; nil for a tool whose
 	// input cannot be read element by element, which sets Parse.
 	Stream StreamFunc

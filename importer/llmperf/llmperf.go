@@ -16,7 +16,13 @@ import (
 var Tool = schema.LLMPerf.Name
 
 // Registration lists the importer in importer's registry (records emitted as they are read).
-var Registration = ingest.Registration{Peer: schema.LLMPerf, Files: "*_individual_responses.json [*_summary.json]", Stream: Stream}
+var Registration = ingest.Registration{Peer: schema.LLMPerf, Files: "*_individual_responses.json [*_summary.json]", Stream: Stream,
+	// LLMPerf: the individual responses are a list of objects with ttft_s
+	// and end_to_end_latency_s; the summary holds results_* fields.
+	Format: ingest.Format{Title: "LLMPerf output", Match: func(s *ingest.Sniffed) bool {
+		return s.Has("ttft_s", "end_to_end_latency_s") || s.HasPrefix("results_")
+	}},
+}
 
 // Response is one entry of *_individual_responses.json.
 type Response struct {

@@ -19,7 +19,12 @@ import (
 var Tool = schema.MLPerf.Name
 
 // Registration lists the importer in importer's registry (records built in memory: the input cannot be read element by element).
-var Registration = ingest.Registration{Peer: schema.MLPerf, Files: "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", Parse: Parse}
+var Registration = ingest.Registration{Peer: schema.MLPerf, Files: "mlperf_log_summary.txt and/or mlperf_log_detail.txt (external reference, no records)", Parse: Parse,
+	// MLPerf LoadGen: the summary's banner, the detail log's line prefix.
+	Format: ingest.Format{Title: "an MLPerf LoadGen log", Match: func(s *ingest.Sniffed) bool {
+		return bytes.Contains(s.Head, []byte("MLPerf Results Summary")) || bytes.HasPrefix(s.Head, []byte(":::MLLOG"))
+	}},
+}
 
 // Summary is mlperf_log_summary.txt as "key : value" pairs, in order.
 type Summary struct {

@@ -17,7 +17,9 @@ import (
 var Tool = schema.SGLang.Name
 
 // Registration lists the importer in importer's registry (records emitted as they are read).
-var Registration = ingest.Registration{Peer: schema.SGLang, Files: "bench_serving output JSONL written with --output-details (one load point per line)", Stream: Stream}
+var Registration = ingest.Registration{Peer: schema.SGLang, Files: "bench_serving output JSONL written with --output-details (one load point per line)", Stream: Stream,
+	Format: ingest.Format{Title: "SGLang bench_serving output", Match: func(s *ingest.Sniffed) bool { return serve.Shows(s.Object(), serve.ToolSGLang) }},
+}
 
 // Run is one line of the output file.
 type Run struct {

@@ -17,7 +17,9 @@ import (
 var Tool = schema.VLLM.Name
 
 // Registration lists the importer in importer's registry (records built in memory: the input cannot be read element by element).
-var Registration = ingest.Registration{Peer: schema.VLLM, Files: "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", Parse: Parse}
+var Registration = ingest.Registration{Peer: schema.VLLM, Files: "one result JSON (--save-result; per-request lists from the 2024 layout or --save-detailed)", Parse: Parse,
+	Format: ingest.Format{Title: "vLLM benchmark_serving output", Match: func(s *ingest.Sniffed) bool { return serve.Shows(s.Object(), serve.ToolVLLM) }},
+}
 
 // Result is one parsed vLLM result file.
 type Result struct {
