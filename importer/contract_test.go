@@ -25,8 +25,10 @@ const module = "github.com/benchseal/benchseal/"
 // TestEveryPeerToolIsComplete walks the registration (schema.PeerTools)
 // and fails for a tool that lacks any part of it: its importer and its
 // replay definitions, both pointing to the same registration; its real
-// fixture; its importer package's tests and fuzz target; its rows in the
-// per-tool tables of this package's tests.
+// fixture; its importer package's tests and fuzz target and, for a tool
+// with records, the package's call of the peer-tool contract (peertest.Run,
+// which fails when the tool's Case lacks its failed-first input, canonical
+// outcomes or provenance statuses).
 func TestEveryPeerToolIsComplete(t *testing.T) {
 	if len(importers) != len(schema.PeerTools) {
 		t.Errorf("%d importers for %d peer tools", len(importers), len(schema.PeerTools))
@@ -37,25 +39,12 @@ func TestEveryPeerToolIsComplete(t *testing.T) {
 			if !ok || im.Peer != pt {
 				t.Errorf("no importer registered with schema's %s (importer.importers)", pt.Name)
 			} else {
-				checkPackageTests(t, im)
+				checkPackageTests(t, im, pt.Records)
 			}
 			if d, err := replay.LookupDefinition(pt.Name); err != nil || d.Tool() != pt {
 				t.Errorf("no replay definitions pointing to schema's %s (replay's registry, def_TOOL.go): %v", pt.Name, err)
 			}
 			checkFixture(t, pt)
-			if !pt.Records {
-				return
-			}
-			if _, ok := failedFirst[pt.Name]; !ok {
-				t.Errorf("no failed-first input in failedfirst_test.go")
-			}
-			listed := false
-			for _, c := range canonicalVersusTool {
-				listed = listed || c.tool == pt.Name
-			}
-			if !listed {
-				t.Errorf("no row in canonicalVersusTool (canonical_test.go)")
-			}
 		})
 	}
 	for _, d := range replay.Definitions() {
@@ -92,8 +81,9 @@ func checkFixture(t *testing.T, pt *schema.PeerTool) {
 }
 
 // checkPackageTests: the importer's own package (found from its parser
-// function, not from a name) has a test and a fuzz target of its parser.
-func checkPackageTests(t *testing.T, im Importer) {
+// function, not from a name) has a test and a fuzz target of its parser
+// and, when records, a test calling peertest.Run.
+func checkPackageTests(t *testing.T, im Importer, records bool) {
 	t.Helper()
 	fn := runtime.FuncForPC(reflect.ValueOf(im.parser).Pointer()).Name()
 	pkg := fn[:strings.LastIndex(fn, ".")]
@@ -101,7 +91,10 @@ func checkPackageTests(t *testing.T, im Importer) {
 		t.Fatalf("%s's parser %s is not in an importer package", im.Tool, fn)
 	}
 	dir := filepath.Join(importtest.Root(), filepath.FromSlash(strings.TrimPrefix(pkg, module)))
-	tests, fuzz := testFuncs(t, dir)
+	tests, fuzz, contract := testFuncs(t, dir)
+	if records && !contract {
+		t.Errorf("%s's tests do not call peertest.Run (the peer-tool contract: failed-first input, canonical outcomes, provenance)", pkg)
+	}
 	if len(tests) == 0 {
 		t.Errorf("%s has no Test function", pkg)
 	}
@@ -111,8 +104,8 @@ func checkPackageTests(t *testing.T, im Importer) {
 }
 
 // testFuncs returns the names of the Test and Fuzz functions in dir's
-// _test.go files.
-func testFuncs(t *testing.T, dir string) (tests, fuzz []string) {
+// _test.go files, and whether any of them calls peertest.Run.
+func testFuncs(t *testing.T, dir string) (tests, fuzz []string, contract bool) {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
@@ -124,6 +117,7 @@ func testFuncs(t *testing.T, dir string) (tests, fuzz []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		contract = contract || callsContract(f)
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Recv != nil || fd.Type.Params.NumFields() != 1 {
@@ -137,7 +131,32 @@ func testFuncs(t *testing.T, dir string) (tests, fuzz []string) {
 			}
 		}
 	}
-	return tests, fuzz
+	return tests, fuzz, contract
+}
+
+// callsContract reports whether f calls peertest.Run, peertest being
+// internal/peertest.
+func callsContract(f *ast.File) bool {
+	name := ""
+	for _, im := range f.Imports {
+		if im.Path.Value == `"`+module+`internal/peertest"` {
+			name = "peertest"
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+		}
+	}
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok && name != "" {
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Run" {
+				x, ok := sel.X.(*ast.Ident)
+				found = found || ok && x.Name == name
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // isTestingParam reports whether fd's one parameter is *testing.<typ>.

@@ -1,7 +1,9 @@
 package importtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -310,4 +312,24 @@ func FuzzStream(f *testing.F, seed []ingest.File, i int, stream ingest.StreamFun
 			}
 		}
 	})
+}
+
+// DecodeNumbers decodes b into v keeping numbers exact (json.Number).
+func DecodeNumbers(tb testing.TB, b []byte, v any) {
+	tb.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// MustJSON encodes v as indented JSON (an edited fixture's bytes).
+func MustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
