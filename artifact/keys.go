@@ -25,8 +25,9 @@ import (
 var ErrKey = errors.New("bad key")
 
 // ErrKeyNotOpened: a private key did not decode or decrypt with the
-// password given (most often a wrong password). It is also an ErrKey.
-var ErrKeyNotOpened = errors.New("private key not opened")
+// password given (most often a wrong password). It is also an ErrKey: a
+// condition within that one.
+var ErrKeyNotOpened = errcond.Errorf(ErrKey, "private key not opened")
 
 // GenerateKey makes an ECDSA P-256 key pair: the private key PEM-encoded in
 // cosign's "ENCRYPTED SIGSTORE PRIVATE KEY" format (scrypt + secretbox,
@@ -59,11 +60,11 @@ func LoadPrivateKey(pemBytes, password []byte) (*Signer, error) {
 	}
 	k, err := cryptoutils.UnmarshalPEMToPrivateKey(pemBytes, cryptoutils.StaticPasswordFunc(password))
 	if err != nil {
-		return nil, errcond.Errorf(ErrKeyNotOpened, "%w: load private key (wrong password?): %v", ErrKey, err)
+		return nil, errcond.Errorf(ErrKeyNotOpened, "bad key: load private key (wrong password?): %v", err)
 	}
 	priv, ok := k.(*ecdsa.PrivateKey)
 	if !ok || priv.Curve != elliptic.P256() {
-		return nil, fmt.Errorf("%w: only ECDSA P-256 private keys are supported", ErrKey)
+		return nil, errcond.Errorf(ErrKey, "bad key: only ECDSA P-256 private keys are supported")
 	}
 	return NewSigner(priv)
 }
@@ -128,18 +129,18 @@ type PublicKey struct {
 func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 	block, rest := pem.Decode(pemBytes)
 	if block == nil || block.Type != "PUBLIC KEY" {
-		return nil, fmt.Errorf("%w: not a PEM \"PUBLIC KEY\"", ErrKey)
+		return nil, errcond.Errorf(ErrKey, "bad key: not a PEM \"PUBLIC KEY\"")
 	}
 	if len(bytes.TrimSpace(rest)) > 0 {
-		return nil, fmt.Errorf("%w: trailing data after the public key", ErrKey)
+		return nil, errcond.Errorf(ErrKey, "bad key: trailing data after the public key")
 	}
 	k, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+		return nil, errcond.Errorf(ErrKey, "bad key: %v", err)
 	}
 	ek, ok := k.(*ecdsa.PublicKey)
 	if !ok {
-		return nil, fmt.Errorf("%w: only ECDSA P-256 public keys are supported", ErrKey)
+		return nil, errcond.Errorf(ErrKey, "bad key: only ECDSA P-256 public keys are supported")
 	}
 	return NewPublicKey(ek)
 }
@@ -147,11 +148,11 @@ func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 // NewPublicKey wraps an ECDSA P-256 public key.
 func NewPublicKey(k *ecdsa.PublicKey) (*PublicKey, error) {
 	if k.Curve != elliptic.P256() {
-		return nil, fmt.Errorf("%w: only ECDSA P-256 keys are supported", ErrKey)
+		return nil, errcond.Errorf(ErrKey, "bad key: only ECDSA P-256 keys are supported")
 	}
 	der, err := x509.MarshalPKIXPublicKey(k)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+		return nil, errcond.Errorf(ErrKey, "bad key: %v", err)
 	}
 	return &PublicKey{key: k, der: der}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/opencontainers/go-digest"
@@ -173,7 +174,7 @@ func validateForPack(ctx context.Context, st *stage, runDir, out string, maxProb
 func packCreated(created time.Time, runDir string, m *schema.Manifest) (time.Time, error) {
 	if created.IsZero() {
 		if m.FinishTime == "" {
-			return time.Time{}, fmt.Errorf("pack %s: %w: state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir, ErrNoCreationTime)
+			return time.Time{}, errcond.Errorf(ErrNoCreationTime, "pack %s: the run's finish_time is unknown, so the bundle's creation time cannot come from it: state it with SOURCE_DATE_EPOCH (Unix seconds)", runDir)
 		}
 		var err error
 		created, err = time.Parse(time.RFC3339Nano, m.FinishTime)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -184,25 +185,25 @@ type Attestation struct {
 // predicate fields are ignored, as VSA's parsing rules say.
 func Parse(payload []byte) (*Attestation, error) {
 	if err := schema.CheckJSON(payload); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrAttestation, err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %v", err)
 	}
 	var st statement
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrAttestation, err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %v", err)
 	}
 	switch {
 	case st.Type != artifact.StatementTypeV1:
-		return nil, fmt.Errorf("%w: _type %q, want %q", ErrAttestation, st.Type, artifact.StatementTypeV1)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: _type %q, want %q", st.Type, artifact.StatementTypeV1)
 	case st.PredicateType != artifact.PredicateTypeVSA:
-		return nil, fmt.Errorf("%w: predicate type %q, want %q", ErrAttestation, st.PredicateType, artifact.PredicateTypeVSA)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: predicate type %q, want %q", st.PredicateType, artifact.PredicateTypeVSA)
 	case len(st.Subject) != 1:
-		return nil, fmt.Errorf("%w: %d subjects, want 1 (the run manifest)", ErrAttestation, len(st.Subject))
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %d subjects, want 1 (the run manifest)", len(st.Subject))
 	case !hex64.MatchString(st.Subject[0].Digest["sha256"]):
-		return nil, fmt.Errorf("%w: subject has no sha256 digest", ErrAttestation)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: subject has no sha256 digest")
 	}
 	var p vsa.VerificationSummary
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(st.Predicate, &p); err != nil {
-		return nil, fmt.Errorf("%w: predicate: %v", ErrAttestation, err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: predicate: %v", err)
 	}
 	a := &Attestation{
 		Subject:        st.Subject[0].Name,
@@ -218,20 +219,20 @@ func Parse(payload []byte) (*Attestation, error) {
 	}
 	switch {
 	case a.VerifierID == "":
-		return nil, fmt.Errorf("%w: verifier.id missing", ErrAttestation)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: verifier.id missing")
 	case p.GetTimeVerified() == nil:
-		return nil, fmt.Errorf("%w: timeVerified missing", ErrAttestation)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: timeVerified missing")
 	case a.ResourceURI == "":
-		return nil, fmt.Errorf("%w: resourceUri missing", ErrAttestation)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: resourceUri missing")
 	case a.Policy.URI == "":
-		return nil, fmt.Errorf("%w: policy.uri missing", ErrAttestation)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: policy.uri missing")
 	case a.Result != ResultPassed && a.Result != ResultFailed:
-		return nil, fmt.Errorf("%w: verificationResult %q, want PASSED or FAILED", ErrAttestation, a.Result)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: verificationResult %q, want PASSED or FAILED", a.Result)
 	case len(a.Levels) == 0:
-		return nil, fmt.Errorf("%w: verifiedLevels missing", ErrAttestation)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: verifiedLevels missing")
 	}
 	if err := p.GetTimeVerified().CheckValid(); err != nil {
-		return nil, fmt.Errorf("%w: timeVerified: %v", ErrAttestation, err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: timeVerified: %v", err)
 	}
 	a.TimeVerified = p.GetTimeVerified().AsTime().UTC()
 	r, err := parseReproduction(st.Predicate)
@@ -239,7 +240,7 @@ func Parse(payload []byte) (*Attestation, error) {
 		err = checkReproduction(r, a.Has(LevelReproduced))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrAttestation, err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %v", err)
 	}
 	a.Reproduction = r
 	return a, nil

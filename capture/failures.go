@@ -3,11 +3,11 @@ package capture
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -121,7 +121,7 @@ func (r *runner) noteEnd(c *cell, rec *schema.Record) {
 		// (sent in the current phase, c's, and not yet ended), which the
 		// records count too.
 		inFlight := max(0, r.cur.sent.Load()-r.cur.done.Load())
-		r.abort(fmt.Errorf("%w: point %s repeat %d (%s): %d of the first %d ended requests failed (%.0f%%), more than --max-error-rate %.0f%%; %d more were in flight",
-			ErrTooManyFailures, c.pt.Name, c.repeat, c.phase, bad, done, 100*float64(bad)/float64(done), 100*thr, inFlight))
+		r.abort(errcond.Errorf(ErrTooManyFailures, "too many failed requests: point %s repeat %d (%s): %d of the first %d ended requests failed (%.0f%%), more than --max-error-rate %.0f%%; %d more were in flight",
+			c.pt.Name, c.repeat, c.phase, bad, done, 100*float64(bad)/float64(done), 100*thr, inFlight))
 	}
 }

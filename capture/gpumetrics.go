@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -105,7 +106,7 @@ func (r *runner) newGPUScraper(ctx context.Context, m *schema.Manifest) (*gpuScr
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("capture failed: gpu metrics %s: %w: %w", u, ErrNoGPUMetrics, err)
+			return nil, errcond.Errorf(ErrNoGPUMetrics, "capture failed: gpu metrics %s: no accelerator metrics: %w", u, err)
 		}
 		gm.Endpoints = append(gm.Endpoints, schema.GPUEndpoint{URL: u, Devices: []schema.GPUDevice{}})
 	}

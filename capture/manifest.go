@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -265,12 +266,12 @@ func CheckSimulatedHardware(h schema.Hardware, inProcess bool, n int) error {
 		return checkInProcessHardware(h, inProcess)
 	}
 	if a := h.Accelerator; a != "" && a != schema.HardwareSimulated {
-		return fmt.Errorf("%w: hardware.accelerator is %q, but --sim-gpus %d scrapes %d simulated accelerator(s) labelled model %q (benchseal's simulator): leave hardware.accelerator unset (capture records %q and the run's hardware reads %q)",
-			ErrSimulatedHardware, a, n, n, schema.SimulatorModel, schema.HardwareSimulated, schema.SimulatedHardwareOf(n))
+		return errcond.Errorf(ErrSimulatedHardware, "the stated hardware contradicts the simulator's: hardware.accelerator is %q, but --sim-gpus %d scrapes %d simulated accelerator(s) labelled model %q (benchseal's simulator): leave hardware.accelerator unset (capture records %q and the run's hardware reads %q)",
+			a, n, n, schema.SimulatorModel, schema.HardwareSimulated, schema.SimulatedHardwareOf(n))
 	}
 	if c, ok := h.Accelerators(); ok && c != n {
-		return fmt.Errorf("%w: hardware.accelerator_count is %d, but --sim-gpus %d scrapes %d simulated accelerator(s): leave hardware.accelerator_count unset or give %d",
-			ErrSimulatedHardware, c, n, n, n)
+		return errcond.Errorf(ErrSimulatedHardware, "the stated hardware contradicts the simulator's: hardware.accelerator_count is %d, but --sim-gpus %d scrapes %d simulated accelerator(s): leave hardware.accelerator_count unset or give %d",
+			c, n, n, n)
 	}
 	return nil
 }
@@ -282,12 +283,12 @@ func checkInProcessHardware(h schema.Hardware, inProcess bool) error {
 		return nil
 	}
 	if a := h.Accelerator; a != "" && a != schema.HardwareSimulated {
-		return fmt.Errorf("%w: hardware.accelerator is %q, but --simulate runs benchseal's simulator in-process: the records are the simulator's, not that accelerator's; leave hardware.accelerator unset (it is then %q)",
-			ErrSimulatedHardware, a, schema.HardwareSimulated)
+		return errcond.Errorf(ErrSimulatedHardware, "the stated hardware contradicts the simulator's: hardware.accelerator is %q, but --simulate runs benchseal's simulator in-process: the records are the simulator's, not that accelerator's; leave hardware.accelerator unset (it is then %q)",
+			a, schema.HardwareSimulated)
 	}
 	if c, ok := h.Accelerators(); ok && c != 0 {
-		return fmt.Errorf("%w: hardware.accelerator_count is %d, but --simulate without --sim-gpus simulates no accelerator: leave hardware.accelerator_count unset, or give --sim-gpus %d",
-			ErrSimulatedHardware, c, c)
+		return errcond.Errorf(ErrSimulatedHardware, "the stated hardware contradicts the simulator's: hardware.accelerator_count is %d, but --simulate without --sim-gpus simulates no accelerator: leave hardware.accelerator_count unset, or give --sim-gpus %d",
+			c, c)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -122,10 +123,10 @@ func DecodePlan(r io.Reader) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: decode: %v", plan.ErrPlan, err)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: decode: %v", err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after JSON value", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: trailing data after JSON value")
 	}
 	if err := p.Normalize(); err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (p *Plan) Normalize() error {
 		p.normalizePoint(bad, i, &p.Points[i], seen)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", plan.ErrPlan, errors.Join(errs...))
+		return errcond.Errorf(plan.ErrPlan, "invalid plan: %w", errors.Join(errs...))
 	}
 	return nil
 }

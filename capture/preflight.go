@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // ErrPreflight is the root of the errors Run returns when the endpoint
@@ -48,14 +50,14 @@ func (r *runner) checkModels(ctx context.Context, base string) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPreflight, err)
+		return errcond.Errorf(ErrPreflight, "preflight failed: %w", err)
 	}
 	if r.o.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: endpoint %s does not answer: %w", ErrPreflight, base, unwrapURLError(err))
+		return errcond.Errorf(ErrPreflight, "preflight failed: endpoint %s does not answer: %w", base, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -63,9 +65,9 @@ func (r *runner) checkModels(ctx context.Context, base string) error {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
 		return nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%w: GET %s/v1/models: HTTP %s: %s (is the API key right? see --api-key-env)", ErrPreflight, base, resp.Status, serverMessage(body))
+		return errcond.Errorf(ErrPreflight, "preflight failed: GET %s/v1/models: HTTP %s: %s (is the API key right? see --api-key-env)", base, resp.Status, serverMessage(body))
 	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("%w: GET %s/v1/models: HTTP %s: %s", ErrPreflight, base, resp.Status, serverMessage(body))
+		return errcond.Errorf(ErrPreflight, "preflight failed: GET %s/v1/models: HTTP %s: %s", base, resp.Status, serverMessage(body))
 	}
 	var list struct {
 		Data []struct {
@@ -86,7 +88,7 @@ func (r *runner) checkModels(ctx context.Context, base string) error {
 	if len(served) > 20 {
 		served = append(served[:20], fmt.Sprintf("… %d more", len(list.Data)-20))
 	}
-	return fmt.Errorf("%w: model %q is not served by %s; it serves: %s (set --model to one of them)", ErrPreflight, r.o.Request.Model, base, strings.Join(served, ", "))
+	return errcond.Errorf(ErrPreflight, "preflight failed: model %q is not served by %s; it serves: %s (set --model to one of them)", r.o.Request.Model, base, strings.Join(served, ", "))
 }
 
 // probeRequest sends the first workload item, as the run will send it but
@@ -102,11 +104,11 @@ func (r *runner) probeRequest(ctx context.Context) error {
 	it.OutputTokens = min(max(it.OutputTokens, 1), probeOutputTokens)
 	body, err := RequestBody(r.o.Request, &it)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPreflight, err)
+		return errcond.Errorf(ErrPreflight, "preflight failed: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPreflight, err)
+		return errcond.Errorf(ErrPreflight, "preflight failed: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if r.o.Request.Stream {
@@ -116,7 +118,7 @@ func (r *runner) probeRequest(ctx context.Context) error {
 		req.Header.Set("Authorization", "Bearer "+r.o.APIKey)
 	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: probe request POST %s: %s", ErrPreflight, r.url, fmt.Sprintf(format, args...))
+		return errcond.Errorf(ErrPreflight, "preflight failed: probe request POST %s: %s", r.url, fmt.Sprintf(format, args...))
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -323,17 +324,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	if o.OutDir == "" {
-		return nil, fmt.Errorf("capture failed: %w: no output directory", ErrOptions)
+		return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: no output directory")
 	}
 	if o.Request.Model == "" {
-		return nil, fmt.Errorf("capture failed: %w: no model", ErrOptions)
+		return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: no model")
 	}
 	if o.Request.API == "" {
 		o.Request.API = APIChat
 	}
 	if !o.StartAt.IsZero() {
 		if err := CheckStartAt(o.StartAt, time.Now()); err != nil {
-			return nil, fmt.Errorf("capture failed: %w: %w", ErrOptions, err)
+			return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: %w", err)
 		}
 	}
 	if o.Shard != nil {
@@ -345,7 +346,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	if err := CheckEndpoint(o.Endpoint); err != nil {
-		return nil, fmt.Errorf("capture failed: %w: %w", ErrOptions, err)
+		return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: %w", err)
 	}
 	base := strings.TrimRight(o.Endpoint, "/")
 	base = strings.TrimSuffix(base, "/v1")
@@ -426,7 +427,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Refuse before sending anything or touching the output directory when
 	// the publisher's settings would make an invalid manifest.
 	if probs := schema.ValidateManifest(m, schema.ManifestFile); len(probs) > 0 {
-		return nil, fmt.Errorf("capture failed: %w: %w", ErrInvalidManifest, &schema.ValidationError{Problems: probs})
+		return nil, errcond.Errorf(ErrInvalidManifest, "capture failed: the manifest would be invalid (state it with --set or --manifest): %w", &schema.ValidationError{Problems: probs})
 	}
 
 	// The first scrape comes before any request (preflight's too): it is
@@ -654,7 +655,7 @@ func prepareDir(dir string) error {
 	case err != nil:
 		return fmt.Errorf("create run directory: %w", err)
 	case len(entries) > 0:
-		return fmt.Errorf("capture failed: create run directory %s: %w", dir, ErrNotEmpty)
+		return errcond.Errorf(ErrNotEmpty, "capture failed: create run directory %s: exists and is not empty (refusing to overwrite)", dir)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -121,7 +122,7 @@ func (r *runner) buildWorkload() ([]*cell, error) {
 		return r.layCells(pools, nil, err)
 	}
 	if o.Prompts != nil && p.DistinctPrompts {
-		return nil, fmt.Errorf("%w: distinct prompts per point × repeat are synthetic; a prompts file gives its own", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: distinct prompts per point × repeat are synthetic; a prompts file gives its own")
 	}
 	if o.Prompts != nil {
 		pools, err := r.filePools()
@@ -147,7 +148,7 @@ func (r *runner) filePools() ([]pool, error) {
 	pools := make([]pool, len(p.Points))
 	for i := range p.Points {
 		if p.Points[i].InputTokens != 0 && p.Points[i].InputTokens != p.InputTokens {
-			return nil, fmt.Errorf("%w: point %s sets input_tokens, but prompts come from a file", plan.ErrPlan, p.Points[i].Name)
+			return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: point %s sets input_tokens, but prompts come from a file", p.Points[i].Name)
 		}
 		p.Points[i].InputTokens, p.Points[i].OutputTokens = 0, 0
 	}
@@ -188,7 +189,7 @@ func (r *runner) syntheticPools() (pools []pool, cellPools [][]pool, err error) 
 		pt := &p.Points[i]
 		s := promptShape{pt.InputTokens, pt.OutputTokens}
 		if s.in == 0 {
-			return nil, nil, fmt.Errorf("%w: point %s: no prompts file and no input_tokens for synthetic prompts", plan.ErrPlan, pt.Name)
+			return nil, nil, errcond.Errorf(plan.ErrPlan, "invalid plan: point %s: no prompts file and no input_tokens for synthetic prompts", pt.Name)
 		}
 		if _, ok := need[s]; !ok {
 			order = append(order, s)
@@ -338,17 +339,17 @@ func (r *runner) traceWorkload() ([]pool, error) {
 	o, p := r.o, &r.o.Plan
 	for _, pt := range p.Points {
 		if pt.Arrival == schema.ArrivalTrace && o.Trace == nil {
-			return nil, fmt.Errorf("%w: point %s: arrival %q needs a trace (capture --trace)", plan.ErrPlan, pt.Name, schema.ArrivalTrace)
+			return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: point %s: arrival %q needs a trace (capture --trace)", pt.Name, schema.ArrivalTrace)
 		}
 	}
 	if o.Trace == nil {
 		return nil, nil
 	}
 	if o.Prompts != nil || p.DistinctPrompts {
-		return nil, fmt.Errorf("%w: a trace replay makes its own prompts; drop the prompts file and distinct prompts", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: a trace replay makes its own prompts; drop the prompts file and distinct prompts")
 	}
 	if len(p.Points) != 1 || p.Points[0].Arrival != schema.ArrivalTrace || p.Points[0].Requests != len(o.Trace.Items) {
-		return nil, fmt.Errorf("%w: a trace replay is one point with arrival %q and the trace's %d requests", plan.ErrPlan, schema.ArrivalTrace, len(o.Trace.Items))
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: a trace replay is one point with arrival %q and the trace's %d requests", schema.ArrivalTrace, len(o.Trace.Items))
 	}
 	r.items = slices.Clone(o.Trace.Items)
 	measure := make([]int, len(r.items))
@@ -368,17 +369,17 @@ func (r *runner) sessionWorkload() ([]pool, error) {
 	}
 	switch {
 	case o.Prompts != nil || p.DistinctPrompts || o.Trace != nil:
-		return nil, fmt.Errorf("%w: a session run sends its conversations; drop the prompts file, the trace and distinct prompts", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: a session run sends its conversations; drop the prompts file, the trace and distinct prompts")
 	case p.Warmup.Requests > 0 || p.Warmup.Duration > 0:
-		return nil, fmt.Errorf("%w: a session run has no warmup", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: a session run has no warmup")
 	case o.Shard != nil:
-		return nil, fmt.Errorf("%w: a session run is not sharded", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: a session run is not sharded")
 	case o.Request.API != "" && o.Request.API != APIChat:
-		return nil, fmt.Errorf("%w: a session run sends chat messages: use --api chat", plan.ErrPlan)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: a session run sends chat messages: use --api chat")
 	}
 	for _, pt := range p.Points {
 		if pt.Requests != len(o.Sessions.Items) || pt.Duration != 0 {
-			return nil, fmt.Errorf("%w: point %s: a session run sends the sessions' %d turns", plan.ErrPlan, pt.Name, len(o.Sessions.Items))
+			return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: point %s: a session run sends the sessions' %d turns", pt.Name, len(o.Sessions.Items))
 		}
 	}
 	r.items = slices.Clone(o.Sessions.Items)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
@@ -80,7 +81,7 @@ func (r *runner) newScraper(ctx context.Context, base string, m *schema.Manifest
 			setNote(m, "server_metrics", fmt.Sprintf("not scraped: %s did not answer with engine metrics (%v)", url, err))
 			return nil, nil
 		}
-		return nil, fmt.Errorf("capture failed: server metrics %s: %w: %w", url, ErrNoServerMetrics, err)
+		return nil, errcond.Errorf(ErrNoServerMetrics, "capture failed: server metrics %s: no engine metrics: %w", url, err)
 	}
 	m.ServerMetrics = &schema.ServerMetrics{URL: url, Interval: schema.Duration(s.interval), Scrapes: []schema.Scrape{}}
 	return s, nil

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
@@ -134,8 +134,8 @@ func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest, s
 				}
 				k.freshRaw = scr.first
 				if r.o.ServerFresh && !sv.Fresh() {
-					return nil, fmt.Errorf("capture failed: %w: --server-fresh declares it, but its /metrics before the run count %v finished requests and %v prompt tokens",
-						ErrNotFresh, reqs, toks)
+					return nil, errcond.Errorf(ErrNotFresh, "capture failed: the server is not freshly started: --server-fresh declares it, but its /metrics before the run count %v finished requests and %v prompt tokens",
+						reqs, toks)
 				}
 			}
 		}

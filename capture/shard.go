@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -26,7 +27,7 @@ func ParseShard(v string) (ShardSpec, error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil {
-		return ShardSpec{}, fmt.Errorf("%w: shard %q: want I/N, e.g. 0/4", plan.ErrPlan, v)
+		return ShardSpec{}, errcond.Errorf(plan.ErrPlan, "invalid plan: shard %q: want I/N, e.g. 0/4", v)
 	}
 	s := ShardSpec{Index: i, Count: n}
 	return s, s.check()
@@ -34,7 +35,7 @@ func ParseShard(v string) (ShardSpec, error) {
 
 func (s ShardSpec) check() error {
 	if s.Count < 1 || s.Count > schema.MaxShards || s.Index < 0 || s.Index >= s.Count {
-		return fmt.Errorf("%w: shard %d/%d: want 0 ≤ index < count ≤ %d", plan.ErrPlan, s.Index, s.Count, schema.MaxShards)
+		return errcond.Errorf(plan.ErrPlan, "invalid plan: shard %d/%d: want 0 ≤ index < count ≤ %d", s.Index, s.Count, schema.MaxShards)
 	}
 	return nil
 }
@@ -53,11 +54,11 @@ func CheckShardable(p *Plan, shards int) error {
 	}
 	for _, pt := range p.Points {
 		if pt.Requests == 0 {
-			return fmt.Errorf("%w: point %s: a sharded closed-loop point needs a request count (nothing numbers a duration-bounded closed loop's requests across shards)", plan.ErrPlan, pt.Name)
+			return errcond.Errorf(plan.ErrPlan, "invalid plan: point %s: a sharded closed-loop point needs a request count (nothing numbers a duration-bounded closed loop's requests across shards)", pt.Name)
 		}
 	}
 	if p.Warmup.Duration > 0 && p.Warmup.Requests == 0 {
-		return fmt.Errorf("%w: warmup: a sharded closed-loop warmup needs a request count", plan.ErrPlan)
+		return errcond.Errorf(plan.ErrPlan, "invalid plan: warmup: a sharded closed-loop warmup needs a request count")
 	}
 	return nil
 }
@@ -71,8 +72,8 @@ func CheckShardCount(p *Plan, shards int) error {
 	}
 	for _, pt := range p.Points {
 		if shards > pt.Concurrency {
-			return fmt.Errorf("%w: %d shards but a closed-loop point has concurrency %d: each shard needs at least one worker (use at most %d shards)",
-				plan.ErrPlan, shards, pt.Concurrency, pt.Concurrency)
+			return errcond.Errorf(plan.ErrPlan, "invalid plan: %d shards but a closed-loop point has concurrency %d: each shard needs at least one worker (use at most %d shards)",
+				shards, pt.Concurrency, pt.Concurrency)
 		}
 	}
 	return nil

@@ -3,9 +3,10 @@ package capture
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // MaxEventSize is the largest server-sent event (or line) the reader
@@ -216,7 +217,7 @@ func (s *SSEReader) fill() error {
 		}
 	}
 	s.eof = true
-	s.err = fmt.Errorf("read stream: %w", io.ErrNoProgress)
+	s.err = errcond.Errorf(io.ErrNoProgress, "read stream: multiple Read calls return no data or error")
 	return nil
 }
 

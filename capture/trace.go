@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -110,17 +111,17 @@ type TraceRun struct {
 // (schema.TraceOffset).
 func ReplayTrace(t *Trace, data []byte, w TraceWindow, speedup float64, seed int64) (*TraceRun, error) {
 	if !(speedup > 0 && speedup <= schema.MaxTraceSpeedup) {
-		return nil, fmt.Errorf("%w: speedup %v: want above 0 and at most %g", plan.ErrPlan, speedup, float64(schema.MaxTraceSpeedup))
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: speedup %v: want above 0 and at most %g", speedup, float64(schema.MaxTraceSpeedup))
 	}
 	sel := t.Window(int64(w.Start), int64(w.End))
 	var total int64
 	for _, q := range sel {
 		if total += int64(q.InputTokens); total > MaxTraceInputTokens {
-			return nil, fmt.Errorf("%w: trace %s: the window's prompts total more than %d input tokens; narrow --trace-window", plan.ErrPlan, t.File, MaxTraceInputTokens)
+			return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: trace %s: the window's prompts total more than %d input tokens; narrow --trace-window", t.File, MaxTraceInputTokens)
 		}
 	}
 	if len(sel) == 0 {
-		return nil, fmt.Errorf("%w: trace %s: no request in the window %s (the trace spans %s)", plan.ErrPlan, t.File, w, time.Duration(t.Requests[len(t.Requests)-1].AtNS))
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: trace %s: no request in the window %s (the trace spans %s)", t.File, w, time.Duration(t.Requests[len(t.Requests)-1].AtNS))
 	}
 	run := &TraceRun{Data: data, Source: schema.TraceSource{Format: t.Format, File: t.File, SHA256: t.SHA256, Speedup: speedup,
 		WindowStartNS: int64(w.Start), WindowEndNS: int64(w.End), Requests: len(sel), Stored: schema.TraceAttachment}}

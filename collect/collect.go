@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/registry"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/k8s"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -75,7 +76,7 @@ func Shards(ctx context.Context, ref string, n int, dir string, o Options) (*Res
 		return nil, fmt.Errorf("collect shards: %d shards", n)
 	}
 	if _, err := k8s.ShardRef(ref, n-1); err != nil {
-		return nil, fmt.Errorf("%w: %v", registry.ErrReference, err)
+		return nil, errcond.Errorf(registry.ErrReference, "invalid registry reference: %v", err)
 	}
 	res := &Result{}
 	for i := range n {
@@ -95,22 +96,22 @@ func Shards(ctx context.Context, ref string, n int, dir string, o Options) (*Res
 func one(ctx context.Context, ref string, i int, dir string, o Options) (*Shard, error) {
 	sref, err := k8s.ShardRef(ref, i)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", registry.ErrReference, err)
+		return nil, errcond.Errorf(registry.ErrReference, "invalid registry reference: %v", err)
 	}
 	s := &Shard{Index: i, Ref: sref, RunDir: filepath.Join(dir, "shard-"+strconv.Itoa(i))}
 	tarPath := s.RunDir + ".tar"
 	if _, err := registry.Pull(ctx, sref, tarPath, o.Registry); err != nil {
 		if errors.Is(err, errdef.ErrNotFound) {
-			return nil, fmt.Errorf("shard %d: %w: %s", i, ErrMissing, sref)
+			return nil, errcond.Errorf(ErrMissing, "shard %d: shard missing from the registry: %s", i, sref)
 		}
 		if errors.Is(err, artifact.ErrInvalid) {
-			return nil, fmt.Errorf("shard %d (%s): %w: %w", i, sref, ErrRejected, err)
+			return nil, errcond.Errorf(ErrRejected, "shard %d (%s): shard bundle rejected: %w", i, sref, err)
 		}
 		return nil, fmt.Errorf("shard %d: %w", i, err)
 	}
 	b, err := artifact.Open(tarPath)
 	if err != nil {
-		return nil, fmt.Errorf("shard %d (%s): %w: %w", i, sref, ErrRejected, err)
+		return nil, errcond.Errorf(ErrRejected, "shard %d (%s): shard bundle rejected: %w", i, sref, err)
 	}
 	defer b.Close()
 	s.Result, err = o.Verifier.VerifyBundle(ctx, b, o.Policy)
@@ -118,7 +119,7 @@ func one(ctx context.Context, ref string, i int, dir string, o Options) (*Shard,
 		return nil, ctx.Err()
 	}
 	if err != nil || !s.Result.Verified {
-		return nil, fmt.Errorf("shard %d (%s): %w: %w", i, sref, ErrRejected, failed(s.Result, err))
+		return nil, errcond.Errorf(ErrRejected, "shard %d (%s): shard bundle rejected: %w", i, sref, failed(s.Result, err))
 	}
 	// The same opened bundle: what is unpacked is checked against the run
 	// manifest that was just verified.
@@ -142,7 +143,7 @@ func failed(res *verify.Result, err error) error {
 		}
 	}
 	if len(errs) == 0 {
-		return fmt.Errorf("%w: not verified", verify.ErrRejected)
+		return errcond.Errorf(verify.ErrRejected, "bundle rejected: not verified")
 	}
 	return errors.Join(errs...)
 }

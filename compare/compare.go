@@ -463,7 +463,7 @@ func Compare(ins []*Input, opts Options) (*Result, error) {
 func split(ins []*Input) (measured, refs []*Input, err error) {
 	for _, in := range ins {
 		if in == nil || in.Manifest == nil || in.Result == nil {
-			return nil, nil, fmt.Errorf("compare: %w", ErrIncompleteInput)
+			return nil, nil, errcond.Errorf(ErrIncompleteInput, "compare: input without manifest or replay result")
 		}
 		if in.External() {
 			refs = append(refs, in)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -180,7 +181,7 @@ func Import(ctx context.Context, tool string, files []ingest.File, dest string, 
 	}
 	tool = im.Tool // the canonical spelling from here on
 	if len(files) == 0 {
-		return nil, fmt.Errorf("import %s: %w", tool, ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import %s: no input file", tool)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/mlperf"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -90,7 +91,7 @@ func CheckRederivedNotes(ctx context.Context, run schema.Run, attachment func(na
 func checkRederived(ctx context.Context, run schema.Run, attachment func(name string) ([]byte, error), notes *[]string) error {
 	m := run.Manifest()
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrNotRederived, fmt.Sprintf(format, args...))
+		return errcond.Errorf(ErrNotRederived, "imported run does not re-derive from its source files: %s", fmt.Sprintf(format, args...))
 	}
 	if m.Source == nil || m.Source.Tool == "" {
 		return fail("manifest.source.tool: an imported run must name the tool it was imported from")

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -150,7 +151,7 @@ func (o *Options) validate() (corev1.ResourceList, error) {
 	o.validatePod(bad)
 	req := o.resourceRequests(bad)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrOptions, errors.Join(errs...))
+		return nil, errcond.Errorf(ErrOptions, "invalid job options: %w", errors.Join(errs...))
 	}
 	return req, nil
 }

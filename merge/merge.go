@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -48,7 +49,7 @@ type Result struct {
 // directory at fault.
 func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, error) {
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: no shard runs given", ErrMerge)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: no shard runs given")
 	}
 	if err := CheckOut(out); err != nil {
 		return nil, err
@@ -69,10 +70,10 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	for _, sr := range runs {
 		s := sr.m.Shard
 		if s.Count != count {
-			return nil, fmt.Errorf("%w: %s is shard %d of %d, but the merge is of %d shards (%s)", ErrMerge, sr.dir, s.Index, s.Count, count, runs[0].dir)
+			return nil, errcond.Errorf(ErrMerge, "merge refused: %s is shard %d of %d, but the merge is of %d shards (%s)", sr.dir, s.Index, s.Count, count, runs[0].dir)
 		}
 		if prev := byIndex[s.Index]; prev != nil {
-			return nil, fmt.Errorf("%w: %s and %s are both shard %d of %d: shards must be disjoint", ErrMerge, prev.dir, sr.dir, s.Index, count)
+			return nil, errcond.Errorf(ErrMerge, "merge refused: %s and %s are both shard %d of %d: shards must be disjoint", prev.dir, sr.dir, s.Index, count)
 		}
 		byIndex[s.Index] = sr
 	}
@@ -84,8 +85,8 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 		// Shards of one run start together: a different (or no) common
 		// start is another run, or shards whose phases would overlap.
 		if a, b := first.m.Shard.StartAt, sr.m.Shard.StartAt; a != b {
-			return nil, fmt.Errorf("%w: %s was started at %s, but %s at %s: shards of one run share one --start-at",
-				ErrMerge, sr.dir, startAt(b), first.dir, startAt(a))
+			return nil, errcond.Errorf(ErrMerge, "merge refused: %s was started at %s, but %s at %s: shards of one run share one --start-at",
+				sr.dir, startAt(b), first.dir, startAt(a))
 		}
 	}
 	res := &Result{}
@@ -99,11 +100,11 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	}
 	if !o.AllowIncomplete {
 		if len(res.Missing) > 0 {
-			return nil, fmt.Errorf("%w: no run given for shard(s) %s of %d: their requests would be missing (merge with --allow-incomplete to write a run marked incomplete that counts them as not sent)", ErrMerge, ints(res.Missing), count)
+			return nil, errcond.Errorf(ErrMerge, "merge refused: no run given for shard(s) %s of %d: their requests would be missing (merge with --allow-incomplete to write a run marked incomplete that counts them as not sent)", ints(res.Missing), count)
 		}
 		for _, i := range res.Incomplete {
 			sr := byIndex[i]
-			return nil, fmt.Errorf("%w: %s (shard %d of %d) is incomplete: %s (merge with --allow-incomplete to write a run marked incomplete)", ErrMerge, sr.dir, i, count, sr.m.IncompleteReason)
+			return nil, errcond.Errorf(ErrMerge, "merge refused: %s (shard %d of %d) is incomplete: %s (merge with --allow-incomplete to write a run marked incomplete)", sr.dir, i, count, sr.m.IncompleteReason)
 		}
 	}
 	m, err := mergedManifest(byIndex, res, o)
@@ -137,7 +138,7 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 	}
 	// The merged run must validate before it takes the output's place.
 	if _, err := schema.CheckRunDir(ctx, st.Path(), 20, nil); err != nil {
-		return nil, fmt.Errorf("%w: the merged run would not validate: %w", ErrMerge, err)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: the merged run would not validate: %w", err)
 	}
 	if err := st.Publish(true); err != nil {
 		return nil, fmt.Errorf("merge into %s: %w", out, err)
@@ -152,7 +153,7 @@ func Merge(ctx context.Context, dirs []string, out string, o Options) (*Result, 
 // registry) calls it before that work, so a refused output costs nothing.
 func CheckOut(out string) error {
 	if out == "" {
-		return fmt.Errorf("%w: no output directory", ErrMerge)
+		return errcond.Errorf(ErrMerge, "merge refused: no output directory")
 	}
 	ents, err := os.ReadDir(out)
 	switch {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -78,7 +79,7 @@ func writeRecords(ctx context.Context, path string, byIndex []*shardRun, m *sche
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: shard run %s: %w", ErrMerge, byIndex[hd.shard].dir, err)
+			return errcond.Errorf(ErrMerge, "merge refused: shard run %s: %w", byIndex[hd.shard].dir, err)
 		}
 		hd.rec, hd.key = rec, order(rec)
 		heap.Push(h, hd)
@@ -91,7 +92,7 @@ func writeRecords(ctx context.Context, path string, byIndex []*shardRun, m *sche
 		}
 		rr, err := sr.rd.OpenRecordReader()
 		if err != nil {
-			return nil, fmt.Errorf("%w: shard run %s: %w", ErrMerge, sr.dir, err)
+			return nil, errcond.Errorf(ErrMerge, "merge refused: shard run %s: %w", sr.dir, err)
 		}
 		readers = append(readers, rr)
 		rrs[i] = rr

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -25,32 +26,32 @@ type shardRun struct {
 // openShard validates a shard run and reads its manifest.
 func openShard(ctx context.Context, dir string) (*shardRun, error) {
 	if _, err := schema.CheckRunDir(ctx, dir, 20, nil); err != nil {
-		return nil, fmt.Errorf("%w: shard run %s: %w", ErrMerge, dir, err)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: shard run %s: %w", dir, err)
 	}
 	rd, err := schema.OpenRunDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: shard run %s: %w", ErrMerge, dir, err)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: shard run %s: %w", dir, err)
 	}
 	m := rd.Manifest()
 	if m.Shard == nil {
-		return nil, fmt.Errorf("%w: %s is not a shard run (its manifest has no shard; capture shards with --shard I/N)", ErrMerge, dir)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: %s is not a shard run (its manifest has no shard; capture shards with --shard I/N)", dir)
 	}
 	if m.ServerMetrics != nil {
-		return nil, fmt.Errorf("%w: %s holds server metrics scrapes, which merge does not join (capture shards without --server-metrics)", ErrMerge, dir)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: %s holds server metrics scrapes, which merge does not join (capture shards without --server-metrics)", dir)
 	}
 	if len(rd.Attachments) > 0 {
-		return nil, fmt.Errorf("%w: %s holds attachments, which merge does not join", ErrMerge, dir)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: %s holds attachments, which merge does not join", dir)
 	}
 	if rd.Claims() != nil {
-		return nil, fmt.Errorf("%w: %s holds claims: claims belong to the merged run (replay --write-claims after merging)", ErrMerge, dir)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: %s holds claims: claims belong to the merged run (replay --write-claims after merging)", dir)
 	}
 	mb, err := os.ReadFile(filepath.Join(dir, schema.ManifestFile))
 	if err != nil {
-		return nil, fmt.Errorf("%w: shard run %s: %w", ErrMerge, dir, err)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: shard run %s: %w", dir, err)
 	}
 	cmp, err := comparable(m)
 	if err != nil {
-		return nil, fmt.Errorf("%w: shard run %s: %w", ErrMerge, dir, err)
+		return nil, errcond.Errorf(ErrMerge, "merge refused: shard run %s: %w", dir, err)
 	}
 	return &shardRun{dir: dir, rd: rd, m: m, mbytes: mb, comparer: cmp}, nil
 }
@@ -109,7 +110,7 @@ func sameRun(a, b *shardRun) error {
 	if sa, sb := a.m.Client.Seed, b.m.Client.Seed; sa != nil && sb != nil && *sa != *sb {
 		what = fmt.Sprintf("client.seed (%d, not %d), and so %s", *sb, *sa, what)
 	}
-	return fmt.Errorf("%w: %s differs from %s in %s: shards must come from one plan, seed and manifest", ErrMerge, b.dir, a.dir, what)
+	return errcond.Errorf(ErrMerge, "merge refused: %s differs from %s in %s: shards must come from one plan, seed and manifest", b.dir, a.dir, what)
 }
 
 func startAt(s string) string {

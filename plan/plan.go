@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -101,9 +102,9 @@ func Decode(r io.Reader, name string) (*Plan, error) {
 			for _, pr := range ve.Problems {
 				lines = append(lines, "\n  "+pr.String())
 			}
-			return nil, fmt.Errorf("%w: %d problem(s)%s", ErrPlan, len(ve.Problems), strings.Join(lines, ""))
+			return nil, errcond.Errorf(ErrPlan, "invalid plan: %d problem(s)%s", len(ve.Problems), strings.Join(lines, ""))
 		}
-		return nil, fmt.Errorf("%w: %w", ErrPlan, err)
+		return nil, errcond.Errorf(ErrPlan, "invalid plan: %w", err)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -149,7 +150,7 @@ func (p *Plan) Validate() error {
 		bad("workload.sha256 %q: want 64 lowercase hex", p.Workload.SHA256)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrPlan, errors.Join(errs...))
+		return errcond.Errorf(ErrPlan, "invalid plan: %w", errors.Join(errs...))
 	}
 	return nil
 }
@@ -232,19 +233,19 @@ func (p *Plan) Statement() ([]byte, error) {
 // the plan and its digest ("sha256:<hex>").
 func ParseStatement(payload []byte) (*Plan, string, error) {
 	if len(payload) > 2*MaxSize {
-		return nil, "", fmt.Errorf("%w: statement over %d bytes", ErrPlan, 2*MaxSize)
+		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: statement over %d bytes", 2*MaxSize)
 	}
 	var st statement
 	if err := schema.DecodeStrictJSON(payload, &st); err != nil {
-		return nil, "", fmt.Errorf("%w: statement: %v", ErrPlan, err)
+		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: statement: %v", err)
 	}
 	switch {
 	case st.Type != statementTypeV1:
-		return nil, "", fmt.Errorf("%w: _type %q", ErrPlan, st.Type)
+		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: _type %q", st.Type)
 	case st.PredicateType != PredicateType:
-		return nil, "", fmt.Errorf("%w: predicate type %q, want %q", ErrPlan, st.PredicateType, PredicateType)
+		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: predicate type %q, want %q", st.PredicateType, PredicateType)
 	case len(st.Subject) != 1 || len(st.Subject[0].Digest) != 1 || !sha256Hex.MatchString(st.Subject[0].Digest["sha256"]):
-		return nil, "", fmt.Errorf("%w: want exactly one subject with one sha256 digest", ErrPlan)
+		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: want exactly one subject with one sha256 digest")
 	}
 	p, err := Decode(bytes.NewReader(st.Predicate), "signed plan")
 	if err != nil {
@@ -255,7 +256,7 @@ func ParseStatement(payload []byte) (*Plan, string, error) {
 		return nil, "", err
 	}
 	if d != "sha256:"+st.Subject[0].Digest["sha256"] {
-		return nil, "", fmt.Errorf("%w: subject digest sha256:%s is not the plan's canonical digest %s", ErrPlan, st.Subject[0].Digest["sha256"], d)
+		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: subject digest sha256:%s is not the plan's canonical digest %s", st.Subject[0].Digest["sha256"], d)
 	}
 	return p, d, nil
 }

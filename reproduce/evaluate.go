@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/reproduce/verdict"
@@ -85,27 +86,27 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 	}
 	vr := orig.Verification
 	if vr == nil || !vr.Verified || orig.Bundle == nil {
-		return nil, fmt.Errorf("%s: %w", orig.Name, ErrNotVerified)
+		return nil, errcond.Errorf(ErrNotVerified, "%s: the original bundle did not verify", orig.Name)
 	}
 	cl := orig.Bundle.Claims()
 	if cl == nil || len(cl.Points) == 0 {
-		return nil, fmt.Errorf("%s: %w: nothing to reproduce", orig.Name, ErrNoClaims)
+		return nil, errcond.Errorf(ErrNoClaims, "%s: the original bundle makes no claims: nothing to reproduce", orig.Name)
 	}
 	rd, digest, err := openReproduction(ctx, reproDir, vr.ManifestDigest)
 	if err != nil {
 		return nil, err
 	}
 	if err := rerun.CheckAnotherRun(orig.Bundle, rd); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w", reproDir, err)
 	}
 	if err := checkRanTest(sourceOf(orig), rd); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w", reproDir, err)
 	}
 	if err := checkScrapedModel(orig.Bundle.Manifest(), rd); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w", reproDir, err)
 	}
 	if err := checkForcedLength(rd); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", reproDir, ErrNotAReproduction, err)
+		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w", reproDir, err)
 	}
 	om := orig.Bundle.Manifest()
 	ropts := replay.Options{Definitions: cl.Definitions, Version: cl.DefinitionsVersion}
@@ -151,10 +152,10 @@ func (o *Options) normalize() error {
 		o.Alpha = DefaultAlpha
 	}
 	if !(o.Margin > 0 && o.Margin < 1) {
-		return fmt.Errorf("%w: margin %v: want a fraction in (0, 1), e.g. 0.1 for ±10 %%", ErrBadOption, o.Margin)
+		return errcond.Errorf(ErrBadOption, "invalid reproduce option: margin %v: want a fraction in (0, 1), e.g. 0.1 for ±10 %%", o.Margin)
 	}
 	if !(o.Alpha > 0 && o.Alpha < 0.5) {
-		return fmt.Errorf("%w: alpha %v: want 0 < alpha < 0.5", ErrBadOption, o.Alpha)
+		return errcond.Errorf(ErrBadOption, "invalid reproduce option: alpha %v: want 0 < alpha < 0.5", o.Alpha)
 	}
 	return nil
 }
@@ -169,7 +170,7 @@ func openReproduction(ctx context.Context, dir, original string) (*schema.RunDir
 		return nil, "", fmt.Errorf("reproduction: %w", err)
 	}
 	if _, err := artifact.ValidateRunDir(ctx, dir, 20); err != nil {
-		return nil, "", fmt.Errorf("%s: %w: the run directory is not valid: %w", dir, ErrNotAReproduction, err)
+		return nil, "", errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: the run directory is not valid: %w", dir, err)
 	}
 	rd, err := schema.OpenRunDir(dir)
 	if err != nil {
@@ -178,11 +179,11 @@ func openReproduction(ctx context.Context, dir, original string) (*schema.RunDir
 	m := rd.Manifest()
 	switch r := m.Reproduces; {
 	case m.Incomplete:
-		return nil, "", fmt.Errorf("%s: %w: the run is INCOMPLETE (%s): an interrupted run is not a re-run of the test; run benchseal reproduce again", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction, cmpOr(m.IncompleteReason, "no reason stated"))
+		return nil, "", errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: the run is INCOMPLETE (%s): an interrupted run is not a re-run of the test; run benchseal reproduce again", filepath.Join(dir, schema.ManifestFile), cmpOr(m.IncompleteReason, "no reason stated"))
 	case r == nil:
-		return nil, "", fmt.Errorf("%s: %w: its manifest names no original (reproduces.run_manifest)", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction)
+		return nil, "", errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: its manifest names no original (reproduces.run_manifest)", filepath.Join(dir, schema.ManifestFile))
 	case r.RunManifest != original:
-		return nil, "", fmt.Errorf("%s: %w: reproduces.run_manifest is %s, the bundle's run manifest is %s", filepath.Join(dir, schema.ManifestFile), ErrNotAReproduction, r.RunManifest, original)
+		return nil, "", errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: reproduces.run_manifest is %s, the bundle's run manifest is %s", filepath.Join(dir, schema.ManifestFile), r.RunManifest, original)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, schema.ManifestFile))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -76,10 +77,10 @@ func BuildTest(src Source, repeats int) (*Test, error) {
 		t.Prompts = itemsOf(src, func(format string, args ...any) { missing = append(missing, fmt.Sprintf(format, args...)) })
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNotReproducible, strings.Join(missing, "; "))
+		return nil, errcond.Errorf(ErrNotReproducible, "the bundle's test cannot be rebuilt: %s", strings.Join(missing, "; "))
 	}
 	if err := t.Plan.Normalize(); err != nil {
-		return nil, fmt.Errorf("%w: its load as capture would run it: %v", ErrNotReproducible, err)
+		return nil, errcond.Errorf(ErrNotReproducible, "the bundle's test cannot be rebuilt: its load as capture would run it: %v", err)
 	}
 	if p := src.Plan; p != nil && t.Plan.Repeats == p.Load.Repeats {
 		t.Registered = p

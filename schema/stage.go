@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // stagingInfix names every temporary entry benchseal creates beside an
@@ -195,7 +197,7 @@ func LockPath(p string) (unlock func(), err error) {
 		}
 		if err := lockNB(f); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%s: %w", p, ErrBusy)
+			return nil, errcond.Errorf(ErrBusy, "%s: in use by another benchseal process", p)
 		}
 		a, err1 := f.Stat()
 		b, err2 := os.Stat(p)
@@ -204,5 +206,5 @@ func LockPath(p string) (unlock func(), err error) {
 		}
 		f.Close()
 	}
-	return nil, fmt.Errorf("%s: %w (it keeps being replaced)", p, ErrBusy)
+	return nil, errcond.Errorf(ErrBusy, "%s: in use by another benchseal process (it keeps being replaced)", p)
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // ZstdMaxWindow is the largest zstd window benchseal accepts when reading.
@@ -138,7 +140,7 @@ func (c *frameChecker) Read(p []byte) (int, error) {
 	}
 	if err != nil {
 		if err == io.EOF && c.state != fcDone {
-			err = fmt.Errorf("%w: truncated at byte %d", ErrZstdStream, c.off)
+			err = errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: truncated at byte %d", c.off)
 		}
 		c.err = err
 		return n, err
@@ -176,7 +178,7 @@ func (c *frameChecker) parse(b []byte) error {
 				c.endBody()
 			}
 		case fcDone:
-			return fmt.Errorf("%w: %d bytes of data after the end of the frame (a second frame, a skippable frame or trailing bytes) at byte %d", ErrZstdStream, len(b), c.off)
+			return errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: %d bytes of data after the end of the frame (a second frame, a skippable frame or trailing bytes) at byte %d", len(b), c.off)
 		}
 	}
 	return nil
@@ -189,16 +191,16 @@ func (c *frameChecker) headerDone() error {
 	case fcMagic:
 		if string(c.hdr[:4]) != string(zstdMagic) {
 			if m := binary.LittleEndian.Uint32(c.hdr[:4]); m&0xfffffff0 == 0x184d2a50 {
-				return fmt.Errorf("%w: skippable frame at byte %d", ErrZstdStream, c.off-4)
+				return errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: skippable frame at byte %d", c.off-4)
 			}
-			return fmt.Errorf("%w: no zstd magic number at byte %d", ErrZstdStream, c.off-4)
+			return errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: no zstd magic number at byte %d", c.off-4)
 		}
 		c.state, c.nh, c.want = fcHeader, 0, 1
 	case fcHeader:
 		fhd := c.hdr[0]
 		if c.want == 1 {
 			if fhd&0x08 != 0 {
-				return fmt.Errorf("%w: reserved bit set in the frame header", ErrZstdStream)
+				return errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: reserved bit set in the frame header")
 			}
 			single := fhd&0x20 != 0
 			n := 1
@@ -231,7 +233,7 @@ func (c *frameChecker) headerDone() error {
 		case 1: // RLE: one byte stored
 			size = 1
 		case 3:
-			return fmt.Errorf("%w: reserved block type at byte %d", ErrZstdStream, c.off-3)
+			return errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: reserved block type at byte %d", c.off-3)
 		}
 		c.nh, c.want = 0, 0
 		c.state, c.skip = fcBlockBody, size
@@ -274,7 +276,7 @@ func (c *frameChecker) finish() error {
 		return c.err
 	}
 	if c.state != fcDone {
-		return fmt.Errorf("%w: the stream ended inside a frame at byte %d", ErrZstdStream, c.off)
+		return errcond.Errorf(ErrZstdStream, "not exactly one zstd frame: the stream ended inside a frame at byte %d", c.off)
 	}
 	return nil
 }

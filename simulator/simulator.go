@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // Owner is the owned_by value of the simulator's model in /v1/models, and
@@ -116,7 +118,7 @@ func New(cfg Config) (*Server, error) {
 		errs = append(errs, errors.New("default max tokens must be ≥ 1 and reasoning tokens ≥ 0"))
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+		return nil, errcond.Errorf(ErrConfig, "invalid simulator config: %w", errors.Join(errs...))
 	}
 	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), metrics: newMetrics(),
 		started: time.Now(), cache: map[uint64]bool{}}

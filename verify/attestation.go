@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/stats"
 )
@@ -295,17 +296,17 @@ var ErrNotAttestable = errors.New("refusing to attest")
 // manifest. The levels are the ones the verification reached.
 func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifact.Signer, o AttestOptions) (*AttestResult, error) {
 	if p.AllowUnsignedUnsafe {
-		return nil, fmt.Errorf("%w: an unsigned bundle cannot be attested", ErrNotAttestable)
+		return nil, errcond.Errorf(ErrNotAttestable, "refusing to attest: an unsigned bundle cannot be attested")
 	}
 	if v.checker == nil {
-		return nil, fmt.Errorf("%w: no claim checker: the claims must be recomputed before attesting", ErrNotAttestable)
+		return nil, errcond.Errorf(ErrNotAttestable, "refusing to attest: no claim checker: the claims must be recomputed before attesting")
 	}
 	res, err := v.Verify(ctx, path, p)
 	if err != nil || res == nil || !res.Verified || !res.Authenticated {
 		if err == nil {
 			err = errors.New("not verified")
 		}
-		return &AttestResult{Verification: res}, fmt.Errorf("%w: %w", ErrNotAttestable, err)
+		return &AttestResult{Verification: res}, errcond.Errorf(ErrNotAttestable, "refusing to attest: %w", err)
 	}
 	if r := o.Reproduction; r != nil {
 		if err := checkReproductionOf(r, res.ManifestDigest, path); err != nil {
@@ -334,21 +335,21 @@ func (v *Verifier) Attest(ctx context.Context, path string, p Policy, s *artifac
 // does not judge exactly the bundle's claims (CheckCovers).
 func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	if r.Of != manifestDigest {
-		return fmt.Errorf("%w: the reproduction's verdicts are of run manifest %s, not of this bundle's %s", ErrNotAttestable, r.Of, manifestDigest)
+		return errcond.Errorf(ErrNotAttestable, "refusing to attest: the reproduction's verdicts are of run manifest %s, not of this bundle's %s", r.Of, manifestDigest)
 	}
 	if len(r.Summary.Claims) == 0 {
-		return fmt.Errorf("%w: the reproduction judged no claim", ErrNotReproduced)
+		return errcond.Errorf(ErrNotReproduced, "not every claim was reproduced: the reproduction judged no claim")
 	}
 	// The setup's reason comes first: it withholds the level whatever the
 	// claims' verdicts, which a short reproduction leaves INCONCLUSIVE.
 	if len(r.Withheld) > 0 {
-		return fmt.Errorf("%w: %s not granted: %s", ErrNotReproduced, attest.LevelReproduced, strings.Join(r.Withheld, "; "))
+		return errcond.Errorf(ErrNotReproduced, "not every claim was reproduced: %s not granted: %s", attest.LevelReproduced, strings.Join(r.Withheld, "; "))
 	}
 	if bad := r.Summary.NotReproduced(); len(bad) > 0 {
-		return fmt.Errorf("%w: %s not granted: %s", ErrNotReproduced, attest.LevelReproduced, notReproducedText(r, len(bad)))
+		return errcond.Errorf(ErrNotReproduced, "not every claim was reproduced: %s not granted: %s", attest.LevelReproduced, notReproducedText(r, len(bad)))
 	}
 	if err := r.Summary.CheckLevel(); err != nil {
-		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)
+		return errcond.Errorf(ErrNotReproduced, "not every claim was reproduced: %s not granted: %w", attest.LevelReproduced, err)
 	}
 	b, err := artifact.Open(path)
 	if err != nil {
@@ -356,7 +357,7 @@ func checkReproductionOf(r *Reproduction, manifestDigest, path string) error {
 	}
 	defer b.Close()
 	if err := r.Summary.CheckCovers(b.Claims()); err != nil {
-		return fmt.Errorf("%w: %s not granted: %w", ErrNotReproduced, attest.LevelReproduced, err)
+		return errcond.Errorf(ErrNotReproduced, "not every claim was reproduced: %s not granted: %w", attest.LevelReproduced, err)
 	}
 	return nil
 }

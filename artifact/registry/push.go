@@ -11,6 +11,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // PushResult describes a pushed bundle.
@@ -65,7 +66,7 @@ func push(ctx context.Context, path, ref string, opts Options) (*PushResult, err
 	defer b.Close()
 	runDesc := b.RunDescriptor()
 	if d, err := r.Digest(); err == nil && d != runDesc.Digest {
-		return nil, fmt.Errorf("%w %q: the bundle's run manifest is %s", ErrReference, ref, runDesc.Digest)
+		return nil, errcond.Errorf(ErrReference, "invalid registry reference %q: the bundle's run manifest is %s", ref, runDesc.Digest)
 	}
 	repo, err := newRepository(r, opts)
 	if err != nil {

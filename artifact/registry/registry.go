@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // ErrReference is returned for a reference that cannot be used: not
@@ -55,14 +56,14 @@ const maxReferrerPages = 16
 func parseRef(s string) (registry.Reference, error) {
 	ref, err := registry.ParseReference(s)
 	if err != nil {
-		return ref, fmt.Errorf("%w %q: %v", ErrReference, s, err)
+		return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: %v", s, err)
 	}
 	if ref.Reference == "" {
-		return ref, fmt.Errorf("%w %q: needs a :tag or an @sha256:digest", ErrReference, s)
+		return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: needs a :tag or an @sha256:digest", s)
 	}
 	if d, err := ref.Digest(); err == nil {
 		if _, err := artifact.ParseDigest(string(d)); err != nil {
-			return ref, fmt.Errorf("%w %q: %v", ErrReference, s, err)
+			return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: %v", s, err)
 		}
 	}
 	return ref, nil

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/benchseal/benchseal/internal/errcond"
 )
 
 // ErrTimeout is returned when a registry did not answer in time: no
@@ -114,7 +116,7 @@ func (opts *Options) timeoutError(ctx context.Context, err error) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, ErrTimeout) {
 		header, _ := opts.timeouts()
-		return fmt.Errorf("%w: no response (headers) within %s of a request, the response timeout: %w", ErrTimeout, header, err)
+		return errcond.Errorf(ErrTimeout, "registry timed out: no response (headers) within %s of a request, the response timeout: %w", header, err)
 	}
 	return err
 }

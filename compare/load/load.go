@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -54,12 +55,12 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 		return nil, fmt.Errorf("open %s: no such run directory or bundle", path)
 	}
 	if len(opts.Keys) == 0 && !opts.AllowUnsignedUnsafe {
-		return nil, fmt.Errorf("%s: %w", path, ErrNeedKey)
+		return nil, errcond.Errorf(ErrNeedKey, "%s: a bundle needs a pinned key to verify it (--key), or explicitly allowing unsigned input (--allow-unsigned), which authenticates nothing", path)
 	}
 	b, err := artifact.Open(path)
 	if err != nil {
 		if errors.Is(err, artifact.ErrInvalid) {
-			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %v", path, err)
 		}
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%s: %w: verification failed: %v", path, ErrRejected, err)
+		return nil, errcond.Errorf(ErrRejected, "%s: input rejected: verification failed: %v", path, err)
 	}
 	in := &compare.Input{Name: path, Manifest: b.Manifest(), Verification: compare.Verification{
 		Status: compare.Unsigned, BundleDigest: vr.ManifestDigest, Warnings: vr.Warnings},
@@ -140,7 +141,7 @@ func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.R
 func runDir(ctx context.Context, path string, opts Options) (*compare.Input, error) {
 	if _, err := artifact.ValidateRunDir(ctx, path, 20); err != nil {
 		if errors.Is(err, schema.ErrInvalid) {
-			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %v", path, err)
 		}
 		return nil, err
 	}
@@ -150,13 +151,13 @@ func runDir(ctx context.Context, path string, opts Options) (*compare.Input, err
 	}
 	if rd.Manifest().Imported() {
 		if opts.Import == nil {
-			return nil, fmt.Errorf("%s: %w: the run is imported but no import checker is configured", path, ErrRejected)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: the run is imported but no import checker is configured", path)
 		}
 		if err := opts.Import.CheckImport(ctx, rd, rd.ReadAttachment); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("%s: %w: %v", path, ErrRejected, err)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %v", path, err)
 		}
 	}
 	in := &compare.Input{Name: path, Manifest: rd.Manifest(), Verification: compare.Verification{Status: compare.RunDirectory},

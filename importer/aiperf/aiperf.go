@@ -3,9 +3,9 @@ package aiperf
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -128,7 +128,7 @@ func stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		}
 	}
 	if exp == nil && raw == nil {
-		return nil, fmt.Errorf("import aiperf: %w: need profile_export.jsonl (or profile_export_raw.jsonl)", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import aiperf: no input file: need profile_export.jsonl (or profile_export_raw.jsonl)")
 	}
 	return build(exp, sum, sumOf, raw, tel, emit)
 }

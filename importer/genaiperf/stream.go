@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -69,9 +70,9 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 	}
 	if exp == nil {
 		if csv != "" {
-			return nil, fmt.Errorf("import genai-perf: %w: %s is GenAI-Perf's CSV summary (statistics rounded to two decimals, no per-request data); the import needs profile_export.json (per-request timestamps), optionally with profile_export_genai_perf.json for the claims", ingest.ErrNoFiles, csv)
+			return nil, errcond.Errorf(ingest.ErrNoFiles, "import genai-perf: no input file: %s is GenAI-Perf's CSV summary (statistics rounded to two decimals, no per-request data); the import needs profile_export.json (per-request timestamps), optionally with profile_export_genai_perf.json for the claims", csv)
 		}
-		return nil, fmt.Errorf("import genai-perf: %w: need profile_export.json", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import genai-perf: no input file: need profile_export.json")
 	}
 	return build(exp, sum, sumF, cfg, emit)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -27,7 +28,7 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 // memory while it is converted), then read the same way.
 func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
 	if len(files) == 0 {
-		return nil, fmt.Errorf("import guidellm: %w", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import guidellm: no input file")
 	}
 	if len(files) > 1 {
 		return nil, ingest.Errorf(files[1].Name, "guidellm takes one report per import")

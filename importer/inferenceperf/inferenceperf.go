@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -190,7 +191,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		}
 	}
 	if reqs == nil {
-		return nil, fmt.Errorf("import inference-perf: %w: need per_request_lifecycle_metrics.json (report with per_request: true)", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import inference-perf: no input file: need per_request_lifecycle_metrics.json (report with per_request: true)")
 	}
 	return build(reqs, sums, emit)
 }

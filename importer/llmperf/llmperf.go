@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -133,7 +134,7 @@ func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error)
 		}
 	}
 	if resp == nil {
-		return nil, fmt.Errorf("import llmperf: %w: need *_individual_responses.json", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import llmperf: no input file: need *_individual_responses.json")
 	}
 	each := func(fn func(i int, r *Response) error) error { return eachResponse(resp, respF, fn) }
 	return build(each, n, respF, sum, sumF, emit)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -181,7 +182,7 @@ func Parse(files []ingest.File) (*ingest.Result, error) {
 		dirs = append(dirs, path.Dir(strings.ReplaceAll(f.Name, "\\", "/")))
 	}
 	if sum == nil && det == nil {
-		return nil, fmt.Errorf("import mlperf: %w", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import mlperf: no input file")
 	}
 	return build(sum, det, dirs, files)
 }

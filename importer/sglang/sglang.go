@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/serve"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -96,7 +97,7 @@ type runRef struct {
 // memory at a time.
 func Stream(files []ingest.File, emit ingest.RecordFunc) (*ingest.Result, error) {
 	if len(files) == 0 {
-		return nil, fmt.Errorf("import sglang: %w", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import sglang: no input file")
 	}
 	runs, err := checkLines(files)
 	if err != nil {

@@ -3,12 +3,12 @@ package vllm
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/internal/serve"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -82,7 +82,7 @@ func severalValues(data []byte, name string, err error) error {
 // Parse builds an import from one vLLM result file.
 func Parse(files []ingest.File) (*ingest.Result, error) {
 	if len(files) == 0 {
-		return nil, fmt.Errorf("import vllm: %w", ingest.ErrNoFiles)
+		return nil, errcond.Errorf(ingest.ErrNoFiles, "import vllm: no input file")
 	}
 	if len(files) > 1 {
 		return nil, ingest.Errorf(files[1].Name, "vllm takes one result file per import")

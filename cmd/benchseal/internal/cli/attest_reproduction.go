@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/reproduce"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -37,7 +38,7 @@ func reproductionToAttest(ctx context.Context, v *verify.Verifier, pol verify.Po
 	if err != nil || vr == nil || !vr.Verified {
 		// %v: the outcome is rejected (ErrNotAttestable); the verify
 		// error's own condition must not reach the exit-code mapping.
-		return nil, rejected(fmt.Errorf("%w: %s did not verify (benchseal verify lists every check): %v", verify.ErrNotAttestable, bundle, err))
+		return nil, rejected(errcond.Errorf(verify.ErrNotAttestable, "refusing to attest: %s did not verify (benchseal verify lists every check): %v", bundle, err))
 	}
 	rep, err := reproduce.Evaluate(ctx, reproduce.Original{Name: bundle, Bundle: b, Verification: vr}, dir, reproduce.Options{Margin: margin, Alpha: alpha})
 	if errors.Is(err, reproduce.ErrNotAReproduction) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/importer"
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -84,7 +85,7 @@ func runPack(ctx context.Context, o *packOptions) error {
 	// asked for nothing) and before the run is validated.
 	if created.IsZero() {
 		if rd, err := schema.OpenRunDir(o.run); err == nil && rd.Manifest().FinishTime == "" {
-			return creationTimeHint(o, fmt.Errorf("pack %s: %w", o.run, artifact.ErrNoCreationTime), rd.Manifest())
+			return creationTimeHint(o, errcond.Errorf(artifact.ErrNoCreationTime, "pack %s: the run's finish_time is unknown, so the bundle's creation time cannot come from it", o.run), rd.Manifest())
 		}
 	}
 	var signer *artifact.Signer
