@@ -29,6 +29,21 @@ var unreviewedChainCuts = []string{
 // comment on its line or the line above says why %v cuts the chain
 // (naming "%v").
 func TestErrorChainsAreKept(t *testing.T) {
+	eachNonTestFile(t, func(rel string, fset *token.FileSet, f *ast.File) {
+		if slices.Contains(unreviewedChainCuts, filepath.ToSlash(filepath.Dir(rel))) {
+			return
+		}
+		for _, c := range chainCuts(fset, f) {
+			t.Errorf("%s: %%v cuts the error chain of %s without a comment saying why (use %%w)", c.pos, c.arg)
+		}
+	})
+}
+
+// eachNonTestFile calls fn with every non-test Go file of the module
+// (testdata and vendor skipped), parsed with its comments, and its path
+// relative to the module root.
+func eachNonTestFile(t *testing.T, fn func(rel string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	root := moduleRoot(t)
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -44,17 +59,12 @@ func TestErrorChainsAreKept(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		if slices.Contains(unreviewedChainCuts, filepath.ToSlash(rel)) {
-			return nil
-		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		for _, c := range chainCuts(fset, f) {
-			t.Errorf("%s: %%v cuts the error chain of %s without a comment saying why (use %%w)", c.pos, c.arg)
-		}
+		rel, _ := filepath.Rel(root, path)
+		fn(rel, fset, f)
 		return nil
 	})
 	if err != nil {
@@ -108,6 +118,22 @@ func chainCuts(fset *token.FileSet, f *ast.File) []chainCut {
 		}
 	}
 	var out []chainCut
+	errorfVerbs(f, func(call *ast.CallExpr, verbs []verbArg) {
+		line := fset.Position(call.Pos()).Line
+		for _, v := range verbs {
+			if v.verb == 'v' && isErrorValue(v.arg) && !commented[line] && !commented[line-1] {
+				out = append(out, chainCut{position(fset, call), exprString(v.arg)})
+			}
+		}
+	})
+	return out
+}
+
+// errorfVerbs calls fn with each Errorf-shaped call of f (a selector
+// call whose name ends in Errorf) and the verbs of its format paired with
+// their arguments. The format is the call's first string literal with a
+// verb (a RecordErrorf's field name comes before it).
+func errorfVerbs(f *ast.File, fn func(call *ast.CallExpr, verbs []verbArg)) {
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
@@ -122,23 +148,21 @@ func chainCuts(fset *token.FileSet, f *ast.File) []chainCut {
 			if !ok || lit.Kind != token.STRING {
 				continue
 			}
-			// The format is the first string literal with a verb (a
-			// RecordErrorf's field name comes before it).
 			format, err := strconv.Unquote(lit.Value)
 			if err != nil || !strings.Contains(format, "%") {
 				continue
 			}
-			line := fset.Position(call.Pos()).Line
-			for _, v := range verbArgs(format, call.Args[i+1:]) {
-				if v.verb == 'v' && isErrorValue(v.arg) && !commented[line] && !commented[line-1] {
-					out = append(out, chainCut{fmt.Sprintf("%s:%d", filepath.Base(fset.Position(call.Pos()).Filename), line), exprString(v.arg)})
-				}
-			}
+			fn(call, verbArgs(format, call.Args[i+1:]))
 			break
 		}
 		return true
 	})
-	return out
+}
+
+// position is where call is, as file:line.
+func position(fset *token.FileSet, call *ast.CallExpr) string {
+	p := fset.Position(call.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
 }
 
 type verbArg struct {
