@@ -103,12 +103,14 @@ func CheckClaimMetric(definitions, path string) error {
 // placementFree are the claim heads whose values a run merged from shards
 // determines without placing two shards' timelines relative to each other:
 // per-request differences on one machine's monotonic clock (latencies,
-// send lag against the shard's own schedule, stalls) and counts.
-var placementFree = []string{
-	"counts", "stalls", MetricSLOAttainment, MetricSLOAttainmentOK,
-	MetricTTFT, MetricE2E, MetricTPOT, MetricITL, MetricSendLag, MetricTTFTFromSchedule, MetricE2EFromSchedule,
-	"time_per_output_token_ns", "inter_token_latency_ns", "normalized_time_per_output_token_ns",
-}
+// send lag against the shard's own schedule, stalls), the shares of
+// requests meeting the SLO, and counts. Of the canonical metrics these are
+// the ones the table does not mark Windowed, distributions included; the
+// peers' latency distributions are added by name.
+var placementFree = slices.Concat([]string{"counts", "stalls"},
+	metricsWhere(MetricScalar, func(m MetricDef) bool { return !m.Windowed }),
+	metricsWhere(MetricDistribution, func(m MetricDef) bool { return !m.Windowed }),
+	[]string{"time_per_output_token_ns", "inter_token_latency_ns", "normalized_time_per_output_token_ns"})
 
 // placementFreeMLPerf are the mlperf.KEY keys that do not depend on the
 // run's duration (which spans shards).

@@ -54,3 +54,14 @@ func TestMetricProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacementFreeDerived pins the claim heads free of shard placement,
+// which placementFree derives from the table's Windowed.
+func TestPlacementFreeDerived(t *testing.T) {
+	want := []string{"counts", "stalls", "slo_attainment", "slo_attainment_ok",
+		"ttft_ns", "e2e_ns", "tpot_ns", "itl_ns", "send_lag_ns", "ttft_sched_ns", "e2e_sched_ns",
+		"time_per_output_token_ns", "inter_token_latency_ns", "normalized_time_per_output_token_ns"}
+	if !slices.Equal(placementFree, want) {
+		t.Errorf("placementFree = %q, want %q", placementFree, want)
+	}
+}
