@@ -35,8 +35,16 @@ func (m metricName) valueUnit() string {
 // Header is "TTFT p50 (ms)".
 func (m metricName) Header() string { return m.Name + " (" + m.Unit + ")" }
 
-var distNames = map[string]string{schema.MetricTTFT: "TTFT", schema.MetricE2E: "E2E latency", schema.MetricTPOT: "TPOT", schema.MetricITL: "ITL",
-	schema.MetricSendLag: "send lag", schema.MetricTTFTFromSchedule: "TTFT from schedule", schema.MetricE2EFromSchedule: "E2E from schedule"}
+// distNames are the canonical distributions' labels (schema.Metrics).
+var distNames = func() map[string]string {
+	out := map[string]string{}
+	for _, m := range schema.Metrics {
+		if m.Kind == schema.MetricDistribution {
+			out[m.Name] = m.Label
+		}
+	}
+	return out
+}()
 
 // nameOf returns the human name and unit of a metric path.
 func nameOf(path, currency string) metricName {
@@ -47,25 +55,25 @@ func nameOf(path, currency string) metricName {
 	}
 	switch path {
 	case schema.MetricRequestThroughput:
-		return metricName{"Request throughput", "req/s", one, 3, "req/s", ""}
+		return metricName{schema.MetricLabel(path), "req/s", one, 3, schema.MetricUnit(path), ""}
 	case schema.MetricOutputTokenThroughput:
-		return metricName{"Output token throughput", "tok/s", one, 1, "tok/s", ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, 1, schema.MetricUnit(path), ""}
 	case schema.MetricGoodput:
-		return metricName{"Goodput", "req/s", one, 3, "req/s", ""}
+		return metricName{schema.MetricLabel(path), "req/s", one, 3, schema.MetricUnit(path), ""}
 	case schema.MetricTokenGoodput:
-		return metricName{"Token goodput", "tok/s", one, 1, "tok/s", ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, 1, schema.MetricUnit(path), ""}
 	case schema.MetricSLOAttainment:
-		return metricName{"SLO attainment", "% of declared", hundred, 2, "fraction", ""}
+		return metricName{schema.MetricLabel(path), "% of declared", hundred, 2, "fraction", ""}
 	case schema.MetricWindow:
-		return metricName{"Window", "ms", nsToMS, 3, "ns", ""}
+		return metricName{schema.MetricLabel(path), "ms", nsToMS, 3, schema.MetricUnit(path), ""}
 	case schema.MetricSmoothGoodput:
-		return metricName{"Smooth goodput", "tok/s", one, 3, "tok/s", ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, 3, schema.MetricUnit(path), ""}
 	case schema.MetricTotalTokenThroughput:
-		return metricName{"Total token throughput", "tok/s", one, 1, "tok/s", ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, 1, schema.MetricUnit(path), ""}
 	case schema.MetricSLOAttainmentOK:
-		return metricName{"SLO attainment of ok requests", "% of ok", hundred, 2, "fraction", ""}
+		return metricName{schema.MetricLabel(path), "% of ok", hundred, 2, "fraction", ""}
 	case replay.CostPerMillionOutputTokens:
-		return metricName{"Cost per 1M output tokens", currency, one, 4, currency, ""}
+		return metricName{schema.MetricLabel(path), currency, one, 4, currency, ""}
 	case replay.CostPerMillionGoodTokens:
 		// The price behind it is the publisher's declared one
 		// (cost.price_per_hour), never measured: the header says so.
@@ -77,7 +85,7 @@ func nameOf(path, currency string) metricName {
 		if currency != "" {
 			u = currency + " per 1M good tokens"
 		}
-		return metricName{Name: "Cost per 1M good tokens", Unit: c + ", at the declared price", Scale: one, Places: 4, JSONUnit: u, ValueUnit: u}
+		return metricName{Name: schema.MetricLabel(path), Unit: c + ", at the declared price", Scale: one, Places: 4, JSONUnit: u, ValueUnit: u}
 	case "capacity":
 		return metricName{"Capacity", "offered load", one, 3, "offered load", ""}
 	case compare.EnergyPerGoodToken:

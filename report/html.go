@@ -165,10 +165,8 @@ func summaryUnit(m string) (*big.Rat, string, int) {
 		return nsToMS, "ms", 3
 	case m == schema.MetricSLOAttainment:
 		return hundred, "% of declared", 2
-	case strings.Contains(m, "token"):
-		return one, "tok/s", 3
 	}
-	return one, "req/s", 3
+	return one, schema.MetricUnit(m), 3
 }
 
 // newPointView lays out one point × repeat; cost is the run's declared
@@ -198,7 +196,7 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 		add(k, p.Scalars[k], one, 3, rateUnit(k))
 	}
 	for _, k := range []string{schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricTokenGoodput} {
-		add(k, p.Scalars[k], one, 3, "tok/s")
+		add(k, p.Scalars[k], one, 3, schema.MetricUnit(k))
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
 		if v := p.Scalars[k]; !v.IsNull() {

@@ -96,7 +96,7 @@ func scalarRows(p *replay.PointResult) []row {
 		add(k, k, one, 3, rateUnit(k))
 	}
 	for _, k := range []string{schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricTokenGoodput} {
-		add(k, k, one, 3, "tok/s")
+		add(k, k, one, 3, schema.MetricUnit(k))
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
 		if _, why := p.NullReasons[k]; why || !p.Scalars[k].IsNull() {
@@ -119,15 +119,11 @@ func scalarRows(p *replay.PointResult) []row {
 	return out
 }
 
-// rateUnit is the unit of a rate scalar printed among the request rates:
-// smooth goodput is Σ benefit (output tokens less the lateness penalty,
-// arXiv 2410.14257) per second, so tok/s; the others req/s.
-func rateUnit(k string) string {
-	if k == schema.MetricSmoothGoodput {
-		return "tok/s"
-	}
-	return "req/s"
-}
+// rateUnit is the unit of a rate scalar printed among the request rates,
+// as the metrics table states it: smooth goodput is Σ benefit (output
+// tokens less the lateness penalty, arXiv 2410.14257) per second, so
+// tok/s; the others req/s.
+func rateUnit(k string) string { return schema.MetricUnit(k) }
 
 // mlperfLine is the MLPerf server check on one line: the verdict, the
 // p99s with their unit (+∞ when the p99 is a failed query), the

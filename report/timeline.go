@@ -18,8 +18,8 @@ type timelineInterval struct {
 func timelineIntervals(t *replay.Timeline) []timelineInterval {
 	return []timelineInterval{
 		{schema.MetricWindow, t.WindowNS, "ms"},
-		{schema.MetricRequestThroughput, t.RequestThroughput, "req/s"},
-		{schema.MetricGoodput, t.Goodput, "req/s"},
+		{schema.MetricRequestThroughput, t.RequestThroughput, schema.MetricUnit(schema.MetricRequestThroughput)},
+		{schema.MetricGoodput, t.Goodput, schema.MetricUnit(schema.MetricGoodput)},
 	}
 }
 

@@ -45,7 +45,11 @@ const (
 // derived from Metrics.
 type MetricDef struct {
 	Name string
-	Kind MetricKind
+	// Label is the metric's name as reports print it for a person
+	// ("Request throughput", "TTFT"; a distribution's label is followed by
+	// its key: "TTFT p99").
+	Label string
+	Kind  MetricKind
 	// Unit is the unit of the value as computed ("ns", "req/s", "tok/s",
 	// "USD per 1M tokens"; "" for a dimensionless share).
 	Unit string
@@ -68,24 +72,24 @@ type MetricDef struct {
 // then distributions in output order: the one place their properties
 // are stated.
 var Metrics = []MetricDef{
-	{Name: MetricWindow, Unit: "ns", Windowed: true},
-	{Name: MetricRequestThroughput, Unit: "req/s", Windowed: true, Summary: []string{""}, HigherIsBetter: true},
-	{Name: MetricOutputTokenThroughput, Unit: "tok/s", Windowed: true, Summary: []string{""}, HigherIsBetter: true},
-	{Name: MetricTotalTokenThroughput, Unit: "tok/s", Windowed: true, HigherIsBetter: true},
-	{Name: MetricGoodput, Unit: "req/s", NeedsSLO: true, Windowed: true, Summary: []string{""}, HigherIsBetter: true},
-	{Name: MetricTokenGoodput, Unit: "tok/s", NeedsSLO: true, Windowed: true, Summary: []string{""}, HigherIsBetter: true},
-	{Name: MetricSLOAttainment, NeedsSLO: true, Summary: []string{""}, HigherIsBetter: true},
-	{Name: MetricSLOAttainmentOK, NeedsSLO: true, HigherIsBetter: true},
-	{Name: MetricSmoothGoodput, Unit: "tok/s", Windowed: true, HigherIsBetter: true},
-	{Name: MetricCostPerMillionOutput, Unit: "USD per 1M tokens", Windowed: true},
-	{Name: MetricCostPerMillionGood, Unit: "USD per 1M tokens", NeedsSLO: true, Windowed: true},
-	{Name: MetricTTFT, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
-	{Name: MetricE2E, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
-	{Name: MetricTPOT, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
-	{Name: MetricITL, Kind: MetricDistribution, Unit: "ns", Summary: []string{"p99"}},
-	{Name: MetricSendLag, Kind: MetricDistribution, Unit: "ns"},
-	{Name: MetricTTFTFromSchedule, Kind: MetricDistribution, Unit: "ns"},
-	{Name: MetricE2EFromSchedule, Kind: MetricDistribution, Unit: "ns"},
+	{Name: MetricWindow, Label: "Window", Unit: "ns", Windowed: true},
+	{Name: MetricRequestThroughput, Label: "Request throughput", Unit: "req/s", Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricOutputTokenThroughput, Label: "Output token throughput", Unit: "tok/s", Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricTotalTokenThroughput, Label: "Total token throughput", Unit: "tok/s", Windowed: true, HigherIsBetter: true},
+	{Name: MetricGoodput, Label: "Goodput", Unit: "req/s", NeedsSLO: true, Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricTokenGoodput, Label: "Token goodput", Unit: "tok/s", NeedsSLO: true, Windowed: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricSLOAttainment, Label: "SLO attainment", NeedsSLO: true, Summary: []string{""}, HigherIsBetter: true},
+	{Name: MetricSLOAttainmentOK, Label: "SLO attainment of ok requests", NeedsSLO: true, HigherIsBetter: true},
+	{Name: MetricSmoothGoodput, Label: "Smooth goodput", Unit: "tok/s", Windowed: true, HigherIsBetter: true},
+	{Name: MetricCostPerMillionOutput, Label: "Cost per 1M output tokens", Unit: "USD per 1M tokens", Windowed: true},
+	{Name: MetricCostPerMillionGood, Label: "Cost per 1M good tokens", Unit: "USD per 1M tokens", NeedsSLO: true, Windowed: true},
+	{Name: MetricTTFT, Label: "TTFT", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricE2E, Label: "E2E latency", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricTPOT, Label: "TPOT", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricITL, Label: "ITL", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p99"}},
+	{Name: MetricSendLag, Label: "send lag", Kind: MetricDistribution, Unit: "ns"},
+	{Name: MetricTTFTFromSchedule, Label: "TTFT from schedule", Kind: MetricDistribution, Unit: "ns"},
+	{Name: MetricE2EFromSchedule, Label: "E2E from schedule", Kind: MetricDistribution, Unit: "ns"},
 }
 
 // metricsWhere returns the names of the metrics of kind k for which keep
@@ -100,15 +104,28 @@ func metricsWhere(k MetricKind, keep func(MetricDef) bool) []string {
 	return out
 }
 
+// LookupMetric returns the table's entry of metric name.
+func LookupMetric(name string) (MetricDef, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MetricDef{}, false
+}
+
 // MetricUnit is the unit of metric name as the table states it ("" for
 // a name it does not hold or a dimensionless share).
 func MetricUnit(name string) string {
-	for _, m := range Metrics {
-		if m.Name == name {
-			return m.Unit
-		}
-	}
-	return ""
+	m, _ := LookupMetric(name)
+	return m.Unit
+}
+
+// MetricLabel is the label of metric name as the table states it (""
+// for a name it does not hold).
+func MetricLabel(name string) string {
+	m, _ := LookupMetric(name)
+	return m.Label
 }
 
 // MetricPath is the claim path of key under metric name, as claims,
