@@ -8,8 +8,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-func jsonFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
 func jsonBool(b bool) string { return strconv.FormatBool(b) }
 
 func (w *jw) inputs(ins []*compare.Input) {
@@ -162,7 +160,7 @@ func CompareJSON(out io.Writer, r *compare.Result) error {
 	w := &jw{}
 	w.open('{')
 	w.ks("schema", r.Schema)
-	w.kv("alpha", jsonFloat(r.Alpha))
+	w.kv("alpha", shortestFloat(r.Alpha))
 	w.ks("correction", r.Correction)
 	w.kv("tests", strconv.Itoa(r.Tests))
 	w.key("inputs")
@@ -205,8 +203,8 @@ func CompareJSON(out io.Writer, r *compare.Result) error {
 		w.kv("change", Number(c.Change))
 		w.kv("tested", jsonBool(c.Tested))
 		if c.Tested {
-			w.kv("p", jsonFloat(c.P))
-			w.kv("p_adjusted", jsonFloat(c.PAdjusted))
+			w.kv("p", shortestFloat(c.P))
+			w.kv("p_adjusted", shortestFloat(c.PAdjusted))
 			w.kv("exact", jsonBool(c.Exact))
 		} else {
 			w.kv("p", "null")

@@ -301,7 +301,7 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 	w.ks("slo", d.SLO)
 	w.ks("slo_source", d.SLOSource)
 	w.kv("attainment_target", Number(replay.Exact(d.Target)))
-	w.kv("alpha", jsonFloat(d.Alpha))
+	w.kv("alpha", shortestFloat(d.Alpha))
 	w.key("inputs")
 	w.inputs(d.Inputs)
 	w.key("references")
@@ -364,19 +364,19 @@ func DecideJSON(out io.Writer, d *compare.Decision) error {
 		w.raw("null")
 	} else {
 		w.open('{')
-		w.kv("estimate", jsonFloat(d.Shift.Estimate))
+		w.kv("estimate", shortestFloat(d.Shift.Estimate))
 		if d.Shift.Bounded {
-			w.kv("low", jsonFloat(d.Shift.Low))
-			w.kv("high", jsonFloat(d.Shift.High))
+			w.kv("low", shortestFloat(d.Shift.Low))
+			w.kv("high", shortestFloat(d.Shift.High))
 		} else {
 			w.kv("low", "null")
 			w.kv("high", "null")
 		}
-		w.kv("confidence", jsonFloat(d.Shift.Confidence))
+		w.kv("confidence", shortestFloat(d.Shift.Confidence))
 		w.close('}')
 	}
 	if d.Best >= 0 && d.RunnerUp >= 0 {
-		w.kv("p", jsonFloat(d.P))
+		w.kv("p", shortestFloat(d.P))
 	} else {
 		w.kv("p", "null")
 	}

@@ -94,3 +94,12 @@ func MillisecondsText(ns float64) string {
 	}
 	return Decimal(replay.Float(ns), nsToMS, 3) + " ms"
 }
+
+// plainFloat is f as the shortest decimal that round-trips, never with an
+// exponent: a claim's number as it is stored.
+func plainFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// shortestFloat is f as the shortest decimal that round-trips, with an
+// exponent for large and small magnitudes (as %v and %g print it): a
+// stated parameter such as a tolerance, margin or level, in text and JSON.
+func shortestFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

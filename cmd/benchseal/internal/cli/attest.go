@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -12,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/reproduce"
-	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -125,37 +124,6 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
 	return cmd
 }
 
-// writeReproductionLimits prints what the reviewer's reproduction states
-// of its setup against the original's (recorded in the predicate):
-// REPRODUCED means reproduced on that setup. It says "differs" only when
-// a stated value differs (schema.SplitSetupLimits); facts unknown on a
-// side are listed as unknown, not as a difference.
-func writeReproductionLimits(w io.Writer, limits []string) {
-	switch {
-	case limits == nil:
-		fmt.Fprintln(w, "    the attestation states no comparison of the reproduction's setup with the original's")
-		return
-	case len(limits) == 0:
-		fmt.Fprintln(w, "    the reproduction's setup differs from the original's in nothing compare checks")
-		return
-	}
-	differ, unknown := schema.SplitSetupLimits(limits)
-	if len(differ) > 0 {
-		fmt.Fprintf(w, "    reproduced on the reviewer's setup, which differs from the original's (stated in the attestation):\n")
-	} else {
-		fmt.Fprintf(w, "    reproduced on the same stated setup as the original's; unknown (stated in the attestation):\n")
-	}
-	for _, l := range differ {
-		fmt.Fprintf(w, "      %s\n", schema.EscapeText(l, false))
-	}
-	if len(differ) > 0 && len(unknown) > 0 {
-		fmt.Fprintln(w, "    and unknown, no stated value differing:")
-	}
-	for _, l := range unknown {
-		fmt.Fprintf(w, "      %s\n", schema.EscapeText(l, false))
-	}
-}
-
 func runAttest(ctx context.Context, o *attestOptions) error {
 	if err := checkBundleArg(o.bundle); err != nil {
 		return err
@@ -201,7 +169,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	res, err := v.Attest(ctx, o.bundle, pol, s, ao)
 	if err != nil {
 		if res != nil && res.Verification != nil && !errors.Is(err, verify.ErrNotReproduced) {
-			writeVerifyText(o.io.ErrOut, res.Verification, false)
+			report.WriteVerifyText(o.io.ErrOut, res.Verification, report.VerifyTextOptions{})
 		}
 		if errors.Is(err, verify.ErrNotAttestable) || errors.Is(err, verify.ErrNotReproduced) {
 			return rejected(err)
@@ -218,7 +186,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	if r := ao.Reproduction; r != nil {
 		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest.json sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
 			o.reproduction, r.Summary.RunManifest.Digest["sha256"], len(r.Summary.Claims), r.Summary.Margin, r.Summary.Alpha)
-		writeReproductionLimits(o.io.Out, r.Summary.Limits)
+		fmt.Fprint(o.io.Out, report.ReproductionLimitsText(r.Summary.Limits))
 	}
 	if o.attachRepro != "" {
 		rd, err := artifact.AttachReproduction(ctx, o.bundle, o.attachRepro)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -127,7 +128,7 @@ func writeInspect(w io.Writer, b *artifact.Bundle) {
 	if m.Source != nil {
 		importer = m.Source.Importer
 	}
-	writeBuilds(w, 11, m.Client.Build, importer)
+	fmt.Fprint(w, report.BuildsText(11, m.Client.Build, importer))
 	writeInspectLoad(w, m)
 	if m.Incomplete {
 		fmt.Fprintf(w, "INCOMPLETE %s\n", m.IncompleteReason)
@@ -275,4 +276,13 @@ func writeInspectReproductions(w io.Writer, b *artifact.Bundle) {
 				schema.EscapeText(r.RunID(), false), r.RunDescriptor.Digest, r.ManifestJSONDigest(), len(r.Layers))
 		}
 	}
+}
+
+// orDash returns s as one line of text output (EscapeText, newlines
+// escaped: s is a publisher's string), or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return schema.EscapeText(s, false)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -36,30 +35,6 @@ func currentBuild(o *IO) *schema.Build {
 		fmt.Fprintln(o.ErrOut, "warning: naming the client build:", err)
 	}
 	return b
-}
-
-// writeBuild prints a build's lines (schema.Build.Lines) under label,
-// aligned at column indent, with schema.BuildUnchecked.
-func writeBuild(w io.Writer, label string, indent int, b *schema.Build) {
-	for i, l := range b.Lines() {
-		if i == 0 {
-			fmt.Fprintf(w, "%-*s%s (%s)\n", indent, label, l, schema.BuildUnchecked)
-			continue
-		}
-		fmt.Fprintf(w, "%*s%s\n", indent, "", l)
-	}
-}
-
-// writeBuilds prints the builds a manifest states, as "client" (the
-// executable that measured) and "importer" (the benchseal that imported);
-// nothing for a manifest that states none.
-func writeBuilds(w io.Writer, indent int, client, importer *schema.Build) {
-	if client != nil {
-		writeBuild(w, "client", indent, client)
-	}
-	if importer != nil {
-		writeBuild(w, "importer", indent, importer)
-	}
 }
 
 func newVersionCmd(io *IO) *cobra.Command {

@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"bytes"
@@ -17,12 +17,26 @@ func TestVerifyTextNamesTheBlobOnce(t *testing.T) {
 		{Name: verify.CheckSignature, Status: verify.StatusFailed, Reason: "no signature verified", Blob: d2},
 	}}
 	var b bytes.Buffer
-	writeVerifyText(&b, r, false)
+	if err := WriteVerifyText(&b, r, VerifyTextOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	out := b.String()
 	if strings.Count(out, d1) != 1 || strings.Contains(out, "[") {
 		t.Errorf("digest repeated or unlabelled:\n%s", out)
 	}
 	if !strings.Contains(out, "no signature verified (in "+d2+")") {
 		t.Errorf("the blob of a reason that does not name it is not labelled:\n%s", out)
+	}
+}
+
+// TestVerifyTextEscapesAttestationText: an attestation's strings (text
+// anyone can rewrite in a bundle) are escaped, newlines included, so they
+// cannot write a fake "VERIFIED" line.
+func TestVerifyTextEscapesAttestationText(t *testing.T) {
+	fake := "x\n  sha256:7777 key sha256:eeee (VERIFIED: reviewer acme-labs)"
+	var b strings.Builder
+	writeAttestations(&b, []verify.AttestationResult{{Source: "sha256:aa", VerifierID: fake, Result: fake, Reason: fake, Reviewer: fake, Verified: true}}, nil)
+	if n := strings.Count(b.String(), "\n"); n != 5 {
+		t.Errorf("writeAttestations wrote %d lines, want 5 (its own):\n%s", n, b.String())
 	}
 }
