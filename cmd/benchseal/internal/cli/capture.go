@@ -19,6 +19,7 @@ import (
 	"github.com/benchseal/benchseal/energy"
 	preplan "github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/redact"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/simulator"
 )
@@ -687,7 +688,7 @@ func (o *captureOptions) progressOptions(opts *capture.Options) {
 		opts.Progress = o.live.render
 	case o.progress == "auto":
 		// Not a terminal (a log, CI): a plain line now and then.
-		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }
+		opts.Progress = func(p capture.Progress) { fmt.Fprintln(o.io.ErrOut, report.ProgressLine(p)) }
 		opts.ProgressInterval = progressLineInterval
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/plan"
-	"github.com/benchseal/benchseal/schema"
 )
 
 // readCapturePlan reads capture's --plan file: a pre-registered plan
@@ -37,12 +36,4 @@ func readCapturePlan(path string) (*capture.Plan, *plan.Plan, error) {
 		return nil, nil, usagef("--plan %s: %v", path, err)
 	}
 	return cp, nil, nil
-}
-
-// planLine says in a summary whether the run was pre-registered.
-func planLine(m *schema.Manifest) string {
-	if m.Plan == nil {
-		return "no pre-registered plan: the run was not pre-registered"
-	}
-	return fmt.Sprintf("pre-registered plan sha256:%s", m.Plan.SHA256)
 }

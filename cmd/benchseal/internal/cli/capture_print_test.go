@@ -9,10 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchseal/benchseal/capture"
-	"github.com/benchseal/benchseal/schema"
 )
 
 // TestLiveProgressEndsItsLine: a terminal progress line left open (a
@@ -31,28 +29,6 @@ func TestLiveProgressEndsItsLine(t *testing.T) {
 	l.end()
 	if s := b.String(); !strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\n\n") {
 		t.Errorf("final line: %q", s)
-	}
-}
-
-// TestCaptureSummaryRateColumn: "achieved" is the arrival rate against
-// the offered one (open loop); a closed loop's single number is labelled
-// for what it is.
-func TestCaptureSummaryRateColumn(t *testing.T) {
-	for _, c := range []struct {
-		offered  float64
-		want     string
-		wantCell string
-	}{
-		{0, "requests ÷ duration (req/s)", "53.61"},
-		{80, "arrival rate req/s (achieved / offered)", "117.17 / 80.00"},
-	} {
-		var b bytes.Buffer
-		printCellStats(&b, &capture.Result{Manifest: &schema.Manifest{}, Cells: []capture.CellStats{
-			{Point: "p", Requests: 40, AchievedRate: map[bool]float64{true: 117.17, false: 53.61}[c.offered > 0], OfferedRate: c.offered}}})
-		out := b.String()
-		if !strings.Contains(out, c.want) || !strings.Contains(out, c.wantCell) || c.offered == 0 && strings.Contains(out, "achieved") {
-			t.Errorf("offered %v:\n%s", c.offered, out)
-		}
 	}
 }
 
@@ -124,21 +100,5 @@ func TestCaptureSummaryEqualsReplay(t *testing.T) {
 		if rows != 4 {
 			t.Errorf("%s: %d summary rows, want 4:\n%s", mode[0], rows, out)
 		}
-	}
-}
-
-// TestProgressTimesNameWhatTheyCover: the progress line gives the
-// current phase's elapsed and remaining time and the whole run's, each
-// labelled (it printed the run's elapsed time beside the phase's
-// remaining time, as if one clock).
-func TestProgressTimesNameWhatTheyCover(t *testing.T) {
-	p := capture.Progress{Phase: "measure", Cell: 2, Cells: 4, PhaseElapsed: 12 * time.Second, Remaining: 8 * time.Second,
-		Elapsed: 50 * time.Second, RunRemaining: 48 * time.Second}
-	if got, want := progressTimes(p), "measure phase 12s elapsed, ~8s left; run 50s elapsed, ~48s left"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	p.Remaining, p.RunRemaining = -1, -1
-	if got, want := progressTimes(p), "measure phase 12s elapsed, ? left; run 50s elapsed, ? left"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchseal/benchseal/merge"
 	"github.com/benchseal/benchseal/replay"
+	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -109,7 +110,7 @@ func runMerge(ctx context.Context, o *mergeOptions) error {
 	if err != nil {
 		return mergeError(err)
 	}
-	printMerge(o.io, res)
+	report.MergeText(o.io.Out, res)
 	warnShardsApart(ctx, o.io, res.Dir)
 	return nil
 }
@@ -139,36 +140,4 @@ func mergeError(err error) error {
 		return rejected(err)
 	}
 	return err
-}
-
-func printMerge(io *IO, res *merge.Result) {
-	m := res.Manifest
-	fmt.Fprintf(io.Out, "merged %d shard run(s) of %d into %s: %d records\n", m.Shards.Count-len(res.Missing), m.Shards.Count, res.Dir, res.Records)
-	for _, mb := range m.Shards.Members {
-		if mb.Missing {
-			fmt.Fprintf(io.Out, "  shard %d: MISSING (its requests count as not sent)\n", mb.Index)
-			continue
-		}
-		clk := "clock: no bound"
-		if e, ok := mb.Clock.Bound(); ok {
-			clk = fmt.Sprintf("clock: ±%.3f ms (kernel maxerror)", float64(e)/1e6)
-		}
-		late := ""
-		if mb.LateNS != 0 {
-			late = fmt.Sprintf(", %.3f ms after the common start", float64(mb.LateNS)/1e6)
-		}
-		fmt.Fprintf(io.Out, "  shard %d: %d records, offset %.3f ms%s, %s", mb.Index, mb.Records, float64(mb.OffsetNS)/1e6, late, clk)
-		if mb.Incomplete {
-			fmt.Fprintf(io.Out, ", INCOMPLETE: %s", mb.IncompleteReason)
-		}
-		fmt.Fprintln(io.Out)
-	}
-	if u := m.Shards.TimelineUncertaintyNS; u != nil {
-		fmt.Fprintf(io.Out, "timeline uncertainty between shards: ±%.3f ms\n", float64(*u)/1e6)
-	} else {
-		fmt.Fprintf(io.Out, "timeline uncertainty between shards: unknown (%s)\n", m.Shards.UncertaintyReason)
-	}
-	if m.Incomplete {
-		fmt.Fprintf(io.Out, "INCOMPLETE: %s\n", m.IncompleteReason)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/internal/progress"
+	"github.com/benchseal/benchseal/report"
 )
 
 // The progress line: drawn only on a terminal, first after progressDelay
@@ -83,7 +84,7 @@ func (p *phaseLog) update(u progress.Update) {
 	}
 	p.last = u
 	if !p.announced && t.Sub(p.start) >= phaseLogAfter {
-		fmt.Fprintf(p.w, "%s, %s so far\n", progressText(u), t.Sub(p.start).Round(time.Second))
+		fmt.Fprintf(p.w, "%s, %s so far\n", report.WorkProgressText(u), t.Sub(p.start).Round(time.Second))
 		p.announced = true
 	}
 }
@@ -91,7 +92,7 @@ func (p *phaseLog) update(u progress.Update) {
 // end closes the current phase at t: a line only if it was announced.
 func (p *phaseLog) end(t time.Time) {
 	if p.announced {
-		fmt.Fprintf(p.w, "%s: done in %s\n", progressText(p.last), t.Sub(p.start).Round(100*time.Millisecond))
+		fmt.Fprintf(p.w, "%s: done in %s\n", report.WorkProgressText(p.last), t.Sub(p.start).Round(100*time.Millisecond))
 	}
 	p.announced = false
 }
@@ -136,7 +137,7 @@ func (p *workLine) update(u progress.Update) {
 		return
 	}
 	p.last = t
-	p.draw(progressText(u))
+	p.draw(report.WorkProgressText(u))
 }
 
 // draw replaces the line on screen with s.
@@ -173,20 +174,4 @@ func (p *workLine) fn() progress.Func {
 		return nil
 	}
 	return p.update
-}
-
-// progressText is one update as the line shows it, e.g.
-// "pack: compress records: 45.2 of 120.3 MiB (37%)".
-func progressText(u progress.Update) string {
-	if u.Unit == "bytes" {
-		const mib = 1 << 20
-		if u.Total > 0 {
-			return fmt.Sprintf("%s: %.1f of %.1f MiB (%d%%)", u.Phase, float64(u.Done)/mib, float64(u.Total)/mib, u.Done*100/u.Total)
-		}
-		return fmt.Sprintf("%s: %.1f MiB", u.Phase, float64(u.Done)/mib)
-	}
-	if u.Total > 0 {
-		return fmt.Sprintf("%s: %d of %d %s (%d%%)", u.Phase, u.Done, u.Total, u.Unit, u.Done*100/u.Total)
-	}
-	return fmt.Sprintf("%s: %d %s", u.Phase, u.Done, u.Unit)
 }

@@ -324,7 +324,7 @@ func (o *replayOptions) writeClaimsFile(cmd *cobra.Command, io *IO, m *schema.Ma
 	// What was written, not the report it was taken from: --output
 	// asks for the report as well (on stdout; the note then goes to
 	// stderr, so the report stays parseable).
-	note := claimsWritten(o.writeClaims, claims) + planNote
+	note := report.ClaimsWrittenText(o.writeClaims, claims) + planNote
 	if m.Incomplete {
 		note += "; the run is INCOMPLETE (" + m.IncompleteReason + "): replay without --write-claims shows how the missing work is counted"
 	}
@@ -398,33 +398,6 @@ func claimsToWrite(m *schema.Manifest, res *replay.Result, tolerance float64) (*
 	default:
 		return res.PlannedClaims(m.Plan.Metrics, tolerance), fmt.Sprintf("; only the metrics of pre-registered plan sha256:%s (%s)", m.Plan.SHA256, strings.Join(m.Plan.Metrics, ","))
 	}
-}
-
-// claimsWritten says what replay --write-claims wrote: the file, how many
-// claims on how many points and repeats, under which definitions and SLO.
-func claimsWritten(path string, c *schema.Claims) string {
-	n := 0
-	for _, p := range c.Points {
-		n += len(p.Metrics)
-	}
-	defs := c.Definitions
-	if c.DefinitionsVersion != "" {
-		defs += " (version " + c.DefinitionsVersion + ")"
-	}
-	slo := "the manifest's SLO"
-	if c.SLO != nil {
-		var parts []string
-		for _, l := range []struct {
-			name string
-			d    schema.Duration
-		}{{"ttft", c.SLO.TTFT}, {"e2e", c.SLO.E2E}, {"tpot", c.SLO.TPOT}} {
-			if l.d != 0 {
-				parts = append(parts, l.name+" ≤ "+l.d.String())
-			}
-		}
-		slo = "SLO " + strings.Join(parts, ", ")
-	}
-	return fmt.Sprintf("wrote %s: %d claims in %d point and repeat entries, definitions %s, %s, tolerance %g; pack the run and verify recomputes every one", path, n, len(c.Points), defs, slo, c.Tolerance)
 }
 
 // replayWithWorkload replays run, with its workload items when it is a

@@ -267,7 +267,7 @@ func (o *reproduceOptions) capture(cmd *cobra.Command, t *reproduce.Test, digest
 		live = &liveProgress{w: o.io.ErrOut}
 		opts.Progress = live.render
 	case o.progress == "auto":
-		opts.Progress = func(p capture.Progress) { progressLine(o.io.ErrOut, p) }
+		opts.Progress = func(p capture.Progress) { fmt.Fprintln(o.io.ErrOut, report.ProgressLine(p)) }
 		opts.ProgressInterval = progressLineInterval
 	}
 	res, err := capture.Run(ctx, opts)
@@ -286,7 +286,7 @@ func (o *reproduceOptions) capture(cmd *cobra.Command, t *reproduce.Test, digest
 	if err := artifact.CheckCapturedRun(ctx, res.Dir, 20); err != nil {
 		return "", err
 	}
-	line := planLine(res.Manifest)
+	line := report.PlanLine(res.Manifest)
 	if t.UnexecutedPlan != nil {
 		// The original was pre-registered; the reproduction's repeats
 		// are not its plan's, so it runs the test without the plan.

@@ -1,0 +1,35 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// ClaimsWrittenText says what replay --write-claims wrote: the file, how many
+// claims on how many points and repeats, under which definitions and SLO.
+func ClaimsWrittenText(path string, c *schema.Claims) string {
+	n := 0
+	for _, p := range c.Points {
+		n += len(p.Metrics)
+	}
+	defs := c.Definitions
+	if c.DefinitionsVersion != "" {
+		defs += " (version " + c.DefinitionsVersion + ")"
+	}
+	slo := "the manifest's SLO"
+	if c.SLO != nil {
+		var parts []string
+		for _, l := range []struct {
+			name string
+			d    schema.Duration
+		}{{"ttft", c.SLO.TTFT}, {"e2e", c.SLO.E2E}, {"tpot", c.SLO.TPOT}} {
+			if l.d != 0 {
+				parts = append(parts, l.name+" ≤ "+l.d.String())
+			}
+		}
+		slo = "SLO " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("wrote %s: %d claims in %d point and repeat entries, definitions %s, %s, tolerance %s; pack the run and verify recomputes every one", path, n, len(c.Points), defs, slo, shortestFloat(c.Tolerance))
+}
