@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/attest"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -316,7 +317,7 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult, repros []veri
 			} else {
 				fmt.Fprintln(w, "    (the reviewer's word: the reproduction is not carried as a referrer, so it is not checked here)")
 			}
-			io.WriteString(w, ReproductionLimitsText(r.Limits))
+			io.WriteString(w, reproductionLimitsText(r.Limits))
 		}
 		if a.Reason != "" {
 			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(a.Reason, false))
@@ -349,13 +350,22 @@ func lineOrDash(s string) string {
 	return schema.EscapeText(s, false)
 }
 
-// ReproductionLimitsText is what the reviewer's reproduction states
+// AttestedReproductionText is the lines attest prints of the reproduction
+// in dir it attested (all its claims reproduced): its manifest.json
+// digest, claims, margin and alpha, then its setup limits
+// (reproductionLimitsText).
+func AttestedReproductionText(dir string, r *attest.Reproduction) string {
+	return fmt.Sprintf("  reproduced %s (manifest.json sha256:%s): all %d claims REPRODUCED, margin %s, alpha %s\n",
+		dir, r.RunManifest.Digest["sha256"], len(r.Claims), shortestFloat(r.Margin), shortestFloat(r.Alpha)) + reproductionLimitsText(r.Limits)
+}
+
+// reproductionLimitsText is what the reviewer's reproduction states
 // of its setup against the original's (recorded in the predicate):
 // REPRODUCED means reproduced on that setup. Its lines are indented to
 // sit under an attestation. It says "differs" only when a stated value
 // differs (schema.SplitSetupLimits); facts unknown on a side are listed
 // as unknown, not as a difference.
-func ReproductionLimitsText(limits []string) string {
+func reproductionLimitsText(limits []string) string {
 	w := new(strings.Builder)
 	switch {
 	case limits == nil:

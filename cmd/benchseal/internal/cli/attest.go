@@ -184,9 +184,7 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	fmt.Fprintf(o.io.Out, "attested %s\n  run id     %s\n  manifest   %s\n  reviewer   %s\n  levels     %s\n  referrer   %s\n  detached   %s\n",
 		o.bundle, res.Verification.RunID, res.Verification.ManifestDigest, s.Public().Fingerprint(), strings.Join(res.Levels, ", "), res.Referrer, dp)
 	if r := ao.Reproduction; r != nil {
-		fmt.Fprintf(o.io.Out, "  reproduced %s (manifest.json sha256:%s): all %d claims REPRODUCED, margin %v, alpha %v\n",
-			o.reproduction, r.Summary.RunManifest.Digest["sha256"], len(r.Summary.Claims), r.Summary.Margin, r.Summary.Alpha)
-		fmt.Fprint(o.io.Out, report.ReproductionLimitsText(r.Summary.Limits))
+		fmt.Fprint(o.io.Out, report.AttestedReproductionText(o.reproduction, &r.Summary))
 	}
 	if o.attachRepro != "" {
 		rd, err := artifact.AttachReproduction(ctx, o.bundle, o.attachRepro)
