@@ -317,37 +317,101 @@ func CheckEndpoint(endpoint string) error {
 // in-flight requests get o.Grace to finish and the run is finished as
 // incomplete; Run then returns the result and no error. An error means the
 // run directory could not be written or the options were wrong.
+//
+// Its phases, in order: resolveOptions, newRunner, prepare (workload and
+// manifest, nothing sent), checkServer (scrapes, probe, preflight),
+// openRunDir, and measure, which runs the cells (runCells) and then
+// finishes the run (finish).
 func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := resolveOptions(&o); err != nil {
+		return nil, err
+	}
+	r, base := newRunner(&o)
+	if o.HTTPClient == nil {
+		defer r.client.CloseIdleConnections()
+	}
+	s, err := r.prepare(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkServer(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.openRunDir(ctx); err != nil {
+		return nil, err
+	}
+	return s.measure(ctx)
+}
+
+// capturing is one Run's state between its phases: what an earlier phase
+// made and a later one uses.
+type capturing struct {
+	r *runner
+	o *Options
+	// base is the endpoint without a trailing "/" or "/v1".
+	base  string
+	cells []*cell
+	m     *schema.Manifest
+	// wl is workload.jsonl, written once the wait for the start is over.
+	wl  bytes.Buffer
+	scr *scraper
+	gpu *gpuScraper
+	si  *ServerInfo
+	// clk is the wall clock's error bounds at the epoch (shard runs and
+	// runs with a common start; nil otherwise).
+	clk *schema.Clock
+}
+
+// resolveOptions normalizes o's plan (a copy of the caller's points),
+// fills its defaults and refuses options no capture can run: no output
+// directory or model, a start time or shard that does not fit, an endpoint
+// that is not an http:// or https:// URL, settings that contradict the
+// registered plan.
+func resolveOptions(o *Options) error {
 	// o is a copy, but its plan's points are the caller's: normalize ours.
 	o.Plan.Points = slices.Clone(o.Plan.Points)
 	if err := o.Plan.Normalize(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.OutDir == "" {
-		return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: no output directory")
+		return errcond.Errorf(ErrOptions, "capture failed: invalid capture options: no output directory")
 	}
 	if o.Request.Model == "" {
-		return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: no model")
+		return errcond.Errorf(ErrOptions, "capture failed: invalid capture options: no model")
 	}
 	if o.Request.API == "" {
 		o.Request.API = APIChat
 	}
 	if !o.StartAt.IsZero() {
 		if err := CheckStartAt(o.StartAt, time.Now()); err != nil {
-			return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: %w", err)
+			return errcond.Errorf(ErrOptions, "capture failed: invalid capture options: %w", err)
 		}
 	}
 	if o.Shard != nil {
 		if err := o.Shard.check(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := CheckShardable(&o.Plan, o.Shard.Count); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := CheckEndpoint(o.Endpoint); err != nil {
-		return nil, errcond.Errorf(ErrOptions, "capture failed: invalid capture options: %w", err)
+		return errcond.Errorf(ErrOptions, "capture failed: invalid capture options: %w", err)
 	}
+	if o.Registered != nil {
+		if err := checkRegistered(o.Registered, o.Sets, o.Request.Stream, o.Prompts != nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newRunner makes the runner of resolved options, with the URL requests
+// go to and its two HTTP clients: one keeping connections alive, and one
+// opening a fresh connection per request (used once the server closed a
+// kept-alive one), both spotting the simulator's header. It returns the
+// endpoint's base URL too.
+func newRunner(o *Options) (*runner, string) {
 	base := strings.TrimRight(o.Endpoint, "/")
 	base = strings.TrimSuffix(base, "/v1")
 	path := "/v1/chat/completions"
@@ -361,30 +425,36 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Plan.MaxOutstanding > 0 {
 		maxConns = max(maxConns, o.Plan.MaxOutstanding)
 	}
-	r := &runner{o: &o, url: base + path}
+	r := &runner{o: o, url: base + path}
 	if o.HTTPClient == nil {
 		r.client = &http.Client{Transport: r.spotSimulator(NewTransport(maxConns, o.HTTP2))}
-		defer r.client.CloseIdleConnections()
 		tr := NewTransport(maxConns, o.HTTP2)
 		tr.DisableKeepAlives = true
 		r.fresh = &http.Client{Transport: r.spotSimulator(tr)}
-	} else {
-		c := *o.HTTPClient
-		f := *o.HTTPClient
-		if tr, ok := c.Transport.(*http.Transport); ok {
-			tr = tr.Clone()
-			tr.DisableKeepAlives = true
-			f.Transport = tr
-		}
-		c.Transport = r.spotSimulator(c.Transport)
-		f.Transport = r.spotSimulator(f.Transport)
-		r.client, r.fresh = &c, &f
+		return r, base
 	}
-	if o.Registered != nil {
-		if err := checkRegistered(o.Registered, o.Sets, o.Request.Stream, o.Prompts != nil); err != nil {
-			return nil, err
-		}
+	c := *o.HTTPClient
+	f := *o.HTTPClient
+	if tr, ok := c.Transport.(*http.Transport); ok {
+		tr = tr.Clone()
+		tr.DisableKeepAlives = true
+		f.Transport = tr
 	}
+	c.Transport = r.spotSimulator(c.Transport)
+	f.Transport = r.spotSimulator(f.Transport)
+	r.client, r.fresh = &c, &f
+	return r, base
+}
+
+// prepare lays out the run before any request: the workload and its
+// cells, and the manifest it starts from (the machine, the registered
+// plan, the workload's digest), after waiting for the server to answer
+// when Options.ReadyTimeout asks. The manifest is marked in progress; one
+// that would not validate with the publisher's settings is refused
+// (ErrInvalidManifest) before anything is sent or the output directory is
+// touched.
+func (r *runner) prepare(ctx context.Context, base string) (*capturing, error) {
+	o := r.o
 	cells, err := r.buildWorkload()
 	if err != nil {
 		return nil, err
@@ -408,8 +478,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	var wl bytes.Buffer
-	sum, err := EncodeWorkload(&wl, r.items)
+	s := &capturing{r: r, o: o, base: base, cells: cells, m: m}
+	sum, err := EncodeWorkload(&s.wl, r.items)
 	if err != nil {
 		return nil, err
 	}
@@ -429,87 +499,107 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if probs := schema.ValidateManifest(m, schema.ManifestFile); len(probs) > 0 {
 		return nil, errcond.Errorf(ErrInvalidManifest, "capture failed: the manifest would be invalid (state it with --set or --manifest): %w", &schema.ValidationError{Problems: probs})
 	}
+	return s, nil
+}
 
+// checkServer asks the server and engine what the run needs before its
+// first request: the first engine and accelerator scrapes (the evidence
+// of a fresh start), the probe's GETs, the synthetic prompts fitted to the
+// served tokenizer, the server-state keeper, and the preflight (unless
+// Options.SkipPreflight), whose fingerprint and note go to the manifest.
+func (s *capturing) checkServer(ctx context.Context) error {
+	r, o, m := s.r, s.o, s.m
 	// The first scrape comes before any request (preflight's too): it is
 	// the evidence of a fresh start.
-	scr, err := r.newScraper(ctx, base, m)
-	if err != nil {
-		return nil, err
+	var err error
+	if s.scr, err = r.newScraper(ctx, s.base, m); err != nil {
+		return err
 	}
-	gpu, err := r.newGPUScraper(ctx, m)
-	if err != nil {
-		return nil, err
+	if s.gpu, err = r.newGPUScraper(ctx, m); err != nil {
+		return err
 	}
 	// The probe asks only GETs, which no engine counts as served
 	// requests: the fresh-start scrape above still comes first.
-	var si *ServerInfo
 	if o.Probe {
-		si = ProbeServer(ctx, r.client, base, o.APIKey)
-		applyServerInfo(m, si)
-		if si.Simulator {
+		s.si = ProbeServer(ctx, r.client, s.base, o.APIKey)
+		applyServerInfo(m, s.si)
+		if s.si.Simulator {
 			r.simSeen.Store(true)
 		}
 	}
 	if o.Prompts == nil && o.Sessions == nil {
-		if err := r.fitPrompts(ctx, base, si, m, &wl); err != nil {
-			return nil, err
+		if err := r.fitPrompts(ctx, s.base, s.si, m, &s.wl); err != nil {
+			return err
 		}
 		setInputUnit(m, r.counts.fitted)
 	}
-	keeper, err := r.newStateKeeper(base, scr, m, si)
-	if err != nil {
-		return nil, err
+	if r.keeper, err = r.newStateKeeper(s.base, s.scr, m, s.si); err != nil {
+		return err
 	}
-	r.keeper = keeper
-	if !o.SkipPreflight {
-		if err := r.preflight(ctx, base); err != nil {
-			return nil, err
-		}
-		if r.fingerprint != "" {
-			if m.Engine.Server == nil {
-				m.Engine.Server = map[string]string{}
-			}
-			m.Engine.Server[ServerFingerprint] = r.fingerprint
-		}
-		setNote(m, schema.NotePreflight, "one probe request, built like the run's first one, was sent and answered before the first point and is not recorded: "+
-			"a cold start of the server went into it, so the first point's cold column starts after it (capture --no-preflight keeps the cold start in the warmup)")
+	if o.SkipPreflight {
+		return nil
 	}
+	if err := r.preflight(ctx, s.base); err != nil {
+		return err
+	}
+	if r.fingerprint != "" {
+		if m.Engine.Server == nil {
+			m.Engine.Server = map[string]string{}
+		}
+		m.Engine.Server[ServerFingerprint] = r.fingerprint
+	}
+	setNote(m, schema.NotePreflight, "one probe request, built like the run's first one, was sent and answered before the first point and is not recorded: "+
+		"a cold start of the server went into it, so the first point's cold column starts after it (capture --no-preflight keeps the cold start in the warmup)")
+	return nil
+}
+
+// openRunDir creates the run directory (refusing a non-empty one) and
+// writes what the run starts with: the fresh-start evidence, then, after
+// the wait for a common start (Options.StartAt), the workload, the
+// in-progress manifest dated at the run's t=0, and the records file.
+func (s *capturing) openRunDir(ctx context.Context) error {
+	r, o, m := s.r, s.o, s.m
 	if err := prepareDir(o.OutDir); err != nil {
-		return nil, err
+		return err
 	}
-	if err := keeper.writeFresh(); err != nil {
-		return nil, err
+	if err := r.keeper.writeFresh(); err != nil {
+		return err
 	}
 	// The preflight's and the probe's answers may have shown a simulator.
 	if err := r.finishManifest(m, o.Overlay, o.Sets); err != nil {
-		return nil, err
+		return err
 	}
-	var clk *schema.Clock
 	if o.Shard != nil || !o.StartAt.IsZero() {
 		rc := o.ReadClock
 		if rc == nil {
 			rc = ReadClock
 		}
-		clk = rc(ctx)
+		s.clk = rc(ctx)
 		if err := waitStart(ctx, o.StartAt); err != nil {
-			return nil, fmt.Errorf("wait for the common start %s: %w", o.StartAt.UTC().Format(time.RFC3339), err)
+			return fmt.Errorf("wait for the common start %s: %w", o.StartAt.UTC().Format(time.RFC3339), err)
 		}
 	}
 	// Nothing is written to the run directory before the wait is over: a
 	// capture stopped while waiting leaves it empty, ready for a re-run.
-	if err := writeWorkload(&o, wl.Bytes()); err != nil {
-		return nil, err
+	if err := writeWorkload(o, s.wl.Bytes()); err != nil {
+		return err
 	}
 	r.markStart(m) // the run's t=0, just before the first request
-	r.shardManifest(m, clk)
+	r.shardManifest(m, s.clk)
 	if err := writeManifest(o.OutDir, m); err != nil {
-		return nil, err
+		return err
 	}
+	var err error
 	r.sink, err = newSink(filepath.Join(o.OutDir, schema.RecordsFile), o.FlushInterval)
-	if err != nil {
-		return nil, err
-	}
+	return err
+}
 
+// measure runs the cells with progress reports and then finishes the run.
+// When ctx ends, or too many failures stop the run (r.abort), no cell or
+// request starts any more and in-flight requests get Options.Grace to
+// finish before they are cancelled (errRunStopped).
+func (s *capturing) measure(ctx context.Context) (*Result, error) {
+	r, o := s.r, s.o
 	userCtx := ctx
 	ctx, r.abort = context.WithCancelCause(ctx)
 	defer r.abort(nil)
@@ -526,49 +616,76 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer stopAfter()
 	r.reqBase = reqBase
 
+	stopProgress := r.startProgress()
+	res := &Result{Dir: o.OutDir, Manifest: s.m}
+	s.runCells(ctx, res)
+	stopProgress()
+	return s.finish(userCtx, ctx, res)
+}
+
+// startProgress calls Options.Progress, when set, from one goroutine
+// every ProgressInterval (default 500ms); stop ends it and waits for it.
+func (r *runner) startProgress() (stop func()) {
+	o := r.o
+	if o.Progress == nil {
+		return func() {}
+	}
+	iv := o.ProgressInterval
+	if iv <= 0 {
+		iv = 500 * time.Millisecond
+	}
 	progDone := make(chan struct{})
 	progStop := make(chan struct{})
-	if o.Progress != nil {
-		iv := o.ProgressInterval
-		if iv <= 0 {
-			iv = 500 * time.Millisecond
-		}
-		go func() {
-			defer close(progDone)
-			t := time.NewTicker(iv)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					o.Progress(r.snapshot(false))
-				case <-progStop:
-					return
-				}
+	go func() {
+		defer close(progDone)
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				o.Progress(r.snapshot(false))
+			case <-progStop:
+				return
 			}
-		}()
-	} else {
-		close(progDone)
+		}
+	}()
+	return func() {
+		close(progStop)
+		<-progDone
 	}
+}
 
-	res := &Result{Dir: o.OutDir, Manifest: m}
-	nos, measured := cellNumbers(cells)
+// runCells runs the cells in plan order, each point × repeat's warmup
+// before its measured phase, every one inside its scrapes and after its
+// server-state step (cache reset), until they end or ctx does; each
+// measured cell's statistics go to res.Cells.
+func (s *capturing) runCells(ctx context.Context, res *Result) {
+	r := s.r
+	nos, measured := cellNumbers(s.cells)
 	r.cells = measured
-	for i, c := range cells {
+	for i, c := range s.cells {
 		if ctx.Err() != nil {
 			break
 		}
-		keeper.begin(ctx, c)
+		r.keeper.begin(ctx, c)
 		t0 := r.now()
-		scrapedAround(ctx, scr, gpu, c, func() { r.runCell(ctx, c, nos[i]) })
+		scrapedAround(ctx, s.scr, s.gpu, c, func() { r.runCell(ctx, c, nos[i]) })
 		if c.phase == schema.PhaseWarmup {
-			keeper.warmed(r.now() - t0)
+			r.keeper.warmed(r.now() - t0)
 		}
 		if c.phase == schema.PhaseMeasure {
 			res.Cells = append(res.Cells, c.stats.summary(c, time.Duration(r.now()-t0)))
 		}
 	}
-	close(progStop)
-	<-progDone
+}
+
+// finish closes the records file and completes the manifest with what the
+// run measured (its end, why it stopped early, its notes, the prompt
+// counts, the scrapes and server state), writes it over the in-progress
+// one (temp file, then rename) and reports the last progress. ctx is the
+// run's (ended early by too many failures), userCtx the caller's.
+func (s *capturing) finish(userCtx, ctx context.Context, res *Result) (*Result, error) {
+	r, o, m := s.r, s.o, s.m
 	sinkErr := r.sink.close()
 
 	res.Records = r.sink.count()
@@ -584,13 +701,52 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if ctx.Err() != nil {
 		res.Stopped = true
 		m.Incomplete = true
-		cause := context.Cause(ctx)
 		what := "interrupted"
 		if tooMany != nil {
 			what = "stopped"
 		}
-		m.IncompleteReason = fmt.Sprintf("%s after %s: %v; sending stopped, in-flight requests given %s to finish", what, time.Since(r.start).Round(time.Millisecond), cause, grace)
+		m.IncompleteReason = fmt.Sprintf("%s after %s: %v; sending stopped, in-flight requests given %s to finish", what, time.Since(r.start).Round(time.Millisecond), context.Cause(ctx), o.Grace)
 	}
+	r.noteTransport(m)
+	// A request the server did not count takes the count of the same
+	// prompt in another answer, learned perhaps after it was written.
+	uncountedFailed, uncountedOK, cerr := r.counts.resolve(filepath.Join(o.OutDir, schema.RecordsFile))
+	r.counts.noteRecords(m, uncountedFailed, uncountedOK, cerr)
+	if r.usageMissing.Load() {
+		m.Client.TokenCounts = "chunk-count-estimate"
+		setNote(m, "token_counts", "some responses carried no usage; their output_tokens count content chunks, an estimate")
+	} else {
+		m.Client.TokenCounts = "server-usage"
+	}
+	if sinkErr != nil {
+		m.Incomplete = true
+		m.IncompleteReason = "records could not be written completely: " + sinkErr.Error()
+	}
+	s.scr.record(m)
+	res.EnergyWarning = s.gpu.record(m)
+	r.keeper.record(m)
+	// Fields measured during the run (token_counts) may now be stated.
+	if err := r.finishManifest(m, nil, nil); err != nil {
+		return res, err
+	}
+	if err := writeManifest(o.OutDir, m); err != nil {
+		return res, err
+	}
+	if o.Progress != nil {
+		o.Progress(r.snapshot(true))
+	}
+	if sinkErr != nil {
+		return res, fmt.Errorf("capture failed: %w", sinkErr)
+	}
+	return res, tooMany
+}
+
+// noteTransport states in the manifest's notes how the requests went over
+// the wire: the HTTP versions answered (with Options.HTTP2), the requests
+// resent on a fresh connection after the server closed a kept-alive one,
+// and how many streams carried the per-chunk usage asked for.
+func (r *runner) noteTransport(m *schema.Manifest) {
+	o := r.o
 	if o.HTTP2 {
 		setNote(m, "http", fmt.Sprintf("HTTP/2 allowed where the server offered it (TLS ALPN): %d responses over HTTP/2, %d over HTTP/1.x; "+
 			"over HTTP/2 a chunk is timed when its stream's reader receives it from the connection's reader goroutine, "+
@@ -608,40 +764,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			setNote(m, "per_chunk_usage", fmt.Sprintf("stream_options.continuous_usage_stats requested; chunk_tokens derived from cumulative usage on %d of %d ok streams (the others' usage was missing or inconsistent)", k, n))
 		}
 	}
-	// A request the server did not count takes the count of the same
-	// prompt in another answer, learned perhaps after it was written.
-	uncountedFailed, uncountedOK, cerr := r.counts.resolve(filepath.Join(o.OutDir, schema.RecordsFile))
-	r.counts.noteRecords(m, uncountedFailed, uncountedOK, cerr)
-	if r.usageMissing.Load() {
-		m.Client.TokenCounts = "chunk-count-estimate"
-		setNote(m, "token_counts", "some responses carried no usage; their output_tokens count content chunks, an estimate")
-	} else {
-		m.Client.TokenCounts = "server-usage"
-	}
-	if sinkErr != nil {
-		m.Incomplete = true
-		m.IncompleteReason = "records could not be written completely: " + sinkErr.Error()
-	}
-	scr.record(m)
-	res.EnergyWarning = gpu.record(m)
-	keeper.record(m)
-	// Fields measured during the run (token_counts) may now be stated.
-	if err := r.finishManifest(m, nil, nil); err != nil {
-		return res, err
-	}
-	if err := writeManifest(o.OutDir, m); err != nil {
-		return res, err
-	}
-	if o.Progress != nil {
-		o.Progress(r.snapshot(true))
-	}
-	if sinkErr != nil {
-		return res, fmt.Errorf("capture failed: %w", sinkErr)
-	}
-	if tooMany != nil {
-		return res, tooMany
-	}
-	return res, nil
 }
 
 func prepareDir(dir string) error {
