@@ -60,7 +60,7 @@ func LoadPrivateKey(pemBytes, password []byte) (*Signer, error) {
 	}
 	k, err := cryptoutils.UnmarshalPEMToPrivateKey(pemBytes, cryptoutils.StaticPasswordFunc(password))
 	if err != nil {
-		return nil, errcond.Errorf(ErrKeyNotOpened, "bad key: load private key (wrong password?): %v", err)
+		return nil, errcond.Errorf(ErrKeyNotOpened, "bad key: load private key (wrong password?): %w", err)
 	}
 	priv, ok := k.(*ecdsa.PrivateKey)
 	if !ok || priv.Curve != elliptic.P256() {
@@ -136,7 +136,7 @@ func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 	}
 	k, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return nil, errcond.Errorf(ErrKey, "bad key: %v", err)
+		return nil, errcond.Errorf(ErrKey, "bad key: %w", err)
 	}
 	ek, ok := k.(*ecdsa.PublicKey)
 	if !ok {
@@ -152,7 +152,7 @@ func NewPublicKey(k *ecdsa.PublicKey) (*PublicKey, error) {
 	}
 	der, err := x509.MarshalPKIXPublicKey(k)
 	if err != nil {
-		return nil, errcond.Errorf(ErrKey, "bad key: %v", err)
+		return nil, errcond.Errorf(ErrKey, "bad key: %w", err)
 	}
 	return &PublicKey{key: k, der: der}, nil
 }

@@ -118,12 +118,12 @@ func layerFromDescriptor(d ocispec.Descriptor) (Layer, error) {
 	l.Title = d.Annotations[AnnotationTitle]
 	if compressed {
 		if _, err := ParseDigest(d.Annotations[AnnotationUncompressedDigest]); err != nil {
-			return l, fmt.Errorf("annotation %s: %v", AnnotationUncompressedDigest, err)
+			return l, fmt.Errorf("annotation %s: %w", AnnotationUncompressedDigest, err)
 		}
 		l.UncompressedDigest = digest.Digest(d.Annotations[AnnotationUncompressedDigest])
 		n, err := parseCount(d.Annotations[AnnotationUncompressedSize], MaxUncompressedSize)
 		if err != nil {
-			return l, fmt.Errorf("annotation %s: %v", AnnotationUncompressedSize, err)
+			return l, fmt.Errorf("annotation %s: %w", AnnotationUncompressedSize, err)
 		}
 		l.UncompressedSize = n
 		if n > MinRatioCheckSize && n/MaxCompressionRatio > d.Size {
@@ -149,11 +149,11 @@ func layerFromDescriptor(d ocispec.Descriptor) (Layer, error) {
 		l.Point = d.Annotations[AnnotationPoint]
 		r, err := parseCount(d.Annotations[AnnotationRepeat], 1<<30)
 		if err != nil {
-			return l, fmt.Errorf("annotation %s: %v", AnnotationRepeat, err)
+			return l, fmt.Errorf("annotation %s: %w", AnnotationRepeat, err)
 		}
 		l.Repeat = int(r)
 		if l.Records, err = parseCount(d.Annotations[AnnotationRecords], 1<<50); err != nil {
-			return l, fmt.Errorf("annotation %s: %v", AnnotationRecords, err)
+			return l, fmt.Errorf("annotation %s: %w", AnnotationRecords, err)
 		}
 		if l.Title != recordsTitle(l.Point, l.Repeat) {
 			return l, fmt.Errorf("records layer titled %q, want %q", l.Title, recordsTitle(l.Point, l.Repeat))

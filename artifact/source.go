@@ -187,7 +187,7 @@ func indexTar(f *os.File) (*tarSource, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read tar: %v", err)
+			return nil, fmt.Errorf("read tar: %w", err)
 		}
 		if hdr.Size >= 0 && hdr.Size <= MaxBlobSize {
 			end = cr.pos + (hdr.Size+511)&^511
@@ -244,7 +244,7 @@ func checkUSTAR(f io.ReaderAt, data int64, hdr *tar.Header, name string) error {
 		return fmt.Errorf("tar entry %q: header offset %d", hdr.Name, data)
 	}
 	if _, err := f.ReadAt(raw[:], data-512); err != nil {
-		return fmt.Errorf("read tar header of %q: %v", hdr.Name, err)
+		return fmt.Errorf("read tar header of %q: %w", hdr.Name, err)
 	}
 	const typeflagOff = 156
 	switch flag := raw[typeflagOff]; {
@@ -293,7 +293,7 @@ func checkTarPadding(f io.ReaderAt, data, size int64, entry string) error {
 	}
 	buf := make([]byte, pad)
 	if _, err := f.ReadAt(buf, data+size); err != nil {
-		return fmt.Errorf("tar entry %q: read padding: %v", entry, err)
+		return fmt.Errorf("tar entry %q: read padding: %w", entry, err)
 	}
 	for i, c := range buf {
 		if c != 0 {
@@ -324,7 +324,7 @@ func checkTarEnd(f io.ReaderAt, end, total int64) error {
 	}
 	buf := make([]byte, tail)
 	if _, err := f.ReadAt(buf, end); err != nil {
-		return fmt.Errorf("read tar end: %v", err)
+		return fmt.Errorf("read tar end: %w", err)
 	}
 	for i, c := range buf {
 		if c != 0 {

@@ -185,11 +185,14 @@ type Attestation struct {
 // predicate fields are ignored, as VSA's parsing rules say.
 func Parse(payload []byte) (*Attestation, error) {
 	if err := schema.CheckJSON(payload); err != nil {
+		// %v: CheckJSON's DecodeError is also schema.ErrInvalid (an
+		// invalid run); a payload that does not parse is ErrAttestation
+		// alone.
 		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %v", err)
 	}
 	var st statement
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %v", err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %w", err)
 	}
 	switch {
 	case st.Type != artifact.StatementTypeV1:
@@ -203,7 +206,7 @@ func Parse(payload []byte) (*Attestation, error) {
 	}
 	var p vsa.VerificationSummary
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(st.Predicate, &p); err != nil {
-		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: predicate: %v", err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: predicate: %w", err)
 	}
 	a := &Attestation{
 		Subject:        st.Subject[0].Name,
@@ -232,7 +235,7 @@ func Parse(payload []byte) (*Attestation, error) {
 		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: verifiedLevels missing")
 	}
 	if err := p.GetTimeVerified().CheckValid(); err != nil {
-		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: timeVerified: %v", err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: timeVerified: %w", err)
 	}
 	a.TimeVerified = p.GetTimeVerified().AsTime().UTC()
 	r, err := parseReproduction(st.Predicate)
@@ -240,7 +243,7 @@ func Parse(payload []byte) (*Attestation, error) {
 		err = checkReproduction(r, a.Has(LevelReproduced))
 	}
 	if err != nil {
-		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %v", err)
+		return nil, errcond.Errorf(ErrAttestation, "invalid attestation: %w", err)
 	}
 	a.Reproduction = r
 	return a, nil

@@ -123,7 +123,7 @@ func DecodePlan(r io.Reader) (*Plan, error) {
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: decode: %v", err)
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: decode: %w", err)
 	}
 	if dec.More() {
 		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: trailing data after JSON value")

@@ -76,7 +76,7 @@ func Shards(ctx context.Context, ref string, n int, dir string, o Options) (*Res
 		return nil, fmt.Errorf("collect shards: %d shards", n)
 	}
 	if _, err := k8s.ShardRef(ref, n-1); err != nil {
-		return nil, errcond.Errorf(registry.ErrReference, "invalid registry reference: %v", err)
+		return nil, errcond.Errorf(registry.ErrReference, "invalid registry reference: %w", err)
 	}
 	res := &Result{}
 	for i := range n {
@@ -96,7 +96,7 @@ func Shards(ctx context.Context, ref string, n int, dir string, o Options) (*Res
 func one(ctx context.Context, ref string, i int, dir string, o Options) (*Shard, error) {
 	sref, err := k8s.ShardRef(ref, i)
 	if err != nil {
-		return nil, errcond.Errorf(registry.ErrReference, "invalid registry reference: %v", err)
+		return nil, errcond.Errorf(registry.ErrReference, "invalid registry reference: %w", err)
 	}
 	s := &Shard{Index: i, Ref: sref, RunDir: filepath.Join(dir, "shard-"+strconv.Itoa(i))}
 	tarPath := s.RunDir + ".tar"

@@ -237,6 +237,9 @@ func ParseStatement(payload []byte) (*Plan, string, error) {
 	}
 	var st statement
 	if err := schema.DecodeStrictJSON(payload, &st); err != nil {
+		// %v: DecodeStrictJSON's DecodeError is also schema.ErrInvalid
+		// (an invalid run); a statement that does not decode is ErrPlan
+		// alone.
 		return nil, "", errcond.Errorf(ErrPlan, "invalid plan: statement: %v", err)
 	}
 	switch {

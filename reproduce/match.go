@@ -89,6 +89,9 @@ func checkRanTest(src Source, repro *schema.RunDir) error {
 		}
 	}
 	if normErr != nil {
+		// %v: the original's plan failing capture's rules is not a plan
+		// the user gave, which plan.ErrPlan (Normalize's condition) means
+		// (capture answers it with a usage error).
 		return fmt.Errorf("its load is not one capture runs: %v", normErr)
 	}
 	if err := sameWorkload(want, om, repro); err != nil {

@@ -80,6 +80,9 @@ func BuildTest(src Source, repeats int) (*Test, error) {
 		return nil, errcond.Errorf(ErrNotReproducible, "the bundle's test cannot be rebuilt: %s", strings.Join(missing, "; "))
 	}
 	if err := t.Plan.Normalize(); err != nil {
+		// %v: the bundle's plan failing capture's rules is
+		// ErrNotReproducible, not plan.ErrPlan (Normalize's condition: a
+		// plan the user gave, which capture answers with a usage error).
 		return nil, errcond.Errorf(ErrNotReproducible, "the bundle's test cannot be rebuilt: its load as capture would run it: %v", err)
 	}
 	if p := src.Plan; p != nil && t.Plan.Repeats == p.Load.Repeats {
@@ -218,11 +221,11 @@ func parseCancellation(note string) (*capture.Cancel, error) {
 	var frac float64
 	var after string
 	if _, err := fmt.Sscanf(note, "a seeded %g fraction of requests is cancelled by the client %s after", &frac, &after); err != nil {
-		return nil, fmt.Errorf("%q is not capture's statement of planned cancellations (%q): %v", note, cancellationNote, err)
+		return nil, fmt.Errorf("%q is not capture's statement of planned cancellations (%q): %w", note, cancellationNote, err)
 	}
 	d, err := time.ParseDuration(after)
 	if err != nil {
-		return nil, fmt.Errorf("delay %q: %v", after, err)
+		return nil, fmt.Errorf("delay %q: %w", after, err)
 	}
 	return &capture.Cancel{Fraction: frac, After: schema.Duration(d)}, nil
 }

@@ -167,6 +167,9 @@ func (v *Verifier) verifyAny(sb *sigstoreBundle, signers []Signer, digest []byte
 func checkStatement(payload, want []byte) error {
 	st, err := artifact.ParseStatement(payload)
 	if err != nil {
+		// %v: the publisher's payload failing to decode is a statement
+		// failure, not schema.ErrInvalid (an invalid run), which the
+		// decoder's DecodeError also is.
 		return fmt.Errorf("parse: %v", err)
 	}
 	if st.Type != artifact.StatementTypeV1 {

@@ -56,14 +56,14 @@ const maxReferrerPages = 16
 func parseRef(s string) (registry.Reference, error) {
 	ref, err := registry.ParseReference(s)
 	if err != nil {
-		return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: %v", s, err)
+		return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: %w", s, err)
 	}
 	if ref.Reference == "" {
 		return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: needs a :tag or an @sha256:digest", s)
 	}
 	if d, err := ref.Digest(); err == nil {
 		if _, err := artifact.ParseDigest(string(d)); err != nil {
-			return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: %v", s, err)
+			return ref, errcond.Errorf(ErrReference, "invalid registry reference %q: %w", s, err)
 		}
 	}
 	return ref, nil

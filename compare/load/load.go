@@ -60,7 +60,7 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 	b, err := artifact.Open(path)
 	if err != nil {
 		if errors.Is(err, artifact.ErrInvalid) {
-			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %v", path, err)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %w", path, err)
 		}
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func Input(ctx context.Context, path string, opts Options) (*compare.Input, erro
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, errcond.Errorf(ErrRejected, "%s: input rejected: verification failed: %v", path, err)
+		return nil, errcond.Errorf(ErrRejected, "%s: input rejected: verification failed: %w", path, err)
 	}
 	in := &compare.Input{Name: path, Manifest: b.Manifest(), Verification: compare.Verification{
 		Status: compare.Unsigned, BundleDigest: vr.ManifestDigest, Warnings: vr.Warnings},
@@ -141,7 +141,7 @@ func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.R
 func runDir(ctx context.Context, path string, opts Options) (*compare.Input, error) {
 	if _, err := artifact.ValidateRunDir(ctx, path, 20); err != nil {
 		if errors.Is(err, schema.ErrInvalid) {
-			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %v", path, err)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %w", path, err)
 		}
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func runDir(ctx context.Context, path string, opts Options) (*compare.Input, err
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %v", path, err)
+			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %w", path, err)
 		}
 	}
 	in := &compare.Input{Name: path, Manifest: rd.Manifest(), Verification: compare.Verification{Status: compare.RunDirectory},

@@ -13,28 +13,18 @@ import (
 	"testing"
 )
 
-// unreviewedChainCuts are the package directories whose Errorf calls
-// still format an error with %v without saying why; the list only
-// shrinks. In each, some cuts are the point (an inner condition must not
-// reach the exit-code mapping, e.g. compare/load under ErrRejected) and
-// need their comment, others should become %w.
-var unreviewedChainCuts = []string{
-	"artifact", "artifact/registry", "attest", "capture", "collect", "compare/load",
-	"internal/pagecheck", "internal/release", "plan", "reproduce", "verify",
-}
-
-// TestErrorChainsAreKept: outside the listed packages, an Errorf-shaped
-// call (fmt.Errorf, errcond.Errorf, ingest.RecordErrorf, ...) formats an
+// TestErrorChainsAreKept: an Errorf-shaped call (fmt.Errorf,
+// errcond.Errorf, ingest.RecordErrorf, ...) outside tests formats an
 // error value (a variable named err or ending in Err) with %w, or a
-// comment on its line or the line above says why %v cuts the chain
-// (naming "%v").
+// comment ending on its line or the line above says why %v cuts the
+// chain, in a line starting "%v:" (e.g. a decoder's DecodeError that is
+// also schema.ErrInvalid must not make a bad payload read as an invalid
+// run). Of the 33 uncommented cuts before every package was reviewed,
+// 27 became %w and 6 say why.
 func TestErrorChainsAreKept(t *testing.T) {
 	eachNonTestFile(t, func(rel string, fset *token.FileSet, f *ast.File) {
-		if slices.Contains(unreviewedChainCuts, filepath.ToSlash(filepath.Dir(rel))) {
-			return
-		}
 		for _, c := range chainCuts(fset, f) {
-			t.Errorf("%s: %%v cuts the error chain of %s without a comment saying why (use %%w)", c.pos, c.arg)
+			t.Errorf("%s (%s): %%v cuts the error chain of %s without a \"// %%v: <why>\" comment (or use %%w)", c.pos, rel, c.arg)
 		}
 	})
 }
@@ -84,6 +74,8 @@ func f(err, x error, n int) {
 	// %v: the cause must not reach
 	// the exit code.
 	_ = fmt.Errorf("d: %v", err)
+	// formats err with %v
+	_ = fmt.Errorf("g: %v", err)
 	_ = ingest.RecordErrorf(file, 0, 1, "f", "%v", b.readErr)
 	_ = fmt.Errorf("e %%v %s", err)
 }
@@ -97,7 +89,7 @@ func f(err, x error, n int) {
 	for _, c := range chainCuts(fset, f) {
 		got = append(got, fmt.Sprintf("%s %s", c.pos, c.arg))
 	}
-	want := []string{"p.go:4 err", "p.go:10 b.readErr"}
+	want := []string{"p.go:4 err", "p.go:11 err", "p.go:12 b.readErr"}
 	if !slices.Equal(got, want) {
 		t.Errorf("chainCuts = %q, want %q", got, want)
 	}
@@ -107,14 +99,17 @@ func f(err, x error, n int) {
 type chainCut struct{ pos, arg string }
 
 // chainCuts returns f's Errorf-shaped calls that format an error value
-// with %v and have no comment group naming "%v" ending on their line or
-// the one above.
+// with %v and have no comment group with a line starting "%v:" ending on
+// their line or the one above.
 func chainCuts(fset *token.FileSet, f *ast.File) []chainCut {
 	commented := map[int]bool{}
 	for _, cg := range f.Comments {
-		// A comment group naming %v counts for the line it ends on.
-		if strings.Contains(cg.Text(), "%v") {
-			commented[fset.Position(cg.End()).Line] = true
+		// A comment group with a line starting "%v:" counts for the
+		// line it ends on.
+		for line := range strings.SplitSeq(cg.Text(), "\n") {
+			if strings.HasPrefix(line, "%v:") {
+				commented[fset.Position(cg.End()).Line] = true
+			}
 		}
 	}
 	var out []chainCut

@@ -152,7 +152,7 @@ func (b *browser) call(ctx context.Context, session, method string, params, out 
 		}
 		return nil
 	case <-b.done:
-		return fmt.Errorf("chromium %s: browser closed the pipe: %v (stderr: %s)", method, b.readErr, b.stderr)
+		return fmt.Errorf("chromium %s: browser closed the pipe: %w (stderr: %s)", method, b.readErr, b.stderr)
 	case <-ctx.Done():
 		return fmt.Errorf("chromium %s: %w", method, ctx.Err())
 	}

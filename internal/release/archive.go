@@ -113,6 +113,8 @@ func tarFile(tw *tar.Writer, e Entry, mtime time.Time) error {
 		return fmt.Errorf("tar %s: %w", e.Name, err)
 	}
 	if n, err := io.Copy(tw, f); err != nil || n != st.Size() {
+		// %v: err is nil when the file shrank while being copied, which
+		// %w would print as %!w(<nil>).
 		return fmt.Errorf("tar %s: copied %d of %d bytes: %v", e.Name, n, st.Size(), err)
 	}
 	return nil
