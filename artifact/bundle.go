@@ -177,7 +177,7 @@ func (b *Bundle) load() error {
 	}
 
 	// The run manifest.
-	b.runBytes, err = b.readBlob(b.runDesc, MaxManifestSize, CheckDescriptors)
+	b.runBytes, err = b.readBlob(b.runDesc, MaxOCIManifestSize, CheckDescriptors)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (b *Bundle) sortIndex() (runs int, refDescs, reproDescs []ocispec.Descripto
 	idx := &b.index
 	seen := map[string]bool{}
 	for _, d := range idx.Manifests {
-		if err := checkDescriptor(d, MaxManifestSize); err != nil {
+		if err := checkDescriptor(d, MaxOCIManifestSize); err != nil {
 			return 0, nil, nil, invalid(CheckLayout, ocispec.ImageIndexFile, "%v", err)
 		}
 		if d.MediaType != ocispec.MediaTypeImageManifest {

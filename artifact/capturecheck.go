@@ -80,15 +80,15 @@ func CheckCapturedRun(ctx context.Context, dir string, maxProblems int) error {
 	return e
 }
 
-// ValidateRunDir checks a run directory as pack does before packing it:
+// ValidatePackable checks a run directory as pack does before packing it:
 // its records and manifest (schema.CheckRunDir, at most maxProblems
 // problems) and then its stored server and accelerator scrapes against
-// them (CheckRunDirServerEvidence). schema.ValidateRunDir alone leaves
-// the scrapes unchecked, so a run directory whose scrape file was edited
+// them (CheckRunDirServerEvidence). schema.ValidateRunDocuments alone
+// leaves the scrapes unchecked, so a run directory whose scrape file was edited
 // would be compared or evaluated as if valid. It returns the records'
 // summary and nil, a *schema.ValidationError listing every problem, or
 // the error that stopped the check.
-func ValidateRunDir(ctx context.Context, dir string, maxProblems int) (*schema.RunSummary, error) {
+func ValidatePackable(ctx context.Context, dir string, maxProblems int) (*schema.RunSummary, error) {
 	sum, err := schema.CheckRunDir(ctx, dir, maxProblems, nil)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {

@@ -22,7 +22,7 @@ func (b *Bundle) RunManifestBytes() []byte { return bytes.Clone(b.runBytes) }
 // ReadReferrerManifest returns the referrer manifest of r exactly as
 // stored, digest verified.
 func (b *Bundle) ReadReferrerManifest(r Referrer) ([]byte, error) {
-	return b.readBlob(r.Descriptor, MaxManifestSize, CheckDescriptors)
+	return b.readBlob(r.Descriptor, MaxOCIManifestSize, CheckDescriptors)
 }
 
 // EmptyConfig returns the empty config blob ("{}") every benchseal
@@ -45,8 +45,8 @@ func ValidateDescriptor(d ocispec.Descriptor, maxSize int64) error {
 // manifest in errors, which are *Error values wrapping ErrInvalid. It
 // returns the manifest and its layers in order.
 func ParseRunManifest(mb []byte, name string) (ocispec.Manifest, []Layer, error) {
-	if int64(len(mb)) > MaxManifestSize {
-		return ocispec.Manifest{}, nil, invalid(CheckManifest, name, "size %d over the limit %d", len(mb), MaxManifestSize)
+	if int64(len(mb)) > MaxOCIManifestSize {
+		return ocispec.Manifest{}, nil, invalid(CheckManifest, name, "size %d over the limit %d", len(mb), MaxOCIManifestSize)
 	}
 	return checkRunShape(mb, name)
 }
@@ -56,8 +56,8 @@ func ParseRunManifest(mb []byte, name string) (ocispec.Manifest, []Layer, error)
 // artifactType, subject (it must be run), annotations, empty config and a
 // single Sigstore bundle layer within MaxSignatureBundleSize.
 func ParseReferrerManifest(mb []byte, name string, run ocispec.Descriptor) (ocispec.Manifest, error) {
-	if int64(len(mb)) > MaxManifestSize {
-		return ocispec.Manifest{}, invalid(CheckSignature, name, "size %d over the limit %d", len(mb), MaxManifestSize)
+	if int64(len(mb)) > MaxOCIManifestSize {
+		return ocispec.Manifest{}, invalid(CheckSignature, name, "size %d over the limit %d", len(mb), MaxOCIManifestSize)
 	}
 	return checkReferrerShape(mb, name, run)
 }

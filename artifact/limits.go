@@ -10,8 +10,10 @@ const (
 	MaxLayoutFileSize = 4 << 10
 	// MaxIndexSize caps index.json.
 	MaxIndexSize = 1 << 20
-	// MaxManifestSize caps an OCI manifest blob.
-	MaxManifestSize = 4 << 20
+	// MaxOCIManifestSize caps an OCI image manifest blob (the run's and
+	// each referrer's), not the run's manifest.json (MaxDocumentSize;
+	// schema.MaxManifestFileSize when a run directory is read).
+	MaxOCIManifestSize = 4 << 20
 	// MaxIndexEntries caps the descriptors in index.json (one run manifest
 	// plus its signature referrers).
 	MaxIndexEntries = 65

@@ -145,7 +145,7 @@ func (b *Bundle) referrerBlobs(sb []byte, predicateType string) (map[string][]by
 func (b *Bundle) loadReferrer(d ocispec.Descriptor, used map[string]bool) (Referrer, error) {
 	r := Referrer{Descriptor: d}
 	name := string(d.Digest)
-	mb, err := b.readBlob(d, MaxManifestSize, CheckDescriptors)
+	mb, err := b.readBlob(d, MaxOCIManifestSize, CheckDescriptors)
 	if err != nil {
 		return r, err
 	}

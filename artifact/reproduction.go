@@ -68,11 +68,11 @@ func (b *Bundle) Reproductions() []Reproduction { return b.repros }
 // strictly and checks everything about it that does not need its first
 // layer's bytes: fields, subject (it must be run), annotations, the empty
 // config and the layer descriptors (the first one the run manifest within
-// MaxManifestSize, at most MaxLayers more). name names it in errors.
+// MaxOCIManifestSize, at most MaxLayers more). name names it in errors.
 func ParseReproductionReferrer(mb []byte, name string, run ocispec.Descriptor) (ocispec.Manifest, error) {
 	var m ocispec.Manifest
-	if int64(len(mb)) > MaxManifestSize {
-		return m, invalid(CheckManifest, name, "reproduction referrer: size %d over the limit %d", len(mb), MaxManifestSize)
+	if int64(len(mb)) > MaxOCIManifestSize {
+		return m, invalid(CheckManifest, name, "reproduction referrer: size %d over the limit %d", len(mb), MaxOCIManifestSize)
 	}
 	if err := decodeStrict(mb, &m); err != nil {
 		return m, invalid(CheckManifest, name, "reproduction referrer: %v", err)
@@ -97,7 +97,7 @@ func ParseReproductionReferrer(mb []byte, name string, run ocispec.Descriptor) (
 		return m, bad("config must be the empty descriptor")
 	}
 	l := m.Layers[0]
-	if err := checkDescriptor(l, MaxManifestSize); err != nil {
+	if err := checkDescriptor(l, MaxOCIManifestSize); err != nil {
 		return m, bad("layer 0: %v", err)
 	}
 	if l.MediaType != MediaTypeReproductionRun || len(l.Annotations) > 0 || l.ArtifactType != "" {
@@ -136,7 +136,7 @@ func CheckReproductionRun(m ocispec.Manifest, rb []byte, name string) (ocispec.M
 func (b *Bundle) loadReproduction(d ocispec.Descriptor, used map[string]bool) (Reproduction, error) {
 	r := Reproduction{Descriptor: d}
 	name := string(d.Digest)
-	mb, err := b.readBlob(d, MaxManifestSize, CheckDescriptors)
+	mb, err := b.readBlob(d, MaxOCIManifestSize, CheckDescriptors)
 	if err != nil {
 		return r, err
 	}
@@ -152,7 +152,7 @@ func (b *Bundle) loadReproduction(d ocispec.Descriptor, used map[string]bool) (R
 	if r.RunDescriptor.Digest == b.runDesc.Digest {
 		return r, invalid(CheckManifest, name, "reproduction referrer: the reproduction is the original run itself")
 	}
-	if r.runBytes, err = b.readBlob(m.Layers[0], MaxManifestSize, CheckDescriptors); err != nil {
+	if r.runBytes, err = b.readBlob(m.Layers[0], MaxOCIManifestSize, CheckDescriptors); err != nil {
 		return r, err
 	}
 	used[blobPath(m.Layers[0].Digest)] = true
@@ -203,7 +203,7 @@ func (r Reproduction) ReproductionRunBytes() []byte { return bytes.Clone(r.runBy
 // ReadReproductionManifest returns the reproduction referrer manifest of
 // r exactly as stored, digest verified.
 func (b *Bundle) ReadReproductionManifest(r Reproduction) ([]byte, error) {
-	return b.readBlob(r.Descriptor, MaxManifestSize, CheckDescriptors)
+	return b.readBlob(r.Descriptor, MaxOCIManifestSize, CheckDescriptors)
 }
 
 // AttachReproduction adds the bundle at reproPath (a packed reproduction
@@ -345,7 +345,7 @@ func (b *Bundle) ExtractReproduction(ctx context.Context, run digest.Digest, out
 	if err != nil {
 		return err
 	}
-	if err := w.WriteBlob(bytes.NewReader(r.runBytes), r.RunDescriptor, MaxManifestSize); err != nil {
+	if err := w.WriteBlob(bytes.NewReader(r.runBytes), r.RunDescriptor, MaxOCIManifestSize); err != nil {
 		w.Abort()
 		return err
 	}

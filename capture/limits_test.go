@@ -95,7 +95,7 @@ func TestLateReadPastLimitGetsTheLimitsStatus(t *testing.T) {
 					t.Errorf("%s: output_tokens %d, chunks %d", r.ID, r.OutputTokens, len(r.ChunksNS))
 				}
 			}
-			if err := schema.ValidateRunDir(o.OutDir, 20); err != nil {
+			if err := schema.ValidateRunDocuments(o.OutDir, 20); err != nil {
 				t.Errorf("validate: %v", err)
 			}
 		})

@@ -27,7 +27,7 @@ func TestServerMetricsScrapedAroundEveryPointAndKeptByteForByte(t *testing.T) {
 	if _, err := capture.Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.ValidateRunDir(o.OutDir, 10); err != nil {
+	if err := schema.ValidateRunDocuments(o.OutDir, 10); err != nil {
 		t.Fatalf("run with scrapes does not validate: %v", err)
 	}
 	m := readRun(t, o.OutDir).m

@@ -4,4 +4,4 @@ import "github.com/benchseal/benchseal/schema"
 
 // validateRunDir runs schema's run validator, the oracle for every run
 // these tests write.
-func validateRunDir(dir string) error { return schema.ValidateRunDir(dir, 20) }
+func validateRunDir(dir string) error { return schema.ValidateRunDocuments(dir, 20) }

@@ -51,7 +51,7 @@ func TestImportRedactsCredentials(t *testing.T) {
 	if got == nil || got.OriginalSHA256 == "" || got.OriginalSHA256 == got.SHA256 || len(got.Redactions) != 1 {
 		t.Fatalf("source file %+v: want the original's digest and one redaction", got)
 	}
-	if err := schema.ValidateRunDir(dest, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dest, 0); err != nil {
 		t.Fatalf("redacted run does not validate: %v", err)
 	}
 }

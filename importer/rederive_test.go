@@ -187,7 +187,7 @@ func TestRederiveRelabelledRun(t *testing.T) {
 	// ... but its records still carry the tool's orig values, which only
 	// an imported run may hold (a relabelled import: LLMPerf's
 	// placeholder sent_ns would otherwise read as measured).
-	if err := schema.ValidateRunDir(dir, 5); err == nil || !strings.Contains(err.Error(), `field "orig"`) {
+	if err := schema.ValidateRunDocuments(dir, 5); err == nil || !strings.Contains(err.Error(), `field "orig"`) {
 		t.Fatalf("relabelled run with orig: %v", err)
 	}
 	artifacttest.EditRunManifest(t, dir, func(m map[string]any) {

@@ -47,7 +47,7 @@ func TestImportEveryFixture(t *testing.T) {
 			}
 			// Every import validates, an external-evidence reference
 			// without records (mlperf) included.
-			if err := schema.ValidateRunDir(dest, 0); err != nil {
+			if err := schema.ValidateRunDocuments(dest, 0); err != nil {
 				t.Errorf("imported run does not validate: %v", err)
 			}
 			rd, err := schema.OpenRunDir(dest)

@@ -174,7 +174,7 @@ func TestMergedShardsEqualSingleProcessSchedule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schema.ValidateRunDir(out, 20); err != nil {
+			if err := schema.ValidateRunDocuments(out, 20); err != nil {
 				t.Fatalf("merged run invalid: %v", err)
 			}
 			_, srecs := records(t, single)
@@ -345,7 +345,7 @@ func TestValidateCatchesTamperedShardBookkeeping(t *testing.T) {
 			if _, err := merge.Merge(context.Background(), dirs, out, merge.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := schema.ValidateRunDir(out, 20); err != nil {
+			if err := schema.ValidateRunDocuments(out, 20); err != nil {
 				t.Fatal(err)
 			}
 			drop2 := func(r *schema.Record) bool { return *r.Shard != 2 }
@@ -393,7 +393,7 @@ func TestValidateCatchesTamperedShardBookkeeping(t *testing.T) {
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					d := rewrite(t, out, tc.mm, tc.rm)
-					err := schema.ValidateRunDir(d, 50)
+					err := schema.ValidateRunDocuments(d, 50)
 					if err == nil {
 						t.Fatal("tampered run validates")
 					}
@@ -439,7 +439,7 @@ func TestValidateChecksLateNS(t *testing.T) {
 			m.Shard.StartAt, m.Shard.LateNS = at, late
 		}
 	}
-	if err := schema.ValidateRunDir(rewrite(t, dirs[0], start("", 2500), nil), 20); err != nil {
+	if err := schema.ValidateRunDocuments(rewrite(t, dirs[0], start("", 2500), nil), 20); err != nil {
 		t.Fatalf("an honest late_ns is refused: %v", err)
 	}
 	for _, tc := range []struct {
@@ -454,7 +454,7 @@ func TestValidateChecksLateNS(t *testing.T) {
 		}, "epoch_unix_ns minus start_at is 2500"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := schema.ValidateRunDir(rewrite(t, dirs[0], tc.mm, nil), 20)
+			err := schema.ValidateRunDocuments(rewrite(t, dirs[0], tc.mm, nil), 20)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -480,7 +480,7 @@ func TestValidateDuplicateRecordInAMergedRun(t *testing.T) {
 		}
 	}
 	os.WriteFile(p, append(b, dup...), 0o644)
-	err = schema.ValidateRunDir(d, 50)
+	err = schema.ValidateRunDocuments(d, 50)
 	if err == nil || !strings.Contains(err.Error(), "duplicate id") {
 		t.Fatalf("err = %v, want a duplicate id", err)
 	}
@@ -514,7 +514,7 @@ func TestIncompleteReasonStaysShort(t *testing.T) {
 	if r := res.Manifest.IncompleteReason; r != want {
 		t.Errorf("incomplete_reason (%d bytes) = %.200q, want %q", len(r), r, want)
 	}
-	if err := schema.ValidateRunDir(out, 20); err != nil {
+	if err := schema.ValidateRunDocuments(out, 20); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -161,7 +161,7 @@ func TestShardEpochTheRecordsContradictIsInvalid(t *testing.T) {
 		}
 	}
 	honest := rewrite(t, out, epoch(later), shift(later))
-	if err := schema.ValidateRunDir(honest, 20); err != nil {
+	if err := schema.ValidateRunDocuments(honest, 20); err != nil {
 		t.Fatalf("shard 1 12 s later: %v", err)
 	}
 	rd, err := schema.OpenRunDir(honest)
@@ -181,7 +181,7 @@ func TestShardEpochTheRecordsContradictIsInvalid(t *testing.T) {
 		"epoch after its first sends": {5_000_000_000, "before it"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := schema.ValidateRunDir(rewrite(t, honest, epoch(c.d), nil), 20)
+			err := schema.ValidateRunDocuments(rewrite(t, honest, epoch(c.d), nil), 20)
 			if err == nil || !strings.Contains(err.Error(), "shards.members[1].offset_ns") || !strings.Contains(err.Error(), "contradict the shard's declared epoch") || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("shard 1's epoch moved by %d ns: %v", c.d, err)
 			}

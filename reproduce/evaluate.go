@@ -169,7 +169,7 @@ func openReproduction(ctx context.Context, dir, original string) (*schema.RunDir
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", fmt.Errorf("reproduction: %w", err)
 	}
-	if _, err := artifact.ValidateRunDir(ctx, dir, 20); err != nil {
+	if _, err := artifact.ValidatePackable(ctx, dir, 20); err != nil {
 		return nil, "", errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: the run directory is not valid: %w", dir, err)
 	}
 	rd, err := schema.OpenRunDir(dir)

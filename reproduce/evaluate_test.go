@@ -184,7 +184,7 @@ func anotherRun(t *testing.T, origDir, dir string, spread float64, reproduces st
 	if err := os.WriteFile(filepath.Join(dir, schema.ManifestFile), mb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.ValidateRunDir(dir, 20); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 20); err != nil {
 		t.Fatalf("another run: %v", err)
 	}
 	rd, err := schema.OpenRunDir(dir)

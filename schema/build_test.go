@@ -13,7 +13,7 @@ import (
 // and a malformed build is a problem naming its field.
 func TestClientBuildIsOptionalAndChecked(t *testing.T) {
 	dir := baseRun(t, false)
-	if err := schema.ValidateRunDir(dir, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 0); err != nil {
 		t.Fatalf("without a build: %v", err)
 	}
 	p := filepath.Join(dir, schema.ManifestFile)
@@ -22,7 +22,7 @@ func TestClientBuildIsOptionalAndChecked(t *testing.T) {
 			"version": "v0.3.0", "go_version": "go1.26.8", "vcs": "git", "vcs_revision": strings.Repeat("1", 40), "vcs_time": "2026-11-30T12:00:00Z",
 			"vcs_modified": false, "settings": []any{map[string]any{"key": "-trimpath", "value": "true"}}, "executable_sha256": strings.Repeat("a", 64)}
 	})
-	if err := schema.ValidateRunDir(dir, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 0); err != nil {
 		t.Fatalf("with a build: %v", err)
 	}
 	editJSON(t, p, func(m map[string]any) {
@@ -30,7 +30,7 @@ func TestClientBuildIsOptionalAndChecked(t *testing.T) {
 		b["executable_sha256"] = "not-a-digest"
 		delete(b, "go_version")
 	})
-	err := schema.ValidateRunDir(dir, 0)
+	err := schema.ValidateRunDocuments(dir, 0)
 	if err == nil || !strings.Contains(err.Error(), `field "client.build.executable_sha256"`) {
 		t.Fatalf("malformed build: %v", err)
 	}

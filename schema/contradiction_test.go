@@ -13,7 +13,7 @@ import (
 // wanted text in the problems.
 func mustBeInvalid(t *testing.T, dir string, want ...string) {
 	t.Helper()
-	err := schema.ValidateRunDir(dir, 0)
+	err := schema.ValidateRunDocuments(dir, 0)
 	if !errors.Is(err, schema.ErrInvalid) {
 		t.Fatalf("want invalid, got %v", err)
 	}

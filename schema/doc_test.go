@@ -49,7 +49,7 @@ func TestFullManifestAndClaimsAreValid(t *testing.T) {
 			t.Fatal(err)
 		}
 		back := reflect.New(reflect.TypeOf(v).Elem()).Interface()
-		if err := decodeDocument(bytes.NewReader(out), MaxManifestSize, "x", map[bool]string{true: SchemaManifest, false: SchemaClaims}[v == any(m)], back); err != nil {
+		if err := decodeDocument(bytes.NewReader(out), MaxManifestFileSize, "x", map[bool]string{true: SchemaManifest, false: SchemaClaims}[v == any(m)], back); err != nil {
 			t.Fatalf("re-decode: %v\n%s", err, out)
 		}
 		if !reflect.DeepEqual(back, v) {

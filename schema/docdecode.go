@@ -16,9 +16,12 @@ import (
 const (
 	// MaxJSONDepth caps nesting in every JSON document CheckJSON accepts
 	// (manifests, claims, OCI documents, Sigstore bundles).
-	MaxJSONDepth    = 64
-	MaxManifestSize = 16 << 20
-	MaxClaimsSize   = 64 << 20
+	MaxJSONDepth = 64
+	// MaxManifestFileSize caps a run's manifest.json as DecodeManifest
+	// reads it (not an OCI manifest: artifact.MaxOCIManifestSize).
+	MaxManifestFileSize = 16 << 20
+	// MaxClaimsSize caps a run's claims.json as DecodeClaims reads it.
+	MaxClaimsSize = 64 << 20
 )
 
 // DecodeManifest decodes a manifest strictly; name is used in errors. A
@@ -28,7 +31,7 @@ const (
 // the semantic checks (see ValidateManifest).
 func DecodeManifest(r io.Reader, name string) (*Manifest, error) {
 	var m Manifest
-	if err := decodeDocument(r, MaxManifestSize, name, SchemaManifest, &m); err != nil {
+	if err := decodeDocument(r, MaxManifestFileSize, name, SchemaManifest, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil

@@ -45,7 +45,7 @@ func TestGPUDeviceCountContradictingTheHardwareIsInvalid(t *testing.T) {
 					hw["accelerator_count"] = tc.count
 				}
 			})
-			err := schema.ValidateRunDir(dir, 20)
+			err := schema.ValidateRunDocuments(dir, 20)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)

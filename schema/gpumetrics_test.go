@@ -51,7 +51,7 @@ func TestGPUMetricsIsCheckedAgainstTheLoadPlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := baseRun(t, false)
 			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) { m["gpu_metrics"] = tc.g })
-			err := schema.ValidateRunDir(dir, 20)
+			err := schema.ValidateRunDocuments(dir, 20)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid gpu_metrics rejected: %v", err)

@@ -36,7 +36,7 @@ func TestDeclaredLoadBeyondLimitsIsInvalidWithField(t *testing.T) {
 				m["incomplete"], m["incomplete_reason"] = true, "x"
 				tc.edit(m["load"].(map[string]any))
 			})
-			err := schema.ValidateRunDir(dir, 0)
+			err := schema.ValidateRunDocuments(dir, 0)
 			if !errors.Is(err, schema.ErrInvalid) {
 				t.Fatalf("want invalid, got %v", err)
 			}

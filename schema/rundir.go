@@ -41,7 +41,7 @@ type RunDir struct {
 }
 
 // OpenRunDir opens the run directory at path and decodes its manifest and
-// claims. It does not validate them (see ValidateRunDir).
+// claims. It does not validate them (see ValidateRunDocuments).
 func OpenRunDir(path string) (*RunDir, error) {
 	st, err := os.Stat(path)
 	if err != nil {

@@ -55,7 +55,7 @@ func TestServerStateIsCheckedAgainstItselfAndTheRecords(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := baseRun(t, false)
 			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) { m["server_state"] = tc.state })
-			err := schema.ValidateRunDir(dir, 20)
+			err := schema.ValidateRunDocuments(dir, 20)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid server_state rejected: %v", err)
@@ -130,7 +130,7 @@ func TestServerStateIsCheckedAgainstTheRecordsCachedTokens(t *testing.T) {
 			dir := baseRun(t, false)
 			use := setCached(t, dir, tc.first, tc.rest)
 			editJSON(t, filepath.Join(dir, schema.ManifestFile), func(m map[string]any) { m["server_state"] = tc.state(use) })
-			err := schema.ValidateRunDir(dir, 20)
+			err := schema.ValidateRunDocuments(dir, 20)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid server_state rejected: %v", err)
@@ -236,7 +236,7 @@ func TestResetMustFollowEveryEarlierRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			editJSON(t, filepath.Join(d, schema.ManifestFile), tc.edit)
-			err := schema.ValidateRunDir(d, 20)
+			err := schema.ValidateRunDocuments(d, 20)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid reset rejected: %v", err)

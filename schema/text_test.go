@@ -54,7 +54,7 @@ func TestControlCharactersInDocumentsAreRefused(t *testing.T) {
 				write(t, p, `{"schema":"benchseal/claims/v1","definitions":"benchseal","tolerance":1e-9,"points":[]}`)
 			}
 			editJSON(t, p, c.edit)
-			err := schema.ValidateRunDir(dir, 10)
+			err := schema.ValidateRunDocuments(dir, 10)
 			if c.field == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -129,7 +129,7 @@ func TestRunDirRefusesSymlinkedFiles(t *testing.T) {
 			if err := os.Symlink(moved, p); err != nil {
 				t.Fatal(err)
 			}
-			err := schema.ValidateRunDir(dir, 10)
+			err := schema.ValidateRunDocuments(dir, 10)
 			if err == nil || !strings.Contains(err.Error(), name+" is a symbolic link") {
 				t.Fatalf("err = %v, want %s refused as a symbolic link", err, name)
 			}

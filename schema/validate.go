@@ -52,7 +52,7 @@ func (e *ValidationError) Error() string {
 // Unwrap returns ErrInvalid.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-// DefaultMaxProblems is the reporting cap ValidateRunDir uses when asked
+// DefaultMaxProblems is the reporting cap ValidateRunDocuments uses when asked
 // for none.
 const DefaultMaxProblems = 100
 
@@ -94,20 +94,21 @@ func (c *collector) addErr(err error) error {
 	return nil
 }
 
-// ValidateRunDir validates the run directory at dir: the manifest and
-// claims against their JSON Schemas and semantic rules, every record
-// (streamed, never loaded whole) and the checks across records, the
-// workload hash and the attachments. It returns nil for a valid run, a
+// ValidateRunDocuments validates the documents of the run directory at
+// dir: the manifest and claims against their JSON Schemas and semantic
+// rules, every record (streamed, never loaded whole) and the checks across
+// records, the workload hash and the attachments; not the stored scrapes
+// against the records (artifact.ValidatePackable adds those). It returns nil for a valid run, a
 // *ValidationError listing at most maxProblems problems (≤ 0 means
 // DefaultMaxProblems) and counting the rest, or another error when the
 // directory cannot be read.
-func ValidateRunDir(dir string, maxProblems int) error {
+func ValidateRunDocuments(dir string, maxProblems int) error {
 	_, err := checkRunDir(context.Background(), dir, maxProblems, nil)
 	return err
 }
 
-// CheckRunDir is ValidateRunDir stopping with ctx's error when ctx is
-// cancelled, that also returns what it counted in the records, valid or
+// CheckRunDir is ValidateRunDocuments stopping with ctx's error when ctx
+// is cancelled, that also returns what it counted in the records, valid or
 // not. With each set it hands each record that decoded to each, with the
 // bytes of its line, as it streams past the checks (both valid only during
 // the call), so a caller that needs the records too reads and decompresses

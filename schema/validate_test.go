@@ -107,9 +107,9 @@ func externalReference(t *testing.T, dir string, keepPoints bool) {
 	write(t, filepath.Join(dir, schema.RecordsFile), "")
 }
 
-// TestValidateRunDirGolden breaks a valid run in one way per case and
+// TestValidateRunDocumentsGolden breaks a valid run in one way per case and
 // compares the problems reported with testdata/validate/<case>.golden.
-func TestValidateRunDirGolden(t *testing.T) {
+func TestValidateRunDocumentsGolden(t *testing.T) {
 	tests := []struct {
 		name     string
 		compress bool
@@ -309,11 +309,11 @@ func TestValidateRunDirGolden(t *testing.T) {
 	}
 }
 
-func TestValidateRunDirNotADirectory(t *testing.T) {
-	err := schema.ValidateRunDir(filepath.Join(t.TempDir(), "nope"), 0)
+func TestValidateRunDocumentsNotADirectory(t *testing.T) {
+	err := schema.ValidateRunDocuments(filepath.Join(t.TempDir(), "nope"), 0)
 	var ve *schema.ValidationError
 	if err == nil || errors.As(err, &ve) {
-		t.Fatalf("ValidateRunDir on a missing folder: %v, want a plain error", err)
+		t.Fatalf("ValidateRunDocuments on a missing folder: %v, want a plain error", err)
 	}
 }
 
@@ -387,7 +387,7 @@ func TestCaseVariantKeysAreRejectedEverywhere(t *testing.T) {
 				t.Fatalf("edit did not apply to %s", b)
 			}
 			write(t, p, string(nb))
-			err = schema.ValidateRunDir(dir, 10)
+			err = schema.ValidateRunDocuments(dir, 10)
 			if err == nil || !strings.Contains(err.Error(), "duplicate key") {
 				t.Fatalf("got %v, want a duplicate key rejection", err)
 			}
@@ -404,7 +404,7 @@ func TestCaseVariantKeysAreRejectedEverywhere(t *testing.T) {
 	rec := bytes.TrimSuffix(lines[0], []byte("}"))
 	rec = append(rec, []byte(`,"orig":{"ttft":1,"TTFT":2}}`)...)
 	write(t, p, string(append(append(rec, '\n'), lines[1]...)))
-	if err := schema.ValidateRunDir(dir, 10); err == nil || !strings.Contains(err.Error(), `duplicate key "TTFT"`) {
+	if err := schema.ValidateRunDocuments(dir, 10); err == nil || !strings.Contains(err.Error(), `duplicate key "TTFT"`) {
 		t.Fatalf("orig: got %v, want a duplicate key rejection", err)
 	}
 }
@@ -417,7 +417,7 @@ func TestValidateStopsEarlyOnGarbage(t *testing.T) {
 	t.Run("blank lines", func(t *testing.T) {
 		dir := baseRun(t, false)
 		write(t, filepath.Join(dir, schema.RecordsFile), strings.Repeat("\n", 3*schema.MaxUndecodedLines))
-		err := schema.ValidateRunDir(dir, 10)
+		err := schema.ValidateRunDocuments(dir, 10)
 		var ve *schema.ValidationError
 		if !errors.As(err, &ve) {
 			t.Fatalf("got %v", err)
@@ -436,7 +436,7 @@ func TestValidateStopsEarlyOnGarbage(t *testing.T) {
 		}
 		zw.Close()
 		write(t, filepath.Join(dir, schema.RecordsZstdFile), buf.String())
-		err := schema.ValidateRunDir(dir, 10)
+		err := schema.ValidateRunDocuments(dir, 10)
 		if err == nil || !strings.Contains(err.Error(), "decompression bomb") {
 			t.Fatalf("got %v, want a decompression bomb rejection (%d compressed bytes)", err, buf.Len())
 		}
@@ -499,7 +499,7 @@ func TestProblemsPastTheCapAreCountedNotFormatted(t *testing.T) {
 		formatted := 0
 		defer schema.SetFormatHook(func() { formatted++ })()
 		var ve *schema.ValidationError
-		if err := schema.ValidateRunDir(dir, max); !errors.As(err, &ve) {
+		if err := schema.ValidateRunDocuments(dir, max); !errors.As(err, &ve) {
 			t.Fatalf("got %v", err)
 		}
 		return len(ve.Problems) + ve.Omitted, formatted

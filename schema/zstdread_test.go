@@ -120,13 +120,13 @@ func TestRunDirRejectsTrailingZstdData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.ValidateRunDir(dir, 10); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 10); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p, cat(b, []byte("GARBAGE!")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.ValidateRunDir(dir, 10); err == nil {
+	if err := schema.ValidateRunDocuments(dir, 10); err == nil {
 		t.Fatal("validate accepted an extra zstd frame")
 	}
 }

@@ -203,7 +203,7 @@ func TestWriteRunFailureLeavesNothing(t *testing.T) {
 	if err != nil || n != 20+8 || m.RunID == "" { // 20 measured, 8 warmup
 		t.Fatalf("WriteRun = %v records, %v", n, err)
 	}
-	if err := schema.ValidateRunDir(dir, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -500,7 +500,7 @@ func TestImportedWindowShorterThanTheOfferedLoadIsRejected(t *testing.T) {
 				w := m["provenance"].(map[string]any)["windows"].([]any)[0].(map[string]any)
 				w["window_ns"] = 222_000_000
 			})
-			if err := schema.ValidateRunDir(dest, 50); err == nil || !strings.Contains(err.Error(), "provenance.windows") {
+			if err := schema.ValidateRunDocuments(dest, 50); err == nil || !strings.Contains(err.Error(), "provenance.windows") {
 				t.Errorf("edited window: want a provenance.windows problem, got %v", err)
 			}
 		}

@@ -50,7 +50,7 @@ type SkippedReferrer struct {
 // (with the signatures the registry lists), so it verifies the same way.
 //
 // What is checked: the resolved descriptor is an image manifest within
-// artifact.MaxManifestSize; the run manifest is parsed as strictly as
+// artifact.MaxOCIManifestSize; the run manifest is parsed as strictly as
 // artifact.Open parses it before any layer is fetched; every blob's size
 // is checked against its limit before reading and its digest while it
 // streams (a wrong digest, a short or long body is an *artifact.Error
@@ -61,7 +61,7 @@ type SkippedReferrer struct {
 // artifact.MaxIndexEntries-1 signatures are accepted. Reproduction
 // referrers (artifactType artifact.ArtifactTypeReproduction) are listed
 // the same way; each must parse with artifact.ParseReproductionReferrer,
-// its run manifest (within artifact.MaxManifestSize) with
+// its run manifest (within artifact.MaxOCIManifestSize) with
 // artifact.CheckReproductionRun, and its layers are fetched under the
 // same limits as the run's; at most artifact.MaxReproductions. Finally the staged
 // layout is opened with artifact.Open and only then published (rename).
@@ -97,7 +97,7 @@ func pull(ctx context.Context, ref, out string, opts Options) (*PullResult, erro
 			Err: fmt.Errorf("%s resolves to media type %q, want %q", ref, desc.MediaType, ocispec.MediaTypeImageManifest)}
 	}
 	md := manifestDescriptor(desc.Digest, desc.Size)
-	mb, err := fetchBytes(ctx, repo, md, artifact.MaxManifestSize)
+	mb, err := fetchBytes(ctx, repo, md, artifact.MaxOCIManifestSize)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func pull(ctx context.Context, ref, out string, opts Options) (*PullResult, erro
 	res := &PullResult{Path: out, Reference: ref, ManifestDigest: md.Digest, ManifestSize: md.Size,
 		RunID: man.Annotations[artifact.AnnotationRunID], Layers: len(layers)}
 
-	if err := w.WriteBlob(bytes.NewReader(mb), md, artifact.MaxManifestSize); err != nil {
+	if err := w.WriteBlob(bytes.NewReader(mb), md, artifact.MaxOCIManifestSize); err != nil {
 		return nil, err
 	}
 	if err := fetchBlob(ctx, repo, w, man.Config, 2); err != nil {
@@ -209,12 +209,12 @@ func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.Lay
 			skip("media type %q is not an image manifest", d.MediaType)
 			continue
 		}
-		if err := artifact.ValidateDescriptor(d, artifact.MaxManifestSize); err != nil {
+		if err := artifact.ValidateDescriptor(d, artifact.MaxOCIManifestSize); err != nil {
 			skip("%v", err)
 			continue
 		}
 		rd := manifestDescriptor(d.Digest, d.Size)
-		rb, err := fetchBytes(ctx, repo, rd, artifact.MaxManifestSize)
+		rb, err := fetchBytes(ctx, repo, rd, artifact.MaxOCIManifestSize)
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +232,7 @@ func pullReferrers(ctx context.Context, repo *remote.Repository, w *artifact.Lay
 		if err := fetchBlob(ctx, repo, w, rm.Layers[0], artifact.MaxSignatureBundleSize); err != nil {
 			return nil, err
 		}
-		if err := w.WriteBlob(bytes.NewReader(rb), rd, artifact.MaxManifestSize); err != nil {
+		if err := w.WriteBlob(bytes.NewReader(rb), rd, artifact.MaxOCIManifestSize); err != nil {
 			return nil, err
 		}
 		refs = append(refs, rd)
@@ -260,12 +260,12 @@ func pullReproductions(ctx context.Context, repo *remote.Repository, w *artifact
 			skip("media type %q is not an image manifest", d.MediaType)
 			continue
 		}
-		if err := artifact.ValidateDescriptor(d, artifact.MaxManifestSize); err != nil {
+		if err := artifact.ValidateDescriptor(d, artifact.MaxOCIManifestSize); err != nil {
 			skip("%v", err)
 			continue
 		}
 		rd := manifestDescriptor(d.Digest, d.Size)
-		rb, err := fetchBytes(ctx, repo, rd, artifact.MaxManifestSize)
+		rb, err := fetchBytes(ctx, repo, rd, artifact.MaxOCIManifestSize)
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +288,7 @@ func pullReproductions(ctx context.Context, repo *remote.Repository, w *artifact
 		if err := fetchBlob(ctx, repo, w, run.Config, 2); err != nil {
 			return nil, err
 		}
-		if err := w.WriteBlob(bytes.NewReader(runBytes), rm.Layers[0], artifact.MaxManifestSize); err != nil {
+		if err := w.WriteBlob(bytes.NewReader(runBytes), rm.Layers[0], artifact.MaxOCIManifestSize); err != nil {
 			return nil, err
 		}
 		for _, l := range layers {
@@ -296,7 +296,7 @@ func pullReproductions(ctx context.Context, repo *remote.Repository, w *artifact
 				return nil, err
 			}
 		}
-		if err := w.WriteBlob(bytes.NewReader(rb), rd, artifact.MaxManifestSize); err != nil {
+		if err := w.WriteBlob(bytes.NewReader(rb), rd, artifact.MaxOCIManifestSize); err != nil {
 			return nil, err
 		}
 		rd.ArtifactType = artifact.ArtifactTypeReproduction
@@ -312,7 +312,7 @@ func pullReproductions(ctx context.Context, repo *remote.Repository, w *artifact
 // type is a manifest's, which would otherwise route it to the manifest
 // store), size-limited and digest-checked.
 func fetchReproductionRun(ctx context.Context, repo *remote.Repository, d ocispec.Descriptor) ([]byte, error) {
-	if err := artifact.ValidateDescriptor(d, artifact.MaxManifestSize); err != nil {
+	if err := artifact.ValidateDescriptor(d, artifact.MaxOCIManifestSize); err != nil {
 		return nil, &artifact.Error{Check: artifact.CheckDescriptors, Blob: string(d.Digest), Err: err}
 	}
 	rc, err := repo.Blobs().Fetch(ctx, d)
@@ -320,5 +320,5 @@ func fetchReproductionRun(ctx context.Context, repo *remote.Repository, d ocispe
 		return nil, fmt.Errorf("fetch %s: %w", d.Digest, err)
 	}
 	defer rc.Close()
-	return artifact.ReadVerified(rc, d, artifact.MaxManifestSize)
+	return artifact.ReadVerified(rc, d, artifact.MaxOCIManifestSize)
 }

@@ -78,7 +78,7 @@ func newRepository(ref registry.Reference, opts Options) (*remote.Repository, er
 		SkipReferrersGC:      true,
 		ReferrerListMaxPages: maxReferrerPages,
 		TagListMaxPages:      maxReferrerPages,
-		MaxMetadataBytes:     artifact.MaxManifestSize,
+		MaxMetadataBytes:     artifact.MaxOCIManifestSize,
 	}
 	client := &auth.Client{Client: opts.httpClient(), Credential: opts.Credential, Cache: auth.NewCache()}
 	client.SetUserAgent("benchseal")

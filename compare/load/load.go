@@ -139,7 +139,7 @@ func verifyAny(ctx context.Context, b *artifact.Bundle, opts Options) (*verify.R
 }
 
 func runDir(ctx context.Context, path string, opts Options) (*compare.Input, error) {
-	if _, err := artifact.ValidateRunDir(ctx, path, 20); err != nil {
+	if _, err := artifact.ValidatePackable(ctx, path, 20); err != nil {
 		if errors.Is(err, schema.ErrInvalid) {
 			return nil, errcond.Errorf(ErrRejected, "%s: input rejected: %w", path, err)
 		}

@@ -72,7 +72,7 @@ func TestImportedReferenceValidatesAndReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := importtest.Write(t, Tool, files, res)
-	if err := schema.ValidateRunDir(dir, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 0); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
 	rd, err := schema.OpenRunDir(dir)
@@ -98,7 +98,7 @@ func TestSummaryAloneLeavesTimesUnknown(t *testing.T) {
 	}
 	res.Manifest.Model.Name = "llama2-70b-99.9"
 	dir := importtest.Write(t, Tool, files, res)
-	if err := schema.ValidateRunDir(dir, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 0); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
 	m := res.Manifest

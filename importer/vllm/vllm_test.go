@@ -93,7 +93,7 @@ func TestWindowShorterThanALatencyIsInvalid(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	err = ingest.Write(dir, Tool, files, res, ingest.WriteOptions{})
 	if err == nil {
-		err = schema.ValidateRunDir(dir, 10)
+		err = schema.ValidateRunDocuments(dir, 10)
 	}
 	if err == nil || !strings.Contains(err.Error(), "provenance.windows") || !strings.Contains(err.Error(), "500ms (vLLM's duration") || !strings.Contains(err.Error(), "shorter than the longest request it measured (5.364938447s") {
 		t.Fatalf("validate of a window below a latency: %v", err)

@@ -117,7 +117,7 @@ func ExternalCheck(t *testing.T, tool string, files []ingest.File, parse ParseFu
 		t.Fatal(err)
 	}
 	dir := Write(t, tool, files, res)
-	if err := schema.ValidateRunDir(dir, 0); err != nil {
+	if err := schema.ValidateRunDocuments(dir, 0); err != nil {
 		t.Fatalf("imported run does not validate: %v", err)
 	}
 	rd, err := schema.OpenRunDir(dir)

@@ -73,7 +73,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	}
 	defer rf.Discard()
 	out := rf.w
-	sum, err := artifact.ValidateRunDir(ctx, o.dir, o.maxProblems)
+	sum, err := artifact.ValidatePackable(ctx, o.dir, o.maxProblems)
 	var ve *schema.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return err
