@@ -9,10 +9,13 @@ import (
 
 // offeredLoad keeps, per point × repeat of a closed-loop run whose send
 // and end times were measured, the measured requests' [sent, end]
-// intervals (a SpanLog, about 8 bytes per record), to check the declared
+// intervals (offeredCell: a SpanLog, about 8 bytes per record, while the
+// cell has few; then swept as they come), to check the declared
 // concurrency against the records in Finish.
 type offeredLoad struct {
-	spans []SpanLog
+	spans []offeredCell
+	// conc is per cell the workers of the turnaround test (0: not run).
+	conc []int64
 	// failed counts per cell the measured records not ok.
 	failed []int64
 	// gen: the run follows GeneratorBenchsealV1, whose workers start
@@ -55,16 +58,25 @@ func rateCap(m *Manifest, i int) (int64, string) {
 	return max(c, 0), f
 }
 
-func newOfferedLoad(m *Manifest, cells int) *offeredLoad {
+// newOfferedLoad returns the offered-load state of the cells of m's points
+// × repeats × shards (nil: not checked).
+func newOfferedLoad(m *Manifest, repeats, shards int) *offeredLoad {
 	if !offeredChecked(m) {
 		return nil
 	}
-	return &offeredLoad{spans: make([]SpanLog, cells), failed: make([]int64, cells), gen: m.Load.Generator == GeneratorBenchsealV1}
+	cells := len(m.Load.Points) * repeats * shards
+	o := &offeredLoad{spans: make([]offeredCell, cells), conc: make([]int64, cells), failed: make([]int64, cells), gen: m.Load.Generator == GeneratorBenchsealV1}
+	if o.gen && m.Load.Mode != ModeRate {
+		for ci := range o.conc {
+			o.conc[ci] = int64(ShardWorkers(m.Load.Points[ci/(repeats*shards)].Concurrency, shards, ci%shards))
+		}
+	}
+	return o
 }
 
 func (o *offeredLoad) add(cell int, rec *Record) {
 	if o != nil && rec.Phase == PhaseMeasure && rec.EndNS >= rec.SentNS {
-		o.spans[cell].Add(rec.SentNS, rec.EndNS)
+		o.spans[cell].add(rec.SentNS, rec.EndNS, o.conc[cell])
 		if rec.Status != StatusOK {
 			o.failed[cell]++
 		}
@@ -126,51 +138,61 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 		return
 	}
 	S := c.shards
-	for i, p := range c.m.Load.Points {
+	for i := range c.m.Load.Points {
 		for r := range c.repeats {
 			for sh := range S {
 				ci := (i*c.repeats+r)*S + sh
-				log := &c.offered.spans[ci]
-				spans, n := log.Values(), log.Len()
-				if n == 0 {
-					continue
+				if cs := c.offered.spans[ci].spans(); cs != nil {
+					c.checkOfferedCell(i, r, sh, cs, c.offered.failed[ci], add)
 				}
-				// A shard runs its share of the point's workers
-				// (ShardSplitV1); the shards' requests overlap only as
-				// far as their clocks say, so each is checked alone.
-				if c.rate {
-					c.checkRateCap(i, r, sh, spans, n, add)
-					c.offered.spans[ci], c.offered.failed[ci] = SpanLog{}, 0
-					continue
-				}
-				conc := int64(ShardWorkers(p.Concurrency, S, sh))
-				f := "load.points[" + strconv.Itoa(i) + "].concurrency"
-				who := ""
-				if S > 1 {
-					who = " (" + shardDesc(sh, S) + ", its share of the concurrency " + strconv.FormatInt(conc, 10) + ")"
-				}
-				top := PeakInFlightSeq(spans, n)
-				want, low := min(conc, int64(n)), peakInFlight(spans, n, true)
-				nFailed := c.offered.failed[ci]
-				// short: too short for the peak to show the
-				// concurrency (a loaded client may start a worker after
-				// the others took every request number).
-				short := lateStart(spans)
-				failed := nFailed > 0
-				switch {
-				case top > conc:
-					add(f, "point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency %d%s", p.Name, r, top, conc, who)
-				case c.offered.gen && !failed && low < want && !short:
-					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), but its declared concurrency %d%s means %d: load.generator %q keeps every worker's request in flight", p.Name, r, low, conc, who, want, GeneratorBenchsealV1)
-				case c.offered.gen && failed && (2*low < want || low < want-nFailed) && !short:
-					add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), under half its declared concurrency %d%s or under %d less its %d failed request(s) (load.generator %q keeps every worker's request in flight; a failed request may free its worker at once, one worker per failure)", p.Name, r, low, conc, who, want, nFailed, GeneratorBenchsealV1)
-				case c.offered.gen:
-					if msg := turnaroundProblem(spans, n, conc); msg != "" {
-						add(f, "point %q repeat %d%s: %s", p.Name, r, who, msg)
-					}
-				}
-				c.offered.spans[ci], c.offered.failed[ci] = SpanLog{}, 0
+				c.offered.spans[ci], c.offered.failed[ci] = offeredCell{}, 0
 			}
+		}
+	}
+}
+
+// checkOfferedCell is checkOfferedLoad of point i, repeat r, shard sh,
+// whose spans cs hold nFailed measured records not ok.
+func (c *RecordChecker) checkOfferedCell(i, r, sh int, cs cellSpans, nFailed int64, add func(field, format string, args ...any)) {
+	p, S := c.m.Load.Points[i], c.shards
+	who := ""
+	if cs.unordered() {
+		if S > 1 {
+			who = " (" + shardDesc(sh, S) + ")"
+		}
+		add("sent_ns", "point %q repeat %d%s has a measured request sent before one %d records earlier in the file: the requests in flight of a point × repeat of more than %d measured records are counted as the records come, in send order within a window of %d records (capture writes each phase's records in request-number order), so these were not written by it", p.Name, r, who, reorderSpans, logSpans, reorderSpans)
+		return
+	}
+	n := cs.spanCount()
+	// A shard runs its share of the point's workers (ShardSplitV1); the
+	// shards' requests overlap only as far as their clocks say, so each
+	// is checked alone.
+	if c.rate {
+		c.checkRateCap(i, r, sh, cs, add)
+		return
+	}
+	conc := int64(ShardWorkers(p.Concurrency, S, sh))
+	f := "load.points[" + strconv.Itoa(i) + "].concurrency"
+	if S > 1 {
+		who = " (" + shardDesc(sh, S) + ", its share of the concurrency " + strconv.FormatInt(conc, 10) + ")"
+	}
+	top := cs.peak()
+	want, low := min(conc, int64(n)), cs.peakInstant()
+	// short: too short for the peak to show the concurrency (a loaded
+	// client may start a worker after the others took every request
+	// number).
+	short := cs.late()
+	failed := nFailed > 0
+	switch {
+	case top > conc:
+		add(f, "point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared concurrency %d%s", p.Name, r, top, conc, who)
+	case c.offered.gen && !failed && low < want && !short:
+		add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), but its declared concurrency %d%s means %d: load.generator %q keeps every worker's request in flight", p.Name, r, low, conc, who, want, GeneratorBenchsealV1)
+	case c.offered.gen && failed && (2*low < want || low < want-nFailed) && !short:
+		add(f, "point %q repeat %d never has more than %d measured requests in flight (sent_ns to end_ns), under half its declared concurrency %d%s or under %d less its %d failed request(s) (load.generator %q keeps every worker's request in flight; a failed request may free its worker at once, one worker per failure)", p.Name, r, low, conc, who, want, nFailed, GeneratorBenchsealV1)
+	case c.offered.gen:
+		if msg := cs.turnaround(conc); msg != "" {
+			add(f, "point %q repeat %d%s: %s", p.Name, r, who, msg)
 		}
 	}
 }
@@ -178,7 +200,7 @@ func (c *RecordChecker) checkOfferedLoad(add func(field, format string, args ...
 // checkRateCap checks that rate-mode point i, repeat r, shard sh never has
 // more measured requests in flight than its declared cap (rateCap; a
 // shard's share of it as the client splits it, at least 1).
-func (c *RecordChecker) checkRateCap(i, r, sh int, spans iter.Seq[[2]int64], n int, add func(field, format string, args ...any)) {
+func (c *RecordChecker) checkRateCap(i, r, sh int, cs cellSpans, add func(field, format string, args ...any)) {
 	capN, f := rateCap(c.m, i)
 	if capN <= 0 {
 		return
@@ -188,7 +210,7 @@ func (c *RecordChecker) checkRateCap(i, r, sh int, spans iter.Seq[[2]int64], n i
 		capN = max(1, int64(ShardWorkers(int(capN), S, sh)))
 		who = " (" + shardDesc(sh, S) + ", its share of the cap " + strconv.FormatInt(capN, 10) + ")"
 	}
-	if top := PeakInFlightSeq(spans, n); top > capN {
+	if top := cs.peak(); top > capN {
 		add(f, "rate point %q repeat %d has %d measured requests in flight at once (sent_ns to end_ns), more than its declared cap %d%s", c.m.Load.Points[i].Name, r, top, capN, who)
 	}
 }
@@ -291,6 +313,12 @@ func turnaroundProblem(spans iter.Seq[[2]int64], count int, conc int64) string {
 	if idle <= MaxIdleShare {
 		return ""
 	}
+	return turnaroundText(conc, idle, median)
+}
+
+// turnaroundText is turnaroundProblem's finding: conc workers idle a share
+// idle of the steady window, with the median turnaround median.
+func turnaroundText(conc int64, idle float64, median int64) string {
 	return fmt.Sprintf("its %d workers are idle %.1f %% of the time from the %d-th send to the last (time-averaged %.2f requests in flight, not %d) and the median time from a request's end to the next send is %s: load.generator %q sends each worker's next request as soon as its previous one ends (at most a median of %s, or %.0f %% idle), so these requests were not sent by %d such workers",
 		conc, 100*idle, conc, float64(conc)*(1-idle), conc, Duration(median), GeneratorBenchsealV1, Duration(MaxMedianTurnaroundNS), 100*MaxIdleShare, conc)
 }

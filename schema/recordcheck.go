@@ -216,7 +216,7 @@ func NewRecordChecker(m *Manifest) *RecordChecker {
 				c.pointIn[i] = int64(p.InputTokens)
 			}
 		}
-		c.offered = newOfferedLoad(m, len(m.Load.Points)*c.repeats*c.shards)
+		c.offered = newOfferedLoad(m, c.repeats, c.shards)
 		c.prints = newCellPrints(m, len(m.Load.Points)*c.repeats)
 		c.timings = NewRepeatTimings(m)
 		if c.shards == 1 {
