@@ -1,6 +1,10 @@
 package verify
 
 import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,9 +12,12 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/schema"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 )
 
 // This file verifies one Sigstore bundle against one trusted signer: a
@@ -205,13 +212,12 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 			return nil, err
 		}
 		if _, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest(alg, digest), sgverify.WithKey())); err != nil {
-			// By text, as keylessReason explains: sigstore-go has no
-			// typed error for a digest mismatch ("artifact digest does
-			// not match", pkg/verify/signature.go) or an unmet threshold.
-			if strings.Contains(err.Error(), "artifact digest") {
+			// sigstore-go's verdict, named from benchseal's own checks
+			// (see aboutAnotherArtifact and noSignatureBy for why).
+			switch {
+			case aboutAnotherArtifact(ver, b, alg, digest, sgverify.WithKey()):
 				return nil, fmt.Errorf("%s: %w", ReasonDigest, err)
-			}
-			if strings.Contains(err.Error(), "threshold") {
+			case noSignatureBy(b, sv):
 				return nil, fmt.Errorf("%s: no signature by the given key", ReasonKey)
 			}
 			return nil, fmt.Errorf("%s: %w", ReasonKey, err)
@@ -241,6 +247,9 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 	// reasons.
 	res, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithArtifactDigest(alg, digest), sgverify.WithoutIdentitiesUnsafe()))
 	if err != nil {
+		if aboutAnotherArtifact(ver, b, alg, digest, sgverify.WithoutIdentitiesUnsafe()) {
+			return nil, fmt.Errorf("%s: %w", ReasonDigest, err)
+		}
 		return nil, keylessReason(err)
 	}
 	cert := res.Signature.Certificate
@@ -260,7 +269,75 @@ func (v *Verifier) verifyBy(b *sigstoreBundle, s Signer, alg string, digest []by
 	return out, nil
 }
 
-// keylessReason names the step of sigstore-go's verification that failed.
+// aboutAnotherArtifact reports, for a bundle ver rejected under a policy
+// binding it to the artifact digest (alg, digest), that the artifact
+// binding is what failed: the statement names no subject of that digest,
+// and ver accepts the bundle with everything else checked (opt: the key or
+// the identity-free policy of the first call) and the artifact left out.
+// sigstore-go v1.3.0 exports no error type or sentinel for a digest
+// mismatch: pkg/verify/signature.go builds it with fmt.Errorf ("provided
+// artifact digest does not match any digest in statement", "artifact
+// digest does not match message digest"), and pkg/verify/errors.go's
+// ErrVerification is never returned by Verifier.Verify. So the reason
+// comes from what benchseal checks itself, not from the error's text; the
+// error stays wrapped (%w) in the reason.
+func aboutAnotherArtifact(ver *sgverify.Verifier, b *sigstoreBundle, alg string, digest []byte, opt sgverify.PolicyOption) bool {
+	if statementNames(b.payload, alg, digest) {
+		return false
+	}
+	_, err := ver.Verify(b.sb, sgverify.NewPolicy(sgverify.WithoutArtifactUnsafe(), opt))
+	return err == nil
+}
+
+// statementNames reports whether the in-toto statement payload has a
+// subject whose alg digest is digest (hex, as sigstore-go compares it:
+// decoded, so in either case). A payload that does not decode names none.
+func statementNames(payload []byte, alg string, digest []byte) bool {
+	var st struct {
+		Subject []struct {
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	if json.Unmarshal(payload, &st) != nil {
+		return false
+	}
+	for _, sub := range st.Subject {
+		if d, err := hex.DecodeString(sub.Digest[alg]); err == nil && bytes.Equal(d, digest) {
+			return true
+		}
+	}
+	return false
+}
+
+// noSignatureBy reports that the bundle's DSSE envelope carries no
+// signature by sv, as benchseal checks it itself with the envelope
+// verifier sigstore-go's verifyEnvelope (pkg/verify/signature.go) runs:
+// go-securesystemslib's dsse.EnvelopeVerifier over sigstore's
+// VerifierAdapter of the key. sigstore-go v1.3.0 passes that verifier's
+// error on as text ("accepted signatures do not match threshold",
+// go-securesystemslib dsse/verify.go, which exports no sentinel for it);
+// given the same envelope and key the check fails exactly when that one
+// does. It is false when the check cannot run (no envelope, no public
+// key): sigstore-go's own error then says why.
+func noSignatureBy(b *sigstoreBundle, sv signature.Verifier) bool {
+	sc, err := b.sb.SignatureContent()
+	if err != nil || sc.EnvelopeContent() == nil {
+		return false
+	}
+	pub, err := sv.PublicKey()
+	if err != nil {
+		return false
+	}
+	ev, err := dsse.NewEnvelopeVerifier(&sigdsse.VerifierAdapter{SignatureVerifier: sv, Pub: pub})
+	if err != nil {
+		return false
+	}
+	_, err = ev.Verify(context.Background(), sc.EnvelopeContent().RawEnvelope())
+	return err != nil
+}
+
+// keylessReason names the step of sigstore-go's verification that failed
+// (a failed artifact binding is named before, by aboutAnotherArtifact).
 // It matches the text of the step's error because sigstore-go (v1.3.0, the
 // version go.mod pins) offers no type or sentinel per step:
 // pkg/verify/signed_entity.go (Verifier.Verify) builds every step's error
@@ -284,8 +361,6 @@ func keylessReason(err error) error {
 	msg := err.Error()
 	var reason string
 	switch {
-	case strings.Contains(msg, "artifact digest"), strings.Contains(msg, "does not match any digest"):
-		reason = ReasonDigest
 	case strings.Contains(msg, "signed certificate timestamp"):
 		reason = ReasonSCT
 	case strings.Contains(msg, "integrated time outside certificate validity"),
