@@ -129,9 +129,16 @@ func (s *intSamples) add(x int64) {
 
 // addAll adds every x of xs, as add does, with a fast path for the common
 // case (values in [0, 2³²), sums far from overflowing) that keeps the
-// accumulators in registers and appends straight into the current block.
+// accumulators in registers and appends straight into the current block
+// (once s has spilled, addAllSpilled: it counts them in their buckets).
 func (s *intSamples) addAll(xs []int64) {
 	for len(xs) > 0 {
+		if s.sp != nil && s.acc.n > 0 {
+			if rest := s.addAllSpilled(xs); len(rest) < len(xs) {
+				xs = rest
+				continue
+			}
+		}
 		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 || s.sp != nil || (s.mayspill != nil && s.acc.n >= spillAt) {
 			s.add(x)
 			xs = xs[1:]

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -230,6 +231,47 @@ func (s *intSamples) addSpilled(x int64) {
 		}
 	}
 	sp.add(b, x)
+}
+
+// addAllSpilled is addAll once s has spilled: it adds the leading xs that
+// are in [0, 2³²) while the sums are far from overflowing, as add and
+// addSpilled would one at a time, and returns the rest.
+func (s *intSamples) addAllSpilled(xs []int64) []int64 {
+	a, sp := &s.acc, s.sp
+	mn, mx, sum, lo, hi := s.min, s.max, a.s, a.sqLo, a.sqHi
+	i := 0
+	for ; i < len(xs); i++ {
+		x := xs[i]
+		if uint64(x) >= 1<<32 || sum > math.MaxInt64-x || hi >= 1<<62-1 {
+			break
+		}
+		sum += x
+		var c uint64
+		lo, c = bits.Add64(lo, uint64(x*x), 0)
+		hi += c
+		mn, mx = min(mn, x), max(mx, x)
+		b := coarseHalf + posBucket(uint64(x))
+		if !sp.planned {
+			sp.hist[b]++
+			continue
+		}
+		if k := sp.slot[b]; k >= 0 {
+			if sp.counts != nil && sp.counts[k] != nil {
+				sp.counts[k][x-sp.lo[k]]++
+				sp.nc[k]++
+			} else {
+				sp.kept[k] = append(sp.kept[k], x)
+			}
+		}
+	}
+	s.min, s.max, a.s, a.sqLo, a.sqHi = mn, mx, sum, lo, hi
+	a.n += int64(i)
+	if sp.planned {
+		sp.seen += int64(i)
+	} else {
+		sp.n += int64(i)
+	}
+	return xs[i:]
 }
 
 // planSamples returns the second pass's samples of a spilled s.
