@@ -244,6 +244,17 @@ func (s *intSamples) heldRanks(rs []int64) []int64 {
 	if len(want) == 0 {
 		return out
 	}
+	for i, v := range s.smallRanks(want, nsmall) {
+		out[at[i]] = v
+	}
+	return out
+}
+
+// smallRanks returns the values of the 1-based ranks want among the
+// nsmall samples held in s.blocks: a sort of a small count, else a
+// histogram of up to 2^16 buckets over the values' top bits.
+func (s *intSamples) smallRanks(want []int64, nsmall int64) []int64 {
+	out := make([]int64, len(want))
 	if nsmall <= sortBelow {
 		// A histogram of 2^16 buckets is more work than a sort.
 		small := make([]uint32, 0, nsmall)
@@ -252,7 +263,7 @@ func (s *intSamples) heldRanks(rs []int64) []int64 {
 		}
 		slices.Sort(small)
 		for i, r := range want {
-			out[at[i]] = int64(small[r-1])
+			out[i] = int64(small[r-1])
 		}
 		return out
 	}
@@ -287,18 +298,24 @@ func (s *intSamples) heldRanks(rs []int64) []int64 {
 	}
 	if shift == 0 {
 		for i := range want {
-			out[at[i]] = int64(bucket[i])
+			out[i] = int64(bucket[i])
 		}
 		return out
 	}
-	// Second level, for the buckets that hold a wanted rank, up to 255
-	// buckets a pass (slot[bk] is the bucket's index in the pass, plus
-	// one): a sparse bucket's values are collected and sorted, a dense
-	// one's low bits histogrammed, whichever takes less memory.
+	s.refineRanks(out, hist, shift, bucket, inRank)
+	return out
+}
+
+// refineRanks is smallRanks' second level, for the buckets that hold a
+// wanted rank (bucket[i], at rank inRank[i] inside it), up to 255 buckets
+// a pass (slot[bk] is the bucket's index in the pass, plus one): a sparse
+// bucket's values are collected and sorted, a dense one's low bits
+// histogrammed, whichever takes less memory. It sets out[i].
+func (s *intSamples) refineRanks(out, hist []int64, shift uint, bucket []uint32, inRank []int64) {
 	slot := make([]uint8, len(hist))
 	mask := uint32(1)<<shift - 1
-	for lo := 0; lo < len(want); lo += 255 {
-		part := bucket[lo:min(lo+255, len(want))]
+	for lo := 0; lo < len(bucket); lo += 255 {
+		part := bucket[lo:min(lo+255, len(bucket))]
 		clear(slot)
 		var (
 			low  [][]int64  // dense buckets: counts of the low bits
@@ -332,20 +349,19 @@ func (s *intSamples) heldRanks(rs []int64) []int64 {
 		for i, bk := range part {
 			k, r := slot[bk]-1, inRank[lo+i]
 			if low[k] == nil {
-				out[at[lo+i]] = int64(vals[k][r-1])
+				out[lo+i] = int64(vals[k][r-1])
 				continue
 			}
 			var cum int64
 			for v, c := range low[k] {
 				if cum+c >= r {
-					out[at[lo+i]] = int64(bk)<<shift | int64(v)
+					out[lo+i] = int64(bk)<<shift | int64(v)
 					break
 				}
 				cum += c
 			}
 		}
 	}
-	return out
 }
 
 // sorted returns all samples sorted (used by peer definitions, which need
