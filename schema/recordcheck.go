@@ -302,7 +302,20 @@ var formatHook func()
 // check runs the checks of one record, calling add for each problem.
 func (c *RecordChecker) check(line int, rec *Record, add func(field, format string, args ...any)) {
 	c.tallyRecord(rec)
+	c.checkID(line, rec, add)
+	c.checkKind(rec, add)
+	pi, declared := c.checkCell(rec, add)
+	c.checkPlacement(pi, declared, line, rec, add)
+	c.checkTimes(rec, add)
+	c.checkTokens(rec, pi, declared, add)
+	c.checkChunkTokens(rec, add)
+	c.checkStatus(rec, add)
+	c.checkEnd(rec, add)
+}
 
+// checkID checks that the record's id is set and not a duplicate: the
+// line of each sequential id (seqIDs), else a map of the id's hashes.
+func (c *RecordChecker) checkID(line int, rec *Record, add func(field, format string, args ...any)) {
 	if rec.ID == "" {
 		add("id", "must not be empty")
 	} else if s, k, ok := c.seq.slice(rec.ID); ok {
@@ -317,7 +330,11 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 			c.ids[k] = uint32(min(line, 1<<32-1))
 		}
 	}
+}
 
+// checkKind checks the record's orig, server report, phase and status
+// values.
+func (c *RecordChecker) checkKind(rec *Record, add func(field, format string, args ...any)) {
 	if len(rec.Orig) > 0 && c.m != nil && !c.m.Imported() {
 		// orig holds another tool's values: only an import writes it, and
 		// an imported run is re-derived from its source files. A run
@@ -341,8 +358,13 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 	default:
 		add("status", "must be one of %s, got %q", quoteList(StatusOK, StatusError, StatusTimeout, StatusCancelled, StatusRejected), rec.Status)
 	}
+}
 
-	pi, declared := -1, true
+// checkCell checks the record's point and repeat and, when both are
+// declared, adds it to its cell's tallies; it returns the point's index
+// (−1 without a manifest) and whether the point is declared.
+func (c *RecordChecker) checkCell(rec *Record, add func(field, format string, args ...any)) (pi int, declared bool) {
+	pi, declared = -1, true
 	if c.m != nil {
 		pi, declared = c.points[rec.Point]
 		if !declared {
@@ -375,9 +397,11 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		}
 		c.tally.add(cell, rec)
 	}
-	c.checkPlacement(pi, declared, line, rec, add)
+	return pi, declared
+}
 
-	// Times.
+// checkTimes checks sent_ns, scheduled_ns, end_ns and chunks_ns.
+func (c *RecordChecker) checkTimes(rec *Record, add func(field, format string, args ...any)) {
 	if rec.SentNS < 0 {
 		add("sent_ns", "must not be negative, got %d", rec.SentNS)
 	}
@@ -415,8 +439,11 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 	if n := len(rec.ChunksNS); n > 0 && rec.EndNS >= rec.SentNS && prev > rec.EndNS-rec.SentNS {
 		add("chunks_ns", "last chunk at sent_ns+%d is after end_ns (sent_ns+%d)", prev, rec.EndNS-rec.SentNS)
 	}
+}
 
-	// Tokens.
+// checkTokens checks the token counts against each other and against the
+// manifest's bounds for the record's point pi.
+func (c *RecordChecker) checkTokens(rec *Record, pi int, declared bool, add func(field, format string, args ...any)) {
 	if rec.InputTokens < 0 {
 		add("input_tokens", "must not be negative")
 	}
@@ -439,6 +466,11 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 		}
 	}
 	c.checkItemTokens(rec, inChecked, add)
+}
+
+// checkChunkTokens checks chunk_tokens against chunks_ns and
+// output_tokens.
+func (c *RecordChecker) checkChunkTokens(rec *Record, add func(field, format string, args ...any)) {
 	if rec.ChunkTokens != nil {
 		if len(rec.ChunkTokens) != len(rec.ChunksNS) {
 			add("chunk_tokens", "has %d elements, chunks_ns has %d", len(rec.ChunkTokens), len(rec.ChunksNS))
@@ -458,8 +490,10 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 			}
 		}
 	}
+}
 
-	// Status rules.
+// checkStatus checks the rules of an ok and of a rejected record.
+func (c *RecordChecker) checkStatus(rec *Record, add func(field, format string, args ...any)) {
 	switch rec.Status {
 	case StatusOK:
 		if len(rec.ChunksNS) == 0 {
@@ -485,7 +519,6 @@ func (c *RecordChecker) check(line int, rec *Record, add func(field, format stri
 			add("chunks_ns", "a rejected record must have no chunks")
 		}
 	}
-	c.checkEnd(rec, add)
 }
 
 // checkTimeout checks that a record's status agrees with its own times
