@@ -52,18 +52,44 @@ func LooksLike(tool string, data []byte) (string, string) {
 }
 
 // checkTool refuses files that look like another tool's and not like
-// tool's, with one error for the first such file in the order given.
+// tool's, with one error for the first such file in the order given. A
+// file that looks like several other tools' names each of them: which
+// one is listed first would otherwise follow the registry's order, a fact
+// about benchseal's source rather than about the file.
 func checkTool(tool string, files []ingest.File) error {
 	for _, f := range files {
-		other, title := LooksLike(tool, f.Data)
-		if other == "" || other == tool {
+		others := otherLookalikes(tool, f.Data)
+		if len(others) == 0 {
 			continue
 		}
-		use := "use `benchseal import " + other + "`"
-		if other == Benchseal {
-			use = "a benchseal run directory needs no import: use the directory itself (`benchseal replay RUNDIR`)"
+		titles := make([]string, len(others))
+		uses := make([]string, len(others))
+		for i, r := range others {
+			titles[i] = r.Title
+			uses[i] = "use `benchseal import " + r.tool + "`"
+			if r.tool == Benchseal {
+				uses[i] = "a benchseal run directory needs no import: use the directory itself (`benchseal replay RUNDIR`)"
+			}
 		}
-		return ingest.Errorf(f.Name, "this looks like %s, which `benchseal import %s` does not read: %s", title, tool, use)
+		return ingest.Errorf(f.Name, "this looks like %s, which `benchseal import %s` does not read: %s",
+			strings.Join(titles, " or "), tool, strings.Join(uses, "; or "))
 	}
 	return nil
+}
+
+// otherLookalikes returns the rules other than tool's that data matches,
+// or none when it matches tool's own rule (or no rule).
+func otherLookalikes(tool string, data []byte) []formatRule {
+	s := ingest.NewSniffed(data)
+	var out []formatRule
+	for _, r := range formatRules {
+		if r.Match == nil || !r.Match(s) {
+			continue
+		}
+		if r.tool == tool {
+			return nil
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -144,3 +144,28 @@ func FuzzLooksLike(f *testing.F) {
 		}
 	})
 }
+
+// TestFileLikeSeveralToolsNamesEachOfThem: a file matching two other
+// tools' rules names both, so the hint does not depend on the order the
+// registry lists the importers in.
+func TestFileLikeSeveralToolsNamesEachOfThem(t *testing.T) {
+	in := []ingest.File{{Name: "x.json", Data: []byte(`{"load_summary":{},"ttft_s":1}`)}}
+	var matched []string
+	for _, r := range formatRules {
+		if r.Match != nil && r.Match(ingest.NewSniffed(in[0].Data)) {
+			matched = append(matched, r.tool)
+		}
+	}
+	if len(matched) < 2 {
+		t.Fatalf("the input matches %v: the test needs two rules", matched)
+	}
+	err := checkTool("aiperf", in)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, tool := range matched {
+		if !strings.Contains(err.Error(), "use `benchseal import "+tool+"`") {
+			t.Errorf("%v does not name %s", err, tool)
+		}
+	}
+}

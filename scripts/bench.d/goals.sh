@@ -86,7 +86,7 @@ ratio() {
 }
 
 for N in $SIZES; do
-  need=$((N * 1300))
+  need=$((N * 2200))
   avail=$(($(df -Pk "$work" | awk 'NR==2{print $4}') * 1024))
   if [ "$avail" -lt "$need" ]; then
     echo "bench goals: $N requests need about $((need >> 30)) GiB free under $work, $((avail >> 30)) GiB are: not measured"
@@ -137,11 +137,15 @@ for N in $SIZES; do
   echo "floor: $N requests: pack --key: $pack_floor   (\$@ the records files; cpu ${pack_floor_cpu}s)"
   echo "floor: $N requests: replay (dir): $replay_floor   (\$@ the records files; cpu ${replay_floor_cpu}s)"
 
-  # compare and decide: two bundles of the same run (compare refuses runs
-  # whose workloads differ, and synth's workload follows its seed), the
-  # second a copy of the first in hard links: compare and decide still
-  # verify and replay both in full.
-  cp -al "$d/a" "$d/b"
+  # compare and decide: two bundles of two runs of the same workload
+  # (compare refuses runs whose workloads differ, and synth's workload
+  # follows its seed; it refuses one run given twice, and synth's run_id
+  # names its request count): the second run has one more request per
+  # point and repeat, packed with the same key. Both are verified and
+  # replayed in full.
+  "$BIN" synth --requests "$((N + 6))" --zstd --out "$d/run2" >/dev/null
+  "$BIN" replay "$d/run2" --write-claims "$d/run2/claims.json" >/dev/null
+  "$BIN" pack "$d/run2" --out "$d/b" --key "$d/key.key" >/dev/null
   measure compare "$BIN" compare "$d/a" "$d/b" --key "$d/key.pub" --output json
   measure decide "$BIN" decide "$d/a" "$d/b" --key "$d/key.pub" --objective max-goodput --output json
 

@@ -169,7 +169,10 @@ func runAttest(ctx context.Context, o *attestOptions) error {
 	res, err := v.Attest(ctx, o.bundle, pol, s, ao)
 	if err != nil {
 		if res != nil && res.Verification != nil && !errors.Is(err, verify.ErrNotReproduced) {
-			report.WriteVerifyText(o.io.ErrOut, res.Verification, report.VerifyTextOptions{})
+			// The diagnosis goes to stderr beside the error returned below,
+			// which already makes the exit non-zero: a failed write of it
+			// has nothing more to change.
+			_ = report.WriteVerifyText(o.io.ErrOut, res.Verification, report.VerifyTextOptions{})
 		}
 		if errors.Is(err, verify.ErrNotAttestable) || errors.Is(err, verify.ErrNotReproduced) {
 			return rejected(err)

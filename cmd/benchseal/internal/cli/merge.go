@@ -110,7 +110,11 @@ func runMerge(ctx context.Context, o *mergeOptions) error {
 	if err != nil {
 		return mergeError(err)
 	}
-	report.MergeText(o.io.Out, res)
+	if err := report.MergeText(o.io.Out, res); err != nil {
+		// The merged run is complete on disk; only its summary was lost,
+		// and a summary nobody saw is not a success to report with exit 0.
+		return fmt.Errorf("merged into %s, but its summary could not be written: %w", res.Dir, err)
+	}
 	warnShardsApart(ctx, o.io, res.Dir)
 	return nil
 }
