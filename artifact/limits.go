@@ -36,10 +36,23 @@ const (
 	MinRatioCheckSize = schema.MinRatioCheckSize
 	// ZstdMaxWindow caps the zstd window of every layer read.
 	ZstdMaxWindow = schema.ZstdMaxWindow
+	// MaxTarPadding caps the zero bytes accepted after a tar's end-of-archive
+	// marker: tar programs pad the archive to their record size (GNU tar: 20
+	// blocks of 512 bytes).
+	MaxTarPadding = 64 << 10
 	// MaxTarEntries caps the entries of a tar bundle.
 	MaxTarEntries = (1+MaxReproductions)*(MaxLayers+2) + 2*MaxIndexEntries + 8
 	// MaxJSONDepth caps nesting in every JSON document parsed here.
 	MaxJSONDepth = schema.MaxJSONDepth
 	// MaxRecordLineSize caps one JSON Lines record.
 	MaxRecordLineSize = schema.MaxRecordLineSize
+)
+
+// Limits of the reproduction referrers of a bundle (reproduction.go).
+const (
+	// MaxReproductions caps the reproduction referrers of one bundle.
+	MaxReproductions = 4
+	// MaxAttachedReproductionSize caps the stored bytes of a reproduction
+	// AttachReproduction copies into a bundle: it holds them in memory.
+	MaxAttachedReproductionSize = 1 << 30
 )

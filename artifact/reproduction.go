@@ -34,11 +34,6 @@ const (
 	// MediaTypeReproductionRun is the media type of a reproduction
 	// referrer's first layer: the reproduction's run manifest.
 	MediaTypeReproductionRun = ocispec.MediaTypeImageManifest
-	// MaxReproductions caps the reproduction referrers of one bundle.
-	MaxReproductions = 4
-	// MaxAttachedReproductionSize caps the stored bytes of a reproduction
-	// AttachReproduction copies into a bundle: it holds them in memory.
-	MaxAttachedReproductionSize = 1 << 30
 )
 
 // Reproduction is one reproduction referrer of a bundle.

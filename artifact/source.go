@@ -303,11 +303,6 @@ func checkTarPadding(f io.ReaderAt, data, size int64, entry string) error {
 	return nil
 }
 
-// MaxTarPadding caps the zero bytes accepted after a tar's end-of-archive
-// marker: tar programs pad the archive to their record size (GNU tar: 20
-// blocks of 512 bytes).
-const MaxTarPadding = 64 << 10
-
 // checkTarEnd checks what follows the last entry of a tar, at offset end of
 // a file of total bytes: exactly the end-of-archive marker (two zero
 // blocks) and, at most, zero padding to a record boundary. Data after the
