@@ -12,18 +12,6 @@ import (
 	"unicode/utf8"
 )
 
-// Size limits of the JSON documents of a run.
-const (
-	// MaxJSONDepth caps nesting in every JSON document CheckJSON accepts
-	// (manifests, claims, OCI documents, Sigstore bundles).
-	MaxJSONDepth = 64
-	// MaxManifestFileSize caps a run's manifest.json as DecodeManifest
-	// reads it (not an OCI manifest: artifact.MaxOCIManifestSize).
-	MaxManifestFileSize = 16 << 20
-	// MaxClaimsSize caps a run's claims.json as DecodeClaims reads it.
-	MaxClaimsSize = 64 << 20
-)
-
 // DecodeManifest decodes a manifest strictly; name is used in errors. A
 // syntax error, invalid UTF-8 or a duplicate key is a *DecodeError naming
 // the line and field; a document that breaks the published JSON Schema is

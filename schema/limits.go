@@ -108,3 +108,87 @@ func IterationCountProblem(n, outputTokens float64, origBytes int) string {
 	}
 	return ""
 }
+
+// Size limits of the JSON documents of a run.
+const (
+	// MaxJSONDepth caps nesting in every JSON document CheckJSON accepts
+	// (manifests, claims, OCI documents, Sigstore bundles).
+	MaxJSONDepth = 64
+	// MaxManifestFileSize caps a run's manifest.json as DecodeManifest
+	// reads it (not an OCI manifest: artifact.MaxOCIManifestSize).
+	MaxManifestFileSize = 16 << 20
+	// MaxClaimsSize caps a run's claims.json as DecodeClaims reads it.
+	MaxClaimsSize = 64 << 20
+)
+
+// Limits of a run directory's files (rundir.go).
+const (
+	// MaxRecordLineSize is the longest accepted records.jsonl line.
+	MaxRecordLineSize = 64 << 20
+	// MaxAttachmentSize is the largest attachment ReadAttachment reads.
+	MaxAttachmentSize = 1 << 30
+)
+
+// Limits of a trace file, shared by the reader, the runner and validate.
+const (
+	// MaxTraceLength bounds one request's input or output length.
+	MaxTraceLength = 1 << 20
+	// MaxTraceInputTokens bounds the input lengths of the requests
+	// replayed, summed: their synthetic prompts are held in memory.
+	MaxTraceInputTokens = 1 << 26
+	// MaxTraceHashIDs bounds the prefix blocks of one request.
+	MaxTraceHashIDs = 1 << 16
+	// MaxTraceRequests bounds the requests of a trace file.
+	MaxTraceRequests = 1 << 20
+	// MaxTraceMS bounds a trace time (about 285 years in ms), so every
+	// time fits int64 nanoseconds.
+	MaxTraceMS = 9e12
+)
+
+// ZstdMaxWindow is the largest zstd window benchseal accepts when reading.
+const ZstdMaxWindow = 8 << 20
+
+// Decompression-bomb guard of every zstd stream read: past
+// MinRatioCheckSize bytes of output, the output may be at most
+// MaxCompressionRatio times the compressed bytes read so far. Record
+// streams compress 5 to 30 times; 1 GiB of newlines compresses about
+// 1600 times.
+const (
+	MaxCompressionRatio = 1024
+	MinRatioCheckSize   = 64 << 20
+)
+
+// Caps of validation's reporting and reading (validate.go).
+const (
+	// DefaultMaxProblems is the reporting cap ValidateRunDocuments uses when asked
+	// for none.
+	DefaultMaxProblems = 100
+	// MaxUndecodedLines is how many undecodable record lines (blank lines,
+	// broken JSON) validation reads past the reporting cap before it stops
+	// reading: such a file is rejected either way, and the rest is not worth
+	// the time (1 GiB of newlines compresses to under 1 MB).
+	MaxUndecodedLines = 10000
+)
+
+// Limits of a workload's items as read for their token bounds
+// (workloaditems.go).
+const (
+	// MaxTemplateTokens is how many tokens an engine may add to a prompt
+	// beyond its own text: a chat template's role headers and default system
+	// prompt, a beginning-of-sequence token. The longest common ones (a
+	// Llama 3.1 default system header, a gpt-oss harmony preamble) are under
+	// a hundred tokens; twice that and more is allowed.
+	MaxTemplateTokens = 256
+	// MaxWorkloadLine bounds one workload line read for its token bounds (the
+	// longest line benchseal's load client reads from a prompt file).
+	MaxWorkloadLine = 16 << 20
+)
+
+// Limits of a sharded run (shard.go).
+const (
+	// MaxShards bounds the shards of one run.
+	MaxShards = 4096
+	// MaxShardCells caps shards × points × repeats: the checkers keep a few
+	// counters per shard of every point × repeat.
+	MaxShardCells = 1 << 20
+)

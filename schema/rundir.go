@@ -13,13 +13,12 @@ import (
 
 // File names inside a run directory.
 const (
-	ManifestFile      = "manifest.json"
-	RecordsFile       = "records.jsonl"
-	RecordsZstdFile   = "records.jsonl.zst"
-	WorkloadFile      = "workload.jsonl"
-	ClaimsFile        = "claims.json"
-	AttachmentsDir    = "attachments"
-	MaxRecordLineSize = 64 << 20 // longest accepted records.jsonl line
+	ManifestFile    = "manifest.json"
+	RecordsFile     = "records.jsonl"
+	RecordsZstdFile = "records.jsonl.zst"
+	WorkloadFile    = "workload.jsonl"
+	ClaimsFile      = "claims.json"
+	AttachmentsDir  = "attachments"
 )
 
 // ErrInvalid is the root of every validation error of this package.
@@ -356,9 +355,6 @@ func (ra *readAhead) close() {
 	}
 	ra.wg.Wait()
 }
-
-// MaxAttachmentSize is the largest attachment ReadAttachment reads.
-const MaxAttachmentSize = 1 << 30
 
 // ReadAttachment returns the bytes of the attachment called name (a
 // slash-separated path relative to attachments/), which must be listed in

@@ -11,9 +11,6 @@ import (
 	"time"
 )
 
-// MaxShards bounds the shards of one run.
-const MaxShards = 4096
-
 // Shard marks a run as one shard of a sharded capture
 // (manifest.shard): it holds only the requests the split rule
 // (ShardOf) gives to shard Index of Count, under their global request
@@ -252,10 +249,6 @@ func ShardRateShare(count, index int, n int64) (k, of int64) {
 
 // shardDesc names a shard for messages.
 func shardDesc(s, count int) string { return fmt.Sprintf("shard %d of %d", s, count) }
-
-// MaxShardCells caps shards × points × repeats: the checkers keep a few
-// counters per shard of every point × repeat.
-const MaxShardCells = 1 << 20
 
 // ShardCount returns the shard count of the run m describes (1 for a run
 // that is not sharded).

@@ -21,23 +21,9 @@ import (
 	"time"
 )
 
-// Limits of a trace file, shared by the reader, the runner and validate.
-const (
-	// MaxTraceLength bounds one request's input or output length.
-	MaxTraceLength = 1 << 20
-	// MaxTraceInputTokens bounds the input lengths of the requests
-	// replayed, summed: their synthetic prompts are held in memory.
-	MaxTraceInputTokens = 1 << 26
-	// MaxTraceHashIDs bounds the prefix blocks of one request.
-	MaxTraceHashIDs = 1 << 16
-	// MaxTraceRequests bounds the requests of a trace file.
-	MaxTraceRequests = 1 << 20
-	// MaxTraceMS bounds a trace time (about 285 years in ms), so every
-	// time fits int64 nanoseconds.
-	MaxTraceMS = 9e12
-	// maxTraceLine bounds one line of a trace file.
-	maxTraceLine = 16 << 20
-)
+// maxTraceLine bounds one line of a trace file (the exported trace limits
+// are in limits.go).
+const maxTraceLine = 16 << 20
 
 // ErrTrace is the root of every trace-file error.
 var ErrTrace = errors.New("invalid trace")

@@ -52,10 +52,6 @@ func (e *ValidationError) Error() string {
 // Unwrap returns ErrInvalid.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-// DefaultMaxProblems is the reporting cap ValidateRunDocuments uses when asked
-// for none.
-const DefaultMaxProblems = 100
-
 // collector caps a problem list and counts the rest.
 type collector struct {
 	max     int
@@ -198,12 +194,6 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 	}
 	return &sum, nil
 }
-
-// MaxUndecodedLines is how many undecodable record lines (blank lines,
-// broken JSON) validation reads past the reporting cap before it stops
-// reading: such a file is rejected either way, and the rest is not worth
-// the time (1 GiB of newlines compresses to under 1 MB).
-const MaxUndecodedLines = 10000
 
 func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *collector, each func([]byte, *Record) error) error {
 	plain, zst := filepath.Join(dir, RecordsFile), filepath.Join(dir, RecordsZstdFile)

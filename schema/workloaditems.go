@@ -9,17 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// MaxTemplateTokens is how many tokens an engine may add to a prompt
-// beyond its own text: a chat template's role headers and default system
-// prompt, a beginning-of-sequence token. The longest common ones (a
-// Llama 3.1 default system header, a gpt-oss harmony preamble) are under
-// a hundred tokens; twice that and more is allowed.
-const MaxTemplateTokens = 256
-
-// MaxWorkloadLine bounds one workload line read for its token bounds (the
-// longest line benchseal's load client reads from a prompt file).
-const MaxWorkloadLine = 16 << 20
-
 // WorkloadItems reads workload.jsonl as it is written to it (it is an
 // io.Writer, fed by the pass that hashes the file) and keeps, for each
 // item that states something, what bounds the token counts of a request

@@ -11,19 +11,6 @@ import (
 	"github.com/benchseal/benchseal/internal/errcond"
 )
 
-// ZstdMaxWindow is the largest zstd window benchseal accepts when reading.
-const ZstdMaxWindow = 8 << 20
-
-// Decompression-bomb guard of every zstd stream read: past
-// MinRatioCheckSize bytes of output, the output may be at most
-// MaxCompressionRatio times the compressed bytes read so far. Record
-// streams compress 5 to 30 times; 1 GiB of newlines compresses about
-// 1600 times.
-const (
-	MaxCompressionRatio = 1024
-	MinRatioCheckSize   = 64 << 20
-)
-
 // ErrZstdStream is the root of the errors ZstdReader returns about the shape
 // of a compressed stream (anything but exactly one zstd frame).
 var ErrZstdStream = errors.New("not exactly one zstd frame")
