@@ -23,9 +23,6 @@ const (
 	LengthEmpirical = "empirical"
 )
 
-// MaxSyntheticLength bounds a drawn length, in tokens.
-const MaxSyntheticLength = MaxTraceLength
-
 // maxEmpiricalLengths bounds an empirical list.
 const maxEmpiricalLengths = 1 << 16
 

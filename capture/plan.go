@@ -16,15 +16,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Hard limits shared by plan parsing and the runner.
-const (
-	MaxRequestsPerPoint = 10_000_000
-	MaxConcurrency      = 100_000
-	MaxRate             = 1_000_000 // requests per second
-	MaxPoints           = schema.MaxPoints
-	MaxRepeats          = schema.MaxRepeats
-)
-
 // Plan is what a capture does: the load points, in order, each run
 // Repeats times, with warmup before every (point, repeat) cell. It is the
 // format of the --plan JSON file.

@@ -16,17 +16,6 @@ import (
 	"github.com/benchseal/benchseal/schema"
 )
 
-// Limits of a ShareGPT file: conversations read, turns used of one
-// (later ones are dropped: a turn carries all before it, so a workload
-// line grows with the square of the turns) and the text of one
-// conversation (so that a turn's workload line stays well under
-// schema.MaxWorkloadLine).
-const (
-	MaxConversations     = 1 << 20
-	MaxConversationTurns = 64
-	MaxConversationBytes = 1 << 20
-)
-
 // Exchange is one turn of a conversation: the user's message and the
 // dataset's answer to it.
 type Exchange struct {

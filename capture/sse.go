@@ -9,10 +9,6 @@ import (
 	"github.com/benchseal/benchseal/internal/errcond"
 )
 
-// MaxEventSize is the largest server-sent event (or line) the reader
-// accepts; a longer one is an error, never an unbounded allocation.
-const MaxEventSize = 8 << 20
-
 // ErrEventTooLarge is returned when a line or event exceeds MaxEventSize.
 var ErrEventTooLarge = errors.New("server-sent event too large")
 

@@ -29,13 +29,6 @@ type (
 	TraceError = schema.TraceError
 )
 
-// Limits of a trace file (schema's).
-const (
-	MaxTraceLength      = schema.MaxTraceLength
-	MaxTraceInputTokens = schema.MaxTraceInputTokens
-	MaxTraceHashIDs     = schema.MaxTraceHashIDs
-)
-
 // ErrTrace is the root of every trace-file error.
 var ErrTrace = schema.ErrTrace
 

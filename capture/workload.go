@@ -41,9 +41,6 @@ type Item struct {
 	Turn         *int   `json:"turn,omitempty"`
 }
 
-// MaxWorkloadItems bounds the items read from a prompt file.
-const MaxWorkloadItems = 1 << 20
-
 // ReadPrompts reads a JSONL prompt file. Each line is an object with either
 // "prompt" (or "text") or "messages" ([{role, content}]), and optionally
 // "output_tokens" (or "max_tokens", "output_len") for the target output

@@ -154,8 +154,11 @@ const ZstdMaxWindow = 8 << 20
 // streams compress 5 to 30 times; 1 GiB of newlines compresses about
 // 1600 times.
 const (
+	// MaxCompressionRatio caps output bytes / compressed bytes read.
 	MaxCompressionRatio = 1024
-	MinRatioCheckSize   = 64 << 20
+	// MinRatioCheckSize is the output size below which the ratio is not
+	// checked.
+	MinRatioCheckSize = 64 << 20
 )
 
 // Caps of validation's reporting and reading (validate.go).
