@@ -92,31 +92,24 @@ func distText(cells []string) string {
 	return fmt.Sprintf("n %s  %s", cells[0], strings.Join(parts, "  "))
 }
 
-// coldJSON writes a point's cold column as the "cold" object of the
-// replay JSON contract.
-func (w *jw) cold(c *replay.ColdResult) {
-	w.open('{')
-	w.kv("requests", strconv.FormatInt(c.Requests, 10))
-	w.kv("ok", strconv.FormatInt(c.OK, 10))
-	w.ks("first_id", c.FirstID)
-	w.kv("first_ttft_ns", Number(c.FirstTTFTNS))
-	w.kv("duration_ns", Number(c.DurationNS))
+// coldJSON is a point's cold column as the "cold" object of the replay
+// JSON contract.
+func coldJSON(c *replay.ColdResult) object {
+	o := object{{"requests", intNum(c.Requests)}, {"ok", intNum(c.OK)}, {"first_id", text(c.FirstID)},
+		{"first_ttft_ns", num(Number(c.FirstTTFTNS))}, {"duration_ns", num(Number(c.DurationNS))}}
 	if c.PrefixCache != "" {
-		w.ks("prefix_cache", c.PrefixCache)
-		w.ks("prefix_cache_source", c.PrefixCacheSource)
+		o = append(o, member{"prefix_cache", text(c.PrefixCache)}, member{"prefix_cache_source", text(c.PrefixCacheSource)})
 	}
 	if c.AfterProbe != "" {
-		w.ks("after_probe", c.AfterProbe)
+		o = append(o, member{"after_probe", text(c.AfterProbe)})
 	}
 	for _, d := range coldDists(c) {
-		w.key(d.key)
-		w.dist(d.d)
+		o = append(o, member{d.key, distJSON(d.d)})
 	}
 	if len(c.NullReasons) > 0 {
-		w.key("null_reasons")
-		w.stringMap(c.NullReasons)
+		o = append(o, member{"null_reasons", sortedObject(c.NullReasons)})
 	}
-	w.close('}')
+	return o
 }
 
 // coldCSV lists a point's cold column as CSV metric paths and values

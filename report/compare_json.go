@@ -5,151 +5,208 @@ import (
 	"strconv"
 
 	"github.com/benchseal/benchseal/compare"
-	"github.com/benchseal/benchseal/schema"
 )
 
-func jsonBool(b bool) string { return strconv.FormatBool(b) }
+func jsonBool(b bool) num { return num(strconv.FormatBool(b)) }
 
-func (w *jw) inputs(ins []*compare.Input) {
-	w.open('[')
-	for i, in := range ins {
-		w.elem()
-		w.open('{')
-		w.ks("label", inputLabel(i))
-		w.input(in)
-		w.close('}')
-	}
-	w.close(']')
+// inputJSON is one input run of a comparison or decision; Label is
+// empty (and left out) for a reference.
+type inputJSON struct {
+	Label            text            `json:"label,omitempty"`
+	Name             text            `json:"name"`
+	RunID            text            `json:"run_id"`
+	Evidence         text            `json:"evidence"`
+	Incomplete       bool            `json:"incomplete"`
+	Model            text            `json:"model"`
+	ModelRevision    text            `json:"model_revision"`
+	Precision        text            `json:"precision"`
+	Accelerator      text            `json:"accelerator"`
+	AcceleratorCount num             `json:"accelerator_count"`
+	Engine           text            `json:"engine"`
+	EngineVersion    text            `json:"engine_version"`
+	EngineImage      text            `json:"engine_image"`
+	Boundary         text            `json:"boundary"`
+	PrefixCache      text            `json:"prefix_cache"`
+	PrefixMeasured   bool            `json:"prefix_cache_measured,omitempty"`
+	Definitions      text            `json:"definitions"`
+	SLO              sloJSON         `json:"slo"`
+	Unknown          []text          `json:"unknown"`
+	Verification     verifyJSON      `json:"verification"`
+	External         *[]externalJSON `json:"external,omitempty"`
 }
 
-func (w *jw) input(in *compare.Input) {
+type verifyJSON struct {
+	Status       text   `json:"status"`
+	Keys         []text `json:"keys"`
+	BundleDigest text   `json:"bundle_digest"`
+	Warnings     []text `json:"warnings"`
+}
+
+// externalJSON is a result published by another tool (MLPerf), as it
+// was published.
+type externalJSON struct {
+	Kind             text   `json:"kind"`
+	Version          text   `json:"version"`
+	Division         text   `json:"division"`
+	Category         text   `json:"category"`
+	Scenario         text   `json:"scenario"`
+	Status           text   `json:"status"`
+	AcceleratorCount num    `json:"accelerator_count"`
+	URL              text   `json:"url"`
+	Verification     text   `json:"verification"`
+	Results          object `json:"results"`
+}
+
+// newInputJSON is in under label ("" for a reference).
+func newInputJSON(label string, in *compare.Input) inputJSON {
 	m := in.Manifest
-	w.ks("name", in.Name)
-	w.ks("run_id", m.RunID)
-	w.ks("evidence", m.Evidence)
-	w.kv("incomplete", jsonBool(m.Incomplete))
-	w.ks("model", m.Model.Name)
-	w.ks("model_revision", m.Model.Revision)
-	w.ks("precision", m.Model.Precision)
-	w.ks("accelerator", m.Hardware.Accelerator)
+	j := inputJSON{Label: text(label), Name: text(in.Name), RunID: text(m.RunID), Evidence: text(m.Evidence), Incomplete: m.Incomplete,
+		Model: text(m.Model.Name), ModelRevision: text(m.Model.Revision), Precision: text(m.Model.Precision), Accelerator: text(m.Hardware.Accelerator),
+		AcceleratorCount: "null", Engine: text(m.Engine.Name), EngineVersion: text(m.Engine.Version), EngineImage: text(m.Engine.Image),
+		Boundary: text(m.Client.Boundary), Definitions: text(in.Result.Definitions), SLO: newSLOJSON(in.Result.SLO), Unknown: texts(m.Unknown),
+		Verification: verifyJSON{text(in.Verification.Status), texts(in.Verification.Keys), text(in.Verification.BundleDigest), texts(in.Verification.Warnings)}}
 	if n, ok := m.Hardware.Accelerators(); ok {
-		w.kv("accelerator_count", strconv.Itoa(n))
-	} else {
-		w.kv("accelerator_count", "null")
+		j.AcceleratorCount = num(strconv.Itoa(n))
 	}
-	w.ks("engine", m.Engine.Name)
-	w.ks("engine_version", m.Engine.Version)
-	w.ks("engine_image", m.Engine.Image)
-	w.ks("boundary", m.Client.Boundary)
 	pc, measured := compare.PrefixCache(in)
-	w.ks("prefix_cache", pc)
-	if measured {
-		w.kv("prefix_cache_measured", "true")
-	}
-	w.ks("definitions", in.Result.Definitions)
-	w.key("slo")
-	w.open('{')
-	w.kv(schema.MetricTTFT, intOrNull(in.Result.SLO.TTFTNS))
-	w.kv(schema.MetricE2E, intOrNull(in.Result.SLO.E2ENS))
-	w.kv(schema.MetricTPOT, intOrNull(in.Result.SLO.TPOTNS))
-	w.ks("one_token", in.Result.SLO.OneToken)
-	w.ks("source", in.Result.SLO.Source)
-	w.close('}')
-	w.key("unknown")
-	strList(w, m.Unknown)
-	v := in.Verification
-	w.key("verification")
-	w.open('{')
-	w.ks("status", v.Status)
-	w.key("keys")
-	strList(w, v.Keys)
-	w.ks("bundle_digest", v.BundleDigest)
-	w.key("warnings")
-	strList(w, v.Warnings)
-	w.close('}')
+	j.PrefixCache, j.PrefixMeasured = text(pc), measured
 	if in.External() {
-		w.key("external")
-		w.open('[')
+		ext := make([]externalJSON, 0, len(m.External))
 		for _, e := range m.External {
-			w.elem()
-			w.open('{')
-			w.ks("kind", e.Kind)
-			w.ks("version", e.Version)
-			w.ks("division", e.Division)
-			w.ks("category", e.Category)
-			w.ks("scenario", e.Scenario)
-			w.ks("status", e.Status)
+			x := externalJSON{text(e.Kind), text(e.Version), text(e.Division), text(e.Category), text(e.Scenario), text(e.Status),
+				"null", text(e.URL), text(e.UnverifiedLabel()), sortedObject(e.Results)}
 			if e.AcceleratorCount > 0 {
-				w.kv("accelerator_count", strconv.Itoa(e.AcceleratorCount))
-			} else {
-				w.kv("accelerator_count", "null")
+				x.AcceleratorCount = num(strconv.Itoa(e.AcceleratorCount))
 			}
-			w.ks("url", e.URL)
-			w.ks("verification", e.UnverifiedLabel())
-			w.key("results")
-			w.stringMap(e.Results)
-			w.close('}')
+			ext = append(ext, x)
 		}
-		w.close(']')
+		j.External = &ext
 	}
+	return j
 }
 
-func (w *jw) references(refs []*compare.Input) {
-	w.open('[')
+// inputsJSON is the inputs under their labels.
+func inputsJSON(ins []*compare.Input) []inputJSON {
+	out := make([]inputJSON, 0, len(ins))
+	for i, in := range ins {
+		out = append(out, newInputJSON(inputLabel(i), in))
+	}
+	return out
+}
+
+// referencesJSON is the references, without labels.
+func referencesJSON(refs []*compare.Input) []inputJSON {
+	out := make([]inputJSON, 0, len(refs))
 	for _, in := range refs {
-		w.elem()
-		w.open('{')
-		w.input(in)
-		w.close('}')
+		out = append(out, newInputJSON("", in))
 	}
-	w.close(']')
+	return out
 }
 
-func (w *jw) guard(g *compare.Guard) {
-	w.open('{')
-	w.ks("verdict", g.Verdict)
-	w.key("checks")
-	w.open('[')
+// guardJSON is the comparability guard.
+type guardJSON struct {
+	Verdict  text        `json:"verdict"`
+	Checks   []checkJSON `json:"checks"`
+	Refusals []text      `json:"refusals"`
+	Allowed  []text      `json:"allowed"`
+	Limits   []text      `json:"limits"`
+}
+
+type checkJSON struct {
+	Name     text   `json:"name"`
+	Status   text   `json:"status"`
+	Required bool   `json:"required"`
+	Allowed  bool   `json:"allowed"`
+	Values   []text `json:"values"`
+	Detail   text   `json:"detail"`
+}
+
+func newGuardJSON(g *compare.Guard) guardJSON {
+	j := guardJSON{Verdict: text(g.Verdict), Checks: make([]checkJSON, 0, len(g.Checks)), Refusals: texts(g.Refusals), Allowed: texts(g.Allowed), Limits: texts(g.Limits)}
 	for _, c := range g.Checks {
-		w.elem()
-		w.open('{')
-		w.ks("name", c.Name)
-		w.ks("status", c.Status)
-		w.kv("required", jsonBool(c.Required))
-		w.kv("allowed", jsonBool(c.Allowed))
-		w.key("values")
-		strList(w, c.Values)
-		w.ks("detail", c.Detail)
-		w.close('}')
+		j.Checks = append(j.Checks, checkJSON{text(c.Name), text(c.Status), c.Required, c.Allowed, texts(c.Values), text(c.Detail)})
 	}
-	w.close(']')
-	w.key("refusals")
-	strList(w, g.Refusals)
-	w.key("allowed")
-	strList(w, g.Allowed)
-	w.key("limits")
-	strList(w, g.Limits)
-	w.close('}')
+	return j
 }
 
-func (w *jw) side(s compare.Side) {
-	w.open('{')
-	w.ks("point", s.Point)
-	w.key("values")
-	valList(w, s.Values)
-	w.kv("median", Number(s.Summary.Median))
-	w.kv("ci_low", Number(s.Summary.CILow))
-	w.kv("ci_high", Number(s.Summary.CIHigh))
-	w.kv("confidence", Number(s.Summary.Confidence))
-	w.kv("n", strconv.Itoa(s.Summary.N))
-	w.key("warnings")
-	strList(w, s.Summary.Warnings)
-	if s.NullReason == "" {
-		w.kv("null_reason", "null")
-	} else {
-		w.ks("null_reason", s.NullReason)
+// sideJSON is one side of a comparison: its values and their summary.
+type sideJSON struct {
+	Point      text   `json:"point"`
+	Values     []num  `json:"values"`
+	Median     num    `json:"median"`
+	CILow      num    `json:"ci_low"`
+	CIHigh     num    `json:"ci_high"`
+	Confidence num    `json:"confidence"`
+	N          num    `json:"n"`
+	Warnings   []text `json:"warnings"`
+	NullReason *text  `json:"null_reason"`
+}
+
+func newSideJSON(s compare.Side) sideJSON {
+	j := sideJSON{Point: text(s.Point), Values: nums(s.Values), Median: num(Number(s.Summary.Median)), CILow: num(Number(s.Summary.CILow)),
+		CIHigh: num(Number(s.Summary.CIHigh)), Confidence: num(Number(s.Summary.Confidence)), N: num(strconv.Itoa(s.Summary.N)), Warnings: texts(s.Summary.Warnings)}
+	if s.NullReason != "" {
+		why := text(s.NullReason)
+		j.NullReason = &why
 	}
-	w.close('}')
+	return j
+}
+
+// compareDoc is a comparison (schema "benchseal/compare/v1").
+type compareDoc struct {
+	Schema      text             `json:"schema"`
+	Alpha       num              `json:"alpha"`
+	Correction  text             `json:"correction"`
+	Tests       num              `json:"tests"`
+	Inputs      []inputJSON      `json:"inputs"`
+	References  []inputJSON      `json:"references"`
+	Guard       guardJSON        `json:"guard"`
+	Loads       []text           `json:"loads"`
+	Unmatched   []unmatchedJSON  `json:"unmatched"`
+	Comparisons []comparisonJSON `json:"comparisons"`
+	Notes       []text           `json:"notes"`
+}
+
+type unmatchedJSON struct {
+	Input  text `json:"input"`
+	Point  text `json:"point"`
+	Load   text `json:"load"`
+	Reason text `json:"reason"`
+}
+
+// comparisonJSON is one metric at one load, base against other; p,
+// p_adjusted and exact are null when the pair was not tested.
+type comparisonJSON struct {
+	Load           text     `json:"load"`
+	Metric         text     `json:"metric"`
+	Name           text     `json:"name"`
+	Unit           text     `json:"unit"`
+	HigherIsBetter bool     `json:"higher_is_better"`
+	Base           text     `json:"base"`
+	Other          text     `json:"other"`
+	BaseSide       sideJSON `json:"base_side"`
+	OtherSide      sideJSON `json:"other_side"`
+	Change         num      `json:"change"`
+	Tested         bool     `json:"tested"`
+	P              num      `json:"p"`
+	PAdjusted      num      `json:"p_adjusted"`
+	Exact          num      `json:"exact"`
+	Significant    bool     `json:"significant"`
+	Better         bool     `json:"better"`
+	Delta          text     `json:"delta"`
+	Warnings       []text   `json:"warnings"`
+	Note           text     `json:"note"`
+}
+
+func newComparisonJSON(c compare.Comparison, currency string) comparisonJSON {
+	name := nameOf(c.Metric.Path, currency)
+	j := comparisonJSON{Load: text(c.Load), Metric: text(c.Metric.Path), Name: text(name.Name), Unit: text(name.JSONUnit), HigherIsBetter: c.Metric.HigherIsBetter,
+		Base: text(inputLabel(0)), Other: text(inputLabel(c.Other)), BaseSide: newSideJSON(c.Base), OtherSide: newSideJSON(c.Patch), Change: num(Number(c.Change)),
+		Tested: c.Tested, P: "null", PAdjusted: "null", Exact: "null", Significant: c.Significant, Better: c.Better, Delta: text(delta(c)), Warnings: texts(c.Warnings), Note: text(c.Note)}
+	if c.Tested {
+		j.P, j.PAdjusted, j.Exact = num(shortestFloat(c.P)), num(shortestFloat(c.PAdjusted)), jsonBool(c.Exact)
+	}
+	return j
 }
 
 // CompareJSON writes a comparison (schema "benchseal/compare/v1"; its JSON
@@ -157,71 +214,15 @@ func (w *jw) side(s compare.Side) {
 // JSON uses (ns, req/s, tok/s, fractions); an undefined value is null with
 // a null_reason beside it.
 func CompareJSON(out io.Writer, r *compare.Result) error {
-	w := &jw{}
-	w.open('{')
-	w.ks("schema", r.Schema)
-	w.kv("alpha", shortestFloat(r.Alpha))
-	w.ks("correction", r.Correction)
-	w.kv("tests", strconv.Itoa(r.Tests))
-	w.key("inputs")
-	w.inputs(r.Inputs)
-	w.key("references")
-	w.references(r.References)
-	w.key("guard")
-	w.guard(r.Guard)
-	w.key("loads")
-	strList(w, r.Loads)
-	w.key("unmatched")
-	w.open('[')
+	doc := compareDoc{Schema: text(r.Schema), Alpha: num(shortestFloat(r.Alpha)), Correction: text(r.Correction), Tests: num(strconv.Itoa(r.Tests)),
+		Inputs: inputsJSON(r.Inputs), References: referencesJSON(r.References), Guard: newGuardJSON(r.Guard), Loads: texts(r.Loads),
+		Unmatched: make([]unmatchedJSON, 0, len(r.Unmatched)), Comparisons: make([]comparisonJSON, 0, len(r.Comparisons)), Notes: texts(r.Notes)}
 	for _, u := range r.Unmatched {
-		w.elem()
-		w.open('{')
-		w.ks("input", u.Input)
-		w.ks("point", u.Point)
-		w.ks("load", u.Load)
-		w.ks("reason", u.Reason)
-		w.close('}')
+		doc.Unmatched = append(doc.Unmatched, unmatchedJSON{text(u.Input), text(u.Point), text(u.Load), text(u.Reason)})
 	}
-	w.close(']')
 	cur := currencyOf(r.Inputs)
-	w.key("comparisons")
-	w.open('[')
 	for _, c := range r.Comparisons {
-		w.elem()
-		w.open('{')
-		w.ks("load", c.Load)
-		w.ks("metric", c.Metric.Path)
-		w.ks("name", nameOf(c.Metric.Path, cur).Name)
-		w.ks("unit", nameOf(c.Metric.Path, cur).JSONUnit)
-		w.kv("higher_is_better", jsonBool(c.Metric.HigherIsBetter))
-		w.ks("base", inputLabel(0))
-		w.ks("other", inputLabel(c.Other))
-		w.key("base_side")
-		w.side(c.Base)
-		w.key("other_side")
-		w.side(c.Patch)
-		w.kv("change", Number(c.Change))
-		w.kv("tested", jsonBool(c.Tested))
-		if c.Tested {
-			w.kv("p", shortestFloat(c.P))
-			w.kv("p_adjusted", shortestFloat(c.PAdjusted))
-			w.kv("exact", jsonBool(c.Exact))
-		} else {
-			w.kv("p", "null")
-			w.kv("p_adjusted", "null")
-			w.kv("exact", "null")
-		}
-		w.kv("significant", jsonBool(c.Significant))
-		w.kv("better", jsonBool(c.Better))
-		w.ks("delta", delta(c))
-		w.key("warnings")
-		strList(w, c.Warnings)
-		w.ks("note", c.Note)
-		w.close('}')
+		doc.Comparisons = append(doc.Comparisons, newComparisonJSON(c, cur))
 	}
-	w.close(']')
-	w.key("notes")
-	strList(w, r.Notes)
-	w.close('}')
-	return w.flush(out)
+	return writeJSON(out, doc, nil)
 }

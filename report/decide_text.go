@@ -291,100 +291,111 @@ func DecideMarkdown(out io.Writer, d *compare.Decision) error {
 	return err
 }
 
+// decideDoc is a decision (schema "benchseal/decide/v1").
+type decideDoc struct {
+	Schema     text            `json:"schema"`
+	Objective  text            `json:"objective"`
+	SLO        text            `json:"slo"`
+	SLOSource  text            `json:"slo_source"`
+	Target     num             `json:"attainment_target"`
+	Alpha      num             `json:"alpha"`
+	Inputs     []inputJSON     `json:"inputs"`
+	References []inputJSON     `json:"references"`
+	Guard      guardJSON       `json:"guard"`
+	Rows       []decideRowJSON `json:"rows"`
+	Verdict    text            `json:"verdict"`
+	Best       *text           `json:"best"`
+	Winner     *text           `json:"winner"`
+	RunnerUp   *text           `json:"runner_up"`
+	Margin     num             `json:"margin"`
+	Difference *differenceJSON `json:"difference"`
+	P          num             `json:"p"`
+	Answer     text            `json:"answer"`
+	Limits     []text          `json:"limits"`
+}
+
+// decideRowJSON is one input's row of the decision table; Energy is
+// there only when the decision shows energy.
+type decideRowJSON struct {
+	Label        text           `json:"label"`
+	Name         text           `json:"name"`
+	Evidence     text           `json:"evidence"`
+	Hardware     text           `json:"hardware"`
+	Point        text           `json:"point"`
+	Load         text           `json:"load"`
+	Objective    sideJSON       `json:"objective"`
+	Goodput      sideJSON       `json:"goodput"`
+	Cost         sideJSON       `json:"cost_per_million_good_tokens"`
+	Capacity     sideJSON       `json:"capacity"`
+	Energy       *sideJSON      `json:"energy_per_good_token_j,omitempty"`
+	Errors       decideErrsJSON `json:"errors"`
+	Sent         num            `json:"sent"`
+	OutputTokens num            `json:"completed_output_tokens"`
+	PrefixCache  text           `json:"prefix_cache"`
+	Repeats      num            `json:"repeats"`
+	Eligible     bool           `json:"eligible"`
+	Ineligible   text           `json:"ineligible"`
+	Notes        []text         `json:"notes"`
+}
+
+type decideErrsJSON struct {
+	Error     num `json:"error"`
+	Timeout   num `json:"timeout"`
+	Cancelled num `json:"cancelled"`
+	Rejected  num `json:"rejected"`
+	NotSent   num `json:"not_sent"`
+}
+
+// differenceJSON is the shift between the best and the runner-up; low
+// and high are null when the interval is unbounded.
+type differenceJSON struct {
+	Estimate   num `json:"estimate"`
+	Low        num `json:"low"`
+	High       num `json:"high"`
+	Confidence num `json:"confidence"`
+}
+
+func newDecideRowJSON(i int, r compare.Row, energy bool) decideRowJSON {
+	e := func(k string) num { return intNum(r.Errors[k]) }
+	j := decideRowJSON{Label: text(inputLabel(i)), Name: text(r.Name), Evidence: text(r.Evidence), Hardware: text(r.Hardware), Point: text(r.Point), Load: text(r.Load),
+		Objective: newSideJSON(r.Objective), Goodput: newSideJSON(r.Goodput), Cost: newSideJSON(r.Cost), Capacity: newSideJSON(r.Capacity),
+		Errors: decideErrsJSON{e("error"), e("timeout"), e("cancelled"), e("rejected"), e("not_sent")}, Sent: intNum(r.Sent),
+		OutputTokens: num(Number(r.OutputTokens)), PrefixCache: text(r.PrefixCache), Repeats: num(strconv.Itoa(r.Repeats)), Eligible: r.Eligible,
+		Ineligible: text(r.Ineligible), Notes: texts(r.Notes)}
+	if energy {
+		s := newSideJSON(r.Energy)
+		j.Energy = &s
+	}
+	return j
+}
+
 // DecideJSON writes a decision (schema "benchseal/decide/v1"; its JSON
 // Schema is OutputSchema("decide")).
 func DecideJSON(out io.Writer, d *compare.Decision) error {
-	w := &jw{}
-	w.open('{')
-	w.ks("schema", d.Schema)
-	w.ks("objective", d.Objective)
-	w.ks("slo", d.SLO)
-	w.ks("slo_source", d.SLOSource)
-	w.kv("attainment_target", Number(replay.Exact(d.Target)))
-	w.kv("alpha", shortestFloat(d.Alpha))
-	w.key("inputs")
-	w.inputs(d.Inputs)
-	w.key("references")
-	w.references(d.References)
-	w.key("guard")
-	w.guard(d.Guard)
-	w.key("rows")
-	w.open('[')
-	for i, r := range d.Rows {
-		w.elem()
-		w.open('{')
-		w.ks("label", inputLabel(i))
-		w.ks("name", r.Name)
-		w.ks("evidence", r.Evidence)
-		w.ks("hardware", r.Hardware)
-		w.ks("point", r.Point)
-		w.ks("load", r.Load)
-		w.key("objective")
-		w.side(r.Objective)
-		w.key(schema.MetricGoodput)
-		w.side(r.Goodput)
-		w.key(schema.MetricCostPerMillionGood)
-		w.side(r.Cost)
-		w.key("capacity")
-		w.side(r.Capacity)
-		if showEnergy(d) {
-			w.key("energy_per_good_token_j")
-			w.side(r.Energy)
-		}
-		w.key("errors")
-		w.open('{')
-		for _, k := range []string{"error", "timeout", "cancelled", "rejected", "not_sent"} {
-			w.kv(k, strconv.FormatInt(r.Errors[k], 10))
-		}
-		w.close('}')
-		w.kv("sent", strconv.FormatInt(r.Sent, 10))
-		w.kv("completed_output_tokens", Number(r.OutputTokens))
-		w.ks("prefix_cache", r.PrefixCache)
-		w.kv("repeats", strconv.Itoa(r.Repeats))
-		w.kv("eligible", jsonBool(r.Eligible))
-		w.ks("ineligible", r.Ineligible)
-		w.key("notes")
-		strList(w, r.Notes)
-		w.close('}')
-	}
-	w.close(']')
-	w.ks("verdict", d.Verdict)
-	label := func(i int) string {
+	label := func(i int) *text {
 		if i < 0 {
-			return "null"
+			return nil
 		}
-		return quote(inputLabel(i))
+		l := text(inputLabel(i))
+		return &l
 	}
-	w.kv("best", label(d.Best))
-	w.kv("winner", label(d.Winner))
-	w.kv("runner_up", label(d.RunnerUp))
-	w.kv("margin", Number(d.Margin))
-	w.key("difference")
-	if d.Shift == nil {
-		w.raw("null")
-	} else {
-		w.open('{')
-		w.kv("estimate", shortestFloat(d.Shift.Estimate))
-		if d.Shift.Bounded {
-			w.kv("low", shortestFloat(d.Shift.Low))
-			w.kv("high", shortestFloat(d.Shift.High))
-		} else {
-			w.kv("low", "null")
-			w.kv("high", "null")
+	doc := decideDoc{Schema: text(d.Schema), Objective: text(d.Objective), SLO: text(d.SLO), SLOSource: text(d.SLOSource),
+		Target: num(Number(replay.Exact(d.Target))), Alpha: num(shortestFloat(d.Alpha)), Inputs: inputsJSON(d.Inputs), References: referencesJSON(d.References),
+		Guard: newGuardJSON(d.Guard), Rows: make([]decideRowJSON, 0, len(d.Rows)), Verdict: text(d.Verdict), Best: label(d.Best), Winner: label(d.Winner),
+		RunnerUp: label(d.RunnerUp), Margin: num(Number(d.Margin)), P: "null", Answer: text(d.Answer), Limits: texts(d.Limits)}
+	for i, r := range d.Rows {
+		doc.Rows = append(doc.Rows, newDecideRowJSON(i, r, showEnergy(d)))
+	}
+	if s := d.Shift; s != nil {
+		doc.Difference = &differenceJSON{Estimate: num(shortestFloat(s.Estimate)), Low: "null", High: "null", Confidence: num(shortestFloat(s.Confidence))}
+		if s.Bounded {
+			doc.Difference.Low, doc.Difference.High = num(shortestFloat(s.Low)), num(shortestFloat(s.High))
 		}
-		w.kv("confidence", shortestFloat(d.Shift.Confidence))
-		w.close('}')
 	}
 	if d.Best >= 0 && d.RunnerUp >= 0 {
-		w.kv("p", shortestFloat(d.P))
-	} else {
-		w.kv("p", "null")
+		doc.P = num(shortestFloat(d.P))
 	}
-	w.ks("answer", d.Answer)
-	w.key("limits")
-	strList(w, d.Limits)
-	w.close('}')
-	return w.flush(out)
+	return writeJSON(out, doc, nil)
 }
 
 // capacityUnit names what the capacity column counts: the offered load of

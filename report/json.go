@@ -1,10 +1,7 @@
 package report
 
 import (
-	"encoding/json"
-	"errors"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,57 +27,6 @@ func MeaningsFor(definitions string) map[string]string {
 	return Meanings
 }
 
-// jw writes indented JSON with keys in a fixed order.
-type jw struct {
-	b     strings.Builder
-	depth int
-	first []bool
-}
-
-// flush writes the document to out after checking that it parses: the
-// writer is hand-rolled, so a missing separator would otherwise reach the
-// user as text every JSON reader refuses, with exit 0.
-func (w *jw) flush(out io.Writer) error {
-	w.b.WriteByte('\n')
-	if !json.Valid([]byte(w.b.String())) {
-		return errors.New("report: the JSON writer produced a document that does not parse (a benchseal bug; the other output formats are unaffected)")
-	}
-	_, err := io.WriteString(out, w.b.String())
-	return err
-}
-
-func (w *jw) indent() {
-	w.b.WriteByte('\n')
-	w.b.WriteString(strings.Repeat("  ", w.depth))
-}
-
-func (w *jw) sep() {
-	if n := len(w.first); n > 0 {
-		if !w.first[n-1] {
-			w.b.WriteByte(',')
-		}
-		w.first[n-1] = false
-		w.indent()
-	}
-}
-
-func (w *jw) open(c byte) { w.b.WriteByte(c); w.depth++; w.first = append(w.first, true) }
-func (w *jw) close(c byte) {
-	empty := w.first[len(w.first)-1]
-	w.first = w.first[:len(w.first)-1]
-	w.depth--
-	if !empty {
-		w.indent()
-	}
-	w.b.WriteByte(c)
-}
-func (w *jw) key(k string)     { w.sep(); w.b.WriteString(strconv.Quote(k)); w.b.WriteString(": ") }
-func (w *jw) raw(s string)     { w.b.WriteString(s) }
-func (w *jw) str(s string)     { w.b.WriteString(quote(s)) }
-func (w *jw) kv(k, raw string) { w.key(k); w.raw(raw) }
-func (w *jw) ks(k, s string)   { w.key(k); w.str(s) }
-func (w *jw) elem()            { w.sep() }
-
 // quote is a JSON string literal (ASCII-safe, deterministic).
 func quote(s string) string {
 	var b strings.Builder
@@ -103,329 +49,299 @@ func quote(s string) string {
 	return b.String()
 }
 
-func intOrNull(p *int64) string {
-	if p == nil {
-		return "null"
-	}
-	return strconv.FormatInt(*p, 10)
-}
-
-func (w *jw) dist(d replay.Dist) {
-	w.open('{')
+// distJSON is a distribution, its keys in replay.DistKeys order.
+func distJSON(d replay.Dist) object {
+	o := make(object, 0, len(replay.DistKeys))
 	for _, k := range replay.DistKeys {
 		v, _ := d.Field(k)
-		w.kv(k, Number(v))
+		o = append(o, member{k, num(Number(v))})
 	}
-	w.close('}')
+	return o
+}
+
+// replayDoc is the replay JSON contract (schema "benchseal/replay/v1").
+type replayDoc struct {
+	Schema             text            `json:"schema"`
+	Definitions        text            `json:"definitions"`
+	DefinitionsVersion text            `json:"definitions_version"`
+	KnownDefect        text            `json:"definitions_known_defect,omitempty"`
+	Boundary           text            `json:"boundary"`
+	Incomplete         *incompleteJSON `json:"incomplete,omitempty"`
+	Cost               *costJSON       `json:"cost"`
+	SLO                sloJSON         `json:"slo"`
+	Smooth             *smoothJSON     `json:"smooth"`
+	Meanings           meaningsJSON    `json:"meanings"`
+	Aliases            object          `json:"aliases"`
+	Results            []object        `json:"results"`
+	Summary            []summaryJSON   `json:"summary"`
+	Sweep              *sweepJSON      `json:"sweep,omitempty"`
+	Capacity           *capacityJSON   `json:"capacity"`
+	Notes              []text          `json:"notes"`
+}
+
+type incompleteJSON struct {
+	Reason  text `json:"reason"`
+	Missing num  `json:"missing"`
+}
+
+type costJSON struct {
+	Currency     text `json:"currency"`
+	PricePerHour text `json:"price_per_hour"`
+}
+
+type sloJSON struct {
+	TTFT     num  `json:"ttft_ns"`
+	E2E      num  `json:"e2e_ns"`
+	TPOT     num  `json:"tpot_ns"`
+	OneToken text `json:"one_token"`
+	Source   text `json:"source"`
+}
+
+func newSLOJSON(s replay.SLOSpec) sloJSON {
+	return sloJSON{intOrNull(s.TTFTNS), intOrNull(s.E2ENS), intOrNull(s.TPOTNS), text(s.OneToken), text(s.Source)}
+}
+
+type smoothJSON struct {
+	Alpha num  `json:"alpha"`
+	VNS   num  `json:"v_ns"`
+	F     text `json:"f"`
+	LNS   num  `json:"l_ns"`
+}
+
+type meaningsJSON struct {
+	ITL  text `json:"itl_ns"`
+	TPOT text `json:"tpot_ns"`
 }
 
 // JSON writes the replay JSON contract (schema "benchseal/replay/v1"):
 // the run's header, one object per point and repeat, the across-repeat
 // summary, the sweep and the capacity, then the notes.
 func JSON(out io.Writer, r *replay.Result) error {
-	w := &jw{}
-	w.open('{')
-	w.header(r)
-	w.key("results")
-	w.open('[')
+	meanings := MeaningsFor(r.Definitions)
+	doc := replayDoc{Schema: text(r.Schema), Definitions: text(r.Definitions), DefinitionsVersion: text(r.DefinitionsVersion),
+		KnownDefect: text(knownDefect(r)), Boundary: text(r.Boundary), SLO: newSLOJSON(r.SLO),
+		Meanings: meaningsJSON{text(meanings[schema.MetricITL]), text(meanings[schema.MetricTPOT])},
+		Aliases:  sortedObject(r.Aliases), Results: make([]object, 0, len(r.Results)), Summary: make([]summaryJSON, 0, len(r.Summary)),
+		Sweep: newSweepJSON(r.Sweep), Capacity: newCapacityJSON(r.Capacity), Notes: texts(r.Notes)}
+	if in := r.Incomplete; in != nil {
+		doc.Incomplete = &incompleteJSON{text(in.Reason), intNum(in.Missing)}
+	}
+	if c := r.Cost; c != nil {
+		doc.Cost = &costJSON{text(c.Currency), text(c.Text)}
+	}
+	if sm := r.Smooth; sm != nil {
+		doc.Smooth = &smoothJSON{num(Number(replay.Exact(sm.Alpha))), intNum(sm.VNS), text(sm.F), intNum(sm.LNS)}
+	}
+	var sp splices
 	for _, p := range r.Results {
-		w.elem()
-		w.result(p)
+		doc.Results = append(doc.Results, resultJSON(p, &sp))
 	}
-	w.close(']')
-	w.key("summary")
-	w.open('[')
 	for _, ps := range r.Summary {
-		w.elem()
-		w.summary(ps)
+		doc.Summary = append(doc.Summary, newSummaryJSON(ps))
 	}
-	w.close(']')
-	if sw := r.Sweep; sw != nil {
-		w.sweep(sw)
-	}
-	w.capacity(r.Capacity)
-	w.key("notes")
-	strList(w, r.Notes)
-	w.close('}')
-	return w.flush(out)
+	return writeJSON(out, doc, sp)
 }
 
-// header writes what the run's results are computed under: schema,
-// definitions, boundary, completeness, cost, SLO, smooth goodput's
-// parameters, the meanings of tpot and itl, and the aliases.
-func (w *jw) header(r *replay.Result) {
-	w.ks("schema", r.Schema)
-	w.ks("definitions", r.Definitions)
-	w.ks("definitions_version", r.DefinitionsVersion)
-	if d := knownDefect(r); d != "" {
-		w.ks("definitions_known_defect", d)
-	}
-	w.ks("boundary", r.Boundary)
-	if r.Incomplete != nil {
-		w.key("incomplete")
-		w.open('{')
-		w.ks("reason", r.Incomplete.Reason)
-		w.key("missing")
-		w.raw(strconv.FormatInt(r.Incomplete.Missing, 10))
-		w.close('}')
-	}
-	w.key("cost")
-	if r.Cost == nil {
-		w.raw("null")
-	} else {
-		w.open('{')
-		w.ks("currency", r.Cost.Currency)
-		w.ks("price_per_hour", r.Cost.Text)
-		w.close('}')
-	}
-	w.key("slo")
-	w.open('{')
-	w.kv(schema.MetricTTFT, intOrNull(r.SLO.TTFTNS))
-	w.kv(schema.MetricE2E, intOrNull(r.SLO.E2ENS))
-	w.kv(schema.MetricTPOT, intOrNull(r.SLO.TPOTNS))
-	w.ks("one_token", r.SLO.OneToken)
-	w.ks("source", r.SLO.Source)
-	w.close('}')
-	w.key("smooth")
-	if r.Smooth == nil {
-		w.raw("null")
-	} else {
-		w.open('{')
-		w.kv("alpha", Number(replay.Exact(r.Smooth.Alpha)))
-		w.kv("v_ns", strconv.FormatInt(r.Smooth.VNS, 10))
-		w.ks("f", r.Smooth.F)
-		w.kv("l_ns", strconv.FormatInt(r.Smooth.LNS, 10))
-		w.close('}')
-	}
-	w.key("meanings")
-	w.open('{')
-	w.ks(schema.MetricITL, MeaningsFor(r.Definitions)[schema.MetricITL])
-	w.ks(schema.MetricTPOT, MeaningsFor(r.Definitions)[schema.MetricTPOT])
-	w.close('}')
-	w.key("aliases")
-	w.stringMap(r.Aliases)
+type stallsJSON struct {
+	ThresholdNS num `json:"threshold_ns"`
+	Count       num `json:"count"`
+	Requests    num `json:"requests"`
+	MaxGapNS    num `json:"max_gap_ns"`
 }
 
-// result writes one point and repeat.
-func (w *jw) result(p *replay.PointResult) {
-	w.open('{')
-	w.ks("point", p.Point)
-	w.kv("repeat", strconv.Itoa(p.Repeat))
-	w.kv(schema.MetricWindow, Number(p.Scalars[schema.MetricWindow]))
-	w.key("counts")
-	w.open('{')
+// resultJSON is one point and repeat: an object, since its metrics are
+// the definitions' (replay.ScalarKeys, distOrder); its inline values go
+// to sp.
+func resultJSON(p *replay.PointResult, sp *splices) object {
+	o := object{{"point", text(p.Point)}, {"repeat", num(strconv.Itoa(p.Repeat))}, {schema.MetricWindow, num(Number(p.Scalars[schema.MetricWindow]))}}
+	counts := make(object, 0, len(replay.CountKeys))
 	for _, k := range replay.CountKeys {
 		v, _ := p.Count(k)
-		w.kv(k, Number(v))
+		counts = append(counts, member{k, num(Number(v))})
 	}
-	w.close('}')
+	o = append(o, member{"counts", counts})
 	for _, k := range replay.ScalarKeys[1:] {
-		w.kv(k, Number(p.Scalars[k]))
+		o = append(o, member{k, num(Number(p.Scalars[k]))})
 	}
 	for _, k := range distOrder(p) {
-		w.key(k)
-		w.dist(p.Dists[k])
+		o = append(o, member{k, distJSON(p.Dists[k])})
 	}
-	w.key("stalls")
-	w.open('{')
-	w.kv("threshold_ns", strconv.FormatInt(p.Stalls.ThresholdNS, 10))
-	if _, null := p.NullReasons["stalls"]; null {
-		w.kv("count", "null")
-		w.kv("requests", "null")
-	} else {
-		w.kv("count", strconv.FormatInt(p.Stalls.Count, 10))
-		w.kv("requests", strconv.FormatInt(p.Stalls.Requests, 10))
+	st := stallsJSON{intNum(p.Stalls.ThresholdNS), "null", "null", num(Number(p.Stalls.MaxGapNS))}
+	if _, null := p.NullReasons["stalls"]; !null {
+		st.Count, st.Requests = intNum(p.Stalls.Count), intNum(p.Stalls.Requests)
 	}
-	w.kv("max_gap_ns", Number(p.Stalls.MaxGapNS))
-	w.close('}')
+	o = append(o, member{"stalls", st})
 	if p.WindowSource != "" {
-		w.ks("window_source", p.WindowSource)
+		o = append(o, member{"window_source", text(p.WindowSource)})
 	}
 	if len(p.NullReasons) > 0 {
-		w.key("null_reasons")
-		w.open('{')
-		for _, k := range slices.Sorted(maps.Keys(p.NullReasons)) {
-			w.ks(k, p.NullReasons[k])
-		}
-		w.close('}')
+		o = append(o, member{"null_reasons", sortedObject(p.NullReasons)})
 	}
+	return append(o, optionalColumns(p, sp)...)
+}
+
+// optionalColumns are a result's columns present only when the run
+// measured them, in the contract's order.
+func optionalColumns(p *replay.PointResult, sp *splices) object {
+	var o object
 	if c := p.Cold; c != nil {
-		w.key("cold")
-		w.cold(c)
+		o = append(o, member{"cold", coldJSON(c)})
 	}
 	if s := p.Sessions; s != nil {
-		w.key("sessions")
-		w.sessions(s)
+		o = append(o, member{"sessions", newSessionsJSON(s)})
 	}
 	if pe := p.PrefixExpected; pe != nil {
-		w.key("prefix_expected")
-		w.prefixExpected(pe)
+		o = append(o, member{"prefix_expected", prefixExpectedJSON(pe)})
 	}
 	if sc := p.Server; sc != nil {
-		w.kv("server", serverJSON(sc))
+		o = append(o, member{"server", sp.add(serverJSON(sc))})
 	}
 	if ec := p.Energy; ec != nil {
-		w.kv("energy", energyJSON(ec))
+		o = append(o, member{"energy", sp.add(energyJSON(ec))})
 	}
-	if o := p.Overload; o != nil {
-		w.key("overload")
-		w.overload(o)
+	if ov := p.Overload; ov != nil {
+		o = append(o, member{"overload", newOverloadJSON(ov)})
 	}
 	if t := p.Timeline; t != nil {
-		w.key("timeline")
-		w.open('{')
-		w.kv("shards", strconv.Itoa(t.Shards))
-		w.kv("uncertainty_ns", Number(t.UncertaintyNS))
-		w.kv("anchor_ns", Number(t.AnchorNS))
-		w.kv("drift_ns", Number(t.DriftNS))
-		w.ks("clocks", ClocksDeclared)
-		for _, iv := range timelineIntervals(t) {
-			w.key(iv.key)
-			w.raw("[" + Number(iv.v.Low) + ", " + Number(iv.v.High) + "]")
-		}
-		if t.Reason != "" {
-			w.ks("reason", t.Reason)
-		}
-		w.close('}')
+		o = append(o, member{"timeline", timelineJSON(t, sp)})
 	}
 	if c := p.MLPerf; c != nil {
-		w.key("mlperf")
-		w.open('{')
-		w.kv("valid", strconv.FormatBool(c.Valid))
-		for _, k := range []string{"ttft_p99_ns", "tpot_p99_ns", "ttft_over", "tpot_over", "ttft_min_queries", "tpot_min_queries", "queries", "duration_ns"} {
-			v, _ := c.Field(k)
-			w.kv(k, Number(v))
-		}
-		w.key("reasons")
-		strList(w, c.Reasons)
-		w.close('}')
+		o = append(o, member{"mlperf", newMLPerfJSON(c)})
 	}
-	w.close('}')
+	return o
 }
 
-// summary writes one point's across-repeat summary.
-func (w *jw) summary(ps replay.PointSummary) {
-	w.open('{')
-	w.ks("point", ps.Point)
-	w.key("metrics")
-	w.summaryStats(replay.SummaryMetrics, ps.Metrics)
+// timelineJSON is a merged run's timeline, each interval [low, high] on
+// one line.
+func timelineJSON(t *replay.Timeline, sp *splices) object {
+	o := object{{"shards", num(strconv.Itoa(t.Shards))}, {"uncertainty_ns", num(Number(t.UncertaintyNS))},
+		{"anchor_ns", num(Number(t.AnchorNS))}, {"drift_ns", num(Number(t.DriftNS))}, {"clocks", text(ClocksDeclared)}}
+	for _, iv := range timelineIntervals(t) {
+		o = append(o, member{iv.key, sp.add("[" + Number(iv.v.Low) + ", " + Number(iv.v.High) + "]")})
+	}
+	if t.Reason != "" {
+		o = append(o, member{"reason", text(t.Reason)})
+	}
+	return o
+}
+
+type mlperfJSON struct {
+	Valid          bool   `json:"valid"`
+	TTFTP99NS      num    `json:"ttft_p99_ns"`
+	TPOTP99NS      num    `json:"tpot_p99_ns"`
+	TTFTOver       num    `json:"ttft_over"`
+	TPOTOver       num    `json:"tpot_over"`
+	TTFTMinQueries num    `json:"ttft_min_queries"`
+	TPOTMinQueries num    `json:"tpot_min_queries"`
+	Queries        num    `json:"queries"`
+	DurationNS     num    `json:"duration_ns"`
+	Reasons        []text `json:"reasons"`
+}
+
+func newMLPerfJSON(c *replay.MLPerfCheck) mlperfJSON {
+	f := func(k string) num { v, _ := c.Field(k); return num(Number(v)) }
+	return mlperfJSON{c.Valid, f("ttft_p99_ns"), f("tpot_p99_ns"), f("ttft_over"), f("tpot_over"),
+		f("ttft_min_queries"), f("tpot_min_queries"), f("queries"), f("duration_ns"), texts(c.Reasons)}
+}
+
+// summaryJSON is one point's across-repeat summary.
+type summaryJSON struct {
+	Point   text    `json:"point"`
+	Metrics object  `json:"metrics"`
+	Energy  *object `json:"energy,omitempty"`
+}
+
+func newSummaryJSON(ps replay.PointSummary) summaryJSON {
+	s := summaryJSON{Point: text(ps.Point), Metrics: summaryStats(replay.SummaryMetrics, ps.Metrics)}
 	if ps.Energy != nil {
-		w.key("energy")
-		w.summaryStats(replay.EnergySummaryKeys, ps.Energy)
+		e := summaryStats(replay.EnergySummaryKeys, ps.Energy)
+		s.Energy = &e
 	}
-	w.close('}')
+	return s
 }
 
-// summaryStats writes the summaries of keys as an object.
-func (w *jw) summaryStats(keys []string, of map[string]replay.Summary) {
-	w.open('{')
+// statJSON is one metric's summary across repeats.
+type statJSON struct {
+	Median     num    `json:"median"`
+	CILow      num    `json:"ci_low"`
+	CIHigh     num    `json:"ci_high"`
+	Confidence num    `json:"confidence"`
+	N          num    `json:"n"`
+	Warnings   []text `json:"warnings"`
+}
+
+func newStatJSON(s replay.Summary) statJSON {
+	return statJSON{num(Number(s.Median)), num(Number(s.CILow)), num(Number(s.CIHigh)), num(Number(s.Confidence)), num(strconv.Itoa(s.N)), texts(s.Warnings)}
+}
+
+// summaryStats is the summaries of keys as an object.
+func summaryStats(keys []string, of map[string]replay.Summary) object {
+	o := make(object, 0, len(keys))
 	for _, m := range keys {
-		s := of[m]
-		w.key(m)
-		w.open('{')
-		w.kv("median", Number(s.Median))
-		w.kv("ci_low", Number(s.CILow))
-		w.kv("ci_high", Number(s.CIHigh))
-		w.kv("confidence", Number(s.Confidence))
-		w.kv("n", strconv.Itoa(s.N))
-		w.key("warnings")
-		strList(w, s.Warnings)
-		w.close('}')
+		o = append(o, member{m, newStatJSON(of[m])})
 	}
-	w.close('}')
+	return o
 }
 
-// sweep writes goodput and attainment against the swept limit.
-func (w *jw) sweep(sw *replay.Sweep) {
-	w.key("sweep")
-	w.open('{')
-	w.ks("metric", sw.Metric)
-	w.key("limits_ns")
-	w.open('[')
+// sweepJSON is goodput and attainment against the swept limit.
+type sweepJSON struct {
+	Metric   text           `json:"metric"`
+	LimitsNS []num          `json:"limits_ns"`
+	Rows     []sweepRowJSON `json:"rows"`
+}
+
+type sweepRowJSON struct {
+	Point      text  `json:"point"`
+	Repeat     num   `json:"repeat"`
+	Goodput    []num `json:"goodput"`
+	Attainment []num `json:"slo_attainment"`
+}
+
+func newSweepJSON(sw *replay.Sweep) *sweepJSON {
+	if sw == nil {
+		return nil
+	}
+	j := &sweepJSON{Metric: text(sw.Metric), LimitsNS: make([]num, 0, len(sw.LimitsNS)), Rows: make([]sweepRowJSON, 0, len(sw.Rows))}
 	for _, l := range sw.LimitsNS {
-		w.elem()
-		w.raw(strconv.FormatInt(l, 10))
+		j.LimitsNS = append(j.LimitsNS, intNum(l))
 	}
-	w.close(']')
-	w.key("rows")
-	w.open('[')
 	for _, row := range sw.Rows {
-		w.elem()
-		w.open('{')
-		w.ks("point", row.Point)
-		w.kv("repeat", strconv.Itoa(row.Repeat))
-		w.key(schema.MetricGoodput)
-		valList(w, row.Goodput)
-		w.key(schema.MetricSLOAttainment)
-		valList(w, row.Attainment)
-		w.close('}')
+		j.Rows = append(j.Rows, sweepRowJSON{text(row.Point), num(strconv.Itoa(row.Repeat)), nums(row.Goodput), nums(row.Attainment)})
 	}
-	w.close(']')
-	w.close('}')
+	return j
 }
 
-// capacity writes the capacity of a rate sweep, or null.
-func (w *jw) capacity(c *replay.Capacity) {
-	w.key("capacity")
+// capacityJSON is the capacity of a rate sweep.
+type capacityJSON struct {
+	Target         num            `json:"attainment_target"`
+	Rate           num            `json:"rate"`
+	NullReason     *text          `json:"null_reason,omitempty"`
+	MaxPassingRate num            `json:"max_passing_rate"`
+	NonMonotone    text           `json:"non_monotone,omitempty"`
+	Curve          []capacityRate `json:"curve"`
+}
+
+type capacityRate struct {
+	Point      text `json:"point"`
+	Rate       num  `json:"rate"`
+	Attainment num  `json:"slo_attainment"`
+	Goodput    num  `json:"goodput"`
+}
+
+func newCapacityJSON(c *replay.Capacity) *capacityJSON {
 	if c == nil {
-		w.raw("null")
-	} else {
-		w.open('{')
-		w.kv("attainment_target", Number(replay.Exact(c.Target)))
-		w.kv("rate", Number(c.Rate))
-		if c.Rate.IsNull() {
-			w.ks("null_reason", c.NullReason)
-		}
-		w.kv("max_passing_rate", Number(c.MaxPassingRate))
-		if c.NonMonotone != "" {
-			w.ks("non_monotone", c.NonMonotone)
-		}
-		w.key("curve")
-		w.open('[')
-		for i := range c.Points {
-			w.elem()
-			w.open('{')
-			w.ks("point", c.Points[i])
-			w.kv("rate", Number(c.Rates[i]))
-			w.kv(schema.MetricSLOAttainment, Number(c.Attainment[i]))
-			w.kv(schema.MetricGoodput, Number(c.Goodput[i]))
-			w.close('}')
-		}
-		w.close(']')
-		w.close('}')
+		return nil
 	}
-}
-
-// stringMap writes m as an object with sorted keys.
-func (w *jw) stringMap(m map[string]string) {
-	w.open('{')
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	j := &capacityJSON{Target: num(Number(replay.Exact(c.Target))), Rate: num(Number(c.Rate)), MaxPassingRate: num(Number(c.MaxPassingRate)),
+		NonMonotone: text(c.NonMonotone), Curve: make([]capacityRate, 0, len(c.Points))}
+	if c.Rate.IsNull() {
+		why := text(c.NullReason)
+		j.NullReason = &why
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		w.ks(k, m[k])
+	for i := range c.Points {
+		j.Curve = append(j.Curve, capacityRate{text(c.Points[i]), num(Number(c.Rates[i])), num(Number(c.Attainment[i])), num(Number(c.Goodput[i]))})
 	}
-	w.close('}')
-}
-
-func strList(w *jw, ss []string) {
-	w.open('[')
-	for _, s := range ss {
-		w.elem()
-		w.str(s)
-	}
-	w.close(']')
-}
-
-func valList(w *jw, vs []replay.Value) {
-	w.open('[')
-	for _, v := range vs {
-		w.elem()
-		w.raw(Number(v))
-	}
-	w.close(']')
+	return j
 }
 
 // distOrder lists a result's distributions: DistNames, then extras by name.

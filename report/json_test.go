@@ -82,15 +82,21 @@ func largeResult(b *testing.B, n int) *replay.Result {
 	return r
 }
 
+// BenchmarkJSON writes the replay JSON of a result of 10 points (a
+// realistic run) and of 1,000.
 func BenchmarkJSON(b *testing.B) {
-	r := largeResult(b, 1000)
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		if err := JSON(&buf, r); err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range []int{10, 1000} {
+		b.Run("points="+strconv.Itoa(n), func(b *testing.B) {
+			r := largeResult(b, n)
+			var buf bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				if err := JSON(&buf, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(buf.Len()))
+		})
 	}
-	b.SetBytes(int64(buf.Len()))
 }

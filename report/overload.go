@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/benchseal/benchseal/replay"
@@ -34,11 +32,11 @@ func flagWord(f replay.Flag) string {
 }
 
 // flagJSON is a flag as a JSON value.
-func flagJSON(f replay.Flag) string {
+func flagJSON(f replay.Flag) num {
 	if f.Set == nil {
 		return "null"
 	}
-	return strconv.FormatBool(*f.Set)
+	return num(strconv.FormatBool(*f.Set))
 }
 
 // rateText prints a rate (req/s) or null with the reason.
@@ -127,61 +125,61 @@ func negativeBacklog(o *replay.Overload) string {
 		o.Completions-o.Arrivals)
 }
 
-// overloadJSON writes results[].overload.
-func (w *jw) overload(o *replay.Overload) {
-	trend := func(k string, t replay.Trend) {
-		w.key(k)
-		w.open('{')
-		w.kv("slope", Number(t.Slope))
-		w.kv("low", Number(t.Low))
-		w.kv("high", Number(t.High))
-		w.kv("points", strconv.Itoa(t.Points))
-		if t.Reason != "" {
-			w.ks("reason", t.Reason)
-		}
-		w.close('}')
-	}
-	w.open('{')
-	w.ks("loop", o.Loop)
-	w.kv("overloaded", flagJSON(o.Overloaded))
-	w.ks("overloaded_reason", o.Overloaded.Why)
-	w.kv("generator_limited", flagJSON(o.GeneratorLimited))
-	w.ks("generator_limited_reason", o.GeneratorLimited.Why)
-	w.kv("offered_rate", Number(o.OfferedRate))
-	if o.OfferedShare != "" {
-		w.ks("offered_rate_share", o.OfferedShare)
-	}
-	w.kv("arrival_rate", Number(o.ArrivalRate))
+// trendJSON is an overload trend.
+type trendJSON struct {
+	Slope  num  `json:"slope"`
+	Low    num  `json:"low"`
+	High   num  `json:"high"`
+	Points num  `json:"points"`
+	Reason text `json:"reason,omitempty"`
+}
+
+func newTrendJSON(t replay.Trend) trendJSON {
+	return trendJSON{num(Number(t.Slope)), num(Number(t.Low)), num(Number(t.High)), num(strconv.Itoa(t.Points)), text(t.Reason)}
+}
+
+// overloadJSON is results[].overload.
+type overloadJSON struct {
+	Loop                   text       `json:"loop"`
+	Overloaded             num        `json:"overloaded"`
+	OverloadedReason       text       `json:"overloaded_reason"`
+	GeneratorLimited       num        `json:"generator_limited"`
+	GeneratorLimitedReason text       `json:"generator_limited_reason"`
+	OfferedRate            num        `json:"offered_rate"`
+	OfferedShare           text       `json:"offered_rate_share,omitempty"`
+	ArrivalRate            num        `json:"arrival_rate"`
+	FitStartNS             num        `json:"fit_start_ns"`
+	FitEndNS               num        `json:"fit_end_ns"`
+	Arrivals               num        `json:"arrivals"`
+	Completions            num        `json:"completions"`
+	FitArrivalRate         num        `json:"fit_arrival_rate"`
+	CompletionRate         num        `json:"completion_rate"`
+	BacklogShare           num        `json:"backlog_share"`
+	OutstandingPeak        num        `json:"outstanding_peak"`
+	OutstandingMean        num        `json:"outstanding_mean"`
+	OutstandingTrend       trendJSON  `json:"outstanding_trend_per_s"`
+	SendLagP99NS           num        `json:"send_lag_p99_ns"`
+	SendLagTrend           trendJSON  `json:"send_lag_trend_ns_per_s"`
+	QueueTrend             *trendJSON `json:"server_queue_trend_per_s"`
+	NullReasons            object     `json:"null_reasons"`
+}
+
+func newOverloadJSON(o *replay.Overload) overloadJSON {
+	j := overloadJSON{Loop: text(o.Loop), Overloaded: flagJSON(o.Overloaded), OverloadedReason: text(o.Overloaded.Why),
+		GeneratorLimited: flagJSON(o.GeneratorLimited), GeneratorLimitedReason: text(o.GeneratorLimited.Why),
+		OfferedRate: num(Number(o.OfferedRate)), OfferedShare: text(o.OfferedShare), ArrivalRate: num(Number(o.ArrivalRate)),
+		FitStartNS: "null", FitEndNS: "null", Arrivals: "null", Completions: "null",
+		FitArrivalRate: num(Number(o.FitArrivalRate)), CompletionRate: num(Number(o.CompletionRate)), BacklogShare: num(Number(o.BacklogShare)),
+		OutstandingPeak: num(Number(o.OutstandingPeak)), OutstandingMean: num(Number(o.OutstandingMean)), OutstandingTrend: newTrendJSON(o.Outstanding),
+		SendLagP99NS: num(Number(o.SendLagP99NS)), SendLagTrend: newTrendJSON(o.SendLag), NullReasons: sortedObject(o.Reasons)}
 	if o.FitEndNS > o.FitStartNS {
-		w.kv("fit_start_ns", strconv.FormatInt(o.FitStartNS, 10))
-		w.kv("fit_end_ns", strconv.FormatInt(o.FitEndNS, 10))
-		w.kv("arrivals", strconv.FormatInt(o.Arrivals, 10))
-		w.kv("completions", strconv.FormatInt(o.Completions, 10))
-	} else {
-		for _, k := range []string{"fit_start_ns", "fit_end_ns", "arrivals", "completions"} {
-			w.kv(k, "null")
-		}
+		j.FitStartNS, j.FitEndNS, j.Arrivals, j.Completions = intNum(o.FitStartNS), intNum(o.FitEndNS), intNum(o.Arrivals), intNum(o.Completions)
 	}
-	w.kv("fit_arrival_rate", Number(o.FitArrivalRate))
-	w.kv("completion_rate", Number(o.CompletionRate))
-	w.kv("backlog_share", Number(o.BacklogShare))
-	w.kv("outstanding_peak", Number(o.OutstandingPeak))
-	w.kv("outstanding_mean", Number(o.OutstandingMean))
-	trend("outstanding_trend_per_s", o.Outstanding)
-	w.kv("send_lag_p99_ns", Number(o.SendLagP99NS))
-	trend("send_lag_trend_ns_per_s", o.SendLag)
 	if o.Queue != nil {
-		trend("server_queue_trend_per_s", *o.Queue)
-	} else {
-		w.kv("server_queue_trend_per_s", "null")
+		q := newTrendJSON(*o.Queue)
+		j.QueueTrend = &q
 	}
-	w.key("null_reasons")
-	w.open('{')
-	for _, k := range slices.Sorted(maps.Keys(o.Reasons)) {
-		w.ks(k, o.Reasons[k])
-	}
-	w.close('}')
-	w.close('}')
+	return j
 }
 
 // overloadCSV lists overload.KEY rows: the claimable keys as numbers

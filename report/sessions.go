@@ -42,32 +42,33 @@ func sessionRows(p *replay.PointResult) []row {
 	return out
 }
 
-// sessions writes a point's session column as the "sessions" object of
+// sessionsJSON is a point's session column as the "sessions" object of
 // the replay JSON contract.
-func (w *jw) sessions(s *replay.SessionResult) {
-	w.open('{')
-	w.kv("sessions", strconv.FormatInt(s.Sessions, 10))
-	w.kv("complete", strconv.FormatInt(s.Complete, 10))
-	w.key("by_turn")
-	w.open('[')
+type sessionsJSON struct {
+	Sessions    num        `json:"sessions"`
+	Complete    num        `json:"complete"`
+	ByTurn      []turnJSON `json:"by_turn"`
+	DurationNS  object     `json:"duration_ns"`
+	NullReasons *object    `json:"null_reasons,omitempty"`
+}
+
+type turnJSON struct {
+	Turn     num    `json:"turn"`
+	Requests num    `json:"requests"`
+	OK       num    `json:"ok"`
+	TTFT     object `json:"ttft_ns"`
+}
+
+func newSessionsJSON(s *replay.SessionResult) sessionsJSON {
+	j := sessionsJSON{Sessions: intNum(s.Sessions), Complete: intNum(s.Complete), ByTurn: make([]turnJSON, 0, len(s.ByTurn)), DurationNS: distJSON(s.DurationNS)}
 	for _, t := range s.ByTurn {
-		w.elem()
-		w.open('{')
-		w.kv("turn", strconv.FormatInt(t.Turn, 10))
-		w.kv("requests", strconv.FormatInt(t.Requests, 10))
-		w.kv("ok", strconv.FormatInt(t.OK, 10))
-		w.key(schema.MetricTTFT)
-		w.dist(t.TTFT)
-		w.close('}')
+		j.ByTurn = append(j.ByTurn, turnJSON{intNum(t.Turn), intNum(t.Requests), intNum(t.OK), distJSON(t.TTFT)})
 	}
-	w.close(']')
-	w.key("duration_ns")
-	w.dist(s.DurationNS)
 	if len(s.NullReasons) > 0 {
-		w.key("null_reasons")
-		w.stringMap(s.NullReasons)
+		nr := sortedObject(s.NullReasons)
+		j.NullReasons = &nr
 	}
-	w.close('}')
+	return j
 }
 
 // sessionCSV lists a point's session column as CSV metric paths and
@@ -169,18 +170,19 @@ func prefixCSV(p *replay.PrefixExpected) [][2]string {
 	}
 }
 
-// prefixJSON writes them as the "prefix_expected" object of the replay
-// JSON contract.
-func (w *jw) prefixExpected(p *replay.PrefixExpected) {
-	w.open('{')
+// prefixExpectedJSON is them as the "prefix_expected" object of the
+// replay JSON contract: prefixCSV's rows, the basis and a null reason as
+// strings, the rest as numbers.
+func prefixExpectedJSON(p *replay.PrefixExpected) object {
+	var o object
 	for _, kv := range prefixCSV(p) {
 		if k := strings.TrimPrefix(kv[0], "prefix_expected."); k == "basis" || k == "null_reason" {
-			w.ks(k, kv[1])
+			o = append(o, member{k, text(kv[1])})
 		} else {
-			w.kv(k, kv[1])
+			o = append(o, member{k, num(kv[1])})
 		}
 	}
-	w.close('}')
+	return o
 }
 
 // sessionView lays out a session column for the HTML report: the sessions
