@@ -84,7 +84,7 @@ VSA whose subject is this bundle's run manifest; its signature is checked by
   benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub --plan plan.json
   benchseal attest run.tar --key reviewer.key --publisher-key publisher.pub --reproduction repro --margin 10%
   benchseal attest run.tar --sigstore-bundle vsa.sigstore.json`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			if (o.key == "") == (o.sigstoreBundle == "") {

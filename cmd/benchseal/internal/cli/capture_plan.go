@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/plan"
@@ -13,9 +12,9 @@ import (
 // (schema benchseal/plan/v1), executed exactly and returned as well, or a
 // load plan (docs/capture.md).
 func readCapturePlan(path string) (*capture.Plan, *plan.Plan, error) {
-	b, err := readFileLimited(path, plan.MaxSize)
+	b, err := readFileLimited("--plan", path, plan.MaxSize, planWant)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--plan: %w", err) // a file it cannot read: exit 1, not usage
+		return nil, nil, err // a file it cannot read: exit 1, not usage
 	}
 	var head struct {
 		Schema string `json:"schema"`

@@ -197,7 +197,7 @@ compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 		Example: `  benchseal compare a.oci.tar b.oci.tar --key publisher.pub
   benchseal compare runs/a runs/b --slo ttft=200ms,e2e=5s --output markdown
   benchseal compare a b --allow-different-workload --correction holm --output json`,
-		Args: minimumArgs(2),
+		Args: minimumArgs(2, "two bundles or run directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lo, g, err := o.loadOptions("")
 			if err != nil {
@@ -280,7 +280,7 @@ decide'. Exit codes: 0 decided (including "no significant winner"), 3 an input
 was rejected or the guard refused, 1 error, 2 usage.`,
 		Example: `  benchseal decide a.oci.tar b.oci.tar --key publisher.pub --objective max-goodput --slo ttft=200ms,e2e=5s
   benchseal decide runs/a runs/b --objective max-capacity --attainment-target 0.95 --output html --out decision.html`,
-		Args: minimumArgs(2),
+		Args: minimumArgs(2, "two bundles or run directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lo, g, err := o.loadOptions(o.target)
 			if err != nil {

@@ -45,7 +45,7 @@ a field set this way is no longer listed as unknown.
 
 Tools and the files they take:
 ` + tools.String(),
-		Args: minimumArgs(2),
+		Args: minimumArgs(2, "a tool name and a file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd, io, o, args[0], args[1:])
 		},

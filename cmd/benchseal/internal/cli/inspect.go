@@ -47,7 +47,7 @@ directory, or a tar when PATH ends in .tar), every blob digest-checked, for
 		Example: `  benchseal inspect run.tar
   benchseal inspect run.tar --statement > statement.json
   benchseal inspect run.tar --extract-reproduction sha256:... --out repro.tar`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			if (o.extract == "") != (o.out == "") {

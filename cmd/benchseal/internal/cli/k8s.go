@@ -145,9 +145,9 @@ func runK8sJob(o *k8sJobOptions) error {
 			o.opts.StartAt = time.Time{} // capture takes it from the plan
 			o.startAt = registered.StartAt
 		}
-		b, err := readFileLimited(o.plan, plan.MaxSize)
+		b, err := readFileLimited("--plan", o.plan, plan.MaxSize, planWant)
 		if err != nil {
-			return fmt.Errorf("--plan: %w", err)
+			return err
 		}
 		o.opts.Plan = b
 	}

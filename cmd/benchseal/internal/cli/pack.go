@@ -41,7 +41,7 @@ import whose source states no instant, e.g. vLLM's zone-less date) is refused
 exist. With --key the bundle is signed as by 'benchseal sign'.`,
 		Example: `  benchseal pack demo-run --out demo.tar
   SOURCE_DATE_EPOCH=1767225600 benchseal pack demo-run --out demo --key publisher.key`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one run directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.run = args[0]
 			if o.maxProblems < 1 {

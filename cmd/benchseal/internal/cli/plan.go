@@ -197,7 +197,7 @@ func newPlanValidateCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate PLAN",
 		Short: "Check a plan (exit 3 when invalid) and print its digest",
-		Args:  exactArgs(1),
+		Args:  exactArgs(1, "one plan file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, d, err := loadPlan(args[0])
 			if err != nil {
@@ -220,7 +220,7 @@ predicate: the plan) with KEY and writes the Sigstore bundle to
 PLAN.sigstore.json. An offline keyed signature proves who fixed the plan, not
 when: only a keyless signature with a transparency-log or TSA timestamp
 proves the plan existed before the run started.`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one plan file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPlanSign(cmd.Context(), io, args[0], key)
 		},
@@ -259,7 +259,7 @@ func newPlanShowCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show PLAN",
 		Short: "Print a plan's digest and contents",
-		Args:  exactArgs(1),
+		Args:  exactArgs(1, "one plan file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, d, err := loadPlan(args[0])
 			if err != nil {

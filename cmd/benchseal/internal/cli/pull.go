@@ -43,7 +43,7 @@ answers are retried up to 5 times, 0.2-3 s apart. A negative timeout is a usage
 error (exit 2). Credentials as for push.`,
 		Example: `  benchseal pull 127.0.0.1:5000/bench/run:v1 --out run.tar --plain-http
   benchseal verify run.tar --key publisher.pub`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one registry reference"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ref = args[0]
 			return runPull(cmd.Context(), o)

@@ -130,7 +130,7 @@ the Docker config ($DOCKER_CONFIG/config.json or ~/.docker/config.json and its
 credential helpers), else anonymous.`,
 		Example: `  benchseal push run.tar 127.0.0.1:5000/bench/run:v1 --plain-http
   BENCHSEAL_REGISTRY_PASSWORD=... benchseal push run.tar registry.example/bench/run:v1 --username me`,
-		Args: exactArgs(2),
+		Args: exactArgs(2, "a bundle and a registry reference"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle, o.ref = args[0], args[1]
 			return runPush(cmd.Context(), o)

@@ -120,7 +120,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 		Use:   "replay PATH",
 		Short: "Recompute every metric of a run or bundle from its raw records",
 		Long:  replayLong(),
-		Args:  exactArgs(1),
+		Args:  exactArgs(1, "one run directory or bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.path = args[0]
 			return runReplay(cmd, io, o)

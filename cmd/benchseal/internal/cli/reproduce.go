@@ -88,7 +88,7 @@ Exit codes: 0 REPRODUCED; 3 NOT REPRODUCED, or the bundle was rejected;
 4 INCONCLUSIVE; 1 error (also a test that cannot be rebuilt); 2 usage.`,
 		Example: `  benchseal reproduce pub.oci.tar --key publisher.pub --endpoint http://127.0.0.1:8000 --model M --out repro
   benchseal reproduce pub.oci.tar --key publisher.pub --endpoint http://127.0.0.1:8000 --model M --out repro --margin 5% --repeats 5 --output html --report repro.html`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			return runReproduce(cmd, o)

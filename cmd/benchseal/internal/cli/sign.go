@@ -44,7 +44,7 @@ names, so the plan travels with the bundle as its own referrer. Its signature is
 identity the reader trusts.`,
 		Example: `  benchseal sign run.tar --key publisher.key
   benchseal sign run.tar --sigstore-bundle cosign.sigstore.json`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			if (o.key == "") == (o.sigstoreBundle == "") {
@@ -95,7 +95,7 @@ func printSigned(io *IO, path string, res *artifact.SignResult) {
 // attachExternal attaches an externally made Sigstore bundle of the given
 // predicate type after verify.AttachExternal checked what it signs.
 func attachExternal(ctx context.Context, io *IO, path, file, predicateType string) error {
-	sb, err := readFileLimited(file, artifact.MaxSignatureBundleSize)
+	sb, err := readFileLimited("--sigstore-bundle", file, artifact.MaxSignatureBundleSize, sigstoreBundleWant)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (t *trustFlags) identityGiven() bool {
 func (t *trustFlags) build() ([]*artifact.PublicKey, []verify.Option, error) {
 	var keys []*artifact.PublicKey
 	for _, p := range t.keys {
-		k, err := readPublicKey(p)
+		k, err := readPublicKey("--key", p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -83,17 +83,19 @@ func (t *trustFlags) build() ([]*artifact.PublicKey, []verify.Option, error) {
 	return keys, opts, nil
 }
 
-func readPublicKey(p string) (*artifact.PublicKey, error) {
-	b, err := readFileLimited(p, 64<<10)
+// readPublicKey reads the public key file p given to flag (--key,
+// --require-attestation).
+func readPublicKey(flag, p string) (*artifact.PublicKey, error) {
+	b, err := readFileLimited(flag, p, 64<<10, `a public key (PEM "PUBLIC KEY")`)
 	if err != nil {
 		return nil, err
 	}
 	k, err := artifact.ParsePublicKey(b)
 	if err != nil {
 		if bytes.Contains(b, []byte("PRIVATE KEY-----")) {
-			return nil, usagef("--key %s is a private key: verify takes the public key (%s.pub, written beside it by keygen)", p, strings.TrimSuffix(p, filepath.Ext(p)))
+			return nil, usagef("%s %s is a private key: verify takes the public key (%s.pub, written beside it by keygen)", flag, p, strings.TrimSuffix(p, filepath.Ext(p)))
 		}
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s %s: %w", flag, p, err)
 	}
 	return k, nil
 }
@@ -103,7 +105,7 @@ func readPublicKey(p string) (*artifact.PublicKey, error) {
 // "@https://" or "@http://"), e.g. reviewer@example.com@https://accounts.google.com.
 func parseReviewer(v string) (verify.Signer, error) {
 	if _, err := os.Stat(v); err == nil {
-		k, err := readPublicKey(v)
+		k, err := readPublicKey("--require-attestation", v)
 		if err != nil {
 			return verify.Signer{}, err
 		}
@@ -141,7 +143,7 @@ func readPlan(path, sigPath string) (*plan.Plan, []byte, error) {
 		}
 		sigPath = artifact.DetachedPath(path)
 	}
-	sig, err := readFileLimited(sigPath, artifact.MaxSignatureBundleSize)
+	sig, err := readFileLimited("--plan-signature", sigPath, artifact.MaxSignatureBundleSize, sigstoreBundleWant)
 	if err != nil {
 		return nil, nil, err
 	}

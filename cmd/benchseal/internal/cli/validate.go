@@ -39,7 +39,7 @@ importer derives from the source files under attachments/. It reports every prob
 field, up to --max-problems, and exits 3 when the run is invalid.`,
 		Example: `  benchseal validate demo-run
   benchseal validate --output json --max-problems 10 run`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one run directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dir = args[0]
 			if o.maxProblems < 1 {

@@ -107,7 +107,7 @@ attestation alone.`,
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --output json
   benchseal verify run.tar --key publisher.pub --require-attestation reviewer.pub --require-level BENCHSEAL_REPRODUCED
   benchseal verify run.tar --allow-unsigned`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "one bundle"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
 			trusted := len(o.trust.keys) > 0 || o.trust.identityGiven()
@@ -170,7 +170,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	pol.AllChecks = o.allChecks
 	pol.RequireRecomputable = o.requireAll
 	for _, p := range o.signatures {
-		b, err := readFileLimited(p, artifact.MaxSignatureBundleSize)
+		b, err := readFileLimited("--signature", p, artifact.MaxSignatureBundleSize, sigstoreBundleWant)
 		if err != nil {
 			return err
 		}
@@ -217,18 +217,28 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	return nil
 }
 
-func readFileLimited(p string, limit int64) ([]byte, error) {
+// What readFileLimited's callers want in a file, for its error.
+const (
+	sigstoreBundleWant = "a Sigstore bundle"
+	planWant           = "a plan (a pre-registered benchseal/plan/v1 or a load plan)"
+)
+
+// readFileLimited reads the file p given to flag, which should hold want
+// (e.g. `a public key (PEM "PUBLIC KEY")`): an error names the flag, and
+// one for a file over limit bytes (a bundle given where a key belongs)
+// also says what was wanted.
+func readFileLimited(flag, p string, limit int64, want string) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: over %d bytes", p, limit)
+		return nil, fmt.Errorf("%s %s: over %d bytes: not %s", flag, p, limit, want)
 	}
 	return b, nil
 }
