@@ -8,7 +8,7 @@ import (
 
 // The SLO rule, stated once: the canonical definitions' help, replay's
 // and compare's CLI help and the tables of docs/metrics.md and
-// docs/replay.md are generated from these (TestSLORuleInSync).
+// docs/replay.md are generated from these (TestDefinitionsInSync).
 const (
 	// GoodRequestRule says which request is good.
 	GoodRequestRule = "status ok, ≥ 1 content chunk, ttft ≤ T_ttft, e2e ≤ T_e2e, tpot ≤ T_tpot (inclusive; tpot compared as L−F ≤ T·(n−1)); " +

@@ -64,7 +64,7 @@ func stateBundle(t *testing.T, state map[string]any, scrape string) string {
 // An empty cache of source reset without a recorded successful reset is
 // refused by schema validation (schema TestServerStateIsCheckedAgainstItselfAndTheRecords),
 // which pack runs and verify's schema check runs again. A state that
-// pack refuses (schema TestStoredScrapesAreCheckedByValidate) is crafted
+// pack refuses (artifact TestStoredScrapesAreCheckedByPack) is crafted
 // into a packed bundle, as a hostile publisher would.
 func TestServerStateClaimsNeedTheirEvidence(t *testing.T) {
 	sum := sha256.Sum256([]byte(servedScrape))
