@@ -29,6 +29,20 @@ const (
 	MetricE2EFromSchedule       = "e2e_sched_ns"
 )
 
+// The SLO limit names: the keys of an SLO spec ("ttft=200ms,e2e=5s,tpot=50ms"),
+// of a sweep ("ttft=50ms..2s") and of the MLPerf check, and the fields of
+// manifest.slo. Each is the SLOKey of the metric it limits in Metrics.
+const (
+	SLOTTFT = "ttft"
+	SLOE2E  = "e2e"
+	SLOTPOT = "tpot"
+)
+
+// SLOOneToken is the SLO spec's key of the one-token policy
+// ("one_token=fail"), manifest.slo.one_token: a rule for the tpot limit,
+// not a limit on a metric of its own.
+const SLOOneToken = "one_token"
+
 // MetricKind says what a canonical metric is per point × repeat: one
 // value (a scalar) or a distribution over the requests (DIST.KEY).
 type MetricKind int
@@ -66,6 +80,9 @@ type MetricDef struct {
 	// HigherIsBetter is true for rates and attainment, false for
 	// latencies and costs: the direction compare and decide rank in.
 	HigherIsBetter bool
+	// SLOKey is the name of the SLO limit on each request's value of the
+	// metric (SLOTTFT), "" when an SLO sets no limit on it.
+	SLOKey string
 }
 
 // Metrics is the table of canonical metrics, scalars in output order
@@ -83,9 +100,9 @@ var Metrics = []MetricDef{
 	{Name: MetricSmoothGoodput, Label: "Smooth goodput", Unit: "tok/s", Windowed: true, HigherIsBetter: true},
 	{Name: MetricCostPerMillionOutput, Label: "Cost per 1M output tokens", Unit: "USD per 1M tokens", Windowed: true},
 	{Name: MetricCostPerMillionGood, Label: "Cost per 1M good tokens", Unit: "USD per 1M tokens", NeedsSLO: true, Windowed: true},
-	{Name: MetricTTFT, Label: "TTFT", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
-	{Name: MetricE2E, Label: "E2E latency", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
-	{Name: MetricTPOT, Label: "TPOT", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}},
+	{Name: MetricTTFT, Label: "TTFT", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}, SLOKey: SLOTTFT},
+	{Name: MetricE2E, Label: "E2E latency", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}, SLOKey: SLOE2E},
+	{Name: MetricTPOT, Label: "TPOT", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p50", "p99"}, SLOKey: SLOTPOT},
 	{Name: MetricITL, Label: "ITL", Kind: MetricDistribution, Unit: "ns", Summary: []string{"p99"}},
 	{Name: MetricSendLag, Label: "send lag", Kind: MetricDistribution, Unit: "ns"},
 	{Name: MetricTTFTFromSchedule, Label: "TTFT from schedule", Kind: MetricDistribution, Unit: "ns"},
@@ -125,6 +142,36 @@ func MetricUnit(name string) string {
 // for a name it does not hold).
 func MetricLabel(name string) string {
 	m, _ := LookupMetric(name)
+	return m.Label
+}
+
+// SLOKeys are the SLO limit names in table order (ttft, e2e, tpot): the
+// limits an SLO spec accepts.
+var SLOKeys = func() []string {
+	var out []string
+	for _, m := range Metrics {
+		if m.SLOKey != "" {
+			out = append(out, m.SLOKey)
+		}
+	}
+	return out
+}()
+
+// SLOMetric returns the table's entry of the metric the SLO limit key
+// applies to (SLOTTFT: MetricTTFT's).
+func SLOMetric(key string) (MetricDef, bool) {
+	for _, m := range Metrics {
+		if key != "" && m.SLOKey == key {
+			return m, true
+		}
+	}
+	return MetricDef{}, false
+}
+
+// SLOLabel is the label of the metric the SLO limit key applies to
+// ("TTFT" for SLOTTFT; "" for a key the table does not hold).
+func SLOLabel(key string) string {
+	m, _ := SLOMetric(key)
 	return m.Label
 }
 
