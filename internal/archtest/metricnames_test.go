@@ -80,12 +80,29 @@ type metricLiteral struct {
 }
 
 // findMetricLiterals returns every string literal of the module's non-test
-// Go files but the table's that spells a canonical metric name, struct
-// tags left out (a tag is the field's JSON name, the format the published
-// schema pins, and cannot be a constant).
+// Go files but the table's that spells a canonical metric name.
 func findMetricLiterals(t *testing.T, root string) []metricLiteral {
 	word := metricWord()
 	var out []metricLiteral
+	for _, l := range stringLiterals(t, root) {
+		_, path := metricPathOf(l.value)
+		if path || word.MatchString(l.value) {
+			out = append(out, metricLiteral{file: l.file, pos: l.pos, value: l.value, path: path})
+		}
+	}
+	return out
+}
+
+// stringLiteral is one string literal of a Go file: the file relative to
+// the module root, file:line, and its value.
+type stringLiteral struct{ file, pos, value string }
+
+// stringLiterals returns every string literal of the module's non-test Go
+// files but the metrics table's, struct tags left out (a tag is the
+// field's JSON name, the format the published schema pins, and cannot be
+// a constant).
+func stringLiterals(t *testing.T, root string) []stringLiteral {
+	var out []stringLiteral
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -121,14 +138,9 @@ func findMetricLiterals(t *testing.T, root string) []metricLiteral {
 			if !ok || bl.Kind != token.STRING || tags[bl] {
 				return true
 			}
-			s, err := strconv.Unquote(bl.Value)
-			if err != nil {
-				return true
-			}
-			_, path := metricPathOf(s)
-			if path || word.MatchString(s) {
+			if s, err := strconv.Unquote(bl.Value); err == nil {
 				pos := fset.Position(bl.Pos())
-				out = append(out, metricLiteral{file: rel, pos: rel + ":" + strconv.Itoa(pos.Line), value: s, path: path})
+				out = append(out, stringLiteral{file: rel, pos: rel + ":" + strconv.Itoa(pos.Line), value: s})
 			}
 			return true
 		})
