@@ -174,14 +174,11 @@ func lengthUnitText(unit string) string {
 // one_token pass"), "" when no limit is set.
 func SLOText(s replay.SLOSpec) string {
 	var parts []string
-	add := func(n string, v *int64) {
-		if v != nil {
-			parts = append(parts, n+" ≤ "+schema.Duration(*v).String())
+	for _, k := range schema.SLOKeys {
+		if v := s.Limit(k); v != nil {
+			parts = append(parts, k+" ≤ "+schema.Duration(*v).String())
 		}
 	}
-	add("ttft", s.TTFTNS)
-	add("e2e", s.E2ENS)
-	add("tpot", s.TPOTNS)
 	if len(parts) == 0 {
 		return ""
 	}

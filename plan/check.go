@@ -356,7 +356,11 @@ func sloString(s schema.SLO) string {
 	if one == "" {
 		one = "not stated"
 	}
-	return fmt.Sprintf("ttft=%s e2e=%s tpot=%s one_token=%s", limit(s.TTFT), limit(s.E2E), limit(s.TPOT), one)
+	var parts []string
+	for _, k := range schema.SLOKeys {
+		parts = append(parts, k+"="+limit(s.Limit(k)))
+	}
+	return strings.Join(append(parts, schema.SLOOneToken+"="+one), " ")
 }
 
 // warmupString names a warmup as the plan and manifest state it ("2

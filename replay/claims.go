@@ -415,16 +415,13 @@ func (r *Result) repeatsOf(point string) int {
 // sloString writes an SLO as the --slo flag takes it.
 func sloString(s schema.SLO) string {
 	var parts []string
-	for _, l := range []struct {
-		k string
-		d schema.Duration
-	}{{"ttft", s.TTFT}, {"e2e", s.E2E}, {"tpot", s.TPOT}} {
-		if l.d > 0 {
-			parts = append(parts, l.k+"="+l.d.String())
+	for _, k := range schema.SLOKeys {
+		if d := s.Limit(k); d > 0 {
+			parts = append(parts, k+"="+d.String())
 		}
 	}
 	if s.OneToken != "" {
-		parts = append(parts, "one_token="+s.OneToken)
+		parts = append(parts, schema.SLOOneToken+"="+s.OneToken)
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -150,12 +150,9 @@ func newConfig(def Definition, ver Version, m *schema.Manifest, opts Options) (*
 			slo.OneToken = schema.OneTokenPass
 		}
 		slo.NotApplied = nil
-		for _, l := range []struct {
-			name      string
-			man, flag *int64
-		}{{"ttft", man.TTFTNS, slo.TTFTNS}, {"e2e", man.E2ENS, slo.E2ENS}, {"tpot", man.TPOTNS, slo.TPOTNS}} {
-			if l.man != nil && l.flag == nil {
-				slo.NotApplied = append(slo.NotApplied, l.name+"="+time.Duration(*l.man).String())
+		for _, k := range schema.SLOKeys {
+			if m := man.Limit(k); m != nil && slo.Limit(k) == nil {
+				slo.NotApplied = append(slo.NotApplied, k+"="+time.Duration(*m).String())
 			}
 		}
 	}

@@ -322,7 +322,7 @@ func (g *group) judge(o Observed, n int64) {
 		return
 	}
 	m := o.metric(sw.Metric)
-	if sw.Metric == "tpot" && o.OneToken {
+	if sw.Metric == schema.SLOTPOT && o.OneToken {
 		g.sweepConst++
 		return
 	}

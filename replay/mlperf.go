@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"math/big"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // MLPerfLimits are the MLPerf LoadGen server-scenario constraints.
@@ -183,8 +185,8 @@ func (g *group) mlperfCheck(k groupKey, lim *MLPerfLimits) *MLPerfCheck {
 			fail(name + ": early stopping needs more queries")
 		}
 	}
-	check("ttft", ttft, lim.TTFTNS, &c.TTFTP99NS, &c.TTFTP99Failed, &c.TTFTOver, &c.TTFTMinQueries)
-	check("tpot", &g.mlperfTPOT, lim.TPOTNS, &c.TPOTP99NS, &c.TPOTP99Failed, &c.TPOTOver, &c.TPOTMinQueries)
+	check(schema.SLOTTFT, ttft, lim.TTFTNS, &c.TTFTP99NS, &c.TTFTP99Failed, &c.TTFTOver, &c.TTFTMinQueries)
+	check(schema.SLOTPOT, &g.mlperfTPOT, lim.TPOTNS, &c.TPOTP99NS, &c.TPOTP99Failed, &c.TPOTOver, &c.TPOTMinQueries)
 	if g.mlperfOneTk > 0 {
 		fail("answers of fewer than two tokens (LoadGen: Number of tokens need to be greater than 1)")
 	}

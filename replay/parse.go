@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,9 +57,9 @@ func ParseSLO(s string) (SLOSpec, error) {
 			return badInput("%s is given twice", k)
 		}
 		seen[k] = true
-		if k == "one_token" {
+		if k == schema.SLOOneToken {
 			if v != schema.OneTokenPass && v != schema.OneTokenFail {
-				return badInput("one_token must be pass or fail, not %q", v)
+				return badInput("%s must be pass or fail, not %q", schema.SLOOneToken, v)
 			}
 			out.OneToken = v
 			return nil
@@ -68,21 +69,53 @@ func ParseSLO(s string) (SLOSpec, error) {
 			return err
 		}
 		switch k {
-		case "ttft":
+		case schema.SLOTTFT:
 			out.TTFTNS = &d
-		case "e2e":
+		case schema.SLOE2E:
 			out.E2ENS = &d
-		case "tpot":
+		case schema.SLOTPOT:
 			out.TPOTNS = &d
 		default:
-			return badInput("unknown SLO key %q (want ttft, e2e, tpot, one_token)", k)
+			return badInput("unknown SLO key %q (want %s)", k, strings.Join(append(slices.Clone(schema.SLOKeys), schema.SLOOneToken), ", "))
 		}
 		return nil
 	})
 	if err == nil && len(seen) == 0 {
-		err = badInput("no limits given: want key=value pairs like ttft=200ms,e2e=5s,tpot=50ms")
+		err = badInput("no limits given: want key=value pairs like %s", SLOExample)
 	}
 	return out, err
+}
+
+// SLOExample is an SLO as ParseSLO takes it, every limit set
+// ("ttft=200ms,e2e=5s,tpot=50ms"): the example help texts and errors give.
+var SLOExample = SLOPairs(map[string]string{schema.SLOTTFT: "200ms", schema.SLOE2E: "5s", schema.SLOTPOT: "50ms"})
+
+// SweepExample is a sweep as ParseSweep takes it ("ttft=50ms..2s[:steps]").
+var SweepExample = schema.SLOTTFT + "=50ms..2s[:steps]"
+
+// MLPerfExample is the limits of the MLPerf check as ParseMLPerf takes
+// them ("ttft=450ms,tpot=40ms").
+var MLPerfExample = SLOPairs(map[string]string{schema.SLOTTFT: "450ms", schema.SLOTPOT: "40ms"})
+
+// SLOPairs writes limits as ParseSLO takes them, key=value pairs in
+// table order, for the keys of schema.SLOKeys that limits holds:
+// SLOPairs(map[string]string{schema.SLOTTFT: "200ms"}) is "ttft=200ms".
+func SLOPairs(limits map[string]string) string {
+	var parts []string
+	for _, k := range schema.SLOKeys {
+		if v, ok := limits[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// orList writes words as a list ending in "or": "ttft, e2e or tpot".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // ParseSweep parses "ttft=50ms..2s[:steps]"; without steps the limits
@@ -135,9 +168,9 @@ func ParseMLPerf(s string) (*MLPerfLimits, error) {
 			return err
 		}
 		switch k {
-		case "ttft":
+		case schema.SLOTTFT:
 			l.TTFTNS = d
-		case "tpot":
+		case schema.SLOTPOT:
 			l.TPOTNS = d
 		case "min_duration":
 			l.MinDurationNS = d
@@ -147,7 +180,7 @@ func ParseMLPerf(s string) (*MLPerfLimits, error) {
 		return nil
 	})
 	if err == nil && (l.TTFTNS <= 0 || l.TPOTNS <= 0) {
-		err = badInput("mlperf check needs ttft and tpot limits")
+		err = badInput("mlperf check needs %s and %s limits", schema.SLOTTFT, schema.SLOTPOT)
 	}
 	return l, err
 }

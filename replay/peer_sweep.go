@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/benchseal/benchseal/schema"
 )
 
 // peerSweep collects, for one point and repeat under a peer definition,
@@ -27,7 +29,7 @@ func (w *peerSweep) add(s SLOSpec, o Observed) {
 	case Unknown:
 		w.unjudged++
 	case Pass:
-		if w.metric == "tpot" && o.OneToken {
+		if w.metric == schema.SLOTPOT && o.OneToken {
 			// A one-token answer: the policy passed it, whatever the limit.
 			w.always++
 			return

@@ -207,20 +207,20 @@ func (g *gate) setWindowSource(pr *PointResult, src string) {
 }
 
 // sweepReason says why the records cannot determine a sweep of metric
-// (ttft, e2e or tpot) under slo: a field it, or another limit of slo the
+// (one of schema.SLOKeys) under slo: a field it, or another limit of slo the
 // sweep holds fixed, reads was not measured ("" if they can).
 func (g *gate) sweepReason(metric string, slo SLOSpec) string {
 	if g == nil {
 		return ""
 	}
 	limitFields := map[string][]string{
-		"ttft": {schema.FieldFirstChunk},
-		"e2e":  {schema.FieldLastChunk},
-		"tpot": {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
+		schema.SLOTTFT: {schema.FieldFirstChunk},
+		schema.SLOE2E:  {schema.FieldLastChunk},
+		schema.SLOTPOT: {schema.FieldFirstChunk, schema.FieldLastChunk, schema.FieldOutputTokens},
 	}
 	fields := limitFields[metric]
-	for name, lim := range map[string]*int64{"ttft": slo.TTFTNS, "e2e": slo.E2ENS, "tpot": slo.TPOTNS} {
-		if lim != nil && name != metric {
+	for _, name := range schema.SLOKeys {
+		if slo.Limit(name) != nil && name != metric {
 			fields = append(fields, limitFields[name]...)
 		}
 	}

@@ -335,6 +335,20 @@ type SLOSpec struct {
 // Any reports whether any limit is set.
 func (s SLOSpec) Any() bool { return s.TTFTNS != nil || s.E2ENS != nil || s.TPOTNS != nil }
 
+// Limit returns the limit named key (one of schema.SLOKeys): nil when it
+// is not set or key names no limit.
+func (s SLOSpec) Limit(key string) *int64 {
+	switch key {
+	case schema.SLOTTFT:
+		return s.TTFTNS
+	case schema.SLOE2E:
+		return s.E2ENS
+	case schema.SLOTPOT:
+		return s.TPOTNS
+	}
+	return nil
+}
+
 // SmoothParams are the required parameters of smooth goodput
 // (arXiv 2410.14257 Eqs. 9–11): benefit(r) = n_r − Alpha·f(l_r), with
 // deadlines d_i = C + V·i and f(l) = clamp(max(l,0)/L, 0, 1).

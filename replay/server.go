@@ -203,7 +203,7 @@ func serverAttainment(c *servermetrics.Column, slo SLOSpec) []ServerAttainment {
 	for _, l := range []struct {
 		metric, role string
 		limit        *int64
-	}{{"ttft", servermetrics.RoleTTFT, slo.TTFTNS}, {"e2e", servermetrics.RoleE2E, slo.E2ENS}, {"tpot", servermetrics.RoleTPOT, slo.TPOTNS}} {
+	}{{schema.SLOTTFT, servermetrics.RoleTTFT, slo.TTFTNS}, {schema.SLOE2E, servermetrics.RoleE2E, slo.E2ENS}, {schema.SLOTPOT, servermetrics.RoleTPOT, slo.TPOTNS}} {
 		if l.limit == nil {
 			continue
 		}

@@ -91,12 +91,13 @@ type Observed struct {
 	OneToken bool
 }
 
-// metric returns the measure of "ttft", "e2e" or "tpot".
+// metric returns the measure SLO limit name limits (one of
+// schema.SLOKeys).
 func (o *Observed) metric(name string) Measure {
 	switch name {
-	case "ttft":
+	case schema.SLOTTFT:
 		return o.TTFT
-	case "e2e":
+	case schema.SLOE2E:
 		return o.E2E
 	}
 	return o.TPOT
@@ -128,8 +129,8 @@ func (s SLOSpec) Judge(o Observed) Judgement {
 	return s.judge(o, "")
 }
 
-// judgeSwept is Judge with the limit on the swept metric ("ttft", "e2e"
-// or "tpot") lifted: a sweep replaces it with each of its limits, so only
+// judgeSwept is Judge with the limit on the swept metric (one of
+// schema.SLOKeys) lifted: a sweep replaces it with each of its limits, so only
 // whether that metric was measured (or, for a one-token answer's TPOT,
 // the one-token policy) counts.
 func (s SLOSpec) judgeSwept(o Observed, metric string) Judgement {
@@ -148,18 +149,18 @@ func (s SLOSpec) judge(o Observed, swept string) Judgement {
 		}
 		return false
 	}
-	if note("ttft", limitVerdict(o.TTFT, s.TTFTNS, swept == "ttft")) ||
-		note("e2e", limitVerdict(o.E2E, s.E2ENS, swept == "e2e")) {
+	if note(schema.SLOTTFT, limitVerdict(o.TTFT, s.TTFTNS, swept == schema.SLOTTFT)) ||
+		note(schema.SLOE2E, limitVerdict(o.E2E, s.E2ENS, swept == schema.SLOE2E)) {
 		return j
 	}
-	tpot := swept == "tpot"
+	tpot := swept == schema.SLOTPOT
 	if (s.TPOTNS != nil || tpot) && o.OneToken {
 		if s.OneToken != schema.OneTokenPass {
-			note("tpot", Fail)
+			note(schema.SLOTPOT, Fail)
 		}
 		return j
 	}
-	note("tpot", limitVerdict(o.TPOT, s.TPOTNS, tpot))
+	note(schema.SLOTPOT, limitVerdict(o.TPOT, s.TPOTNS, tpot))
 	return j
 }
 

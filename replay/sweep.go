@@ -13,7 +13,7 @@ import (
 // to ToNS (inclusive), the other limits fixed: Steps limits spread evenly,
 // or, with Steps 0, round limits (see Limits).
 type SweepSpec struct {
-	// Metric is "ttft", "e2e" or "tpot".
+	// Metric is the swept limit, one of schema.SLOKeys.
 	Metric       string
 	FromNS, ToNS int64
 	Steps        int
@@ -23,10 +23,8 @@ type SweepSpec struct {
 const maxRoundIntervals = 20
 
 func (s *SweepSpec) check() error {
-	switch s.Metric {
-	case "ttft", "e2e", "tpot":
-	default:
-		return badInput("sweep metric %q is not ttft, e2e or tpot", s.Metric)
+	if !slices.Contains(schema.SLOKeys, s.Metric) {
+		return badInput("sweep metric %q is not %s", s.Metric, orList(schema.SLOKeys))
 	}
 	rng := time.Duration(s.FromNS).String() + ".." + time.Duration(s.ToNS).String()
 	switch {

@@ -21,12 +21,9 @@ func ClaimsWrittenText(path string, c *schema.Claims) string {
 	slo := "the manifest's SLO"
 	if c.SLO != nil {
 		var parts []string
-		for _, l := range []struct {
-			name string
-			d    schema.Duration
-		}{{"ttft", c.SLO.TTFT}, {"e2e", c.SLO.E2E}, {"tpot", c.SLO.TPOT}} {
-			if l.d != 0 {
-				parts = append(parts, l.name+" ≤ "+l.d.String())
+		for _, k := range schema.SLOKeys {
+			if d := c.SLO.Limit(k); d != 0 {
+				parts = append(parts, k+" ≤ "+d.String())
 			}
 		}
 		slo = "SLO " + strings.Join(parts, ", ")

@@ -185,8 +185,9 @@ func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []char
 		if sw := ins[0].Result.Sweep; sw != nil && len(sw.LimitsNS) > 0 {
 			charts = append(charts, sweepOverlay(ins, load))
 		}
-		for _, d := range []struct{ key, name string }{{schema.MetricTTFT, "TTFT"}, {schema.MetricE2E, "E2E latency"}} {
-			charts = append(charts, cdfChart(ins, load, d.key, d.name))
+		for _, key := range latencyChartKeys {
+			d, _ := schema.SLOMetric(key)
+			charts = append(charts, cdfChart(ins, load, d.Name, d.Label))
 		}
 	}
 	return charts
@@ -197,18 +198,16 @@ func overlayCharts(ins []*compare.Input, loads []string, target *big.Rat) []char
 func latencyOverlays(ins []*compare.Input) []chartView {
 	var charts []chartView
 	slo := ins[0].Result.SLO
-	for _, d := range []struct {
-		key, name string
-		limit     *int64
-	}{{"ttft", "TTFT", slo.TTFTNS}, {"e2e", "E2E latency", slo.E2ENS}} {
-		p := plot{title: d.name + " p50 against request throughput, across load points", xLabel: "request throughput (req/s)", yLabel: d.name + " p50 (ms)",
+	for _, key := range latencyChartKeys {
+		m, _ := schema.SLOMetric(key)
+		p := plot{title: m.Label + " p50 against request throughput, across load points", xLabel: "request throughput (req/s)", yLabel: m.Label + " p50 (ms)",
 			empty: "no load point has both values", caption: "One line per configuration through its load points in order of offered load (medians across repeats); up and to the left is worse."}
 		xmax := new(big.Rat)
 		for i, in := range ins {
 			s := plotSeries{name: inputLabel(i) + " " + in.Name, class: seriesClass(i, false)}
 			for _, pt := range compare.Points(in.Result) {
 				x := ratOf(medianAt(in, pt, schema.MetricRequestThroughput))
-				yv := medianAt(in, pt, d.key+"_ns.p50")
+				yv := medianAt(in, pt, schema.MetricPath(m.Name, "p50"))
 				y := scaled(yv, nsToMS)
 				if x == nil || y == nil {
 					continue
@@ -218,13 +217,13 @@ func latencyOverlays(ins []*compare.Input) []chartView {
 				}
 				xl := Decimal(replay.Exact(x), one, 3)
 				s.line = append(s.line, plotPt{x: x, y: y, xl: xl, val: Decimal(yv, nsToMS, 3),
-					tip: inputLabel(i) + " " + pt + ": " + xl + " req/s, " + d.name + " p50 " + Decimal(yv, nsToMS, 3) + " ms"})
+					tip: inputLabel(i) + " " + pt + ": " + xl + " req/s, " + m.Label + " p50 " + Decimal(yv, nsToMS, 3) + " ms"})
 			}
 			p.series = append(p.series, s)
 		}
 		p.numericX(new(big.Rat), xmax, "req/s")
-		if d.limit != nil {
-			p.hlines = append(p.hlines, sloLimitLine(d.key, *d.limit))
+		if limit := slo.Limit(key); limit != nil {
+			p.hlines = append(p.hlines, sloLimitLine(key, *limit))
 		}
 		charts = append(charts, p.layout())
 	}
@@ -241,17 +240,17 @@ type overlaySpec struct {
 }
 
 var (
-	goodputOverlay = overlaySpec{metric: schema.MetricGoodput, title: "Goodput by offered load", yLabel: "goodput (req/s)", empty: "undefined at every point (no SLO set?)",
+	goodputOverlay = overlaySpec{metric: schema.MetricGoodput, title: schema.MetricLabel(schema.MetricGoodput) + " by offered load", yLabel: "goodput (req/s)", empty: "undefined at every point (no SLO set?)",
 		tipName: schema.MetricGoodput, tipUnit: "req/s", scale: one, places: 3}
-	attainmentOverlay = overlaySpec{metric: schema.MetricSLOAttainment, title: "SLO attainment by offered load", yLabel: "SLO attainment (% of declared)",
-		empty: "undefined at every point (no SLO set?)", tipName: "SLO attainment", tipUnit: "% of declared", scale: hundred, places: 2}
+	attainmentOverlay = overlaySpec{metric: schema.MetricSLOAttainment, title: schema.MetricLabel(schema.MetricSLOAttainment) + " by offered load", yLabel: schema.MetricLabel(schema.MetricSLOAttainment) + " (% of declared)",
+		empty: "undefined at every point (no SLO set?)", tipName: schema.MetricLabel(schema.MetricSLOAttainment), tipUnit: "% of declared", scale: hundred, places: 2}
 )
 
 // costOverlay is cost per million good tokens against offered load, in
 // currency (the declared price's).
 func costOverlay(currency string) overlaySpec {
 	n := nameOf(replay.CostPerMillionGoodTokens, currency)
-	return overlaySpec{metric: replay.CostPerMillionGoodTokens, title: "Cost per 1M good tokens by offered load", yLabel: "cost (" + n.valueUnit() + ")",
+	return overlaySpec{metric: replay.CostPerMillionGoodTokens, title: schema.MetricLabel(replay.CostPerMillionGoodTokens) + " by offered load", yLabel: "cost (" + n.valueUnit() + ")",
 		empty:   "undefined at every point (no declared price, cost.price_per_hour, or no good tokens)",
 		caption: "The price per hour is the publisher's declared one (cost.price_per_hour), not measured; the good tokens it divides are measured. Lower is better.",
 		tipName: "cost", tipUnit: n.valueUnit() + " at the declared price", scale: one, places: n.Places}
@@ -337,16 +336,7 @@ func sweepOverlay(ins []*compare.Input, load string) chartView {
 		lo, hi = new(big.Rat), big.NewRat(1, 1)
 	}
 	p.numericX(lo, hi, "ms")
-	var limit *int64
-	switch sw.Metric {
-	case "ttft":
-		limit = ins[0].Result.SLO.TTFTNS
-	case "e2e":
-		limit = ins[0].Result.SLO.E2ENS
-	case "tpot":
-		limit = ins[0].Result.SLO.TPOTNS
-	}
-	if limit != nil {
+	if limit := ins[0].Result.SLO.Limit(sw.Metric); limit != nil {
 		p.vline = new(big.Rat).Mul(rat(*limit), nsToMS)
 		p.vlineAt = "SLO " + Decimal(replay.Int(*limit), nsToMS, 3) + " ms"
 	}

@@ -11,6 +11,11 @@ import (
 )
 
 // pointTicks are the categorical x ticks of the load points, in run order.
+// latencyChartKeys are the SLO limits whose metrics the replay and
+// compare reports chart against load, with the limit drawn: TTFT and E2E
+// latency (TPOT, whose one-token rule a line cannot show, is left out).
+var latencyChartKeys = []string{schema.SLOTTFT, schema.SLOE2E}
+
 func pointTicks(points []string) (x0, x1 *big.Rat, ticks []xTick) {
 	for i, p := range points {
 		ticks = append(ticks, xTick{x: rat(int64(i)), label: p, full: p})
@@ -111,23 +116,21 @@ func htmlCharts(r *replay.Result) []chartView {
 	tput.caption = strings.TrimSpace(tput.caption + " " + shadeCaption)
 	// Goodput is drawn last so that it shows where it equals throughput.
 	tput.series = []plotSeries{
-		metricSeries(r, "Request throughput", seriesClass(1, false), schema.MetricRequestThroughput, one, "req/s"),
-		metricSeries(r, "Goodput", seriesClass(0, false), schema.MetricGoodput, one, "req/s"),
+		metricSeries(r, schema.MetricLabel(schema.MetricRequestThroughput), seriesClass(1, false), schema.MetricRequestThroughput, one, "req/s"),
+		metricSeries(r, schema.MetricLabel(schema.MetricGoodput), seriesClass(0, false), schema.MetricGoodput, one, "req/s"),
 	}
 	charts := []chartView{tput.layout()}
-	for _, d := range []struct {
-		key, name string
-		limit     *int64
-	}{{"ttft", "TTFT", r.SLO.TTFTNS}, {"e2e", "E2E latency", r.SLO.E2ENS}} {
-		lat := plot{title: d.name + " p50 and p99 by load point", yLabel: d.name + " (ms)", xLabel: xLabel,
-			x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined " + d.key + " (n = 0 at every point)",
+	for _, key := range latencyChartKeys {
+		d, _ := schema.SLOMetric(key)
+		lat := plot{title: d.Label + " p50 and p99 by load point", yLabel: d.Label + " (ms)", xLabel: xLabel,
+			x0: x0, x1: x1, xTicks: ticks, categorical: true, empty: "no defined " + key + " (n = 0 at every point)",
 			caption: strings.TrimSpace(repeatsCaption + " " + shadeCaption), shades: shades}
 		lat.series = []plotSeries{
-			metricSeries(r, d.name+" p50", seriesClass(0, false), d.key+"_ns.p50", nsToMS, "ms"),
-			metricSeries(r, d.name+" p99", seriesClass(1, true), d.key+"_ns.p99", nsToMS, "ms"),
+			metricSeries(r, d.Label+" p50", seriesClass(0, false), schema.MetricPath(d.Name, "p50"), nsToMS, "ms"),
+			metricSeries(r, d.Label+" p99", seriesClass(1, true), schema.MetricPath(d.Name, "p99"), nsToMS, "ms"),
 		}
-		if d.limit != nil {
-			lat.hlines = append(lat.hlines, sloLimitLine(d.key, *d.limit))
+		if limit := r.SLO.Limit(key); limit != nil {
+			lat.hlines = append(lat.hlines, sloLimitLine(key, *limit))
 		}
 		charts = append(charts, lat.layout())
 	}
@@ -149,7 +152,7 @@ func sweepChart(r *replay.Result) chartView {
 	p := plot{title: "Goodput by " + sw.Metric + " limit", yLabel: "goodput (req/s)", xLabel: sw.Metric + " limit (ms)",
 		x0: lo, x1: hi, empty: "no defined goodput",
 		caption: "Goodput under each " + sw.Metric + " limit, the other limits fixed. " + repeatsCaption}
-	if sw.Metric == "tpot" {
+	if sw.Metric == schema.SLOTPOT {
 		p.caption += " " + MeaningsFor(r.Definitions)[schema.MetricTPOT] + "."
 	}
 	p.numericX(lo, hi, "ms")
@@ -177,16 +180,7 @@ func sweepChart(r *replay.Result) chartView {
 		}
 		p.series = append(p.series, s)
 	}
-	var limit *int64
-	switch sw.Metric {
-	case "ttft":
-		limit = r.SLO.TTFTNS
-	case "e2e":
-		limit = r.SLO.E2ENS
-	case "tpot":
-		limit = r.SLO.TPOTNS
-	}
-	if limit != nil {
+	if limit := r.SLO.Limit(sw.Metric); limit != nil {
 		p.vline = new(big.Rat).Mul(rat(*limit), nsToMS)
 		p.vlineAt = "SLO " + Decimal(replay.Int(*limit), nsToMS, 3) + " ms"
 	}

@@ -287,7 +287,11 @@ func sloLineSwept(r *replay.Result, swept string) string {
 	if o := r.SLO.OverriddenOneToken; o != "" {
 		pol += " (" + r.Definitions + "'s own rule; the SLO states " + o + ")"
 	}
-	return fmt.Sprintf("%s, %s, %s, one_token %s (from %s)", lim("ttft", r.SLO.TTFTNS), lim("e2e", r.SLO.E2ENS), lim("tpot", r.SLO.TPOTNS), pol, src)
+	var lims []string
+	for _, k := range schema.SLOKeys {
+		lims = append(lims, lim(k, r.SLO.Limit(k)))
+	}
+	return fmt.Sprintf("%s, %s %s (from %s)", strings.Join(lims, ", "), schema.SLOOneToken, pol, src)
 }
 
 // definitionsLine names a replay's definitions and the version they were
@@ -534,12 +538,9 @@ func writeSweepTable(b *strings.Builder, title string, limits, cells []string, r
 // swept: a request is good when it meets the swept limit and every other.
 func sweepHeldLine(r *replay.Result) string {
 	var held []string
-	for _, l := range []struct {
-		name string
-		p    *int64
-	}{{"ttft", r.SLO.TTFTNS}, {"e2e", r.SLO.E2ENS}, {"tpot", r.SLO.TPOTNS}} {
-		if l.name != r.Sweep.Metric && l.p != nil {
-			held = append(held, l.name+" "+Decimal(replay.Int(*l.p), nsToMS, 3)+" ms")
+	for _, k := range schema.SLOKeys {
+		if p := r.SLO.Limit(k); k != r.Sweep.Metric && p != nil {
+			held = append(held, k+" "+Decimal(replay.Int(*p), nsToMS, 3)+" ms")
 		}
 	}
 	src := r.SLO.Source

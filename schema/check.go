@@ -31,8 +31,8 @@ var MustState = []string{
 	"model.precision",
 	"decoding.max_tokens",
 	"workload.sha256",
-	"slo.ttft",
-	"slo.e2e",
+	"slo." + SLOTTFT,
+	"slo." + SLOE2E,
 }
 
 // unquantizedPrecisions are the precisions, lowercased, that need no
@@ -479,16 +479,16 @@ func ValidateSLO(s SLO) []Problem {
 }
 
 func validateSLO(ps *problems, prefix string, s *SLO) {
-	for i, d := range []Duration{s.TTFT, s.E2E, s.TPOT} {
-		if d < 0 {
-			ps.add(prefix+"."+[]string{"ttft", "e2e", "tpot"}[i], "must not be negative")
+	for _, k := range SLOKeys {
+		if s.Limit(k) < 0 {
+			ps.add(prefix+"."+k, "must not be negative")
 		}
 	}
 	if s.OneToken != "" && !oneOf(s.OneToken, OneTokenPass, OneTokenFail) {
-		ps.add(prefix+".one_token", "must be %q or %q, got %q", OneTokenPass, OneTokenFail, s.OneToken)
+		ps.add(prefix+"."+SLOOneToken, "must be %q or %q, got %q", OneTokenPass, OneTokenFail, s.OneToken)
 	}
 	if s.TPOT > 0 && s.OneToken == "" {
-		ps.add(prefix+".one_token", "must say whether one-token answers pass or fail the tpot limit")
+		ps.add(prefix+"."+SLOOneToken, "must say whether one-token answers pass or fail the tpot limit")
 	}
 }
 

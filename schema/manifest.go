@@ -398,6 +398,20 @@ type SLO struct {
 	OneToken string   `json:"one_token,omitempty"` // pass | fail
 }
 
+// Limit returns the limit named key (one of SLOKeys; 0 when it is not set
+// or key names no limit).
+func (s SLO) Limit(key string) Duration {
+	switch key {
+	case SLOTTFT:
+		return s.TTFT
+	case SLOE2E:
+		return s.E2E
+	case SLOTPOT:
+		return s.TPOT
+	}
+	return 0
+}
+
 // QualityGate records an accuracy check of a quantized variant.
 type QualityGate struct {
 	Check     string  `json:"check"`

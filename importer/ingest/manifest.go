@@ -24,7 +24,7 @@ var MustState = append(append([]string{}, schema.MustState...),
 	"workload.dataset",
 	"workload.input_tokens",
 	"workload.output_tokens",
-	"slo.tpot",
+	"slo."+schema.SLOTPOT,
 )
 
 // NewManifest returns a manifest with the fields every import shares:

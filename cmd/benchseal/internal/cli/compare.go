@@ -15,6 +15,7 @@ import (
 	"github.com/benchseal/benchseal/compare/load"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/report"
+	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
 
@@ -34,18 +35,22 @@ type inputFlags struct {
 	report        reportOut
 }
 
+// exampleLatencySLO is the SLO the examples of compare and decide pass:
+// limits on TTFT and E2E latency, none on TPOT.
+var exampleLatencySLO = replay.SLOPairs(map[string]string{schema.SLOTTFT: "200ms", schema.SLOE2E: "5s"})
+
 func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.keys, "key", nil, "pinned public key PEM (repeatable): each bundle must verify under one of them, and the key that did is printed")
 	fl.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "UNSAFE: accept bundles without checking signatures (integrity only); each is labelled unsigned")
 	enumFlag(fl, &f.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions for every input: "+strings.Join(replay.DefinitionNames, "|"))
-	fl.StringVar(&f.slo, "slo", "", "one SLO for every input, e.g. ttft=200ms,e2e=5s,tpot=50ms (default: the manifests', which must agree)")
+	fl.StringVar(&f.slo, "slo", "", "one SLO for every input, e.g. "+replay.SLOExample+" (default: the manifests', which must agree)")
 	fl.BoolVar(&f.allowWorkload, "allow-different-workload", false, "compare runs whose workload hashes differ (said in the result)")
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann–Whitney U test")
 	enumFlag(fl, &f.output, "output", "text", []string{"text", "json", "markdown", "html"}, "output format: text|json|markdown|html")
 	f.report.bind(fl)
-	fl.StringVar(&f.sweep, "sweep-slo", "", "HTML: also chart goodput against one SLO limit per configuration, e.g. ttft=50ms..2s[:steps]")
+	fl.StringVar(&f.sweep, "sweep-slo", "", "HTML: also chart goodput against one SLO limit per configuration, e.g. "+replay.SweepExample)
 }
 
 func allowableChecks() []string {
@@ -195,7 +200,7 @@ JSON output (schema benchseal/compare/v1) is described by 'benchseal schema
 compare'. Exit codes: 0 compared, 3 an input was rejected or the guard refused,
 1 error, 2 usage.`,
 		Example: `  benchseal compare a.oci.tar b.oci.tar --key publisher.pub
-  benchseal compare runs/a runs/b --slo ttft=200ms,e2e=5s --output markdown
+  benchseal compare runs/a runs/b --slo ` + exampleLatencySLO + ` --output markdown
   benchseal compare a b --allow-different-workload --correction holm --output json`,
 		Args: minimumArgs(2, "two bundles or run directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -278,7 +283,7 @@ never wins a decision between different hardware.
 JSON output (schema benchseal/decide/v1) is described by 'benchseal schema
 decide'. Exit codes: 0 decided (including "no significant winner"), 3 an input
 was rejected or the guard refused, 1 error, 2 usage.`,
-		Example: `  benchseal decide a.oci.tar b.oci.tar --key publisher.pub --objective max-goodput --slo ttft=200ms,e2e=5s
+		Example: `  benchseal decide a.oci.tar b.oci.tar --key publisher.pub --objective max-goodput --slo ` + exampleLatencySLO + `
   benchseal decide runs/a runs/b --objective max-capacity --attainment-target 0.95 --output html --out decision.html`,
 		Args: minimumArgs(2, "two bundles or run directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {

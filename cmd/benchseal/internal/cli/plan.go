@@ -50,13 +50,28 @@ var defaultPlanMetrics = []string{"counts", schema.MetricWindow, schema.MetricRe
 	schema.MetricTotalTokenThroughput, schema.MetricGoodput, schema.MetricTokenGoodput, schema.MetricSLOAttainment,
 	schema.MetricTTFT, schema.MetricE2E, schema.MetricTPOT, schema.MetricITL}
 
+// sloPlaceholders is --slo's syntax with every limit a placeholder
+// ("ttft=..,e2e=..,tpot=..").
+var sloPlaceholders = replay.SLOPairs(map[string]string{schema.SLOTTFT: "..", schema.SLOE2E: "..", schema.SLOTPOT: ".."})
+
+// planSLOText writes a plan's SLO as plan show prints it: every limit as
+// key=duration in table order, then the one-token policy.
+func planSLOText(s schema.SLO) string {
+	var b strings.Builder
+	for _, k := range schema.SLOKeys {
+		fmt.Fprintf(&b, "%s=%s ", k, s.Limit(k))
+	}
+	fmt.Fprintf(&b, "%s=%s", schema.SLOOneToken, s.OneToken)
+	return b.String()
+}
+
 func newPlanInitCmd(io *IO) *cobra.Command {
 	o := &planInitOptions{}
 	cmd := &cobra.Command{
-		Use:   "init --out PLAN.json (--concurrency N,... | --rate R,... | --preset protocol) --slo ttft=..,e2e=..,tpot=..",
+		Use:   "init --out PLAN.json (--concurrency N,... | --rate R,... | --preset protocol) --slo " + sloPlaceholders,
 		Short: "Write a new plan (canonical JSON)",
 		Example: `  benchseal plan init --out plan.json --concurrency 1,4,16 --requests 200 --repeats 3 \
-      --slo ttft=300ms,e2e=4s,tpot=50ms --metrics ` + schema.MetricGoodput + "," + schema.MetricPath(schema.MetricTTFT, "p99"),
+      --slo ` + replay.SLOPairs(map[string]string{schema.SLOTTFT: "300ms", schema.SLOE2E: "4s", schema.SLOTPOT: "50ms"}) + ` --metrics ` + schema.MetricGoodput + "," + schema.MetricPath(schema.MetricTTFT, "p99"),
 		Args: noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPlanInit(io, o) },
 	}
@@ -73,7 +88,7 @@ func newPlanInitCmd(io *IO) *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", 0, "per-request timeout (0: none)")
 	f.IntVar(&o.inputTokens, "input-tokens", 128, "synthetic prompt length of points without a preset")
 	f.IntVar(&o.outputTokens, "output-tokens", 128, "output length of points without a preset")
-	f.StringVar(&o.slo, "slo", "", "the SLO: ttft=..,e2e=..,tpot=..,one_token=pass|fail (required)")
+	f.StringVar(&o.slo, "slo", "", "the SLO: "+sloPlaceholders+","+schema.SLOOneToken+"="+schema.OneTokenPass+"|"+schema.OneTokenFail+" (required)")
 	f.StringVar(&o.definitions, "definitions", "benchseal", "metric definitions the claims will follow")
 	f.StringVar(&o.metrics, "metrics", strings.Join(defaultPlanMetrics, ","), "metric paths (or families: "+schema.MetricTTFT+" covers "+schema.MetricPath(schema.MetricTTFT, "p99")+" and its summary) that will be claimed, comma-separated")
 	f.StringVar(&o.workloadSHA, "workload-sha256", "", "a dataset workload: the sha256 its workload.jsonl must have")
@@ -275,7 +290,7 @@ func newPlanShowCmd(io *IO) *cobra.Command {
 			}
 			fmt.Fprintf(io.Out, "signature  %s\n", sig)
 			fmt.Fprintf(io.Out, "load       %s, %d point(s) × %d repeat(s), warmup %d, seed %d\n", p.Load.Mode, len(p.Load.Points), p.Load.Repeats, p.Load.Warmup.Requests, p.Load.Seed)
-			fmt.Fprintf(io.Out, "slo        ttft=%s e2e=%s tpot=%s one_token=%s\n", p.SLO.TTFT, p.SLO.E2E, p.SLO.TPOT, p.SLO.OneToken)
+			fmt.Fprintf(io.Out, "slo        %s\n", planSLOText(p.SLO))
 			fmt.Fprintf(io.Out, "claims     %s definitions, boundary %s: %s\n\n", p.Definitions, p.Boundary, strings.Join(p.Metrics, ", "))
 			b, err := p.Indent()
 			if err != nil {

@@ -87,10 +87,10 @@ deadlines d_i = C + v·i from the scheduled (else sent) time, idle latency
 l = max_i(t_i − d_i), benefit n − alpha·clamp(max(l,0)/L, 0, 1); without
 --smooth it is reported as null (there is no default penalty function).
 
---sweep-slo ttft=50ms..2s[:steps] tabulates goodput against one limit (the
+--sweep-slo ` + replay.SweepExample + ` tabulates goodput against one limit (the
 text output prints the sweep alone; without :steps the limits are round:
 50ms, 100ms, 200ms, … 2s);
---mlperf ttft=450ms,tpot=40ms runs the MLPerf server validity check (p99 by
+--mlperf ` + replay.MLPerfExample + ` runs the MLPerf server validity check (p99 by
 index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries; as in
 LoadGen every issued query counts: a failed one is +∞, over both limits, and
 makes the check INVALID);
@@ -127,14 +127,14 @@ func newReplayCmd(io *IO) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. ttft=200ms,e2e=5s,tpot=50ms,one_token=fail")
+	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. "+replay.SLOExample+","+schema.SLOOneToken+"="+schema.OneTokenFail)
 	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
 	f.StringVar(&o.version, "definitions-version", "", "definitions version to compute under, e.g. benchseal/2026.11 (default: the current one)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
 	o.report.bind(f)
 	f.BoolVar(&o.detail, "detail", false, "text output: every metric, percentile, count, cold, server and overload line of each point and repeat (default: one summary table)")
-	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. ttft=50ms..2s[:steps]")
-	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. ttft=450ms,tpot=40ms")
+	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. "+replay.SweepExample)
+	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. "+replay.MLPerfExample)
 	f.StringVar(&o.target, "attainment-target", "0.9", "SLO attainment for the capacity estimate")
 	f.StringVar(&o.smooth, "smooth", "", "smooth goodput parameters, e.g. alpha=2.5,v=200ms,f=linear:2s")
 	f.StringVar(&o.stall, "stall-threshold", "", "stall threshold (default: the TPOT limit, else 1s)")
@@ -294,7 +294,7 @@ func (o *replayOptions) engineOptions(cmd *cobra.Command) (replay.Options, error
 		}
 	}
 	if o.stall != "" {
-		s, err := replay.ParseSLO("ttft=" + o.stall)
+		s, err := replay.ParseSLO(schema.SLOTTFT + "=" + o.stall)
 		if err != nil || *s.TTFTNS <= 0 {
 			return opts, usagef("--stall-threshold %q: want a positive duration", o.stall)
 		}
