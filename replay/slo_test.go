@@ -73,3 +73,23 @@ func TestSLOJudgeSwept(t *testing.T) {
 		t.Errorf("swept tpot of a one-token answer under one_token pass: %v, want pass", j.Verdict)
 	}
 }
+
+// TestSLOSpecLimitByKey: Limit reads each limit by its SLO key, nil for a
+// name that is no limit; ParseSLO's keys are the table's.
+func TestSLOSpecLimitByKey(t *testing.T) {
+	s, err := ParseSLO(SLOExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]int64{"ttft": 200e6, "e2e": 5e9, "tpot": 50e6} {
+		if got := s.Limit(k); got == nil || *got != want {
+			t.Errorf("Limit(%q) = %v, want %d", k, got, want)
+		}
+	}
+	if got := s.Limit("itl"); got != nil {
+		t.Errorf("Limit(itl) = %d, want nil", *got)
+	}
+	if got := SLOPairs(map[string]string{schema.SLOTPOT: "1s", schema.SLOTTFT: "2s"}); got != "ttft=2s,tpot=1s" {
+		t.Errorf("SLOPairs = %q, want table order", got)
+	}
+}

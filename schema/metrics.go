@@ -168,13 +168,6 @@ func SLOMetric(key string) (MetricDef, bool) {
 	return MetricDef{}, false
 }
 
-// SLOLabel is the label of the metric the SLO limit key applies to
-// ("TTFT" for SLOTTFT; "" for a key the table does not hold).
-func SLOLabel(key string) string {
-	m, _ := SLOMetric(key)
-	return m.Label
-}
-
 // MetricPath is the claim path of key under metric name, as claims,
 // reports and CSV headers spell it: MetricPath(MetricTTFT, "p99") is
 // "ttft_ns.p99".

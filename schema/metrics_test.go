@@ -22,6 +22,7 @@ func TestMetricListsDerived(t *testing.T) {
 		{"SLOMetrics", SLOMetrics, []string{"goodput", "token_goodput", "slo_attainment", "slo_attainment_ok", "cost_per_million_good_tokens", "counts.good"}},
 		{"WindowedMetrics", WindowedMetrics, []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "token_goodput",
 			"smooth_goodput", "cost_per_million_output_tokens", "cost_per_million_good_tokens"}},
+		{"SLOKeys", SLOKeys, []string{"ttft", "e2e", "tpot"}},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
@@ -63,5 +64,31 @@ func TestPlacementFreeDerived(t *testing.T) {
 		"time_per_output_token_ns", "inter_token_latency_ns", "normalized_time_per_output_token_ns"}
 	if !slices.Equal(placementFree, want) {
 		t.Errorf("placementFree = %q, want %q", placementFree, want)
+	}
+}
+
+// TestSLOKeysNameTheirMetrics pins each SLO limit to the metric it limits
+// and to manifest.slo's field of that name.
+func TestSLOKeysNameTheirMetrics(t *testing.T) {
+	slo := SLO{TTFT: 1, E2E: 2, TPOT: 3}
+	for _, c := range []struct {
+		key, metric string
+		limit       Duration
+	}{{"ttft", "ttft_ns", 1}, {"e2e", "e2e_ns", 2}, {"tpot", "tpot_ns", 3}} {
+		m, ok := SLOMetric(c.key)
+		if !ok || m.Name != c.metric {
+			t.Errorf("SLOMetric(%q) = %q, %v, want %q", c.key, m.Name, ok, c.metric)
+		}
+		if got := slo.Limit(c.key); got != c.limit {
+			t.Errorf("SLO.Limit(%q) = %v, want %v", c.key, got, c.limit)
+		}
+	}
+	for _, k := range []string{"", "itl", "one_token"} {
+		if m, ok := SLOMetric(k); ok {
+			t.Errorf("SLOMetric(%q) = %q, want none", k, m.Name)
+		}
+		if got := slo.Limit(k); got != 0 {
+			t.Errorf("SLO.Limit(%q) = %v, want 0", k, got)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func sloSpecText() *regexp.Regexp {
 // ("ttft", "e2e", "tpot") or writes one as SLO syntax ("ttft=200ms" in a
 // help text, "slo.ttft"), and on a literal that is a metric's label
 // ("TTFT", "E2E latency"): those derive from the table (schema.SLOTTFT
-// and its siblings, SLOKeys, SLOMetric, SLOLabel, MetricLabel), so that
+// and its siblings, SLOKeys, SLOMetric, MetricLabel), so that
 // the limits an SLO accepts, the texts that list them and the labels
 // reports print change at once. A peer tool's own name is allowed where
 // sloLiteralAllowed says why.
@@ -75,7 +75,7 @@ func TestNoSLOKeyLiterals(t *testing.T) {
 			t.Errorf("%s: %q writes an SLO limit name as SLO syntax: derive it from schema.SLOKeys or the SLO constants", l.pos, l.value)
 		case slices.Contains(labels, l.value):
 			labelLits++
-			t.Errorf("%s: %q is a metric's label: use schema.MetricLabel or SLOLabel", l.pos, l.value)
+			t.Errorf("%s: %q is a metric's label: use schema.MetricLabel or SLOMetric", l.pos, l.value)
 		}
 	}
 	for file, vs := range sloLiteralAllowed {
@@ -86,4 +86,23 @@ func TestNoSLOKeyLiterals(t *testing.T) {
 		}
 	}
 	t.Logf("SLO-key literals outside %s and tests: %d keys, %d as SLO syntax in text; %d metric labels", metricTableFile, keys, texts, labelLits)
+}
+
+func TestSLOSpecTextFindsSLOSyntaxOnly(t *testing.T) {
+	spec := sloSpecText()
+	for s, want := range map[string]bool{
+		"e.g. ttft=200ms,e2e=5s": true,
+		"tpot=%s":                true,
+		"slo.ttft":               true,
+		"field slo.e2e, got":     true,
+		"ttft p99":               false,
+		"ttft_ns.p50":            false,
+		"e2e_latency=1":          false,
+		"slo.ttft_x":             false,
+		"x.ttft=1":               false,
+	} {
+		if got := spec.MatchString(s); got != want {
+			t.Errorf("sloSpecText matches %q: %v, want %v", s, got, want)
+		}
+	}
 }
