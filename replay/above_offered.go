@@ -4,7 +4,9 @@ package replay
 
 import (
 	"fmt"
+	"math/big"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -28,18 +30,30 @@ func AboveOffered(p *PointResult) string {
 		if r := v.Rat(); r == nil || r.Cmp(off) <= 0 {
 			continue
 		}
-		x, _ := v.Float64()
-		o, _ := p.Overload.OfferedRate.Float64()
 		why := "its window was shorter than its requests ÷ the offered rate"
-		if w, ok := p.Scalars[schema.MetricWindow].Float64(); ok && p.Counts.Sent > 0 {
-			why = fmt.Sprintf("its window (first send → last end, %.3f ms) was shorter than its %d requests take at the offered rate (%.3f ms)",
-				w/1e6, p.Counts.Sent, float64(p.Counts.Sent)/o*1e3)
+		if w := p.Scalars[schema.MetricWindow]; !w.IsNull() && p.Counts.Sent > 0 {
+			take := new(big.Rat).Quo(big.NewRat(1000*int64(p.Counts.Sent), 1), off)
+			why = fmt.Sprintf("its window (first send → last end, %s ms) was shorter than its %d requests take at the offered rate (%s ms)",
+				valueText(w, big.NewRat(1, 1e6)), p.Counts.Sent, digits.Rat(take, 3))
 		}
-		if a, ok := p.Overload.ArrivalRate.Float64(); ok {
-			why += fmt.Sprintf(": they were sent at %.3f req/s", a)
+		if a := p.Overload.ArrivalRate; !a.IsNull() {
+			why += fmt.Sprintf(": they were sent at %s req/s", valueText(a, big.NewRat(1, 1)))
 		}
-		return fmt.Sprintf("point %s repeat %d: %s %.3f req/s is above the offered %.3f req/s because %s (the offered rate is the schedule's mean: a seeded random schedule spans its own length, not rescaled to requests ÷ rate, and any schedule's window holds one gap fewer than its requests plus the last request's latency)",
-			p.Point, p.Repeat, k, x, o, why)
+		return fmt.Sprintf("point %s repeat %d: %s %s req/s is above the offered %s req/s because %s (the offered rate is the schedule's mean: a seeded random schedule spans its own length, not rescaled to requests ÷ rate, and any schedule's window holds one gap fewer than its requests plus the last request's latency)",
+			p.Point, p.Repeat, k, valueText(v, big.NewRat(1, 1)), digits.Rat(off, 3), why)
 	}
 	return ""
+}
+
+// valueText is v·scale to three places as report prints it (its exact
+// value, or a float's, rounded once, half to even: internal/digits).
+func valueText(v Value, scale *big.Rat) string {
+	r := v.Rat()
+	if r == nil {
+		f, _ := v.Float64()
+		if r = new(big.Rat).SetFloat64(f); r == nil {
+			return "-" // NaN or ±Inf
+		}
+	}
+	return digits.Rat(new(big.Rat).Mul(r, scale), 3)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -83,7 +84,8 @@ func (ps *phaseSpans) overlaps(point string, repeat int) []string {
 	return out
 }
 
-func ms(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
+// ms is ns in ms as report prints it (internal/digits).
+func ms(ns int64) string { return digits.Milliseconds(ns) }
 
 // overlapNote is the note of a point whose measured phase overlapped
 // other shards' phases (at most three listed).

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
-func msText(ns int64) string {
-	return new(big.Rat).SetFrac64(ns, 1e6).FloatString(3)
-}
+// msText is ns in ms as report prints it (internal/digits: half to even).
+func msText(ns int64) string { return digits.Milliseconds(ns) }
 
 // sendLag sets the send-lag trend and the generator-limited flag.
 func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
@@ -48,7 +49,7 @@ func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
 		s, _ := o.SendLag.Slope.Float64()
 		span := xs[len(xs)-1] - xs[0]
 		if s*span > float64(GeneratorLagBoundNS) {
-			o.GeneratorLimited = setFlag(true, fmt.Sprintf("send lag rose by %.3f ms over the point (slope significant at 95 %%), more than %s ms: the client fell behind the schedule", s*span/1e6, msText(GeneratorLagBoundNS)))
+			o.GeneratorLimited = setFlag(true, fmt.Sprintf("send lag rose by %s ms over the point (slope significant at 95 %%), more than %s ms: the client fell behind the schedule", digits.Float(s*span/1e6, digits.MillisecondPlaces), msText(GeneratorLagBoundNS)))
 			return
 		}
 	}

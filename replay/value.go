@@ -3,6 +3,8 @@ package replay
 import (
 	"math"
 	"math/big"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Value is one metric value: undefined (null), an exact rational, or a
@@ -142,21 +144,9 @@ func (v Value) Rounded(places int) (n *big.Int, ok bool) {
 	return nil, false
 }
 
-// roundRat rounds r to the nearest integer, ties to even.
-func roundRat(r *big.Rat) *big.Int {
-	num, den := r.Num(), r.Denom()
-	q, m := new(big.Int).QuoRem(num, den, new(big.Int)) // truncated
-	if m.Sign() < 0 {
-		q.Sub(q, big.NewInt(1))
-		m.Add(m, den)
-	}
-	// now num = q·den + m, 0 ≤ m < den
-	c := new(big.Int).Lsh(m, 1).Cmp(den)
-	if c > 0 || (c == 0 && q.Bit(0) == 1) {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
-}
+// roundRat rounds r to the nearest integer, ties to even: the one
+// rounding rule of every printed digit (internal/digits).
+func roundRat(r *big.Rat) *big.Int { return digits.Round(r, 0) }
 
 // sqrtFloat64 returns √r as the nearest float64 from a 256-bit square root.
 func sqrtFloat64(r *big.Rat) float64 {

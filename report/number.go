@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 )
 
@@ -39,21 +40,9 @@ func formatFloat(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// fixed writes n·10^-places as a decimal with exactly places digits.
-func fixed(n *big.Int, places int) string {
-	neg := n.Sign() < 0
-	s := new(big.Int).Abs(n).String()
-	if places > 0 {
-		if len(s) <= places {
-			s = strings.Repeat("0", places-len(s)+1) + s
-		}
-		s = s[:len(s)-places] + "." + s[len(s)-places:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+// fixed writes n·10^-places as a decimal with exactly places digits
+// (internal/digits, the rule replay's reason texts follow too).
+func fixed(n *big.Int, places int) string { return digits.Fixed(n, places) }
 
 func trimZeros(s string) string {
 	if !strings.Contains(s, ".") {

@@ -66,21 +66,31 @@ const errcond = module + "/internal/errcond"
 // parse flags. (Third-party code may use them internally.)
 var cliOnly = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}
 
-// TestErrcondIsALeaf: the error-condition helper every package may import
-// depends on no package of the module.
+// digits holds the digit rules replay, compare and report share; it
+// imports nothing of the module (TestErrcondIsALeaf).
+const digits = module + "/internal/digits"
+
+// TestErrcondIsALeaf: the error-condition helper every package may import,
+// and the digit rules replay, compare and report share, depend on no
+// package of the module.
 func TestErrcondIsALeaf(t *testing.T) {
-	for _, p := range listPackages(t) {
-		if p.ImportPath != errcond {
-			continue
-		}
-		for _, d := range p.Deps {
-			if strings.HasPrefix(d, module+"/") {
-				t.Errorf("%s depends on %s", errcond, d)
+	for _, leaf := range []string{errcond, digits} {
+		found := false
+		for _, p := range listPackages(t) {
+			if p.ImportPath != leaf {
+				continue
+			}
+			found = true
+			for _, d := range p.Deps {
+				if strings.HasPrefix(d, module+"/") {
+					t.Errorf("%s depends on %s", leaf, d)
+				}
 			}
 		}
-		return
+		if !found {
+			t.Fatalf("%s not found", leaf)
+		}
 	}
-	t.Fatalf("%s not found", errcond)
 }
 
 func TestImportsPointDownward(t *testing.T) {

@@ -1,0 +1,71 @@
+package digits
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// MillisecondPlaces is the number of fractional digits of a duration in
+// milliseconds: whole microseconds.
+const MillisecondPlaces = 3
+
+// Round returns r·10^places rounded to the nearest integer, ties to even.
+func Round(r *big.Rat, places int) *big.Int {
+	s := new(big.Rat).Set(r)
+	if places > 0 {
+		s.Mul(s, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil)))
+	}
+	num, den := s.Num(), s.Denom()
+	q, m := new(big.Int).QuoRem(num, den, new(big.Int)) // truncated
+	if m.Sign() < 0 {
+		q.Sub(q, big.NewInt(1))
+		m.Add(m, den)
+	}
+	// now num = q·den + m, 0 ≤ m < den
+	c := new(big.Int).Lsh(m, 1).Cmp(den)
+	if c > 0 || (c == 0 && q.Bit(0) == 1) {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// Fixed writes n·10^-places as a decimal with exactly places fractional
+// digits.
+func Fixed(n *big.Int, places int) string {
+	neg := n.Sign() < 0
+	s := new(big.Int).Abs(n).String()
+	if places > 0 {
+		if len(s) <= places {
+			s = strings.Repeat("0", places-len(s)+1) + s
+		}
+		s = s[:len(s)-places] + "." + s[len(s)-places:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// Rat is r with places fractional digits, rounded once, half to even.
+func Rat(r *big.Rat, places int) string { return Fixed(Round(r, places), places) }
+
+// Float is f's exact binary value with places fractional digits, rounded
+// once, half to even (as Rat); NaN and ±Inf read "-".
+func Float(f float64, places int) string {
+	r := new(big.Rat).SetFloat64(f)
+	if r == nil {
+		return "-"
+	}
+	return Rat(r, places)
+}
+
+// Milliseconds is ns nanoseconds in milliseconds with MillisecondPlaces
+// fractional digits, without the unit ("370.050" for 370050500).
+func Milliseconds(ns int64) string {
+	return Rat(new(big.Rat).SetFrac64(ns, 1e6), MillisecondPlaces)
+}
+
+// PValue is a p-value to three significant digits ("0.00794"), as compare
+// and decide print it.
+func PValue(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
