@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
 )
@@ -371,7 +372,8 @@ func (o *Overload) clientTest(d *overloadData, c *overloadCfg, firstE2E, span, f
 			rise := s * float64(fit) / 1e9
 			if rise >= outstandingRiseBound(m) {
 				lo, _ := o.Outstanding.Low.Float64()
-				why = append(why, fmt.Sprintf("outstanding requests rose by %.3g over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0; at least %.3g for mean %.3g)", rise, s, lo, outstandingRiseBound(m), m))
+				why = append(why, fmt.Sprintf("outstanding requests rose by %s over the fit window (slope %s/s, 95 %% CI low %s > 0; at least %s for mean %s)",
+					digits.Trend(rise), digits.Trend(s), digits.Trend(lo), digits.Trend(outstandingRiseBound(m)), digits.Trend(m)))
 			}
 		}
 		if len(why) > 0 {
@@ -452,8 +454,8 @@ func (d *overloadData) latencyRise(o *Overload) {
 	if lo, ok := t.Low.Float64(); ok && lo > bound {
 		s, _ := t.Slope.Float64()
 		o.clientOver = true
-		o.addEvidence(fmt.Sprintf("though short, the latency of its %d served requests rose with their send time by %.3g s per s (95 %% CI low %.3g > %.2g): arrivals outpaced the service by more than %d %%",
-			t.Points, s, lo, bound, OverloadTolerancePercent))
+		o.addEvidence(fmt.Sprintf("though short, the latency of its %d served requests rose with their send time by %s s per s (95 %% CI low %s > %.2g): arrivals outpaced the service by more than %d %%",
+			t.Points, digits.Trend(s), digits.Trend(lo), bound, OverloadTolerancePercent))
 	}
 }
 

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/servermetrics"
 )
 
@@ -42,7 +43,7 @@ func decideOverload(p *PointResult) {
 		if rise >= 1 {
 			queueOver = true
 			lo, _ := q.Low.Float64()
-			o.addEvidence(fmt.Sprintf("the server's waiting queue rose by %.3g requests over the fit window (slope %.3g/s, 95 %% CI low %.3g > 0)", rise, s, lo))
+			o.addEvidence(fmt.Sprintf("the server's waiting queue rose by %s requests over the fit window (slope %s/s, 95 %% CI low %s > 0)", digits.Trend(rise), digits.Trend(s), digits.Trend(lo)))
 		}
 	}
 	switch {

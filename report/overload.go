@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 )
 
@@ -57,7 +58,7 @@ func trendText(t replay.Trend, scale float64, unit string) string {
 		if !ok {
 			return "-"
 		}
-		return strconv.FormatFloat(x/scale, 'f', 3, 64)
+		return digits.Trend(x / scale) // as replay's overload evidence
 	}
 	s := fmt.Sprintf("%s %s [95%% CI %s, %s] over %d values", f(t.Slope), unit, f(t.Low), f(t.High), t.Points)
 	if t.Reason != "" {
@@ -99,7 +100,7 @@ func overloadRows(p *replay.PointResult) []row {
 	}
 	outstanding += "; trend " + trendText(o.Outstanding, 1, "per s")
 	if m, ok := o.OutstandingMean.Float64(); ok {
-		outstanding += fmt.Sprintf(", mean %.3f", m)
+		outstanding += ", mean " + digits.Trend(m)
 	}
 	out = append(out, row{"outstanding", outstanding, "requests"})
 	lag := trendText(o.SendLag, 1e6, "ms/s")

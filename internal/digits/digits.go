@@ -66,6 +66,14 @@ func Milliseconds(ns int64) string {
 	return Rat(new(big.Rat).SetFrac64(ns, 1e6), MillisecondPlaces)
 }
 
+// TrendPlaces is the number of fractional digits of an overload trend's
+// slope, its interval's bounds, the rise it implies and the mean it is
+// held to, in the report's table and in replay's evidence alike.
+const TrendPlaces = 3
+
+// Trend is f with TrendPlaces fractional digits (as Float).
+func Trend(f float64) string { return Float(f, TrendPlaces) }
+
 // PValue is a p-value to three significant digits ("0.00794"), as compare
 // and decide print it.
 func PValue(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
