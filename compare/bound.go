@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/stats"
 )
 
@@ -207,13 +208,13 @@ func (d *Decision) rankCapacity(cand []int) bool {
 	n := fmt.Sprintf("%d vs %d repeats", len(wr.CapacityBounds), len(ru.CapacityBounds))
 	if d.P <= d.Alpha {
 		d.Verdict = Winner
-		d.Answer = fmt.Sprintf("%s wins on capacity: %s against %s for %s (significant at α = %v, p = %.3g, %s)",
-			wr.Name, boundsText(wr), boundsText(ru), ru.Name, d.Alpha, d.P, n)
+		d.Answer = fmt.Sprintf("%s wins on capacity: %s against %s for %s (significant at α = %v, p = %s, %s)",
+			wr.Name, boundsText(wr), boundsText(ru), ru.Name, d.Alpha, digits.PValue(d.P), n)
 		return true
 	}
 	d.Verdict, d.Winner = NoSignificantWinner, -1
-	d.Answer = fmt.Sprintf("no configuration wins on capacity significantly: %s's capacity (%s) is above %s's (%s) by the tested loads' bounds, but not significantly at α = %v (p = %.3g, %s)",
-		wr.Name, boundsText(wr), ru.Name, boundsText(ru), d.Alpha, d.P, n)
+	d.Answer = fmt.Sprintf("no configuration wins on capacity significantly: %s's capacity (%s) is above %s's (%s) by the tested loads' bounds, but not significantly at α = %v (p = %s, %s)",
+		wr.Name, boundsText(wr), ru.Name, boundsText(ru), d.Alpha, digits.PValue(d.P), n)
 	return true
 }
 

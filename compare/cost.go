@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
 )
@@ -53,12 +54,12 @@ func (d *Decision) costRestsOnPrice(cand []int) {
 	}
 	pg := slices.Max(stats.Holm(ps))
 	if pg <= d.Alpha {
-		d.Answer += fmt.Sprintf("; at the publisher's declared prices (%s), with a measured token goodput above the others' (p = %.3g)", priceList, pg)
+		d.Answer += fmt.Sprintf("; at the publisher's declared prices (%s), with a measured token goodput above the others' (p = %s)", priceList, digits.PValue(pg))
 		return
 	}
 	d.Verdict, d.Winner = NoSignificantWinner, -1
-	d.Answer = fmt.Sprintf("no configuration wins on cost per million good tokens by a measured difference: %s's cost per good token is lower (p = %.3g) only through the publisher's declared prices (%s); its measured token goodput is not significantly above %s's (p = %.3g), so the difference is the declared price's, not a measured effect",
-		w.Name, d.P, priceList, names(otherNames(d, cand[1:])), pg)
+	d.Answer = fmt.Sprintf("no configuration wins on cost per million good tokens by a measured difference: %s's cost per good token is lower (p = %s) only through the publisher's declared prices (%s); its measured token goodput is not significantly above %s's (p = %s), so the difference is the declared price's, not a measured effect",
+		w.Name, digits.PValue(d.P), priceList, names(otherNames(d, cand[1:])), digits.PValue(pg))
 }
 
 func otherNames(d *Decision, idx []int) []string {

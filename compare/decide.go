@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -690,20 +691,20 @@ func (d *Decision) testWinner(cand []int, what string, lowerBetter bool) []strin
 		d.Verdict = NoSignificantWinner
 		d.Winner = -1
 		d.WithinCounterTolerance = true
-		d.Answer = fmt.Sprintf("no configuration wins on %s beyond the signer's word: %s has the best median, significantly (p = %.3g, %s), but its advantage over %s is %s: a counter scaled within it still verifies, so a win needs %s's median above ×%.4g of the winner's",
-			what, d.Rows[w].Name, d.P, n, d.Rows[d.RunnerUp].Name, energy.CounterToleranceNote, d.Rows[d.RunnerUp].Name, energyWinRatio)
+		d.Answer = fmt.Sprintf("no configuration wins on %s beyond the signer's word: %s has the best median, significantly (p = %s, %s), but its advantage over %s is %s: a counter scaled within it still verifies, so a win needs %s's median above ×%.4g of the winner's",
+			what, d.Rows[w].Name, digits.PValue(d.P), n, d.Rows[d.RunnerUp].Name, energy.CounterToleranceNote, d.Rows[d.RunnerUp].Name, energyWinRatio)
 	case d.P <= d.Alpha && wm.Rat().Cmp(rm.Rat()) != 0:
 		d.Verdict = Winner
-		d.Answer = fmt.Sprintf("%s wins on %s (significant at α = %v, p = %.3g, %s)", d.Rows[w].Name, what, d.Alpha, d.P, n)
+		d.Answer = fmt.Sprintf("%s wins on %s (significant at α = %v, p = %s, %s)", d.Rows[w].Name, what, d.Alpha, digits.PValue(d.P), n)
 	default:
 		d.Verdict = NoSignificantWinner
 		d.Winner = -1
 		if wm.Rat().Cmp(rm.Rat()) == 0 {
-			d.Answer = fmt.Sprintf("no configuration wins on %s: the medians of %s and %s tie (p = %.3g, %s)",
-				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.P, n)
+			d.Answer = fmt.Sprintf("no configuration wins on %s: the medians of %s and %s tie (p = %s, %s)",
+				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, digits.PValue(d.P), n)
 		} else {
-			d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %.3g, %s)",
-				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, d.P, n)
+			d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %s, %s)",
+				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, digits.PValue(d.P), n)
 		}
 	}
 	return warns

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -181,14 +182,15 @@ func changeText(c compare.Comparison) string {
 	return delta(c)
 }
 
-// pText is "p=0.002 n=6+6" as benchstat prints it.
+// pText is "p=0.00794 n=6+6" as benchstat lays it out, the p-value's
+// digits those of decide's (digits.PValue).
 func pText(c compare.Comparison, holm bool) string {
 	if !c.Tested {
 		return ""
 	}
-	s := "p=" + strconv.FormatFloat(c.P, 'f', 3, 64)
+	s := "p=" + digits.PValue(c.P)
 	if holm {
-		s += " (Holm " + strconv.FormatFloat(c.PAdjusted, 'f', 3, 64) + ")"
+		s += " (Holm " + digits.PValue(c.PAdjusted) + ")"
 	}
 	return s + " n=" + strconv.Itoa(c.Base.Summary.N) + "+" + strconv.Itoa(c.Patch.Summary.N)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -170,12 +171,12 @@ func newDecideModel(d *compare.Decision) *decideModel {
 				return Decimal(replay.Float(f), on.Scale, on.Places)
 			}
 			if sh.Bounded {
-				s += fmt.Sprintf("; Hodges–Lehmann difference %s %s, %.1f %% interval [%s, %s]", diff(sh.Estimate), on.valueUnit(), 100*sh.Confidence, diff(sh.Low), diff(sh.High))
+				s += fmt.Sprintf("; Hodges–Lehmann difference %s %s, %s%% CI [%s, %s]", diff(sh.Estimate), on.valueUnit(), digits.Float(100*sh.Confidence, 1), diff(sh.Low), diff(sh.High))
 			} else {
-				s += fmt.Sprintf("; Hodges–Lehmann difference %s %s, no bounded 95 %% interval with these repeats", diff(sh.Estimate), on.valueUnit())
+				s += fmt.Sprintf("; Hodges–Lehmann difference %s %s, no bounded 95%% CI with these repeats", diff(sh.Estimate), on.valueUnit())
 			}
 		}
-		s += fmt.Sprintf("; p = %.3g (Mann–Whitney U, two-sided, α = %v)", d.P, d.Alpha)
+		s += fmt.Sprintf("; p = %s (Mann–Whitney U, two-sided, α = %v)", digits.PValue(d.P), d.Alpha)
 		m.Margin = s
 	}
 	return m
