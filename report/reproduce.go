@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/verdict"
 	"github.com/benchseal/benchseal/stats"
@@ -95,7 +96,7 @@ func parenthesis(s string) string {
 }
 
 // percent writes a fraction as a percentage ("10%").
-func percent(f float64) string { return strconv.FormatFloat(100*f, 'g', 6, 64) + "%" }
+func percent(f float64) string { return digits.Percent(f) }
 
 // sideValue is one side's column: a count or flag as the range of its
 // repeats' values ("23..24"), which are what decideExact compares (a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/verify"
 )
@@ -307,7 +308,7 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult, repros []veri
 			// The level bounds no margin: the reviewer chose it.
 			mj := "sha256:" + r.RunManifest.Digest["sha256"]
 			fmt.Fprintf(w, "    reproduction manifest.json %s, margin %s (the reviewer's choice), alpha %s: %d of %d claims REPRODUCED\n",
-				mj, shortestFloat(r.Margin), shortestFloat(r.Alpha), len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
+				mj, digits.Percent(r.Margin), shortestFloat(r.Alpha), len(r.Claims)-len(r.NotReproduced()), len(r.Claims))
 			if i := slices.IndexFunc(repros, func(rr verify.ReproductionResult) bool { return rr.ManifestJSON == mj }); i >= 0 {
 				fmt.Fprintf(w, "    carried as reproduction referrer %s; its manifest.json digest matches the attestation\n", repros[i].RunManifest)
 				if a.ReproductionChecked {
@@ -356,7 +357,7 @@ func lineOrDash(s string) string {
 // (reproductionLimitsText).
 func AttestedReproductionText(dir string, r *attest.Reproduction) string {
 	return fmt.Sprintf("  reproduced %s (manifest.json sha256:%s): all %d claims REPRODUCED, margin %s, alpha %s\n",
-		dir, r.RunManifest.Digest["sha256"], len(r.Claims), shortestFloat(r.Margin), shortestFloat(r.Alpha)) + reproductionLimitsText(r.Limits)
+		dir, r.RunManifest.Digest["sha256"], len(r.Claims), digits.Percent(r.Margin), shortestFloat(r.Alpha)) + reproductionLimitsText(r.Limits)
 }
 
 // reproductionLimitsText is what the reviewer's reproduction states

@@ -74,6 +74,11 @@ const TrendPlaces = 3
 // Trend is f with TrendPlaces fractional digits (as Float).
 func Trend(f float64) string { return Float(f, TrendPlaces) }
 
+// Percent is a fraction as a percent to six significant digits, the form
+// a margin is given in on the command line ("50%" for 0.5): reproduce's
+// method and attest's and verify's reproduction lines print it alike.
+func Percent(f float64) string { return strconv.FormatFloat(100*f, 'g', 6, 64) + "%" }
+
 // PValue is a p-value to three significant digits ("0.00794"), as compare
 // and decide print it.
 func PValue(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
