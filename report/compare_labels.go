@@ -56,21 +56,21 @@ func nameOf(path, currency string) metricName {
 	}
 	switch path {
 	case schema.MetricRequestThroughput:
-		return metricName{schema.MetricLabel(path), "req/s", one, 3, schema.MetricUnit(path), ""}
+		return metricName{schema.MetricLabel(path), "req/s", one, ratePlaces, schema.MetricUnit(path), ""}
 	case schema.MetricOutputTokenThroughput:
-		return metricName{schema.MetricLabel(path), "tok/s", one, 1, schema.MetricUnit(path), ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, ratePlaces, schema.MetricUnit(path), ""}
 	case schema.MetricGoodput:
-		return metricName{schema.MetricLabel(path), "req/s", one, 3, schema.MetricUnit(path), ""}
+		return metricName{schema.MetricLabel(path), "req/s", one, ratePlaces, schema.MetricUnit(path), ""}
 	case schema.MetricTokenGoodput:
-		return metricName{schema.MetricLabel(path), "tok/s", one, 1, schema.MetricUnit(path), ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, ratePlaces, schema.MetricUnit(path), ""}
 	case schema.MetricSLOAttainment:
 		return metricName{schema.MetricLabel(path), "% of declared", hundred, 2, "fraction", ""}
 	case schema.MetricWindow:
 		return metricName{schema.MetricLabel(path), "ms", nsToMS, 3, schema.MetricUnit(path), ""}
 	case schema.MetricSmoothGoodput:
-		return metricName{schema.MetricLabel(path), "tok/s", one, 3, schema.MetricUnit(path), ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, ratePlaces, schema.MetricUnit(path), ""}
 	case schema.MetricTotalTokenThroughput:
-		return metricName{schema.MetricLabel(path), "tok/s", one, 1, schema.MetricUnit(path), ""}
+		return metricName{schema.MetricLabel(path), "tok/s", one, ratePlaces, schema.MetricUnit(path), ""}
 	case schema.MetricSLOAttainmentOK:
 		return metricName{schema.MetricLabel(path), "% of ok", hundred, 2, "fraction", ""}
 	case replay.CostPerMillionOutputTokens:

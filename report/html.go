@@ -166,7 +166,7 @@ func summaryUnit(m string) (*big.Rat, string, int) {
 	case m == schema.MetricSLOAttainment:
 		return hundred, "% of declared", 2
 	}
-	return one, schema.MetricUnit(m), 3
+	return one, schema.MetricUnit(m), ratePlaces
 }
 
 // newPointView lays out one point × repeat; cost is the run's declared
@@ -193,10 +193,10 @@ func newPointView(p *replay.PointResult, cost *replay.CostSpec) pointView {
 		pv.Scalars[len(pv.Scalars)-1].Unit += " (" + p.WindowSource + ")"
 	}
 	for _, k := range []string{schema.MetricRequestThroughput, schema.MetricGoodput, schema.MetricSmoothGoodput} {
-		add(k, p.Scalars[k], one, 3, rateUnit(k))
+		add(k, p.Scalars[k], one, ratePlaces, rateUnit(k))
 	}
 	for _, k := range []string{schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricTokenGoodput} {
-		add(k, p.Scalars[k], one, 3, schema.MetricUnit(k))
+		add(k, p.Scalars[k], one, ratePlaces, schema.MetricUnit(k))
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
 		if v := p.Scalars[k]; !v.IsNull() {

@@ -14,6 +14,11 @@ import (
 // value in JSON (rounded half to even, trailing zeros removed).
 const JSONDecimals = 12
 
+// ratePlaces is the number of fractional digits of a rate (req/s, tok/s)
+// in every report: replay's point tables, its summary and compare's and
+// decide's tables print one metric with the same digits.
+const ratePlaces = 3
+
 // Number formats v as a JSON number ("null" when undefined): integers as
 // integers, other exact values with up to JSONDecimals fractional digits,
 // floats as the shortest round-tripping decimal.

@@ -93,10 +93,10 @@ func scalarRows(p *replay.PointResult) []row {
 		if _, why := p.NullReasons[k]; k == schema.MetricSmoothGoodput && p.Scalars[k].IsNull() && !why {
 			continue
 		}
-		add(k, k, one, 3, rateUnit(k))
+		add(k, k, one, ratePlaces, rateUnit(k))
 	}
 	for _, k := range []string{schema.MetricOutputTokenThroughput, schema.MetricTotalTokenThroughput, schema.MetricTokenGoodput} {
-		add(k, k, one, 3, schema.MetricUnit(k))
+		add(k, k, one, ratePlaces, schema.MetricUnit(k))
 	}
 	for _, k := range []string{replay.CostPerMillionOutputTokens, replay.CostPerMillionGoodTokens} {
 		if _, why := p.NullReasons[k]; why || !p.Scalars[k].IsNull() {
