@@ -117,6 +117,30 @@ func CheckRunDir(ctx context.Context, dir string, maxProblems int, each func(lin
 }
 
 func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]byte, *Record) error) (*RunSummary, error) {
+	rc, err := beginRunCheck(ctx, dir, maxProblems)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRecords(ctx, dir, rc.checker, rc.col, each); err != nil {
+		return nil, err
+	}
+	return rc.end()
+}
+
+// runCheck is a validation of a run directory between its documents and
+// its records: the problems found so far, the workload's (listed after the
+// records'), and the checker the records go through.
+type runCheck struct {
+	dir       string
+	col, wcol *collector
+	checker   *RecordChecker
+}
+
+// beginRunCheck checks what ValidateRunDocuments checks before the records:
+// the run's files, manifest, claims, workload and trace file. An error is
+// a *ValidationError when the run's files are refused, else one reading
+// the directory.
+func beginRunCheck(ctx context.Context, dir string, maxProblems int) (*runCheck, error) {
 	if maxProblems <= 0 {
 		maxProblems = DefaultMaxProblems
 	}
@@ -177,22 +201,27 @@ func checkRunDir(ctx context.Context, dir string, maxProblems int, each func([]b
 	if err := checkTraceFile(dir, m, items, wcol); err != nil {
 		return nil, err
 	}
-
-	// Records.
 	checker := NewRecordChecker(m)
 	checker.SetWorkload(items)
-	if err := checkRecords(ctx, dir, checker, col, each); err != nil {
-		return nil, err
-	}
-	sum := checker.Summary()
-	col.add(wcol.list...)
+	return &runCheck{dir: dir, col: col, wcol: wcol, checker: checker}, nil
+}
 
-	checkAttachments(dir, col)
+// end finishes the check once the records went through it: the workload's
+// problems, then the attachments'. It returns what the records counted
+// and, for an invalid run, a *ValidationError.
+func (rc *runCheck) end() (*RunSummary, error) {
+	sum := rc.checker.Summary()
+	rc.col.add(rc.wcol.list...)
+	checkAttachments(rc.dir, rc.col)
+	return &sum, rc.col.err()
+}
 
-	if len(col.list) > 0 || col.omitted > 0 {
-		return &sum, &ValidationError{Problems: col.list, Omitted: col.omitted}
+// err is the *ValidationError of the problems collected, nil for none.
+func (c *collector) err() error {
+	if len(c.list) > 0 || c.omitted > 0 {
+		return &ValidationError{Problems: c.list, Omitted: c.omitted}
 	}
-	return &sum, nil
+	return nil
 }
 
 func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *collector, each func([]byte, *Record) error) error {
@@ -219,42 +248,16 @@ func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *
 		return nil
 	}
 	defer rr.Close()
+	p := &recordPass{rr: rr, checker: checker, col: col}
 	var rec Record
-	undecoded := 0
 	for n := 1; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		err := rr.NextInto(&rec)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var de *DecodeError
-			if errors.As(err, &de) {
-				col.add(de.Problem())
-				undecoded++
-				if undecoded > MaxUndecodedLines && col.full() {
-					// Listed even past the cap: it says why the count stops.
-					col.list = append(col.list, Problem{File: path, Line: rr.Line(), Message: fmt.Sprintf("stopped reading: over %d lines could not be decoded (the rest of the file was not checked)", MaxUndecodedLines)})
-					return nil
-				}
-				continue
-			}
-			// The stream itself is broken (truncated or corrupt zstd, a
-			// line too long): report and stop.
-			// Listed even past the cap: it says why the count stops.
-			col.list = append(col.list, Problem{File: path, Line: rr.Line() + 1, Message: streamMessage(err)})
-			return nil
-		}
-		if col.full() {
-			// Past the cap a problem is only counted: formatting
-			// millions of messages nobody sees is the slow part.
-			col.omitted += checker.Count(rr.Line(), &rec)
-		} else {
-			col.add(checker.Check(path, rr.Line(), &rec)...)
+		if err := p.next(&rec); err != nil {
+			return nil // io.EOF: the problems say why reading stopped
 		}
 		if each != nil {
 			if err := each(rr.Bytes(), &rec); err != nil {
@@ -262,13 +265,68 @@ func checkRecords(ctx context.Context, dir string, checker *RecordChecker, col *
 			}
 		}
 	}
-	if undecoded > 0 {
-		col.add(Problem{File: path, Message: fmt.Sprintf("checks across records skipped: %d line(s) could not be decoded", undecoded)})
+}
+
+// recordPass reads the records of one file through a checker, the problems
+// going to col: validate's record loop, shared by CheckRunDir and a
+// CheckedRunDir's stream.
+type recordPass struct {
+	rr        *RecordReader
+	checker   *RecordChecker
+	col       *collector
+	undecoded int
+}
+
+// next decodes the next record that decodes into rec and checks it (rec
+// as RecordReader.NextInto leaves it). It returns io.EOF after the last
+// record, having run the checks across records, or once reading stopped
+// (a broken stream, too many lines that do not decode), a problem saying
+// why. A line that does not decode is a problem, and skipped.
+func (p *recordPass) next(rec *Record) error {
+	path, col := p.rr.Name(), p.col
+	for {
+		err := p.rr.NextInto(rec)
+		if err == io.EOF {
+			p.finish()
+			return io.EOF
+		}
+		if err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				col.add(de.Problem())
+				p.undecoded++
+				if p.undecoded > MaxUndecodedLines && col.full() {
+					// Listed even past the cap: it says why the count stops.
+					col.list = append(col.list, Problem{File: path, Line: p.rr.Line(), Message: fmt.Sprintf("stopped reading: over %d lines could not be decoded (the rest of the file was not checked)", MaxUndecodedLines)})
+					return io.EOF
+				}
+				continue
+			}
+			// The stream itself is broken (truncated or corrupt zstd, a
+			// line too long): report and stop.
+			// Listed even past the cap: it says why the count stops.
+			col.list = append(col.list, Problem{File: path, Line: p.rr.Line() + 1, Message: streamMessage(err)})
+			return io.EOF
+		}
+		if col.full() {
+			// Past the cap a problem is only counted: formatting
+			// millions of messages nobody sees is the slow part.
+			col.omitted += p.checker.Count(p.rr.Line(), rec)
+		} else {
+			col.add(p.checker.Check(path, p.rr.Line(), rec)...)
+		}
 		return nil
 	}
-	checker.lastFile = path
-	col.add(checker.Finish()...)
-	return nil
+}
+
+// finish runs the checks across records, unless some line did not decode.
+func (p *recordPass) finish() {
+	if p.undecoded > 0 {
+		p.col.add(Problem{File: p.rr.Name(), Message: fmt.Sprintf("checks across records skipped: %d line(s) could not be decoded", p.undecoded)})
+		return
+	}
+	p.checker.lastFile = p.rr.Name()
+	p.col.add(p.checker.Finish()...)
 }
 
 // streamMessage shortens a stream error for a problem that already names
