@@ -247,6 +247,25 @@ func accumulateExact(ctx context.Context, run schema.Run, m *schema.Manifest, cf
 	return acc, nil
 }
 
+// problemsSoFar is a record stream that validates the records it reads
+// (schema.CheckedRunDir's): it tells the problems found so far.
+type problemsSoFar interface{ Problems() error }
+
+// recordError is the error of a record the engine cannot take: the
+// problems the stream found so far when it validates the records (such a
+// record is likely one of them; validate lists them by file, line and
+// field), else err naming the record. It stops st.
+func recordError(st *recordStream, it schema.RecordIterator, rec *schema.Record, err error) error {
+	err = fmt.Errorf("replay: record %q: %w", rec.ID, err)
+	st.stop() // it is no longer read in the background
+	if p, ok := it.(problemsSoFar); ok {
+		if perr := p.Problems(); perr != nil {
+			return fmt.Errorf("replay: %w", perr)
+		}
+	}
+	return err
+}
+
 // accumulate streams the records once into their groups. Without plans
 // (the first pass) a group's large distributions may spill; with them
 // (the second) a group takes its first-pass twin's plan.
@@ -305,7 +324,7 @@ func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *co
 				}
 			}
 			if err := g.add(rec); err != nil {
-				return nil, fmt.Errorf("replay: record %q: %w", rec.ID, err)
+				return nil, recordError(st, it, rec, err)
 			}
 			if spilled && !dropped {
 				for _, g := range groups {

@@ -81,12 +81,12 @@ func printCaptureSummary(ctx context.Context, w io.Writer, res *capture.Result) 
 	report.CaptureText(w, res, r, err)
 }
 
-// replayCaptured replays the run capture wrote to dir.
+// replayCaptured replays the run capture wrote to dir (a run directory,
+// which capture has validated: it is not checked again).
 func replayCaptured(ctx context.Context, dir string) (*replay.Result, error) {
-	run, closeRun, err := openRunOrBundle(dir)
+	run, err := schema.OpenRunDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRun()
 	return replay.Replay(ctx, run, replay.Options{})
 }

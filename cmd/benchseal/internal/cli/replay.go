@@ -363,9 +363,17 @@ func invalidAsRejected(err error) error {
 	return err
 }
 
+// maxReplayProblems is how many problems replay lists for an invalid run
+// directory (compare and decide list as many).
+const maxReplayProblems = 20
+
 func openRunOrBundle(path string) (schema.Run, func(), error) {
 	if _, err := os.Stat(filepath.Join(path, schema.ManifestFile)); err == nil {
-		rd, err := schema.OpenRunDir(path)
+		// Checked as validate checks it, in replay's pass over the records:
+		// an invalid run is refused (exit 3), never reported. A bundle's
+		// records are not: verify checks them, and pack refuses to pack an
+		// invalid run.
+		rd, err := schema.OpenCheckedRunDir(path, maxReplayProblems)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -423,7 +431,7 @@ func traceWorkload(run schema.Run) (*schema.WorkloadItems, error) {
 	var r io.ReadCloser
 	name := schema.WorkloadFile
 	switch run := run.(type) {
-	case *schema.RunDir:
+	case *schema.CheckedRunDir:
 		if run.WorkloadPath == "" {
 			return nil, nil
 		}
