@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -111,7 +112,7 @@ func scalarRows(p *replay.PointResult) []row {
 	if why, ok := p.NullReasons["stalls"]; ok {
 		out = append(out, row{"stalls", NullText(why), ""})
 	} else {
-		out = append(out, row{"stalls", fmt.Sprintf("%d gaps > %s ms in %d requests; max gap %s", p.Stalls.Count, Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3), p.Stalls.Requests, Decimal(p.Stalls.MaxGapNS, nsToMS, 3)), "ms"})
+		out = append(out, row{"stalls", fmt.Sprintf("%s > %s ms in %s; max gap %s", digits.Count(p.Stalls.Count, "gap", "gaps"), Decimal(replay.Int(p.Stalls.ThresholdNS), nsToMS, 3), digits.Count(p.Stalls.Requests, "request", "requests"), Decimal(p.Stalls.MaxGapNS, nsToMS, 3)), "ms"})
 	}
 	if m := p.MLPerf; m != nil {
 		out = append(out, row{"mlperf", mlperfLine(m), ""})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/progress"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -94,7 +95,8 @@ func (v *Verifier) checkContent(ctx context.Context, b *artifact.Bundle, res *Re
 	if err := consistency(b, m, rp.counts); err != nil {
 		out = append(out, res.fail(CheckConsistency, err.blob, err.err))
 	} else {
-		res.pass(CheckConsistency, fmt.Sprintf("%d shards cover %d points × %d repeats; counts add up", len(b.RecordLayers()), len(m.Load.Points), m.Load.Repeats))
+		res.pass(CheckConsistency, fmt.Sprintf("%s cover %s × %s; counts add up", digits.Count(len(b.RecordLayers()), "shard", "shards"),
+			digits.Count(len(m.Load.Points), "point", "points"), digits.Count(m.Load.Repeats, "repeat", "repeats")))
 	}
 	return out
 }

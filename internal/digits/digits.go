@@ -82,3 +82,13 @@ func Percent(f float64) string { return strconv.FormatFloat(100*f, 'g', 6, 64) +
 // PValue is a p-value to three significant digits ("0.00794"), as compare
 // and decide print it.
 func PValue(p float64) string { return strconv.FormatFloat(p, 'g', 3, 64) }
+
+// Count writes n with its noun, one when n is 1 and many otherwise
+// ("1 shard", "4 shards"): a count printed beside a fixed plural reads
+// wrong exactly when it is 1, the case small runs and imports hit.
+func Count[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + many
+}

@@ -43,3 +43,15 @@ func TestFloatAndRat(t *testing.T) {
 		t.Errorf("PValue = %q, want 0.00794", got)
 	}
 }
+
+// TestCount: the noun follows the count.
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 shards"}, {1, "1 shard"}, {2, "2 shards"}} {
+		if got := Count(c.n, "shard", "shards"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
