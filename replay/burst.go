@@ -5,6 +5,7 @@ package replay
 import (
 	"fmt"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -24,6 +25,6 @@ func burstNote(m *schema.Manifest, groups map[groupKey]*group) string {
 	if all == 0 || zero*10 < all {
 		return ""
 	}
-	return fmt.Sprintf("itl and tpot: %d of %d chunk gaps (%.0f %%) are 0 ns, so ITL and TPOT read 0 ms where they fall: the simulator sends tokens in bursts below ~1 ms/token (its timers wake about once a millisecond); see docs/capture.md",
-		zero, all, 100*float64(zero)/float64(all))
+	return fmt.Sprintf("itl and tpot: %d of %d chunk gaps (%s %%) are 0 ns, so ITL and TPOT read 0 ms where they fall: the simulator sends tokens in bursts below ~1 ms/token (its timers wake about once a millisecond); see docs/capture.md",
+		zero, all, digits.Places(100*float64(zero)/float64(all), 0))
 }

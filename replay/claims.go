@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -161,7 +162,7 @@ func checkRecomputed(ck *schema.ClaimCheck, res *Result, pc schema.PointClaim, c
 		// The records were replayed and the value they give is
 		// undefined: a number claimed for it is not borne out by the
 		// evidence.
-		ck.Outcome, ck.Reason = schema.ClaimMismatched, fmt.Sprintf("claimed %v, recomputed undefined: %s", c.Value, reason)
+		ck.Outcome, ck.Reason = schema.ClaimMismatched, fmt.Sprintf("claimed %s, recomputed undefined: %s", digits.Shortest(c.Value), reason)
 	case reason != "":
 		ck.Outcome, ck.Reason = schema.ClaimNotRecomputable, reason
 	default:
@@ -282,7 +283,7 @@ func compareClaim(ck *schema.ClaimCheck, v Value, claimed, tolerance float64) {
 		ck.Outcome = schema.ClaimMatched
 	} else {
 		ck.Outcome = schema.ClaimMismatched
-		ck.Reason = fmt.Sprintf("claimed %v, recomputed %v", claimed, f)
+		ck.Reason = fmt.Sprintf("claimed %s, recomputed %s", digits.Shortest(claimed), digits.Shortest(f))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/benchseal/benchseal/internal/digits"
@@ -65,7 +64,7 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 			k, of := schema.ShardRateShare(sh.Count, sh.Index, int64(p.Requests))
 			r.Mul(r, big.NewRat(k, of))
 			c.shareNote[p.Name] = fmt.Sprintf("shard %d of %d's share (%d of %d arrivals) of the point's %s req/s",
-				sh.Index, sh.Count, k, of, strconv.FormatFloat(p.Rate, 'f', -1, 64))
+				sh.Index, sh.Count, k, of, digits.Decimal(p.Rate))
 		}
 		c.offered[p.Name] = r
 	}
@@ -275,7 +274,7 @@ func (d *overloadData) shedLoad(o *Overload, okMedian int64) {
 			what = fmt.Sprintf("were rejected or failed at once (%d rejected, %d failed in under 1/%d of the successful requests' median %s ms)", d.nRej, o.FastFailed, FastFailureDivisor, msText(okMedian))
 		}
 		o.addEvidence(fmt.Sprintf("%d of %d measured requests (%s %%) %s, not served (more than %d %%): the point shed the load it could not serve",
-			shed, n, new(big.Rat).SetFrac64(100*shed, n).FloatString(1), what, OverloadTolerancePercent))
+			shed, n, digits.RatAway(new(big.Rat).SetFrac64(100*shed, n), 1), what, OverloadTolerancePercent))
 	}
 }
 
@@ -454,8 +453,8 @@ func (d *overloadData) latencyRise(o *Overload) {
 	if lo, ok := t.Low.Float64(); ok && lo > bound {
 		s, _ := t.Slope.Float64()
 		o.clientOver = true
-		o.addEvidence(fmt.Sprintf("though short, the latency of its %d served requests rose with their send time by %s s per s (95 %% CI low %s > %.2g): arrivals outpaced the service by more than %d %%",
-			t.Points, digits.Trend(s), digits.Trend(lo), bound, OverloadTolerancePercent))
+		o.addEvidence(fmt.Sprintf("though short, the latency of its %d served requests rose with their send time by %s s per s (95 %% CI low %s > %s): arrivals outpaced the service by more than %d %%",
+			t.Points, digits.Trend(s), digits.Trend(lo), digits.Sig(bound, 2), OverloadTolerancePercent))
 	}
 }
 

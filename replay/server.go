@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
@@ -164,7 +164,7 @@ func serverColumn(op AttachmentOpener, sm *schema.ServerMetrics, p *PointResult)
 				// server counts every first token (also of requests that
 				// failed later, and of other clients' requests).
 				if h.Count != float64(d.N) {
-					out.GapReason = fmt.Sprintf("the server observed %s first tokens, the client timed %d: the means cover different requests", strconv.FormatFloat(h.Count, 'f', -1, 64), d.N)
+					out.GapReason = fmt.Sprintf("the server observed %s first tokens, the client timed %d: the means cover different requests", digits.Decimal(h.Count), d.N)
 					continue
 				}
 				g := cm - float64(*h.Mean*1e9)

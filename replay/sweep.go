@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -194,7 +195,7 @@ func (c Crossing) NonMonotoneText(unit string) string {
 		return ""
 	}
 	return fmt.Sprintf("SLO attainment is not monotone: %s%s meets the target above %s%s, which fails it; the capacity counts only the loads below the first failing one",
-		c.MaxPassing.FloatString(3), unit, c.FirstFail.FloatString(3), unit)
+		digits.RatAway(c.MaxPassing, 3), unit, digits.RatAway(c.FirstFail, 3), unit)
 }
 
 // FirstCrossing applies the rule to loads and their attainments (the same
@@ -287,11 +288,11 @@ func capacity(m *schema.Manifest, res *Result, target *big.Rat) *Capacity {
 	case undefined:
 		c.NullReason = "the SLO attainment of some rate is undefined"
 	case x.MaxPassing == nil:
-		c.NullReason = "no tested rate meets the SLO attainment target: capacity below the lowest rate tested (" + pts[0].rate.FloatString(3) + " req/s)"
+		c.NullReason = "no tested rate meets the SLO attainment target: capacity below the lowest rate tested (" + digits.RatAway(pts[0].rate, 3) + " req/s)"
 	case x.Below:
-		c.NullReason = "the lowest tested rate fails the SLO attainment target: capacity below the lowest rate tested (" + pts[0].rate.FloatString(3) + " req/s)"
+		c.NullReason = "the lowest tested rate fails the SLO attainment target: capacity below the lowest rate tested (" + digits.RatAway(pts[0].rate, 3) + " req/s)"
 	case x.Never:
-		c.NullReason = "the SLO attainment target is met at every tested rate: capacity not bounded by the test (≥ " + c.MaxPassingRate.Rat().FloatString(3) + " req/s, never crossed)"
+		c.NullReason = "the SLO attainment target is met at every tested rate: capacity not bounded by the test (≥ " + digits.RatAway(c.MaxPassingRate.Rat(), 3) + " req/s, never crossed)"
 	default:
 		c.Rate = Exact(x.Capacity)
 	}
