@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/benchseal/benchseal/internal/digits"
@@ -48,7 +47,7 @@ func (b *Bound) String() string {
 // float64 there, so the shortest decimal is exact).
 func loadText(v *big.Rat) string {
 	f, _ := v.Float64()
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return digits.Decimal(f)
 }
 
 // cmpBounds orders two capacities when their bounds determine it: +1
@@ -208,13 +207,13 @@ func (d *Decision) rankCapacity(cand []int) bool {
 	n := fmt.Sprintf("%d vs %d repeats", len(wr.CapacityBounds), len(ru.CapacityBounds))
 	if d.P <= d.Alpha {
 		d.Verdict = Winner
-		d.Answer = fmt.Sprintf("%s wins on capacity: %s against %s for %s (significant at α = %v, p = %s, %s)",
-			wr.Name, boundsText(wr), boundsText(ru), ru.Name, d.Alpha, digits.PValue(d.P), n)
+		d.Answer = fmt.Sprintf("%s wins on capacity: %s against %s for %s (significant at α = %s, p = %s, %s)",
+			wr.Name, boundsText(wr), boundsText(ru), ru.Name, digits.Shortest(d.Alpha), digits.PValue(d.P), n)
 		return true
 	}
 	d.Verdict, d.Winner = NoSignificantWinner, -1
-	d.Answer = fmt.Sprintf("no configuration wins on capacity significantly: %s's capacity (%s) is above %s's (%s) by the tested loads' bounds, but not significantly at α = %v (p = %s, %s)",
-		wr.Name, boundsText(wr), ru.Name, boundsText(ru), d.Alpha, digits.PValue(d.P), n)
+	d.Answer = fmt.Sprintf("no configuration wins on capacity significantly: %s's capacity (%s) is above %s's (%s) by the tested loads' bounds, but not significantly at α = %s (p = %s, %s)",
+		wr.Name, boundsText(wr), ru.Name, boundsText(ru), digits.Shortest(d.Alpha), digits.PValue(d.P), n)
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -89,7 +90,7 @@ func (o *Options) check() error {
 		o.Alpha = DefaultAlpha
 	}
 	if !(o.Alpha > 0 && o.Alpha < 1) {
-		return errcond.Errorf(ErrInvalidOption, "compare: alpha %v is not in (0, 1)", o.Alpha)
+		return errcond.Errorf(ErrInvalidOption, "compare: alpha %s is not in (0, 1)", digits.Shortest(o.Alpha))
 	}
 	switch o.Correction {
 	case "":
@@ -152,12 +153,12 @@ func (o OfferedLoad) rateText() string {
 	if o.Mode == schema.ModeConcurrency || !(o.Rate > 0) {
 		return ""
 	}
-	s := "rate " + strconv.FormatFloat(o.Rate, 'f', -1, 64) + " req/s"
+	s := "rate " + digits.Decimal(o.Rate) + " req/s"
 	if o.Arrival != "" {
 		s += " " + o.Arrival
 	}
 	if o.Arrival == schema.ArrivalGamma {
-		s += " burstiness " + strconv.FormatFloat(o.Burstiness, 'f', -1, 64)
+		s += " burstiness " + digits.Decimal(o.Burstiness)
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -21,19 +22,24 @@ import (
 // instead of a significant win.
 func (d *Decision) costRestsOnPrice(cand []int) {
 	var prices []string
-	distinct := map[string]bool{}
+	var first *big.Rat // the first price, to tell whether the prices differ
+	differ := false
 	for _, i := range cand {
 		c := d.Inputs[d.Rows[i].Input].Result.Cost
 		if c == nil {
 			continue
 		}
-		distinct[c.PricePerHour.RatString()] = true
+		if first == nil {
+			first = c.PricePerHour
+		} else if c.PricePerHour.Cmp(first) != 0 {
+			differ = true
+		}
 		prices = append(prices, fmt.Sprintf("%s: %s %s/h", d.Rows[i].Name, c.Text, c.Currency))
 	}
 	priceList := strings.Join(prices, ", ")
 	d.Limits = append(d.Limits, "cost per good token rests on the publisher's declared price ("+priceList+
 		"): the price is the publisher's statement, not measured; only the token goodput it divides is measured")
-	if d.Verdict != Winner || len(distinct) < 2 {
+	if d.Verdict != Winner || !differ {
 		if d.Verdict == Winner {
 			d.Answer += "; at the publisher's declared prices (" + priceList + ")"
 		}

@@ -193,8 +193,8 @@ func (d *Decision) energyOverlap() string {
 	if !ok1 || !ok2 || wh < rl {
 		return ""
 	}
-	return fmt.Sprintf("the ranking of %s over %s rests on central values: their energy per good token bounds overlap (%s [%.4g, %.4g] J, %s [%.4g, %.4g] J over their repeats); the scrapes bracket each window only as closely as their times allow",
-		d.Rows[d.Best].Name, d.Rows[d.RunnerUp].Name, d.Rows[d.Best].Name, wl, wh, d.Rows[d.RunnerUp].Name, rl, rh)
+	return fmt.Sprintf("the ranking of %s over %s rests on central values: their energy per good token bounds overlap (%s [%s, %s] J, %s [%s, %s] J over their repeats); the scrapes bracket each window only as closely as their times allow",
+		d.Rows[d.Best].Name, d.Rows[d.RunnerUp].Name, d.Rows[d.Best].Name, digits.Sig(wl, 4), digits.Sig(wh, 4), d.Rows[d.RunnerUp].Name, digits.Sig(rl, 4), digits.Sig(rh, 4))
 }
 
 // energyWinRatio is the least ratio of the runner-up's energy per good
@@ -215,8 +215,8 @@ func (d *Decision) energyWithinTolerance(wm, rm replay.Value) bool {
 // energyToleranceLimit says how far each run's energy is the signer's
 // word (energy.CounterTolerancePercent) and what an energy win needs.
 func energyToleranceLimit() string {
-	return fmt.Sprintf("each run's energy counter is held to its own power gauges only to ±%d %%: a counter scaled by any factor within that verifies, so an energy winner is named only when the runner-up's median exceeds the winner's by more than ×%.4g (a difference %s)",
-		energy.CounterTolerancePercent, energyWinRatio, energy.CounterToleranceNote)
+	return fmt.Sprintf("each run's energy counter is held to its own power gauges only to ±%d %%: a counter scaled by any factor within that verifies, so an energy winner is named only when the runner-up's median exceeds the winner's by more than ×%s (a difference %s)",
+		energy.CounterTolerancePercent, digits.Sig(energyWinRatio, 4), energy.CounterToleranceNote)
 }
 
 // EnergyLimit is what an energy decision rests on: the exporters'
@@ -241,7 +241,7 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 		opts.Target = big.NewRat(9, 10)
 	}
 	if opts.Target.Sign() <= 0 || opts.Target.Cmp(big.NewRat(1, 1)) > 0 {
-		return nil, errcond.Errorf(ErrInvalidOption, "compare: attainment target %s is not in (0, 1]", opts.Target.FloatString(3))
+		return nil, errcond.Errorf(ErrInvalidOption, "compare: attainment target %s is not in (0, 1]", digits.RatAway(opts.Target, 3))
 	}
 	d := &Decision{Schema: DecideSchemaV1, Objective: opts.Objective, Target: opts.Target, Alpha: copts.Alpha, Best: -1, Winner: -1, RunnerUp: -1, Margin: replay.Null, P: 1}
 	var err error
@@ -528,7 +528,7 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bou
 		if !undefined && x.NonMonotone() {
 			nonMonotone++
 			if example == "" {
-				example = fmt.Sprintf("%s above %s in repeat %d", x.MaxPassing.FloatString(3), x.FirstFail.FloatString(3), rep)
+				example = fmt.Sprintf("%s above %s in repeat %d", digits.RatAway(x.MaxPassing, 3), digits.RatAway(x.FirstFail, 3), rep)
 			}
 		}
 		var b *Bound
@@ -561,13 +561,13 @@ func capacitySide(in *Input, target *big.Rat) (s Side, atLeast replay.Value, bou
 	s.Summary = replay.SummarizeValues(s.Values, replay.CIConfidence)
 	n := len(order)
 	if unbounded > 0 {
-		reasons = append(reasons, fmt.Sprintf("the SLO attainment target is met at every tested load in %d of %d repeats: capacity not bounded by the test (≥ %s, never crossed)", unbounded, n, atLeast.Rat().FloatString(3)))
+		reasons = append(reasons, fmt.Sprintf("the SLO attainment target is met at every tested load in %d of %d repeats: capacity not bounded by the test (≥ %s, never crossed)", unbounded, n, digits.RatAway(atLeast.Rat(), 3)))
 	}
 	if none > 0 {
-		reasons = append(reasons, fmt.Sprintf("no tested load meets the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", none, n, lowest.FloatString(3)))
+		reasons = append(reasons, fmt.Sprintf("no tested load meets the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", none, n, digits.RatAway(lowest, 3)))
 	}
 	if lowFails > 0 {
-		reasons = append(reasons, fmt.Sprintf("the lowest tested load fails the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", lowFails, n, lowest.FloatString(3)))
+		reasons = append(reasons, fmt.Sprintf("the lowest tested load fails the SLO attainment target in %d of %d repeats: capacity below the lowest load tested (%s)", lowFails, n, digits.RatAway(lowest, 3)))
 	}
 	if nonMonotone > 0 {
 		reasons = append(reasons, fmt.Sprintf("SLO attainment is not monotone in %d of %d repeats (a load meeting the target above one that fails it: %s): the capacity counts only the loads below the first failing one", nonMonotone, n, example))
@@ -691,11 +691,11 @@ func (d *Decision) testWinner(cand []int, what string, lowerBetter bool) []strin
 		d.Verdict = NoSignificantWinner
 		d.Winner = -1
 		d.WithinCounterTolerance = true
-		d.Answer = fmt.Sprintf("no configuration wins on %s beyond the signer's word: %s has the best median, significantly (p = %s, %s), but its advantage over %s is %s: a counter scaled within it still verifies, so a win needs %s's median above ×%.4g of the winner's",
-			what, d.Rows[w].Name, digits.PValue(d.P), n, d.Rows[d.RunnerUp].Name, energy.CounterToleranceNote, d.Rows[d.RunnerUp].Name, energyWinRatio)
+		d.Answer = fmt.Sprintf("no configuration wins on %s beyond the signer's word: %s has the best median, significantly (p = %s, %s), but its advantage over %s is %s: a counter scaled within it still verifies, so a win needs %s's median above ×%s of the winner's",
+			what, d.Rows[w].Name, digits.PValue(d.P), n, d.Rows[d.RunnerUp].Name, energy.CounterToleranceNote, d.Rows[d.RunnerUp].Name, digits.Sig(energyWinRatio, 4))
 	case d.P <= d.Alpha && wm.Rat().Cmp(rm.Rat()) != 0:
 		d.Verdict = Winner
-		d.Answer = fmt.Sprintf("%s wins on %s (significant at α = %v, p = %s, %s)", d.Rows[w].Name, what, d.Alpha, digits.PValue(d.P), n)
+		d.Answer = fmt.Sprintf("%s wins on %s (significant at α = %s, p = %s, %s)", d.Rows[w].Name, what, digits.Shortest(d.Alpha), digits.PValue(d.P), n)
 	default:
 		d.Verdict = NoSignificantWinner
 		d.Winner = -1
@@ -703,8 +703,8 @@ func (d *Decision) testWinner(cand []int, what string, lowerBetter bool) []strin
 			d.Answer = fmt.Sprintf("no configuration wins on %s: the medians of %s and %s tie (p = %s, %s)",
 				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, digits.PValue(d.P), n)
 		} else {
-			d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %v (p = %s, %s)",
-				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, d.Alpha, digits.PValue(d.P), n)
+			d.Answer = fmt.Sprintf("no configuration wins on %s significantly: %s has the best median, but the difference from %s is not significant at α = %s (p = %s, %s)",
+				what, d.Rows[cand[0]].Name, d.Rows[cand[1]].Name, digits.Shortest(d.Alpha), digits.PValue(d.P), n)
 		}
 	}
 	return warns
@@ -748,7 +748,7 @@ func (d *Decision) addLimits(cand []int, what string, warns []string) {
 		}
 	}
 	if d.Shift != nil && !d.Shift.Bounded {
-		d.Limits = append(d.Limits, fmt.Sprintf("too few repeats for a 95 %% interval of the difference (the widest covers %.3g %%)", 100*d.Shift.Confidence))
+		d.Limits = append(d.Limits, fmt.Sprintf("too few repeats for a 95 %% interval of the difference (the widest covers %s %%)", digits.Sig(100*d.Shift.Confidence, 3)))
 	}
 }
 

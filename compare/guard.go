@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -149,7 +150,7 @@ func lengths(d *schema.LengthDist) string {
 		b = append(b, "min "+strconv.Itoa(d.Min), "max "+strconv.Itoa(d.Max))
 	}
 	if d.Mean != 0 {
-		b = append(b, "mean "+strconv.FormatFloat(d.Mean, 'g', -1, 64))
+		b = append(b, "mean "+digits.Shortest(d.Mean))
 	}
 	if len(b) > 0 {
 		// The unit is part of the lengths: 128 words and 128 tokens are
@@ -476,7 +477,7 @@ func (g *Guard) checkQualityGates(ins []*Input, names []string) {
 			bad = append(bad, fmt.Sprintf("%s is quantized (%s) and its quality gate failed", names[i], m.Model.Precision))
 		}
 		if schema.IsQuantized(m.Model.Precision) && m.QualityGate != nil {
-			qg.Values[i] = fmt.Sprintf("%s %s %s: %v (threshold %v)", m.QualityGate.Check, m.QualityGate.Dataset, m.QualityGate.Metric, m.QualityGate.Result, m.QualityGate.Threshold)
+			qg.Values[i] = fmt.Sprintf("%s %s %s: %s (threshold %s)", m.QualityGate.Check, m.QualityGate.Dataset, m.QualityGate.Metric, digits.Shortest(m.QualityGate.Result), digits.Shortest(m.QualityGate.Threshold))
 			if !m.QualityGate.Passed {
 				qg.Values[i] = "FAILED " + qg.Values[i]
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 )
 
@@ -102,8 +103,8 @@ func EquivalenceRatio(orig, repro []float64, margin, alpha float64) (Equivalence
 	}
 	res.Ratio = math.Exp(sh.Estimate)
 	if !sh.Bounded {
-		res.Reason = fmt.Sprintf("%d + %d repeats cannot give a %v %% interval (the widest covers %.3g %%)",
-			len(orig), len(repro), 100*(1-2*alpha), 100*sh.Confidence)
+		res.Reason = fmt.Sprintf("%d + %d repeats cannot give a %s %% interval (the widest covers %s %%)",
+			len(orig), len(repro), digits.Shortest(100*(1-2*alpha)), digits.Sig(100*sh.Confidence, 3))
 	} else {
 		res.Lo, res.Hi, res.Confidence = math.Exp(sh.Low), math.Exp(sh.High), sh.Confidence
 		if v := equivalenceDecision(sh.Low, sh.High, bound); v != EquivalenceInconclusive {
@@ -114,7 +115,7 @@ func EquivalenceRatio(orig, repro []float64, margin, alpha float64) (Equivalence
 	n, ok := repeatsToDecide(lo, lr, sh.Estimate, bound, alpha)
 	res.RepeatsNeeded = n
 	if !ok {
-		msg := fmt.Sprintf("even %d repeats per side would not decide at the observed spread (the estimate %.4g lies at a bound)", ExactLimit, res.Ratio)
+		msg := fmt.Sprintf("even %d repeats per side would not decide at the observed spread (the estimate %s lies at a bound)", ExactLimit, digits.Sig(res.Ratio, 4))
 		res.Reason = joinReason(res.Reason, msg)
 	}
 	return res, nil
@@ -130,9 +131,9 @@ func checkEquivalenceInput(orig, repro []float64, margin, alpha float64) error {
 	case len(orig) > ExactLimit || len(repro) > ExactLimit:
 		return errcond.Errorf(ErrTooManyValues, "stats: equivalence needs at most %d values per side, have %d and %d", ExactLimit, len(orig), len(repro))
 	case !(margin > 0) || math.IsInf(margin, 0):
-		return errcond.Errorf(ErrMargin, "stats: margin %v is not a finite number above 0", margin)
+		return errcond.Errorf(ErrMargin, "stats: margin %s is not a finite number above 0", digits.Shortest(margin))
 	case !(alpha > 0 && alpha < 0.5):
-		return errcond.Errorf(ErrConfidence, "stats: alpha %v is not in (0, 0.5)", alpha)
+		return errcond.Errorf(ErrConfidence, "stats: alpha %s is not in (0, 0.5)", digits.Shortest(alpha))
 	}
 	for _, sd := range []struct {
 		name string
@@ -144,7 +145,7 @@ func checkEquivalenceInput(orig, repro []float64, margin, alpha float64) error {
 				return errcond.Errorf(ErrNaN, "stats: %s value %d is NaN", side, i+1)
 			}
 			if math.IsInf(v, 0) {
-				return errcond.Errorf(ErrNotFinite, "stats: %s value %d is %v", side, i+1, v)
+				return errcond.Errorf(ErrNotFinite, "stats: %s value %d is %s", side, i+1, digits.Shortest(v))
 			}
 		}
 	}
@@ -162,7 +163,7 @@ const maxLogRatio = 709.782712893384
 func checkRatioRange(sh Shift) error {
 	for _, v := range []float64{sh.Estimate, sh.Low, sh.High} {
 		if math.Abs(v) > maxLogRatio {
-			return errcond.Errorf(ErrNotFinite, "stats: the ratio of the reproduction to the original, e^%.4g, is outside float64's range", v)
+			return errcond.Errorf(ErrNotFinite, "stats: the ratio of the reproduction to the original, e^%s, is outside float64's range", digits.Sig(v, 4))
 		}
 	}
 	return nil
@@ -172,7 +173,7 @@ func checkRatioRange(sh Shift) error {
 func nonPositive(side string, xs []float64) string {
 	for i, v := range xs {
 		if !(v > 0) {
-			return fmt.Sprintf("%s value %d is %v: a ratio needs values above 0", side, i+1, v)
+			return fmt.Sprintf("%s value %d is %s: a ratio needs values above 0", side, i+1, digits.Shortest(v))
 		}
 	}
 	return ""

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 )
 
@@ -35,7 +36,7 @@ func LinearFit(xs, ys []float64, confidence float64) (Fit, error) {
 	case n < 2:
 		return Fit{}, errcond.Errorf(ErrSampleSize, "stats: a line needs at least 2 points, have %d", n)
 	case !(confidence > 0 && confidence < 1):
-		return Fit{}, errcond.Errorf(ErrConfidence, "stats: confidence %v is not in (0, 1)", confidence)
+		return Fit{}, errcond.Errorf(ErrConfidence, "stats: confidence %s is not in (0, 1)", digits.Shortest(confidence))
 	}
 	var mx, my float64
 	for i := range xs {

@@ -3,6 +3,7 @@ package stats
 import (
 	"slices"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 )
 
@@ -38,7 +39,7 @@ func ShiftCI(x1, x2 []float64, confidence float64) (Shift, error) {
 		return Shift{}, ErrTooManyValues
 	}
 	if !(confidence > 0 && confidence < 1) {
-		return Shift{}, errcond.Errorf(ErrConfidence, "stats: confidence %v is not in (0, 1)", confidence)
+		return Shift{}, errcond.Errorf(ErrConfidence, "stats: confidence %s is not in (0, 1)", digits.Shortest(confidence))
 	}
 	return shiftInterval(x1, x2, (1-confidence)/2), nil
 }

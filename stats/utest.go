@@ -3,6 +3,7 @@ package stats
 import (
 	"errors"
 	"fmt"
+	"github.com/benchseal/benchseal/internal/digits"
 	"math"
 	"slices"
 )
@@ -255,7 +256,7 @@ func SampleWarning(t UTest, alpha float64) string {
 	}
 	if mp := MinP(t.N1, t.N2); mp > alpha {
 		op, n := SamplesNeeded(alpha)
-		return fmt.Sprintf("need %s %d repeats on each side to detect a difference at alpha level %v (the smallest p %d+%d repeats can give is %.3f)", op, n, alpha, t.N1, t.N2, mp)
+		return fmt.Sprintf("need %s %d repeats on each side to detect a difference at alpha level %s (the smallest p %d+%d repeats can give is %s)", op, n, digits.Shortest(alpha), t.N1, t.N2, digits.Places(mp, 3))
 	}
 	return ""
 }
