@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/servermetrics"
 	dto "github.com/prometheus/client_model/go"
@@ -254,11 +255,11 @@ func (d *Device) set(n Name, v float64, lit string) error {
 		}
 		switch {
 		case math.IsNaN(v) || math.IsInf(v, 0):
-			d.EnergyBad = fmt.Sprintf("%s is %v, not a number of %s", n.Metric, v, n.Unit)
+			d.EnergyBad = fmt.Sprintf("%s is %s, not a number of %s", n.Metric, digits.Shortest(v), n.Unit)
 		case v < 0:
-			d.EnergyBad = fmt.Sprintf("%s is negative (%v %s)", n.Metric, v, n.Unit)
+			d.EnergyBad = fmt.Sprintf("%s is negative (%s %s)", n.Metric, digits.Shortest(v), n.Unit)
 		case v >= sentinelLimit:
-			d.EnergyBad = fmt.Sprintf("%s is %v %s, at or above 2^63: a DCGM blank (no value) or a counter at its 64-bit wrap, not a reading", n.Metric, v, n.Unit)
+			d.EnergyBad = fmt.Sprintf("%s is %s %s, at or above 2^63: a DCGM blank (no value) or a counter at its 64-bit wrap, not a reading", n.Metric, digits.Shortest(v), n.Unit)
 		default:
 			j := v * n.Scale
 			d.EnergyJ, d.scale = &j, n.Scale

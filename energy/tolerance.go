@@ -4,6 +4,7 @@ package energy
 
 import (
 	"fmt"
+	"github.com/benchseal/benchseal/internal/digits"
 	"math/big"
 )
 
@@ -18,8 +19,8 @@ const CounterTolerancePercent = 10
 
 // CounterToleranceNote says what an energy difference within
 // CounterTolerancePercent rests on.
-var CounterToleranceNote = fmt.Sprintf("within the ×%.1f–×%.1f the gauges check: the signer's word",
-	float64(100-CounterTolerancePercent)/100, float64(100+CounterTolerancePercent)/100)
+var CounterToleranceNote = fmt.Sprintf("within the ×%s–×%s the gauges check: the signer's word",
+	digits.Places(float64(100-CounterTolerancePercent)/100, 1), digits.Places(float64(100+CounterTolerancePercent)/100, 1))
 
 // BeyondCounterTolerance reports whether energy less is below more by
 // more than counters scaled within CounterTolerancePercent on either

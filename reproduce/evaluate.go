@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/reproduce/rerun"
@@ -152,10 +153,10 @@ func (o *Options) normalize() error {
 		o.Alpha = DefaultAlpha
 	}
 	if !(o.Margin > 0 && o.Margin < 1) {
-		return errcond.Errorf(ErrBadOption, "invalid reproduce option: margin %v: want a fraction in (0, 1), e.g. 0.1 for ±10 %%", o.Margin)
+		return errcond.Errorf(ErrBadOption, "invalid reproduce option: margin %s: want a fraction in (0, 1), e.g. 0.1 for ±10 %%", digits.Shortest(o.Margin))
 	}
 	if !(o.Alpha > 0 && o.Alpha < 0.5) {
-		return errcond.Errorf(ErrBadOption, "invalid reproduce option: alpha %v: want 0 < alpha < 0.5", o.Alpha)
+		return errcond.Errorf(ErrBadOption, "invalid reproduce option: alpha %s: want 0 < alpha < 0.5", digits.Shortest(o.Alpha))
 	}
 	return nil
 }
@@ -346,7 +347,7 @@ func reproductionRepeats(o, r []float64, reason string, opts Options) (int, stri
 	}
 	switch {
 	case !need.Interval:
-		return 0, joinReason(reason, fmt.Sprintf("the original's %d repeats cannot give a %v %% interval with any number of reproduction repeats up to %d: the publisher must provide more repeats", len(o), 100*(1-2*opts.Alpha), stats.ExactLimit)), nil
+		return 0, joinReason(reason, fmt.Sprintf("the original's %d repeats cannot give a %s %% interval with any number of reproduction repeats up to %d: the publisher must provide more repeats", len(o), digits.Shortest(100*(1-2*opts.Alpha)), stats.ExactLimit)), nil
 	case need.Needed > stats.ExactLimit:
 		return need.Needed, joinReason(reason, fmt.Sprintf("with the original's %d repeats, even %d reproduction repeats would not decide at the observed spread: the publisher must provide more repeats", len(o), stats.ExactLimit)), nil
 	}
@@ -378,9 +379,9 @@ func decideExact(o, r []float64) (Verdict, string) {
 
 func span(lo, hi float64) string {
 	if lo == hi {
-		return fmt.Sprintf("%g", lo)
+		return digits.Shortest(lo)
 	}
-	return fmt.Sprintf("%g..%g", lo, hi)
+	return digits.Shortest(lo) + ".." + digits.Shortest(hi)
 }
 
 func allZero(v []float64) bool {
@@ -487,7 +488,7 @@ func warmServer(om, rm *schema.Manifest) string {
 	}
 	before := "requests and prompt tokens before it not measured"
 	if f := rs.Fresh; f.RequestsBefore != nil && f.PromptTokensBefore != nil {
-		before = fmt.Sprintf("%g requests and %g prompt tokens served before it", *f.RequestsBefore, *f.PromptTokensBefore)
+		before = fmt.Sprintf("%s requests and %s prompt tokens served before it", digits.Shortest(*f.RequestsBefore), digits.Shortest(*f.PromptTokensBefore))
 	}
 	at := fmt.Sprintf("at %d of %d point(s)", uncleared, len(rs.Points))
 	if len(rs.Points) == 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/reproduce/rerun"
 	"github.com/benchseal/benchseal/schema"
@@ -129,9 +130,9 @@ func testFields(want, got *Test, om, rm *schema.Manifest) []testField {
 			fs = append(fs,
 				testField{p + ".name", strconv.Quote(a.Name), strconv.Quote(b.Name)},
 				testField{p + ".concurrency", strconv.Itoa(a.Concurrency), strconv.Itoa(b.Concurrency)},
-				testField{p + ".rate", num(a.Rate), num(b.Rate)},
+				testField{p + ".rate", digits.Shortest(a.Rate), digits.Shortest(b.Rate)},
 				testField{p + ".arrival", orNone(a.Arrival), orNone(b.Arrival)},
-				testField{p + ".burstiness", num(a.Burstiness), num(b.Burstiness)},
+				testField{p + ".burstiness", digits.Shortest(a.Burstiness), digits.Shortest(b.Burstiness)},
 				testField{p + ".requests", strconv.Itoa(a.Requests), strconv.Itoa(b.Requests)},
 				testField{p + ".duration", a.Duration.String(), b.Duration.String()},
 				testField{p + ".input_tokens", strconv.Itoa(a.InputTokens), strconv.Itoa(b.InputTokens)},
@@ -201,8 +202,6 @@ func sameWorkload(want *Test, om *schema.Manifest, repro *schema.RunDir) error {
 	return nil
 }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -221,7 +220,7 @@ func floatPtr(f *float64) string {
 	if f == nil {
 		return "not stated"
 	}
-	return num(*f)
+	return digits.Shortest(*f)
 }
 
 func intPtr(v *int64) string {
@@ -235,7 +234,7 @@ func cancelText(c *capture.Cancel) string {
 	if c == nil {
 		return "none"
 	}
-	return num(c.Fraction) + " after " + c.After.String()
+	return digits.Shortest(c.Fraction) + " after " + c.After.String()
 }
 
 func specText(s *capture.LengthSpec) string {
