@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,7 +56,7 @@ type funcMeasure struct {
 // not an exception, on an exception that grew, and on an exception that
 // no longer exceeds a limit (remove it).
 func TestFunctionSizeLimits(t *testing.T) {
-	ms := measureFuncs(t, moduleRoot(t))
+	ms := measureFuncs(t)
 	seen := map[string]bool{}
 	var over []string
 	for _, m := range ms {
@@ -158,36 +157,11 @@ func moduleRoot(t *testing.T) string {
 // measureFuncs measures every function of the module's non-test Go files,
 // named "pkgdir.Func" or "pkgdir.(Recv).Method" with pkgdir the package's
 // directory relative to the module root.
-func measureFuncs(t *testing.T, root string) []funcMeasure {
+func measureFuncs(t *testing.T) []funcMeasure {
 	var out []funcMeasure
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		out = append(out, measureFile(fset, f, filepath.ToSlash(rel))...)
-		return nil
+	eachNonTestFile(t, func(rel string, fset *token.FileSet, f *ast.File) {
+		out = append(out, measureFile(fset, f, filepath.ToSlash(filepath.Dir(rel)))...)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	slices.SortFunc(out, func(a, b funcMeasure) int { return strings.Compare(a.name, b.name) })
 	return out
 }

@@ -2,9 +2,7 @@ package archtest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -81,10 +79,10 @@ type metricLiteral struct {
 
 // findMetricLiterals returns every string literal of the module's non-test
 // Go files but the table's that spells a canonical metric name.
-func findMetricLiterals(t *testing.T, root string) []metricLiteral {
+func findMetricLiterals(t *testing.T) []metricLiteral {
 	word := metricWord()
 	var out []metricLiteral
-	for _, l := range stringLiterals(t, root) {
+	for _, l := range stringLiterals(t) {
 		_, path := metricPathOf(l.value)
 		if path || word.MatchString(l.value) {
 			out = append(out, metricLiteral{file: l.file, pos: l.pos, value: l.value, path: path})
@@ -101,33 +99,12 @@ type stringLiteral struct{ file, pos, value string }
 // files but the metrics table's, struct tags left out (a tag is the
 // field's JSON name, the format the published schema pins, and cannot be
 // a constant).
-func stringLiterals(t *testing.T, root string) []stringLiteral {
+func stringLiterals(t *testing.T) []stringLiteral {
 	var out []stringLiteral
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
+	eachNonTestFile(t, func(rel string, fset *token.FileSet, f *ast.File) {
 		rel = filepath.ToSlash(rel)
 		if rel == metricTableFile {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
+			return
 		}
 		tags := map[*ast.BasicLit]bool{}
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -144,11 +121,7 @@ func stringLiterals(t *testing.T, root string) []stringLiteral {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -163,7 +136,7 @@ func stringLiterals(t *testing.T, root string) []stringLiteral {
 func TestNoMetricNameLiterals(t *testing.T) {
 	var paths, words int
 	used := map[[2]string]bool{}
-	for _, l := range findMetricLiterals(t, moduleRoot(t)) {
+	for _, l := range findMetricLiterals(t) {
 		if allowedMetricLiteral(l) {
 			used[[2]string{l.file, l.value}] = true
 			continue

@@ -61,7 +61,7 @@ func TestNoSLOKeyLiterals(t *testing.T) {
 	}
 	var keys, texts, labelLits int
 	used := map[[2]string]bool{}
-	for _, l := range stringLiterals(t, moduleRoot(t)) {
+	for _, l := range stringLiterals(t) {
 		switch {
 		case slices.Contains(schema.SLOKeys, l.value):
 			if slices.Contains(sloLiteralAllowed[l.file], l.value) {
