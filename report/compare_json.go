@@ -131,20 +131,14 @@ func newGuardJSON(g *compare.Guard) guardJSON {
 
 // sideJSON is one side of a comparison: its values and their summary.
 type sideJSON struct {
-	Point      text   `json:"point"`
-	Values     []num  `json:"values"`
-	Median     num    `json:"median"`
-	CILow      num    `json:"ci_low"`
-	CIHigh     num    `json:"ci_high"`
-	Confidence num    `json:"confidence"`
-	N          num    `json:"n"`
-	Warnings   []text `json:"warnings"`
-	NullReason *text  `json:"null_reason"`
+	Point  text  `json:"point"`
+	Values []num `json:"values"`
+	statJSON
+	NullReason *text `json:"null_reason"`
 }
 
 func newSideJSON(s compare.Side) sideJSON {
-	j := sideJSON{Point: text(s.Point), Values: nums(s.Values), Median: num(Number(s.Summary.Median)), CILow: num(Number(s.Summary.CILow)),
-		CIHigh: num(Number(s.Summary.CIHigh)), Confidence: num(Number(s.Summary.Confidence)), N: num(strconv.Itoa(s.Summary.N)), Warnings: texts(s.Summary.Warnings)}
+	j := sideJSON{Point: text(s.Point), Values: nums(s.Values), statJSON: newStatJSON(s.Summary)}
 	if s.NullReason != "" {
 		why := text(s.NullReason)
 		j.NullReason = &why
