@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
@@ -35,20 +36,28 @@ var formatRules = func() []formatRule {
 // import name, or Benchseal) and what the file is, or "" when no rule
 // matches; when data looks like tool among others, it returns tool.
 func LooksLike(tool string, data []byte) (string, string) {
-	s := ingest.NewSniffed(data)
-	var first formatRule
-	for _, r := range formatRules {
-		if r.Match == nil || !r.Match(s) {
-			continue
-		}
+	rules := matchingRules(data)
+	for _, r := range rules {
 		if r.tool == tool {
 			return tool, r.Title
 		}
-		if first.tool == "" {
-			first = r
+	}
+	if len(rules) == 0 {
+		return "", ""
+	}
+	return rules[0].tool, rules[0].Title
+}
+
+// matchingRules returns the format rules data matches, in registry order.
+func matchingRules(data []byte) []formatRule {
+	s := ingest.NewSniffed(data)
+	var out []formatRule
+	for _, r := range formatRules {
+		if r.Match != nil && r.Match(s) {
+			out = append(out, r)
 		}
 	}
-	return first.tool, first.Title
+	return out
 }
 
 // checkTool refuses files that look like another tool's and not like
@@ -80,16 +89,9 @@ func checkTool(tool string, files []ingest.File) error {
 // otherLookalikes returns the rules other than tool's that data matches,
 // or none when it matches tool's own rule (or no rule).
 func otherLookalikes(tool string, data []byte) []formatRule {
-	s := ingest.NewSniffed(data)
-	var out []formatRule
-	for _, r := range formatRules {
-		if r.Match == nil || !r.Match(s) {
-			continue
-		}
-		if r.tool == tool {
-			return nil
-		}
-		out = append(out, r)
+	rules := matchingRules(data)
+	if slices.ContainsFunc(rules, func(r formatRule) bool { return r.tool == tool }) {
+		return nil
 	}
-	return out
+	return rules
 }

@@ -151,10 +151,8 @@ func FuzzLooksLike(f *testing.F) {
 func TestFileLikeSeveralToolsNamesEachOfThem(t *testing.T) {
 	in := []ingest.File{{Name: "x.json", Data: []byte(`{"load_summary":{},"ttft_s":1}`)}}
 	var matched []string
-	for _, r := range formatRules {
-		if r.Match != nil && r.Match(ingest.NewSniffed(in[0].Data)) {
-			matched = append(matched, r.tool)
-		}
+	for _, r := range matchingRules(in[0].Data) {
+		matched = append(matched, r.tool)
 	}
 	if len(matched) < 2 {
 		t.Fatalf("the input matches %v: the test needs two rules", matched)
