@@ -279,7 +279,7 @@ func deviceCountLimit(ins []*Input, names []string) string {
 			n += len(e.Devices)
 		}
 		counts[n] = true
-		parts = append(parts, fmt.Sprintf("%d %s (%s)", n, plural(n, "device", "devices"), names[i]))
+		parts = append(parts, digits.Count(n, "device", "devices")+" ("+names[i]+")")
 	}
 	if len(counts) < 2 {
 		return ""
