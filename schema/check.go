@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // MustState lists the manifest fields, as dotted paths, that a publisher
@@ -519,7 +521,7 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 			quoteList(claimVersions[c.Definitions]...), c.Definitions, v)
 	}
 	if !finite(c.Tolerance) || c.Tolerance < 0 || c.Tolerance > MaxClaimTolerance {
-		ps.add("tolerance", "must be a number from 0 to %g (recomputation is exact, or float64 as the tool computed), got %g", MaxClaimTolerance, c.Tolerance)
+		ps.add("tolerance", "must be a number from 0 to %s (recomputation is exact, or float64 as the tool computed), got %s", digits.Shortest(MaxClaimTolerance), digits.Shortest(c.Tolerance))
 	}
 	if c.SLO != nil {
 		validateSLO(ps, "slo", c.SLO)

@@ -6,6 +6,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Independence test of repeats. Two repeats of a point under
@@ -182,7 +184,7 @@ func twinOf(ps pairSpread, most [2]int64) (RepeatTwin, bool) {
 	for i, timing := range []string{TimingE2E, TimingFirstChunk} {
 		floor, why := int64(TwinToleranceNS), "the 1 µs floor"
 		if f := int64(TwinItemShare * float64(ps.w[i])); f > floor {
-			floor, why = f, fmt.Sprintf("%g of the timing's spread across the requests, %s", TwinItemShare, Duration(ps.w[i]))
+			floor, why = f, fmt.Sprintf("%s of the timing's spread across the requests, %s", digits.Shortest(TwinItemShare), Duration(ps.w[i]))
 		}
 		if f := most[i] / TwinPeerRatio; f > floor {
 			floor, why = f, fmt.Sprintf("1/%d of the largest such spread between two repeats of the point, %s", TwinPeerRatio, Duration(most[i]))

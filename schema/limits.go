@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Load limits: the one place that bounds what a manifest or plan may
@@ -50,7 +52,7 @@ func loadLimitProblems(ps *problems, l *Load) {
 			ps.add(f+".concurrency", "%d is more than the limit of %d", p.Concurrency, MaxConcurrency)
 		}
 		if p.Rate > MaxRate {
-			ps.add(f+".rate", "%g is more than the limit of %g", p.Rate, float64(MaxRate))
+			ps.add(f+".rate", "%s is more than the limit of %s", digits.Shortest(p.Rate), digits.Shortest(float64(MaxRate)))
 		}
 	}
 	if l.Warmup.Requests > MaxDeclaredRequests {
@@ -98,13 +100,13 @@ const IterationsPerOrigByte = 64
 // output-token bound holds no matter how large the record is.
 func IterationCountProblem(n, outputTokens float64, origBytes int) string {
 	if !(n >= 0) || math.IsInf(n, 0) || n != math.Trunc(n) {
-		return fmt.Sprintf("%v is not a whole non-negative count", n)
+		return fmt.Sprintf("%s is not a whole non-negative count", digits.Shortest(n))
 	}
 	if n > outputTokens+1 { // false for an unbounded (+Inf) outputTokens
-		return fmt.Sprintf("%.0f is more than the request's output tokens + 1 (%.0f): each iteration yields at least one token, or the last one none", n, outputTokens+1)
+		return fmt.Sprintf("%s is more than the request's output tokens + 1 (%s): each iteration yields at least one token, or the last one none", digits.Places(n, 0), digits.Places(outputTokens+1, 0))
 	}
 	if limit := float64(IterationsPerOrigByte) * float64(origBytes); n > limit {
-		return fmt.Sprintf("%.0f is more than the limit of %d per byte of the request's stored values (%d bytes: at most %.0f)", n, IterationsPerOrigByte, origBytes, limit)
+		return fmt.Sprintf("%s is more than the limit of %d per byte of the request's stored values (%d bytes: at most %s)", digits.Places(n, 0), IterationsPerOrigByte, origBytes, digits.Places(limit, 0))
 	}
 	return ""
 }

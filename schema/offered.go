@@ -5,6 +5,8 @@ import (
 	"iter"
 	"slices"
 	"strconv"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // offeredLoad keeps, per point × repeat of a closed-loop run whose send
@@ -319,6 +321,6 @@ func turnaroundProblem(spans iter.Seq[[2]int64], count int, conc int64) string {
 // turnaroundText is turnaroundProblem's finding: conc workers idle a share
 // idle of the steady window, with the median turnaround median.
 func turnaroundText(conc int64, idle float64, median int64) string {
-	return fmt.Sprintf("its %d workers are idle %.1f %% of the time from the %d-th send to the last (time-averaged %.2f requests in flight, not %d) and the median time from a request's end to the next send is %s: load.generator %q sends each worker's next request as soon as its previous one ends (at most a median of %s, or %.0f %% idle), so these requests were not sent by %d such workers",
-		conc, 100*idle, conc, float64(conc)*(1-idle), conc, Duration(median), GeneratorBenchsealV1, Duration(MaxMedianTurnaroundNS), 100*MaxIdleShare, conc)
+	return fmt.Sprintf("its %d workers are idle %s %% of the time from the %d-th send to the last (time-averaged %s requests in flight, not %d) and the median time from a request's end to the next send is %s: load.generator %q sends each worker's next request as soon as its previous one ends (at most a median of %s, or %s %% idle), so these requests were not sent by %d such workers",
+		conc, digits.Places(100*idle, 1), conc, digits.Places(float64(conc)*(1-idle), 2), conc, Duration(median), GeneratorBenchsealV1, Duration(MaxMedianTurnaroundNS), digits.Places(100*MaxIdleShare, 0), conc)
 }

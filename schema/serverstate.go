@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Prefix-cache states of a point × repeat (manifest.server_state.points[]
@@ -247,8 +249,8 @@ func validateFreshStart(ps *problems, f *FreshStart) {
 		if f.RequestsBefore == nil || f.PromptTokensBefore == nil {
 			ps.add("server_state.fresh", "a measured fresh start states requests_before and prompt_tokens_before")
 		} else if f.Fresh != (*f.RequestsBefore == 0 && *f.PromptTokensBefore == 0) {
-			ps.add("server_state.fresh.fresh", "is %v, but requests_before %v and prompt_tokens_before %v say %v",
-				f.Fresh, *f.RequestsBefore, *f.PromptTokensBefore, !f.Fresh)
+			ps.add("server_state.fresh.fresh", "is %v, but requests_before %s and prompt_tokens_before %s say %v",
+				f.Fresh, digits.Shortest(*f.RequestsBefore), digits.Shortest(*f.PromptTokensBefore), !f.Fresh)
 		}
 	case StateDeclared:
 		if f.Scrape != "" || f.SHA256 != "" || f.RequestsBefore != nil || f.PromptTokensBefore != nil || f.UptimeNS != nil {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // CounterLagNS is how long after a request's end, as the client saw it,
@@ -338,7 +340,7 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 
 // nsSeconds prints ns as seconds with 3 decimals.
 func nsSeconds(ns int64) string {
-	return fmt.Sprintf("%.3f s", float64(ns)/1e9)
+	return digits.Places(float64(ns)/1e9, 3) + " s"
 }
 
 // unplacedCells lists the measured point × repeat pairs of a run that is

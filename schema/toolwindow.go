@@ -2,7 +2,11 @@
 
 package schema
 
-import "math"
+import (
+	"math"
+
+	"github.com/benchseal/benchseal/internal/digits"
+)
 
 // WindowFalseAlarm bounds the probability that an honest open-loop run's
 // n requests all arrive within a window the check below rejects.
@@ -60,8 +64,8 @@ func (c *RecordChecker) checkToolWindows(add func(field, format string, args ...
 				short = x < 1 && k*(1+math.Log(x)-x) < math.Log(WindowFalseAlarm)
 			}
 			if short {
-				add("provenance.windows", "point %q repeat %d: the tool's window %s (%s) holds its %d measured requests at %.4g req/s, but they were offered at %g req/s (%s arrivals), which spreads their sends over %s on average: a window this short has probability below %g",
-					p.Name, r, Duration(w.WindowNS), w.How, n, float64(n)/(float64(w.WindowNS)/1e9), p.Rate, p.Arrival, Duration(int64(mean)), WindowFalseAlarm)
+				add("provenance.windows", "point %q repeat %d: the tool's window %s (%s) holds its %d measured requests at %s req/s, but they were offered at %s req/s (%s arrivals), which spreads their sends over %s on average: a window this short has probability below %s",
+					p.Name, r, Duration(w.WindowNS), w.How, n, digits.Sig(float64(n)/(float64(w.WindowNS)/1e9), 4), digits.Shortest(p.Rate), p.Arrival, Duration(int64(mean)), digits.Shortest(WindowFalseAlarm))
 			}
 		}
 	}

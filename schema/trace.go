@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Trace formats capture reads.
@@ -124,7 +126,7 @@ func validateTrace(ps *problems, m *Manifest) {
 		ps.add("workload.trace.sha256", "must be 64 lowercase hex digits")
 	}
 	if !finite(t.Speedup) || t.Speedup <= 0 || t.Speedup > MaxTraceSpeedup {
-		ps.add("workload.trace.speedup", "must be a finite number above 0 and at most %g", float64(MaxTraceSpeedup))
+		ps.add("workload.trace.speedup", "must be a finite number above 0 and at most %s", digits.Shortest(float64(MaxTraceSpeedup)))
 	}
 	if t.WindowStartNS < 0 || t.WindowEndNS < 0 || (t.WindowEndNS > 0 && t.WindowEndNS <= t.WindowStartNS) {
 		ps.add("workload.trace", "window_start_ns and window_end_ns must be ≥ 0, the end (0: none) after the start")

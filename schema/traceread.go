@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // maxTraceLine bounds one line of a trace file (the exported trace limits
@@ -153,7 +155,7 @@ func traceLength(name string, line int, field string, v int64, least int64) (int
 // msToNS converts a trace time in ms to ns.
 func msToNS(name string, line int, field string, ms float64) (int64, error) {
 	if !(ms >= 0 && ms <= MaxTraceMS) {
-		return 0, &TraceError{File: name, Line: line, Field: field, Err: fmt.Errorf("%v is out of range 0..%g ms", ms, float64(MaxTraceMS))}
+		return 0, &TraceError{File: name, Line: line, Field: field, Err: fmt.Errorf("%s is out of range 0..%s ms", digits.Shortest(ms), digits.Shortest(float64(MaxTraceMS)))}
 	}
 	return int64(math.Round(ms * 1e6)), nil
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/stats"
 )
@@ -208,7 +208,7 @@ func edgesChanged(before, after []float64) string {
 		var out []string
 		for _, x := range xs {
 			if !slices.Contains(ys, x) {
-				out = append(out, strconv.FormatFloat(x, 'g', -1, 64))
+				out = append(out, digits.Shortest(x))
 			}
 		}
 		return "[" + strings.Join(out, ", ") + "]"
@@ -418,5 +418,5 @@ func spacing(intervalNS int64) string {
 
 // seconds prints ns as seconds with up to 3 decimals.
 func seconds(ns int64) string {
-	return strconv.FormatFloat(math.Round(float64(ns)/1e6)/1e3, 'f', -1, 64) + "s"
+	return digits.Decimal(math.Round(float64(ns)/1e6)/1e3) + "s"
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -137,7 +138,7 @@ func family(mf *dto.MetricFamily) (*Family, error) {
 				v = m.GetCounter().GetValue()
 			}
 			if !finite(v) {
-				return nil, fmt.Errorf("value %v is not a finite number", v)
+				return nil, fmt.Errorf("value %s is not a finite number", digits.Shortest(v))
 			}
 			f.Sum += v
 			f.Max = max(f.Max, v)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // ErrConfig is the root of configuration errors.
@@ -134,7 +136,7 @@ func DefaultConfig() Config {
 // value given with CheckTimeScale first, so that 0 is refused, not ignored.
 func CheckTimeScale(v float64) error {
 	if !(v > 0 && v <= 1000) {
-		return fmt.Errorf("time scale %v out of range (0, 1000]", v)
+		return fmt.Errorf("time scale %s out of range (0, 1000]", digits.Shortest(v))
 	}
 	return nil
 }

@@ -9,9 +9,10 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // GPUMetricsPath is where a simulator with Config.GPUs > 0 serves its
@@ -108,7 +109,7 @@ func (g *gpus) write(w io.Writer) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.kind)
 		for i := range g.n {
 			fmt.Fprintf(w, "%s{gpu=\"%d\",UUID=\"GPU-benchseal-sim-%04d\",device=\"nvidia%d\",modelName=%q,Hostname=%q} %s\n",
-				f.name, i, i, i, GPUModelName, GPUHostname, strconv.FormatFloat(f.v, 'f', -1, 64))
+				f.name, i, i, i, GPUModelName, GPUHostname, digits.Decimal(f.v))
 		}
 	}
 }

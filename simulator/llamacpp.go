@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // LlamaCppBuildInfo is the build_info (and system_fingerprint) the
@@ -275,11 +277,11 @@ func (p *plan) llamaTimings(buf []byte, done int, tm *timing) []byte {
 	buf = append(buf, `,"prompt_n":`...)
 	buf = strconv.AppendInt(buf, int64(p.promptTokens-p.cached), 10)
 	buf = append(buf, `,"prompt_ms":`...)
-	buf = strconv.AppendFloat(buf, float64(tm.first.Sub(tm.scheduled).Microseconds())/1e3, 'f', 3, 64)
+	buf = append(buf, digits.Places(float64(tm.first.Sub(tm.scheduled).Microseconds())/1e3, 3)...)
 	buf = append(buf, `,"predicted_n":`...)
 	buf = strconv.AppendInt(buf, int64(done), 10)
 	buf = append(buf, `,"predicted_ms":`...)
-	buf = strconv.AppendFloat(buf, float64(tm.last.Sub(tm.first).Microseconds())/1e3, 'f', 3, 64)
+	buf = append(buf, digits.Places(float64(tm.last.Sub(tm.first).Microseconds())/1e3, 3)...)
 	buf = append(buf, '}')
 	return buf
 }

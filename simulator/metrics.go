@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Bucket edges (seconds) of vLLM's histograms (vllm/v1/metrics/buckets.py
@@ -100,7 +101,7 @@ func (m *metrics) firstToken(t *timing) {
 	m.mu.Unlock()
 }
 
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func fmtFloat(v float64) string { return digits.Shortest(v) }
 
 func (s *Server) writeMetrics(w io.Writer) {
 	m := s.metrics
