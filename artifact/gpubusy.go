@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -72,8 +73,8 @@ func checkBusyPair(file string, bi int, a, b schema.GPUScrape, sa, sb *energy.Sc
 		floor := float64(w*least*(1-GPUBusyTolerance)) - round - gpuIdleStepJ
 		if rise < floor {
 			out = append(out, schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", bi),
-				Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (at least %.3f s apart, requests of the run in flight throughout), less than the lower of the pair's power readings, %.3f W, implies (at least %.3f J with %.0f %% tolerance): the counter contradicts the device's own power gauge",
-					id, rise, schema.AttachmentsDir, a.File, schema.AttachmentsDir, b.File, least, w, floor, GPUBusyTolerance*100)})
+				Message: fmt.Sprintf("device %s's energy counter rose %s J between %s/%s and %s/%s (at least %s s apart, requests of the run in flight throughout), less than the lower of the pair's power readings, %s W, implies (at least %s J with %s %% tolerance): the counter contradicts the device's own power gauge",
+					id, digits.Places(rise, 3), schema.AttachmentsDir, a.File, schema.AttachmentsDir, b.File, digits.Places(least, 3), digits.Places(w, 3), digits.Places(floor, 3), digits.Places(GPUBusyTolerance*100, 0))})
 		}
 	}
 	return out

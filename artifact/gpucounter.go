@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -132,12 +133,12 @@ func (g *gpuGauge) check(file string) []schema.Problem {
 				switch {
 				case rise < floor:
 					add(schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
-						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (at least %.3f s apart), less than its lowest power reading of the run, %.3f W, implies (at least %.3f J with %.0f %% tolerance): the counter contradicts the device's own power gauge",
-							id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, least, lo, floor, GPUGaugeTolerance*100)})
+						Message: fmt.Sprintf("device %s's energy counter rose %s J between %s/%s and %s/%s (at least %s s apart), less than its lowest power reading of the run, %s W, implies (at least %s J with %s %% tolerance): the counter contradicts the device's own power gauge",
+							id, digits.Places(rise, 3), schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, digits.Places(least, 3), digits.Places(lo, 3), digits.Places(floor, 3), digits.Places(GPUGaugeTolerance*100, 0))})
 				case rise > ceil:
 					add(schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
-						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (at most %.3f s apart), more than its highest power reading of the run, %.3f W, explains (at most %.3f J with %.0f %% tolerance and %.0f s at that power): the counter contradicts the device's own power gauge",
-							id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, most, hi, ceil, GPUGaugeTolerance*100, GPUGaugeSlackS)})
+						Message: fmt.Sprintf("device %s's energy counter rose %s J between %s/%s and %s/%s (at most %s s apart), more than its highest power reading of the run, %s W, explains (at most %s J with %s %% tolerance and %s s at that power): the counter contradicts the device's own power gauge",
+							id, digits.Places(rise, 3), schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, digits.Places(most, 3), digits.Places(hi, 3), digits.Places(ceil, 3), digits.Places(GPUGaugeTolerance*100, 0), digits.Places(GPUGaugeSlackS, 0))})
 				}
 			}
 		}

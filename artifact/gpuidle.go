@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -123,8 +124,8 @@ func CheckGPUIdleGaps(m *schema.Manifest, file string, read func(name string) ([
 				bound := float64(w*secs) + float64(lagW*lagSecs) + round + gpuIdleStepJ
 				if rise > bound*(1+gpuIdleSlack) {
 					problems = append(problems, schema.Problem{File: file, Field: fmt.Sprintf("gpu_metrics.scrapes[%d]", b.i),
-						Message: fmt.Sprintf("device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f s) with no request of the run in flight, more than its idle power %.3f W (the highest power it read with nothing in flight) explains (at most %.3f J, with %.3f s at up to %.3f W more just after a request's end): the readings contradict the run",
-							id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, secs, w, bound, lagSecs, lagW)})
+						Message: fmt.Sprintf("device %s's energy counter rose %s J between %s/%s and %s/%s (%s s) with no request of the run in flight, more than its idle power %s W (the highest power it read with nothing in flight) explains (at most %s J, with %s s at up to %s W more just after a request's end): the readings contradict the run",
+							id, digits.Places(rise, 3), schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, b.s.File, digits.Places(secs, 3), digits.Places(w, 3), digits.Places(bound, 3), digits.Places(lagSecs, 3), digits.Places(lagW, 3))})
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -93,9 +94,9 @@ func checkPowerOutliers(file string, rs []read1, lagged []schema.Span) []schema.
 			w, field := *d.PowerW, fmt.Sprintf("gpu_metrics.scrapes[%d]", r.i)
 			switch {
 			case w <= 0 && positive[id]:
-				l.add(field, "device %s's power reading in %s/%s is %g W, while it reads above 0 W elsewhere: no reading of a powered accelerator", id, schema.AttachmentsDir, r.s.File, w)
+				l.add(field, "device %s's power reading in %s/%s is %s W, while it reads above 0 W elsewhere: no reading of a powered accelerator", id, schema.AttachmentsDir, r.s.File, digits.Shortest(w))
 			case median[id] > 0 && w < GPUPowerOutlierRatio*median[id]:
-				l.add(field, "device %s's power reading in %s/%s, %.3f W, is below %.0f %% of the median of its readings with nothing in flight, %.3f W: an outlier the energy checks do not trust", id, schema.AttachmentsDir, r.s.File, w, GPUPowerOutlierRatio*100, median[id])
+				l.add(field, "device %s's power reading in %s/%s, %s W, is below %s %% of the median of its readings with nothing in flight, %s W: an outlier the energy checks do not trust", id, schema.AttachmentsDir, r.s.File, digits.Places(w, 3), digits.Places(GPUPowerOutlierRatio*100, 0), digits.Places(median[id], 3))
 			}
 		}
 	}
@@ -125,7 +126,7 @@ func checkSimulatorReadings(file string, listed []string, rs []read1, ceilW floa
 				l.add(field, "the scrape %s/%s lacks device %s's energy counter or power reading, which the in-process simulator serves for every device on every scrape", schema.AttachmentsDir, r.s.File, id)
 				continue
 			case *d.PowerW < idle*(1-gpuIdleSlack) || *d.PowerW > ceilW*(1+gpuIdleSlack):
-				l.add(field, "device %s's power reading in %s/%s, %.3f W, lies outside the simulator's model, %.0f W idle to %.0f W with the run's most requests in flight", id, schema.AttachmentsDir, r.s.File, *d.PowerW, idle, ceilW)
+				l.add(field, "device %s's power reading in %s/%s, %s W, lies outside the simulator's model, %s W idle to %s W with the run's most requests in flight", id, schema.AttachmentsDir, r.s.File, digits.Places(*d.PowerW, 3), digits.Places(idle, 0), digits.Places(ceilW, 0))
 			}
 			if k == 0 {
 				continue
@@ -141,7 +142,7 @@ func checkSimulatorReadings(file string, listed []string, rs []read1, ceilW floa
 			lo := float64(idle*least) - round - gpuIdleStepJ
 			hi := float64(ceilW*most) + round + gpuIdleStepJ
 			if rise < lo || rise > hi*(1+gpuIdleSlack) {
-				l.add(field, "device %s's energy counter rose %.3f J between %s/%s and %s/%s (%.3f to %.3f s apart), outside the simulator's model (%.3f to %.3f J at %.0f to %.0f W)", id, rise, schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, r.s.File, least, most, lo, hi, idle, ceilW)
+				l.add(field, "device %s's energy counter rose %s J between %s/%s and %s/%s (%s to %s s apart), outside the simulator's model (%s to %s J at %s to %s W)", id, digits.Places(rise, 3), schema.AttachmentsDir, a.s.File, schema.AttachmentsDir, r.s.File, digits.Places(least, 3), digits.Places(most, 3), digits.Places(lo, 3), digits.Places(hi, 3), digits.Places(idle, 0), digits.Places(ceilW, 0))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
@@ -83,7 +84,7 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 		}
 		field := "server_metrics.scrapes[" + strconv.Itoa(t.Scrape) + "]"
 		when := "during"
-		by := "that had ended " + strconv.FormatFloat(float64(schema.CounterLagNS)/1e9, 'f', -1, 64) + " s before it was sent"
+		by := "that had ended " + digits.Decimal(float64(schema.CounterLagNS)/1e9) + " s before it was sent"
 		if t.After {
 			when = "after"
 			if t.ByNS == 1<<63-1 {
@@ -199,4 +200,4 @@ type baseline struct {
 	field string
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func num(v float64) string { return digits.Decimal(v) }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
 )
@@ -201,8 +202,8 @@ func checkFresh(m *schema.Manifest, file string, snap *servermetrics.Snapshot) [
 		add("server_state.fresh", "%s holds no engine request and prompt-token counters, so it measures nothing", f.Scrape)
 		return out
 	case f.RequestsBefore == nil || f.PromptTokensBefore == nil || sv.Requests != *f.RequestsBefore || sv.PromptTokens != *f.PromptTokensBefore:
-		add("server_state.fresh", "%s counts %v requests and %v prompt tokens, the manifest says %v and %v",
-			f.Scrape, sv.Requests, sv.PromptTokens, orNone(f.RequestsBefore), orNone(f.PromptTokensBefore))
+		add("server_state.fresh", "%s counts %s requests and %s prompt tokens, the manifest says %v and %v",
+			f.Scrape, digits.Shortest(sv.Requests), digits.Shortest(sv.PromptTokens), orNone(f.RequestsBefore), orNone(f.PromptTokensBefore))
 	case sv.Fresh() != f.Fresh:
 		add("server_state.fresh.fresh", "is %v, but %s says %v", f.Fresh, f.Scrape, sv.Fresh())
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/reproduce/verdict"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/stats"
@@ -92,9 +93,9 @@ func checkReproduction(r *Reproduction, leveled bool) error {
 	case len(r.RunManifest.Digest) != 1 || !hex64.MatchString(r.RunManifest.Digest["sha256"]):
 		return fmt.Errorf("%s.runManifest: want exactly a sha256 digest of 64 lowercase hex", ReproductionField)
 	case !(r.Margin > 0) || math.IsInf(r.Margin, 0):
-		return fmt.Errorf("%s.margin %v: want a finite number above 0", ReproductionField, r.Margin)
+		return fmt.Errorf("%s.margin %s: want a finite number above 0", ReproductionField, digits.Shortest(r.Margin))
 	case !(r.Alpha > 0 && r.Alpha < 0.5):
-		return fmt.Errorf("%s.alpha %v: want 0 < alpha < 0.5", ReproductionField, r.Alpha)
+		return fmt.Errorf("%s.alpha %s: want 0 < alpha < 0.5", ReproductionField, digits.Shortest(r.Alpha))
 	case len(r.Claims) == 0:
 		return fmt.Errorf("%s.claims: none", ReproductionField)
 	case len(r.Claims) > maxReproducedClaims:
@@ -151,8 +152,8 @@ func (r *Reproduction) CheckLevel() error {
 			return fmt.Errorf("%s.claims[%d]: %s %s is REPRODUCED with a ratio but no interval", ReproductionField, i, c.Point, c.Metric)
 		case hasInterval:
 			if v := stats.RatioVerdict(*c.Lo, *c.Hi, r.Margin); v != stats.EquivalenceReproduced {
-				return fmt.Errorf("%s.claims[%d]: %s %s is REPRODUCED, but its interval [%.4g, %.4g] is not inside the margin's [%.4g, %.4g] (%s by reproduce's rule)",
-					ReproductionField, i, c.Point, c.Metric, *c.Lo, *c.Hi, 1/(1+r.Margin), 1+r.Margin, v)
+				return fmt.Errorf("%s.claims[%d]: %s %s is REPRODUCED, but its interval [%s, %s] is not inside the margin's [%s, %s] (%s by reproduce's rule)",
+					ReproductionField, i, c.Point, c.Metric, digits.Sig(*c.Lo, 4), digits.Sig(*c.Hi, 4), digits.Sig(1/(1+r.Margin), 4), digits.Sig(1+r.Margin, 4), v)
 			}
 		}
 		kind := verdict.KindRatio

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -72,9 +73,9 @@ func mismatchText(c schema.ClaimCheck) string {
 	}
 	got := "none"
 	if c.Recomputed != nil {
-		got = fmt.Sprintf("%v", *c.Recomputed)
+		got = fmt.Sprintf("%s", digits.Shortest(*c.Recomputed))
 	}
-	return fmt.Sprintf("%s %s %s: claimed %v, recomputed %s%s", c.Point, rep, c.Metric, c.Claimed, got, underVersion([]schema.ClaimCheck{c}))
+	return fmt.Sprintf("%s %s %s: claimed %s, recomputed %s%s", c.Point, rep, c.Metric, digits.Shortest(c.Claimed), got, underVersion([]schema.ClaimCheck{c}))
 }
 
 // underVersion names the definitions version claims were recomputed
