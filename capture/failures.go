@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -121,7 +122,7 @@ func (r *runner) noteEnd(c *cell, rec *schema.Record) {
 		// (sent in the current phase, c's, and not yet ended), which the
 		// records count too.
 		inFlight := max(0, r.cur.sent.Load()-r.cur.done.Load())
-		r.abort(errcond.Errorf(ErrTooManyFailures, "too many failed requests: point %s repeat %d (%s): %d of the first %d ended requests failed (%.0f%%), more than --max-error-rate %.0f%%; %d more were in flight",
-			c.pt.Name, c.repeat, c.phase, bad, done, 100*float64(bad)/float64(done), 100*thr, inFlight))
+		r.abort(errcond.Errorf(ErrTooManyFailures, "too many failed requests: point %s repeat %d (%s): %d of the first %d ended requests failed (%s%%), more than --max-error-rate %s%%; %d more were in flight",
+			c.pt.Name, c.repeat, c.phase, bad, done, digits.Places(100*float64(bad)/float64(done), 0), digits.Places(100*thr, 0), inFlight))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -218,7 +219,7 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 	}
 	if d < shortWindowIntervals*g.interval {
 		g.mu.Lock()
-		g.short = append(g.short, fmt.Sprintf("%s/%d (%.2f s)", c.pt.Name, c.repeat, d.Seconds()))
+		g.short = append(g.short, fmt.Sprintf("%s/%d (%s s)", c.pt.Name, c.repeat, digits.Places(d.Seconds(), 2)))
 		g.mu.Unlock()
 	}
 	if g.maxAge > 0 {

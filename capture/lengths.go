@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Length distribution kinds (manifest workload.input_tokens.kind).
@@ -135,7 +137,7 @@ func (d LengthSpec) String() string {
 	case LengthUniform:
 		return fmt.Sprintf("%d..%d", d.Lo, d.Hi)
 	case LengthNormal, LengthLognormal:
-		return fmt.Sprintf("%s:%s,%s,%d,%d", d.Kind, strconv.FormatFloat(d.Mean, 'g', -1, 64), strconv.FormatFloat(d.SD, 'g', -1, 64), d.Lo, d.Hi)
+		return fmt.Sprintf("%s:%s,%s,%d,%d", d.Kind, digits.Shortest(d.Mean), digits.Shortest(d.SD), d.Lo, d.Hi)
 	case LengthEmpirical:
 		var b strings.Builder
 		b.WriteString("list:")

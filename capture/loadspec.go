@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
@@ -93,7 +94,7 @@ func (s LoadSpec) sessionPlan(p *Plan) (*Plan, error) {
 	arrival, burstiness := s.arrival()
 	for _, r := range s.Rate {
 		if !(r > 0 && r <= MaxRate) {
-			return nil, flagError(fmt.Sprintf("--rate %g: want a rate above 0 and at most %d sessions per second", r, MaxRate))
+			return nil, flagError(fmt.Sprintf("--rate %s: want a rate above 0 and at most %d sessions per second", digits.Shortest(r), MaxRate))
 		}
 		p.Mode = schema.ModeRate
 		p.Points = append(p.Points, schema.Point{Rate: r, Arrival: arrival, Burstiness: burstiness, Requests: len(s.Sessions.Items)})
@@ -201,7 +202,7 @@ func (s LoadSpec) Plan() (*Plan, error) {
 		// check would name a point (rate--5) the user never wrote.
 		for _, r := range s.Rate {
 			if !(r > 0 && r <= MaxRate) {
-				return nil, flagError(fmt.Sprintf("--rate %g: want a rate above 0 and at most %d requests per second", r, MaxRate))
+				return nil, flagError(fmt.Sprintf("--rate %s: want a rate above 0 and at most %d requests per second", digits.Shortest(r), MaxRate))
 			}
 		}
 	case len(s.Concurrency) > 0:

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -127,7 +128,7 @@ func (r *runner) baseManifest() *schema.Manifest {
 	// Until the run ends and says whether every response carried usage.
 	m.Client.TokenCounts = "server-usage"
 	if c := p.Cancel; c != nil && c.Fraction > 0 {
-		setNote(m, "cancellation", fmt.Sprintf("a seeded %.4g fraction of requests is cancelled by the client %s after its send (status cancelled)", c.Fraction, time.Duration(c.After)))
+		setNote(m, "cancellation", fmt.Sprintf("a seeded %s fraction of requests is cancelled by the client %s after its send (status cancelled)", digits.Sig(c.Fraction, 4), time.Duration(c.After)))
 	}
 	setNote(m, "schedule", scheduleNote(o))
 	return m
@@ -138,7 +139,7 @@ func (r *runner) baseManifest() *schema.Manifest {
 func scheduleNote(o *Options) string {
 	switch {
 	case o.Trace != nil:
-		return fmt.Sprintf("trace replay: request k is sent trace_ns/%g ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", o.Trace.Source.Speedup)
+		return fmt.Sprintf("trace replay: request k is sent trace_ns/%s ns after the point's first (workload item k's trace_ns: its time in the trace less the window's first request's), the same in every repeat; records keep scheduled_ns and sent_ns", digits.Shortest(o.Trace.Source.Speedup))
 	case o.Sessions != nil && o.Plan.Mode == schema.ModeRate:
 		return "sessions arriving at a rate: session s starts at the s-th offset of the seeded schedule of the point's rate and arrival (one offset per session, first at 0), its turn 0's scheduled_ns; each later turn is sent when the turn before it ended, and its scheduled_ns is that end_ns (send lag: the client's delay); request k sends workload item k; records keep session and turn"
 	case o.Sessions != nil:

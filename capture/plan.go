@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
@@ -168,7 +169,7 @@ func (p *Plan) normalizeRunWide(bad func(format string, args ...any)) {
 	}
 	if c := p.Cancel; c != nil {
 		if !(c.Fraction >= 0 && c.Fraction <= 1) {
-			bad("cancel.fraction %v out of range 0..1", c.Fraction)
+			bad("cancel.fraction %s out of range 0..1", digits.Shortest(c.Fraction))
 		}
 		if c.Fraction > 0 && c.After <= 0 {
 			bad("cancel.after must be > 0")
@@ -183,7 +184,7 @@ func (p *Plan) normalizeRunWide(bad func(format string, args ...any)) {
 func (p *Plan) normalizePoint(bad func(format string, args ...any), i int, pt *schema.Point, seen map[string]bool) {
 	if pt.Name == "" {
 		if p.Mode == schema.ModeRate {
-			pt.Name = fmt.Sprintf("rate-%g", pt.Rate)
+			pt.Name = fmt.Sprintf("rate-%s", digits.Shortest(pt.Rate))
 		} else {
 			pt.Name = fmt.Sprintf("c%d", pt.Concurrency)
 		}
@@ -237,7 +238,7 @@ func (p *Plan) checkConcurrencyPoint(bad func(format string, args ...any), i int
 // rate-mode half of normalizePoint.
 func normalizeRatePoint(bad func(format string, args ...any), i int, pt *schema.Point) {
 	if !(pt.Rate > 0 && pt.Rate <= MaxRate) {
-		bad("points[%d] %s: rate %v out of range (0, %d]", i, pt.Name, pt.Rate, MaxRate)
+		bad("points[%d] %s: rate %s out of range (0, %d]", i, pt.Name, digits.Shortest(pt.Rate), MaxRate)
 	}
 	if pt.Concurrency != 0 {
 		bad("points[%d] %s: concurrency belongs to concurrency mode (use max_outstanding to cap a rate point)", i, pt.Name)
@@ -255,7 +256,7 @@ func normalizeRatePoint(bad func(format string, args ...any), i int, pt *schema.
 			pt.Burstiness = 1
 		}
 		if !(pt.Burstiness > 0 && pt.Burstiness <= 1000) {
-			bad("points[%d] %s: burstiness %v out of range (0, 1000]", i, pt.Name, pt.Burstiness)
+			bad("points[%d] %s: burstiness %s out of range (0, 1000]", i, pt.Name, digits.Shortest(pt.Burstiness))
 		}
 	default:
 		bad("points[%d] %s: arrival %q: want constant, poisson or gamma", i, pt.Name, pt.Arrival)
@@ -294,7 +295,7 @@ func ProtocolPoints(mode string, loads []float64, requests int) []schema.Point {
 				if mode == schema.ModeRate {
 					pt.Rate = l
 					pt.Arrival = schema.ArrivalPoisson
-					pt.Name = fmt.Sprintf("in%d-out%d-r%g", in, out, l)
+					pt.Name = fmt.Sprintf("in%d-out%d-r%s", in, out, digits.Shortest(l))
 					if pt.Requests == 0 {
 						pt.Requests = max(32, int(math.Ceil(10*l)))
 					}

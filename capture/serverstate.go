@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 	"github.com/benchseal/benchseal/servermetrics"
@@ -134,8 +135,8 @@ func (r *runner) newStateKeeper(base string, scr *scraper, m *schema.Manifest, s
 				}
 				k.freshRaw = scr.first
 				if r.o.ServerFresh && !sv.Fresh() {
-					return nil, errcond.Errorf(ErrNotFresh, "capture failed: the server is not freshly started: --server-fresh declares it, but its /metrics before the run count %v finished requests and %v prompt tokens",
-						reqs, toks)
+					return nil, errcond.Errorf(ErrNotFresh, "capture failed: the server is not freshly started: --server-fresh declares it, but its /metrics before the run count %s finished requests and %s prompt tokens",
+						digits.Shortest(reqs), digits.Shortest(toks))
 				}
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
@@ -104,7 +105,7 @@ type TraceRun struct {
 // (schema.TraceOffset).
 func ReplayTrace(t *Trace, data []byte, w TraceWindow, speedup float64, seed int64) (*TraceRun, error) {
 	if !(speedup > 0 && speedup <= schema.MaxTraceSpeedup) {
-		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: speedup %v: want above 0 and at most %g", speedup, float64(schema.MaxTraceSpeedup))
+		return nil, errcond.Errorf(plan.ErrPlan, "invalid plan: speedup %s: want above 0 and at most %s", digits.Shortest(speedup), digits.Shortest(float64(schema.MaxTraceSpeedup)))
 	}
 	sel := t.Window(int64(w.Start), int64(w.End))
 	var total int64
@@ -258,7 +259,7 @@ func (t *prefixTally) note(m *schema.Manifest) {
 		return
 	}
 	pct := func(a, b int64) string {
-		return strconv.FormatFloat(100*float64(a)/float64(max(b, 1)), 'f', 1, 64) + " %"
+		return digits.Places(100*float64(a)/float64(max(b, 1)), 1) + " %"
 	}
 	msg := fmt.Sprintf("the trace's prefix blocks (hash_ids, %d tokens each, the same block text wherever an id recurs) make %d of the %d prompt tokens (%s) of the %d measured requests that ended ok a prefix an earlier request of the window sent: what an unbounded prefix cache would serve (workload items' cacheable_tokens; the prompts' words, or the served model's tokens when fitted: notes.input_tokens); ",
 		TraceBlockTokens, t.cacheable.Load(), t.prompt.Load(), pct(t.cacheable.Load(), t.prompt.Load()), n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -73,8 +74,8 @@ func (g *gen) manifest(workloadSum string, items int) *schema.Manifest {
 		},
 		Unknown: []string{"hardware.driver", "hardware.runtime"},
 		Notes: map[string]string{
-			"synth": fmt.Sprintf("server model v%s: %d batch slots, FIFO admission, prefill %v + %v/token, decode step %v + %v per running sequence; failures: %.1f%% error, %.1f%% cancelled, %.1f%% rejected at random, timeouts after %v; %.1f%% stalls",
-				ModelVersion, slots, prefillBase, prefillPerToken, stepBase, stepPerSeq, pError*100, pCancel*100, pRejectRnd*100, requestTimeout, pStall*100),
+			"synth": fmt.Sprintf("server model v%s: %d batch slots, FIFO admission, prefill %v + %v/token, decode step %v + %v per running sequence; failures: %s%% error, %s%% cancelled, %s%% rejected at random, timeouts after %v; %s%% stalls",
+				ModelVersion, slots, prefillBase, prefillPerToken, stepBase, stepPerSeq, digits.Places(pError*100, 1), digits.Places(pCancel*100, 1), digits.Places(pRejectRnd*100, 1), requestTimeout, digits.Places(pStall*100, 1)),
 		},
 	}
 	if o.Mode == schema.ModeRate {

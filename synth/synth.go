@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -80,12 +80,12 @@ func (o *Options) Validate() error {
 	for _, p := range o.Points {
 		switch {
 		case math.IsNaN(p) || math.IsInf(p, 0) || p <= 0:
-			errs = append(errs, fmt.Errorf("point %v: must be a finite number > 0", p))
+			errs = append(errs, fmt.Errorf("point %s: must be a finite number > 0", digits.Shortest(p)))
 		case o.Mode == schema.ModeConcurrency && (p != math.Trunc(p) || p > 100000):
-			errs = append(errs, fmt.Errorf("point %v: concurrency must be a whole number ≤ 100000", p))
+			errs = append(errs, fmt.Errorf("point %s: concurrency must be a whole number ≤ 100000", digits.Shortest(p)))
 		}
 		if n := o.pointName(p); seen[n] {
-			errs = append(errs, fmt.Errorf("point %v is given twice", p))
+			errs = append(errs, fmt.Errorf("point %s is given twice", digits.Shortest(p)))
 		} else {
 			seen[n] = true
 		}
@@ -113,9 +113,9 @@ func (o *Options) Validate() error {
 
 func (o *Options) pointName(p float64) string {
 	if o.Mode == schema.ModeRate {
-		return "r" + strconv.FormatFloat(p, 'g', -1, 64)
+		return "r" + digits.Shortest(p)
 	}
-	return "c" + strconv.FormatFloat(p, 'f', 0, 64)
+	return "c" + digits.Places(p, 0)
 }
 
 // Generate writes a synthetic run to w: workload.jsonl, the records and
