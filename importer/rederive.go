@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchseal/benchseal/importer/ingest"
 	"github.com/benchseal/benchseal/importer/mlperf"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -234,11 +235,11 @@ func sameClaims(want, got *schema.Claims, older bool, notes *[]string) error {
 			g, ok := held[k]
 			switch {
 			case !ok && older:
-				lacked = append(lacked, fmt.Sprintf("%s %s = %v", k.point, k.metric, w.Value))
+				lacked = append(lacked, fmt.Sprintf("%s %s = %s", k.point, k.metric, digits.Shortest(w.Value)))
 			case !ok:
-				return fmt.Errorf("%s: point %q repeat %d %s: absent, the importer derives %v from the tool's files", schema.ClaimsFile, k.point, k.repeat, k.metric, w.Value)
+				return fmt.Errorf("%s: point %q repeat %d %s: absent, the importer derives %s from the tool's files", schema.ClaimsFile, k.point, k.repeat, k.metric, digits.Shortest(w.Value))
 			case g.Value != w.Value:
-				return fmt.Errorf("%s: point %q repeat %d %s: claimed %v, the tool's files give %v", schema.ClaimsFile, k.point, k.repeat, k.metric, g.Value, w.Value)
+				return fmt.Errorf("%s: point %q repeat %d %s: claimed %s, the tool's files give %s", schema.ClaimsFile, k.point, k.repeat, k.metric, digits.Shortest(g.Value), digits.Shortest(w.Value))
 			case g.NotRecomputable == "" && w.NotRecomputable != "" && older:
 				*notes = append(*notes, fmt.Sprintf("today's importer marks %s point %q repeat %d %s not recomputable (%s); this bundle, made by an older importer, does not", schema.ClaimsFile, k.point, k.repeat, k.metric, w.NotRecomputable))
 			case g.NotRecomputable != w.NotRecomputable:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -181,7 +182,7 @@ func decimal(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}
-	s := strings.TrimRight(r.FloatString(12), "0")
+	s := strings.TrimRight(digits.RatAway(r, 12), "0")
 	return strings.TrimSuffix(s, ".")
 }
 

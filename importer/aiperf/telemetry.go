@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -269,7 +270,7 @@ func telemetrySample(name string, lineNo int, l *telemetryLine) (TelemetryDevice
 		s.raw[i] = json.Number(*v.n)
 	}
 	if s.UtilPct != nil && *s.UtilPct > 100 {
-		return dev, s, bad(fields[2], "is a percentage, got %v", *s.UtilPct)
+		return dev, s, bad(fields[2], "is a percentage, got %s", digits.Shortest(*s.UtilPct))
 	}
 	return dev, s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -120,7 +121,7 @@ func checkInputRate(s *Summary, name string, isl, w int64, tol float64) error {
 	}
 	want := float64(isl) / dur
 	if math.Abs(got-want) > tol*math.Abs(want) {
-		return ingest.RecordErrorf(name, 0, -1, "input_token_throughput.avg", "%v is not the valid records' %d input tokens ÷ %s (%v s) = %v", got, isl, src, dur, want)
+		return ingest.RecordErrorf(name, 0, -1, "input_token_throughput.avg", "%s is not the valid records' %d input tokens ÷ %s (%s s) = %s", digits.Shortest(got), isl, src, digits.Shortest(dur), digits.Shortest(want))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -470,7 +471,7 @@ func assign(stages []*stage, refs []requestRef) error {
 					lo, hi = min(lo, r.startS), max(hi, r.startS)
 				}
 				if got := hi - lo; math.Abs(got-want) > 1e-9*math.Max(math.Abs(want), 1e-9) {
-					return ingest.Errorf(st.sum.Name, "load_summary.send_duration %v s, but stage %d's requests (in order of start, %d after the earlier stages) were sent over %v s: these summaries are not of this per-request file, or a stage is missing", want, st.n, k-int(n), got)
+					return ingest.Errorf(st.sum.Name, "load_summary.send_duration %s s, but stage %d's requests (in order of start, %d after the earlier stages) were sent over %s s: these summaries are not of this per-request file, or a stage is missing", digits.Shortest(want), st.n, k-int(n), digits.Shortest(got))
 				}
 			}
 		}
@@ -640,7 +641,7 @@ func claimRun(c *ingest.ClaimSet, run *Summary, stages []*stage, reqs *requestIn
 		}
 		v, err := strconv.ParseFloat(string(chk.n), 64)
 		if err != nil || math.Abs(v-chk.want) > 1e-9*math.Max(math.Abs(chk.want), 1) {
-			return ingest.Errorf(run.Name, "%s is %s, but the per-request file gives %v", chk.field, chk.n, chk.want)
+			return ingest.Errorf(run.Name, "%s is %s, but the per-request file gives %s", chk.field, chk.n, digits.Shortest(chk.want))
 		}
 	}
 	ingest.Derive(m, "%s: the run summary over %d stages: its request counts and benchmark_time_seconds checked against the requests; its distributions and rates pool the stages, which per-point claims cannot hold, so they are not claimed", path.Base(run.Name), len(stages))

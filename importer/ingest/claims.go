@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -98,7 +99,7 @@ var StatKeys = map[string]string{
 
 // PointName returns the name of a load point: "concurrency-4", "rate-2.5".
 func PointName(mode string, v float64) string {
-	return fmt.Sprintf("%s-%s", mode, strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.6f", v), "0"), "."))
+	return fmt.Sprintf("%s-%s", mode, strings.TrimSuffix(strings.TrimRight(digits.Places(v, 6), "0"), "."))
 }
 
 // PointNames gives load points unique names: the first point called x

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"gopkg.in/yaml.v3"
 )
 
@@ -80,7 +81,7 @@ func yamlNode(name string, n *yaml.Node, b *bytes.Buffer, depth int) error {
 			}
 			if !json.Valid([]byte(v)) {
 				f, _ := strconv.ParseFloat(v, 64)
-				v = strconv.FormatFloat(f, 'g', -1, 64)
+				v = digits.Shortest(f)
 			}
 			b.WriteString(v)
 		default:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -401,7 +402,7 @@ func checkErrorRate(s Summary, file string) error {
 		want = float64(errs) / float64(started)
 	}
 	if got != want {
-		return ingest.RecordErrorf(file, 0, -1, "results_error_rate", "%v is not results_number_errors ÷ results_num_requests_started = %d ÷ %d = %v", got, errs, started, want)
+		return ingest.RecordErrorf(file, 0, -1, "results_error_rate", "%s is not results_number_errors ÷ results_num_requests_started = %d ÷ %d = %s", digits.Shortest(got), errs, started, digits.Shortest(want))
 	}
 	return nil
 }

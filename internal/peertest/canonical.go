@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 )
 
@@ -63,7 +64,7 @@ func canonicalVersusTool(t *testing.T, c Case) {
 			switch want {
 			case Null:
 				if !v.IsNull() || reason == "" {
-					t.Errorf("%s %s = %v, want null with a reason", pc.Point, cl.Metric, got)
+					t.Errorf("%s %s = %s, want null with a reason", pc.Point, cl.Metric, digits.Shortest(got))
 				}
 				if _, ok := p.NullReason(cl.Metric); !ok {
 					t.Errorf("%s %s: no null reason in the result", pc.Point, cl.Metric)
@@ -79,12 +80,12 @@ func canonicalVersusTool(t *testing.T, c Case) {
 				}
 				if want == Other {
 					if rel <= toolRounding {
-						t.Errorf("%s %s matches the tool (%v); the table says it does not", pc.Point, cl.Metric, got)
+						t.Errorf("%s %s matches the tool (%s); the table says it does not", pc.Point, cl.Metric, digits.Shortest(got))
 					}
 					continue
 				}
 				if rel > toolRounding {
-					t.Errorf("%s %s = %v, tool %v (rel %.1e) — %s", pc.Point, cl.Metric, got, cl.Value, rel, want)
+					t.Errorf("%s %s = %s, tool %s (rel %s) — %s", pc.Point, cl.Metric, digits.Shortest(got), digits.Shortest(cl.Value), digits.Sci(rel, 1), want)
 				}
 			default:
 				panic(fmt.Sprint("unknown outcome ", want))

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/benchseal/benchseal/importer/ingest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
 )
@@ -146,15 +147,15 @@ func ExternalCheck(t *testing.T, tool string, files []ingest.File, parse ParseFu
 			if cl.NotRecomputable != "" {
 				t.Errorf("%s %s: marked not recomputable but matched", c.Point, c.Metric)
 			}
-			t.Logf("matched          %-28s %-22.17g (%s) rel %.1e", c.Metric, c.Claimed, cl.Source, deref(c.RelError))
+			t.Logf("matched          %-28s %-22s (%s) rel %s", c.Metric, digits.Sig(c.Claimed, 17), cl.Source, digits.Sci(deref(c.RelError), 1))
 		case schema.ClaimMismatched:
 			if why, ok := knownMismatch[c.Metric]; ok {
-				t.Logf("KNOWN MISMATCH   %-28s claimed %.17g recomputed %.17g (%s): %s", c.Metric, c.Claimed, deref(c.Recomputed), cl.Source, why)
+				t.Logf("KNOWN MISMATCH   %-28s claimed %s recomputed %s (%s): %s", c.Metric, digits.Sig(c.Claimed, 17), digits.Sig(deref(c.Recomputed), 17), cl.Source, why)
 			} else {
-				t.Errorf("mismatch %s %s: claimed %.17g (%s), recomputed %.17g, rel %.3g", c.Point, c.Metric, c.Claimed, cl.Source, deref(c.Recomputed), deref(c.RelError))
+				t.Errorf("mismatch %s %s: claimed %s (%s), recomputed %s, rel %s", c.Point, c.Metric, digits.Sig(c.Claimed, 17), cl.Source, digits.Sig(deref(c.Recomputed), 17), digits.Sig(deref(c.RelError), 3))
 			}
 		default:
-			t.Logf("not recomputable %-28s %-22.17g (%s): %s", c.Metric, c.Claimed, cl.Source, c.Reason)
+			t.Logf("not recomputable %-28s %-22s (%s): %s", c.Metric, digits.Sig(c.Claimed, 17), cl.Source, c.Reason)
 		}
 	}
 	t.Logf("%s: %d matched, %d mismatched, %d not recomputable", tool, counts[schema.ClaimMatched], counts[schema.ClaimMismatched], counts[schema.ClaimNotRecomputable])
