@@ -41,14 +41,10 @@ func TestOnlyCmdDependsOnReport(t *testing.T) {
 var floatVerb = regexp.MustCompile(`%[-+# 0]*(\d+|\*)?(\.(\d+|\*)?)?[fFeEgG]`)
 
 // cliFloatExceptions are the functions of the commands that may still
-// format a float themselves, each with its reason (file: function).
-var cliFloatExceptions = map[string]string{
-	// A rate point's name ("rate-2.5"), an identifier the run and its
-	// plan keep, not a rendered number: it must stay as older runs named it.
-	"internal/cli/plan.go: runPlanInit": "point name",
-	// A usage error naming the flag's bound, schema.MaxClaimTolerance.
-	"internal/cli/replay.go: writeClaimsFile": "usage error",
-}
+// format a float themselves, each with its reason (file: function). None
+// is left: a point's name ("rate-2.5") and the --claims-tolerance usage
+// error spell their numbers with internal/digits, as the libraries do.
+var cliFloatExceptions = map[string]string{}
 
 // TestCLIFormatsNoFloats: the commands parse flags, call a library and
 // print what report rendered; they give no float to a fmt verb or to

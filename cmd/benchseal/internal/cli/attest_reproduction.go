@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/attest"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/reproduce"
 	"github.com/benchseal/benchseal/verify"
@@ -24,7 +25,7 @@ func reproductionToAttest(ctx context.Context, v *verify.Verifier, pol verify.Po
 		return nil, err
 	}
 	if !(alpha > 0 && alpha < 0.5) {
-		return nil, usagef("--alpha %v: want 0 < alpha < 0.5", alpha)
+		return nil, usagef("--alpha %s: want 0 < alpha < 0.5", digits.Shortest(alpha))
 	}
 	b, err := artifact.Open(bundle)
 	if err != nil {

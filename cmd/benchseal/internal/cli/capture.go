@@ -17,6 +17,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/energy"
+	"github.com/benchseal/benchseal/internal/digits"
 	preplan "github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/redact"
 	"github.com/benchseal/benchseal/report"
@@ -615,7 +616,7 @@ func (o *captureOptions) checkScrapeFlags() error {
 		return usagef("--server-metrics %q: want auto, off or an http(s) URL", v)
 	}
 	if !(o.maxErrorRate >= 0 && o.maxErrorRate <= 1) {
-		return usagef("--max-error-rate %v: want a fraction from 0 to 1", o.maxErrorRate)
+		return usagef("--max-error-rate %s: want a fraction from 0 to 1", digits.Shortest(o.maxErrorRate))
 	}
 	return o.checkGPUFlags()
 }

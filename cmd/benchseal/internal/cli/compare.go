@@ -13,6 +13,7 @@ import (
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
 	"github.com/benchseal/benchseal/compare/load"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
@@ -93,7 +94,7 @@ func (f *inputFlags) loadOptions(target string) (load.Options, compare.GuardOpti
 		lo.Replay.AttainmentTarget = t
 	}
 	if !(f.alpha > 0 && f.alpha < 1) {
-		return lo, g, usagef("--alpha %v: want 0 < alpha < 1", f.alpha)
+		return lo, g, usagef("--alpha %s: want 0 < alpha < 1", digits.Shortest(f.alpha))
 	}
 	if len(f.keys) > 0 && f.allowUnsigned {
 		return lo, g, usagef("--key and --allow-unsigned cannot be used together")

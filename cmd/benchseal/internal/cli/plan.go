@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/schema"
@@ -165,7 +166,7 @@ func runPlanInit(io *IO, o *planInitOptions) error {
 		for _, l := range loads {
 			pt := schema.Point{Requests: o.requests, InputTokens: o.inputTokens, OutputTokens: o.outputTokens}
 			if p.Load.Mode == schema.ModeRate {
-				pt.Name, pt.Rate, pt.Arrival = fmt.Sprintf("rate-%g", l), l, schema.ArrivalPoisson
+				pt.Name, pt.Rate, pt.Arrival = fmt.Sprintf("rate-%s", digits.Shortest(l)), l, schema.ArrivalPoisson
 			} else {
 				pt.Name, pt.Concurrency = fmt.Sprintf("c%d", int(l)), int(l)
 			}

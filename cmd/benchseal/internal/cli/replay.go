@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/compare"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/replay"
 	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/schema"
@@ -308,7 +309,7 @@ func (o *replayOptions) engineOptions(cmd *cobra.Command) (replay.Options, error
 // report follows (--output was not given).
 func (o *replayOptions) writeClaimsFile(cmd *cobra.Command, io *IO, m *schema.Manifest, res *replay.Result) (done bool, err error) {
 	if !(o.tolerance >= 0 && o.tolerance <= schema.MaxClaimTolerance) {
-		return false, usagef("--claims-tolerance %v: want 0 ≤ t ≤ %g", o.tolerance, schema.MaxClaimTolerance)
+		return false, usagef("--claims-tolerance %s: want 0 ≤ t ≤ %s", digits.Shortest(o.tolerance), digits.Shortest(schema.MaxClaimTolerance))
 	}
 	claims, planNote := claimsToWrite(m, res, o.tolerance)
 	b, err := schema.MarshalDocument(claims)

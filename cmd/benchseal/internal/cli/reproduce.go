@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/capture"
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/report"
 	"github.com/benchseal/benchseal/reproduce"
 	"github.com/benchseal/benchseal/schema"
@@ -160,7 +161,7 @@ func runReproduce(cmd *cobra.Command, o *reproduceOptions) error {
 		return err
 	}
 	if !(o.alpha > 0 && o.alpha < 0.5) {
-		return usagef("--alpha %v: want 0 < alpha < 0.5", o.alpha)
+		return usagef("--alpha %s: want 0 < alpha < 0.5", digits.Shortest(o.alpha))
 	}
 	if o.repeats < 0 || (o.repeats == 0 && cmd.Flags().Changed("repeats")) {
 		// 0 is only the flag's unset value (the original's repeats);
