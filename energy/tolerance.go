@@ -4,8 +4,9 @@ package energy
 
 import (
 	"fmt"
-	"github.com/benchseal/benchseal/internal/digits"
 	"math/big"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // CounterTolerancePercent is how far, in percent of the power read, an

@@ -3,9 +3,10 @@ package stats
 import (
 	"errors"
 	"fmt"
-	"github.com/benchseal/benchseal/internal/digits"
 	"math"
 	"slices"
+
+	"github.com/benchseal/benchseal/internal/digits"
 )
 
 // Conditions of this package's errors, one sentinel each. Callers report
