@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/schema"
 )
 
@@ -81,10 +82,11 @@ func medianSamplesNeeded(confidence *big.Rat) (string, int) {
 	return ">", 50
 }
 
-// confString formats a confidence like benchmath's %v of a float64.
+// confString formats a confidence like benchmath's %v of a float64
+// (digits.Shortest).
 func confString(c *big.Rat) string {
 	f, _ := c.Float64()
-	return fmt.Sprint(f)
+	return digits.Shortest(f)
 }
 
 // PartialRepeatsWarning starts the warning of a summary that is null
