@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -70,14 +71,7 @@ func TestFindCatchesPlantedCases(t *testing.T) {
 // between amd64 and arm64. make arm64-check's objdump scan is the exact
 // check; this one runs in make test.
 func TestNoFusableFloatExpressions(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo, Dir: "../.."}
-	pkgs, err := packages.Load(cfg, "./...")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkgs) < 20 {
-		t.Fatalf("loaded %d packages, want the module's", len(pkgs))
-	}
+	pkgs := loadModule(t)
 	for _, p := range pkgs {
 		for _, e := range p.Errors {
 			t.Errorf("%s: %v", p.PkgPath, e)
@@ -86,4 +80,29 @@ func TestNoFusableFloatExpressions(t *testing.T) {
 			t.Errorf("%v", f)
 		}
 	}
+}
+
+// moduleLoad is the module's packages, type-checked once for every test
+// of this package that reads them: the load takes most of their time.
+var moduleLoad struct {
+	once sync.Once
+	pkgs []*packages.Package
+	err  error
+}
+
+// loadModule returns every package of the module (tests excepted),
+// parsed and type-checked.
+func loadModule(t *testing.T) []*packages.Package {
+	t.Helper()
+	moduleLoad.once.Do(func() {
+		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo, Dir: "../.."}
+		moduleLoad.pkgs, moduleLoad.err = packages.Load(cfg, "./...")
+	})
+	if moduleLoad.err != nil {
+		t.Fatal(moduleLoad.err)
+	}
+	if len(moduleLoad.pkgs) < 20 {
+		t.Fatalf("loaded %d packages, want the module's", len(moduleLoad.pkgs))
+	}
+	return moduleLoad.pkgs
 }
