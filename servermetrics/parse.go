@@ -165,12 +165,12 @@ func family(mf *dto.MetricFamily) (*Family, error) {
 				cum = append(cum, float64(b.GetCumulativeCount()))
 			}
 			if !slices.IsSorted(bounds) {
-				return nil, fmt.Errorf("bucket edges not ascending: %v", bounds)
+				return nil, fmt.Errorf("bucket edges not ascending: %s", digits.ShortestList(bounds))
 			}
 			if i == 0 {
 				h.Bounds, h.Cum = bounds, make([]float64, len(bounds))
 			} else if !slices.Equal(bounds, h.Bounds) {
-				return nil, fmt.Errorf("series have different bucket edges (%v, %v)", h.Bounds, bounds)
+				return nil, fmt.Errorf("series have different bucket edges (%s, %s)", digits.ShortestList(h.Bounds), digits.ShortestList(bounds))
 			}
 			for j := range cum {
 				h.Cum[j] += cum[j]

@@ -141,3 +141,14 @@ func Sci(f float64, n int) string { return strconv.FormatFloat(f, 'e', n, 64) }
 // a rate is a decimal the plan gave, so a tie at the third place is rare
 // but would be printed as before.
 func RatAway(r *big.Rat, places int) string { return r.FloatString(places) }
+
+// ShortestList is fs as %v prints a []float64: each value as Shortest,
+// separated by spaces, in brackets ("[0.1 0.5 1]", "[]" for none), the
+// spelling of a scrape's histogram bucket edges quoted in an error.
+func ShortestList(fs []float64) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = Shortest(f)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

@@ -89,6 +89,11 @@ func TestSpellingsEqualTheVerbsTheyReplace(t *testing.T) {
 		}
 		check("Sig(17)", Sig(f, 17), fmt.Sprintf("%.17g", f))
 	}
+	for _, fs := range [][]float64{nil, {}, {0.1}, verbCases} {
+		if got, want := ShortestList(fs), fmt.Sprintf("%v", fs); got != want {
+			t.Errorf("ShortestList(%v) = %q, want %q", fs, got, want)
+		}
+	}
 }
 
 // TestSpellingsOfEdges: the spellings a reader sees at the edges, written
