@@ -20,8 +20,10 @@ import (
 // value quoted back, digits.Shortest, was %v at some 70 sites). It lives
 // here because this package already type-checks the whole module for
 // TestNoFusableFloatExpressions; a second load in archtest would double
-// the cost of make test. A named float type with a String or Format
-// method is let through: the verb calls that method, not strconv.
+// the cost of make test. A slice, array or map of floats counts as a
+// float (%v spells each element); a struct printed whole is not looked
+// into, and a named float type with a String or Format method is let
+// through: the verb calls that method, not strconv.
 func TestNoFloatPrintedWithoutDigits(t *testing.T) {
 	for _, p := range loadModule(t) {
 		if p.PkgPath == modulePath+"/internal/digits" || p.PkgPath == modulePath+"/report" || strings.HasPrefix(p.PkgPath, modulePath+"/report/") {
@@ -107,14 +109,40 @@ func spelledType(t types.Type) string {
 	if n, ok := t.(*types.Named); ok && isBig(n) {
 		return t.String()
 	}
+	switch c := t.Underlying().(type) {
+	case *types.Slice:
+		return elemSpelled(t, c.Elem())
+	case *types.Array:
+		return elemSpelled(t, c.Elem())
+	case *types.Map:
+		return elemSpelled(t, c.Elem())
+	}
 	b, ok := t.Underlying().(*types.Basic)
 	if !ok || b.Info()&(types.IsFloat|types.IsComplex) == 0 {
 		return ""
 	}
+	if hasMethod(t) {
+		return ""
+	}
+	return t.String()
+}
+
+// hasMethod reports whether t has a String or Format method, which a
+// verb calls instead of spelling the value.
+func hasMethod(t types.Type) bool {
 	for _, m := range []string{"String", "Format"} {
 		if obj, _, _ := types.LookupFieldOrMethod(t, true, nil, m); obj != nil {
-			return ""
+			return true
 		}
+	}
+	return false
+}
+
+// elemSpelled names container t when a verb would spell its elements
+// as numbers (%v of a []float64 prints each with %g).
+func elemSpelled(t, elem types.Type) string {
+	if _, ok := elem.(*types.Pointer); ok || spelledType(elem) == "" || hasMethod(t) {
+		return ""
 	}
 	return t.String()
 }
@@ -148,6 +176,9 @@ func f(x float64, n int, r *big.Rat, d time.Duration, w watts, s string) {
 	_ = fmt.Sprint("rate ", x) // want
 	_ = fmt.Sprintf("%v", r) // want
 	_ = fmt.Sprintf("%*d %v", n, n, x) // want
+	_ = fmt.Sprintf("%v", []float64{x}) // want
+	_ = fmt.Sprintf("%v", map[string]float64{}) // want
+	_ = fmt.Sprintf("%v %v", []int{n}, []*big.Rat{r})
 	_ = fmt.Sprintf("%d %v %s %v", n, d, s, w)
 	_, _ = fmt.Sscanf(s, "%g", &x)
 	_ = fmt.Sprint(n, s)
