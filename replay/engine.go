@@ -102,9 +102,10 @@ type groupKey struct {
 }
 
 // Replay recomputes every metric of run under opts. It streams the records
-// once, or twice when a distribution is large (accumulateExact): it holds
-// per point and repeat only the samples needed for exact percentiles. Records are read and decoded in a
-// goroutine of their own, ahead of the metric engine (see recordStream),
+// once, and when a distribution is large reads them a second time from
+// its own compact copy (accumulateExact, recordlog.go): it holds per point
+// and repeat only the samples needed for exact percentiles. Records are
+// read and decoded in a goroutine of their own, ahead of the metric engine (see recordStream),
 // and the groups are finished in parallel; the result does not depend on
 // either.
 func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) {
@@ -212,14 +213,28 @@ var testHookAccumulated func()
 // accumulateExact streams the records into their groups: once, or, when
 // a distribution grew past spillAt samples and counted them in a
 // histogram, twice, the second pass keeping only the samples its
-// percentiles need (twopass.go).
+// percentiles need (twopass.go). The second pass reads the records log
+// the first wrote (recordlog.go), or the run again when that log could
+// not be kept.
 func accumulateExact(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *config) (*accumulated, error) {
-	acc, err := accumulate(ctx, run, m, cfg, nil)
+	log := &recordLog{}
+	defer log.close()
+	acc, err := accumulate(ctx, func() (schema.RecordIterator, error) {
+		it, err := run.OpenRecords()
+		if err != nil {
+			return nil, err
+		}
+		return &teeIterator{it: it, log: log}, nil
+	}, m, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	if !acc.spilled {
 		return acc, nil
+	}
+	again := run.OpenRecords // the log could not be written: the source again
+	if log.usable() {
+		again = log.open
 	}
 	plans := map[groupKey]groupPlan{}
 	for k, g := range acc.groups {
@@ -227,7 +242,7 @@ func accumulateExact(ctx context.Context, run schema.Run, m *schema.Manifest, cf
 	}
 	first := acc.records
 	acc = nil // the first pass's groups are garbage now
-	acc, err = accumulate(ctx, run, m, cfg, plans)
+	acc, err = accumulate(ctx, again, m, cfg, plans)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +284,8 @@ func recordError(st *recordStream, it schema.RecordIterator, rec *schema.Record,
 // accumulate streams the records once into their groups. Without plans
 // (the first pass) a group's large distributions may spill; with them
 // (the second) a group takes its first-pass twin's plan.
-func accumulate(ctx context.Context, run schema.Run, m *schema.Manifest, cfg *config, plans map[groupKey]groupPlan) (*accumulated, error) {
-	it, err := run.OpenRecords()
+func accumulate(ctx context.Context, open func() (schema.RecordIterator, error), m *schema.Manifest, cfg *config, plans map[groupKey]groupPlan) (*accumulated, error) {
+	it, err := open()
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

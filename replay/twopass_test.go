@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -160,14 +161,43 @@ func TestTwoPassReplayEqualsOnePass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		withSpillAt(t, 50)
-		got, err := Replay(context.Background(), rd, o)
-		spillAt = 1 << 18
-		if err != nil {
+		for _, second := range []string{"log in memory", "log in a file", "source"} {
+			restore := secondPassFrom(t, second)
+			withSpillAt(t, 50)
+			got, err := Replay(context.Background(), rd, o)
+			spillAt = 1 << 18
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, mlperf %v, second pass from the %s: the two-pass replay differs from the one-pass one", rd.Manifest().Load.Mode, o.MLPerf != nil, second)
+			}
+		}
+	}
+}
+
+// secondPassFrom makes the second pass of a replay read the records log
+// in memory, the log in a temporary file, or (the log abandoned: no
+// temporary directory) the source again; it returns the undo.
+func secondPassFrom(t *testing.T, from string) func() {
+	oldMem := logMemory
+	oldTmp, hadTmp := os.LookupEnv("TMPDIR")
+	switch from {
+	case "log in a file":
+		logMemory = 1
+	case "source":
+		logMemory = 1
+		if err := os.Setenv("TMPDIR", filepath.Join(t.TempDir(), "absent")); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s, mlperf %v: the two-pass replay differs from the one-pass one", rd.Manifest().Load.Mode, o.MLPerf != nil)
+	}
+	return func() {
+		logMemory = oldMem
+		if hadTmp {
+			os.Setenv("TMPDIR", oldTmp)
+		} else {
+			os.Unsetenv("TMPDIR")
 		}
 	}
 }
@@ -207,9 +237,11 @@ func (r *changingRun) OpenRecords() (schema.RecordIterator, error) {
 	return &memIter{recs: recs}, nil
 }
 
-// TestRecordsChangedBetweenPassesFail: a run whose records differ on the
-// second read fails with an error that says so, rather than returning
-// numbers from two different runs.
+// TestRecordsChangedBetweenPassesFail: a run whose records would differ on
+// a second read is read once (the records log); when the log cannot be
+// written and the source is read again, the difference fails with an
+// error that says so, rather than returning numbers from two different
+// runs.
 func TestRecordsChangedBetweenPassesFail(t *testing.T) {
 	rd, err := schema.OpenRunDir(zstdSynthRun(t, 3000))
 	if err != nil {
@@ -229,6 +261,19 @@ func TestRecordsChangedBetweenPassesFail(t *testing.T) {
 	}
 	it.Close()
 	withSpillAt(t, 50)
+	stable, err := Replay(context.Background(), &memRun{m: run.m, recs: run.recs}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With the records log the source is read once: what it would give a
+	// second time does not matter.
+	got, err := Replay(context.Background(), run, Options{})
+	if err != nil || !reflect.DeepEqual(got, stable) || run.opened != 1 {
+		t.Fatalf("with the log: error %v, equal %v, source opened %d times", err, reflect.DeepEqual(got, stable), run.opened)
+	}
+	// Without it (no temporary directory) the source is read again.
+	run.opened = 0
+	defer secondPassFrom(t, "source")()
 	_, err = Replay(context.Background(), run, Options{})
 	if err == nil || !strings.Contains(err.Error(), "changed between the two passes") {
 		t.Fatalf("error = %v, want the records changed between the passes", err)

@@ -1,0 +1,503 @@
+package replay
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// The records of a replay's first pass, kept for its second. A run whose
+// distributions spill (twopass.go) is read twice; reading it again from
+// its source means decompressing, hashing (a bundle), decoding and
+// validating every record a second time, about half of the replay's CPU
+// at 1M requests. The first pass instead writes each record, as it was
+// decoded, to a recordLog in a compact binary form, and the second pass
+// decodes that: the same records, at a fraction of the cost. The log
+// lives in memory up to logMemory bytes, then in a temporary file that is
+// unlinked as soon as it is created, so that nothing is left behind even
+// when the process is killed. When the file cannot be written (no
+// temporary directory, a full disk) the log is abandoned and the second
+// pass reads the source, as before: the answers never depend on the log.
+
+// logMemory is how many bytes of log stay in memory before the log moves
+// to a temporary file (a variable for tests); logFlush is the
+// write-buffer size once it has.
+var logMemory = 8 << 20
+
+const logFlush = 1 << 20
+
+// recordLog is the first pass's records, appended one at a time.
+type recordLog struct {
+	buf     []byte   // pending bytes: the whole log while f is nil
+	f       *os.File // the temporary file, nil while the log is in memory
+	written int64    // bytes already in f
+	n       int64    // records appended
+	broken  bool     // a write failed: the log is abandoned
+}
+
+// maxLogFrame bounds one record's encoding; a record beyond it (a huge
+// orig) abandons the log rather than allocating its size in the reader.
+const maxLogFrame = 1<<31 - 1
+
+// Presence bits of a logged record: which optional fields it has.
+const (
+	logItem = 1 << iota
+	logShard
+	logSession
+	logTurn
+	logScheduled
+	logChunks
+	logChunkTokens
+	logServer
+	logOrig
+)
+
+// add appends rec. After a failed write it does nothing: see usable.
+func (l *recordLog) add(rec *schema.Record) {
+	if l.broken {
+		return
+	}
+	// A frame: its length (4 bytes, little-endian), then the record,
+	// written in place.
+	at := len(l.buf)
+	l.buf = appendLogRecord(append(l.buf, 0, 0, 0, 0), rec)
+	size := len(l.buf) - at - 4
+	if size > maxLogFrame {
+		l.abandon() // the second pass reads the source instead
+		return
+	}
+	binary.LittleEndian.PutUint32(l.buf[at:], uint32(size))
+	l.n++
+	switch {
+	case l.f == nil && len(l.buf) > logMemory:
+		f, err := os.CreateTemp("", "benchseal-replay-*.log")
+		if err != nil {
+			l.abandon()
+			return
+		}
+		// Unlinked at once: the open file stays readable and is freed
+		// when it is closed or the process ends, however it ends.
+		_ = os.Remove(f.Name()) // on a system that refuses, close removes it
+		l.f = f
+		l.flush()
+	case l.f != nil && len(l.buf) >= logFlush:
+		l.flush()
+	}
+}
+
+func (l *recordLog) flush() {
+	n, err := l.f.Write(l.buf)
+	l.written += int64(n)
+	if err != nil {
+		l.abandon()
+		return
+	}
+	l.buf = l.buf[:0]
+}
+
+// abandon gives the log up after a failed write, freeing what it holds.
+func (l *recordLog) abandon() {
+	l.broken = true
+	l.buf = nil
+	l.close()
+}
+
+// usable reports whether the log holds every record added.
+func (l *recordLog) usable() bool { return !l.broken }
+
+// close frees the log and its file.
+func (l *recordLog) close() {
+	if l.f != nil {
+		name := l.f.Name()
+		_ = l.f.Close()
+		_ = os.Remove(name) // already gone where unlinking an open file works
+		l.f = nil
+	}
+}
+
+// open returns an iterator over the records added, in order; the log must
+// not be added to any more.
+func (l *recordLog) open() (schema.RecordIterator, error) {
+	var r io.Reader
+	if l.f == nil {
+		r = &byteReader{b: l.buf}
+	} else {
+		l.flush()
+		if l.broken {
+			return nil, errors.New("replay: the records log could not be written")
+		}
+		r = bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.written), logFlush)
+	}
+	return &logIterator{r: r, left: l.n}, nil
+}
+
+// byteReader reads a byte slice without copying it first.
+type byteReader struct {
+	b []byte
+	i int
+}
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
+
+// appendLogRecord appends rec's encoding: its presence bits, then each
+// field in Record's order. Integers are varints; chunk times are deltas
+// from the previous chunk (from SentNS for the first), as are EndNS from
+// SentNS, so that the typical value takes a byte or two. Differences wrap
+// like int64 arithmetic and are undone the same way, so every value comes
+// back exactly.
+func appendLogRecord(b []byte, rec *schema.Record) []byte {
+	var bits uint64
+	set := func(bit uint64, on bool) {
+		if on {
+			bits |= bit
+		}
+	}
+	set(logItem, rec.Item != nil)
+	set(logShard, rec.Shard != nil)
+	set(logSession, rec.Session != nil)
+	set(logTurn, rec.Turn != nil)
+	set(logScheduled, rec.ScheduledNS != nil)
+	set(logChunks, rec.ChunksNS != nil)
+	set(logChunkTokens, rec.ChunkTokens != nil)
+	set(logServer, rec.Server != nil)
+	set(logOrig, rec.Orig != nil)
+	b = binary.AppendUvarint(b, bits)
+	b = appendLogString(b, rec.ID)
+	b = appendLogString(b, rec.Point)
+	b = binary.AppendVarint(b, int64(rec.Repeat))
+	b = appendLogString(b, rec.Phase)
+	for _, p := range [...]*int64{rec.Item, rec.Shard, rec.Session, rec.Turn, rec.ScheduledNS} {
+		if p != nil {
+			b = binary.AppendVarint(b, *p)
+		}
+	}
+	b = binary.AppendVarint(b, rec.SentNS)
+	b = binary.AppendVarint(b, rec.EndNS-rec.SentNS)
+	b = binary.AppendUvarint(b, uint64(len(rec.ChunksNS)))
+	prev := int64(0)
+	for _, c := range rec.ChunksNS {
+		b = binary.AppendVarint(b, c-prev)
+		prev = c
+	}
+	b = binary.AppendUvarint(b, uint64(len(rec.ChunkTokens)))
+	for _, t := range rec.ChunkTokens {
+		b = binary.AppendVarint(b, t)
+	}
+	b = binary.AppendVarint(b, rec.InputTokens)
+	b = binary.AppendVarint(b, rec.OutputTokens)
+	b = appendLogString(b, rec.Status)
+	b = appendLogString(b, rec.Error)
+	b = binary.AppendVarint(b, rec.Retries)
+	if s := rec.Server; s != nil {
+		b = appendLogServer(b, s)
+	}
+	if rec.Orig != nil {
+		b = binary.AppendUvarint(b, uint64(len(rec.Orig)))
+		b = append(b, rec.Orig...)
+	}
+	return b
+}
+
+func appendLogString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// appendLogServer appends a server report: a bit per field present, then
+// the fields present.
+func appendLogServer(b []byte, s *schema.ServerReport) []byte {
+	fields := logServerFields(s)
+	var bits uint64
+	for i, p := range fields {
+		if *p != nil {
+			bits |= 1 << i
+		}
+	}
+	b = binary.AppendUvarint(b, bits)
+	for _, p := range fields {
+		if *p != nil {
+			b = binary.AppendVarint(b, **p)
+		}
+	}
+	return b
+}
+
+// logServerFields lists a server report's fields in the log's order.
+func logServerFields(s *schema.ServerReport) [6]**int64 {
+	return [6]**int64{&s.CachedTokens, &s.PromptN, &s.CacheN, &s.PredictedN, &s.PromptNS, &s.PredictedNS}
+}
+
+// logIterator decodes a recordLog. Its records' slices alias its buffers
+// until the next call, as schema's decoder's do (recordInto).
+type logIterator struct {
+	r      io.Reader
+	left   int64
+	frame  []byte
+	chunks []int64
+	tokens []int64
+	orig   []byte
+	// intern keeps one copy of each point, phase and status, which
+	// repeat on every record.
+	intern map[string]string
+}
+
+// errLogCorrupt is a log that does not decode: benchseal wrote it in this
+// process, so this is a bug or a failing disk, not a bad input.
+var errLogCorrupt = errors.New("replay: the records log of the first pass does not decode")
+
+// Next implements schema.RecordIterator.
+func (it *logIterator) Next() (*schema.Record, error) {
+	rec := new(schema.Record)
+	if err := it.NextInto(rec); err != nil {
+		return nil, err
+	}
+	// Owned copies: Next's records outlive the call.
+	rec.ChunksNS = cloneNil(rec.ChunksNS)
+	rec.ChunkTokens = cloneNil(rec.ChunkTokens)
+	if rec.Orig != nil {
+		rec.Orig = append([]byte{}, rec.Orig...)
+	}
+	return rec, nil
+}
+
+func cloneNil(s []int64) []int64 {
+	if s == nil {
+		return nil
+	}
+	return append([]int64{}, s...)
+}
+
+// NextInto decodes the next record into rec (recordInto).
+func (it *logIterator) NextInto(rec *schema.Record) error {
+	if it.left == 0 {
+		return io.EOF
+	}
+	var head [4]byte
+	if _, err := io.ReadFull(it.r, head[:]); err != nil {
+		return fmt.Errorf("%w: %w", errLogCorrupt, err)
+	}
+	size := binary.LittleEndian.Uint32(head[:])
+	if uint32(cap(it.frame)) < size {
+		it.frame = make([]byte, size)
+	}
+	it.frame = it.frame[:size]
+	if _, err := io.ReadFull(it.r, it.frame); err != nil {
+		return fmt.Errorf("%w: %w", errLogCorrupt, err)
+	}
+	it.left--
+	d := logDecoder{b: it.frame, it: it}
+	d.record(rec)
+	if d.bad || d.i != len(d.b) {
+		return errLogCorrupt
+	}
+	return nil
+}
+
+// logDecoder decodes one record's frame; bad is set by any read past it.
+type logDecoder struct {
+	b   []byte
+	i   int
+	bad bool
+	it  *logIterator
+}
+
+func (d *logDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b[d.i:])
+	if n <= 0 {
+		d.bad, d.i = true, len(d.b)
+		return 0
+	}
+	d.i += n
+	return v
+}
+
+func (d *logDecoder) varint() int64 {
+	v, n := binary.Varint(d.b[d.i:])
+	if n <= 0 {
+		d.bad, d.i = true, len(d.b)
+		return 0
+	}
+	d.i += n
+	return v
+}
+
+// bytes returns the next length-prefixed bytes, aliasing the frame.
+func (d *logDecoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.i) {
+		d.bad, d.i = true, len(d.b)
+		return nil
+	}
+	s := d.b[d.i : d.i+int(n)]
+	d.i += int(n)
+	return s
+}
+
+// interned returns the next string, one copy per distinct value.
+func (d *logDecoder) interned() string {
+	b := d.bytes()
+	if s, ok := d.it.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.it.intern) < 1<<12 {
+		if d.it.intern == nil {
+			d.it.intern = map[string]string{}
+		}
+		d.it.intern[s] = s
+	}
+	return s
+}
+
+// count returns the next length, bounded by the bytes left (every element
+// takes at least one).
+func (d *logDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.i) {
+		d.bad, d.i = true, len(d.b)
+		return 0
+	}
+	return int(n)
+}
+
+// record decodes the fields appendLogRecord wrote, in its order.
+func (d *logDecoder) record(rec *schema.Record) {
+	bits := d.uvarint()
+	*rec = schema.Record{ID: string(d.bytes()), Point: d.interned(), Repeat: int(d.varint()), Phase: d.interned()}
+	opt := func(bit uint64) *int64 {
+		if bits&bit == 0 {
+			return nil
+		}
+		v := d.varint()
+		return &v
+	}
+	rec.Item, rec.Shard, rec.Session, rec.Turn, rec.ScheduledNS = opt(logItem), opt(logShard), opt(logSession), opt(logTurn), opt(logScheduled)
+	rec.SentNS = d.varint()
+	rec.EndNS = rec.SentNS + d.varint()
+	rec.ChunksNS, d.it.chunks = d.ints(bits&logChunks != 0, d.it.chunks, true)
+	rec.ChunkTokens, d.it.tokens = d.ints(bits&logChunkTokens != 0, d.it.tokens, false)
+	rec.InputTokens, rec.OutputTokens = d.varint(), d.varint()
+	rec.Status, rec.Error = d.interned(), string(d.bytes())
+	rec.Retries = d.varint()
+	if bits&logServer != 0 {
+		rec.Server = d.server()
+	}
+	if bits&logOrig != 0 {
+		if d.it.orig == nil {
+			d.it.orig = []byte{} // present and empty is not absent
+		}
+		d.it.orig = append(d.it.orig[:0], d.bytes()...)
+		rec.Orig = d.it.orig[:len(d.it.orig):len(d.it.orig)]
+	}
+}
+
+// ints decodes an integer array into buf (reused): nil when the record
+// had none (present false), summed from deltas when delta is set.
+func (d *logDecoder) ints(present bool, buf []int64, delta bool) ([]int64, []int64) {
+	n := d.count()
+	if !present {
+		return nil, buf
+	}
+	buf = slices.Grow(buf[:0], n)[:n]
+	if buf == nil {
+		buf = []int64{} // present and empty is not absent
+	}
+	// The varints decoded in line: this loop is most of the second
+	// pass (a record holds tens of chunk times).
+	b, i, prev := d.b, d.i, int64(0)
+	for k := range buf {
+		var u uint64
+		for s := uint(0); ; s += 7 {
+			if i >= len(b) || s > 63 {
+				d.bad, d.i = true, len(b)
+				return nil, buf
+			}
+			c := b[i]
+			i++
+			u |= uint64(c&0x7f) << s
+			if c < 0x80 {
+				break
+			}
+		}
+		v := int64(u>>1) ^ -int64(u&1) // zigzag, as binary.AppendVarint
+		if delta {
+			v += prev
+			prev = v
+		}
+		buf[k] = v
+	}
+	d.i = i
+	return buf[:n:n], buf
+}
+
+func (d *logDecoder) server() *schema.ServerReport {
+	s := new(schema.ServerReport)
+	bits := d.uvarint()
+	for i, p := range logServerFields(s) {
+		if bits&(1<<i) != 0 {
+			v := d.varint()
+			*p = &v
+		}
+	}
+	return s
+}
+
+// Close implements schema.RecordIterator.
+func (it *logIterator) Close() error { return nil }
+
+// teeIterator is the first pass's iterator: each record it returns is
+// also added to log.
+type teeIterator struct {
+	it  schema.RecordIterator
+	log *recordLog
+}
+
+// Next implements schema.RecordIterator.
+func (t *teeIterator) Next() (*schema.Record, error) {
+	rec, err := t.it.Next()
+	if err == nil {
+		t.log.add(rec)
+	}
+	return rec, err
+}
+
+// NextInto decodes into rec when the source can (recordInto), else
+// copies its next record there.
+func (t *teeIterator) NextInto(rec *schema.Record) error {
+	if in, ok := t.it.(recordInto); ok {
+		if err := in.NextInto(rec); err != nil {
+			return err
+		}
+	} else {
+		r, err := t.it.Next()
+		if err != nil {
+			return err
+		}
+		*rec = *r
+	}
+	t.log.add(rec)
+	return nil
+}
+
+// Problems passes on the problems of a validating source (problemsSoFar).
+func (t *teeIterator) Problems() error {
+	if p, ok := t.it.(problemsSoFar); ok {
+		return p.Problems()
+	}
+	return nil
+}
+
+// Close implements schema.RecordIterator.
+func (t *teeIterator) Close() error { return t.it.Close() }

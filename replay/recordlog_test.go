@@ -1,0 +1,195 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/benchseal/benchseal/schema"
+)
+
+// fullRecord sets every field of a Record, by reflection, so that a field
+// added to Record and forgotten by the records log fails the round trip.
+func fullRecord(t *testing.T) *schema.Record {
+	rec := new(schema.Record)
+	fill(t, reflect.ValueOf(rec).Elem(), "Record")
+	return rec
+}
+
+func fill(t *testing.T, v reflect.Value, name string) {
+	switch {
+	case v.Kind() == reflect.String:
+		v.SetString("s-" + name + "-é")
+	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
+		v.SetInt(-int64(len(name)) * 1e15)
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Int64:
+		v.Set(reflect.ValueOf([]int64{5, 3, math.MaxInt64, math.MinInt64, 0}))
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8:
+		v.SetBytes([]byte(`{"` + name + `":[1,2.5e300]}`))
+	case v.Kind() == reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		fill(t, p.Elem(), name)
+		v.Set(p)
+	case v.Kind() == reflect.Struct:
+		for i := range v.NumField() {
+			fill(t, v.Field(i), name+"."+v.Type().Field(i).Name)
+		}
+	default:
+		t.Fatalf("%s is a %s: teach the records log (recordlog.go) and this test the field", name, v.Type())
+	}
+}
+
+func logged(t *testing.T, recs []*schema.Record) *recordLog {
+	l := &recordLog{}
+	t.Cleanup(l.close)
+	for _, r := range recs {
+		l.add(r)
+	}
+	return l
+}
+
+// readLog reads a log back, by Next when owned, else by NextInto (whose
+// records are copied, as replay's batches copy them).
+func readLog(t *testing.T, l *recordLog, owned bool) []*schema.Record {
+	it, err := l.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*schema.Record
+	for {
+		var rec *schema.Record
+		if owned {
+			rec, err = it.Next()
+		} else {
+			rec = new(schema.Record)
+			if err = it.(recordInto).NextInto(rec); err == nil {
+				rec.ChunksNS, rec.ChunkTokens = cloneNil(rec.ChunksNS), cloneNil(rec.ChunkTokens)
+				if rec.Orig != nil {
+					rec.Orig = append(json.RawMessage{}, rec.Orig...)
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec)
+	}
+}
+
+// TestRecordLogRoundTripsEveryField: every field of a record comes back
+// from the log as it went in — set or absent, empty or nil, extreme
+// values that make the deltas wrap — from memory and from a file, by Next
+// and by NextInto.
+func TestRecordLogRoundTripsEveryField(t *testing.T) {
+	full := fullRecord(t)
+	empty := &schema.Record{ChunksNS: []int64{}, ChunkTokens: []int64{}, Orig: json.RawMessage{}, Server: &schema.ServerReport{}}
+	wrap := &schema.Record{SentNS: math.MaxInt64, EndNS: math.MinInt64, ChunksNS: []int64{math.MinInt64, math.MaxInt64, -1}}
+	recs := []*schema.Record{empty, full, {}, empty, wrap, full}
+	for _, mem := range []int{8 << 20, 1} {
+		old := logMemory
+		logMemory = mem
+		l := logged(t, recs)
+		logMemory = old
+		if inFile := l.f != nil; inFile != (mem == 1) || !l.usable() {
+			t.Fatalf("logMemory %d: in a file %v, usable %v", mem, inFile, l.usable())
+		}
+		for _, owned := range []bool{true, false} {
+			got := readLog(t, l, owned)
+			if len(got) != len(recs) {
+				t.Fatalf("logMemory %d, Next %v: %d records back, want %d", mem, owned, len(got), len(recs))
+			}
+			for i := range recs {
+				if !reflect.DeepEqual(got[i], recs[i]) {
+					t.Errorf("logMemory %d, Next %v: record %d differs after the log:\n%#v\nwant\n%#v", mem, owned, i, *got[i], *recs[i])
+				}
+			}
+		}
+	}
+}
+
+// TestRecordLogFileLeavesNothing: the log's file is unlinked as soon as it
+// exists, so a killed replay leaves no file behind.
+func TestRecordLogFileLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	old := logMemory
+	logMemory = 1
+	defer func() { logMemory = old }()
+	l := logged(t, []*schema.Record{fullRecord(t)})
+	if l.f == nil {
+		t.Fatal("the log is not in a file")
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("%s holds %d entries while the log is open", dir, len(left))
+	}
+}
+
+// TestRecordLogWithoutTempDirIsAbandoned: a log that cannot move to a file
+// says it is not usable (the second pass then reads the source).
+func TestRecordLogWithoutTempDirIsAbandoned(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "absent"))
+	old := logMemory
+	logMemory = 1
+	defer func() { logMemory = old }()
+	l := logged(t, []*schema.Record{fullRecord(t), {}})
+	if l.usable() || l.buf != nil {
+		t.Fatalf("usable %v, %d bytes held", l.usable(), len(l.buf))
+	}
+}
+
+// TestRecordLogRefusesATruncatedFrame: a frame cut short is an error, not
+// a record with zeros.
+func TestRecordLogRefusesATruncatedFrame(t *testing.T) {
+	l := logged(t, []*schema.Record{fullRecord(t)})
+	l.buf = l.buf[:len(l.buf)-3]
+	it, err := l.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := it.Next(); !errors.Is(err, errLogCorrupt) {
+		t.Fatalf("error = %v, want errLogCorrupt", err)
+	}
+}
+
+// FuzzRecordLogRoundTrip: any record comes back from the log unchanged.
+func FuzzRecordLogRoundTrip(f *testing.F) {
+	f.Add("r1", "p", 0, "measure", int64(5), int64(9), []byte{1, 200, 3}, []byte(`{"a":1}`), int64(-1), "ok", uint8(0xff))
+	f.Fuzz(func(t *testing.T, id, point string, repeat int, phase string, sent, end int64, chunks, orig []byte, opt int64, status string, present uint8) {
+		rec := &schema.Record{ID: id, Point: point, Repeat: repeat, Phase: phase, SentNS: sent, EndNS: end, Status: status, Error: status + id}
+		ptr := func(bit uint8) *int64 {
+			if present&bit == 0 {
+				return nil
+			}
+			v := opt * int64(bit)
+			return &v
+		}
+		rec.Item, rec.Shard, rec.Session, rec.Turn, rec.ScheduledNS = ptr(1), ptr(2), ptr(4), ptr(8), ptr(16)
+		if present&32 != 0 {
+			rec.Server = &schema.ServerReport{CacheN: ptr(64), PredictedNS: ptr(128)}
+		}
+		if chunks != nil {
+			rec.ChunksNS = []int64{}
+			for i, c := range chunks {
+				rec.ChunksNS = append(rec.ChunksNS, int64(c)*opt+int64(i))
+			}
+			rec.ChunkTokens = append([]int64{}, rec.ChunksNS...)
+		}
+		if orig != nil {
+			rec.Orig = orig
+		}
+		l := logged(t, []*schema.Record{rec, rec})
+		for _, owned := range []bool{true, false} {
+			if got := readLog(t, l, owned); len(got) != 2 || !reflect.DeepEqual(got[1], rec) {
+				t.Fatalf("Next %v: %+v, want %+v", owned, got, rec)
+			}
+		}
+	})
+}
