@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,6 +133,7 @@ func Replay(ctx context.Context, run schema.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer acc.close()
 	if testHookAccumulated != nil {
 		testHookAccumulated()
 	}
@@ -203,6 +205,16 @@ type accumulated struct {
 	records int
 	// spilled is set when a distribution spilled (the first pass of two).
 	spilled bool
+	// file holds the groups' overload data past overloadHeld requests;
+	// close removes it once the groups are finished.
+	file *spillFile
+}
+
+// close closes and removes the pass's spill file.
+func (a *accumulated) close() {
+	if a != nil {
+		a.file.close()
+	}
 }
 
 // testHookAccumulated, when set by a test, runs once the records are
@@ -241,25 +253,36 @@ func accumulateExact(ctx context.Context, run schema.Run, m *schema.Manifest, cf
 		plans[k] = g.plan()
 	}
 	first := acc.records
+	acc.close()
 	acc = nil // the first pass's groups are garbage now
 	acc, err = accumulate(ctx, again, m, cfg, plans)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSecondPass(m, acc, plans, first); err != nil {
+		acc.close()
+		return nil, err
+	}
+	return acc, nil
+}
+
+// checkSecondPass reports a second pass whose records differ from the
+// first's.
+func checkSecondPass(m *schema.Manifest, acc *accumulated, plans map[groupKey]groupPlan, first int) error {
 	if acc.records != first {
-		return nil, fmt.Errorf("replay: the records changed between the two passes: %d records in the first, %d in the second", first, acc.records)
+		return fmt.Errorf("replay: the records changed between the two passes: %d records in the first, %d in the second", first, acc.records)
 	}
 	for _, k := range orderGroups(m, acc.groups) {
 		if err := acc.groups[k].checkSpills(); err != nil {
-			return nil, fmt.Errorf("replay: point %s repeat %d: %w", k.point, k.repeat, err)
+			return fmt.Errorf("replay: point %s repeat %d: %w", k.point, k.repeat, err)
 		}
 	}
 	for k := range plans {
 		if acc.groups[k] == nil {
-			return nil, fmt.Errorf("replay: the records changed between the two passes: point %s repeat %d is gone", k.point, k.repeat)
+			return fmt.Errorf("replay: the records changed between the two passes: point %s repeat %d is gone", k.point, k.repeat)
 		}
 	}
-	return acc, nil
+	return nil
 }
 
 // problemsSoFar is a record stream that validates the records it reads
@@ -283,8 +306,31 @@ func recordError(st *recordStream, it schema.RecordIterator, rec *schema.Record,
 
 // accumulate streams the records once into their groups. Without plans
 // (the first pass) a group's large distributions may spill; with them
-// (the second) a group takes its first-pass twin's plan.
+// (the second) a group takes its first-pass twin's plan. The groups'
+// overload data goes to a file past overloadHeld requests: from the
+// start in a second pass that will hold more. The file is the
+// accumulated's to close, and closed here on an error.
 func accumulate(ctx context.Context, open func() (schema.RecordIterator, error), m *schema.Manifest, cfg *config, plans map[groupKey]groupPlan) (*accumulated, error) {
+	file := &spillFile{}
+	var held int64
+	for _, p := range plans {
+		held += p.sent
+	}
+	file.on = held > overloadHeld
+	acc, err := readGroups(ctx, open, m, cfg, plans, file)
+	if err == nil {
+		err = file.err
+	}
+	if err != nil {
+		file.close()
+		return nil, err
+	}
+	acc.file = file
+	return acc, nil
+}
+
+// readGroups is accumulate's pass over the records.
+func readGroups(ctx context.Context, open func() (schema.RecordIterator, error), m *schema.Manifest, cfg *config, plans map[groupKey]groupPlan, file *spillFile) (*accumulated, error) {
 	it, err := open()
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -320,7 +366,7 @@ func accumulate(ctx context.Context, open func() (schema.RecordIterator, error),
 		b := st.next()
 		for _, rec := range b.recs {
 			if n&4095 == 0 && n > 0 {
-				if err := ctx.Err(); err != nil {
+				if err := cmp.Or(ctx.Err(), file.err); err != nil {
 					return nil, err
 				}
 			}
@@ -330,6 +376,7 @@ func accumulate(ctx context.Context, open func() (schema.RecordIterator, error),
 				g = groups[gkey]
 				if g == nil {
 					g = newGroup(cfg)
+					g.od.file = file
 					if plans == nil {
 						g.allowSpill(&spilled)
 					} else if p, ok := plans[gkey]; ok {
@@ -409,7 +456,9 @@ func assemble(run schema.Run, m *schema.Manifest, def Definition, ver Version, c
 	if sloNote != "" {
 		res.Notes = append(res.Notes, sloNote)
 	}
-	res.addResults(groups, orderGroups(m, groups), cost, merged, spans)
+	if err := res.addResults(groups, orderGroups(m, groups), cost, merged, spans); err != nil {
+		return nil, err
+	}
 	if n := burstNote(m, groups); n != "" {
 		res.Notes = append(res.Notes, n)
 	}
@@ -560,8 +609,9 @@ func orderGroups(m *schema.Manifest, groups map[groupKey]*group) []groupKey {
 }
 
 // finishGroups finishes every group, the groups being independent, on up
-// to one goroutine per processor; the results are in keys' order.
-func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
+// to one goroutine per processor; the results are in keys' order. A
+// group whose overload data could not be read back fails the replay.
+func finishGroups(groups map[groupKey]*group, keys []groupKey) ([]*PointResult, error) {
 	out := make([]*PointResult, len(keys))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -578,15 +628,24 @@ func finishGroups(groups map[groupKey]*group, keys []groupKey) []*PointResult {
 		})
 	}
 	wg.Wait()
-	return out
+	for _, k := range keys {
+		if err := groups[k].spillErr; err != nil {
+			return nil, fmt.Errorf("replay: point %s repeat %d: %w", k.point, k.repeat, err)
+		}
+	}
+	return out, nil
 }
 
 // addResults finishes the groups, in keys' order, into res.Results with
 // their cost and the notes each gives (missing requests, overlapping or
 // apart phases of a merged run, the peer definitions' notes once each).
-func (res *Result) addResults(groups map[groupKey]*group, keys []groupKey, cost *CostSpec, merged bool, spans *phaseSpans) {
+func (res *Result) addResults(groups map[groupKey]*group, keys []groupKey, cost *CostSpec, merged bool, spans *phaseSpans) error {
+	prs, err := finishGroups(groups, keys)
+	if err != nil {
+		return err
+	}
 	seen := map[string]bool{}
-	for i, pr := range finishGroups(groups, keys) {
+	for i, pr := range prs {
 		g := groups[keys[i]]
 		addCost(pr, cost)
 		if g.missing > 0 {
@@ -611,4 +670,5 @@ func (res *Result) addResults(groups map[groupKey]*group, keys []groupKey, cost 
 			}
 		}
 	}
+	return nil
 }

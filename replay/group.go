@@ -97,6 +97,9 @@ type group struct {
 	// firstPass is set in the first of two passes over the records
 	// (twopass.go); once *firstPass is true, od is not kept.
 	firstPass *bool
+	// spillErr is the error reading od back from its file, if any: the
+	// replay fails with it (finishGroups).
+	spillErr error
 }
 
 // bigSum is an exact int64 sum that spills into a big integer.
@@ -528,6 +531,7 @@ func (g *group) finish(k groupKey) *PointResult {
 		pr.PrefixExpected = &p
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists[schema.MetricSendLag])
+	g.spillErr = g.od.readErr
 	pr.Overload.missing = g.missing
 	end := g.maxEnd
 	if g.cfg.rules.windowEndsAtLastOK {

@@ -3,6 +3,7 @@ package replay
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"math/big"
 	"slices"
@@ -84,7 +85,8 @@ func newOverloadCfg(m *schema.Manifest) *overloadCfg {
 
 // overloadData is what a group keeps for the test: per measured request
 // its [sent, end] (schema.SpanLog, about 8 bytes) and kind and, when scheduled,
-// its [scheduled, lag] (16 bytes).
+// its [scheduled, lag] (16 bytes); or, once the pass's groups hold
+// overloadHeld requests, the same in a temporary file (overload_spill.go).
 type overloadData struct {
 	spans schema.SpanLog
 	// kinds holds, per span, kindOK, kindFailed (error or timeout, for
@@ -92,6 +94,17 @@ type overloadData struct {
 	kinds []uint8
 	nRej  int64
 	lags  [][2]int64
+	// file is the pass's spill file (nil: never spill); spilled: this
+	// group's requests are in it, its spans and kinds in ent, its lags in
+	// lag. inverted: a span ends before it is sent; lagsUnsorted: a
+	// schedule came before the one added before it. readErr is the first
+	// error reading them back.
+	file         *spillFile
+	spilled      bool
+	ent, lag     spillChunks
+	inverted     bool
+	lagsUnsorted bool
+	readErr      error
 }
 
 // Kinds of a measured request in overloadData.
@@ -117,6 +130,7 @@ func (d *overloadData) reserve(n, lags int64, spanBytes int) {
 func (d *overloadData) drop() {
 	d.spans.Drop()
 	d.kinds, d.lags = nil, nil
+	d.spilled, d.ent, d.lag = false, spillChunks{}, spillChunks{}
 }
 
 // add adds a measured request; with keep false it only counts its span
@@ -126,7 +140,6 @@ func (d *overloadData) add(rec *schema.Record, keep bool) {
 		d.spans.Count(rec.SentNS, rec.EndNS)
 		return
 	}
-	d.spans.Add(rec.SentNS, rec.EndNS)
 	k := kindOther
 	switch rec.Status {
 	case schema.StatusOK:
@@ -137,26 +150,64 @@ func (d *overloadData) add(rec *schema.Record, keep bool) {
 		k = kindRejected
 		d.nRej++
 	}
+	if !d.spilled && d.file != nil && d.file.on {
+		d.spill()
+	}
+	if d.spilled {
+		d.spans.Count(rec.SentNS, rec.EndNS)
+		d.putSpan([2]int64{rec.SentNS, rec.EndNS}, k)
+		if rec.ScheduledNS != nil {
+			d.putLag([2]int64{*rec.ScheduledNS, rec.SentNS - *rec.ScheduledNS})
+		}
+		return
+	}
+	d.spans.Add(rec.SentNS, rec.EndNS)
 	d.kinds = append(d.kinds, k)
 	if rec.ScheduledNS != nil {
 		d.lags = append(d.lags, [2]int64{*rec.ScheduledNS, rec.SentNS - *rec.ScheduledNS})
 	}
+	if d.file != nil {
+		d.file.hold()
+	}
 }
 
-// rejected reports which spans were rejected.
-func (d *overloadData) rejected() []bool {
-	out := make([]bool, len(d.kinds))
-	for i, k := range d.kinds {
-		out[i] = k == kindRejected
+// unserved tells the measured requests not served: the rejected ones,
+// and with fast set the failures that ended in under
+// 1/FastFailureDivisor of okMedian (fastFailures).
+type unserved struct {
+	fast     bool
+	okMedian int64
+}
+
+func (u unserved) of(s [2]int64, k uint8) bool {
+	return k == kindRejected || (u.fast && k == kindFailed && FastFailureDivisor*(s[1]-s[0]) < u.okMedian)
+}
+
+// peak is the most requests in flight at once: swept in bounded memory
+// when the spans are spilled (and none ends before it is sent), else
+// sorted (schema.PeakInFlightSeq).
+func (d *overloadData) peak() int64 {
+	if d.spilled && !d.inverted {
+		if p, ok := schema.PeakInFlightSwept(d.spanValues()); ok {
+			return p
+		}
 	}
-	return out
+	return schema.PeakInFlightSeq(d.spanValues(), d.spans.Len())
 }
 
 func nullTrend(why string) Trend { return Trend{Slope: Null, Low: Null, High: Null, Reason: why} }
 
 // fitTrend fits ys over xs (seconds).
-func fitTrend(xs, ys []float64) Trend {
-	f, err := stats.LinearFit(xs, ys, TrendConfidence)
+func fitTrend(xs, ys []float64) Trend { return trendOf(stats.LinearFit(xs, ys, TrendConfidence)) }
+
+// fitTrendSeq is fitTrend of the n points pts yields, in the same order
+// each time (stats.LinearFitSeq).
+func fitTrendSeq(pts iter.Seq2[float64, float64], n int) Trend {
+	return trendOf(stats.LinearFitSeq(pts, n, TrendConfidence))
+}
+
+// trendOf is the trend of a fit, or why there is none.
+func trendOf(f stats.Fit, err error) Trend {
 	if err != nil {
 		return nullTrend(strings.TrimPrefix(err.Error(), "stats: "))
 	}
@@ -186,14 +237,23 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		o.Outstanding.Reason = c.noTimes
 		return o
 	}
-	spans, n := &d.spans, d.spans.Len()
-	var head [2]int64 // the first span
-	for i, s := range spans.All() {
+	n := d.spans.Len()
+	// One pass: the load's extent, and the earliest send (the first
+	// such, as a second pass from the first span would find it), its
+	// end − sent, and the latest send.
+	var first, last, firstE2E int64
+	i := 0
+	for s := range d.spanValues() {
 		if i == 0 {
-			head = s
 			o.loadFromNS, o.loadToNS = s[0], s[1]
+			first, last, firstE2E = s[0], s[0], s[1]-s[0]
 		}
+		i++
 		o.loadFromNS, o.loadToNS = min(o.loadFromNS, s[0]), max(o.loadToNS, s[0], s[1])
+		if s[0] < first {
+			first, firstE2E = s[0], s[1]-s[0]
+		}
+		last = max(last, s[0])
 	}
 	o.loadOK = n > 0
 	if n < 2 {
@@ -206,7 +266,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		}
 		return o
 	}
-	o.OutstandingPeak = Int(schema.PeakInFlightSeq(spans.Values(), n))
+	o.OutstandingPeak = Int(d.peak())
 	if w := c.burst[point]; w > 0 && n <= w {
 		// Every send was the closed loop's initial fill: the sends came
 		// at once, none waited for a completion, so their spacing is no
@@ -215,14 +275,6 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		o.noArrivalSpan(why)
 		return o
 	}
-	first, last := head[0], head[0]
-	firstE2E := head[1] - head[0]
-	for _, s := range spans.All() {
-		if s[0] < first {
-			first, firstE2E = s[0], s[1]-s[0]
-		}
-		last = max(last, s[0])
-	}
 	span := last - first
 	if span <= 0 {
 		why := "every request was sent at the same instant: no arrival span"
@@ -230,7 +282,7 @@ func (d *overloadData) overload(c *overloadCfg, point string, lagDist Dist) *Ove
 		return o
 	}
 	fit, t0 := d.fitCounts(o, first, last, notServed)
-	o.outstandingTrend(spans, t0, fit)
+	o.outstandingTrend(d.spanValues(), t0, fit)
 	o.clientTest(d, c, firstE2E, span, fit)
 	return o
 }
@@ -282,19 +334,19 @@ func (d *overloadData) shedLoad(o *Overload, okMedian int64) {
 // the arrivals, completions (of served requests) and backlog share over
 // the fit window, the span after its first quarter; it returns the fit
 // window's width and start.
-func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed []bool) (fit, t0 int64) {
+func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed unserved) (fit, t0 int64) {
 	span := last - first
 	o.ArrivalRate = perSecond(big.NewInt(int64(d.spans.Len()-1)), span)
 	t0, t1 := first+span/4, last
 	o.FitStartNS, o.FitEndNS = t0, t1
-	for i, s := range d.spans.All() {
+	for s, k := range d.entries() {
 		if s[0] > t0 && s[0] <= t1 {
 			o.Arrivals++
-			if d.kinds[i] == kindRejected {
+			if k == kindRejected {
 				o.FitRejected++
 			}
 		}
-		if s[1] > t0 && s[1] <= t1 && !notServed[i] {
+		if s[1] > t0 && s[1] <= t1 && !notServed.of(s, k) {
 			o.Completions++
 		}
 	}
@@ -311,30 +363,36 @@ func (d *overloadData) fitCounts(o *Overload, first, last int64, notServed []boo
 
 // outstandingTrend fits the outstanding count's trend over the fit
 // window.
-func (o *Overload) outstandingTrend(spans *schema.SpanLog, t0, fit int64) {
+func (o *Overload) outstandingTrend(spans iter.Seq[[2]int64], t0, fit int64) {
 	// The outstanding count, averaged over each of OverloadWindows equal
-	// windows of the fit window (exactly: Σ overlap ÷ width).
+	// windows of the fit window (exactly: Σ overlap ÷ width), the windows
+	// summed in one pass over the spans (integer sums: their order does
+	// not change them).
 	if fit < OverloadWindows {
 		o.Outstanding.Reason = "fit window shorter than one ns per window"
-	} else {
-		xs, ys := make([]float64, OverloadWindows), make([]float64, OverloadWindows)
-		var total float64
-		for i := range OverloadWindows {
-			lo, hi := t0+windowEdge(fit, i), t0+windowEdge(fit, i+1)
-			var in int64
-			for _, s := range spans.All() {
-				a, b := max(s[0], lo), min(s[1], hi)
-				if b > a {
-					in += b - a
-				}
-			}
-			xs[i] = float64(lo+hi) / 2 / 1e9
-			ys[i] = float64(in) / float64(hi-lo)
-			total += ys[i]
-		}
-		o.Outstanding = fitTrend(xs, ys)
-		o.OutstandingMean = Float(total / OverloadWindows)
+		return
 	}
+	var lo, hi, in [OverloadWindows]int64
+	for i := range OverloadWindows {
+		lo[i], hi[i] = t0+windowEdge(fit, i), t0+windowEdge(fit, i+1)
+	}
+	for s := range spans {
+		for i := range OverloadWindows {
+			a, b := max(s[0], lo[i]), min(s[1], hi[i])
+			if b > a {
+				in[i] += b - a
+			}
+		}
+	}
+	xs, ys := make([]float64, OverloadWindows), make([]float64, OverloadWindows)
+	var total float64
+	for i := range OverloadWindows {
+		xs[i] = float64(lo[i]+hi[i]) / 2 / 1e9
+		ys[i] = float64(in[i]) / float64(hi[i]-lo[i])
+		total += ys[i]
+	}
+	o.Outstanding = fitTrend(xs, ys)
+	o.OutstandingMean = Float(total / OverloadWindows)
 }
 
 // clientTest is the client-side test: backlog or rising outstanding
@@ -386,27 +444,19 @@ func (o *Overload) clientTest(d *overloadData, c *overloadCfg, firstE2E, span, f
 // 1/FastFailureDivisor of the median end − sent of the successful
 // requests and sets the fast-failures flag; it returns which requests
 // were not served (rejected or failed at once) and that median.
-func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bool, okMedian int64) {
-	notServed = d.rejected()
+func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed unserved, okMedian int64) {
 	if c.noTimes != "" {
 		o.FastFailures = Flag{Why: c.noTimes}
 		return notServed, 0
 	}
-	var okDur []int64
-	for i, s := range d.spans.All() {
-		if d.kinds[i] == kindOK {
-			okDur = append(okDur, s[1]-s[0])
-		}
-	}
-	if len(okDur) == 0 {
+	okMedian, ok := d.okMedian()
+	if !ok {
 		o.FastFailures = Flag{Why: "no successful request to compare the failures' durations with"}
 		return notServed, 0
 	}
-	slices.Sort(okDur)
-	okMedian = okDur[(len(okDur)-1)/2]
-	for i, s := range d.spans.All() {
-		if d.kinds[i] == kindFailed && FastFailureDivisor*(s[1]-s[0]) < okMedian {
-			notServed[i] = true
+	notServed = unserved{fast: true, okMedian: okMedian}
+	for s, k := range d.entries() {
+		if k == kindFailed && notServed.of(s, k) {
 			o.FastFailed++
 		}
 	}
@@ -425,6 +475,26 @@ func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed []bo
 	return notServed, okMedian
 }
 
+// okMedian is the median end − sent of the successful requests (the
+// lower of the two middle ones), false when none succeeded: sorted when
+// held, selected in two passes when spilled (spilledMedian).
+func (d *overloadData) okMedian() (int64, bool) {
+	if d.spilled {
+		return d.spilledMedian()
+	}
+	var okDur []int64
+	for s, k := range d.entries() {
+		if k == kindOK {
+			okDur = append(okDur, s[1]-s[0])
+		}
+	}
+	if len(okDur) == 0 {
+		return 0, false
+	}
+	slices.Sort(okDur)
+	return okDur[(len(okDur)-1)/2], true
+}
+
 // addEvidence appends to the evidence for overloaded = true.
 func (o *Overload) addEvidence(ev string) {
 	o.Reasons["evidence"] = strings.TrimPrefix(o.Reasons["evidence"]+"; "+ev, "; ")
@@ -439,16 +509,21 @@ func (o *Overload) addEvidence(ev string) {
 // slope whose 95 % interval lies wholly above the tolerance (0.1 s per s)
 // decides the point overloaded; anything less leaves it undecided.
 func (d *overloadData) latencyRise(o *Overload) {
-	var xs, ys []float64
-	for i, s := range d.spans.All() {
-		if d.kinds[i] != kindRejected && s[1] >= s[0] {
-			xs, ys = append(xs, float64(s[0])/1e9), append(ys, float64(s[1]-s[0])/1e9)
+	served := func(yield func(x, y float64) bool) {
+		for s, k := range d.entries() {
+			if k != kindRejected && s[1] >= s[0] && !yield(float64(s[0])/1e9, float64(s[1]-s[0])/1e9) {
+				return
+			}
 		}
 	}
-	if len(xs) < OverloadMinArrivals {
+	n := 0
+	for range served {
+		n++
+	}
+	if n < OverloadMinArrivals {
 		return
 	}
-	t := fitTrend(xs, ys)
+	t := fitTrendSeq(served, n)
 	bound := float64(OverloadTolerancePercent) / 100
 	if lo, ok := t.Low.Float64(); ok && lo > bound {
 		s, _ := t.Slope.Float64()

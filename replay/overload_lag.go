@@ -9,6 +9,12 @@ import (
 	"github.com/benchseal/benchseal/internal/digits"
 )
 
+// sortLags sorts the held [scheduled, lag] pairs by scheduled, in place:
+// the group is finished.
+func sortLags(lags [][2]int64) {
+	slices.SortFunc(lags, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+}
+
 // msText is ns in ms as report prints it (internal/digits: half to even).
 func msText(ns int64) string { return digits.Milliseconds(ns) }
 
@@ -25,19 +31,29 @@ func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
 		o.GeneratorLimited = Flag{Why: c.noLag}
 		return
 	}
-	if len(d.lags) == 0 || lagDist.N == 0 {
+	if d.nLags() == 0 || lagDist.N == 0 {
 		why := "no measured request has scheduled_ns"
 		o.SendLag.Reason = why
 		o.GeneratorLimited = Flag{Why: why}
 		return
 	}
-	lags := d.lags // sorted in place: the group is finished
-	slices.SortFunc(lags, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	xs, ys := make([]float64, len(lags)), make([]float64, len(lags))
-	for i, l := range lags {
-		xs[i], ys[i] = float64(l[0])/1e9, float64(l[1])
+	lags := d.sortedLags()
+	var x0, x1 float64 // the first and last x
+	pts := func(yield func(x, y float64) bool) {
+		for l := range lags {
+			if !yield(float64(l[0])/1e9, float64(l[1])) {
+				return
+			}
+		}
 	}
-	o.SendLag = fitTrend(xs, ys)
+	first := true
+	for l := range lags {
+		if first {
+			x0, first = float64(l[0])/1e9, false
+		}
+		x1 = float64(l[0]) / 1e9
+	}
+	o.SendLag = fitTrendSeq(pts, int(d.nLags()))
 	p99 := lagDist.P[slices.IndexFunc(Percentiles, func(p Percentile) bool { return p.Key == "p99" })]
 	o.SendLagP99NS = p99
 	bound := new(big.Rat).SetInt64(GeneratorLagBoundNS)
@@ -47,7 +63,7 @@ func (d *overloadData) sendLag(c *overloadCfg, o *Overload, lagDist Dist) {
 	}
 	if o.SendLag.Significant() {
 		s, _ := o.SendLag.Slope.Float64()
-		span := xs[len(xs)-1] - xs[0]
+		span := x1 - x0
 		if s*span > float64(GeneratorLagBoundNS) {
 			o.GeneratorLimited = setFlag(true, fmt.Sprintf("send lag rose by %s ms over the point (slope significant at 95 %%), more than %s ms: the client fell behind the schedule", digits.Float(s*span/1e6, digits.MillisecondPlaces), msText(GeneratorLagBoundNS)))
 			return

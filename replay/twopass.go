@@ -422,7 +422,9 @@ func (g *group) plan() groupPlan {
 // usePlan gives a group of the second pass the planned samples of its
 // first-pass twin.
 func (g *group) usePlan(p groupPlan) {
-	g.od.reserve(p.sent, p.scheduled, p.spanBytes)
+	if g.od.file == nil || !g.od.file.on {
+		g.od.reserve(p.sent, p.scheduled, p.spanBytes)
+	}
 	ints, rats := g.spillable()
 	for i, s := range ints {
 		if i < len(p.ints) && p.ints[i] != nil {

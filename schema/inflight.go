@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"iter"
 	"math/big"
 	"math/bits"
 	"slices"
@@ -80,6 +81,21 @@ func (h heldSpans) late() bool         { return lateStart(h.l.Values()) }
 func (h heldSpans) unordered() bool    { return false }
 func (h heldSpans) turnaround(conc int64) string {
 	return turnaroundProblem(h.l.Values(), h.l.Len(), conc)
+}
+
+// PeakInFlightSwept is PeakInFlightSeq of spans none of which ends
+// before it is sent, swept as they come (spanStream) in memory bounded by
+// the reorder window and the requests in flight rather than by the spans.
+// ok is false when a span came sent before one the window had already
+// released (spans too far out of send order); the caller then sorts them
+// (PeakInFlightSeq).
+func PeakInFlightSwept(spans iter.Seq[[2]int64]) (peak int64, ok bool) {
+	s := newSpanStream(0) // no turnaround test
+	for sp := range spans {
+		s.add(sp[0], sp[1])
+	}
+	s.finish()
+	return s.top, !s.broken
 }
 
 // spanStream sweeps a cell's spans in send order as they arrive: the

@@ -99,3 +99,33 @@ func TestSpanStreamMatchesHeldSpans(t *testing.T) {
 		t.Error("a span sent before those released did not mark the cell unordered")
 	}
 }
+
+// TestPeakInFlightSweptMatchesSorted: the peak swept as the spans come is
+// the peak of sorting them, and spans out of send order beyond the
+// reorder window are reported, not answered.
+func TestPeakInFlightSweptMatchesSorted(t *testing.T) {
+	defer func(b int) { reorderSpans = b }(reorderSpans)
+	reorderSpans = 32
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		n, conc  int
+		gap, lat int64
+		window   int
+	}{
+		{n: 500, conc: 4, gap: 10, lat: 1000, window: 8},
+		{n: 2000, conc: 16, gap: 50_000, lat: 5_000_000, window: 20},
+		{n: 1000, conc: 64, gap: 0, lat: 3, window: 30},
+		{n: 1000, conc: 4, gap: 3, lat: 0, window: 2},
+	} {
+		spans := closedLoopSpans(rng, tc.n, tc.conc, tc.gap, tc.lat, tc.window)
+		got, ok := PeakInFlightSwept(slices.Values(spans))
+		if want := PeakInFlightSeq(slices.Values(spans), len(spans)); !ok || got != want {
+			t.Errorf("%+v: swept peak %d (ok %v), sorted %d", tc, got, ok, want)
+		}
+	}
+	spans := closedLoopSpans(rng, 500, 4, 10, 1000, 0)
+	spans = append(spans, [2]int64{spans[0][0] - 1, spans[0][0]})
+	if _, ok := PeakInFlightSwept(slices.Values(spans)); ok {
+		t.Error("a span sent before the whole window was swept anyway")
+	}
+}

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"iter"
 	"math"
 
 	"github.com/benchseal/benchseal/internal/digits"
@@ -29,29 +30,46 @@ type Fit struct {
 // given confidence (e.g. 0.95). It needs at least two points, xs that are
 // not all equal, and finite values.
 func LinearFit(xs, ys []float64, confidence float64) (Fit, error) {
-	n := len(xs)
+	if len(xs) != len(ys) {
+		return Fit{}, errcond.Errorf(ErrLengthMismatch, "stats: %d x values but %d y values", len(xs), len(ys))
+	}
+	return LinearFitSeq(func(yield func(x, y float64) bool) {
+		for i := range xs {
+			if !yield(xs[i], ys[i]) {
+				return
+			}
+		}
+	}, len(xs), confidence)
+}
+
+// LinearFitSeq is LinearFit of the n points (x, y) that pts yields, in
+// the same order each time it is ranged over (three times: the means,
+// the sums of squares, the residuals), so that points kept outside memory
+// (replay's spilled overload data) fit to the same bits as the slices
+// LinearFit is given.
+func LinearFitSeq(pts iter.Seq2[float64, float64], n int, confidence float64) (Fit, error) {
 	switch {
-	case n != len(ys):
-		return Fit{}, errcond.Errorf(ErrLengthMismatch, "stats: %d x values but %d y values", n, len(ys))
 	case n < 2:
 		return Fit{}, errcond.Errorf(ErrSampleSize, "stats: a line needs at least 2 points, have %d", n)
 	case !(confidence > 0 && confidence < 1):
 		return Fit{}, errcond.Errorf(ErrConfidence, "stats: confidence %s is not in (0, 1)", digits.Shortest(confidence))
 	}
 	var mx, my float64
-	for i := range xs {
-		if math.IsNaN(xs[i]) || math.IsInf(xs[i], 0) || math.IsNaN(ys[i]) || math.IsInf(ys[i], 0) {
+	i := 0
+	for x, y := range pts {
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
 			return Fit{}, errcond.Errorf(ErrNotFinite, "stats: point %d is not finite", i)
 		}
-		mx += xs[i]
-		my += ys[i]
+		mx += x
+		my += y
+		i++
 	}
 	mx, my = mx/float64(n), my/float64(n)
 	var sxx, sxy float64
-	for i := range xs {
-		dx := xs[i] - mx
+	for x, y := range pts {
+		dx := x - mx
 		sxx += float64(dx * dx)
-		sxy += float64(dx * (ys[i] - my))
+		sxy += float64(dx * (y - my))
 	}
 	if sxx == 0 {
 		return Fit{}, errcond.Errorf(ErrSamplesEqual, "stats: all x values are equal, so no slope exists")
@@ -62,8 +80,8 @@ func LinearFit(xs, ys []float64, confidence float64) (Fit, error) {
 		return f, nil
 	}
 	var sse float64
-	for i := range xs {
-		r := ys[i] - f.Intercept - float64(f.Slope*xs[i])
+	for x, y := range pts {
+		r := y - f.Intercept - float64(f.Slope*x)
 		sse += float64(r * r)
 	}
 	df := float64(n - 2)
