@@ -13,8 +13,9 @@ import (
 // unique ids and, in Finish, that every declared point×repeat was measured.
 // It does not read files: verify feeds it records from bundle layers.
 //
-// Ids ending in a number are remembered by that number (seqIDs, about 4
-// bytes per record), others as 128-bit hashes (about 24 bytes per
+// Ids ending in a number are remembered by that number (seqIDs: a few
+// bytes per run of ids numbered one after the other on lines one after
+// the other, else about 4 bytes per record), others as 128-bit hashes (about 24 bytes per
 // record), so a false duplicate needs a 128-bit collision: for 10^9
 // records its probability is below 10^-20.
 type RecordChecker struct {

@@ -1,24 +1,39 @@
 package schema
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // seqIDs remembers ids that end in a decimal number — "<prefix><digits>",
 // as capture, synth and most tools number their requests — with the line
-// of each, in about 4 bytes a request instead of a hashed id in a map
-// (about 40 bytes): one slice per prefix and digit count, indexed by the
-// number less the slice's base. A slice grows only while it stays within
-// twice its ids (plus seqIDSlack), so a publisher's large number allocates nothing;
-// such ids go to a map by (slice, number). The id fixes (prefix, digit
-// count, number) and they fix the id, so one id has one slot, and a
-// duplicate finds the line of the first. Ids without such a tail, and new
-// prefixes past maxSeqPrefixes, are hashed (RecordChecker.ids).
+// of each, grouped by prefix and digit count in slices, so that a
+// duplicate finds the line of the first. A slice starts as runs: ids
+// numbered one after the other on lines one after the other (a writer's
+// records in request-number order) take one seqRun each, a few bytes per
+// run, not per id. A slice whose ids break that pattern — a number at or
+// below one already seen that is not a duplicate, or more runs than a
+// sixteenth of its ids — moves to lines, about 4 bytes a request: a slice
+// indexed by the number less the slice's base. Such a slice grows only
+// while it stays within twice its ids (plus seqIDSlack), so a publisher's
+// large number allocates nothing; such ids go to a map by (slice,
+// number). The id fixes (prefix, digit count, number) and they fix the
+// id, so one id has one slot. Ids without such a tail, and new prefixes
+// past maxSeqPrefixes, are hashed (RecordChecker.ids).
 type seqIDs struct {
-	slot   map[seqKey]int
+	slot map[seqKey]int
+	// runs holds per slice its runs, ascending and disjoint, while the
+	// slice is in runs (dense false).
+	runs   [][]seqRun
+	dense  []bool
 	lines  [][]uint32 // per slice, line + 1 of each number from base; 0: not seen
 	base   []int64
 	n      []int64 // ids held per slice
 	sparse map[[2]int64]uint32
 }
+
+// seqRun is the ids numbered k … k+n−1, on lines line … line+n−1.
+type seqRun struct{ k, n, line int64 }
 
 type seqKey struct {
 	prefix string
@@ -61,6 +76,7 @@ func (g *seqIDs) slice(id string) (int, int64, bool) {
 		s = len(g.lines)
 		g.slot[seqKey{strings.Clone(key.prefix), digits}] = s
 		g.lines, g.base, g.n = append(g.lines, nil), append(g.base, 0), append(g.n, 0)
+		g.runs, g.dense = append(g.runs, nil), append(g.dense, false)
 	}
 	return s, k, true
 }
@@ -68,6 +84,56 @@ func (g *seqIDs) slice(id string) (int, int64, bool) {
 // see records line for (slice s, number k) and returns the line of an
 // earlier id in that slot, if any.
 func (g *seqIDs) see(s int, k int64, line int) (int, bool) {
+	if !g.dense[s] {
+		if first, dup, ok := g.seeRun(s, k, line); ok {
+			return first, dup
+		}
+		g.toLines(s)
+	}
+	return g.seeLine(s, k, line)
+}
+
+// seeRun is see of a slice in runs; ok is false when k does not fit them
+// (the slice is to move to lines, k not yet recorded).
+func (g *seqIDs) seeRun(s int, k int64, line int) (first int, dup, ok bool) {
+	rs := g.runs[s]
+	if n := len(rs); n > 0 {
+		last := &rs[n-1]
+		if k < last.k+last.n {
+			i := sort.Search(n, func(i int) bool { return rs[i].k+rs[i].n > k })
+			if rs[i].k > k {
+				return 0, false, false // a number between runs
+			}
+			// The line lines would hold: capped as seeLine caps it.
+			return int(min(rs[i].line+k-rs[i].k, 1<<32-2)), true, true
+		}
+		if k == last.k+last.n && int64(line) == last.line+last.n {
+			last.n++
+			g.n[s]++
+			return 0, false, true
+		}
+	}
+	if int64(len(rs)) >= 64+g.n[s]/16 {
+		return 0, false, false
+	}
+	g.runs[s] = append(rs, seqRun{k: k, n: 1, line: int64(line)})
+	g.n[s]++
+	return 0, false, true
+}
+
+// toLines moves slice s from runs to lines.
+func (g *seqIDs) toLines(s int) {
+	rs := g.runs[s]
+	g.runs[s], g.dense[s], g.n[s] = nil, true, 0
+	for _, r := range rs {
+		for j := range r.n {
+			g.seeLine(s, r.k+j, int(r.line+j))
+		}
+	}
+}
+
+// seeLine is see of a slice in lines.
+func (g *seqIDs) seeLine(s int, k int64, line int) (int, bool) {
 	v := uint32(min(line, 1<<32-2)) + 1
 	if len(g.lines[s]) == 0 {
 		g.base[s] = k

@@ -62,6 +62,82 @@ func TestSequentialIDsFindTheSameDuplicates(t *testing.T) {
 	}
 }
 
+// Ids in runs (numbered one after the other on lines one after the
+// other, as a writer in request-number order leaves them, several
+// prefixes in blocks, files restarting the lines) give the same duplicate
+// problems as ids remembered by hash: a repeat of any earlier id names
+// its first line, and a number between runs or below them moves the
+// slice to lines without losing one.
+func TestSequentialIDsInRunsFindTheSameDuplicates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 20 {
+		byK, byHash := NewRecordChecker(nil), NewRecordChecker(nil)
+		byHash.seq.slot = map[seqKey]int{}
+		for range maxSeqPrefixes {
+			byHash.seq.slot[seqKey{"", -len(byHash.seq.slot) - 1}] = 0
+		}
+		next := map[string]int{}
+		var seen []string
+		line := 1
+		for range 4000 {
+			var id string
+			switch r := rng.IntN(200); {
+			case r == 0 && len(seen) > 0:
+				id = seen[rng.IntN(len(seen))] // a duplicate, near or far
+			case r == 1 && trial%2 == 1:
+				id = "p" + strconv.Itoa(rng.IntN(3)) + "-" + strconv.Itoa(1_000_000+rng.IntN(4000)) // out of order
+			case r == 2:
+				line = 1 // the next file
+			default:
+				p := "p" + strconv.Itoa(line/500%3) + "-"
+				id = p + strconv.Itoa(1_000_000+next[p])
+				next[p]++
+			}
+			if id == "" {
+				continue
+			}
+			seen = append(seen, id)
+			rec := &Record{ID: id, Point: "a", Phase: PhaseMeasure, Status: StatusOK}
+			got, want := dupMessages(byK.Check(RecordsFile, line, rec)), dupMessages(byHash.Check(RecordsFile, line, rec))
+			if got != want {
+				t.Fatalf("trial %d line %d id %q: %v, want %v", trial, line, id, got, want)
+			}
+			line++
+		}
+	}
+}
+
+// dupMessages joins the duplicate-id problems among ps.
+func dupMessages(ps []Problem) string {
+	var out []string
+	for _, p := range ps {
+		if p.Field == "id" && strings.HasPrefix(p.Message, "duplicate") {
+			out = append(out, p.Message)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
+// Ids in runs cost the checker a few bytes a run, not a few bytes a
+// record.
+func TestSequentialIDsInRunsCostLessThanABit(t *testing.T) {
+	g := newSeqIDs()
+	for _, p := range []string{"c4-r0-", "c4-r1-"} {
+		s, _, _ := g.slice(p + "0000000")
+		for i := range 100_000 {
+			if _, dup := g.see(s, int64(i), 1+s*100_000+i); dup {
+				t.Fatalf("%s%d: a duplicate", p, i)
+			}
+		}
+		if g.dense[s] || len(g.runs[s]) != 1 {
+			t.Errorf("%s: dense %v, %d runs; want one run", p, g.dense[s], len(g.runs[s]))
+		}
+	}
+	if first, dup := g.see(1, 5, 7); !dup || first != 100_006 {
+		t.Errorf("a repeat of c4-r1-5: first line %d (dup %v), want 100006", first, dup)
+	}
+}
+
 // A number far past the records allocates no slot for the numbers
 // before it.
 func TestSequentialIDsAreBoundedByTheRecords(t *testing.T) {
