@@ -1,10 +1,12 @@
 package artifacttest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -129,4 +131,29 @@ func EditJSON(t testing.TB, p string, edit func(m map[string]any)) {
 		t.Fatal(err)
 	}
 	mustWrite(t, p, b)
+}
+
+// ReplaceRecords swaps records layer i of the bundle at p for recs, with
+// the annotations a hostile publisher would set to match (digests, size,
+// count), as artifact.Pack never writes them for an invalid run.
+func ReplaceRecords(t *testing.T, p string, i int, recs []*schema.Record) {
+	t.Helper()
+	var plain, packed bytes.Buffer
+	pw, _ := schema.NewRecordWriter(&plain, false)
+	zw, _ := schema.NewRecordWriter(&packed, true)
+	for _, r := range recs {
+		pw.Write(r)
+		zw.Write(r)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ReplaceLayer(t, p, i, packed.Bytes(), map[string]string{
+		artifact.AnnotationUncompressedDigest: string(artifact.DigestBytes(plain.Bytes())),
+		artifact.AnnotationUncompressedSize:   strconv.Itoa(plain.Len()),
+		artifact.AnnotationRecords:            strconv.FormatInt(pw.Count(), 10),
+	})
 }

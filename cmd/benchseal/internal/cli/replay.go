@@ -371,9 +371,8 @@ const maxReplayProblems = 20
 func openRunOrBundle(path string) (schema.Run, func(), error) {
 	if _, err := os.Stat(filepath.Join(path, schema.ManifestFile)); err == nil {
 		// Checked as validate checks it, in replay's pass over the records:
-		// an invalid run is refused (exit 3), never reported. A bundle's
-		// records are not: verify checks them, and pack refuses to pack an
-		// invalid run.
+		// an invalid run is refused (exit 3), never reported. So is a
+		// bundle, below: its signer may have crafted every byte.
 		rd, err := schema.OpenCheckedRunDir(path, maxReplayProblems)
 		if err != nil {
 			return nil, nil, err
@@ -390,7 +389,7 @@ func openRunOrBundle(path string) (schema.Run, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return b, func() { b.Close() }, nil
+	return b.Checked(maxReplayProblems), func() { b.Close() }, nil
 }
 
 // claimsToWrite returns the claims replay --write-claims writes, and a
@@ -441,7 +440,7 @@ func traceWorkload(run schema.Run) (*schema.WorkloadItems, error) {
 			return nil, fmt.Errorf("read workload: %w", err)
 		}
 		r, name = f, run.WorkloadPath
-	case *artifact.Bundle:
+	case *artifact.CheckedBundle:
 		for _, l := range run.Layers() {
 			if l.Kind != artifact.KindWorkload {
 				continue

@@ -1,0 +1,96 @@
+package artifact_test
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/benchseal/benchseal/artifact"
+	"github.com/benchseal/benchseal/artifact/artifacttest"
+	"github.com/benchseal/benchseal/schema"
+)
+
+// readAll drains a run's next record stream and returns its records and
+// the error that ended it.
+func readAll(t *testing.T, run schema.Run) (int, error) {
+	t.Helper()
+	it, err := run.OpenRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for {
+		_, err := it.Next()
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// TestCheckedBundleRefusesARecordValidateWouldRefuse: a bundle whose
+// signer crafted a records layer (a request that ends before it was
+// sent), with every digest and size matching, streams its records under
+// Checked but ends with the problem, named by shard, line and field, not
+// io.EOF; an honest bundle ends with io.EOF; a second stream is not
+// checked again.
+func TestCheckedBundleRefusesARecordValidateWouldRefuse(t *testing.T) {
+	honest := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "a"), artifacttest.RunOptions{})
+	b, err := artifact.Open(honest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := readAll(t, b.Checked(0))
+	b.Close()
+	if err != io.EOF || n == 0 {
+		t.Fatalf("honest bundle: %d records, error %v; want io.EOF", n, err)
+	}
+
+	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+	b, err = artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(b.Layers(), func(l artifact.Layer) bool { return l.Kind == artifact.KindRecords })
+	layer := b.Layers()[i]
+	var recs []*schema.Record
+	rs, _ := b.OpenRecordStream()
+	for {
+		rec, err := rs.Next()
+		if err != nil {
+			break
+		}
+		if rs.Name() == layer.Title {
+			recs = append(recs, rec)
+		}
+	}
+	rs.Close()
+	b.Close()
+	recs[1].EndNS = recs[1].SentNS - 1
+	artifacttest.ReplaceRecords(t, p, i, recs)
+
+	b, err = artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := readAll(t, b); err != io.EOF {
+		t.Fatalf("unchecked stream: %v, want io.EOF (the crafted layer matches its digests)", err)
+	}
+	c := b.Checked(5)
+	_, err = readAll(t, c)
+	var ve *schema.ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, schema.ErrInvalid) {
+		t.Fatalf("checked stream ended with %v, want a *schema.ValidationError", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, layer.Title) || !strings.Contains(msg, "end_ns") {
+		t.Errorf("the problem does not name the shard %s and the field end_ns:\n%s", layer.Title, msg)
+	}
+	if _, err := readAll(t, c); err != io.EOF {
+		t.Errorf("second stream: %v, want io.EOF (only the first is checked)", err)
+	}
+}
