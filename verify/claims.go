@@ -73,7 +73,7 @@ func mismatchText(c schema.ClaimCheck) string {
 	}
 	got := "none"
 	if c.Recomputed != nil {
-		got = fmt.Sprintf("%s", digits.Shortest(*c.Recomputed))
+		got = digits.Shortest(*c.Recomputed)
 	}
 	return fmt.Sprintf("%s %s %s: claimed %s, recomputed %s%s", c.Point, rep, c.Metric, digits.Shortest(c.Claimed), got, underVersion([]schema.ClaimCheck{c}))
 }
