@@ -108,8 +108,16 @@ func (l *recordLog) abandon() {
 	l.close()
 }
 
-// usable reports whether the log holds every record added.
-func (l *recordLog) usable() bool { return !l.broken }
+// usable reports whether the log holds every record added. It first
+// writes to the file what is still pending, so that a write failing there
+// (a disk full as the first pass ends) also sends the second pass to the
+// source rather than failing the replay.
+func (l *recordLog) usable() bool {
+	if !l.broken && l.f != nil && len(l.buf) > 0 {
+		l.flush()
+	}
+	return !l.broken
+}
 
 // close frees the log and its file.
 func (l *recordLog) close() {
@@ -128,9 +136,8 @@ func (l *recordLog) open() (schema.RecordIterator, error) {
 	if l.f == nil {
 		r = &byteReader{b: l.buf}
 	} else {
-		l.flush()
-		if l.broken {
-			return nil, errors.New("replay: the records log could not be written")
+		if !l.usable() { // written already when the pass asked usable
+			return nil, errors.New("the records log could not be written")
 		}
 		r = bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.written), logFlush)
 	}

@@ -145,6 +145,31 @@ func TestRecordLogWithoutTempDirIsAbandoned(t *testing.T) {
 	}
 }
 
+// TestRecordLogWhoseLastWriteFailsIsNotUsable: a log in a file whose
+// pending bytes cannot be written when the first pass ends (a disk full
+// at that moment) says it is not usable, so the second pass reads the
+// source; it does not fail the replay.
+func TestRecordLogWhoseLastWriteFailsIsNotUsable(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	old := logMemory
+	logMemory = 1
+	defer func() { logMemory = old }()
+	l := logged(t, []*schema.Record{fullRecord(t), {}})
+	if l.f == nil || len(l.buf) == 0 {
+		t.Fatalf("want a log in a file with bytes pending: in a file %v, %d pending", l.f != nil, len(l.buf))
+	}
+	// A file that refuses writes stands for the full disk.
+	ro, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.f.Close()
+	l.f = ro
+	if l.usable() {
+		t.Fatal("a log whose pending bytes could not be written says it is usable")
+	}
+}
+
 // TestRecordLogRefusesATruncatedFrame: a frame cut short is an error, not
 // a record with zeros.
 func TestRecordLogRefusesATruncatedFrame(t *testing.T) {
