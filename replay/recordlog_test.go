@@ -158,8 +158,13 @@ func TestRecordLogWhoseLastWriteFailsIsNotUsable(t *testing.T) {
 	if l.f == nil || len(l.buf) == 0 {
 		t.Fatalf("want a log in a file with bytes pending: in a file %v, %d pending", l.f != nil, len(l.buf))
 	}
-	// A file that refuses writes stands for the full disk.
-	ro, err := os.Open(os.DevNull)
+	// A file of the test's own opened read-only (writes fail) stands for
+	// the full disk; close removes it by name, so never a system file.
+	name := filepath.Join(t.TempDir(), "read-only")
+	if err := os.WriteFile(name, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
