@@ -1,7 +1,10 @@
 package artifact
 
 import (
+	"bytes"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/benchseal/benchseal/schema"
@@ -9,12 +12,13 @@ import (
 
 // CheckedBundle is a bundle whose first record stream also checks the
 // run as verify's schema check does — the manifest and claims documents,
-// every record (schema.RecordChecker) and the checks across records — in
-// the pass that decodes the records, so that replay of a bundle never
-// reports numbers from records a run directory's validation would refuse.
-// A bundle's blobs are checked against their digests and sizes as they
-// stream, as always. What it does not check is what only verify does:
-// signatures, the workload layer's bounds on token counts, the shards'
+// the workload layer's hash and items against the manifest, every record
+// (schema.RecordChecker) and the checks across records — in the pass that
+// decodes the records, so that replay of a bundle never reports numbers
+// from records a run directory's validation would refuse. A bundle's
+// blobs are checked against their digests and sizes as they stream, as
+// always. What it does not check is what only verify does: signatures, a
+// trace replay's workload items against its trace, the shards'
 // consistency with the plan, attachments and claims. Where problems are
 // found the stream ends with a *schema.ValidationError (wrapping
 // schema.ErrInvalid) instead of io.EOF. Later streams are not checked
@@ -51,40 +55,69 @@ func (c *CheckedBundle) OpenRecords() (schema.RecordIterator, error) {
 	}
 	m := c.Manifest()
 	it := &checkedBundleRecords{rs: rs, rc: schema.NewRecordChecker(m), max: c.maxProblems}
-	items, err := c.workloadItems()
+	items, wps, err := c.workloadItems()
 	if err != nil {
 		rs.Close()
 		return nil, err
 	}
 	it.rc.SetWorkload(items)
 	it.add(schema.ValidateManifest(m, TitleManifest))
+	it.add(wps)
 	if cl := c.Claims(); cl != nil {
 		it.add(schema.ValidateClaims(cl, m, TitleClaims))
 	}
 	return it, nil
 }
 
-// workloadItems reads the workload layer's items, which bound the records'
-// token counts (and fix a trace replay's schedule), as verify reads them;
-// nil without a workload layer.
-func (c *CheckedBundle) workloadItems() (*schema.WorkloadItems, error) {
+// workloadItems reads the workload layer's items, which bound the
+// records' token counts (and fix a trace replay's schedule), as verify
+// reads them, and checks the layer against the manifest as verify's
+// schema check does (WorkloadProblems): items a manifest does not name
+// bound nothing. nil, nil without a workload layer.
+func (c *CheckedBundle) workloadItems() (*schema.WorkloadItems, []schema.Problem, error) {
 	for _, l := range c.Layers() {
 		if l.Kind != KindWorkload {
 			continue
 		}
 		rc, err := c.OpenLayer(l)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer rc.Close()
 		w := schema.NewWorkloadItems()
-		if _, err := io.Copy(w, rc); err != nil {
-			return nil, err
+		lines := &lineCounter{}
+		if _, err := io.Copy(io.MultiWriter(w, lines), rc); err != nil {
+			return nil, nil, err
 		}
 		w.Close()
-		return w, nil
+		return w, WorkloadProblems(c.Manifest(), l, lines.n), nil
 	}
-	return nil, nil
+	return nil, nil, nil
+}
+
+// WorkloadProblems compares a workload layer that streamed to its
+// recorded uncompressed digest (so that digest is the workload file's
+// SHA-256) and holds lines lines with the manifest's workload.sha256 and
+// workload.items, as validate compares a run directory's workload.jsonl.
+// verify's schema check and CheckedBundle both report them.
+func WorkloadProblems(m *schema.Manifest, l Layer, lines int) []schema.Problem {
+	var ps []schema.Problem
+	sum := strings.TrimPrefix(string(l.UncompressedDigest), "sha256:")
+	if m.Workload.SHA256 != "" && m.Workload.SHA256 != sum {
+		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.sha256", Message: fmt.Sprintf("the manifest says %s, the workload hashes to %s", m.Workload.SHA256, sum)})
+	}
+	if m.Workload.Items > 0 && m.Workload.Items != lines {
+		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the workload has %d lines", m.Workload.Items, lines)})
+	}
+	return ps
+}
+
+// lineCounter counts the newlines written to it.
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
 }
 
 // checkedBundleRecords is a CheckedBundle's first record stream.

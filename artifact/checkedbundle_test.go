@@ -1,10 +1,12 @@
 package artifact_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,5 +94,53 @@ func TestCheckedBundleRefusesARecordValidateWouldRefuse(t *testing.T) {
 	}
 	if _, err := readAll(t, c); err != io.EOF {
 		t.Errorf("second stream: %v, want io.EOF (only the first is checked)", err)
+	}
+}
+
+// TestCheckedBundleRefusesAWorkloadTheManifestDoesNotName: a signer who
+// shipped a workload layer other than the one manifest.workload.sha256
+// names (here one byte more, its digests and size matching), whose items
+// would bound the records' token counts, gets the stream ended with
+// verify's workload.sha256 problem, as validate refuses such a run
+// directory.
+func TestCheckedBundleRefusesAWorkloadTheManifestDoesNotName(t *testing.T) {
+	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(b.Layers(), func(l artifact.Layer) bool { return l.Kind == artifact.KindWorkload })
+	rc, err := b.OpenLayer(b.Layers()[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(rc)
+	rc.Close()
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain = bytes.Replace(plain, []byte("}\n"), []byte("} \n"), 1) // the same items, another file
+	var packed bytes.Buffer
+	zw, err := schema.NewZstdWriter(&packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(plain)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	artifacttest.ReplaceLayer(t, p, i, packed.Bytes(), map[string]string{
+		artifact.AnnotationUncompressedDigest: string(artifact.DigestBytes(plain)),
+		artifact.AnnotationUncompressedSize:   strconv.Itoa(len(plain)),
+	})
+	b, err = artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = readAll(t, b.Checked(0))
+	if !errors.Is(err, schema.ErrInvalid) || !strings.Contains(err.Error(), "workload.sha256") {
+		t.Fatalf("checked stream ended with %v, want the workload.sha256 problem", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/internal/digits"
@@ -148,7 +147,7 @@ func checkPlainLayers(ctx context.Context, b *artifact.Bundle, m *schema.Manifes
 			// that digest is the workload file's SHA-256: it must be the
 			// one the manifest declares (as validate checks for a run
 			// directory); a trace replay's items are rebuilt from its trace.
-			pl.problems = append(checkWorkload(m, l, lines.n), traceProblems(b, m, pl.items)...)
+			pl.problems = append(artifact.WorkloadProblems(m, l, lines.n), traceProblems(b, m, pl.items)...)
 		}
 	}
 	return pl, true
@@ -326,21 +325,6 @@ type lineCounter struct{ n int }
 func (c *lineCounter) Write(p []byte) (int, error) {
 	c.n += bytes.Count(p, []byte{'\n'})
 	return len(p), nil
-}
-
-// checkWorkload compares the workload layer, whose uncompressed digest was
-// just verified while streaming, with the manifest's workload.sha256 and
-// workload.items.
-func checkWorkload(m *schema.Manifest, l artifact.Layer, lines int) []schema.Problem {
-	var ps []schema.Problem
-	sum := strings.TrimPrefix(string(l.UncompressedDigest), "sha256:")
-	if m.Workload.SHA256 != "" && m.Workload.SHA256 != sum {
-		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.sha256", Message: fmt.Sprintf("the manifest says %s, the workload hashes to %s", m.Workload.SHA256, sum)})
-	}
-	if m.Workload.Items > 0 && m.Workload.Items != lines {
-		ps = append(ps, schema.Problem{File: l.Title, Field: "workload.items", Message: fmt.Sprintf("the manifest says %d items, the workload has %d lines", m.Workload.Items, lines)})
-	}
-	return ps
 }
 
 // declaredRecords is the number of records the record layers declare,
