@@ -36,6 +36,7 @@ const logFlush = 1 << 20
 type recordLog struct {
 	buf     []byte   // pending bytes: the whole log while f is nil
 	f       *os.File // the temporary file, nil while the log is in memory
+	name    string   // f's name while it is linked (unlinking it failed), else ""
 	written int64    // bytes already in f
 	n       int64    // records appended
 	broken  bool     // a write failed: the log is abandoned
@@ -83,7 +84,9 @@ func (l *recordLog) add(rec *schema.Record) {
 		}
 		// Unlinked at once: the open file stays readable and is freed
 		// when it is closed or the process ends, however it ends.
-		_ = os.Remove(f.Name()) // on a system that refuses, close removes it
+		if os.Remove(f.Name()) != nil {
+			l.name = f.Name() // on a system that refuses, close removes it
+		}
 		l.f = f
 		l.flush()
 	case l.f != nil && len(l.buf) >= logFlush:
@@ -122,10 +125,14 @@ func (l *recordLog) usable() bool {
 // close frees the log and its file.
 func (l *recordLog) close() {
 	if l.f != nil {
-		name := l.f.Name()
 		_ = l.f.Close()
-		_ = os.Remove(name) // already gone where unlinking an open file works
-		l.f = nil
+		// Only a name still ours: once unlinked, the name may be another
+		// file's (another process's temporary file, or whatever a test
+		// put in f).
+		if l.name != "" {
+			_ = os.Remove(l.name)
+		}
+		l.f, l.name = nil, ""
 	}
 }
 

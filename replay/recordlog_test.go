@@ -132,6 +132,29 @@ func TestRecordLogFileLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestRecordLogCloseRemovesOnlyItsOwnFile: once the log's file is
+// unlinked, its name is free; a file created there afterwards (by another
+// process) survives the log's close.
+func TestRecordLogCloseRemovesOnlyItsOwnFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	old := logMemory
+	logMemory = 1
+	defer func() { logMemory = old }()
+	l := logged(t, []*schema.Record{fullRecord(t)})
+	if l.f == nil {
+		t.Fatal("the log is not in a file")
+	}
+	other := l.f.Name()
+	if err := os.WriteFile(other, []byte("another's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.close()
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("the log's close removed a file it did not create: %v", err)
+	}
+}
+
 // TestRecordLogWithoutTempDirIsAbandoned: a log that cannot move to a file
 // says it is not usable (the second pass then reads the source).
 func TestRecordLogWithoutTempDirIsAbandoned(t *testing.T) {
