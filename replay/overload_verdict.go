@@ -64,7 +64,10 @@ func decideOverload(p *PointResult) {
 			}
 		}
 		if o.Loop == LoopClosed && (o.Queue == nil || o.Queue.Slope.IsNull()) {
-			why += " (a closed loop cannot pile requests up at the client, so only the server's waiting queue could show the engine falling behind, and it was not measured)"
+			// Unknown, not "no": in a closed loop completions keep up with
+			// arrivals by construction, so the client side shows nothing.
+			o.Overloaded = Flag{Why: why + ", but a closed loop cannot pile requests up at the client: only the server's waiting queue could show the engine falling behind, and it was not measured"}
+			break
 		}
 		o.Overloaded = setFlag(false, why)
 	default:
