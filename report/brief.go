@@ -128,8 +128,10 @@ func (t *briefTable) pointFlags(p *replay.PointResult) string {
 }
 
 // summaryRows are a point's median row and, when some bound exists, the
-// rows of its interval's bounds.
-func (t *briefTable) summaryRows(ps replay.PointSummary) [][]string {
+// rows of its interval's bounds. The median row carries flags, every flag
+// of the point's repeats: a median over an overloaded repeat is no
+// cleaner than the repeat.
+func (t *briefTable) summaryRows(ps replay.PointSummary, flags []string) [][]string {
 	med := []string{ps.Point, "median"}
 	low := []string{"", "ci low"}
 	high := []string{"", "ci high"}
@@ -166,7 +168,7 @@ func (t *briefTable) summaryRows(ps replay.PointSummary) [][]string {
 		low = append(low, Decimal(s.CILow, scale, places))
 		high = append(high, Decimal(s.CIHigh, scale, places))
 	}
-	med = append(med, strings.Join(marks, ""))
+	med = append(med, strings.TrimSpace(strings.Join(flags, " ")+" "+strings.Join(marks, "")))
 	if !bounded {
 		return [][]string{med}
 	}
@@ -204,15 +206,27 @@ func Brief(out io.Writer, r *replay.Result) error {
 	for _, p := range r.Results {
 		repeats[p.Point]++
 	}
+	var pointFlags []string // the flags of the point's repeats so far
 	for i, p := range r.Results {
-		t.rows = append(t.rows, t.pointRow(p))
+		row := t.pointRow(p)
+		t.rows = append(t.rows, row)
+		for _, f := range strings.Fields(row[len(row)-1]) {
+			if !slices.Contains(pointFlags, f) {
+				pointFlags = append(pointFlags, f)
+			}
+		}
 		last := i+1 == len(r.Results) || r.Results[i+1].Point != p.Point
-		if !last || repeats[p.Point] < 2 {
+		if !last {
+			continue
+		}
+		flags := pointFlags
+		pointFlags = nil
+		if repeats[p.Point] < 2 {
 			continue
 		}
 		for _, ps := range r.Summary {
 			if ps.Point == p.Point {
-				t.rows = append(t.rows, t.summaryRows(ps)...)
+				t.rows = append(t.rows, t.summaryRows(ps, flags)...)
 			}
 		}
 	}
@@ -288,7 +302,7 @@ func (t *briefTable) writeLegend(b *strings.Builder, r *replay.Result) {
 	}
 	fmt.Fprintf(b, "%s\n", MeaningsFor(r.Definitions)[schema.MetricTPOT])
 	if len(r.Summary) > 0 && slices.ContainsFunc(t.rows, func(row []string) bool { return row[1] == "median" }) {
-		b.WriteString("median: across the point's repeats (mean of the middle two for an even count)\n")
+		b.WriteString("median: across the point's repeats (mean of the middle two for an even count); its flags are its repeats'\n")
 		if t.ci {
 			b.WriteString("ci low, ci high: the median's 95% interval; -: a side these repeats do not bound (one bound: one-sided)\n")
 		}
