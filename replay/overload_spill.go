@@ -32,14 +32,21 @@ const maxSpillEntry = 3*binary.MaxVarintLen64 + 1
 
 // spillFile is a pass's temporary file of overload data. It is written by
 // the pass's one reader of records and read, once they are all read, by
-// the goroutines finishing the groups (ReadAt). A write error is kept and
-// stops the writes; the pass reports it (accumulate).
+// the goroutines finishing the groups (readAt). When no file can be made
+// or a write fails (no TMPDIR, a full disk, a file-size limit), what
+// follows is held in memory instead, past the end of what the file holds:
+// the memory bound is lost, never the answer, as with the records log
+// (recordlog.go). err is kept for the pass to report, but no write sets
+// it.
 type spillFile struct {
 	f *os.File
 	// name is removed at close when it could not be removed at once.
 	name string
-	size int64
-	err  error
+	// size is the bytes the file holds; mem, the bytes after them.
+	size  int64
+	mem   []byte
+	inMem bool
+	err   error
 	// held counts the requests the groups hold in memory; on: from now
 	// on every group writes its requests to the file.
 	held int64
@@ -58,7 +65,7 @@ func (s *spillFile) hold() {
 func (s *spillFile) open() error {
 	f, err := os.CreateTemp("", "benchseal-replay-*.overload")
 	if err != nil {
-		return fmt.Errorf("replay: keep the overload test's per-request data in a temporary file (TMPDIR): %w", err)
+		return err
 	}
 	s.f = f
 	if os.Remove(f.Name()) != nil {
@@ -67,26 +74,47 @@ func (s *spillFile) open() error {
 	return nil
 }
 
-// write appends b and returns its offset; ok is false once a write failed.
+// write appends b and returns its offset; ok is always true (kept for the
+// callers' shape: a chunk not written is one held).
 func (s *spillFile) write(b []byte) (off int64, ok bool) {
-	if s.err == nil && s.f == nil {
-		s.err = s.open()
+	if s.f == nil && !s.inMem && s.open() != nil {
+		s.inMem = true
 	}
-	if s.err != nil {
-		return 0, false
+	if !s.inMem {
+		n, err := s.f.Write(b)
+		if err == nil {
+			off = s.size
+			s.size += int64(n)
+			return off, true
+		}
+		// The partial bytes past size are never read.
+		s.inMem = true
 	}
-	if _, err := s.f.Write(b); err != nil {
-		s.err = fmt.Errorf("replay: write the overload test's per-request data to %s: %w", s.f.Name(), err)
-		return 0, false
-	}
-	off = s.size
-	s.size += int64(len(b))
+	off = s.size + int64(len(s.mem))
+	s.mem = append(s.mem, b...)
 	return off, true
 }
 
-// close closes and removes the file (nil or never opened: nothing to do).
+// readAt fills p from offset off, from the file or from memory.
+func (s *spillFile) readAt(p []byte, off int64) error {
+	if off >= s.size {
+		if copy(p, s.mem[off-s.size:]) < len(p) {
+			return errSpillCorrupt
+		}
+		return nil
+	}
+	_, err := s.f.ReadAt(p, off)
+	return err
+}
+
+// close closes and removes the file and frees what memory holds (nil or
+// never opened: nothing to do).
 func (s *spillFile) close() {
-	if s == nil || s.f == nil {
+	if s == nil {
+		return
+	}
+	s.mem = nil
+	if s.f == nil {
 		return
 	}
 	s.f.Close()
@@ -162,8 +190,8 @@ func (c *spillChunks) each(f *spillFile, withKind bool, errp *error, fn func(a, 
 			rb = make([]byte, e[1])
 		}
 		rb = rb[:e[1]]
-		if _, err := f.f.ReadAt(rb, e[0]); err != nil {
-			*errp = fmt.Errorf("read back the overload test's per-request data from %s: %w", f.f.Name(), err)
+		if err := f.readAt(rb, e[0]); err != nil {
+			*errp = fmt.Errorf("read back the overload test's per-request data: %w", err)
 			return
 		}
 		if !walk(rb) {
