@@ -50,7 +50,7 @@ func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "significance level of the Mann–Whitney U test")
 	enumFlag(fl, &f.output, "output", "text", []string{"text", "json", "markdown", "html"}, "output format: text|json|markdown|html")
-	f.report.bind(fl)
+	f.report.bind(fl, "the comparison, or the comparability guard's refusal, which exits 3", "a usage error, a file it cannot read or an input it rejects")
 	fl.StringVar(&f.sweep, "sweep-slo", "", "HTML: also chart goodput against one SLO limit per configuration, e.g. "+replay.SweepExample)
 }
 

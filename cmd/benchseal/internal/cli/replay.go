@@ -132,7 +132,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
 	f.StringVar(&o.version, "definitions-version", "", "definitions version to compute under, e.g. benchseal/2026.11 (default: the current one)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
-	o.report.bind(f)
+	o.report.bind(f, "the recomputed metrics", "a usage error, a file it cannot read or an invalid run or bundle (exit 3)")
 	f.BoolVar(&o.detail, "detail", false, "text output: every metric, percentile, count, cold, server and overload line of each point and repeat (default: one summary table)")
 	f.StringVar(&o.sweep, "sweep-slo", "", "goodput as a function of one SLO limit, e.g. "+replay.SweepExample)
 	f.StringVar(&o.mlperf, "mlperf", "", "run the MLPerf server validity check with these limits, e.g. "+replay.MLPerfExample)

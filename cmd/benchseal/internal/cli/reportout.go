@@ -26,8 +26,11 @@ type reportOut struct {
 	path string
 }
 
-func (r *reportOut) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&r.path, "out", "", "write the report to FILE instead of standard output, atomically: an existing FILE is replaced only by a complete report, and a verdict (verified, rejected, invalid, refused by the guard) is one, so it replaces FILE whatever its exit code; a command that stops without a report (a usage error, a file it cannot read, an input compare or decide rejects) leaves FILE as it was")
+// bind adds --out to fs; whole says which of the command's outcomes are a
+// whole report (written whatever the exit code), stops which leave FILE
+// as it was, so that each command's help says what it does.
+func (r *reportOut) bind(fs *pflag.FlagSet, whole, stops string) {
+	fs.StringVar(&r.path, "out", "", "write the report to FILE instead of standard output, atomically: an existing FILE is replaced only by a complete report ("+whole+"); "+stops+" leaves FILE as it was")
 }
 
 // reportFile is an open --out report: Commit puts it in place, Discard

@@ -50,7 +50,7 @@ field, up to --max-problems, and exits 3 when the run is invalid.`,
 	}
 	cmd.Flags().IntVar(&o.maxProblems, "max-problems", 50, "report at most this many problems, then count the rest")
 	enumFlag(cmd.Flags(), &o.output, "output", "text", []string{"text", "json"}, "report format: text or json")
-	o.report.bind(cmd.Flags())
+	o.report.bind(cmd.Flags(), "valid, or invalid with its problems, which exits 3", "a usage error or a file it cannot read")
 	return cmd
 }
 

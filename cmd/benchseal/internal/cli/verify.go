@@ -128,7 +128,7 @@ attestation alone.`,
 	f.StringVar(&o.planSignature, "plan-signature", "", "Sigstore bundle of the plan (default PLAN.sigstore.json when it exists)")
 	f.StringArrayVar(&o.signatures, "signature", nil, "extra detached Sigstore bundle to check (repeatable)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json"}, "report format: text or json")
-	o.report.bind(f)
+	o.report.bind(f, "VERIFIED, or REJECTED with the failed check, which exits 3", "a usage error or a file it cannot read")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
 	f.BoolVar(&o.allChecks, "all-checks", false, "run every check even after the signature check failed (default: stop there)")
 	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
