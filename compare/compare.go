@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -506,9 +507,12 @@ func compareOne(base, in *Input, idx int, bp, p, load string, m Metric, alpha fl
 	}
 	c.Tested = true
 	t, err := stats.MannWhitneyU(floats(c.Base.Values), floats(c.Patch.Values))
-	if err != nil {
-		c.Warnings = append(c.Warnings, err.Error())
-	} else {
+	switch {
+	case errors.Is(err, stats.ErrSamplesEqual):
+		c.Warnings = append(c.Warnings, "every repeat of both runs has the same value: there is no difference to test")
+	case err != nil:
+		c.Warnings = append(c.Warnings, "no test of the difference: "+strings.TrimPrefix(err.Error(), "stats: "))
+	default:
 		c.P, c.Exact = t.P, t.Exact
 		if w := stats.SampleWarning(t, alpha); w != "" {
 			c.Warnings = append(c.Warnings, w)

@@ -106,3 +106,26 @@ func TestCompareMatchesRatePointsByRateNotByCap(t *testing.T) {
 		t.Errorf("rate mode value %v", o.Value())
 	}
 }
+
+// TestCompareOfEqualRepeatsSaysSoInItsOwnWords: two runs whose repeats all
+// hold one value (ttft p50 10 ms everywhere) warn that there is no
+// difference to test, not with the statistics library's error text.
+func TestCompareOfEqualRepeatsSaysSoInItsOwnWords(t *testing.T) {
+	a := fakeInput("a", []int64{100, 99, 98, 97}, []int64{10, 10, 10, 10})
+	b := fakeInput("b", []int64{50, 51, 52, 50}, []int64{10, 10, 10, 10})
+	r, err := Compare([]*Input{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Comparisons {
+		if c.Metric.Path != "ttft_ns.p50" {
+			continue
+		}
+		if !slices.Contains(c.Warnings, "every repeat of both runs has the same value: there is no difference to test") ||
+			slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "stats:") }) {
+			t.Fatalf("warnings %q", c.Warnings)
+		}
+		return
+	}
+	t.Fatal("no ttft_ns.p50 comparison")
+}
