@@ -111,6 +111,11 @@ type Row struct {
 	// generator-limited in any repeat, which and how often ("" if not):
 	// a decision resting on it says so.
 	Flagged string
+	// Undecided says, when the overload test could not decide at the
+	// chosen point in some repeat, how often and the first reason (""
+	// if it decided everywhere): an unflagged point is not one shown to
+	// keep up.
+	Undecided string
 }
 
 // Decision is the answer to "which configuration, under this objective".
@@ -292,6 +297,23 @@ func Decide(ins []*Input, opts DecideOptions) (*Decision, error) {
 	return d, nil
 }
 
+// undecidedLine says in how many repeats of a point the overload test
+// could not decide, with the first repeat's reason, or "".
+func undecidedLine(reps []*replay.PointResult) string {
+	n, why := 0, ""
+	for _, p := range reps {
+		if o := p.Overload; o != nil && o.Overloaded.Set == nil {
+			if n++; why == "" {
+				why = o.Overloaded.Why
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the overload test could not decide in %d of %d repeats (%s)", n, len(reps), why)
+}
+
 // FlagLine names the flags set on the repeats of a point with how many
 // repeats each covers ("overloaded in 2 of 3 repeats"), or "".
 func FlagLine(reps []*replay.PointResult) string {
@@ -430,6 +452,10 @@ func (r *Row) addNotes(reps []*replay.PointResult, opts DecideOptions, capNotes 
 	if f := FlagLine(reps); f != "" && opts.Objective != MaxCapacity {
 		r.Flagged = r.Name + "'s " + r.Point + " is " + f
 		r.Notes = append(r.Notes, "point "+r.Point+" is "+f)
+	}
+	if u := undecidedLine(reps); u != "" && opts.Objective != MaxCapacity {
+		r.Undecided = r.Name + "'s " + r.Point + ": " + u
+		r.Notes = append(r.Notes, "point "+r.Point+": "+u)
 	}
 	// A goodput above the offered load is explained (the first repeat
 	// where it happens stands for the others).
@@ -745,6 +771,9 @@ func (d *Decision) addLimits(cand []int, what string, warns []string) {
 			if d.Verdict == Winner && i == w {
 				d.Answer += "; the win rests on a flagged point: " + f
 			}
+		}
+		if u := d.Rows[i].Undecided; u != "" {
+			d.Limits = append(d.Limits, u+": its "+what+" may have been measured at a point that did not keep up with its load")
 		}
 	}
 	if d.Shift != nil && !d.Shift.Bounded {

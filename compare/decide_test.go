@@ -586,3 +586,31 @@ func TestCompareEnergyWithinCounterToleranceIsNotBetter(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideNamesAnUndecidedOverloadAtTheChosenPoint: a winner whose
+// point the overload test could not judge in some repeats is not
+// presented as a point shown to keep up: its notes and the limits say so,
+// with the reason.
+func TestDecideNamesAnUndecidedOverloadAtTheChosenPoint(t *testing.T) {
+	a := fakeInput("a", []int64{10, 11, 12, 10, 11}, []int64{50, 51, 52, 50, 51})
+	b := fakeInput("b", []int64{20, 21, 22, 20, 21}, []int64{60, 61, 62, 60, 61})
+	no := false
+	for i, pr := range b.Result.Results {
+		pr.Overload = &replay.Overload{GeneratorLimited: replay.Flag{Why: "n/a"}, Overloaded: replay.Flag{Why: "queue not measured"}}
+		if i >= 2 {
+			pr.Overload.Overloaded = replay.Flag{Set: &no, Why: "kept up"}
+		}
+	}
+	d, err := Decide([]*Input{a, b}, DecideOptions{Objective: MaxGoodput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "b's c8: the overload test could not decide in 2 of 5 repeats (queue not measured): its goodput may have been measured at a point that did not keep up with its load"
+	if d.Verdict != Winner || d.Winner != 1 || !slices.Contains(d.Limits, want) ||
+		!slices.Contains(d.Rows[1].Notes, "point c8: the overload test could not decide in 2 of 5 repeats (queue not measured)") {
+		t.Errorf("verdict %s, limits %q, notes %q", d.Verdict, d.Limits, d.Rows[1].Notes)
+	}
+	if strings.Contains(strings.Join(d.Limits, "\n"), "a's") {
+		t.Errorf("a, whose overload test did not run, named: %q", d.Limits)
+	}
+}
