@@ -53,25 +53,7 @@ func TestCheckedBundleRefusesARecordValidateWouldRefuse(t *testing.T) {
 	}
 
 	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
-	b, err = artifact.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(b.Layers(), func(l artifact.Layer) bool { return l.Kind == artifact.KindRecords })
-	layer := b.Layers()[i]
-	var recs []*schema.Record
-	rs, _ := b.OpenRecordStream()
-	for {
-		rec, err := rs.Next()
-		if err != nil {
-			break
-		}
-		if rs.Name() == layer.Title {
-			recs = append(recs, rec)
-		}
-	}
-	rs.Close()
-	b.Close()
+	i, title, recs := artifacttest.FirstRecordsLayer(t, p)
 	recs[1].EndNS = recs[1].SentNS - 1
 	artifacttest.ReplaceRecords(t, p, i, recs)
 
@@ -89,8 +71,8 @@ func TestCheckedBundleRefusesARecordValidateWouldRefuse(t *testing.T) {
 	if !errors.As(err, &ve) || !errors.Is(err, schema.ErrInvalid) {
 		t.Fatalf("checked stream ended with %v, want a *schema.ValidationError", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, layer.Title) || !strings.Contains(msg, "end_ns") {
-		t.Errorf("the problem does not name the shard %s and the field end_ns:\n%s", layer.Title, msg)
+	if msg := err.Error(); !strings.Contains(msg, title) || !strings.Contains(msg, "end_ns") {
+		t.Errorf("the problem does not name the shard %s and the field end_ns:\n%s", title, msg)
 	}
 	if _, err := readAll(t, c); err != io.EOF {
 		t.Errorf("second stream: %v, want io.EOF (only the first is checked)", err)

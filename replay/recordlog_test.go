@@ -115,14 +115,19 @@ func TestRecordLogRoundTripsEveryField(t *testing.T) {
 	}
 }
 
+// withLogMemory sets logMemory for one test.
+func withLogMemory(t *testing.T, n int) {
+	old := logMemory
+	logMemory = n
+	t.Cleanup(func() { logMemory = old })
+}
+
 // TestRecordLogFileLeavesNothing: the log's file is unlinked as soon as it
 // exists, so a killed replay leaves no file behind.
 func TestRecordLogFileLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	old := logMemory
-	logMemory = 1
-	defer func() { logMemory = old }()
+	withLogMemory(t, 1)
 	l := logged(t, []*schema.Record{fullRecord(t)})
 	if l.f == nil {
 		t.Fatal("the log is not in a file")
@@ -138,9 +143,7 @@ func TestRecordLogFileLeavesNothing(t *testing.T) {
 func TestRecordLogCloseRemovesOnlyItsOwnFile(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	old := logMemory
-	logMemory = 1
-	defer func() { logMemory = old }()
+	withLogMemory(t, 1)
 	l := logged(t, []*schema.Record{fullRecord(t)})
 	if l.f == nil {
 		t.Fatal("the log is not in a file")
@@ -159,9 +162,7 @@ func TestRecordLogCloseRemovesOnlyItsOwnFile(t *testing.T) {
 // says it is not usable (the second pass then reads the source).
 func TestRecordLogWithoutTempDirIsAbandoned(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "absent"))
-	old := logMemory
-	logMemory = 1
-	defer func() { logMemory = old }()
+	withLogMemory(t, 1)
 	l := logged(t, []*schema.Record{fullRecord(t), {}})
 	if l.usable() || l.buf != nil {
 		t.Fatalf("usable %v, %d bytes held", l.usable(), len(l.buf))
@@ -174,9 +175,7 @@ func TestRecordLogWithoutTempDirIsAbandoned(t *testing.T) {
 // source; it does not fail the replay.
 func TestRecordLogWhoseLastWriteFailsIsNotUsable(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	old := logMemory
-	logMemory = 1
-	defer func() { logMemory = old }()
+	withLogMemory(t, 1)
 	l := logged(t, []*schema.Record{fullRecord(t), {}})
 	if l.f == nil || len(l.buf) == 0 {
 		t.Fatalf("want a log in a file with bytes pending: in a file %v, %d pending", l.f != nil, len(l.buf))

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -156,4 +158,39 @@ func ReplaceRecords(t *testing.T, p string, i int, recs []*schema.Record) {
 		artifact.AnnotationUncompressedSize:   strconv.Itoa(plain.Len()),
 		artifact.AnnotationRecords:            strconv.FormatInt(pw.Count(), 10),
 	})
+}
+
+// FirstRecordsLayer returns the index and title of the first records
+// layer of the bundle at p and the records it holds, for a test that
+// edits them (ReplaceRecords).
+func FirstRecordsLayer(t testing.TB, p string) (int, string, []*schema.Record) {
+	t.Helper()
+	b, err := artifact.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	i := slices.IndexFunc(b.Layers(), func(l artifact.Layer) bool { return l.Kind == artifact.KindRecords })
+	if i < 0 {
+		t.Fatalf("%s has no records layer", p)
+	}
+	title := b.Layers()[i].Title
+	rs, err := b.OpenRecordStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var recs []*schema.Record
+	for {
+		rec, err := rs.Next()
+		if err == io.EOF {
+			return i, title, recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs.Name() == title {
+			recs = append(recs, rec)
+		}
+	}
 }

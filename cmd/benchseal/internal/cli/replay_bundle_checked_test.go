@@ -3,13 +3,10 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/benchseal/benchseal/artifact"
 	"github.com/benchseal/benchseal/artifact/artifacttest"
-	"github.com/benchseal/benchseal/schema"
 )
 
 // TestReplayOfACraftedBundleIsRefused: a signer who wrote a records layer
@@ -18,21 +15,7 @@ import (
 // and field, as for a run directory, and no report file.
 func TestReplayOfACraftedBundleIsRefused(t *testing.T) {
 	p := artifacttest.PackRun(t, filepath.Join(t.TempDir(), "b"), artifacttest.RunOptions{})
-	b, err := artifact.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(b.Layers(), func(l artifact.Layer) bool { return l.Kind == artifact.KindRecords })
-	title := b.Layers()[i].Title
-	var recs []*schema.Record
-	rs, _ := b.OpenRecordStream()
-	for rec, err := rs.Next(); err == nil; rec, err = rs.Next() {
-		if rs.Name() == title {
-			recs = append(recs, rec)
-		}
-	}
-	rs.Close()
-	b.Close()
+	i, title, recs := artifacttest.FirstRecordsLayer(t, p)
 	recs[0].EndNS = recs[0].SentNS - 1
 	artifacttest.ReplaceRecords(t, p, i, recs)
 
