@@ -364,7 +364,7 @@ func (c *RecordChecker) checkRequestNumbers(add func(field, format string, args 
 		case g.n > want: // more records than numbers: some number repeats
 			add("id", "%s: %srequest numbers run to %d, which leaves room for %d records, but %d exist (a request number is repeated)", pp.what(), whose, g.maxK, want, g.n)
 		case g.n < want && S == 1:
-			add("id", "%s: request numbers run to %d but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, g.n, want-g.n)
+			add("id", "%s: request numbers run to %d (%d requests, counting from 0) but only %d records exist: %d request(s) are missing (an interruption leaves a contiguous prefix of request numbers)", pp.what(), g.maxK, want, g.n, want-g.n)
 		case g.n < want:
 			add("id", "%s: %s's request numbers run to %d, so it had %d requests to send before, but only %d records exist: %d request(s) are missing (an interruption leaves each shard a contiguous prefix of its requests)", pp.what(), shardDesc(s, S), g.maxK, want, g.n, want-g.n)
 		}

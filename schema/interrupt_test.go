@@ -63,7 +63,7 @@ func TestIncompleteRunHoldsOnlyWhatAnInterruptionLeaves(t *testing.T) {
 		missing int64
 	}{
 		{"hole in a duration-bounded rate phase", rateRun(Point{Name: "a", Rate: 10, Arrival: ArrivalConstant, Duration: Duration(1e9)}),
-			genRecords("a", true, ten(0, 1, 2, 4, 5, 6, 7, 8, 9)...), "request numbers run to 9 but only 9 records exist", 0},
+			genRecords("a", true, ten(0, 1, 2, 4, 5, 6, 7, 8, 9)...), "request numbers run to 9 (10 requests, counting from 0) but only 9 records exist: 1 request(s) are missing", 0},
 		{"hole in a counted phase", closed(Point{Name: "a", Concurrency: 2, Requests: 10}),
 			genRecords("a", false, ten(0, 1, 2, 3, 5, 6)...), "request numbers run to 6", 0},
 		{"short phase before a complete one", closed(Point{Name: "a", Concurrency: 2, Requests: 5}, Point{Name: "b", Concurrency: 2, Requests: 5}),
