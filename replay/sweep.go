@@ -20,8 +20,9 @@ type SweepSpec struct {
 	Steps        int
 }
 
-// maxRoundIntervals bounds the number of intervals of a round sweep.
-const maxRoundIntervals = 20
+// MaxRoundIntervals bounds the number of intervals of a round sweep (a
+// --sweep-slo without :steps); replay's help states it.
+const MaxRoundIntervals = 20
 
 func (s *SweepSpec) check() error {
 	if !slices.Contains(schema.SLOKeys, s.Metric) {
@@ -73,11 +74,11 @@ func (s *SweepSpec) roundLimits() []int64 {
 }
 
 // roundStep returns the smallest of 1, 2, 5, 10, 20, 50, … ns that divides
-// span into at most maxRoundIntervals intervals.
+// span into at most MaxRoundIntervals intervals.
 func roundStep(span int64) int64 {
 	for p := int64(1); ; p *= 10 {
 		for _, m := range []int64{1, 2, 5} {
-			if (span+maxRoundIntervals-1)/maxRoundIntervals <= p*m {
+			if (span+MaxRoundIntervals-1)/MaxRoundIntervals <= p*m {
 				return p * m
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,8 +90,10 @@ l = max_i(t_i − d_i), benefit n − alpha·clamp(max(l,0)/L, 0, 1); without
 --smooth it is reported as null (there is no default penalty function).
 
 --sweep-slo ` + replay.SweepExample + ` tabulates goodput against one limit (the
-text output prints the sweep alone; without :steps the limits are round:
-50ms, 100ms, 200ms, … 2s);
+text output prints the sweep alone; without :steps the limits are FROM, TO and
+every multiple between them of one round step, 1, 2 or 5 × a power of ten,
+the smallest giving at most ` + strconv.Itoa(replay.MaxRoundIntervals) + ` intervals: 50ms..2s gives 50ms, 100ms, 200ms,
+300ms, … 2s, in 100 ms steps);
 --mlperf ` + replay.MLPerfExample + ` runs the MLPerf server validity check (p99 by
 index ⌊0.99·n⌋, early stopping with exact binomials, 600 s, 100 queries; as in
 LoadGen every issued query counts: a failed one is +∞, over both limits, and
