@@ -63,14 +63,11 @@ func (s *spillFile) hold() {
 
 // open creates the file in the temporary directory (os.TempDir: TMPDIR).
 func (s *spillFile) open() error {
-	f, err := os.CreateTemp("", "benchseal-replay-*.overload")
+	f, name, err := createUnlinked("benchseal-replay-*.overload")
 	if err != nil {
 		return err
 	}
-	s.f = f
-	if os.Remove(f.Name()) != nil {
-		s.name = f.Name()
-	}
+	s.f, s.name = f, name
 	return nil
 }
 
@@ -117,11 +114,8 @@ func (s *spillFile) close() {
 	if s.f == nil {
 		return
 	}
-	s.f.Close()
-	if s.name != "" {
-		os.Remove(s.name)
-	}
-	s.f = nil
+	closeUnlinked(s.f, s.name)
+	s.f, s.name = nil, ""
 }
 
 // spillChunks is one stream of a group's spilled entries: the chunks

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -77,17 +78,12 @@ func (l *recordLog) add(rec *schema.Record) {
 	l.n++
 	switch {
 	case l.f == nil && len(l.buf) > logMemory:
-		f, err := os.CreateTemp("", "benchseal-replay-*.log")
+		f, name, err := createUnlinked("benchseal-replay-*.log")
 		if err != nil {
 			l.abandon()
 			return
 		}
-		// Unlinked at once: the open file stays readable and is freed
-		// when it is closed or the process ends, however it ends.
-		if os.Remove(f.Name()) != nil {
-			l.name = f.Name() // on a system that refuses, close removes it
-		}
-		l.f = f
+		l.f, l.name = f, name
 		l.flush()
 	case l.f != nil && len(l.buf) >= logFlush:
 		l.flush()
@@ -125,13 +121,7 @@ func (l *recordLog) usable() bool {
 // close frees the log and its file.
 func (l *recordLog) close() {
 	if l.f != nil {
-		_ = l.f.Close()
-		// Only a name still ours: once unlinked, the name may be another
-		// file's (another process's temporary file, or whatever a test
-		// put in f).
-		if l.name != "" {
-			_ = os.Remove(l.name)
-		}
+		closeUnlinked(l.f, l.name)
 		l.f, l.name = nil, ""
 	}
 }
@@ -141,7 +131,7 @@ func (l *recordLog) close() {
 func (l *recordLog) open() (schema.RecordIterator, error) {
 	var r io.Reader
 	if l.f == nil {
-		r = &byteReader{b: l.buf}
+		r = bytes.NewReader(l.buf)
 	} else {
 		if !l.usable() { // written already when the pass asked usable
 			return nil, errors.New("the records log could not be written")
@@ -149,21 +139,6 @@ func (l *recordLog) open() (schema.RecordIterator, error) {
 		r = bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.written), logFlush)
 	}
 	return &logIterator{r: r, left: l.n}, nil
-}
-
-// byteReader reads a byte slice without copying it first.
-type byteReader struct {
-	b []byte
-	i int
-}
-
-func (r *byteReader) Read(p []byte) (int, error) {
-	if r.i >= len(r.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b[r.i:])
-	r.i += n
-	return n, nil
 }
 
 // appendLogRecord appends rec's encoding: its presence bits, then each

@@ -122,9 +122,9 @@ func withLogMemory(t *testing.T, n int) {
 	t.Cleanup(func() { logMemory = old })
 }
 
-// TestRecordLogFileLeavesNothing: the log's file is unlinked as soon as it
-// exists, so a killed replay leaves no file behind.
-func TestRecordLogFileLeavesNothing(t *testing.T) {
+// logInFile logs one full record with the log in a file, under a
+// temporary directory of the test's own, which it returns.
+func logInFile(t *testing.T) (*recordLog, string) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
 	withLogMemory(t, 1)
@@ -132,6 +132,13 @@ func TestRecordLogFileLeavesNothing(t *testing.T) {
 	if l.f == nil {
 		t.Fatal("the log is not in a file")
 	}
+	return l, dir
+}
+
+// TestRecordLogFileLeavesNothing: the log's file is unlinked as soon as it
+// exists, so a killed replay leaves no file behind.
+func TestRecordLogFileLeavesNothing(t *testing.T) {
+	_, dir := logInFile(t)
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("%s holds %d entries while the log is open", dir, len(left))
 	}
@@ -141,13 +148,7 @@ func TestRecordLogFileLeavesNothing(t *testing.T) {
 // unlinked, its name is free; a file created there afterwards (by another
 // process) survives the log's close.
 func TestRecordLogCloseRemovesOnlyItsOwnFile(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("TMPDIR", dir)
-	withLogMemory(t, 1)
-	l := logged(t, []*schema.Record{fullRecord(t)})
-	if l.f == nil {
-		t.Fatal("the log is not in a file")
-	}
+	l, _ := logInFile(t)
 	other := l.f.Name()
 	if err := os.WriteFile(other, []byte("another's"), 0o600); err != nil {
 		t.Fatal(err)
