@@ -28,6 +28,13 @@ type CheckedBundle struct {
 	maxProblems int
 	mu          sync.Mutex
 	opened      bool
+
+	// The workload layer, read once (Workload) for the record checks and
+	// for a trace replay's items.
+	wOnce sync.Once
+	w     *schema.WorkloadItems
+	wps   []schema.Problem
+	werr  error
 }
 
 var _ schema.Run = (*CheckedBundle)(nil)
@@ -55,18 +62,27 @@ func (c *CheckedBundle) OpenRecords() (schema.RecordIterator, error) {
 	}
 	m := c.Manifest()
 	it := &checkedBundleRecords{rs: rs, rc: schema.NewRecordChecker(m), max: c.maxProblems}
-	items, wps, err := c.workloadItems()
+	items, err := c.Workload()
 	if err != nil {
 		rs.Close()
 		return nil, err
 	}
 	it.rc.SetWorkload(items)
 	it.add(schema.ValidateManifest(m, TitleManifest))
-	it.add(wps)
+	it.add(c.wps)
 	if cl := c.Claims(); cl != nil {
 		it.add(schema.ValidateClaims(cl, m, TitleClaims))
 	}
 	return it, nil
+}
+
+// Workload returns the workload layer's items (nil without a workload
+// layer), read and checked once (workloadItems): the first record stream
+// bounds the records by them, and a trace replay reads its items from
+// them.
+func (c *CheckedBundle) Workload() (*schema.WorkloadItems, error) {
+	c.wOnce.Do(func() { c.w, c.wps, c.werr = c.workloadItems() })
+	return c.w, c.werr
 }
 
 // workloadItems reads the workload layer's items, which bound the

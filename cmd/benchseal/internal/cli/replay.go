@@ -424,9 +424,10 @@ func replayWithWorkload(ctx context.Context, run schema.Run, opts replay.Options
 
 // traceWorkload reads the workload items of a trace replay, whose items
 // state their expected cacheable tokens: a run directory's workload.jsonl,
-// or a bundle's workload layer (streamed through the bundle's checked
-// reader: stored and uncompressed digest and size checked as it streams,
-// decompression bounded by the declared size). nil, nil for other runs.
+// or a bundle's workload layer (artifact.CheckedBundle.Workload: streamed
+// through the bundle's checked reader, stored and uncompressed digest and
+// size checked as it streams, decompression bounded by the declared size).
+// nil, nil for other runs.
 func traceWorkload(run schema.Run) (*schema.WorkloadItems, error) {
 	if run.Manifest().Workload.Trace == nil {
 		return nil, nil
@@ -444,20 +445,12 @@ func traceWorkload(run schema.Run) (*schema.WorkloadItems, error) {
 		}
 		r, name = f, run.WorkloadPath
 	case *artifact.CheckedBundle:
-		for _, l := range run.Layers() {
-			if l.Kind != artifact.KindWorkload {
-				continue
-			}
-			rc, err := run.OpenLayer(l)
-			if err != nil {
-				return nil, fmt.Errorf("read workload: %w", err)
-			}
-			r = rc
-			break
+		// Read once, for this and for the record checks.
+		w, err := run.Workload()
+		if err != nil {
+			return nil, fmt.Errorf("read workload: %w", err)
 		}
-		if r == nil {
-			return nil, nil
-		}
+		return w, nil
 	default:
 		return nil, nil
 	}
