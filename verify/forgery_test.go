@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -52,6 +53,13 @@ func captureSim(t *testing.T, plan capture.Plan, scale float64, scrape bool, mod
 // vLLM's).
 func captureFlavor(t *testing.T, plan capture.Plan, scale float64, flavor string, scrape bool, mod func(*capture.Options)) *forgeRun {
 	t.Helper()
+	return captureServed(t, plan, scale, flavor, scrape, mod, nil)
+}
+
+// captureServed is captureFlavor with the simulator's handler wrapped by
+// wrap (nil: served as it is).
+func captureServed(t *testing.T, plan capture.Plan, scale float64, flavor string, scrape bool, mod func(*capture.Options), wrap func(http.Handler) http.Handler) *forgeRun {
+	t.Helper()
 	cfg := simulator.DefaultConfig()
 	cfg.Seed = 7
 	cfg.TimeScale = scale
@@ -62,7 +70,11 @@ func captureFlavor(t *testing.T, plan capture.Plan, scale float64, flavor string
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(sim)
+	var h http.Handler = sim
+	if wrap != nil {
+		h = wrap(sim)
+	}
+	ts := httptest.NewServer(h)
 	defer ts.Close()
 	o := capture.Options{
 		Endpoint:      ts.URL,

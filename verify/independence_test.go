@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/benchseal/benchseal/capture"
 	"github.com/benchseal/benchseal/replay"
@@ -143,7 +146,7 @@ func TestJitteredCopiesAmongHonestRepeatsAreNotIndependent(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fr := captureSim(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 100}}, Repeats: 5, Seed: 7, InputTokens: 32, OutputTokens: 8}, 0.01, false, nil)
+			fr := captureServed(t, capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 100}}, Repeats: 5, Seed: 7, InputTokens: 32, OutputTokens: 8}, 0.01, "", false, nil, serverVariation(4*time.Millisecond))
 			if tw := twinsOf(t, fr); len(tw) != 0 {
 				t.Fatalf("honest capture: %v", tw)
 			}
@@ -153,7 +156,10 @@ func TestJitteredCopiesAmongHonestRepeatsAreNotIndependent(t *testing.T) {
 			}
 			_, real, _ := rt.Spreads(0, 0, 1)
 			j := min(real[0], real[1]) / 100
-			if j <= 2*schema.TwinToleranceNS {
+			// Uniform noise in [0, j) spreads the paired differences
+			// by about j/4: above the fixed tolerance, so that only the
+			// floor taken from the real repeats can catch the copies.
+			if j/4 <= schema.TwinToleranceNS {
 				t.Fatalf("the real repeats differ by %v ns: too little for the test", real)
 			}
 			bundle := fr.pack(t)
@@ -173,6 +179,27 @@ func TestJitteredCopiesAmongHonestRepeatsAreNotIndependent(t *testing.T) {
 					t.Errorf("verify: repeat %d not named a copy in %q", dst, res.Warnings)
 				}
 			}
+		})
+	}
+}
+
+// serverVariation wraps a handler so that each request waits a random
+// time in [0, most) before it is served: the request-by-request variation
+// of a live server, which the deterministic simulator lacks and a quiet
+// machine's scheduling (about 0.1 ms between two repeats here) is too
+// small to stand in for.
+func serverVariation(most time.Duration) func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(3, 4))
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/metrics" {
+				mu.Lock()
+				d := time.Duration(rng.Int64N(int64(most)))
+				mu.Unlock()
+				time.Sleep(d)
+			}
+			h.ServeHTTP(w, r)
 		})
 	}
 }
