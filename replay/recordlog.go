@@ -142,9 +142,10 @@ func (l *recordLog) open() (schema.RecordIterator, error) {
 }
 
 // appendLogRecord appends rec's encoding: its presence bits, then each
-// field in Record's order. Integers are varints; chunk times are deltas
-// from the previous chunk (from SentNS for the first), as are EndNS from
-// SentNS, so that the typical value takes a byte or two. Differences wrap
+// field in Record's order. Integers are varints, integer arrays as
+// appendLogInts writes them; chunk times are deltas from the previous
+// chunk (the first is one already: chunk times count from SentNS), as is
+// EndNS from SentNS, so that the typical value is small. Differences wrap
 // like int64 arithmetic and are undone the same way, so every value comes
 // back exactly.
 func appendLogRecord(b []byte, rec *schema.Record) []byte {
@@ -175,16 +176,8 @@ func appendLogRecord(b []byte, rec *schema.Record) []byte {
 	}
 	b = binary.AppendVarint(b, rec.SentNS)
 	b = binary.AppendVarint(b, rec.EndNS-rec.SentNS)
-	b = binary.AppendUvarint(b, uint64(len(rec.ChunksNS)))
-	prev := int64(0)
-	for _, c := range rec.ChunksNS {
-		b = binary.AppendVarint(b, c-prev)
-		prev = c
-	}
-	b = binary.AppendUvarint(b, uint64(len(rec.ChunkTokens)))
-	for _, t := range rec.ChunkTokens {
-		b = binary.AppendVarint(b, t)
-	}
+	b = appendLogInts(b, rec.ChunksNS, 0, true)
+	b = appendLogInts(b, rec.ChunkTokens, 0, false)
 	b = binary.AppendVarint(b, rec.InputTokens)
 	b = binary.AppendVarint(b, rec.OutputTokens)
 	b = appendLogString(b, rec.Status)
@@ -198,6 +191,67 @@ func appendLogRecord(b []byte, rec *schema.Record) []byte {
 		b = append(b, rec.Orig...)
 	}
 	return b
+}
+
+// How appendLogInts writes an array's values, named by the byte after
+// its length (when it has elements): the narrowest of these that holds
+// every value. The fixed widths hold what benchmark tools write (chunk
+// times some milliseconds apart, one token a chunk) and decode without a
+// varint's loop over bytes, which was most of the second pass's decoding
+// at 1M requests.
+const (
+	logVarints = iota // zigzag varints: any value
+	logUint8          // one byte each: every value in [0, 2⁸)
+	logUint32         // four bytes each, little-endian: every value in [0, 2³²)
+)
+
+// appendLogInts appends xs: its length, then, when it has elements, its
+// encoding (logVarints ...) and its values, each the difference from the
+// one before (from prev for the first) when delta is set.
+func appendLogInts(b []byte, xs []int64, prev int64, delta bool) []byte {
+	b = binary.AppendUvarint(b, uint64(len(xs)))
+	if len(xs) == 0 {
+		return b
+	}
+	// A negative value sets the high bits, so it takes varints.
+	var bits uint64
+	for p, x := range xs {
+		if delta {
+			x -= prevOf(xs, p, prev)
+		}
+		bits |= uint64(x)
+	}
+	mode := logVarints
+	switch {
+	case bits < 1<<8:
+		mode = logUint8
+	case bits < 1<<32:
+		mode = logUint32
+	}
+	b = append(b, byte(mode))
+	for p, x := range xs {
+		if delta {
+			x -= prevOf(xs, p, prev)
+		}
+		switch mode {
+		case logUint8:
+			b = append(b, byte(x))
+		case logUint32:
+			b = binary.LittleEndian.AppendUint32(b, uint32(x))
+		default:
+			b = binary.AppendVarint(b, x)
+		}
+	}
+	return b
+}
+
+// prevOf is the value xs[p]'s delta is taken from: the one before it,
+// first for the first.
+func prevOf(xs []int64, p int, first int64) int64 {
+	if p == 0 {
+		return first
+	}
+	return xs[p-1]
 }
 
 func appendLogString(b []byte, s string) []byte {
@@ -375,8 +429,8 @@ func (d *logDecoder) record(rec *schema.Record) {
 	rec.Item, rec.Shard, rec.Session, rec.Turn, rec.ScheduledNS = opt(logItem), opt(logShard), opt(logSession), opt(logTurn), opt(logScheduled)
 	rec.SentNS = d.varint()
 	rec.EndNS = rec.SentNS + d.varint()
-	rec.ChunksNS, d.it.chunks = d.ints(bits&logChunks != 0, d.it.chunks, true)
-	rec.ChunkTokens, d.it.tokens = d.ints(bits&logChunkTokens != 0, d.it.tokens, false)
+	rec.ChunksNS, d.it.chunks = d.ints(bits&logChunks != 0, d.it.chunks, 0, true)
+	rec.ChunkTokens, d.it.tokens = d.ints(bits&logChunkTokens != 0, d.it.tokens, 0, false)
 	rec.InputTokens, rec.OutputTokens = d.varint(), d.varint()
 	rec.Status, rec.Error = d.interned(), string(d.bytes())
 	rec.Retries = d.varint()
@@ -392,9 +446,10 @@ func (d *logDecoder) record(rec *schema.Record) {
 	}
 }
 
-// ints decodes an integer array into buf (reused): nil when the record
-// had none (present false), summed from deltas when delta is set.
-func (d *logDecoder) ints(present bool, buf []int64, delta bool) ([]int64, []int64) {
+// ints decodes an integer array appendLogInts wrote into buf (reused):
+// nil when the record had none (present false), summed from deltas
+// (starting at prev) when delta is set.
+func (d *logDecoder) ints(present bool, buf []int64, prev int64, delta bool) ([]int64, []int64) {
 	n := d.count()
 	if !present {
 		return nil, buf
@@ -403,9 +458,45 @@ func (d *logDecoder) ints(present bool, buf []int64, delta bool) ([]int64, []int
 	if buf == nil {
 		buf = []int64{} // present and empty is not absent
 	}
-	// The varints decoded in line: this loop is most of the second
-	// pass (a record holds tens of chunk times).
-	b, i, prev := d.b, d.i, int64(0)
+	if n == 0 {
+		return buf[:0:0], buf
+	}
+	mode, width := d.uvarint(), 0
+	switch mode {
+	case logUint8:
+		width = 1
+	case logUint32:
+		width = 4
+	case logVarints:
+		return d.varints(buf, prev, delta)
+	}
+	if width == 0 || n > (len(d.b)-d.i)/width {
+		d.bad, d.i = true, len(d.b)
+		return nil, buf
+	}
+	src := d.b[d.i : d.i+n*width]
+	d.i += n * width
+	if width == 1 {
+		for k, c := range src {
+			buf[k] = int64(c)
+		}
+	} else {
+		for k := range buf {
+			buf[k] = int64(binary.LittleEndian.Uint32(src[4*k:]))
+		}
+	}
+	if delta {
+		for k, v := range buf {
+			prev += v
+			buf[k] = prev
+		}
+	}
+	return buf[:n:n], buf
+}
+
+// varints decodes len(buf) zigzag varints into buf (ints' logVarints).
+func (d *logDecoder) varints(buf []int64, prev int64, delta bool) ([]int64, []int64) {
+	b, i := d.b, d.i
 	for k := range buf {
 		var u uint64
 		for s := uint(0); ; s += 7 {
@@ -428,7 +519,7 @@ func (d *logDecoder) ints(present bool, buf []int64, delta bool) ([]int64, []int
 		buf[k] = v
 	}
 	d.i = i
-	return buf[:n:n], buf
+	return buf[:len(buf):len(buf)], buf
 }
 
 func (d *logDecoder) server() *schema.ServerReport {

@@ -86,13 +86,19 @@ func readLog(t *testing.T, l *recordLog, owned bool) []*schema.Record {
 
 // TestRecordLogRoundTripsEveryField: every field of a record comes back
 // from the log as it went in — set or absent, empty or nil, extreme
-// values that make the deltas wrap — from memory and from a file, by Next
+// values that make the deltas wrap, arrays at the edges of each width —
+// from memory and from a file, by Next
 // and by NextInto.
 func TestRecordLogRoundTripsEveryField(t *testing.T) {
 	full := fullRecord(t)
 	empty := &schema.Record{ChunksNS: []int64{}, ChunkTokens: []int64{}, Orig: json.RawMessage{}, Server: &schema.ServerReport{}}
 	wrap := &schema.Record{SentNS: math.MaxInt64, EndNS: math.MinInt64, ChunksNS: []int64{math.MinInt64, math.MaxInt64, -1}}
-	recs := []*schema.Record{empty, full, {}, empty, wrap, full}
+	// The widths appendLogInts chooses, each at its edges: one byte,
+	// four, and varints past them.
+	byte1 := &schema.Record{SentNS: 1e12, ChunksNS: []int64{0, 255}, ChunkTokens: []int64{0, 1, 255}}
+	byte4 := &schema.Record{SentNS: 7, ChunksNS: []int64{256, 256 + 1<<32 - 1}, ChunkTokens: []int64{256, 1<<32 - 1}}
+	wide := &schema.Record{SentNS: 7, ChunksNS: []int64{1 << 32, 7}, ChunkTokens: []int64{1 << 32, -1}}
+	recs := []*schema.Record{empty, full, {}, empty, wrap, full, byte1, byte4, wide}
 	for _, mem := range []int{8 << 20, 1} {
 		old := logMemory
 		logMemory = mem
