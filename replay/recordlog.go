@@ -176,8 +176,8 @@ func appendLogRecord(b []byte, rec *schema.Record) []byte {
 	}
 	b = binary.AppendVarint(b, rec.SentNS)
 	b = binary.AppendVarint(b, rec.EndNS-rec.SentNS)
-	b = appendLogInts(b, rec.ChunksNS, 0, true)
-	b = appendLogInts(b, rec.ChunkTokens, 0, false)
+	b = appendLogInts(b, rec.ChunksNS, true)
+	b = appendLogInts(b, rec.ChunkTokens, false)
 	b = binary.AppendVarint(b, rec.InputTokens)
 	b = binary.AppendVarint(b, rec.OutputTokens)
 	b = appendLogString(b, rec.Status)
@@ -207,51 +207,53 @@ const (
 
 // appendLogInts appends xs: its length, then, when it has elements, its
 // encoding (logVarints ...) and its values, each the difference from the
-// one before (from prev for the first) when delta is set.
-func appendLogInts(b []byte, xs []int64, prev int64, delta bool) []byte {
+// one before (the first from 0) when delta is set. One loop a width, so
+// that none tests the width per value.
+func appendLogInts(b []byte, xs []int64, delta bool) []byte {
 	b = binary.AppendUvarint(b, uint64(len(xs)))
 	if len(xs) == 0 {
 		return b
 	}
 	// A negative value sets the high bits, so it takes varints.
 	var bits uint64
-	for p, x := range xs {
+	prev := int64(0)
+	for _, x := range xs {
 		if delta {
-			x -= prevOf(xs, p, prev)
+			x, prev = x-prev, x
 		}
 		bits |= uint64(x)
 	}
-	mode := logVarints
+	prev = 0
 	switch {
 	case bits < 1<<8:
-		mode = logUint8
-	case bits < 1<<32:
-		mode = logUint32
-	}
-	b = append(b, byte(mode))
-	for p, x := range xs {
-		if delta {
-			x -= prevOf(xs, p, prev)
-		}
-		switch mode {
-		case logUint8:
+		b = append(b, logUint8)
+		for _, x := range xs {
+			if delta {
+				x, prev = x-prev, x
+			}
 			b = append(b, byte(x))
-		case logUint32:
-			b = binary.LittleEndian.AppendUint32(b, uint32(x))
-		default:
+		}
+	case bits < 1<<32:
+		b = append(b, logUint32)
+		at := len(b)
+		b = slices.Grow(b, 4*len(xs))[:at+4*len(xs)]
+		out := b[at:]
+		for k, x := range xs {
+			if delta {
+				x, prev = x-prev, x
+			}
+			binary.LittleEndian.PutUint32(out[4*k:], uint32(x))
+		}
+	default:
+		b = append(b, logVarints)
+		for _, x := range xs {
+			if delta {
+				x, prev = x-prev, x
+			}
 			b = binary.AppendVarint(b, x)
 		}
 	}
 	return b
-}
-
-// prevOf is the value xs[p]'s delta is taken from: the one before it,
-// first for the first.
-func prevOf(xs []int64, p int, first int64) int64 {
-	if p == 0 {
-		return first
-	}
-	return xs[p-1]
 }
 
 func appendLogString(b []byte, s string) []byte {
