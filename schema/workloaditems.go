@@ -115,6 +115,12 @@ func (w *WorkloadItems) Len() int64 { return w.n }
 // item returns the bound of item i (noBound for an item that states
 // nothing).
 func (w *WorkloadItems) item(i int64) itemBound {
+	// lines ascends without repeats from 0 or more, so lines[k] >= k:
+	// where lines[i] is i, i is at i (every item states a bound, as
+	// synth's and most workloads' do), with no search per record.
+	if i >= 0 && i < int64(len(w.lines)) && w.lines[i] == i {
+		return w.stated[i]
+	}
 	k, ok := slices.BinarySearch(w.lines, i)
 	if !ok {
 		return noBound
