@@ -31,6 +31,14 @@ type Config struct {
 	// Each output token takes DecodeBase + DecodePerRunning × (requests
 	// decoding or prefilling at that moment − 1).
 	DecodeBase, DecodePerRunning time.Duration
+	// StepJitter, in [0, 1), varies each output token's time by a
+	// uniform factor in [1 − StepJitter, 1 + StepJitter], drawn from
+	// JitterSeed alone, not from Seed: two servers of one Seed and two
+	// JitterSeeds answer the same requests alike but time them as two
+	// runs of a live server would, step by step, where with 0 the latency
+	// model repeats itself to the scheduling noise of the machine.
+	StepJitter float64
+	JitterSeed int64
 	// MaxRunning requests are served at once (a batch); up to QueueLimit
 	// more wait for a slot; beyond that the answer is 429.
 	MaxRunning, QueueLimit int

@@ -19,7 +19,9 @@
 //     number of other requests being served at that moment), so
 //     per-token time grows with concurrency. Tokens are sent in chunks of
 //     1..MaxChunkTokens tokens (uniform); before a chunk the stream stalls
-//     for Stall extra with probability StallProb.
+//     for Stall extra with probability StallProb. With StepJitter j > 0,
+//     each token's time is multiplied by a uniform factor in [1 − j, 1 + j]
+//     drawn from JitterSeed alone.
 //   - Output length: max_tokens (or max_completion_tokens, default
 //     DefaultMaxTokens) when ignore_eos is set or min_tokens ≥ max_tokens;
 //     otherwise uniform in [max(1, min_tokens), max_tokens].
@@ -36,5 +38,7 @@
 // Every random choice of a request (output length, chunk sizes, stalls,
 // error) comes from a generator seeded with Config.Seed and the FNV-1a hash
 // of the prompt text, so the same prompt gets the same answer shape.
-// Timing itself depends on the Go scheduler and on the load.
+// Timing itself depends on the Go scheduler and on the load, and, with
+// StepJitter, on JitterSeed: two servers of one Seed and two JitterSeeds
+// give the same answers timed as two runs of a live server are.
 package simulator

@@ -69,5 +69,18 @@ func (s *Server) sleepUntil(ctx context.Context, w http.ResponseWriter, t0 time.
 
 func (s *Server) tokenTime() time.Duration {
 	others := max(0, s.running.Load()-1)
-	return s.cfg.DecodeBase + time.Duration(others)*s.cfg.DecodePerRunning
+	d := s.cfg.DecodeBase + time.Duration(others)*s.cfg.DecodePerRunning
+	if j := s.cfg.StepJitter; j > 0 {
+		s.jitterMu.Lock()
+		u := s.jitter.Float64()
+		s.jitterMu.Unlock()
+		// Products made explicit: no fused multiply-add, the same times on every architecture.
+		v := float64(2*u) - 1
+		d = time.Duration(float64(d) * (1 + float64(j*v)))
+	}
+	return d
 }
+
+// jitterStream is the PCG stream of the StepJitter draws, apart from the
+// per-request and error streams of plan.go.
+const jitterStream = 0x6a6974746572

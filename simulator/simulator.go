@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -38,6 +39,10 @@ type Server struct {
 	metrics  *metrics
 	// gpus are the simulated accelerators (nil when Config.GPUs is 0).
 	gpus *gpus
+	// jitter draws the StepJitter factors, under jitterMu: requests
+	// decode at once.
+	jitterMu sync.Mutex
+	jitter   *rand.Rand
 	// started is when New returned (process_start_time_seconds).
 	started time.Time
 	// cold is set until the first request's prefill has been planned.
@@ -77,6 +82,19 @@ func fillDefaults(cfg *Config) {
 	}
 }
 
+// checkShares checks the config's probabilities and shares: a stall
+// probability and an error rate in [0, 1], a step jitter in [0, 1).
+func checkShares(cfg Config) []error {
+	var errs []error
+	if !(cfg.StallProb >= 0 && cfg.StallProb <= 1) || !(cfg.ErrorRate >= 0 && cfg.ErrorRate <= 1) {
+		errs = append(errs, errors.New("stall probability and error rate must be in 0..1"))
+	}
+	if !(cfg.StepJitter >= 0 && cfg.StepJitter < 1) {
+		errs = append(errs, errors.New("step jitter must be in [0, 1)"))
+	}
+	return errs
+}
+
 // New checks cfg, fills defaults and returns a server.
 func New(cfg Config) (*Server, error) {
 	fillDefaults(&cfg)
@@ -108,9 +126,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxChunkTokens < 1 || cfg.MaxChunkTokens > 1024 {
 		errs = append(errs, fmt.Errorf("max chunk tokens %d out of range 1..1024", cfg.MaxChunkTokens))
 	}
-	if !(cfg.StallProb >= 0 && cfg.StallProb <= 1) || !(cfg.ErrorRate >= 0 && cfg.ErrorRate <= 1) {
-		errs = append(errs, errors.New("stall probability and error rate must be in 0..1"))
-	}
+	errs = append(errs, checkShares(cfg)...)
 	if cfg.GPUs < 0 || cfg.GPUs > MaxGPUs {
 		errs = append(errs, fmt.Errorf("gpus %d out of range 0..%d", cfg.GPUs, MaxGPUs))
 	}
@@ -121,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errcond.Errorf(ErrConfig, "invalid simulator config: %w", errors.Join(errs...))
 	}
 	s := &Server{cfg: cfg, slots: make(chan struct{}, cfg.MaxRunning), mux: http.NewServeMux(), metrics: newMetrics(),
-		started: time.Now(), cache: map[uint64]bool{}}
+		started: time.Now(), cache: map[uint64]bool{}, jitter: rand.New(rand.NewPCG(uint64(cfg.JitterSeed), jitterStream))}
 	s.cold.Store(true)
 	s.mux.HandleFunc("GET /metrics", s.serveMetrics)
 	if cfg.GPUs > 0 {

@@ -59,6 +59,8 @@ It prints its address and runs until interrupted (Ctrl-C, SIGTERM) or until
 	f.DurationVar(&c.PrefillPerToken, "prefill-per-token", c.PrefillPerToken, "prefill time per prompt token (word)")
 	f.DurationVar(&c.DecodeBase, "decode-base", c.DecodeBase, "time per output token with no other request running")
 	f.DurationVar(&c.DecodePerRunning, "decode-per-running", c.DecodePerRunning, "extra time per output token per other running request")
+	f.Float64Var(&c.StepJitter, "step-jitter", 0, "vary each output token's time by a uniform factor in [1-F, 1+F], F in [0, 1): step-by-step variation of a live server")
+	f.Int64Var(&c.JitterSeed, "jitter-seed", 0, "seed of the --step-jitter draws only (two servers of one --seed and two jitter seeds time the same answers differently)")
 	f.IntVar(&c.MaxRunning, "max-running", c.MaxRunning, "requests served at once")
 	f.IntVar(&c.QueueLimit, "queue-limit", c.QueueLimit, "requests waiting for a slot before answers become 429")
 	f.IntVar(&c.MaxChunkTokens, "chunk-tokens", c.MaxChunkTokens, "each chunk carries 1..N tokens")
