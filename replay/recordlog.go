@@ -207,51 +207,53 @@ const (
 
 // appendLogInts appends xs: its length, then, when it has elements, its
 // encoding (logVarints ...) and its values, each the difference from the
-// one before (the first from 0) when delta is set. One loop a width, so
-// that none tests the width per value.
+// one before (the first from 0) when delta is set. One loop writes every
+// value at four bytes while it learns the width they need; one byte each
+// is then a compaction in place, and varints (a value past 2³² or below 0,
+// rare) a second encoding, so that the common arrays are read once.
 func appendLogInts(b []byte, xs []int64, delta bool) []byte {
 	b = binary.AppendUvarint(b, uint64(len(xs)))
 	if len(xs) == 0 {
 		return b
 	}
+	at := len(b) + 1 // after the encoding's byte
+	b = slices.Grow(b, 1+4*len(xs))[:at+4*len(xs)]
+	out := b[at:]
 	// A negative value sets the high bits, so it takes varints.
 	var bits uint64
+	if delta {
+		prev := int64(0)
+		for k, x := range xs {
+			d := uint64(x - prev)
+			prev = x
+			bits |= d
+			binary.LittleEndian.PutUint32(out[4*k:], uint32(d))
+		}
+	} else {
+		for k, x := range xs {
+			bits |= uint64(x)
+			binary.LittleEndian.PutUint32(out[4*k:], uint32(x))
+		}
+	}
+	switch {
+	case bits < 1<<8:
+		b[at-1] = logUint8
+		// Byte k moves from 4k, at or after k: forward is safe.
+		for k := range xs {
+			out[k] = out[4*k]
+		}
+		return b[:at+len(xs)]
+	case bits < 1<<32:
+		b[at-1] = logUint32
+		return b
+	}
+	b = append(b[:at-1], logVarints)
 	prev := int64(0)
 	for _, x := range xs {
 		if delta {
 			x, prev = x-prev, x
 		}
-		bits |= uint64(x)
-	}
-	prev = 0
-	switch {
-	case bits < 1<<8:
-		b = append(b, logUint8)
-		for _, x := range xs {
-			if delta {
-				x, prev = x-prev, x
-			}
-			b = append(b, byte(x))
-		}
-	case bits < 1<<32:
-		b = append(b, logUint32)
-		at := len(b)
-		b = slices.Grow(b, 4*len(xs))[:at+4*len(xs)]
-		out := b[at:]
-		for k, x := range xs {
-			if delta {
-				x, prev = x-prev, x
-			}
-			binary.LittleEndian.PutUint32(out[4*k:], uint32(x))
-		}
-	default:
-		b = append(b, logVarints)
-		for _, x := range xs {
-			if delta {
-				x, prev = x-prev, x
-			}
-			b = binary.AppendVarint(b, x)
-		}
+		b = binary.AppendVarint(b, x)
 	}
 	return b
 }
