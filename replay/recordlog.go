@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -129,15 +128,13 @@ func (l *recordLog) close() {
 // open returns an iterator over the records added, in order; the log must
 // not be added to any more.
 func (l *recordLog) open() (schema.RecordIterator, error) {
-	var r io.Reader
 	if l.f == nil {
-		r = bytes.NewReader(l.buf)
-	} else {
-		if !l.usable() { // written already when the pass asked usable
-			return nil, errors.New("the records log could not be written")
-		}
-		r = bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.written), logFlush)
+		return &logIterator{mem: l.buf, left: l.n}, nil
 	}
+	if !l.usable() { // written already when the pass asked usable
+		return nil, errors.New("the records log could not be written")
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.written), logFlush)
 	return &logIterator{r: r, left: l.n}, nil
 }
 
@@ -286,12 +283,14 @@ func logServerFields(s *schema.ServerReport) [6]**int64 {
 	return [6]**int64{&s.CachedTokens, &s.PromptN, &s.CacheN, &s.PredictedN, &s.PromptNS, &s.PredictedNS}
 }
 
-// logIterator decodes a recordLog. Its records' slices alias its buffers
-// until the next call, as schema's decoder's do (recordInto).
+// logIterator decodes a recordLog: the log in memory (mem), else read
+// from its file through r. Its records' slices alias its buffers until
+// the next call, as schema's decoder's do (recordInto).
 type logIterator struct {
-	r      io.Reader
+	mem    []byte
+	r      *bufio.Reader
 	left   int64
-	frame  []byte
+	frame  []byte // a frame larger than r's buffer, copied
 	chunks []int64
 	tokens []int64
 	orig   []byte
@@ -331,25 +330,71 @@ func (it *logIterator) NextInto(rec *schema.Record) error {
 	if it.left == 0 {
 		return io.EOF
 	}
-	var head [4]byte
-	if _, err := io.ReadFull(it.r, head[:]); err != nil {
-		return fmt.Errorf("%w: %w", errLogCorrupt, err)
-	}
-	size := binary.LittleEndian.Uint32(head[:])
-	if uint32(cap(it.frame)) < size {
-		it.frame = make([]byte, size)
-	}
-	it.frame = it.frame[:size]
-	if _, err := io.ReadFull(it.r, it.frame); err != nil {
+	frame, peeked, err := it.nextFrame()
+	if err != nil {
 		return fmt.Errorf("%w: %w", errLogCorrupt, err)
 	}
 	it.left--
-	d := logDecoder{b: it.frame, it: it}
+	d := logDecoder{b: frame, it: it}
 	d.record(rec)
+	if peeked > 0 {
+		_, _ = it.r.Discard(peeked) // buffered: it cannot fail
+	}
 	if d.bad || d.i != len(d.b) {
 		return errLogCorrupt
 	}
 	return nil
+}
+
+// nextFrame returns the next frame's record bytes where they lie, so
+// that no frame is copied: in the log in memory, or in r's buffer, which
+// the caller moves past once the frame is decoded (peeked bytes: its
+// length and the frame). Only a frame larger than that buffer is copied,
+// into it.frame. A frame cut short is io.ErrUnexpectedEOF.
+func (it *logIterator) nextFrame() (frame []byte, peeked int, err error) {
+	if it.r == nil {
+		if len(it.mem) < 4 {
+			return nil, 0, io.ErrUnexpectedEOF
+		}
+		size := uint64(binary.LittleEndian.Uint32(it.mem))
+		if size > uint64(len(it.mem)-4) {
+			return nil, 0, io.ErrUnexpectedEOF
+		}
+		frame, it.mem = it.mem[4:4+size], it.mem[4+size:]
+		return frame, 0, nil
+	}
+	head, err := it.r.Peek(4)
+	if err != nil {
+		return nil, 0, unexpectedEOF(err)
+	}
+	size := int(binary.LittleEndian.Uint32(head))
+	if 4+size <= it.r.Size() {
+		b, err := it.r.Peek(4 + size)
+		if err != nil {
+			return nil, 0, unexpectedEOF(err)
+		}
+		return b[4:], 4 + size, nil
+	}
+	if _, err := it.r.Discard(4); err != nil {
+		return nil, 0, unexpectedEOF(err)
+	}
+	if cap(it.frame) < size {
+		it.frame = make([]byte, size)
+	}
+	it.frame = it.frame[:size]
+	if _, err := io.ReadFull(it.r, it.frame); err != nil {
+		return nil, 0, err
+	}
+	return it.frame, 0, nil
+}
+
+// unexpectedEOF is err, as io.ErrUnexpectedEOF when the log ended: a log
+// ends only after its last frame, so that is a frame cut short.
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // logDecoder decodes one record's frame; bad is set by any read past it.
@@ -480,19 +525,25 @@ func (d *logDecoder) ints(present bool, buf []int64, prev int64, delta bool) ([]
 	}
 	src := d.b[d.i : d.i+n*width]
 	d.i += n * width
-	if width == 1 {
+	// One loop per width and delta, each summing as it widens.
+	switch {
+	case width == 1 && delta:
+		for k, c := range src {
+			prev += int64(c)
+			buf[k] = prev
+		}
+	case width == 1:
 		for k, c := range src {
 			buf[k] = int64(c)
 		}
-	} else {
+	case delta:
+		for k := range buf {
+			prev += int64(binary.LittleEndian.Uint32(src[4*k:]))
+			buf[k] = prev
+		}
+	default:
 		for k := range buf {
 			buf[k] = int64(binary.LittleEndian.Uint32(src[4*k:]))
-		}
-	}
-	if delta {
-		for k, v := range buf {
-			prev += v
-			buf[k] = prev
 		}
 	}
 	return buf[:n:n], buf

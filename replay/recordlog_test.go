@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/schema"
@@ -215,6 +216,54 @@ func TestRecordLogRefusesATruncatedFrame(t *testing.T) {
 	}
 	if _, err := it.Next(); !errors.Is(err, errLogCorrupt) {
 		t.Fatalf("error = %v, want errLogCorrupt", err)
+	}
+}
+
+// TestRecordLogFileFramesLargerThanItsBuffer: from a file the iterator
+// decodes a frame in its read buffer; one larger than that buffer is
+// copied, and comes back the same, between records that are not.
+func TestRecordLogFileFramesLargerThanItsBuffer(t *testing.T) {
+	withLogMemory(t, 1)
+	big := fullRecord(t)
+	big.Orig = json.RawMessage(`"` + strings.Repeat("x", 3*logFlush) + `"`)
+	big.ChunksNS = make([]int64, logFlush/2)
+	for i := range big.ChunksNS {
+		big.ChunksNS[i] = int64(i) * 7e6
+	}
+	recs := []*schema.Record{fullRecord(t), big, fullRecord(t), big}
+	l := logged(t, recs)
+	if l.f == nil || !l.usable() {
+		t.Fatal("the log is not in a usable file")
+	}
+	for _, owned := range []bool{true, false} {
+		got := readLog(t, l, owned)
+		if !reflect.DeepEqual(got, recs) {
+			t.Fatalf("Next %v: the records differ after the log", owned)
+		}
+	}
+}
+
+// TestRecordLogFileRefusesATruncatedFrame: a file log that ends inside a
+// frame, small or larger than the read buffer, is an error, never io.EOF.
+func TestRecordLogFileRefusesATruncatedFrame(t *testing.T) {
+	withLogMemory(t, 1)
+	big := fullRecord(t)
+	big.Orig = json.RawMessage(`"` + strings.Repeat("x", 2*logFlush) + `"`)
+	for _, rec := range []*schema.Record{fullRecord(t), big} {
+		for _, cut := range []int64{1, 3, 5} {
+			l := logged(t, []*schema.Record{rec})
+			if !l.usable() {
+				t.Fatal("the log is not usable")
+			}
+			l.written -= cut
+			it, err := l.open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := it.Next(); !errors.Is(err, errLogCorrupt) || errors.Is(err, io.EOF) {
+				t.Fatalf("cut %d: error = %v, want errLogCorrupt and not io.EOF", cut, err)
+			}
+		}
 	}
 }
 
