@@ -68,8 +68,7 @@ type group struct {
 
 	ttft, e2e, itl, lag, ttftS, e2eS intSamples
 	tpot                             ratSamples
-	gaps                             []int64 // scratch: one request's ITLs
-	zeroGaps                         int64   // ITLs of exactly 0 ns (chunks read at one instant)
+	zeroGaps                         int64 // ITLs of exactly 0 ns (chunks read at one instant)
 
 	stallReqs, stallCount int64
 	stallMax              int64
@@ -261,16 +260,15 @@ func (g *group) addLatencies(rec *schema.Record, F, L, n int64) {
 // addGaps adds the gaps between an answer's chunks to the ITL and counts
 // those above the stall threshold.
 func (g *group) addGaps(rec *schema.Record) {
-	k := len(rec.ChunksNS)
-	if k < 2 {
+	c := rec.ChunksNS
+	if len(c) < 2 {
 		return
 	}
-	stalls := int64(0)
-	gaps, stall := g.gaps[:0], g.cfg.stall
-	mx := rec.ChunksNS[1] - rec.ChunksNS[0]
-	for j := 1; j < k; j++ {
-		gap := rec.ChunksNS[j] - rec.ChunksNS[j-1]
-		gaps = append(gaps, gap)
+	g.itl.addDiffs(c)
+	stalls, stall := int64(0), g.cfg.stall
+	mx := c[1] - c[0]
+	for j := 1; j < len(c); j++ {
+		gap := c[j] - c[j-1]
 		if gap == 0 {
 			g.zeroGaps++
 		}
@@ -279,8 +277,6 @@ func (g *group) addGaps(rec *schema.Record) {
 		}
 		mx = max(mx, gap)
 	}
-	g.itl.addAll(gaps)
-	g.gaps = gaps
 	if !g.haveStall || mx > g.stallMax {
 		g.stallMax, g.haveStall = mx, true
 	}

@@ -127,40 +127,43 @@ func (s *intSamples) add(x int64) {
 	}
 }
 
-// addAll adds every x of xs, as add does, with a fast path for the common
-// case (values in [0, 2³²), sums far from overflowing) that keeps the
-// accumulators in registers and appends straight into the current block
-// (once s has spilled, addAllSpilled: it counts them in their buckets).
-func (s *intSamples) addAll(xs []int64) {
-	for len(xs) > 0 {
+// addDiffs adds c[j]−c[j−1] for every j ≥ 1 (as int64 arithmetic wraps),
+// as add would one at a time: the gaps between a request's chunk times,
+// taken as they are added, so that no slice of them is built. A fast path
+// for the common case (values in [0, 2³²), sums far from overflowing)
+// keeps the accumulators in registers and appends straight into the
+// current block (once s has spilled, addDiffsSpilled: it counts them in
+// their buckets).
+func (s *intSamples) addDiffs(c []int64) {
+	for len(c) > 1 {
 		if s.sp != nil && s.acc.n > 0 {
-			if rest := s.addAllSpilled(xs); len(rest) < len(xs) {
-				xs = rest
+			if rest := s.addDiffsSpilled(c); len(rest) < len(c) {
+				c = rest
 				continue
 			}
 		}
-		if x := xs[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 || s.sp != nil || (s.mayspill != nil && s.acc.n >= spillAt) {
+		if x := c[1] - c[0]; s.acc.n == 0 || uint64(x) >= 1<<32 || s.acc.sqHi >= 1<<62-1 || s.sp != nil || (s.mayspill != nil && s.acc.n >= spillAt) {
 			s.add(x)
-			xs = xs[1:]
+			c = c[1:]
 			continue
 		}
 		s.room()
 		blk := s.blocks[len(s.blocks)-1]
-		m := min(len(xs), cap(blk)-len(blk))
+		m := min(len(c)-1, cap(blk)-len(blk))
 		a := &s.acc
 		mn, mx, sum, lo, hi := s.min, s.max, a.s, a.sqLo, a.sqHi
 		i := 0
 		for ; i < m; i++ {
-			x := xs[i]
+			x := c[i+1] - c[i]
 			// x < 2³² keeps x² in 64 bits; hi < 2⁶²−1 before the add
 			// keeps it below 2⁶² after (no spill needed).
 			if uint64(x) >= 1<<32 || sum > math.MaxInt64-x || hi >= 1<<62-1 {
 				break
 			}
 			sum += x
-			var c uint64
-			lo, c = bits.Add64(lo, uint64(x*x), 0)
-			hi += c
+			var cy uint64
+			lo, cy = bits.Add64(lo, uint64(x*x), 0)
+			hi += cy
 			mn, mx = min(mn, x), max(mx, x)
 			blk = append(blk, uint32(x))
 		}
@@ -168,10 +171,10 @@ func (s *intSamples) addAll(xs []int64) {
 		a.n += int64(i)
 		s.blocks[len(s.blocks)-1] = blk
 		if i < m {
-			s.add(xs[i]) // the value that left the fast path
+			s.add(c[i+1] - c[i]) // the value that left the fast path
 			i++
 		}
-		xs = xs[i:]
+		c = c[i:]
 	}
 }
 

@@ -50,6 +50,17 @@ func sampleSets() map[string][]int64 {
 	}
 }
 
+// addAll adds every x of xs through addDiffs, as addGaps adds a request's
+// gaps: xs are the differences of their running sums (from 0, wrapping as
+// int64 arithmetic does, so that every x comes back exactly).
+func (s *intSamples) addAll(xs []int64) {
+	c := make([]int64, len(xs)+1)
+	for i, x := range xs {
+		c[i+1] = c[i] + x
+	}
+	s.addDiffs(c)
+}
+
 func TestAddAllMatchesAdd(t *testing.T) {
 	for name, xs := range sampleSets() {
 		var one, all intSamples

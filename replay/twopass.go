@@ -233,22 +233,23 @@ func (s *intSamples) addSpilled(x int64) {
 	sp.add(b, x)
 }
 
-// addAllSpilled is addAll once s has spilled: it adds the leading xs that
-// are in [0, 2³²) while the sums are far from overflowing, as add and
-// addSpilled would one at a time, and returns the rest.
-func (s *intSamples) addAllSpilled(xs []int64) []int64 {
+// addDiffsSpilled is addDiffs once s has spilled: it adds the leading
+// differences of c that are in [0, 2³²) while the sums are far from
+// overflowing, as add and addSpilled would one at a time, and returns the
+// rest of c (from the first value of the first difference not added).
+func (s *intSamples) addDiffsSpilled(c []int64) []int64 {
 	a, sp := &s.acc, s.sp
 	mn, mx, sum, lo, hi := s.min, s.max, a.s, a.sqLo, a.sqHi
 	i := 0
-	for ; i < len(xs); i++ {
-		x := xs[i]
+	for ; i < len(c)-1; i++ {
+		x := c[i+1] - c[i]
 		if uint64(x) >= 1<<32 || sum > math.MaxInt64-x || hi >= 1<<62-1 {
 			break
 		}
 		sum += x
-		var c uint64
-		lo, c = bits.Add64(lo, uint64(x*x), 0)
-		hi += c
+		var cy uint64
+		lo, cy = bits.Add64(lo, uint64(x*x), 0)
+		hi += cy
 		mn, mx = min(mn, x), max(mx, x)
 		b := coarseHalf + posBucket(uint64(x))
 		if !sp.planned {
@@ -271,7 +272,7 @@ func (s *intSamples) addAllSpilled(xs []int64) []int64 {
 	} else {
 		sp.n += int64(i)
 	}
-	return xs[i:]
+	return c[i:]
 }
 
 // planSamples returns the second pass's samples of a spilled s.
