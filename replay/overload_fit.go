@@ -6,7 +6,6 @@ import (
 	"iter"
 	"math"
 	"math/big"
-	"slices"
 	"strings"
 
 	"github.com/benchseal/benchseal/internal/digits"
@@ -476,23 +475,24 @@ func (d *overloadData) fastFailures(c *overloadCfg, o *Overload) (notServed unse
 }
 
 // okMedian is the median end − sent of the successful requests (the
-// lower of the two middle ones), false when none succeeded: sorted when
-// held, selected in two passes when spilled (spilledMedian).
+// lower of the two middle ones), false when none succeeded: selected by
+// rank among intSamples when held (its histogram selection, rather than a
+// sort of every duration), in two passes when spilled (spilledMedian).
 func (d *overloadData) okMedian() (int64, bool) {
 	if d.spilled {
 		return d.spilledMedian()
 	}
-	var okDur []int64
+	var okDur intSamples
 	for s, k := range d.entries() {
 		if k == kindOK {
-			okDur = append(okDur, s[1]-s[0])
+			okDur.add(s[1] - s[0])
 		}
 	}
-	if len(okDur) == 0 {
+	n := okDur.n()
+	if n == 0 {
 		return 0, false
 	}
-	slices.Sort(okDur)
-	return okDur[(len(okDur)-1)/2], true
+	return okDur.ranks([]int64{(n-1)/2 + 1})[0], true
 }
 
 // addEvidence appends to the evidence for overloaded = true.

@@ -573,3 +573,42 @@ func TestFastFailuresAreFlaggedAndDoNotClearOverload(t *testing.T) {
 		wantFlag(t, fmt.Sprintf("seed %d stable: overloaded", seed), s.Overloaded, ptr(false))
 	}
 }
+
+// TestOKMedianMatchesSort: the successful requests' median end − sent,
+// selected by rank, is the lower middle of their sorted durations, for
+// counts on both sides of the selection's sort limit and durations past
+// 2³², among failures that do not count.
+func TestOKMedianMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 24))
+	for _, n := range []int{0, 1, 2, 3, 10, sortBelow, sortBelow + 1, 3 * sortBelow} {
+		for _, wide := range []bool{false, true} {
+			var d overloadData
+			var want []int64
+			for i := range n {
+				dur := rng.Int64N(3e8)
+				if wide && i%3 == 0 {
+					dur += 1 << 33
+				}
+				rec := &schema.Record{SentNS: int64(i) * 1e6, Status: schema.StatusOK}
+				if i%5 == 4 {
+					rec.Status = schema.StatusError
+				} else {
+					want = append(want, dur)
+				}
+				rec.EndNS = rec.SentNS + dur
+				d.add(rec, true)
+			}
+			got, ok := d.okMedian()
+			if ok != (len(want) > 0) {
+				t.Fatalf("n %d: ok %v with %d successes", n, ok, len(want))
+			}
+			if len(want) == 0 {
+				continue
+			}
+			slices.Sort(want)
+			if w := want[(len(want)-1)/2]; got != w {
+				t.Errorf("n %d, wide %v: okMedian %d, want %d", n, wide, got, w)
+			}
+		}
+	}
+}
