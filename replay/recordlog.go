@@ -204,14 +204,21 @@ const (
 
 // appendLogInts appends xs: its length, then, when it has elements, its
 // encoding (logVarints ...) and its values, each the difference from the
-// one before (the first from 0) when delta is set. One loop writes every
-// value at four bytes while it learns the width they need; one byte each
-// is then a compaction in place, and varints (a value past 2³² or below 0,
-// rare) a second encoding, so that the common arrays are read once.
+// one before (the first from 0) when delta is set. Each array is read
+// once in the common case: one loop writes every value at the width
+// guessed for it (one byte for counts, four for deltas) while it learns
+// the width they need; four bytes that fit in one are then compacted in
+// place, and a guess too narrow (or varints: a value past 2³² or below
+// 0, rare) writes the array again.
 func appendLogInts(b []byte, xs []int64, delta bool) []byte {
 	b = binary.AppendUvarint(b, uint64(len(xs)))
 	if len(xs) == 0 {
 		return b
+	}
+	if !delta {
+		if out, ok := appendLogBytes(b, xs); ok {
+			return out
+		}
 	}
 	at := len(b) + 1 // after the encoding's byte
 	b = slices.Grow(b, 1+4*len(xs))[:at+4*len(xs)]
@@ -219,12 +226,16 @@ func appendLogInts(b []byte, xs []int64, delta bool) []byte {
 	// A negative value sets the high bits, so it takes varints.
 	var bits uint64
 	if delta {
-		prev := int64(0)
-		for k, x := range xs {
+		prev, o := int64(0), out
+		for _, x := range xs {
 			d := uint64(x - prev)
 			prev = x
 			bits |= d
-			binary.LittleEndian.PutUint32(out[4*k:], uint32(d))
+			if len(o) < 4 {
+				break // never (out holds four bytes a value): spares the bounds checks
+			}
+			binary.LittleEndian.PutUint32(o, uint32(d))
+			o = o[4:]
 		}
 	} else {
 		for k, x := range xs {
@@ -253,6 +264,24 @@ func appendLogInts(b []byte, xs []int64, delta bool) []byte {
 		b = binary.AppendVarint(b, x)
 	}
 	return b
+}
+
+// appendLogBytes appends xs (not empty) as logUint8 when every value is
+// in [0, 2⁸); ok false (and b's length unchanged) when one is not.
+func appendLogBytes(b []byte, xs []int64) (_ []byte, ok bool) {
+	at := len(b) + 1
+	b = slices.Grow(b, 1+len(xs))[:at+len(xs)]
+	b[at-1] = logUint8
+	out := b[at:]
+	var bits uint64
+	for k, x := range xs {
+		bits |= uint64(x)
+		out[k] = byte(x)
+	}
+	if bits >= 1<<8 {
+		return b[:at-1], false
+	}
+	return b, true
 }
 
 func appendLogString(b []byte, s string) []byte {
