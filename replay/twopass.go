@@ -240,6 +240,10 @@ func (s *intSamples) addSpilled(x int64) {
 func (s *intSamples) addDiffsSpilled(c []int64) []int64 {
 	a, sp := &s.acc, s.sp
 	mn, mx, sum, lo, hi := s.min, s.max, a.s, a.sqLo, a.sqHi
+	// In locals: a store through one of these slices might, as far as the
+	// compiler knows, change sp's fields, so it would load them again for
+	// every value.
+	planned, hist, slot, counts, los, nc, kept := sp.planned, sp.hist, sp.slot, sp.counts, sp.lo, sp.nc, sp.kept
 	i := 0
 	for ; i < len(c)-1; i++ {
 		x := c[i+1] - c[i]
@@ -252,16 +256,16 @@ func (s *intSamples) addDiffsSpilled(c []int64) []int64 {
 		hi += cy
 		mn, mx = min(mn, x), max(mx, x)
 		b := coarseHalf + posBucket(uint64(x))
-		if !sp.planned {
-			sp.hist[b]++
+		if !planned {
+			hist[b]++
 			continue
 		}
-		if k := sp.slot[b]; k >= 0 {
-			if sp.counts != nil && sp.counts[k] != nil {
-				sp.counts[k][x-sp.lo[k]]++
-				sp.nc[k]++
+		if k := slot[b]; k >= 0 {
+			if counts != nil && counts[k] != nil {
+				counts[k][x-los[k]]++
+				nc[k]++
 			} else {
-				sp.kept[k] = append(sp.kept[k], x)
+				kept[k] = append(kept[k], x)
 			}
 		}
 	}
