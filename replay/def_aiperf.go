@@ -49,6 +49,8 @@ type aiperfDefinition struct {
 	phaseWindow bool
 }
 
+func init() { register(aiperfDef) }
+
 func (d *aiperfDefinition) peerRules() peerRules {
 	r := &aiperfRules{storedITL: d.storedITL, roundITL: d.roundITL, phaseWindow: d.phaseWindow}
 	if d.perRecord {

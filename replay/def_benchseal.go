@@ -18,6 +18,8 @@ Good request: ` + GoodRequestRule + `.
 ` + schema.MetricSLOAttainment + ", " + schema.MetricSLOAttainmentOK + `: ` + AttainmentRule + `.`,
 }}
 
+func init() { register(benchsealDef) }
+
 type benchsealDefinition struct{ info }
 
 func (*benchsealDefinition) peerRules() peerRules { return nil }

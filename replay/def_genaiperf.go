@@ -29,3 +29,5 @@ func (*genaiPerfDefinition) unmeasured(m *schema.Manifest) map[string]string {
 	}
 	return nil
 }
+
+func init() { register(genaiPerfDef) }

@@ -33,6 +33,8 @@ their means.`,
 	extras: []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
 }}
 
+func init() { register(guidellmDef) }
+
 type guidellmDefinition struct{ info }
 
 func (*guidellmDefinition) peerRules() peerRules { return &guidellmRules{} }

@@ -26,6 +26,8 @@ output-token time, ntpot 0 for no tokens.`,
 	oneTokenRule: "inference-perf gives a one-token answer no TPOT (None), which fails a TPOT limit",
 }}
 
+func init() { register(inferencePerfDef) }
+
 type inferencePerfDefinition struct{ info }
 
 func (*inferencePerfDefinition) peerRules() peerRules { return &inferencePerfRules{} }

@@ -23,6 +23,8 @@ e2e s), number_input_tokens, number_output_tokens.`,
 	extras:  []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"},
 }}
 
+func init() { register(llmperfDef) }
+
 type llmperfDefinition struct{ info }
 
 func (*llmperfDefinition) peerRules() peerRules {

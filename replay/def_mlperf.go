@@ -21,6 +21,8 @@ var mlperfDef = &mlperfDefinition{info{
 	oneTokenRule: "LoadGen logs an answer of n ≤ 1 tokens as an error (no TPOT), so a one-token answer fails a TPOT limit",
 }}
 
+func init() { register(mlperfDef) }
+
 type mlperfDefinition struct{ info }
 
 func (*mlperfDefinition) peerRules() peerRules { return &mlperfRules{} }

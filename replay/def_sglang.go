@@ -16,3 +16,5 @@ goodput; goodput here follows vllm's rule.`,
 	oneToken:     schema.OneTokenPass,
 	oneTokenRule: "SGLang has no goodput; vLLM's rule applies: a one-token answer has tpot 0 for goodput, so it passes a TPOT limit",
 }}
+
+func init() { register(sglangDef) }

@@ -28,6 +28,8 @@ optional), output_len, input_len, success/error.`,
 	oneTokenRule: `vLLM gives a one-token answer tpot 0 for goodput ("if output_len <= 1, we regard tpot as 0 for goodput"), so it passes a TPOT limit`,
 }}
 
+func init() { register(vllmDef) }
+
 type vllmDefinition struct{ info }
 
 func (d *vllmDefinition) peerRules() peerRules { return &vllmRules{name: d.Name()} }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -12,12 +13,10 @@ import (
 // ones, or a peer tool's, reproduced the way that tool computes (what it
 // counts, how it reads a record, how it finishes a distribution: its
 // percentile, stddev, window and units). Each lives in a file of its own
-// (def_<tool>.go) and is listed in registry (registry_gen.go, generated
-// from the def_*.go files by go test ./replay -run TestDefinitionsInSync
-// -update, in schema.PeerTools order); the CLI help, the
-// claims-schema enum and the claims validation (schema's claimdefs.go)
-// derive from that list, and TestDefinitionsInSync fails when they
-// disagree.
+// (def_<tool>.go), which adds it to the registry from its init function
+// (register); the CLI help, the claims-schema enum and the claims
+// validation (schema's claimdefs.go) derive from the registry, and
+// TestDefinitionsInSync fails when they disagree.
 //
 // Only this package implements Definition: the rules work on the replay
 // engine's accumulators.
@@ -56,17 +55,52 @@ type Definition interface {
 	unmeasured(m *schema.Manifest) map[string]string
 }
 
-// DefinitionNames lists every definitions name, canonical first.
-var DefinitionNames = func() []string {
-	out := make([]string, len(registry))
-	for i, d := range registry {
-		out[i] = d.Name()
+// registered collects the definitions each def_*.go file adds from its
+// init function, in no particular order: a tool's definitions are named
+// in its own file only, as Go cannot list a package's variables.
+var registered []Definition
+
+// register adds d to the registry. It is called from init functions
+// only, so registry, first called after every init has run, sees them
+// all.
+func register(d Definition) { registered = append(registered, d) }
+
+// registry returns every definitions, canonical first, then each peer
+// tool's in schema.PeerTools order. Two definitions of one tool, or of
+// a tool schema does not list, are a programming error: it panics
+// (TestDefinitionsInSync and importer's TestEveryPeerToolIsComplete
+// name the culprit first).
+var registry = sync.OnceValue(func() []Definition {
+	rank := func(d Definition) int {
+		if d.Tool() == nil {
+			return -1
+		}
+		if i := slices.Index(schema.PeerTools, d.Tool()); i >= 0 {
+			return i
+		}
+		panic("replay: definitions " + d.Name() + " name a tool schema.PeerTools does not list")
+	}
+	out := slices.Clone(registered)
+	slices.SortFunc(out, func(a, b Definition) int { return rank(a) - rank(b) })
+	for i := 1; i < len(out); i++ {
+		if rank(out[i]) == rank(out[i-1]) {
+			panic("replay: two definitions for " + out[i].Name())
+		}
 	}
 	return out
-}()
+})
+
+// DefinitionNames lists every definitions name, canonical first.
+func DefinitionNames() []string {
+	out := make([]string, 0, len(registry()))
+	for _, d := range registry() {
+		out = append(out, d.Name())
+	}
+	return out
+}
 
 // Definitions returns every definitions, canonical first.
-func Definitions() []Definition { return slices.Clone(registry) }
+func Definitions() []Definition { return slices.Clone(registry()) }
 
 // info is the descriptive part every Definition shares.
 type info struct {
@@ -104,12 +138,12 @@ func lookupDefinition(name string) (Definition, error) {
 	if name == "" {
 		name = "benchseal"
 	}
-	for _, d := range registry {
+	for _, d := range registry() {
 		if d.Name() == strings.ToLower(name) {
 			return d, nil
 		}
 	}
-	return nil, badInput("unknown definitions %q (want one of %s)", name, strings.Join(DefinitionNames, ", "))
+	return nil, badInput("unknown definitions %q (want one of %s)", name, strings.Join(DefinitionNames(), ", "))
 }
 
 // LookupDefinition returns the named definitions.

@@ -232,7 +232,7 @@ func TestPeerSweepFollowsDefinitions(t *testing.T) {
 	ms := int64(1e6)
 	runs := map[string]*memRun{"distserve": distServeRun(), "random": genRun(3, 120)}
 	for name, run := range runs {
-		for _, def := range DefinitionNames {
+		for _, def := range DefinitionNames() {
 			for _, metric := range []string{"ttft", "e2e", "tpot"} {
 				limits := map[string]int64{"ttft": 250 * ms, "e2e": 600 * ms, "tpot": 50 * ms}
 				slo := &SLOSpec{TTFTNS: ptr(limits["ttft"]), E2ENS: ptr(limits["e2e"]), TPOTNS: ptr(limits["tpot"]), OneToken: "pass"}

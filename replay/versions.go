@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -119,13 +120,13 @@ const (
 // unjudged SLO limits) apply to them too, as fixes of misread input that
 // no honest claim depends on. The other peers' first versions are not
 // kept: no claim of a captured run under them changed (docs/format.md).
-var versions = func() []Version {
+var versions = sync.OnceValue(func() []Version {
 	vs := []Version{
 		{Name: "benchseal/" + firstRelease, Definitions: "benchseal", Since: "2a73a39", Kept: true, Defect: windowDefect,
 			rules: versionRules{windowEndsAtLastOK: true}},
 		{Name: "benchseal/" + currentRelease, Definitions: "benchseal", Since: "3e42009", Kept: true, Changed: windowChanged, Why: windowWhy},
 	}
-	for _, d := range registry[1:] {
+	for _, d := range registry()[1:] {
 		changed, why := peerChanged, peerWhy
 		switch d.Tool() {
 		case schema.MLPerf:
@@ -147,11 +148,11 @@ var versions = func() []Version {
 			Version{Name: d.Name() + "/" + currentRelease, Definitions: d.Name(), Since: "7772d6e", Kept: true, Changed: changed, Why: why})
 	}
 	return vs
-}()
+})
 
 // Versions returns every definitions version, definitions in registry
 // order, oldest first within each.
-func Versions() []Version { return slices.Clone(versions) }
+func Versions() []Version { return slices.Clone(versions()) }
 
 // VersionsOf returns the versions of the named definitions, oldest first.
 func VersionsOf(definitions string) []Version {
@@ -159,7 +160,7 @@ func VersionsOf(definitions string) []Version {
 		definitions = "benchseal"
 	}
 	var out []Version
-	for _, v := range versions {
+	for _, v := range versions() {
 		if v.Definitions == definitions {
 			out = append(out, v)
 		}

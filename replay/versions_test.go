@@ -293,7 +293,7 @@ func TestEveryVersionIsDocumented(t *testing.T) {
 	if !ok {
 		t.Fatal(`docs/format.md has no "## Versions" section`)
 	}
-	for _, d := range registry {
+	for _, d := range registry() {
 		vs := VersionsOf(d.Name())
 		if len(vs) == 0 || !vs[len(vs)-1].Kept {
 			t.Errorf("%s: no kept current version", d.Name())

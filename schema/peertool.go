@@ -52,8 +52,8 @@ var (
 )
 
 // PeerTools lists every peer tool, in the order replay lists their
-// definitions (after benchseal's; replay's registry_gen.go is generated in
-// this order). Adding one means a value above and a line here; the
+// definitions (after benchseal's; replay's registry sorts the
+// definitions each def_TOOL.go registers in this order). Adding one means a value above and a line here; the
 // contract tests then name what else it lacks.
 var PeerTools = []*PeerTool{AIPerf, VLLM, SGLang, GuideLLM, LLMPerf, MLPerf, GenAIPerf, InferencePerf}
 

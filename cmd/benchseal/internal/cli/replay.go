@@ -132,7 +132,7 @@ func newReplayCmd(io *IO) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.slo, "slo", "", "SLO overriding the manifest's, e.g. "+replay.SLOExample+","+schema.SLOOneToken+"="+schema.OneTokenFail)
-	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames, "metric definitions: "+strings.Join(replay.DefinitionNames, "|"))
+	enumFlag(f, &o.definitions, "definitions", "benchseal", replay.DefinitionNames(), "metric definitions: "+strings.Join(replay.DefinitionNames(), "|"))
 	f.StringVar(&o.version, "definitions-version", "", "definitions version to compute under, e.g. benchseal/2026.11 (default: the current one)")
 	enumFlag(f, &o.output, "output", "text", []string{"text", "json", "csv", "markdown", "html"}, "output format: text|json|csv|markdown|html")
 	o.report.bind(f, "the recomputed metrics", "a usage error, a file it cannot read or an invalid run or bundle (exit 3)")
