@@ -43,6 +43,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("TRACES", filepath.Join(filepath.Dir(fx), "traces"))
 			// $CONVERSATIONS: the conversation samples of testdata/conversations.
 			env.Setenv("CONVERSATIONS", filepath.Join(filepath.Dir(fx), "conversations"))
+			// $SCHEMAS: the published JSON Schemas, schema/jsonschema.
+			env.Setenv("SCHEMAS", filepath.Join(filepath.Dir(filepath.Dir(fx)), "schema", "jsonschema"))
 			env.Setenv("SOURCE_DATE_EPOCH", "")
 			env.Setenv("BENCHSEAL_PASSWORD", "")
 			env.Setenv("NO_COLOR", "1")
