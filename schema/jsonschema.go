@@ -40,11 +40,15 @@ func JSONSchema(name string) ([]byte, error) {
 	return b, nil
 }
 
+// compiled compiles every published schema in one compiler, each added
+// first under its own $id, so that the plan schema's reference to the
+// claims schema's definitions enum (one list for both) resolves without
+// a loader.
 var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	out := map[string]*jsonschema.Schema{}
+	var ids []string
 	for _, name := range SchemaNames {
 		b, err := JSONSchema(name)
 		if err != nil {
@@ -54,11 +58,19 @@ var compiled = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compile JSON Schema %s: %w", name, err)
 		}
-		url := "mem:///" + name + ".schema.json"
-		if err := c.AddResource(url, doc); err != nil {
+		obj, _ := doc.(map[string]any)
+		id, _ := obj["$id"].(string)
+		if id == "" {
+			return nil, fmt.Errorf("compile JSON Schema %s: no $id", name)
+		}
+		ids = append(ids, id)
+		if err := c.AddResource(id, doc); err != nil {
 			return nil, fmt.Errorf("compile JSON Schema %s: %w", name, err)
 		}
-		sch, err := c.Compile(url)
+	}
+	out := map[string]*jsonschema.Schema{}
+	for i, name := range SchemaNames {
+		sch, err := c.Compile(ids[i])
 		if err != nil {
 			return nil, fmt.Errorf("compile JSON Schema %s: %w", name, err)
 		}
