@@ -19,8 +19,7 @@ var update = flag.Bool("update", false, "rewrite the files derived from the defi
 // derivedFiles renders what schema and docs derive from the registry:
 // schema/claimdefs.go (the claims validation's names and extra
 // distributions), the definitions enum of the claims JSON Schema
-// (which the plan schema refers to), and the
-// claims table of docs/format.md; and the SLO rule's rows of the metric
+// (which the plan schema refers to); and the SLO rule's rows of the metric
 // tables of docs/metrics.md and docs/replay.md (GoodRequestRule,
 // GoodputRule, AttainmentRule). cur holds each file's current contents.
 func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
@@ -84,17 +83,6 @@ func derivedFiles(t *testing.T, cur map[string][]byte) map[string][]byte {
 		out[f] = b
 	}
 
-	row := regexp.MustCompile("(?m)^(\\| `definitions` \\| )[^|]*(?:\\\\\\|[^|]*)*(\\| required)")
-	f := "../docs/format.md"
-	if !row.Match(cur[f]) {
-		t.Fatalf("%s: no definitions row in the claims table", f)
-	}
-	var cells []string
-	for _, n := range names {
-		cells = append(cells, "`"+n+"`")
-	}
-	out[f] = row.ReplaceAll(cur[f], []byte("${1}"+strings.ReplaceAll(strings.Join(cells, ` \| `), "$", "$$")+" ${2}"))
-
 	// The SLO rule's rows of the metric tables, from the one rule text.
 	for _, d := range []struct {
 		file string
@@ -126,14 +114,13 @@ func quoted(xs []string, sep string) string {
 
 // TestDefinitionsInSync keeps everything that lists the definitions
 // derived from the one registry: the claims validation (schema's
-// claimdefs.go), the claims JSON Schema enum (the plan schema refers to it), the claims table
-// of docs/format.md, the SLO rule's rows of docs/metrics.md and
+// claimdefs.go), the claims JSON Schema enum (the plan schema refers to it), the SLO rule's rows of docs/metrics.md and
 // docs/replay.md, and the claim paths schema accepts per definitions
 // (CheckClaimMetric, against ExtraDists). Run with -update after adding a
 // definition.
 func TestDefinitionsInSync(t *testing.T) {
 	cur := map[string][]byte{}
-	for _, f := range []string{"../schema/claimdefs.go", "../schema/jsonschema/claims.schema.json", "../docs/format.md", "../docs/metrics.md", "../docs/replay.md"} {
+	for _, f := range []string{"../schema/claimdefs.go", "../schema/jsonschema/claims.schema.json", "../docs/metrics.md", "../docs/replay.md"} {
 		b, err := os.ReadFile(f)
 		if err != nil && !(*update && os.IsNotExist(err)) {
 			t.Fatal(err)
