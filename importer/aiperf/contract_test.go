@@ -21,6 +21,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"counts.ok": peertest.Same, "request_throughput": peertest.Same, "output_token_throughput": peertest.Same},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldMeasured, schema.FieldFirstChunk: schema.FieldMeasured, schema.FieldOutputTokens: schema.FieldMeasured},
 		Windows:     0,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "75f7ba9476194c5f1aa44f57cdaf9d7536e6afce7eac328a7da25efe681407d9",
+			schema.ManifestFile: "54ac67635ff05ecd013ff6be6e8a11f2f79a87e286d5a331e41f1609f0636ae4",
+			schema.RecordsFile:  "26db2bc8f4c537320fc5d3f5604a0cb6bff846c214dc2283bc3ec784cb872470",
+		},
 	})
 }
 

@@ -19,6 +19,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"request_throughput": peertest.Same, "output_token_throughput": peertest.Null},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldMeasured, schema.FieldChunks: schema.FieldMeasured, schema.FieldOutputTokens: schema.FieldAbsent},
 		Windows:     0,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "94c863f54cd2f7eaab28c40dabf51ef0d73bdf0c1dbdaf34f7a2155aaea21d8b",
+			schema.ManifestFile: "9defcb3774c3978f9a28530809d0d0c1b461c513ab064259b0778d1fab010ae0",
+			schema.RecordsFile:  "1dacea09d63a37049da461bbb48f0d2e0d2538ad3471b5dd4760947bc00693d8",
+		},
 	})
 }
 

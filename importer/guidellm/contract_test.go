@@ -20,6 +20,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"counts.ok": peertest.Same, "request_throughput": peertest.Other, "output_token_throughput": peertest.Other, "total_token_throughput": peertest.Other},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldMeasured, schema.FieldChunks: schema.FieldAbsent, schema.FieldFirstChunk: schema.FieldMeasured, schema.FieldLastChunk: schema.FieldMeasured},
 		Windows:     0,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "4376c87c4d138d03f3d4220aca54db7c4296b8b182d5e63f77d449f37e3f61c1",
+			schema.ManifestFile: "8d7d4b83275c240cf76f87168c6d46cf943d3e7ced57177d5123477fa6df2cf3",
+			schema.RecordsFile:  "b2ade4111f8746248576e074c77af1d3f3d9a0d3f8a0016143eca56c9ee8080f",
+		},
 	})
 }
 

@@ -20,6 +20,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"counts.ok": peertest.Same, "request_throughput": peertest.Same, "output_token_throughput": peertest.Same, "total_token_throughput": peertest.Same},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldMeasured, schema.FieldChunks: schema.FieldMeasured, schema.FieldOutputTokens: schema.FieldMeasured},
 		Windows:     0,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "9d4c816f569cc04c014fe742a336f7d2a1824a860dce7d604dc278aa7bbbb760",
+			schema.ManifestFile: "afa4a1e429c339fce5e62bf584495ee797ad45dd1c4966da51aeb7e125a27876",
+			schema.RecordsFile:  "2ad8c8b599d2da1f0c5e0c8cf0493346d4ea3ee7249daaef46b3119df35d979c",
+		},
 	})
 }
 

@@ -19,6 +19,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"counts.ok": peertest.Same, "request_throughput": peertest.Restated, "output_token_throughput": peertest.Restated},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldAbsent, schema.FieldChunks: schema.FieldAbsent, schema.FieldFirstChunk: schema.FieldMeasured, schema.FieldLastChunk: schema.FieldDerived, schema.FieldOutputTokens: schema.FieldDerived},
 		Windows:     1,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "efa02f3467352ff185a223ad52615b611e437bf3d9c07f8957b92b694cd9796e",
+			schema.ManifestFile: "72fb7d1f8d89a63888b0295d21591ff48396068763c6a6f4b90e710bb7ff3062",
+			schema.RecordsFile:  "72e219f64967bfb40a9e5c901d5e76c61d9954114ace6b61c7abec6f2a0011a5",
+		},
 	})
 }
 

@@ -21,6 +21,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"counts.ok": peertest.Same, "request_throughput": peertest.Same, "output_token_throughput": peertest.Same, "total_token_throughput": peertest.Same},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldAbsent, schema.FieldChunks: schema.FieldDerived, schema.FieldFirstChunk: schema.FieldMeasured, schema.FieldOutputTokens: schema.FieldMeasured},
 		Windows:     2,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "18fdd854c455f5c0d413ca923ad9ea3898026a9b9dc37a24a8cb48822038a550",
+			schema.ManifestFile: "c5268e99ad9b7fba5ce58524c4e71b00a4e1f39a6201a05fabdcd8657865f79a",
+			schema.RecordsFile:  "40993e006a9fd0ced3cfb554849f6e5a61a41b79bbeb32d1d8cb019cc10dc47d",
+		},
 	})
 }
 

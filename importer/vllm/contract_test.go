@@ -20,6 +20,11 @@ func TestContract(t *testing.T) {
 		Canonical:   map[string]string{"counts.ok": peertest.Same, "request_throughput": peertest.Same, "output_token_throughput": peertest.Same},
 		Provenance:  map[string]string{schema.FieldSent: schema.FieldAbsent, schema.FieldChunks: schema.FieldDerived, schema.FieldFirstChunk: schema.FieldMeasured},
 		Windows:     1,
+		Imports: map[string]string{
+			schema.ClaimsFile:   "e9fe78ed040e3843caf8c19c08557015eeb8e9394ca42ccea9efea3c072e73f2",
+			schema.ManifestFile: "838447e616fd664f6f0129b03d34bf573744668812e2c9f9563619fb9f9a2072",
+			schema.RecordsFile:  "53ac8747a56785aa71ba286e2a4e406cb37e45c80579e9535bd1a434f2887dda",
+		},
 	})
 }
 

@@ -3,9 +3,15 @@ package peertest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/benchseal/benchseal/artifact"
@@ -40,6 +46,12 @@ type Case struct {
 	Provenance map[string]string
 	// Windows is the number of tool windows the provenance block lists.
 	Windows int
+	// Imports maps each file the import of the real fixture writes
+	// (records, manifest, claims) to its SHA-256 in hex: any change to
+	// what the importer writes for the tool's real output shows here,
+	// in the tool's own test. Run prints the map to paste when it
+	// differs.
+	Imports map[string]string
 }
 
 // Run checks c: the failed-first import verifies, the canonical numbers
@@ -67,6 +79,34 @@ func Run(t *testing.T, c Case) {
 	} else {
 		t.Run("DeclaresWhatItInvents", func(t *testing.T) { declaresWhatItInvents(t, c) })
 	}
+	t.Run("ImportIsUnchanged", func(t *testing.T) { importUnchanged(t, c) })
+}
+
+// importUnchanged: the files the import of the real fixture writes have
+// the digests c.Imports states.
+func importUnchanged(t *testing.T, c Case) {
+	dir := importFixture(t, c.Peer).Path
+	got := map[string]string{}
+	for _, n := range []string{schema.RecordsFile, schema.ManifestFile, schema.ClaimsFile} {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[n] = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	if maps.Equal(got, c.Imports) {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Imports: map[string]string{\n")
+	for _, n := range slices.Sorted(maps.Keys(got)) {
+		fmt.Fprintf(&b, "\t%q: %q,\n", n, got[n])
+	}
+	b.WriteString("},")
+	t.Errorf("the import of testdata/fixtures/%s differs from peertest.Case.Imports; if the change is intended, paste:\n%s", c.Peer.Name, b.String())
 }
 
 // root is the repository's root directory.
