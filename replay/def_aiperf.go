@@ -26,7 +26,6 @@ input_sequence_length and output_sequence_length (tokens).`,
 		schema.MetricTPOT: "tpot = (request latency − TTFT) ÷ (output tokens − 1), per request (AIPerf's inter_token_latency)",
 		schema.MetricITL:  "itl = gaps between content chunks, pooled (AIPerf's inter_chunk_latency)",
 	},
-	extras:       []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "AIPerf gives a one-token answer no inter_token_latency, so it fails an ITL (TPOT) limit",
 	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "ttft": schema.MetricTTFT, "request_latency": schema.MetricE2E, "inter_token_latency": schema.MetricTPOT, "inter_chunk_latency": schema.MetricITL, "request_throughput": schema.MetricRequestThroughput, "output_token_throughput": schema.MetricOutputTokenThroughput, "benchmark_duration": schema.MetricWindow, "goodput": schema.MetricGoodput, "total_token_throughput": schema.MetricTotalTokenThroughput, "time_to_second_token": "time_to_second_token_ns", "ttst": "time_to_second_token_ns"},
@@ -42,7 +41,7 @@ type aiperfDefinition struct {
 	// roundITL: GenAI-Perf rounds the ITL to integer ns.
 	roundITL bool
 	// perRecord: the extra distributions of AIPerf's own per-record
-	// metrics (info.extras) are computed.
+	// metrics (schema.AIPerf.ExtraDists) are computed.
 	perRecord bool
 	// phaseWindow: the rates of a point whose AIPerf import stored the
 	// profiling phase's window (a time-based run) are over that window.

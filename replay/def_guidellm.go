@@ -30,7 +30,6 @@ midpoint with its predecessor to the midpoint with its successor; request/output
 their means.`,
 	aliases: map[string]string{"time_to_first_token_ms": schema.MetricTTFT, "inter_token_latency_ms": schema.MetricTPOT, "time_per_output_token_ms": "time_per_output_token_ns", "request_latency": schema.MetricE2E,
 		"requests_per_second": "requests_per_second", "output_tokens_per_second": "output_tokens_per_second", "tokens_per_second": "tokens_per_second", "prompt_tokens_per_second": "prompt_tokens_per_second"},
-	extras: []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
 }}
 
 func init() { register(guidellmDef) }

@@ -21,7 +21,6 @@ inference-perf import every figure comes from the float seconds in orig (start_t
 output_tokens, input_tokens): a success is any request without error, streamable (ttft, tpot, itl) with more than one
 output-token time, ntpot 0 for no tokens.`,
 	aliases:      map[string]string{"time_to_first_token": schema.MetricTTFT, "time_per_output_token": schema.MetricTPOT, "inter_token_latency": schema.MetricITL, "request_latency": schema.MetricE2E, "normalized_time_per_output_token": "normalized_time_per_output_token_ns"},
-	extras:       []string{"normalized_time_per_output_token_ns"},
 	oneToken:     schema.OneTokenFail,
 	oneTokenRule: "inference-perf gives a one-token answer no TPOT (None), which fails a TPOT limit",
 }}

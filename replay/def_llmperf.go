@@ -20,7 +20,6 @@ Extra distributions of the same rows (pandas): request_output_throughput_token_p
 e2e s), number_input_tokens, number_output_tokens.`,
 	aliases: map[string]string{"ttft_s": schema.MetricTTFT, "end_to_end_latency_s": schema.MetricE2E, "inter_token_latency_s": "inter_token_latency_ns"},
 	notes:   []string{"llmperf: LLMPerf divides its throughputs by the run's start-to-end time, which it does not store; the window is max(end_ns) − min(sent_ns) where the send times were measured, else the stored window the window line names (none without one)"},
-	extras:  []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"},
 }}
 
 func init() { register(llmperfDef) }

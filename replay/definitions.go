@@ -14,9 +14,10 @@ import (
 // counts, how it reads a record, how it finishes a distribution: its
 // percentile, stddev, window and units). Each lives in a file of its own
 // (def_<tool>.go), which adds it to the registry from its init function
-// (register); the CLI help, the claims-schema enum and the claims
-// validation (schema's claimdefs.go) derive from the registry, and
-// TestDefinitionsInSync fails when they disagree.
+// (register); the CLI help and the claims-schema enum derive from the
+// registry, and TestDefinitionsInSync fails when it and what schema
+// accepts (schema.ClaimDefinitions, DefinitionsVersions, a peer tool's
+// ExtraDists) disagree.
 //
 // Only this package implements Definition: the rules work on the replay
 // engine's accumulators.
@@ -112,7 +113,6 @@ type info struct {
 	meanings map[string]string
 	aliases  map[string]string
 	notes    []string
-	extras   []string
 	// oneToken is the tool's fixed one-token policy ("" follows the
 	// SLO's), oneTokenRule the tool's rule in words.
 	oneToken, oneTokenRule string
@@ -124,13 +124,18 @@ func (i *info) Name() string {
 	}
 	return i.name
 }
-func (i *info) Tool() *schema.PeerTool                        { return i.tool }
-func (i *info) Meanings() map[string]string                   { return i.meanings }
-func (i *info) Summary() string                               { return i.summary }
-func (i *info) Help() string                                  { return i.help }
-func (i *info) Aliases() map[string]string                    { return i.aliases }
-func (i *info) Notes() []string                               { return i.notes }
-func (i *info) ExtraDists() []string                          { return slices.Clone(i.extras) }
+func (i *info) Tool() *schema.PeerTool      { return i.tool }
+func (i *info) Meanings() map[string]string { return i.meanings }
+func (i *info) Summary() string             { return i.summary }
+func (i *info) Help() string                { return i.help }
+func (i *info) Aliases() map[string]string  { return i.aliases }
+func (i *info) Notes() []string             { return i.notes }
+func (i *info) ExtraDists() []string {
+	if i.tool == nil {
+		return nil
+	}
+	return slices.Clone(i.tool.ExtraDists)
+}
 func (i *info) OneToken() (string, string)                    { return i.oneToken, i.oneTokenRule }
 func (i *info) unmeasured(*schema.Manifest) map[string]string { return nil }
 

@@ -85,9 +85,9 @@ func (r versionRules) latencyEnd() string {
 
 // First release names: the version a claims file that names none follows.
 const (
-	firstRelease = "2026.11"
+	firstRelease = schema.FirstRelease
 	// currentRelease is the release of every definitions' current version.
-	currentRelease = "2026.12"
+	currentRelease = schema.CurrentRelease
 	// namedRelease is the release in which claims files began to name
 	// their version: a claims file naming none follows a version up to it.
 	namedRelease = "2026.12"
@@ -135,13 +135,15 @@ var versions = sync.OnceValue(func() []Version {
 			changed += "; the --mlperf validity check counts every issued query in the p99 and the overlatency counts, a failed one as +inf (no claims file holds its values)"
 			why += "; failed queries were left out of the check's p99"
 		}
-		first := Version{Name: d.Name() + "/" + firstRelease, Definitions: d.Name(), Since: "2a73a39"}
+		// Whether a first version is kept is schema's (what a claims
+		// file may name); its rules are here.
+		first := Version{Name: d.Name() + "/" + firstRelease, Definitions: d.Name(), Since: "2a73a39", Kept: d.Tool().KeepsFirst}
 		switch d.Tool() {
 		case schema.VLLM, schema.SGLang:
-			first.Kept, first.rules = true, versionRules{latencyToLastChunk: true}
+			first.rules = versionRules{latencyToLastChunk: true}
 			changed, why = latencyChanged+"; "+changed, latencyWhy+"; "+why
 		case schema.GuideLLM:
-			first.Kept, first.rules = true, versionRules{tokensAtLastChunk: true}
+			first.rules = versionRules{tokensAtLastChunk: true}
 			changed, why = tokensChanged+"; "+changed, tokensWhy+"; "+why
 		}
 		vs = append(vs, first,

@@ -508,17 +508,18 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 	if c.Schema != ClaimsSchemaV1 {
 		ps.add("schema", "must be %q", ClaimsSchemaV1)
 	}
-	if !oneOf(c.Definitions, claimDefinitions...) {
-		ps.add("definitions", "must be one of %s, got %q", quoteList(claimDefinitions...), c.Definitions)
-	} else if v := c.DefinitionsVersion; oneOf(v, unwrittenVersions...) {
+	kept, _ := DefinitionsVersions(c.Definitions)
+	if !oneOf(c.Definitions, ClaimDefinitions()...) {
+		ps.add("definitions", "must be one of %s, got %q", quoteList(ClaimDefinitions()...), c.Definitions)
+	} else if v := c.DefinitionsVersion; oneOf(v, unwrittenVersions()...) {
 		// Claims files name versions from 2026.12 on; these rules are the
 		// earlier releases', which wrote no version: naming one is a
 		// hand-made claims file (docs/format.md "Versions").
 		ps.add("definitions_version", "%q was never written by any release: claims files name versions from 2026.12 on, and a claims file made before then names none (must be one of %s)",
-			v, quoteList(claimVersions[c.Definitions]...))
-	} else if v != "" && !oneOf(v, claimVersions[c.Definitions]...) {
+			v, quoteList(kept...))
+	} else if v != "" && !oneOf(v, kept...) {
 		ps.add("definitions_version", "must be one of %s (the versions of %s definitions this benchseal knows; a newer benchseal may know more), got %q",
-			quoteList(claimVersions[c.Definitions]...), c.Definitions, v)
+			quoteList(kept...), c.Definitions, v)
 	}
 	if !finite(c.Tolerance) || c.Tolerance < 0 || c.Tolerance > MaxClaimTolerance {
 		ps.add("tolerance", "must be a number from 0 to %s (recomputation is exact, or float64 as the tool computed), got %s", digits.Shortest(MaxClaimTolerance), digits.Shortest(c.Tolerance))
@@ -560,7 +561,7 @@ func ValidateClaims(c *Claims, m *Manifest, file string) []Problem {
 			g := fmt.Sprintf("%s.metrics[%d]", f, j)
 			if cl.Metric == "" {
 				ps.add(g+".metric", "must not be empty")
-			} else if err := CheckClaimMetric(c.Definitions, cl.Metric); err != nil && oneOf(c.Definitions, claimDefinitions...) {
+			} else if err := CheckClaimMetric(c.Definitions, cl.Metric); err != nil && oneOf(c.Definitions, ClaimDefinitions()...) {
 				ps.add(g+".metric", "%v", err)
 			}
 			if !finite(cl.Value) {

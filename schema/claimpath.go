@@ -49,7 +49,11 @@ var (
 // ClaimDists returns the distributions a claim may name under definitions
 // (the canonical ones plus the definitions' extras).
 func ClaimDists(definitions string) []string {
-	return append(slices.Clone(ClaimDistNames), claimExtraDists[definitions]...)
+	out := slices.Clone(ClaimDistNames)
+	if t := peerTool(definitions); t != nil {
+		out = append(out, t.ExtraDists...)
+	}
+	return out
 }
 
 // CheckClaimMetric reports whether path names a metric replay computes

@@ -7,8 +7,7 @@ import "encoding/json"
 type Claims struct {
 	Schema string `json:"schema"`
 	// Definitions names the metric definitions the values follow:
-	// "benchseal" or a peer tool (claimdefs.go lists them, generated from
-	// replay's registry of definitions).
+	// "benchseal" or a peer tool's name (ClaimDefinitions).
 	Definitions string `json:"definitions"`
 	// DefinitionsVersion names the version of those definitions the
 	// values were computed under, e.g. "benchseal/2026.12" (docs/format.md
@@ -66,7 +65,7 @@ func (c Claims) MarshalJSON() ([]byte, error) {
 // definitions, which new claims files name ("" for an unknown
 // definitions).
 func CurrentDefinitionsVersion(definitions string) string {
-	if vs := claimVersions[definitions]; len(vs) > 0 {
+	if vs, _ := DefinitionsVersions(definitions); len(vs) > 0 {
 		return vs[len(vs)-1]
 	}
 	return ""

@@ -25,28 +25,41 @@ type PeerTool struct {
 	// tool, relative to testdata/fixtures/Name (testdata/README.md says
 	// where each came from).
 	Fixture []string
+	// ExtraDists are the distributions the tool's metric definitions add
+	// to the canonical ones (ClaimDistNames), which a claim under them may
+	// name; replay computes each.
+	ExtraDists []string
+	// KeepsFirst is true when replay still computes the rules of the
+	// tool's FirstRelease definitions version (a claims file may name
+	// it), false when they were changed before claims files named
+	// versions and no claims file names it (DefinitionsVersions).
+	KeepsFirst bool
 }
 
 // The peer tools benchseal imports and whose metric definitions replay
 // reproduces.
 var (
 	AIPerf = &PeerTool{Name: "aiperf", Records: true,
-		Fixture: []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"}}
+		Fixture:    []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"},
+		ExtraDists: []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"}}
 	GenAIPerf = &PeerTool{Name: "genai-perf", Records: true,
 		Fixture: []string{"profile_export.json", "profile_export_genai_perf.json"}}
-	VLLM = &PeerTool{Name: "vllm", Records: true,
+	VLLM = &PeerTool{Name: "vllm", Records: true, KeepsFirst: true,
 		Fixture: []string{"lambdalabs_llama3_8b_h100_prompt10.json"}}
-	SGLang = &PeerTool{Name: "sglang", Records: true,
+	SGLang = &PeerTool{Name: "sglang", Records: true, KeepsFirst: true,
 		Fixture: []string{"sglang_0101_12_256_64.jsonl"}}
-	GuideLLM = &PeerTool{Name: "guidellm", Records: true,
-		Fixture: []string{"qwen3_4b_concurrent_benchmarks.json"}}
+	GuideLLM = &PeerTool{Name: "guidellm", Records: true, KeepsFirst: true,
+		Fixture:    []string{"qwen3_4b_concurrent_benchmarks.json"},
+		ExtraDists: []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"}}
 	// LLMPerf stores no run start or end; its window is
 	// results_num_completed_requests ÷ results_num_completed_requests_per_min
 	// × 60 s.
 	LLMPerf = &PeerTool{Name: "llmperf", Records: true, WindowFromRate: "results_num_completed_requests_per_min",
-		Fixture: []string{"groq_70b_individual_responses.json", "groq_70b_summary.json"}}
+		Fixture:    []string{"groq_70b_individual_responses.json", "groq_70b_summary.json"},
+		ExtraDists: []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"}}
 	InferencePerf = &PeerTool{Name: "inference-perf", Records: true,
-		Fixture: []string{"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"}}
+		Fixture:    []string{"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"},
+		ExtraDists: []string{"normalized_time_per_output_token_ns"}}
 	MLPerf = &PeerTool{Name: "mlperf",
 		Fixture: []string{"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"}}
 )

@@ -30,7 +30,7 @@ var metricLiteralAllowed = map[string][]string{
 	"importer/aiperf/claims.go":                  {"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user"},
 	"importer/internal/importtest/aiperftime.go": {"request_throughput", "output_token_throughput", "total_token_throughput"},
 	"replay/def_aiperf.go":                       {"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user"},
-	"schema/claimdefs.go":                        {"output_token_throughput_per_user"},
+	"schema/peertool.go":                         {"output_token_throughput_per_user"},
 	// GenAI-Perf's profile_export_genai_perf.json fields
 	// ("request_throughput": {"avg": ...}).
 	"importer/genaiperf/genaiperf.go": {"request_throughput", "output_token_throughput", "request_throughput.avg", "output_token_throughput.avg"},
