@@ -22,9 +22,13 @@ type PeerTool struct {
 	// evidence without per-request records (MLPerf's logs).
 	Records bool
 	// Fixture lists the files of one import of a real output of the
-	// tool, relative to testdata/fixtures/Name (testdata/README.md says
-	// where each came from).
+	// tool, relative to testdata/fixtures/Name.
 	Fixture []string
+	// FixtureSource says where Fixture came from: the repository, commit
+	// and path of the real files, or how hand-written ones were made
+	// (testdata/README.md describes the runs and lists the other
+	// fixtures).
+	FixtureSource string
 	// ExtraDists are the distributions the tool's metric definitions add
 	// to the canonical ones (ClaimDistNames), which a claim under them may
 	// name; replay computes each.
@@ -40,28 +44,36 @@ type PeerTool struct {
 // reproduces.
 var (
 	AIPerf = &PeerTool{Name: "aiperf", Records: true,
-		Fixture:    []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"},
-		ExtraDists: []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"}}
+		Fixture:       []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"},
+		ExtraDists:    []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
+		FixtureSource: "ai-dynamo/aiperf @ 7c31f57933ad8a452db7737d05dba2b29cd6bf8c, examples/artifacts/run1/profile_export.jsonl, profile_export_aiperf.json and profile_export_aiperf.csv, saved with a run1_ prefix (NVIDIA AIPerf, early-October-2025 development schema)"}
 	GenAIPerf = &PeerTool{Name: "genai-perf", Records: true,
-		Fixture: []string{"profile_export.json", "profile_export_genai_perf.json"}}
+		Fixture:       []string{"profile_export.json", "profile_export_genai_perf.json"},
+		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)"}
 	VLLM = &PeerTool{Name: "vllm", Records: true, KeepsFirst: true,
-		Fixture: []string{"lambdalabs_llama3_8b_h100_prompt10.json"}}
+		Fixture:       []string{"lambdalabs_llama3_8b_h100_prompt10.json"},
+		FixtureSource: "LambdaLabsML/vllm-benchmark @ a4f9f4371a1ccac781293837fce2bce0cc6d25cc, results/prompt_10/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json, saved as lambdalabs_llama3_8b_h100_prompt10.json (vLLM benchmark_serving.py, 2024)"}
 	SGLang = &PeerTool{Name: "sglang", Records: true, KeepsFirst: true,
-		Fixture: []string{"sglang_0101_12_256_64.jsonl"}}
+		Fixture:       []string{"sglang_0101_12_256_64.jsonl"},
+		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)"}
 	GuideLLM = &PeerTool{Name: "guidellm", Records: true, KeepsFirst: true,
-		Fixture:    []string{"qwen3_4b_concurrent_benchmarks.json"},
-		ExtraDists: []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"}}
+		Fixture:       []string{"qwen3_4b_concurrent_benchmarks.json"},
+		ExtraDists:    []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},
+		FixtureSource: "danielkorat/guidellm-bench @ 8f24116d0d1b21073be686c2cce9d796f5c1b59e, guidellm_sanity_results/20260302_1856/Qwen_Qwen3-4B-Thinking-2507_tp4_quant-fp8_benchmarks.json, saved as qwen3_4b_concurrent_benchmarks.json (GuideLLM 0.5.0.dev0)"}
 	// LLMPerf stores no run start or end; its window is
 	// results_num_completed_requests ÷ results_num_completed_requests_per_min
 	// × 60 s.
 	LLMPerf = &PeerTool{Name: "llmperf", Records: true, WindowFromRate: "results_num_completed_requests_per_min",
-		Fixture:    []string{"groq_70b_individual_responses.json", "groq_70b_summary.json"},
-		ExtraDists: []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"}}
+		Fixture:       []string{"groq_70b_individual_responses.json", "groq_70b_summary.json"},
+		ExtraDists:    []string{"inter_token_latency_ns", "request_output_throughput_token_per_s", "number_input_tokens", "number_output_tokens"},
+		FixtureSource: "ray-project/llmperf-leaderboard @ 27aa9b6a6c4282f6d5599b9199fbb57256a2dcd8, raw_data/individual/groq_70b.json and raw_data/summary/groq_70b.json, saved as groq_70b_individual_responses.json and groq_70b_summary.json (LLMPerf, results version 2023-08-31)"}
 	InferencePerf = &PeerTool{Name: "inference-perf", Records: true,
-		Fixture:    []string{"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"},
-		ExtraDists: []string{"normalized_time_per_output_token_ns"}}
+		Fixture:       []string{"per_request_lifecycle_metrics.json", "stage_0_lifecycle_metrics.json", "stage_1_lifecycle_metrics.json", "summary_lifecycle_metrics.json"},
+		ExtraDists:    []string{"normalized_time_per_output_token_ns"},
+		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)"}
 	MLPerf = &PeerTool{Name: "mlperf",
-		Fixture: []string{"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"}}
+		Fixture:       []string{"closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_summary.txt", "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99.9/Interactive/performance/run_1/mlperf_log_detail.txt"},
+		FixtureSource: "mlcommons/inference @ ee809ab3c3f90a38dc570a5225adb99d5e5a88fd, tools/submission/directory_structure_samples/sample_1/, kept in its submission layout from closed/ down so that the importer reads division, submitter, system and benchmark from the path (MLPerf Inference LoadGen 5.1.0 logs)"}
 )
 
 // PeerTools lists every peer tool, in the order replay lists their
