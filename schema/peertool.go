@@ -38,6 +38,14 @@ type PeerTool struct {
 	// it), false when they were changed before claims files named
 	// versions and no claims file names it (DefinitionsVersions).
 	KeepsFirst bool
+	// OwnNames are the tool's own field or metric names that spell one
+	// of benchseal's metric names or SLO limits ("request_throughput",
+	// "ttft"): they stay what the tool writes whatever benchseal calls its
+	// metrics, so the tool's importer package (importer/ and Name without
+	// '-') and its definitions (replay/def_ and Name without '-' .go) may
+	// write them as literals (internal/archtest, TestNoMetricNameLiterals
+	// and TestNoSLOKeyLiterals), and must use each.
+	OwnNames []string
 }
 
 // The peer tools benchseal imports and whose metric definitions replay
@@ -46,16 +54,20 @@ var (
 	AIPerf = &PeerTool{Name: "aiperf", Records: true,
 		Fixture:       []string{"run1_profile_export.jsonl", "run1_profile_export_aiperf.json", "run1_profile_export_aiperf.csv"},
 		ExtraDists:    []string{"time_to_second_token_ns", "output_token_throughput_per_user", "input_sequence_length", "output_sequence_length"},
-		FixtureSource: "ai-dynamo/aiperf @ 7c31f57933ad8a452db7737d05dba2b29cd6bf8c, examples/artifacts/run1/profile_export.jsonl, profile_export_aiperf.json and profile_export_aiperf.csv, saved with a run1_ prefix (NVIDIA AIPerf, early-October-2025 development schema)"}
+		FixtureSource: "ai-dynamo/aiperf @ 7c31f57933ad8a452db7737d05dba2b29cd6bf8c, examples/artifacts/run1/profile_export.jsonl, profile_export_aiperf.json and profile_export_aiperf.csv, saved with a run1_ prefix (NVIDIA AIPerf, early-October-2025 development schema)",
+		OwnNames:      []string{"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user", "ttft"}}
 	GenAIPerf = &PeerTool{Name: "genai-perf", Records: true,
 		Fixture:       []string{"profile_export.json", "profile_export_genai_perf.json"},
-		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)"}
+		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)",
+		OwnNames:      []string{"request_throughput", "output_token_throughput", "request_throughput.avg", "output_token_throughput.avg"}}
 	VLLM = &PeerTool{Name: "vllm", Records: true, KeepsFirst: true,
 		Fixture:       []string{"lambdalabs_llama3_8b_h100_prompt10.json"},
-		FixtureSource: "LambdaLabsML/vllm-benchmark @ a4f9f4371a1ccac781293837fce2bce0cc6d25cc, results/prompt_10/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json, saved as lambdalabs_llama3_8b_h100_prompt10.json (vLLM benchmark_serving.py, 2024)"}
+		FixtureSource: "LambdaLabsML/vllm-benchmark @ a4f9f4371a1ccac781293837fce2bce0cc6d25cc, results/prompt_10/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json, saved as lambdalabs_llama3_8b_h100_prompt10.json (vLLM benchmark_serving.py, 2024)",
+		OwnNames:      []string{"request_throughput", "total_token_throughput", "ttft", "tpot"}}
 	SGLang = &PeerTool{Name: "sglang", Records: true, KeepsFirst: true,
 		Fixture:       []string{"sglang_0101_12_256_64.jsonl"},
-		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)"}
+		FixtureSource: "hand-written by testdata/fixtures/handwritten.py in the tool's documented format (testdata/README.md, hand-written files)",
+		OwnNames:      []string{"request_throughput", "ttft", "tpot"}}
 	GuideLLM = &PeerTool{Name: "guidellm", Records: true, KeepsFirst: true,
 		Fixture:       []string{"qwen3_4b_concurrent_benchmarks.json"},
 		ExtraDists:    []string{"time_per_output_token_ns", "requests_per_second", "output_tokens_per_second", "tokens_per_second", "prompt_tokens_per_second"},

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,28 +18,14 @@ import (
 const metricTableFile = "schema/metrics.go"
 
 // metricLiteralAllowed are string literals that spell a canonical metric
-// name but are not benchseal's metric, by file and value: a peer tool's
-// own name in the code that reads or states that tool's format (it stays
-// what the tool writes whatever benchseal calls its metric, so it must not
-// derive from the table), or a field of benchseal's file format that
-// shares the metric's name.
+// name but are not benchseal's metric, by file and value, besides a peer
+// tool's own names (peerOwnName): one in shared code that writes a tool's
+// format, or a field of benchseal's file format that shares the metric's
+// name.
 var metricLiteralAllowed = map[string][]string{
-	// AIPerf's metric tags in its profile_export_aiperf.json (the records
-	// and summary an import reads and a definitions alias, and the export
-	// the importer tests write), and its per-user output rate, a metric of
-	// its own that a claim may name under aiperf definitions.
-	"importer/aiperf/claims.go":                  {"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user"},
+	// AIPerf's metric tags in the export the importer tests write (the
+	// importer and definitions state theirs in schema.AIPerf.OwnNames).
 	"importer/internal/importtest/aiperftime.go": {"request_throughput", "output_token_throughput", "total_token_throughput"},
-	"replay/def_aiperf.go":                       {"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "output_token_throughput_per_user"},
-	"schema/peertool.go":                         {"output_token_throughput_per_user"},
-	// GenAI-Perf's profile_export_genai_perf.json fields
-	// ("request_throughput": {"avg": ...}).
-	"importer/genaiperf/genaiperf.go": {"request_throughput", "output_token_throughput", "request_throughput.avg", "output_token_throughput.avg"},
-	// The result fields of vLLM's and SGLang's bench_serving JSON.
-	"importer/vllm/vllm.go":     {"request_throughput", "total_token_throughput"},
-	"replay/def_vllm.go":        {"request_throughput", "total_token_throughput"},
-	"importer/sglang/sglang.go": {"request_throughput"},
-	"replay/def_sglang.go":      {"request_throughput"},
 	// The manifest field provenance.windows[i].window_ns in a validation
 	// error: the JSON name of ToolWindow.WindowNS (its tag), a field of the
 	// format the published JSON Schema pins, not the metric.
@@ -161,10 +148,62 @@ func TestNoMetricNameLiterals(t *testing.T) {
 }
 
 func allowedMetricLiteral(l metricLiteral) bool {
+	if peerOwnName(l.file, l.value) {
+		return true
+	}
 	for _, v := range metricLiteralAllowed[l.file] {
 		if v == l.value {
 			return true
 		}
 	}
 	return false
+}
+
+// peerToolFiles says whether file is peer tool t's code: its importer
+// package or its definitions file.
+func peerToolFiles(t *schema.PeerTool, file string) bool {
+	dir := strings.ReplaceAll(t.Name, "-", "")
+	return strings.HasPrefix(file, "importer/"+dir+"/") || file == "replay/def_"+dir+".go"
+}
+
+// peerOwnName says whether value, a literal in file, is a peer tool's own
+// name that its registration lists (schema.PeerTool.OwnNames): in the
+// tool's code, or in the registrations themselves (schema/peertool.go,
+// with the distributions they add).
+func peerOwnName(file, value string) bool {
+	for _, t := range schema.PeerTools {
+		names := t.OwnNames
+		if file == "schema/peertool.go" {
+			names = append(slices.Clone(t.OwnNames), t.ExtraDists...)
+		} else if !peerToolFiles(t, file) {
+			continue
+		}
+		if slices.Contains(names, value) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPeerOwnNamesAreUsed fails on a name in a peer tool's OwnNames that
+// no literal of its code writes, so that the allowance goes with the use.
+func TestPeerOwnNamesAreUsed(t *testing.T) {
+	used := map[*schema.PeerTool]map[string]bool{}
+	for _, l := range stringLiterals(t) {
+		for _, tool := range schema.PeerTools {
+			if peerToolFiles(tool, l.file) {
+				if used[tool] == nil {
+					used[tool] = map[string]bool{}
+				}
+				used[tool][l.value] = true
+			}
+		}
+	}
+	for _, tool := range schema.PeerTools {
+		for _, n := range tool.OwnNames {
+			if !used[tool][n] {
+				t.Errorf("schema.PeerTool %s: OwnNames holds %q, which no literal of its importer or definitions writes: remove it", tool.Name, n)
+			}
+		}
+	}
 }
