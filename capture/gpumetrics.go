@@ -55,9 +55,8 @@ type gpuScraper struct {
 	serving  string
 	mu       sync.Mutex
 	list     []schema.GPUScrape
-	// first holds each endpoint's first stored scrape, parsed: its
-	// measuring devices are the ones the manifest lists.
-	first map[int]*energy.Scrape
+	// files writes the answers of list (attachWriter).
+	files attachWriter
 	seq   int
 	// short lists the point × repeat windows shorter than
 	// shortWindowIntervals scrape intervals.
@@ -82,7 +81,7 @@ func (r *runner) newGPUScraper(ctx context.Context, m *schema.Manifest) (*gpuScr
 		return nil, fmt.Errorf("capture failed: %w", err)
 	}
 	g := &gpuScraper{r: r, urls: o.GPUMetrics, interval: o.GPUMetricsInterval, custom: custom,
-		dir: filepath.Join(o.OutDir, schema.AttachmentsDir), serving: o.GPUServing, first: map[int]*energy.Scrape{}}
+		dir: filepath.Join(o.OutDir, schema.AttachmentsDir), serving: o.GPUServing}
 	if g.interval <= 0 {
 		g.interval = DefaultGPUMetricsInterval
 	}
@@ -171,25 +170,10 @@ func (g *gpuScraper) takeOne(ctx context.Context, c *cell, when string, i int, u
 	if err == nil {
 		g.seq++
 		name := fmt.Sprintf("%s/%06d.prom", schema.GPUMetricsDir, g.seq)
-		p := filepath.Join(g.dir, filepath.FromSlash(name))
-		if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-			err = schema.WriteFileAtomic(p, b, 0o644)
-		}
-		if err == nil {
-			h := sha256.Sum256(b)
-			sc.File, sc.SHA256 = name, hex.EncodeToString(h[:])
-			if _, ok := g.first[i]; !ok {
-				// Parsed before the run, so it parses; a scrape that no
-				// longer does lists no device and validate says why.
-				s, perr := energy.Parse(bytes.NewReader(b), g.custom)
-				if perr != nil {
-					s = &energy.Scrape{}
-				}
-				g.first[i] = s
-			}
-		}
-	}
-	if err != nil {
+		h := sha256.Sum256(b)
+		sc.File, sc.SHA256 = name, hex.EncodeToString(h[:])
+		g.files.write(len(g.list), filepath.Join(g.dir, filepath.FromSlash(name)), b)
+	} else {
 		sc.Error = schema.EscapeText(strings.TrimSpace(err.Error()), false)
 	}
 	g.list = append(g.list, sc)
@@ -235,20 +219,23 @@ func (g *gpuScraper) around(ctx context.Context, c *cell, run func()) {
 }
 
 // record copies the scrapes and each endpoint's devices (those its first
-// stored scrape measures) into the manifest, and returns the warning for
-// the windows too short for their energy bounds to close ("" when none).
+// stored scrape measures) into the manifest, once their files are
+// written, and returns the warning for the windows too short for their
+// energy bounds to close ("" when none).
 func (g *gpuScraper) record(m *schema.Manifest) string {
 	if g == nil {
 		return ""
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for i, why := range g.files.done() {
+		g.list[i].File, g.list[i].SHA256, g.list[i].Error = "", "", why
+	}
 	gm := m.GPUMetrics
 	gm.Scrapes = append(gm.Scrapes[:0], g.list...)
 	for i := range gm.Endpoints {
-		s := g.first[i]
 		devs := []schema.GPUDevice{}
-		if s != nil {
+		if s := g.firstStored(i); s != nil {
 			for _, id := range s.Measuring() {
 				d := s.Devices[id]
 				devs = append(devs, schema.GPUDevice{ID: id, IDFrom: d.IDFrom, Model: schema.EscapeText(d.Model, false), Host: schema.EscapeText(d.Host, false), Serving: g.serving})
@@ -262,4 +249,24 @@ func (g *gpuScraper) record(m *schema.Manifest) string {
 	}
 	return fmt.Sprintf("the measured window of %d point × repeat(s) (%s) is shorter than two accelerator scrape intervals (%s): fewer than two scrapes fall inside it, so its energy lower bound is 0 and the bounds cannot close; give --gpu-metrics-interval a shorter period or the points more requests",
 		len(g.short), strings.Join(g.short, ", "), g.interval)
+}
+
+// firstStored parses endpoint i's first stored scrape (nil when it has
+// none): its measuring devices are the ones the manifest lists. It parsed
+// before the run, so it parses; one that no longer does lists no device,
+// and validate says why.
+func (g *gpuScraper) firstStored(i int) *energy.Scrape {
+	for _, sc := range g.list {
+		if sc.Endpoint != i || sc.File == "" {
+			continue
+		}
+		s := &energy.Scrape{}
+		if b, err := os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(sc.File))); err == nil {
+			if p, err := energy.Parse(bytes.NewReader(b), g.custom); err == nil {
+				s = p
+			}
+		}
+		return s
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,7 +39,9 @@ type scraper struct {
 	dir      string
 	mu       sync.Mutex
 	list     []schema.Scrape
-	seq      int
+	// files writes the answers of list (attachWriter).
+	files attachWriter
+	seq   int
 	// engine is the engine the first scrape showed; first is that
 	// scrape, taken before any request, and firstWall when it arrived.
 	engine    string
@@ -116,7 +117,8 @@ func (s *scraper) get(ctx context.Context) ([]byte, error) {
 	return b, nil
 }
 
-// take scrapes once and keeps the answer byte for byte as an attachment.
+// take scrapes once and keeps the answer byte for byte as an attachment
+// (written by s.files, not in the scrape loop).
 func (s *scraper) take(ctx context.Context, c *cell, when string) {
 	from := s.r.now()
 	b, err := s.get(ctx)
@@ -126,16 +128,10 @@ func (s *scraper) take(ctx context.Context, c *cell, when string) {
 	if err == nil {
 		s.seq++
 		name := fmt.Sprintf("%s/%06d.prom", schema.ServerMetricsDir, s.seq)
-		p := filepath.Join(s.dir, filepath.FromSlash(name))
-		if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-			err = schema.WriteFileAtomic(p, b, 0o644)
-		}
-		if err == nil {
-			h := sha256.Sum256(b)
-			sc.File, sc.SHA256 = name, hex.EncodeToString(h[:])
-		}
-	}
-	if err != nil {
+		h := sha256.Sum256(b)
+		sc.File, sc.SHA256 = name, hex.EncodeToString(h[:])
+		s.files.write(len(s.list), filepath.Join(s.dir, filepath.FromSlash(name)), b)
+	} else {
 		sc.Error = schema.EscapeText(strings.TrimSpace(err.Error()), false) // a manifest string: no control characters
 	}
 	s.list = append(s.list, sc)
@@ -186,12 +182,16 @@ func (s *scraper) around(ctx context.Context, c *cell, run func()) {
 	s.take(sctx, c, schema.ScrapeAfter)
 }
 
-// record copies the scrapes into the manifest.
+// record copies the scrapes into the manifest once their files are
+// written.
 func (s *scraper) record(m *schema.Manifest) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for i, why := range s.files.done() {
+		s.list[i].File, s.list[i].SHA256, s.list[i].Error = "", "", why
+	}
 	m.ServerMetrics.Scrapes = append(m.ServerMetrics.Scrapes[:0], s.list...)
 }
