@@ -399,7 +399,7 @@ func validateUnknown(ps *problems, m *Manifest) {
 
 // validateSections checks the manifest's sections that have rules of
 // their own: the replayed trace, provenance, server metrics and state,
-// accelerator metrics.
+// accelerator metrics, the load against the command line.
 func validateSections(ps *problems, m *Manifest) {
 	validateTrace(ps, m)
 	validateSessions(ps, m)
@@ -407,6 +407,7 @@ func validateSections(ps *problems, m *Manifest) {
 	validateServerMetrics(ps, m)
 	validateGPUMetrics(ps, m)
 	validateSimulatedHardware(ps, m)
+	validateCommandLoad(ps, m)
 	validateServerState(ps, m)
 }
 
