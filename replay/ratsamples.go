@@ -72,18 +72,21 @@ func (s *ratSamples) add(num, den int64) {
 
 func (s *ratSamples) n() int64 { return s.count }
 
-// sums returns Σx and Σx² exactly.
+// sums returns Σx and Σx², exactly while their common denominator stays
+// under exactSumBits bits. Every distinct denominator (a request's output
+// tokens − 1) can multiply it, and each exact addition reduces by a GCD
+// of that size, so a run whose answers have thousands of distinct long
+// lengths (or a crafted one, of distinct primes) made the sums cubic in
+// the number of records: 8,000 records took 5 minutes. Past the bound,
+// the remaining terms are added in binary floating point of sumFloatPrec
+// bits, linear in their count; the error, under 2^−(sumFloatPrec−64) of
+// the sums, is far below any digit a report prints or a claim's
+// tolerance (1e−6) can see.
 func (s *ratSamples) sums() (sum, sq *big.Rat) {
-	sum, sq = new(big.Rat), new(big.Rat)
-	add := func(d int64, a *sumAcc) {
-		s1, s2 := a.sums()
-		bd := big.NewInt(d)
-		sum.Add(sum, new(big.Rat).SetFrac(s1, bd))
-		sq.Add(sq, new(big.Rat).SetFrac(s2, new(big.Int).Mul(bd, bd)))
-	}
+	var acc ratSums
 	for d := range s.dense {
 		if s.dense[d].n > 0 {
-			add(int64(d), &s.dense[d])
+			acc.add(int64(d), &s.dense[d])
 		}
 	}
 	dens := make([]int64, 0, len(s.byDen))
@@ -92,7 +95,52 @@ func (s *ratSamples) sums() (sum, sq *big.Rat) {
 	}
 	slices.Sort(dens)
 	for _, d := range dens {
-		add(d, s.byDen[d])
+		acc.add(d, s.byDen[d])
+	}
+	return acc.totals()
+}
+
+// exactSumBits bounds the denominator of ratSamples' exact sums (the
+// least common multiple of 1..4095, every dense denominator, is about
+// 5,900 bits, so a run of lengths below 4,097 tokens stays exact).
+const exactSumBits = 1 << 13
+
+// sumFloatPrec is the precision of the sums' terms past exactSumBits.
+const sumFloatPrec = 1 << 10
+
+// ratSums accumulates Σx and Σx² of ratSamples, by denominator.
+type ratSums struct {
+	sum, sq   big.Rat
+	fsum, fsq *big.Float // terms past exactSumBits; nil before
+}
+
+func (r *ratSums) add(d int64, a *sumAcc) {
+	s1, s2 := a.sums()
+	bd := big.NewInt(d)
+	bd2 := new(big.Int).Mul(bd, bd)
+	if r.fsum == nil && r.sum.Denom().BitLen()+r.sq.Denom().BitLen()/2 <= exactSumBits {
+		r.sum.Add(&r.sum, new(big.Rat).SetFrac(s1, bd))
+		r.sq.Add(&r.sq, new(big.Rat).SetFrac(s2, bd2))
+		return
+	}
+	if r.fsum == nil {
+		r.fsum, r.fsq = new(big.Float).SetPrec(sumFloatPrec), new(big.Float).SetPrec(sumFloatPrec)
+	}
+	q := func(num, den *big.Int) *big.Float {
+		n := new(big.Float).SetPrec(sumFloatPrec).SetInt(num)
+		return n.Quo(n, new(big.Float).SetPrec(sumFloatPrec).SetInt(den))
+	}
+	r.fsum.Add(r.fsum, q(s1, bd))
+	r.fsq.Add(r.fsq, q(s2, bd2))
+}
+
+func (r *ratSums) totals() (sum, sq *big.Rat) {
+	sum, sq = new(big.Rat).Set(&r.sum), new(big.Rat).Set(&r.sq)
+	if r.fsum != nil {
+		f, _ := r.fsum.Rat(nil)
+		sum.Add(sum, f)
+		g, _ := r.fsq.Rat(nil)
+		sq.Add(sq, g)
 	}
 	return sum, sq
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"maps"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -171,5 +172,53 @@ func TestRatRanksAdversarial(t *testing.T) {
 	got := s.ranks([]int64{1, n / 2, n})
 	if got[0].num != 0 || got[1].num != n/4 || got[2].num != n/2 {
 		t.Fatalf("ranks = %v", got)
+	}
+}
+
+// TestRatSumsOfDistinctPrimeDenominators: TPOTs whose denominators (output
+// tokens − 1) are all distinct primes make an exact sum's denominator their
+// product; past exactSumBits the sums add the rest in floating point, which
+// keeps them linear in the count, and the mean and variance still agree
+// with the exact ones far below any printed digit (and to the ns at 30
+// places, where a report rounds to 3).
+func TestRatSumsOfDistinctPrimeDenominators(t *testing.T) {
+	var s ratSamples
+	exact, exactSq := new(big.Rat), new(big.Rat)
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 0
+	for p := int64(5003); n < 800; p += 2 {
+		if !big.NewInt(p).ProbablyPrime(0) {
+			continue
+		}
+		num := rng.Int64N(1e12)
+		s.add(num, p)
+		x := big.NewRat(num, p)
+		exact.Add(exact, x)
+		exactSq.Add(exactSq, new(big.Rat).Mul(x, x))
+		n++
+	}
+	var acc ratSums
+	for _, d := range slices.Sorted(maps.Keys(s.byDen)) {
+		acc.add(d, s.byDen[d])
+	}
+	if acc.fsum == nil {
+		t.Fatalf("the sums of %d distinct prime denominators stayed exact: exactSumBits never reached", n)
+	}
+	sum, sq := s.sums()
+	for _, c := range []struct {
+		name       string
+		got, exact *big.Rat
+	}{{"Σx", sum, exact}, {"Σx²", sq, exactSq}} {
+		diff := new(big.Rat).Sub(c.got, c.exact)
+		rel := new(big.Rat).Quo(diff.Abs(diff), c.exact)
+		if bound := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), sumFloatPrec-64)); rel.Cmp(bound) > 0 {
+			f, _ := rel.Float64()
+			t.Errorf("%s: relative error %g, above 2^-%d", c.name, f, sumFloatPrec-64)
+		}
+		g, _ := Exact(c.got).Rounded(30)
+		e, _ := Exact(c.exact).Rounded(30)
+		if g.Cmp(e) != 0 {
+			t.Errorf("%s at 30 places: %s, exact %s", c.name, g, e)
+		}
 	}
 }
