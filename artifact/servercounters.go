@@ -25,6 +25,9 @@ import (
 //     sent plus those the tally allows from elsewhere (Elsewhere; a
 //     shard's engine serves other shards, so no upper bound there).
 //
+// The after scrape's histograms (full, the whole scrapes) bound the
+// records' times from below (checkLatencyFloors).
+//
 // Token counts are compared whatever client.token_counts says: it is the
 // signer's label, and every count it names is at most the engine's (usage
 // is the engine's own count; a content chunk carries at least one
@@ -49,7 +52,7 @@ import (
 // counters do not hold (one edited before scrape, +1e9 and a new start
 // time, left output ×16 MATCHED). Against the in-process simulator
 // (simulated), which cannot restart, it is a problem.
-func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map[int]*servermetrics.Snapshot, engines map[int]string, earlier map[int]baseline, starts map[int]float64, simulated bool) ([]schema.Problem, []schema.CellReason) {
+func checkServerCounters(file string, tallies []schema.ScrapeTally, counters, full map[int]*servermetrics.Snapshot, engines map[int]string, earlier map[int]baseline, starts map[int]float64, simulated bool) ([]schema.Problem, []schema.CellReason) {
 	var out []schema.Problem
 	var notes []schema.CellReason
 	for _, t := range tallies {
@@ -96,6 +99,7 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters map
 				"point %q repeat %d: the engine's %s rose by %s between the scrape before the point (server_metrics.scrapes[%d]) and this scrape %s it, but the records hold %s %s: the engine "+countedPhrase+" %s %s",
 				t.Point, t.Repeat, d.Metric, num(d.Delta), t.Before, when, records, by, verb, num(need))})
 		}
+		out = append(out, checkLatencyFloors(file, field, t, engine, full)...)
 		if d, ok := rise[servermetrics.RoleRequestSuccess]; ok {
 			if need := float64(t.OK - t.Slack); d.Delta < need {
 				say(d, "at least", fmt.Sprintf("%d ok requests", t.OK), need)

@@ -127,7 +127,7 @@ func CheckServerEvidenceNotes(m *schema.Manifest, file string, read func(name st
 	}
 	out = append(out, checkPromisedEvidence(m, file, fresh, measured, loaded)...)
 	out = append(out, CheckGPUEvidence(m, file, read)...)
-	probs, notes := checkServerCounters(file, tallies, counters, engines, earlier, starts, schema.InProcessSimulator(m))
+	probs, notes := checkServerCounters(file, tallies, counters, loaded, engines, earlier, starts, schema.InProcessSimulator(m))
 	out = append(out, probs...)
 	if fresh != nil { // measured
 		out = append(out, checkFresh(m, file, fresh)...)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,6 +30,19 @@ process_start_time_seconds 1000
 // counted.
 var servedScrape = strings.NewReplacer("request_success_total{model_name=\"m\"} 0", "request_success_total{model_name=\"m\"} 5",
 	"prompt_tokens_total{model_name=\"m\"} 0", "prompt_tokens_total{model_name=\"m\"} 160").Replace(freshScrape)
+
+// ttftHistogram is a vLLM time-to-first-token histogram of n
+// observations, under1 of them at most 1 s and the rest in (1, 2], summing
+// to sum seconds.
+func ttftHistogram(under1, n int, sum string) string {
+	return strings.NewReplacer("U", strconv.Itoa(under1), "N", strconv.Itoa(n), "S", sum).Replace(`# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{model_name="m",le="1"} U
+vllm:time_to_first_token_seconds_bucket{model_name="m",le="2"} N
+vllm:time_to_first_token_seconds_bucket{model_name="m",le="+Inf"} N
+vllm:time_to_first_token_seconds_sum{model_name="m"} S
+vllm:time_to_first_token_seconds_count{model_name="m"} N
+`)
+}
 
 func digest(s string) string {
 	h := sha256.Sum256([]byte(s))
@@ -58,6 +72,17 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 		return map[string]any{"fresh": f}
 	}
 	files := map[string]string{"a.prom": freshScrape, "b.prom": servedScrape, "fresh.prom": freshScrape}
+	// The point's 5 requests as the engine timed them: under 1 ms each
+	// (as the records' ttft allows), or between 1 and 2 s each (far longer
+	// than the client waited for its first chunk).
+	histBefore, histFast, histSlow := freshScrape+ttftHistogram(0, 0, "0"), servedScrape+ttftHistogram(5, 5, "0.0005"), servedScrape+ttftHistogram(0, 5, "7.5")
+	withHistograms := func(after string) func(m map[string]any) {
+		return func(m map[string]any) {
+			sm := scrapes(digest(histBefore))
+			sm["scrapes"].([]any)[1].(map[string]any)["sha256"] = digest(after)
+			m["server_metrics"] = sm
+		}
+	}
 	for _, tc := range []struct {
 		name  string
 		edit  func(m map[string]any)
@@ -80,6 +105,9 @@ func TestStoredScrapesAreCheckedByPack(t *testing.T) {
 			m["server_metrics"] = sm
 		}, map[string]string{"b.prom": freshScrape},
 			`point "c1" repeat 0: the engine's vllm:request_success_total rose by 0 between the scrape before the point (server_metrics.scrapes[0]) and this scrape after it, but the records hold 5 ok requests`},
+		{"the engine's ttft histogram allows the records' ttft", withHistograms(histFast), map[string]string{"a.prom": histBefore, "b.prom": histFast}, ""},
+		{"the engine took longer to the first token than the client waited", withHistograms(histSlow), map[string]string{"a.prom": histBefore, "b.prom": histSlow},
+			`point "c1" repeat 0: the engine's vllm:time_to_first_token_seconds observed 5 request(s) between the scrape before the point (server_metrics.scrapes[0]) and this scrape after it, at least 4 of them the point's own (one may not be counted yet), whose times inside the server sum to at least 5.500000 s by its sum and buckets; but the records' ttft`},
 		{"the fresh scrape is missing", func(m map[string]any) { m["server_state"] = fresh() }, map[string]string{"fresh.prom": ""},
 			`"server_state.fresh.scrape": the scrape attachments/server-metrics/fresh.prom: not in the run directory`},
 		{"the fresh scrape's counters contradict the manifest (digest updated)", func(m map[string]any) {

@@ -76,6 +76,14 @@ type ScrapeTally struct {
 	// upper bound holds: a shard's engine serves the other shards too.
 	// Set on the after scrape only.
 	Sent, Elsewhere int64
+	// FirstN counts the point's measured records with a first content
+	// chunk (any status) and FirstSumS sums their ttft (ChunksNS[0]) in
+	// seconds; E2EN and E2ESumS the same of its ok records' end − sent.
+	// The engine's own histograms of these times (from its arrival, so
+	// never longer than the client's) bound them from below. Set on the
+	// after scrape only.
+	FirstN, E2EN       int64
+	FirstSumS, E2ESumS float64
 }
 
 // tallyCell is what a RecordChecker keeps of one point × repeat's scrapes
@@ -95,6 +103,8 @@ type tallyCell struct {
 	seen            bool
 	maxIn, maxOut   int64
 	sent            int64
+	firstN, e2eN    int64
+	firstS, e2eS    float64
 }
 
 // afterGap is the longest a capture of m takes from a point's last end
@@ -232,9 +242,15 @@ func (t *serverTally) add(cell int, rec *Record) {
 		c.lastEnd, c.lastID = rec.EndNS, rec.ID
 	}
 	c.seen = true
+	if len(rec.ChunksNS) > 0 {
+		c.firstN++
+		c.firstS += float64(rec.ChunksNS[0]) / 1e9
+	}
 	if rec.Status != StatusOK {
 		return
 	}
+	c.e2eN++
+	c.e2eS += float64(rec.EndNS-rec.SentNS) / 1e9
 	c.maxIn, c.maxOut = max(c.maxIn, rec.InputTokens), max(c.maxOut, rec.OutputTokens)
 	if c.afterAt >= 0 && rec.EndNS >= c.windowFrom {
 		c.window++
@@ -319,6 +335,7 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 				Elsewhere: -1}
 			if pr.after {
 				st.Sent = tc.sent
+				st.FirstN, st.FirstSumS, st.E2EN, st.E2ESumS = tc.firstN, tc.firstS, tc.e2eN, tc.e2eS
 			}
 			out = append(out, st)
 		}
