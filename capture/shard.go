@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchseal/benchseal/internal/digits"
 	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/plan"
 	"github.com/benchseal/benchseal/schema"
@@ -70,10 +71,14 @@ func CheckShardCount(p *Plan, shards int) error {
 	if p.Mode != schema.ModeConcurrency {
 		return nil
 	}
-	for _, pt := range p.Points {
+	for i, pt := range p.Points {
 		if shards > pt.Concurrency {
-			return errcond.Errorf(plan.ErrPlan, "invalid plan: %d shards but a closed-loop point has concurrency %d: each shard needs at least one worker (use at most %d shards)",
-				shards, pt.Concurrency, pt.Concurrency)
+			name := pt.Name
+			if name == "" {
+				name = fmt.Sprintf("%d", i)
+			}
+			return errcond.Errorf(plan.ErrPlan, "invalid plan: %d shards, but closed-loop point %q has concurrency %d: each shard needs at least one worker (use at most %s)",
+				shards, name, pt.Concurrency, digits.Count(pt.Concurrency, "shard", "shards"))
 		}
 	}
 	return nil

@@ -187,7 +187,7 @@ func TestK8sJobBadFlagsAreUsageErrors(t *testing.T) {
 		{"bad memory", base("", append([]string{"--memory", "lots"}, load...)...), "memory request"},
 		{"push by digest", append(base("--push", "--push", "h/r@sha256:"+strings.Repeat("a", 64)), load...), "digest"},
 		{"endpoint without scheme", append(base("--endpoint", "--endpoint", "h:80"), load...), "endpoint"},
-		{"more shards than closed-loop workers", base("", "--", "--concurrency", "2,8", "--requests", "30"), "3 shards but a closed-loop point has concurrency 2"},
+		{"more shards than closed-loop workers", base("", "--", "--concurrency", "2,8", "--requests", "30"), `3 shards, but closed-loop point "c2" has concurrency 2`},
 		{"bad pull policy", base("", append([]string{"--image-pull-policy", "Sometimes"}, load...)...), "--image-pull-policy"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
