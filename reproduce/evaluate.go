@@ -545,10 +545,13 @@ func simulated(m *schema.Manifest) bool {
 }
 
 // transportLimit says when one side was captured against the in-process
-// simulator (capture --simulate: no HTTP, no sockets, as its manifest's
-// command line records) and the other against an HTTP endpoint: the same
-// simulator preset then differs by the HTTP path, whose share of a
-// latency tail (ITL p99 especially) is large at simulator timescales.
+// simulator (capture --simulate, as its manifest's command line records:
+// HTTP over 127.0.0.1 to a server in the client's own process,
+// simulator/start.go) and the other against an HTTP endpoint served by
+// another process: the same simulator preset then differs by the path
+// between client and server (one process's scheduler and collector, or a
+// process boundary and perhaps a network), whose share of a latency tail
+// (ITL p99 especially) is large at simulator timescales.
 func transportLimit(origName string, om *schema.Manifest, reproName string, rm *schema.Manifest) string {
 	o, r := schema.InProcessSimulator(om), schema.InProcessSimulator(rm)
 	if o == r {
@@ -556,9 +559,9 @@ func transportLimit(origName string, om *schema.Manifest, reproName string, rm *
 	}
 	side := func(name string, in bool) string {
 		if in {
-			return name + " against the in-process simulator (capture --simulate, no HTTP)"
+			return name + " against the in-process simulator (capture --simulate: HTTP over 127.0.0.1 to a server in the client's own process)"
 		}
-		return name + " against an HTTP endpoint"
+		return name + " against an HTTP endpoint served by another process"
 	}
-	return fmt.Sprintf("transport differs: %s; %s: latencies include another path, tails most of all", side(origName, o), side(reproName, r))
+	return fmt.Sprintf("path to the server differs: %s; %s: latencies include another path, tails most of all", side(origName, o), side(reproName, r))
 }

@@ -424,10 +424,10 @@ func TestTransportLimit(t *testing.T) {
 		return m
 	}
 	inproc, http := mk("--simulate", "--out", "o"), mk("--endpoint", "http://127.0.0.1:1", "--out", "r")
-	if got := transportLimit("pub.tar", inproc, "repro", http); !strings.Contains(got, "pub.tar against the in-process simulator (capture --simulate, no HTTP); repro against an HTTP endpoint") {
+	if got := transportLimit("pub.tar", inproc, "repro", http); !strings.Contains(got, "pub.tar against the in-process simulator (capture --simulate: HTTP over 127.0.0.1 to a server in the client's own process); repro against an HTTP endpoint served by another process") {
 		t.Errorf("in-process vs HTTP: %q", got)
 	}
-	if got := transportLimit("pub.tar", http, "repro", inproc); !strings.Contains(got, "pub.tar against an HTTP endpoint; repro against the in-process simulator") {
+	if got := transportLimit("pub.tar", http, "repro", inproc); !strings.Contains(got, "pub.tar against an HTTP endpoint served by another process; repro against the in-process simulator (capture --simulate: HTTP") {
 		t.Errorf("HTTP vs in-process: %q", got)
 	}
 	if got := transportLimit("pub.tar", http, "repro", mk("--endpoint", "http://127.0.0.1:2")); got != "" {
