@@ -132,10 +132,13 @@ func (r *vllmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 		setNull(pr, schema.MetricTPOT, r.noLatency)
 	}
 	// duration is the harness wall clock when stored, else the span of
-	// the records' times.
+	// the records' times. The stored one is the tool's float seconds as
+	// the tool divides by them, not the manifest's window rounded to the
+	// ns, and is labelled so.
 	var dur float64
 	if r.duration > 0 {
 		dur = r.duration
+		g.cfg.gate.setWindowSource(pr, "the tool's own window: the duration (s) on its records, not rounded, as "+r.name+" divides by it")
 	} else {
 		dur = p.spanWindow(pr, g)
 	}
