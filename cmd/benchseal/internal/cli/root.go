@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -157,6 +158,9 @@ per-request timestamps.`,
 			return nil
 		},
 	}
+	// --version prints the line benchseal version starts with, as a
+	// quoted template constant (a version set with -X is any string).
+	root.SetVersionTemplate("{{" + strconv.Quote(versionLine()) + "}}\n")
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)

@@ -37,17 +37,25 @@ func currentBuild(o *IO) *schema.Build {
 	return b
 }
 
+// versionLine is the first line of both benchseal version and
+// benchseal --version (NewRoot's version template): the version, then the
+// Go toolchain and platform of this executable.
+func versionLine() string {
+	return fmt.Sprintf("benchseal version %s (%s, %s/%s)", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func newVersionCmd(io *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the benchseal version and build (as --version prints the version)",
-		Long: `version prints the benchseal version, then the build of this executable:
+		Short: "Print the benchseal version line (as --version prints it) and build",
+		Long: `version prints the line --version prints (the benchseal version, Go version
+and platform), then the build of this executable:
 module and version, source revision and whether the tree was modified, Go
 version and build settings, and the sha256 of the executable file, as
 capture states them in client.build of every run.`,
 		Args: noArgs(),
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(io.Out, "benchseal version %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(io.Out, versionLine())
 			if b := currentBuild(io); b != nil {
 				for _, l := range b.Lines() {
 					fmt.Fprintf(io.Out, "  %s\n", l)
