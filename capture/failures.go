@@ -39,12 +39,16 @@ type Failure struct {
 type FailureCount struct {
 	Kind  string
 	Count int64
+	// Warmup is how many of Count were warmup requests, which no
+	// point's measured counts include.
+	Warmup int64
 }
 
 // failureLog counts failures by kind and reports each to Options.OnFailure.
 type failureLog struct {
-	mu    sync.Mutex
-	kinds map[string]int64
+	mu     sync.Mutex
+	kinds  map[string]int64
+	warmup map[string]int64 // of kinds, in the warmup phase
 }
 
 // hardFailure reports whether a record counts against MaxErrorRate: an
@@ -77,6 +81,12 @@ func (l *failureLog) record(rec *schema.Record, on func(Failure)) {
 		k = "other"
 	}
 	l.kinds[k]++
+	if rec.Phase == schema.PhaseWarmup {
+		if l.warmup == nil {
+			l.warmup = map[string]int64{}
+		}
+		l.warmup[k]++
+	}
 	if on != nil {
 		on(Failure{ID: rec.ID, Point: rec.Point, Phase: rec.Phase, Repeat: rec.Repeat, Status: rec.Status, Error: rec.Error, Kind: k})
 	}
@@ -88,7 +98,7 @@ func (l *failureLog) counts() []FailureCount {
 	defer l.mu.Unlock()
 	out := make([]FailureCount, 0, len(l.kinds))
 	for k, n := range l.kinds {
-		out = append(out, FailureCount{k, n})
+		out = append(out, FailureCount{k, n, l.warmup[k]})
 	}
 	slices.SortFunc(out, func(a, b FailureCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Kind, b.Kind))

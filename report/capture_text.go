@@ -138,13 +138,26 @@ func captureFooter(out io.Writer, res *capture.Result) error {
 		state = "incomplete: " + res.Manifest.IncompleteReason
 	}
 	if len(res.Failures) > 0 {
-		fmt.Fprintln(&b, "failed requests by reason:")
+		// Warmup failures are counted here but in no point's row above.
+		var warm int64
+		for _, f := range res.Failures {
+			warm += f.Warmup
+		}
+		if warm > 0 {
+			fmt.Fprintf(&b, "failed requests by reason (including %d warmup, outside the table):\n", warm)
+		} else {
+			fmt.Fprintln(&b, "failed requests by reason:")
+		}
 		for i, f := range res.Failures {
 			if i == 10 {
 				fmt.Fprintf(&b, "  … %d more reason(s)\n", len(res.Failures)-10)
 				break
 			}
-			fmt.Fprintf(&b, "  %6d  %s\n", f.Count, f.Kind)
+			fmt.Fprintf(&b, "  %6d  %s", f.Count, f.Kind)
+			if f.Warmup > 0 {
+				fmt.Fprintf(&b, " (%d warmup)", f.Warmup)
+			}
+			b.WriteByte('\n')
 		}
 	}
 	fmt.Fprintf(&b, "wrote %s: %d records, %d content chunks, evidence %s (%s)\n", res.Dir, res.Records, res.Chunks, res.Manifest.Evidence, state)

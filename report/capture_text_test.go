@@ -64,3 +64,28 @@ func TestProgressTexts(t *testing.T) {
 		t.Errorf("plain:\ngot  %q\nwant %q", got, want)
 	}
 }
+
+// TestCaptureFooterSaysWhichFailuresAreWarmup: the failures by reason
+// count warmup requests too, which no point's row counts, and say how
+// many; without any, the heading is as before.
+func TestCaptureFooterSaysWhichFailuresAreWarmup(t *testing.T) {
+	var b bytes.Buffer
+	res := &capture.Result{Manifest: &schema.Manifest{}, Failures: []capture.FailureCount{
+		{Kind: "rejected: server: 429", Count: 18}, {Kind: "error: client: reset", Count: 3, Warmup: 1}}}
+	if err := captureFooter(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "failed requests by reason (including 1 warmup, outside the table):\n") ||
+		!strings.Contains(out, "      3  error: client: reset (1 warmup)\n") || !strings.Contains(out, "     18  rejected: server: 429\n") {
+		t.Errorf("with a warmup failure:\n%s", out)
+	}
+	b.Reset()
+	res.Failures[1].Warmup = 0
+	if err := captureFooter(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "failed requests by reason:\n") || strings.Contains(out, "warmup") {
+		t.Errorf("without a warmup failure:\n%s", out)
+	}
+}
