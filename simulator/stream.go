@@ -185,10 +185,16 @@ func (e *eventStream) tokenChunks(ctx context.Context, due time.Time) (int, bool
 			e.usage(done)
 		}
 		e.buf = append(e.buf, "}\n\n"...)
+		// The token is timed as it is handed to the connection, before the
+		// write, as vLLM stamps its first token before streaming it: a time
+		// taken after the write may be later than the client's receipt of
+		// the chunk (the server descheduled after a loopback write), which
+		// would put the engine's ttft above the client's, which no engine's
+		// can be (artifact.checkLatencyFloors holds the records to it).
+		now := time.Now()
 		if !e.send() {
 			return done, false
 		}
-		now := time.Now()
 		if i == 0 {
 			tm.first = now
 			s.metrics.firstToken(tm)
