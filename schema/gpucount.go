@@ -1,7 +1,5 @@
 package schema
 
-import "strconv"
-
 // validateGPUDeviceCount checks the accelerators manifest.gpu_metrics
 // counts against hardware.accelerator_count, when the manifest states
 // it: the scraped devices (each endpoint's, listed as its first scrape
@@ -47,8 +45,7 @@ func validateSimulatedHardware(ps *problems, m *Manifest) {
 	if a := m.Hardware.Accelerator; a != "" && a != HardwareSimulated && a != legacyHardwareSimulated {
 		ps.add("hardware.accelerator", "is %q, but the run is against the in-process simulator (--simulate on client.command_line): its records are the simulator's, whose hardware is %q", a, HardwareSimulated)
 	}
-	v, _ := commandFlag(m.Client.CommandLine, "sim-gpus")
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+	if n, ok := commandInt(m.Client.CommandLine, "sim-gpus"); ok && n > 0 {
 		return
 	}
 	if c, ok := m.Hardware.Accelerators(); ok && c != 0 {
@@ -66,12 +63,12 @@ func validateSimulatedGPUCount(ps *problems, m *Manifest, n int) {
 	if !InProcessSimulator(m) {
 		return
 	}
-	v, ok := commandFlag(m.Client.CommandLine, "sim-gpus")
-	want, err := strconv.Atoi(v)
+	want, ok := commandInt(m.Client.CommandLine, "sim-gpus")
+	ok = ok && want > 0
 	switch {
-	case ok && err == nil && want > 0 && n != want:
+	case ok && n != want:
 		ps.add("gpu_metrics.endpoints", "list %d device(s), but the command line's --sim-gpus=%d scraped that many simulated accelerators, all of which the simulator serves on every scrape", n, want)
-	case (!ok || err != nil || want <= 0) && simulatorServing(m.GPUMetrics):
+	case !ok && simulatorServing(m.GPUMetrics):
 		ps.add("gpu_metrics.endpoints", "list devices serving %q, but the command line has no --sim-gpus: only the simulator's accelerators serve so", ServingSimulator)
 	}
 }
@@ -85,8 +82,7 @@ func simulatorScrapes(m *Manifest) bool {
 	if m.GPUMetrics == nil || !InProcessSimulator(m) {
 		return false
 	}
-	v, _ := commandFlag(m.Client.CommandLine, "sim-gpus")
-	n, _ := strconv.Atoi(v)
+	n, _ := commandInt(m.Client.CommandLine, "sim-gpus")
 	_, other := commandFlag(m.Client.CommandLine, "gpu-metrics")
 	return n > 0 || !other || simulatorServing(m.GPUMetrics)
 }
