@@ -34,7 +34,8 @@ func (r *reportOut) bind(fs *pflag.FlagSet, whole, stops string) {
 }
 
 // reportFile is an open --out report: Commit puts it in place, Discard
-// removes it; after either, the other does nothing.
+// removes it; after either, the other does nothing. st is nil when FILE
+// is a device or pipe, written through.
 type reportFile struct {
 	w    io.Writer
 	f    *os.File // nil without --out
@@ -57,6 +58,14 @@ func (r *reportOut) open(cio *IO, inputs ...string) (*reportFile, error) {
 	if err := refuseInputAsOut("--out", r.path, inputs); err != nil {
 		return nil, err
 	}
+	if schema.NotRegular(r.path) {
+		// A device or pipe is written to, never renamed over.
+		f, err := os.OpenFile(r.path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("--out %s: %w", r.path, err)
+		}
+		return &reportFile{w: &textOut{w: f}, f: f, path: r.path}, nil
+	}
 	schema.ReclaimStale(r.path) // best effort: a killed run's staging never blocks
 	f, st, err := schema.NewStagingFile(r.path, 0o644)
 	if err != nil {
@@ -71,9 +80,15 @@ func (o *reportFile) Commit() error {
 		return nil
 	}
 	o.done = true
+	err := o.w.(*textOut).Flush()
+	if o.st == nil { // written through (open)
+		if err = errors.Join(err, o.f.Close()); err != nil {
+			return fmt.Errorf("write %s: %w", o.path, err)
+		}
+		return nil
+	}
 	defer o.st.Release()
 	tmp := o.f.Name()
-	err := o.w.(*textOut).Flush()
 	err = errors.Join(err, o.f.Sync(), o.f.Close())
 	if err == nil {
 		err = os.Rename(tmp, o.path)
@@ -93,6 +108,9 @@ func (o *reportFile) Discard() {
 	}
 	o.done = true
 	o.f.Close()
+	if o.st == nil {
+		return
+	}
 	os.Remove(o.f.Name())
 	o.st.Release()
 }
