@@ -298,9 +298,15 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult, repros []veri
 	}
 	fmt.Fprintln(w, "\nreviewer attestations")
 	for _, a := range as {
-		who := "NOT verified"
+		// Why an attestation is not verified is printed on the verdict's
+		// line: printed last, after the attestation's unchecked statements
+		// and its reproduction, it read as one more statement, and
+		// "NOT verified" as the whole answer.
+		who, reason := "NOT verified", a.Reason
 		if a.Verified {
 			who = "verified: " + schema.EscapeText(a.Reviewer, false)
+		} else if reason != "" {
+			who, reason = who+": "+schema.EscapeText(reason, false), ""
 		}
 		fmt.Fprintf(w, "  %s: %s\n    verifier %s, verified %s, result %s, levels %s\n", a.Source, who,
 			lineOrDash(a.VerifierID), lineOrDash(a.TimeVerified), lineOrDash(a.Result), lineOrDash(strings.Join(a.Levels, ",")))
@@ -320,8 +326,8 @@ func writeAttestations(w io.Writer, as []verify.AttestationResult, repros []veri
 			}
 			io.WriteString(w, reproductionLimitsText(r.Limits))
 		}
-		if a.Reason != "" {
-			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(a.Reason, false))
+		if reason != "" {
+			fmt.Fprintf(w, "    (%s)\n", schema.EscapeText(reason, false))
 		}
 	}
 }

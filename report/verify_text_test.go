@@ -40,3 +40,24 @@ func TestVerifyTextEscapesAttestationText(t *testing.T) {
 		t.Errorf("writeAttestations wrote %d lines, want 5 (its own):\n%s", n, b.String())
 	}
 }
+
+// TestVerifyTextGivesWhyAnAttestationIsNotVerified: the "NOT verified"
+// line of an attestation says why, on that line, for each reason verify
+// gives.
+func TestVerifyTextGivesWhyAnAttestationIsNotVerified(t *testing.T) {
+	for _, reason := range []string{
+		"signature not checked (no reviewer required)",
+		"wrong key or bad signature: no signature by the given key",
+		"signed by key sha256:e763, but lists BENCHSEAL_INTEGRITY, not the required BENCHSEAL_REPRODUCED",
+	} {
+		var b strings.Builder
+		writeAttestations(&b, []verify.AttestationResult{{Source: "referrer sha256:59bf", VerifierID: "sha256:e763", Result: "PASSED", Reason: reason}}, nil)
+		want := "  referrer sha256:59bf: NOT verified: " + reason + "\n"
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("want the line %q in:\n%s", want, b.String())
+		}
+		if strings.Count(b.String(), reason) != 1 {
+			t.Errorf("the reason is not printed once:\n%s", b.String())
+		}
+	}
+}
