@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,7 @@ func TestDemoRuns(t *testing.T) {
 		t.Errorf("scripts/demo.sh wrote an escape sequence to a pipe: %q", string(out)[max(0, i-40):min(len(out), i+40)])
 	}
 	checkOutput(t, string(out))
+	checkDecideExample(t, string(out), filepath.Join(dir, "demo-out"), filepath.Join(root, "docs", "compare.md"))
 	t.Logf("scripts/demo.sh ran in %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -104,6 +107,105 @@ func checkOutput(t *testing.T, out string) {
 	if !strings.Contains(out, "excerpt of the claim rows") || !strings.Contains(out, "--margin 50%") {
 		t.Errorf("step 12 does not label its claim rows an excerpt with their margin")
 	}
+}
+
+// checkDecideExample holds docs/compare.md's example of the demo's decision
+// to what the demo's decide commands print: each answer the docs show, from
+// its decision table on, has the lines the demo prints for the same
+// objective, and no other. Lines are compared by their shape (every number
+// one digit, runs of spaces one space, config-a and config-b one name), as the
+// figures move from run to run and a note about one configuration can come
+// and go with them; a documented line with " … " stands for every line that
+// starts and ends as it does (elided columns).
+func checkDecideExample(t *testing.T, out, demoOut, doc string) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ex, ok := strings.Cut(string(b), "## Example: the demo's decision")
+	if ok {
+		_, ex, ok = strings.Cut(ex, "```\n")
+		ex, _, _ = strings.Cut(ex, "```")
+	}
+	if !ok {
+		t.Fatalf("%s has no example of the demo's decision", doc)
+	}
+	documented := answers(ex, func(cmd string) bool { return true })
+	if len(documented) == 0 {
+		t.Fatalf("%s's example of the demo's decision shows no decide command", doc)
+	}
+	printed := answers(strings.ReplaceAll(out, demoOut+"/", ""), func(cmd string) bool {
+		return strings.Contains(cmd, "--out $OUT/decision") && strings.HasSuffix(cmd, ".txt")
+	})
+	for obj, want := range documented {
+		have, ok := printed[obj]
+		if !ok {
+			t.Errorf("%s shows decide --objective %s; the demo runs no such decision", doc, obj)
+			continue
+		}
+		for _, w := range want {
+			if !slices.ContainsFunc(have, func(h string) bool { return sameShape(w, h) }) {
+				t.Errorf("%s shows, for --objective %s, a line the demo does not print:\n%s", doc, obj, w)
+			}
+		}
+		for _, h := range have {
+			if !slices.ContainsFunc(want, func(w string) bool { return sameShape(w, h) }) {
+				t.Errorf("the demo prints, for --objective %s, a line %s does not show:\n%s", obj, doc, h)
+			}
+		}
+	}
+}
+
+// answers returns, per objective, the lines printed from "decision table" on
+// after each "$ benchseal decide" line of text that keep accepts, up to the
+// next command, step or the demo's closing line.
+func answers(text string, keep func(cmd string) bool) map[string][]string {
+	m := map[string][]string{}
+	obj, in := "", false
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "$ "), strings.HasPrefix(l, "== "), strings.HasPrefix(l, "HTML decision report"):
+			obj, in = "", false
+			if f := strings.Fields(l); len(f) > 2 && f[2] == "decide" && keep(l) {
+				if i := slices.Index(f, "--objective"); i >= 0 && i+1 < len(f) {
+					obj = f[i+1]
+				}
+			}
+		case obj != "" && l == "decision table":
+			in = true
+			m[obj] = append(m[obj], l)
+		case in && strings.TrimSpace(l) != "":
+			m[obj] = append(m[obj], l)
+		}
+	}
+	return m
+}
+
+var (
+	digitRuns  = regexp.MustCompile(`[0-9]+`)
+	spaceRuns  = regexp.MustCompile(` {2,}`)
+	configName = regexp.MustCompile(`config-[ab]`)
+)
+
+// shape is line with every run of digits 0, every run of spaces one space
+// and config-a and config-b one name.
+func shape(line string) string {
+	line = digitRuns.ReplaceAllString(line, "0")
+	line = configName.ReplaceAllString(line, "config-x")
+	return strings.TrimSpace(spaceRuns.ReplaceAllString(line, " "))
+}
+
+// sameShape reports whether the demo's line have is the documented line
+// want: of the same shape, or, where want elides columns with " … ", of
+// the shape of its start and of its end.
+func sameShape(want, have string) bool {
+	w, h := shape(want), shape(have)
+	head, rest, elided := strings.Cut(w, " … ")
+	if !elided {
+		return w == h
+	}
+	return len(h) >= len(head)+len(rest) && strings.HasPrefix(h, head) && strings.HasSuffix(h, rest)
 }
 
 func tail(s string, n int) string {
