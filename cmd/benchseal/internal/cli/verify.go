@@ -131,7 +131,7 @@ attestation alone.`,
 	o.report.bind(f, "VERIFIED, or REJECTED with the failed check, which exits 3", "a usage error or a file it cannot read")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "UNSAFE: check integrity only; nothing is authenticated")
 	f.BoolVar(&o.allChecks, "all-checks", false, "run every check even after the signature check failed (default: stop there)")
-	f.BoolVar(&o.showClaims, "show-claims", false, "list every recomputed claim, not only those that did not match")
+	f.BoolVar(&o.showClaims, "show-claims", false, "text output: list every claim, the matched ones too (default: only those mismatched, unverified, on a flagged point or changed under the current definitions; --output json lists every claim)")
 	f.BoolVar(&o.requireAll, "require-recomputable", false, "reject the bundle when any claim cannot be recomputed from its records (default: a warning)")
 	return cmd
 }
