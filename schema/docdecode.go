@@ -51,6 +51,9 @@ func decodeDocument(r io.Reader, limit int64, name, schemaName string, v any) er
 	if err != nil {
 		return err
 	}
+	if len(probs) == 0 {
+		probs = numberFitProblems(b, v, name)
+	}
 	if len(probs) > 0 {
 		return &ValidationError{Problems: probs}
 	}
