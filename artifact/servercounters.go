@@ -106,7 +106,7 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters, fu
 			}
 			if t.After && t.Elsewhere >= 0 && !fallback[servermetrics.RoleRequestSuccess] {
 				if most := float64(t.Sent + t.Elsewhere); d.Delta > most {
-					say(d, upperBoundVerb, fmt.Sprintf("%d requests in all (any status; %d more allowed for the preflight probe, requests of the phase before not yet counted and requests given up on earlier)", t.Sent, t.Elsewhere), most)
+					say(d, upperBoundVerb, fmt.Sprintf("%d requests in all (any status; %d more allowed: %s)", t.Sent, t.Elsewhere, t.ElsewhereWhy), most)
 				}
 			}
 		}

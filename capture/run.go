@@ -668,6 +668,18 @@ func (s *capturing) runCells(ctx context.Context, res *Result) {
 			break
 		}
 		r.keeper.begin(ctx, c)
+		if s.scr != nil && c.phase == schema.PhaseMeasure && i > 0 && s.cells[i-1].phase == schema.PhaseWarmup {
+			// The engine counts a finished request up to
+			// schema.CounterLagNS after it ended: waiting that long
+			// after the warmup leaves none of it to be counted inside
+			// the point, whose count of finished requests is then
+			// held to the requests it sent and the preflight probe
+			// (schema's serverTally.elsewhere).
+			select {
+			case <-time.After(time.Duration(schema.CounterLagNS)):
+			case <-ctx.Done():
+			}
+		}
 		t0 := r.now()
 		scrapedAround(ctx, s.scr, s.gpu, c, func() { r.runCell(ctx, c, nos[i]) })
 		if c.phase == schema.PhaseWarmup {

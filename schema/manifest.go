@@ -36,8 +36,13 @@ const CaptureClientName = "benchseal-capture"
 // an explicit URL does not answer, and the simulator always serves
 // /metrics). Revision 2: the after scrape of every point × repeat is sent
 // at least CounterLagNS after its last request ended, so it shows every
-// one of them counted.
-const CaptureRevision = 2
+// one of them counted. Revision 3: the before scrape of a point × repeat
+// that follows its warmup is sent at least CounterLagNS after the
+// warmup's last request ended, so no record ends less than that before a
+// before scrape: the engine counted every request before the point by
+// then, and only the preflight probe may be counted inside a point beside
+// its own requests and those given up on (serverTally.elsewhere).
+const CaptureRevision = 3
 
 // HardwareSimulated is what capture states as the accelerator, driver and
 // runtime of a simulator that served no model on any accelerator.

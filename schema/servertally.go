@@ -76,6 +76,8 @@ type ScrapeTally struct {
 	// upper bound holds: a shard's engine serves the other shards too.
 	// Set on the after scrape only.
 	Sent, Elsewhere int64
+	// ElsewhereWhy says what Elsewhere allows for, for messages.
+	ElsewhereWhy string
 	// FirstN counts the point's measured records with a first content
 	// chunk (any status) and FirstSumS sums their ttft (ChunksNS[0]) in
 	// seconds; E2EN and E2ESumS the same of its ok records' end − sent.
@@ -89,8 +91,14 @@ type ScrapeTally struct {
 // tallyCell is what a RecordChecker keeps of one point × repeat's scrapes
 // and records for the ScrapeTally list.
 type tallyCell struct {
-	before          int // index of the before scrape, -1: none usable
-	beforeAt        int64
+	before     int // index of the before scrape, -1: none usable
+	beforeAt   int64
+	beforeFrom int64 // its request, -1: not stated
+	// pending counts the records (any phase, cell or status) that ended
+	// less than CounterLagNS before the before scrape was sent or before
+	// it answered: the engine may count them after that scrape, between
+	// it and the after one (see elsewhere).
+	pending         int64
 	probes          []tallyProbe // the later scrapes, by ByNS
 	afterFrom       int64        // the after scrape's request, -1: not stated
 	afterAt         int64        // its answer, -1: no after scrape
@@ -143,6 +151,17 @@ type serverTally struct {
 	// engine may still be running such a request when the client gave
 	// up on it, and count it in a later point.
 	notOK int64
+	// windows are the cells' before scrapes that state from_ns, each as
+	// [from_ns - CounterLagNS, at_ns], by start: a record ending inside
+	// one is pending there.
+	windows []beforeWindow
+}
+
+// beforeWindow is the span of one cell's before scrape in which a record
+// that ended may not be in that scrape's counters yet.
+type beforeWindow struct {
+	from, to int64
+	cell     int
 }
 
 // newServerTally returns the bookkeeping for m's scrapes, nil when m has
@@ -157,7 +176,7 @@ func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTall
 	}
 	t := &serverTally{cells: make([]tallyCell, len(m.Load.Points)*repeats)}
 	for i := range t.cells {
-		t.cells[i] = tallyCell{before: -1, afterFrom: -1, afterAt: -1, duringAt: -1}
+		t.cells[i] = tallyCell{before: -1, beforeFrom: -1, afterFrom: -1, afterAt: -1, duringAt: -1}
 	}
 	prevAt := map[int]int64{}
 	for i, s := range sm.Scrapes {
@@ -171,6 +190,10 @@ func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTall
 			if s.Error == "" && c.before < 0 {
 				c.before, c.beforeAt = i, s.AtNS
 				prevAt[ci] = s.AtNS
+				if s.FromNS != nil {
+					c.beforeFrom = *s.FromNS
+					t.windows = append(t.windows, beforeWindow{from: *s.FromNS - CounterLagNS, to: s.AtNS, cell: ci})
+				}
 			}
 			continue
 		}
@@ -209,7 +232,26 @@ func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTall
 	for i := range t.cells {
 		slices.SortStableFunc(t.cells[i].probes, func(a, b tallyProbe) int { return compareInt64(a.by, b.by) })
 	}
+	slices.SortStableFunc(t.windows, func(a, b beforeWindow) int { return compareInt64(a.from, b.from) })
 	return t
+}
+
+// pend counts a record that ended at end in the before scrape window
+// holding it. Capture takes one cell's scrapes after another's, so honest
+// windows do not overlap and only the latest one starting at or before
+// end is looked at: in a run whose windows overlap (edited scrapes) a
+// record is counted in one of them only, which can only tighten the
+// bound there.
+func (t *serverTally) pend(end int64) {
+	i, _ := slices.BinarySearchFunc(t.windows, end, func(w beforeWindow, end int64) int {
+		if w.from <= end {
+			return -1
+		}
+		return 1
+	})
+	if i > 0 && end <= t.windows[i-1].to {
+		t.cells[t.windows[i-1].cell].pending++
+	}
 }
 
 func compareInt64(a, b int64) int {
@@ -230,6 +272,7 @@ func (t *serverTally) add(cell int, rec *Record) {
 	if rec.Status != StatusOK {
 		t.notOK++
 	}
+	t.pend(rec.EndNS)
 	c := &t.cells[cell]
 	if rec.Phase != PhaseMeasure || c.before < 0 {
 		return
@@ -287,6 +330,7 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 	}
 	var out []ScrapeTally
 	var slacks []int64
+	var cellOf []int // out[i]'s cell
 	for ci := range t.cells {
 		tc := &t.cells[ci]
 		if !tc.seen {
@@ -307,6 +351,10 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 		case tc.afterFrom >= 0 && tc.afterFrom-max(tc.lastEnd, tc.duringAt) > afterGap(c.m):
 			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d) and after any scrape during it answered; capture sends it within %s of both: the records end earlier than the run they come from",
 				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-max(tc.lastEnd, tc.duringAt)), tc.lastID, tc.lastEnd, nsSeconds(afterGap(c.m)))
+		}
+		if revisedTo(c.m, 3) && tc.pending > 0 {
+			add(field, "point %q repeat %d: %d record(s) ended less than %s before the scrape before the point was sent (from_ns %d) or while it was answered (at_ns %d), but a capture of client.capture_revision %d sends it that long after the last request before it ended",
+				p.Name, r, tc.pending, nsSeconds(CounterLagNS), tc.beforeFrom, tc.beforeAt, c.m.Client.CaptureRevision)
 		}
 		if revisedTo(c.m, 2) && tc.afterFrom >= 0 && !tc.settled() {
 			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d), but a capture of client.capture_revision %d waits %s before it",
@@ -338,21 +386,55 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 				st.FirstN, st.FirstSumS, st.E2EN, st.E2ESumS = tc.firstN, tc.firstS, tc.e2eN, tc.e2eS
 			}
 			out = append(out, st)
+			cellOf = append(cellOf, ci)
 		}
 	}
-	// The engine may also finish, between a point's scrapes, the
-	// preflight probe, requests of the phase before the point it had not
-	// counted yet (at most that phase's concurrency) and any request the
-	// client gave up on earlier (not ok), which may still be running.
 	if c.m.Shard == nil {
-		most := slices.Max(append(slacks, 1))
-		for i := range out {
-			if out[i].After {
-				out[i].Elsewhere = 1 + most + t.notOK
-			}
-		}
+		t.elsewhere(c.m, out, cellOf, slices.Max(append(slacks, 1)))
 	}
 	return out
+}
+
+// elsewhere sets the after tallies' Elsewhere: the requests outside the
+// point the engine may also finish between its before and after scrapes.
+// Those are the preflight probe, requests that ended just before the
+// before scrape and were not counted by then (the point's warmup, which
+// capture runs right before it), and any request the client gave up on
+// earlier (not ok), which may still be running. A capture of
+// client.capture_revision 2 that states when the before scrape was sent
+// is held to exactly those: the records that ended less than
+// CounterLagNS before it (pending), and the probe only until an after
+// scrape sent CounterLagNS after its point's last end (settled) has
+// counted it, since the probe ends before the first point begins. For
+// any other, the requests not yet counted are bounded by the largest
+// concurrency (or rate cap) most of any point, the earlier rule: with it
+// up to most+1 of a point's requests could be dropped unseen (8 of 30
+// at c8, a rewritten command line and plan, verified).
+func (t *serverTally) elsewhere(m *Manifest, out []ScrapeTally, cellOf []int, most int64) {
+	counted := int64(math.MaxInt64) // the earliest settled after scrape's request
+	for i := range t.cells {
+		if tc := &t.cells[i]; tc.seen && tc.settled() {
+			counted = min(counted, tc.afterFrom)
+		}
+	}
+	exact := revisedTo(m, 2)
+	for i := range out {
+		if !out[i].After {
+			continue
+		}
+		tc := &t.cells[cellOf[i]]
+		if !exact || tc.beforeFrom < 0 {
+			out[i].Elsewhere = 1 + most + t.notOK
+			out[i].ElsewhereWhy = fmt.Sprintf("1 for the preflight probe, %d for requests of the phase before not yet counted (the largest concurrency or rate cap of any point), and %d for the run's requests that did not end ok", most, t.notOK)
+			continue
+		}
+		probe := int64(1)
+		if counted <= tc.beforeFrom {
+			probe = 0
+		}
+		out[i].Elsewhere = probe + tc.pending + t.notOK
+		out[i].ElsewhereWhy = fmt.Sprintf("%d for the preflight probe, %d for requests that ended less than %s before the scrape before the point was sent or before it answered, and %d for the run's requests that did not end ok", probe, tc.pending, nsSeconds(CounterLagNS), t.notOK)
+	}
 }
 
 // nsSeconds prints ns as seconds with 3 decimals.

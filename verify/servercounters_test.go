@@ -108,8 +108,9 @@ func TestForgedOutputTokensContradictTheEngineCounters(t *testing.T) {
 // tokens ×2 (within the item's stated length and the template allowance)
 // and invented requests (records copied under new ids) against the
 // engine's prompt-token and request counters; and requests removed
-// (the slowest quarter dropped, a run cut short) against its count of
-// finished requests.
+// (the slowest quarter dropped, a run cut short; the last two dropped
+// with the plan lowered to match) against its count of finished
+// requests.
 func TestForgedInputAndRequestCountsContradictTheEngineCounters(t *testing.T) {
 	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 120}}, Seed: 7, InputTokens: 200, OutputTokens: 16}
 	cases := []struct {
@@ -127,6 +128,13 @@ func TestForgedInputAndRequestCountsContradictTheEngineCounters(t *testing.T) {
 			fr.recs = fr.recs[len(fr.recs)/4:]
 			fr.m.Load.Points[0].Requests = len(fr.recs)
 			fr.m.Incomplete, fr.m.IncompleteReason = true, "interrupted"
+		}, "vllm:request_success_total"},
+		// Two fewer than the point's concurrency + 1 that the earlier
+		// bound allowed from elsewhere: only the preflight probe is.
+		{"the last two requests dropped, the plan lowered to match", func(fr *forgeRun) {
+			slices.SortFunc(fr.recs, func(a, b *schema.Record) int { return int(a.SentNS - b.SentNS) })
+			fr.recs = fr.recs[:len(fr.recs)-2]
+			fr.m.Load.Points[0].Requests = len(fr.recs)
 		}, "vllm:request_success_total"},
 	}
 	for _, c := range cases {
@@ -565,6 +573,49 @@ func TestAfterScrapeWithinTheCounterLag(t *testing.T) {
 		t.Fatalf("validate %v, verify %v", verr, err)
 	}
 	wantAllUnverified(t, res, "within the 0.250 s an engine may take")
+}
+
+// TestWarmupEndingInsideTheBeforeScrapesLag: capture waits
+// schema.CounterLagNS after a point's warmup before the scrape before the
+// point (client.capture_revision 3), so the engine's count of finished
+// requests inside the point can hold no warmup request; the point's upper
+// bound then allows only the preflight probe from elsewhere. A warmup
+// record moved to end just before that scrape contradicts a revision-3
+// capture; under revision 2, which did not wait, it is allowed, and so is
+// one more request from elsewhere.
+func TestWarmupEndingInsideTheBeforeScrapesLag(t *testing.T) {
+	plan := capture.Plan{Mode: schema.ModeConcurrency, Points: []schema.Point{{Concurrency: 4, Requests: 20}}, Warmup: schema.Warmup{Requests: 4}, Seed: 7, InputTokens: 32, OutputTokens: 8}
+	fr := captureFlavor(t, plan, 0.01, "", true, nil)
+	fr.write(t)
+	wantVerified(t, fr)
+	now, older := fr.pack(t), fr.pack(t)
+	ss := fr.m.ServerMetrics.Scrapes
+	i := slices.IndexFunc(ss, func(s schema.Scrape) bool { return s.When == schema.ScrapeBefore })
+	var warm *schema.Record
+	for _, r := range fr.recs {
+		if r.Phase == schema.PhaseWarmup && (warm == nil || r.EndNS > warm.EndNS) {
+			warm = r
+		}
+	}
+	if i < 0 || warm == nil || *ss[i].FromNS-warm.EndNS < schema.CounterLagNS {
+		t.Fatalf("fixture: the before scrape %+v is not %d ns after the warmup's last end %+v", ss, schema.CounterLagNS, warm)
+	}
+	warm.EndNS = *ss[i].FromNS - 1_000_000
+	first := warm.SentNS
+	for _, r := range fr.recs {
+		if r.Phase == schema.PhaseWarmup {
+			first = min(first, r.SentNS)
+		}
+	}
+	span := warm.EndNS - first // the warmup's stated length, to match
+	fr.m.ServerState.Points[0].WarmupNS = &span
+	verr, res, err := fr.forge(t, now)
+	wantRejected(t, verr, res, err, "1 record(s) ended less than 0.250 s before the scrape before the point was sent")
+	fr.m.Client.CaptureRevision = 2
+	verr, res, err = fr.forge(t, older)
+	if verr != nil || err != nil || !res.Verified {
+		t.Fatalf("revision 2: validate %v, verify %v", verr, err)
+	}
 }
 
 // TestCounterResetWithinOneProcessIsInvalid: the point's before scrape's
