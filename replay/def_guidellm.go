@@ -3,7 +3,6 @@ package replay
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/benchseal/benchseal/schema"
 )
@@ -41,14 +40,17 @@ func (*guidellmDefinition) peerRules() peerRules { return &guidellmRules{} }
 // guidellmRules keep GuideLLM's times in epoch seconds, as it stores
 // them (info.timings); the span (peerGroup.start/end) is in seconds too.
 type guidellmRules struct {
-	ttft, e2e    []float64
-	itl, itlW    []float64 // GuideLLM's ITL (→ tpot_ns), weighted by n − 1
-	tpot, tpotW  []float64 // GuideLLM's TPOT (→ time_per_output_token_ns), weighted by n; nil until one is read
-	measureStart float64   // the measurement window (epoch s), when stored
-	measureEnd   float64
-	haveMeasure  bool
-	glReq, glOut []glEvent // rate-distribution events
-	glPrompt     []glEvent
+	// The value distributions as (value, weight) pairs, past glHeld
+	// each in a file (guidellm_spill.go): TTFT and latency weighted 1,
+	// GuideLLM's ITL (→ tpot_ns) weighted by n − 1, its TPOT
+	// (→ time_per_output_token_ns) by n.
+	ttft, e2e, itl, tpot *glStream
+	measureStart         float64 // the measurement window (epoch s), when stored
+	measureEnd           float64
+	haveMeasure          bool
+	// The rate-distribution events, past glHeld each in a file
+	// (guidellm_spill.go).
+	glReq, glOut, glPrompt *glStream
 	// fromRecords is set when a request's token events came from the
 	// records' chunk times (chunkEvents), which the provenance gate must
 	// let through.
@@ -59,6 +61,7 @@ type guidellmRules struct {
 }
 
 func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
+	r.open()
 	st, ok1 := o.num("info.timings.request_start", "timings.request_start", "request_start")
 	ft, ok2 := o.num("info.timings.first_token_iteration", "timings.first_token_iteration", "first_token_iteration")
 	lt, ok3 := o.num("info.timings.last_token_iteration", "timings.last_token_iteration", "last_token_iteration")
@@ -129,17 +132,15 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 	} else {
 		r.chunkEvents(rec, n, in)
 	}
-	r.ttft = append(r.ttft, ttft)
-	r.e2e = append(r.e2e, lat)
+	r.ttft.add(glEvent{ttft, 1})
+	r.e2e.add(glEvent{lat, 1})
 	// ITL is None for ≤ 1 output token, and weighted by n − 1 (the gaps
 	// it averages); TPOT by n.
 	if n > 1 {
-		r.itl = append(r.itl, itl)
-		r.itlW = append(r.itlW, n-1)
+		r.itl.add(glEvent{itl, n - 1})
 	}
 	if n > 0 {
-		r.tpot = append(r.tpot, tpotIncl)
-		r.tpotW = append(r.tpotW, n)
+		r.tpot.add(glEvent{tpotIncl, n})
 	}
 	tp := math.NaN()
 	if n > 1 {
@@ -156,21 +157,21 @@ func (r *guidellmRules) add(p *peerGroup, rec *schema.Record, o orig, ok bool) {
 // per-iteration times) — or all n at the last token when it counted at
 // most one iteration. Times are epoch seconds.
 func (r *guidellmRules) events(end, first, last float64, haveIters bool, iters, n, in float64) {
-	r.glReq = append(r.glReq, glEvent{end, 1})
-	r.glPrompt = append(r.glPrompt, glEvent{first, in})
+	r.glReq.add(glEvent{end, 1})
+	r.glPrompt.add(glEvent{first, in})
 	if !haveIters || iters <= 1 {
-		r.glOut = append(r.glOut, glEvent{last, n})
+		r.glOut.add(glEvent{last, n})
 		return
 	}
 	one := 0.0
 	if n != 0 {
 		one = 1
 	}
-	r.glOut = append(r.glOut, glEvent{first, one})
+	r.glOut.add(glEvent{first, one})
 	if n > 1 {
 		per := (n - 1.0) / (iters - 1.0)
 		for _, t := range glLinspace(first, last, int(iters))[1:] {
-			r.glOut = append(r.glOut, glEvent{t, per})
+			r.glOut.add(glEvent{t, per})
 		}
 	}
 }
@@ -185,8 +186,8 @@ func (r *guidellmRules) events(end, first, last float64, haveIters bool, iters, 
 // has checked that the record has chunk times.
 func (r *guidellmRules) chunkEvents(rec *schema.Record, n, in float64) {
 	at := func(t int64) float64 { return float64(rec.SentNS+t) / 1e9 }
-	r.glReq = append(r.glReq, glEvent{float64(rec.EndNS) / 1e9, 1})
-	r.glPrompt = append(r.glPrompt, glEvent{at(rec.ChunksNS[0]), in})
+	r.glReq.add(glEvent{float64(rec.EndNS) / 1e9, 1})
+	r.glPrompt.add(glEvent{at(rec.ChunksNS[0]), in})
 	k := len(rec.ChunksNS)
 	for j, t := range rec.ChunksNS {
 		var c int64
@@ -201,26 +202,21 @@ func (r *guidellmRules) chunkEvents(rec *schema.Record, n, in float64) {
 		if rec.OutputTokens <= 0 {
 			c = 0
 		}
-		r.glOut = append(r.glOut, glEvent{at(t), float64(c)})
+		r.glOut.add(glEvent{at(t), float64(c)})
 	}
 	r.fromRecords = true
 }
 
 func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
-	ones := func(n int) []float64 {
-		w := make([]float64, n)
-		for i := range w {
-			w[i] = 1
-		}
-		return w
-	}
-	pr.Dists[schema.MetricTTFT] = glValueDist(r.ttft, ones(len(r.ttft)))
-	pr.Dists[schema.MetricE2E] = glValueDist(r.e2e, ones(len(r.e2e)))
-	pr.Dists[schema.MetricTPOT] = glValueDist(r.itl, r.itlW)
+	r.open()
+	defer r.close()
+	pr.Dists[schema.MetricTTFT] = r.valueDist(g, r.ttft)
+	pr.Dists[schema.MetricE2E] = r.valueDist(g, r.e2e)
+	pr.Dists[schema.MetricTPOT] = r.valueDist(g, r.itl)
 	// GuideLLM keeps no chunk gaps.
 	pr.Dists[schema.MetricITL] = emptyDist()
-	if r.tpot != nil {
-		pr.Dists["time_per_output_token_ns"] = glValueDist(r.tpot, r.tpotW)
+	if r.tpot.n > 0 {
+		pr.Dists["time_per_output_token_ns"] = r.valueDist(g, r.tpot)
 	}
 	// duration = measure_end − measure_start, else the span of the
 	// requests; epoch seconds, to ns. GuideLLM's own times (orig, read
@@ -256,15 +252,14 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 	} else if gt != nil && r.fromRecords && !r.atLastChunk && gt.fieldReasons[schema.MetricITL] != "" {
 		noChunks = "GuideLLM's token rates place each chunk's tokens at its arrival: " + gt.fieldReasons[schema.MetricITL]
 	}
-	total := append(slices.Clone(r.glPrompt), r.glOut...)
 	for _, x := range []struct {
 		dist, scalar string
 		d            Dist
 	}{
-		{"requests_per_second", schema.MetricRequestThroughput, glRateDist(r.glReq, ms, me, r.haveMeasure || p.haveSE)},
-		{"output_tokens_per_second", schema.MetricOutputTokenThroughput, glRateDist(r.glOut, 0, 0, false)},
-		{"tokens_per_second", schema.MetricTotalTokenThroughput, glRateDist(total, 0, 0, false)},
-		{"prompt_tokens_per_second", "", glRateDist(r.glPrompt, 0, 0, false)},
+		{"requests_per_second", schema.MetricRequestThroughput, r.rateDist(g, ms, me, r.haveMeasure || p.haveSE, r.glReq)},
+		{"output_tokens_per_second", schema.MetricOutputTokenThroughput, r.rateDist(g, 0, 0, false, r.glOut)},
+		{"tokens_per_second", schema.MetricTotalTokenThroughput, r.rateDist(g, 0, 0, false, r.glPrompt, r.glOut)},
+		{"prompt_tokens_per_second", "", r.rateDist(g, 0, 0, false, r.glPrompt)},
 	} {
 		pr.Dists[x.dist] = x.d
 		if x.scalar != "" {
@@ -282,4 +277,39 @@ func (r *guidellmRules) finish(p *peerGroup, pr *PointResult, g *group) {
 		}
 	}
 	p.goodput(pr, dur, p.sent)
+}
+
+// open makes the streams on the first record.
+func (r *guidellmRules) open() {
+	if r.glReq == nil {
+		r.glReq, r.glOut, r.glPrompt = newGLStream(), newGLStream(), newGLStream()
+		r.ttft, r.e2e, r.itl, r.tpot = newGLValues(), newGLValues(), newGLValues(), newGLValues()
+	}
+}
+
+// valueDist is glValueDistStream of s; a read error fails the replay.
+func (r *guidellmRules) valueDist(g *group, s *glStream) Dist {
+	d, err := glValueDistStream(s)
+	if err != nil && g.spillErr == nil {
+		g.spillErr = err
+	}
+	return d
+}
+
+// rateDist is glRateDistStreams of ss; a read error fails the replay
+// (g.spillErr, reported by finishGroups).
+func (r *guidellmRules) rateDist(g *group, start, end float64, bounded bool, ss ...*glStream) Dist {
+	d, err := glRateDistStreams(ss, start, end, bounded)
+	if err != nil && g.spillErr == nil {
+		g.spillErr = err
+	}
+	return d
+}
+
+// close removes the rate events' files (a first pass's rules are never
+// finished: accumulated.close).
+func (r *guidellmRules) close() {
+	for _, s := range []*glStream{r.glReq, r.glOut, r.glPrompt, r.ttft, r.e2e, r.itl, r.tpot} {
+		s.close()
+	}
 }

@@ -210,10 +210,17 @@ type accumulated struct {
 	file *spillFile
 }
 
-// close closes and removes the pass's spill file.
+// close closes and removes the pass's spill file and the files of its
+// groups' peer rules (GuideLLM's rate events).
 func (a *accumulated) close() {
-	if a != nil {
-		a.file.close()
+	if a == nil {
+		return
+	}
+	a.file.close()
+	for _, g := range a.groups {
+		if c, ok := g.peerCloser(); ok {
+			c.close()
+		}
 	}
 }
 

@@ -96,8 +96,8 @@ type group struct {
 	// firstPass is set in the first of two passes over the records
 	// (twopass.go); once *firstPass is true, od is not kept.
 	firstPass *bool
-	// spillErr is the error reading od back from its file, if any: the
-	// replay fails with it (finishGroups).
+	// spillErr is the error reading od (or GuideLLM's rate events) back
+	// from its file, if any: the replay fails with it (finishGroups).
 	spillErr error
 }
 
@@ -527,7 +527,9 @@ func (g *group) finish(k groupKey) *PointResult {
 		pr.PrefixExpected = &p
 	}
 	pr.Overload = g.od.overload(g.cfg.over, k.point, pr.Dists[schema.MetricSendLag])
-	g.spillErr = g.od.readErr
+	if g.spillErr == nil {
+		g.spillErr = g.od.readErr
+	}
 	pr.Overload.missing = g.missing
 	end := g.maxEnd
 	if g.cfg.rules.windowEndsAtLastOK {

@@ -39,15 +39,6 @@ const glEpsilon = 1e-6
 // seconds and a number of occurrences (requests or tokens).
 type glEvent struct{ t, w float64 }
 
-// glValueDist is DistributionSummary.from_values over values xs with
-// weights ws. N is the number of samples given.
-func glValueDist(xs, ws []float64) Dist {
-	d := emptyDist()
-	d.N = int64(len(xs))
-	glSummarise(&d, xs, ws)
-	return d
-}
-
 // glSummarise fills d's statistics from (value, weight) pairs.
 func glSummarise(d *Dist, xs, ws []float64) {
 	if len(xs) == 0 {

@@ -30,7 +30,8 @@ var spillChunk = 32 << 10
 
 const maxSpillEntry = 3*binary.MaxVarintLen64 + 1
 
-// spillFile is a pass's temporary file of overload data. It is written by
+// spillFile is a pass's temporary file of overload data (and, named by
+// pattern, a GuideLLM rate stream's: guidellm_spill.go). It is written by
 // the pass's one reader of records and read, once they are all read, by
 // the goroutines finishing the groups (readAt). When no file can be made
 // or a write fails (no TMPDIR, a full disk, a file-size limit), what
@@ -51,6 +52,8 @@ type spillFile struct {
 	// on every group writes its requests to the file.
 	held int64
 	on   bool
+	// pattern names the file (os.CreateTemp); "" is the overload test's.
+	pattern string
 }
 
 // hold counts one request held in memory; past overloadHeld every group
@@ -63,7 +66,11 @@ func (s *spillFile) hold() {
 
 // open creates the file in the temporary directory (os.TempDir: TMPDIR).
 func (s *spillFile) open() error {
-	f, name, err := createUnlinked("benchseal-replay-*.overload")
+	pattern := s.pattern
+	if pattern == "" {
+		pattern = "benchseal-replay-*.overload"
+	}
+	f, name, err := createUnlinked(pattern)
 	if err != nil {
 		return err
 	}
@@ -92,7 +99,8 @@ func (s *spillFile) write(b []byte) (off int64, ok bool) {
 	return off, true
 }
 
-// readAt fills p from offset off, from the file or from memory.
+// readAt fills p from offset off, from the file, from memory or (bytes
+// written in more than one write) from both.
 func (s *spillFile) readAt(p []byte, off int64) error {
 	if off >= s.size {
 		if copy(p, s.mem[off-s.size:]) < len(p) {
@@ -100,8 +108,11 @@ func (s *spillFile) readAt(p []byte, off int64) error {
 		}
 		return nil
 	}
-	_, err := s.f.ReadAt(p, off)
-	return err
+	k := min(int64(len(p)), s.size-off)
+	if _, err := s.f.ReadAt(p[:k], off); err != nil {
+		return err
+	}
+	return s.readAt(p[k:], s.size)
 }
 
 // close closes and removes the file and frees what memory holds (nil or

@@ -81,6 +81,15 @@ func (p *peerGroup) add(rec *schema.Record) error {
 
 func (p *peerGroup) finish(pr *PointResult, g *group) { p.rules.finish(p, pr, g) }
 
+// peerCloser returns g's peer rules when they hold files to remove.
+func (g *group) peerCloser() (interface{ close() }, bool) {
+	if g.peer == nil {
+		return nil, false
+	}
+	c, ok := g.peer.rules.(interface{ close() })
+	return c, ok
+}
+
 // notesList returns what the tool's rules could not compute for this group.
 func (p *peerGroup) notesList() []string {
 	if n, ok := p.rules.(interface{ notes() []string }); ok {
