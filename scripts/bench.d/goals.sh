@@ -3,7 +3,10 @@
 # BENCH_SIZES (default "1000002 5000004"; make bench-large: 20000004):
 #   memory: validate, pack --key, verify (claims recomputed), replay of the
 #     run directory and of the bundle, compare and decide of two signed
-#     bundles each under 256 MiB peak RSS (/usr/bin/time %M);
+#     bundles each under 256 MiB peak RSS (/usr/bin/time %M); replay
+#     --definitions guidellm of the run directory too, at BENCH_CPU_SIZE
+#     only (its rate distributions take an event per chunk, about 38 a
+#     request, spilled past a fixed budget: replay/guidellm_spill.go);
 #   CPU (user + sys) within 1.5x of the floor, the standard tools doing the
 #     work no reader can skip over the same bytes, timed in the same run:
 #     pack --key, verify, replay (dir) and replay (bundle), at 1M requests
@@ -108,6 +111,9 @@ for N in $SIZES; do
   grep -q '^VERIFIED' "$work/verify.out" || { cat "$work/verify.out"; echo "bench goals: verify did not say VERIFIED"; exit 1; }
   measure replay_dir "$BIN" replay "$d/run" --output json
   measure replay_bundle "$BIN" replay "$d/a" --output json
+  if [ "$N" = "$CPU_SIZE" ]; then
+    measure replay_guidellm "$BIN" replay "$d/run" --definitions guidellm --output json
+  fi
 
   # The floors over the same bytes: the bundle's blobs (a directory bundle).
   blobs=("$d"/a/blobs/sha256/*)
@@ -156,6 +162,7 @@ for N in $SIZES; do
   peak verify verify "$N"
   peak "replay (dir)" replay_dir "$N"
   peak "replay (bundle)" replay_bundle "$N"
+  [ "$N" != "$CPU_SIZE" ] || peak "replay guidellm" replay_guidellm "$N"
   peak compare compare "$N"
   peak decide decide "$N"
   ratio "pack --key" pack pack_floor "$N"
