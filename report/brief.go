@@ -113,7 +113,7 @@ func (t *briefTable) pointFlags(p *replay.PointResult) string {
 	if o := p.Overload; o != nil {
 		switch {
 		case o.Overloaded.Set == nil:
-			add("overload?")
+			add(overloadUndecided)
 		case *o.Overloaded.Set:
 			add("OVERLOADED")
 		}
@@ -280,10 +280,14 @@ func (t *briefTable) write(b *strings.Builder) {
 	}
 }
 
+// overloadUndecided names, among a point's flags, an overloaded flag the
+// overload test could not decide (Undecided).
+const overloadUndecided = "overload " + Undecided
+
 // briefFlagMeanings explain the flags column, in the order printed.
 var briefFlagMeanings = []struct{ flag, meaning string }{
 	{"OVERLOADED", "the overload test found the server falling behind the arrivals"},
-	{"overload?", "the overload test could not decide"},
+	{overloadUndecided, "the overload test could not decide"},
 	{"GEN-LIMITED", "the load generator did not keep its schedule"},
 	{"FAST-FAIL", "many requests failed at once"},
 	{"incomplete", "declared requests have no record (counted as not sent and as SLO misses)"},

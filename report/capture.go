@@ -54,8 +54,8 @@ func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func
 			}
 			line += "\t" + rate + "\t" + lag
 		}
-		flags := loadFlags(p.Overload)
-		if flags != "-" && flags != "unknown" {
+		flags, set := loadFlags(p.Overload)
+		if set {
 			flagged++
 		}
 		fmt.Fprintln(tw, line+"\t"+flags)
@@ -70,11 +70,13 @@ func CaptureSummary(out io.Writer, r *replay.Result, offered string, chunks func
 	return nil
 }
 
-// loadFlags names the set load flags of a point ("-": neither set;
-// "unknown": neither could be decided).
-func loadFlags(o *replay.Overload) string {
+// loadFlags names the set load flags of a point ("-": none), with
+// overloadUndecided when the overload test could not decide (as replay's
+// summary names it), and whether any flag is set ("overload undecided"
+// alone is not a flag).
+func loadFlags(o *replay.Overload) (string, bool) {
 	if o == nil {
-		return "unknown"
+		return overloadUndecided, false
 	}
 	var set []string
 	if o.Overloaded.True() {
@@ -83,11 +85,12 @@ func loadFlags(o *replay.Overload) string {
 	if o.GeneratorLimited.True() {
 		set = append(set, "generator-limited")
 	}
-	switch {
-	case len(set) > 0:
-		return strings.Join(set, ", ")
-	case o.Overloaded.Set == nil && o.GeneratorLimited.Set == nil:
-		return "unknown"
+	flagged := len(set) > 0
+	if o.Overloaded.Set == nil {
+		set = append(set, overloadUndecided)
 	}
-	return "-"
+	if len(set) == 0 {
+		return "-", false
+	}
+	return strings.Join(set, ", "), flagged
 }

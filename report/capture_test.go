@@ -30,7 +30,7 @@ func TestCaptureSummaryNamesLoadFlags(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "load flags (replay)") {
 		t.Errorf("no load flags column:\n%s", out)
 	}
-	for i, want := range []string{"-", "generator-limited", "overloaded, generator-limited", "unknown"} {
+	for i, want := range []string{"-", "generator-limited", "overloaded, generator-limited", "overload undecided"} {
 		if !strings.HasSuffix(lines[i+1], "  "+want) {
 			t.Errorf("row %d: %q, want it to end with %q", i+1, lines[i+1], want)
 		}

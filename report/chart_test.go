@@ -253,7 +253,7 @@ func TestSweepTextPrintsTheOverloadFlags(t *testing.T) {
 	if err := Text(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\nr2/1          YES         no\n", "\nr1/0          null        no\n", "point/repeat  overloaded  generator-limited\n"} {
+	for _, want := range []string{"\nr2/1          YES         no\n", "\nr1/0          undecided   no\n", "point/repeat  overloaded  generator-limited\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text sweep lacks %q:\n%s", want, b.String())
 		}

@@ -8,10 +8,21 @@ import (
 	"github.com/benchseal/benchseal/replay"
 )
 
+// Undecided is how every text report (text, Markdown, HTML) names an
+// overloaded flag the overload test could not decide (JSON: null, CSV:
+// empty, with overloaded_reason): the value in a row or column of the
+// flag, "overload undecided" in a list of a point's flags. A null
+// generator-limited or fast-failures flag is not undecided (a closed
+// loop has no schedule to fall behind) and stays null.
+const Undecided = "undecided"
+
 // flagText is a flag as the text, Markdown and HTML reports print it:
-// YES or no with the evidence, or null with the reason.
-func flagText(f replay.Flag) string {
+// YES or no with the evidence, or null with the reason (an overloaded
+// flag: Undecided with the reason).
+func flagText(f replay.Flag, overloaded bool) string {
 	switch {
+	case f.Set == nil && overloaded:
+		return Undecided + " (" + f.Why + ")"
 	case f.Set == nil:
 		return NullText(f.Why)
 	case *f.Set:
@@ -20,10 +31,12 @@ func flagText(f replay.Flag) string {
 	return "no: " + f.Why
 }
 
-// flagWord is a flag in one word (YES, no or null), where a table has
-// no room for its evidence.
-func flagWord(f replay.Flag) string {
+// flagWord is a flag in one word (YES, no, null or, of an overloaded
+// flag, Undecided), where a table has no room for its evidence.
+func flagWord(f replay.Flag, overloaded bool) string {
 	switch {
+	case f.Set == nil && overloaded:
+		return Undecided
 	case f.Set == nil:
 		return "null"
 	case *f.Set:
@@ -75,9 +88,9 @@ func overloadRows(p *replay.PointResult) []row {
 		return nil
 	}
 	out := []row{
-		{"overloaded", flagText(o.Overloaded), ""},
-		{"generator-limited", flagText(o.GeneratorLimited), ""},
-		{"fast failures", flagText(o.FastFailures), ""},
+		{"overloaded", flagText(o.Overloaded, true), ""},
+		{"generator-limited", flagText(o.GeneratorLimited, false), ""},
+		{"fast failures", flagText(o.FastFailures, false), ""},
 		{"arrival rate", "offered " + rateText(o.OfferedRate, o, "offered_rate") + "; achieved " + rateText(o.ArrivalRate, o, "arrival_rate"), "(" + o.Loop + " loop)"},
 	}
 	if o.OfferedShare != "" {

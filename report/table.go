@@ -435,11 +435,11 @@ func writeSweepText(b *strings.Builder, r *replay.Result) {
 	}
 	for _, p := range r.Results {
 		if o := p.Overload; o != nil {
-			flags = append(flags, fmt.Sprintf("%-*s  %-10s  %s\n", cw, fmt.Sprintf("%s/%d", p.Point, p.Repeat), flagWord(o.Overloaded), flagWord(o.GeneratorLimited)))
+			flags = append(flags, fmt.Sprintf("%-*s  %-10s  %s\n", cw, fmt.Sprintf("%s/%d", p.Point, p.Repeat), flagWord(o.Overloaded, true), flagWord(o.GeneratorLimited, false)))
 		}
 	}
 	if len(flags) > 0 {
-		fmt.Fprintf(b, "\nload flags (the overload test; its evidence and the reason of each null: replay --detail)\n%-*s  %-10s  %s\n%s", cw, "point/repeat", "overloaded", "generator-limited", strings.Join(flags, ""))
+		fmt.Fprintf(b, "\nload flags (the overload test; its evidence and the reason of each undecided or null flag: replay --detail)\n%-*s  %-10s  %s\n%s", cw, "point/repeat", "overloaded", "generator-limited", strings.Join(flags, ""))
 	}
 }
 
