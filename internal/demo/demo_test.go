@@ -145,16 +145,31 @@ func checkDecideExample(t *testing.T, out, demoOut, doc string) {
 			continue
 		}
 		for _, w := range want {
+			if overloadNote(w) {
+				continue
+			}
 			if !slices.ContainsFunc(have, func(h string) bool { return sameShape(w, h) }) {
 				t.Errorf("%s shows, for --objective %s, a line the demo does not print:\n%s", doc, obj, w)
 			}
 		}
 		for _, h := range have {
+			if overloadNote(h) {
+				continue
+			}
 			if !slices.ContainsFunc(want, func(w string) bool { return sameShape(w, h) }) {
 				t.Errorf("the demo prints, for --objective %s, a line %s does not show:\n%s", obj, doc, h)
 			}
 		}
 	}
+}
+
+// overloadNote reports whether line is one of decide's notes on what the
+// overload test decided at a point: that depends on how the simulated
+// points kept up on this machine at its load (one run decided "kept up",
+// another "could not decide in 5 of 5 repeats"), so neither the example
+// nor the demo's output must hold it.
+func overloadNote(line string) bool {
+	return strings.Contains(line, "overload") || strings.Contains(line, "could not decide") || strings.Contains(line, "did not keep up")
 }
 
 // answers returns, per objective, the lines printed from "decision table" on
