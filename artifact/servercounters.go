@@ -23,7 +23,10 @@ import (
 //     tokens apart: its two prompt counters are summed);
 //   - by the after scrape it finished no more requests than the point
 //     sent plus those the tally allows from elsewhere (Elsewhere; a
-//     shard's engine serves other shards, so no upper bound there).
+//     shard's engine serves other shards, so no upper bound there), and
+//     generated no more tokens than the max_tokens sent for them
+//     (OutputCap): the bound an engine without a request counter
+//     (llama.cpp) is held to, so records dropped from its run show.
 //
 // The after scrape's histograms (full, the whole scrapes) bound the
 // records' times from below (checkLatencyFloors).
@@ -100,21 +103,7 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters, fu
 				t.Point, t.Repeat, d.Metric, num(d.Delta), t.Before, when, records, by, verb, num(need))})
 		}
 		out = append(out, checkLatencyFloors(file, field, t, engine, full)...)
-		if d, ok := rise[servermetrics.RoleRequestSuccess]; ok {
-			if need := float64(t.OK - t.Slack); d.Delta < need {
-				say(d, "at least", fmt.Sprintf("%d ok requests", t.OK), need)
-			}
-			if t.After && t.Elsewhere >= 0 && !fallback[servermetrics.RoleRequestSuccess] {
-				if most := float64(t.Sent + t.Elsewhere); d.Delta > most {
-					say(d, upperBoundVerb, fmt.Sprintf("%d requests in all (any status; %d more allowed: %s)", t.Sent, t.Elsewhere, t.ElsewhereWhy), most)
-				}
-			}
-		}
-		if d, ok := rise[servermetrics.RoleGenerationTokens]; ok {
-			if need := float64(t.OutputTokens - t.Slack*t.MaxOutput); d.Delta < need {
-				say(d, "at least", fmt.Sprintf("%d output tokens in %d ok requests", t.OutputTokens, t.OK), need)
-			}
-		}
+		checkRequestsAndOutput(t, rise, fallback, say)
 		if c, ok := rise[servermetrics.RolePromptTokensCached]; ok && !fallback[servermetrics.RolePromptTokensCached] {
 			checkCachedTokens(t, c, say)
 		}
@@ -133,6 +122,35 @@ func checkServerCounters(file string, tallies []schema.ScrapeTally, counters, fu
 		}
 	}
 	return out, notes
+}
+
+// checkRequestsAndOutput holds the rise of the engine's finished-requests
+// and generated-tokens counters to t from below (the ok records that had
+// ended, less Slack) and, at the after scrape, from above (Sent and
+// Elsewhere; OutputCap). A counter compared from an earlier baseline
+// (fallback) is held from below only: that rise includes requests before
+// the point's.
+func checkRequestsAndOutput(t schema.ScrapeTally, rise map[string]servermetrics.CounterDelta, fallback map[string]bool, say func(servermetrics.CounterDelta, string, string, float64)) {
+	if d, ok := rise[servermetrics.RoleRequestSuccess]; ok {
+		if need := float64(t.OK - t.Slack); d.Delta < need {
+			say(d, "at least", fmt.Sprintf("%d ok requests", t.OK), need)
+		}
+		if t.After && t.Elsewhere >= 0 && !fallback[servermetrics.RoleRequestSuccess] {
+			if most := float64(t.Sent + t.Elsewhere); d.Delta > most {
+				say(d, upperBoundVerb, fmt.Sprintf("%d requests in all (any status; %d more allowed: %s)", t.Sent, t.Elsewhere, t.ElsewhereWhy), most)
+			}
+		}
+	}
+	if d, ok := rise[servermetrics.RoleGenerationTokens]; ok {
+		if need := float64(t.OutputTokens - t.Slack*t.MaxOutput); d.Delta < need {
+			say(d, "at least", fmt.Sprintf("%d output tokens in %d ok requests", t.OutputTokens, t.OK), need)
+		}
+		if t.After && t.OutputCap >= 0 && !fallback[servermetrics.RoleGenerationTokens] {
+			if most := float64(t.OutputCap); d.Delta > most {
+				say(d, upperBoundVerb, fmt.Sprintf("%d requests in all whose max_tokens, with those of the requests allowed from elsewhere (%s; the preflight probe's is %d), sum to %d output tokens", t.Sent, t.ElsewhereWhy, schema.ProbeOutputTokens, t.OutputCap), most)
+			}
+		}
+	}
 }
 
 // checkCachedTokens holds the rise c of the engine's count of prompt

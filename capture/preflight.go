@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchseal/benchseal/internal/errcond"
+	"github.com/benchseal/benchseal/schema"
 )
 
 // ErrPreflight is the root of the errors Run returns when the endpoint
@@ -27,7 +28,7 @@ var ErrPreflight = errors.New("preflight failed")
 const (
 	preflightTimeout  = 10 * time.Second
 	probeTimeout      = 2 * time.Minute
-	probeOutputTokens = 8
+	probeOutputTokens = schema.ProbeOutputTokens
 )
 
 // preflight checks, before anything is written, that the endpoint serves

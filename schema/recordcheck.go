@@ -396,7 +396,7 @@ func (c *RecordChecker) checkCell(rec *Record, add func(field, format string, ar
 		if c.state != nil {
 			c.state.add(cell, rec)
 		}
-		c.tally.add(cell, rec)
+		c.tally.add(cell, rec, c.outputCap(rec))
 	}
 	return pi, declared
 }

@@ -23,6 +23,10 @@ import (
 // 2), which then must show every record counted.
 const CounterLagNS = 250_000_000
 
+// ProbeOutputTokens is the max_tokens of capture's preflight probe, the
+// one request it sends outside the records.
+const ProbeOutputTokens = 8
+
 // ScrapeTimeoutNS bounds one scrape: capture gives up on a /metrics
 // request after it.
 const ScrapeTimeoutNS = 5_000_000_000
@@ -78,6 +82,13 @@ type ScrapeTally struct {
 	Sent, Elsewhere int64
 	// ElsewhereWhy says what Elsewhere allows for, for messages.
 	ElsewhereWhy string
+	// OutputCap bounds the engine's generated tokens between the two
+	// scrapes from above: the max_tokens sent for the point's requests
+	// (any status) and for those from elsewhere (the preflight probe's
+	// ProbeOutputTokens); -1 when no such bound holds (a shard, a capture
+	// before client.capture_revision 3, a request whose max_tokens is not
+	// known). Set on the after scrape only.
+	OutputCap int64
 	// FirstN counts the point's measured records with a first content
 	// chunk (any status) and FirstSumS sums their ttft (ChunksNS[0]) in
 	// seconds; E2EN and E2ESumS the same of its ok records' end − sent.
@@ -98,21 +109,26 @@ type tallyCell struct {
 	// less than CounterLagNS before the before scrape was sent or before
 	// it answered: the engine may count them after that scrape, between
 	// it and the after one (see elsewhere).
-	pending         int64
-	probes          []tallyProbe // the later scrapes, by ByNS
-	afterFrom       int64        // the after scrape's request, -1: not stated
-	afterAt         int64        // its answer, -1: no after scrape
-	window          int64        // ok records ending less than CounterLagNS before the after scrape (see Slack)
-	windowFrom      int64
-	duringAt        int64 // the latest answer of a during scrape
-	firstSent       int64
-	firstID, lastID string
-	lastEnd         int64
-	seen            bool
-	maxIn, maxOut   int64
-	sent            int64
-	firstN, e2eN    int64
-	firstS, e2eS    float64
+	pending int64
+	// capSum sums the output caps (RecordChecker.outputCap) of the
+	// cell's measured records, pendingCap those of its pending ones;
+	// capUnknown is set when one of them has none.
+	capSum, pendingCap int64
+	capUnknown         bool
+	probes             []tallyProbe // the later scrapes, by ByNS
+	afterFrom          int64        // the after scrape's request, -1: not stated
+	afterAt            int64        // its answer, -1: no after scrape
+	window             int64        // ok records ending less than CounterLagNS before the after scrape (see Slack)
+	windowFrom         int64
+	duringAt           int64 // the latest answer of a during scrape
+	firstSent          int64
+	firstID, lastID    string
+	lastEnd            int64
+	seen               bool
+	maxIn, maxOut      int64
+	sent               int64
+	firstN, e2eN       int64
+	firstS, e2eS       float64
 }
 
 // afterGap is the longest a capture of m takes from a point's last end
@@ -151,6 +167,10 @@ type serverTally struct {
 	// engine may still be running such a request when the client gave
 	// up on it, and count it in a later point.
 	notOK int64
+	// notOKCap sums the output caps of the not-ok records, notOKCapUnknown
+	// set when one of them has none.
+	notOKCap        int64
+	notOKCapUnknown bool
 	// windows are the cells' before scrapes that state from_ns, each as
 	// [from_ns - CounterLagNS, at_ns], by start: a record ending inside
 	// one is pending there.
@@ -242,7 +262,7 @@ func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTall
 // end is looked at: in a run whose windows overlap (edited scrapes) a
 // record is counted in one of them only, which can only tighten the
 // bound there.
-func (t *serverTally) pend(end int64) {
+func (t *serverTally) pend(end, cap int64) {
 	i, _ := slices.BinarySearchFunc(t.windows, end, func(w beforeWindow, end int64) int {
 		if w.from <= end {
 			return -1
@@ -250,8 +270,19 @@ func (t *serverTally) pend(end int64) {
 		return 1
 	})
 	if i > 0 && end <= t.windows[i-1].to {
-		t.cells[t.windows[i-1].cell].pending++
+		c := &t.cells[t.windows[i-1].cell]
+		c.pending++
+		addCap(&c.pendingCap, &c.capUnknown, cap)
 	}
+}
+
+// addCap adds an output cap to sum, or sets unknown when cap is -1.
+func addCap(sum *int64, unknown *bool, cap int64) {
+	if cap < 0 {
+		*unknown = true
+		return
+	}
+	*sum += cap
 }
 
 func compareInt64(a, b int64) int {
@@ -264,20 +295,23 @@ func compareInt64(a, b int64) int {
 	return 0
 }
 
-// add tallies one record of cell.
-func (t *serverTally) add(cell int, rec *Record) {
+// add tallies one record of cell, whose output cap (the most tokens the
+// engine can have generated for it, RecordChecker.outputCap) is cap.
+func (t *serverTally) add(cell int, rec *Record, cap int64) {
 	if t == nil {
 		return
 	}
 	if rec.Status != StatusOK {
 		t.notOK++
+		addCap(&t.notOKCap, &t.notOKCapUnknown, cap)
 	}
-	t.pend(rec.EndNS)
+	t.pend(rec.EndNS, cap)
 	c := &t.cells[cell]
 	if rec.Phase != PhaseMeasure || c.before < 0 {
 		return
 	}
 	c.sent++
+	addCap(&c.capSum, &c.capUnknown, cap)
 	if !c.seen || rec.SentNS < c.firstSent {
 		c.firstSent, c.firstID = rec.SentNS, rec.ID
 	}
@@ -380,7 +414,7 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 			}
 			st := ScrapeTally{Point: p.Name, Repeat: r, Before: tc.before, Scrape: pr.scrape, After: pr.after, ByNS: pr.by,
 				OK: ok, InputTokens: in, OutputTokens: out_, CachedTokens: cached, CachedKnown: uncached == 0, Slack: slack, MaxInput: tc.maxIn, MaxOutput: tc.maxOut,
-				Elsewhere: -1}
+				Elsewhere: -1, OutputCap: -1}
 			if pr.after {
 				st.Sent = tc.sent
 				st.FirstN, st.FirstSumS, st.E2EN, st.E2ESumS = tc.firstN, tc.firstS, tc.e2eN, tc.e2eS
@@ -433,6 +467,9 @@ func (t *serverTally) elsewhere(m *Manifest, out []ScrapeTally, cellOf []int, mo
 			probe = 0
 		}
 		out[i].Elsewhere = probe + tc.pending + t.notOK
+		if revisedTo(m, 3) && !tc.capUnknown && !t.notOKCapUnknown {
+			out[i].OutputCap = tc.capSum + probe*ProbeOutputTokens + tc.pendingCap + t.notOKCap
+		}
 		out[i].ElsewhereWhy = fmt.Sprintf("%d for the preflight probe, %d for requests that ended less than %s before the scrape before the point was sent or before it answered, and %d for the run's requests that did not end ok", probe, tc.pending, nsSeconds(CounterLagNS), t.notOK)
 	}
 }

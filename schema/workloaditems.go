@@ -292,6 +292,22 @@ func (c *RecordChecker) SetWorkload(w *WorkloadItems) { c.workload = w }
 // a tokenizer may merge words, and a smaller count only lowers every
 // token throughput. inChecked: input_tokens was already held to its
 // point's synthetic length, so only output_tokens is checked here.
+// outputCap is the most output tokens an engine can have generated for
+// rec: the max_tokens load.generator benchseal/v1 sent for it, its
+// workload item's output length; -1 when that is not known (another
+// load client, no workload, an item stating no output length, which
+// capture sends without max_tokens).
+func (c *RecordChecker) outputCap(rec *Record) int64 {
+	w := c.workload
+	if c.gen == nil || w == nil || rec.Item == nil || *rec.Item < 0 || *rec.Item >= w.n {
+		return -1
+	}
+	if it := w.item(*rec.Item); it.outp > 0 {
+		return int64(it.outp)
+	}
+	return -1
+}
+
 func (c *RecordChecker) checkItemTokens(rec *Record, inChecked bool, add func(field, format string, args ...any)) {
 	w := c.workload
 	if w == nil || rec.Item == nil || *rec.Item < 0 || *rec.Item >= w.n {

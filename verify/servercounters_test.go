@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -132,14 +133,25 @@ func TestForgedInputAndRequestCountsContradictTheEngineCounters(t *testing.T) {
 		// Two fewer than the point's concurrency + 1 that the earlier
 		// bound allowed from elsewhere: only the preflight probe is.
 		{"the last two requests dropped, the plan lowered to match", func(fr *forgeRun) {
-			slices.SortFunc(fr.recs, func(a, b *schema.Record) int { return int(a.SentNS - b.SentNS) })
-			fr.recs = fr.recs[:len(fr.recs)-2]
-			fr.m.Load.Points[0].Requests = len(fr.recs)
+			fr.dropLast(2)
 		}, "vllm:request_success_total"},
+		// One, which the probe's allowance covers, generated more than
+		// the probe's max_tokens.
+		{"the last request dropped, the plan lowered to match", func(fr *forgeRun) {
+			fr.dropLast(1)
+		}, "vllm:generation_tokens_total"},
+		// llama.cpp counts no requests: only its generated tokens show it.
+		{"llama.cpp: the last request dropped, the plan lowered to match", func(fr *forgeRun) {
+			fr.dropLast(1)
+		}, "llamacpp:tokens_predicted_total"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fr := captureFlavor(t, plan, 0.01, "", true, nil)
+			flavor := ""
+			if strings.HasPrefix(c.name, "llama.cpp") {
+				flavor = simulator.FlavorLlamaCpp
+			}
+			fr := captureFlavor(t, plan, 0.01, flavor, true, nil)
 			fr.write(t)
 			wantVerified(t, fr)
 			bundle := fr.pack(t)
@@ -147,6 +159,20 @@ func TestForgedInputAndRequestCountsContradictTheEngineCounters(t *testing.T) {
 			verr, res, err := fr.forge(t, bundle)
 			wantRejected(t, verr, res, err, c.want)
 		})
+	}
+}
+
+// dropLast removes the last n measured records sent, as a run that
+// stopped before sending them would lack them, and lowers the point's
+// declared requests to match.
+func (fr *forgeRun) dropLast(n int) {
+	slices.SortFunc(fr.recs, func(a, b *schema.Record) int { return cmp.Compare(a.SentNS, b.SentNS) })
+	fr.recs = fr.recs[:len(fr.recs)-n]
+	fr.m.Load.Points[0].Requests = len(fr.recs)
+	if ss := fr.m.ServerState; ss != nil {
+		for i := range ss.Points {
+			ss.Points[i].Cache = nil
+		}
 	}
 }
 
