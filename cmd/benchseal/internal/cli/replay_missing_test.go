@@ -14,14 +14,15 @@ import (
 // measured record: a request removed from the end, so only the declared
 // count shows it (the request numbers stay contiguous). The run has one
 // point because the engine's count of finished requests allows one
-// request from elsewhere (the preflight probe) at the first point only:
+// request from elsewhere (the preflight probe, up to 8 output tokens, so
+// the requests ask for 8) at the first point only:
 // at a later one, the request the engine counted and the records lack
 // contradicts it (see schema's serverTally.elsewhere).
 func removeLastMeasured(t *testing.T, dir, name string) string {
 	t.Helper()
 	run := filepath.Join(dir, name)
 	var out, errOut bytes.Buffer
-	if code := Main([]string{"capture", "--simulate", "--concurrency", "4", "--requests", "40", "--sim-time-scale", "0.01", "--out", run}, strings.NewReader(""), &out, &errOut); code != ExitOK {
+	if code := Main([]string{"capture", "--simulate", "--concurrency", "4", "--requests", "40", "--output-tokens", "8", "--sim-time-scale", "0.01", "--out", run}, strings.NewReader(""), &out, &errOut); code != ExitOK {
 		t.Fatalf("capture: exit %d: %s", code, errOut.String())
 	}
 	path := filepath.Join(run, "records.jsonl")
