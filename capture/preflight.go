@@ -23,12 +23,11 @@ import (
 var ErrPreflight = errors.New("preflight failed")
 
 // preflightTimeout bounds the model listing and probeTimeout the probe
-// request, whose answer is cut to probeOutputTokens: the probe asks
+// request, whose answer is cut to schema.ProbeOutputTokens: the probe asks
 // whether the endpoint works, not how fast.
 const (
-	preflightTimeout  = 10 * time.Second
-	probeTimeout      = 2 * time.Minute
-	probeOutputTokens = schema.ProbeOutputTokens
+	preflightTimeout = 10 * time.Second
+	probeTimeout     = 2 * time.Minute
 )
 
 // preflight checks, before anything is written, that the endpoint serves
@@ -93,7 +92,7 @@ func (r *runner) checkModels(ctx context.Context, base string) error {
 }
 
 // probeRequest sends the first workload item, as the run will send it but
-// with at most probeOutputTokens of output, and requires a successful
+// with at most schema.ProbeOutputTokens of output, and requires a successful
 // answer with content.
 func (r *runner) probeRequest(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
@@ -102,7 +101,7 @@ func (r *runner) probeRequest(ctx context.Context) error {
 	if r.probe != nil {
 		it = *r.probe
 	}
-	it.OutputTokens = min(max(it.OutputTokens, 1), probeOutputTokens)
+	it.OutputTokens = min(max(it.OutputTokens, 1), schema.ProbeOutputTokens)
 	body, err := RequestBody(r.o.Request, &it)
 	if err != nil {
 		return errcond.Errorf(ErrPreflight, "preflight failed: %w", err)

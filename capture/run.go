@@ -575,7 +575,7 @@ func (s *capturing) openRunDir(ctx context.Context) error {
 			rc = ReadClock
 		}
 		s.clk = rc(ctx)
-		if err := waitStart(ctx, o.StartAt); err != nil {
+		if err := sleepUntil(ctx, o.StartAt); err != nil {
 			return fmt.Errorf("wait for the common start %s: %w", o.StartAt.UTC().Format(time.RFC3339), err)
 		}
 	}
@@ -675,10 +675,7 @@ func (s *capturing) runCells(ctx context.Context, res *Result) {
 			// the point, whose count of finished requests is then
 			// held to the requests it sent and the preflight probe
 			// (schema's serverTally.elsewhere).
-			select {
-			case <-time.After(time.Duration(schema.CounterLagNS)):
-			case <-ctx.Done():
-			}
+			_ = sleepUntil(ctx, time.Now().Add(time.Duration(schema.CounterLagNS))) // interrupted: the loop stops above
 		}
 		t0 := r.now()
 		scrapedAround(ctx, s.scr, s.gpu, c, func() { r.runCell(ctx, c, nos[i]) })

@@ -160,9 +160,9 @@ func CheckStartAt(at, now time.Time) error {
 	return nil
 }
 
-// waitStart sleeps until at (the common start of all shards); it returns
-// early with ctx's error.
-func waitStart(ctx context.Context, at time.Time) error {
+// sleepUntil sleeps until at (the common start of all shards, the end of
+// the counter lag after a warmup); it returns early with ctx's error.
+func sleepUntil(ctx context.Context, at time.Time) error {
 	d := time.Until(at)
 	if d <= 0 {
 		return nil
