@@ -108,8 +108,9 @@ type tallyCell struct {
 	// pending counts the records (any phase, cell or status) that ended
 	// less than CounterLagNS before the before scrape was sent or before
 	// it answered: the engine may count them after that scrape, between
-	// it and the after one (see elsewhere).
-	pending int64
+	// it and the after one (see elsewhere); pendingID names one of them.
+	pending   int64
+	pendingID string
 	// capSum sums the output caps (RecordChecker.outputCap) of the
 	// cell's measured records, pendingCap those of its pending ones;
 	// capUnknown is set when one of them has none.
@@ -262,7 +263,8 @@ func newServerTally(m *Manifest, points map[string]int, repeats int) *serverTall
 // end is looked at: in a run whose windows overlap (edited scrapes) a
 // record is counted in one of them only, which can only tighten the
 // bound there.
-func (t *serverTally) pend(end, cap int64) {
+func (t *serverTally) pend(rec *Record, cap int64) {
+	end := rec.EndNS
 	i, _ := slices.BinarySearchFunc(t.windows, end, func(w beforeWindow, end int64) int {
 		if w.from <= end {
 			return -1
@@ -271,7 +273,9 @@ func (t *serverTally) pend(end, cap int64) {
 	})
 	if i > 0 && end <= t.windows[i-1].to {
 		c := &t.cells[t.windows[i-1].cell]
-		c.pending++
+		if c.pending++; c.pendingID == "" {
+			c.pendingID = rec.ID
+		}
 		addCap(&c.pendingCap, &c.capUnknown, cap)
 	}
 }
@@ -305,7 +309,7 @@ func (t *serverTally) add(cell int, rec *Record, cap int64) {
 		t.notOK++
 		addCap(&t.notOKCap, &t.notOKCapUnknown, cap)
 	}
-	t.pend(rec.EndNS, cap)
+	t.pend(rec, cap)
 	c := &t.cells[cell]
 	if rec.Phase != PhaseMeasure || c.before < 0 {
 		return
@@ -387,8 +391,8 @@ func (t *serverTally) finish(c *RecordChecker, add func(field, format string, ar
 				p.Name, r, tc.afterFrom, nsSeconds(tc.afterFrom-max(tc.lastEnd, tc.duringAt)), tc.lastID, tc.lastEnd, nsSeconds(afterGap(c.m)))
 		}
 		if revisedTo(c.m, 3) && tc.pending > 0 {
-			add(field, "point %q repeat %d: %d record(s) ended less than %s before the scrape before the point was sent (from_ns %d) or while it was answered (at_ns %d), but a capture of client.capture_revision %d sends it that long after the last request before it ended",
-				p.Name, r, tc.pending, nsSeconds(CounterLagNS), tc.beforeFrom, tc.beforeAt, c.m.Client.CaptureRevision)
+			add(field, "point %q repeat %d: %d record(s) (record %q among them) ended less than %s before the scrape before the point was sent (from_ns %d) or while it was answered (at_ns %d), but a capture of client.capture_revision %d sends it that long after the last request before it ended",
+				p.Name, r, tc.pending, tc.pendingID, nsSeconds(CounterLagNS), tc.beforeFrom, tc.beforeAt, c.m.Client.CaptureRevision)
 		}
 		if revisedTo(c.m, 2) && tc.afterFrom >= 0 && !tc.settled() {
 			add("server_metrics.scrapes", "point %q repeat %d: the scrape after the point was sent at %d ns, %s after its last request ended (record %q, end_ns %d), but a capture of client.capture_revision %d waits %s before it",

@@ -636,7 +636,7 @@ func TestWarmupEndingInsideTheBeforeScrapesLag(t *testing.T) {
 	span := warm.EndNS - first // the warmup's stated length, to match
 	fr.m.ServerState.Points[0].WarmupNS = &span
 	verr, res, err := fr.forge(t, now)
-	wantRejected(t, verr, res, err, "1 record(s) ended less than 0.250 s before the scrape before the point was sent")
+	wantRejected(t, verr, res, err, fmt.Sprintf("1 record(s) (record %q among them) ended less than 0.250 s before the scrape before the point was sent", warm.ID))
 	fr.m.Client.CaptureRevision = 2
 	verr, res, err = fr.forge(t, older)
 	if verr != nil || err != nil || !res.Verified {
