@@ -238,12 +238,14 @@ func writeClaimChecks(w io.Writer, checks []schema.ClaimCheck, all bool) {
 }
 
 // claimNumber returns how the claims of metric read: the number as the
-// claim stores it, and for a duration in ns its ms rendering beside it,
-// as replay prints the same quantity (MillisecondsText).
+// claim stores it, and for a duration in ns (schema.ClaimIsDuration) its
+// ms rendering beside it, as replay prints the same quantity
+// (MillisecondsText); a count such as ttft_ns.n is not one.
 func claimNumber(metric string) func(float64) string {
+	dur := schema.ClaimIsDuration(metric)
 	return func(f float64) string {
 		s := plainFloat(f)
-		if strings.Contains(metric, "_ns") {
+		if dur {
 			s += " (" + MillisecondsText(f) + ")"
 		}
 		return s

@@ -203,3 +203,21 @@ func (c *Claims) ClaimedMetrics() ([]PointMetric, map[PointMetric][]float64) {
 	}
 	return out, vals
 }
+
+// ClaimIsDuration reports whether the value of claim path is a duration
+// in ns: a path with a segment naming a quantity in ns ("ttft_ns",
+// "max_gap_ns", "ttft_p99_ns") unless its last segment is "n", the
+// number of samples of a distribution or of repeats of a summary.
+// "send_lag_slope_ns_per_s" is a slope, not a duration.
+func ClaimIsDuration(path string) bool {
+	segs := strings.Split(path, ".")
+	if segs[len(segs)-1] == "n" {
+		return false
+	}
+	for _, s := range segs {
+		if strings.HasSuffix(s, "_ns") {
+			return true
+		}
+	}
+	return false
+}
