@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +100,17 @@ func TestRecordLogRoundTripsEveryField(t *testing.T) {
 	byte1 := &schema.Record{SentNS: 1e12, ChunksNS: []int64{0, 255}, ChunkTokens: []int64{0, 1, 255}}
 	byte4 := &schema.Record{SentNS: 7, ChunksNS: []int64{256, 256 + 1<<32 - 1}, ChunkTokens: []int64{256, 1<<32 - 1}}
 	wide := &schema.Record{SentNS: 7, ChunksNS: []int64{1 << 32, 7}, ChunkTokens: []int64{1 << 32, -1}}
-	recs := []*schema.Record{empty, full, {}, empty, wrap, full, byte1, byte4, wide}
+	// Three bytes (deltas under 2²⁴, at their edges) and one repeated
+	// count (logSame), at logSameMax and past it, and a negative one.
+	byte3 := &schema.Record{ChunksNS: []int64{256, 256 + 1<<24 - 1, 2 << 24}, ChunkTokens: []int64{1 << 24, 1<<24 - 1}}
+	ones := make([]int64, logSameMax)
+	for i := range ones {
+		ones[i] = 1
+	}
+	same := &schema.Record{ChunksNS: []int64{5, 5, 5}, ChunkTokens: ones}
+	longer := &schema.Record{ChunkTokens: append(slices.Clone(ones), 1)}
+	negative := &schema.Record{ChunkTokens: []int64{-3, -3}}
+	recs := []*schema.Record{empty, full, {}, empty, wrap, full, byte1, byte4, wide, byte3, same, longer, negative}
 	for _, mem := range []int{8 << 20, 1} {
 		old := logMemory
 		logMemory = mem
