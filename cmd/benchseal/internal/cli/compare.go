@@ -44,7 +44,7 @@ func (f *inputFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.keys, "key", nil, "pinned public key PEM (repeatable): each bundle must verify under one of them, and the key that did is printed")
 	fl.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "UNSAFE: accept bundles without checking signatures (integrity only); each is labelled unsigned")
-	enumFlag(fl, &f.definitions, "definitions", "benchseal", replay.DefinitionNames(), "metric definitions for every input: one of those benchseal replay --help lists (replay's --definitions)")
+	enumFlag(fl, &f.definitions, "definitions", "benchseal", replay.DefinitionNames(), "metric definitions for every input: "+strings.Join(replay.DefinitionNames(), "|"))
 	fl.StringVar(&f.slo, "slo", "", "one SLO for every input, e.g. "+replay.SLOExample+" (default: the manifests', which must agree)")
 	fl.BoolVar(&f.allowWorkload, "allow-different-workload", false, "compare runs whose workload hashes differ (said in the result)")
 	fl.StringArrayVar(&f.allowDiff, "allow-difference", nil, "accept a difference in this required check (repeatable): "+strings.Join(allowableChecks(), ", "))
