@@ -35,6 +35,11 @@ fi
 export BENCHSEAL_PASSWORD=bench SOURCE_DATE_EPOCH=1767225600
 work=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/bench-goals.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# The Go reader floor (internal/benchfloor), printed beside the replay
+# (dir) floor with no goal of its own: what the least reader of the JSON
+# text takes, so the part of replay's ratio that parsing alone costs is
+# measured, not argued.
+go build -trimpath -o "$work/benchfloor" ./internal/benchfloor
 missed=0
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
@@ -142,6 +147,8 @@ for N in $SIZES; do
   echo "floor: $N requests: verify, replay (bundle): $bundle_floor   (\$@ every blob, \$ZST the zstd ones; cpu ${bundle_floor_cpu}s)"
   echo "floor: $N requests: pack --key: $pack_floor   (\$@ the records files; cpu ${pack_floor_cpu}s)"
   echo "floor: $N requests: replay (dir): $replay_floor   (\$@ the records files; cpu ${replay_floor_cpu}s)"
+  measure reader_floor "$work/benchfloor" "${records[@]}"
+  echo "floor: $N requests: the least Go reader of the records (no goal): internal/benchfloor \"\$@\" (klauspost/compress decompression and a digit loop over every integer, $(cut -d' ' -f1 "$work/reader_floor.out") of them, nothing checked or kept; cpu ${reader_floor_cpu}s): $(awk -v a="$reader_floor_cpu" -v b="$replay_floor_cpu" 'BEGIN{printf "%.2f", (b > 0 ? a / b : 0)}')x the replay (dir) floor, replay (dir) $(awk -v a="$replay_dir_cpu" -v b="$reader_floor_cpu" 'BEGIN{printf "%.2f", (b > 0 ? a / b : 0)}')x it"
 
   # compare and decide: two bundles of two runs of the same workload
   # (compare refuses runs whose workloads differ, and synth's workload
