@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -142,7 +143,7 @@ func validateForPack(ctx context.Context, st *stage, runDir, out string, maxProb
 			if sh, err = st.newSharder(m); err != nil {
 				return nil, nil, fmt.Errorf("pack %s: %w", out, err)
 			}
-			each = countRecords(progress.Phase(ctx, "pack: read and validate records", "records", -1), sh.add)
+			each = countRecords(progress.Phase(ctx, "pack: read, validate and compress records", "records", -1), sh.add)
 		}
 	}
 	sum, err := schema.CheckRunDir(ctx, runDir, maxProblems, each)
@@ -412,16 +413,36 @@ type shardKey struct {
 }
 
 // sharder splits the records file by load point and repeat while
-// validation streams it, keeping each line's bytes and the file order,
-// into plain temporary files; compress then turns each shard into a layer.
-// So the records are read, decompressed and decoded once. Records outside
-// the plan are not written: validation rejects them.
+// validation streams it, keeping each line's bytes and the file order, so
+// the records are read, decompressed and decoded once. A capture writes a
+// point × repeat's records together, so each shard is compressed into its
+// layer as it streams, one encoder at a time (writing 637 MB of
+// uncompressed shards to temporary files at 1M requests cost pack a
+// quarter of its CPU in system time). A shard whose records resume after
+// another shard's began is spilled: its layer so far is decompressed into
+// a plain temporary file that takes the rest, and compress turns it into a
+// layer once validation ends; each shard spills at most once. Records
+// outside the plan are not written: validation rejects them.
 type sharder struct {
-	dir     string
-	order   map[string]int
-	repeats int
-	shards  map[shardKey]*shardFile
-	skipped int64 // records outside the plan, not written
+	st       *stage
+	dir      string
+	order    map[string]int
+	repeats  int
+	cur      *streamShard
+	finished map[shardKey]Layer // streamed shards, closed
+	spilled  map[shardKey]*shardFile
+	skipped  int64 // records outside the plan, not written
+}
+
+// streamShard is the shard being compressed as validation streams it.
+type streamShard struct {
+	key   shardKey
+	bw    *blobWriter
+	zw    io.WriteCloser
+	uh    hash.Hash
+	w     *bufio.Writer // into zw and uh
+	n     int64         // uncompressed bytes
+	count int64
 }
 
 type shardFile struct {
@@ -431,13 +452,14 @@ type shardFile struct {
 }
 
 // newSharder shards the records of the run whose manifest is m into
-// temporary files under the stage.
+// layers of the stage.
 func (s *stage) newSharder(m *schema.Manifest) (*sharder, error) {
 	dir := filepath.Join(s.dir, ".shards")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	sh := &sharder{dir: dir, order: map[string]int{}, repeats: max(m.Load.Repeats, 1), shards: map[shardKey]*shardFile{}}
+	sh := &sharder{st: s, dir: dir, order: map[string]int{}, repeats: max(m.Load.Repeats, 1),
+		finished: map[shardKey]Layer{}, spilled: map[shardKey]*shardFile{}}
 	for i, p := range m.Load.Points {
 		if _, dup := sh.order[p.Name]; !dup {
 			sh.order[p.Name] = i
@@ -453,48 +475,162 @@ func (sh *sharder) add(line []byte, rec *schema.Record) error {
 		return nil
 	}
 	k := shardKey{rec.Point, rec.Repeat}
-	f := sh.shards[k]
-	if f == nil {
-		if len(sh.shards) >= MaxLayers {
-			return fmt.Errorf("records of more than %d point × repeat pairs: over the layer limit", MaxLayers)
-		}
-		tf, err := os.CreateTemp(sh.dir, "shard-")
-		if err != nil {
-			return err
-		}
-		f = &shardFile{f: tf, w: bufio.NewWriterSize(tf, 32<<10)}
-		sh.shards[k] = f
+	if c := sh.cur; c != nil && c.key == k {
+		c.w.Write(line)
+		c.n += int64(len(line)) + 1
+		c.count++
+		return c.w.WriteByte('\n')
 	}
-	f.w.Write(line)
-	if err := f.w.WriteByte('\n'); err != nil {
+	f := sh.spilled[k]
+	if f == nil {
+		if _, ok := sh.finished[k]; ok {
+			var err error
+			if f, err = sh.spill(k); err != nil {
+				return err
+			}
+		}
+	}
+	if f != nil {
+		f.w.Write(line)
+		f.count++
+		return f.w.WriteByte('\n')
+	}
+	shards := len(sh.finished) + len(sh.spilled)
+	if sh.cur != nil {
+		shards++
+	}
+	if shards >= MaxLayers {
+		return fmt.Errorf("records of more than %d point × repeat pairs: over the layer limit", MaxLayers)
+	}
+	if err := sh.finishCur(); err != nil {
 		return err
 	}
-	f.count++
+	if err := sh.startCur(k); err != nil {
+		return err
+	}
+	return sh.add(line, rec)
+}
+
+// startCur begins streaming shard k into a new blob.
+func (sh *sharder) startCur(k shardKey) error {
+	bw, err := sh.st.newBlob()
+	if err != nil {
+		return err
+	}
+	zw, err := schema.NewZstdWriter(bw)
+	if err != nil {
+		bw.abort()
+		return err
+	}
+	c := &streamShard{key: k, bw: bw, zw: zw, uh: sha256.New()}
+	c.w = bufio.NewWriterSize(io.MultiWriter(zw, c.uh), 256<<10)
+	sh.cur = c
 	return nil
+}
+
+// finishCur closes the streamed shard, if any, into its layer.
+func (sh *sharder) finishCur() error {
+	c := sh.cur
+	if c == nil {
+		return nil
+	}
+	sh.cur = nil
+	err := c.w.Flush()
+	if cerr := c.zw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		c.bw.abort()
+		return err
+	}
+	d, n, err := c.bw.commit()
+	if err != nil {
+		return err
+	}
+	sh.finished[c.key] = Layer{
+		Descriptor: ocispec.Descriptor{MediaType: MediaTypeRecordsLayer, Digest: d, Size: n},
+		Kind:       KindRecords, Title: recordsTitle(c.key.point, c.key.repeat), Compressed: true,
+		UncompressedDigest: digest.NewDigestFromBytes(digest.SHA256, c.uh.Sum(nil)),
+		UncompressedSize:   c.n,
+		Point:              c.key.point, Repeat: c.key.repeat, Records: c.count,
+	}
+	return nil
+}
+
+// spill moves finished shard k back to a plain temporary file (its
+// records decompressed from its blob, which is removed) that takes the
+// records still to come.
+func (sh *sharder) spill(k shardKey) (*shardFile, error) {
+	l := sh.finished[k]
+	delete(sh.finished, k)
+	name := filepath.Join(sh.st.dir, filepath.FromSlash(blobPath(l.Descriptor.Digest)))
+	src, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	zr, err := schema.NewZstdReader(bufio.NewReaderSize(src, 256<<10))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	tf, err := os.CreateTemp(sh.dir, "shard-")
+	if err != nil {
+		return nil, err
+	}
+	f := &shardFile{f: tf, w: bufio.NewWriterSize(tf, 32<<10), count: l.Records}
+	sh.spilled[k] = f
+	if _, err := io.Copy(f.w, zr); err != nil {
+		return nil, fmt.Errorf("records of point %q repeat %d: reading back its layer: %w", k.point, k.repeat, err)
+	}
+	if !sh.blobShared(l.Descriptor.Digest) {
+		os.Remove(name)
+	}
+	return f, nil
+}
+
+// blobShared reports whether another finished layer is stored in blob d.
+func (sh *sharder) blobShared(d digest.Digest) bool {
+	for _, l := range sh.finished {
+		if l.Descriptor.Digest == d {
+			return true
+		}
+	}
+	return false
 }
 
 // close removes the temporary files. It is idempotent.
 func (sh *sharder) close() {
-	for k, f := range sh.shards {
+	if c := sh.cur; c != nil {
+		sh.cur = nil
+		c.zw.Close()
+		c.bw.abort()
+	}
+	for k, f := range sh.spilled {
 		f.f.Close()
-		delete(sh.shards, k)
+		delete(sh.spilled, k)
 	}
 	os.RemoveAll(sh.dir)
 }
 
-// compress turns each shard into a records layer, in the manifest's point
-// order then repeat order. Shards are compressed one after the other: two
-// encoders at once cut the wall time on an idle machine but add their
-// buffers (about 13 MB) to the peak memory, and save no CPU time.
+// compress closes the streamed shard and turns each spilled shard into a
+// records layer, and returns every records layer in the manifest's point
+// order then repeat order. Spilled shards are compressed one after the
+// other: two encoders at once cut the wall time on an idle machine but
+// add their buffers (about 13 MB) to the peak memory, and save no CPU time.
 func (sh *sharder) compress(ctx context.Context, s *stage) ([]Layer, error) {
-	keys := make([]shardKey, 0, len(sh.shards))
-	for k := range sh.shards {
+	if err := sh.finishCur(); err != nil {
+		return nil, err
+	}
+	keys := make([]shardKey, 0, len(sh.finished)+len(sh.spilled))
+	for k := range sh.finished {
 		keys = append(keys, k)
 	}
-	sortShardKeys(keys, sh.order)
+	var spilled []shardKey
 	var total int64
-	for _, k := range keys {
-		f := sh.shards[k]
+	for k, f := range sh.spilled {
+		keys = append(keys, k)
+		spilled = append(spilled, k)
 		if err := f.w.Flush(); err != nil {
 			return nil, err
 		}
@@ -504,24 +640,32 @@ func (sh *sharder) compress(ctx context.Context, s *stage) ([]Layer, error) {
 		}
 		total += n
 	}
-	c := progress.Phase(ctx, "pack: compress records", "bytes", total)
-	var layers []Layer
+	sortShardKeys(keys, sh.order)
+	sortShardKeys(spilled, sh.order)
+	if len(spilled) > 0 {
+		c := progress.Phase(ctx, "pack: compress records", "bytes", total)
+		for _, k := range spilled {
+			f := sh.spilled[k]
+			if _, err := f.f.Seek(0, io.SeekStart); err != nil {
+				return nil, err
+			}
+			l, err := s.putZstd(ctx, bufio.NewReaderSize(progress.Reader(f.f, c), 256<<10), KindRecords, MediaTypeRecordsLayer, recordsTitle(k.point, k.repeat))
+			if err != nil {
+				return nil, err
+			}
+			l.Point, l.Repeat, l.Records = k.point, k.repeat, f.count
+			sh.finished[k] = l
+			f.f.Close()
+			os.Remove(f.f.Name())
+			delete(sh.spilled, k)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	layers := make([]Layer, 0, len(keys))
 	for _, k := range keys {
-		f := sh.shards[k]
-		if _, err := f.f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		l, err := s.putZstd(ctx, bufio.NewReaderSize(progress.Reader(f.f, c), 256<<10), KindRecords, MediaTypeRecordsLayer, recordsTitle(k.point, k.repeat))
-		if err != nil {
-			return nil, err
-		}
-		l.Point, l.Repeat, l.Records = k.point, k.repeat, f.count
-		layers = append(layers, l)
-		f.f.Close()
-		os.Remove(f.f.Name())
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+		layers = append(layers, sh.finished[k])
 	}
 	return layers, nil
 }

@@ -16,7 +16,7 @@ import (
 // done. A phase lasts until the next one starts or the library's call
 // returns.
 type Update struct {
-	// Phase names the work, e.g. "pack: read and validate records".
+	// Phase names the work, e.g. "pack: read, validate and compress records".
 	Phase string
 	// Unit is what Done and Total count: "records" or "bytes".
 	Unit string
