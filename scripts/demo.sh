@@ -50,14 +50,18 @@ show() {
 }
 run() { show "$@"; "$@"; }
 # start_bg starts a simulator in the background (name, then its arguments),
-# prints the command and, once it listens, its URL.
+# prints the command and, once it listens, its URL. One that does not listen
+# within 60 s (a loaded CI machine starts a process in well under that) stops
+# the demo with its log, so a caller never runs against an empty URL.
 start_bg() {
-  local name=$1; shift
+  local name=$1 url; shift
   show "$@"
   "$@" >"$OUT/sim-$name.log" 2>&1 &
   echo $! >"$OUT/sim-$name.pid"
-  for _ in $(seq 100); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
-  grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1
+  for _ in $(seq 600); do grep -q 'http://' "$OUT/sim-$name.log" 2>/dev/null && break; sleep 0.1; done
+  url=$(grep -o 'http://[0-9.:]*' "$OUT/sim-$name.log" | head -1)
+  [ -n "$url" ] || { echo "the $name simulator did not start within 60 s; its log:" >&2; cat "$OUT/sim-$name.log" >&2; exit 1; }
+  echo "$url"
 }
 
 printf 'OUT=%q   # the printed commands refer to it\n' "$OUT"
@@ -67,7 +71,6 @@ step "1. Start the local simulator (a labelled simulator on loopback, not an inf
 trap 'kill $(cat "$OUT"/sim-*.pid 2>/dev/null) 2>/dev/null || true' EXIT
 URL=$(start_bg main "$B" simulate --listen 127.0.0.1:0 --seed 7 --time-scale 0.5 --chunk-tokens 4 --prefix-caching \
   --max-running 8 --queue-limit 7 --error-rate 0.02 --stall-prob 0.002 --stall 400ms)
-[ -n "$URL" ] || { echo "simulator did not start"; cat "$OUT/sim-main.log"; exit 1; }
 echo "simulator at $URL (the --endpoint of the commands below; 127.0.0.1:0 takes a free port)"
 
 step "2. Publisher: capture a concurrency sweep (3 points x 2 repeats, warmup, prefix cache emptied before each, SLO declared before the run)"
@@ -190,15 +193,18 @@ T="$OUT/trust"; mkdir -p "$T"
 # 90 % interval, so three repeats that a loaded machine slowed (a burst of builds lasts several repeats)
 # do not decide (8 against 8 leave 16 out: two; 6 against 6 leave 8: one). The plan claims counts and
 # medians only (--metrics): 12 repeats of 10 requests cannot pin a p99 down, so a reproduction could not
-# test it.
-PRESET="--time-scale 1 --max-running 4096 --queue-limit 4096"
+# test it. Each token's time varies by up to 10 % (--step-jitter), drawn from each server's own
+# --jitter-seed, as a live server's steps vary: a server started afresh with the publisher's draws
+# would time every answer as the original did, gap for gap, and reproduce refuses a run whose records
+# repeat the original's chunk-gap shapes (113 of 149 did, an idle machine, without the jitter).
+PRESET="--time-scale 1 --max-running 4096 --queue-limit 4096 --step-jitter 0.1"
 METRICS=counts.sent,counts.ok,request_throughput,output_token_throughput,ttft_ns.p50,e2e_ns.p50,tpot_ns.p50
 start_preset() { # name, then extra simulate flags; prints its URL
   local name=$1; shift
   # shellcheck disable=SC2086 # PRESET is a list of flags
   start_bg "$name" "$B" simulate --listen 127.0.0.1:0 $PRESET "$@"
 }
-URL_PUB=$(start_preset publisher)
+URL_PUB=$(start_preset publisher --jitter-seed 1)
 echo "publisher's simulator at $URL_PUB"
 run "$B" keygen --out "$OUT/keys/reviewer" >/dev/null
 echo "the reviewer's key: $OUT/keys/reviewer.key (BENCHSEAL_PASSWORD=$BENCHSEAL_PASSWORD opens it; try attest with it)"
@@ -279,20 +285,33 @@ grep -q 'Accelerator energy per good token (J)' "$OUT/decision-energy.txt" || { 
 echo "HTML decision report: $OUT/decision.html (comparison: $OUT/compare.html)"
 
 step "12. Reviewer: re-run the publisher's pre-registered bundle against a server of the same preset, then a 3x faster one"
-# The reviewer starts the publisher's preset (step 9's flags) and one three times as fast, and reproduces
-# with the original's 12 repeats, so the reproduction executes the pre-registered plan itself.
-URL_SAME=$(start_preset same)
-URL_FAST=$(start_preset fast --time-scale 0.333)
+# The reviewer starts the publisher's preset (step 9's flags, its own jitter draws) and one three times
+# as fast, and reproduces with the original's 12 repeats, so the reproduction executes the
+# pre-registered plan itself.
+URL_SAME=$(start_preset same --jitter-seed 2)
+URL_FAST=$(start_preset fast --time-scale 0.333 --jitter-seed 3)
 echo "same preset at $URL_SAME, 3x faster at $URL_FAST"
+# Each reproduction's messages are kept in $OUT/NAME.log as well as shown: one
+# that stops without a verdict (its report is written only with one) stops the
+# demo with them and its simulator's log last, where a log's tail shows them.
 set +e
 run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_SAME" --model benchseal-sim \
-  --out "$OUT/reproduction" --progress never --margin 50% --report "$OUT/reproduction.txt"
+  --out "$OUT/reproduction" --progress never --margin 50% --report "$OUT/reproduction.txt" 2>"$OUT/reproduction.log"
 rc_same=$?
+cat "$OUT/reproduction.log" >&2
 run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_FAST" --model benchseal-sim \
-  --out "$OUT/reproduction-fast" --progress never --margin 50% --output html --report "$OUT/reproduction-fast.html"
+  --out "$OUT/reproduction-fast" --progress never --margin 50% --output html --report "$OUT/reproduction-fast.html" 2>"$OUT/reproduction-fast.log"
 rc_fast=$?
+cat "$OUT/reproduction-fast.log" >&2
 set -e
 kill $(cat "$OUT"/sim-same.pid "$OUT"/sim-fast.pid) 2>/dev/null || true
+no_verdict() { # report, its reproduction's name, exit code, simulator name
+  [ -s "$1" ] && return
+  echo "benchseal reproduce against the $4 simulator stopped without a verdict (exit code $3); its messages, then the simulator's log:"
+  tail -n 20 "$OUT/$2.log"; tail -n 20 "$OUT/sim-$4.log"; exit 1
+}
+no_verdict "$OUT/reproduction.txt" reproduction "$rc_same" same
+no_verdict "$OUT/reproduction-fast.html" reproduction-fast "$rc_fast" fast
 echo "excerpt of the claim rows of $OUT/reproduction.txt (same preset, run with --margin 50%, not the default 10%: a claim is reproduced when the interval of reproduction over original lies within [1/1.5, 1.5]):"
 grep -E '^claim|ttft_ns.p50|e2e_ns.p50|request_throughput' "$OUT/reproduction.txt" | head -5
 sed -n '/^comparability limits/,$p' "$OUT/reproduction.txt"
