@@ -104,6 +104,7 @@ func TestCheckNotACopy(t *testing.T) {
 		}
 	}
 	const shapeWords = "repeat the shape of the original's timings"
+	hinted := map[string]int{} // copies Evaluate refused as such, by evidence
 	for _, c := range []struct {
 		name  string
 		edit  func([]map[string]any) []map[string]any
@@ -143,10 +144,35 @@ func TestCheckNotACopy(t *testing.T) {
 			if m.RunID == orig.Manifest().RunID || m.StartTime == orig.Manifest().StartTime {
 				t.Fatal("the copy kept the original's run id or start")
 			}
-			_, err = Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, d, Options{Margin: 0.5})
-			if !errors.Is(err, ErrNotAReproduction) {
-				t.Fatalf("Evaluate: %v, want ErrNotAReproduction", err)
+			if !errors.Is(err, rerun.ErrRepeatsTimings) {
+				t.Errorf("CheckNotACopy: %v is not ErrRepeatsTimings", err)
+			}
+			// A synthetic reproduction is told how to give benchseal's
+			// simulator timings of its own; a measured one is not.
+			for _, ev := range []string{schema.EvidenceSynthetic, schema.EvidenceIndependent} {
+				m.Evidence = ev
+				b, err := schema.MarshalDocument(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, schema.ManifestFile), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_, err = Evaluate(context.Background(), Original{Name: "orig", Bundle: orig, Verification: verified()}, d, Options{Margin: 0.5})
+				if !errors.Is(err, ErrNotAReproduction) {
+					t.Fatalf("Evaluate (evidence %s): %v, want ErrNotAReproduction", ev, err)
+				}
+				if !errors.Is(err, rerun.ErrRepeatsTimings) {
+					continue // refused before the copy check (an edit the run's checks reject)
+				}
+				hinted[ev]++
+				if hint := strings.Contains(err.Error(), "--step-jitter"); hint != (ev == schema.EvidenceSynthetic) {
+					t.Errorf("Evaluate (evidence %s): %v: hint %v", ev, err, hint)
+				}
 			}
 		})
+	}
+	if hinted[schema.EvidenceSynthetic] == 0 || hinted[schema.EvidenceIndependent] == 0 {
+		t.Errorf("Evaluate refused %v copies for their timings, by evidence: want some of each", hinted)
 	}
 }

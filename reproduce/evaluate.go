@@ -98,7 +98,14 @@ func Evaluate(ctx context.Context, orig Original, reproDir string, opts Options)
 		return nil, err
 	}
 	if err := rerun.CheckAnotherRun(orig.Bundle, rd); err != nil {
-		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w", reproDir, err)
+		hint := ""
+		if errors.Is(err, rerun.ErrRepeatsTimings) && rd.Manifest().Evidence == schema.EvidenceSynthetic {
+			// benchseal's simulator draws every time from its seeds: one
+			// started afresh with the original server's seeds answers the
+			// same requests with the same times.
+			hint = " (the reproduction ran against benchseal's simulator: started afresh with the original server's flags, it times every answer as it did; give it --step-jitter and a --jitter-seed of its own)"
+		}
+		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w%s", reproDir, err, hint)
 	}
 	if err := checkRanTest(sourceOf(orig), rd); err != nil {
 		return nil, errcond.Errorf(ErrNotAReproduction, "%s: not a reproduction of this bundle: %w", reproDir, err)

@@ -3,13 +3,19 @@ package rerun
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/bits"
 
+	"github.com/benchseal/benchseal/internal/errcond"
 	"github.com/benchseal/benchseal/schema"
 )
+
+// ErrRepeatsTimings is the condition of CheckNotACopy's refusal: the
+// reproduction's records repeat the original's timings or their shapes.
+var ErrRepeatsTimings = errors.New("the reproduction's records repeat the original's timings")
 
 // CopyQuantumNS is the resolution, in ns, at which a record's timings
 // are compared with the original's by CheckNotACopy: 10 µs. Re-ordering
@@ -226,10 +232,10 @@ func CheckNotACopy(orig, repro schema.Run) error {
 		return fmt.Errorf("read the reproduction's records: %w", err)
 	}
 	if n := shared(of.prints, rf.prints); copied(n, rf.n) {
-		return fmt.Errorf("%d of %d ok records repeat the original's timings to %d µs (first chunk and end after the send, output tokens, chunks): a reproduction is another run", n, rf.n, CopyQuantumNS/1000)
+		return errcond.Errorf(ErrRepeatsTimings, "%d of %d ok records repeat the original's timings to %d µs (first chunk and end after the send, output tokens, chunks): a reproduction is another run", n, rf.n, CopyQuantumNS/1000)
 	}
 	if n := shared(of.shapes, rf.shapes); copied(n, rf.nShp) {
-		return fmt.Errorf("%d of %d ok records with %d or more chunks, %d gaps off their mean, repeat the shape of the original's timings (output tokens, chunks, the first chunk to %d %% of the request's time, each gap between chunks to %d %% of their mean): the original's records re-timed by one factor are no other run", n, rf.nShp, MinShapeChunks, MinIrregularGaps, 100/FirstQuantum, 100/ShapeQuantum)
+		return errcond.Errorf(ErrRepeatsTimings, "%d of %d ok records with %d or more chunks, %d gaps off their mean, repeat the shape of the original's timings (output tokens, chunks, the first chunk to %d %% of the request's time, each gap between chunks to %d %% of their mean): the original's records re-timed by one factor are no other run", n, rf.nShp, MinShapeChunks, MinIrregularGaps, 100/FirstQuantum, 100/ShapeQuantum)
 	}
 	return nil
 }
