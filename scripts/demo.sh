@@ -196,7 +196,7 @@ T="$OUT/trust"; mkdir -p "$T"
 # test it. Each token's time varies by up to 10 % (--step-jitter), drawn from each server's own
 # --jitter-seed, as a live server's steps vary: a server started afresh with the publisher's draws
 # would time every answer as the original did, gap for gap, and reproduce refuses a run whose records
-# repeat the original's chunk-gap shapes (113 of 149 did, an idle machine, without the jitter).
+# repeat the original's chunk-gap shapes (113 of 149 did on an idle machine without the jitter).
 PRESET="--time-scale 1 --max-running 4096 --queue-limit 4096 --step-jitter 0.1"
 METRICS=counts.sent,counts.ok,request_throughput,output_token_throughput,ttft_ns.p50,e2e_ns.p50,tpot_ns.p50
 start_preset() { # name, then extra simulate flags; prints its URL
@@ -291,27 +291,25 @@ step "12. Reviewer: re-run the publisher's pre-registered bundle against a serve
 URL_SAME=$(start_preset same --jitter-seed 2)
 URL_FAST=$(start_preset fast --time-scale 0.333 --jitter-seed 3)
 echo "same preset at $URL_SAME, 3x faster at $URL_FAST"
-# Each reproduction's messages are kept in $OUT/NAME.log as well as shown: one
-# that stops without a verdict (its report is written only with one) stops the
-# demo with them and its simulator's log last, where a log's tail shows them.
-set +e
-run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_SAME" --model benchseal-sim \
-  --out "$OUT/reproduction" --progress never --margin 50% --report "$OUT/reproduction.txt" 2>"$OUT/reproduction.log"
-rc_same=$?
-cat "$OUT/reproduction.log" >&2
-run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$URL_FAST" --model benchseal-sim \
-  --out "$OUT/reproduction-fast" --progress never --margin 50% --output html --report "$OUT/reproduction-fast.html" 2>"$OUT/reproduction-fast.log"
-rc_fast=$?
-cat "$OUT/reproduction-fast.log" >&2
-set -e
-kill $(cat "$OUT"/sim-same.pid "$OUT"/sim-fast.pid) 2>/dev/null || true
-no_verdict() { # report, its reproduction's name, exit code, simulator name
-  [ -s "$1" ] && return
-  echo "benchseal reproduce against the $4 simulator stopped without a verdict (exit code $3); its messages, then the simulator's log:"
-  tail -n 20 "$OUT/$2.log"; tail -n 20 "$OUT/sim-$4.log"; exit 1
+# reproduce_on runs the reproduction NAME against the simulator SIM (name, URL), its report into REPORT
+# (then extra reproduce flags), and sets rc to its exit code. Its messages are kept in $OUT/NAME.log
+# as well as shown: one that stops without a verdict (its report is written only with one) stops the
+# demo with them and the simulator's log last, where a log's tail shows them.
+reproduce_on() {
+  local sim=$1 url=$2 name=$3 report=$4; shift 4
+  set +e
+  run "$B" reproduce "$T/run.oci.tar" --key "$OUT/keys/publisher.pub" --endpoint "$url" --model benchseal-sim \
+    --out "$OUT/$name" --progress never --margin 50% "$@" --report "$report" 2>"$OUT/$name.log"
+  rc=$?
+  set -e
+  cat "$OUT/$name.log" >&2
+  [ -s "$report" ] && return
+  echo "benchseal reproduce against the $sim simulator stopped without a verdict (exit code $rc); its messages, then the simulator's log:"
+  tail -n 20 "$OUT/$name.log"; tail -n 20 "$OUT/sim-$sim.log"; exit 1
 }
-no_verdict "$OUT/reproduction.txt" reproduction "$rc_same" same
-no_verdict "$OUT/reproduction-fast.html" reproduction-fast "$rc_fast" fast
+reproduce_on same "$URL_SAME" reproduction "$OUT/reproduction.txt"; rc_same=$rc
+reproduce_on fast "$URL_FAST" reproduction-fast "$OUT/reproduction-fast.html" --output html; rc_fast=$rc
+kill $(cat "$OUT"/sim-same.pid "$OUT"/sim-fast.pid) 2>/dev/null || true
 echo "excerpt of the claim rows of $OUT/reproduction.txt (same preset, run with --margin 50%, not the default 10%: a claim is reproduced when the interval of reproduction over original lies within [1/1.5, 1.5]):"
 grep -E '^claim|ttft_ns.p50|e2e_ns.p50|request_throughput' "$OUT/reproduction.txt" | head -5
 sed -n '/^comparability limits/,$p' "$OUT/reproduction.txt"
